@@ -1,0 +1,17 @@
+// Each `apptracer` subcommand lives in its own file and adds itself to the
+// command line here. A command's callback returns the process exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace apptracer {
+
+// Set by a subcommand's callback; main returns it.
+using CommandResult = std::function<int()>;
+
+void add_record_command(CLI::App& app, CommandResult& result);
+void add_info_command(CLI::App& app, CommandResult& result);
+
+}  // namespace apptracer

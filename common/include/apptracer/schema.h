@@ -1,0 +1,20 @@
+// The trace database contract shared by tracer and analyzer.
+#pragma once
+
+#include <string>
+
+namespace apptracer {
+
+// Bumped whenever a table or column changes meaning. The analyzer refuses a
+// trace whose version is newer than the one it was built with.
+inline constexpr int kSchemaVersion = 1;
+
+// Values of meta's `status` key.
+inline constexpr const char* kStatusRecording = "incomplete";
+inline constexpr const char* kStatusComplete = "complete";
+
+// SQL that creates every trace table and index, fills `enum_values`, and sets
+// meta.schema_version. Run it inside one transaction on an empty database.
+std::string trace_schema_sql();
+
+}  // namespace apptracer

@@ -1,0 +1,99 @@
+// A thin RAII layer over the SQLite C API, shared by the tracer's writer and
+// the analyzer. Errors become apptracer::SqliteError with SQLite's message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace apptracer {
+
+class SqliteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Statement;
+
+class Database {
+ public:
+  enum class Mode { ReadOnly, ReadWrite, Create };
+
+  Database() = default;
+  Database(const std::string& path, Mode mode);
+  ~Database();
+  Database(Database&& other) noexcept;
+  Database& operator=(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  bool is_open() const { return db_ != nullptr; }
+  void close();
+
+  // Runs one or more statements that return no rows.
+  void exec(std::string_view sql);
+  Statement prepare(std::string_view sql);
+  int64_t last_insert_rowid() const;
+  bool has_table(const std::string& name);
+  sqlite3* handle() const { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql);
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are numbered from 1, as in SQLite.
+  Statement& bind(int index, int64_t value);
+  Statement& bind(int index, double value);
+  Statement& bind(int index, std::string_view value);
+  Statement& bind_null(int index);
+  Statement& bind(int index, std::optional<int64_t> value);
+
+  // Steps once: true while a row is available.
+  bool step();
+  // Steps a statement that returns no rows, then resets it for reuse.
+  void run();
+  void reset();
+
+  int column_count() const;
+  bool is_null(int column) const;
+  int64_t int64(int column) const;
+  double real(int column) const;
+  std::string text(int column) const;
+  std::optional<int64_t> optional_int64(int column) const;
+  std::string column_name(int column) const;
+  // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
+  int column_type(int column) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Runs `body` inside BEGIN/COMMIT; rolls back if it throws.
+template <typename Body>
+void with_transaction(Database& db, Body&& body) {
+  db.exec("BEGIN");
+  try {
+    body();
+  } catch (...) {
+    db.exec("ROLLBACK");
+    throw;
+  }
+  db.exec("COMMIT");
+}
+
+}  // namespace apptracer

@@ -1,0 +1,161 @@
+#include "apptracer/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <utility>
+
+namespace apptracer {
+
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, std::string_view what) {
+  throw SqliteError(std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+}  // namespace
+
+Database::Database(const std::string& path, Mode mode) {
+  int flags = SQLITE_OPEN_NOMUTEX;
+  switch (mode) {
+    case Mode::ReadOnly: flags |= SQLITE_OPEN_READONLY; break;
+    case Mode::ReadWrite: flags |= SQLITE_OPEN_READWRITE; break;
+    case Mode::Create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
+  }
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    std::string message = std::string("cannot open ") + path + ": " +
+                          (db_ ? sqlite3_errmsg(db_) : "out of memory");
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw SqliteError(message);
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  // A reader may meet a trace the tracer is still writing; wait briefly
+  // instead of failing at once.
+  sqlite3_busy_timeout(db_, 5000);
+}
+
+Database::~Database() { close(); }
+
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    close();
+    db_ = std::exchange(other.db_, nullptr);
+  }
+  return *this;
+}
+
+void Database::close() {
+  if (db_) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+  }
+}
+
+void Database::exec(std::string_view sql) {
+  char* error = nullptr;
+  std::string text(sql);
+  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : sqlite3_errmsg(db_);
+    sqlite3_free(error);
+    throw SqliteError(message);
+  }
+}
+
+Statement Database::prepare(std::string_view sql) { return Statement(db_, sql); }
+
+int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+bool Database::has_table(const std::string& name) {
+  Statement query = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+  query.bind(1, name);
+  return query.step();
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+      SQLITE_OK) {
+    fail(db, "cannot prepare statement");
+  }
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = std::exchange(other.stmt_, nullptr);
+  }
+  return *this;
+}
+
+Statement& Statement::bind(int index, int64_t value) {
+  if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, double value) {
+  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::string_view value) {
+  if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
+                        SQLITE_TRANSIENT) != SQLITE_OK) {
+    fail(db_, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+
+Statement& Statement::bind(int index, std::optional<int64_t> value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail(db_, "query failed");
+}
+
+void Statement::run() {
+  step();
+  reset();
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int Statement::column_count() const { return sqlite3_column_count(stmt_); }
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
+std::string Statement::text(int column) const {
+  const unsigned char* value = sqlite3_column_text(stmt_, column);
+  return value ? std::string(reinterpret_cast<const char*>(value)) : std::string();
+}
+std::optional<int64_t> Statement::optional_int64(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return int64(column);
+}
+std::string Statement::column_name(int column) const {
+  const char* name = sqlite3_column_name(stmt_, column);
+  return name ? name : "";
+}
+int Statement::column_type(int column) const { return sqlite3_column_type(stmt_, column); }
+
+}  // namespace apptracer

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine to build apptracer, then configures and builds it.
+#
+#   scripts/setup.sh            install what is missing, configure, build (./build)
+#   BUILD_DIR=dir scripts/setup.sh
+#
+# Idempotent: a second run installs nothing, downloads nothing, and only
+# rebuilds what changed. The CUDA 13.0 toolkit comes from an existing
+# installation (CUDA_HOME, /usr/local/cuda) when it is 13.x with CUPTI, else
+# from NVIDIA's Python wheels into a cache shared by all clones
+# (APPTRACER_CACHE, default ~/.cache/apptracer).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=${BUILD_DIR:-$repo/build}
+cache=${APPTRACER_CACHE:-$HOME/.cache/apptracer}
+cuda_wheel_version=13.0.2
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config python3 python3-venv
+  libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
+  libgtest-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  graphviz
+)
+
+install_debian_packages() {
+  local missing=()
+  for p in "${debian_packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Prints the root of a usable CUDA 13.x toolkit with CUPTI, or nothing.
+existing_cuda() {
+  local root
+  for root in "${CUDA_HOME:-}" /usr/local/cuda; do
+    [ -n "$root" ] && [ -x "$root/bin/nvcc" ] && [ -f "$root/include/cupti.h" ] || continue
+    "$root/bin/nvcc" --version 2>/dev/null | grep -q 'release 13\.' && { echo "$root"; return; }
+  done
+}
+
+# Installs the toolkit wheels into $cache and makes the tree usable by nvcc and
+# CMake (GPU.md): lib64 -> lib, unversioned library links, a libcuda stub.
+wheel_cuda() {
+  local venv=$cache/cuda-$cuda_wheel_version
+  local root=$venv/cuda
+  if [ ! -f "$venv/.complete" ]; then
+    say "installing CUDA $cuda_wheel_version toolkit wheels into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check \
+      "cuda-toolkit[nvcc,cudart,cupti,crt,nvvm,cccl]==$cuda_wheel_version"
+    local site
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    ln -sfn "$site/nvidia/cu13" "$root"
+    ln -sfn lib "$root/lib64"
+    ln -sfn libcudart.so.13 "$root/lib/libcudart.so"
+    ln -sfn libcupti.so.13 "$root/lib/libcupti.so"
+    "$repo/scripts/make_cuda_stub.sh" "$root"
+    touch "$venv/.complete"
+  fi
+  echo "$root"
+}
+
+install_debian_packages
+cuda_root=$(existing_cuda)
+[ -n "$cuda_root" ] || cuda_root=$(wheel_cuda)
+say "CUDA toolkit: $cuda_root"
+
+if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+  cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" >/dev/null
+fi
+cmake --build "$build_dir" -j "$(nproc)"
+say "built into $build_dir"
