@@ -48,6 +48,7 @@ class Database {
 
 class Statement {
  public:
+  Statement() = default;
   Statement(sqlite3* db, std::string_view sql);
   ~Statement();
   Statement(Statement&& other) noexcept;

@@ -1,0 +1,187 @@
+// Fixed-size records: what the tracer's hot path writes into per-thread
+// buffers and its writer turns into rows. One 128-byte layout for every event
+// so a buffer is a plain array and appending is a copy and a counter bump.
+//
+// Pointers in records must stay valid until the writer reads them: CUPTI's
+// function names are global constants; everything else that is text is
+// interned first (see tracer/string_table.h) and carried as an id.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "apptracer/enums.h"
+
+namespace apptracer {
+
+enum class RecordType : uint8_t {
+  ApiCall = 1,
+  Allocation,
+  Free,
+  Memcpy,
+  Memset,
+  Kernel,
+  Sync,
+  StreamEvent,
+  GpuKernel,
+  GpuMemcpy,
+  GpuMemset,
+  Thread,
+};
+
+// Every record names the API call it came from (0 for activity-only work).
+struct ApiCallRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t parent_correlation_id;  // the runtime call a driver call served, or 0
+  int32_t return_code;
+  int32_t device;  // -1 when unknown
+  uint16_t cbid;
+  ApiDomain domain;
+  const char* name;  // CUPTI's functionName: a global constant
+};
+
+struct AllocationRecord {
+  uint64_t alloc_id;  // assigned by the allocation registry
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t pitch;
+  uint64_t ns;
+  uint32_t flags;
+  int32_t device;  // -1 for host memory
+  AllocKind kind;
+};
+
+struct FreeRecord {
+  uint64_t alloc_id;
+  uint64_t ns;
+};
+
+struct MemcpyRecord {
+  uint64_t src;
+  uint64_t dst;
+  uint64_t bytes;
+  uint64_t width;   // 2D/3D: bytes per row; else 0
+  uint64_t height;  // 2D/3D: rows (times depth); else 0
+  uint64_t src_pitch;
+  uint64_t dst_pitch;
+  uint64_t api_start_ns;
+  int32_t src_device;  // peer copies name devices; else -1
+  int32_t dst_device;
+  CopyKind kind;  // from the call's direction argument; Unknown for "default"
+  bool is_async;
+};
+
+struct MemsetRecord {
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t width;  // 2D: bytes per row; else 0
+  uint64_t height;
+  uint64_t pitch;
+  uint64_t api_start_ns;
+  uint32_t value;
+  uint8_t element_size;
+  bool is_async;
+};
+
+struct KernelRecord {
+  uint64_t function_handle;
+  uint64_t api_start_ns;
+  uint32_t name_id;  // interned mangled name, 0 when unknown
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  int32_t device;
+  LaunchKind launch_kind;
+};
+
+struct SyncRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t event_handle;
+  int64_t stream;  // CUPTI stream id, -1 when none
+  int32_t device;
+  SyncKind kind;
+};
+
+struct StreamEventRecord {
+  uint64_t ns;
+  uint64_t event_handle;
+  int64_t stream;
+  int32_t device;
+  StreamEventKind kind;
+};
+
+// GPU activity (CUPTI activity API), joined to the records above by correlation id.
+struct GpuKernelRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t graph_node_id;
+  uint32_t name_id;
+  uint32_t stream;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t static_shared_bytes;
+  uint32_t dynamic_shared_bytes;
+  uint32_t registers_per_thread;
+  int32_t device;
+};
+
+struct GpuMemcpyRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint64_t graph_node_id;
+  uint32_t stream;
+  int32_t device;
+  int32_t src_device;  // peer copies; else -1
+  int32_t dst_device;
+  CopyKind kind;
+  MemoryKind src_memory;
+  MemoryKind dst_memory;
+  bool is_async;
+};
+
+struct GpuMemsetRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t bytes;
+  uint32_t value;
+  uint32_t stream;
+  int32_t device;
+  MemoryKind memory;
+};
+
+struct ThreadRecord {
+  uint64_t ns;
+  char name[16];  // pthread names are at most 15 characters
+};
+
+struct Record {
+  RecordType type;
+  uint32_t tid;
+  // The outermost API call on this thread when the record was made (what GPU
+  // activity carries), and the call that made it (a driver call nested in
+  // that runtime call, or the same call). 0 for activity-only records.
+  uint32_t correlation_id;
+  uint32_t own_correlation_id;
+  union {
+    ApiCallRecord api;
+    AllocationRecord allocation;
+    FreeRecord free;
+    MemcpyRecord memcpy;
+    MemsetRecord memset;
+    KernelRecord kernel;
+    SyncRecord sync;
+    StreamEventRecord stream_event;
+    GpuKernelRecord gpu_kernel;
+    GpuMemcpyRecord gpu_memcpy;
+    GpuMemsetRecord gpu_memset;
+    ThreadRecord thread;
+  };
+};
+
+static_assert(std::is_trivially_copyable_v<Record>, "records are copied as bytes");
+static_assert(sizeof(Record) <= 128, "keep records to two cache lines");
+
+}  // namespace apptracer

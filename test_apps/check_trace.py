@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Runs one test app with and without the tracer and asserts on its trace.
+
+    check_trace.py APP --apps DIR --apptracer PATH [--keep DIR]
+
+The assertions here are the specification of what capture must record for
+each app: exact counts, bytes, kinds and resolved allocations. The app's
+output and exit code must be the same traced and untraced. Exits 77 (skipped)
+where there is no CUDA GPU, 0 when every assertion holds, 1 otherwise.
+"""
+import argparse
+import ctypes
+import glob
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+SKIPPED = 77
+MiB = 1 << 20
+
+# enum values (common/include/apptracer/enums.h)
+DEVICE, PINNED_HOST, WRITE_COMBINED, MAPPED, REGISTERED, MANAGED, POOL = 1, 2, 3, 4, 5, 6, 8
+HTOD, DTOH, DTOD = 1, 2, 3
+MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE, MEM_MANAGED = 1, 2, 3, 5
+SYNC_STREAM = 2
+EVENT_RECORD, EVENT_WAIT = 1, 2
+DOMAIN_RUNTIME, DOMAIN_DRIVER = 1, 2
+
+
+def gpu_count():
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+            return 0
+        return count.value
+    except OSError:
+        return 0
+
+
+class Trace:
+    def __init__(self, path):
+        self.path = path
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+    def rows(self, sql, *args):
+        return self.db.execute(sql, args).fetchall()
+
+    def one(self, sql, *args):
+        rows = self.rows(sql, *args)
+        return rows[0][0] if rows else None
+
+    def meta(self, key):
+        return self.one("SELECT value FROM meta WHERE key = ?", key)
+
+    def api_count(self, name):
+        return self.one("SELECT count(*) FROM api_calls a JOIN strings s ON s.id = a.name_id "
+                        "WHERE s.text = ?", name)
+
+
+class Checker:
+    def __init__(self, app):
+        self.app = app
+        self.failures = []
+
+    def expect(self, condition, what):
+        if not condition:
+            self.failures.append(what)
+
+    def equal(self, actual, expected, what):
+        self.expect(actual == expected, f"{what}: expected {expected!r}, got {actual!r}")
+
+
+def run(command, env=None):
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=240)
+    return result.returncode, result.stdout, result.stderr
+
+
+# --- per-app assertions -------------------------------------------------------
+
+def common_checks(c, t):
+    c.equal(t.meta("status"), "complete", "meta.status")
+    c.expect(int(t.meta("schema_version")) >= 1, "schema_version present")
+    c.expect(t.one("SELECT count(*) FROM devices") >= 1, "devices recorded")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE gpu_start_ns IS NULL"), 0,
+            "every copy has GPU times")
+    c.equal(t.one("SELECT count(*) FROM kernels WHERE gpu_start_ns IS NULL"), 0,
+            "every kernel has GPU times")
+    c.equal(t.one("SELECT count(*) FROM memsets WHERE gpu_start_ns IS NULL"), 0,
+            "every memset has GPU times")
+    c.equal(t.meta("dropped_records"), "0", "no records dropped")
+
+
+def check_vector_add(c, t):
+    device = t.rows("SELECT id, bytes FROM allocations WHERE kind = ? ORDER BY id", DEVICE)
+    c.equal([b for _, b in device], [4 * MiB] * 3, "three 4 MiB device allocations")
+    c.equal(t.one("SELECT count(*) FROM allocations WHERE free_ns IS NULL"), 0, "all freed")
+    ids = [i for i, _ in device]
+    copies = t.rows("SELECT kind, bytes, src_alloc_id, dst_alloc_id, src_memory, dst_memory "
+                    "FROM memcpys ORDER BY api_start_ns")
+    c.equal(copies, [(HTOD, 4 * MiB, None, ids[0], MEM_PAGEABLE, MEM_DEVICE),
+                     (HTOD, 4 * MiB, None, ids[1], MEM_PAGEABLE, MEM_DEVICE),
+                     (DTOH, 4 * MiB, ids[2], None, MEM_DEVICE, MEM_PAGEABLE)], "copies")
+    kernels = t.rows("SELECT m.text, d.text, grid_x, block_x FROM kernels k "
+                     "JOIN strings m ON m.id = k.name_id JOIN strings d ON d.id = k.demangled_id")
+    c.equal(kernels, [("_Z10vector_addPfPKfS1_i",
+                       "vector_add(float*, float const*, float const*, int)", 4096, 256)], "kernel")
+    c.equal(t.api_count("cudaMalloc_v3020"), 3, "cudaMalloc calls")
+    c.equal(t.api_count("cudaMemcpy_v3020"), 3, "cudaMemcpy calls")
+    c.equal(t.api_count("cudaLaunchKernel_v7000"), 1, "cudaLaunchKernel calls")
+    # The driver launch inside the runtime launch names the call it served.
+    served = t.one("SELECT count(*) FROM api_calls d JOIN api_calls r "
+                   "ON d.parent_correlation_id = r.correlation_id "
+                   "JOIN strings s ON s.id = d.name_id WHERE s.text = 'cuLaunchKernel' "
+                   "AND r.domain = ?", DOMAIN_RUNTIME)
+    c.equal(served, 1, "cuLaunchKernel row names its cudaLaunchKernel")
+    joined = t.one("SELECT count(*) FROM kernels k JOIN api_calls a "
+                   "ON a.correlation_id = k.call_correlation_id AND a.domain = ?", DOMAIN_RUNTIME)
+    c.equal(joined, 1, "kernel joins its runtime call by correlation id")
+
+
+def check_driver_vector_add(c, t):
+    c.equal(t.rows("SELECT bytes FROM allocations WHERE kind = ?", DEVICE), [(4 * MiB,)] * 3,
+            "three cuMemAlloc allocations")
+    ids = [r[0] for r in t.rows("SELECT id FROM allocations ORDER BY id")]
+    copies = t.rows("SELECT kind, bytes, src_alloc_id, dst_alloc_id FROM memcpys ORDER BY api_start_ns")
+    c.equal(copies, [(HTOD, 4 * MiB, None, ids[0]), (HTOD, 4 * MiB, None, ids[1]),
+                     (DTOH, 4 * MiB, ids[2], None)], "driver copies")
+    c.equal(t.rows("SELECT s.text, launch_kind FROM kernels k JOIN strings s ON s.id = k.name_id"),
+            [("vector_add", 1)], "extern C kernel via cuLaunchKernel")
+    c.equal(t.one("SELECT count(*) FROM api_calls WHERE domain = ?", DOMAIN_RUNTIME), 0,
+            "no runtime calls")
+
+
+def check_streams_events(c, t):
+    pinned = t.one("SELECT id FROM allocations WHERE kind = ?", PINNED_HOST)
+    device = t.one("SELECT id FROM allocations WHERE kind = ?", DEVICE)
+    c.expect(pinned is not None and device is not None, "pinned and device allocations")
+    kernel_stream = t.one("SELECT stream FROM kernels")
+    copy = t.rows("SELECT kind, src_alloc_id, dst_alloc_id, dst_memory, is_async, stream FROM memcpys")
+    c.equal(len(copy), 1, "one copy")
+    if copy:
+        kind, src, dst, dst_memory, is_async, copy_stream = copy[0]
+        c.equal((kind, src, dst, dst_memory, is_async), (DTOH, device, pinned, MEM_PINNED, 1),
+                "async DtoH into pinned memory")
+        c.expect(copy_stream != kernel_stream, "kernel and copy on different streams")
+        events = t.rows("SELECT kind, stream, event_handle FROM stream_events ORDER BY ns")
+        c.equal([(k, s) for k, s, _ in events], [(EVENT_RECORD, kernel_stream), (EVENT_WAIT, copy_stream)],
+                "event recorded on the producer, waited on by the consumer")
+        c.expect(len({e for _, _, e in events}) == 1, "one event handle")
+        c.equal(t.rows("SELECT kind, stream FROM syncs"), [(SYNC_STREAM, copy_stream)],
+                "stream synchronize on the consumer")
+        c.expect(t.one("SELECT end_ns - start_ns FROM syncs") >= 0, "sync has a duration")
+
+
+def check_host_alloc_kinds(c, t):
+    kinds = dict(t.rows("SELECT kind, count(*) FROM allocations GROUP BY kind"))
+    c.equal(kinds, {DEVICE: 2, PINNED_HOST: 2, MAPPED: 1, WRITE_COMBINED: 1, REGISTERED: 1, MANAGED: 1},
+            "allocation kinds")
+    flags = dict(t.rows("SELECT kind, flags FROM allocations WHERE kind IN (?, ?)", MAPPED, WRITE_COMBINED))
+    c.equal(flags, {MAPPED: 2, WRITE_COMBINED: 4}, "cudaHostAlloc flags kept")
+    sources = t.rows("SELECT a.kind, m.src_memory FROM memcpys m LEFT JOIN allocations a "
+                     "ON a.id = m.src_alloc_id WHERE m.kind = ? AND m.width IS NULL "
+                     "ORDER BY m.api_start_ns", HTOD)
+    c.equal(sources, [(PINNED_HOST, MEM_PINNED), (PINNED_HOST, MEM_PINNED), (MAPPED, MEM_PINNED),
+                      (WRITE_COMBINED, MEM_PINNED), (REGISTERED, MEM_PINNED), (None, MEM_PAGEABLE)],
+            "each host kind is the source of one copy")
+    managed = t.one("SELECT id FROM allocations WHERE kind = ?", MANAGED)
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE dst_alloc_id = ?", managed), 1,
+            "copy into managed memory resolved")
+    pitched = t.rows("SELECT m.width, m.height, m.bytes, a.pitch IS NOT NULL FROM memcpys m "
+                     "JOIN allocations a ON a.id = m.dst_alloc_id WHERE m.width IS NOT NULL")
+    c.equal(pitched, [(1000, 64, 64000, 1)], "2D copy into a pitched allocation")
+
+
+def check_memsets(c, t):
+    device = t.one("SELECT id FROM allocations WHERE kind = ? AND bytes = ?", DEVICE, MiB)
+    rows = t.rows("SELECT bytes, value, alloc_id = ?, alloc_offset, is_async FROM memsets "
+                  "ORDER BY api_start_ns", device)
+    c.equal(rows[:3], [(MiB, 0, 1, 0, 0), (8192, 0xab, 1, 4096, 0), (MiB // 2, 1, 1, 0, 1)],
+            "linear memsets, interior pointer resolved")
+    c.equal(len(rows), 4, "four memsets")
+    if len(rows) == 4:
+        c.equal(rows[3][0:2], (256 * 32, 3), "2D memset bytes and value")
+
+
+def check_malloc_async(c, t):
+    pools = t.rows("SELECT bytes, free_ns IS NOT NULL FROM allocations WHERE kind = ?", POOL)
+    c.equal(pools, [(MiB, 1), (MiB, 1)], "two stream-ordered allocations, both freed")
+    c.equal(t.one("SELECT count(*) FROM kernels"), 2, "two kernels")
+
+
+def check_multithreaded(c, t):
+    c.equal(t.one("SELECT count(*) FROM kernels"), 800, "8 x 100 launches")
+    c.equal(t.one("SELECT count(DISTINCT stream) FROM kernels"), 8, "eight streams")
+    c.equal(t.one("SELECT count(DISTINCT tid) FROM api_calls WHERE domain = ?", DOMAIN_RUNTIME), 8,
+            "eight launching threads")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE kind = ?", DTOH), 8, "eight copies back")
+    c.equal(t.one("SELECT count(*) FROM memsets"), 8, "eight memsets")
+    c.equal(t.one("SELECT count(*) FROM allocations WHERE kind = ? AND free_ns IS NOT NULL", DEVICE), 8,
+            "eight buffers freed")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE src_alloc_id IS NULL"), 0, "copies resolved")
+
+
+def check_failing_call(c, t):
+    failed = t.rows("SELECT return_code FROM api_calls a JOIN strings s ON s.id = a.name_id "
+                    "WHERE s.text = 'cudaMalloc_v3020' ORDER BY start_ns")
+    c.equal([r for (r,) in failed], [2, 0], "failed cudaMalloc recorded with its error")
+    c.equal(t.rows("SELECT bytes FROM allocations"), [(1024,)], "only the real allocation")
+    c.equal(t.one("SELECT count(*) FROM memsets"), 1, "work after the failure traced")
+
+
+def check_peer_copy(c, t):
+    rows = t.rows("SELECT bytes, src_device, dst_device, src_alloc_id IS NOT NULL, "
+                  "dst_alloc_id IS NOT NULL FROM memcpys")
+    c.equal(rows, [(8 * MiB, 0, 1, 1, 1)], "one peer copy between resolved allocations")
+
+
+FORK_SIZES = {1 * MiB, 2 * MiB, 4 * MiB}
+
+
+def check_forking(c, traces):
+    c.equal(len(traces), 3, "one trace per process")
+    sizes = set()
+    for t in traces:
+        c.equal(t.meta("status"), "complete", f"{t.path} status")
+        sizes.update(b for (b,) in t.rows("SELECT bytes FROM allocations"))
+        c.equal(t.one("SELECT count(*) FROM memcpys"), 2, f"{t.path} copies")
+    c.equal(sizes, FORK_SIZES, "each process traced its own allocation")
+    c.equal(len({t.meta("pid") for t in traces}), 3, "distinct pids")
+
+
+CHECKS = {
+    "vector_add": check_vector_add,
+    "driver_vector_add": check_driver_vector_add,
+    "streams_events": check_streams_events,
+    "host_alloc_kinds": check_host_alloc_kinds,
+    "memsets": check_memsets,
+    "malloc_async": check_malloc_async,
+    "multithreaded": check_multithreaded,
+    "failing_call": check_failing_call,
+    "peer_copy": check_peer_copy,
+    "forking": check_forking,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("app", choices=sorted(CHECKS))
+    parser.add_argument("--apps", required=True, help="directory holding the test apps")
+    parser.add_argument("--apptracer", required=True, help="the apptracer program")
+    parser.add_argument("--keep", help="directory to keep the trace in")
+    args = parser.parse_args()
+
+    if gpu_count() == 0:
+        print(f"SKIPPED {args.app}: no CUDA GPU on this machine")
+        return SKIPPED
+    program = os.path.join(os.path.abspath(args.apps), args.app)
+    out_dir = args.keep or tempfile.mkdtemp(prefix=f"apptracer-{args.app}-")
+    os.makedirs(out_dir, exist_ok=True)
+    for old in glob.glob(os.path.join(out_dir, f"{args.app}-*.db*")):
+        os.remove(old)
+
+    plain = run([program])
+    traced = run([args.apptracer, "record", "-o", os.path.join(out_dir, f"{args.app}-%p.db"),
+                  "--", program])
+    if plain[0] == SKIPPED and traced[0] == SKIPPED:
+        print(f"SKIPPED {args.app}: {plain[1].strip()}")
+        return SKIPPED
+    c = Checker(args.app)
+    c.equal(traced[0], plain[0], "exit code traced vs untraced")
+    c.equal(traced[1], plain[1], "stdout traced vs untraced")
+    c.equal(traced[2], plain[2], "stderr traced vs untraced")
+    paths = sorted(p for p in glob.glob(os.path.join(out_dir, f"{args.app}-*.db")))
+    traces = [Trace(p) for p in paths]
+    if args.app == "forking":
+        check_forking(c, traces)
+    elif len(traces) != 1:
+        c.expect(False, f"expected one trace, found {paths}")
+    else:
+        if args.app != "failing_call":
+            common_checks(c, traces[0])
+        CHECKS[args.app](c, traces[0])
+    for failure in c.failures:
+        print(f"FAIL {args.app}: {failure}")
+    if traced[2]:
+        print(f"(traced stderr) {traced[2].strip()}")
+    print(f"{args.app}: {'ok' if not c.failures else 'FAILED'} ({len(paths)} trace(s) in {out_dir})")
+    return 0 if not c.failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

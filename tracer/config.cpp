@@ -1,0 +1,77 @@
+#include "config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace apptracer {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+}  // namespace
+
+Config Config::from_environment() {
+  Config config;
+  if (const char* v = env("APPTRACER_OUTPUT")) config.output = v;
+  if (const char* v = env("APPTRACER_FORCE")) config.force = std::string(v) != "0";
+  if (const char* v = env("APPTRACER_LOG")) config.log_level = v;
+  if (const char* v = env("APPTRACER_BUFFER_MB")) {
+    long mb = std::strtol(v, nullptr, 10);
+    if (mb > 0) config.buffer_bytes = static_cast<size_t>(mb) << 20;
+  }
+  if (const char* v = env("APPTRACER_FLUSH_MS")) {
+    long ms = std::strtol(v, nullptr, 10);
+    if (ms > 0) config.flush_period_ms = static_cast<int>(ms);
+  }
+  return config;
+}
+
+std::string Config::describe() const {
+  return "output=" + output + " force=" + (force ? "1" : "0") + " log=" + log_level +
+         " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
+         " flush_ms=" + std::to_string(flush_period_ms);
+}
+
+std::string expand_output_path(const std::string& pattern, int pid, const std::string& host) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char code = pattern[++i];
+    if (code == 'p') {
+      out += std::to_string(pid);
+    } else if (code == 'h') {
+      out += host;
+    } else if (code == '%') {
+      out += '%';
+    } else {
+      out += '%';
+      out += code;
+    }
+  }
+  return out;
+}
+
+std::string unique_output_path(const std::string& path, int pid, bool force) {
+  if (force || !exists(path)) return path;
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path.size();
+  std::string stem = path.substr(0, dot) + "-" + std::to_string(pid);
+  std::string extension = path.substr(dot);
+  std::string candidate = stem + extension;
+  for (int n = 1; exists(candidate); ++n) candidate = stem + "-" + std::to_string(n) + extension;
+  return candidate;
+}
+
+}  // namespace apptracer

@@ -1,0 +1,29 @@
+// Tracer options, read once from the environment (`apptracer record` sets them).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace apptracer {
+
+struct Config {
+  std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
+  bool force = false;                      // APPTRACER_FORCE=1: overwrite an existing file
+  std::string log_level = "warn";          // APPTRACER_LOG: trace|debug|info|warn|error|off
+  size_t buffer_bytes = 64u << 20;         // APPTRACER_BUFFER_MB: cap on records in flight
+  int flush_period_ms = 200;               // APPTRACER_FLUSH_MS: writer period (SIGKILL loses at most this)
+
+  static Config from_environment();
+  // "key=value ..." of the options in force, for meta.options.
+  std::string describe() const;
+};
+
+// Expands %p, %h and %% in an output template.
+std::string expand_output_path(const std::string& pattern, int pid, const std::string& host);
+
+// A path for this process's trace that overwrites nothing (unless `force`):
+// `path` if free, else NAME-PID.EXT, else NAME-PID-N.EXT. A forked child whose
+// template has no %p, or a program that execs itself, gets its own file this way.
+std::string unique_output_path(const std::string& path, int pid, bool force);
+
+}  // namespace apptracer

@@ -1,0 +1,23 @@
+// Driver API functions the tracer calls itself, fetched at run time from
+// libcuda.so.1. The tracer never links libcuda: on a machine without a driver
+// that would stop the program from loading (DESIGN.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace_store.h"
+
+namespace apptracer {
+
+// A launched function's mangled name, for launches whose callback carries no
+// symbolName. Handles may be CUkernel (runtime launches) or CUfunction.
+std::string driver_function_name(const void* function);
+
+// Every device the driver sees, with the host NUMA node closest to each.
+std::vector<DeviceInfo> driver_devices();
+
+// The driver's CUDA version (e.g. 13000), or 0 when no driver is loaded.
+int driver_version();
+
+}  // namespace apptracer

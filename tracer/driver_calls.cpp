@@ -1,0 +1,426 @@
+// CUDA driver calls -> records. The driver sees every operation, whether the
+// program called it directly (JAX, Triton, CuPy, cuBLAS) or through the
+// runtime, so most operations are described here.
+#include <cuda.h>
+#include <cupti.h>
+
+#include "emit.h"
+
+namespace apptracer {
+
+namespace {
+
+#define DRV(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+template <typename Params>
+const Params& params(const CallSite& call) {
+  return *static_cast<const Params*>(call.data->functionParams);
+}
+
+uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+AllocKind host_alloc_kind(unsigned int flags) {
+  if (flags & CU_MEMHOSTALLOC_WRITECOMBINED) return AllocKind::WriteCombinedHost;
+  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) return AllocKind::MappedHost;
+  return AllocKind::PinnedHost;
+}
+
+MemcpyRecord linear_copy(uint64_t dst, uint64_t src, size_t bytes, CopyKind kind, bool is_async) {
+  MemcpyRecord m{};
+  m.dst = dst;
+  m.src = src;
+  m.bytes = bytes;
+  m.kind = kind;
+  m.is_async = is_async;
+  m.src_device = m.dst_device = -1;
+  return m;
+}
+
+bool is_device_side(CUmemorytype type) {
+  return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
+}
+
+CopyKind copy_kind(CUmemorytype src, CUmemorytype dst) {
+  if (src == CU_MEMORYTYPE_UNIFIED || dst == CU_MEMORYTYPE_UNIFIED) return CopyKind::Unknown;
+  if (is_device_side(src)) return is_device_side(dst) ? CopyKind::DtoD : CopyKind::DtoH;
+  return is_device_side(dst) ? CopyKind::HtoD : CopyKind::HtoH;
+}
+
+uint64_t endpoint(CUmemorytype type, const void* host, CUdeviceptr device) {
+  if (type == CU_MEMORYTYPE_HOST) return addr(host);
+  if (type == CU_MEMORYTYPE_ARRAY) return 0;  // arrays have no linear address
+  return device;  // device or unified
+}
+
+template <typename Copy>
+void copy_pitched(CallSite& call, const Copy& c, size_t rows, uint64_t src_offset,
+                  uint64_t dst_offset, bool is_async) {
+  uint64_t src = endpoint(c.srcMemoryType, c.srcHost, c.srcDevice);
+  uint64_t dst = endpoint(c.dstMemoryType, c.dstHost, c.dstDevice);
+  MemcpyRecord m = linear_copy(dst ? dst + dst_offset : 0, src ? src + src_offset : 0,
+                               c.WidthInBytes * rows, copy_kind(c.srcMemoryType, c.dstMemoryType),
+                               is_async);
+  m.width = c.WidthInBytes;
+  m.height = rows;
+  m.src_pitch = c.srcPitch;
+  m.dst_pitch = c.dstPitch;
+  emit_memcpy(call, m);
+}
+
+void copy_2d(CallSite& call, const CUDA_MEMCPY2D& c, bool is_async) {
+  copy_pitched(call, c, c.Height, c.srcY * c.srcPitch + c.srcXInBytes,
+               c.dstY * c.dstPitch + c.dstXInBytes, is_async);
+}
+
+void copy_3d(CallSite& call, const CUDA_MEMCPY3D& c, bool is_async) {
+  copy_pitched(call, c, c.Height * c.Depth,
+               (c.srcZ * c.srcHeight + c.srcY) * c.srcPitch + c.srcXInBytes,
+               (c.dstZ * c.dstHeight + c.dstY) * c.dstPitch + c.dstXInBytes, is_async);
+}
+
+void memset_linear(CallSite& call, CUdeviceptr ptr, uint32_t value, size_t count,
+                   uint8_t element_size, bool is_async) {
+  MemsetRecord s{};
+  s.address = ptr;
+  s.bytes = count * element_size;
+  s.value = value;
+  s.element_size = element_size;
+  s.is_async = is_async;
+  emit_memset(call, s);
+}
+
+void memset_2d(CallSite& call, CUdeviceptr ptr, size_t pitch, uint32_t value, size_t width,
+               size_t height, uint8_t element_size, bool is_async) {
+  MemsetRecord s{};
+  s.address = ptr;
+  s.bytes = width * element_size * height;
+  s.width = width * element_size;
+  s.height = height;
+  s.pitch = pitch;
+  s.value = value;
+  s.element_size = element_size;
+  s.is_async = is_async;
+  emit_memset(call, s);
+}
+
+template <typename Launch>
+void launch(CallSite& call, const Launch& p, LaunchKind kind) {
+  const uint32_t grid[3] = {p.gridDimX, p.gridDimY, p.gridDimZ};
+  const uint32_t block[3] = {p.blockDimX, p.blockDimY, p.blockDimZ};
+  emit_kernel(call, p.f, grid, block, p.sharedMemBytes, kind);
+}
+
+const CUpti_CallbackId kDriverIds[] = {
+    DRV(cuMemAlloc_v2), DRV(cuMemAllocPitch_v2), DRV(cuMemAllocHost_v2), DRV(cuMemHostAlloc),
+    DRV(cuMemHostRegister_v2), DRV(cuMemHostUnregister), DRV(cuMemAllocManaged),
+    DRV(cuMemAllocAsync), DRV(cuMemAllocAsync_ptsz), DRV(cuMemAllocFromPoolAsync),
+    DRV(cuMemAllocFromPoolAsync_ptsz), DRV(cuMemFree_v2), DRV(cuMemFreeHost), DRV(cuMemFreeAsync),
+    DRV(cuMemFreeAsync_ptsz), DRV(cuMemAddressReserve), DRV(cuMemAddressFree), DRV(cuMemCreate),
+    DRV(cuMemRelease), DRV(cuMemMap), DRV(cuMemUnmap),
+    DRV(cuMemcpy), DRV(cuMemcpy_ptds), DRV(cuMemcpyAsync), DRV(cuMemcpyAsync_ptsz),
+    DRV(cuMemcpyHtoD_v2), DRV(cuMemcpyHtoD_v2_ptds), DRV(cuMemcpyHtoDAsync_v2),
+    DRV(cuMemcpyHtoDAsync_v2_ptsz), DRV(cuMemcpyDtoH_v2), DRV(cuMemcpyDtoH_v2_ptds),
+    DRV(cuMemcpyDtoHAsync_v2), DRV(cuMemcpyDtoHAsync_v2_ptsz), DRV(cuMemcpyDtoD_v2),
+    DRV(cuMemcpyDtoD_v2_ptds), DRV(cuMemcpyDtoDAsync_v2), DRV(cuMemcpyDtoDAsync_v2_ptsz),
+    DRV(cuMemcpy2D_v2), DRV(cuMemcpy2D_v2_ptds), DRV(cuMemcpy2DUnaligned_v2),
+    DRV(cuMemcpy2DUnaligned_v2_ptds), DRV(cuMemcpy2DAsync_v2), DRV(cuMemcpy2DAsync_v2_ptsz),
+    DRV(cuMemcpy3D_v2), DRV(cuMemcpy3D_v2_ptds), DRV(cuMemcpy3DAsync_v2),
+    DRV(cuMemcpy3DAsync_v2_ptsz), DRV(cuMemcpyPeer), DRV(cuMemcpyPeer_ptds),
+    DRV(cuMemcpyPeerAsync), DRV(cuMemcpyPeerAsync_ptsz),
+    DRV(cuMemsetD8_v2), DRV(cuMemsetD8_v2_ptds), DRV(cuMemsetD16_v2), DRV(cuMemsetD16_v2_ptds),
+    DRV(cuMemsetD32_v2), DRV(cuMemsetD32_v2_ptds), DRV(cuMemsetD8Async), DRV(cuMemsetD8Async_ptsz),
+    DRV(cuMemsetD16Async), DRV(cuMemsetD16Async_ptsz), DRV(cuMemsetD32Async),
+    DRV(cuMemsetD32Async_ptsz), DRV(cuMemsetD2D8_v2), DRV(cuMemsetD2D8_v2_ptds),
+    DRV(cuMemsetD2D16_v2), DRV(cuMemsetD2D16_v2_ptds), DRV(cuMemsetD2D32_v2),
+    DRV(cuMemsetD2D32_v2_ptds), DRV(cuMemsetD2D8Async), DRV(cuMemsetD2D8Async_ptsz),
+    DRV(cuMemsetD2D16Async), DRV(cuMemsetD2D16Async_ptsz), DRV(cuMemsetD2D32Async),
+    DRV(cuMemsetD2D32Async_ptsz),
+    DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuLaunchKernelEx_ptsz),
+    DRV(cuLaunchCooperativeKernel), DRV(cuLaunchCooperativeKernel_ptsz), DRV(cuGraphLaunch),
+    DRV(cuGraphLaunch_ptsz),
+    DRV(cuCtxSynchronize), DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz),
+    DRV(cuEventSynchronize), DRV(cuEventRecord), DRV(cuEventRecord_ptsz),
+    DRV(cuEventRecordWithFlags), DRV(cuEventRecordWithFlags_ptsz), DRV(cuStreamWaitEvent),
+    DRV(cuStreamWaitEvent_ptsz),
+};
+
+bool is_ptsz(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case DRV(cuStreamSynchronize_ptsz):
+    case DRV(cuEventRecord_ptsz):
+    case DRV(cuEventRecordWithFlags_ptsz):
+    case DRV(cuStreamWaitEvent_ptsz):
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const CUpti_CallbackId* driver_callback_ids(size_t* count) {
+  *count = sizeof kDriverIds / sizeof kDriverIds[0];
+  return kDriverIds;
+}
+
+void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case DRV(cuMemAlloc_v2): {
+      auto& p = params<cuMemAlloc_v2_params>(call);
+      emit_allocation(call, *p.dptr, p.bytesize, AllocKind::Device);
+      break;
+    }
+    case DRV(cuMemAllocPitch_v2): {
+      auto& p = params<cuMemAllocPitch_v2_params>(call);
+      emit_allocation(call, *p.dptr, *p.pPitch * p.Height, AllocKind::Device, 0, *p.pPitch);
+      break;
+    }
+    case DRV(cuMemAllocHost_v2): {
+      auto& p = params<cuMemAllocHost_v2_params>(call);
+      emit_allocation(call, addr(*p.pp), p.bytesize, AllocKind::PinnedHost);
+      break;
+    }
+    case DRV(cuMemHostAlloc): {
+      auto& p = params<cuMemHostAlloc_params>(call);
+      emit_allocation(call, addr(*p.pp), p.bytesize, host_alloc_kind(p.Flags), p.Flags);
+      break;
+    }
+    case DRV(cuMemHostRegister_v2): {
+      auto& p = params<cuMemHostRegister_v2_params>(call);
+      emit_allocation(call, addr(p.p), p.bytesize, AllocKind::RegisteredHost, p.Flags);
+      break;
+    }
+    case DRV(cuMemHostUnregister):
+      emit_free(call, addr(params<cuMemHostUnregister_params>(call).p));
+      break;
+    case DRV(cuMemAllocManaged): {
+      auto& p = params<cuMemAllocManaged_params>(call);
+      emit_allocation(call, *p.dptr, p.bytesize, AllocKind::Managed, p.flags);
+      break;
+    }
+    case DRV(cuMemAllocAsync):
+    case DRV(cuMemAllocAsync_ptsz): {
+      auto& p = params<cuMemAllocAsync_params>(call);
+      emit_allocation(call, *p.dptr, p.bytesize, AllocKind::Pool);
+      break;
+    }
+    case DRV(cuMemAllocFromPoolAsync):
+    case DRV(cuMemAllocFromPoolAsync_ptsz): {
+      auto& p = params<cuMemAllocFromPoolAsync_params>(call);
+      emit_allocation(call, *p.dptr, p.bytesize, AllocKind::Pool);
+      break;
+    }
+    case DRV(cuMemFree_v2):
+      emit_free(call, params<cuMemFree_v2_params>(call).dptr);
+      break;
+    case DRV(cuMemFreeHost):
+      emit_free(call, addr(params<cuMemFreeHost_params>(call).p));
+      break;
+    case DRV(cuMemFreeAsync):
+    case DRV(cuMemFreeAsync_ptsz):
+      emit_free(call, params<cuMemFreeAsync_params>(call).dptr);
+      break;
+    // Virtual memory (PyTorch's expandable segments): a reservation is address
+    // space, a created handle is memory without an address, and a mapping puts
+    // the one into the other; pointers resolve to mappings.
+    case DRV(cuMemAddressReserve): {
+      auto& p = params<cuMemAddressReserve_params>(call);
+      emit_unresolvable_allocation(call, AllocKind::VmmReserve, *p.ptr, *p.ptr, p.size,
+                                   static_cast<uint32_t>(p.flags));
+      break;
+    }
+    case DRV(cuMemAddressFree):
+      emit_unresolvable_free(call, AllocKind::VmmReserve, params<cuMemAddressFree_params>(call).ptr);
+      break;
+    case DRV(cuMemCreate): {
+      auto& p = params<cuMemCreate_params>(call);
+      emit_unresolvable_allocation(call, AllocKind::VmmPhysical, *p.handle, 0, p.size,
+                                   static_cast<uint32_t>(p.flags));
+      break;
+    }
+    case DRV(cuMemRelease):
+      emit_unresolvable_free(call, AllocKind::VmmPhysical, params<cuMemRelease_params>(call).handle);
+      break;
+    case DRV(cuMemMap): {
+      auto& p = params<cuMemMap_params>(call);
+      emit_allocation(call, p.ptr, p.size, AllocKind::VmmMapping, static_cast<uint32_t>(p.flags));
+      break;
+    }
+    case DRV(cuMemUnmap):
+      emit_free(call, params<cuMemUnmap_params>(call).ptr);
+      break;
+    case DRV(cuMemcpy):
+    case DRV(cuMemcpy_ptds): {
+      auto& p = params<cuMemcpy_params>(call);
+      emit_memcpy(call, linear_copy(p.dst, p.src, p.ByteCount, CopyKind::Unknown, false));
+      break;
+    }
+    case DRV(cuMemcpyAsync):
+    case DRV(cuMemcpyAsync_ptsz): {
+      auto& p = params<cuMemcpyAsync_params>(call);
+      emit_memcpy(call, linear_copy(p.dst, p.src, p.ByteCount, CopyKind::Unknown, true));
+      break;
+    }
+    case DRV(cuMemcpyHtoD_v2):
+    case DRV(cuMemcpyHtoD_v2_ptds):
+    case DRV(cuMemcpyHtoDAsync_v2):
+    case DRV(cuMemcpyHtoDAsync_v2_ptsz): {
+      auto& p = params<cuMemcpyHtoD_v2_params>(call);
+      bool async = cbid == DRV(cuMemcpyHtoDAsync_v2) || cbid == DRV(cuMemcpyHtoDAsync_v2_ptsz);
+      emit_memcpy(call, linear_copy(p.dstDevice, addr(p.srcHost), p.ByteCount, CopyKind::HtoD, async));
+      break;
+    }
+    case DRV(cuMemcpyDtoH_v2):
+    case DRV(cuMemcpyDtoH_v2_ptds):
+    case DRV(cuMemcpyDtoHAsync_v2):
+    case DRV(cuMemcpyDtoHAsync_v2_ptsz): {
+      auto& p = params<cuMemcpyDtoH_v2_params>(call);
+      bool async = cbid == DRV(cuMemcpyDtoHAsync_v2) || cbid == DRV(cuMemcpyDtoHAsync_v2_ptsz);
+      emit_memcpy(call, linear_copy(addr(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::DtoH, async));
+      break;
+    }
+    case DRV(cuMemcpyDtoD_v2):
+    case DRV(cuMemcpyDtoD_v2_ptds):
+    case DRV(cuMemcpyDtoDAsync_v2):
+    case DRV(cuMemcpyDtoDAsync_v2_ptsz): {
+      auto& p = params<cuMemcpyDtoD_v2_params>(call);
+      bool async = cbid == DRV(cuMemcpyDtoDAsync_v2) || cbid == DRV(cuMemcpyDtoDAsync_v2_ptsz);
+      emit_memcpy(call, linear_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::DtoD, async));
+      break;
+    }
+    case DRV(cuMemcpy2D_v2):
+    case DRV(cuMemcpy2D_v2_ptds):
+    case DRV(cuMemcpy2DUnaligned_v2):
+    case DRV(cuMemcpy2DUnaligned_v2_ptds):
+      copy_2d(call, *params<cuMemcpy2D_v2_params>(call).pCopy, false);
+      break;
+    case DRV(cuMemcpy2DAsync_v2):
+    case DRV(cuMemcpy2DAsync_v2_ptsz):
+      copy_2d(call, *params<cuMemcpy2DAsync_v2_params>(call).pCopy, true);
+      break;
+    case DRV(cuMemcpy3D_v2):
+    case DRV(cuMemcpy3D_v2_ptds):
+      copy_3d(call, *params<cuMemcpy3D_v2_params>(call).pCopy, false);
+      break;
+    case DRV(cuMemcpy3DAsync_v2):
+    case DRV(cuMemcpy3DAsync_v2_ptsz):
+      copy_3d(call, *params<cuMemcpy3DAsync_v2_params>(call).pCopy, true);
+      break;
+    case DRV(cuMemcpyPeer):
+    case DRV(cuMemcpyPeer_ptds):
+    case DRV(cuMemcpyPeerAsync):
+    case DRV(cuMemcpyPeerAsync_ptsz): {
+      auto& p = params<cuMemcpyPeer_params>(call);
+      bool async = cbid == DRV(cuMemcpyPeerAsync) || cbid == DRV(cuMemcpyPeerAsync_ptsz);
+      emit_memcpy(call, linear_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::PtoP, async));
+      break;
+    }
+    case DRV(cuMemsetD8_v2):
+    case DRV(cuMemsetD8_v2_ptds):
+    case DRV(cuMemsetD8Async):
+    case DRV(cuMemsetD8Async_ptsz): {
+      auto& p = params<cuMemsetD8_v2_params>(call);
+      memset_linear(call, p.dstDevice, p.uc, p.N, 1,
+                    cbid == DRV(cuMemsetD8Async) || cbid == DRV(cuMemsetD8Async_ptsz));
+      break;
+    }
+    case DRV(cuMemsetD16_v2):
+    case DRV(cuMemsetD16_v2_ptds):
+    case DRV(cuMemsetD16Async):
+    case DRV(cuMemsetD16Async_ptsz): {
+      auto& p = params<cuMemsetD16_v2_params>(call);
+      memset_linear(call, p.dstDevice, p.us, p.N, 2,
+                    cbid == DRV(cuMemsetD16Async) || cbid == DRV(cuMemsetD16Async_ptsz));
+      break;
+    }
+    case DRV(cuMemsetD32_v2):
+    case DRV(cuMemsetD32_v2_ptds):
+    case DRV(cuMemsetD32Async):
+    case DRV(cuMemsetD32Async_ptsz): {
+      auto& p = params<cuMemsetD32_v2_params>(call);
+      memset_linear(call, p.dstDevice, p.ui, p.N, 4,
+                    cbid == DRV(cuMemsetD32Async) || cbid == DRV(cuMemsetD32Async_ptsz));
+      break;
+    }
+    case DRV(cuMemsetD2D8_v2):
+    case DRV(cuMemsetD2D8_v2_ptds):
+    case DRV(cuMemsetD2D8Async):
+    case DRV(cuMemsetD2D8Async_ptsz): {
+      auto& p = params<cuMemsetD2D8_v2_params>(call);
+      memset_2d(call, p.dstDevice, p.dstPitch, p.uc, p.Width, p.Height, 1,
+                cbid == DRV(cuMemsetD2D8Async) || cbid == DRV(cuMemsetD2D8Async_ptsz));
+      break;
+    }
+    case DRV(cuMemsetD2D16_v2):
+    case DRV(cuMemsetD2D16_v2_ptds):
+    case DRV(cuMemsetD2D16Async):
+    case DRV(cuMemsetD2D16Async_ptsz): {
+      auto& p = params<cuMemsetD2D16_v2_params>(call);
+      memset_2d(call, p.dstDevice, p.dstPitch, p.us, p.Width, p.Height, 2,
+                cbid == DRV(cuMemsetD2D16Async) || cbid == DRV(cuMemsetD2D16Async_ptsz));
+      break;
+    }
+    case DRV(cuMemsetD2D32_v2):
+    case DRV(cuMemsetD2D32_v2_ptds):
+    case DRV(cuMemsetD2D32Async):
+    case DRV(cuMemsetD2D32Async_ptsz): {
+      auto& p = params<cuMemsetD2D32_v2_params>(call);
+      memset_2d(call, p.dstDevice, p.dstPitch, p.ui, p.Width, p.Height, 4,
+                cbid == DRV(cuMemsetD2D32Async) || cbid == DRV(cuMemsetD2D32Async_ptsz));
+      break;
+    }
+    case DRV(cuLaunchKernel):
+    case DRV(cuLaunchKernel_ptsz):
+      launch(call, params<cuLaunchKernel_params>(call), LaunchKind::Driver);
+      break;
+    case DRV(cuLaunchCooperativeKernel):
+    case DRV(cuLaunchCooperativeKernel_ptsz):
+      launch(call, params<cuLaunchCooperativeKernel_params>(call), LaunchKind::Cooperative);
+      break;
+    case DRV(cuLaunchKernelEx):
+    case DRV(cuLaunchKernelEx_ptsz): {
+      auto& p = params<cuLaunchKernelEx_params>(call);
+      const CUlaunchConfig& c = *p.config;
+      const uint32_t grid[3] = {c.gridDimX, c.gridDimY, c.gridDimZ};
+      const uint32_t block[3] = {c.blockDimX, c.blockDimY, c.blockDimZ};
+      LaunchKind kind = LaunchKind::DriverEx;
+      for (unsigned i = 0; i < c.numAttrs; ++i) {
+        if (c.attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && c.attrs[i].value.cooperative) {
+          kind = LaunchKind::Cooperative;
+        }
+      }
+      emit_kernel(call, p.f, grid, block, c.sharedMemBytes, kind);
+      break;
+    }
+    case DRV(cuCtxSynchronize):
+      emit_sync(call, SyncKind::Context, nullptr, 0, false);
+      break;
+    case DRV(cuStreamSynchronize):
+    case DRV(cuStreamSynchronize_ptsz):
+      emit_sync(call, SyncKind::Stream, params<cuStreamSynchronize_params>(call).hStream, 0,
+                is_ptsz(cbid));
+      break;
+    case DRV(cuEventSynchronize):
+      emit_sync(call, SyncKind::Event, nullptr, addr(params<cuEventSynchronize_params>(call).hEvent),
+                false);
+      break;
+    case DRV(cuEventRecord):
+    case DRV(cuEventRecord_ptsz):
+    case DRV(cuEventRecordWithFlags):
+    case DRV(cuEventRecordWithFlags_ptsz): {
+      auto& p = params<cuEventRecord_params>(call);  // WithFlags adds trailing flags
+      emit_stream_event(call, StreamEventKind::Record, p.hEvent, p.hStream, is_ptsz(cbid));
+      break;
+    }
+    case DRV(cuStreamWaitEvent):
+    case DRV(cuStreamWaitEvent_ptsz): {
+      auto& p = params<cuStreamWaitEvent_params>(call);
+      emit_stream_event(call, StreamEventKind::Wait, p.hEvent, p.hStream, is_ptsz(cbid));
+      break;
+    }
+    default:
+      break;  // recorded as an API call only (graph launches)
+  }
+}
+
+}  // namespace apptracer

@@ -1,0 +1,48 @@
+// What a translated API call reports: small helpers that fill one record and
+// append it, shared by the runtime and driver translations so both describe
+// an operation the same way.
+#pragma once
+
+#include <cupti.h>
+
+#include <cstdint>
+
+#include "apptracer/records.h"
+
+namespace apptracer {
+
+// The API call being translated, as seen at its exit callback.
+struct CallSite {
+  const CUpti_CallbackData* data;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t outer_correlation_id;
+  bool emitted = false;  // set when a translation appended a record
+};
+
+void emit_allocation(CallSite& call, uint64_t address, uint64_t bytes, AllocKind kind,
+                     uint32_t flags = 0, uint64_t pitch = 0);
+// Memory addresses never resolve into: VMM reservations (`key` = address) and
+// physical handles (`key` = handle).
+void emit_unresolvable_allocation(CallSite& call, AllocKind kind, uint64_t key, uint64_t address,
+                                  uint64_t bytes, uint32_t flags);
+void emit_free(CallSite& call, uint64_t address);
+void emit_unresolvable_free(CallSite& call, AllocKind kind, uint64_t key);
+void emit_memcpy(CallSite& call, const MemcpyRecord& copy);
+void emit_memset(CallSite& call, const MemsetRecord& set);
+void emit_kernel(CallSite& call, const void* function, const uint32_t grid[3],
+                 const uint32_t block[3], uint32_t dynamic_shared_bytes, LaunchKind kind);
+void emit_sync(CallSite& call, SyncKind kind, const void* stream, uint64_t event_handle,
+               bool per_thread_stream);
+void emit_stream_event(CallSite& call, StreamEventKind kind, const void* event,
+                       const void* stream, bool per_thread_stream);
+
+// Translations: return without emitting for calls they do not describe.
+void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid);
+void translate_driver_call(CallSite& call, CUpti_CallbackId cbid);
+
+// The callback ids translated (and so enabled), per domain.
+const CUpti_CallbackId* runtime_callback_ids(size_t* count);
+const CUpti_CallbackId* driver_callback_ids(size_t* count);
+
+}  // namespace apptracer

@@ -1,0 +1,168 @@
+// Starting and stopping the tracer inside the program.
+//
+// Two routes inject us: LD_PRELOAD (the constructor below runs at load) and
+// CUDA_INJECTION64_PATH (the driver calls InitializeInjection during cuInit).
+// Whichever fires first starts the tracer; the other finds it started.
+// Finishing happens once, at exit() or _exit() of the process that started
+// it; a fatal signal gets one last flush; a forked child starts over with
+// its own trace file.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <cupti.h>
+
+#include "allocation_registry.h"
+#include "apptracer/schema.h"
+#include "clock.h"
+#include "config.h"
+#include "log.h"
+#include "string_table.h"
+#include "tracer.h"
+
+namespace apptracer {
+
+namespace {
+
+constexpr const char* kTracerVersion = "0.1.0";
+
+RecordBuffers* buffers_instance = nullptr;
+Writer* writer_instance = nullptr;
+std::atomic<bool> started{false};
+std::atomic<bool> finished{false};
+std::atomic<pid_t> owner_pid{0};
+bool callbacks_active = false;
+
+const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+                             SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+void record_process_meta(const Config& config) {
+  Writer& w = *writer_instance;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  int cupti_version = 0;
+  cuptiGetVersion(reinterpret_cast<uint32_t*>(&cupti_version));
+  auto utc_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  w.set_meta("tracer_version", kTracerVersion);
+  w.set_meta("pid", std::to_string(getpid()));
+  w.set_meta("ppid", std::to_string(getppid()));
+  w.set_meta("host", host);
+  w.set_meta("command_line", command_line());
+  w.set_meta("start_time_utc_ns", std::to_string(utc_ns));
+  w.set_meta("start_ns", std::to_string(now_ns()));
+  w.set_meta("cupti_api_version", std::to_string(cupti_version));
+  w.set_meta("options", config.describe());
+}
+
+void finish(const char* status) {
+  if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
+  if (finished.exchange(true)) return;
+  if (callbacks_active) flush_activity();
+  writer_instance->finish(status);
+}
+
+void finish_at_exit() { finish(kStatusComplete); }
+
+void on_fatal_signal(int signal_number) {
+  if (getpid() == owner_pid.load() && !finished.load()) {
+    writer_instance->flush_from_signal(signal_number);
+  }
+  // Let the signal do what it would have done without us.
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+void install_signal_handlers() {
+  for (int signal_number : kFatalSignals) {
+    struct sigaction current {};
+    // Only where the program kept the default: its own handlers stay its own.
+    if (sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction ours {};
+    ours.sa_handler = on_fatal_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESTART;
+    sigaction(signal_number, &ours, nullptr);
+  }
+}
+
+void after_fork_in_child() {
+  if (!started) return;
+  owner_pid = getpid();
+  finished = false;
+  record_buffers().reset_after_fork();
+  allocations().reset_after_fork();
+  strings().reset_after_fork();
+  writer_instance->restart_after_fork();
+  record_process_meta(Config::from_environment());
+}
+
+void start() {
+  if (started.exchange(true)) return;
+  Config config = Config::from_environment();
+  init_logging(config.log_level);
+  owner_pid = getpid();
+  buffers_instance = new RecordBuffers(config.buffer_bytes);
+  writer_instance = new Writer(*buffers_instance, allocations(), config);
+  callbacks_active = subscribe_callbacks();
+  if (!callbacks_active) {
+    finished = true;  // nothing will be recorded; leave the program alone
+    return;
+  }
+  enable_activity();
+  record_process_meta(config);
+  writer_instance->start();
+  std::atexit(finish_at_exit);
+  pthread_atfork(nullptr, nullptr, after_fork_in_child);
+  install_signal_handlers();
+  log_debug("tracing pid {} into {}", getpid(), config.output);
+}
+
+__attribute__((constructor)) void start_when_preloaded() {
+  // Only when preloaded: a library dlopen()ed through CUDA_INJECTION64_PATH
+  // waits for InitializeInjection.
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload && std::string(preload).find("libapptracer") != std::string::npos) start();
+}
+
+}  // namespace
+
+RecordBuffers& record_buffers() { return *buffers_instance; }
+Writer& writer() { return *writer_instance; }
+
+}  // namespace apptracer
+
+// CUDA_INJECTION64_PATH entry point, called by the driver during cuInit.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  apptracer::start();
+  return 1;
+}
+
+// _exit skips atexit handlers; finish the trace first so it is complete.
+extern "C" __attribute__((visibility("default"))) void _exit(int status) {
+  apptracer::finish(apptracer::kStatusComplete);
+  using ExitFunction = void (*)(int);
+  static auto real_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
+  real_exit(status);
+  __builtin_unreachable();
+}

@@ -1,0 +1,359 @@
+// CUDA runtime calls -> records. A runtime call is described here only when
+// no driver call nested inside it already described it (see callbacks.cpp):
+// the driver sees real device addresses (symbols, for instance), the runtime
+// is the fallback for paths that reach the driver through untraced entries.
+#include <cupti.h>
+#include <cuda_runtime_api.h>
+
+#include "emit.h"
+
+namespace apptracer {
+
+namespace {
+
+#define RT(name) CUPTI_RUNTIME_TRACE_CBID_##name
+
+template <typename Params>
+const Params& params(const CallSite& call) {
+  return *static_cast<const Params*>(call.data->functionParams);
+}
+
+uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+CopyKind copy_kind(cudaMemcpyKind kind) {
+  switch (kind) {
+    case cudaMemcpyHostToHost: return CopyKind::HtoH;
+    case cudaMemcpyHostToDevice: return CopyKind::HtoD;
+    case cudaMemcpyDeviceToHost: return CopyKind::DtoH;
+    case cudaMemcpyDeviceToDevice: return CopyKind::DtoD;
+    default: return CopyKind::Unknown;  // cudaMemcpyDefault: decided from the addresses
+  }
+}
+
+AllocKind host_alloc_kind(unsigned int flags) {
+  if (flags & cudaHostAllocWriteCombined) return AllocKind::WriteCombinedHost;
+  if (flags & cudaHostAllocMapped) return AllocKind::MappedHost;
+  return AllocKind::PinnedHost;
+}
+
+MemcpyRecord linear_copy(const void* dst, const void* src, size_t bytes, CopyKind kind,
+                         bool is_async) {
+  MemcpyRecord m{};
+  m.dst = addr(dst);
+  m.src = addr(src);
+  m.bytes = bytes;
+  m.kind = kind;
+  m.is_async = is_async;
+  m.src_device = m.dst_device = -1;
+  return m;
+}
+
+MemcpyRecord copy_2d(const void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                     size_t height, cudaMemcpyKind kind, bool is_async) {
+  MemcpyRecord m = linear_copy(dst, src, width * height, copy_kind(kind), is_async);
+  m.width = width;
+  m.height = height;
+  m.dst_pitch = dpitch;
+  m.src_pitch = spitch;
+  return m;
+}
+
+void copy_3d(CallSite& call, const cudaMemcpy3DParms& p, bool is_async) {
+  // Arrays have no linear address; their copies keep address 0 (unresolved).
+  uint64_t src = addr(p.srcPtr.ptr) +
+                 (p.srcPos.z * p.srcPtr.ysize + p.srcPos.y) * p.srcPtr.pitch + p.srcPos.x;
+  uint64_t dst = addr(p.dstPtr.ptr) +
+                 (p.dstPos.z * p.dstPtr.ysize + p.dstPos.y) * p.dstPtr.pitch + p.dstPos.x;
+  MemcpyRecord m{};
+  m.src = p.srcPtr.ptr ? src : 0;
+  m.dst = p.dstPtr.ptr ? dst : 0;
+  m.width = p.extent.width;
+  m.height = p.extent.height * p.extent.depth;
+  m.bytes = m.width * m.height;
+  m.src_pitch = p.srcPtr.pitch;
+  m.dst_pitch = p.dstPtr.pitch;
+  m.kind = copy_kind(p.kind);
+  m.is_async = is_async;
+  m.src_device = m.dst_device = -1;
+  emit_memcpy(call, m);
+}
+
+void memset_linear(CallSite& call, const void* ptr, int value, size_t bytes, bool is_async) {
+  MemsetRecord s{};
+  s.address = addr(ptr);
+  s.bytes = bytes;
+  s.value = static_cast<uint32_t>(value) & 0xff;
+  s.element_size = 1;
+  s.is_async = is_async;
+  emit_memset(call, s);
+}
+
+void memset_2d(CallSite& call, const void* ptr, size_t pitch, int value, size_t width,
+               size_t height, bool is_async) {
+  MemsetRecord s{};
+  s.address = addr(ptr);
+  s.bytes = width * height;
+  s.width = width;
+  s.height = height;
+  s.pitch = pitch;
+  s.value = static_cast<uint32_t>(value) & 0xff;
+  s.element_size = 1;
+  s.is_async = is_async;
+  emit_memset(call, s);
+}
+
+void launch(CallSite& call, const void* func, dim3 grid, dim3 block, size_t shared,
+            LaunchKind kind) {
+  const uint32_t g[3] = {grid.x, grid.y, grid.z};
+  const uint32_t b[3] = {block.x, block.y, block.z};
+  emit_kernel(call, func, g, b, static_cast<uint32_t>(shared), kind);
+}
+
+const CUpti_CallbackId kRuntimeIds[] = {
+    RT(cudaMalloc_v3020), RT(cudaMallocPitch_v3020), RT(cudaMalloc3D_v3020),
+    RT(cudaMallocHost_v3020), RT(cudaHostAlloc_v3020), RT(cudaHostRegister_v4000),
+    RT(cudaHostUnregister_v4000), RT(cudaMallocManaged_v6000), RT(cudaMallocAsync_v11020),
+    RT(cudaMallocAsync_ptsz_v11020), RT(cudaMallocFromPoolAsync_v11020),
+    RT(cudaMallocFromPoolAsync_ptsz_v11020), RT(cudaFree_v3020), RT(cudaFreeHost_v3020),
+    RT(cudaFreeAsync_v11020), RT(cudaFreeAsync_ptsz_v11020),
+    RT(cudaMemcpy_v3020), RT(cudaMemcpy_ptds_v7000), RT(cudaMemcpyAsync_v3020),
+    RT(cudaMemcpyAsync_ptsz_v7000), RT(cudaMemcpy2D_v3020), RT(cudaMemcpy2D_ptds_v7000),
+    RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DAsync_ptsz_v7000), RT(cudaMemcpy3D_v3020),
+    RT(cudaMemcpy3D_ptds_v7000), RT(cudaMemcpy3DAsync_v3020), RT(cudaMemcpy3DAsync_ptsz_v7000),
+    RT(cudaMemcpyPeer_v4000), RT(cudaMemcpyPeerAsync_v4000),
+    RT(cudaMemcpyToSymbol_v3020), RT(cudaMemcpyToSymbol_ptds_v7000),
+    RT(cudaMemcpyToSymbolAsync_v3020), RT(cudaMemcpyToSymbolAsync_ptsz_v7000),
+    RT(cudaMemcpyFromSymbol_v3020), RT(cudaMemcpyFromSymbol_ptds_v7000),
+    RT(cudaMemcpyFromSymbolAsync_v3020), RT(cudaMemcpyFromSymbolAsync_ptsz_v7000),
+    RT(cudaMemset_v3020), RT(cudaMemset_ptds_v7000), RT(cudaMemsetAsync_v3020),
+    RT(cudaMemsetAsync_ptsz_v7000), RT(cudaMemset2D_v3020), RT(cudaMemset2D_ptds_v7000),
+    RT(cudaMemset2DAsync_v3020), RT(cudaMemset2DAsync_ptsz_v7000),
+    RT(cudaLaunchKernel_v7000), RT(cudaLaunchKernel_ptsz_v7000), RT(cudaLaunchKernelExC_v11060),
+    RT(cudaLaunchKernelExC_ptsz_v11060), RT(cudaLaunchCooperativeKernel_v9000),
+    RT(cudaLaunchCooperativeKernel_ptsz_v9000), RT(cudaGraphLaunch_v10000),
+    RT(cudaGraphLaunch_ptsz_v10000),
+    RT(cudaDeviceSynchronize_v3020), RT(cudaThreadSynchronize_v3020),
+    RT(cudaStreamSynchronize_v3020), RT(cudaStreamSynchronize_ptsz_v7000),
+    RT(cudaEventSynchronize_v3020), RT(cudaEventRecord_v3020), RT(cudaEventRecord_ptsz_v7000),
+    RT(cudaEventRecordWithFlags_v11010), RT(cudaEventRecordWithFlags_ptsz_v11010),
+    RT(cudaStreamWaitEvent_v3020), RT(cudaStreamWaitEvent_ptsz_v7000), RT(cudaDeviceReset_v3020),
+};
+
+}  // namespace
+
+const CUpti_CallbackId* runtime_callback_ids(size_t* count) {
+  *count = sizeof kRuntimeIds / sizeof kRuntimeIds[0];
+  return kRuntimeIds;
+}
+
+void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case RT(cudaMalloc_v3020): {
+      auto& p = params<cudaMalloc_v3020_params>(call);
+      emit_allocation(call, addr(*p.devPtr), p.size, AllocKind::Device);
+      break;
+    }
+    case RT(cudaMallocPitch_v3020): {
+      auto& p = params<cudaMallocPitch_v3020_params>(call);
+      emit_allocation(call, addr(*p.devPtr), *p.pitch * p.height, AllocKind::Device, 0, *p.pitch);
+      break;
+    }
+    case RT(cudaMalloc3D_v3020): {
+      auto& p = params<cudaMalloc3D_v3020_params>(call);
+      const cudaPitchedPtr& pitched = *p.pitchedDevPtr;
+      emit_allocation(call, addr(pitched.ptr), pitched.pitch * p.extent.height * p.extent.depth,
+                      AllocKind::Device, 0, pitched.pitch);
+      break;
+    }
+    case RT(cudaMallocHost_v3020): {
+      auto& p = params<cudaMallocHost_v3020_params>(call);
+      emit_allocation(call, addr(*p.ptr), p.size, AllocKind::PinnedHost);
+      break;
+    }
+    case RT(cudaHostAlloc_v3020): {
+      auto& p = params<cudaHostAlloc_v3020_params>(call);
+      emit_allocation(call, addr(*p.pHost), p.size, host_alloc_kind(p.flags), p.flags);
+      break;
+    }
+    case RT(cudaHostRegister_v4000): {
+      auto& p = params<cudaHostRegister_v4000_params>(call);
+      emit_allocation(call, addr(p.ptr), p.size, AllocKind::RegisteredHost, p.flags);
+      break;
+    }
+    case RT(cudaHostUnregister_v4000):
+      emit_free(call, addr(params<cudaHostUnregister_v4000_params>(call).ptr));
+      break;
+    case RT(cudaMallocManaged_v6000): {
+      auto& p = params<cudaMallocManaged_v6000_params>(call);
+      emit_allocation(call, addr(*p.devPtr), p.size, AllocKind::Managed, p.flags);
+      break;
+    }
+    case RT(cudaMallocAsync_v11020):
+    case RT(cudaMallocAsync_ptsz_v11020): {
+      auto& p = params<cudaMallocAsync_v11020_params>(call);
+      emit_allocation(call, addr(*p.devPtr), p.size, AllocKind::Pool);
+      break;
+    }
+    case RT(cudaMallocFromPoolAsync_v11020):
+    case RT(cudaMallocFromPoolAsync_ptsz_v11020): {
+      auto& p = params<cudaMallocFromPoolAsync_v11020_params>(call);
+      emit_allocation(call, addr(*p.ptr), p.size, AllocKind::Pool);
+      break;
+    }
+    case RT(cudaFree_v3020):
+      emit_free(call, addr(params<cudaFree_v3020_params>(call).devPtr));
+      break;
+    case RT(cudaFreeHost_v3020):
+      emit_free(call, addr(params<cudaFreeHost_v3020_params>(call).ptr));
+      break;
+    case RT(cudaFreeAsync_v11020):
+    case RT(cudaFreeAsync_ptsz_v11020):
+      emit_free(call, addr(params<cudaFreeAsync_v11020_params>(call).devPtr));
+      break;
+    case RT(cudaMemcpy_v3020):
+    case RT(cudaMemcpy_ptds_v7000): {
+      auto& p = params<cudaMemcpy_v3020_params>(call);
+      emit_memcpy(call, linear_copy(p.dst, p.src, p.count, copy_kind(p.kind), false));
+      break;
+    }
+    case RT(cudaMemcpyAsync_v3020):
+    case RT(cudaMemcpyAsync_ptsz_v7000): {
+      auto& p = params<cudaMemcpyAsync_v3020_params>(call);
+      emit_memcpy(call, linear_copy(p.dst, p.src, p.count, copy_kind(p.kind), true));
+      break;
+    }
+    case RT(cudaMemcpy2D_v3020):
+    case RT(cudaMemcpy2D_ptds_v7000): {
+      auto& p = params<cudaMemcpy2D_v3020_params>(call);
+      emit_memcpy(call, copy_2d(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, p.kind, false));
+      break;
+    }
+    case RT(cudaMemcpy2DAsync_v3020):
+    case RT(cudaMemcpy2DAsync_ptsz_v7000): {
+      auto& p = params<cudaMemcpy2DAsync_v3020_params>(call);
+      emit_memcpy(call, copy_2d(p.dst, p.dpitch, p.src, p.spitch, p.width, p.height, p.kind, true));
+      break;
+    }
+    case RT(cudaMemcpy3D_v3020):
+    case RT(cudaMemcpy3D_ptds_v7000):
+      copy_3d(call, *params<cudaMemcpy3D_v3020_params>(call).p, false);
+      break;
+    case RT(cudaMemcpy3DAsync_v3020):
+    case RT(cudaMemcpy3DAsync_ptsz_v7000):
+      copy_3d(call, *params<cudaMemcpy3DAsync_v3020_params>(call).p, true);
+      break;
+    case RT(cudaMemcpyPeer_v4000):
+    case RT(cudaMemcpyPeerAsync_v4000): {
+      auto& p = params<cudaMemcpyPeer_v4000_params>(call);  // Async adds a trailing stream
+      MemcpyRecord m = linear_copy(p.dst, p.src, p.count, CopyKind::PtoP,
+                                   cbid == RT(cudaMemcpyPeerAsync_v4000));
+      m.src_device = p.srcDevice;
+      m.dst_device = p.dstDevice;
+      emit_memcpy(call, m);
+      break;
+    }
+    // Symbol copies: `symbol` is the host shadow of a __device__ variable; the
+    // nested driver copy, when traced, reports the device address instead.
+    case RT(cudaMemcpyToSymbol_v3020):
+    case RT(cudaMemcpyToSymbol_ptds_v7000):
+    case RT(cudaMemcpyToSymbolAsync_v3020):
+    case RT(cudaMemcpyToSymbolAsync_ptsz_v7000): {
+      auto& p = params<cudaMemcpyToSymbol_v3020_params>(call);
+      bool async = cbid == RT(cudaMemcpyToSymbolAsync_v3020) ||
+                   cbid == RT(cudaMemcpyToSymbolAsync_ptsz_v7000);
+      emit_memcpy(call, linear_copy(static_cast<const char*>(p.symbol) + p.offset, p.src, p.count,
+                                    p.kind == cudaMemcpyDefault ? CopyKind::Unknown : copy_kind(p.kind),
+                                    async));
+      break;
+    }
+    case RT(cudaMemcpyFromSymbol_v3020):
+    case RT(cudaMemcpyFromSymbol_ptds_v7000):
+    case RT(cudaMemcpyFromSymbolAsync_v3020):
+    case RT(cudaMemcpyFromSymbolAsync_ptsz_v7000): {
+      auto& p = params<cudaMemcpyFromSymbol_v3020_params>(call);
+      bool async = cbid == RT(cudaMemcpyFromSymbolAsync_v3020) ||
+                   cbid == RT(cudaMemcpyFromSymbolAsync_ptsz_v7000);
+      emit_memcpy(call, linear_copy(p.dst, static_cast<const char*>(p.symbol) + p.offset, p.count,
+                                    copy_kind(p.kind), async));
+      break;
+    }
+    case RT(cudaMemset_v3020):
+    case RT(cudaMemset_ptds_v7000): {
+      auto& p = params<cudaMemset_v3020_params>(call);
+      memset_linear(call, p.devPtr, p.value, p.count, false);
+      break;
+    }
+    case RT(cudaMemsetAsync_v3020):
+    case RT(cudaMemsetAsync_ptsz_v7000): {
+      auto& p = params<cudaMemsetAsync_v3020_params>(call);
+      memset_linear(call, p.devPtr, p.value, p.count, true);
+      break;
+    }
+    case RT(cudaMemset2D_v3020):
+    case RT(cudaMemset2D_ptds_v7000): {
+      auto& p = params<cudaMemset2D_v3020_params>(call);
+      memset_2d(call, p.devPtr, p.pitch, p.value, p.width, p.height, false);
+      break;
+    }
+    case RT(cudaMemset2DAsync_v3020):
+    case RT(cudaMemset2DAsync_ptsz_v7000): {
+      auto& p = params<cudaMemset2DAsync_v3020_params>(call);
+      memset_2d(call, p.devPtr, p.pitch, p.value, p.width, p.height, true);
+      break;
+    }
+    case RT(cudaLaunchKernel_v7000):
+    case RT(cudaLaunchKernel_ptsz_v7000): {
+      auto& p = params<cudaLaunchKernel_v7000_params>(call);
+      launch(call, p.func, p.gridDim, p.blockDim, p.sharedMem, LaunchKind::Driver);
+      break;
+    }
+    case RT(cudaLaunchKernelExC_v11060):
+    case RT(cudaLaunchKernelExC_ptsz_v11060): {
+      auto& p = params<cudaLaunchKernelExC_v11060_params>(call);
+      launch(call, p.func, p.config->gridDim, p.config->blockDim, p.config->dynamicSmemBytes,
+             LaunchKind::DriverEx);
+      break;
+    }
+    case RT(cudaLaunchCooperativeKernel_v9000):
+    case RT(cudaLaunchCooperativeKernel_ptsz_v9000): {
+      auto& p = params<cudaLaunchCooperativeKernel_v9000_params>(call);
+      launch(call, p.func, p.gridDim, p.blockDim, p.sharedMem, LaunchKind::Cooperative);
+      break;
+    }
+    case RT(cudaDeviceSynchronize_v3020):
+    case RT(cudaThreadSynchronize_v3020):
+      emit_sync(call, SyncKind::Device, nullptr, 0, false);
+      break;
+    case RT(cudaStreamSynchronize_v3020):
+    case RT(cudaStreamSynchronize_ptsz_v7000):
+      emit_sync(call, SyncKind::Stream, params<cudaStreamSynchronize_v3020_params>(call).stream, 0,
+                cbid == RT(cudaStreamSynchronize_ptsz_v7000));
+      break;
+    case RT(cudaEventSynchronize_v3020): {
+      auto event = params<cudaEventSynchronize_v3020_params>(call).event;
+      emit_sync(call, SyncKind::Event, nullptr, addr(event), false);
+      break;
+    }
+    case RT(cudaEventRecord_v3020):
+    case RT(cudaEventRecord_ptsz_v7000):
+    case RT(cudaEventRecordWithFlags_v11010):
+    case RT(cudaEventRecordWithFlags_ptsz_v11010): {
+      auto& p = params<cudaEventRecord_v3020_params>(call);  // WithFlags adds trailing flags
+      emit_stream_event(call, StreamEventKind::Record, p.event, p.stream,
+                        cbid == RT(cudaEventRecord_ptsz_v7000) ||
+                            cbid == RT(cudaEventRecordWithFlags_ptsz_v11010));
+      break;
+    }
+    case RT(cudaStreamWaitEvent_v3020):
+    case RT(cudaStreamWaitEvent_ptsz_v7000): {
+      auto& p = params<cudaStreamWaitEvent_v3020_params>(call);
+      emit_stream_event(call, StreamEventKind::Wait, p.event, p.stream,
+                        cbid == RT(cudaStreamWaitEvent_ptsz_v7000));
+      break;
+    }
+    default:
+      break;  // recorded as an API call only (graph launches, device reset)
+  }
+}
+
+}  // namespace apptracer
