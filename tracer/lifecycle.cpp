@@ -41,6 +41,10 @@ std::atomic<bool> started{false};
 std::atomic<bool> finished{false};
 std::atomic<pid_t> owner_pid{0};
 bool callbacks_active = false;
+// CUPTI's activity machinery does not survive fork: in a child, flushing it
+// waits forever for a worker thread that only the parent has (seen on the
+// H100). Children record API calls; their GPU times are not available.
+bool activity_usable = false;
 
 const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
                              SIGTERM, SIGINT, SIGQUIT, SIGHUP};
@@ -78,7 +82,7 @@ void record_process_meta(const Config& config) {
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
-  if (callbacks_active) flush_activity();
+  if (activity_usable) flush_activity();
   writer_instance->finish(status);
 }
 
@@ -110,11 +114,13 @@ void after_fork_in_child() {
   if (!started) return;
   owner_pid = getpid();
   finished = false;
+  activity_usable = false;
   record_buffers().reset_after_fork();
   allocations().reset_after_fork();
   strings().reset_after_fork();
   writer_instance->restart_after_fork();
   record_process_meta(Config::from_environment());
+  writer_instance->set_meta("gpu_activity", "unavailable: CUPTI activity does not survive fork");
 }
 
 void start() {
@@ -129,7 +135,7 @@ void start() {
     finished = true;  // nothing will be recorded; leave the program alone
     return;
   }
-  enable_activity();
+  activity_usable = enable_activity();
   record_process_meta(config);
   writer_instance->start();
   std::atexit(finish_at_exit);

@@ -28,15 +28,14 @@ int64_t as_int(uint64_t value) { return static_cast<int64_t>(value); }
 // A copy's direction from where its endpoints live, for calls that say
 // "default" (unified addressing) and for rows that never get activity.
 CopyKind infer_copy_kind(MemoryKind src, MemoryKind dst) {
+  // Managed memory moves on demand: only the activity record knows.
+  if (src == MemoryKind::Managed || dst == MemoryKind::Managed) return CopyKind::Unknown;
+  if (src == MemoryKind::Unknown && dst == MemoryKind::Unknown) return CopyKind::Unknown;
   bool src_device = is_device_memory(src);
   bool dst_device = is_device_memory(dst);
-  if (src == MemoryKind::Unknown || dst == MemoryKind::Unknown) {
-    if (src == MemoryKind::Unknown && dst == MemoryKind::Unknown) return CopyKind::Unknown;
-  }
   if (src_device && dst_device) return CopyKind::DtoD;
   if (src_device) return CopyKind::DtoH;
   if (dst_device) return CopyKind::HtoD;
-  if (src == MemoryKind::Managed || dst == MemoryKind::Managed) return CopyKind::Unknown;
   return CopyKind::HtoH;
 }
 
@@ -209,7 +208,9 @@ void TraceStore::write_free(const Record& r) {
       .run();
 }
 
-void TraceStore::write_memcpy(const Record& r) {
+void TraceStore::write_memcpy(const Record& r) { await_activity(r, insert_memcpy_row(r)); }
+
+int64_t TraceStore::insert_memcpy_row(const Record& r) {
   const MemcpyRecord& m = r.memcpy;
   Resolved src = resolve(m.src, m.api_start_ns);
   Resolved dst = resolve(m.dst, m.api_start_ns);
@@ -245,10 +246,12 @@ void TraceStore::write_memcpy(const Record& r) {
       .bind(18, optional_nonzero(m.dst_pitch))
       .bind(19, as_int(m.api_start_ns))
       .run();
-  await_activity(r, db_.last_insert_rowid());
+  return db_.last_insert_rowid();
 }
 
-void TraceStore::write_memset(const Record& r) {
+void TraceStore::write_memset(const Record& r) { await_activity(r, insert_memset_row(r)); }
+
+int64_t TraceStore::insert_memset_row(const Record& r) {
   const MemsetRecord& m = r.memset;
   Resolved target = resolve(m.address, m.api_start_ns);
   insert_memset_.bind(1, optional_nonzero(r.correlation_id))
@@ -263,7 +266,7 @@ void TraceStore::write_memset(const Record& r) {
       .bind(10, static_cast<int64_t>(m.is_async))
       .bind(11, as_int(m.api_start_ns))
       .run();
-  await_activity(r, db_.last_insert_rowid());
+  return db_.last_insert_rowid();
 }
 
 void TraceStore::write_kernel(const Record& r) {
@@ -459,9 +462,7 @@ void TraceStore::insert_activity_only(const Record& r) {
       copy.memcpy.src_device = m.src_device;
       copy.memcpy.dst_device = m.dst_device;
       copy.memcpy.api_start_ns = m.start_ns;
-      write_memcpy(copy);
-      awaiting_.erase(join_key(r.correlation_id, RecordType::Memcpy));
-      apply_activity(r, db_.last_insert_rowid());
+      apply_activity(r, insert_memcpy_row(copy));
       break;
     }
     case RecordType::GpuMemset: {
@@ -472,9 +473,7 @@ void TraceStore::insert_activity_only(const Record& r) {
       set.memset.value = r.gpu_memset.value;
       set.memset.element_size = 1;
       set.memset.api_start_ns = r.gpu_memset.start_ns;
-      write_memset(set);
-      awaiting_.erase(join_key(r.correlation_id, RecordType::Memset));
-      apply_activity(r, db_.last_insert_rowid());
+      apply_activity(r, insert_memset_row(set));
       break;
     }
     default: break;
@@ -508,6 +507,9 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   return counts;
 }
 
-void TraceStore::checkpoint() { db_.exec("PRAGMA wal_checkpoint(TRUNCATE)"); }
+void TraceStore::checkpoint() {
+  // Back to a rollback journal: readers then need no -wal/-shm files beside it.
+  db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+}
 
 }  // namespace apptracer

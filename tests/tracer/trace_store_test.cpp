@@ -1,0 +1,177 @@
+// The record -> row logic of the tracer, without CUPTI: records are made by
+// hand, written through TraceStore, and the rows read back.
+#include "trace_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "allocation_registry.h"
+#include "string_table.h"
+
+namespace apptracer {
+namespace {
+
+class TraceStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = ::testing::TempDir() + "store-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
+    unlink(path_.c_str());
+    store_ = std::make_unique<TraceStore>(path_, registry_);
+  }
+  void TearDown() override {
+    store_.reset();
+    unlink(path_.c_str());
+  }
+
+  Record allocation(uint64_t address, uint64_t bytes, AllocKind kind, uint64_t ns) {
+    Record r{};
+    r.type = RecordType::Allocation;
+    r.allocation.alloc_id = registry_.add(address, bytes, kind, 0, ns);
+    r.allocation.address = address;
+    r.allocation.bytes = bytes;
+    r.allocation.ns = ns;
+    r.allocation.device = 0;
+    r.allocation.kind = kind;
+    return r;
+  }
+  Record copy(uint32_t correlation, uint64_t src, uint64_t dst, uint64_t bytes, CopyKind kind,
+              uint64_t ns) {
+    Record r{};
+    r.type = RecordType::Memcpy;
+    r.correlation_id = r.own_correlation_id = correlation;
+    r.memcpy.src = src;
+    r.memcpy.dst = dst;
+    r.memcpy.bytes = bytes;
+    r.memcpy.kind = kind;
+    r.memcpy.api_start_ns = ns;
+    r.memcpy.src_device = r.memcpy.dst_device = -1;
+    return r;
+  }
+  Record gpu_copy(uint32_t correlation, uint64_t start, uint64_t end) {
+    Record r{};
+    r.type = RecordType::GpuMemcpy;
+    r.correlation_id = correlation;
+    r.gpu_memcpy.start_ns = start;
+    r.gpu_memcpy.end_ns = end;
+    r.gpu_memcpy.bytes = 64;
+    r.gpu_memcpy.stream = 7;
+    r.gpu_memcpy.kind = CopyKind::HtoD;
+    r.gpu_memcpy.src_memory = MemoryKind::Pageable;
+    r.gpu_memcpy.dst_memory = MemoryKind::Device;
+    r.gpu_memcpy.src_device = r.gpu_memcpy.dst_device = -1;
+    return r;
+  }
+  void write(std::initializer_list<Record> records) {
+    std::vector<Record> all(records);
+    store_->begin();
+    store_->write(all.data(), all.size());
+    store_->end_pass();
+    store_->commit();
+  }
+  Database read() { return Database(path_, Database::Mode::ReadOnly); }
+  int64_t scalar(const std::string& sql) {
+    Database db = read();
+    Statement q = db.prepare(sql);
+    EXPECT_TRUE(q.step()) << sql;
+    return q.int64(0);
+  }
+
+  std::string path_;
+  AllocationRegistry registry_;
+  std::unique_ptr<TraceStore> store_;
+};
+
+TEST_F(TraceStoreTest, CopyEndpointsResolveToAllocationsIncludingInteriorPointers) {
+  write({allocation(0x1000, 0x100, AllocKind::Device, 10),
+         copy(5, 0x9000, 0x1040, 64, CopyKind::HtoD, 20)});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT dst_alloc_id, dst_offset, dst_memory, src_alloc_id, src_memory FROM memcpys");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 1);
+  EXPECT_EQ(q.int64(1), 0x40);
+  EXPECT_EQ(q.int64(2), static_cast<int>(MemoryKind::Device));
+  EXPECT_TRUE(q.is_null(3)) << "unknown host memory stays unresolved";
+  EXPECT_EQ(q.int64(4), static_cast<int>(MemoryKind::Pageable));
+}
+
+TEST_F(TraceStoreTest, ResolutionFollowsLifetimesWhenAnAddressIsReused) {
+  Record first = allocation(0x1000, 0x100, AllocKind::Device, 10);
+  registry_.remove(0x1000, 30);
+  Record second = allocation(0x1000, 0x100, AllocKind::Managed, 40);
+  write({first, second, copy(1, 0x9000, 0x1000, 8, CopyKind::HtoD, 20),
+         copy(2, 0x9000, 0x1000, 8, CopyKind::Unknown, 50)});
+  Database db = read();
+  Statement q = db.prepare("SELECT dst_alloc_id, kind FROM memcpys ORDER BY id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), first.allocation.alloc_id);
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), second.allocation.alloc_id);
+  EXPECT_EQ(q.int64(1), static_cast<int>(CopyKind::Unknown))
+      << "into managed memory: only the GPU activity knows the direction";
+}
+
+TEST_F(TraceStoreTest, ActivityJoinsItsCopyInEitherOrder) {
+  write({copy(1, 0x9000, 0xa000, 64, CopyKind::HtoD, 10), gpu_copy(1, 100, 200)});
+  write({gpu_copy(2, 300, 400)});
+  write({copy(2, 0x9000, 0xa000, 64, CopyKind::HtoD, 20)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM memcpys"), 2);
+  EXPECT_EQ(scalar("SELECT gpu_start_ns FROM memcpys WHERE call_correlation_id = 1"), 100);
+  EXPECT_EQ(scalar("SELECT gpu_end_ns FROM memcpys WHERE call_correlation_id = 2"), 400);
+  EXPECT_EQ(scalar("SELECT stream FROM memcpys WHERE call_correlation_id = 2"), 7);
+}
+
+TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
+  Record kernel{};
+  kernel.type = RecordType::GpuKernel;
+  kernel.correlation_id = 9;
+  kernel.gpu_kernel.start_ns = 5;
+  kernel.gpu_kernel.end_ns = 6;
+  kernel.gpu_kernel.graph_node_id = 77;
+  kernel.gpu_kernel.name_id = strings().intern("_Z6kernelv");
+  kernel.gpu_kernel.device = 0;
+  write({kernel});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 0) << "held while its API row may still come";
+  write({});
+  write({});
+  store_->begin();
+  for (const auto& [id, text] : strings().take_new()) store_->write_string(id, text);
+  store_->commit();
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels WHERE launch_kind = 4 AND graph_node_id = 77"), 1);
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels k JOIN strings s ON s.id = k.demangled_id "
+                   "WHERE s.text = 'kernel()'"),
+            1);
+}
+
+TEST_F(TraceStoreTest, FreesEndAllocations) {
+  Record a = allocation(0x2000, 0x10, AllocKind::PinnedHost, 1);
+  std::optional<AllocationInfo> freed = registry_.remove(0x2000, 9);
+  ASSERT_TRUE(freed.has_value());
+  Record f{};
+  f.type = RecordType::Free;
+  f.free.alloc_id = freed->id;
+  f.free.ns = 9;
+  write({a, f});
+  EXPECT_EQ(scalar("SELECT free_ns FROM allocations"), 9);
+}
+
+TEST_F(TraceStoreTest, FinishReportsRowCountsAndHeldActivity) {
+  write({gpu_copy(3, 1, 2)});
+  store_->begin();
+  auto counts = store_->finish();
+  store_->commit();
+  bool seen = false;
+  for (const auto& [table, rows] : counts) {
+    if (table == "memcpys") {
+      EXPECT_EQ(rows, 1);
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+}  // namespace
+}  // namespace apptracer
