@@ -11,10 +11,12 @@ mkdir -p "$out/traces"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi -L 2>&1 | tee "$out/devices.txt"
 passed=0 failed=0 skipped=0
-for app in vector_add driver_vector_add streams_events host_alloc_kinds memsets malloc_async \
-           multithreaded forking failing_call peer_copy; do
-  python3 "$dist/test_apps/check_trace.py" "$app" --apps "$dist/test_apps" \
-    --apptracer "$dist/bin/apptracer" --keep "$out/traces" 2>&1 | tee -a "$out/gpu_tests.log"
+cases=$(python3 -c "import sys; sys.path.insert(0, '$dist/test_apps'); import check_trace; print(' '.join(check_trace.CASES))")
+for name in $cases; do
+  python3 "$dist/test_apps/check_trace.py" "$name" --apps "$dist/test_apps" \
+    --apptracer "$dist/bin/apptracer" --library "$dist/lib/libapptracer.so" \
+    --other-subscriber "$dist/bench/libbare_cupti_subscriber.so" --keep "$out/traces" \
+    2>&1 | tee -a "$out/gpu_tests.log"
   case ${PIPESTATUS[0]} in
     0) passed=$((passed + 1)) ;;
     77) skipped=$((skipped + 1)) ;;
@@ -22,5 +24,20 @@ for app in vector_add driver_vector_add streams_events host_alloc_kinds memsets 
   esac
 done
 echo "gpu tests: $passed passed, $failed failed, $skipped skipped" | tee -a "$out/gpu_tests.log"
+
+# The analyzer end to end on every trace just recorded.
+analyzed=0 analysis_failed=0
+for trace in "$out"/traces/*.db; do
+  for command in info stats dvdg; do
+    echo "== apptracer $command $(basename "$trace")" >>"$out/analysis.log"
+    if "$dist/bin/apptracer" "$command" "$trace" >>"$out/analysis.log" 2>&1; then
+      analyzed=$((analyzed + 1))
+    else
+      analysis_failed=$((analysis_failed + 1))
+      echo "analysis failed: apptracer $command $trace" | tee -a "$out/gpu_tests.log"
+    fi
+  done
+done
+echo "analyzer on recorded traces: $analyzed ok, $analysis_failed failed" | tee -a "$out/gpu_tests.log"
 "$dist/bench/launch_cost.sh" "$dist" 100000 5 2>&1 | tee "$out/launch_cost.txt"
 [ "$failed" -eq 0 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Runs one test app with and without the tracer and asserts on its trace.
+"""Runs one test case (an app, its arguments, an injection route) with and
+without the tracer, and asserts on the trace.
 
-    check_trace.py APP --apps DIR --apptracer PATH [--keep DIR]
+    check_trace.py CASE --apps DIR --apptracer PATH --library PATH --other-subscriber PATH [--keep DIR]
 
 The assertions here are the specification of what capture must record for
 each app: exact counts, bytes, kinds and resolved allocations. The app's
@@ -232,62 +233,121 @@ def check_forking(c, traces):
     c.equal(len({t.meta("pid") for t in traces}), 3, "distinct pids")
 
 
-CHECKS = {
-    "vector_add": check_vector_add,
-    "driver_vector_add": check_driver_vector_add,
-    "streams_events": check_streams_events,
-    "host_alloc_kinds": check_host_alloc_kinds,
-    "memsets": check_memsets,
-    "malloc_async": check_malloc_async,
-    "multithreaded": check_multithreaded,
-    "failing_call": check_failing_call,
-    "peer_copy": check_peer_copy,
-    "forking": check_forking,
+def check_exit_status(status, reason=None):
+    def check(c, t):
+        c.equal(t.meta("status"), status, "meta.status")
+        if reason:
+            c.equal(t.meta("end_reason"), reason, "meta.end_reason")
+        c.equal(t.rows("SELECT kind, bytes FROM allocations"), [(DEVICE, MiB)],
+                "the allocation made before the end")
+        c.equal(t.rows("SELECT kind, bytes FROM memcpys"), [(DTOH, MiB)], "the copy made before the end")
+        c.equal(t.one("SELECT count(*) FROM memsets"), 1, "the memset made before the end")
+    return check
+
+
+def check_device_reset(c, t):
+    common_checks(c, t)
+    c.equal(t.rows("SELECT bytes FROM allocations"), [(MiB,), (MiB,)], "work before and after the reset")
+    c.equal(t.one("SELECT count(*) FROM memcpys"), 2, "two copies")
+    c.equal(t.api_count("cudaDeviceReset"), 1, "cudaDeviceReset recorded")
+
+
+class Case:
+    """A test: which app, its arguments, how the tracer is injected, what to check.
+
+    route: "record" (apptracer record), "injection" (CUDA_INJECTION64_PATH),
+    "cupti_in_use" (another CUPTI subscriber preloaded first, then injection).
+    """
+
+    def __init__(self, check, app=None, args=(), route="record", common=True):
+        self.check, self.app, self.args, self.route, self.common = check, app, list(args), route, common
+
+
+CASES = {
+    "vector_add": Case(check_vector_add),
+    "driver_vector_add": Case(check_driver_vector_add),
+    "streams_events": Case(check_streams_events),
+    "host_alloc_kinds": Case(check_host_alloc_kinds),
+    "memsets": Case(check_memsets),
+    "malloc_async": Case(check_malloc_async),
+    "multithreaded": Case(check_multithreaded),
+    "failing_call": Case(check_failing_call, common=False),
+    "peer_copy": Case(check_peer_copy),
+    "forking": Case(check_forking),
+    "exit_from_thread": Case(check_exit_status("complete"), "exit_paths", ["thread-exit"]),
+    "underscore_exit": Case(check_exit_status("complete"), "exit_paths", ["_exit"]),
+    "abort_signal": Case(check_exit_status("incomplete", "signal 6"), "exit_paths", ["abort"],
+                         common=False),
+    "sigkill": Case(check_exit_status("incomplete"), "exit_paths", ["kill"], common=False),
+    "device_reset": Case(check_device_reset, "exit_paths", ["device-reset"], common=False),
+    "injection": Case(check_vector_add, "vector_add", route="injection"),
+    "cupti_in_use": Case(None, "vector_add", route="cupti_in_use"),
 }
+
+
+def traced_command(case, args, program, output):
+    env = dict(os.environ)
+    if case.route == "record":
+        return [args.apptracer, "record", "-o", output, "--", program] + case.args, env
+    env["APPTRACER_OUTPUT"] = output
+    env["CUDA_INJECTION64_PATH"] = args.library
+    if case.route == "cupti_in_use":
+        env["LD_PRELOAD"] = args.other_subscriber
+    return [program] + case.args, env
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("app", choices=sorted(CHECKS))
+    parser.add_argument("case", choices=sorted(CASES))
     parser.add_argument("--apps", required=True, help="directory holding the test apps")
     parser.add_argument("--apptracer", required=True, help="the apptracer program")
+    parser.add_argument("--library", required=True, help="libapptracer.so")
+    parser.add_argument("--other-subscriber", required=True,
+                        help="a library that takes CUPTI first (the bench's bare subscriber)")
     parser.add_argument("--keep", help="directory to keep the trace in")
     args = parser.parse_args()
 
     if gpu_count() == 0:
-        print(f"SKIPPED {args.app}: no CUDA GPU on this machine")
+        print(f"SKIPPED {args.case}: no CUDA GPU on this machine")
         return SKIPPED
-    program = os.path.join(os.path.abspath(args.apps), args.app)
-    out_dir = args.keep or tempfile.mkdtemp(prefix=f"apptracer-{args.app}-")
+    case = CASES[args.case]
+    program = os.path.join(os.path.abspath(args.apps), case.app or args.case)
+    out_dir = args.keep or tempfile.mkdtemp(prefix=f"apptracer-{args.case}-")
     os.makedirs(out_dir, exist_ok=True)
-    for old in glob.glob(os.path.join(out_dir, f"{args.app}-*.db*")):
+    for old in glob.glob(os.path.join(out_dir, f"{args.case}-*.db*")):
         os.remove(old)
 
-    plain = run([program])
-    traced = run([args.apptracer, "record", "-o", os.path.join(out_dir, f"{args.app}-%p.db"),
-                  "--", program])
+    plain = run([program] + case.args)
+    command, env = traced_command(case, args, program, os.path.join(out_dir, f"{args.case}-%p.db"))
+    traced = run(command, env)
     if plain[0] == SKIPPED and traced[0] == SKIPPED:
-        print(f"SKIPPED {args.app}: {plain[1].strip()}")
+        print(f"SKIPPED {args.case}: {plain[1].strip()}")
         return SKIPPED
-    c = Checker(args.app)
+    c = Checker(args.case)
     c.equal(traced[0], plain[0], "exit code traced vs untraced")
     c.equal(traced[1], plain[1], "stdout traced vs untraced")
-    c.equal(traced[2], plain[2], "stderr traced vs untraced")
-    paths = sorted(p for p in glob.glob(os.path.join(out_dir, f"{args.app}-*.db")))
+    paths = sorted(glob.glob(os.path.join(out_dir, f"{args.case}-*.db")))
     traces = [Trace(p) for p in paths]
-    if args.app == "forking":
-        check_forking(c, traces)
-    elif len(traces) != 1:
-        c.expect(False, f"expected one trace, found {paths}")
+    if case.route == "cupti_in_use":
+        ours = [line for line in traced[2].splitlines() if line.startswith("apptracer:")]
+        c.equal(len(ours), 1, "one line from apptracer")
+        c.expect(ours and "already in use" in ours[0], f"it says CUPTI is in use: {ours}")
+        c.equal(paths, [], "no trace written")
     else:
-        if args.app != "failing_call":
-            common_checks(c, traces[0])
-        CHECKS[args.app](c, traces[0])
+        c.equal(traced[2], plain[2], "stderr traced vs untraced")
+        if args.case == "forking":
+            check_forking(c, traces)
+        elif len(traces) != 1:
+            c.expect(False, f"expected one trace, found {paths}")
+        else:
+            if case.common:
+                common_checks(c, traces[0])
+            case.check(c, traces[0])
     for failure in c.failures:
-        print(f"FAIL {args.app}: {failure}")
+        print(f"FAIL {args.case}: {failure}")
     if traced[2]:
         print(f"(traced stderr) {traced[2].strip()}")
-    print(f"{args.app}: {'ok' if not c.failures else 'FAILED'} ({len(paths)} trace(s) in {out_dir})")
+    print(f"{args.case}: {'ok' if not c.failures else 'FAILED'} ({len(paths)} trace(s) in {out_dir})")
     return 0 if not c.failures else 1
 
 

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "log.h"
 #include "string_table.h"
+#include "traced_callbacks.h"
 #include "tracer.h"
 
 namespace apptracer {
@@ -155,9 +156,7 @@ bool enable_activity() {
     log_warn("cannot register CUPTI activity buffers; GPU times will be missing");
     return false;
   }
-  // CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels (DESIGN.md).
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
+  for (CUpti_ActivityKind kind : traced_activity_kinds()) {
     CUptiResult result = cuptiActivityEnable(kind);
     if (result != CUPTI_SUCCESS) {
       const char* message = nullptr;

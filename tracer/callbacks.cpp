@@ -12,6 +12,7 @@
 #include "driver.h"
 #include "emit.h"
 #include "log.h"
+#include "traced_callbacks.h"
 #include "tracer.h"
 
 namespace apptracer {
@@ -98,17 +99,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
-bool enable_ids(CUpti_CallbackDomain domain, const CUpti_CallbackId* ids, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    CUptiResult result = cuptiEnableCallback(1, subscriber, domain, ids[i]);
+void enable_ids(CUpti_CallbackDomain domain, IdList<CUpti_CallbackId> ids) {
+  for (CUpti_CallbackId id : ids) {
+    CUptiResult result = cuptiEnableCallback(1, subscriber, domain, id);
     if (result != CUPTI_SUCCESS) {
       const char* message = nullptr;
       cuptiGetResultString(result, &message);
-      log_warn("cannot enable CUPTI callback {} of domain {}: {}", ids[i], static_cast<int>(domain),
+      log_warn("cannot enable CUPTI callback {} of domain {}: {}", id, static_cast<int>(domain),
                message ? message : "?");
     }
   }
-  return true;
 }
 
 }  // namespace
@@ -133,13 +133,9 @@ bool subscribe_callbacks() {
              message ? message : "?");
     return false;
   }
-  size_t count = 0;
-  const CUpti_CallbackId* ids = runtime_callback_ids(&count);
-  enable_ids(CUPTI_CB_DOMAIN_RUNTIME_API, ids, count);
-  ids = driver_callback_ids(&count);
-  enable_ids(CUPTI_CB_DOMAIN_DRIVER_API, ids, count);
-  const CUpti_CallbackId resource_ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
-  enable_ids(CUPTI_CB_DOMAIN_RESOURCE, resource_ids, 1);
+  enable_ids(CUPTI_CB_DOMAIN_RUNTIME_API, traced_runtime_callbacks());
+  enable_ids(CUPTI_CB_DOMAIN_DRIVER_API, traced_driver_callbacks());
+  enable_ids(CUPTI_CB_DOMAIN_RESOURCE, traced_resource_callbacks());
   return true;
 }
 

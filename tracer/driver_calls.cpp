@@ -110,40 +110,6 @@ void launch(CallSite& call, const Launch& p, LaunchKind kind) {
   emit_kernel(call, p.f, grid, block, p.sharedMemBytes, kind);
 }
 
-const CUpti_CallbackId kDriverIds[] = {
-    DRV(cuMemAlloc_v2), DRV(cuMemAllocPitch_v2), DRV(cuMemAllocHost_v2), DRV(cuMemHostAlloc),
-    DRV(cuMemHostRegister_v2), DRV(cuMemHostUnregister), DRV(cuMemAllocManaged),
-    DRV(cuMemAllocAsync), DRV(cuMemAllocAsync_ptsz), DRV(cuMemAllocFromPoolAsync),
-    DRV(cuMemAllocFromPoolAsync_ptsz), DRV(cuMemFree_v2), DRV(cuMemFreeHost), DRV(cuMemFreeAsync),
-    DRV(cuMemFreeAsync_ptsz), DRV(cuMemAddressReserve), DRV(cuMemAddressFree), DRV(cuMemCreate),
-    DRV(cuMemRelease), DRV(cuMemMap), DRV(cuMemUnmap),
-    DRV(cuMemcpy), DRV(cuMemcpy_ptds), DRV(cuMemcpyAsync), DRV(cuMemcpyAsync_ptsz),
-    DRV(cuMemcpyHtoD_v2), DRV(cuMemcpyHtoD_v2_ptds), DRV(cuMemcpyHtoDAsync_v2),
-    DRV(cuMemcpyHtoDAsync_v2_ptsz), DRV(cuMemcpyDtoH_v2), DRV(cuMemcpyDtoH_v2_ptds),
-    DRV(cuMemcpyDtoHAsync_v2), DRV(cuMemcpyDtoHAsync_v2_ptsz), DRV(cuMemcpyDtoD_v2),
-    DRV(cuMemcpyDtoD_v2_ptds), DRV(cuMemcpyDtoDAsync_v2), DRV(cuMemcpyDtoDAsync_v2_ptsz),
-    DRV(cuMemcpy2D_v2), DRV(cuMemcpy2D_v2_ptds), DRV(cuMemcpy2DUnaligned_v2),
-    DRV(cuMemcpy2DUnaligned_v2_ptds), DRV(cuMemcpy2DAsync_v2), DRV(cuMemcpy2DAsync_v2_ptsz),
-    DRV(cuMemcpy3D_v2), DRV(cuMemcpy3D_v2_ptds), DRV(cuMemcpy3DAsync_v2),
-    DRV(cuMemcpy3DAsync_v2_ptsz), DRV(cuMemcpyPeer), DRV(cuMemcpyPeer_ptds),
-    DRV(cuMemcpyPeerAsync), DRV(cuMemcpyPeerAsync_ptsz),
-    DRV(cuMemsetD8_v2), DRV(cuMemsetD8_v2_ptds), DRV(cuMemsetD16_v2), DRV(cuMemsetD16_v2_ptds),
-    DRV(cuMemsetD32_v2), DRV(cuMemsetD32_v2_ptds), DRV(cuMemsetD8Async), DRV(cuMemsetD8Async_ptsz),
-    DRV(cuMemsetD16Async), DRV(cuMemsetD16Async_ptsz), DRV(cuMemsetD32Async),
-    DRV(cuMemsetD32Async_ptsz), DRV(cuMemsetD2D8_v2), DRV(cuMemsetD2D8_v2_ptds),
-    DRV(cuMemsetD2D16_v2), DRV(cuMemsetD2D16_v2_ptds), DRV(cuMemsetD2D32_v2),
-    DRV(cuMemsetD2D32_v2_ptds), DRV(cuMemsetD2D8Async), DRV(cuMemsetD2D8Async_ptsz),
-    DRV(cuMemsetD2D16Async), DRV(cuMemsetD2D16Async_ptsz), DRV(cuMemsetD2D32Async),
-    DRV(cuMemsetD2D32Async_ptsz),
-    DRV(cuLaunchKernel), DRV(cuLaunchKernel_ptsz), DRV(cuLaunchKernelEx), DRV(cuLaunchKernelEx_ptsz),
-    DRV(cuLaunchCooperativeKernel), DRV(cuLaunchCooperativeKernel_ptsz), DRV(cuGraphLaunch),
-    DRV(cuGraphLaunch_ptsz),
-    DRV(cuCtxSynchronize), DRV(cuStreamSynchronize), DRV(cuStreamSynchronize_ptsz),
-    DRV(cuEventSynchronize), DRV(cuEventRecord), DRV(cuEventRecord_ptsz),
-    DRV(cuEventRecordWithFlags), DRV(cuEventRecordWithFlags_ptsz), DRV(cuStreamWaitEvent),
-    DRV(cuStreamWaitEvent_ptsz),
-};
-
 bool is_ptsz(CUpti_CallbackId cbid) {
   switch (cbid) {
     case DRV(cuStreamSynchronize_ptsz):
@@ -157,11 +123,6 @@ bool is_ptsz(CUpti_CallbackId cbid) {
 }
 
 }  // namespace
-
-const CUpti_CallbackId* driver_callback_ids(size_t* count) {
-  *count = sizeof kDriverIds / sizeof kDriverIds[0];
-  return kDriverIds;
-}
 
 void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
   switch (cbid) {

@@ -41,8 +41,4 @@ void emit_stream_event(CallSite& call, StreamEventKind kind, const void* event,
 void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid);
 void translate_driver_call(CallSite& call, CUpti_CallbackId cbid);
 
-// The callback ids translated (and so enabled), per domain.
-const CUpti_CallbackId* runtime_callback_ids(size_t* count);
-const CUpti_CallbackId* driver_callback_ids(size_t* count);
-
 }  // namespace apptracer

@@ -109,42 +109,7 @@ void launch(CallSite& call, const void* func, dim3 grid, dim3 block, size_t shar
   emit_kernel(call, func, g, b, static_cast<uint32_t>(shared), kind);
 }
 
-const CUpti_CallbackId kRuntimeIds[] = {
-    RT(cudaMalloc_v3020), RT(cudaMallocPitch_v3020), RT(cudaMalloc3D_v3020),
-    RT(cudaMallocHost_v3020), RT(cudaHostAlloc_v3020), RT(cudaHostRegister_v4000),
-    RT(cudaHostUnregister_v4000), RT(cudaMallocManaged_v6000), RT(cudaMallocAsync_v11020),
-    RT(cudaMallocAsync_ptsz_v11020), RT(cudaMallocFromPoolAsync_v11020),
-    RT(cudaMallocFromPoolAsync_ptsz_v11020), RT(cudaFree_v3020), RT(cudaFreeHost_v3020),
-    RT(cudaFreeAsync_v11020), RT(cudaFreeAsync_ptsz_v11020),
-    RT(cudaMemcpy_v3020), RT(cudaMemcpy_ptds_v7000), RT(cudaMemcpyAsync_v3020),
-    RT(cudaMemcpyAsync_ptsz_v7000), RT(cudaMemcpy2D_v3020), RT(cudaMemcpy2D_ptds_v7000),
-    RT(cudaMemcpy2DAsync_v3020), RT(cudaMemcpy2DAsync_ptsz_v7000), RT(cudaMemcpy3D_v3020),
-    RT(cudaMemcpy3D_ptds_v7000), RT(cudaMemcpy3DAsync_v3020), RT(cudaMemcpy3DAsync_ptsz_v7000),
-    RT(cudaMemcpyPeer_v4000), RT(cudaMemcpyPeerAsync_v4000),
-    RT(cudaMemcpyToSymbol_v3020), RT(cudaMemcpyToSymbol_ptds_v7000),
-    RT(cudaMemcpyToSymbolAsync_v3020), RT(cudaMemcpyToSymbolAsync_ptsz_v7000),
-    RT(cudaMemcpyFromSymbol_v3020), RT(cudaMemcpyFromSymbol_ptds_v7000),
-    RT(cudaMemcpyFromSymbolAsync_v3020), RT(cudaMemcpyFromSymbolAsync_ptsz_v7000),
-    RT(cudaMemset_v3020), RT(cudaMemset_ptds_v7000), RT(cudaMemsetAsync_v3020),
-    RT(cudaMemsetAsync_ptsz_v7000), RT(cudaMemset2D_v3020), RT(cudaMemset2D_ptds_v7000),
-    RT(cudaMemset2DAsync_v3020), RT(cudaMemset2DAsync_ptsz_v7000),
-    RT(cudaLaunchKernel_v7000), RT(cudaLaunchKernel_ptsz_v7000), RT(cudaLaunchKernelExC_v11060),
-    RT(cudaLaunchKernelExC_ptsz_v11060), RT(cudaLaunchCooperativeKernel_v9000),
-    RT(cudaLaunchCooperativeKernel_ptsz_v9000), RT(cudaGraphLaunch_v10000),
-    RT(cudaGraphLaunch_ptsz_v10000),
-    RT(cudaDeviceSynchronize_v3020), RT(cudaThreadSynchronize_v3020),
-    RT(cudaStreamSynchronize_v3020), RT(cudaStreamSynchronize_ptsz_v7000),
-    RT(cudaEventSynchronize_v3020), RT(cudaEventRecord_v3020), RT(cudaEventRecord_ptsz_v7000),
-    RT(cudaEventRecordWithFlags_v11010), RT(cudaEventRecordWithFlags_ptsz_v11010),
-    RT(cudaStreamWaitEvent_v3020), RT(cudaStreamWaitEvent_ptsz_v7000), RT(cudaDeviceReset_v3020),
-};
-
 }  // namespace
-
-const CUpti_CallbackId* runtime_callback_ids(size_t* count) {
-  *count = sizeof kRuntimeIds / sizeof kRuntimeIds[0];
-  return kRuntimeIds;
-}
 
 void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
   switch (cbid) {

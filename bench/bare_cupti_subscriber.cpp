@@ -1,0 +1,47 @@
+// The floor: a preloaded CUPTI subscriber that enables exactly the callbacks
+// and activity kinds apptracer enables, and records nothing. What the tracer
+// costs beyond this is ours; what this costs is CUPTI's.
+//   LD_PRELOAD=libbare_cupti_subscriber.so ./app
+#include <cupti.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "traced_callbacks.h"
+
+namespace {
+
+void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
+  constexpr size_t kBytes = 8u << 20;
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBytes));
+  *size = *buffer ? kBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
+
+void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
+__attribute__((constructor)) void subscribe() {
+  CUpti_SubscriberHandle subscriber;
+  if (cuptiSubscribe(&subscriber, ignore_callback, nullptr) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "bare_cupti_subscriber: CUPTI unavailable\n");
+    return;
+  }
+  for (CUpti_CallbackId id : apptracer::traced_runtime_callbacks()) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+  }
+  for (CUpti_CallbackId id : apptracer::traced_driver_callbacks()) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+  }
+  for (CUpti_CallbackId id : apptracer::traced_resource_callbacks()) {
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, id);
+  }
+  cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
+  for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) cuptiActivityEnable(kind);
+  std::atexit(flush_at_exit);
+}
+
+}  // namespace
