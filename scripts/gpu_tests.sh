@@ -25,6 +25,15 @@ for name in $cases; do
 done
 echo "gpu tests: $passed passed, $failed failed, $skipped skipped" | tee -a "$out/gpu_tests.log"
 
+# A real program: PyTorch training steps, and how many of its launches have
+# their tensor arguments resolved.
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_mlp.db" -- \
+    python3 "$dist/test_apps/pytorch_mlp.py" 2>&1 | tee -a "$out/gpu_tests.log"
+  python3 "$dist/test_apps/kernel_arg_coverage.py" "$out/traces/pytorch_mlp.db" 2>&1 |
+    tee "$out/pytorch_kernel_args.txt"
+fi
+
 # The analyzer end to end on every trace just recorded.
 analyzed=0 analysis_failed=0
 for trace in "$out"/traces/*.db; do

@@ -26,6 +26,8 @@ DEVICE, PINNED_HOST, WRITE_COMBINED, MAPPED, REGISTERED, MANAGED, POOL = 1, 2, 3
 HTOD, DTOH, DTOD = 1, 2, 3
 MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE, MEM_MANAGED = 1, 2, 3, 5
 SYNC_STREAM = 2
+ACCESS_UNKNOWN, ACCESS_R, ACCESS_RW = 0, 1, 3
+SOURCE_NONE, SOURCE_ASSUMED, SOURCE_CONST = 0, 1, 2
 EVENT_RECORD, EVENT_WAIT = 1, 2
 DOMAIN_RUNTIME, DOMAIN_DRIVER = 1, 2
 
@@ -252,6 +254,58 @@ def check_device_reset(c, t):
     c.equal(t.api_count("cudaDeviceReset"), 1, "cudaDeviceReset recorded")
 
 
+def check_kernel_args(c, t, stdout):
+    device = [i for (i,) in t.rows("SELECT id FROM allocations WHERE kind = ? AND bytes = ? "
+                                   "ORDER BY id", DEVICE, 4 * MiB)]
+    if len(device) != 3:
+        c.expect(False, f"expected x, y and a freed buffer, got {device}")
+        return
+    x, y, gone = device
+    managed = t.one("SELECT id FROM allocations WHERE kind = ?", MANAGED)
+    mapped = t.one("SELECT id FROM allocations WHERE kind = ?", MAPPED)
+    ours = t.rows("SELECT k.id, d.text FROM kernels k JOIN strings d ON d.id = k.demangled_id "
+                  "WHERE d.text NOT LIKE '%gemm%' AND d.text NOT LIKE '%cutlass%' "
+                  "ORDER BY k.api_start_ns")
+
+    def args(kernel_id):
+        return t.rows("SELECT param_index, offset, alloc_id, alloc_offset, access, access_source "
+                      "FROM kernel_args WHERE kernel_id = ? ORDER BY offset", kernel_id)
+
+    rw, r = (ACCESS_RW, SOURCE_ASSUMED), (ACCESS_R, SOURCE_CONST)
+    expected = [
+        ("axpy(float*, float const*, float, int)", [(0, 0, y, 0) + rw, (1, 8, x, 0) + r]),
+        ("axpy(float*, float const*, float, int)", [(0, 0, y, 4096) + rw, (1, 8, x, 0) + r]),
+        ("copy_pair(Pair, int)", [(0, 0, y, 0) + rw, (0, 8, x, 0) + rw]),
+        ("axpy(float*, float const*, float, int)", [(0, 0, managed, 0) + rw, (1, 8, mapped, 0) + r]),
+        ("scale_c", [(0, 0, y, 0) + rw, (2, 16, None, None, ACCESS_UNKNOWN, SOURCE_NONE)]),
+    ]
+    c.equal([name for _, name in ours], [name for name, _ in expected], "our kernels, in order")
+    for (kernel_id, name), (_, rows) in zip(ours, expected):
+        c.equal(args(kernel_id), rows, f"arguments of {name} (kernel {kernel_id})")
+    c.equal(t.one("SELECT count(*) FROM kernel_args WHERE alloc_id = ?", gone), 0,
+            "nothing resolves to freed memory")
+    if "no cuBLAS here" in stdout:
+        print("note: cuBLAS absent, SGEMM arguments not checked")
+        return
+    gemm_ids = [i for (i,) in t.rows("SELECT id FROM allocations WHERE kind = ? AND bytes = ? "
+                                     "ORDER BY id", DEVICE, 256 * 256 * 4)][:3]
+    resolved = t.rows("SELECT k.id, group_concat(DISTINCT a.alloc_id) FROM kernels k "
+                      "JOIN kernel_args a ON a.kernel_id = k.id WHERE k.id NOT IN (%s) "
+                      "GROUP BY k.id" % ",".join(str(i) for i, _ in ours))
+    c.expect(any(set(gemm_ids) <= {int(v) for v in ids.split(",")} for _, ids in resolved if ids),
+             f"a cuBLAS kernel's arguments resolve to A, B and C {gemm_ids}: {resolved}")
+
+
+def check_exec_self(c, traces):
+    c.equal(len(traces), 2, "one trace per image")
+    c.equal(len({t.meta("pid") for t in traces}), 1, "same pid")
+    c.equal(sorted(t.meta("end_reason") or "" for t in traces), ["", "exec"],
+            "the first image's trace ends at exec")
+    for t in traces:
+        common_checks(c, t)
+        c.equal(t.rows("SELECT kind, bytes FROM memcpys"), [(HTOD, MiB)], f"{t.path} copy")
+
+
 class Case:
     """A test: which app, its arguments, how the tracer is injected, what to check.
 
@@ -282,7 +336,15 @@ CASES = {
     "device_reset": Case(check_device_reset, "exit_paths", ["device-reset"], common=False),
     "injection": Case(check_vector_add, "vector_add", route="injection"),
     "cupti_in_use": Case(None, "vector_add", route="cupti_in_use"),
+    "exec_self": Case(check_exec_self),
+    "kernel_args": Case(check_kernel_args),
 }
+
+# Cases whose check also reads the program's standard output.
+NEEDS_STDOUT = {"kernel_args"}
+
+# Cases whose check takes every trace the run wrote, not exactly one.
+MULTI_TRACE = {"forking", "exec_self"}
 
 
 def traced_command(case, args, program, output):
@@ -335,14 +397,17 @@ def main():
         c.equal(paths, [], "no trace written")
     else:
         c.equal(traced[2], plain[2], "stderr traced vs untraced")
-        if args.case == "forking":
-            check_forking(c, traces)
+        if args.case in MULTI_TRACE:
+            case.check(c, traces)
         elif len(traces) != 1:
             c.expect(False, f"expected one trace, found {paths}")
         else:
             if case.common:
                 common_checks(c, traces[0])
-            case.check(c, traces[0])
+            if args.case in NEEDS_STDOUT:
+                case.check(c, traces[0], traced[1])
+            else:
+                case.check(c, traces[0])
     for failure in c.failures:
         print(f"FAIL {args.case}: {failure}")
     if traced[2]:

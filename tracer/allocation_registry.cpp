@@ -32,6 +32,8 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
   info.kind = kind;
   live_[address] = info;
   if (bytes > largest_bytes_) largest_bytes_ = bytes;
+  if (address < lowest_.load(std::memory_order_relaxed)) lowest_.store(address);
+  if (address + bytes > highest_.load(std::memory_order_relaxed)) highest_.store(address + bytes);
   return info.id;
 }
 
@@ -96,6 +98,8 @@ void AllocationRegistry::reset_after_fork() {
   freed_.clear();
   unresolvable_.clear();
   largest_bytes_ = 0;
+  lowest_ = UINT64_MAX;
+  highest_ = 0;
 }
 
 AllocationRegistry& allocations() {

@@ -7,6 +7,7 @@
 // is not the one whose records the writer happens to process first.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -44,6 +45,13 @@ class AllocationRegistry {
   std::optional<AllocationInfo> remove(uint64_t address, uint64_t ns);
   std::optional<uint64_t> remove_unresolvable(AllocKind kind, uint64_t key);
 
+  // Cheap, lock-free pre-filter for the launch hot path: false when `value`
+  // lies outside every address range ever registered.
+  bool may_contain(uint64_t value) const {
+    return value >= lowest_.load(std::memory_order_relaxed) &&
+           value < highest_.load(std::memory_order_relaxed);
+  }
+
   // The allocation containing `address` at time `ns`.
   std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
 
@@ -54,6 +62,8 @@ class AllocationRegistry {
   uint64_t next_id_locked() { return ++last_id_; }
 
   mutable std::mutex mutex_;
+  std::atomic<uint64_t> lowest_{UINT64_MAX};
+  std::atomic<uint64_t> highest_{0};
   uint64_t last_id_ = 0;
   uint64_t largest_bytes_ = 0;
   std::map<uint64_t, AllocationInfo> live_;                     // by start address

@@ -21,6 +21,8 @@ struct DriverFunctions {
   CUresult (*cuDeviceGetAttribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
   CUresult (*cuFuncGetName)(const char**, CUfunction) = nullptr;
   CUresult (*cuKernelGetName)(const char**, CUkernel) = nullptr;
+  CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t*, size_t*) = nullptr;
+  CUresult (*cuKernelGetParamInfo)(CUkernel, size_t, size_t*, size_t*) = nullptr;
   bool loaded = false;
 };
 
@@ -45,6 +47,8 @@ const DriverFunctions& driver() {
     load(library, f.cuDeviceGetAttribute, "cuDeviceGetAttribute");
     load(library, f.cuFuncGetName, "cuFuncGetName");
     load(library, f.cuKernelGetName, "cuKernelGetName");
+    load(library, f.cuFuncGetParamInfo, "cuFuncGetParamInfo");
+    load(library, f.cuKernelGetParamInfo, "cuKernelGetParamInfo");
     f.loaded = f.cuDeviceGetCount != nullptr;
     return f;
   }();
@@ -86,6 +90,29 @@ std::string driver_function_name(const void* function) {
     return name;
   }
   return "";
+}
+
+ParamLayout driver_param_layout(const void* function) {
+  const DriverFunctions& f = driver();
+  ParamLayout layout;
+  size_t offset = 0, size = 0;
+  // Runtime launches pass a CUkernel, on which cuFuncGetParamInfo fails with
+  // CUDA_ERROR_INVALID_HANDLE (GPU.md); the CUkernel query answers for it.
+  bool is_function = f.cuFuncGetParamInfo &&
+                     f.cuFuncGetParamInfo((CUfunction)function, 0, &offset, &size) !=
+                         CUDA_ERROR_INVALID_HANDLE;
+  for (size_t index = 0;; ++index) {
+    CUresult result = CUDA_ERROR_NOT_FOUND;
+    if (is_function) {
+      result = f.cuFuncGetParamInfo((CUfunction)function, index, &offset, &size);
+    } else if (f.cuKernelGetParamInfo) {
+      result = f.cuKernelGetParamInfo((CUkernel)function, index, &offset, &size);
+    }
+    if (result != CUDA_SUCCESS) break;
+    layout.offsets.push_back(static_cast<uint32_t>(offset));
+    layout.sizes.push_back(static_cast<uint32_t>(size));
+  }
+  return layout;
 }
 
 int driver_version() {

@@ -3,6 +3,7 @@
 // that would stop the program from loading (DESIGN.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,17 @@ namespace apptracer {
 // A launched function's mangled name, for launches whose callback carries no
 // symbolName. Handles may be CUkernel (runtime launches) or CUfunction.
 std::string driver_function_name(const void* function);
+
+// Where each parameter of a launched function sits in its parameter buffer.
+struct ParamLayout {
+  std::vector<uint32_t> offsets;
+  std::vector<uint32_t> sizes;
+};
+
+// The layout of a function's parameters (cuFuncGetParamInfo, or
+// cuKernelGetParamInfo for the CUkernel handles of runtime launches); empty
+// when the driver cannot say. Not cached: callers cache per handle.
+ParamLayout driver_param_layout(const void* function);
 
 // Every device the driver sees, with the host NUMA node closest to each.
 std::vector<DeviceInfo> driver_devices();

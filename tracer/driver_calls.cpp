@@ -104,10 +104,10 @@ void memset_2d(CallSite& call, CUdeviceptr ptr, size_t pitch, uint32_t value, si
 }
 
 template <typename Launch>
-void launch(CallSite& call, const Launch& p, LaunchKind kind) {
+void launch(CallSite& call, const Launch& p, LaunchKind kind, void** extra) {
   const uint32_t grid[3] = {p.gridDimX, p.gridDimY, p.gridDimZ};
   const uint32_t block[3] = {p.blockDimX, p.blockDimY, p.blockDimZ};
-  emit_kernel(call, p.f, grid, block, p.sharedMemBytes, kind);
+  emit_kernel(call, p.f, grid, block, p.sharedMemBytes, kind, p.kernelParams, extra);
 }
 
 bool is_ptsz(CUpti_CallbackId cbid) {
@@ -331,12 +331,14 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
       break;
     }
     case DRV(cuLaunchKernel):
-    case DRV(cuLaunchKernel_ptsz):
-      launch(call, params<cuLaunchKernel_params>(call), LaunchKind::Driver);
+    case DRV(cuLaunchKernel_ptsz): {
+      auto& p = params<cuLaunchKernel_params>(call);
+      launch(call, p, LaunchKind::Driver, p.extra);
       break;
+    }
     case DRV(cuLaunchCooperativeKernel):
     case DRV(cuLaunchCooperativeKernel_ptsz):
-      launch(call, params<cuLaunchCooperativeKernel_params>(call), LaunchKind::Cooperative);
+      launch(call, params<cuLaunchCooperativeKernel_params>(call), LaunchKind::Cooperative, nullptr);
       break;
     case DRV(cuLaunchKernelEx):
     case DRV(cuLaunchKernelEx_ptsz): {
@@ -350,7 +352,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
           kind = LaunchKind::Cooperative;
         }
       }
-      emit_kernel(call, p.f, grid, block, c.sharedMemBytes, kind);
+      emit_kernel(call, p.f, grid, block, c.sharedMemBytes, kind, p.kernelParams, p.extra);
       break;
     }
     case DRV(cuCtxSynchronize):

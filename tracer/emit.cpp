@@ -1,7 +1,11 @@
 #include "emit.h"
 
+#include <cuda.h>
 #include <cupti_activity.h>
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 
@@ -50,29 +54,103 @@ int64_t stream_id(const CallSite& call, const void* stream, bool per_thread_stre
   return -1;
 }
 
-// Kernel names by function handle. A handle is resolved once per process;
-// launches after that cost one lookup in the calling thread's cache.
-uint32_t kernel_name_id(const CallSite& call, const void* function) {
-  thread_local std::unordered_map<const void*, uint32_t> cache;
+// What a launch needs to know about its function: resolved once per handle
+// (under a lock), then one lookup in the calling thread's cache per launch.
+struct FunctionInfo {
+  uint32_t name_id = 0;  // interned mangled name, 0 when unknown
+  ParamLayout layout;
+};
+
+const FunctionInfo& function_info(const CallSite& call, const void* function) {
+  thread_local std::unordered_map<const void*, const FunctionInfo*> cache;
   auto hit = cache.find(function);
-  if (hit != cache.end()) return hit->second;
+  if (hit != cache.end()) return *hit->second;
   static std::mutex shared_mutex;
-  static auto* shared = new std::unordered_map<const void*, uint32_t>;
-  uint32_t id = 0;
+  static auto* shared = new std::unordered_map<const void*, std::unique_ptr<FunctionInfo>>;
+  const FunctionInfo* info = nullptr;
   {
     std::lock_guard<std::mutex> lock(shared_mutex);
-    auto known = shared->find(function);
-    if (known != shared->end()) {
-      id = known->second;
-    } else {
+    auto& slot = (*shared)[function];
+    if (!slot) {
+      slot = std::make_unique<FunctionInfo>();
       const char* name = call.data->symbolName;
       std::string resolved = name && *name ? name : driver_function_name(function);
-      id = resolved.empty() ? 0 : strings().intern(resolved);
-      (*shared)[function] = id;
+      slot->name_id = resolved.empty() ? 0 : strings().intern(resolved);
+      slot->layout = driver_param_layout(function);
+    }
+    info = slot.get();
+  }
+  cache[function] = info;
+  return *info;
+}
+
+// Words that may be pointers, gathered on the launch's hot path. Bounded: a
+// launch sends at most kMaxWords of them (pointers sit early in parameter
+// lists and structs; a huge by-value array of numbers is not our business).
+struct ArgWords {
+  static constexpr int kMaxWords = 256;
+  KernelArgWord words[kMaxWords];
+  int count = 0;
+
+  void scan(const char* bytes, uint32_t buffer_offset, uint32_t size, uint16_t param_index,
+            uint32_t param_size) {
+    const AllocationRegistry& registry = allocations();
+    // Only words 8-byte aligned in the device's parameter buffer can be pointers.
+    for (uint32_t k = (8 - buffer_offset % 8) % 8; k + 8 <= size && count < kMaxWords; k += 8) {
+      uint64_t value;
+      std::memcpy(&value, bytes + k, sizeof value);
+      if (!registry.may_contain(value)) continue;
+      words[count++] = KernelArgWord{value, buffer_offset + k, param_index,
+                                     static_cast<uint16_t>(param_size)};
     }
   }
-  cache[function] = id;
-  return id;
+};
+
+uint16_t param_containing(const ParamLayout& layout, uint32_t offset) {
+  for (size_t i = 0; i < layout.offsets.size(); ++i) {
+    if (offset >= layout.offsets[i] && offset < layout.offsets[i] + layout.sizes[i]) {
+      return static_cast<uint16_t>(i);
+    }
+  }
+  return UINT16_MAX;
+}
+
+void gather_arg_words(const ParamLayout& layout, void** kernel_params, void** extra,
+                      ArgWords& out) {
+  if (kernel_params) {
+    for (size_t i = 0; i < layout.offsets.size(); ++i) {
+      if (kernel_params[i] == nullptr) continue;
+      out.scan(static_cast<const char*>(kernel_params[i]), layout.offsets[i], layout.sizes[i],
+               static_cast<uint16_t>(i), layout.sizes[i]);
+    }
+    return;
+  }
+  // The packed form: one buffer laid out as the device sees it.
+  const char* buffer = nullptr;
+  size_t size = 0;
+  for (size_t i = 0; extra && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = static_cast<const char*>(extra[i + 1]);
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *static_cast<size_t*>(extra[i + 1]);
+  }
+  if (!buffer) return;
+  int first = out.count;
+  out.scan(buffer, 0, static_cast<uint32_t>(size), UINT16_MAX, 0);
+  for (int w = first; w < out.count; ++w) {
+    uint16_t index = param_containing(layout, out.words[w].offset);
+    out.words[w].param_index = index;
+    out.words[w].param_size = index == UINT16_MAX ? 0 : static_cast<uint16_t>(layout.sizes[index]);
+  }
+}
+
+void emit_arg_words(CallSite& call, const ArgWords& args) {
+  for (int start = 0; start < args.count; start += KernelArgsRecord::kWords) {
+    Record r = make_record(call, RecordType::KernelArgs);
+    int n = std::min(KernelArgsRecord::kWords, args.count - start);
+    r.kernel_args.count = static_cast<uint8_t>(n);
+    r.kernel_args.last = start + n == args.count;
+    std::memcpy(r.kernel_args.words, args.words + start, n * sizeof(KernelArgWord));
+    append(call, r);
+  }
 }
 
 }  // namespace
@@ -139,20 +217,26 @@ void emit_memset(CallSite& call, const MemsetRecord& set) {
 }
 
 void emit_kernel(CallSite& call, const void* function, const uint32_t grid[3],
-                 const uint32_t block[3], uint32_t dynamic_shared_bytes, LaunchKind kind) {
+                 const uint32_t block[3], uint32_t dynamic_shared_bytes, LaunchKind kind,
+                 void** kernel_params, void** extra) {
+  const FunctionInfo& info = function_info(call, function);
+  ArgWords args;
+  if (kernel_params || extra) gather_arg_words(info.layout, kernel_params, extra, args);
   Record r = make_record(call, RecordType::Kernel);
   KernelRecord& k = r.kernel;
   k.function_handle = reinterpret_cast<uint64_t>(function);
   k.api_start_ns = call.start_ns;
-  k.name_id = kernel_name_id(call, function);
+  k.name_id = info.name_id;
   for (int i = 0; i < 3; ++i) {
     k.grid[i] = grid[i];
     k.block[i] = block[i];
   }
   k.dynamic_shared_bytes = dynamic_shared_bytes;
   k.device = -1;  // the activity record says which device ran it
+  k.arg_words = static_cast<uint16_t>(args.count);
   k.launch_kind = kind;
   append(call, r);
+  emit_arg_words(call, args);
 }
 
 void emit_sync(CallSite& call, SyncKind kind, const void* stream, uint64_t event_handle,

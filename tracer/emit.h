@@ -30,8 +30,11 @@ void emit_free(CallSite& call, uint64_t address);
 void emit_unresolvable_free(CallSite& call, AllocKind kind, uint64_t key);
 void emit_memcpy(CallSite& call, const MemcpyRecord& copy);
 void emit_memset(CallSite& call, const MemsetRecord& set);
+// `kernel_params` / `extra` are the driver launch's argument forms (null
+// when unknown): words that may be pointers are sent after the launch.
 void emit_kernel(CallSite& call, const void* function, const uint32_t grid[3],
-                 const uint32_t block[3], uint32_t dynamic_shared_bytes, LaunchKind kind);
+                 const uint32_t block[3], uint32_t dynamic_shared_bytes, LaunchKind kind,
+                 void** kernel_params, void** extra);
 void emit_sync(CallSite& call, SyncKind kind, const void* stream, uint64_t event_handle,
                bool per_thread_stream);
 void emit_stream_event(CallSite& call, StreamEventKind kind, const void* event,

@@ -164,11 +164,53 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   return 1;
 }
 
-// _exit skips atexit handlers; finish the trace first so it is complete.
+// _exit skips atexit handlers, and exec replaces the image without running
+// them: finish the trace first so it is complete. (The exec'd program, if
+// still preloaded, starts a trace of its own.)
 extern "C" __attribute__((visibility("default"))) void _exit(int status) {
   apptracer::finish(apptracer::kStatusComplete);
   using ExitFunction = void (*)(int);
   static auto real_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
   real_exit(status);
   __builtin_unreachable();
+}
+
+namespace {
+
+using ExecFunction = int (*)(const char*, char* const[], char* const[]);
+using ExecPathFunction = int (*)(const char*, char* const[]);
+
+void finish_before_exec() {
+  if (apptracer::started && !apptracer::finished) {
+    apptracer::writer_instance->set_meta("end_reason", "exec");
+  }
+  apptracer::finish(apptracer::kStatusComplete);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
+                                                             char* const envp[]) {
+  static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execve"));
+  finish_before_exec();
+  return real(path, argv, envp);
+}
+
+extern "C" __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execv"));
+  finish_before_exec();
+  return real(path, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execvp"));
+  finish_before_exec();
+  return real(file, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
+                                                              char* const envp[]) {
+  static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execvpe"));
+  finish_before_exec();
+  return real(file, argv, envp);
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "apptracer/schema.h"
+#include "apptracer/signature.h"
 #include "string_table.h"
 
 namespace apptracer {
@@ -92,6 +93,9 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
       "UPDATE kernels SET gpu_start_ns = ?, gpu_end_ns = ?, stream = ?, device = ?,"
       " static_shared_bytes = ?, registers_per_thread = ?, graph_node_id = ?,"
       " name_id = coalesce(name_id, ?) WHERE id = ?");
+  insert_kernel_arg_ = db_.prepare(
+      "INSERT INTO kernel_args (kernel_id, param_index, offset, size, raw_value, alloc_id,"
+      " alloc_offset, access, access_source) VALUES (?,?,?,?,?,?,?,?,?)");
   upsert_meta_ = db_.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
   insert_device_ = db_.prepare(
       "INSERT OR REPLACE INTO devices (id, name, uuid, pci_bus_id, cc_major, cc_minor,"
@@ -135,6 +139,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Sync: write_sync(r); break;
       case RecordType::StreamEvent: write_stream_event(r); break;
       case RecordType::Thread: write_thread(r); break;
+      case RecordType::KernelArgs: write_kernel_args(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -292,7 +297,50 @@ void TraceStore::write_kernel(const Record& r) {
       .bind_null(19)
       .bind_null(20)
       .run();
-  await_activity(r, db_.last_insert_rowid());
+  int64_t row_id = db_.last_insert_rowid();
+  if (k.arg_words > 0) {
+    launches_awaiting_args_[r.own_correlation_id] = {row_id, k.api_start_ns, k.name_id};
+  }
+  await_activity(r, row_id);
+}
+
+std::optional<TraceStore::Access> TraceStore::access_of(uint32_t name_id, uint16_t index) {
+  auto cached = signatures_.find(name_id);
+  if (cached == signatures_.end()) {
+    cached = signatures_.emplace(name_id, parameter_types(strings().text(demangled_id(name_id)))).first;
+  }
+  const auto& types = cached->second;
+  // No signature (extern "C", Triton, JAX) or no layout: a pointer is all we know.
+  if (!types || index >= types->size()) return Access{AccessKind::ReadWrite, AccessSource::Assumed};
+  const std::string& type = (*types)[index];
+  if (is_arithmetic(type)) return std::nullopt;
+  if (is_pointer_to_const(type)) return Access{AccessKind::Read, AccessSource::ConstSignature};
+  // A non-const pointer, or a pointer inside a struct passed by value.
+  return Access{AccessKind::ReadWrite, AccessSource::Assumed};
+}
+
+void TraceStore::write_kernel_args(const Record& r) {
+  auto launch = launches_awaiting_args_.find(r.own_correlation_id);
+  if (launch == launches_awaiting_args_.end()) return;
+  const KernelArgsRecord& args = r.kernel_args;
+  for (int i = 0; i < args.count && i < KernelArgsRecord::kWords; ++i) {
+    const KernelArgWord& word = args.words[i];
+    std::optional<Access> access = access_of(launch->second.name_id, word.param_index);
+    if (!access) continue;
+    Resolved target = resolve(word.value, launch->second.api_start_ns);
+    bool known_param = word.param_index != UINT16_MAX;
+    insert_kernel_arg_.bind(1, launch->second.row_id)
+        .bind(2, known_param ? std::optional<int64_t>(word.param_index) : std::nullopt)
+        .bind(3, static_cast<int64_t>(word.offset))
+        .bind(4, static_cast<int64_t>(word.param_size))
+        .bind(5, as_int(word.value))
+        .bind(6, target.alloc_id)
+        .bind(7, target.offset)
+        .bind(8, static_cast<int64_t>(target.alloc_id ? access->kind : AccessKind::Unknown))
+        .bind(9, static_cast<int64_t>(target.alloc_id ? access->source : AccessSource::None))
+        .run();
+  }
+  if (args.last) launches_awaiting_args_.erase(launch);
 }
 
 void TraceStore::write_sync(const Record& r) {

@@ -88,6 +88,15 @@ class TraceStore {
   void write_stream_event(const Record& r);
   void write_thread(const Record& r);
   void write_activity(const Record& r);
+  void write_kernel_args(const Record& r);
+
+  // How a kernel accesses memory through parameter `index`, from its
+  // demangled signature; nullopt when the parameter is not a pointer.
+  struct Access {
+    AccessKind kind;
+    AccessSource source;
+  };
+  std::optional<Access> access_of(uint32_t name_id, uint16_t index);
 
   // Joins: an API-side row waits for its activity, or takes held activity.
   void await_activity(const Record& r, int64_t row_id);
@@ -106,6 +115,15 @@ class TraceStore {
   std::unordered_map<uint64_t, std::deque<int64_t>> awaiting_;     // join key -> row ids
   std::unordered_map<uint64_t, std::deque<HeldActivity>> held_;    // join key -> activity
   std::unordered_map<uint32_t, uint32_t> demangled_;               // name id -> demangled id
+  struct LaunchAwaitingArgs {
+    int64_t row_id;
+    uint64_t api_start_ns;
+    uint32_t name_id;
+  };
+  std::unordered_map<uint32_t, LaunchAwaitingArgs> launches_awaiting_args_;  // own correlation id
+  // Per name id: the parameter types, or nullopt without a signature.
+  std::unordered_map<uint32_t, std::optional<std::vector<std::string>>> signatures_;
+  Statement insert_kernel_arg_;
 };
 
 }  // namespace apptracer

@@ -138,11 +138,15 @@ CREATE TABLE kernels (
   gpu_start_ns        INTEGER,
   gpu_end_ns          INTEGER
 );
+-- One row per 8-byte-aligned word of a launch's parameter buffer that may be
+-- a pointer: it fell in the range of addresses CUDA handed out and the
+-- signature does not say it is a number. alloc_id is NULL when it points into
+-- no allocation live at launch time (then access is unknown).
 CREATE TABLE kernel_args (
   kernel_id     INTEGER NOT NULL REFERENCES kernels(id),
-  param_index   INTEGER NOT NULL,
+  param_index   INTEGER,                   -- NULL when the parameter layout is unknown
   offset        INTEGER NOT NULL,          -- byte offset of the word in the parameter buffer
-  size          INTEGER NOT NULL,
+  size          INTEGER NOT NULL,          -- size of the parameter holding the word
   raw_value     INTEGER,
   alloc_id      INTEGER REFERENCES allocations(id),
   alloc_offset  INTEGER,

@@ -27,6 +27,7 @@ enum class RecordType : uint8_t {
   GpuMemcpy,
   GpuMemset,
   Thread,
+  KernelArgs,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -92,7 +93,25 @@ struct KernelRecord {
   uint32_t block[3];
   uint32_t dynamic_shared_bytes;
   int32_t device;
+  uint16_t arg_words;  // candidate pointer words, sent in KernelArgs records after this one
   LaunchKind launch_kind;
+};
+
+// An 8-byte-aligned word of a launch's parameter buffer that may be a pointer
+// (it falls inside the range of addresses CUDA has handed out).
+struct KernelArgWord {
+  uint64_t value;
+  uint32_t offset;       // in the parameter buffer
+  uint16_t param_index;  // the parameter holding it (UINT16_MAX: layout unknown)
+  uint16_t param_size;
+};
+
+// Follows its Kernel record (same own_correlation_id), as many as needed.
+struct KernelArgsRecord {
+  static constexpr int kWords = 6;
+  uint8_t count;
+  bool last;
+  KernelArgWord words[kWords];
 };
 
 struct SyncRecord {
@@ -178,6 +197,7 @@ struct Record {
     GpuMemcpyRecord gpu_memcpy;
     GpuMemsetRecord gpu_memset;
     ThreadRecord thread;
+    KernelArgsRecord kernel_args;
   };
 };
 
