@@ -127,6 +127,10 @@ bool subscribe_callbacks() {
     return false;
   }
   if (result != CUPTI_SUCCESS) {
+    if (!driver_present()) {
+      log_warn("no CUDA driver on this machine; apptracer is not tracing this process");
+      return false;
+    }
     const char* message = nullptr;
     cuptiGetResultString(result, &message);
     log_warn("CUPTI unavailable ({}); apptracer is not tracing this process",

@@ -115,6 +115,14 @@ ParamLayout driver_param_layout(const void* function) {
   return layout;
 }
 
+bool driver_present() {
+  void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!library) library = dlopen("libcuda.so.1", RTLD_LAZY);
+  if (!library) return false;
+  dlclose(library);
+  return true;
+}
+
 int driver_version() {
   const DriverFunctions& f = driver();
   int version = 0;

@@ -29,6 +29,10 @@ ParamLayout driver_param_layout(const void* function);
 // Every device the driver sees, with the host NUMA node closest to each.
 std::vector<DeviceInfo> driver_devices();
 
+// Whether libcuda.so.1 can be loaded at all (it is not loaded by this call
+// unless the program already did or would).
+bool driver_present();
+
 // The driver's CUDA version (e.g. 13000), or 0 when no driver is loaded.
 int driver_version();
 
