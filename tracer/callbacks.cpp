@@ -7,6 +7,9 @@
 // call that describes it, and the driver call's row names the runtime call it
 // served (parent_correlation_id).
 #include <cupti.h>
+#include <dlfcn.h>
+
+#include <string>
 
 #include "clock.h"
 #include "driver.h"
@@ -68,10 +71,21 @@ void on_api_exit(ApiDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackDa
   }
 }
 
+// The runtime's version is only visible when the program loads cudart as a
+// shared library (PyTorch, CuPy); nvcc links it statically by default.
+std::string runtime_version() {
+  using GetVersion = int (*)(int*);
+  auto get = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion"));
+  int version = 0;
+  if (get && get(&version) == 0) return std::to_string(version);
+  return "unknown (cudart linked statically, or driver API only)";
+}
+
 void on_resource(CUpti_CallbackId cbid) {
   if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     for (const DeviceInfo& device : driver_devices()) writer().add_device(device);
     writer().set_meta("cuda_driver_version", std::to_string(driver_version()));
+    writer().set_meta("cuda_runtime_version", runtime_version());
   }
 }
 

@@ -146,6 +146,48 @@ TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
             1);
 }
 
+TEST_F(TraceStoreTest, KernelArgumentWordsResolveWithAccessFromTheSignature) {
+  Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record x = allocation(0x20000, 0x1000, AllocKind::Device, 2);
+  Record launch{};
+  launch.type = RecordType::Kernel;
+  launch.correlation_id = launch.own_correlation_id = 42;
+  launch.kernel.name_id = strings().intern("_Z4axpyPfPKfmi");  // axpy(float*, float const*, unsigned long, int)
+  launch.kernel.api_start_ns = 10;
+  launch.kernel.device = -1;
+  launch.kernel.arg_words = 4;
+  launch.kernel.launch_kind = LaunchKind::Driver;
+  Record args{};
+  args.type = RecordType::KernelArgs;
+  args.correlation_id = args.own_correlation_id = 42;
+  args.kernel_args.count = 4;
+  args.kernel_args.last = true;
+  args.kernel_args.words[0] = {0x10010, 0, 0, 8};   // y + 16: interior, read-write
+  args.kernel_args.words[1] = {0x20000, 8, 1, 8};   // x: const, read
+  args.kernel_args.words[2] = {0x20008, 16, 2, 8};  // an unsigned long that looks like x
+  args.kernel_args.words[3] = {0x30000, 24, UINT16_MAX, 0};  // in no allocation
+  write({y, x, launch, args});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT param_index, offset, alloc_id, alloc_offset, access, access_source FROM kernel_args"
+      " ORDER BY offset");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(2), y.allocation.alloc_id);
+  EXPECT_EQ(q.int64(3), 16);
+  EXPECT_EQ(q.int64(4), static_cast<int>(AccessKind::ReadWrite));
+  EXPECT_EQ(q.int64(5), static_cast<int>(AccessSource::Assumed));
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(2), x.allocation.alloc_id);
+  EXPECT_EQ(q.int64(4), static_cast<int>(AccessKind::Read));
+  EXPECT_EQ(q.int64(5), static_cast<int>(AccessSource::ConstSignature));
+  ASSERT_TRUE(q.step()) << "the unsigned long is dropped; next is the unknown-layout word";
+  EXPECT_TRUE(q.is_null(0));
+  EXPECT_EQ(q.int64(1), 24);
+  EXPECT_TRUE(q.is_null(2));
+  EXPECT_EQ(q.int64(4), static_cast<int>(AccessKind::Unknown));
+  EXPECT_FALSE(q.step());
+}
+
 TEST_F(TraceStoreTest, FreesEndAllocations) {
   Record a = allocation(0x2000, 0x10, AllocKind::PinnedHost, 1);
   std::optional<AllocationInfo> freed = registry_.remove(0x2000, 9);
