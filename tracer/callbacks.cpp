@@ -145,6 +145,11 @@ bool subscribe_callbacks() {
       log_warn("no CUDA driver on this machine; apptracer is not tracing this process");
       return false;
     }
+    if (!cupti_loaded()) {
+      log_warn("CUPTI (libcupti.so.13) not found; add the CUDA toolkit's lib64 to "
+               "LD_LIBRARY_PATH. apptracer is not tracing this process");
+      return false;
+    }
     const char* message = nullptr;
     cuptiGetResultString(result, &message);
     log_warn("CUPTI unavailable ({}); apptracer is not tracing this process",

@@ -10,6 +10,9 @@ namespace apptracer {
 RecordBuffers& record_buffers();
 Writer& writer();
 
+// Whether libcupti.so.13 was found and loaded (cupti_loader.cpp).
+bool cupti_loaded();
+
 // CUPTI callbacks (callbacks.cpp) and activity (activity.cpp).
 bool subscribe_callbacks();  // false: CUPTI unavailable or taken by another tool
 void unsubscribe_callbacks();
