@@ -46,9 +46,13 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
     : db_(path, Database::Mode::Create), registry_(registry) {
   // WAL: a crash or SIGKILL leaves every committed pass readable.
   // synchronous=NORMAL: durable across process death, which is what we need.
-  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+  // A large page cache and rare checkpoints keep SQLite from re-reading and
+  // re-writing pages while the program runs; finish() checkpoints once.
+  db_.exec(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+      " PRAGMA wal_autocheckpoint=16384; PRAGMA temp_store=MEMORY;");
   with_transaction(db_, [&] {
-    db_.exec(trace_schema_sql());
+    db_.exec(trace_tables_sql());
     db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
   });
   insert_api_call_ = db_.prepare(
@@ -177,7 +181,9 @@ uint32_t TraceStore::demangled_id(uint32_t name_id) {
 
 void TraceStore::write_api_call(const Record& r) {
   const ApiCallRecord& a = r.api;
-  uint32_t name_id = strings().intern(a.name ? a.name : "?");
+  // CUPTI's function names are global constants: intern each pointer once.
+  uint32_t& name_id = api_name_ids_[a.name];
+  if (name_id == 0) name_id = strings().intern(a.name ? a.name : "?");
   insert_api_call_.bind(1, static_cast<int64_t>(r.own_correlation_id))
       .bind(2, optional_nonzero(a.parent_correlation_id))
       .bind(3, static_cast<int64_t>(a.domain))
@@ -394,12 +400,29 @@ uint64_t TraceStore::join_key(uint32_t correlation_id, RecordType api_side_type)
   return (static_cast<uint64_t>(correlation_id) << 8) | static_cast<uint8_t>(api_side_type);
 }
 
+// A row waits under the outermost call's correlation id (what CUPTI gives
+// activity of runtime-launched work) and, when a nested driver call made it,
+// under that call's id too; whichever activity arrives claims it under both.
 void TraceStore::await_activity(const Record& r, int64_t row_id) {
   if (take_held_activity(r, row_id)) return;
-  awaiting_[join_key(r.correlation_id, r.type)].push_back(row_id);
-  if (r.own_correlation_id != r.correlation_id && r.own_correlation_id != 0) {
-    awaiting_[join_key(r.own_correlation_id, r.type)].push_back(row_id);
+  uint64_t outer = join_key(r.correlation_id, r.type);
+  bool nested = r.own_correlation_id != r.correlation_id && r.own_correlation_id != 0;
+  uint64_t own = nested ? join_key(r.own_correlation_id, r.type) : outer;
+  awaiting_[outer].push_back({row_id, own});
+  if (nested) awaiting_[own].push_back({row_id, outer});
+}
+
+void TraceStore::forget_awaiting(uint64_t key, int64_t row_id) {
+  auto it = awaiting_.find(key);
+  if (it == awaiting_.end()) return;
+  auto& rows = it->second;
+  for (auto row = rows.begin(); row != rows.end(); ++row) {
+    if (row->row_id == row_id) {
+      rows.erase(row);
+      break;
+    }
   }
+  if (rows.empty()) awaiting_.erase(it);
 }
 
 bool TraceStore::take_held_activity(const Record& r, int64_t row_id) {
@@ -418,10 +441,11 @@ void TraceStore::write_activity(const Record& r) {
   uint64_t key = join_key(r.correlation_id, api_side_of(r.type));
   auto waiting = awaiting_.find(key);
   if (waiting != awaiting_.end() && !waiting->second.empty()) {
-    int64_t row_id = waiting->second.front();
+    AwaitingRow claimed = waiting->second.front();
     waiting->second.pop_front();
     if (waiting->second.empty()) awaiting_.erase(waiting);
-    apply_activity(r, row_id);
+    if (claimed.other_key != key) forget_awaiting(claimed.other_key, claimed.row_id);
+    apply_activity(r, claimed.row_id);
     return;
   }
   held_[key].push_back(HeldActivity{r, 0});
@@ -545,6 +569,7 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   }
   held_.clear();
   awaiting_.clear();
+  db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const char* table : {"api_calls", "allocations", "memcpys", "memsets", "kernels",
                             "kernel_args", "syncs", "stream_events", "threads", "devices"}) {

@@ -64,9 +64,9 @@ class TraceStore {
     MemoryKind memory = MemoryKind::Unknown;
     std::optional<int64_t> device;
   };
-  struct Awaiting {
-    RecordType type;
+  struct AwaitingRow {
     int64_t row_id;
+    uint64_t other_key;  // the row's other join key (its own when there is one)
   };
   struct HeldActivity {
     Record record;
@@ -100,6 +100,7 @@ class TraceStore {
 
   // Joins: an API-side row waits for its activity, or takes held activity.
   void await_activity(const Record& r, int64_t row_id);
+  void forget_awaiting(uint64_t key, int64_t row_id);
   bool take_held_activity(const Record& r, int64_t row_id);
   void apply_activity(const Record& activity, int64_t row_id);
   void insert_activity_only(const Record& activity);
@@ -112,9 +113,10 @@ class TraceStore {
       insert_kernel_, insert_sync_, insert_stream_event_, insert_thread_, insert_string_,
       update_memcpy_gpu_, update_memset_gpu_, update_kernel_gpu_, upsert_meta_,
       insert_device_;
-  std::unordered_map<uint64_t, std::deque<int64_t>> awaiting_;     // join key -> row ids
+  std::unordered_map<uint64_t, std::deque<AwaitingRow>> awaiting_;  // join key -> rows
   std::unordered_map<uint64_t, std::deque<HeldActivity>> held_;    // join key -> activity
   std::unordered_map<uint32_t, uint32_t> demangled_;               // name id -> demangled id
+  std::unordered_map<const char*, uint32_t> api_name_ids_;         // CUPTI function name -> id
   struct LaunchAwaitingArgs {
     int64_t row_id;
     uint64_t api_start_ns;

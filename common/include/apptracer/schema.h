@@ -17,4 +17,10 @@ inline constexpr const char* kStatusComplete = "complete";
 // meta.schema_version. Run it inside one transaction on an empty database.
 std::string trace_schema_sql();
 
+// The same in two steps, for a writer that loads first and indexes last
+// (maintaining indexes row by row is most of the cost of inserting):
+// tables, enum values and version, then the indexes.
+std::string trace_tables_sql();
+std::string trace_indexes_sql();
+
 }  // namespace apptracer
