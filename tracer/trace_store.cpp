@@ -86,10 +86,18 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
       "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
       " ON CONFLICT(tid) DO UPDATE SET name = excluded.name");
   insert_string_ = db_.prepare("INSERT OR REPLACE INTO strings (id, text) VALUES (?,?)");
+  // A copy may reach the GPU as several transfers (a peer copy without peer
+  // access is staged through the host): the row spans them all. The first
+  // activity says what memory the endpoints were; the call's own direction
+  // stands unless it was "default".
   update_memcpy_gpu_ = db_.prepare(
-      "UPDATE memcpys SET gpu_start_ns = ?, gpu_end_ns = ?, stream = ?, kind = ?,"
-      " src_memory = ?, dst_memory = ?, src_device = coalesce(src_device, ?),"
-      " dst_device = coalesce(dst_device, ?) WHERE id = ?");
+      "UPDATE memcpys SET gpu_start_ns = min(coalesce(gpu_start_ns, ?1), ?1),"
+      " gpu_end_ns = max(coalesce(gpu_end_ns, ?2), ?2), stream = coalesce(stream, ?3),"
+      " kind = CASE WHEN kind = 0 THEN ?4 ELSE kind END,"
+      " src_memory = CASE WHEN gpu_start_ns IS NULL THEN ?5 ELSE src_memory END,"
+      " dst_memory = CASE WHEN gpu_start_ns IS NULL THEN ?6 ELSE dst_memory END,"
+      " src_device = coalesce(src_device, ?7), dst_device = coalesce(dst_device, ?8)"
+      " WHERE id = ?9");
   update_memset_gpu_ = db_.prepare(
       "UPDATE memsets SET gpu_start_ns = ?, gpu_end_ns = ?, stream = ?, device = ?, memory = ?"
       " WHERE id = ?");
@@ -429,8 +437,11 @@ bool TraceStore::take_held_activity(const Record& r, int64_t row_id) {
   for (uint32_t id : {r.correlation_id, r.own_correlation_id}) {
     auto held = held_.find(join_key(id, r.type));
     if (held == held_.end() || held->second.empty()) continue;
-    apply_activity(held->second.front().record, row_id);
-    held->second.pop_front();
+    // All of a copy's transfers are its; a kernel or memset has one.
+    do {
+      apply_activity(held->second.front().record, row_id);
+      held->second.pop_front();
+    } while (r.type == RecordType::Memcpy && !held->second.empty());
     if (held->second.empty()) held_.erase(held);
     return true;
   }
@@ -446,6 +457,11 @@ void TraceStore::write_activity(const Record& r) {
     if (waiting->second.empty()) awaiting_.erase(waiting);
     if (claimed.other_key != key) forget_awaiting(claimed.other_key, claimed.row_id);
     apply_activity(r, claimed.row_id);
+    return;
+  }
+  auto claimed_copy = copies_with_activity_.find(r.correlation_id);
+  if (r.type == RecordType::GpuMemcpy && claimed_copy != copies_with_activity_.end()) {
+    apply_activity(r, claimed_copy->second.row_id);  // a later transfer of the same copy
     return;
   }
   held_[key].push_back(HeldActivity{r, 0});
@@ -469,6 +485,7 @@ void TraceStore::apply_activity(const Record& r, int64_t row_id) {
     }
     case RecordType::GpuMemcpy: {
       const GpuMemcpyRecord& m = r.gpu_memcpy;
+      copies_with_activity_[r.correlation_id] = {row_id, 0};
       update_memcpy_gpu_.bind(1, as_int(m.start_ns))
           .bind(2, as_int(m.end_ns))
           .bind(3, static_cast<int64_t>(m.stream))
@@ -553,6 +570,10 @@ void TraceStore::insert_activity_only(const Record& r) {
 }
 
 void TraceStore::end_pass() {
+  // Transfers of one copy arrive together; after two passes no more will.
+  for (auto it = copies_with_activity_.begin(); it != copies_with_activity_.end();) {
+    it = ++it->second.passes > 2 ? copies_with_activity_.erase(it) : std::next(it);
+  }
   for (auto it = held_.begin(); it != held_.end();) {
     auto& queue = it->second;
     while (!queue.empty() && ++queue.front().passes > 2) {

@@ -115,6 +115,11 @@ class TraceStore {
       insert_device_;
   std::unordered_map<uint64_t, std::deque<AwaitingRow>> awaiting_;  // join key -> rows
   std::unordered_map<uint64_t, std::deque<HeldActivity>> held_;    // join key -> activity
+  struct CopyWithActivity {
+    int64_t row_id;
+    int passes;
+  };
+  std::unordered_map<uint32_t, CopyWithActivity> copies_with_activity_;  // correlation id
   std::unordered_map<uint32_t, uint32_t> demangled_;               // name id -> demangled id
   std::unordered_map<const char*, uint32_t> api_name_ids_;         // CUPTI function name -> id
   struct LaunchAwaitingArgs {

@@ -52,6 +52,8 @@ CREATE TABLE api_calls (
   id                    INTEGER PRIMARY KEY,
   correlation_id        INTEGER NOT NULL,
   parent_correlation_id INTEGER,           -- the runtime call a driver call served, else NULL
+                                           -- (CUDA 13 gives such a driver call the runtime
+                                           -- call's correlation id too: join on domain)
   domain                INTEGER NOT NULL,  -- enum api_domain
   cbid                  INTEGER NOT NULL,  -- CUPTI callback id within the domain
   name_id               INTEGER NOT NULL REFERENCES strings(id),

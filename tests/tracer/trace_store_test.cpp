@@ -124,6 +124,25 @@ TEST_F(TraceStoreTest, ActivityJoinsItsCopyInEitherOrder) {
   EXPECT_EQ(scalar("SELECT stream FROM memcpys WHERE call_correlation_id = 2"), 7);
 }
 
+TEST_F(TraceStoreTest, ACopyStagedAsSeveralTransfersStaysOneRowSpanningThem) {
+  Record peer = copy(4, 0x9000, 0xa000, 64, CopyKind::PtoP, 10);
+  Record first = gpu_copy(4, 100, 200);
+  first.gpu_memcpy.kind = CopyKind::DtoH;
+  Record second = gpu_copy(4, 250, 300);
+  write({peer, first, second});
+  write({gpu_copy(5, 400, 500), gpu_copy(5, 510, 520)});
+  write({copy(5, 0x9000, 0xa000, 64, CopyKind::Unknown, 20)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM memcpys"), 2);
+  EXPECT_EQ(scalar("SELECT gpu_start_ns FROM memcpys WHERE call_correlation_id = 4"), 100);
+  EXPECT_EQ(scalar("SELECT gpu_end_ns FROM memcpys WHERE call_correlation_id = 4"), 300);
+  EXPECT_EQ(scalar("SELECT kind FROM memcpys WHERE call_correlation_id = 4"),
+            static_cast<int>(CopyKind::PtoP)) << "the call's direction stands";
+  EXPECT_EQ(scalar("SELECT gpu_end_ns FROM memcpys WHERE call_correlation_id = 5"), 520)
+      << "transfers held before their call arrived are all claimed";
+  EXPECT_EQ(scalar("SELECT kind FROM memcpys WHERE call_correlation_id = 5"),
+            static_cast<int>(CopyKind::HtoD)) << "a default-direction call takes the GPU's";
+}
+
 TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
   Record kernel{};
   kernel.type = RecordType::GpuKernel;
