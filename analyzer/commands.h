@@ -13,5 +13,10 @@ using CommandResult = std::function<int()>;
 
 void add_record_command(CLI::App& app, CommandResult& result);
 void add_info_command(CLI::App& app, CommandResult& result);
+void add_stats_command(CLI::App& app, CommandResult& result);
+void add_timeline_command(CLI::App& app, CommandResult& result);
+void add_query_command(CLI::App& app, CommandResult& result);
+void add_merge_command(CLI::App& app, CommandResult& result);
+void add_dvdg_command(CLI::App& app, CommandResult& result);
 
 }  // namespace apptracer

@@ -11,6 +11,11 @@ int main(int argc, char** argv) {
   apptracer::CommandResult result;
   apptracer::add_record_command(app, result);
   apptracer::add_info_command(app, result);
+  apptracer::add_stats_command(app, result);
+  apptracer::add_timeline_command(app, result);
+  apptracer::add_query_command(app, result);
+  apptracer::add_merge_command(app, result);
+  apptracer::add_dvdg_command(app, result);
   try {
     app.parse(argc, argv);
     return result ? result() : 0;

@@ -1,0 +1,224 @@
+// `apptracer dvdg TRACE`: rebuilds the dynamic value dependence graph from a
+// trace, stores it in the trace (dvdg_* tables), and exports or queries it.
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "exporters.h"
+#include "graph_builder.h"
+#include "graph_store.h"
+#include "graph_view.h"
+#include "labels.h"
+#include "queries.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct DvdgOptions {
+  std::string trace;
+  bool no_store = false;
+  std::string dot, svg, graphml, json, proto;
+  std::optional<int64_t> from_ns, to_ns, device;
+  std::vector<std::string> nvtx, allocs;
+  int64_t min_bytes = 0;
+  bool collapse = false;
+  std::string why, consumers;
+};
+
+std::vector<std::pair<int64_t, int64_t>> nvtx_windows(Database& db,
+                                                      const std::vector<std::string>& names) {
+  std::vector<std::pair<int64_t, int64_t>> windows;
+  Statement ranges = db.prepare(
+      "SELECT r.start_ns, coalesce(r.end_ns, r.start_ns) FROM nvtx_ranges r "
+      "JOIN strings s ON s.id = r.name_id WHERE s.text = ?");
+  for (const std::string& name : names) {
+    ranges.bind(1, name);
+    size_t before = windows.size();
+    while (ranges.step()) windows.emplace_back(ranges.int64(0), ranges.int64(1));
+    ranges.reset();
+    if (windows.size() == before)
+      throw std::runtime_error("no NVTX range named '" + name + "' in the trace");
+  }
+  return windows;
+}
+
+int64_t resolve_allocation(const dvdg::Graph& graph, const std::string& text) {
+  std::optional<uint32_t> location;
+  if (std::optional<int64_t> address = dvdg::parse_address(text)) {
+    location = dvdg::location_containing(graph, *address);
+  } else {
+    for (uint32_t i = 0; i < graph.locations.size(); ++i) {
+      if (graph.locations[i].alloc_id && std::to_string(*graph.locations[i].alloc_id) == text)
+        location = i;
+    }
+  }
+  if (!location || !graph.locations[*location].alloc_id) {
+    throw std::runtime_error("--alloc " + text +
+                             ": no such allocation (give an allocations.id or an address 0x...)");
+  }
+  return *graph.locations[*location].alloc_id;
+}
+
+// Writes one export; "-" is standard output.
+template <typename Writer>
+void export_to(const std::string& path, bool binary, Writer&& write) {
+  if (path.empty()) return;
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    return;
+  }
+  std::ofstream file(path, binary ? std::ios::binary | std::ios::trunc : std::ios::trunc);
+  if (!file) throw std::runtime_error("cannot write " + path);
+  write(file);
+  file.close();
+  if (!file) throw std::runtime_error("cannot write " + path);
+}
+
+void print_summary(const dvdg::Graph& graph, const DvdgOptions& options) {
+  std::printf("dvdg: %zu operations, %zu values, %zu edges", graph.ops.size(), graph.values.size(),
+              graph.edges.size());
+  std::printf(
+      options.no_store ? " (not stored)\n" : "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n",
+      options.trace.c_str());
+  size_t uninitialized = 0;
+  for (const dvdg::Edge& edge : graph.edges) {
+    if (!edge.uninitialized_read) continue;
+    // Only the first few: a loop reading garbage would otherwise flood the output.
+    if (++uninitialized <= 10) {
+      std::printf("uninitialized read: op %" PRIu32 " %s reads %s\n", edge.op + 1,
+                  dvdg::op_name(graph, edge.op).c_str(),
+                  dvdg::value_label(graph, edge.src_value, ", ").c_str());
+    }
+  }
+  if (uninitialized > 10) std::printf("... %zu uninitialized reads in all\n", uninitialized);
+  size_t opaque = 0;
+  for (const dvdg::Op& op : graph.ops) opaque += op.arguments_unknown;
+  if (opaque > 0) {
+    std::printf(
+        "note: %zu kernel launch(es) without captured arguments (no kernel_args rows): what they "
+        "read and wrote is not in the graph\n",
+        opaque);
+  }
+}
+
+int run_dvdg(const DvdgOptions& options) {
+  Database db =
+      open_trace(options.trace, options.no_store ? TraceAccess::ReadOnly : TraceAccess::ReadWrite);
+  dvdg::Graph graph;
+  std::vector<std::pair<int64_t, int64_t>> windows;
+  try {
+    graph = dvdg::build_graph_from_trace(db);
+    windows = nvtx_windows(db, options.nvtx);
+  } catch (const SqliteError& error) {
+    throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
+  }
+  if (!options.no_store) {
+    try {
+      dvdg::store_graph(db, graph);
+    } catch (const SqliteError& error) {
+      throw TraceError(options.trace + ": cannot store the graph (" + error.what() +
+                       "); use --no-store to only export");
+    }
+  }
+  db.close();
+
+  if (!options.why.empty()) {
+    dvdg::print_why(graph, dvdg::resolve_value(graph, options.why), std::cout);
+  }
+  if (!options.consumers.empty()) {
+    dvdg::print_consumers(graph, dvdg::resolve_value(graph, options.consumers), std::cout);
+  }
+  bool queried = !options.why.empty() || !options.consumers.empty();
+
+  dvdg::ViewFilter filter;
+  filter.from_ns = options.from_ns;
+  filter.to_ns = options.to_ns;
+  filter.device = options.device;
+  filter.issue_windows = windows;
+  filter.min_bytes = options.min_bytes;
+  filter.collapse_iterations = options.collapse;
+  for (const std::string& alloc : options.allocs)
+    filter.alloc_ids.push_back(resolve_allocation(graph, alloc));
+
+  bool exporting = !options.dot.empty() || !options.svg.empty() || !options.graphml.empty() ||
+                   !options.json.empty() || !options.proto.empty();
+  if (exporting) {
+    dvdg::GraphView view = dvdg::make_view(graph, filter);
+    export_to(options.dot, false, [&](std::ostream& out) { dvdg::write_dot(graph, view, out); });
+    export_to(options.graphml, false,
+              [&](std::ostream& out) { dvdg::write_graphml(graph, view, out); });
+    export_to(options.json, false, [&](std::ostream& out) { dvdg::write_json(graph, view, out); });
+    export_to(options.proto, true, [&](std::ostream& out) { dvdg::write_proto(graph, view, out); });
+    if (!options.svg.empty()) {
+      std::ostringstream dot;
+      dvdg::write_dot(graph, view, dot);
+      dvdg::render_svg(dot.str(), options.svg);
+    }
+  }
+  // Exports to standard output must stay parseable.
+  bool exports_to_stdout =
+      options.dot == "-" || options.graphml == "-" || options.json == "-" || options.proto == "-";
+  if (!queried && !exports_to_stdout) print_summary(graph, options);
+  return 0;
+}
+
+}  // namespace
+
+void add_dvdg_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand(
+      "dvdg",
+      "Build the dynamic value dependence graph, store it in the trace, export or query it");
+  auto options = std::make_shared<DvdgOptions>();
+  cmd->add_option("trace", options->trace, "Trace database")->required();
+  cmd->add_flag("--no-store", options->no_store,
+                "Do not write the dvdg_* tables (the trace is opened read-only)");
+  cmd->add_option("--dot", options->dot, "Write Graphviz DOT to FILE ('-': standard output)")
+      ->type_name("FILE");
+  cmd->add_option("--svg", options->svg, "Render the graph to an SVG FILE with Graphviz's dot")
+      ->type_name("FILE");
+  cmd->add_option("--graphml", options->graphml, "Write GraphML to FILE ('-': standard output)")
+      ->type_name("FILE");
+  cmd->add_option("--json", options->json, "Write JSON to FILE ('-': standard output)")
+      ->type_name("FILE");
+  cmd->add_option("--proto", options->proto, "Write an apptracer.dvdg.proto.Graph message to FILE")
+      ->type_name("FILE");
+  cmd->add_option("--from", options->from_ns, "Export only operations ending at or after NS")
+      ->type_name("NS");
+  cmd->add_option("--to", options->to_ns, "Export only operations starting at or before NS")
+      ->type_name("NS");
+  cmd->add_option("--nvtx", options->nvtx,
+                  "Export only operations issued inside NVTX ranges named NAME (repeatable)")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+  cmd->add_option("--alloc", options->allocs,
+                  "Export only edges touching this allocation: id or 0xADDR (repeatable)")
+      ->type_name("ALLOC")
+      ->allow_extra_args(false);
+  cmd->add_option("--device", options->device, "Export only operations on this device")
+      ->type_name("N");
+  cmd->add_option("--min-bytes", options->min_bytes,
+                  "Export only values of locations of at least N bytes")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--collapse", options->collapse,
+                "Fold repeated iterations of the same operation sequence into the first");
+  cmd->add_option("--why", options->why, "Print the operations that produced VALUE (vN or 0xADDR)")
+      ->type_name("VALUE");
+  cmd->add_option("--consumers", options->consumers,
+                  "Print the operations that read VALUE (vN or 0xADDR)")
+      ->type_name("VALUE");
+  cmd->callback([&result, options] { result = [options] { return run_dvdg(*options); }; });
+}
+
+}  // namespace apptracer

@@ -1,0 +1,24 @@
+#include "graph.h"
+
+namespace apptracer::dvdg {
+
+std::string_view to_string(OpKind kind) {
+  switch (kind) {
+    case OpKind::Allocation: return "allocation";
+    case OpKind::Free: return "free";
+    case OpKind::Copy: return "copy";
+    case OpKind::Memset: return "memset";
+    case OpKind::Kernel: return "kernel";
+  }
+  return "?";
+}
+
+std::string_view to_string(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::Data: return "data";
+    case EdgeKind::Carry: return "carry";
+  }
+  return "?";
+}
+
+}  // namespace apptracer::dvdg

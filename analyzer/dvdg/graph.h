@@ -1,0 +1,94 @@
+// The dynamic value dependence graph (DESIGN.md, "The dynamic value dependence
+// graph"): values are (location, version) pairs, operations read and write
+// them, edges go from each value an operation read to each value it wrote.
+//
+// Everything is held in flat vectors indexed by 32-bit positions: a trace with
+// a million kernels gives millions of values and edges, and the graph must fit
+// comfortably in memory. Ids written to the database are position + 1.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "apptracer/enums.h"
+
+namespace apptracer::dvdg {
+
+enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel };
+std::string_view to_string(OpKind kind);
+
+enum class EdgeKind : uint8_t {
+  Data,   // the operation read the source value
+  Carry,  // the operation wrote only part of the location: the rest comes from the source
+};
+std::string_view to_string(EdgeKind kind);
+
+// A memory region values live in: an allocation, or an address the tracer
+// could not attribute to one (an "unknown region", typically host memory).
+struct Location {
+  std::optional<int64_t> alloc_id;
+  std::optional<AllocKind> alloc_kind;  // allocations only
+  int64_t address = 0;
+  int64_t bytes = 0;
+  std::optional<int64_t> device;
+  MemoryKind memory = MemoryKind::Unknown;
+  // Device memory holds no data until something writes it; host memory may
+  // have been written by CPU code the tracer cannot see.
+  bool starts_with_data = true;
+};
+
+struct Op {
+  OpKind kind = OpKind::Kernel;
+  CopyKind copy_kind = CopyKind::Unknown;  // copies only
+  bool reads_uninitialized = false;
+  // A kernel with no kernel_args rows (arguments not captured): what it read
+  // and wrote is missing from the graph.
+  bool arguments_unknown = false;
+  int64_t source_id = 0;  // row id in allocations, memcpys, memsets or kernels
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  int64_t issue_ns = 0;  // when the host issued it
+  int64_t start_ns = 0;  // GPU start when known, else issue time
+  int64_t end_ns = 0;    // GPU end when known, else start
+  int64_t bytes = 0;     // copies and memsets
+  int64_t name_id = 0;   // kernels: strings.id of the demangled (else mangled) name
+};
+
+struct Value {
+  uint32_t location = 0;
+  uint32_t version = 0;
+  static constexpr uint32_t kNoOp = UINT32_MAX;
+  uint32_t producer_op = kNoOp;  // the op that wrote it (the allocation for version 0)
+  uint32_t freed_by_op = kNoOp;  // the free that ended it, if any
+  bool holds_data = true;
+  bool read_uninitialized = false;  // a known read found it holding no data
+};
+
+struct Edge {
+  uint32_t src_value = 0;
+  uint32_t dst_value = 0;
+  uint32_t op = 0;
+  EdgeKind kind = EdgeKind::Data;
+  bool uninitialized_read = false;
+  int64_t bytes = -1;  // bytes moved along the edge; -1 when unknown (kernels)
+};
+
+struct Graph {
+  std::vector<Location> locations;
+  std::vector<Op> ops;  // in program order
+  std::vector<Value> values;
+  std::vector<Edge> edges;  // grouped by op, in program order
+  // op_edges[i] .. op_edges[i + 1] are the edges of op i.
+  std::vector<uint32_t> op_edges;
+  // op_writes_begin[i] .. op_writes_begin[i + 1] index op_writes: values op i wrote.
+  std::vector<uint32_t> op_writes_begin;
+  std::vector<uint32_t> op_writes;
+  // Kernel names by strings.id, for labels.
+  std::unordered_map<int64_t, std::string> names;
+};
+
+}  // namespace apptracer::dvdg

@@ -1,0 +1,17 @@
+// Turns a trace's operations, in program order, into versioned values and
+// dependence edges (DESIGN.md semantics).
+#pragma once
+
+#include "apptracer/sqlite.h"
+#include "graph.h"
+#include "trace_reader.h"
+
+namespace apptracer::dvdg {
+
+// `order` lists positions into trace.ops in program order.
+Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order);
+
+// Reads the trace, orders its operations and builds the graph.
+Graph build_graph_from_trace(Database& db);
+
+}  // namespace apptracer::dvdg

@@ -1,0 +1,17 @@
+// The graph as tables of the trace itself (dvdg_ops, dvdg_values,
+// dvdg_edges), so any SQL client reads trace and graph together.
+#pragma once
+
+#include "apptracer/sqlite.h"
+#include "graph.h"
+
+namespace apptracer::dvdg {
+
+// The SQL that creates the dvdg_* tables (the graph's part of the contract).
+const char* dvdg_tables_sql();
+
+// Replaces the dvdg_* tables of `db` with `graph` in one transaction;
+// nothing else in the database changes.
+void store_graph(Database& db, const Graph& graph);
+
+}  // namespace apptracer::dvdg

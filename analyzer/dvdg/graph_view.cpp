@@ -1,0 +1,177 @@
+#include "graph_view.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace apptracer::dvdg {
+
+namespace {
+
+bool is_data_op(const Op& op) { return op.kind != OpKind::Allocation && op.kind != OpKind::Free; }
+
+bool op_selected(const Op& op, const ViewFilter& filter) {
+  if (!is_data_op(op)) return false;
+  if (filter.from_ns && op.end_ns < *filter.from_ns) return false;
+  if (filter.to_ns && op.start_ns > *filter.to_ns) return false;
+  if (filter.device && op.device != filter.device) return false;
+  if (!filter.issue_windows.empty()) {
+    bool inside = std::any_of(filter.issue_windows.begin(), filter.issue_windows.end(),
+                              [&](const auto& window) {
+                                return op.issue_ns >= window.first && op.issue_ns <= window.second;
+                              });
+    if (!inside) return false;
+  }
+  return true;
+}
+
+// What an operation did, independent of which iteration it belongs to: its
+// kind and name and the locations it read and wrote.
+uint64_t op_signature(const Graph& graph, uint32_t op) {
+  const Op& record = graph.ops[op];
+  auto mix = [](uint64_t seed, uint64_t value) {
+    return seed ^
+           (std::hash<uint64_t>()(value) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+  };
+  uint64_t signature =
+      mix(static_cast<uint64_t>(record.kind), static_cast<uint64_t>(record.copy_kind));
+  signature = mix(signature, static_cast<uint64_t>(record.name_id));
+  signature = mix(signature, static_cast<uint64_t>(record.bytes));
+  for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
+    signature = mix(signature, graph.values[graph.op_writes[i]].location);
+  }
+  for (uint32_t i = graph.op_edges[op]; i < graph.op_edges[op + 1]; ++i) {
+    const Edge& edge = graph.edges[i];
+    signature = mix(signature,
+                    graph.values[edge.src_value].location * 2 + static_cast<uint64_t>(edge.kind));
+  }
+  return signature;
+}
+
+// Finds runs where a block of operations repeats back to back and maps each
+// later iteration onto the first. Returns, per op in `ops`, the position in
+// `ops` it stands for, and sets the repeat count of each first-iteration op.
+std::vector<size_t> collapse_iterations(const Graph& graph, const std::vector<uint32_t>& ops,
+                                        std::vector<uint32_t>& repeats) {
+  size_t count = ops.size();
+  std::vector<uint64_t> signatures(count);
+  for (size_t i = 0; i < count; ++i) signatures[i] = op_signature(graph, ops[i]);
+  // next_same[i]: the next position with the same signature, or count.
+  std::vector<size_t> next_same(count, count);
+  std::unordered_map<uint64_t, size_t> seen;
+  for (size_t i = count; i-- > 0;) {
+    auto found = seen.find(signatures[i]);
+    if (found != seen.end()) next_same[i] = found->second;
+    seen[signatures[i]] = i;
+  }
+  auto same_block = [&](size_t a, size_t b, size_t length) {
+    return b + length <= count &&
+           std::equal(signatures.begin() + a, signatures.begin() + a + length,
+                      signatures.begin() + b);
+  };
+  constexpr int kPeriodsTried = 16;
+  std::vector<size_t> representative(count);
+  for (size_t i = 0; i < count; ++i) representative[i] = i;
+  size_t start = 0;
+  while (start < count) {
+    size_t period = 0;
+    size_t candidate = next_same[start];
+    for (int tries = 0; tries < kPeriodsTried && candidate < count; ++tries) {
+      if (same_block(start, candidate, candidate - start)) {
+        period = candidate - start;
+        break;
+      }
+      candidate = next_same[candidate];
+    }
+    if (period == 0) {
+      ++start;
+      continue;
+    }
+    size_t iterations = 2;
+    while (same_block(start, start + iterations * period, period)) ++iterations;
+    for (size_t k = 0; k < period; ++k) repeats[ops[start + k]] = static_cast<uint32_t>(iterations);
+    for (size_t i = start + period; i < start + iterations * period; ++i) {
+      representative[i] = start + (i - start) % period;
+    }
+    start += iterations * period;
+  }
+  return representative;
+}
+
+}  // namespace
+
+GraphView make_view(const Graph& graph, const ViewFilter& filter) {
+  GraphView view;
+  view.repeats.assign(graph.ops.size(), 1);
+  std::vector<uint32_t> selected;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (op_selected(graph.ops[op], filter)) selected.push_back(op);
+  }
+
+  // Values written by a later iteration stand for the matching value of the first.
+  std::unordered_map<uint32_t, uint32_t> value_alias;
+  std::vector<bool> folded(graph.ops.size(), false);
+  if (filter.collapse_iterations) {
+    std::vector<size_t> representative = collapse_iterations(graph, selected, view.repeats);
+    for (size_t i = 0; i < selected.size(); ++i) {
+      if (representative[i] == i) continue;
+      uint32_t op = selected[i];
+      uint32_t first = selected[representative[i]];
+      folded[op] = true;
+      uint32_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
+      for (uint32_t k = 0; k < writes; ++k) {
+        value_alias[graph.op_writes[graph.op_writes_begin[op] + k]] =
+            graph.op_writes[graph.op_writes_begin[first] + k];
+      }
+    }
+  }
+  auto shown_as = [&](uint32_t value) {
+    auto found = value_alias.find(value);
+    return found == value_alias.end() ? value : found->second;
+  };
+
+  std::unordered_set<int64_t> allocations(filter.alloc_ids.begin(), filter.alloc_ids.end());
+  auto value_visible = [&](uint32_t value) {
+    return graph.locations[graph.values[value].location].bytes >= filter.min_bytes;
+  };
+  auto in_allocations = [&](uint32_t value) {
+    const Location& where = graph.locations[graph.values[value].location];
+    return where.alloc_id && allocations.count(*where.alloc_id) > 0;
+  };
+
+  std::vector<bool> value_shown(graph.values.size(), false);
+  std::vector<bool> op_shown(graph.ops.size(), false);
+  std::unordered_set<uint64_t> edges_seen;
+  for (uint32_t op : selected) {
+    if (folded[op]) continue;
+    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
+      const Edge& edge = graph.edges[e];
+      uint32_t src = shown_as(edge.src_value);
+      uint32_t dst = edge.dst_value;
+      if (!value_visible(src) || !value_visible(dst)) continue;
+      if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) continue;
+      // Collapsing can make two edges of one op join the same two values.
+      if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) continue;
+      view.edges.push_back({src, dst, e});
+      value_shown[src] = value_shown[dst] = true;
+      op_shown[op] = true;
+    }
+    // A value nothing has read yet (a memset's result, say) is still shown.
+    for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
+      uint32_t value = graph.op_writes[i];
+      if (!value_visible(value) || (!allocations.empty() && !in_allocations(value))) continue;
+      value_shown[value] = true;
+      op_shown[op] = true;
+    }
+  }
+  for (uint32_t value = 0; value < graph.values.size(); ++value) {
+    if (value_shown[value]) view.values.push_back(value);
+  }
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (op_shown[op]) view.ops.push_back(op);
+  }
+  return view;
+}
+
+}  // namespace apptracer::dvdg

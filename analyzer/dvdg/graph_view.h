@@ -1,0 +1,43 @@
+// The part of a graph a person or program asked to see. Filters select
+// operations and values; collapsing folds repeated iterations of the same
+// operation sequence into their first iteration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "graph.h"
+
+namespace apptracer::dvdg {
+
+struct ViewFilter {
+  std::optional<int64_t> from_ns;  // operations that end before this are hidden
+  std::optional<int64_t> to_ns;    // operations that start after this are hidden
+  // Operations issued inside any of these [start, end] intervals (NVTX ranges).
+  std::vector<std::pair<int64_t, int64_t>> issue_windows;
+  std::vector<int64_t> alloc_ids;  // only edges touching these allocations
+  std::optional<int64_t> device;   // only operations on this device
+  int64_t min_bytes = 0;           // hide values of smaller locations
+  bool collapse_iterations = false;
+};
+
+// An edge as shown: endpoints may be remapped by collapsing.
+struct ViewEdge {
+  uint32_t src_value;
+  uint32_t dst_value;
+  uint32_t edge;  // index into graph.edges: op, kind, bytes
+};
+
+struct GraphView {
+  std::vector<uint32_t> values;  // ascending
+  std::vector<uint32_t> ops;     // ascending (program order)
+  std::vector<ViewEdge> edges;
+  // Per op: how many iterations it stands for (1 unless collapsed into it).
+  std::vector<uint32_t> repeats;
+};
+
+GraphView make_view(const Graph& graph, const ViewFilter& filter);
+
+}  // namespace apptracer::dvdg

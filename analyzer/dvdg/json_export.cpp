@@ -1,0 +1,166 @@
+#include <charconv>
+#include <string_view>
+
+#include "exporters.h"
+#include "labels.h"
+
+namespace apptracer::dvdg {
+
+namespace {
+
+// A JSON writer for flat objects, streamed: a million-edge graph is hundreds
+// of megabytes of JSON, too much to build as one document in memory.
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::ostream& out) : out_(out) { buffer_.reserve(kFlushBytes + 4096); }
+  ~JsonWriter() { flush(); }
+
+  void raw(std::string_view text) {
+    buffer_ += text;
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+
+  void begin_object() {
+    buffer_ += '{';
+    first_field_ = true;
+  }
+  void end_object() { buffer_ += '}'; }
+
+  void field(std::string_view name, int64_t value) {
+    key(name);
+    char digits[24];
+    auto result = std::to_chars(digits, digits + sizeof digits, value);
+    buffer_.append(digits, result.ptr);
+  }
+  void field(std::string_view name, bool value) {
+    key(name);
+    buffer_ += value ? "true" : "false";
+  }
+  void field(std::string_view name, std::string_view value) {
+    key(name);
+    string(value);
+  }
+  void optional_field(std::string_view name, bool present, int64_t value) {
+    if (present) {
+      field(name, value);
+    } else {
+      key(name);
+      buffer_ += "null";
+    }
+  }
+
+  void flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+
+  void key(std::string_view name) {
+    if (!first_field_) buffer_ += ',';
+    first_field_ = false;
+    string(name);
+    buffer_ += ':';
+  }
+
+  void string(std::string_view text) {
+    buffer_ += '"';
+    for (char c : text) {
+      switch (c) {
+        case '"': buffer_ += "\\\""; break;
+        case '\\': buffer_ += "\\\\"; break;
+        case '\n': buffer_ += "\\n"; break;
+        case '\t': buffer_ += "\\t"; break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            static const char kHex[] = "0123456789abcdef";
+            buffer_ += "\\u00";
+            buffer_ += kHex[(c >> 4) & 0xf];
+            buffer_ += kHex[c & 0xf];
+          } else {
+            buffer_ += c;
+          }
+      }
+    }
+    buffer_ += '"';
+  }
+
+  std::ostream& out_;
+  std::string buffer_;
+  bool first_field_ = true;
+};
+
+int64_t op_id(uint32_t op) { return int64_t{op} + 1; }
+
+}  // namespace
+
+// {"values": [...], "ops": [...], "edges": [...]}, one object per line.
+void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
+  JsonWriter json(out);
+  json.raw("{\"values\": [");
+  const char* separator = "\n";
+  for (uint32_t value : view.values) {
+    const Value& record = graph.values[value];
+    const Location& where = graph.locations[record.location];
+    json.raw(separator);
+    json.begin_object();
+    json.field("id", int64_t{value} + 1);
+    json.field("ref", value_ref(value));
+    json.field("label", value_label(graph, value, ", "));
+    json.optional_field("alloc_id", where.alloc_id.has_value(), where.alloc_id.value_or(0));
+    json.field("address", where.address);
+    json.field("bytes", where.bytes);
+    json.optional_field("device", where.device.has_value(), where.device.value_or(0));
+    json.field("memory", to_string(where.memory));
+    json.field("version", int64_t{record.version});
+    json.optional_field("producer_op", record.producer_op != Value::kNoOp,
+                        op_id(record.producer_op));
+    json.optional_field("freed_by_op", record.freed_by_op != Value::kNoOp,
+                        op_id(record.freed_by_op));
+    json.field("holds_data", record.holds_data);
+    json.field("read_uninitialized", record.read_uninitialized);
+    json.end_object();
+    separator = ",\n";
+  }
+  json.raw("\n],\n\"ops\": [");
+  separator = "\n";
+  for (uint32_t op : view.ops) {
+    const Op& record = graph.ops[op];
+    json.raw(separator);
+    json.begin_object();
+    json.field("id", op_id(op));
+    json.field("kind", to_string(record.kind));
+    json.field("name", view_op_name(graph, view, op));
+    json.field("source_id", record.source_id);
+    json.optional_field("device", record.device.has_value(), record.device.value_or(0));
+    json.optional_field("stream", record.stream.has_value(), record.stream.value_or(0));
+    json.field("issue_ns", record.issue_ns);
+    json.field("start_ns", record.start_ns);
+    json.field("end_ns", record.end_ns);
+    json.field("bytes", record.bytes);
+    json.field("repeats", int64_t{view.repeats[op]});
+    json.field("reads_uninitialized", record.reads_uninitialized);
+    json.field("arguments_unknown", record.arguments_unknown);
+    json.end_object();
+    separator = ",\n";
+  }
+  json.raw("\n],\n\"edges\": [");
+  separator = "\n";
+  for (const ViewEdge& shown : view.edges) {
+    const Edge& edge = graph.edges[shown.edge];
+    json.raw(separator);
+    json.begin_object();
+    json.field("src", int64_t{shown.src_value} + 1);
+    json.field("dst", int64_t{shown.dst_value} + 1);
+    json.field("op", op_id(edge.op));
+    json.field("kind", to_string(edge.kind));
+    json.optional_field("bytes", edge.bytes >= 0, edge.bytes);
+    json.field("uninitialized_read", edge.uninitialized_read);
+    json.end_object();
+    separator = ",\n";
+  }
+  json.raw("\n]}\n");
+}
+
+}  // namespace apptracer::dvdg

@@ -1,0 +1,233 @@
+#include "program_order.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace apptracer::dvdg {
+
+namespace {
+
+// Lane `blocked` may not run its operation at `position` before lane
+// `after` has run `count` operations.
+struct Constraint {
+  size_t position;
+  uint32_t after;
+  size_t count;
+};
+
+// The operations of one stream (or of the host: allocations, frees and
+// work without a stream), in issue order.
+struct Lane {
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  std::vector<uint32_t> ops;
+  std::vector<int64_t> issue_ns;  // parallel to ops, ascending
+  std::vector<Constraint> constraints;
+  size_t next = 0;
+  size_t next_constraint = 0;
+};
+
+class Orderer {
+ public:
+  explicit Orderer(const TraceOps& trace) : trace_(trace) {}
+
+  std::vector<uint32_t> run() {
+    build_lanes();
+    add_event_waits();
+    add_syncs();
+    for (Lane& lane : lanes_) {
+      std::stable_sort(
+          lane.constraints.begin(), lane.constraints.end(),
+          [](const Constraint& a, const Constraint& b) { return a.position < b.position; });
+    }
+    return merge();
+  }
+
+ private:
+  void build_lanes() {
+    std::map<std::pair<std::optional<int64_t>, std::optional<int64_t>>, uint32_t> index;
+    for (uint32_t op = 0; op < trace_.ops.size(); ++op) {
+      const Op& record = trace_.ops[op];
+      bool on_stream =
+          record.stream && record.kind != OpKind::Allocation && record.kind != OpKind::Free;
+      auto key = on_stream ? std::make_pair(record.device, record.stream)
+                           : std::make_pair(std::optional<int64_t>(), std::optional<int64_t>());
+      auto [it, inserted] = index.emplace(key, static_cast<uint32_t>(lanes_.size()));
+      if (inserted) {
+        lanes_.emplace_back();
+        lanes_.back().device = key.first;
+        lanes_.back().stream = key.second;
+      }
+      lanes_[it->second].ops.push_back(op);
+    }
+    for (Lane& lane : lanes_) {
+      // Issue order; operations issued at the same instant keep trace order.
+      std::stable_sort(lane.ops.begin(), lane.ops.end(), [&](uint32_t a, uint32_t b) {
+        return trace_.ops[a].issue_ns < trace_.ops[b].issue_ns;
+      });
+      lane.issue_ns.reserve(lane.ops.size());
+      for (uint32_t op : lane.ops) lane.issue_ns.push_back(trace_.ops[op].issue_ns);
+    }
+  }
+
+  // How many of the lane's operations were issued at or before `ns`.
+  static size_t issued_by(const Lane& lane, int64_t ns) {
+    return static_cast<size_t>(std::upper_bound(lane.issue_ns.begin(), lane.issue_ns.end(), ns) -
+                               lane.issue_ns.begin());
+  }
+
+  std::vector<uint32_t> lanes_of(std::optional<int64_t> stream,
+                                 std::optional<int64_t> device) const {
+    std::vector<uint32_t> found;
+    for (uint32_t i = 0; i < lanes_.size(); ++i) {
+      const Lane& lane = lanes_[i];
+      if (!lane.stream || lane.stream != stream) continue;
+      if (device && lane.device && lane.device != device) continue;
+      found.push_back(i);
+    }
+    return found;
+  }
+
+  // Work in `blocked` issued after `blocked_ns` comes after work in `after`
+  // issued up to `after_ns`.
+  // Every constraint points forward in time (a damaged trace's backward
+  // sync times are clamped), which is what makes the constraints acyclic.
+  void order(uint32_t after, int64_t after_ns, uint32_t blocked, int64_t blocked_ns) {
+    if (after == blocked) return;
+    blocked_ns = std::max(blocked_ns, after_ns);
+    size_t count = issued_by(lanes_[after], after_ns);
+    size_t position = issued_by(lanes_[blocked], blocked_ns);
+    if (count == 0 || position >= lanes_[blocked].ops.size()) return;
+    // A constraint that blocks no earlier and asks for no more than the
+    // previous one between the same lanes is implied by it.
+    Constraint& latest = latest_[(uint64_t{after} << 32) | blocked];
+    if (latest.count > 0 && latest.position <= position && latest.count >= count) return;
+    latest = {position, after, count};
+    lanes_[blocked].constraints.push_back(latest);
+  }
+
+  // The record an event wait or event sync at `ns` refers to: the latest
+  // record of that event issued before it.
+  const StreamEvent* record_before(int64_t handle, int64_t ns) const {
+    auto found = records_.find(handle);
+    if (found == records_.end()) return nullptr;
+    const auto& records = found->second;
+    auto after =
+        std::upper_bound(records.begin(), records.end(), ns,
+                         [](int64_t t, const StreamEvent* record) { return t < record->ns; });
+    return after == records.begin() ? nullptr : *(after - 1);
+  }
+
+  void add_event_waits() {
+    for (const StreamEvent& event : trace_.stream_events) {
+      if (event.kind == StreamEventKind::Record) records_[event.handle].push_back(&event);
+    }
+    for (auto& [handle, records] : records_) {
+      std::stable_sort(records.begin(), records.end(),
+                       [](const StreamEvent* a, const StreamEvent* b) { return a->ns < b->ns; });
+    }
+    for (const StreamEvent& wait : trace_.stream_events) {
+      if (wait.kind != StreamEventKind::Wait) continue;
+      const StreamEvent* record = record_before(wait.handle, wait.ns);
+      if (!record) continue;
+      for (uint32_t after : lanes_of(record->stream, record->device)) {
+        for (uint32_t blocked : lanes_of(wait.stream, wait.device)) {
+          order(after, record->ns, blocked, wait.ns);
+        }
+      }
+    }
+  }
+
+  // After a synchronization returns, the host issues new work only once the
+  // awaited work has finished.
+  void add_syncs() {
+    std::vector<uint32_t> all(lanes_.size());
+    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::vector<const SyncPoint*> syncs;
+    for (const SyncPoint& sync : trace_.syncs) syncs.push_back(&sync);
+    std::stable_sort(syncs.begin(), syncs.end(),
+                     [](const SyncPoint* a, const SyncPoint* b) { return a->end_ns < b->end_ns; });
+    for (const SyncPoint* sync : syncs) {
+      std::vector<uint32_t> awaited;
+      int64_t awaited_ns = sync->start_ns;
+      switch (sync->kind) {
+        case SyncKind::Device:
+        case SyncKind::Context: awaited = all; break;
+        case SyncKind::Stream: awaited = lanes_of(sync->stream, sync->device); break;
+        case SyncKind::Event: {
+          const StreamEvent* record =
+              sync->event_handle ? record_before(*sync->event_handle, sync->start_ns) : nullptr;
+          if (!record) break;
+          awaited = lanes_of(record->stream, record->device);
+          awaited_ns = record->ns;
+          break;
+        }
+      }
+      for (uint32_t after : awaited) {
+        for (uint32_t blocked : all) order(after, awaited_ns, blocked, sync->end_ns);
+      }
+    }
+  }
+
+  int64_t head_time(const Lane& lane) const { return trace_.ops[lane.ops[lane.next]].start_ns; }
+
+  std::vector<uint32_t> merge() {
+    using Ready = std::tuple<int64_t, uint32_t>;  // head start time, lane
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+    std::vector<std::vector<uint32_t>> waiting(lanes_.size());
+
+    // Queues the lane if its head may run, else parks it on the lane it waits for.
+    auto try_ready = [&](uint32_t index) {
+      Lane& lane = lanes_[index];
+      if (lane.next >= lane.ops.size()) return;
+      while (lane.next_constraint < lane.constraints.size() &&
+             lane.constraints[lane.next_constraint].position <= lane.next) {
+        const Constraint& constraint = lane.constraints[lane.next_constraint];
+        if (lanes_[constraint.after].next < constraint.count) {
+          waiting[constraint.after].push_back(index);
+          return;
+        }
+        ++lane.next_constraint;
+      }
+      ready.emplace(head_time(lane), index);
+    };
+
+    for (uint32_t i = 0; i < lanes_.size(); ++i) try_ready(i);
+    std::vector<uint32_t> order;
+    order.reserve(trace_.ops.size());
+    // Constraints point forward in time, so they form no cycle and the merge
+    // takes every operation.
+    while (!ready.empty()) {
+      uint32_t index = std::get<1>(ready.top());
+      ready.pop();
+      Lane& lane = lanes_[index];
+      order.push_back(lane.ops[lane.next++]);
+      try_ready(index);
+      if (!waiting[index].empty()) {
+        std::vector<uint32_t> woken;
+        woken.swap(waiting[index]);
+        for (uint32_t other : woken) try_ready(other);
+      }
+    }
+    if (order.size() != trace_.ops.size())
+      throw std::logic_error("program order: circular stream dependencies");
+    return order;
+  }
+
+  const TraceOps& trace_;
+  std::vector<Lane> lanes_;
+  std::map<int64_t, std::vector<const StreamEvent*>> records_;
+  // Per (after, blocked) lane pair: the last constraint added between them.
+  std::unordered_map<uint64_t, Constraint> latest_;
+};
+
+}  // namespace
+
+std::vector<uint32_t> program_order(const TraceOps& trace) { return Orderer(trace).run(); }
+
+}  // namespace apptracer::dvdg

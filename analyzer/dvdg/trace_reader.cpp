@@ -1,0 +1,383 @@
+#include "trace_reader.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+namespace apptracer::dvdg {
+
+namespace {
+
+// Issue time, start and end of an operation from its nullable trace columns.
+void set_times(Op& op, std::optional<int64_t> api_start, std::optional<int64_t> gpu_start,
+               std::optional<int64_t> gpu_end) {
+  op.issue_ns = api_start.value_or(gpu_start.value_or(0));
+  op.start_ns = gpu_start.value_or(op.issue_ns);
+  op.end_ns = std::max(op.start_ns, gpu_end.value_or(op.start_ns));
+}
+
+// A kernel_args row as stored: a parameter word, pointing into an allocation or not.
+struct RawArgument {
+  int64_t kernel_id;
+  int64_t alloc_id;
+  bool points_into_allocation;
+  AccessKind access;
+  AccessSource source;
+};
+
+std::vector<RawArgument> read_kernel_arguments(Database& db) {
+  std::vector<RawArgument> arguments;
+  Statement rows =
+      db.prepare("SELECT kernel_id, alloc_id, access, access_source FROM kernel_args");
+  while (rows.step()) {
+    bool points = !rows.is_null(1);
+    arguments.push_back({rows.int64(0), points ? rows.int64(1) : 0, points,
+                         static_cast<AccessKind>(rows.int64(2)),
+                         static_cast<AccessSource>(rows.int64(3))});
+  }
+  return arguments;
+}
+
+class Reader {
+ public:
+  explicit Reader(Database& db) : db_(db) {}
+
+  TraceOps read() {
+    // Kernel arguments are the largest table: a second connection reads them
+    // while this one reads everything else.
+    std::vector<RawArgument> arguments;
+    std::exception_ptr failure;
+    std::thread argument_reader;
+    const char* file = sqlite3_db_filename(db_.handle(), "main");
+    if (file && *file) {
+      std::string path = file;
+      argument_reader = std::thread([&arguments, &failure, path] {
+        try {
+          Database other(path, Database::Mode::ReadOnly);
+          arguments = read_kernel_arguments(other);
+        } catch (...) {
+          failure = std::current_exception();
+        }
+      });
+    }
+    try {
+      reserve();
+      read_allocations();
+      read_copies();
+      read_memsets();
+      read_kernels();
+      read_stream_events();
+      read_syncs();
+    } catch (...) {
+      if (argument_reader.joinable()) argument_reader.join();
+      throw;
+    }
+    if (argument_reader.joinable()) {
+      argument_reader.join();
+      if (failure) std::rethrow_exception(failure);
+    } else {
+      arguments = read_kernel_arguments(db_);
+    }
+    add_kernel_accesses(arguments);
+    group_accesses();
+    return std::move(out_);
+  }
+
+ private:
+  // Rows are counted up front so that the big vectors grow once: with
+  // millions of rows, repeated growth costs as much as reading them.
+  // (max(rowid) is instant where count(*) reads the whole table; an absurd
+  // rowid only means no reservation.)
+  int64_t last_rowid(const char* table) {
+    constexpr int64_t kMostReserved = int64_t{1} << 27;
+    Statement query = db_.prepare(std::string("SELECT coalesce(max(rowid), 0) FROM ") + table);
+    int64_t last = query.step() ? query.int64(0) : 0;
+    return last >= 0 && last <= kMostReserved ? last : 0;
+  }
+
+  void reserve() {
+    int64_t allocations = last_rowid("allocations");
+    int64_t copies = last_rowid("memcpys");
+    int64_t memsets = last_rowid("memsets");
+    int64_t kernels = last_rowid("kernels");
+    out_.ops.reserve(static_cast<size_t>(2 * allocations + copies + memsets + kernels));
+    pending_.reserve(
+        static_cast<size_t>(2 * allocations + 2 * copies + memsets + last_rowid("kernel_args")));
+    kernel_ids_.reserve(static_cast<size_t>(kernels));
+    kernel_ops_.reserve(static_cast<size_t>(kernels));
+  }
+
+  uint32_t add_op(const Op& op) {
+    out_.ops.push_back(op);
+    return static_cast<uint32_t>(out_.ops.size() - 1);
+  }
+
+  void add_access(uint32_t op, const Access& access) { pending_.emplace_back(op, access); }
+
+  void read_allocations() {
+    Statement rows =
+        db_.prepare("SELECT id, kind, address, bytes, device, alloc_ns, free_ns FROM allocations");
+    while (rows.step()) {
+      Location location;
+      location.alloc_id = rows.int64(0);
+      location.address = rows.int64(2);
+      location.bytes = rows.int64(3);
+      location.device = rows.optional_int64(4);
+      location.alloc_kind = static_cast<AllocKind>(rows.int64(1));
+      location.memory = memory_kind_of(*location.alloc_kind);
+      location.starts_with_data = !is_device_memory(location.memory);
+      auto index = static_cast<uint32_t>(out_.locations.size());
+      out_.locations.push_back(location);
+      alloc_locations_.emplace(*location.alloc_id, index);
+
+      Op alloc;
+      alloc.kind = OpKind::Allocation;
+      alloc.source_id = *location.alloc_id;
+      alloc.device = location.device;
+      alloc.issue_ns = alloc.start_ns = alloc.end_ns = rows.int64(5);
+      alloc.bytes = location.bytes;
+      Access touched;
+      touched.location = index;
+      add_access(add_op(alloc), touched);
+      if (std::optional<int64_t> free_ns = rows.optional_int64(6)) {
+        Op free = alloc;
+        free.kind = OpKind::Free;
+        free.issue_ns = free.start_ns = free.end_ns = *free_ns;
+        add_access(add_op(free), touched);
+      }
+    }
+  }
+
+  // The location of a copy or memset endpoint: its allocation, or the
+  // unknown region starting at its address.
+  std::optional<uint32_t> endpoint(std::optional<int64_t> alloc_id, std::optional<int64_t> address,
+                                   int64_t bytes, MemoryKind memory,
+                                   std::optional<int64_t> device) {
+    if (alloc_id) {
+      auto found = alloc_locations_.find(*alloc_id);
+      if (found != alloc_locations_.end()) return found->second;
+    }
+    if (!address) return std::nullopt;
+    auto [it, inserted] =
+        unknown_locations_.emplace(*address, static_cast<uint32_t>(out_.locations.size()));
+    if (inserted) {
+      Location location;
+      location.address = *address;
+      location.memory = memory;
+      location.device = device;
+      out_.locations.push_back(location);
+    }
+    Location& location = out_.locations[it->second];
+    location.bytes = std::max(location.bytes, bytes);
+    return it->second;
+  }
+
+  bool covers(uint32_t location, std::optional<int64_t> offset, int64_t bytes) const {
+    return offset.value_or(0) == 0 && bytes >= out_.locations[location].bytes;
+  }
+
+  void read_copies() {
+    Statement rows = db_.prepare(
+        "SELECT id, kind, bytes, src_alloc_id, dst_alloc_id, src_offset, dst_offset, "
+        "src_address, dst_address, src_memory, dst_memory, src_device, dst_device, stream, "
+        "api_start_ns, gpu_start_ns, gpu_end_ns FROM memcpys");
+    while (rows.step()) {
+      auto kind = static_cast<CopyKind>(rows.int64(1));
+      // A prefetch moves managed memory without changing what it holds.
+      if (kind == CopyKind::Prefetch) continue;
+      int64_t bytes = rows.int64(2);
+      auto src_memory = static_cast<MemoryKind>(rows.int64(9));
+      auto dst_memory = static_cast<MemoryKind>(rows.int64(10));
+      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7), bytes,
+                                             src_memory, rows.optional_int64(11));
+      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8), bytes,
+                                             dst_memory, rows.optional_int64(12));
+      Op op;
+      op.kind = OpKind::Copy;
+      op.copy_kind = kind;
+      op.source_id = rows.int64(0);
+      op.bytes = bytes;
+      // A copy belongs to the device whose memory it touches (the destination's first).
+      std::optional<int64_t> src_device = rows.optional_int64(11);
+      std::optional<int64_t> dst_device = rows.optional_int64(12);
+      op.device =
+          is_device_memory(dst_memory) || !is_device_memory(src_memory) ? dst_device : src_device;
+      if (!op.device) op.device = dst_device ? dst_device : src_device;
+      op.stream = rows.optional_int64(13);
+      set_times(op, rows.optional_int64(14), rows.optional_int64(15), rows.optional_int64(16));
+      uint32_t index = add_op(op);
+      if (src) {
+        Access read;
+        read.location = *src;
+        read.reads = read.known_read = true;
+        read.bytes = bytes;
+        add_access(index, read);
+      }
+      if (dst) {
+        Access write;
+        write.location = *dst;
+        write.writes = true;
+        write.bytes = bytes;
+        pending_writes_.emplace_back(pending_.size(), rows.optional_int64(6));
+        add_access(index, write);
+      }
+    }
+  }
+
+  void read_memsets() {
+    Statement rows = db_.prepare(
+        "SELECT id, bytes, alloc_id, alloc_offset, address, memory, device, stream, "
+        "api_start_ns, gpu_start_ns, gpu_end_ns FROM memsets");
+    while (rows.step()) {
+      int64_t bytes = rows.int64(1);
+      std::optional<uint32_t> dst =
+          endpoint(rows.optional_int64(2), rows.optional_int64(4), bytes,
+                   static_cast<MemoryKind>(rows.int64(5)), rows.optional_int64(6));
+      Op op;
+      op.kind = OpKind::Memset;
+      op.source_id = rows.int64(0);
+      op.bytes = bytes;
+      op.device = rows.optional_int64(6);
+      op.stream = rows.optional_int64(7);
+      set_times(op, rows.optional_int64(8), rows.optional_int64(9), rows.optional_int64(10));
+      uint32_t index = add_op(op);
+      if (dst) {
+        Access write;
+        write.location = *dst;
+        write.writes = true;
+        write.bytes = bytes;
+        pending_writes_.emplace_back(pending_.size(), rows.optional_int64(3));
+        add_access(index, write);
+      }
+    }
+  }
+
+  void read_kernels() {
+    Statement rows = db_.prepare(
+        "SELECT id, coalesce(demangled_id, name_id), device, stream, api_start_ns, "
+        "gpu_start_ns, gpu_end_ns FROM kernels ORDER BY id");
+    while (rows.step()) {
+      Op op;
+      op.kind = OpKind::Kernel;
+      op.arguments_unknown = true;  // until a kernel_args row says otherwise
+      op.source_id = rows.int64(0);
+      op.name_id = rows.is_null(1) ? 0 : rows.int64(1);
+      op.device = rows.optional_int64(2);
+      op.stream = rows.optional_int64(3);
+      set_times(op, rows.optional_int64(4), rows.optional_int64(5), rows.optional_int64(6));
+      kernel_ids_.push_back(op.source_id);
+      kernel_ops_.push_back(add_op(op));
+      if (op.name_id != 0) out_.names.emplace(op.name_id, std::string());
+    }
+    Statement names = db_.prepare("SELECT id, text FROM strings");
+    while (names.step()) {
+      auto found = out_.names.find(names.int64(0));
+      if (found != out_.names.end()) found->second = names.text(1);
+    }
+  }
+
+  // The op of a kernel row; kernel ids are usually consecutive, so the
+  // position is found directly, else by binary search.
+  std::optional<uint32_t> kernel_op(int64_t kernel_id) const {
+    if (kernel_ids_.empty()) return std::nullopt;
+    int64_t first = kernel_ids_.front();
+    if (kernel_id >= first && kernel_id - first < static_cast<int64_t>(kernel_ids_.size()) &&
+        kernel_ids_[kernel_id - first] == kernel_id) {
+      return kernel_ops_[kernel_id - first];
+    }
+    auto found = std::lower_bound(kernel_ids_.begin(), kernel_ids_.end(), kernel_id);
+    if (found == kernel_ids_.end() || *found != kernel_id) return std::nullopt;
+    return kernel_ops_[found - kernel_ids_.begin()];
+  }
+
+  void add_kernel_accesses(const std::vector<RawArgument>& arguments) {
+    for (const RawArgument& argument : arguments) {
+      std::optional<uint32_t> kernel = kernel_op(argument.kernel_id);
+      if (!kernel) continue;
+      out_.ops[*kernel].arguments_unknown = false;
+      if (!argument.points_into_allocation) continue;
+      auto location = alloc_locations_.find(argument.alloc_id);
+      if (location == alloc_locations_.end()) continue;
+      auto access_kind = argument.access;
+      auto source = argument.source;
+      Access access;
+      access.location = location->second;
+      // An argument of unknown access is assumed read-write (DESIGN.md).
+      access.reads = access_kind != AccessKind::Write;
+      access.writes = access_kind != AccessKind::Read;
+      access.known_read = access_kind == AccessKind::Read ||
+                          (access_kind == AccessKind::ReadWrite &&
+                           source != AccessSource::Assumed && source != AccessSource::None);
+      add_access(*kernel, access);
+    }
+  }
+
+  void read_stream_events() {
+    Statement rows =
+        db_.prepare("SELECT kind, event_handle, stream, device, ns FROM stream_events");
+    while (rows.step()) {
+      StreamEvent event;
+      event.kind = static_cast<StreamEventKind>(rows.int64(0));
+      event.handle = rows.int64(1);
+      event.stream = rows.optional_int64(2);
+      event.device = rows.optional_int64(3);
+      event.ns = rows.int64(4);
+      out_.stream_events.push_back(event);
+    }
+  }
+
+  void read_syncs() {
+    Statement rows =
+        db_.prepare("SELECT kind, device, stream, event_handle, start_ns, end_ns FROM syncs");
+    while (rows.step()) {
+      SyncPoint sync;
+      sync.kind = static_cast<SyncKind>(rows.int64(0));
+      sync.device = rows.optional_int64(1);
+      sync.stream = rows.optional_int64(2);
+      sync.event_handle = rows.optional_int64(3);
+      sync.start_ns = rows.int64(4);
+      sync.end_ns = rows.int64(5);
+      out_.syncs.push_back(sync);
+    }
+  }
+
+  // Whole-location writes can only be decided once every copy has been read,
+  // because an unknown region grows to the largest copy that touches it.
+  void group_accesses() {
+    for (auto [position, offset] : pending_writes_) {
+      Access& write = pending_[position].second;
+      write.whole = covers(write.location, offset, write.bytes);
+    }
+    out_.access_begin.assign(out_.ops.size() + 1, 0);
+    for (const auto& [op, access] : pending_) ++out_.access_begin[op + 1];
+    for (size_t i = 1; i < out_.access_begin.size(); ++i) {
+      out_.access_begin[i] += out_.access_begin[i - 1];
+    }
+    out_.accesses.resize(pending_.size());
+    std::vector<uint32_t> fill(out_.access_begin.begin(), out_.access_begin.end() - 1);
+    for (const auto& [op, access] : pending_) out_.accesses[fill[op]++] = access;
+    pending_.clear();
+    pending_.shrink_to_fit();
+  }
+
+  Database& db_;
+  TraceOps out_;
+  std::unordered_map<int64_t, uint32_t> alloc_locations_;
+  std::vector<int64_t> kernel_ids_;   // ascending
+  std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_
+  std::unordered_map<int64_t, uint32_t> unknown_locations_;
+  std::vector<std::pair<uint32_t, Access>> pending_;
+  // Writes of copies and memsets (position in pending_, offset in the location).
+  std::vector<std::pair<size_t, std::optional<int64_t>>> pending_writes_;
+};
+
+}  // namespace
+
+TraceOps read_trace_ops(Database& db) { return Reader(db).read(); }
+
+}  // namespace apptracer::dvdg

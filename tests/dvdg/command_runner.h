@@ -1,0 +1,43 @@
+// Runs the real `apptracer` binary, as a user would, and captures what it says.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace apptracer::dvdg {
+
+struct CommandOutput {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// `arguments` is appended to the binary path as shell words; `environment`
+// (like "PATH=/x") is set for that one command.
+inline CommandOutput run_apptracer(const std::string& arguments,
+                                   const std::string& environment = "") {
+  std::string out_path = ::testing::TempDir() + "apptracer_stdout.txt";
+  std::string err_path = ::testing::TempDir() + "apptracer_stderr.txt";
+  std::string command = environment + " " + std::string(APPTRACER_BIN) + " " + arguments + " >" +
+                        out_path + " 2>" + err_path;
+  int status = std::system(command.c_str());
+  CommandOutput output;
+  output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  output.out = read_file(out_path);
+  output.err = read_file(err_path);
+  return output;
+}
+
+}  // namespace apptracer::dvdg

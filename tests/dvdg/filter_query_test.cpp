@@ -1,0 +1,208 @@
+// Filters that make big graphs readable, and the --why / --consumers queries.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "command_runner.h"
+#include "dvdg_fixture.h"
+#include "graph_view.h"
+#include "queries.h"
+
+namespace apptracer::dvdg {
+namespace {
+
+class Filters : public DvdgTest {
+ public:
+  std::vector<std::string> shown(const Graph& graph, const ViewFilter& filter) const {
+    GraphView view = make_view(graph, filter);
+    std::vector<std::string> texts;
+    for (const ViewEdge& edge : view.edges) {
+      std::string text = value_name(graph, edge.src_value) + " -> " +
+                         value_name(graph, edge.dst_value) + " [" +
+                         op_name(graph, graph.edges[edge.edge].op);
+      uint32_t repeats = view.repeats[graph.edges[edge.edge].op];
+      if (repeats > 1) text += " x " + std::to_string(repeats);
+      texts.push_back(text + "]");
+    }
+    return texts;
+  }
+
+  // h -> d, d -> o (accumulate, o zeroed first), o -> r, three times.
+  void add_loop(int iterations) {
+    int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+    int64_t r = buffer("r", AllocKind::PageableHost, 0x2000, 256);
+    int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+    int64_t o = buffer("o", AllocKind::Device, 0x7f0000001000, 256);
+    testing::MemsetRow zero;
+    zero.alloc_id = o;
+    zero.bytes = 256;
+    zero.stream = 7;
+    zero.api_start_ns = 50;
+    trace_->add(zero);
+    for (int64_t i = 0; i < iterations; ++i) {
+      int64_t t = 100 + 100 * i;
+      copy(CopyKind::HtoD, h, d, 256, t);
+      kernel("accumulate",
+             {{d, AccessKind::Read, AccessSource::ConstSignature},
+              {o, AccessKind::ReadWrite, AccessSource::Assumed}},
+             t + 20);
+      copy(CopyKind::DtoH, o, r, 256, t + 40);
+    }
+  }
+};
+
+using Edges = std::vector<std::string>;
+
+TEST_F(Filters, CollapseFoldsRepeatedIterationsIntoTheFirst) {
+  add_loop(3);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.collapse_iterations = true;
+  EXPECT_EQ(shown(graph, filter), (Edges{
+                                      "h:0 -> d:1 [HtoD copy x 3]",
+                                      "d:1 -> o:2 [accumulate x 3]",
+                                      "o:1 -> o:2 [accumulate x 3]",
+                                      "o:2 -> r:1 [DtoH copy x 3]",
+                                  }));
+}
+
+TEST_F(Filters, CollapseKeepsWhatFollowsTheLoopConnected) {
+  add_loop(2);
+  int64_t r2 = buffer("r2", AllocKind::PageableHost, 0x9000, 256);
+  copy(CopyKind::DtoH, 4, r2, 256, 1000);  // reads o after the loop
+  Graph graph = build();
+  ViewFilter filter;
+  filter.collapse_iterations = true;
+  // The last iteration's o stands as the first iteration's o:2.
+  EXPECT_EQ(shown(graph, filter), (Edges{
+                                      "h:0 -> d:1 [HtoD copy x 2]",
+                                      "d:1 -> o:2 [accumulate x 2]",
+                                      "o:1 -> o:2 [accumulate x 2]",
+                                      "o:2 -> r:1 [DtoH copy x 2]",
+                                      "o:2 -> r2:1 [DtoH copy]",
+                                  }));
+}
+
+TEST_F(Filters, TimeWindowKeepsOperationsInsideIt) {
+  add_loop(3);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.from_ns = 200;  // the second iteration's ops run 205..255
+  filter.to_ns = 260;
+  EXPECT_EQ(shown(graph, filter), (Edges{
+                                      "h:0 -> d:2 [HtoD copy]",
+                                      "d:2 -> o:3 [accumulate]",
+                                      "o:2 -> o:3 [accumulate]",
+                                      "o:3 -> r:2 [DtoH copy]",
+                                  }));
+}
+
+TEST_F(Filters, NvtxRangeSelectsTheOperationsIssuedInsideIt) {
+  add_loop(3);
+  testing::NvtxRangeRow range;
+  range.name = "step 3";
+  range.start_ns = 290;
+  range.end_ns = 350;
+  trace_->add(range);
+  CommandOutput result = run_apptracer("dvdg --no-store " + path_ + " --nvtx 'step 3' --json -");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("\"version\":4"), std::string::npos);  // o:4
+  EXPECT_EQ(result.out.find("\"version\":2"), std::string::npos);
+  CommandOutput missing = run_apptracer("dvdg --no-store " + path_ + " --nvtx nowhere --json -");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_EQ(missing.err, "apptracer: no NVTX range named 'nowhere' in the trace\n");
+}
+
+TEST_F(Filters, AllocationFilterKeepsEdgesTouchingIt) {
+  add_vector_add(*this);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.alloc_ids = {2};  // b_h
+  EXPECT_EQ(shown(graph, filter), (Edges{"b_h:0 -> b_d:1 [HtoD copy]"}));
+}
+
+TEST_F(Filters, DeviceFilterKeepsOperationsOnThatDevice) {
+  add_vector_add(*this);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.device = 0;
+  EXPECT_EQ(shown(graph, filter).size(), 5u);
+  filter.device = 1;
+  EXPECT_TRUE(shown(graph, filter).empty());
+}
+
+TEST_F(Filters, MinimumSizeDropsSmallValues) {
+  int64_t small_h = buffer("small_h", AllocKind::PageableHost, 0x1000, 16);
+  int64_t big_h = buffer("big_h", AllocKind::PageableHost, 0x2000, 1 << 20);
+  int64_t small_d = buffer("small_d", AllocKind::Device, 0x7f0000000000, 16);
+  int64_t big_d = buffer("big_d", AllocKind::Device, 0x7f0000100000, 1 << 20);
+  copy(CopyKind::HtoD, small_h, small_d, 16, 100);
+  copy(CopyKind::HtoD, big_h, big_d, 1 << 20, 200);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.min_bytes = 4096;
+  EXPECT_EQ(shown(graph, filter), (Edges{"big_h:0 -> big_d:1 [HtoD copy]"}));
+}
+
+TEST_F(DvdgTest, WhyPrintsTheChainThatProducedAValue) {
+  VectorAdd ids = add_vector_add(*this);
+  (void)ids;
+  Graph graph = build();
+  uint32_t s_h = resolve_value(graph, "0x5010");  // inside s_h: its latest version
+  EXPECT_EQ(value_name(graph, s_h), "s_h:1");
+  std::ostringstream out;
+  print_why(graph, s_h, out);
+  std::string text = out.str();
+  EXPECT_NE(text.find("produced by 4 operation(s)"), std::string::npos) << text;
+  // In program order: both copies, the kernel, the copy back.
+  size_t a = text.find("HtoD copy"), k = text.find("kernel vector_add"), d = text.find("DtoH copy");
+  EXPECT_LT(a, k);
+  EXPECT_LT(k, d);
+  EXPECT_NE(d, std::string::npos);
+}
+
+TEST_F(DvdgTest, WhyPointsAtAReadOfUninitializedMemory) {
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128);
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128);
+  copy(CopyKind::DtoH, d, h, 128, 100);
+  Graph graph = build();
+  std::ostringstream out;
+  print_why(graph, resolve_value(graph, "0x1000"), out);
+  EXPECT_EQ(out.str(),
+            "v3: alloc #2 pageable host, 0x1000, 128 B, version 1\n"
+            "produced by 1 operation(s), in program order:\n"
+            "  op 3: DtoH copy at 105 ns (stream 7)\n"
+            "    reads v1: alloc #1 device (device 0), 0x7f0000000000, 128 B, version 0 (read "
+            "uninitialized)"
+            "  <- UNINITIALIZED\n"
+            "    writes v3: alloc #2 pageable host, 0x1000, 128 B, version 1\n");
+}
+
+TEST_F(DvdgTest, ConsumersListsTheOperationsThatReadAValue) {
+  add_vector_add(*this);
+  Graph graph = build();
+  uint32_t a_d = resolve_value(graph, "0x7f0000000000");
+  std::ostringstream out;
+  print_consumers(graph, a_d, out);
+  EXPECT_NE(out.str().find("read by 1 operation(s)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("kernel vector_add"), std::string::npos);
+  EXPECT_NE(out.str().find("writes v"), std::string::npos);
+}
+
+TEST_F(DvdgTest, QueriesThroughTheCommandLine) {
+  add_vector_add(*this);
+  CommandOutput why = run_apptracer("dvdg " + path_ + " --why 0x5000");
+  ASSERT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_NE(why.out.find("vector_add"), std::string::npos);
+  CommandOutput consumers = run_apptracer("dvdg " + path_ + " --consumers v1");
+  ASSERT_EQ(consumers.exit_code, 0) << consumers.err;
+  CommandOutput unknown = run_apptracer("dvdg " + path_ + " --why v999");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_EQ(unknown.err.find("apptracer: no value 'v999'"), 0u) << unknown.err;
+  CommandOutput nowhere = run_apptracer("dvdg " + path_ + " --why 0x42");
+  EXPECT_NE(nowhere.exit_code, 0);
+  EXPECT_EQ(nowhere.err, "apptracer: no allocation or copied region contains 0x42\n");
+}
+
+}  // namespace
+}  // namespace apptracer::dvdg

@@ -1,0 +1,377 @@
+// Golden graphs: each trace is small enough to state every expected edge.
+#include <gtest/gtest.h>
+
+#include "dvdg_fixture.h"
+
+namespace apptracer::dvdg {
+namespace {
+
+using Edges = std::vector<std::string>;
+
+TEST_F(DvdgTest, VectorAddGivesExactlyTheEdgesOfFigure61) {
+  add_vector_add(*this);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "a_h:0 -> a_d:1 [HtoD copy]",
+                              "b_h:0 -> b_d:1 [HtoD copy]",
+                              "a_d:1 -> s_d:1 [vector_add]",
+                              "b_d:1 -> s_d:1 [vector_add]",
+                              "s_d:1 -> s_h:1 [DtoH copy]",
+                          }));
+  for (const Value& value : graph.values) EXPECT_FALSE(value.read_uninitialized);
+}
+
+// Traces from before kernel arguments were captured: the kernel has no
+// edges, and since it may have written s_d, reading s_d is not reported as
+// a read of uninitialized memory.
+TEST_F(DvdgTest, KernelWithoutCapturedArgumentsHasNoEdgesAndHidesNoBug) {
+  add_vector_add(*this, /*with_kernel_args=*/false);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "a_h:0 -> a_d:1 [HtoD copy]",
+                              "b_h:0 -> b_d:1 [HtoD copy]",
+                              "s_d:0 -> s_h:1 [DtoH copy]",
+                          }));
+  size_t opaque = 0;
+  for (const Op& op : graph.ops) opaque += op.arguments_unknown;
+  EXPECT_EQ(opaque, 1u);
+}
+
+TEST_F(DvdgTest, MemoryAllocatedAfterAnUncapturedKernelIsStillUninitialized) {
+  kernel("opaque", {}, 50);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128, /*alloc_ns=*/60);
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128, /*alloc_ns=*/70);
+  copy(CopyKind::DtoH, d, h, 128, 100);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{"d:0 -> h:1 [DtoH copy] (uninitialized)"}));
+}
+
+TEST_F(DvdgTest, PartialCopyDependsOnTheNewDataAndTheRestOfThePreviousVersion) {
+  int64_t low = buffer("low_h", AllocKind::PinnedHost, 0x1000, 512);
+  int64_t high = buffer("high_h", AllocKind::PinnedHost, 0x2000, 512);
+  int64_t out = buffer("out_h", AllocKind::PinnedHost, 0x3000, 1024);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 1024);
+  copy(CopyKind::HtoD, low, d, 512, 100, 7, /*dst_offset=*/0);
+  copy(CopyKind::HtoD, high, d, 512, 200, 7, /*dst_offset=*/512);
+  copy(CopyKind::DtoH, d, out, 1024, 300);
+  Graph graph = build();
+  // The first half-copy keeps nothing: the rest of d held no data yet.
+  EXPECT_EQ(edges(graph), (Edges{
+                              "low_h:0 -> d:1 [HtoD copy]",
+                              "high_h:0 -> d:2 [HtoD copy]",
+                              "d:1 -> d:2 [HtoD copy] (carry)",
+                              "d:2 -> out_h:1 [DtoH copy]",
+                          }));
+  const Edge& carry = graph.edges[2];
+  EXPECT_EQ(carry.bytes, 512);
+}
+
+TEST_F(DvdgTest, BufferReusedAcrossIterationsGetsOneVersionPerWrite) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+  int64_t r = buffer("r", AllocKind::PageableHost, 0x2000, 256);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+  int64_t o = buffer("o", AllocKind::Device, 0x7f0000001000, 256);
+  testing::MemsetRow zero;
+  zero.alloc_id = o;
+  zero.alloc_offset = 0;
+  zero.address = 0x7f0000001000;
+  zero.bytes = 256;
+  zero.stream = 7;
+  zero.api_start_ns = 50;
+  trace_->add(zero);
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t t = 100 + 100 * i;
+    copy(CopyKind::HtoD, h, d, 256, t);
+    kernel("accumulate",
+           {{d, AccessKind::Read, AccessSource::ConstSignature},
+            {o, AccessKind::ReadWrite, AccessSource::Assumed}},
+           t + 20);
+    copy(CopyKind::DtoH, o, r, 256, t + 40);
+  }
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d:1 [HtoD copy]",
+                              "d:1 -> o:2 [accumulate]",
+                              "o:1 -> o:2 [accumulate]",
+                              "o:2 -> r:1 [DtoH copy]",
+                              "h:0 -> d:2 [HtoD copy]",
+                              "d:2 -> o:3 [accumulate]",
+                              "o:2 -> o:3 [accumulate]",
+                              "o:3 -> r:2 [DtoH copy]",
+                              "h:0 -> d:3 [HtoD copy]",
+                              "d:3 -> o:4 [accumulate]",
+                              "o:3 -> o:4 [accumulate]",
+                              "o:4 -> r:3 [DtoH copy]",
+                          }));
+}
+
+// Stream 1 copies into x, but its GPU work starts late; stream 2's kernel
+// has no GPU timestamps, so by time alone it would run first and read x
+// before it was written. The event orders it after the copy.
+class TwoStreams : public DvdgTest {
+ public:
+  void add_trace(bool with_event) {
+    int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 64);
+    int64_t x = buffer("x", AllocKind::Device, 0x7f0000000000, 64);
+    int64_t y = buffer("y", AllocKind::Device, 0x7f0000001000, 64);
+    testing::MemcpyRow produce;
+    produce.kind = CopyKind::HtoD;
+    produce.bytes = 64;
+    produce.src_alloc_id = h;
+    produce.dst_alloc_id = x;
+    produce.src_memory = MemoryKind::Pinned;
+    produce.stream = 1;
+    produce.is_async = true;
+    produce.api_start_ns = 100;
+    produce.gpu_start_ns = 1000;
+    produce.gpu_end_ns = 2000;
+    trace_->add(produce);
+    if (with_event) {
+      testing::StreamEventRow record;
+      record.kind = StreamEventKind::Record;
+      record.event_handle = 0xe1;
+      record.stream = 1;
+      record.ns = 110;
+      trace_->add(record);
+      testing::StreamEventRow wait = record;
+      wait.kind = StreamEventKind::Wait;
+      wait.stream = 2;
+      wait.ns = 120;
+      trace_->add(wait);
+    }
+    testing::KernelRow consume;
+    consume.demangled_name = "consume";
+    consume.stream = 2;
+    consume.api_start_ns = 130;
+    int64_t k = trace_->add(consume);
+    testing::KernelArgRow in;
+    in.kernel_id = k;
+    in.alloc_id = x;
+    in.access = AccessKind::Read;
+    in.access_source = AccessSource::ConstSignature;
+    trace_->add(in);
+    testing::KernelArgRow out = in;
+    out.param_index = 1;
+    out.alloc_id = y;
+    out.access = AccessKind::ReadWrite;
+    out.access_source = AccessSource::Assumed;
+    trace_->add(out);
+  }
+};
+
+TEST_F(TwoStreams, EventOrdersTheConsumerAfterTheProducer) {
+  add_trace(/*with_event=*/true);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> x:1 [HtoD copy]",
+                              "x:1 -> y:1 [consume]",
+                          }));
+}
+
+TEST_F(TwoStreams, WithoutTheEventTimestampsAloneWouldReadUninitializedMemory) {
+  add_trace(/*with_event=*/false);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "x:0 -> y:1 [consume] (uninitialized)",
+                              "h:0 -> x:1 [HtoD copy]",
+                          }));
+}
+
+TEST_F(TwoStreams, StreamSynchronizationAlsoOrdersThem) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 64);
+  int64_t x = buffer("x", AllocKind::Device, 0x7f0000000000, 64);
+  int64_t y = buffer("y", AllocKind::Device, 0x7f0000001000, 64);
+  testing::MemcpyRow produce;
+  produce.bytes = 64;
+  produce.src_alloc_id = h;
+  produce.dst_alloc_id = x;
+  produce.stream = 1;
+  produce.api_start_ns = 100;
+  produce.gpu_start_ns = 1000;
+  produce.gpu_end_ns = 2000;
+  trace_->add(produce);
+  testing::SyncRow sync;
+  sync.kind = SyncKind::Stream;
+  sync.stream = 1;
+  sync.start_ns = 110;
+  sync.end_ns = 120;
+  trace_->add(sync);
+  kernel("consume",
+         {{x, AccessKind::Read, AccessSource::ConstSignature},
+          {y, AccessKind::Write, AccessSource::Sanitizer}},
+         130, /*stream=*/2, /*gpu_start=*/140);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> x:1 [HtoD copy]",
+                              "x:1 -> y:1 [consume]",
+                          }));
+}
+
+TEST_F(DvdgTest, ReadOfUninitializedDeviceMemoryIsFlagged) {
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128);
+  int64_t o = buffer("o", AllocKind::Device, 0x7f0000001000, 128);
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128);
+  kernel("use_garbage",
+         {{d, AccessKind::Read, AccessSource::ConstSignature},
+          {o, AccessKind::ReadWrite, AccessSource::Assumed}},
+         100);
+  copy(CopyKind::DtoH, o, h, 128, 200);
+  Graph graph = build();
+  // The assumed read of o's version 0 adds nothing; the const read of d is a bug.
+  EXPECT_EQ(edges(graph), (Edges{
+                              "d:0 -> o:1 [use_garbage] (uninitialized)",
+                              "o:1 -> h:1 [DtoH copy]",
+                          }));
+  size_t flagged_values = 0;
+  for (const Value& value : graph.values) flagged_values += value.read_uninitialized;
+  EXPECT_EQ(flagged_values, 1u);
+  size_t flagged_ops = 0;
+  for (const Op& op : graph.ops) flagged_ops += op.reads_uninitialized;
+  EXPECT_EQ(flagged_ops, 1u);
+}
+
+TEST_F(DvdgTest, FreedValuesAreMarkedAndUnknownHostRegionsAreValues) {
+  testing::AllocationRow row;
+  row.address = 0x7f0000000000;
+  row.bytes = 64;
+  row.alloc_ns = 10;
+  row.free_ns = 500;
+  int64_t d = trace_->add(row);
+  names_[d] = "d";
+  testing::MemcpyRow in;
+  in.bytes = 64;
+  in.src_address = 0x9000;  // host memory the tracer did not see allocated
+  in.dst_alloc_id = d;
+  in.dst_address = 0x7f0000000000;
+  in.stream = 7;
+  in.api_start_ns = 100;
+  trace_->add(in);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{"region@0x9000:0 -> d:1 [HtoD copy]"}));
+  const Value& written = graph.values[graph.edges[0].dst_value];
+  ASSERT_NE(written.freed_by_op, Value::kNoOp);
+  EXPECT_EQ(graph.ops[written.freed_by_op].kind, OpKind::Free);
+  EXPECT_FALSE(graph.locations[graph.values[graph.edges[0].src_value].location].alloc_id);
+}
+
+TEST_F(DvdgTest, PartialMemsetKeepsTheRestAndFullMemsetReplacesIt) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+  copy(CopyKind::HtoD, h, d, 256, 100);
+  testing::MemsetRow half;
+  half.alloc_id = d;
+  half.alloc_offset = 128;
+  half.bytes = 128;
+  half.stream = 7;
+  half.api_start_ns = 200;
+  trace_->add(half);
+  testing::MemsetRow whole = half;
+  whole.alloc_offset = 0;
+  whole.bytes = 256;
+  whole.api_start_ns = 300;
+  trace_->add(whole);
+  copy(CopyKind::DtoH, d, h, 256, 400);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d:1 [HtoD copy]",
+                              "d:1 -> d:2 [memset] (carry)",
+                              "d:3 -> h:1 [DtoH copy]",
+                          }));
+}
+
+TEST_F(DvdgTest, ArgumentsIntoTheSameAllocationAreOneAccess) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+  copy(CopyKind::HtoD, h, d, 256, 100);
+  // in_place(const float* in, float* out) called with in == out + 16.
+  kernel("in_place",
+         {{d, AccessKind::Read, AccessSource::ConstSignature},
+          {d, AccessKind::Write, AccessSource::Sanitizer}},
+         200);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d:1 [HtoD copy]",
+                              "d:1 -> d:2 [in_place]",
+                          }));
+}
+
+TEST_F(TwoStreams, AReusedEventOrdersAfterItsLatestRecord) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 64);
+  int64_t x = buffer("x", AllocKind::Device, 0x7f0000000000, 64);
+  int64_t y = buffer("y", AllocKind::Device, 0x7f0000001000, 64);
+  testing::StreamEventRow record;
+  record.event_handle = 0xe1;
+  record.stream = 1;
+  record.ns = 50;  // an earlier use of the same event, before x was written
+  trace_->add(record);
+  testing::MemcpyRow produce;
+  produce.bytes = 64;
+  produce.src_alloc_id = h;
+  produce.dst_alloc_id = x;
+  produce.stream = 1;
+  produce.api_start_ns = 100;
+  produce.gpu_start_ns = 1000;
+  produce.gpu_end_ns = 2000;
+  trace_->add(produce);
+  record.ns = 110;
+  trace_->add(record);
+  testing::StreamEventRow wait = record;
+  wait.kind = StreamEventKind::Wait;
+  wait.stream = 2;
+  wait.ns = 120;
+  trace_->add(wait);
+  kernel("consume",
+         {{x, AccessKind::Read, AccessSource::ConstSignature},
+          {y, AccessKind::Write, AccessSource::Sanitizer}},
+         130, /*stream=*/2, /*gpu_start=*/140);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> x:1 [HtoD copy]",
+                              "x:1 -> y:1 [consume]",
+                          }));
+}
+
+TEST_F(TwoStreams, DeviceSynchronizationOrdersEveryStream) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 64);
+  int64_t x = buffer("x", AllocKind::Device, 0x7f0000000000, 64);
+  int64_t y = buffer("y", AllocKind::Device, 0x7f0000001000, 64);
+  testing::MemcpyRow produce;
+  produce.bytes = 64;
+  produce.src_alloc_id = h;
+  produce.dst_alloc_id = x;
+  produce.stream = 1;
+  produce.api_start_ns = 100;
+  produce.gpu_start_ns = 1000;
+  produce.gpu_end_ns = 2000;
+  trace_->add(produce);
+  testing::SyncRow sync;
+  sync.kind = SyncKind::Device;
+  sync.device = 0;
+  sync.start_ns = 110;
+  sync.end_ns = 2010;
+  trace_->add(sync);
+  kernel("consume",
+         {{x, AccessKind::Read, AccessSource::ConstSignature},
+          {y, AccessKind::Write, AccessSource::Sanitizer}},
+         2100, /*stream=*/2, /*gpu_start=*/150);  // a GPU clock that disagrees
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> x:1 [HtoD copy]",
+                              "x:1 -> y:1 [consume]",
+                          }));
+}
+
+TEST_F(DvdgTest, OperationsAreInProgramOrder) {
+  add_vector_add(*this);
+  Graph graph = build();
+  std::vector<std::string> kinds;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (graph.ops[op].kind == OpKind::Copy || graph.ops[op].kind == OpKind::Kernel) {
+      kinds.push_back(op_name(graph, op));
+    }
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"HtoD copy", "HtoD copy", "vector_add", "DtoH copy"}));
+}
+
+}  // namespace
+}  // namespace apptracer::dvdg
