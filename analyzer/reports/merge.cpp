@@ -1,0 +1,520 @@
+#include "merge.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "apptracer/schema.h"
+#include "apptracer/sqlite.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+// How a column's values change on the way into the merged trace.
+enum class IdSpace { None, RowId, Correlation, Tid, Stream, Device, String };
+
+struct ColumnRule {
+  const char* column;
+  IdSpace space;
+  const char* row_table = nullptr;  // RowId: whose ids the column holds
+};
+
+struct TableRule {
+  const char* table;
+  std::vector<ColumnRule> columns;  // columns that are remapped; others are copied
+};
+
+// Per-process tables in dependency order (a table's references come first).
+const std::vector<TableRule>& table_rules() {
+  static const std::vector<TableRule> rules = {
+      {"threads", {{"tid", IdSpace::Tid}}},
+      {"api_calls",
+       {{"id", IdSpace::RowId, "api_calls"}, {"correlation_id", IdSpace::Correlation},
+        {"parent_correlation_id", IdSpace::Correlation}, {"name_id", IdSpace::String},
+        {"tid", IdSpace::Tid}, {"device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
+      {"allocations",
+       {{"id", IdSpace::RowId, "allocations"}, {"device", IdSpace::Device},
+        {"alloc_correlation_id", IdSpace::Correlation}, {"alloc_tid", IdSpace::Tid},
+        {"free_correlation_id", IdSpace::Correlation}}},
+      {"memcpys",
+       {{"id", IdSpace::RowId, "memcpys"}, {"call_correlation_id", IdSpace::Correlation},
+        {"src_alloc_id", IdSpace::RowId, "allocations"},
+        {"dst_alloc_id", IdSpace::RowId, "allocations"}, {"src_device", IdSpace::Device},
+        {"dst_device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
+      {"memsets",
+       {{"id", IdSpace::RowId, "memsets"}, {"call_correlation_id", IdSpace::Correlation},
+        {"alloc_id", IdSpace::RowId, "allocations"}, {"device", IdSpace::Device},
+        {"stream", IdSpace::Stream}}},
+      {"kernels",
+       {{"id", IdSpace::RowId, "kernels"}, {"call_correlation_id", IdSpace::Correlation},
+        {"name_id", IdSpace::String}, {"demangled_id", IdSpace::String},
+        {"device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
+      {"kernel_args",
+       {{"kernel_id", IdSpace::RowId, "kernels"}, {"alloc_id", IdSpace::RowId, "allocations"}}},
+      {"syncs",
+       {{"id", IdSpace::RowId, "syncs"}, {"call_correlation_id", IdSpace::Correlation},
+        {"device", IdSpace::Device}, {"stream", IdSpace::Stream}, {"tid", IdSpace::Tid}}},
+      {"stream_events",
+       {{"id", IdSpace::RowId, "stream_events"}, {"call_correlation_id", IdSpace::Correlation},
+        {"stream", IdSpace::Stream}, {"device", IdSpace::Device}}},
+      {"um_events",
+       {{"id", IdSpace::RowId, "um_events"}, {"alloc_id", IdSpace::RowId, "allocations"},
+        {"src_device", IdSpace::Device}, {"dst_device", IdSpace::Device}}},
+      {"mem_advice",
+       {{"id", IdSpace::RowId, "mem_advice"}, {"call_correlation_id", IdSpace::Correlation},
+        {"alloc_id", IdSpace::RowId, "allocations"}}},
+      {"nvtx_ranges",
+       {{"id", IdSpace::RowId, "nvtx_ranges"}, {"name_id", IdSpace::String},
+        {"tid", IdSpace::Tid}, {"domain_id", IdSpace::String}}},
+  };
+  return rules;
+}
+
+constexpr const char* kMergeTables = R"sql(
+CREATE TABLE processes (
+  process_id   INTEGER PRIMARY KEY,
+  pid          INTEGER,
+  ppid         INTEGER,
+  host         TEXT,
+  command_line TEXT,
+  status       TEXT,
+  source       TEXT
+);
+CREATE TABLE process_meta (
+  process_id INTEGER NOT NULL REFERENCES processes(process_id),
+  key        TEXT NOT NULL,
+  value      TEXT,
+  PRIMARY KEY (process_id, key)
+);
+CREATE TABLE merge_offsets (
+  process_id INTEGER NOT NULL REFERENCES processes(process_id),
+  id_space   TEXT NOT NULL,
+  offset     INTEGER NOT NULL,
+  PRIMARY KEY (process_id, id_space)
+);
+CREATE TABLE merge_devices (
+  process_id INTEGER NOT NULL REFERENCES processes(process_id),
+  ordinal    INTEGER NOT NULL,
+  device     INTEGER NOT NULL REFERENCES devices(id),
+  PRIMARY KEY (process_id, ordinal)
+);
+)sql";
+
+std::vector<std::string> table_columns(Database& db, const std::string& table) {
+  std::vector<std::string> columns;
+  Statement info = db.prepare("PRAGMA table_info(" + table + ")");
+  while (info.step()) columns.push_back(info.text(1));
+  return columns;
+}
+
+std::optional<int64_t> single_value(Database& db, const std::string& sql) {
+  Statement query = db.prepare(sql);
+  return query.step() ? query.optional_int64(0) : std::nullopt;
+}
+
+// Every (table, column) of `db` that holds ids of `space`.
+std::vector<std::pair<std::string, std::string>> columns_in_space(Database& db, IdSpace space) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (const TableRule& rule : table_rules()) {
+    if (!db.has_table(rule.table)) continue;
+    std::vector<std::string> present = table_columns(db, rule.table);
+    for (const ColumnRule& column : rule.columns) {
+      if (column.space != space) continue;
+      if (std::find(present.begin(), present.end(), column.column) != present.end()) {
+        found.emplace_back(rule.table, column.column);
+      }
+    }
+  }
+  return found;
+}
+
+std::set<int64_t> distinct_values(Database& db,
+                                  const std::vector<std::pair<std::string, std::string>>& columns) {
+  std::set<int64_t> values;
+  for (const auto& [table, column] : columns) {
+    Statement rows = db.prepare("SELECT DISTINCT " + column + " FROM " + table + " WHERE " + column +
+                                " IS NOT NULL");
+    while (rows.step()) values.insert(rows.int64(0));
+  }
+  return values;
+}
+
+struct IdRange {
+  std::optional<int64_t> min;
+  std::optional<int64_t> max;
+};
+
+IdRange id_range(Database& db, const std::vector<std::pair<std::string, std::string>>& columns) {
+  IdRange range;
+  for (const auto& [table, column] : columns) {
+    Statement query = db.prepare("SELECT min(" + column + "), max(" + column + ") FROM " + table);
+    if (!query.step() || query.is_null(0)) continue;
+    range.min = std::min(range.min.value_or(INT64_MAX), query.int64(0));
+    range.max = std::max(range.max.value_or(INT64_MIN), query.int64(1));
+  }
+  return range;
+}
+
+IdRange id_range(const std::set<int64_t>& values) {
+  if (values.empty()) return {};
+  return {*values.begin(), *values.rbegin()};
+}
+
+// The shift that puts `source` ids after `merged` ids: none when they already
+// come after (the first process always keeps its ids).
+int64_t shift_after(const IdRange& merged, const IdRange& source) {
+  if (!merged.max || !source.min || *source.min > *merged.max) return 0;
+  return *merged.max - *source.min + 1;
+}
+
+// The shift for ids that keep their values unless two processes share one.
+int64_t shift_on_collision(const std::set<int64_t>& merged, const std::set<int64_t>& source) {
+  for (int64_t value : source) {
+    if (merged.count(value)) return shift_after(id_range(merged), id_range(source));
+  }
+  return 0;
+}
+
+class Merger {
+ public:
+  Merger(Database& out, Progress& progress) : out_(out), progress_(progress) {}
+
+  // The output is a temporary file renamed into place only when complete, so
+  // it needs no journal or syncing; its indexes are built once at the end
+  // instead of row by row.
+  void create_schema() {
+    out_.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
+    with_transaction(out_, [&] {
+      out_.exec(trace_schema_sql());
+      for (const TableRule& rule : table_rules()) {
+        out_.exec(std::string("ALTER TABLE ") + rule.table + " ADD COLUMN process_id INTEGER");
+      }
+      out_.exec(kMergeTables);
+      Statement indexes = out_.prepare(
+          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL");
+      while (indexes.step()) deferred_indexes_.emplace_back(indexes.text(0), indexes.text(1));
+      for (const auto& index : deferred_indexes_) out_.exec("DROP INDEX " + index.first);
+    });
+  }
+
+  void add_process(const std::string& path, int64_t process_id) {
+    Database in = open_trace(path, TraceAccess::ReadOnly);
+    if (in.has_table("processes")) {
+      throw std::runtime_error(path + ": already a merged trace; merge the original traces instead");
+    }
+    process_id_ = process_id;
+    with_transaction(out_, [&] {
+      record_process(in, path);
+      compute_offsets(in);
+      map_devices(in);
+      map_strings(in);
+      for (const TableRule& rule : table_rules()) {
+        if (in.has_table(rule.table)) copy_table(in, rule);
+      }
+    });
+    if (in.has_table("dvdg_ops")) {
+      std::fprintf(stderr, "apptracer: note: %s: DVDG tables are per process and were not merged\n",
+                   path.c_str());
+    }
+  }
+
+  void finish(int64_t processes, bool all_complete) {
+    progress_.update("indexing", 0, 1);
+    with_transaction(out_, [&] {
+      for (const auto& index : deferred_indexes_) out_.exec(index.second);
+    });
+    Statement meta = out_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+    std::string status = all_complete ? kStatusComplete : kStatusRecording;
+    meta.bind(1, std::string("status")).bind(2, status).run();
+    meta.bind(1, std::string("merged_processes")).bind(2, std::to_string(processes)).run();
+  }
+
+  int64_t rows_copied() const { return rows_copied_; }
+
+ private:
+  void record_process(Database& in, const std::string& path) {
+    Statement meta_rows = in.prepare("SELECT key, value FROM meta");
+    Statement insert_meta = out_.prepare("INSERT INTO process_meta VALUES (?, ?, ?)");
+    std::map<std::string, std::string> meta;
+    while (meta_rows.step()) {
+      meta[meta_rows.text(0)] = meta_rows.text(1);
+      insert_meta.bind(1, process_id_).bind(2, meta_rows.text(0)).bind(3, meta_rows.text(1)).run();
+    }
+    auto number = [&](const std::string& key) -> std::optional<int64_t> {
+      try {
+        return meta.count(key) ? std::optional<int64_t>(std::stoll(meta[key])) : std::nullopt;
+      } catch (const std::exception&) {
+        return std::nullopt;
+      }
+    };
+    Statement insert = out_.prepare("INSERT INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, process_id_).bind(2, number("pid")).bind(3, number("ppid"));
+    insert.bind(4, meta["host"]).bind(5, meta["command_line"]).bind(6, meta["status"]);
+    insert.bind(7, path).run();
+  }
+
+  void set_offset(const std::string& space, int64_t offset) {
+    offsets_[space] = offset;
+    Statement insert = out_.prepare("INSERT INTO merge_offsets VALUES (?, ?, ?)");
+    insert.bind(1, process_id_).bind(2, space).bind(3, offset).run();
+  }
+
+  void compute_offsets(Database& in) {
+    // Tables with their own row ids: the rule that maps `id` into its own table.
+    for (const TableRule& rule : table_rules()) {
+      bool has_row_id = std::any_of(rule.columns.begin(), rule.columns.end(), [&](const ColumnRule& c) {
+        return c.space == IdSpace::RowId && std::string(c.column) == "id";
+      });
+      if (!has_row_id) continue;
+      IdRange source_ids;
+      if (in.has_table(rule.table)) source_ids = id_range(in, {{rule.table, "id"}});
+      set_offset(std::string(rule.table) + ".id",
+                 shift_after(id_range(out_, {{rule.table, "id"}}), source_ids));
+    }
+    set_offset("correlation_id",
+               shift_after(id_range(out_, columns_in_space(out_, IdSpace::Correlation)),
+                           id_range(in, columns_in_space(in, IdSpace::Correlation))));
+    set_offset("tid", shift_on_collision(distinct_values(out_, columns_in_space(out_, IdSpace::Tid)),
+                                         distinct_values(in, columns_in_space(in, IdSpace::Tid))));
+    set_offset("stream",
+               shift_on_collision(distinct_values(out_, columns_in_space(out_, IdSpace::Stream)),
+                                  distinct_values(in, columns_in_space(in, IdSpace::Stream))));
+  }
+
+  // A GPU seen before (same UUID) keeps its merged id; a new one keeps its
+  // ordinal when that is free, else takes the next free id.
+  void map_devices(Database& in) {
+    devices_.clear();
+    Statement rows = in.prepare("SELECT id, uuid FROM devices ORDER BY id");
+    Statement insert_map = out_.prepare("INSERT INTO merge_devices VALUES (?, ?, ?)");
+    while (rows.step()) {
+      int64_t ordinal = rows.int64(0);
+      std::string uuid = rows.text(1);
+      std::optional<int64_t> merged_id;
+      if (!uuid.empty()) {
+        Statement same = out_.prepare("SELECT id FROM devices WHERE uuid = ?");
+        same.bind(1, uuid);
+        if (same.step()) merged_id = same.int64(0);
+      }
+      if (!merged_id) {
+        Statement taken = out_.prepare("SELECT 1 FROM devices WHERE id = ?");
+        taken.bind(1, ordinal);
+        merged_id = taken.step() ? single_value(out_, "SELECT max(id) + 1 FROM devices").value()
+                                 : ordinal;
+        copy_device_row(in, ordinal, *merged_id);
+      }
+      devices_[ordinal] = *merged_id;
+      insert_map.bind(1, process_id_).bind(2, ordinal).bind(3, *merged_id).run();
+    }
+  }
+
+  void copy_device_row(Database& in, int64_t ordinal, int64_t merged_id) {
+    std::vector<std::string> wanted = table_columns(out_, "devices");
+    std::vector<std::string> present = table_columns(in, "devices");
+    std::string names;
+    std::string params;
+    std::vector<std::string> columns;
+    for (const std::string& column : wanted) {
+      if (std::find(present.begin(), present.end(), column) == present.end()) continue;
+      columns.push_back(column);
+      names += (names.empty() ? "" : ", ") + column;
+      params += params.empty() ? "?" : ", ?";
+    }
+    Statement source = in.prepare("SELECT " + names + " FROM devices WHERE id = ?");
+    source.bind(1, ordinal);
+    source.step();
+    sqlite3_stmt* insert = prepare_raw("INSERT INTO devices (" + names + ") VALUES (" + params + ")");
+    for (size_t i = 0; i < columns.size(); ++i) {
+      if (columns[i] == "id") {
+        sqlite3_bind_int64(insert, static_cast<int>(i + 1), merged_id);
+      } else {
+        bind_same(insert, static_cast<int>(i + 1), source, static_cast<int>(i));
+      }
+    }
+    step_raw(insert);
+    sqlite3_finalize(insert);
+  }
+
+  void map_strings(Database& in) {
+    strings_.clear();
+    if (merged_strings_.empty()) {
+      Statement existing = out_.prepare("SELECT id, text FROM strings");
+      while (existing.step()) merged_strings_.emplace(existing.text(1), existing.int64(0));
+    }
+    Statement rows = in.prepare("SELECT id, text FROM strings");
+    Statement insert = out_.prepare("INSERT INTO strings(text) VALUES (?)");
+    while (rows.step()) {
+      std::string text = rows.text(1);
+      auto found = merged_strings_.find(text);
+      if (found == merged_strings_.end()) {
+        insert.bind(1, text).run();
+        found = merged_strings_.emplace(text, out_.last_insert_rowid()).first;
+      }
+      strings_[rows.int64(0)] = found->second;
+    }
+  }
+
+  int64_t remap(const ColumnRule& rule, int64_t value) const {
+    switch (rule.space) {
+      case IdSpace::RowId: return value + offsets_.at(std::string(rule.row_table) + ".id");
+      case IdSpace::Correlation: return value + offsets_.at("correlation_id");
+      case IdSpace::Tid: return value + offsets_.at("tid");
+      case IdSpace::Stream: return value + offsets_.at("stream");
+      case IdSpace::Device: {
+        auto found = devices_.find(value);
+        return found == devices_.end() ? value : found->second;
+      }
+      case IdSpace::String: {
+        auto found = strings_.find(value);
+        return found == strings_.end() ? value : found->second;
+      }
+      case IdSpace::None: break;
+    }
+    return value;
+  }
+
+  void copy_table(Database& in, const TableRule& rule) {
+    std::vector<std::string> wanted = table_columns(out_, rule.table);
+    std::vector<std::string> present = table_columns(in, rule.table);
+    std::vector<std::string> columns;
+    std::vector<const ColumnRule*> rules;
+    std::string names;
+    std::string params;
+    for (const std::string& column : wanted) {
+      if (column == "process_id" ||
+          std::find(present.begin(), present.end(), column) == present.end()) {
+        continue;
+      }
+      columns.push_back(column);
+      const ColumnRule* found = nullptr;
+      for (const ColumnRule& candidate : rule.columns) {
+        if (column == candidate.column) found = &candidate;
+      }
+      rules.push_back(found);
+      names += (names.empty() ? "" : ", ") + column;
+      params += ", ?";
+    }
+    Statement count = in.prepare(std::string("SELECT count(*) FROM ") + rule.table);
+    count.step();
+    int64_t total = count.int64(0);
+    Statement source = in.prepare("SELECT " + names + " FROM " + rule.table);
+    sqlite3_stmt* insert = prepare_raw(std::string("INSERT INTO ") + rule.table + " (" + names +
+                                       ", process_id) VALUES (" + params.substr(2) + ", ?)");
+    int64_t done = 0;
+    while (source.step()) {
+      for (size_t i = 0; i < columns.size(); ++i) {
+        int column = static_cast<int>(i);
+        if (rules[i] && !source.is_null(column)) {
+          sqlite3_bind_int64(insert, column + 1, remap(*rules[i], source.int64(column)));
+        } else {
+          bind_same(insert, column + 1, source, column);
+        }
+      }
+      sqlite3_bind_int64(insert, static_cast<int>(columns.size() + 1), process_id_);
+      step_raw(insert);
+      if (++done % 4096 == 0 || done == total) {
+        progress_.update("process " + std::to_string(process_id_) + " " + rule.table, done, total);
+      }
+    }
+    sqlite3_finalize(insert);
+    rows_copied_ += done;
+  }
+
+  // Copies a value with its SQLite type (integer, real, text, blob, NULL).
+  static void bind_same(sqlite3_stmt* insert, int parameter, const Statement& source, int column) {
+    switch (source.column_type(column)) {
+      case SQLITE_INTEGER: sqlite3_bind_int64(insert, parameter, source.int64(column)); break;
+      case SQLITE_FLOAT: sqlite3_bind_double(insert, parameter, source.real(column)); break;
+      case SQLITE_NULL: sqlite3_bind_null(insert, parameter); break;
+      default: {
+        std::string text = source.text(column);
+        sqlite3_bind_text(insert, parameter, text.data(), static_cast<int>(text.size()),
+                          SQLITE_TRANSIENT);
+      }
+    }
+  }
+
+  sqlite3_stmt* prepare_raw(const std::string& sql) {
+    sqlite3_stmt* statement = nullptr;
+    if (sqlite3_prepare_v2(out_.handle(), sql.c_str(), -1, &statement, nullptr) != SQLITE_OK) {
+      throw SqliteError(std::string("merge: ") + sqlite3_errmsg(out_.handle()));
+    }
+    return statement;
+  }
+
+  void step_raw(sqlite3_stmt* statement) {
+    int rc = sqlite3_step(statement);
+    sqlite3_reset(statement);
+    sqlite3_clear_bindings(statement);
+    if (rc != SQLITE_DONE) {
+      sqlite3_finalize(statement);
+      throw SqliteError(std::string("merge: ") + sqlite3_errmsg(out_.handle()));
+    }
+  }
+
+  Database& out_;
+  Progress& progress_;
+  int64_t process_id_ = 0;
+  int64_t rows_copied_ = 0;
+  std::map<std::string, int64_t> offsets_;
+  std::map<int64_t, int64_t> devices_;
+  std::unordered_map<int64_t, int64_t> strings_;
+  std::unordered_map<std::string, int64_t> merged_strings_;
+  std::vector<std::pair<std::string, std::string>> deferred_indexes_;  // (name, CREATE sql)
+};
+
+bool file_exists(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0;
+}
+
+}  // namespace
+
+MergeSummary merge_traces(const std::vector<std::string>& inputs, const std::string& output,
+                          bool overwrite, Progress& progress) {
+  if (inputs.empty()) throw std::runtime_error("merge: no input traces given");
+  for (const std::string& input : inputs) {
+    if (input == output) throw std::runtime_error(output + ": is also an input; choose another -o");
+  }
+  if (file_exists(output) && !overwrite) {
+    throw std::runtime_error(output + ": already exists; use --force to replace it");
+  }
+  bool all_complete = true;
+  for (const std::string& input : inputs) {
+    Database in = open_trace(input, TraceAccess::ReadOnly);
+    all_complete = all_complete && trace_meta(in, "status") == kStatusComplete;
+  }
+  std::string temporary = output + ".tmp" + std::to_string(getpid());
+  std::remove(temporary.c_str());
+  MergeSummary summary;
+  try {
+    Database out(temporary, Database::Mode::Create);
+    Merger merger(out, progress);
+    merger.create_schema();
+    for (size_t i = 0; i < inputs.size(); ++i) merger.add_process(inputs[i], static_cast<int64_t>(i + 1));
+    merger.finish(static_cast<int64_t>(inputs.size()), all_complete);
+    summary.processes = static_cast<int64_t>(inputs.size());
+    summary.rows = merger.rows_copied();
+  } catch (...) {
+    std::remove(temporary.c_str());
+    throw;
+  }
+  progress.finish();
+  if (std::rename(temporary.c_str(), output.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    throw std::runtime_error(output + ": cannot move the merged trace into place");
+  }
+  return summary;
+}
+
+}  // namespace apptracer

@@ -1,0 +1,42 @@
+// `apptracer query TRACE "SQL" [--format table|csv|json]`: SQL on a trace,
+// opened read-only; a statement that would write is refused.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "sql_query.h"
+#include "table_format.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct QueryOptions {
+  std::string trace;
+  std::string sql;
+  std::string format = "table";
+};
+
+int run_query(const QueryOptions& options) {
+  OutputFormat format = parse_output_format(options.format);
+  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  Table table = run_read_only_query(db, options.sql);
+  write_tables(std::cout, {table}, format);
+  return 0;
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("query", "Run one read-only SQL statement on a trace");
+  auto options = std::make_shared<QueryOptions>();
+  cmd->add_option("trace", options->trace, "Trace database")->required();
+  cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
+  cmd->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->callback([&result, options] { result = [options] { return run_query(*options); }; });
+}
+
+}  // namespace apptracer

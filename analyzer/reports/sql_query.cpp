@@ -1,0 +1,83 @@
+#include "sql_query.h"
+
+#include <sqlite3.h>
+
+#include <cctype>
+#include <memory>
+
+namespace apptracer {
+
+namespace {
+
+struct StatementCloser {
+  void operator()(sqlite3_stmt* statement) const { sqlite3_finalize(statement); }
+};
+
+bool only_separators(const char* text) {
+  for (; *text; ++text) {
+    if (!std::isspace(static_cast<unsigned char>(*text)) && *text != ';') return false;
+  }
+  return true;
+}
+
+std::string hex_blob(const void* data, int size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text = "x'";
+  for (int i = 0; i < size; ++i) {
+    unsigned char byte = static_cast<const unsigned char*>(data)[i];
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text + "'";
+}
+
+Cell cell_of(sqlite3_stmt* statement, int column) {
+  switch (sqlite3_column_type(statement, column)) {
+    case SQLITE_INTEGER: return Cell{static_cast<int64_t>(sqlite3_column_int64(statement, column))};
+    case SQLITE_FLOAT: return Cell{sqlite3_column_double(statement, column)};
+    case SQLITE_TEXT:
+      return Cell{std::string(reinterpret_cast<const char*>(sqlite3_column_text(statement, column)),
+                              sqlite3_column_bytes(statement, column))};
+    case SQLITE_BLOB:
+      return Cell{hex_blob(sqlite3_column_blob(statement, column), sqlite3_column_bytes(statement, column))};
+    default: return Cell{};
+  }
+}
+
+}  // namespace
+
+Table run_read_only_query(Database& db, const std::string& sql) {
+  // Belt and braces: the connection is read-only already; query_only also
+  // stops statements that write without touching the file (temp tables).
+  db.exec("PRAGMA query_only = ON");
+  sqlite3_stmt* raw = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) !=
+      SQLITE_OK) {
+    throw QueryError(std::string("invalid SQL: ") + sqlite3_errmsg(db.handle()));
+  }
+  std::unique_ptr<sqlite3_stmt, StatementCloser> statement(raw);
+  if (!statement) throw QueryError("no SQL statement given");
+  if (tail && !only_separators(tail)) {
+    throw QueryError("one statement at a time, please: found more SQL after the first statement");
+  }
+  if (!sqlite3_stmt_readonly(statement.get())) {
+    throw QueryError(
+        "refused: the statement would modify the trace; 'apptracer query' only reads "
+        "(use SELECT, or copy the trace and edit the copy with sqlite3)");
+  }
+  Table table;
+  int columns = sqlite3_column_count(statement.get());
+  for (int i = 0; i < columns; ++i) table.columns.push_back(sqlite3_column_name(statement.get(), i));
+  for (;;) {
+    int rc = sqlite3_step(statement.get());
+    if (rc == SQLITE_DONE) break;
+    if (rc != SQLITE_ROW) throw QueryError(std::string("query failed: ") + sqlite3_errmsg(db.handle()));
+    std::vector<Cell> row;
+    for (int i = 0; i < columns; ++i) row.push_back(cell_of(statement.get(), i));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+}  // namespace apptracer

@@ -1,0 +1,63 @@
+// `apptracer stats TRACE [--report NAME]... [--format table|csv|json]`:
+// summaries in the spirit of `nsys stats`, from a trace opened read-only.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "progress.h"
+#include "stats_reports.h"
+#include "table_format.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct StatsOptions {
+  std::string trace;
+  std::vector<std::string> reports;
+  std::string format = "table";
+};
+
+int run_stats(const StatsOptions& options) {
+  OutputFormat format = parse_output_format(options.format);
+  std::vector<const StatsReport*> selected;
+  for (const StatsReport& report : stats_reports()) {
+    bool wanted = options.reports.empty();
+    for (const std::string& name : options.reports) wanted = wanted || name == report.name;
+    if (wanted) selected.push_back(&report);
+  }
+  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  Progress progress("stats");
+  std::vector<Table> tables;
+  for (const StatsReport* report : selected) {
+    progress.update(report->name, static_cast<int64_t>(tables.size()),
+                    static_cast<int64_t>(selected.size()));
+    tables.push_back(report->compute(db));
+  }
+  progress.finish();
+  write_tables(std::cout, tables, format);
+  return 0;
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("stats", "Summaries: API calls, kernels, copies, memory, syncs, streams");
+  auto options = std::make_shared<StatsOptions>();
+  cmd->add_option("trace", options->trace, "Trace database")->required();
+  std::vector<std::string> names;
+  std::string help = "Report to print (repeatable; default all):";
+  for (const StatsReport& report : stats_reports()) {
+    names.push_back(report.name);
+    help += std::string("\n  ") + report.name + ": " + report.description;
+  }
+  cmd->add_option("-r,--report", options->reports, help)->check(CLI::IsMember(names));
+  cmd->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->callback([&result, options] { result = [options] { return run_stats(*options); }; });
+}
+
+}  // namespace apptracer

@@ -1,0 +1,21 @@
+// A result table: what every stats report and every query produces, and what
+// every output format (table, CSV, JSON) prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace apptracer {
+
+// One value: SQL NULL, an integer, a real or text.
+using Cell = std::variant<std::monostate, int64_t, double, std::string>;
+
+struct Table {
+  std::string name;  // report name: the JSON key and CSV heading; empty for a query
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+}  // namespace apptracer

@@ -1,0 +1,134 @@
+// The four commands end to end through the real `apptracer` binary: output
+// formats, exit codes, one-line errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "sample_trace.h"
+
+namespace apptracer::testing {
+namespace {
+
+struct CommandRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class Commands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = ::testing::TempDir() + "commands_test_" + std::to_string(getpid());
+    trace_ = base_ + ".db";
+    std::remove(trace_.c_str());
+    TraceBuilder builder(trace_);
+    build_sample_trace(builder);
+  }
+  void TearDown() override {
+    for (const char* suffix : {".db", ".pftrace", ".json", ".out", ".err", "_merged.db"}) {
+      std::remove((base_ + suffix).c_str());
+    }
+  }
+
+  CommandRun apptracer(const std::string& arguments) {
+    std::string command = std::string(APPTRACER_BIN) + " " + arguments + " >" + base_ + ".out 2>" +
+                          base_ + ".err";
+    int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(base_ + ".out"),
+            read_file(base_ + ".err")};
+  }
+
+  std::string base_;
+  std::string trace_;
+};
+
+TEST_F(Commands, StatsPrintsOneReportAsCsv) {
+  CommandRun run = apptracer("stats " + trace_ + " --report memsets --format csv");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "memory,count,bytes,time_ns,bandwidth_gbps,untimed\r\n"
+            "device,2,5000,200,25.0,0\r\n");
+}
+
+TEST_F(Commands, StatsPrintsEveryReportAsJson) {
+  CommandRun run = apptracer("stats " + trace_ + " --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  nlohmann::json document = nlohmann::json::parse(run.out);
+  for (const char* report :
+       {"processes", "api", "kernels", "copies", "memsets", "allocations", "buffers", "syncs", "streams"}) {
+    EXPECT_TRUE(document.contains(report)) << report;
+  }
+  EXPECT_EQ(document["kernels"][0]["total_ns"], 1300);
+  EXPECT_TRUE(run.err.empty()) << run.err;  // stderr is no terminal: no progress
+}
+
+TEST_F(Commands, StatsTableHasAHeadingPerReport) {
+  CommandRun run = apptracer("stats " + trace_ + " -r syncs -r copies");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("== copies =="), std::string::npos);
+  EXPECT_NE(run.out.find("== syncs =="), std::string::npos);
+  EXPECT_LT(run.out.find("== copies =="), run.out.find("== syncs =="));  // report order
+}
+
+TEST_F(Commands, QueryRefusesWritesWithOneLineAndNonZeroExit) {
+  CommandRun run = apptracer("query " + trace_ + " \"DELETE FROM kernels\"");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("refused"), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  CommandRun count = apptracer("query " + trace_ + " \"SELECT count(*) AS n FROM kernels\" --format json");
+  ASSERT_EQ(count.exit_code, 0) << count.err;
+  EXPECT_EQ(nlohmann::json::parse(count.out)[0]["n"], 5);
+}
+
+TEST_F(Commands, MissingTraceIsOneLineError) {
+  CommandRun run = apptracer("stats " + base_ + "_missing.db");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("no such file"), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+TEST_F(Commands, TimelineWritesPerfettoByDefaultAndChromeJsonOnRequest) {
+  CommandRun run = apptracer("timeline " + trace_);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_FALSE(read_file(base_ + ".pftrace").empty());
+  EXPECT_NE(run.err.find("8 tracks, 23 slices, 5 flows"), std::string::npos) << run.err;
+  run = apptracer("timeline " + trace_ + " --format chrome-json -o " + base_ + ".json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_file(base_ + ".json")).contains("traceEvents"));
+  run = apptracer("timeline " + trace_ + " -o " + trace_);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("refusing to overwrite the input"), std::string::npos) << run.err;
+}
+
+TEST_F(Commands, TimelineDrawsFlowsAlongTheGraphApptracerDvdgStores) {
+  CommandRun run = apptracer("dvdg " + trace_);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // HtoD copy -> vec_add (reads the copied buffer) -> DtoH copy (reads its output).
+  run = apptracer("timeline " + trace_);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("7 flows (5 call->GPU, 2 DVDG)"), std::string::npos) << run.err;
+}
+
+TEST_F(Commands, MergeWritesOneTraceFromSeveral) {
+  std::string merged = base_ + "_merged.db";
+  CommandRun run = apptracer("merge " + trace_ + " " + trace_ + " -o " + merged);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  CommandRun count = apptracer("query " + merged + " \"SELECT count(*) FROM api_calls\" --format csv");
+  EXPECT_EQ(count.out, "count(*)\r\n24\r\n");
+  run = apptracer("merge " + trace_ + " -o " + merged);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("already exists"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace apptracer::testing

@@ -1,0 +1,292 @@
+// Every stats report on the sample trace, checked against numbers computed by
+// hand from the rows in sample_trace.cpp.
+#include <gtest/gtest.h>
+
+#include "report_test_helpers.h"
+#include "sample_trace.h"
+#include "stats_reports.h"
+
+namespace apptracer::testing {
+namespace {
+
+class StatsReports : public ::testing::Test {
+ protected:
+  void SetUp() override { build_sample_trace(builder_); }
+  TraceBuilder builder_;
+};
+
+TEST_F(StatsReports, ProcessesSummarizeTheWholeTrace) {
+  Table table = processes_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(integer(table, 0, "pid"), 4242);
+  EXPECT_EQ(text(table, 0, "program"), "vector_add");
+  EXPECT_EQ(text(table, 0, "status"), "complete");
+  // 500+300+1000+100+100+100+50+800+500+60+100+500 ns of API calls.
+  EXPECT_EQ(integer(table, 0, "api_calls"), 12);
+  EXPECT_EQ(integer(table, 0, "api_ns"), 4110);
+  // 1000+300+200+200 ns of kernels; the lost one adds nothing.
+  EXPECT_EQ(integer(table, 0, "kernels"), 5);
+  EXPECT_EQ(integer(table, 0, "kernel_ns"), 1700);
+  EXPECT_EQ(integer(table, 0, "copies"), 3);
+  EXPECT_EQ(integer(table, 0, "copy_bytes"), 17000);
+  // 800+500+300+100 ns blocked.
+  EXPECT_EQ(integer(table, 0, "sync_ns"), 1700);
+}
+
+TEST_F(StatsReports, ApiCallsPerFunctionSortedByTotalTime) {
+  Table table = api_calls_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 8u);
+  // Totals 1500, 800, 800, 500, 300, 100, 60, 50; the two 800s in name order.
+  const char* names[] = {"cudaMemcpy",       "cudaDeviceSynchronize", "cudaMalloc",
+                         "cudaStreamSynchronize", "cudaLaunchKernel", "cudaFree",
+                         "cuLaunchKernel",   "cudaMemsetAsync"};
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(text(table, i, "name"), names[i]);
+  // cudaMemcpy: 1000 and 500 ns.
+  EXPECT_EQ(text(table, 0, "domain"), "runtime");
+  EXPECT_EQ(integer(table, 0, "count"), 2);
+  EXPECT_EQ(integer(table, 0, "total_ns"), 1500);
+  EXPECT_EQ(integer(table, 0, "min_ns"), 500);
+  EXPECT_DOUBLE_EQ(real(table, 0, "median_ns"), 750.0);
+  EXPECT_EQ(integer(table, 0, "max_ns"), 1000);
+  // cudaMalloc: 500 and 300 ns.
+  EXPECT_EQ(integer(table, 2, "total_ns"), 800);
+  EXPECT_DOUBLE_EQ(real(table, 2, "median_ns"), 400.0);
+  // cudaLaunchKernel: three calls of 100 ns on two threads.
+  EXPECT_EQ(integer(table, 4, "count"), 3);
+  EXPECT_EQ(integer(table, 4, "total_ns"), 300);
+  EXPECT_DOUBLE_EQ(real(table, 4, "median_ns"), 100.0);
+  // The driver call under the first launch is its own row, in its own domain.
+  EXPECT_EQ(text(table, 6, "domain"), "driver");
+  EXPECT_EQ(integer(table, 6, "total_ns"), 60);
+}
+
+TEST_F(StatsReports, KernelsByDemangledNameWithLostRecordsUntimed) {
+  Table table = kernels_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 3u);
+  // vec_add: 1000 + 300 ns on two streams.
+  EXPECT_EQ(text(table, 0, "name"), "vec_add(float*, float*)");
+  EXPECT_EQ(integer(table, 0, "count"), 2);
+  EXPECT_EQ(integer(table, 0, "total_ns"), 1300);
+  EXPECT_EQ(integer(table, 0, "min_ns"), 300);
+  EXPECT_DOUBLE_EQ(real(table, 0, "median_ns"), 650.0);
+  EXPECT_EQ(integer(table, 0, "max_ns"), 1000);
+  EXPECT_EQ(integer(table, 0, "untimed"), 0);
+  // overlap: 200 + 200 ns.
+  EXPECT_EQ(text(table, 1, "name"), "overlap()");
+  EXPECT_EQ(integer(table, 1, "total_ns"), 400);
+  EXPECT_DOUBLE_EQ(real(table, 1, "median_ns"), 200.0);
+  // No demangled name: the mangled one; no GPU record: untimed, no times.
+  EXPECT_EQ(text(table, 2, "name"), "_Z5scalePf");
+  EXPECT_EQ(integer(table, 2, "count"), 1);
+  EXPECT_EQ(integer(table, 2, "total_ns"), 0);
+  EXPECT_TRUE(is_null(table, 2, "min_ns"));
+  EXPECT_TRUE(is_null(table, 2, "median_ns"));
+  EXPECT_TRUE(is_null(table, 2, "max_ns"));
+  EXPECT_EQ(integer(table, 2, "untimed"), 1);
+}
+
+TEST_F(StatsReports, CopiesByKindAndMemoryWithAchievedBandwidth) {
+  Table table = copies_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 3u);
+  // HtoD pageable -> device: 5000 B in 500 ns = 10 GB/s.
+  EXPECT_EQ(text(table, 0, "kind"), "HtoD");
+  EXPECT_EQ(text(table, 0, "src_memory"), "pageable");
+  EXPECT_EQ(text(table, 0, "dst_memory"), "device");
+  EXPECT_EQ(integer(table, 0, "count"), 1);
+  EXPECT_EQ(integer(table, 0, "bytes"), 5000);
+  EXPECT_EQ(integer(table, 0, "time_ns"), 500);
+  EXPECT_DOUBLE_EQ(real(table, 0, "bandwidth_gbps"), 10.0);
+  EXPECT_EQ(integer(table, 0, "untimed"), 0);
+  // HtoD pinned -> device: 8000 B, record lost: no time, no bandwidth.
+  EXPECT_EQ(text(table, 1, "src_memory"), "pinned");
+  EXPECT_EQ(integer(table, 1, "bytes"), 8000);
+  EXPECT_EQ(integer(table, 1, "time_ns"), 0);
+  EXPECT_TRUE(is_null(table, 1, "bandwidth_gbps"));
+  EXPECT_EQ(integer(table, 1, "untimed"), 1);
+  // DtoH device -> pageable: 4000 B in 200 ns = 20 GB/s.
+  EXPECT_EQ(text(table, 2, "kind"), "DtoH");
+  EXPECT_EQ(integer(table, 2, "bytes"), 4000);
+  EXPECT_EQ(integer(table, 2, "time_ns"), 200);
+  EXPECT_DOUBLE_EQ(real(table, 2, "bandwidth_gbps"), 20.0);
+}
+
+TEST_F(StatsReports, MemsetsByMemoryKind) {
+  Table table = memsets_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 1u);
+  // 4096 + 904 = 5000 B in 100 + 100 ns = 25 GB/s.
+  EXPECT_EQ(text(table, 0, "memory"), "device");
+  EXPECT_EQ(integer(table, 0, "count"), 2);
+  EXPECT_EQ(integer(table, 0, "bytes"), 5000);
+  EXPECT_EQ(integer(table, 0, "time_ns"), 200);
+  EXPECT_DOUBLE_EQ(real(table, 0, "bandwidth_gbps"), 25.0);
+}
+
+TEST_F(StatsReports, AllocationsWithPeakLiveBytesPerPlace) {
+  Table table = allocations_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 7u);
+  // Host: pinned 500 B [100, 200), pageable 700 B from 150, registered 700 B
+  // from 160 (the pageable memory again, so not in "all").
+  EXPECT_EQ(text(table, 0, "place"), "host");
+  EXPECT_EQ(text(table, 0, "kind"), "pinned host");
+  EXPECT_EQ(integer(table, 0, "peak_live_bytes"), 500);
+  EXPECT_EQ(integer(table, 0, "live_at_end_bytes"), 0);
+  EXPECT_EQ(text(table, 1, "kind"), "registered host");
+  EXPECT_EQ(text(table, 2, "kind"), "pageable host");
+  EXPECT_EQ(integer(table, 2, "live_at_end_bytes"), 700);
+  EXPECT_EQ(text(table, 3, "kind"), "all");
+  EXPECT_EQ(integer(table, 3, "count"), 2);
+  EXPECT_EQ(integer(table, 3, "bytes"), 1200);
+  EXPECT_EQ(integer(table, 3, "peak_live_bytes"), 1200);  // at 150, before the pinned free
+  EXPECT_EQ(integer(table, 3, "live_at_end_bytes"), 700);
+  // Device 0: device memory 1000 B [1500, 5400), 3000 B from 1900, 2000 B
+  // [5400, 6000): the free at 5400 comes before the allocation, so the peak
+  // is 3000 + 2000 = 5000, not 6000.
+  EXPECT_EQ(text(table, 4, "place"), "device 0");
+  EXPECT_EQ(text(table, 4, "kind"), "device");
+  EXPECT_EQ(integer(table, 4, "count"), 3);
+  EXPECT_EQ(integer(table, 4, "bytes"), 6000);
+  EXPECT_EQ(integer(table, 4, "peak_live_bytes"), 5000);
+  EXPECT_EQ(integer(table, 4, "live_at_end_bytes"), 3000);
+  EXPECT_EQ(text(table, 5, "kind"), "managed");
+  EXPECT_EQ(integer(table, 5, "peak_live_bytes"), 4000);
+  // With the managed 4000 B [2000, 3000): 1000 + 3000 + 4000 = 8000 at 2000.
+  EXPECT_EQ(text(table, 6, "kind"), "all");
+  EXPECT_EQ(integer(table, 6, "count"), 4);
+  EXPECT_EQ(integer(table, 6, "bytes"), 10000);
+  EXPECT_EQ(integer(table, 6, "peak_live_bytes"), 8000);
+  EXPECT_EQ(integer(table, 6, "live_at_end_bytes"), 3000);
+}
+
+TEST_F(StatsReports, SyncsByKindWithHostTimeBlocked) {
+  Table table = syncs_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 3u);
+  // Device: 800 and 100 ns.
+  EXPECT_EQ(text(table, 0, "kind"), "device");
+  EXPECT_EQ(integer(table, 0, "count"), 2);
+  EXPECT_EQ(integer(table, 0, "total_ns"), 900);
+  EXPECT_EQ(integer(table, 0, "min_ns"), 100);
+  EXPECT_DOUBLE_EQ(real(table, 0, "median_ns"), 450.0);
+  EXPECT_EQ(integer(table, 0, "max_ns"), 800);
+  EXPECT_EQ(text(table, 1, "kind"), "stream");
+  EXPECT_EQ(integer(table, 1, "total_ns"), 500);
+  EXPECT_EQ(text(table, 2, "kind"), "event");
+  EXPECT_EQ(integer(table, 2, "total_ns"), 300);
+}
+
+TEST_F(StatsReports, StreamBusyTimeIsTheUnionOfGpuIntervals) {
+  Table table = streams_report(builder_.db());
+  ASSERT_EQ(table.rows.size(), 3u);
+  // Stream 7: copies [2100,2600] [4800,5000] (+1 untimed), kernel [3300,4300]
+  // (+1 untimed), memset [4400,4500]: busy 500+1000+100+200 = 1800 of 2900.
+  EXPECT_EQ(integer(table, 0, "device"), 0);
+  EXPECT_EQ(integer(table, 0, "stream"), 7);
+  EXPECT_EQ(integer(table, 0, "kernels"), 2);
+  EXPECT_EQ(integer(table, 0, "copies"), 3);
+  EXPECT_EQ(integer(table, 0, "memsets"), 1);
+  EXPECT_EQ(integer(table, 0, "busy_ns"), 1800);
+  EXPECT_EQ(integer(table, 0, "span_ns"), 2900);
+  EXPECT_DOUBLE_EQ(real(table, 0, "busy_pct"), 100.0 * 1800 / 2900);
+  // Stream 8: kernel [3400,3700], memset [6000,6100]: 400 of 2700.
+  EXPECT_EQ(integer(table, 1, "stream"), 8);
+  EXPECT_EQ(integer(table, 1, "busy_ns"), 400);
+  EXPECT_EQ(integer(table, 1, "span_ns"), 2700);
+  // Stream 9: [100,300] and [200,400] overlap: busy 300, not 400.
+  EXPECT_EQ(integer(table, 2, "stream"), 9);
+  EXPECT_EQ(integer(table, 2, "busy_ns"), 300);
+  EXPECT_DOUBLE_EQ(real(table, 2, "busy_pct"), 100.0);
+}
+
+TEST_F(StatsReports, BuffersListTheAllocationsGpuWorkUsed) {
+  Table table = buffers_report(builder_.db());
+  // Only the kernel's input (copied in) and output (copied out) were used.
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(integer(table, 0, "allocation"), 1);
+  EXPECT_EQ(text(table, 0, "place"), "device 0");
+  EXPECT_EQ(integer(table, 0, "kernels"), 1);
+  EXPECT_EQ(integer(table, 0, "copies_in"), 1);
+  EXPECT_EQ(integer(table, 0, "bytes_in"), 5000);
+  EXPECT_EQ(integer(table, 0, "copies_out"), 0);
+  // Two arguments point into the output: still one kernel.
+  EXPECT_EQ(integer(table, 1, "allocation"), 2);
+  EXPECT_EQ(integer(table, 1, "kernels"), 1);
+  EXPECT_EQ(integer(table, 1, "copies_out"), 1);
+  EXPECT_EQ(integer(table, 1, "bytes_out"), 4000);
+}
+
+TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
+  TraceBuilder builder;
+  AllocationRow device;
+  device.bytes = 4096;
+  int64_t a = builder.add(device);
+  int64_t b = builder.add(device);
+  builder.add(device);  // never used: not listed
+  AllocationRow pinned;
+  pinned.kind = AllocKind::PinnedHost;
+  pinned.device.reset();
+  pinned.bytes = 4096;
+  int64_t c = builder.add(pinned);
+  MemcpyRow htod;
+  htod.bytes = 4096;
+  htod.src_alloc_id = c;
+  htod.dst_alloc_id = a;
+  builder.add(htod);
+  builder.add(htod);
+  MemcpyRow dtoh;
+  dtoh.kind = CopyKind::DtoH;
+  dtoh.bytes = 1024;
+  dtoh.src_alloc_id = a;
+  dtoh.dst_alloc_id = c;
+  builder.add(dtoh);
+  MemsetRow fill;
+  fill.bytes = 4096;
+  fill.alloc_id = b;
+  builder.add(fill);
+  int64_t first = builder.add(KernelRow{});
+  int64_t second = builder.add(KernelRow{});
+  for (auto [kernel, alloc] : {std::pair{first, a}, {first, b}, {first, b}, {second, b}}) {
+    KernelArgRow arg;
+    arg.kernel_id = kernel;
+    arg.alloc_id = alloc;
+    builder.add(arg);
+  }
+  Table table = buffers_report(builder.db());
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_EQ(integer(table, 0, "allocation"), a);
+  EXPECT_EQ(integer(table, 0, "kernels"), 1);
+  EXPECT_EQ(integer(table, 0, "copies_in"), 2);
+  EXPECT_EQ(integer(table, 0, "bytes_in"), 8192);
+  EXPECT_EQ(integer(table, 0, "copies_out"), 1);
+  EXPECT_EQ(integer(table, 0, "bytes_out"), 1024);
+  EXPECT_EQ(integer(table, 0, "memsets"), 0);
+  EXPECT_EQ(integer(table, 1, "allocation"), b);
+  EXPECT_EQ(integer(table, 1, "kernels"), 2);
+  EXPECT_EQ(integer(table, 1, "copies_in"), 0);
+  EXPECT_EQ(integer(table, 1, "memsets"), 1);
+  EXPECT_EQ(integer(table, 2, "allocation"), c);
+  EXPECT_EQ(text(table, 2, "place"), "host");
+  EXPECT_EQ(text(table, 2, "kind"), "pinned host");
+  EXPECT_EQ(integer(table, 2, "kernels"), 0);
+  EXPECT_EQ(integer(table, 2, "bytes_in"), 1024);
+  EXPECT_EQ(integer(table, 2, "bytes_out"), 8192);
+}
+
+TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
+  TraceBuilder builder;
+  for (const StatsReport& report : stats_reports()) {
+    Table table = report.compute(builder.db());
+    EXPECT_EQ(table.name, report.name);
+    EXPECT_FALSE(table.columns.empty()) << report.name;
+    if (table.name != "processes") {
+      EXPECT_TRUE(table.rows.empty()) << report.name;
+      continue;
+    }
+    ASSERT_EQ(table.rows.size(), 1u);
+    EXPECT_EQ(integer(table, 0, "pid"), 0);  // the trace does not say
+    EXPECT_EQ(text(table, 0, "program"), "process 0");
+    EXPECT_EQ(integer(table, 0, "api_calls"), 0);
+    EXPECT_EQ(integer(table, 0, "sync_ns"), 0);
+  }
+}
+
+}  // namespace
+}  // namespace apptracer::testing
