@@ -1,30 +1,14 @@
 #!/usr/bin/env bash
-# Cost of tracing a launch-bound program: ns per cudaLaunchKernel untraced,
-# under a bare CUPTI subscriber enabling what the tracer enables (CUPTI's own
-# floor), and under apptracer. Variants are interleaved within each round
-# (the GPU machine is noisy) and medians reported.
-#   bench/launch_cost.sh DIST_DIR [LAUNCHES] [ROUNDS]
+# Launch-bound cost of tracing: ns per cudaLaunchKernel and per small
+# cudaMemcpyAsync untraced, under a bare CUPTI subscriber enabling what the
+# tracer enables (CUPTI's own floor), and under apptracer.
+#   bench/launch_cost.sh DIST_DIR [CALLS] [ROUNDS]
 set -euo pipefail
-dist=${1:?usage: launch_cost.sh DIST_DIR [LAUNCHES] [ROUNDS]}
-launches=${2:-100000}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dist=${1:?usage: launch_cost.sh DIST_DIR [CALLS] [ROUNDS]}
+calls=${2:-200000}
 rounds=${3:-5}
-tmp=$(mktemp -d)
-loop=$dist/bench/launch_loop
-plain=() bare=() traced=()
-for ((r = 0; r < rounds; r++)); do
-  plain+=("$("$loop" "$launches")")
-  bare+=("$(LD_PRELOAD=$dist/bench/libbare_cupti_subscriber.so "$loop" "$launches")")
-  traced+=("$("$dist/bin/apptracer" record -f -o "$tmp/launch.db" -- "$loop" "$launches")")
+for mode in launch memcpy-async; do
+  "$here/compare.sh" "$mode" "$dist" "$rounds" untraced,bare,apptracer "ns per call" -- \
+    "$dist/bench/launch_loop" "$mode" "$calls"
 done
-median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-p=$(median "${plain[@]}")
-b=$(median "${bare[@]}")
-t=$(median "${traced[@]}")
-echo "launches per run: $launches, rounds: $rounds (ns per launch, each round's value, then median)"
-echo "untraced:        ${plain[*]} -> $p"
-echo "bare CUPTI:      ${bare[*]} -> $b"
-echo "apptracer:       ${traced[*]} -> $t"
-awk -v p="$p" -v b="$b" -v t="$t" 'BEGIN {
-  printf "added per launch: bare CUPTI %.0f ns, apptracer %.0f ns\n", b - p, t - p
-  printf "ratios: apptracer/untraced %.2f, bare/untraced %.2f, apptracer/bare %.2f\n", t / p, b / p, t / b }'
-rm -rf "$tmp"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Runs one benchmark program untraced and under tracers, the variants
+# interleaved within each round (the GPU machine is noisy: one run proves
+# nothing), and prints each variant's per-round values and median.
+#   bench/compare.sh NAME DIST ROUNDS VARIANTS UNIT -- PROGRAM [ARGS...]
+# PROGRAM prints one number on its last line: its cost per operation in UNIT.
+# VARIANTS is a comma-separated list of
+#   untraced        the program alone
+#   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
+#   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
+#   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
+# Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
+# (median process wall time: includes loading, set-up and the trace's final write)
+# for bench/report.py.
+set -euo pipefail
+usage="usage: compare.sh NAME DIST ROUNDS VARIANTS UNIT -- PROGRAM [ARGS...]"
+[ $# -ge 7 ] && [ "$6" = "--" ] || { echo "$usage" >&2; exit 2; }
+name=$1 dist=$2 rounds=$3 unit=$5
+IFS=, read -r -a variants <<<"$4"
+shift 6
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Runs the program once as VARIANT; prints "<per-op value> <wall ms>".
+run_variant() {
+  local variant=$1 env=()
+  shift
+  case $variant in
+    untraced) ;;
+    bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
+    apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1) ;;
+    torch-profiler) env=(BENCH_TORCH_PROFILER=1) ;;
+    *) echo "compare.sh: unknown variant $variant" >&2; return 2 ;;
+  esac
+  local start end value
+  start=$(date +%s%N)
+  value=$(env "${env[@]}" "$@" | tail -n 1) || { echo "compare.sh: $name failed as $variant" >&2; return 1; }
+  end=$(date +%s%N)
+  rm -f "$tmp"/*.db*  # traces are not kept: only their cost matters here
+  echo "$value $(((end - start) / 1000000))"
+}
+
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+declare -A per_op wall
+for ((r = 0; r < rounds; r++)); do
+  for v in "${variants[@]}"; do
+    out=$(run_variant "$v" "$@")
+    read -r value ms <<<"$out"
+    per_op[$v]+="$value "
+    wall[$v]+="$ms "
+  done
+done
+
+echo "$name: $* ($rounds interleaved rounds; $unit, each round then median; process wall ms median)"
+for v in "${variants[@]}"; do
+  # shellcheck disable=SC2086  # word splitting of the value lists is intended
+  m=$(median ${per_op[$v]}) w=$(median ${wall[$v]})
+  printf '  %-15s %s -> %s   wall %s ms\n' "$v" "${per_op[$v]}" "$m" "$w"
+  echo "result $name.$v.per_op $m"
+  echo "result $name.$v.wall_ms $w"
+done

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command: what tracing costs, side by side.
+#
+#   bench/run.sh [--quick] [--gpu DIST_DIR | --dist DIST_DIR] [--only SECTIONS]
+#                [--analyzer-sizes N,N,...] [--results FILE]
+#
+#   (no DIST_DIR)   build here (scripts/setup.sh, BUILD_DIR honoured), install
+#                   into $BUILD_DIR/bench-dist and run the CPU benchmarks
+#   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
+#   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
+#   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
+#   --only          comma-separated subset of: launch malloc store analyzer pytorch
+#   --results FILE  default bench/RESULTS.md
+#
+# Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
+# untraced / bare CUPTI subscriber / apptracer), malloc (allocation churn,
+# untraced / apptracer), store (writer throughput, database bytes per
+# operation), analyzer (stats and dvdg time and memory, 10k to 10M
+# operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
+# subscriber / torch.profiler / apptracer). Benchmarks print, they assert
+# nothing; the exit status only says whether every benchmark ran. FILE gets the sections measured in this run
+# (with device, date and commit) and keeps the others.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+quick=0 gpu=0 dist="" only="" analyzer_sizes="" results=$here/RESULTS.md
+while [ $# -gt 0 ]; do
+  case $1 in
+    --quick) quick=1 ;;
+    --gpu) gpu=1 dist=${2:?--gpu needs DIST_DIR}; shift ;;
+    --dist) dist=${2:?--dist needs DIST_DIR}; shift ;;
+    --only) only=${2:?--only needs a list}; shift ;;
+    --analyzer-sizes) analyzer_sizes=${2:?--analyzer-sizes needs a list}; shift ;;
+    --results) results=${2:?--results needs a file}; shift ;;
+    *) sed -n '3,11p' "${BASH_SOURCE[0]}" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ -z "$dist" ]; then
+  build_dir=${BUILD_DIR:-$repo/build}
+  BUILD_DIR=$build_dir "$repo/scripts/setup.sh"
+  dist=$build_dir/bench-dist
+  cmake --install "$build_dir" --prefix "$dist" >/dev/null
+  # Installed libraries look for CUPTI where the GPU machine keeps it; here
+  # it is where the build found it.
+  cupti=$(sed -n 's/^CUPTI_LIBRARY:FILEPATH=//p' "$build_dir/CMakeCache.txt")
+  export LD_LIBRARY_PATH=$(dirname "$cupti")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+dist=$(cd "$dist" && pwd)
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+
+if [ -z "$only" ]; then
+  only=malloc,store,analyzer
+  [ "$gpu" = 1 ] && only=launch,pytorch,$only
+fi
+wanted() { [[ ",$only," == *",$1,"* ]]; }
+
+if [ "$quick" = 1 ]; then
+  rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
+  : "${analyzer_sizes:=10000,100000}"
+else
+  # PyTorch runs cost seconds each (importing torch): fewer rounds.
+  rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  : "${analyzer_sizes:=10000,100000,1000000,10000000}"
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+failed=()
+# Runs one benchmark, its output on the terminal and in the log.
+step() {
+  local name=$1
+  shift
+  echo "== $name" | tee -a "$log"
+  "$@" 2>&1 | tee -a "$log" || failed+=("$name")
+}
+note() { echo "note $*" | tee -a "$log"; }
+
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+cpu_name=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+device="${gpu_name:+$gpu_name, }$cpu_name ($(nproc) cores)"
+
+if wanted launch; then
+  note launch "$launch_calls calls per run, $rounds interleaved rounds, median"
+  step launch "$dist/bench/launch_cost.sh" "$dist" "$launch_calls" "$rounds"
+fi
+if wanted malloc; then
+  note malloc "$churn_calls calls per thread per run, $rounds interleaved rounds, median"
+  # What the preloaded tracer does in a program that never calls CUDA.
+  if [ -n "$gpu_name" ]; then
+    note malloc "a GPU driver is present: the tracer subscribes to CUPTI and starts its writer thread at load"
+  else
+    note malloc "no GPU driver here: the tracer cannot subscribe to CUPTI and stays idle after loading"
+  fi
+  for threads in 1 2; do
+    step "malloc $threads thread(s)" "$here/compare.sh" "malloc-t$threads" "$dist" "$rounds" \
+      untraced,apptracer "ns per call" -- "$dist/bench/malloc_churn" "$threads" "$churn_calls"
+  done
+fi
+if wanted store; then
+  note store "$store_ops operations per run"
+  for run in mixed:1 mixed:2 launch:1 copy:1 host-alloc:1; do
+    step "store ${run%:*} ${run#*:} thread(s)" "$dist/bench/store_throughput" --mix "${run%:*}" \
+      --threads "${run#*:}" --ops "$store_ops" --trace "$work/store.db"
+  done
+fi
+if wanted analyzer; then
+  step analyzer "$dist/bench/analyzer_scaling" --apptracer "$dist/bin/apptracer" \
+    --sizes "$analyzer_sizes" --dir "$work"
+fi
+if wanted pytorch; then
+  note pytorch "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
+  step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" untraced,bare,torch-profiler,apptracer \
+    "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+
+commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo "${BENCH_COMMIT:-unknown}")
+python3 "$here/report.py" --log "$log" --results "$results" --device "$device" \
+  --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --commit "$commit"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench: failed to run: ${failed[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,60 @@
+// Synthetic tracer records for the store benchmark: per operation, the same
+// records, in the same order and with the same correlation ids, as the
+// tracer's callbacks emit for it (tracer/callbacks.cpp, emit.cpp), so the
+// writer does the same inserts, address resolutions and activity joins.
+//
+//   launch      driver cuLaunchKernel call, kernel, its 3 pointer arguments,
+//               runtime cudaLaunchKernel call; later its GPU kernel activity
+//               (5 records)
+//   copy        driver cuMemcpyHtoDAsync call, 64-byte copy from pinned host
+//               to device memory, runtime cudaMemcpyAsync call; later its
+//               GPU copy activity (4 records)
+//   host-alloc  a pageable host allocation and its free (2 records): what
+//               malloc interposition (issue 4) is designed to store; no API row
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "allocation_registry.h"
+#include "record_buffers.h"
+
+namespace apptracer::bench {
+
+enum class Operation { Launch, Copy, HostAlloc };
+
+// The device and pinned host buffers copies and launches touch, registered in
+// `registry` with their allocation records appended to `buffers`.
+void add_buffers(RecordBuffers& buffers, AllocationRegistry& registry);
+
+// One producer thread's operations. Activity records trail their API-side
+// records by a fixed lag, as CUPTI delivers them later, in batches.
+class RecordSource {
+ public:
+  RecordSource(RecordBuffers& buffers, AllocationRegistry& registry, int thread_index, int threads);
+
+  // Appends the records of one operation.
+  void emit(Operation op);
+  // Appends the activity still trailing.
+  void flush_activity();
+
+ private:
+  uint32_t next_correlation_id();
+  Record api_call(uint32_t outer, uint32_t own, ApiDomain domain, const char* name);
+  void emit_launch();
+  void emit_copy();
+  void emit_host_alloc();
+  void trail(const Record& activity);
+
+  RecordBuffers& buffers_;
+  AllocationRegistry& registry_;
+  const int thread_index_;
+  const int threads_;
+  uint64_t operations_ = 0;
+  uint64_t clock_ns_;
+  std::deque<Record> trailing_activity_;
+  std::vector<uint32_t> kernel_names_;  // interned once, as the tracer caches names per handle
+};
+
+}  // namespace apptracer::bench

@@ -1,0 +1,18 @@
+// A synthetic trace database for the analyzer benchmarks: `kernels` kernel
+// launches with 3 pointer arguments each (two const inputs, one output, over
+// 2000 device buffers) and `copies` host<->device copies spread among them,
+// on two streams ordered by events every 1000 kernels and a device
+// synchronization every 100k. With `api_calls`, each launch and copy also has
+// the runtime call and the driver call that made it, as traced programs
+// have. Deterministic (fixed seed). Overwrites `path`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace apptracer::bench {
+
+void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies,
+                           bool api_calls = false);
+
+}  // namespace apptracer::bench
