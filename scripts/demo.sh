@@ -20,6 +20,9 @@ echo "== apptracer info"
 "$apptracer" info "$trace"
 echo "== apptracer stats"
 "$apptracer" stats "$trace"
-echo "== apptracer dvdg (the data-flow graph, as Graphviz DOT)"
-"$apptracer" dvdg "$trace" --format dot
+echo "== apptracer dvdg: the data-flow graph (Fig. 6.1 of Pearson's thesis), as Graphviz DOT"
+"$apptracer" dvdg "$trace" --dot -
+echo "== where did the sum come from? (apptracer dvdg --why on the last value written)"
+last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --format csv | tail -1)
+"$apptracer" dvdg "$trace" --no-store --why "$last"
 echo "(trace kept in $trace)"

@@ -8,7 +8,8 @@
 # rebuilds what changed. The CUDA 13.0 toolkit comes from an existing
 # installation (CUDA_HOME, /usr/local/cuda) when it is 13.x with CUPTI, else
 # from NVIDIA's Python wheels into a cache shared by all clones
-# (APPTRACER_CACHE, default ~/.cache/apptracer).
+# (APPTRACER_CACHE, default ~/.cache/apptracer), which also holds the Python
+# the tests use (with the `perfetto` package).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,14 +71,30 @@ wheel_cuda() {
   echo "$root"
 }
 
+# The Python the tests run: with the `perfetto` package, whose official
+# schema decodes our timelines in a test.
+test_python() {
+  local venv=$cache/python-tools
+  if [ ! -f "$venv/.complete" ]; then
+    say "installing Python test tools into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check perfetto
+    touch "$venv/.complete"
+  fi
+  echo "$venv/bin/python"
+}
+
 install_debian_packages
 cuda_root=$(existing_cuda)
 [ -n "$cuda_root" ] || cuda_root=$(wheel_cuda)
 say "CUDA toolkit: $cuda_root"
+python=$(test_python)
 
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
   cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" >/dev/null
+    -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" \
+    -DPython3_EXECUTABLE="$python" >/dev/null
 fi
 cmake --build "$build_dir" -j "$(nproc)"
 say "built into $build_dir"
