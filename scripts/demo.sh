@@ -23,6 +23,6 @@ echo "== apptracer stats"
 echo "== apptracer dvdg: the data-flow graph (Fig. 6.1 of Pearson's thesis), as Graphviz DOT"
 "$apptracer" dvdg "$trace" --dot -
 echo "== where did the sum come from? (apptracer dvdg --why on the last value written)"
-last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --format csv | tail -1)
+last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --format csv | tail -1 | tr -d '\r')
 "$apptracer" dvdg "$trace" --no-store --why "$last"
 echo "(trace kept in $trace)"
