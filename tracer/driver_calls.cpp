@@ -19,23 +19,6 @@ const Params& params(const CallSite& call) {
 
 uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-AllocKind host_alloc_kind(unsigned int flags) {
-  if (flags & CU_MEMHOSTALLOC_WRITECOMBINED) return AllocKind::WriteCombinedHost;
-  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) return AllocKind::MappedHost;
-  return AllocKind::PinnedHost;
-}
-
-MemcpyRecord linear_copy(uint64_t dst, uint64_t src, size_t bytes, CopyKind kind, bool is_async) {
-  MemcpyRecord m{};
-  m.dst = dst;
-  m.src = src;
-  m.bytes = bytes;
-  m.kind = kind;
-  m.is_async = is_async;
-  m.src_device = m.dst_device = -1;
-  return m;
-}
-
 bool is_device_side(CUmemorytype type) {
   return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
 }
@@ -57,7 +40,7 @@ void copy_pitched(CallSite& call, const Copy& c, size_t rows, uint64_t src_offse
                   uint64_t dst_offset, bool is_async) {
   uint64_t src = endpoint(c.srcMemoryType, c.srcHost, c.srcDevice);
   uint64_t dst = endpoint(c.dstMemoryType, c.dstHost, c.dstDevice);
-  MemcpyRecord m = linear_copy(dst ? dst + dst_offset : 0, src ? src + src_offset : 0,
+  MemcpyRecord m = copy_record(dst ? dst + dst_offset : 0, src ? src + src_offset : 0,
                                c.WidthInBytes * rows, copy_kind(c.srcMemoryType, c.dstMemoryType),
                                is_async);
   m.width = c.WidthInBytes;
@@ -76,31 +59,6 @@ void copy_3d(CallSite& call, const CUDA_MEMCPY3D& c, bool is_async) {
   copy_pitched(call, c, c.Height * c.Depth,
                (c.srcZ * c.srcHeight + c.srcY) * c.srcPitch + c.srcXInBytes,
                (c.dstZ * c.dstHeight + c.dstY) * c.dstPitch + c.dstXInBytes, is_async);
-}
-
-void memset_linear(CallSite& call, CUdeviceptr ptr, uint32_t value, size_t count,
-                   uint8_t element_size, bool is_async) {
-  MemsetRecord s{};
-  s.address = ptr;
-  s.bytes = count * element_size;
-  s.value = value;
-  s.element_size = element_size;
-  s.is_async = is_async;
-  emit_memset(call, s);
-}
-
-void memset_2d(CallSite& call, CUdeviceptr ptr, size_t pitch, uint32_t value, size_t width,
-               size_t height, uint8_t element_size, bool is_async) {
-  MemsetRecord s{};
-  s.address = ptr;
-  s.bytes = width * element_size * height;
-  s.width = width * element_size;
-  s.height = height;
-  s.pitch = pitch;
-  s.value = value;
-  s.element_size = element_size;
-  s.is_async = is_async;
-  emit_memset(call, s);
 }
 
 template <typename Launch>
@@ -143,7 +101,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     }
     case DRV(cuMemHostAlloc): {
       auto& p = params<cuMemHostAlloc_params>(call);
-      emit_allocation(call, addr(*p.pp), p.bytesize, host_alloc_kind(p.Flags), p.Flags);
+      emit_allocation(call, addr(*p.pp), p.bytesize, pinned_host_kind(p.Flags), p.Flags);
       break;
     }
     case DRV(cuMemHostRegister_v2): {
@@ -213,13 +171,13 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemcpy):
     case DRV(cuMemcpy_ptds): {
       auto& p = params<cuMemcpy_params>(call);
-      emit_memcpy(call, linear_copy(p.dst, p.src, p.ByteCount, CopyKind::Unknown, false));
+      emit_memcpy(call, copy_record(p.dst, p.src, p.ByteCount, CopyKind::Unknown, false));
       break;
     }
     case DRV(cuMemcpyAsync):
     case DRV(cuMemcpyAsync_ptsz): {
       auto& p = params<cuMemcpyAsync_params>(call);
-      emit_memcpy(call, linear_copy(p.dst, p.src, p.ByteCount, CopyKind::Unknown, true));
+      emit_memcpy(call, copy_record(p.dst, p.src, p.ByteCount, CopyKind::Unknown, true));
       break;
     }
     case DRV(cuMemcpyHtoD_v2):
@@ -228,7 +186,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemcpyHtoDAsync_v2_ptsz): {
       auto& p = params<cuMemcpyHtoD_v2_params>(call);
       bool async = cbid == DRV(cuMemcpyHtoDAsync_v2) || cbid == DRV(cuMemcpyHtoDAsync_v2_ptsz);
-      emit_memcpy(call, linear_copy(p.dstDevice, addr(p.srcHost), p.ByteCount, CopyKind::HtoD, async));
+      emit_memcpy(call, copy_record(p.dstDevice, addr(p.srcHost), p.ByteCount, CopyKind::HtoD, async));
       break;
     }
     case DRV(cuMemcpyDtoH_v2):
@@ -237,7 +195,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemcpyDtoHAsync_v2_ptsz): {
       auto& p = params<cuMemcpyDtoH_v2_params>(call);
       bool async = cbid == DRV(cuMemcpyDtoHAsync_v2) || cbid == DRV(cuMemcpyDtoHAsync_v2_ptsz);
-      emit_memcpy(call, linear_copy(addr(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::DtoH, async));
+      emit_memcpy(call, copy_record(addr(p.dstHost), p.srcDevice, p.ByteCount, CopyKind::DtoH, async));
       break;
     }
     case DRV(cuMemcpyDtoD_v2):
@@ -246,7 +204,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemcpyDtoDAsync_v2_ptsz): {
       auto& p = params<cuMemcpyDtoD_v2_params>(call);
       bool async = cbid == DRV(cuMemcpyDtoDAsync_v2) || cbid == DRV(cuMemcpyDtoDAsync_v2_ptsz);
-      emit_memcpy(call, linear_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::DtoD, async));
+      emit_memcpy(call, copy_record(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::DtoD, async));
       break;
     }
     case DRV(cuMemcpy2D_v2):
@@ -273,7 +231,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemcpyPeerAsync_ptsz): {
       auto& p = params<cuMemcpyPeer_params>(call);
       bool async = cbid == DRV(cuMemcpyPeerAsync) || cbid == DRV(cuMemcpyPeerAsync_ptsz);
-      emit_memcpy(call, linear_copy(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::PtoP, async));
+      emit_memcpy(call, copy_record(p.dstDevice, p.srcDevice, p.ByteCount, CopyKind::PtoP, async));
       break;
     }
     case DRV(cuMemsetD8_v2):
@@ -281,7 +239,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD8Async):
     case DRV(cuMemsetD8Async_ptsz): {
       auto& p = params<cuMemsetD8_v2_params>(call);
-      memset_linear(call, p.dstDevice, p.uc, p.N, 1,
+      emit_memset(call, p.dstDevice, p.uc, 1, p.N, 1, 0,
                     cbid == DRV(cuMemsetD8Async) || cbid == DRV(cuMemsetD8Async_ptsz));
       break;
     }
@@ -290,7 +248,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD16Async):
     case DRV(cuMemsetD16Async_ptsz): {
       auto& p = params<cuMemsetD16_v2_params>(call);
-      memset_linear(call, p.dstDevice, p.us, p.N, 2,
+      emit_memset(call, p.dstDevice, p.us, 2, p.N, 1, 0,
                     cbid == DRV(cuMemsetD16Async) || cbid == DRV(cuMemsetD16Async_ptsz));
       break;
     }
@@ -299,7 +257,7 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD32Async):
     case DRV(cuMemsetD32Async_ptsz): {
       auto& p = params<cuMemsetD32_v2_params>(call);
-      memset_linear(call, p.dstDevice, p.ui, p.N, 4,
+      emit_memset(call, p.dstDevice, p.ui, 4, p.N, 1, 0,
                     cbid == DRV(cuMemsetD32Async) || cbid == DRV(cuMemsetD32Async_ptsz));
       break;
     }
@@ -308,8 +266,8 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD2D8Async):
     case DRV(cuMemsetD2D8Async_ptsz): {
       auto& p = params<cuMemsetD2D8_v2_params>(call);
-      memset_2d(call, p.dstDevice, p.dstPitch, p.uc, p.Width, p.Height, 1,
-                cbid == DRV(cuMemsetD2D8Async) || cbid == DRV(cuMemsetD2D8Async_ptsz));
+      emit_memset(call, p.dstDevice, p.uc, 1, p.Width, p.Height, p.dstPitch,
+                  cbid == DRV(cuMemsetD2D8Async) || cbid == DRV(cuMemsetD2D8Async_ptsz));
       break;
     }
     case DRV(cuMemsetD2D16_v2):
@@ -317,8 +275,8 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD2D16Async):
     case DRV(cuMemsetD2D16Async_ptsz): {
       auto& p = params<cuMemsetD2D16_v2_params>(call);
-      memset_2d(call, p.dstDevice, p.dstPitch, p.us, p.Width, p.Height, 2,
-                cbid == DRV(cuMemsetD2D16Async) || cbid == DRV(cuMemsetD2D16Async_ptsz));
+      emit_memset(call, p.dstDevice, p.us, 2, p.Width, p.Height, p.dstPitch,
+                  cbid == DRV(cuMemsetD2D16Async) || cbid == DRV(cuMemsetD2D16Async_ptsz));
       break;
     }
     case DRV(cuMemsetD2D32_v2):
@@ -326,8 +284,8 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuMemsetD2D32Async):
     case DRV(cuMemsetD2D32Async_ptsz): {
       auto& p = params<cuMemsetD2D32_v2_params>(call);
-      memset_2d(call, p.dstDevice, p.dstPitch, p.ui, p.Width, p.Height, 4,
-                cbid == DRV(cuMemsetD2D32Async) || cbid == DRV(cuMemsetD2D32Async_ptsz));
+      emit_memset(call, p.dstDevice, p.ui, 4, p.Width, p.Height, p.dstPitch,
+                  cbid == DRV(cuMemsetD2D32Async) || cbid == DRV(cuMemsetD2D32Async_ptsz));
       break;
     }
     case DRV(cuLaunchKernel):

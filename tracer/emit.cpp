@@ -1,6 +1,7 @@
 #include "emit.h"
 
 #include <cuda.h>
+#include <cuda_runtime_api.h>
 #include <cupti_activity.h>
 
 #include <algorithm>
@@ -202,6 +203,26 @@ void emit_unresolvable_free(CallSite& call, AllocKind kind, uint64_t key) {
   append(call, r);
 }
 
+AllocKind pinned_host_kind(unsigned int flags) {
+  static_assert(cudaHostAllocWriteCombined == CU_MEMHOSTALLOC_WRITECOMBINED &&
+                    cudaHostAllocMapped == CU_MEMHOSTALLOC_DEVICEMAP,
+                "runtime and driver host-allocation flags differ");
+  if (flags & CU_MEMHOSTALLOC_WRITECOMBINED) return AllocKind::WriteCombinedHost;
+  if (flags & CU_MEMHOSTALLOC_DEVICEMAP) return AllocKind::MappedHost;
+  return AllocKind::PinnedHost;
+}
+
+MemcpyRecord copy_record(uint64_t dst, uint64_t src, uint64_t bytes, CopyKind kind, bool is_async) {
+  MemcpyRecord m{};
+  m.dst = dst;
+  m.src = src;
+  m.bytes = bytes;
+  m.kind = kind;
+  m.is_async = is_async;
+  m.src_device = m.dst_device = -1;
+  return m;
+}
+
 void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
   Record r = make_record(call, RecordType::Memcpy);
   r.memcpy = copy;
@@ -209,10 +230,20 @@ void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
   append(call, r);
 }
 
-void emit_memset(CallSite& call, const MemsetRecord& set) {
+void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t element_size,
+                 uint64_t width, uint64_t height, uint64_t pitch, bool is_async) {
   Record r = make_record(call, RecordType::Memset);
-  r.memset = set;
-  r.memset.api_start_ns = call.start_ns;
+  MemsetRecord& s = r.memset;
+  s.address = address;
+  s.bytes = width * element_size * height;
+  bool pitched = pitch != 0;
+  s.width = pitched ? width * element_size : 0;
+  s.height = pitched ? height : 0;
+  s.pitch = pitch;
+  s.value = value;
+  s.element_size = element_size;
+  s.is_async = is_async;
+  s.api_start_ns = call.start_ns;
   append(call, r);
 }
 

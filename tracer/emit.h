@@ -28,8 +28,18 @@ void emit_unresolvable_allocation(CallSite& call, AllocKind kind, uint64_t key, 
                                   uint64_t bytes, uint32_t flags);
 void emit_free(CallSite& call, uint64_t address);
 void emit_unresolvable_free(CallSite& call, AllocKind kind, uint64_t key);
+// The kind of a page-locked host allocation from its flags (the runtime's
+// cudaHostAlloc* and the driver's CU_MEMHOSTALLOC_* flags share values).
+AllocKind pinned_host_kind(unsigned int flags);
+
+// A linear copy; 2D/3D callers then set width, height and pitches.
+MemcpyRecord copy_record(uint64_t dst, uint64_t src, uint64_t bytes, CopyKind kind, bool is_async);
 void emit_memcpy(CallSite& call, const MemcpyRecord& copy);
-void emit_memset(CallSite& call, const MemsetRecord& set);
+
+// A memset of `height` rows of `width` elements of `element_size` bytes,
+// `pitch` bytes apart; a linear memset is one row with pitch 0.
+void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t element_size,
+                 uint64_t width, uint64_t height, uint64_t pitch, bool is_async);
 // `kernel_params` / `extra` are the driver launch's argument forms (null
 // when unknown): words that may be pointers are sent after the launch.
 void emit_kernel(CallSite& call, const void* function, const uint32_t grid[3],

@@ -30,22 +30,9 @@ CopyKind copy_kind(cudaMemcpyKind kind) {
   }
 }
 
-AllocKind host_alloc_kind(unsigned int flags) {
-  if (flags & cudaHostAllocWriteCombined) return AllocKind::WriteCombinedHost;
-  if (flags & cudaHostAllocMapped) return AllocKind::MappedHost;
-  return AllocKind::PinnedHost;
-}
-
 MemcpyRecord linear_copy(const void* dst, const void* src, size_t bytes, CopyKind kind,
                          bool is_async) {
-  MemcpyRecord m{};
-  m.dst = addr(dst);
-  m.src = addr(src);
-  m.bytes = bytes;
-  m.kind = kind;
-  m.is_async = is_async;
-  m.src_device = m.dst_device = -1;
-  return m;
+  return copy_record(addr(dst), addr(src), bytes, kind, is_async);
 }
 
 MemcpyRecord copy_2d(const void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
@@ -64,42 +51,21 @@ void copy_3d(CallSite& call, const cudaMemcpy3DParms& p, bool is_async) {
                  (p.srcPos.z * p.srcPtr.ysize + p.srcPos.y) * p.srcPtr.pitch + p.srcPos.x;
   uint64_t dst = addr(p.dstPtr.ptr) +
                  (p.dstPos.z * p.dstPtr.ysize + p.dstPos.y) * p.dstPtr.pitch + p.dstPos.x;
-  MemcpyRecord m{};
-  m.src = p.srcPtr.ptr ? src : 0;
-  m.dst = p.dstPtr.ptr ? dst : 0;
+  uint64_t rows = p.extent.height * p.extent.depth;
+  MemcpyRecord m = copy_record(p.dstPtr.ptr ? dst : 0, p.srcPtr.ptr ? src : 0,
+                               p.extent.width * rows, copy_kind(p.kind), is_async);
   m.width = p.extent.width;
-  m.height = p.extent.height * p.extent.depth;
-  m.bytes = m.width * m.height;
+  m.height = rows;
   m.src_pitch = p.srcPtr.pitch;
   m.dst_pitch = p.dstPtr.pitch;
-  m.kind = copy_kind(p.kind);
-  m.is_async = is_async;
-  m.src_device = m.dst_device = -1;
   emit_memcpy(call, m);
 }
 
-void memset_linear(CallSite& call, const void* ptr, int value, size_t bytes, bool is_async) {
-  MemsetRecord s{};
-  s.address = addr(ptr);
-  s.bytes = bytes;
-  s.value = static_cast<uint32_t>(value) & 0xff;
-  s.element_size = 1;
-  s.is_async = is_async;
-  emit_memset(call, s);
-}
-
-void memset_2d(CallSite& call, const void* ptr, size_t pitch, int value, size_t width,
-               size_t height, bool is_async) {
-  MemsetRecord s{};
-  s.address = addr(ptr);
-  s.bytes = width * height;
-  s.width = width;
-  s.height = height;
-  s.pitch = pitch;
-  s.value = static_cast<uint32_t>(value) & 0xff;
-  s.element_size = 1;
-  s.is_async = is_async;
-  emit_memset(call, s);
+// The runtime's memsets set bytes: only the low byte of `value` counts.
+void memset_bytes(CallSite& call, const void* ptr, int value, size_t width, size_t height,
+                  size_t pitch, bool is_async) {
+  emit_memset(call, addr(ptr), static_cast<uint32_t>(value) & 0xff, 1, width, height, pitch,
+              is_async);
 }
 
 void launch(CallSite& call, const void* func, dim3 grid, dim3 block, size_t shared,
@@ -139,7 +105,7 @@ void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
     }
     case RT(cudaHostAlloc_v3020): {
       auto& p = params<cudaHostAlloc_v3020_params>(call);
-      emit_allocation(call, addr(*p.pHost), p.size, host_alloc_kind(p.flags), p.flags);
+      emit_allocation(call, addr(*p.pHost), p.size, pinned_host_kind(p.flags), p.flags);
       break;
     }
     case RT(cudaHostRegister_v4000): {
@@ -247,25 +213,25 @@ void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
     case RT(cudaMemset_v3020):
     case RT(cudaMemset_ptds_v7000): {
       auto& p = params<cudaMemset_v3020_params>(call);
-      memset_linear(call, p.devPtr, p.value, p.count, false);
+      memset_bytes(call, p.devPtr, p.value, p.count, 1, 0, false);
       break;
     }
     case RT(cudaMemsetAsync_v3020):
     case RT(cudaMemsetAsync_ptsz_v7000): {
       auto& p = params<cudaMemsetAsync_v3020_params>(call);
-      memset_linear(call, p.devPtr, p.value, p.count, true);
+      memset_bytes(call, p.devPtr, p.value, p.count, 1, 0, true);
       break;
     }
     case RT(cudaMemset2D_v3020):
     case RT(cudaMemset2D_ptds_v7000): {
       auto& p = params<cudaMemset2D_v3020_params>(call);
-      memset_2d(call, p.devPtr, p.pitch, p.value, p.width, p.height, false);
+      memset_bytes(call, p.devPtr, p.value, p.width, p.height, p.pitch, false);
       break;
     }
     case RT(cudaMemset2DAsync_v3020):
     case RT(cudaMemset2DAsync_ptsz_v7000): {
       auto& p = params<cudaMemset2DAsync_v3020_params>(call);
-      memset_2d(call, p.devPtr, p.pitch, p.value, p.width, p.height, true);
+      memset_bytes(call, p.devPtr, p.value, p.width, p.height, p.pitch, true);
       break;
     }
     case RT(cudaLaunchKernel_v7000):

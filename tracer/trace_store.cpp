@@ -2,6 +2,8 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -74,8 +76,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   insert_kernel_ = db_.prepare(
       "INSERT INTO kernels (call_correlation_id, name_id, demangled_id, launch_kind, device,"
       " grid_x, grid_y, grid_z, block_x, block_y, block_z, dynamic_shared_bytes,"
-      " function_handle, api_start_ns, stream, static_shared_bytes, registers_per_thread,"
-      " graph_node_id, gpu_start_ns, gpu_end_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " function_handle, api_start_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   insert_sync_ = db_.prepare(
       "INSERT INTO syncs (call_correlation_id, kind, device, stream, event_handle, tid, start_ns,"
       " end_ns) VALUES (?,?,?,?,?,?,?,?)");
@@ -290,6 +291,15 @@ int64_t TraceStore::insert_memset_row(const Record& r) {
 
 void TraceStore::write_kernel(const Record& r) {
   const KernelRecord& k = r.kernel;
+  int64_t row_id = insert_kernel_row(r);
+  if (k.arg_words > 0) {
+    launches_awaiting_args_[r.own_correlation_id] = {row_id, k.api_start_ns, k.name_id};
+  }
+  await_activity(r, row_id);
+}
+
+int64_t TraceStore::insert_kernel_row(const Record& r) {
+  const KernelRecord& k = r.kernel;
   insert_kernel_.bind(1, optional_nonzero(r.correlation_id))
       .bind(2, optional_nonzero(k.name_id))
       .bind(3, optional_nonzero(demangled_id(k.name_id)))
@@ -303,19 +313,9 @@ void TraceStore::write_kernel(const Record& r) {
       .bind(11, static_cast<int64_t>(k.block[2]))
       .bind(12, static_cast<int64_t>(k.dynamic_shared_bytes))
       .bind(13, optional_nonzero(k.function_handle))
-      .bind(14, as_int(k.api_start_ns))
-      .bind_null(15)
-      .bind_null(16)
-      .bind_null(17)
-      .bind_null(18)
-      .bind_null(19)
-      .bind_null(20)
+      .bind(14, optional_nonzero(k.api_start_ns))
       .run();
-  int64_t row_id = db_.last_insert_rowid();
-  if (k.arg_words > 0) {
-    launches_awaiting_args_[r.own_correlation_id] = {row_id, k.api_start_ns, k.name_id};
-  }
-  await_activity(r, row_id);
+  return db_.last_insert_rowid();
 }
 
 std::optional<TraceStore::Access> TraceStore::access_of(uint32_t name_id, uint16_t index) {
@@ -516,28 +516,18 @@ void TraceStore::apply_activity(const Record& r, int64_t row_id) {
 void TraceStore::insert_activity_only(const Record& r) {
   switch (r.type) {
     case RecordType::GpuKernel: {
-      const GpuKernelRecord& k = r.gpu_kernel;
-      insert_kernel_.bind(1, optional_nonzero(r.correlation_id))
-          .bind(2, optional_nonzero(k.name_id))
-          .bind(3, optional_nonzero(demangled_id(k.name_id)))
-          .bind(4, static_cast<int64_t>(k.graph_node_id ? LaunchKind::Graph : LaunchKind::ActivityOnly))
-          .bind(5, optional_device(k.device))
-          .bind(6, static_cast<int64_t>(k.grid[0]))
-          .bind(7, static_cast<int64_t>(k.grid[1]))
-          .bind(8, static_cast<int64_t>(k.grid[2]))
-          .bind(9, static_cast<int64_t>(k.block[0]))
-          .bind(10, static_cast<int64_t>(k.block[1]))
-          .bind(11, static_cast<int64_t>(k.block[2]))
-          .bind(12, static_cast<int64_t>(k.dynamic_shared_bytes))
-          .bind_null(13)
-          .bind_null(14)
-          .bind(15, static_cast<int64_t>(k.stream))
-          .bind(16, static_cast<int64_t>(k.static_shared_bytes))
-          .bind(17, static_cast<int64_t>(k.registers_per_thread))
-          .bind(18, optional_nonzero(k.graph_node_id))
-          .bind(19, as_int(k.start_ns))
-          .bind(20, as_int(k.end_ns))
-          .run();
+      const GpuKernelRecord& g = r.gpu_kernel;
+      Record launch{};
+      launch.type = RecordType::Kernel;
+      launch.correlation_id = r.correlation_id;
+      KernelRecord& k = launch.kernel;
+      k.name_id = g.name_id;
+      std::copy(g.grid, g.grid + 3, k.grid);
+      std::copy(g.block, g.block + 3, k.block);
+      k.dynamic_shared_bytes = g.dynamic_shared_bytes;
+      k.device = g.device;
+      k.launch_kind = g.graph_node_id ? LaunchKind::Graph : LaunchKind::ActivityOnly;
+      apply_activity(r, insert_kernel_row(launch));
       break;
     }
     case RecordType::GpuMemcpy: {

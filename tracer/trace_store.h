@@ -82,6 +82,7 @@ class TraceStore {
   void write_memcpy(const Record& r);
   void write_memset(const Record& r);
   int64_t insert_memcpy_row(const Record& r);
+  int64_t insert_kernel_row(const Record& r);
   int64_t insert_memset_row(const Record& r);
   void write_kernel(const Record& r);
   void write_sync(const Record& r);
