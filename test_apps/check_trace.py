@@ -96,6 +96,24 @@ def common_checks(c, t):
     c.equal(t.meta("dropped_records"), "0", "no records dropped")
 
 
+def dvdg_edges(trace):
+    """Builds the trace's DVDG with `apptracer dvdg` and returns its edges as
+    (source allocation, version, destination allocation, version, operation
+    kind), allocation None for a host region no allocation covers."""
+    result = subprocess.run([APPTRACER, "dvdg", trace.path], capture_output=True, text=True)
+    if result.returncode != 0:
+        return [("apptracer dvdg failed", result.stderr.strip())]
+    db = sqlite3.connect(trace.path)
+    try:
+        return db.execute(
+            "SELECT s.alloc_id, s.version, d.alloc_id, d.version, o.kind FROM dvdg_edges e "
+            "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_values d ON d.id = e.dst_value_id "
+            "JOIN dvdg_ops o ON o.id = e.op_id WHERE e.kind = 'data' "
+            "ORDER BY e.op_id, s.alloc_id, d.alloc_id").fetchall()
+    finally:
+        db.close()
+
+
 def check_vector_add(c, t):
     device = t.rows("SELECT id, bytes FROM allocations WHERE kind = ? ORDER BY id", DEVICE)
     c.equal([b for _, b in device], [4 * MiB] * 3, "three 4 MiB device allocations")
@@ -122,6 +140,11 @@ def check_vector_add(c, t):
     joined = t.one("SELECT count(*) FROM kernels k JOIN api_calls a "
                    "ON a.correlation_id = k.call_correlation_id AND a.domain = ?", DOMAIN_RUNTIME)
     c.equal(joined, 1, "kernel joins its runtime call by correlation id")
+    a_d, b_d, s_d = ids
+    # Fig. 6.1: a_h -> a_d', b_h -> b_d', a_d' -> s_d', b_d' -> s_d', s_d' -> s_h'.
+    c.equal(dvdg_edges(t), [(None, 0, a_d, 1, "copy"), (None, 0, b_d, 1, "copy"),
+                            (a_d, 1, s_d, 1, "kernel"), (b_d, 1, s_d, 1, "kernel"),
+                            (s_d, 1, None, 1, "copy")], "the DVDG of Fig. 6.1")
 
 
 def check_driver_vector_add(c, t):
@@ -135,6 +158,13 @@ def check_driver_vector_add(c, t):
             [("vector_add", 1)], "extern C kernel via cuLaunchKernel")
     c.equal(t.one("SELECT count(*) FROM api_calls WHERE domain = ?", DOMAIN_RUNTIME), 0,
             "no runtime calls")
+    # extern "C": no signature, so the kernel is assumed to read and write all three.
+    a_d, b_d, s_d = ids
+    kernel_edges = [e for e in dvdg_edges(t) if e[4] == "kernel"]
+    c.equal(kernel_edges, [(a_d, 1, a_d, 2, "kernel"), (a_d, 1, b_d, 2, "kernel"),
+                           (a_d, 1, s_d, 1, "kernel"), (b_d, 1, a_d, 2, "kernel"),
+                           (b_d, 1, b_d, 2, "kernel"), (b_d, 1, s_d, 1, "kernel")],
+            "DVDG kernel edges of an extern C kernel (every pointer read-write)")
 
 
 def check_streams_events(c, t):
@@ -358,7 +388,11 @@ def traced_command(case, args, program, output):
     return [program] + case.args, env
 
 
+APPTRACER = None  # set by main
+
+
 def main():
+    global APPTRACER
     parser = argparse.ArgumentParser()
     parser.add_argument("case", choices=sorted(CASES))
     parser.add_argument("--apps", required=True, help="directory holding the test apps")
@@ -368,6 +402,7 @@ def main():
                         help="a library that takes CUPTI first (the bench's bare subscriber)")
     parser.add_argument("--keep", help="directory to keep the trace in")
     args = parser.parse_args()
+    APPTRACER = args.apptracer
 
     if gpu_count() == 0:
         print(f"SKIPPED {args.case}: no CUDA GPU on this machine")
