@@ -93,7 +93,7 @@ Outcome run(const Options& options, long ops) {
   Outcome outcome;
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (double s : producer_seconds) outcome.producer_seconds += s;
-  outcome.records = buffers.appended_records();
+  outcome.records = buffers.drained_records();
   outcome.producer_wait_ns = buffers.producer_wait_ns();
   outcome.dropped = buffers.dropped_records();
   outcome.bytes = file_bytes(options.trace);

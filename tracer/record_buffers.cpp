@@ -71,7 +71,6 @@ void RecordBuffers::append(Record& record) {
   uint32_t n = chunk->count.load(std::memory_order_relaxed);
   chunk->records[n] = record;
   chunk->count.store(n + 1, std::memory_order_release);
-  appended_.fetch_add(1, std::memory_order_relaxed);
   if (n + 1 == kChunkRecords) {
     buffer->current.store(nullptr, std::memory_order_release);
     submit(chunk);
@@ -155,7 +154,12 @@ void RecordBuffers::recycle(Chunk* chunk) {
   pool_available_.notify_one();
 }
 
-void RecordBuffers::drain(const Consumer& consume) {
+void RecordBuffers::drain(const Consumer& outer_consume) {
+  // Only the writer drains: a relaxed add on its own counter costs nothing.
+  auto consume = [&](const Record* records, size_t count) {
+    drained_.fetch_add(count, std::memory_order_relaxed);
+    outer_consume(records, count);
+  };
   Chunk* full = nullptr;
   {
     std::lock_guard<std::mutex> lock(queue_mutex_);
@@ -215,7 +219,7 @@ void RecordBuffers::reset_after_fork() {
   closed_.store(false);
   producer_wait_ns_.store(0);
   dropped_.store(0);
-  appended_.store(0);
+  drained_.store(0);
 }
 
 }  // namespace apptracer

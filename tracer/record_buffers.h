@@ -53,7 +53,9 @@ class RecordBuffers {
 
   uint64_t producer_wait_ns() const { return producer_wait_ns_.load(); }
   uint64_t dropped_records() const { return dropped_.load(); }
-  uint64_t appended_records() const { return appended_.load(); }
+  // Records handed to the writer so far (counted on its side, so the hot
+  // path shares no counter between threads).
+  uint64_t drained_records() const { return drained_.load(std::memory_order_relaxed); }
 
  private:
   struct Chunk;
@@ -84,7 +86,7 @@ class RecordBuffers {
 
   std::atomic<uint64_t> producer_wait_ns_{0};
   std::atomic<uint64_t> dropped_{0};
-  std::atomic<uint64_t> appended_{0};
+  std::atomic<uint64_t> drained_{0};
 };
 
 }  // namespace apptracer
