@@ -3,7 +3,9 @@
 // Runs the program with libapptracer.so preloaded and waits for it. The exit
 // status is the program's own (a program killed by a signal makes apptracer
 // die of the same signal), so scripts behave the same with and without us.
+#include <glob.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +53,56 @@ std::string prepend_preload(const std::string& library) {
   return existing && *existing ? library + ":" + existing : library;
 }
 
+// The files this run may write: the output pattern with %p (and the
+// NAME-PID fallbacks the tracer takes on a name clash) as wildcards.
+std::string trace_glob(const std::string& pattern) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      char code = pattern[++i];
+      out += code == 'p' ? std::string("*") : code == 'h' ? std::string(host) : std::string(1, code);
+    } else {
+      out += pattern[i];
+    }
+  }
+  size_t slash = out.rfind('/');
+  size_t dot = out.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = out.size();
+  return out.substr(0, dot) + "*" + out.substr(dot);
+}
+
+using FileTimes = std::map<std::string, int64_t>;
+
+FileTimes trace_files(const std::string& pattern) {
+  FileTimes files;
+  glob_t matches{};
+  if (glob(trace_glob(pattern).c_str(), 0, nullptr, &matches) == 0) {
+    for (size_t i = 0; i < matches.gl_pathc; ++i) {
+      struct stat info {};
+      std::string path = matches.gl_pathv[i];
+      bool sidecar = path.size() > 4 && (path.compare(path.size() - 4, 4, "-wal") == 0 ||
+                                         path.compare(path.size() - 4, 4, "-shm") == 0);
+      if (!sidecar && stat(path.c_str(), &info) == 0) {
+        files[path] = info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec;
+      }
+    }
+  }
+  globfree(&matches);
+  return files;
+}
+
+// Says which traces the run wrote, as nsys says what it generated.
+void report_written_traces(const std::string& pattern, const FileTimes& before) {
+  for (const auto& [path, mtime] : trace_files(pattern)) {
+    auto old = before.find(path);
+    if (old == before.end() || old->second != mtime) {
+      std::fprintf(stderr, "apptracer: trace written to %s\n", path.c_str());
+    }
+  }
+}
+
 int run_recorded(const std::vector<std::string>& command, const std::string& output, bool force) {
   std::string library = find_tracer_library();
   if (library.empty()) {
@@ -63,6 +116,7 @@ int run_recorded(const std::vector<std::string>& command, const std::string& out
                  output.c_str());
     return 2;
   }
+  FileTimes before = trace_files(output);
   pid_t child = fork();
   if (child < 0) {
     std::perror("apptracer: fork");
@@ -85,6 +139,7 @@ int run_recorded(const std::vector<std::string>& command, const std::string& out
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  report_written_traces(output, before);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));

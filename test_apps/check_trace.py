@@ -431,7 +431,14 @@ def main():
         c.expect(ours and "already in use" in ours[0], f"it says CUPTI is in use: {ours}")
         c.equal(paths, [], "no trace written")
     else:
-        c.equal(traced[2], plain[2], "stderr traced vs untraced")
+        # `apptracer record` names the traces it wrote; everything else is the program's.
+        program_stderr = "".join(line for line in traced[2].splitlines(keepends=True)
+                                 if not line.startswith("apptracer: trace written to "))
+        c.equal(program_stderr, plain[2], "stderr traced vs untraced")
+        if case.route == "record":
+            named = sorted(line.rsplit(" ", 1)[1] for line in traced[2].splitlines()
+                           if line.startswith("apptracer: trace written to "))
+            c.equal(named, paths, "apptracer record names every trace it wrote")
         if args.case in MULTI_TRACE:
             case.check(c, traces)
         elif len(traces) != 1:
