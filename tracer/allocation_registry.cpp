@@ -20,7 +20,7 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
   auto old = live_.find(address);
   if (old != live_.end()) {
     old->second.free_ns = ns;
-    freed_.emplace(address, old->second);
+    freed_in_order_.push_back(freed_.emplace(address, old->second));
     live_.erase(old);
   }
   AllocationInfo info;
@@ -50,7 +50,7 @@ std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint6
   if (it != live_.end() && it->second.alloc_ns <= ns) {
     AllocationInfo info = it->second;
     info.free_ns = ns;
-    freed_.emplace(address, info);
+    freed_in_order_.push_back(freed_.emplace(address, info));
     live_.erase(it);
     return info;
   }
@@ -91,10 +91,21 @@ std::optional<AllocationInfo> AllocationRegistry::find(uint64_t address, uint64_
   return std::nullopt;
 }
 
+void AllocationRegistry::forget_freed_before(uint64_t ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  // Frees arrive in roughly time order; stopping at the first younger one
+  // keeps this cheap and only delays forgetting a few.
+  while (!freed_in_order_.empty() && freed_in_order_.front()->second.free_ns < ns) {
+    freed_.erase(freed_in_order_.front());
+    freed_in_order_.pop_front();
+  }
+}
+
 void AllocationRegistry::reset_after_fork() {
   // The mutex may have been held by a thread the child does not have.
   new (&mutex_) std::mutex;
   live_.clear();
+  freed_in_order_.clear();
   freed_.clear();
   unresolvable_.clear();
   largest_bytes_ = 0;

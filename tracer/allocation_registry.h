@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -55,6 +56,11 @@ class AllocationRegistry {
   // The allocation containing `address` at time `ns`.
   std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
 
+  // Forgets allocations freed before `ns`: no record still to be resolved is
+  // that old. Keeps a program that allocates and frees for hours from
+  // growing the history without bound.
+  void forget_freed_before(uint64_t ns);
+
   // In a forked child: start empty (the parent's GPU memory is not ours).
   void reset_after_fork();
 
@@ -68,6 +74,7 @@ class AllocationRegistry {
   uint64_t largest_bytes_ = 0;
   std::map<uint64_t, AllocationInfo> live_;                     // by start address
   std::multimap<uint64_t, AllocationInfo> freed_;               // by start address
+  std::deque<std::multimap<uint64_t, AllocationInfo>::iterator> freed_in_order_;  // oldest first
   std::map<std::pair<int, uint64_t>, uint64_t> unresolvable_;  // (kind, key) -> id
 };
 

@@ -25,7 +25,7 @@ void remove_trace_files(const std::string& path) {
 
 }  // namespace
 
-Writer::Writer(RecordBuffers& buffers, const AllocationRegistry& registry, Config config)
+Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, Config config)
     : buffers_(buffers), registry_(registry), config_(std::move(config)) {}
 
 void Writer::start() {
@@ -117,6 +117,11 @@ void Writer::pass() {
     for (const auto& [id, text] : strings().take_new()) store_->write_string(id, text);
     store_->end_pass();
     store_->commit();
+    // A record resolves addresses at its call's start; no call still to be
+    // written started more than this long before now.
+    constexpr uint64_t kLongestCallNs = 60ull * 1000 * 1000 * 1000;
+    uint64_t now = now_ns();
+    if (now > kLongestCallNs) registry_.forget_freed_before(now - kLongestCallNs);
   } catch (const std::exception& error) {
     log_error("writing the trace failed: {}; tracing stops, the program continues", error.what());
     failed_ = true;

@@ -19,7 +19,7 @@ namespace apptracer {
 
 class Writer {
  public:
-  Writer(RecordBuffers& buffers, const AllocationRegistry& registry, Config config);
+  Writer(RecordBuffers& buffers, AllocationRegistry& registry, Config config);
 
   void start();
   // Final pass, then the trace is marked with `status` and made one file.
@@ -47,7 +47,7 @@ class Writer {
   bool open_store_if_needed();
 
   RecordBuffers& buffers_;
-  const AllocationRegistry& registry_;
+  AllocationRegistry& registry_;
   Config config_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};

@@ -42,6 +42,19 @@ TEST(AllocationRegistry, FindsTheAllocationLiveAtATime) {
   EXPECT_FALSE(registry.find(0x0fff, 15).has_value());
 }
 
+TEST(AllocationRegistry, ForgetsOnlyWhatWasFreedBeforeTheCutoff) {
+  AllocationRegistry registry;
+  registry.add(0x1000, 0x100, AllocKind::Device, 0, 10);
+  registry.remove(0x1000, 20);
+  registry.add(0x2000, 0x100, AllocKind::Device, 0, 30);
+  registry.remove(0x2000, 40);
+  registry.add(0x3000, 0x100, AllocKind::Device, 0, 50);
+  registry.forget_freed_before(35);
+  EXPECT_FALSE(registry.find(0x1010, 15).has_value()) << "freed at 20: forgotten";
+  EXPECT_TRUE(registry.find(0x2010, 35).has_value()) << "freed at 40: kept";
+  EXPECT_TRUE(registry.find(0x3010, 60).has_value()) << "live: kept";
+}
+
 TEST(AllocationRegistry, UnresolvableAllocationsAreRemovedByKey) {
   AllocationRegistry registry;
   uint64_t id = registry.add_unresolvable(AllocKind::VmmPhysical, 0xabc, 1);
