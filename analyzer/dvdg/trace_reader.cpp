@@ -119,6 +119,17 @@ class Reader {
 
   void add_access(uint32_t op, const Access& access) { pending_.emplace_back(op, access); }
 
+  // A copy's destination or a memset's target: a write of `bytes` at `offset`
+  // inside its location, resolved against the location's size later.
+  void add_write(uint32_t op, uint32_t location, int64_t bytes, std::optional<int64_t> offset) {
+    Access write;
+    write.location = location;
+    write.writes = true;
+    write.bytes = bytes;
+    pending_writes_.emplace_back(pending_.size(), offset);
+    add_access(op, write);
+  }
+
   void read_allocations() {
     Statement rows =
         db_.prepare("SELECT id, kind, address, bytes, device, alloc_ns, free_ns FROM allocations");
@@ -218,14 +229,7 @@ class Reader {
         read.bytes = bytes;
         add_access(index, read);
       }
-      if (dst) {
-        Access write;
-        write.location = *dst;
-        write.writes = true;
-        write.bytes = bytes;
-        pending_writes_.emplace_back(pending_.size(), rows.optional_int64(6));
-        add_access(index, write);
-      }
+      if (dst) add_write(index, *dst, bytes, rows.optional_int64(6));
     }
   }
 
@@ -246,14 +250,7 @@ class Reader {
       op.stream = rows.optional_int64(7);
       set_times(op, rows.optional_int64(8), rows.optional_int64(9), rows.optional_int64(10));
       uint32_t index = add_op(op);
-      if (dst) {
-        Access write;
-        write.location = *dst;
-        write.writes = true;
-        write.bytes = bytes;
-        pending_writes_.emplace_back(pending_.size(), rows.optional_int64(3));
-        add_access(index, write);
-      }
+      if (dst) add_write(index, *dst, bytes, rows.optional_int64(3));
     }
   }
 
