@@ -94,6 +94,8 @@ CREATE TABLE memcpys (
   dst_memory          INTEGER NOT NULL,
   src_device          INTEGER,
   dst_device          INTEGER,
+  src_numa_node       INTEGER,             -- host endpoints: NUMA node of most of the pages
+  dst_numa_node       INTEGER,             -- (NULL: not host memory, or no page resident)
   stream              INTEGER,
   is_async            INTEGER NOT NULL,
   width               INTEGER,             -- 2D/3D copies: bytes per row
@@ -175,29 +177,41 @@ CREATE TABLE stream_events (
   device              INTEGER,
   ns                  INTEGER NOT NULL
 );
+-- One row per CUPTI unified-memory counter record: a migration (bytes moved
+-- between host and a GPU or between GPUs), a GPU page-fault group, a CPU page
+-- fault, thrashing, throttling or a remote mapping. Devices are NULL on the
+-- host side.
 CREATE TABLE um_events (
   id             INTEGER PRIMARY KEY,
-  counter_kind   INTEGER NOT NULL,         -- CUpti_ActivityUnifiedMemoryCounterKind
-  address        INTEGER,
-  bytes          INTEGER,
+  counter_kind   INTEGER NOT NULL,         -- enum um_counter_kind
+  address        INTEGER,                  -- first byte of the region (faults: the faulting page)
+  bytes          INTEGER,                  -- region size (migrations, thrashing, remote map), else NULL
   alloc_id       INTEGER REFERENCES allocations(id),
+  alloc_offset   INTEGER,
   src_device     INTEGER,
   dst_device     INTEGER,
   start_ns       INTEGER,
-  end_ns         INTEGER,
-  value          INTEGER,
-  flags          INTEGER
+  end_ns         INTEGER,                  -- NULL where CUPTI gives no end
+  value          INTEGER,                  -- CUPTI's value: bytes, fault groups, or a CPU fault's PC
+  cause          INTEGER,                  -- by kind: enum um_migration_cause, um_access_type,
+                                           -- um_remote_map_cause; else NULL
+  flags          INTEGER                   -- CUPTI's flags as delivered
 );
+-- Placement hints: cudaMemAdvise / cuMemAdvise (both forms) and stream
+-- attachment of managed memory. Prefetches are rows of memcpys (kind prefetch).
 CREATE TABLE mem_advice (
   id                  INTEGER PRIMARY KEY,
   call_correlation_id INTEGER,
+  advice              INTEGER NOT NULL,    -- enum mem_advice
   address             INTEGER,
-  bytes               INTEGER,
+  bytes               INTEGER,             -- 0 for a stream attachment of the whole allocation
   alloc_id            INTEGER REFERENCES allocations(id),
-  advice              INTEGER,
-  location_type       INTEGER,
-  location_id         INTEGER,
-  ns                  INTEGER
+  alloc_offset        INTEGER,
+  location_type       INTEGER,             -- enum mem_location_type
+  location_id         INTEGER,             -- device ordinal or NUMA node, by location_type
+  stream              INTEGER,             -- stream attachments
+  tid                 INTEGER,
+  ns                  INTEGER NOT NULL
 );
 CREATE TABLE nvtx_ranges (
   id        INTEGER PRIMARY KEY,
@@ -229,6 +243,8 @@ CREATE INDEX kernel_args_alloc ON kernel_args(alloc_id);
 CREATE INDEX syncs_call ON syncs(call_correlation_id);
 CREATE INDEX stream_events_event ON stream_events(event_handle);
 CREATE INDEX um_events_alloc ON um_events(alloc_id);
+CREATE INDEX um_events_start ON um_events(start_ns);
+CREATE INDEX mem_advice_alloc ON mem_advice(alloc_id);
 )sql";
 
 #define APPTRACER_ENUM_ROW(name, value, text) {value, text},
@@ -264,6 +280,13 @@ std::string trace_tables_sql() {
   static const EnumRow launch_kinds[] = {APPTRACER_LAUNCH_KINDS(APPTRACER_ENUM_ROW)};
   static const EnumRow access_kinds[] = {APPTRACER_ACCESS_KINDS(APPTRACER_ENUM_ROW)};
   static const EnumRow access_sources[] = {APPTRACER_ACCESS_SOURCES(APPTRACER_ENUM_ROW)};
+  static const EnumRow um_counter_kinds[] = {APPTRACER_UM_COUNTER_KINDS(APPTRACER_ENUM_ROW)};
+  static const EnumRow um_migration_causes[] = {APPTRACER_UM_MIGRATION_CAUSES(APPTRACER_ENUM_ROW)};
+  static const EnumRow um_access_types[] = {APPTRACER_UM_ACCESS_TYPES(APPTRACER_ENUM_ROW)};
+  static const EnumRow um_remote_map_causes[] = {
+      APPTRACER_UM_REMOTE_MAP_CAUSES(APPTRACER_ENUM_ROW)};
+  static const EnumRow mem_advices[] = {APPTRACER_MEM_ADVICES(APPTRACER_ENUM_ROW)};
+  static const EnumRow mem_location_types[] = {APPTRACER_MEM_LOCATION_TYPES(APPTRACER_ENUM_ROW)};
   append_enum_rows(sql, "api_domain", api_domains);
   append_enum_rows(sql, "alloc_kind", alloc_kinds);
   append_enum_rows(sql, "memory_kind", memory_kinds);
@@ -273,6 +296,12 @@ std::string trace_tables_sql() {
   append_enum_rows(sql, "launch_kind", launch_kinds);
   append_enum_rows(sql, "access_kind", access_kinds);
   append_enum_rows(sql, "access_source", access_sources);
+  append_enum_rows(sql, "um_counter_kind", um_counter_kinds);
+  append_enum_rows(sql, "um_migration_cause", um_migration_causes);
+  append_enum_rows(sql, "um_access_type", um_access_types);
+  append_enum_rows(sql, "um_remote_map_cause", um_remote_map_causes);
+  append_enum_rows(sql, "mem_advice", mem_advices);
+  append_enum_rows(sql, "mem_location_type", mem_location_types);
   sql += "INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');\n";
   return sql;
 }

@@ -67,6 +67,8 @@ Statement Database::prepare(std::string_view sql) { return Statement(db_, sql); 
 
 int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 
+int64_t Database::changes() const { return sqlite3_changes64(db_); }
+
 bool Database::has_table(const std::string& name) {
   Statement query = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
   query.bind(1, name);

@@ -91,6 +91,66 @@ namespace apptracer {
   X(Sanitizer, 3, "sanitizer")                 \
   X(Library, 4, "library")
 
+// `um_events` rows: CUPTI's unified-memory counter kinds, same numbers.
+#define APPTRACER_UM_COUNTER_KINDS(X)             \
+  X(Unknown, 0, "unknown")                        \
+  X(BytesHtoD, 1, "bytes HtoD")                   \
+  X(BytesDtoH, 2, "bytes DtoH")                   \
+  X(CpuPageFault, 3, "CPU page fault")            \
+  X(GpuPageFault, 4, "GPU page fault group")      \
+  X(Thrashing, 5, "thrashing")                    \
+  X(Throttling, 6, "throttling")                  \
+  X(RemoteMap, 7, "remote map")                   \
+  X(BytesDtoD, 8, "bytes DtoD")
+
+// Why a migration happened (um_events.cause of bytes rows), CUPTI's numbers.
+#define APPTRACER_UM_MIGRATION_CAUSES(X)   \
+  X(Unknown, 0, "unknown")                 \
+  X(User, 1, "user")                       \
+  X(Coherence, 2, "coherence")             \
+  X(Prefetch, 3, "prefetch")               \
+  X(Eviction, 4, "eviction")               \
+  X(AccessCounters, 5, "access counters")
+
+// What a GPU page-fault group was (um_events.cause), CUPTI's numbers.
+#define APPTRACER_UM_ACCESS_TYPES(X) \
+  X(Unknown, 0, "unknown")           \
+  X(Read, 1, "read")                 \
+  X(Write, 2, "write")               \
+  X(Atomic, 3, "atomic")             \
+  X(Prefetch, 4, "prefetch")
+
+// Why memory was mapped remotely instead of migrated, CUPTI's numbers.
+#define APPTRACER_UM_REMOTE_MAP_CAUSES(X) \
+  X(Unknown, 0, "unknown")                \
+  X(Coherence, 1, "coherence")            \
+  X(Thrashing, 2, "thrashing")            \
+  X(Policy, 3, "policy")                  \
+  X(OutOfMemory, 4, "out of memory")      \
+  X(Eviction, 5, "eviction")
+
+// `mem_advice` rows: cudaMemoryAdvise values (same numbers), then stream
+// attachments of managed memory (cudaMemAttach* flags + 10).
+#define APPTRACER_MEM_ADVICES(X)                                    \
+  X(SetReadMostly, 1, "set read mostly")                            \
+  X(UnsetReadMostly, 2, "unset read mostly")                        \
+  X(SetPreferredLocation, 3, "set preferred location")              \
+  X(UnsetPreferredLocation, 4, "unset preferred location")          \
+  X(SetAccessedBy, 5, "set accessed by")                            \
+  X(UnsetAccessedBy, 6, "unset accessed by")                        \
+  X(AttachGlobal, 11, "attach global")                              \
+  X(AttachHost, 12, "attach host")                                  \
+  X(AttachSingle, 14, "attach single")
+
+// Where a hint points: cudaMemLocationType values (same numbers). The
+// legacy device-ordinal form maps to device, or host for cudaCpuDeviceId.
+#define APPTRACER_MEM_LOCATION_TYPES(X)          \
+  X(Invalid, 0, "invalid")                       \
+  X(Device, 1, "device")                         \
+  X(Host, 2, "host")                             \
+  X(HostNuma, 3, "host NUMA node")               \
+  X(HostNumaCurrent, 4, "host NUMA node of the calling thread")
+
 #define APPTRACER_ENUM_MEMBER(name, value, text) name = value,
 
 enum class ApiDomain : uint8_t { APPTRACER_API_DOMAINS(APPTRACER_ENUM_MEMBER) };
@@ -102,6 +162,9 @@ enum class StreamEventKind : uint8_t { APPTRACER_STREAM_EVENT_KINDS(APPTRACER_EN
 enum class LaunchKind : uint8_t { APPTRACER_LAUNCH_KINDS(APPTRACER_ENUM_MEMBER) };
 enum class AccessKind : uint8_t { APPTRACER_ACCESS_KINDS(APPTRACER_ENUM_MEMBER) };
 enum class AccessSource : uint8_t { APPTRACER_ACCESS_SOURCES(APPTRACER_ENUM_MEMBER) };
+enum class UmCounterKind : uint8_t { APPTRACER_UM_COUNTER_KINDS(APPTRACER_ENUM_MEMBER) };
+enum class MemAdvice : uint8_t { APPTRACER_MEM_ADVICES(APPTRACER_ENUM_MEMBER) };
+enum class MemLocationType : uint8_t { APPTRACER_MEM_LOCATION_TYPES(APPTRACER_ENUM_MEMBER) };
 
 #undef APPTRACER_ENUM_MEMBER
 
@@ -115,6 +178,9 @@ std::string_view to_string(StreamEventKind v);
 std::string_view to_string(LaunchKind v);
 std::string_view to_string(AccessKind v);
 std::string_view to_string(AccessSource v);
+std::string_view to_string(UmCounterKind v);
+std::string_view to_string(MemAdvice v);
+std::string_view to_string(MemLocationType v);
 
 // The memory kind of an allocation, as a copy endpoint sees it.
 MemoryKind memory_kind_of(AllocKind kind);

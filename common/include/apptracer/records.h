@@ -28,6 +28,8 @@ enum class RecordType : uint8_t {
   GpuMemset,
   Thread,
   KernelArgs,
+  MemAdvice,
+  UmEvent,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -49,7 +51,9 @@ struct AllocationRecord {
   uint64_t pitch;
   uint64_t ns;
   uint32_t flags;
-  int32_t device;  // -1 for host memory
+  int32_t device;     // -1 for host memory
+  uint32_t alloc_tid;  // the allocating thread when not the recording one (host blocks), else 0
+  int16_t numa_node;   // host memory: NUMA node of most resident pages, -1 unknown
   AllocKind kind;
 };
 
@@ -67,8 +71,11 @@ struct MemcpyRecord {
   uint64_t src_pitch;
   uint64_t dst_pitch;
   uint64_t api_start_ns;
-  int32_t src_device;  // peer copies name devices; else -1
+  int64_t stream;      // CUPTI stream id where no activity will say (prefetches), else -1
+  int32_t src_device;  // peer copies and prefetch targets name devices; else -1
   int32_t dst_device;
+  int16_t src_numa_node;  // host endpoints: NUMA node of most resident pages, -1 unknown
+  int16_t dst_numa_node;
   CopyKind kind;  // from the call's direction argument; Unknown for "default"
   bool is_async;
 };
@@ -131,6 +138,17 @@ struct StreamEventRecord {
   StreamEventKind kind;
 };
 
+// cudaMemAdvise / cuMemAdvise and stream attachment of managed memory.
+struct MemAdviceRecord {
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t ns;
+  int64_t stream;  // CUPTI stream id (attachments), -1 when none
+  int32_t location_id;
+  MemAdvice advice;
+  MemLocationType location_type;
+};
+
 // GPU activity (CUPTI activity API), joined to the records above by correlation id.
 struct GpuKernelRecord {
   uint64_t start_ns;
@@ -171,6 +189,18 @@ struct GpuMemsetRecord {
   MemoryKind memory;
 };
 
+// A CUPTI unified-memory counter record (activity-only).
+struct UmEventRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;  // 0 where CUPTI gives none
+  uint64_t address;
+  uint64_t value;
+  int32_t src_device;  // -1: the host side
+  int32_t dst_device;
+  uint32_t flags;
+  UmCounterKind counter_kind;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -198,6 +228,8 @@ struct Record {
     GpuMemsetRecord gpu_memset;
     ThreadRecord thread;
     KernelArgsRecord kernel_args;
+    MemAdviceRecord mem_advice;
+    UmEventRecord um_event;
   };
 };
 

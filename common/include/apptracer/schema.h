@@ -7,7 +7,8 @@ namespace apptracer {
 
 // Bumped whenever a table or column changes meaning. The analyzer refuses a
 // trace whose version is newer than the one it was built with.
-inline constexpr int kSchemaVersion = 1;
+// 2: memcpys.src/dst_numa_node; um_events and mem_advice columns settled.
+inline constexpr int kSchemaVersion = 2;
 
 // Values of meta's `status` key.
 inline constexpr const char* kStatusRecording = "incomplete";

@@ -39,6 +39,7 @@ class Database {
   void exec(std::string_view sql);
   Statement prepare(std::string_view sql);
   int64_t last_insert_rowid() const;
+  int64_t changes() const;  // rows the last INSERT/UPDATE/DELETE touched
   bool has_table(const std::string& name);
   sqlite3* handle() const { return db_; }
 
