@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,7 +104,17 @@ void report_written_traces(const std::string& pattern, const FileTimes& before) 
   }
 }
 
-int run_recorded(const std::vector<std::string>& command, const std::string& output, bool force) {
+// What `apptracer record` passes to the tracer in the environment.
+struct RecordOptions {
+  std::string output = "apptracer-%p.db";
+  bool force = false;
+  std::string host_allocations = "touched";
+  std::optional<uint64_t> host_min_bytes;
+};
+
+int run_recorded(const std::vector<std::string>& command, const RecordOptions& options) {
+  const std::string& output = options.output;
+  bool force = options.force;
   std::string library = find_tracer_library();
   if (library.empty()) {
     std::fprintf(stderr,
@@ -126,6 +137,10 @@ int run_recorded(const std::vector<std::string>& command, const std::string& out
     setenv("LD_PRELOAD", prepend_preload(library).c_str(), 1);
     setenv("APPTRACER_OUTPUT", output.c_str(), 1);
     if (force) setenv("APPTRACER_FORCE", "1", 1);
+    setenv("APPTRACER_HOST_ALLOCATIONS", options.host_allocations.c_str(), 1);
+    if (options.host_min_bytes) {
+      setenv("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes).c_str(), 1);
+    }
     std::vector<char*> argv;
     for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
@@ -151,16 +166,23 @@ int run_recorded(const std::vector<std::string>& command, const std::string& out
 
 void add_record_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("record", "Run a program under the tracer and write its trace");
-  auto output = std::make_shared<std::string>("apptracer-%p.db");
-  auto force = std::make_shared<bool>(false);
+  auto options = std::make_shared<RecordOptions>();
   auto command = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("-o,--output", *output,
+  cmd->add_option("-o,--output", options->output,
                   "Trace file; %p expands to the process id, %h to the host name")
       ->capture_default_str();
-  cmd->add_flag("-f,--force", *force, "Overwrite an existing trace file");
+  cmd->add_flag("-f,--force", options->force, "Overwrite an existing trace file");
+  cmd->add_option("--host-allocations", options->host_allocations,
+                  "Host blocks (malloc family, anonymous mmap) stored as allocations: those CUDA "
+                  "touches, all of them (also in programs without CUDA), or off (allocator not "
+                  "watched)")
+      ->check(CLI::IsMember({"touched", "all", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--host-min-bytes", options->host_min_bytes,
+                  "Smallest host block tracked; smaller ones are only counted (default 4096)");
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
-  cmd->callback([&result, output, force, command] {
-    result = [output, force, command] { return run_recorded(*command, *output, *force); };
+  cmd->callback([&result, options, command] {
+    result = [options, command] { return run_recorded(*command, *options); };
   });
 }
 

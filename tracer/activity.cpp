@@ -1,4 +1,5 @@
-// CUPTI activity: GPU start/end of kernels, copies and memsets. CUPTI fills
+// CUPTI activity: GPU start/end of kernels, copies and memsets, and
+// unified-memory counters (migrations, page faults, ...). CUPTI fills
 // buffers we hand it and gives them back full (or on flush), possibly on
 // several threads at once in CUDA 13: each completed buffer is converted into
 // records on the thread that returns it, through that thread's own record
@@ -6,6 +7,9 @@
 #include <cupti.h>
 
 #include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
 
 #include "clock.h"
 #include "log.h"
@@ -112,6 +116,53 @@ void convert_memset(const CUpti_ActivityMemset4& m) {
   record_buffers().append(r);
 }
 
+int32_t um_device(uint32_t cupti_id) {
+  return cupti_id == CUPTI_UNIFIED_MEMORY_CPU_DEVICE_ID ? -1 : static_cast<int32_t>(cupti_id);
+}
+
+// Which of CUPTI's id and end fields mean something depends on the counter
+// kind (cupti_activity.h); the rest stay -1 (the host side, or none) and 0.
+void convert_um_counter(const CUpti_ActivityUnifiedMemoryCounter3& u) {
+  Record r{};
+  r.type = RecordType::UmEvent;
+  UmEventRecord& e = r.um_event;
+  e.start_ns = u.start;
+  e.address = u.address;
+  e.value = u.value;
+  e.flags = u.flags;
+  e.src_device = e.dst_device = -1;
+  e.counter_kind = u.counterKind < CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT
+                       ? static_cast<UmCounterKind>(u.counterKind)  // same numbers
+                       : UmCounterKind::Unknown;
+  switch (u.counterKind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+      e.dst_device = um_device(u.dstId);
+      e.end_ns = u.end;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+      e.src_device = um_device(u.srcId);
+      e.end_ns = u.end;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD:
+      e.src_device = um_device(u.srcId);
+      e.dst_device = um_device(u.dstId);
+      e.end_ns = u.end;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT:
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING:
+      e.src_device = um_device(u.srcId);  // the faulting (throttled) processor
+      e.end_ns = u.end;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP:
+      e.src_device = um_device(u.srcId);
+      e.dst_device = um_device(u.dstId);
+      break;
+    default:
+      break;  // CPU faults name no device; thrashing's srcId is a mask of devices
+  }
+  record_buffers().append(r);
+}
+
 void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *buffer = static_cast<uint8_t*>(std::aligned_alloc(kActivityAlignment, kActivityBufferBytes));
   *size = *buffer ? kActivityBufferBytes : 0;
@@ -136,6 +187,9 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t
       case CUPTI_ACTIVITY_KIND_MEMSET:
         convert_memset(*reinterpret_cast<const CUpti_ActivityMemset4*>(record));
         break;
+      case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+        convert_um_counter(*reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3*>(record));
+        break;
       default:
         break;
     }
@@ -149,6 +203,43 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t
   std::free(buffer);
 }
 
+std::string cupti_message(CUptiResult result) {
+  const char* message = nullptr;
+  cuptiGetResultString(result, &message);
+  return message ? message : "?";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  if (items.empty()) return "none";
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Which counters this machine gives is said once in the log and in meta.
+void configure_and_enable_um_counters() {
+  UmCounterSetup setup = enable_traced_um_counters();
+  auto name = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
+    return std::string(to_string(static_cast<UmCounterKind>(kind)));
+  };
+  std::vector<std::string> enabled_names, unsupported_names;
+  for (auto kind : setup.enabled) enabled_names.push_back(name(kind));
+  for (auto [kind, result] : setup.unsupported) {
+    std::string why = cupti_message(result);
+    log_info("unified-memory counter '{}' is not supported here ({}); not recorded", name(kind), why);
+    unsupported_names.push_back(name(kind) + " (" + why + ")");
+  }
+  if (setup.enable_result != CUPTI_SUCCESS) {
+    log_warn("cannot enable unified-memory counters: {}", cupti_message(setup.enable_result));
+    unsupported_names.insert(unsupported_names.end(), enabled_names.begin(), enabled_names.end());
+    enabled_names.clear();
+  }
+  writer().set_meta("um_counters", "enabled: " + joined(enabled_names) +
+                                       "; unsupported: " + joined(unsupported_names));
+}
+
+bool activity_registered = false;
+
 }  // namespace
 
 bool enable_activity() {
@@ -156,16 +247,20 @@ bool enable_activity() {
     log_warn("cannot register CUPTI activity buffers; GPU times will be missing");
     return false;
   }
+  activity_registered = true;
   for (CUpti_ActivityKind kind : traced_activity_kinds()) {
     CUptiResult result = cuptiActivityEnable(kind);
     if (result != CUPTI_SUCCESS) {
-      const char* message = nullptr;
-      cuptiGetResultString(result, &message);
       log_warn("cannot enable CUPTI activity kind {}: {}", static_cast<int>(kind),
-               message ? message : "?");
+               cupti_message(result));
     }
   }
   return true;
+}
+
+void enable_um_counters() {
+  static std::once_flag once;
+  if (activity_registered) std::call_once(once, configure_and_enable_um_counters);
 }
 
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }

@@ -15,7 +15,7 @@ bool contains(const AllocationInfo& a, uint64_t address, uint64_t ns) {
 }  // namespace
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
-                                 uint64_t ns) {
+                                 uint64_t ns, int16_t numa_node) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto old = live_.find(address);
   if (old != live_.end()) {
@@ -24,11 +24,12 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
     live_.erase(old);
   }
   AllocationInfo info;
-  info.id = next_id_locked();
+  info.id = next_id();
   info.address = address;
   info.bytes = bytes;
   info.alloc_ns = ns;
   info.device = device;
+  info.numa_node = numa_node;
   info.kind = kind;
   live_[address] = info;
   if (bytes > largest_bytes_) largest_bytes_ = bytes;
@@ -39,7 +40,7 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
 
 uint64_t AllocationRegistry::add_unresolvable(AllocKind kind, uint64_t key, uint64_t) {
   std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t id = next_id_locked();
+  uint64_t id = next_id();
   unresolvable_[{static_cast<int>(kind), key}] = id;
   return id;
 }

@@ -27,14 +27,21 @@ struct AllocationInfo {
   uint64_t alloc_ns = 0;
   uint64_t free_ns = UINT64_MAX;  // UINT64_MAX while live
   int32_t device = -1;
+  int16_t numa_node = -1;  // host memory: where its pages were when registered
   AllocKind kind = AllocKind::Device;
 };
 
 class AllocationRegistry {
  public:
+  // Ids are allocation row ids: a registry whose rows share a table with
+  // another's takes its ids from that one (`id_source`).
+  explicit AllocationRegistry(AllocationRegistry* id_source = nullptr)
+      : id_source_(id_source ? id_source : this) {}
+
   // Registers memory that addresses resolve into. An older live allocation
   // overlapping the same start address is ended at `ns` (its free raced ours).
-  uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns);
+  uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns,
+               int16_t numa_node = -1);
 
   // Registers an allocation addresses never resolve into: VMM reservations
   // (their mappings are what pointers hit) and physical handles (no address).
@@ -65,12 +72,13 @@ class AllocationRegistry {
   void reset_after_fork();
 
  private:
-  uint64_t next_id_locked() { return ++last_id_; }
+  uint64_t next_id() { return ++id_source_->last_id_; }
 
   mutable std::mutex mutex_;
   std::atomic<uint64_t> lowest_{UINT64_MAX};
   std::atomic<uint64_t> highest_{0};
-  uint64_t last_id_ = 0;
+  AllocationRegistry* id_source_;
+  std::atomic<uint64_t> last_id_{0};
   uint64_t largest_bytes_ = 0;
   std::map<uint64_t, AllocationInfo> live_;                     // by start address
   std::multimap<uint64_t, AllocationInfo> freed_;               // by start address

@@ -86,6 +86,7 @@ void on_resource(CUpti_CallbackId cbid) {
     for (const DeviceInfo& device : driver_devices()) writer().add_device(device);
     writer().set_meta("cuda_driver_version", std::to_string(driver_version()));
     writer().set_meta("cuda_runtime_version", runtime_version());
+    enable_um_counters();
   }
 }
 
@@ -127,7 +128,7 @@ void enable_ids(CUpti_CallbackDomain domain, IdList<CUpti_CallbackId> ids) {
 
 }  // namespace
 
-bool subscribe_callbacks() {
+bool subscribe_callbacks(std::string& why_not) {
   char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
   CUpti_SubscriberParams params{};
   params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
@@ -136,24 +137,19 @@ bool subscribe_callbacks() {
   params.oldSubscriberSize = sizeof other;
   CUptiResult result = cuptiSubscribe_v2(&subscriber, on_callback, nullptr, &params);
   if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    log_warn("CUPTI is already in use by {}; apptracer is not tracing this process",
-             other[0] ? other : "another tool");
+    why_not = std::string("CUPTI is already in use by ") + (other[0] ? other : "another tool");
     return false;
   }
   if (result != CUPTI_SUCCESS) {
     if (!driver_present()) {
-      log_warn("no CUDA driver on this machine; apptracer is not tracing this process");
-      return false;
+      why_not = "no CUDA driver on this machine";
+    } else if (!cupti_loaded()) {
+      why_not = "CUPTI (libcupti.so.13) not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH";
+    } else {
+      const char* message = nullptr;
+      cuptiGetResultString(result, &message);
+      why_not = std::string("CUPTI unavailable (") + (message ? message : "?") + ")";
     }
-    if (!cupti_loaded()) {
-      log_warn("CUPTI (libcupti.so.13) not found; add the CUDA toolkit's lib64 to "
-               "LD_LIBRARY_PATH. apptracer is not tracing this process");
-      return false;
-    }
-    const char* message = nullptr;
-    cuptiGetResultString(result, &message);
-    log_warn("CUPTI unavailable ({}); apptracer is not tracing this process",
-             message ? message : "?");
     return false;
   }
   enable_ids(CUPTI_CB_DOMAIN_RUNTIME_API, traced_runtime_callbacks());

@@ -31,13 +31,27 @@ Config Config::from_environment() {
     long ms = std::strtol(v, nullptr, 10);
     if (ms > 0) config.flush_period_ms = static_cast<int>(ms);
   }
+  if (const char* v = env("APPTRACER_HOST_ALLOCATIONS")) {
+    std::string mode = v;
+    if (mode == "all") config.host_allocations = HostAllocations::All;
+    if (mode == "off") config.host_allocations = HostAllocations::Off;
+  }
+  if (const char* v = env("APPTRACER_HOST_MIN_BYTES")) {
+    char* end = nullptr;
+    unsigned long long bytes = std::strtoull(v, &end, 10);
+    if (end != v && *end == '\0') config.host_min_bytes = bytes;
+  }
   return config;
 }
 
 std::string Config::describe() const {
   return "output=" + output + " force=" + (force ? "1" : "0") + " log=" + log_level +
          " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
-         " flush_ms=" + std::to_string(flush_period_ms);
+         " flush_ms=" + std::to_string(flush_period_ms) + " host_allocations=" +
+         (host_allocations == HostAllocations::All   ? "all"
+          : host_allocations == HostAllocations::Off ? "off"
+                                                     : "touched") +
+         " host_min_bytes=" + std::to_string(host_min_bytes);
 }
 
 std::string expand_output_path(const std::string& pattern, int pid, const std::string& host) {

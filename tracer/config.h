@@ -2,9 +2,17 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace apptracer {
+
+// Which host blocks (malloc family, anonymous mmap) become allocation rows.
+enum class HostAllocations {
+  Touched,  // those CUDA touches (copy endpoint, registration, kernel argument)
+  All,      // every block at or above the size threshold, CUDA or not
+  Off,      // none: the allocator is not watched at all
+};
 
 struct Config {
   std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
@@ -12,6 +20,8 @@ struct Config {
   std::string log_level = "warn";          // APPTRACER_LOG: trace|debug|info|warn|error|off
   size_t buffer_bytes = 64u << 20;         // APPTRACER_BUFFER_MB: cap on records in flight
   int flush_period_ms = 200;               // APPTRACER_FLUSH_MS: writer period (SIGKILL loses at most this)
+  HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
+  uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
 
   static Config from_environment();
   // "key=value ..." of the options in force, for meta.options.

@@ -13,6 +13,8 @@
 #include "tracer.h"
 
 #define APPTRACER_CUPTI_FUNCTIONS(X)                                                            \
+  X(cuptiActivityConfigureUnifiedMemoryCounter,                                                 \
+    (CUpti_ActivityUnifiedMemoryCounterConfig * config, uint32_t count), (config, count))       \
   X(cuptiActivityEnable, (CUpti_ActivityKind kind), (kind))                                     \
   X(cuptiActivityFlushAll, (uint32_t flag), (flag))                                             \
   X(cuptiActivityGetNextRecord, (uint8_t * buffer, size_t valid, CUpti_Activity * *record),    \

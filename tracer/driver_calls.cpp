@@ -74,10 +74,15 @@ bool is_ptsz(CUpti_CallbackId cbid) {
     case DRV(cuEventRecord_ptsz):
     case DRV(cuEventRecordWithFlags_ptsz):
     case DRV(cuStreamWaitEvent_ptsz):
+    case DRV(cuStreamAttachMemAsync_ptsz):
       return true;
     default:
       return false;
   }
+}
+
+MemTarget location_target(const CUmemLocation& location) {
+  return mem_target(location.type, location.id);
 }
 
 }  // namespace
@@ -337,6 +342,42 @@ void translate_driver_call(CallSite& call, CUpti_CallbackId cbid) {
     case DRV(cuStreamWaitEvent_ptsz): {
       auto& p = params<cuStreamWaitEvent_params>(call);
       emit_stream_event(call, StreamEventKind::Wait, p.hEvent, p.hStream, is_ptsz(cbid));
+      break;
+    }
+    // Unified memory: hints, prefetches and stream attachments.
+    case DRV(cuMemAdvise): {
+      auto& p = params<cuMemAdvise_params>(call);
+      emit_mem_advice(call, p.advice, p.devPtr, p.count, legacy_mem_target(p.device));
+      break;
+    }
+    case DRV(cuMemAdvise_v2): {
+      auto& p = params<cuMemAdvise_v2_params>(call);
+      emit_mem_advice(call, p.advice, p.devPtr, p.count, location_target(p.location));
+      break;
+    }
+    case DRV(cuMemPrefetchAsync):
+    case DRV(cuMemPrefetchAsync_ptsz): {
+      auto& p = params<cuMemPrefetchAsync_params>(call);
+      emit_prefetch(call, p.devPtr, p.count, legacy_mem_target(p.dstDevice), {p.hStream, is_ptsz(cbid)});
+      break;
+    }
+    case DRV(cuMemPrefetchAsync_v2):
+    case DRV(cuMemPrefetchAsync_v2_ptsz): {
+      auto& p = params<cuMemPrefetchAsync_v2_params>(call);
+      emit_prefetch(call, p.devPtr, p.count, location_target(p.location), {p.hStream, is_ptsz(cbid)});
+      break;
+    }
+    case DRV(cuMemPrefetchBatchAsync):
+    case DRV(cuMemPrefetchBatchAsync_ptsz): {
+      auto& p = params<cuMemPrefetchBatchAsync_params>(call);
+      emit_prefetch_batch(call, p.dptrs, p.sizes, p.count, p.prefetchLocs, p.prefetchLocIdxs,
+                          p.numPrefetchLocs, {p.hStream, is_ptsz(cbid)});
+      break;
+    }
+    case DRV(cuStreamAttachMemAsync):
+    case DRV(cuStreamAttachMemAsync_ptsz): {
+      auto& p = params<cuStreamAttachMemAsync_params>(call);
+      emit_stream_attach(call, p.dptr, p.length, p.flags, p.hStream, is_ptsz(cbid));
       break;
     }
     default:

@@ -12,6 +12,8 @@
 
 #include "allocation_registry.h"
 #include "driver.h"
+#include "host_blocks.h"
+#include "numa.h"
 #include "record_buffers.h"
 #include "string_table.h"
 #include "tracer.h"
@@ -100,7 +102,7 @@ struct ArgWords {
     for (uint32_t k = (8 - buffer_offset % 8) % 8; k + 8 <= size && count < kMaxWords; k += 8) {
       uint64_t value;
       std::memcpy(&value, bytes + k, sizeof value);
-      if (!registry.may_contain(value)) continue;
+      if (!registry.may_contain(value) && !host_blocks::may_contain(value)) continue;
       words[count++] = KernelArgWord{value, buffer_offset + k, param_index,
                                      static_cast<uint16_t>(param_size)};
     }
@@ -159,8 +161,14 @@ void emit_arg_words(CallSite& call, const ArgWords& args) {
 void emit_allocation(CallSite& call, uint64_t address, uint64_t bytes, AllocKind kind,
                      uint32_t flags, uint64_t pitch) {
   Record r = make_record(call, RecordType::Allocation);
-  int32_t device = is_host_kind(kind) ? -1 : device_of(call);
-  r.allocation.alloc_id = allocations().add(address, bytes, kind, device, call.end_ns);
+  bool host = is_host_kind(kind);
+  int32_t device = host ? -1 : device_of(call);
+  // Registering memory is CUDA touching the block the program allocated.
+  if (kind == AllocKind::RegisteredHost) host_blocks::touch(address, call.start_ns);
+  // Page-locked memory cannot move: where it is now is where it stays.
+  int16_t numa_node = host ? static_cast<int16_t>(numa_node_of(address, bytes)) : -1;
+  r.allocation.alloc_id = allocations().add(address, bytes, kind, device, call.end_ns, numa_node);
+  r.allocation.numa_node = numa_node;
   r.allocation.address = address;
   r.allocation.bytes = bytes;
   r.allocation.pitch = pitch;
@@ -220,13 +228,48 @@ MemcpyRecord copy_record(uint64_t dst, uint64_t src, uint64_t bytes, CopyKind ki
   m.kind = kind;
   m.is_async = is_async;
   m.src_device = m.dst_device = -1;
+  m.src_numa_node = m.dst_numa_node = -1;
+  m.stream = -1;
   return m;
 }
+
+namespace {
+
+// A copy endpoint outside CUDA's allocations is host memory the program got
+// elsewhere (malloc, mmap, the stack): its block becomes a row, and where
+// its pages are is read now, while the copy uses them. Endpoints in CUDA's
+// allocations need neither (pinned memory's node is its allocation's).
+int16_t locate_host_endpoint(uint64_t address, uint64_t span, uint64_t ns) {
+  if (address == 0 || allocations().find(address, ns)) return -1;
+  host_blocks::touch(address, ns);
+  return static_cast<int16_t>(numa_node_of(address, span));
+}
+
+bool may_be_host(CopyKind kind, bool source) {
+  switch (kind) {
+    case CopyKind::HtoD: return source;
+    case CopyKind::DtoH: return !source;
+    case CopyKind::HtoH:
+    case CopyKind::Unknown: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
 
 void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
   Record r = make_record(call, RecordType::Memcpy);
   r.memcpy = copy;
   r.memcpy.api_start_ns = call.start_ns;
+  MemcpyRecord& m = r.memcpy;
+  if (may_be_host(m.kind, true)) {
+    m.src_numa_node = locate_host_endpoint(m.src, m.height ? m.height * m.src_pitch : m.bytes,
+                                           call.start_ns);
+  }
+  if (may_be_host(m.kind, false)) {
+    m.dst_numa_node = locate_host_endpoint(m.dst, m.height ? m.height * m.dst_pitch : m.bytes,
+                                           call.start_ns);
+  }
   append(call, r);
 }
 
@@ -291,6 +334,82 @@ void emit_stream_event(CallSite& call, StreamEventKind kind, const void* event,
   r.stream_event.device = device_of(call);
   r.stream_event.kind = kind;
   append(call, r);
+}
+
+// --- unified memory ----------------------------------------------------------
+
+static_assert(cudaMemAdviseSetReadMostly == CU_MEM_ADVISE_SET_READ_MOSTLY &&
+                  cudaMemAdviseUnsetAccessedBy == CU_MEM_ADVISE_UNSET_ACCESSED_BY &&
+                  static_cast<int>(MemAdvice::SetReadMostly) == cudaMemAdviseSetReadMostly &&
+                  static_cast<int>(MemAdvice::UnsetAccessedBy) == cudaMemAdviseUnsetAccessedBy,
+              "advice numbers differ between the runtime, the driver and the trace");
+static_assert(cudaMemAttachGlobal == CU_MEM_ATTACH_GLOBAL && cudaMemAttachHost == CU_MEM_ATTACH_HOST &&
+                  cudaMemAttachSingle == CU_MEM_ATTACH_SINGLE &&
+                  static_cast<int>(MemAdvice::AttachSingle) == 10 + cudaMemAttachSingle,
+              "attachment flags differ between the runtime, the driver and the trace");
+static_assert(static_cast<int>(cudaMemLocationTypeHostNumaCurrent) ==
+                      CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT &&
+                  static_cast<int>(MemLocationType::HostNumaCurrent) ==
+                      CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT,
+              "location types differ between the runtime, the driver and the trace");
+
+namespace {
+
+Record advice_record(const CallSite& call, MemAdvice advice, uint64_t address, uint64_t bytes) {
+  Record r = make_record(call, RecordType::MemAdvice);
+  r.mem_advice.address = address;
+  r.mem_advice.bytes = bytes;
+  r.mem_advice.ns = call.start_ns;
+  r.mem_advice.stream = -1;
+  r.mem_advice.location_id = -1;
+  r.mem_advice.advice = advice;
+  r.mem_advice.location_type = MemLocationType::Invalid;
+  return r;
+}
+
+}  // namespace
+
+MemTarget mem_target(int location_type, int location_id) {
+  switch (location_type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+      return {static_cast<MemLocationType>(location_type), location_id};
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+      return {static_cast<MemLocationType>(location_type), -1};  // the id is ignored
+    default:
+      return {MemLocationType::Invalid, -1};
+  }
+}
+
+MemTarget legacy_mem_target(int device) {
+  if (device == CU_DEVICE_CPU) return {MemLocationType::Host, -1};
+  // Negative otherwise (CU_DEVICE_INVALID): advice that takes no device.
+  if (device < 0) return {MemLocationType::Invalid, -1};
+  return {MemLocationType::Device, device};
+}
+
+void emit_mem_advice(CallSite& call, int advice, uint64_t address, uint64_t bytes,
+                     MemTarget target) {
+  Record r = advice_record(call, static_cast<MemAdvice>(advice), address, bytes);
+  r.mem_advice.location_type = target.type;
+  r.mem_advice.location_id = target.id;
+  append(call, r);
+}
+
+void emit_stream_attach(CallSite& call, uint64_t address, uint64_t bytes, unsigned int flags,
+                        const void* stream, bool per_thread_stream) {
+  Record r = advice_record(call, static_cast<MemAdvice>(10 + flags), address, bytes);
+  r.mem_advice.stream = stream_id(call, stream, per_thread_stream);
+  append(call, r);
+}
+
+void emit_prefetch(CallSite& call, uint64_t address, uint64_t bytes, MemTarget target,
+                   IssueStream stream) {
+  MemcpyRecord m = copy_record(address, address, bytes, CopyKind::Prefetch, true);
+  if (target.type == MemLocationType::Device) m.dst_device = target.id;
+  m.stream = stream_id(call, stream.stream, stream.per_thread);
+  emit_memcpy(call, m);
 }
 
 }  // namespace apptracer

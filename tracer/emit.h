@@ -54,4 +54,49 @@ void emit_stream_event(CallSite& call, StreamEventKind kind, const void* event,
 void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid);
 void translate_driver_call(CallSite& call, CUpti_CallbackId cbid);
 
+// --- unified memory ----------------------------------------------------------
+
+// Where a hint or prefetch points. The location forms (cudaMemLocation,
+// CUmemLocation) share numbers; the legacy forms take a device ordinal where
+// cudaCpuDeviceId / CU_DEVICE_CPU (-1) means the host.
+struct MemTarget {
+  MemLocationType type;
+  int32_t id;  // device ordinal or NUMA node, by type; -1 where the type takes none
+};
+MemTarget mem_target(int location_type, int location_id);
+MemTarget legacy_mem_target(int device);
+
+// cudaMemAdvise / cuMemAdvise; `advice` is a cudaMemoryAdvise / CUmem_advise value.
+void emit_mem_advice(CallSite& call, int advice, uint64_t address, uint64_t bytes,
+                     MemTarget target);
+// cudaStreamAttachMemAsync / cuStreamAttachMemAsync (`bytes` 0: the whole allocation).
+void emit_stream_attach(CallSite& call, uint64_t address, uint64_t bytes, unsigned int flags,
+                        const void* stream, bool per_thread_stream);
+// A prefetch is a memcpys row of kind prefetch from the range to itself, on
+// the stream it was issued to.
+struct IssueStream {
+  const void* stream;
+  bool per_thread;
+};
+void emit_prefetch(CallSite& call, uint64_t address, uint64_t bytes, MemTarget target,
+                   IssueStream stream);
+
+inline uint64_t address_value(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+inline uint64_t address_value(CUdeviceptr pointer) { return pointer; }
+
+// The batch forms: `locations[k]` applies to the ranges from
+// `first_indices[k]` up to the next entry's first index (or `count`).
+template <typename Pointer, typename Location>
+void emit_prefetch_batch(CallSite& call, const Pointer* pointers, const size_t* sizes,
+                         size_t count, const Location* locations, const size_t* first_indices,
+                         size_t location_count, IssueStream stream) {
+  for (size_t k = 0; k < location_count; ++k) {
+    MemTarget target = mem_target(locations[k].type, locations[k].id);
+    size_t end = k + 1 < location_count ? first_indices[k + 1] : count;
+    for (size_t i = first_indices[k]; i < end; ++i) {
+      emit_prefetch(call, address_value(pointers[i]), sizes[i], target, stream);
+    }
+  }
+}
+
 }  // namespace apptracer

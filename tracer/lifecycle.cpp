@@ -7,6 +7,8 @@
 // it; a fatal signal gets one last flush; a forked child starts over with
 // its own trace file.
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -25,6 +27,7 @@
 #include "apptracer/schema.h"
 #include "clock.h"
 #include "config.h"
+#include "host_blocks.h"
 #include "log.h"
 #include "string_table.h"
 #include "tracer.h"
@@ -79,10 +82,32 @@ void record_process_meta(const Config& config) {
   w.set_meta("options", config.describe());
 }
 
+// Whether the program's malloc is ours: only when we were preloaded (a
+// library the driver dlopen()s through CUDA_INJECTION64_PATH interposes nothing).
+bool allocator_interposed() {
+  Dl_info resolved{}, ours{};
+  void* global_malloc = dlsym(RTLD_DEFAULT, "malloc");
+  return global_malloc && dladdr(global_malloc, &resolved) &&
+         dladdr(reinterpret_cast<void*>(&allocator_interposed), &ours) &&
+         resolved.dli_fbase == ours.dli_fbase;
+}
+
+std::string describe_host_allocations(const Config& config) {
+  if (config.host_allocations == HostAllocations::Off) return "off";
+  if (!allocator_interposed()) {
+    return "unavailable: the allocator is not interposed (injected through CUDA_INJECTION64_PATH;"
+           " preload with LD_PRELOAD or apptracer record)";
+  }
+  return config.host_allocations == HostAllocations::All ? "all" : "touched";
+}
+
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
   if (activity_usable) flush_activity();
+  host_blocks::disable();
+  writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
+  writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   writer_instance->finish(status);
 }
 
@@ -130,13 +155,26 @@ void start() {
   owner_pid = getpid();
   buffers_instance = new RecordBuffers(config.buffer_bytes);
   writer_instance = new Writer(*buffers_instance, allocations(), config);
-  callbacks_active = subscribe_callbacks();
-  if (!callbacks_active) {
+  std::string why_not;
+  callbacks_active = subscribe_callbacks(why_not);
+  // Without CUDA capture only --host-allocations=all has anything to record.
+  bool host_only = !callbacks_active && config.host_allocations == HostAllocations::All;
+  if (!callbacks_active && !host_only) {
+    log_warn("{}; apptracer is not tracing this process", why_not);
     finished = true;  // nothing will be recorded; leave the program alone
     return;
   }
-  activity_usable = enable_activity();
+  if (host_only) log_info("{}; apptracer records host memory only", why_not);
+  activity_usable = callbacks_active && enable_activity();
   record_process_meta(config);
+  if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
+  writer_instance->set_meta("host_allocations", describe_host_allocations(config));
+  if (config.host_allocations != HostAllocations::Off && allocator_interposed()) {
+    host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},
+                        *buffers_instance);
+  }
+  // A host-only trace is wanted even if no block reaches the threshold.
+  if (config.host_allocations == HostAllocations::All) writer_instance->create_file_eagerly();
   writer_instance->start();
   std::atexit(finish_at_exit);
   pthread_atfork(nullptr, nullptr, after_fork_in_child);
@@ -206,6 +244,55 @@ extern "C" __attribute__((visibility("default"))) int execvp(const char* file, c
   static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execvp"));
   finish_before_exec();
   return real(file, argv);
+}
+
+// The variadic forms reach glibc's execve without passing through ours.
+namespace {
+
+constexpr int kMaxExecArguments = 4096;
+
+// Collects execl-style arguments (up to the terminating null) into `argv`.
+int collect_arguments(const char* first, va_list& rest, char* argv[]) {
+  int count = 0;
+  argv[count++] = const_cast<char*>(first);
+  while (argv[count - 1] != nullptr && count < kMaxExecArguments) {
+    argv[count++] = va_arg(rest, char*);
+  }
+  if (argv[count - 1] != nullptr) {
+    errno = E2BIG;
+    return -1;
+  }
+  return count;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  va_end(rest);
+  return count < 0 ? -1 : execv(path, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  va_end(rest);
+  return count < 0 ? -1 : execvp(file, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  char* const* envp = count < 0 ? nullptr : va_arg(rest, char* const*);
+  va_end(rest);
+  return count < 0 ? -1 : execve(path, argv, envp);
 }
 
 extern "C" __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],

@@ -77,6 +77,26 @@ void launch(CallSite& call, const void* func, dim3 grid, dim3 block, size_t shar
   emit_kernel(call, func, g, b, static_cast<uint32_t>(shared), kind, nullptr, nullptr);
 }
 
+// CUDA 12's device-ordinal forms, which programs built against it still call
+// (CUPTI reports them by these ids). CUDA 13's headers dropped their parameter
+// structs along with the functions.
+struct LegacyMemAdviseParams {
+  const void* devPtr;
+  size_t count;
+  cudaMemoryAdvise advice;
+  int device;
+};
+struct LegacyPrefetchParams {
+  const void* devPtr;
+  size_t count;
+  int dstDevice;
+  cudaStream_t stream;
+};
+
+MemTarget location_target(const cudaMemLocation& location) {
+  return mem_target(location.type, location.id);
+}
+
 }  // namespace
 
 void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
@@ -282,6 +302,47 @@ void translate_runtime_call(CallSite& call, CUpti_CallbackId cbid) {
       auto& p = params<cudaStreamWaitEvent_v3020_params>(call);
       emit_stream_event(call, StreamEventKind::Wait, p.event, p.stream,
                         cbid == RT(cudaStreamWaitEvent_ptsz_v7000));
+      break;
+    }
+    // Unified memory. In a CUDA 13 runtime each of these reaches a traced
+    // driver call, which describes it; these cases are the fallback.
+    case RT(cudaMemAdvise_v8000): {
+      auto& p = params<LegacyMemAdviseParams>(call);
+      emit_mem_advice(call, p.advice, addr(p.devPtr), p.count, legacy_mem_target(p.device));
+      break;
+    }
+    case RT(cudaMemAdvise_v12020): {
+      auto& p = params<cudaMemAdvise_v12020_params>(call);
+      emit_mem_advice(call, p.advice, addr(p.devPtr), p.count, location_target(p.location));
+      break;
+    }
+    case RT(cudaMemPrefetchAsync_v8000):
+    case RT(cudaMemPrefetchAsync_ptsz_v8000): {
+      auto& p = params<LegacyPrefetchParams>(call);
+      emit_prefetch(call, addr(p.devPtr), p.count, legacy_mem_target(p.dstDevice),
+                    {p.stream, cbid == RT(cudaMemPrefetchAsync_ptsz_v8000)});
+      break;
+    }
+    case RT(cudaMemPrefetchAsync_v12020):
+    case RT(cudaMemPrefetchAsync_ptsz_v12020): {
+      auto& p = params<cudaMemPrefetchAsync_v12020_params>(call);
+      emit_prefetch(call, addr(p.devPtr), p.count, location_target(p.location),
+                    {p.stream, cbid == RT(cudaMemPrefetchAsync_ptsz_v12020)});
+      break;
+    }
+    case RT(cudaMemPrefetchBatchAsync_v13000):
+    case RT(cudaMemPrefetchBatchAsync_ptsz_v13000): {
+      auto& p = params<cudaMemPrefetchBatchAsync_v13000_params>(call);
+      emit_prefetch_batch(call, p.dptrs, p.sizes, p.count, p.prefetchLocs, p.prefetchLocIdxs,
+                          p.numPrefetchLocs,
+                          {p.stream, cbid == RT(cudaMemPrefetchBatchAsync_ptsz_v13000)});
+      break;
+    }
+    case RT(cudaStreamAttachMemAsync_v6000):
+    case RT(cudaStreamAttachMemAsync_ptsz_v7000): {
+      auto& p = params<cudaStreamAttachMemAsync_v6000_params>(call);
+      emit_stream_attach(call, addr(p.devPtr), p.length, p.flags, p.stream,
+                         cbid == RT(cudaStreamAttachMemAsync_ptsz_v7000));
       break;
     }
     default:

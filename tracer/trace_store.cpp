@@ -44,8 +44,9 @@ CopyKind infer_copy_kind(MemoryKind src, MemoryKind dst) {
 
 }  // namespace
 
-TraceStore::TraceStore(const std::string& path, const AllocationRegistry& registry)
-    : db_(path, Database::Mode::Create), registry_(registry) {
+TraceStore::TraceStore(const std::string& path, const AllocationRegistry& registry,
+                       HostBlockResolution host)
+    : db_(path, Database::Mode::Create), registry_(registry), host_(std::move(host)) {
   // WAL: a crash or SIGKILL leaves every committed pass readable.
   // synchronous=NORMAL: durable across process death, which is what we need.
   // A large page cache and rare checkpoints keep SQLite from re-reading and
@@ -62,14 +63,14 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
       " start_ns, end_ns, return_code, device) VALUES (?,?,?,?,?,?,?,?,?,?)");
   insert_allocation_ = db_.prepare(
       "INSERT INTO allocations (id, kind, address, bytes, device, flags, pitch,"
-      " alloc_correlation_id, alloc_ns, alloc_tid) VALUES (?,?,?,?,?,?,?,?,?,?)");
+      " alloc_correlation_id, alloc_ns, alloc_tid, numa_node) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
   update_free_ = db_.prepare(
       "UPDATE allocations SET free_correlation_id = ?, free_ns = ? WHERE id = ?");
   insert_memcpy_ = db_.prepare(
       "INSERT INTO memcpys (call_correlation_id, kind, src_address, dst_address, bytes,"
       " src_alloc_id, dst_alloc_id, src_offset, dst_offset, src_memory, dst_memory, src_device,"
-      " dst_device, is_async, width, height, src_pitch, dst_pitch, api_start_ns)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " dst_device, is_async, width, height, src_pitch, dst_pitch, api_start_ns, src_numa_node,"
+      " dst_numa_node, stream) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   insert_memset_ = db_.prepare(
       "INSERT INTO memsets (call_correlation_id, address, bytes, value, element_size, alloc_id,"
       " alloc_offset, memory, device, is_async, api_start_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
@@ -113,6 +114,12 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   insert_device_ = db_.prepare(
       "INSERT OR REPLACE INTO devices (id, name, uuid, pci_bus_id, cc_major, cc_minor,"
       " total_memory_bytes, sm_count, numa_node) VALUES (?,?,?,?,?,?,?,?,?)");
+  insert_mem_advice_ = db_.prepare(
+      "INSERT INTO mem_advice (call_correlation_id, advice, address, bytes, alloc_id, alloc_offset,"
+      " location_type, location_id, stream, tid, ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  insert_um_event_ = db_.prepare(
+      "INSERT INTO um_events (counter_kind, address, bytes, alloc_id, alloc_offset, src_device,"
+      " dst_device, start_ns, end_ns, value, cause, flags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
 }
 
 void TraceStore::begin() { db_.exec("BEGIN"); }
@@ -153,6 +160,8 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::StreamEvent: write_stream_event(r); break;
       case RecordType::Thread: write_thread(r); break;
       case RecordType::KernelArgs: write_kernel_args(r); break;
+      case RecordType::MemAdvice: write_mem_advice(r); break;
+      case RecordType::UmEvent: write_um_event(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -163,11 +172,15 @@ void TraceStore::write(const Record* records, size_t count) {
 TraceStore::Resolved TraceStore::resolve(uint64_t address, uint64_t ns) const {
   Resolved out;
   if (address == 0) return out;
-  if (std::optional<AllocationInfo> a = registry_.find(address, ns)) {
+  // CUDA's view first: registered host memory is also a host block.
+  std::optional<AllocationInfo> a = registry_.find(address, ns);
+  if (!a && host_.registry) a = host_.registry->find(address, ns);
+  if (a) {
     out.alloc_id = as_int(a->id);
     out.offset = as_int(address - a->address);
     out.memory = memory_kind_of(a->kind);
     out.device = optional_device(a->device);
+    if (a->numa_node >= 0) out.numa_node = a->numa_node;
   }
   return out;
 }
@@ -208,6 +221,7 @@ void TraceStore::write_api_call(const Record& r) {
 
 void TraceStore::write_allocation(const Record& r) {
   const AllocationRecord& a = r.allocation;
+  uint32_t tid = a.alloc_tid ? a.alloc_tid : r.tid;
   insert_allocation_.bind(1, as_int(a.alloc_id))
       .bind(2, static_cast<int64_t>(a.kind))
       .bind(3, as_int(a.address))
@@ -217,8 +231,17 @@ void TraceStore::write_allocation(const Record& r) {
       .bind(7, optional_nonzero(a.pitch))
       .bind(8, optional_nonzero(r.correlation_id))
       .bind(9, as_int(a.ns))
-      .bind(10, static_cast<int64_t>(r.tid))
+      .bind(10, static_cast<int64_t>(tid))
+      .bind(11, a.numa_node >= 0 ? std::optional<int64_t>(a.numa_node) : std::nullopt)
       .run();
+  auto pending = pending_frees_.find(a.alloc_id);
+  if (pending != pending_frees_.end()) {
+    update_free_.bind(1, pending->second.correlation_id)
+        .bind(2, as_int(pending->second.ns))
+        .bind(3, as_int(a.alloc_id))
+        .run();
+    pending_frees_.erase(pending);
+  }
 }
 
 void TraceStore::write_free(const Record& r) {
@@ -226,6 +249,9 @@ void TraceStore::write_free(const Record& r) {
       .bind(2, as_int(r.free.ns))
       .bind(3, as_int(r.free.alloc_id))
       .run();
+  if (db_.changes() == 0) {
+    pending_frees_[r.free.alloc_id] = {optional_nonzero(r.correlation_id), r.free.ns};
+  }
 }
 
 void TraceStore::write_memcpy(const Record& r) { await_activity(r, insert_memcpy_row(r)); }
@@ -244,6 +270,12 @@ int64_t TraceStore::insert_memcpy_row(const Record& r) {
     dst.memory = MemoryKind::Pageable;
   }
   if (kind == CopyKind::Unknown) kind = infer_copy_kind(src.memory, dst.memory);
+  if (kind == CopyKind::Prefetch) {
+    // The managed range moves to where the call said (the host: no device),
+    // from wherever its pages were, which the call does not say.
+    src.device = std::nullopt;
+    dst.device = optional_device(m.dst_device);
+  }
   if (m.src_device >= 0) src.device = m.src_device;
   if (m.dst_device >= 0) dst.device = m.dst_device;
   insert_memcpy_.bind(1, optional_nonzero(r.correlation_id))
@@ -265,6 +297,9 @@ int64_t TraceStore::insert_memcpy_row(const Record& r) {
       .bind(17, optional_nonzero(m.src_pitch))
       .bind(18, optional_nonzero(m.dst_pitch))
       .bind(19, as_int(m.api_start_ns))
+      .bind(20, m.src_numa_node >= 0 ? std::optional<int64_t>(m.src_numa_node) : src.numa_node)
+      .bind(21, m.dst_numa_node >= 0 ? std::optional<int64_t>(m.dst_numa_node) : dst.numa_node)
+      .bind(22, m.stream >= 0 ? std::optional<int64_t>(m.stream) : std::nullopt)
       .run();
   return db_.last_insert_rowid();
 }
@@ -341,7 +376,16 @@ void TraceStore::write_kernel_args(const Record& r) {
     const KernelArgWord& word = args.words[i];
     std::optional<Access> access = access_of(launch->second.name_id, word.param_index);
     if (!access) continue;
-    Resolved target = resolve(word.value, launch->second.api_start_ns);
+    uint64_t launch_ns = launch->second.api_start_ns;
+    Resolved target = resolve(word.value, launch_ns);
+    if (!target.alloc_id && host_.promote) {
+      // Pageable memory first touched by a kernel (systems where GPUs read
+      // host memory directly): it becomes a row now.
+      if (std::optional<Record> row = host_.promote(word.value, launch_ns)) {
+        write_allocation(*row);
+        target = resolve(word.value, launch_ns);
+      }
+    }
     bool known_param = word.param_index != UINT16_MAX;
     insert_kernel_arg_.bind(1, launch->second.row_id)
         .bind(2, known_param ? std::optional<int64_t>(word.param_index) : std::nullopt)
@@ -412,6 +456,9 @@ uint64_t TraceStore::join_key(uint32_t correlation_id, RecordType api_side_type)
 // activity of runtime-launched work) and, when a nested driver call made it,
 // under that call's id too; whichever activity arrives claims it under both.
 void TraceStore::await_activity(const Record& r, int64_t row_id) {
+  // A prefetch moves pages through the unified-memory driver: CUPTI reports
+  // it as um_events, never as copy activity.
+  if (r.type == RecordType::Memcpy && r.memcpy.kind == CopyKind::Prefetch) return;
   if (take_held_activity(r, row_id)) return;
   uint64_t outer = join_key(r.correlation_id, r.type);
   bool nested = r.own_correlation_id != r.correlation_id && r.own_correlation_id != 0;
@@ -583,7 +630,8 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const char* table : {"api_calls", "allocations", "memcpys", "memsets", "kernels",
-                            "kernel_args", "syncs", "stream_events", "threads", "devices"}) {
+                            "kernel_args", "syncs", "stream_events", "threads", "devices",
+                            "um_events", "mem_advice"}) {
     Statement count = db_.prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
     counts.emplace_back(table, count.int64(0));
@@ -594,6 +642,90 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
 void TraceStore::checkpoint() {
   // Back to a rollback journal: readers then need no -wal/-shm files beside it.
   db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+}
+
+// --- unified memory ---------------------------------------------------------
+
+namespace {
+
+// CUPTI's value is a region size for these kinds (a fault-group count or a
+// program counter for faults, a count for throttling).
+bool um_value_is_bytes(UmCounterKind kind) {
+  switch (kind) {
+    case UmCounterKind::BytesHtoD:
+    case UmCounterKind::BytesDtoH:
+    case UmCounterKind::BytesDtoD:
+    case UmCounterKind::Thrashing:
+    case UmCounterKind::RemoteMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// CUPTI's flags are a migration cause, an access type or a remote-map cause
+// for these kinds (um_migration_cause, um_access_type, um_remote_map_cause);
+// for thrashing and throttling they are activity flags, kept in `flags` only.
+bool um_flags_are_cause(UmCounterKind kind) {
+  switch (kind) {
+    case UmCounterKind::BytesHtoD:
+    case UmCounterKind::BytesDtoH:
+    case UmCounterKind::BytesDtoD:
+    case UmCounterKind::GpuPageFault:
+    case UmCounterKind::CpuPageFault:
+    case UmCounterKind::RemoteMap:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<int64_t> optional_nonnegative(int64_t value) {
+  if (value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+void TraceStore::write_mem_advice(const Record& r) {
+  const MemAdviceRecord& a = r.mem_advice;
+  Resolved target = resolve(a.address, a.ns);
+  bool located = a.location_type != MemLocationType::Invalid;
+  insert_mem_advice_.bind(1, optional_nonzero(r.correlation_id))
+      .bind(2, static_cast<int64_t>(a.advice))
+      .bind(3, as_int(a.address))
+      .bind(4, as_int(a.bytes))
+      .bind(5, target.alloc_id)
+      .bind(6, target.offset)
+      .bind(7, located ? std::optional<int64_t>(static_cast<int64_t>(a.location_type)) : std::nullopt)
+      .bind(8, optional_nonnegative(a.location_id))
+      .bind(9, optional_nonnegative(a.stream))
+      .bind(10, static_cast<int64_t>(r.tid))
+      .bind(11, as_int(a.ns))
+      .run();
+}
+
+// Addresses in no allocation stay unresolved: `__managed__` variables, for
+// one, are managed memory that no allocation call created.
+void TraceStore::write_um_event(const Record& r) {
+  const UmEventRecord& e = r.um_event;
+  Resolved target = resolve(e.address, e.start_ns);
+  insert_um_event_.bind(1, static_cast<int64_t>(e.counter_kind))
+      .bind(2, as_int(e.address))
+      .bind(3, um_value_is_bytes(e.counter_kind) ? std::optional<int64_t>(as_int(e.value))
+                                                 : std::nullopt)
+      .bind(4, target.alloc_id)
+      .bind(5, target.offset)
+      .bind(6, optional_device(e.src_device))
+      .bind(7, optional_device(e.dst_device))
+      .bind(8, as_int(e.start_ns))
+      .bind(9, optional_nonzero(e.end_ns))
+      .bind(10, as_int(e.value))
+      .bind(11, um_flags_are_cause(e.counter_kind)
+                    ? std::optional<int64_t>(static_cast<int64_t>(e.flags))
+                    : std::nullopt)
+      .bind(12, static_cast<int64_t>(e.flags))
+      .run();
 }
 
 }  // namespace apptracer

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,11 +35,20 @@ struct DeviceInfo {
   int numa_node = -1;
 };
 
+// Host blocks (host_blocks.h): where they resolve once they are rows, and how
+// one becomes a row when a kernel argument is the first to touch it.
+struct HostBlockResolution {
+  const AllocationRegistry* registry = nullptr;
+  std::function<std::optional<Record>(uint64_t address, uint64_t ns)> promote;
+};
+
 class TraceStore {
  public:
   // Creates the database at `path` (which must not exist) with the schema,
-  // in WAL mode, with meta.status = incomplete.
-  TraceStore(const std::string& path, const AllocationRegistry& registry);
+  // in WAL mode, with meta.status = incomplete. Addresses resolve in
+  // `registry` (CUDA's allocations) first, then in host blocks.
+  TraceStore(const std::string& path, const AllocationRegistry& registry,
+             HostBlockResolution host = {});
 
   void begin();
   void commit();
@@ -63,6 +74,7 @@ class TraceStore {
     std::optional<int64_t> offset;
     MemoryKind memory = MemoryKind::Unknown;
     std::optional<int64_t> device;
+    std::optional<int64_t> numa_node;  // host memory whose node was known when it was registered
   };
   struct AwaitingRow {
     int64_t row_id;
@@ -110,6 +122,14 @@ class TraceStore {
 
   Database db_;
   const AllocationRegistry& registry_;
+  HostBlockResolution host_;
+  // Frees that reached the writer before their allocation's row (another
+  // thread's buffer, drained later): applied when the row arrives.
+  struct PendingFree {
+    std::optional<int64_t> correlation_id;
+    uint64_t ns;
+  };
+  std::unordered_map<uint64_t, PendingFree> pending_frees_;
   Statement insert_api_call_, insert_allocation_, update_free_, insert_memcpy_, insert_memset_,
       insert_kernel_, insert_sync_, insert_stream_event_, insert_thread_, insert_string_,
       update_memcpy_gpu_, update_memset_gpu_, update_kernel_gpu_, upsert_meta_,
@@ -132,6 +152,11 @@ class TraceStore {
   // Per name id: the parameter types, or nullopt without a signature.
   std::unordered_map<uint32_t, std::optional<std::vector<std::string>>> signatures_;
   Statement insert_kernel_arg_;
+
+  // Unified memory: placement hints and CUPTI's counter records.
+  void write_mem_advice(const Record& r);
+  void write_um_event(const Record& r);
+  Statement insert_mem_advice_, insert_um_event_;
 };
 
 }  // namespace apptracer

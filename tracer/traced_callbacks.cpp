@@ -37,6 +37,11 @@ const CUpti_CallbackId kRuntimeIds[] = {
     RT(cudaEventSynchronize_v3020), RT(cudaEventRecord_v3020), RT(cudaEventRecord_ptsz_v7000),
     RT(cudaEventRecordWithFlags_v11010), RT(cudaEventRecordWithFlags_ptsz_v11010),
     RT(cudaStreamWaitEvent_v3020), RT(cudaStreamWaitEvent_ptsz_v7000), RT(cudaDeviceReset_v3020),
+    RT(cudaMemAdvise_v8000), RT(cudaMemAdvise_v12020), RT(cudaMemPrefetchAsync_v8000),
+    RT(cudaMemPrefetchAsync_ptsz_v8000), RT(cudaMemPrefetchAsync_v12020),
+    RT(cudaMemPrefetchAsync_ptsz_v12020), RT(cudaMemPrefetchBatchAsync_v13000),
+    RT(cudaMemPrefetchBatchAsync_ptsz_v13000), RT(cudaStreamAttachMemAsync_v6000),
+    RT(cudaStreamAttachMemAsync_ptsz_v7000),
 };
 
 const CUpti_CallbackId kDriverIds[] = {
@@ -71,6 +76,9 @@ const CUpti_CallbackId kDriverIds[] = {
     DRV(cuEventSynchronize), DRV(cuEventRecord), DRV(cuEventRecord_ptsz),
     DRV(cuEventRecordWithFlags), DRV(cuEventRecordWithFlags_ptsz), DRV(cuStreamWaitEvent),
     DRV(cuStreamWaitEvent_ptsz),
+    DRV(cuMemAdvise), DRV(cuMemAdvise_v2), DRV(cuMemPrefetchAsync), DRV(cuMemPrefetchAsync_ptsz),
+    DRV(cuMemPrefetchAsync_v2), DRV(cuMemPrefetchAsync_v2_ptsz), DRV(cuMemPrefetchBatchAsync),
+    DRV(cuMemPrefetchBatchAsync_ptsz), DRV(cuStreamAttachMemAsync), DRV(cuStreamAttachMemAsync_ptsz),
 };
 
 const CUpti_CallbackId kResourceIds[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
@@ -78,6 +86,18 @@ const CUpti_CallbackId kResourceIds[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
 const CUpti_ActivityKind kActivityKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+
+// Unified-memory counters: configured before CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER
+// is enabled, once the driver is up (activity.cpp).
+const CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP};
 
 template <typename T, size_t N>
 IdList<T> list(const T (&ids)[N]) {
@@ -90,5 +110,33 @@ IdList<CUpti_CallbackId> traced_runtime_callbacks() { return list(kRuntimeIds); 
 IdList<CUpti_CallbackId> traced_driver_callbacks() { return list(kDriverIds); }
 IdList<CUpti_CallbackId> traced_resource_callbacks() { return list(kResourceIds); }
 IdList<CUpti_ActivityKind> traced_activity_kinds() { return list(kActivityKinds); }
+IdList<CUpti_ActivityUnifiedMemoryCounterKind> traced_um_counter_kinds() {
+  return list(kUmCounterKinds);
+}
+
+UmCounterSetup enable_traced_um_counters() {
+  UmCounterSetup setup;
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> supported;
+  for (CUpti_ActivityUnifiedMemoryCounterKind kind : traced_um_counter_kinds()) {
+    CUpti_ActivityUnifiedMemoryCounterConfig config{};
+    config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
+    config.kind = kind;
+    config.enable = 1;
+    CUptiResult result = cuptiActivityConfigureUnifiedMemoryCounter(&config, 1);
+    if (result == CUPTI_SUCCESS) {
+      supported.push_back(config);
+      setup.enabled.push_back(kind);
+    } else {
+      setup.unsupported.emplace_back(kind, result);
+    }
+  }
+  if (supported.empty()) return setup;
+  setup.enable_result = cuptiActivityConfigureUnifiedMemoryCounter(
+      supported.data(), static_cast<uint32_t>(supported.size()));
+  if (setup.enable_result == CUPTI_SUCCESS) {
+    setup.enable_result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  }
+  return setup;
+}
 
 }  // namespace apptracer

@@ -6,6 +6,8 @@
 #include <cupti.h>
 
 #include <cstddef>
+#include <utility>
+#include <vector>
 
 namespace apptracer {
 
@@ -22,5 +24,20 @@ IdList<CUpti_CallbackId> traced_driver_callbacks();
 IdList<CUpti_CallbackId> traced_resource_callbacks();
 // CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels (DESIGN.md).
 IdList<CUpti_ActivityKind> traced_activity_kinds();
+// Unified-memory counters (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), which
+// must be configured before that kind is enabled.
+IdList<CUpti_ActivityUnifiedMemoryCounterKind> traced_um_counter_kinds();
+
+// Configures and enables those counters, as far as this machine supports
+// them. Needs an initialized driver (call it at the first context creation).
+// One configuration call fails as a whole when any kind in it is unsupported
+// (platform, device, GPUs without peer access), so each kind is tried alone
+// first; the supported ones are then configured together, then enabled.
+struct UmCounterSetup {
+  std::vector<CUpti_ActivityUnifiedMemoryCounterKind> enabled;
+  std::vector<std::pair<CUpti_ActivityUnifiedMemoryCounterKind, CUptiResult>> unsupported;
+  CUptiResult enable_result = CUPTI_SUCCESS;  // of configuring the set and enabling the kind
+};
+UmCounterSetup enable_traced_um_counters();
 
 }  // namespace apptracer

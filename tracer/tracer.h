@@ -2,6 +2,8 @@
 // by whichever injection route fires first, finished once at exit.
 #pragma once
 
+#include <string>
+
 #include "record_buffers.h"
 #include "writer.h"
 
@@ -14,9 +16,12 @@ Writer& writer();
 bool cupti_loaded();
 
 // CUPTI callbacks (callbacks.cpp) and activity (activity.cpp).
-bool subscribe_callbacks();  // false: CUPTI unavailable or taken by another tool
+// False when CUPTI is unavailable or taken by another tool; `why_not` says which.
+bool subscribe_callbacks(std::string& why_not);
 void unsubscribe_callbacks();
 bool enable_activity();
+// Unified-memory counters need the driver initialized: called when a context is created.
+void enable_um_counters();
 void flush_activity();
 
 }  // namespace apptracer

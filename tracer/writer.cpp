@@ -6,6 +6,7 @@
 #include <new>
 
 #include "clock.h"
+#include "host_blocks.h"
 #include "log.h"
 #include "string_table.h"
 
@@ -51,6 +52,7 @@ void Writer::set_meta(const std::string& key, const std::string& value) {
 }
 
 void Writer::run() {
+  host_blocks::ignore_this_thread();  // SQLite's allocations are ours, not the program's
   while (!stopping_.load()) {
     buffers_.wait_for_work(std::chrono::milliseconds(config_.flush_period_ms));
     pass();
@@ -80,7 +82,8 @@ bool Writer::open_store_if_needed() {
   std::string path = unique_output_path(wanted, pid, config_.force);
   try {
     if (config_.force) remove_trace_files(path);
-    store_ = std::make_unique<TraceStore>(path, registry_);
+    store_ = std::make_unique<TraceStore>(
+        path, registry_, HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer});
   } catch (const std::exception& error) {
     log_error("cannot create trace {}: {}; tracing stops, the program continues", path,
               error.what());
@@ -102,7 +105,8 @@ void Writer::pass() {
   std::map<std::string, std::string> meta;
   {
     std::lock_guard<std::mutex> lock(pending_mutex_);
-    if (pass_records_.empty() && pending_devices_.empty() && (pending_meta_.empty() || !store_)) {
+    if (pass_records_.empty() && pending_devices_.empty() &&
+        (pending_meta_.empty() || (!store_ && !create_eagerly_))) {
       return;
     }
     devices.swap(pending_devices_);

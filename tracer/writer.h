@@ -34,6 +34,10 @@ class Writer {
 
   bool on_writer_thread() const;
 
+  // Create the file on the first pass even if no record has come (by
+  // default a process that never uses CUDA leaves no file).
+  void create_file_eagerly() { create_eagerly_ = true; }
+
   // Queued here, written on the next pass.
   void add_device(const DeviceInfo& device);
   void set_meta(const std::string& key, const std::string& value);
@@ -54,6 +58,7 @@ class Writer {
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};
   std::atomic<bool> failed_{false};
+  std::atomic<bool> create_eagerly_{false};
 
   mutable std::mutex pending_mutex_;
   std::vector<DeviceInfo> pending_devices_;
