@@ -72,15 +72,19 @@ wheel_cuda() {
 }
 
 # The Python the tests run: with the `perfetto` package, whose official
-# schema decodes our timelines in a test.
+# schema decodes our timelines in a test, and numpy, which a host-memory test
+# traces. The marker names the package set, so a cache from before a change
+# is rebuilt.
 test_python() {
   local venv=$cache/python-tools
-  if [ ! -f "$venv/.complete" ]; then
-    say "installing Python test tools into $venv"
+  local packages="perfetto numpy"
+  local marker="$venv/.complete-${packages// /-}"
+  if [ ! -f "$marker" ]; then
+    say "installing Python test tools ($packages) into $venv"
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check perfetto
-    touch "$venv/.complete"
+    "$venv/bin/pip" install -q --disable-pip-version-check $packages
+    touch "$marker"
   fi
   echo "$venv/bin/python"
 }

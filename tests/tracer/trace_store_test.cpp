@@ -48,6 +48,8 @@ class TraceStoreTest : public ::testing::Test {
     r.memcpy.kind = kind;
     r.memcpy.api_start_ns = ns;
     r.memcpy.src_device = r.memcpy.dst_device = -1;
+    r.memcpy.src_numa_node = r.memcpy.dst_numa_node = -1;
+    r.memcpy.stream = -1;  // as copy_record() leaves it: activity says
     return r;
   }
   Record gpu_copy(uint32_t correlation, uint64_t start, uint64_t end) {
@@ -219,19 +221,130 @@ TEST_F(TraceStoreTest, FreesEndAllocations) {
   EXPECT_EQ(scalar("SELECT free_ns FROM allocations"), 9);
 }
 
+Record advice(uint32_t correlation, MemAdvice kind, uint64_t address, uint64_t bytes,
+              MemLocationType location, int32_t location_id, int64_t stream) {
+  Record r{};
+  r.type = RecordType::MemAdvice;
+  r.correlation_id = r.own_correlation_id = correlation;
+  r.tid = 77;
+  r.mem_advice = {address, bytes, 20, stream, location_id, kind, location};
+  return r;
+}
+
+TEST_F(TraceStoreTest, MemAdviceRowsResolveAndKeepTheirLocation) {
+  Record managed = allocation(0x100000, 0x10000, AllocKind::Managed, 10);
+  write({managed,
+         advice(1, MemAdvice::SetPreferredLocation, 0x100000, 0x10000, MemLocationType::Host, -1, -1),
+         advice(2, MemAdvice::SetAccessedBy, 0x108000, 0x1000, MemLocationType::Device, 0, -1),
+         advice(3, MemAdvice::AttachSingle, 0x100000, 0, MemLocationType::Invalid, -1, 13)});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT call_correlation_id, advice, bytes, alloc_id, alloc_offset, location_type,"
+      " location_id, stream, tid, ns FROM mem_advice ORDER BY call_correlation_id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), static_cast<int>(MemAdvice::SetPreferredLocation));
+  EXPECT_EQ(q.int64(3), managed.allocation.alloc_id);
+  EXPECT_EQ(q.int64(5), static_cast<int>(MemLocationType::Host));
+  EXPECT_TRUE(q.is_null(6)) << "the host location takes no id";
+  EXPECT_TRUE(q.is_null(7));
+  EXPECT_EQ(q.int64(8), 77);
+  EXPECT_EQ(q.int64(9), 20);
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(4), 0x8000);
+  EXPECT_EQ(q.int64(5), static_cast<int>(MemLocationType::Device));
+  EXPECT_EQ(q.int64(6), 0);
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), static_cast<int>(MemAdvice::AttachSingle));
+  EXPECT_EQ(q.int64(2), 0) << "an attachment of the whole allocation";
+  EXPECT_TRUE(q.is_null(5)) << "an attachment has no location";
+  EXPECT_EQ(q.int64(7), 13);
+}
+
+Record um_event(UmCounterKind kind, uint64_t address, uint64_t value, uint32_t flags,
+                uint64_t start, uint64_t end) {
+  Record r{};
+  r.type = RecordType::UmEvent;
+  r.um_event = {start, end, address, value, -1, 0, flags, kind};
+  return r;
+}
+
+TEST_F(TraceStoreTest, UmEventsResolveToTheManagedAllocationByKind) {
+  Record managed = allocation(0x100000, 0x200000, AllocKind::Managed, 10);
+  write({managed, um_event(UmCounterKind::BytesHtoD, 0x110000, 0x10000, 2, 100, 150),
+         um_event(UmCounterKind::GpuPageFault, 0x120000, 3, 1, 90, 95),
+         um_event(UmCounterKind::Thrashing, 0x100000, 0x1000, 8, 200, 0),
+         um_event(UmCounterKind::CpuPageFault, 0x900000, 0x401234, 0, 300, 0)});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT counter_kind, bytes, alloc_id, alloc_offset, src_device, dst_device, end_ns, value,"
+      " cause, flags FROM um_events ORDER BY start_ns");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), static_cast<int>(UmCounterKind::GpuPageFault));
+  EXPECT_TRUE(q.is_null(1)) << "a fault's value counts fault groups, not bytes";
+  EXPECT_EQ(q.int64(2), managed.allocation.alloc_id);
+  EXPECT_EQ(q.int64(3), 0x20000);
+  EXPECT_EQ(q.int64(7), 3);
+  EXPECT_EQ(q.int64(8), 1) << "access type read";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), 0x10000);
+  EXPECT_EQ(q.int64(2), managed.allocation.alloc_id);
+  EXPECT_TRUE(q.is_null(4)) << "the host side";
+  EXPECT_EQ(q.int64(5), 0);
+  EXPECT_EQ(q.int64(6), 150);
+  EXPECT_EQ(q.int64(8), 2) << "migration cause coherence";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), 0x1000);
+  EXPECT_TRUE(q.is_null(6)) << "no end";
+  EXPECT_TRUE(q.is_null(8)) << "thrashing's flags are no cause";
+  EXPECT_EQ(q.int64(9), 8);
+  ASSERT_TRUE(q.step());
+  EXPECT_TRUE(q.is_null(2)) << "a __managed__ variable is in no allocation";
+  EXPECT_EQ(q.int64(7), 0x401234);
+}
+
+TEST_F(TraceStoreTest, PrefetchRowsResolveAndWaitForNoActivity) {
+  Record managed = allocation(0x100000, 0x200000, AllocKind::Managed, 10);
+  Record prefetch = copy(6, 0x140000, 0x140000, 0x40000, CopyKind::Prefetch, 20);
+  prefetch.memcpy.dst_device = 0;
+  prefetch.memcpy.is_async = true;
+  write({managed, prefetch});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT kind, src_alloc_id, dst_alloc_id, dst_offset, dst_memory, dst_device, is_async"
+      " FROM memcpys");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), static_cast<int>(CopyKind::Prefetch));
+  EXPECT_EQ(q.int64(1), managed.allocation.alloc_id);
+  EXPECT_EQ(q.int64(2), managed.allocation.alloc_id);
+  EXPECT_EQ(q.int64(3), 0x40000);
+  EXPECT_EQ(q.int64(4), static_cast<int>(MemoryKind::Managed));
+  EXPECT_EQ(q.int64(5), 0);
+  EXPECT_EQ(q.int64(6), 1);
+  // Copy activity under the same correlation id is not the prefetch's.
+  write({gpu_copy(6, 100, 200)});
+  write({});
+  write({});
+  EXPECT_EQ(scalar("SELECT count(*) FROM memcpys WHERE kind = 6 AND gpu_start_ns IS NULL"), 1);
+  EXPECT_EQ(scalar("SELECT count(*) FROM memcpys WHERE gpu_start_ns = 100"), 1);
+}
+
 TEST_F(TraceStoreTest, FinishReportsRowCountsAndHeldActivity) {
   write({gpu_copy(3, 1, 2)});
   store_->begin();
   auto counts = store_->finish();
   store_->commit();
-  bool seen = false;
+  int seen = 0;
   for (const auto& [table, rows] : counts) {
     if (table == "memcpys") {
       EXPECT_EQ(rows, 1);
-      seen = true;
+      ++seen;
+    }
+    if (table == "um_events" || table == "mem_advice") {
+      EXPECT_EQ(rows, 0);
+      ++seen;
     }
   }
-  EXPECT_TRUE(seen);
+  EXPECT_EQ(seen, 3);
 }
 
 }  // namespace
