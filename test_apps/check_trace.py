@@ -22,7 +22,7 @@ SKIPPED = 77
 MiB = 1 << 20
 
 # enum values (common/include/apptracer/enums.h)
-DEVICE, PINNED_HOST, WRITE_COMBINED, MAPPED, REGISTERED, MANAGED, POOL = 1, 2, 3, 4, 5, 6, 8
+DEVICE, PINNED_HOST, WRITE_COMBINED, MAPPED, REGISTERED, MANAGED, PAGEABLE_HOST, POOL = 1, 2, 3, 4, 5, 6, 7, 8
 HTOD, DTOH, DTOD = 1, 2, 3
 MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE, MEM_MANAGED = 1, 2, 3, 5
 SYNC_STREAM = 2
@@ -30,6 +30,11 @@ ACCESS_UNKNOWN, ACCESS_R, ACCESS_RW = 0, 1, 3
 SOURCE_NONE, SOURCE_ASSUMED, SOURCE_CONST = 0, 1, 2
 EVENT_RECORD, EVENT_WAIT = 1, 2
 DOMAIN_RUNTIME, DOMAIN_DRIVER = 1, 2
+PREFETCH = 6
+UM_HTOD, UM_DTOH, UM_CPU_FAULT, UM_GPU_FAULT, UM_REMOTE_MAP = 1, 2, 3, 4, 7
+CAUSE_USER, CAUSE_POLICY = 1, 3  # um_migration_cause user; um_remote_map_cause policy
+ADVICE_READ_MOSTLY, ADVICE_PREFERRED, ADVICE_ACCESSED_BY = 1, 3, 5
+LOCATION_DEVICE, LOCATION_HOST = 1, 2
 
 
 def gpu_count():
@@ -87,8 +92,8 @@ def common_checks(c, t):
     c.equal(t.meta("status"), "complete", "meta.status")
     c.expect(int(t.meta("schema_version")) >= 1, "schema_version present")
     c.expect(t.one("SELECT count(*) FROM devices") >= 1, "devices recorded")
-    c.equal(t.one("SELECT count(*) FROM memcpys WHERE gpu_start_ns IS NULL"), 0,
-            "every copy has GPU times")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE gpu_start_ns IS NULL AND kind != ?", PREFETCH),
+            0, "every copy has GPU times (prefetches have none: they are um_events)")
     c.equal(t.one("SELECT count(*) FROM kernels WHERE gpu_start_ns IS NULL"), 0,
             "every kernel has GPU times")
     c.equal(t.one("SELECT count(*) FROM memsets WHERE gpu_start_ns IS NULL"), 0,
@@ -114,16 +119,33 @@ def dvdg_edges(trace):
         db.close()
 
 
+def host_vectors(c, t):
+    """The three std::vector buffers: host blocks that became rows when copied (when the
+    allocator was interposed: not through CUDA_INJECTION64_PATH alone)."""
+    if t.meta("host_allocations").startswith("unavailable"):
+        c.equal(t.one("SELECT count(*) FROM allocations WHERE kind = ?", PAGEABLE_HOST), 0,
+                "allocator not interposed: no host blocks")
+        return [None] * 3
+    host = t.rows("SELECT id, bytes, alloc_tid IS NOT NULL, free_ns IS NOT NULL FROM allocations "
+                  "WHERE kind = ? ORDER BY alloc_ns", PAGEABLE_HOST)
+    c.equal([r[1:] for r in host], [(4 * MiB, 1, 1)] * 3,
+            "a_h, b_h, s_h: three 4 MiB pageable host blocks, thread known, freed")
+    return [r[0] for r in host] if len(host) == 3 else [None] * 3
+
+
 def check_vector_add(c, t):
     device = t.rows("SELECT id, bytes FROM allocations WHERE kind = ? ORDER BY id", DEVICE)
     c.equal([b for _, b in device], [4 * MiB] * 3, "three 4 MiB device allocations")
     c.equal(t.one("SELECT count(*) FROM allocations WHERE free_ns IS NULL"), 0, "all freed")
     ids = [i for i, _ in device]
+    a_h, b_h, s_h = host_vectors(c, t)
     copies = t.rows("SELECT kind, bytes, src_alloc_id, dst_alloc_id, src_memory, dst_memory "
                     "FROM memcpys ORDER BY api_start_ns")
-    c.equal(copies, [(HTOD, 4 * MiB, None, ids[0], MEM_PAGEABLE, MEM_DEVICE),
-                     (HTOD, 4 * MiB, None, ids[1], MEM_PAGEABLE, MEM_DEVICE),
-                     (DTOH, 4 * MiB, ids[2], None, MEM_DEVICE, MEM_PAGEABLE)], "copies")
+    c.equal(copies, [(HTOD, 4 * MiB, a_h, ids[0], MEM_PAGEABLE, MEM_DEVICE),
+                     (HTOD, 4 * MiB, b_h, ids[1], MEM_PAGEABLE, MEM_DEVICE),
+                     (DTOH, 4 * MiB, ids[2], s_h, MEM_DEVICE, MEM_PAGEABLE)], "copies")
+    c.expect(t.one("SELECT count(*) FROM memcpys WHERE coalesce(src_numa_node, dst_numa_node) "
+                   "IS NULL") == 0, "each copy's host endpoint has a NUMA node")
     kernels = t.rows("SELECT m.text, d.text, grid_x, block_x FROM kernels k "
                      "JOIN strings m ON m.id = k.name_id JOIN strings d ON d.id = k.demangled_id")
     c.equal(kernels, [("_Z10vector_addPfPKfS1_i",
@@ -142,18 +164,19 @@ def check_vector_add(c, t):
     c.equal(joined, 1, "kernel joins its runtime call by correlation id")
     a_d, b_d, s_d = ids
     # Fig. 6.1: a_h -> a_d', b_h -> b_d', a_d' -> s_d', b_d' -> s_d', s_d' -> s_h'.
-    c.equal(dvdg_edges(t), [(None, 0, a_d, 1, "copy"), (None, 0, b_d, 1, "copy"),
+    c.equal(dvdg_edges(t), [(a_h, 0, a_d, 1, "copy"), (b_h, 0, b_d, 1, "copy"),
                             (a_d, 1, s_d, 1, "kernel"), (b_d, 1, s_d, 1, "kernel"),
-                            (s_d, 1, None, 1, "copy")], "the DVDG of Fig. 6.1")
+                            (s_d, 1, s_h, 1, "copy")], "the DVDG of Fig. 6.1")
 
 
 def check_driver_vector_add(c, t):
     c.equal(t.rows("SELECT bytes FROM allocations WHERE kind = ?", DEVICE), [(4 * MiB,)] * 3,
             "three cuMemAlloc allocations")
-    ids = [r[0] for r in t.rows("SELECT id FROM allocations ORDER BY id")]
+    ids = [r[0] for r in t.rows("SELECT id FROM allocations WHERE kind = ? ORDER BY id", DEVICE)]
+    a_h, b_h, s_h = host_vectors(c, t)
     copies = t.rows("SELECT kind, bytes, src_alloc_id, dst_alloc_id FROM memcpys ORDER BY api_start_ns")
-    c.equal(copies, [(HTOD, 4 * MiB, None, ids[0]), (HTOD, 4 * MiB, None, ids[1]),
-                     (DTOH, 4 * MiB, ids[2], None)], "driver copies")
+    c.equal(copies, [(HTOD, 4 * MiB, a_h, ids[0]), (HTOD, 4 * MiB, b_h, ids[1]),
+                     (DTOH, 4 * MiB, ids[2], s_h)], "driver copies")
     c.equal(t.rows("SELECT s.text, launch_kind FROM kernels k JOIN strings s ON s.id = k.name_id"),
             [("vector_add", 1)], "extern C kernel via cuLaunchKernel")
     c.equal(t.one("SELECT count(*) FROM api_calls WHERE domain = ?", DOMAIN_RUNTIME), 0,
@@ -189,16 +212,21 @@ def check_streams_events(c, t):
 
 
 def check_host_alloc_kinds(c, t):
-    kinds = dict(t.rows("SELECT kind, count(*) FROM allocations GROUP BY kind"))
+    kinds = dict(t.rows("SELECT kind, count(*) FROM allocations WHERE kind != ? GROUP BY kind",
+                        PAGEABLE_HOST))
     c.equal(kinds, {DEVICE: 2, PINNED_HOST: 2, MAPPED: 1, WRITE_COMBINED: 1, REGISTERED: 1, MANAGED: 1},
             "allocation kinds")
+    c.expect(t.one("SELECT count(*) FROM allocations WHERE kind IN (?, ?, ?, ?) AND numa_node IS NULL",
+                   PINNED_HOST, MAPPED, WRITE_COMBINED, REGISTERED) == 0,
+             "page-locked allocations have a NUMA node")
     flags = dict(t.rows("SELECT kind, flags FROM allocations WHERE kind IN (?, ?)", MAPPED, WRITE_COMBINED))
     c.equal(flags, {MAPPED: 2, WRITE_COMBINED: 4}, "cudaHostAlloc flags kept")
     sources = t.rows("SELECT a.kind, m.src_memory FROM memcpys m LEFT JOIN allocations a "
                      "ON a.id = m.src_alloc_id WHERE m.kind = ? AND m.width IS NULL "
                      "ORDER BY m.api_start_ns", HTOD)
     c.equal(sources, [(PINNED_HOST, MEM_PINNED), (PINNED_HOST, MEM_PINNED), (MAPPED, MEM_PINNED),
-                      (WRITE_COMBINED, MEM_PINNED), (REGISTERED, MEM_PINNED), (None, MEM_PAGEABLE)],
+                      (WRITE_COMBINED, MEM_PINNED), (REGISTERED, MEM_PINNED),
+                      (PAGEABLE_HOST, MEM_PAGEABLE)],
             "each host kind is the source of one copy")
     managed = t.one("SELECT id FROM allocations WHERE kind = ?", MANAGED)
     c.equal(t.one("SELECT count(*) FROM memcpys WHERE dst_alloc_id = ?", managed), 1,
@@ -270,8 +298,9 @@ def check_exit_status(status, reason=None):
         c.equal(t.meta("status"), status, "meta.status")
         if reason:
             c.equal(t.meta("end_reason"), reason, "meta.end_reason")
-        c.equal(t.rows("SELECT kind, bytes FROM allocations"), [(DEVICE, MiB)],
-                "the allocation made before the end")
+        c.equal(t.rows("SELECT kind, bytes FROM allocations ORDER BY kind"),
+                [(DEVICE, MiB), (PAGEABLE_HOST, MiB)],
+                "the allocations made before the end (device buffer, host vector copied from)")
         c.equal(t.rows("SELECT kind, bytes FROM memcpys"), [(DTOH, MiB)], "the copy made before the end")
         c.equal(t.one("SELECT count(*) FROM memsets"), 1, "the memset made before the end")
     return check
@@ -279,7 +308,8 @@ def check_exit_status(status, reason=None):
 
 def check_device_reset(c, t):
     common_checks(c, t)
-    c.equal(t.rows("SELECT bytes FROM allocations"), [(MiB,), (MiB,)], "work before and after the reset")
+    c.equal(t.rows("SELECT bytes FROM allocations WHERE kind = ?", DEVICE), [(MiB,), (MiB,)],
+            "work before and after the reset")
     c.equal(t.one("SELECT count(*) FROM memcpys"), 2, "two copies")
     c.equal(t.api_count("cudaDeviceReset"), 1, "cudaDeviceReset recorded")
 
@@ -336,6 +366,194 @@ def check_exec_self(c, traces):
         c.equal(t.rows("SELECT kind, bytes FROM memcpys"), [(HTOD, MiB)], f"{t.path} copy")
 
 
+def check_host_copies(c, t):
+    """Each copy's host endpoint resolves to the block it lies in, at the right offset."""
+    def block(size):
+        rows = t.rows("SELECT id, flags, numa_node, free_ns IS NOT NULL FROM allocations "
+                      "WHERE kind = ? AND bytes = ?", PAGEABLE_HOST, size)
+        c.equal(len(rows), 1, f"one pageable host row of {size} bytes")
+        return rows[0] if rows else (None, None, None, None)
+    malloc_id, malloc_flags, malloc_node, malloc_freed = block(MiB + 1)
+    new_id, _, _, _ = block(MiB + 2)
+    mmap_id, mmap_flags, _, _ = block(MiB + 3)
+    registered_block, _, _, _ = block(MiB + 4)
+    c.equal((malloc_flags, mmap_flags), (0, 1), "malloc block flags 0, mmap region flags 1")
+    c.expect(malloc_node is not None, "the malloc'd block's NUMA node, read when it was copied")
+    c.equal(malloc_freed, 1, "the malloc'd block was freed")
+    c.equal(t.one("SELECT count(*) FROM allocations WHERE bytes = ?", MiB + 5), 0,
+            "a block CUDA never touched is no row")
+    registered = t.one("SELECT id FROM allocations WHERE kind = ?", REGISTERED)
+    copies = t.rows("SELECT kind, bytes, src_alloc_id, src_offset, src_memory, dst_alloc_id, "
+                    "dst_offset FROM memcpys ORDER BY api_start_ns")
+    device = t.one("SELECT id FROM allocations WHERE kind = ?", DEVICE)
+    c.equal(copies, [(HTOD, MiB, malloc_id, 0, MEM_PAGEABLE, device, 0),
+                     (HTOD, MiB - 4096, new_id, 4096, MEM_PAGEABLE, device, MiB),
+                     (HTOD, MiB, mmap_id, 0, MEM_PAGEABLE, device, 2 * MiB),
+                     (HTOD, 4096, None, None, MEM_PAGEABLE, device, 3 * MiB),
+                     (DTOH, 1000, device, MiB, MEM_DEVICE, malloc_id, 8192),
+                     (HTOD, MiB, registered, 0, MEM_PINNED, device, 0)],
+            "malloc, new[] interior, mmap, stack (no allocation), DtoH into the malloc'd block, "
+            "registered")
+    c.expect(registered_block is not None, "registering a malloc'd block makes it a row too")
+    nodes = t.rows("SELECT src_numa_node IS NOT NULL, dst_numa_node IS NOT NULL FROM memcpys "
+                   "ORDER BY api_start_ns")
+    c.equal(nodes, [(1, 0), (1, 0), (1, 0), (1, 0), (0, 1), (1, 0)],
+            "every host endpoint has a NUMA node (the registered one from its allocation)")
+    c.expect(t.one("SELECT count(*) FROM devices WHERE numa_node IS NOT NULL") >= 1,
+             "the GPU's NUMA node")
+
+
+# --- unified memory (um_bandwidth) ---------------------------------------------
+#
+# What CUPTI delivers on the H100 (driver 580, CUPTI 13.0) sets the thresholds:
+# a burst of fault-driven migrations is reported only in part (40-70% of the
+# bytes of a 256 MiB array, almost none of its GPU page-fault groups; CUPTI
+# says nothing of the loss), while prefetches and advice-time remote mappings
+# are reported whole.
+
+UM_SIZE, UM_SMALL, UM_RUNS, UM_TILE = 256 * MiB, 64 * MiB, 5, 16 * MiB
+UM_TIMING = "um_bandwidth: run "
+
+
+def um_args(size=UM_SIZE, *more):
+    return ["--size", str(size), "--mode", "read", "--runs", str(UM_RUNS)] + list(more)
+
+
+class UmRuns:
+    """The managed array and its runs: one kernel each, whose GPU time window
+    the unified-memory events inside it are attributed to."""
+
+    def __init__(self, c, t, size=UM_SIZE):
+        self.t, self.size = t, size
+        self.alloc = t.one("SELECT id FROM allocations WHERE kind = ? AND bytes = ?", MANAGED, size)
+        self.base = t.one("SELECT address FROM allocations WHERE id = ?", self.alloc)
+        self.windows = t.rows("SELECT gpu_start_ns, gpu_end_ns, api_start_ns FROM kernels "
+                              "ORDER BY gpu_start_ns")
+        c.expect(self.alloc is not None, f"the {size // MiB} MiB managed allocation")
+        c.equal(len(self.windows), UM_RUNS, "one kernel per run")
+        c.expect("bytes HtoD" in (t.meta("um_counters") or "").split(";")[0],
+                 f"meta.um_counters enables bytes HtoD: {t.meta('um_counters')}")
+
+    def in_run(self, run, what, kind):
+        start, end, _ = self.windows[run]
+        return self.t.one(f"SELECT coalesce({what}, 0) FROM um_events WHERE counter_kind = ? "
+                          "AND alloc_id = ? AND start_ns BETWEEN ? AND ?", kind, self.alloc, start, end)
+
+    def per_run(self, what, kind):
+        return [self.in_run(run, what, kind) for run in range(len(self.windows))]
+
+    def of_array(self, what, kind, cause=None):
+        extra, args = ("AND cause = ?", (cause,)) if cause is not None else ("", ())
+        return self.t.one(f"SELECT coalesce({what}, 0) FROM um_events WHERE counter_kind = ? "
+                          f"AND alloc_id = ? {extra}", kind, self.alloc, *args)
+
+    def report(self):
+        """What each run moved, printed with every um case to keep thresholds honest."""
+        print(f"per run (the array): HtoD MiB "
+              f"{[round(b / MiB, 1) for b in self.per_run('sum(bytes)', UM_HTOD)]}, "
+              f"GPU fault rows {self.per_run('count(*)', UM_GPU_FAULT)}, "
+              f"remote-map rows {self.per_run('count(*)', UM_REMOTE_MAP)}")
+        print("whole trace (kind, rows, bytes, unresolved rows):",
+              self.t.rows("SELECT counter_kind, count(*), sum(bytes), sum(alloc_id IS NULL) "
+                          "FROM um_events GROUP BY counter_kind"))
+
+    def check_resolution(self, c):
+        """Events inside the array name it; the rest (the program's __managed__
+        variable) lie in no allocation and are stored unresolved."""
+        c.equal(self.t.one("SELECT count(*) FROM um_events WHERE address BETWEEN ? AND ? "
+                           "AND alloc_id IS NOT ?", self.base, self.base + self.size - 1, self.alloc),
+                0, "every event inside the array resolves to it")
+        c.expect(self.t.one("SELECT count(*) FROM um_events WHERE alloc_id IS NULL") > 0,
+                 "the __managed__ total's migrations are stored, unresolved")
+
+
+def check_um_migrates_once(c, t):
+    """No placement advice: run 1 faults the array over, later runs find it there."""
+    um = UmRuns(c, t)
+    if c.failures:
+        return
+    um.report()
+    htod = um.per_run("sum(bytes)", UM_HTOD)
+    c.expect(UM_SIZE // 4 <= htod[0] <= UM_SIZE * 11 // 10,
+             f"run 1 migrates the array (at least the quarter CUPTI always reports): {htod[0]} bytes")
+    c.expect(all(b < UM_SIZE // 20 for b in htod[1:]), f"later runs migrate < 5%: {htod}")
+    c.expect(t.one("SELECT count(*) FROM um_events WHERE counter_kind = ?", UM_GPU_FAULT) > 0,
+             "GPU page-fault rows")
+    um.check_resolution(c)
+
+
+def check_um_default(c, t):
+    check_um_migrates_once(c, t)
+    c.equal(t.one("SELECT count(*) FROM mem_advice"), 0, "no advice")
+
+
+def check_um_read_mostly(c, t):
+    check_um_migrates_once(c, t)
+    c.equal(t.rows("SELECT advice, bytes, alloc_offset FROM mem_advice"),
+            [(ADVICE_READ_MOSTLY, UM_SIZE, 0)], "read-mostly advice on the whole array")
+
+
+def check_um_preferred_cpu(c, t):
+    """Preferred location host, accessed by GPU 0: the advice maps the pages into the GPU
+    (remote mappings, cause policy) and no run migrates them."""
+    um = UmRuns(c, t)
+    if c.failures:
+        return
+    um.report()
+    advice = t.rows("SELECT advice, location_type, location_id, bytes, alloc_id, alloc_offset, "
+                    "call_correlation_id IS NOT NULL FROM mem_advice ORDER BY ns")
+    c.equal(advice, [(ADVICE_PREFERRED, LOCATION_HOST, None, UM_SIZE, um.alloc, 0, 1),
+                     (ADVICE_ACCESSED_BY, LOCATION_DEVICE, 0, UM_SIZE, um.alloc, 0, 1)],
+            "preferred location host, then accessed by GPU 0, each recorded once")
+    mapped = um.of_array("sum(bytes)", UM_REMOTE_MAP, CAUSE_POLICY)
+    c.expect(abs(mapped - UM_SIZE) <= UM_SIZE // 10, f"the array is mapped remotely: {mapped} bytes")
+    htod = um.per_run("sum(bytes)", UM_HTOD)
+    c.expect(all(b < UM_SIZE // 20 for b in htod), f"runs migrate < 5%: {htod}")
+    um.check_resolution(c)
+
+
+def check_um_remote_map(c, t):
+    """Preferred location host only: the GPU faults and the driver maps host pages for it."""
+    um = UmRuns(c, t, UM_SMALL)
+    if c.failures:
+        return
+    um.report()
+    c.expect(um.in_run(0, "count(*)", UM_GPU_FAULT) > 0, "run 1's GPU page faults resolve to the array")
+    c.expect(um.in_run(0, "count(*)", UM_REMOTE_MAP) > 0, "run 1 maps the array remotely")
+    c.equal(t.one("SELECT group_concat(DISTINCT cause) FROM um_events WHERE counter_kind = ? "
+                  "AND alloc_id = ?", UM_REMOTE_MAP, um.alloc), str(CAUSE_POLICY),
+            "remote mappings caused by the preferred location")
+    htod = um.per_run("sum(bytes)", UM_HTOD)
+    c.expect(all(b < UM_SMALL // 20 for b in htod), f"runs migrate < 5%: {htod}")
+    um.check_resolution(c)
+
+
+def check_um_prefetch(c, t):
+    """Prefetched in 16 MiB tiles before each run: the copies cover the array, faults vanish."""
+    um = UmRuns(c, t)
+    if c.failures:
+        return
+    um.report()
+    tiles = UM_SIZE // UM_TILE
+    rows = t.rows("SELECT api_start_ns, bytes, src_alloc_id, dst_alloc_id, dst_offset, dst_device, "
+                  "is_async FROM memcpys WHERE kind = ? ORDER BY api_start_ns", PREFETCH)
+    c.equal(len(rows), tiles * UM_RUNS, "one prefetch row per tile and run, each recorded once")
+    c.equal({r[1:4] + r[5:] for r in rows}, {(UM_TILE, um.alloc, um.alloc, 0, 1)},
+            "16 MiB async prefetches of the managed array to GPU 0")
+    launches = [w[2] for w in um.windows]
+    per_run = [sum(r[1] for r in rows if (i == 0 or r[0] > launches[i - 1]) and r[0] < launches[i])
+               for i in range(len(launches))]
+    c.equal(per_run, [UM_SIZE] * UM_RUNS, "each run prefetches the whole array first")
+    c.equal(sorted({r[4] for r in rows}), list(range(0, UM_SIZE, UM_TILE)), "tiles cover the array")
+    # UVM names an explicit prefetch's migrations "user"; its cause "prefetch" is
+    # its own speculative prefetching.
+    prefetched = um.of_array("sum(bytes)", UM_HTOD, CAUSE_USER)
+    c.equal(prefetched, UM_SIZE, "the prefetch migrates the array once, reported whole")
+    htod = um.per_run("sum(bytes)", UM_HTOD)
+    c.expect(all(b < UM_SIZE // 20 for b in htod), f"kernels migrate < 5%: {htod}")
+    um.check_resolution(c)
+
+
 class Case:
     """A test: which app, its arguments, how the tracer is injected, what to check.
 
@@ -343,8 +561,16 @@ class Case:
     "cupti_in_use" (another CUPTI subscriber preloaded first, then injection).
     """
 
-    def __init__(self, check, app=None, args=(), route="record", common=True):
+    def __init__(self, check, app=None, args=(), route="record", common=True, timing_lines=None):
         self.check, self.app, self.args, self.route, self.common = check, app, list(args), route, common
+        self.timing_lines = timing_lines  # stdout lines starting so differ from run to run
+
+
+def comparable_stdout(case, stdout):
+    if not case.timing_lines:
+        return stdout
+    return "".join(line for line in stdout.splitlines(keepends=True)
+                   if not line.startswith(case.timing_lines))
 
 
 CASES = {
@@ -368,6 +594,16 @@ CASES = {
     "cupti_in_use": Case(None, "vector_add", route="cupti_in_use"),
     "exec_self": Case(check_exec_self),
     "kernel_args": Case(check_kernel_args),
+    "host_copies": Case(check_host_copies),
+    "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING),
+    "um_preferred_cpu": Case(check_um_preferred_cpu, "um_bandwidth", um_args(UM_SIZE, "--advice", "both"),
+                             timing_lines=UM_TIMING),
+    "um_remote_map": Case(check_um_remote_map, "um_bandwidth",
+                          um_args(UM_SMALL, "--advice", "preferred-cpu"), timing_lines=UM_TIMING),
+    "um_prefetch": Case(check_um_prefetch, "um_bandwidth", um_args(UM_SIZE, "--prefetch"),
+                        timing_lines=UM_TIMING),
+    "um_read_mostly": Case(check_um_read_mostly, "um_bandwidth", um_args(UM_SIZE, "--advice", "read-mostly"),
+                           timing_lines=UM_TIMING),
 }
 
 # Cases whose check also reads the program's standard output.
@@ -422,7 +658,8 @@ def main():
         return SKIPPED
     c = Checker(args.case)
     c.equal(traced[0], plain[0], "exit code traced vs untraced")
-    c.equal(traced[1], plain[1], "stdout traced vs untraced")
+    c.equal(comparable_stdout(case, traced[1]), comparable_stdout(case, plain[1]),
+            "stdout traced vs untraced")
     paths = sorted(glob.glob(os.path.join(out_dir, f"{args.case}-*.db")))
     traces = [Trace(p) for p in paths]
     if case.route == "cupti_in_use":
@@ -454,6 +691,10 @@ def main():
         print(f"FAIL {args.case}: {failure}")
     if traced[2]:
         print(f"(traced stderr) {traced[2].strip()}")
+    if case.timing_lines:
+        for label, result in (("untraced", plain), ("traced", traced)):
+            timings = [line for line in result[1].splitlines() if line.startswith(case.timing_lines)]
+            print(f"({label}) " + "; ".join(timings))
     print(f"{args.case}: {'ok' if not c.failures else 'FAILED'} ({len(paths)} trace(s) in {out_dir})")
     return 0 if not c.failures else 1
 
