@@ -30,7 +30,8 @@ std::string view_op_name(const Graph& graph, const GraphView& view, uint32_t op)
 
 // Values are boxes (location, address and size, version); edges carry the
 // operation. Reads of uninitialized memory are red, the surviving rest of a
-// partial write is dashed, freed values are grey.
+// partial write is dashed, unified-memory migrations are dashed blue with
+// their bytes and cause, freed values are grey.
 void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
   out << "digraph dvdg {\n"
          "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
@@ -46,9 +47,11 @@ void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
     const Edge& edge = graph.edges[shown.edge];
     std::string label = view_op_name(graph, view, edge.op);
     if (edge.kind == EdgeKind::Carry) label += " (rest)";
+    if (edge.kind == EdgeKind::Migration) label += "\n" + migration_detail(graph, edge);
     out << "  " << value_ref(shown.src_value) << " -> " << value_ref(shown.dst_value)
         << " [label=" << quoted(label);
     if (edge.kind == EdgeKind::Carry) out << ", style=dashed";
+    if (edge.kind == EdgeKind::Migration) out << ", style=dashed, color=blue, fontcolor=blue";
     if (edge.uninitialized_read) out << ", color=red, fontcolor=red";
     out << "];\n";
   }

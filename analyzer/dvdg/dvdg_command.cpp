@@ -102,6 +102,17 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options) {
     }
   }
   if (uninitialized > 10) std::printf("... %zu uninitialized reads in all\n", uninitialized);
+  size_t migrations = 0;
+  int64_t migrated = 0;
+  for (const dvdg::Op& op : graph.ops) {
+    if (op.kind != dvdg::OpKind::Migration) continue;
+    ++migrations;
+    migrated += op.bytes;
+  }
+  if (migrations > 0) {
+    std::printf("unified memory: %zu migration(s), %s moved\n", migrations,
+                dvdg::format_bytes(migrated).c_str());
+  }
   size_t opaque = 0;
   for (const dvdg::Op& op : graph.ops) opaque += op.arguments_unknown;
   if (opaque > 0) {

@@ -9,6 +9,8 @@ std::string_view to_string(OpKind kind) {
     case OpKind::Copy: return "copy";
     case OpKind::Memset: return "memset";
     case OpKind::Kernel: return "kernel";
+    case OpKind::Migration: return "migration";
+    case OpKind::HostPhase: return "host phase";
   }
   return "?";
 }
@@ -17,6 +19,7 @@ std::string_view to_string(EdgeKind kind) {
   switch (kind) {
     case EdgeKind::Data: return "data";
     case EdgeKind::Carry: return "carry";
+    case EdgeKind::Migration: return "migration";
   }
   return "?";
 }

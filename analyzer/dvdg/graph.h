@@ -15,15 +15,21 @@
 #include <vector>
 
 #include "apptracer/enums.h"
+#include "um_attribution.h"
 
 namespace apptracer::dvdg {
 
-enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel };
+// Migration: unified memory moved between host and devices (CUPTI's
+// migration records, grouped per allocation, direction and causing op).
+// HostPhase: the CPU touching managed memory between GPU work, which is what
+// made the migrations placed before it.
+enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase };
 std::string_view to_string(OpKind kind);
 
 enum class EdgeKind : uint8_t {
   Data,   // the operation read the source value
   Carry,  // the operation wrote only part of the location: the rest comes from the source
+  Migration,  // the same content, moved to another residency (unified memory)
 };
 std::string_view to_string(EdgeKind kind);
 
@@ -39,7 +45,13 @@ struct Location {
   // Device memory holds no data until something writes it; host memory may
   // have been written by CPU code the tracer cannot see.
   bool starts_with_data = true;
+  // Managed memory: its values also say where they reside.
+  bool is_managed() const { return alloc_kind == AllocKind::Managed; }
 };
+
+// Where a value of managed memory resides: a device ordinal, or the host
+// (kHostResidency). Values of other memory have none.
+inline constexpr int16_t kNoResidency = INT16_MIN;
 
 struct Op {
   OpKind kind = OpKind::Kernel;
@@ -48,14 +60,24 @@ struct Op {
   // A kernel with no kernel_args rows (arguments not captured): what it read
   // and wrote is missing from the graph.
   bool arguments_unknown = false;
+  // Migrations: from and to which residency (here, where the struct has room).
+  int16_t from = kNoResidency;
+  int16_t to = kNoResidency;
   int64_t source_id = 0;  // row id in allocations, memcpys, memsets or kernels
   std::optional<int64_t> device;
   std::optional<int64_t> stream;
   int64_t issue_ns = 0;  // when the host issued it
   int64_t start_ns = 0;  // GPU start when known, else issue time
   int64_t end_ns = 0;    // GPU end when known, else start
-  int64_t bytes = 0;     // copies and memsets
+  int64_t bytes = 0;     // copies, memsets and migrations
   int64_t name_id = 0;   // kernels: strings.id of the demangled (else mangled) name
+  uint8_t migration_cause = 0;  // migrations: enum um_migration_cause
+  static constexpr uint32_t kNoOp = UINT32_MAX;
+  // Migrations GPU work (kernel, copy, memset) or a host phase caused: the op
+  // they are placed right before (a position into the trace's ops, then,
+  // once built, in program order). Prefetches are migrations ordered by their
+  // own stream instead.
+  uint32_t caused_by = kNoOp;
 };
 
 struct Value {
@@ -66,6 +88,7 @@ struct Value {
   uint32_t freed_by_op = kNoOp;  // the free that ended it, if any
   bool holds_data = true;
   bool read_uninitialized = false;  // a known read found it holding no data
+  int16_t residency = kNoResidency;  // managed memory only
 };
 
 struct Edge {

@@ -42,6 +42,7 @@ class Builder {
 
   Graph build(const std::vector<uint32_t>& order) {
     graph_.ops = in_program_order(std::move(trace_.ops), order);
+    renumber_causes(order);
     graph_.op_edges.reserve(order.size() + 1);
     graph_.op_writes_begin.reserve(order.size() + 1);
     for (uint32_t op = 0; op < order.size(); ++op) apply(op, order[op]);
@@ -60,13 +61,30 @@ class Builder {
     bool uninitialized;
   };
 
-  uint32_t new_value(uint32_t location, uint32_t version, uint32_t producer, bool holds_data) {
+  // Ops point at the op that caused them by trace position; the graph speaks
+  // in program-order positions.
+  void renumber_causes(const std::vector<uint32_t>& order) {
+    std::vector<uint32_t> position;
+    for (uint32_t p = 0; p < order.size(); ++p) {
+      uint32_t& cause = graph_.ops[p].caused_by;
+      if (cause == Op::kNoOp) continue;
+      if (position.empty()) {
+        position.resize(order.size());
+        for (uint32_t q = 0; q < order.size(); ++q) position[order[q]] = q;
+      }
+      cause = position[cause];
+    }
+  }
+
+  uint32_t new_value(uint32_t location, uint32_t version, uint32_t producer, bool holds_data,
+                     int16_t residency) {
     if (version == 0) opaque_kernels_at_creation_[location] = opaque_kernels_seen_;
     Value value;
     value.location = location;
     value.version = version;
     value.producer_op = producer;
     value.holds_data = holds_data;
+    value.residency = trace_.locations[location].is_managed() ? residency : kNoResidency;
     graph_.values.push_back(value);
     return current_[location] = static_cast<uint32_t>(graph_.values.size() - 1);
   }
@@ -75,7 +93,11 @@ class Builder {
   // location is touched (its allocation, or first use of an unknown region).
   uint32_t current(uint32_t location, uint32_t op) {
     if (current_[location] == kNoValue) {
-      return new_value(location, 0, op, trace_.locations[location].starts_with_data);
+      // Managed memory is populated where it is first touched; without a
+      // record of that, version 0 is taken to be on the host, whose
+      // accesses the tracer cannot see.
+      return new_value(location, 0, op, trace_.locations[location].starts_with_data,
+                       kHostResidency);
     }
     return current_[location];
   }
@@ -126,6 +148,10 @@ class Builder {
       return;
     }
 
+    if (record.kind == OpKind::Migration) {
+      migrate(op);
+      return;
+    }
     if (record.arguments_unknown) ++opaque_kernels_seen_;
     reads_.clear();
     for (const Access& access : accesses_) {
@@ -145,7 +171,8 @@ class Builder {
     for (const Access& access : accesses_) {
       if (!access.writes) continue;
       uint32_t previous = current(access.location, op);
-      uint32_t written = new_value(access.location, graph_.values[previous].version + 1, op, true);
+      uint32_t written = new_value(access.location, graph_.values[previous].version + 1, op, true,
+                                   written_residency(record, previous));
       graph_.op_writes.push_back(written);
       bool previous_read = false;
       for (const Read& read : reads_) {
@@ -162,6 +189,29 @@ class Builder {
                 : -1;
         graph_.edges.push_back({previous, written, op, EdgeKind::Carry, false, kept});
       }
+    }
+  }
+
+  // A kernel writes managed memory where it runs; copies and memsets are
+  // taken to leave it where it was (the driver decides, and says so only
+  // through migrations).
+  int16_t written_residency(const Op& writer, uint32_t previous) const {
+    if (writer.kind == OpKind::Kernel && writer.device)
+      return static_cast<int16_t>(*writer.device);
+    return graph_.values[previous].residency;
+  }
+
+  // A migration moves the location's current value: same content, same
+  // version, another residency.
+  void migrate(uint32_t op) {
+    const Op& record = graph_.ops[op];
+    for (const Access& access : accesses_) {
+      uint32_t previous = current(access.location, op);
+      const Value& source = graph_.values[previous];
+      uint32_t moved =
+          new_value(access.location, source.version, op, source.holds_data, record.to);
+      graph_.op_writes.push_back(moved);
+      graph_.edges.push_back({previous, moved, op, EdgeKind::Migration, false, access.bytes});
     }
   }
 

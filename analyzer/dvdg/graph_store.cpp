@@ -11,9 +11,13 @@ namespace {
 constexpr const char* kTables = R"sql(
 CREATE TABLE dvdg_ops (
   id                  INTEGER PRIMARY KEY,  -- position in program order, from 1
-  kind                TEXT NOT NULL,        -- allocation, free, copy, memset, kernel
+  kind                TEXT NOT NULL,        -- allocation, free, copy, memset, kernel, migration,
+                                            -- host phase
   source_id           INTEGER NOT NULL,     -- its row: allocations (allocation, free), memcpys,
-                                            -- memsets or kernels
+                                            -- memsets or kernels; host phase: um_events (its
+                                            -- first migration); migration: its cause's row
+                                            -- (kernels, memcpys, memsets, um_events) or its
+                                            -- prefetch (memcpys)
   copy_kind           INTEGER,              -- enum copy_kind, copies only
   name_id             INTEGER REFERENCES strings(id),  -- kernels: demangled (else mangled) name
   device              INTEGER,
@@ -23,8 +27,13 @@ CREATE TABLE dvdg_ops (
   end_ns              INTEGER NOT NULL,
   bytes               INTEGER,
   reads_uninitialized INTEGER NOT NULL,     -- 1: a certain read of memory never written
-  arguments_unknown   INTEGER NOT NULL DEFAULT 0  -- 1: a kernel without kernel_args rows,
+  arguments_unknown   INTEGER NOT NULL DEFAULT 0, -- 1: a kernel without kernel_args rows,
                                                   -- so without edges
+  cause_op_id         INTEGER REFERENCES dvdg_ops(id),  -- migrations GPU work or a host phase
+                                                        -- caused: that op (the next one)
+  from_location       INTEGER,              -- migrations: device ordinal, -1 the host
+  to_location         INTEGER,
+  migration_cause     TEXT                  -- migrations: um_migration_cause name
 );
 CREATE TABLE dvdg_values (
   id                 INTEGER PRIMARY KEY,
@@ -37,14 +46,17 @@ CREATE TABLE dvdg_values (
   producer_op_id     INTEGER REFERENCES dvdg_ops(id),
   freed_op_id        INTEGER REFERENCES dvdg_ops(id),
   holds_data         INTEGER NOT NULL,      -- 0: device memory nothing has written yet
-  read_uninitialized INTEGER NOT NULL       -- 1: read while holding no data
+  read_uninitialized INTEGER NOT NULL,      -- 1: read while holding no data
+  location           INTEGER                -- managed memory: where it resides (device
+                                            -- ordinal, -1 the host); NULL for other memory
 );
 CREATE TABLE dvdg_edges (
   src_value_id       INTEGER NOT NULL REFERENCES dvdg_values(id),
   dst_value_id       INTEGER NOT NULL REFERENCES dvdg_values(id),
   op_id              INTEGER NOT NULL REFERENCES dvdg_ops(id),
   kind               TEXT NOT NULL,         -- data: op read src; carry: src survives a
-                                            -- partial write
+                                            -- partial write; migration: src moved to another
+                                            -- location (managed memory), content unchanged
   bytes              INTEGER,               -- NULL when unknown (kernels)
   uninitialized_read INTEGER NOT NULL
 );
@@ -77,6 +89,9 @@ class RowBinder {
   RowBinder& constant_text(std::string_view text) {
     return check(sqlite3_bind_text(statement_, next_++, text.data(), static_cast<int>(text.size()),
                                    SQLITE_STATIC));
+  }
+  RowBinder& optional_text(bool present, std::string_view text) {
+    return present ? constant_text(text) : check(sqlite3_bind_null(statement_, next_++));
   }
 
  private:
@@ -140,9 +155,10 @@ void insert_rows(Database& db, const char* table, int columns, size_t count, Bin
 }
 
 void store_ops(Database& db, const Graph& graph) {
-  insert_rows(db, "dvdg_ops", 13, graph.ops.size(), [&](RowBinder& row, size_t i) {
+  insert_rows(db, "dvdg_ops", 17, graph.ops.size(), [&](RowBinder& row, size_t i) {
     const Op& op = graph.ops[i];
-    bool moves_bytes = op.kind == OpKind::Copy || op.kind == OpKind::Memset;
+    bool migration = op.kind == OpKind::Migration;
+    bool moves_bytes = op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration;
     row.integer(static_cast<int64_t>(i + 1))
         .constant_text(to_string(op.kind))
         .integer(op.source_id)
@@ -155,12 +171,16 @@ void store_ops(Database& db, const Graph& graph) {
         .integer(op.end_ns)
         .optional(moves_bytes, op.bytes)
         .integer(op.reads_uninitialized)
-        .integer(op.arguments_unknown);
+        .integer(op.arguments_unknown)
+        .optional(op.caused_by != Op::kNoOp, int64_t{op.caused_by} + 1)
+        .optional(migration, op.from)
+        .optional(migration, op.to)
+        .optional_text(migration, to_string(static_cast<UmMigrationCause>(op.migration_cause)));
   });
 }
 
 void store_values(Database& db, const Graph& graph) {
-  insert_rows(db, "dvdg_values", 11, graph.values.size(), [&](RowBinder& row, size_t i) {
+  insert_rows(db, "dvdg_values", 12, graph.values.size(), [&](RowBinder& row, size_t i) {
     const Value& value = graph.values[i];
     const Location& location = graph.locations[value.location];
     row.integer(static_cast<int64_t>(i + 1))
@@ -173,7 +193,8 @@ void store_values(Database& db, const Graph& graph) {
         .optional(value.producer_op != Value::kNoOp, int64_t{value.producer_op} + 1)
         .optional(value.freed_by_op != Value::kNoOp, int64_t{value.freed_by_op} + 1)
         .integer(value.holds_data)
-        .integer(value.read_uninitialized);
+        .integer(value.read_uninitialized)
+        .optional(value.residency != kNoResidency, value.residency);
   });
 }
 

@@ -38,6 +38,9 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
       mix(static_cast<uint64_t>(record.kind), static_cast<uint64_t>(record.copy_kind));
   signature = mix(signature, static_cast<uint64_t>(record.name_id));
   signature = mix(signature, static_cast<uint64_t>(record.bytes));
+  // Migrations of the same bytes in opposite directions are different ops.
+  signature = mix(signature, (static_cast<uint64_t>(static_cast<uint16_t>(record.from)) << 16) |
+                                 static_cast<uint16_t>(record.to));
   for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
     signature = mix(signature, graph.values[graph.op_writes[i]].location);
   }

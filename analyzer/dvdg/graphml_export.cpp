@@ -59,6 +59,7 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
       {"v_version", "node", "version", "long"},
       {"v_uninit", "node", "read_uninitialized", "boolean"},
       {"v_freed", "node", "freed", "boolean"},
+      {"v_location", "node", "location", "string"},
       {"e_label", "edge", "label", "string"},
       {"e_op", "edge", "op_id", "long"},
       {"e_op_kind", "edge", "op_kind", "string"},
@@ -69,6 +70,7 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
       {"e_stream", "edge", "stream", "long"},
       {"e_repeats", "edge", "repeats", "long"},
       {"e_uninit", "edge", "uninitialized_read", "boolean"},
+      {"e_cause", "edge", "migration_cause", "string"},
   };
   for (const Key& key : kKeys) {
     out << "  <key id=\"" << key.id << "\" for=\"" << key.target << "\" attr.name=\"" << key.name
@@ -88,6 +90,8 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
     data(out, "v_version", record.version);
     data(out, "v_uninit", boolean(record.read_uninitialized));
     data(out, "v_freed", boolean(record.freed_by_op != Value::kNoOp));
+    if (record.residency != kNoResidency)
+      text_data(out, "v_location", residency_name(record.residency));
     out << "    </node>\n";
   }
   for (size_t i = 0; i < view.edges.size(); ++i) {
@@ -106,6 +110,8 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
     if (op.stream) data(out, "e_stream", *op.stream);
     data(out, "e_repeats", view.repeats[edge.op]);
     data(out, "e_uninit", boolean(edge.uninitialized_read));
+    if (edge.kind == EdgeKind::Migration)
+      text_data(out, "e_cause", to_string(static_cast<UmMigrationCause>(op.migration_cause)));
     out << "    </edge>\n";
   }
   out << "  </graph>\n</graphml>\n";

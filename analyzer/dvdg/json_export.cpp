@@ -120,6 +120,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
                         op_id(record.freed_by_op));
     json.field("holds_data", record.holds_data);
     json.field("read_uninitialized", record.read_uninitialized);
+    json.optional_field("location", record.residency != kNoResidency, record.residency);
     json.end_object();
     separator = ",\n";
   }
@@ -142,6 +143,13 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.field("repeats", int64_t{view.repeats[op]});
     json.field("reads_uninitialized", record.reads_uninitialized);
     json.field("arguments_unknown", record.arguments_unknown);
+    if (record.kind == OpKind::Migration) {
+      json.field("from_location", int64_t{record.from});
+      json.field("to_location", int64_t{record.to});
+      json.field("migration_cause",
+                 to_string(static_cast<UmMigrationCause>(record.migration_cause)));
+      json.optional_field("cause_op", record.caused_by != Op::kNoOp, op_id(record.caused_by));
+    }
     json.end_object();
     separator = ",\n";
   }

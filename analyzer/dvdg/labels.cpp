@@ -28,9 +28,17 @@ std::string format_bytes(int64_t bytes) {
   return text;
 }
 
+std::string residency_name(int64_t residency) {
+  return residency == kHostResidency ? "host" : "device " + std::to_string(residency);
+}
+
 std::string op_name(const Graph& graph, uint32_t op) {
   const Op& record = graph.ops[op];
   switch (record.kind) {
+    case OpKind::Migration:
+      // A migration no other op caused is a prefetch's.
+      return std::string(record.caused_by == Op::kNoOp ? "prefetch " : "migration ") +
+             residency_name(record.from) + " -> " + residency_name(record.to);
     case OpKind::Copy: return std::string(to_string(record.copy_kind)) + " copy";
     case OpKind::Kernel: {
       auto found = graph.names.find(record.name_id);
@@ -41,12 +49,25 @@ std::string op_name(const Graph& graph, uint32_t op) {
   }
 }
 
+std::string migration_detail(const Graph& graph, const Edge& edge) {
+  const Op& op = graph.ops[edge.op];
+  return format_bytes(edge.bytes) + ", " +
+         std::string(to_string(static_cast<UmMigrationCause>(op.migration_cause)));
+}
+
 std::string location_name(const Graph& graph, uint32_t location) {
   const Location& where = graph.locations[location];
-  std::string name = where.alloc_id ? "alloc #" + std::to_string(*where.alloc_id) + " "
-                                    : std::string("region of ");
-  name += where.alloc_kind ? to_string(*where.alloc_kind) : to_string(where.memory);
-  if (!where.alloc_kind) name += " memory";
+  std::string name;
+  if (where.alloc_id) {
+    name = "alloc #" + std::to_string(*where.alloc_id) + " " +
+           std::string(where.alloc_kind ? to_string(*where.alloc_kind) : to_string(where.memory));
+  } else if (!is_device_memory(where.memory) && where.memory != MemoryKind::Managed) {
+    // No allocation the tracer saw holds it (stack, static data, another
+    // allocator's memory, a block below the size threshold): said as such.
+    name = "unknown host region";
+  } else {
+    name = "unknown " + std::string(to_string(where.memory)) + " region";
+  }
   if (where.device) name += " (device " + std::to_string(*where.device) + ")";
   return name;
 }
@@ -59,6 +80,7 @@ std::string value_label(const Graph& graph, uint32_t value, const char* line_bre
   std::string label = value_ref(value) + ": " + location_name(graph, record.location);
   label += line_break + hex_address(where.address) + ", " + format_bytes(where.bytes);
   label += line_break + std::string("version ") + std::to_string(record.version);
+  if (record.residency != kNoResidency) label += " on " + residency_name(record.residency);
   if (record.read_uninitialized) label += " (read uninitialized)";
   if (record.freed_by_op != Value::kNoOp) label += " (freed)";
   return label;

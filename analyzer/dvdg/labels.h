@@ -13,18 +13,26 @@ std::string hex_address(int64_t address);
 // "512 B", "4 KiB", "1.5 MiB".
 std::string format_bytes(int64_t bytes);
 
-// What the operation was: "HtoD copy", "memset", "allocation", "free", or
-// the kernel's name.
+// "host" or "device 0": where managed memory resides.
+std::string residency_name(int64_t residency);
+
+// What the operation was: "HtoD copy", "memset", "allocation", "free",
+// "migration host -> device 0", "prefetch device 0 -> host", "host phase",
+// or the kernel's name.
 std::string op_name(const Graph& graph, uint32_t op);
 
+// A migration edge's label after its op's name: "64 MiB, user".
+std::string migration_detail(const Graph& graph, const Edge& edge);
+
 // Where the value lives: "alloc #3 device (device 0)", "alloc #1 pinned host" or
-// "region of pageable memory" (memory in no known allocation).
+// "unknown host region" (host memory in no allocation the tracer saw).
 std::string location_name(const Graph& graph, uint32_t location);
 
 // "v7" — the value's id as the command line accepts it.
 std::string value_ref(uint32_t value);
 
-// Location, address and size, version: one line each (Fig. 6.1 boxes).
+// Location, address and size, version (and, for managed memory, where it
+// resides): one line each (Fig. 6.1 boxes).
 std::string value_label(const Graph& graph, uint32_t value, const char* line_break);
 
 }  // namespace apptracer::dvdg

@@ -45,7 +45,7 @@ class Orderer {
           lane.constraints.begin(), lane.constraints.end(),
           [](const Constraint& a, const Constraint& b) { return a.position < b.position; });
     }
-    return merge();
+    return place_caused_migrations(merge());
   }
 
  private:
@@ -53,6 +53,10 @@ class Orderer {
     std::map<std::pair<std::optional<int64_t>, std::optional<int64_t>>, uint32_t> index;
     for (uint32_t op = 0; op < trace_.ops.size(); ++op) {
       const Op& record = trace_.ops[op];
+      if (record.caused_by != Op::kNoOp) {
+        ++caused_migrations_;
+        continue;
+      }
       bool on_stream =
           record.stream && record.kind != OpKind::Allocation && record.kind != OpKind::Free;
       auto key = on_stream ? std::make_pair(record.device, record.stream)
@@ -214,12 +218,32 @@ class Orderer {
         for (uint32_t other : woken) try_ready(other);
       }
     }
-    if (order.size() != trace_.ops.size())
+    if (order.size() + caused_migrations_ != trace_.ops.size())
       throw std::logic_error("program order: circular stream dependencies");
     return order;
   }
 
+  // A migration GPU work or a host phase caused happened while that op ran,
+  // but its data had to arrive before the op used it: it goes right before.
+  std::vector<uint32_t> place_caused_migrations(std::vector<uint32_t> order) const {
+    if (caused_migrations_ == 0) return order;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> before;
+    for (uint32_t op = 0; op < trace_.ops.size(); ++op) {
+      if (trace_.ops[op].caused_by != Op::kNoOp) before[trace_.ops[op].caused_by].push_back(op);
+    }
+    std::vector<uint32_t> placed;
+    placed.reserve(trace_.ops.size());
+    for (uint32_t op : order) {
+      auto found = before.find(op);
+      if (found != before.end())
+        placed.insert(placed.end(), found->second.begin(), found->second.end());
+      placed.push_back(op);
+    }
+    return placed;
+  }
+
   const TraceOps& trace_;
+  size_t caused_migrations_ = 0;  // left out of the lanes, placed before their cause
   std::vector<Lane> lanes_;
   std::map<int64_t, std::vector<const StreamEvent*>> records_;
   // Per (after, blocked) lane pair: the last constraint added between them.

@@ -19,8 +19,19 @@ proto::Op::Kind proto_kind(OpKind kind) {
     case OpKind::Copy: return proto::Op::COPY;
     case OpKind::Memset: return proto::Op::MEMSET;
     case OpKind::Kernel: return proto::Op::KERNEL;
+    case OpKind::Migration: return proto::Op::MIGRATION;
+    case OpKind::HostPhase: return proto::Op::HOST_PHASE;
   }
   return proto::Op::KIND_UNSPECIFIED;
+}
+
+proto::Edge::Kind proto_kind(EdgeKind kind) {
+  switch (kind) {
+    case EdgeKind::Data: return proto::Edge::DATA;
+    case EdgeKind::Carry: return proto::Edge::CARRY;
+    case EdgeKind::Migration: return proto::Edge::MIGRATION;
+  }
+  return proto::Edge::KIND_UNSPECIFIED;
 }
 
 // Writes one element of a repeated message field of Graph. A Graph is just
@@ -59,6 +70,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     item.set_holds_data(record.holds_data);
     item.set_read_uninitialized(record.read_uninitialized);
     item.set_label(value_label(graph, value, "\n"));
+    if (record.residency != kNoResidency) item.set_location(record.residency);
     write_element(coded, proto::Graph::kValuesFieldNumber, item);
   }
   for (uint32_t op : view.ops) {
@@ -77,6 +89,13 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     item.set_repeats(view.repeats[op]);
     item.set_reads_uninitialized(record.reads_uninitialized);
     item.set_arguments_unknown(record.arguments_unknown);
+    if (record.kind == OpKind::Migration) {
+      item.set_from_location(record.from);
+      item.set_to_location(record.to);
+      item.set_migration_cause(
+          std::string(to_string(static_cast<UmMigrationCause>(record.migration_cause))));
+      if (record.caused_by != Op::kNoOp) item.set_cause_op_id(uint64_t{record.caused_by} + 1);
+    }
     write_element(coded, proto::Graph::kOpsFieldNumber, item);
   }
   for (const ViewEdge& shown : view.edges) {
@@ -85,7 +104,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     item.set_src_value_id(uint64_t{shown.src_value} + 1);
     item.set_dst_value_id(uint64_t{shown.dst_value} + 1);
     item.set_op_id(uint64_t{edge.op} + 1);
-    item.set_kind(edge.kind == EdgeKind::Data ? proto::Edge::DATA : proto::Edge::CARRY);
+    item.set_kind(proto_kind(edge.kind));
     if (edge.bytes >= 0) item.set_bytes(static_cast<uint64_t>(edge.bytes));
     item.set_uninitialized_read(edge.uninitialized_read);
     write_element(coded, proto::Graph::kEdgesFieldNumber, item);

@@ -126,8 +126,10 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
     for (uint32_t e : edges) {
       const Edge& edge = graph.edges[e];
       written.insert(edge.dst_value);
-      out << "    " << (edge.kind == EdgeKind::Carry ? "keeps " : "reads ")
-          << value_line(graph, edge.src_value);
+      const char* verb = edge.kind == EdgeKind::Carry       ? "keeps "
+                         : edge.kind == EdgeKind::Migration ? "moves "
+                                                            : "reads ";
+      out << "    " << verb << value_line(graph, edge.src_value);
       if (edge.uninitialized_read) out << "  <- UNINITIALIZED";
       out << "\n";
     }

@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <exception>
+#include <map>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
+
+#include "migration_groups.h"
 
 namespace apptracer::dvdg {
 
@@ -71,6 +74,7 @@ class Reader {
       read_copies();
       read_memsets();
       read_kernels();
+      read_migrations();
       read_stream_events();
       read_syncs();
     } catch (...) {
@@ -199,15 +203,9 @@ class Reader {
         "api_start_ns, gpu_start_ns, gpu_end_ns FROM memcpys");
     while (rows.step()) {
       auto kind = static_cast<CopyKind>(rows.int64(1));
-      // A prefetch moves managed memory without changing what it holds.
-      if (kind == CopyKind::Prefetch) continue;
       int64_t bytes = rows.int64(2);
       auto src_memory = static_cast<MemoryKind>(rows.int64(9));
       auto dst_memory = static_cast<MemoryKind>(rows.int64(10));
-      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7), bytes,
-                                             src_memory, rows.optional_int64(11));
-      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8), bytes,
-                                             dst_memory, rows.optional_int64(12));
       Op op;
       op.kind = OpKind::Copy;
       op.copy_kind = kind;
@@ -221,6 +219,16 @@ class Reader {
       if (!op.device) op.device = dst_device ? dst_device : src_device;
       op.stream = rows.optional_int64(13);
       set_times(op, rows.optional_int64(14), rows.optional_int64(15), rows.optional_int64(16));
+      // A prefetch moves managed memory without changing what it holds: it
+      // becomes a migration op for each direction it moved bytes in, if any.
+      if (kind == CopyKind::Prefetch) {
+        prefetches_.emplace(op.source_id, op);
+        continue;
+      }
+      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7), bytes,
+                                             src_memory, src_device);
+      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8), bytes,
+                                             dst_memory, dst_device);
       uint32_t index = add_op(op);
       if (src) {
         Access read;
@@ -314,6 +322,92 @@ class Reader {
     }
   }
 
+  // One migration op per group of unified-memory migrations. Those GPU work
+  // or a host phase caused are placed right before it (program_order); a
+  // prefetch's take the prefetch's place on its stream.
+  void read_migrations() {
+    UmTrace um = read_um_trace(db_);
+    std::vector<uint32_t> host_phase_ops(um.host_phases.size(), Op::kNoOp);
+    for (const MigrationGroup& group : group_migrations(um)) {
+      auto location = alloc_locations_.find(group.alloc_id);
+      if (location == alloc_locations_.end() || !out_.locations[location->second].is_managed())
+        continue;
+      Op op;
+      op.source_id = group.cause.row;
+      op.issue_ns = op.start_ns = group.start_ns;
+      op.end_ns = group.end_ns;
+      // The device whose memory it moved in or out (`--device` shows it).
+      op.device = group.to != kHostResidency ? group.to : group.from;
+      switch (group.cause.kind) {
+        case UmCauseKind::Prefetch: {
+          auto prefetch = prefetches_.find(group.cause.row);
+          if (prefetch == prefetches_.end()) continue;
+          op = prefetch->second;
+          op.start_ns = std::max(op.issue_ns, group.start_ns);
+          op.end_ns = std::max(op.start_ns, group.end_ns);
+          break;
+        }
+        case UmCauseKind::Kernel:
+        case UmCauseKind::Copy:
+        case UmCauseKind::Memset: {
+          std::optional<uint32_t> work = gpu_work_op(group.cause);
+          if (!work) continue;
+          op.caused_by = *work;
+          break;
+        }
+        case UmCauseKind::HostPhase: {
+          uint32_t& phase = host_phase_ops[group.cause.row];
+          if (phase == Op::kNoOp) phase = add_host_phase(um.host_phases[group.cause.row]);
+          op.caused_by = phase;
+          op.source_id = out_.ops[phase].source_id;
+          break;
+        }
+        case UmCauseKind::None: continue;
+      }
+      op.kind = OpKind::Migration;
+      op.copy_kind = CopyKind::Unknown;
+      op.bytes = group.bytes;
+      op.from = static_cast<int16_t>(group.from);
+      op.to = static_cast<int16_t>(group.to);
+      op.migration_cause = static_cast<uint8_t>(group.migration_cause);
+      Access moved;
+      moved.location = location->second;
+      moved.reads = moved.writes = moved.whole = true;
+      moved.bytes = group.bytes;
+      add_access(add_op(op), moved);
+    }
+  }
+
+  // The op of a kernel, copy or memset row. Copies and memsets are indexed
+  // only when a migration needs one: most traces have no unified memory.
+  std::optional<uint32_t> gpu_work_op(const UmCause& work) {
+    if (work.kind == UmCauseKind::Kernel) return kernel_op(work.row);
+    if (!copies_and_memsets_indexed_) {
+      copies_and_memsets_indexed_ = true;
+      for (uint32_t op = 0; op < out_.ops.size(); ++op) {
+        OpKind kind = out_.ops[op].kind;
+        if (kind == OpKind::Copy || kind == OpKind::Memset)
+          copy_and_memset_ops_.emplace(std::make_pair(kind, out_.ops[op].source_id), op);
+      }
+    }
+    OpKind kind = work.kind == UmCauseKind::Copy ? OpKind::Copy : OpKind::Memset;
+    auto found = copy_and_memset_ops_.find({kind, work.row});
+    if (found == copy_and_memset_ops_.end()) return std::nullopt;
+    return found->second;
+  }
+
+  // The CPU touching managed memory: an op of the host lane, at the time of
+  // the migrations it caused. Host reads and writes are invisible, so it
+  // touches nothing itself.
+  uint32_t add_host_phase(const HostPhase& phase) {
+    Op op;
+    op.kind = OpKind::HostPhase;
+    op.source_id = phase.first_event_id;
+    op.issue_ns = op.start_ns = phase.start_ns;
+    op.end_ns = phase.end_ns;
+    return add_op(op);
+  }
+
   void read_stream_events() {
     Statement rows =
         db_.prepare("SELECT kind, event_handle, stream, device, ns FROM stream_events");
@@ -368,6 +462,9 @@ class Reader {
   std::vector<int64_t> kernel_ids_;   // ascending
   std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_
   std::unordered_map<int64_t, uint32_t> unknown_locations_;
+  std::unordered_map<int64_t, Op> prefetches_;  // by memcpys.id, until they move bytes
+  std::map<std::pair<OpKind, int64_t>, uint32_t> copy_and_memset_ops_;  // by (kind, row id)
+  bool copies_and_memsets_indexed_ = false;
   std::vector<std::pair<uint32_t, Access>> pending_;
   // Writes of copies and memsets (position in pending_, offset in the location).
   std::vector<std::pair<size_t, std::optional<int64_t>>> pending_writes_;

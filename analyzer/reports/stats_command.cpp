@@ -32,12 +32,18 @@ int run_stats(const StatsOptions& options) {
   Database db = open_trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("stats");
   std::vector<Table> tables;
-  for (const StatsReport* report : selected) {
-    progress.update(report->name, static_cast<int64_t>(tables.size()),
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    progress.update(selected[i]->name, static_cast<int64_t>(i),
                     static_cast<int64_t>(selected.size()));
-    tables.push_back(report->compute(db));
+    ReportOutput output = selected[i]->compute(db);
+    tables.insert(tables.end(), output.tables.begin(), output.tables.end());
+    // A report that has nothing to say only says so when it was asked for.
+    if (!output.note.empty() && !options.reports.empty()) notes.push_back(output.note);
   }
   progress.finish();
+  // On stderr, so CSV and JSON on stdout stay parseable.
+  for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   write_tables(std::cout, tables, format);
   return 0;
 }

@@ -2,17 +2,36 @@
 
 namespace apptracer {
 
+namespace {
+
+template <Table (*Report)(Database&)>
+ReportOutput one_table(Database& db) {
+  return {{Report(db)}, {}};
+}
+
+}  // namespace
+
 const std::vector<StatsReport>& stats_reports() {
   static const std::vector<StatsReport> reports = {
-      {"processes", "per process: API calls, kernels, copies, time blocked", processes_report},
-      {"api", "API calls by function: count and host time", api_calls_report},
-      {"kernels", "GPU kernels by demangled name: count and GPU time", kernels_report},
-      {"copies", "copies by kind and memory kinds: bytes, time, achieved bandwidth", copies_report},
-      {"memsets", "memsets by memory kind: bytes, time, achieved bandwidth", memsets_report},
-      {"allocations", "allocations by place and kind: bytes, peak live bytes", allocations_report},
-      {"buffers", "each allocation GPU work used: kernels, copies in/out, memsets", buffers_report},
-      {"syncs", "synchronizations by kind: host time blocked", syncs_report},
-      {"streams", "per GPU stream: operations and busy time", streams_report},
+      {"processes", "per process: API calls, kernels, copies, time blocked",
+       one_table<processes_report>},
+      {"api", "API calls by function: count and host time", one_table<api_calls_report>},
+      {"kernels", "GPU kernels by demangled name: count and GPU time",
+       one_table<kernels_report>},
+      {"copies", "copies by kind and memory kinds: bytes, time, achieved bandwidth",
+       one_table<copies_report>},
+      {"memsets", "memsets by memory kind: bytes, time, achieved bandwidth",
+       one_table<memsets_report>},
+      {"allocations", "allocations by place and kind: bytes, peak live bytes",
+       one_table<allocations_report>},
+      {"buffers", "each allocation GPU work used: kernels, copies in/out, memsets",
+       one_table<buffers_report>},
+      {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
+      {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
+      {"um",
+       "unified memory: migrations, faults, advice per managed allocation; first vs later "
+       "launches per kernel",
+       um_report},
   };
   return reports;
 }

@@ -1,19 +1,28 @@
-// The reports of `apptracer stats`: each reads a trace and returns one table
-// whose numbers are defined in its own file. All durations are nanoseconds;
+// The reports of `apptracer stats`: each reads a trace and returns its
+// tables (most have one) whose numbers are defined in its own file. All durations are nanoseconds;
 // bandwidths are GB/s (10^9 bytes per second, which is bytes per ns).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "apptracer/sqlite.h"
 #include "table.h"
+#include "um_attribution.h"
 
 namespace apptracer {
+
+// What one report gives: its tables, or none and a one-line note saying why
+// (a trace without unified-memory data has nothing for `--report um`).
+struct ReportOutput {
+  std::vector<Table> tables;
+  std::string note;
+};
 
 struct StatsReport {
   const char* name;         // what --report takes
   const char* description;  // one line for --help
-  Table (*compute)(Database& db);
+  ReportOutput (*compute)(Database& db);
 };
 
 // Every report, in the order `stats` prints them.
@@ -28,5 +37,10 @@ Table allocations_report(Database& db);
 Table buffers_report(Database& db);
 Table syncs_report(Database& db);
 Table streams_report(Database& db);
+// Unified memory: um_allocations and um_kernels, or a note when the trace
+// has no unified-memory data or predates it.
+ReportOutput um_report(Database& db);
+Table um_allocations_report(Database& db, const UmTrace& um);
+Table um_kernels_report(Database& db, const UmTrace& um);
 
 }  // namespace apptracer

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -11,6 +12,13 @@ namespace apptracer {
 
 // One value: SQL NULL, an integer, a real or text.
 using Cell = std::variant<std::monostate, int64_t, double, std::string>;
+
+// An integer cell, NULL when absent.
+inline Cell optional_cell(const std::optional<int64_t>& value) {
+  Cell cell;
+  if (value) cell = *value;
+  return cell;
+}
 
 struct Table {
   std::string name;  // report name: the JSON key and CSV heading; empty for a query

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -28,8 +30,10 @@ inline std::string read_file(const std::string& path) {
 // (like "PATH=/x") is set for that one command.
 inline CommandOutput run_apptracer(const std::string& arguments,
                                    const std::string& environment = "") {
-  std::string out_path = ::testing::TempDir() + "apptracer_stdout.txt";
-  std::string err_path = ::testing::TempDir() + "apptracer_stderr.txt";
+  // Per process: ctest runs the tests of this binary in parallel processes.
+  std::string base = ::testing::TempDir() + "apptracer_" + std::to_string(getpid());
+  std::string out_path = base + "_stdout.txt";
+  std::string err_path = base + "_stderr.txt";
   std::string command = environment + " " + std::string(APPTRACER_BIN) + " " + arguments + " >" +
                         out_path + " 2>" + err_path;
   int status = std::system(command.c_str());
@@ -37,6 +41,8 @@ inline CommandOutput run_apptracer(const std::string& arguments,
   output.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   output.out = read_file(out_path);
   output.err = read_file(err_path);
+  std::remove(out_path.c_str());
+  std::remove(err_path.c_str());
   return output;
 }
 

@@ -102,13 +102,16 @@ class DvdgTest : public ::testing::Test {
     std::string name = where.alloc_id && names_.count(*where.alloc_id)
                            ? names_.at(*where.alloc_id)
                            : "region@" + hex_address(where.address);
-    return name + ":" + std::to_string(graph.values[value].version);
+    std::string text = name + ":" + std::to_string(graph.values[value].version);
+    int16_t residency = graph.values[value].residency;
+    return residency == kNoResidency ? text : text + "@" + residency_name(residency);
   }
 
   std::string edge_text(const Graph& graph, const Edge& edge) const {
     std::string text = value_name(graph, edge.src_value) + " -> " +
                        value_name(graph, edge.dst_value) + " [" + op_name(graph, edge.op) + "]";
     if (edge.kind == EdgeKind::Carry) text += " (carry)";
+    if (edge.kind == EdgeKind::Migration) text += " (migration)";
     if (edge.uninitialized_read) text += " (uninitialized)";
     return text;
   }

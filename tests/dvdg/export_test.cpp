@@ -59,6 +59,25 @@ TEST_F(Export, DotHasBoxesWithLocationSizeVersionAndEdgesLabelledWithTheOperatio
   EXPECT_NE(text.find("[label=\"DtoH copy\"]"), std::string::npos);
 }
 
+// Host memory in no allocation the tracer saw (the stack, static data, a
+// block below the size threshold) is named as such, never guessed.
+TEST_F(DvdgTest, HostMemoryInNoAllocationIsAnUnknownHostRegion) {
+  int64_t device = buffer("d", AllocKind::Device, 0x7f0000000000, 4096, 1);
+  testing::MemcpyRow row;
+  row.kind = CopyKind::HtoD;
+  row.bytes = 256;
+  row.src_address = 0x7ffd00001000;  // a stack address
+  row.dst_alloc_id = device;
+  row.dst_offset = 0;
+  row.api_start_ns = 10;
+  trace_->add(row);
+  Graph graph = build();
+  std::ostringstream dot;
+  write_dot(graph, make_view(graph, ViewFilter{}), dot);
+  EXPECT_NE(dot.str().find("unknown host region\\n0x7ffd00001000, 256 B"), std::string::npos)
+      << dot.str();
+}
+
 TEST_F(Export, GraphmlIsWellFormedWithOneNodePerValueAndOneEdgePerEdge) {
   std::ostringstream graphml;
   write_graphml(graph_, view_, graphml);

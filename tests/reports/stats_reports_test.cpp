@@ -273,7 +273,17 @@ TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
 TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   TraceBuilder builder;
   for (const StatsReport& report : stats_reports()) {
-    Table table = report.compute(builder.db());
+    ReportOutput output = report.compute(builder.db());
+    // The um report has nothing to say about a trace without unified memory.
+    if (std::string(report.name) == "um") {
+      EXPECT_TRUE(output.tables.empty());
+      EXPECT_EQ(output.note,
+                "no unified memory in this trace: no managed allocations, migrations, faults, "
+                "prefetches or advice");
+      continue;
+    }
+    ASSERT_EQ(output.tables.size(), 1u) << report.name;
+    const Table& table = output.tables.front();
     EXPECT_EQ(table.name, report.name);
     EXPECT_FALSE(table.columns.empty()) << report.name;
     if (table.name != "processes") {

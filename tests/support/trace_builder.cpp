@@ -15,6 +15,11 @@ int64_t enum_value(StreamEventKind v) { return static_cast<int64_t>(v); }
 int64_t enum_value(LaunchKind v) { return static_cast<int64_t>(v); }
 int64_t enum_value(AccessKind v) { return static_cast<int64_t>(v); }
 int64_t enum_value(AccessSource v) { return static_cast<int64_t>(v); }
+int64_t enum_value(UmCounterKind v) { return static_cast<int64_t>(v); }
+int64_t enum_value(MemAdvice v) { return static_cast<int64_t>(v); }
+std::optional<int64_t> enum_value(std::optional<MemLocationType> v) {
+  return v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt;
+}
 
 }  // namespace
 
@@ -154,6 +159,28 @@ int64_t TraceBuilder::add(const NvtxRangeRow& row) {
       "INSERT INTO nvtx_ranges(name_id, tid, depth, start_ns, end_ns) VALUES (?,?,?,?,?)");
   insert.bind(1, string_id(row.name)).bind(2, row.tid).bind(3, row.depth);
   insert.bind(4, row.start_ns).bind(5, row.end_ns).run();
+  return db_.last_insert_rowid();
+}
+
+int64_t TraceBuilder::add(const UmEventRow& row) {
+  Statement insert = db_.prepare(
+      "INSERT INTO um_events(counter_kind, address, bytes, alloc_id, alloc_offset, src_device, "
+      "dst_device, start_ns, end_ns, value, cause, flags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  insert.bind(1, enum_value(row.counter_kind)).bind(2, row.address).bind(3, row.bytes);
+  insert.bind(4, row.alloc_id).bind(5, row.alloc_offset).bind(6, row.src_device);
+  insert.bind(7, row.dst_device).bind(8, row.start_ns).bind(9, row.end_ns).bind(10, row.value);
+  insert.bind(11, row.cause).bind(12, row.flags).run();
+  return db_.last_insert_rowid();
+}
+
+int64_t TraceBuilder::add(const MemAdviceRow& row) {
+  Statement insert = db_.prepare(
+      "INSERT INTO mem_advice(call_correlation_id, advice, address, bytes, alloc_id, "
+      "alloc_offset, location_type, location_id, stream, tid, ns) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+  insert.bind(1, row.call_correlation_id).bind(2, enum_value(row.advice)).bind(3, row.address);
+  insert.bind(4, row.bytes).bind(5, row.alloc_id).bind(6, row.alloc_offset);
+  insert.bind(7, enum_value(row.location_type)).bind(8, row.location_id).bind(9, row.stream);
+  insert.bind(10, row.tid).bind(11, row.ns).run();
   return db_.last_insert_rowid();
 }
 

@@ -133,6 +133,36 @@ struct NvtxRangeRow {
   std::optional<int64_t> end_ns;
 };
 
+// A unified-memory counter record (um_events). Devices: std::nullopt is the host.
+struct UmEventRow {
+  UmCounterKind counter_kind = UmCounterKind::BytesHtoD;
+  std::optional<int64_t> address;
+  std::optional<int64_t> bytes;
+  std::optional<int64_t> alloc_id;
+  std::optional<int64_t> alloc_offset;
+  std::optional<int64_t> src_device;
+  std::optional<int64_t> dst_device;
+  std::optional<int64_t> start_ns;
+  std::optional<int64_t> end_ns;
+  std::optional<int64_t> value;
+  std::optional<int64_t> cause;  // um_migration_cause, um_access_type or um_remote_map_cause
+  int64_t flags = 0;
+};
+
+struct MemAdviceRow {
+  std::optional<int64_t> call_correlation_id;
+  MemAdvice advice = MemAdvice::SetPreferredLocation;
+  std::optional<int64_t> address;
+  std::optional<int64_t> bytes;
+  std::optional<int64_t> alloc_id;
+  std::optional<int64_t> alloc_offset;
+  std::optional<MemLocationType> location_type;
+  std::optional<int64_t> location_id;
+  std::optional<int64_t> stream;
+  std::optional<int64_t> tid = 1;
+  int64_t ns = 0;
+};
+
 struct DeviceRow {
   int64_t id = 0;
   std::string name = "NVIDIA H100";
@@ -163,6 +193,8 @@ class TraceBuilder {
   int64_t add(const SyncRow& row);
   int64_t add(const StreamEventRow& row);
   int64_t add(const NvtxRangeRow& row);
+  int64_t add(const UmEventRow& row);
+  int64_t add(const MemAdviceRow& row);
 
  private:
   Database db_;

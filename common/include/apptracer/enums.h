@@ -163,6 +163,7 @@ enum class LaunchKind : uint8_t { APPTRACER_LAUNCH_KINDS(APPTRACER_ENUM_MEMBER) 
 enum class AccessKind : uint8_t { APPTRACER_ACCESS_KINDS(APPTRACER_ENUM_MEMBER) };
 enum class AccessSource : uint8_t { APPTRACER_ACCESS_SOURCES(APPTRACER_ENUM_MEMBER) };
 enum class UmCounterKind : uint8_t { APPTRACER_UM_COUNTER_KINDS(APPTRACER_ENUM_MEMBER) };
+enum class UmMigrationCause : uint8_t { APPTRACER_UM_MIGRATION_CAUSES(APPTRACER_ENUM_MEMBER) };
 enum class MemAdvice : uint8_t { APPTRACER_MEM_ADVICES(APPTRACER_ENUM_MEMBER) };
 enum class MemLocationType : uint8_t { APPTRACER_MEM_LOCATION_TYPES(APPTRACER_ENUM_MEMBER) };
 
@@ -179,6 +180,7 @@ std::string_view to_string(LaunchKind v);
 std::string_view to_string(AccessKind v);
 std::string_view to_string(AccessSource v);
 std::string_view to_string(UmCounterKind v);
+std::string_view to_string(UmMigrationCause v);
 std::string_view to_string(MemAdvice v);
 std::string_view to_string(MemLocationType v);
 

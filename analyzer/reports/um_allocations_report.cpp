@@ -1,0 +1,218 @@
+// Per managed allocation (and any other allocation unified-memory records
+// or hints name: pageable memory migrates too where the GPU can fault on
+// it, HMM/ATS): the hints the program gave (cudaMemAdvise, stream
+// attachment) and whether they came before its first touch, which is when
+// they can still decide where pages go; then what the driver did with it:
+// bytes migrated each way (prefetch_bytes: the part of them CUPTI gives the
+// cause "prefetch", whether cudaMemPrefetchAsync or the driver prefetching
+// around faults on its own asked for it), GPU page-fault groups, CPU page
+// faults, bytes mapped remotely instead of migrated, and thrashing reports.
+// CUPTI loses unified-memory records under load without saying so (README,
+// "What is recorded"): the numbers are lower bounds.
+//
+// Records in no known allocation (`__managed__` variables, memory the tracer
+// did not see allocated, an alloc_id the trace lacks) are summed into one
+// last row, "unknown managed region", with the address range they span
+// ("0xLOW-0xHIGH", HIGH exclusive): never dropped.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "apptracer/enums.h"
+#include "stats_reports.h"
+
+namespace apptracer {
+
+namespace {
+
+// std::nullopt: the unknown managed region.
+using Region = std::optional<int64_t>;
+
+struct Counters {
+  int64_t htod = 0, dtoh = 0, dtod = 0, prefetched = 0;
+  int64_t gpu_fault_groups = 0, cpu_faults = 0, remote_map_bytes = 0, thrashing = 0;
+
+  void add(const UmEvent& event) {
+    switch (event.kind) {
+      case UmCounterKind::BytesHtoD: htod += event.bytes; break;
+      case UmCounterKind::BytesDtoH: dtoh += event.bytes; break;
+      case UmCounterKind::BytesDtoD: dtod += event.bytes; break;
+      case UmCounterKind::GpuPageFault: ++gpu_fault_groups; break;
+      case UmCounterKind::CpuPageFault: ++cpu_faults; break;
+      case UmCounterKind::RemoteMap: remote_map_bytes += event.bytes; break;
+      case UmCounterKind::Thrashing: ++thrashing; break;
+      default: break;
+    }
+    if (event.is_migration() && event.cause == static_cast<int64_t>(UmMigrationCause::Prefetch))
+      prefetched += event.bytes;
+  }
+};
+
+struct RegionUse {
+  Counters counters;
+  std::optional<int64_t> first_touch_ns;
+  int64_t low = INT64_MAX, high = INT64_MIN;  // address range of its records
+
+  void touch(int64_t ns) { first_touch_ns = std::min(first_touch_ns.value_or(ns), ns); }
+};
+
+std::string hex(int64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%" PRIx64, static_cast<uint64_t>(address));
+  return text;
+}
+
+std::string location_text(std::optional<int64_t> type, std::optional<int64_t> id) {
+  switch (static_cast<MemLocationType>(type.value_or(0))) {
+    case MemLocationType::Device: return "device " + std::to_string(id.value_or(0));
+    case MemLocationType::Host: return "host";
+    case MemLocationType::HostNuma: return "host NUMA node " + std::to_string(id.value_or(0));
+    case MemLocationType::HostNumaCurrent: return "host NUMA node of the caller";
+    default: return "";
+  }
+}
+
+// The allocations the report lists: every managed one, and any other that
+// unified-memory records or hints name.
+struct Listed {
+  int64_t id;
+  std::string kind;
+  int64_t address;
+  int64_t bytes;
+  std::optional<int64_t> device;
+};
+
+std::vector<Listed> listed_allocations(Database& db) {
+  std::vector<Listed> listed;
+  Statement rows = db.prepare(
+      "SELECT id, kind, address, bytes, device FROM allocations WHERE kind = ? "
+      "OR id IN (SELECT alloc_id FROM um_events) OR id IN (SELECT alloc_id FROM mem_advice) "
+      "ORDER BY id");
+  rows.bind(1, static_cast<int64_t>(AllocKind::Managed));
+  while (rows.step()) {
+    listed.push_back({rows.int64(0), std::string(to_string(static_cast<AllocKind>(rows.int64(1)))),
+                      rows.int64(2), rows.int64(3), rows.optional_int64(4)});
+  }
+  return listed;
+}
+
+// Where a row's alloc_id puts it: its allocation, or the unknown region when
+// it names none (or one the trace does not have).
+class Regions {
+ public:
+  explicit Regions(const std::vector<Listed>& listed) {
+    for (const Listed& allocation : listed) ids_.insert(allocation.id);
+  }
+  Region of(std::optional<int64_t> alloc_id) const {
+    return alloc_id && ids_.count(*alloc_id) ? alloc_id : std::nullopt;
+  }
+
+ private:
+  std::unordered_set<int64_t> ids_;
+};
+
+// Kernels that used an allocation (an argument pointing into it) and
+// prefetches of it touch it too, even where no record says so.
+void add_touches_from_work(Database& db, const Regions& regions,
+                           std::map<Region, RegionUse>& uses) {
+  Statement rows = db.prepare(R"sql(
+    SELECT ka.alloc_id, min(coalesce(k.gpu_start_ns, k.api_start_ns)) FROM kernel_args ka
+    JOIN kernels k ON k.id = ka.kernel_id JOIN allocations a ON a.id = ka.alloc_id
+    WHERE a.kind = ?1 GROUP BY ka.alloc_id
+    UNION ALL
+    SELECT coalesce(dst_alloc_id, src_alloc_id), min(api_start_ns) FROM memcpys
+    WHERE kind = ?2 AND coalesce(dst_alloc_id, src_alloc_id) IS NOT NULL GROUP BY 1)sql");
+  rows.bind(1, static_cast<int64_t>(AllocKind::Managed))
+      .bind(2, static_cast<int64_t>(CopyKind::Prefetch));
+  while (rows.step()) {
+    Region region = regions.of(rows.int64(0));
+    if (region && !rows.is_null(1)) uses[region].touch(rows.int64(1));
+  }
+}
+
+// "set preferred location device 0 (before first touch); set read mostly (after first touch)"
+std::map<Region, std::string> advice_texts(Database& db, const Regions& regions,
+                                           const std::map<Region, RegionUse>& uses) {
+  std::map<Region, std::string> texts;
+  Statement rows = db.prepare(
+      "SELECT alloc_id, advice, location_type, location_id, ns FROM mem_advice ORDER BY ns, id");
+  while (rows.step()) {
+    Region region = regions.of(rows.optional_int64(0));
+    auto advice = static_cast<MemAdvice>(rows.int64(1));
+    std::string text(to_string(advice));
+    if (advice == MemAdvice::SetPreferredLocation || advice == MemAdvice::SetAccessedBy ||
+        advice == MemAdvice::UnsetAccessedBy) {
+      std::string where = location_text(rows.optional_int64(2), rows.optional_int64(3));
+      if (!where.empty()) text += " " + where;
+    }
+    auto use = uses.find(region);
+    bool before = use == uses.end() || !use->second.first_touch_ns ||
+                  rows.int64(4) < *use->second.first_touch_ns;
+    text += before ? " (before first touch)" : " (after first touch)";
+    std::string& all = texts[region];
+    all += (all.empty() ? "" : "; ") + text;
+  }
+  return texts;
+}
+
+void append_counters(std::vector<Cell>& row, const Counters& counters) {
+  for (int64_t value : {counters.htod, counters.dtoh, counters.dtod, counters.prefetched,
+                        counters.gpu_fault_groups, counters.cpu_faults, counters.remote_map_bytes,
+                        counters.thrashing}) {
+    row.emplace_back(value);
+  }
+}
+
+}  // namespace
+
+Table um_allocations_report(Database& db, const UmTrace& um) {
+  std::vector<Listed> listed = listed_allocations(db);
+  Regions regions(listed);
+  std::map<Region, RegionUse> uses;
+  for (const UmEvent& event : um.events) {
+    RegionUse& use = uses[regions.of(event.alloc_id)];
+    use.counters.add(event);
+    use.touch(event.start_ns);
+    use.low = std::min(use.low, event.address);
+    use.high = std::max(use.high, event.address + std::max<int64_t>(event.bytes, 1));
+  }
+  add_touches_from_work(db, regions, uses);
+  std::map<Region, std::string> advice = advice_texts(db, regions, uses);
+
+  Table table{"um_allocations",
+              {"allocation", "kind", "address", "bytes", "device", "advice", "htod_bytes",
+               "dtoh_bytes", "dtod_bytes", "prefetch_bytes", "gpu_fault_groups", "cpu_faults",
+               "remote_map_bytes", "thrashing"},
+              {}};
+  for (const Listed& allocation : listed) {
+    std::vector<Cell> row{allocation.id, allocation.kind, hex(allocation.address),
+                          allocation.bytes, optional_cell(allocation.device),
+                          advice[allocation.id]};
+    append_counters(row, uses[allocation.id].counters);
+    table.rows.push_back(std::move(row));
+  }
+  auto unknown = uses.find(std::nullopt);
+  bool unknown_advice = advice.count(std::nullopt) > 0;
+  if (unknown != uses.end() || unknown_advice) {
+    RegionUse use = unknown != uses.end() ? unknown->second : RegionUse{};
+    std::vector<Cell> row{std::string("unknown managed region"), Cell()};
+    if (use.low <= use.high) {
+      row.emplace_back(hex(use.low) + "-" + hex(use.high));
+      row.emplace_back(use.high - use.low);
+    } else {
+      row.resize(4);
+    }
+    row.emplace_back();
+    row.emplace_back(advice[std::nullopt]);
+    append_counters(row, use.counters);
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+}  // namespace apptracer

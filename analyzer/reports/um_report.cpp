@@ -1,0 +1,39 @@
+// `stats --report um`: unified memory, per managed allocation and per kernel.
+// Both tables share one attribution of CUPTI's unified-memory records to
+// kernels, prefetches and host phases (analyzer/um_attribution.h).
+#include "apptracer/enums.h"
+#include "stats_reports.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+bool has_um_data(Database& db) {
+  Statement rows = db.prepare(
+      "SELECT EXISTS (SELECT 1 FROM allocations WHERE kind = ?) "
+      "OR EXISTS (SELECT 1 FROM um_events) OR EXISTS (SELECT 1 FROM mem_advice) "
+      "OR EXISTS (SELECT 1 FROM memcpys WHERE kind = ?)");
+  rows.bind(1, static_cast<int64_t>(AllocKind::Managed))
+      .bind(2, static_cast<int64_t>(CopyKind::Prefetch));
+  return rows.step() && rows.int64(0) != 0;
+}
+
+}  // namespace
+
+ReportOutput um_report(Database& db) {
+  if (!has_um_columns(db)) {
+    return {{},
+            "trace schema version " + trace_meta(db, "schema_version", "?") +
+                " is too old for the um report (it needs version 2); record the program again"};
+  }
+  if (!has_um_data(db)) {
+    return {{},
+            "no unified memory in this trace: no managed allocations, migrations, faults, "
+            "prefetches or advice"};
+  }
+  UmTrace um = read_um_trace(db);
+  return {{um_allocations_report(db, um), um_kernels_report(db, um)}, {}};
+}
+
+}  // namespace apptracer
