@@ -1,5 +1,6 @@
 // The floor: a preloaded CUPTI subscriber that enables exactly the callbacks
-// and activity kinds apptracer enables, and records nothing. What the tracer
+// and activity kinds (unified-memory counters included) apptracer enables, and
+// records nothing. What the tracer
 // costs beyond this is ours; what this costs is CUPTI's.
 //   LD_PRELOAD=libbare_cupti_subscriber.so ./app
 #include <cupti.h>
@@ -11,7 +12,16 @@
 
 namespace {
 
-void CUPTIAPI ignore_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// Records nothing; like the tracer, it configures the unified-memory
+// counters once the driver is up (the first context).
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
+  static bool um_counters_enabled = false;
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
+      !um_counters_enabled) {
+    um_counters_enabled = true;
+    apptracer::enable_traced_um_counters();
+  }
+}
 
 void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
   constexpr size_t kBytes = 8u << 20;
@@ -26,7 +36,7 @@ void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); 
 
 __attribute__((constructor)) void subscribe() {
   CUpti_SubscriberHandle subscriber;
-  if (cuptiSubscribe(&subscriber, ignore_callback, nullptr) != CUPTI_SUCCESS) {
+  if (cuptiSubscribe(&subscriber, on_callback, nullptr) != CUPTI_SUCCESS) {
     std::fprintf(stderr, "bare_cupti_subscriber: CUPTI unavailable\n");
     return;
   }

@@ -8,6 +8,7 @@
 #   untraced        the program alone
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
 #   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
+#   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
 # Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
 # (median process wall time: includes loading, set-up and the trace's final write)
@@ -29,6 +30,8 @@ run_variant() {
     untraced) ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
     apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1) ;;
+    apptracer-all) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                        APPTRACER_FORCE=1 APPTRACER_HOST_ALLOCATIONS=all) ;;
     torch-profiler) env=(BENCH_TORCH_PROFILER=1) ;;
     *) echo "compare.sh: unknown variant $variant" >&2; return 2 ;;
   esac

@@ -91,13 +91,14 @@ if wanted malloc; then
   note malloc "$churn_calls calls per thread per run, $rounds interleaved rounds, median"
   # What the preloaded tracer does in a program that never calls CUDA.
   if [ -n "$gpu_name" ]; then
-    note malloc "a GPU driver is present: the tracer subscribes to CUPTI and starts its writer thread at load"
+    note malloc "a GPU driver is present: apptracer (default) watches the allocator and keeps host blocks >= 4 KiB in its live map"
   else
-    note malloc "no GPU driver here: the tracer cannot subscribe to CUPTI and stays idle after loading"
+    note malloc "no GPU driver here: apptracer (default) has nothing to watch for and forwards each call"
   fi
+  note malloc "apptracer-all: --host-allocations=all, every host block >= 4 KiB becomes a row"
   for threads in 1 2; do
     step "malloc $threads thread(s)" "$here/compare.sh" "malloc-t$threads" "$dist" "$rounds" \
-      untraced,apptracer "ns per call" -- "$dist/bench/malloc_churn" "$threads" "$churn_calls"
+      untraced,apptracer,apptracer-all "ns per call" -- "$dist/bench/malloc_churn" "$threads" "$churn_calls"
   done
 fi
 if wanted store; then
