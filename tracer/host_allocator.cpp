@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "host_allocator.h"
 #include "host_blocks.h"
 
 namespace apptracer {
@@ -108,8 +109,17 @@ bool real_functions_known() {
 // Whether the hooks should look at this call at all.
 bool tracking() { return host_blocks::enabled() && !host_blocks::thread_inside_hook; }
 
+// Set while allocator_interposed() probes, and when the probe reached us.
+__thread bool probing __attribute__((tls_model("initial-exec"))) = false;
+__thread bool probe_reached __attribute__((tls_model("initial-exec"))) = false;
+
 void note_allocation(void* p, size_t bytes, bool mapped = false) {
-  if (!p || !tracking()) return;
+  if (!p) return;
+  if (!host_blocks::enabled()) {
+    if (probing) probe_reached = true;
+    return;
+  }
+  if (host_blocks::thread_inside_hook) return;
   host_blocks::thread_inside_hook = true;
   host_blocks::on_allocate(reinterpret_cast<uint64_t>(p), bytes, mapped);
   host_blocks::thread_inside_hook = false;
@@ -141,6 +151,22 @@ bool is_anonymous_data(int protection, int flags, int fd) {
 }
 
 }  // namespace
+
+// The program's malloc is ours only when we were preloaded: a library the
+// driver dlopen()s through CUDA_INJECTION64_PATH interposes nothing. The
+// symbol's address cannot tell (an executable that takes malloc's address
+// makes its own PLT entry the canonical one), so call it and see.
+bool allocator_interposed() {
+  auto* global_malloc = reinterpret_cast<void* (*)(size_t)>(dlsym(RTLD_DEFAULT, "malloc"));
+  if (!global_malloc) return false;
+  probing = true;
+  probe_reached = false;
+  void* p = global_malloc(1);
+  probing = false;
+  std::free(p);
+  return probe_reached;
+}
+
 }  // namespace apptracer
 
 using namespace apptracer;

@@ -27,6 +27,7 @@
 #include "apptracer/schema.h"
 #include "clock.h"
 #include "config.h"
+#include "host_allocator.h"
 #include "host_blocks.h"
 #include "log.h"
 #include "string_table.h"
@@ -82,19 +83,9 @@ void record_process_meta(const Config& config) {
   w.set_meta("options", config.describe());
 }
 
-// Whether the program's malloc is ours: only when we were preloaded (a
-// library the driver dlopen()s through CUDA_INJECTION64_PATH interposes nothing).
-bool allocator_interposed() {
-  Dl_info resolved{}, ours{};
-  void* global_malloc = dlsym(RTLD_DEFAULT, "malloc");
-  return global_malloc && dladdr(global_malloc, &resolved) &&
-         dladdr(reinterpret_cast<void*>(&allocator_interposed), &ours) &&
-         resolved.dli_fbase == ours.dli_fbase;
-}
-
-std::string describe_host_allocations(const Config& config) {
+std::string describe_host_allocations(const Config& config, bool interposed) {
   if (config.host_allocations == HostAllocations::Off) return "off";
-  if (!allocator_interposed()) {
+  if (!interposed) {
     return "unavailable: the allocator is not interposed (injected through CUDA_INJECTION64_PATH;"
            " preload with LD_PRELOAD or apptracer record)";
   }
@@ -168,8 +159,9 @@ void start() {
   activity_usable = callbacks_active && enable_activity();
   record_process_meta(config);
   if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
-  writer_instance->set_meta("host_allocations", describe_host_allocations(config));
-  if (config.host_allocations != HostAllocations::Off && allocator_interposed()) {
+  bool interposed = allocator_interposed();
+  writer_instance->set_meta("host_allocations", describe_host_allocations(config, interposed));
+  if (config.host_allocations != HostAllocations::Off && interposed) {
     host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},
                         *buffers_instance);
   }

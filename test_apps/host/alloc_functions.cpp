@@ -14,6 +14,13 @@ namespace {
 
 uint64_t checksum = 0;
 
+// Built without PIE, taking malloc's address in code (assigned in main)
+// makes the executable's own PLT entry its canonical address, as in
+// distributions' python3: the tracer must still see that calls reach it.
+void* (*volatile allocate)(size_t) = nullptr;
+
+__attribute__((noinline)) void take_malloc_address() { allocate = &::malloc; }
+
 // Writes every byte, reads them back into the checksum: the memory is used.
 // The empty asm makes the pointer escape, so the compiler cannot fold a
 // malloc/free pair away.
@@ -28,7 +35,8 @@ void use(void* p, size_t bytes, unsigned char seed) {
 }  // namespace
 
 int main() {
-  void* p = std::malloc(100001);
+  take_malloc_address();
+  void* p = allocate(100001);
   use(p, 100001, 1);
   std::free(p);
 
