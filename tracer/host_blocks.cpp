@@ -1,6 +1,7 @@
 #include "host_blocks.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <algorithm>
@@ -34,12 +35,65 @@ struct Block {
   bool mapped;
 };
 
+// Memory for the shards' map nodes, taken from mmap in slabs, not from the
+// program's heap: our small nodes interleaved with its large blocks would
+// change how its allocator behaves (and cost it, measured on the H100 host).
+// Each pool is used under its shard's lock only.
+class NodePool {
+ public:
+  void* take(size_t bytes) {
+    if (!free_) refill((bytes + 15) & ~size_t{15});
+    void* node = free_;
+    if (node) free_ = *static_cast<void**>(node);
+    return node;
+  }
+  void give(void* node) {
+    *static_cast<void**>(node) = free_;
+    free_ = node;
+  }
+
+ private:
+  void refill(size_t node_bytes) {
+    constexpr size_t kSlabBytes = 256 << 10;
+    void* slab = mmap(nullptr, kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (slab == MAP_FAILED) return;
+    for (size_t at = 0; at + node_bytes <= kSlabBytes; at += node_bytes) {
+      give(static_cast<char*>(slab) + at);
+    }
+  }
+  void* free_ = nullptr;
+};
+
+// std::map allocates one node at a time: each from its shard's pool.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  explicit PoolAllocator(NodePool* pool) : pool(pool) {}
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>& other) : pool(other.pool) {}
+  T* allocate(size_t n) {
+    void* node = n == 1 ? pool->take(sizeof(T)) : nullptr;
+    if (!node) throw std::bad_alloc();
+    return static_cast<T*>(node);
+  }
+  void deallocate(T* node, size_t) { pool->give(node); }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>& other) const { return pool == other.pool; }
+  template <typename U>
+  bool operator!=(const PoolAllocator<U>& other) const { return pool != other.pool; }
+  NodePool* pool;
+};
+
+using BlockMap = std::map<uint64_t, Block, std::less<uint64_t>,
+                          PoolAllocator<std::pair<const uint64_t, Block>>>;
+
 // Live blocks never overlap, so the one holding an address is, in its
 // shard, the nearest start at or below it. Shards keep two threads that
 // allocate large blocks from serializing on one lock.
 struct alignas(64) Shard {
   std::mutex mutex;
-  std::map<uint64_t, Block> blocks;
+  NodePool pool;
+  BlockMap blocks{BlockMap::allocator_type(&pool)};
 };
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
@@ -187,7 +241,7 @@ bool with_block_holding(uint64_t address, Found found) {
   return search(state->mapped);
 }
 
-void end_block(Shard& shard, std::map<uint64_t, Block>::iterator it, uint64_t ns,
+void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns,
                uint64_t& freed_id) {
   if (it->second.alloc_id) {
     registry().remove(it->first, ns);
