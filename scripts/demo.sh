@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up, then trace vector_add (the thesis's Fig. 6.1) and show
-# what apptracer finds in it. Without a GPU, analyzes the bundled trace that
-# was recorded on an H100 (examples/vector_add.db).
+# what apptracer finds in it; then a managed-memory program's migrations.
+# Without a GPU, analyzes the bundled traces recorded on an H100
+# (examples/vector_add.db, examples/um_bandwidth_h100.db).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo/build}
@@ -9,12 +10,15 @@ build_dir=${BUILD_DIR:-$repo/build}
 apptracer=$build_dir/analyzer/apptracer
 work=$(mktemp -d)
 trace=$work/vector_add.db
+um_trace=$work/um_bandwidth.db
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   echo "== recording vector_add on this machine's GPU"
   "$apptracer" record -o "$trace" -- "$build_dir/test_apps/vector_add"
+  "$apptracer" record -o "$um_trace" -- "$build_dir/test_apps/um_bandwidth" --size 256M --runs 5
 else
-  echo "== no GPU here: analyzing the bundled trace recorded on an NVIDIA H100"
+  echo "== no GPU here: analyzing the bundled traces recorded on an NVIDIA H100"
   cp "$repo/examples/vector_add.db" "$trace"
+  cp "$repo/examples/um_bandwidth_h100.db" "$um_trace"
 fi
 echo "== apptracer info"
 "$apptracer" info "$trace"
@@ -25,4 +29,6 @@ echo "== apptracer dvdg: the data-flow graph (Fig. 6.1 of Pearson's thesis), as 
 echo "== where did the sum come from? (apptracer dvdg --why on the last value written)"
 last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --format csv | tail -1 | tr -d '\r')
 "$apptracer" dvdg "$trace" --no-store --why "$last"
-echo "(trace kept in $trace)"
+echo "== unified memory: a 256 MiB managed array read by 5 kernel runs (apptracer stats --report um)"
+"$apptracer" stats "$um_trace" --report um
+echo "(traces kept in $work)"
