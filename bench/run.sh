@@ -118,7 +118,9 @@ if wanted pytorch; then
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
 fi
 
-commit=$(git -C "$repo" describe --always --dirty 2>/dev/null || echo "${BENCH_COMMIT:-unknown}")
+# BENCH_COMMIT names the commit where the tree's git metadata cannot (the GPU
+# machine gets a copy of the working tree whose .git may be older).
+commit=${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}
 python3 "$here/report.py" --log "$log" --results "$results" --device "$device" \
   --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --commit "$commit"
 if [ ${#failed[@]} -gt 0 ]; then
