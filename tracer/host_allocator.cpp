@@ -87,21 +87,22 @@ bool real_functions_known() {
     }
     return true;
   }
-  host_blocks::thread_inside_hook = true;
-  look_up(real.malloc, "malloc");
-  look_up(real.calloc, "calloc");
-  look_up(real.realloc, "realloc");
-  look_up(real.free, "free");
-  look_up(real.posix_memalign, "posix_memalign");
-  look_up(real.aligned_alloc, "aligned_alloc");
-  look_up(real.memalign, "memalign");
-  look_up(real.valloc, "valloc");
-  look_up(real.pvalloc, "pvalloc");
-  look_up(real.malloc_usable_size, "malloc_usable_size");
-  look_up(real.mmap, "mmap");
-  look_up(real.munmap, "munmap");
-  look_up(real.mremap, "mremap");
-  host_blocks::thread_inside_hook = false;
+  {
+    host_blocks::InsideHook inside;  // what dlsym allocates comes from the arena
+    look_up(real.malloc, "malloc");
+    look_up(real.calloc, "calloc");
+    look_up(real.realloc, "realloc");
+    look_up(real.free, "free");
+    look_up(real.posix_memalign, "posix_memalign");
+    look_up(real.aligned_alloc, "aligned_alloc");
+    look_up(real.memalign, "memalign");
+    look_up(real.valloc, "valloc");
+    look_up(real.pvalloc, "pvalloc");
+    look_up(real.malloc_usable_size, "malloc_usable_size");
+    look_up(real.mmap, "mmap");
+    look_up(real.munmap, "munmap");
+    look_up(real.mremap, "mremap");
+  }
   real_state.store(2, std::memory_order_release);
   return true;
 }
@@ -120,9 +121,8 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
     return;
   }
   if (host_blocks::thread_inside_hook) return;
-  host_blocks::thread_inside_hook = true;
+  host_blocks::InsideHook inside;
   host_blocks::on_allocate(reinterpret_cast<uint64_t>(p), bytes, mapped);
-  host_blocks::thread_inside_hook = false;
 }
 
 // Before the real free. Small blocks are never tracked, and their usable
@@ -130,18 +130,15 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
 void note_free(void* p) {
   if (!p || !tracking()) return;
   if (real.malloc_usable_size && real.malloc_usable_size(p) < host_blocks::min_bytes()) return;
-  host_blocks::thread_inside_hook = true;
+  host_blocks::InsideHook inside;
   host_blocks::on_free(reinterpret_cast<uint64_t>(p));
-  host_blocks::thread_inside_hook = false;
 }
 
 // Whether the range held a tracked region.
 bool note_unmap(void* p, size_t bytes) {
   if (!tracking()) return false;
-  host_blocks::thread_inside_hook = true;
-  bool tracked = host_blocks::on_unmap(reinterpret_cast<uint64_t>(p), bytes);
-  host_blocks::thread_inside_hook = false;
-  return tracked;
+  host_blocks::InsideHook inside;
+  return host_blocks::on_unmap(reinterpret_cast<uint64_t>(p), bytes);
 }
 
 // Anonymous memory the program can use. PROT_NONE reservations are not data

@@ -152,8 +152,7 @@ Shard& shard_of(uint64_t address) {
 
 void fold_exited_thread(void* counts_pointer) {
   auto* counts = static_cast<ThreadCounts*>(counts_pointer);
-  bool was_inside = thread_inside_hook;
-  thread_inside_hook = true;
+  InsideHook inside;
   {
     std::lock_guard<std::mutex> lock(state->counts_mutex);
     for (int c = 0; c < kSizeClasses; ++c) {
@@ -166,7 +165,6 @@ void fold_exited_thread(void* counts_pointer) {
   }
   thread_counts = nullptr;
   delete counts;
-  thread_inside_hook = was_inside;
 }
 
 void count_allocation(uint64_t bytes) {
@@ -293,7 +291,7 @@ AllocationRegistry& registry() {
 }
 
 void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
-  thread_inside_hook = true;
+  InsideHook inside;
   if (!state) {
     state = new State;
     pthread_key_create(&state->thread_exit_key, fold_exited_thread);
@@ -303,7 +301,6 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
   state->buffers = &buffers;
   calibrate_clock();
   registry();
-  thread_inside_hook = false;
   enabled_flag.store(true, std::memory_order_release);
 }
 
@@ -388,14 +385,12 @@ bool on_unmap(uint64_t address, uint64_t bytes) {
 
 bool touch(uint64_t address, uint64_t ns) {
   if (!enabled() || !may_contain(address)) return false;
-  bool was_inside = thread_inside_hook;
-  thread_inside_hook = true;
+  InsideHook inside;
   std::optional<Record> row;
   bool held = with_block_holding(address, [&](uint64_t start, Block& block) {
     if (!block.alloc_id) row = promote_locked(start, block, true, ns);
   });
   if (row) state->buffers->append(*row);
-  thread_inside_hook = was_inside;
   return held;
 }
 

@@ -40,6 +40,18 @@ namespace host_blocks {
 // no constructor, no lazy allocation, safe to read inside malloc.
 extern __thread bool thread_inside_hook __attribute__((tls_model("initial-exec")));
 
+// Marks the calling thread inside the hooks for a scope (restoring what was).
+class InsideHook {
+ public:
+  InsideHook() : was_inside_(thread_inside_hook) { thread_inside_hook = true; }
+  ~InsideHook() { thread_inside_hook = was_inside_; }
+  InsideHook(const InsideHook&) = delete;
+  InsideHook& operator=(const InsideHook&) = delete;
+
+ private:
+  bool was_inside_;
+};
+
 // Turns tracking on (lifecycle start) or off (finish). Off costs one load.
 // Rows and frees go to `buffers`.
 void enable(const HostBlockOptions& options, RecordBuffers& buffers);
