@@ -239,12 +239,15 @@ bool with_block_holding(uint64_t address, Found found) {
   return search(state->mapped);
 }
 
-void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns,
-               uint64_t& freed_id) {
-  if (it->second.alloc_id) {
-    registry().remove(it->first, ns);
-    freed_id = it->second.alloc_id;
-  }
+// Ends the row a block is (if it is one) at `ns`; its id, or 0.
+uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
+  if (!block.alloc_id) return 0;
+  registry().remove(address, ns);
+  return block.alloc_id;
+}
+
+void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
+  freed_id = end_row(it->first, it->second, ns);
   shard.blocks.erase(it);
 }
 
@@ -319,11 +322,13 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
   uint64_t missed_free_id = 0;
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    // A block still here was freed by a path we do not see: it ends now.
-    auto old = shard.blocks.find(address);
-    if (old != shard.blocks.end()) end_block(shard, old, block.alloc_ns, missed_free_id);
-    Block& stored_block = shard.blocks[address] = block;
-    if (state->options.store_all) row = promote_locked(address, stored_block, false, UINT64_MAX);
+    auto [it, inserted] = shard.blocks.try_emplace(address, block);
+    if (!inserted) {
+      // A block still here was freed by a path we do not see: it ends now.
+      missed_free_id = end_row(address, it->second, block.alloc_ns);
+      it->second = block;
+    }
+    if (state->options.store_all) row = promote_locked(address, it->second, false, UINT64_MAX);
   }
   if (missed_free_id) {
     Record r = free_record(missed_free_id, block.alloc_ns);
