@@ -35,8 +35,9 @@ class GpuWindows {
   }
 
   // The work running on `device` at `ns`: a kernel before a copy or memset
-  // (a kernel faults, the others run beside it), then the one that started last.
-  std::optional<UmCause> at(int64_t device, int64_t ns) const {
+  // (a kernel faults, the others run beside it), then the one that started
+  // last. Without `kernels`, copies and memsets only.
+  std::optional<UmCause> at(int64_t device, int64_t ns, bool kernels = true) const {
     auto found = devices_.find(device);
     if (found == devices_.end()) return std::nullopt;
     const std::vector<Window>& windows = found->second;
@@ -47,7 +48,10 @@ class GpuWindows {
       --it;
       if (it->latest_end < ns) break;
       if (it->end < ns) continue;
-      if (it->work.kind == UmCauseKind::Kernel) return it->work;
+      if (it->work.kind == UmCauseKind::Kernel) {
+        if (kernels) return it->work;
+        continue;
+      }
       if (!running) running = it->work;
     }
     return running;
@@ -189,16 +193,19 @@ class Attributor {
   }
 
   // Events arrive in time order, so host phases are numbered in time order.
+  // A call that moves managed memory (cudaMemPrefetchAsync, a copy or memset
+  // of it) gives its migrations the cause "user" (seen on the H100), never a
+  // kernel's; kernel faults and the driver's own prefetching around them
+  // give the other causes.
   UmCause cause_of(const UmEvent& event) {
     if (event.kind == UmCounterKind::GpuPageFault)
       return windows_.at(event.src, event.start_ns).value_or(UmCause{});
     if (!event.is_migration()) return {};
-    if (event.cause == static_cast<int64_t>(UmMigrationCause::Prefetch)) {
-      if (std::optional<int64_t> prefetch = prefetch_of(event))
-        return {UmCauseKind::Prefetch, *prefetch};
-    }
     int64_t device = event.kind == UmCounterKind::BytesDtoH ? event.src : event.dst;
-    if (std::optional<UmCause> work = windows_.at(device, event.start_ns)) return *work;
+    bool by_call = event.cause == static_cast<int64_t>(UmMigrationCause::User);
+    if (std::optional<UmCause> work = windows_.at(device, event.start_ns, !by_call)) return *work;
+    if (std::optional<int64_t> prefetch = prefetch_of(event))
+      return {UmCauseKind::Prefetch, *prefetch};
     return host_phase(event);
   }
 

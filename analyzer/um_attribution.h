@@ -3,16 +3,16 @@
 // and devices, so both the DVDG (migration ops) and `stats --report um`
 // attribute them here, the same way:
 //
-//  * a migration whose cause is "prefetch" belongs to the latest prefetch
-//    (memcpys row of kind prefetch) of the same allocation towards the same
-//    side, issued at or before it. The driver also prefetches around GPU
-//    faults on its own (on the H100, most of a faulting kernel's bytes):
-//    those have no prefetch row and are taken by the next rules;
 //  * a migration into a device (HtoD, DtoD) or out of one (DtoH: an eviction),
 //    and a GPU page-fault group, belongs to the GPU work (kernel, else copy or
 //    memset) whose GPU window [gpu_start_ns, gpu_end_ns] on that device
 //    contains its start: faults of a kernel, or a copy or memset of managed
-//    memory (CUPTI's cause "user");
+//    memory. A migration with CUPTI's cause "user" was asked for by a call
+//    (a prefetch, a copy, a memset), never by a kernel's faults, so kernels
+//    are passed over for it;
+//  * otherwise, it belongs to the latest prefetch (memcpys row of kind
+//    prefetch) of the same allocation, towards the same side, covering its
+//    address and issued at or before it (prefetches get no GPU times);
 //  * any other migration belongs to a host phase: the CPU touching managed
 //    memory between GPU work. One phase per maximal run of such migrations
 //    with no GPU work starting in between.

@@ -3,9 +3,9 @@
 // it, HMM/ATS): the hints the program gave (cudaMemAdvise, stream
 // attachment) and whether they came before its first touch, which is when
 // they can still decide where pages go; then what the driver did with it:
-// bytes migrated each way (prefetch_bytes: the part of them CUPTI gives the
-// cause "prefetch", whether cudaMemPrefetchAsync or the driver prefetching
-// around faults on its own asked for it), GPU page-fault groups, CPU page
+// bytes migrated each way (prefetch_bytes: the part of them attributed to a
+// cudaMemPrefetchAsync, see um_attribution.h; the driver's own prefetching
+// around faults is counted with the faulting kernel), GPU page-fault groups, CPU page
 // faults, bytes mapped remotely instead of migrated, and thrashing reports.
 // CUPTI loses unified-memory records under load without saying so (README,
 // "What is recorded"): the numbers are lower bounds.
@@ -37,7 +37,7 @@ struct Counters {
   int64_t htod = 0, dtoh = 0, dtod = 0, prefetched = 0;
   int64_t gpu_fault_groups = 0, cpu_faults = 0, remote_map_bytes = 0, thrashing = 0;
 
-  void add(const UmEvent& event) {
+  void add(const UmEvent& event, const UmCause& cause) {
     switch (event.kind) {
       case UmCounterKind::BytesHtoD: htod += event.bytes; break;
       case UmCounterKind::BytesDtoH: dtoh += event.bytes; break;
@@ -48,8 +48,7 @@ struct Counters {
       case UmCounterKind::Thrashing: ++thrashing; break;
       default: break;
     }
-    if (event.is_migration() && event.cause == static_cast<int64_t>(UmMigrationCause::Prefetch))
-      prefetched += event.bytes;
+    if (event.is_migration() && cause.kind == UmCauseKind::Prefetch) prefetched += event.bytes;
   }
 };
 
@@ -174,9 +173,10 @@ Table um_allocations_report(Database& db, const UmTrace& um) {
   std::vector<Listed> listed = listed_allocations(db);
   Regions regions(listed);
   std::map<Region, RegionUse> uses;
-  for (const UmEvent& event : um.events) {
+  for (size_t i = 0; i < um.events.size(); ++i) {
+    const UmEvent& event = um.events[i];
     RegionUse& use = uses[regions.of(event.alloc_id)];
-    use.counters.add(event);
+    use.counters.add(event, um.causes[i]);
     use.touch(event.start_ns);
     use.low = std::min(use.low, event.address);
     use.high = std::max(use.high, event.address + std::max<int64_t>(event.bytes, 1));

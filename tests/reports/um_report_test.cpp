@@ -132,7 +132,7 @@ TEST(UmReportLaunches, LaterLaunchesAreAveraged) {
     event.dst_device = 0;
     event.start_ns = run.gpu_start + 10;
     event.end_ns = run.gpu_start + 20;
-    event.cause = 1;
+    event.cause = 2;  // coherence: what a kernel's faults give (user is a call's)
     if (run.bytes_in > 0) {
       event.bytes = event.value = run.bytes_in;
       builder.add(event);
@@ -158,6 +158,60 @@ TEST(UmReportLaunches, LaterLaunchesAreAveraged) {
   EXPECT_DOUBLE_EQ(real(table, 0, "later_mean_bytes_in"), 1048576.0);
   EXPECT_EQ(integer(table, 0, "first_fault_groups"), 0);
   EXPECT_DOUBLE_EQ(real(table, 0, "later_mean_fault_groups"), 0.5);
+}
+
+// An explicit prefetch's migrations carry CUPTI's cause "user" (seen on the
+// H100). One that runs while a kernel of another stream runs on the target
+// device is the prefetch's, not the kernel's: a kernel's faults give other
+// causes. The driver's own "prefetch" cause during a kernel is the kernel's.
+TEST(UmReportPrefetch, UserMigrationsBesideAKernelAreThePrefetchs) {
+  TraceBuilder builder;
+  AllocationRow managed;
+  managed.kind = AllocKind::Managed;
+  managed.address = 0x7e0000000000;
+  managed.bytes = 8 * kMiB;
+  int64_t m = builder.add(managed);
+  MemcpyRow prefetch;
+  prefetch.kind = CopyKind::Prefetch;
+  prefetch.bytes = 4 * kMiB;
+  prefetch.src_address = prefetch.dst_address = managed.address;
+  prefetch.src_alloc_id = prefetch.dst_alloc_id = m;
+  prefetch.src_memory = prefetch.dst_memory = MemoryKind::Managed;
+  prefetch.dst_device = 0;
+  prefetch.api_start_ns = 900;
+  builder.add(prefetch);
+  KernelRow kernel;
+  kernel.demangled_name = "other(float*)";
+  kernel.stream = 9;
+  kernel.api_start_ns = 800;
+  kernel.gpu_start_ns = 850;
+  kernel.gpu_end_ns = 2000;
+  builder.add(kernel);
+  UmEventRow event;
+  event.alloc_id = m;
+  event.address = managed.address;
+  event.dst_device = 0;
+  event.start_ns = 1000;
+  event.end_ns = 1100;
+  event.bytes = event.value = 4 * kMiB;
+  event.cause = static_cast<int64_t>(UmMigrationCause::User);
+  builder.add(event);
+  event.address = managed.address + 4 * kMiB;
+  event.start_ns = 1200;
+  event.end_ns = 1300;
+  event.bytes = event.value = 1 * kMiB;
+  event.cause = static_cast<int64_t>(UmMigrationCause::Prefetch);  // the driver's, in a fault
+  builder.add(event);
+
+  ReportOutput output = um_report(builder.db());
+  ASSERT_EQ(output.tables.size(), 2u);
+  const Table& allocations = output.tables[0];
+  ASSERT_EQ(allocations.rows.size(), 1u);
+  EXPECT_EQ(integer(allocations, 0, "htod_bytes"), 5 * kMiB);
+  EXPECT_EQ(integer(allocations, 0, "prefetch_bytes"), 4 * kMiB);
+  const Table& kernels = output.tables[1];
+  ASSERT_EQ(kernels.rows.size(), 1u);
+  EXPECT_EQ(integer(kernels, 0, "bytes_in"), 1 * kMiB);
 }
 
 // Where the GPU can fault on pageable memory (HMM), malloc'd memory migrates
