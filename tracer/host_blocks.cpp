@@ -119,8 +119,6 @@ struct State {
 };
 
 State* state = nullptr;
-std::atomic<uint64_t> lowest{UINT64_MAX};
-std::atomic<uint64_t> highest{0};
 std::atomic<uint64_t> stored{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
@@ -301,6 +299,7 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
     pthread_atfork(lock_all_before_fork, unlock_all_in_parent, reset_in_child);
   }
   state->options = options;
+  min_bytes_value.store(options.min_bytes, std::memory_order_relaxed);
   state->buffers = &buffers;
   calibrate_clock();
   registry();
@@ -309,7 +308,6 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
 
 void disable() { enabled_flag.store(false, std::memory_order_release); }
 
-uint64_t min_bytes() { return state ? state->options.min_bytes : UINT64_MAX; }
 
 void ignore_this_thread() { thread_inside_hook = true; }
 
@@ -334,8 +332,10 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
     Record r = free_record(missed_free_id, block.alloc_ns);
     state->buffers->append(r);
   }
-  if (address < lowest.load(std::memory_order_relaxed)) lowest.store(address);
-  if (address + bytes > highest.load(std::memory_order_relaxed)) highest.store(address + bytes);
+  if (address < lowest_address.load(std::memory_order_relaxed)) lowest_address.store(address);
+  if (address + bytes > highest_address.load(std::memory_order_relaxed)) {
+    highest_address.store(address + bytes);
+  }
   if (row) {
     row->allocation.alloc_tid = 0;  // allocated by the thread recording it
     state->buffers->append(*row);
@@ -409,10 +409,6 @@ std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns) {
   return row;
 }
 
-bool may_contain(uint64_t value) {
-  return value >= lowest.load(std::memory_order_relaxed) &&
-         value < highest.load(std::memory_order_relaxed);
-}
 
 uint64_t stored_blocks() { return stored.load(std::memory_order_relaxed); }
 

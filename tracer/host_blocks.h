@@ -58,7 +58,8 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers);
 void disable();
 inline std::atomic<bool> enabled_flag{false};
 inline bool enabled() { return enabled_flag.load(std::memory_order_relaxed); }
-uint64_t min_bytes();
+inline std::atomic<uint64_t> min_bytes_value{UINT64_MAX};
+inline uint64_t min_bytes() { return min_bytes_value.load(std::memory_order_relaxed); }
 
 // From the interposed allocator. `mapped`: anonymous mmap rather than malloc.
 void on_allocate(uint64_t address, uint64_t bytes, bool mapped);
@@ -74,8 +75,14 @@ bool touch(uint64_t address, uint64_t ns);
 // already allocated at `ns`; the record is returned for the caller to store.
 std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns);
 
-// Cheap pre-filter for the launch hot path: false when no block could hold it.
-bool may_contain(uint64_t value);
+// Cheap pre-filter for the launch hot path (inline: it runs per parameter
+// word): false when no block could hold it.
+inline std::atomic<uint64_t> lowest_address{UINT64_MAX};
+inline std::atomic<uint64_t> highest_address{0};
+inline bool may_contain(uint64_t value) {
+  return value >= lowest_address.load(std::memory_order_relaxed) &&
+         value < highest_address.load(std::memory_order_relaxed);
+}
 
 // Every allocation by power-of-two size class, as JSON for `meta`.
 std::string histogram_json();
