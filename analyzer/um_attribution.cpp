@@ -10,12 +10,6 @@ namespace apptracer {
 
 namespace {
 
-bool has_column(Database& db, const std::string& table, const std::string& column) {
-  Statement columns = db.prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
-  columns.bind(1, table).bind(2, column);
-  return columns.step();
-}
-
 // The GPU windows of each device's work, by start, with the latest end so
 // far so that a lookup can stop scanning back early.
 class GpuWindows {
@@ -219,8 +213,8 @@ class Attributor {
 }  // namespace
 
 bool has_um_columns(Database& db) {
-  return has_column(db, "um_events", "cause") && has_column(db, "um_events", "alloc_offset") &&
-         has_column(db, "mem_advice", "stream");
+  return db.has_column("um_events", "cause") && db.has_column("um_events", "alloc_offset") &&
+         db.has_column("mem_advice", "stream");
 }
 
 UmTrace read_um_trace(Database& db) {

@@ -75,6 +75,12 @@ bool Database::has_table(const std::string& name) {
   return query.step();
 }
 
+bool Database::has_column(const std::string& table, const std::string& column) {
+  Statement columns = prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  columns.bind(1, table).bind(2, column);
+  return columns.step();
+}
+
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
       SQLITE_OK) {

@@ -41,6 +41,7 @@ class Database {
   int64_t last_insert_rowid() const;
   int64_t changes() const;  // rows the last INSERT/UPDATE/DELETE touched
   bool has_table(const std::string& name);
+  bool has_column(const std::string& table, const std::string& column);
   sqlite3* handle() const { return db_; }
 
  private:
