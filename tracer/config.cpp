@@ -18,6 +18,15 @@ bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 }  // namespace
 
+const char* to_string(HostAllocations mode) {
+  switch (mode) {
+    case HostAllocations::All: return "all";
+    case HostAllocations::Off: return "off";
+    case HostAllocations::Touched: break;
+  }
+  return "touched";
+}
+
 Config Config::from_environment() {
   Config config;
   if (const char* v = env("APPTRACER_OUTPUT")) config.output = v;
@@ -32,9 +41,9 @@ Config Config::from_environment() {
     if (ms > 0) config.flush_period_ms = static_cast<int>(ms);
   }
   if (const char* v = env("APPTRACER_HOST_ALLOCATIONS")) {
-    std::string mode = v;
-    if (mode == "all") config.host_allocations = HostAllocations::All;
-    if (mode == "off") config.host_allocations = HostAllocations::Off;
+    for (HostAllocations mode : {HostAllocations::Touched, HostAllocations::All, HostAllocations::Off}) {
+      if (std::string(v) == to_string(mode)) config.host_allocations = mode;
+    }
   }
   if (const char* v = env("APPTRACER_HOST_MIN_BYTES")) {
     char* end = nullptr;
@@ -47,10 +56,8 @@ Config Config::from_environment() {
 std::string Config::describe() const {
   return "output=" + output + " force=" + (force ? "1" : "0") + " log=" + log_level +
          " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
-         " flush_ms=" + std::to_string(flush_period_ms) + " host_allocations=" +
-         (host_allocations == HostAllocations::All   ? "all"
-          : host_allocations == HostAllocations::Off ? "off"
-                                                     : "touched") +
+         " flush_ms=" + std::to_string(flush_period_ms) +
+         " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes);
 }
 

@@ -14,6 +14,9 @@ enum class HostAllocations {
   Off,      // none: the allocator is not watched at all
 };
 
+// "touched", "all", "off": the values APPTRACER_HOST_ALLOCATIONS takes.
+const char* to_string(HostAllocations mode);
+
 struct Config {
   std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
   bool force = false;                      // APPTRACER_FORCE=1: overwrite an existing file

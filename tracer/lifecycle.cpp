@@ -49,6 +49,8 @@ bool callbacks_active = false;
 // waits forever for a worker thread that only the parent has (seen on the
 // H100). Children record API calls; their GPU times are not available.
 bool activity_usable = false;
+// Whether the program's malloc calls reach host_allocator.cpp (preloaded).
+bool allocator_hooked = false;
 
 const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
                              SIGTERM, SIGINT, SIGQUIT, SIGHUP};
@@ -81,15 +83,11 @@ void record_process_meta(const Config& config) {
   w.set_meta("start_ns", std::to_string(now_ns()));
   w.set_meta("cupti_api_version", std::to_string(cupti_version));
   w.set_meta("options", config.describe());
-}
-
-std::string describe_host_allocations(const Config& config, bool interposed) {
-  if (config.host_allocations == HostAllocations::Off) return "off";
-  if (!interposed) {
-    return "unavailable: the allocator is not interposed (injected through CUDA_INJECTION64_PATH;"
-           " preload with LD_PRELOAD or apptracer record)";
-  }
-  return config.host_allocations == HostAllocations::All ? "all" : "touched";
+  bool unavailable = config.host_allocations != HostAllocations::Off && !allocator_hooked;
+  w.set_meta("host_allocations",
+             unavailable ? "unavailable: the allocator is not interposed (injected through "
+                           "CUDA_INJECTION64_PATH; preload with LD_PRELOAD or apptracer record)"
+                         : to_string(config.host_allocations));
 }
 
 void finish(const char* status) {
@@ -157,11 +155,10 @@ void start() {
   }
   if (host_only) log_info("{}; apptracer records host memory only", why_not);
   activity_usable = callbacks_active && enable_activity();
+  allocator_hooked = allocator_interposed();
   record_process_meta(config);
   if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
-  bool interposed = allocator_interposed();
-  writer_instance->set_meta("host_allocations", describe_host_allocations(config, interposed));
-  if (config.host_allocations != HostAllocations::Off && interposed) {
+  if (config.host_allocations != HostAllocations::Off && allocator_hooked) {
     host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},
                         *buffers_instance);
   }

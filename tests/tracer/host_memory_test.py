@@ -140,6 +140,8 @@ def check_fork_exec(c, apptracer, apps):
         blocks = sorted(tuple(b for b, _, _ in host_rows(f, 300000, 300010)) for f in files)
         c.expect(blocks == [(300001,), (300002,), (300003,)],
                  f"fork_exec: each process holds its own block only: {blocks}")
+        modes = [dict(query(f, "SELECT key, value FROM meta")).get("host_allocations") for f in files]
+        c.expect(modes == ["all"] * 3, f"fork_exec: every trace says its host-allocation mode: {modes}")
 
 
 def check_numpy(c, apptracer):
