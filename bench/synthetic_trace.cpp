@@ -7,7 +7,7 @@
 
 #include "apptracer/enums.h"
 #include "apptracer/schema.h"
-#include "apptracer/sqlite.h"
+#include "apptracer/row_inserter.h"
 
 namespace apptracer::bench {
 
@@ -26,7 +26,7 @@ constexpr int64_t kApiCbids[] = {211, 307, 41, 306};  // CUPTI callback ids of t
 
 }  // namespace
 
-// Written with prepared statements in one transaction.
+// Written through the generated row inserters in one transaction.
 void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies, bool api_calls) {
   std::remove(path.c_str());
   Database db(path, Database::Mode::Create);
@@ -34,35 +34,36 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
   apptracer::with_transaction(db, [&] { db.exec(apptracer::trace_schema_sql()); });
   apptracer::with_transaction(db, [&] {
     db.exec("INSERT OR REPLACE INTO meta VALUES ('status', 'complete')");
-    Statement strings = db.prepare("INSERT INTO strings(id, text) VALUES (?, ?)");
+    RowInserter<StringRow> strings(db);
     for (int i = 1; i <= kKernelNames; ++i) {
-      strings.bind(1, int64_t{i}).bind(2, "kernel_" + std::to_string(i) + "(float const*, float const*, float*)").run();
+      StringRow row;
+      row.id = i;
+      row.text = "kernel_" + std::to_string(i) + "(float const*, float const*, float*)";
+      strings.insert(row);
     }
-    for (int i = 0; i < 4; ++i) strings.bind(1, int64_t{kKernelNames + 1 + i}).bind(2, kApiNames[i]).run();
-    Statement allocation = db.prepare(
-        "INSERT INTO allocations(id, kind, address, bytes, device, alloc_ns) VALUES (?,?,?,?,?,?)");
+    for (int i = 0; i < 4; ++i) {
+      StringRow row;
+      row.id = kKernelNames + 1 + i;
+      row.text = kApiNames[i];
+      strings.insert(row);
+    }
+    RowInserter<AllocationRow> allocation(db);
     for (int64_t i = 1; i <= kDeviceBuffers + kHostBuffers; ++i) {
       bool device = i <= kDeviceBuffers;
-      allocation.bind(1, i)
-          .bind(2, int64_t(device ? apptracer::AllocKind::Device : apptracer::AllocKind::PinnedHost))
-          .bind(3, (device ? int64_t{0x7f0000000000} : int64_t{0x500000000}) + i * kBufferBytes)
-          .bind(4, kBufferBytes);
-      if (device) allocation.bind(5, int64_t{0});
-      allocation.bind(6, i).run();
+      AllocationRow row;
+      row.id = i;
+      row.kind = device ? AllocKind::Device : AllocKind::PinnedHost;
+      row.address = (device ? int64_t{0x7f0000000000} : int64_t{0x500000000}) + i * kBufferBytes;
+      row.bytes = kBufferBytes;
+      if (device) row.device = 0;
+      row.alloc_ns = i;
+      allocation.insert(row);
     }
-    Statement kernel = db.prepare(
-        "INSERT INTO kernels(id, name_id, demangled_id, launch_kind, device, stream, api_start_ns, "
-        "gpu_start_ns, gpu_end_ns, call_correlation_id) VALUES (?,?,?,1,0,?,?,?,?,?)");
-    Statement arg = db.prepare(
-        "INSERT INTO kernel_args(kernel_id, param_index, offset, size, raw_value, alloc_id, "
-        "alloc_offset, access, access_source) VALUES (?,?,?,8,?,?,0,?,?)");
-    Statement copy = db.prepare(
-        "INSERT INTO memcpys(kind, bytes, src_alloc_id, dst_alloc_id, src_offset, dst_offset, "
-        "src_memory, dst_memory, src_device, dst_device, stream, is_async, api_start_ns, "
-        "gpu_start_ns, gpu_end_ns, call_correlation_id) VALUES (?,?,?,?,0,0,?,?,?,?,?,1,?,?,?,?)");
-    Statement api = db.prepare(
-        "INSERT INTO api_calls(correlation_id, parent_correlation_id, domain, cbid, name_id, tid, "
-        "start_ns, end_ns, return_code) VALUES (?,?,?,?,?,1,?,?,0)");
+    RowInserter<KernelRow> kernel(db);
+    RowInserter<KernelArgSetRow> arg_set(db);
+    RowInserter<KernelArgWordRow> arg(db);
+    RowInserter<MemcpyRow> copy(db);
+    RowInserter<ApiCallRow> api(db);
     int64_t last_correlation_id = 0;
     // Records the runtime call (api_index) and its driver call; returns the
     // runtime call's correlation id, or nothing without API calls.
@@ -70,17 +71,27 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       if (!api_calls) return std::nullopt;
       int64_t runtime = ++last_correlation_id;
       int64_t driver = ++last_correlation_id;
-      api.bind(1, runtime).bind_null(2).bind(3, int64_t(apptracer::ApiDomain::Runtime));
-      api.bind(4, kApiCbids[api_index]).bind(5, int64_t{kKernelNames + 1 + api_index});
-      api.bind(6, start_ns - 900).bind(7, start_ns + 900).run();
-      api.bind(1, driver).bind(2, runtime).bind(3, int64_t(apptracer::ApiDomain::Driver));
-      api.bind(4, kApiCbids[api_index + 1]).bind(5, int64_t{kKernelNames + 2 + api_index});
-      api.bind(6, start_ns - 500).bind(7, start_ns + 500).run();
+      ApiCallRow row;
+      row.correlation_id = runtime;
+      row.domain = ApiDomain::Runtime;
+      row.cbid = kApiCbids[api_index];
+      row.name_id = kKernelNames + 1 + api_index;
+      row.tid = 1;
+      row.start_ns = start_ns - 900;
+      row.end_ns = start_ns + 900;
+      api.insert(row);
+      row.correlation_id = driver;
+      row.parent_correlation_id = runtime;
+      row.domain = ApiDomain::Driver;
+      row.cbid = kApiCbids[api_index + 1];
+      row.name_id = kKernelNames + 2 + api_index;
+      row.start_ns = start_ns - 500;
+      row.end_ns = start_ns + 500;
+      api.insert(row);
       return runtime;
     };
-    Statement event = db.prepare(
-        "INSERT INTO stream_events(kind, event_handle, stream, device, ns) VALUES (?,?,?,0,?)");
-    Statement sync = db.prepare("INSERT INTO syncs(kind, device, start_ns, end_ns) VALUES (1,0,?,?)");
+    RowInserter<StreamEventRow> event(db);
+    RowInserter<SyncRow> sync(db);
 
     std::mt19937_64 random(42);
     auto device_buffer = [&] { return int64_t(random() % kDeviceBuffers) + 1; };
@@ -91,40 +102,86 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
     for (int64_t k = 1; k <= kernels; ++k) {
       int64_t stream = kStreams[k % 2];
       now += 1000;
-      kernel.bind(1, k).bind(2, int64_t(k % kKernelNames) + 1).bind(3, int64_t(k % kKernelNames) + 1);
-      kernel.bind(4, stream).bind(5, now).bind(6, now + 3000).bind(7, now + 5000);
-      kernel.bind(8, add_api_calls(0, now)).run();
-      // kernel(const float* a, const float* b, float* out)
+      // kernel(const float* a, const float* b, float* out), on random buffers:
+      // every launch has an argument set of its own.
+      KernelArgSetRow set;
+      set.id = k;
+      set.words = 3;
+      arg_set.insert(set);
       for (int64_t param = 0; param < 3; ++param) {
         bool output = param == 2;
         int64_t buffer = device_buffer();
-        arg.bind(1, k).bind(2, param).bind(3, param * 8).bind(4, int64_t{0x7f0000000000} + buffer * kBufferBytes);
-        arg.bind(5, buffer)
-            .bind(6, int64_t(output ? apptracer::AccessKind::ReadWrite : apptracer::AccessKind::Read))
-            .bind(7, int64_t(output ? apptracer::AccessSource::Assumed : apptracer::AccessSource::ConstSignature))
-            .run();
+        KernelArgWordRow word;
+        word.arg_set_id = k;
+        word.param_index = param;
+        word.offset = param * 8;
+        word.size = 8;
+        word.raw_value = int64_t{0x7f0000000000} + buffer * kBufferBytes;
+        word.alloc_id = buffer;
+        word.alloc_offset = 0;
+        word.access = output ? AccessKind::ReadWrite : AccessKind::Read;
+        word.access_source = output ? AccessSource::Assumed : AccessSource::ConstSignature;
+        arg.insert(word);
       }
+      KernelRow launch;
+      launch.id = k;
+      launch.name_id = k % kKernelNames + 1;
+      launch.demangled_id = k % kKernelNames + 1;
+      launch.launch_kind = LaunchKind::Driver;
+      launch.device = 0;
+      launch.stream = stream;
+      launch.arg_set_id = k;
+      launch.api_start_ns = now;
+      launch.gpu_start_ns = now + 3000;
+      launch.gpu_end_ns = now + 5000;
+      launch.call_correlation_id = add_api_calls(0, now);
+      kernel.insert(launch);
       if (copy_every && copies_left > 0 && k % copy_every == 0) {
         --copies_left;
         now += 500;
         bool to_device = random() % 2 == 0;
         int64_t host = host_buffer();
         int64_t device = device_buffer();
-        copy.bind(1, int64_t(to_device ? apptracer::CopyKind::HtoD : apptracer::CopyKind::DtoH));
-        copy.bind(2, kBufferBytes).bind(3, to_device ? host : device).bind(4, to_device ? device : host);
-        copy.bind(5, int64_t(to_device ? apptracer::MemoryKind::Pinned : apptracer::MemoryKind::Device));
-        copy.bind(6, int64_t(to_device ? apptracer::MemoryKind::Device : apptracer::MemoryKind::Pinned));
-        if (!to_device) copy.bind(7, int64_t{0});
-        if (to_device) copy.bind(8, int64_t{0});
-        copy.bind(9, stream).bind(10, now).bind(11, now + 3000).bind(12, now + 4000);
-        copy.bind(13, add_api_calls(2, now)).run();
+        MemcpyRow row;
+        row.kind = to_device ? CopyKind::HtoD : CopyKind::DtoH;
+        row.bytes = kBufferBytes;
+        row.src_alloc_id = to_device ? host : device;
+        row.dst_alloc_id = to_device ? device : host;
+        row.src_offset = row.dst_offset = 0;
+        row.src_memory = to_device ? MemoryKind::Pinned : MemoryKind::Device;
+        row.dst_memory = to_device ? MemoryKind::Device : MemoryKind::Pinned;
+        if (!to_device) row.src_device = 0;
+        if (to_device) row.dst_device = 0;
+        row.stream = stream;
+        row.is_async = 1;
+        row.api_start_ns = now;
+        row.gpu_start_ns = now + 3000;
+        row.gpu_end_ns = now + 4000;
+        row.call_correlation_id = add_api_calls(2, now);
+        copy.insert(row);
       }
       if (k % 1000 == 0) {
         // The other stream waits for this one.
-        event.bind(1, int64_t(apptracer::StreamEventKind::Record)).bind(2, k).bind(3, stream).bind(4, now + 1).run();
-        event.bind(1, int64_t(apptracer::StreamEventKind::Wait)).bind(2, k).bind(3, kStreams[(k + 1) % 2]).bind(4, now + 2).run();
+        StreamEventRow row;
+        row.kind = StreamEventKind::Record;
+        row.event_handle = k;
+        row.stream = stream;
+        row.device = 0;
+        row.ns = now + 1;
+        event.insert(row);
+        row.kind = StreamEventKind::Wait;
+        row.stream = kStreams[(k + 1) % 2];
+        row.ns = now + 2;
+        event.insert(row);
       }
-      if (k % 100000 == 0) sync.bind(1, now + 10).bind(2, now + 20).run();
+      if (k % 100000 == 0) {
+        SyncRow row;
+        row.kind = SyncKind::Device;
+        row.device = 0;
+        row.start_ns = now + 10;
+        row.end_ns = now + 20;
+        sync.insert(row);
+      }
     }
   });
 }

@@ -21,20 +21,41 @@ import tempfile
 SKIPPED = 77
 MiB = 1 << 20
 
-# enum values (common/include/apptracer/enums.h)
-DEVICE, PINNED_HOST, WRITE_COMBINED, MAPPED, REGISTERED, MANAGED, PAGEABLE_HOST, POOL = 1, 2, 3, 4, 5, 6, 7, 8
-HTOD, DTOH, DTOD = 1, 2, 3
-MEM_PAGEABLE, MEM_PINNED, MEM_DEVICE, MEM_MANAGED = 1, 2, 3, 5
-SYNC_STREAM = 2
-ACCESS_UNKNOWN, ACCESS_R, ACCESS_RW = 0, 1, 3
-SOURCE_NONE, SOURCE_ASSUMED, SOURCE_CONST = 0, 1, 2
-EVENT_RECORD, EVENT_WAIT = 1, 2
-DOMAIN_RUNTIME, DOMAIN_DRIVER = 1, 2
-PREFETCH = 6
-UM_HTOD, UM_DTOH, UM_CPU_FAULT, UM_GPU_FAULT, UM_REMOTE_MAP = 1, 2, 3, 4, 7
-CAUSE_USER, CAUSE_POLICY = 1, 3  # um_migration_cause user; um_remote_map_cause policy
-ADVICE_READ_MOSTLY, ADVICE_PREFERRED, ADVICE_ACCESSED_BY = 1, 3, 5
-LOCATION_DEVICE, LOCATION_HOST = 1, 2
+# The enum values the checks compare with, by name: the numbers are read from
+# each trace's enum_values table (load_enums), never copied here.
+ENUM_NAMES = {
+    "DEVICE": ("alloc_kind", "device"), "PINNED_HOST": ("alloc_kind", "pinned host"),
+    "WRITE_COMBINED": ("alloc_kind", "write-combined host"), "MAPPED": ("alloc_kind", "mapped host"),
+    "REGISTERED": ("alloc_kind", "registered host"), "MANAGED": ("alloc_kind", "managed"),
+    "PAGEABLE_HOST": ("alloc_kind", "pageable host"), "POOL": ("alloc_kind", "pool"),
+    "HTOD": ("copy_kind", "HtoD"), "DTOH": ("copy_kind", "DtoH"), "DTOD": ("copy_kind", "DtoD"),
+    "PREFETCH": ("copy_kind", "prefetch"),
+    "MEM_PAGEABLE": ("memory_kind", "pageable"), "MEM_PINNED": ("memory_kind", "pinned"),
+    "MEM_DEVICE": ("memory_kind", "device"), "MEM_MANAGED": ("memory_kind", "managed"),
+    "SYNC_STREAM": ("sync_kind", "stream"),
+    "ACCESS_UNKNOWN": ("access_kind", "unknown"), "ACCESS_R": ("access_kind", "r"),
+    "ACCESS_RW": ("access_kind", "rw"),
+    "SOURCE_NONE": ("access_source", "none"), "SOURCE_ASSUMED": ("access_source", "assumed"),
+    "SOURCE_CONST": ("access_source", "const signature"),
+    "EVENT_RECORD": ("stream_event_kind", "record"), "EVENT_WAIT": ("stream_event_kind", "wait"),
+    "DOMAIN_RUNTIME": ("api_domain", "runtime"), "DOMAIN_DRIVER": ("api_domain", "driver"),
+    "UM_HTOD": ("um_counter_kind", "bytes HtoD"), "UM_DTOH": ("um_counter_kind", "bytes DtoH"),
+    "UM_CPU_FAULT": ("um_counter_kind", "CPU page fault"),
+    "UM_GPU_FAULT": ("um_counter_kind", "GPU page fault group"),
+    "UM_REMOTE_MAP": ("um_counter_kind", "remote map"),
+    "CAUSE_USER": ("um_migration_cause", "user"), "CAUSE_POLICY": ("um_remote_map_cause", "policy"),
+    "ADVICE_READ_MOSTLY": ("mem_advice", "set read mostly"),
+    "ADVICE_PREFERRED": ("mem_advice", "set preferred location"),
+    "ADVICE_ACCESSED_BY": ("mem_advice", "set accessed by"),
+    "LOCATION_DEVICE": ("mem_location_type", "device"), "LOCATION_HOST": ("mem_location_type", "host"),
+}
+
+
+def load_enums(db):
+    """Sets the module's enum constants from a trace's enum_values table."""
+    values = {(e, n): v for e, v, n in db.execute("SELECT enum, value, name FROM enum_values")}
+    for constant, key in ENUM_NAMES.items():
+        globals()[constant] = values[key]
 
 
 def gpu_count():
@@ -52,6 +73,7 @@ class Trace:
     def __init__(self, path):
         self.path = path
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        load_enums(self.db)
 
     def rows(self, sql, *args):
         return self.db.execute(sql, args).fetchall()

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "apptracer/schema.h"
+#include "apptracer/tables.h"
 #include "apptracer/sqlite.h"
 #include "trace_file.h"
 
@@ -24,92 +25,62 @@ namespace {
 enum class IdSpace { None, RowId, Correlation, Tid, Stream, Device, String };
 
 struct ColumnRule {
-  const char* column;
+  std::string column;
   IdSpace space;
-  const char* row_table = nullptr;  // RowId: whose ids the column holds
+  std::string row_table;  // RowId: whose ids the column holds
 };
 
 struct TableRule {
-  const char* table;
+  std::string table;
   std::vector<ColumnRule> columns;  // columns that are remapped; others are copied
 };
 
-// Per-process tables in dependency order (a table's references come first).
+// Per-process tables in declaration order (a table's references come first),
+// each column remapped by what its values are (tables.def). Devices are
+// matched by UUID instead (map_devices).
 const std::vector<TableRule>& table_rules() {
-  static const std::vector<TableRule> rules = {
-      {"threads", {{"tid", IdSpace::Tid}}},
-      {"api_calls",
-       {{"id", IdSpace::RowId, "api_calls"}, {"correlation_id", IdSpace::Correlation},
-        {"parent_correlation_id", IdSpace::Correlation}, {"name_id", IdSpace::String},
-        {"tid", IdSpace::Tid}, {"device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
-      {"allocations",
-       {{"id", IdSpace::RowId, "allocations"}, {"device", IdSpace::Device},
-        {"alloc_correlation_id", IdSpace::Correlation}, {"alloc_tid", IdSpace::Tid},
-        {"free_correlation_id", IdSpace::Correlation}}},
-      {"memcpys",
-       {{"id", IdSpace::RowId, "memcpys"}, {"call_correlation_id", IdSpace::Correlation},
-        {"src_alloc_id", IdSpace::RowId, "allocations"},
-        {"dst_alloc_id", IdSpace::RowId, "allocations"}, {"src_device", IdSpace::Device},
-        {"dst_device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
-      {"memsets",
-       {{"id", IdSpace::RowId, "memsets"}, {"call_correlation_id", IdSpace::Correlation},
-        {"alloc_id", IdSpace::RowId, "allocations"}, {"device", IdSpace::Device},
-        {"stream", IdSpace::Stream}}},
-      {"kernels",
-       {{"id", IdSpace::RowId, "kernels"}, {"call_correlation_id", IdSpace::Correlation},
-        {"name_id", IdSpace::String}, {"demangled_id", IdSpace::String},
-        {"device", IdSpace::Device}, {"stream", IdSpace::Stream}}},
-      {"kernel_args",
-       {{"kernel_id", IdSpace::RowId, "kernels"}, {"alloc_id", IdSpace::RowId, "allocations"}}},
-      {"syncs",
-       {{"id", IdSpace::RowId, "syncs"}, {"call_correlation_id", IdSpace::Correlation},
-        {"device", IdSpace::Device}, {"stream", IdSpace::Stream}, {"tid", IdSpace::Tid}}},
-      {"stream_events",
-       {{"id", IdSpace::RowId, "stream_events"}, {"call_correlation_id", IdSpace::Correlation},
-        {"stream", IdSpace::Stream}, {"device", IdSpace::Device}}},
-      {"um_events",
-       {{"id", IdSpace::RowId, "um_events"}, {"alloc_id", IdSpace::RowId, "allocations"},
-        {"src_device", IdSpace::Device}, {"dst_device", IdSpace::Device}}},
-      {"mem_advice",
-       {{"id", IdSpace::RowId, "mem_advice"}, {"call_correlation_id", IdSpace::Correlation},
-        {"alloc_id", IdSpace::RowId, "allocations"}, {"stream", IdSpace::Stream},
-        {"tid", IdSpace::Tid}}},
-      {"nvtx_ranges",
-       {{"id", IdSpace::RowId, "nvtx_ranges"}, {"name_id", IdSpace::String},
-        {"tid", IdSpace::Tid}, {"domain_id", IdSpace::String}}},
-  };
+  static const std::vector<TableRule> rules = [] {
+    std::vector<TableRule> all;
+    for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
+      if (table->name == "devices") continue;
+      TableRule rule{table->name, {}};
+      for (const ColumnInfo& column : table->columns) {
+        switch (column.meaning.role) {
+          case ColumnRole::Id: rule.columns.push_back({column.name, IdSpace::RowId, table->name}); break;
+          case ColumnRole::Ref:
+            rule.columns.push_back({column.name, IdSpace::RowId, column.meaning.target});
+            break;
+          case ColumnRole::Correlation:
+            rule.columns.push_back({column.name, IdSpace::Correlation, ""});
+            break;
+          case ColumnRole::Tid: rule.columns.push_back({column.name, IdSpace::Tid, ""}); break;
+          case ColumnRole::Stream: rule.columns.push_back({column.name, IdSpace::Stream, ""}); break;
+          case ColumnRole::Device: rule.columns.push_back({column.name, IdSpace::Device, ""}); break;
+          case ColumnRole::String: rule.columns.push_back({column.name, IdSpace::String, ""}); break;
+          default: break;
+        }
+      }
+      all.push_back(std::move(rule));
+    }
+    return all;
+  }();
   return rules;
 }
 
-constexpr const char* kMergeTables = R"sql(
-CREATE TABLE processes (
-  process_id   INTEGER PRIMARY KEY,
-  pid          INTEGER,
-  ppid         INTEGER,
-  host         TEXT,
-  command_line TEXT,
-  status       TEXT,
-  source       TEXT
-);
-CREATE TABLE process_meta (
-  process_id INTEGER NOT NULL REFERENCES processes(process_id),
-  key        TEXT NOT NULL,
-  value      TEXT,
-  PRIMARY KEY (process_id, key)
-);
-CREATE TABLE merge_offsets (
-  process_id INTEGER NOT NULL REFERENCES processes(process_id),
-  id_space   TEXT NOT NULL,
-  offset     INTEGER NOT NULL,
-  PRIMARY KEY (process_id, id_space)
-);
-CREATE TABLE merge_devices (
-  process_id INTEGER NOT NULL REFERENCES processes(process_id),
-  ordinal    INTEGER NOT NULL,
-  device     INTEGER NOT NULL REFERENCES devices(id),
-  PRIMARY KEY (process_id, ordinal)
-);
-)sql";
+// What merge adds to every per-process table, described like the rest.
+void describe_process_columns(Database& out) {
+  Statement insert = out.prepare(
+      "INSERT INTO schema_columns VALUES (?, 'process_id', ?, 'INTEGER', 'process', 'processes',"
+      " 'the process the row came from (processes.process_id)')");
+  for (const TableRule& rule : table_rules()) {
+    const TableInfo* table = find_table(rule.table);
+    insert.bind(1, rule.table).bind(2, static_cast<int64_t>(table->columns.size())).run();
+  }
+  Statement describe = out.prepare("INSERT INTO schema_tables VALUES (?, ?, ?)");
+  for (const TableInfo* table : tables_with_role(TableRole::Merge)) {
+    describe.bind(1, table->name).bind(2, std::string(to_string(table->role))).bind(3, table->doc).run();
+  }
+}
 
 std::vector<std::string> table_columns(Database& db, const std::string& table) {
   std::vector<std::string> columns;
@@ -198,9 +169,15 @@ class Merger {
     with_transaction(out_, [&] {
       out_.exec(trace_schema_sql());
       for (const TableRule& rule : table_rules()) {
-        out_.exec(std::string("ALTER TABLE ") + rule.table + " ADD COLUMN process_id INTEGER");
+        out_.exec("ALTER TABLE " + rule.table + " ADD COLUMN process_id INTEGER");
       }
-      out_.exec(kMergeTables);
+      for (const ViewInfo& view : all_views()) {
+        out_.exec("DROP VIEW " + view.name + "; " + create_view_sql(view, true));
+      }
+      for (const TableInfo* table : tables_with_role(TableRole::Merge)) {
+        out_.exec(create_table_sql(*table) + create_indexes_sql(*table));
+      }
+      describe_process_columns(out_);
       Statement indexes = out_.prepare(
           "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL");
       while (indexes.step()) deferred_indexes_.emplace_back(indexes.text(0), indexes.text(1));
@@ -274,13 +251,16 @@ class Merger {
     // Tables with their own row ids: the rule that maps `id` into its own table.
     for (const TableRule& rule : table_rules()) {
       bool has_row_id = std::any_of(rule.columns.begin(), rule.columns.end(), [&](const ColumnRule& c) {
-        return c.space == IdSpace::RowId && std::string(c.column) == "id";
+        return c.space == IdSpace::RowId && c.row_table == rule.table;
       });
       if (!has_row_id) continue;
       IdRange source_ids;
-      if (in.has_table(rule.table)) source_ids = id_range(in, {{rule.table, "id"}});
-      set_offset(std::string(rule.table) + ".id",
-                 shift_after(id_range(out_, {{rule.table, "id"}}), source_ids));
+      const ColumnRule& id = *std::find_if(rule.columns.begin(), rule.columns.end(),
+                                           [&](const ColumnRule& c) { return c.row_table == rule.table; });
+      if (in.has_table(rule.table) && in.has_column(rule.table, id.column)) {
+        source_ids = id_range(in, {{rule.table, id.column}});
+      }
+      set_offset(rule.table + ".id", shift_after(id_range(out_, {{rule.table, id.column}}), source_ids));
     }
     set_offset("correlation_id",
                shift_after(id_range(out_, columns_in_space(out_, IdSpace::Correlation)),
@@ -367,7 +347,10 @@ class Merger {
 
   int64_t remap(const ColumnRule& rule, int64_t value) const {
     switch (rule.space) {
-      case IdSpace::RowId: return value + offsets_.at(std::string(rule.row_table) + ".id");
+      case IdSpace::RowId: {
+        auto offset = offsets_.find(rule.row_table + ".id");
+        return offset == offsets_.end() ? value : value + offset->second;
+      }
       case IdSpace::Correlation: return value + offsets_.at("correlation_id");
       case IdSpace::Tid: return value + offsets_.at("tid");
       case IdSpace::Stream: return value + offsets_.at("stream");
@@ -405,11 +388,11 @@ class Merger {
       names += (names.empty() ? "" : ", ") + column;
       params += ", ?";
     }
-    Statement count = in.prepare(std::string("SELECT count(*) FROM ") + rule.table);
+    Statement count = in.prepare("SELECT count(*) FROM " + rule.table);
     count.step();
     int64_t total = count.int64(0);
     Statement source = in.prepare("SELECT " + names + " FROM " + rule.table);
-    sqlite3_stmt* insert = prepare_raw(std::string("INSERT INTO ") + rule.table + " (" + names +
+    sqlite3_stmt* insert = prepare_raw("INSERT INTO " + rule.table + " (" + names +
                                        ", process_id) VALUES (" + params.substr(2) + ", ?)");
     int64_t done = 0;
     while (source.step()) {

@@ -5,29 +5,31 @@ namespace apptracer {
 #define APPTRACER_ENUM_CASE(name, value, text) \
   case decltype(v)::name:                      \
     return text;
-
-#define APPTRACER_DEFINE_TO_STRING(Type, LIST)  \
-  std::string_view to_string(Type v) {          \
-    switch (v) { LIST(APPTRACER_ENUM_CASE) }    \
-    return "?";                                 \
+#define APPTRACER_DEFINE_TO_STRING(Type, sql_name, LIST) \
+  std::string_view to_string(Type v) {                   \
+    switch (v) { LIST(APPTRACER_ENUM_CASE) }             \
+    return "?";                                          \
   }
-
-APPTRACER_DEFINE_TO_STRING(ApiDomain, APPTRACER_API_DOMAINS)
-APPTRACER_DEFINE_TO_STRING(AllocKind, APPTRACER_ALLOC_KINDS)
-APPTRACER_DEFINE_TO_STRING(MemoryKind, APPTRACER_MEMORY_KINDS)
-APPTRACER_DEFINE_TO_STRING(CopyKind, APPTRACER_COPY_KINDS)
-APPTRACER_DEFINE_TO_STRING(SyncKind, APPTRACER_SYNC_KINDS)
-APPTRACER_DEFINE_TO_STRING(StreamEventKind, APPTRACER_STREAM_EVENT_KINDS)
-APPTRACER_DEFINE_TO_STRING(LaunchKind, APPTRACER_LAUNCH_KINDS)
-APPTRACER_DEFINE_TO_STRING(AccessKind, APPTRACER_ACCESS_KINDS)
-APPTRACER_DEFINE_TO_STRING(AccessSource, APPTRACER_ACCESS_SOURCES)
-APPTRACER_DEFINE_TO_STRING(UmCounterKind, APPTRACER_UM_COUNTER_KINDS)
-APPTRACER_DEFINE_TO_STRING(UmMigrationCause, APPTRACER_UM_MIGRATION_CAUSES)
-APPTRACER_DEFINE_TO_STRING(MemAdvice, APPTRACER_MEM_ADVICES)
-APPTRACER_DEFINE_TO_STRING(MemLocationType, APPTRACER_MEM_LOCATION_TYPES)
-
+APPTRACER_ENUMS(APPTRACER_DEFINE_TO_STRING)
 #undef APPTRACER_DEFINE_TO_STRING
 #undef APPTRACER_ENUM_CASE
+
+const std::vector<EnumValue>& all_enum_values() {
+#define APPTRACER_ENUM_ROW(name, value, text) {enum_name, value, text},
+#define APPTRACER_ENUM_ROWS(Type, sql_name, LIST)         \
+  {                                                       \
+    const char* enum_name = #sql_name;                    \
+    rows.insert(rows.end(), {LIST(APPTRACER_ENUM_ROW)});  \
+  }
+  static const std::vector<EnumValue> values = [] {
+    std::vector<EnumValue> rows;
+    APPTRACER_ENUMS(APPTRACER_ENUM_ROWS)
+    return rows;
+  }();
+#undef APPTRACER_ENUM_ROWS
+#undef APPTRACER_ENUM_ROW
+  return values;
+}
 
 MemoryKind memory_kind_of(AllocKind kind) {
   switch (kind) {
@@ -36,6 +38,8 @@ MemoryKind memory_kind_of(AllocKind kind) {
     case AllocKind::VmmReserve:
     case AllocKind::VmmPhysical:
     case AllocKind::VmmMapping:
+    case AllocKind::IpcImport:
+    case AllocKind::ImportedHandle:
       return MemoryKind::Device;
     case AllocKind::PinnedHost:
     case AllocKind::WriteCombinedHost:

@@ -1,174 +1,119 @@
 // Synthetic trace databases for tests: a trace with exactly the rows a test
-// needs, written through the real schema (common/src/schema.cpp), so tests
-// exercise the same contract the tracer writes.
+// needs, written through the real schema (tables.def), so tests exercise the
+// same contract the tracer writes.
 //
-// Each row type is a struct whose fields default to something valid; a test
-// sets the fields it cares about and adds the row. Names are interned into
-// `strings` by the builder.
+// The row types are the generated ones (tables.h) with defaults a test can
+// rely on (a device copy, a kernel named kernel(), ...); a test sets the
+// fields it cares about and adds the row. Names are interned into `strings`
+// by the builder.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "apptracer/enums.h"
-#include "apptracer/sqlite.h"
+#include "apptracer/row_inserter.h"
 
 namespace apptracer::testing {
 
-struct ApiCallRow {
-  int64_t correlation_id = 0;
-  std::optional<int64_t> parent_correlation_id;
-  ApiDomain domain = ApiDomain::Runtime;
-  int64_t cbid = 0;
-  std::string name = "cudaFree";
-  int64_t tid = 1;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  int64_t return_code = 0;
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
+struct ApiCallRow : apptracer::ApiCallRow {
+  std::string name = "cudaFree";  // interned into name_id
+  ApiCallRow() {
+    domain = ApiDomain::Runtime;
+    tid = 1;
+  }
 };
 
-struct AllocationRow {
-  AllocKind kind = AllocKind::Device;
-  int64_t address = 0;
-  int64_t bytes = 0;
-  std::optional<int64_t> device = 0;
-  int64_t alloc_ns = 0;
-  std::optional<int64_t> free_ns;
-  std::optional<int64_t> alloc_correlation_id;
-  std::optional<int64_t> free_correlation_id;
-  std::optional<int64_t> alloc_tid;
+struct AllocationRow : apptracer::AllocationRow {
+  AllocationRow() {
+    kind = AllocKind::Device;
+    device = 0;
+  }
 };
 
-struct MemcpyRow {
-  std::optional<int64_t> call_correlation_id;
-  CopyKind kind = CopyKind::HtoD;
-  int64_t bytes = 0;
-  std::optional<int64_t> src_address;
-  std::optional<int64_t> dst_address;
-  std::optional<int64_t> src_alloc_id;
-  std::optional<int64_t> dst_alloc_id;
-  std::optional<int64_t> src_offset;
-  std::optional<int64_t> dst_offset;
-  MemoryKind src_memory = MemoryKind::Pageable;
-  MemoryKind dst_memory = MemoryKind::Device;
-  std::optional<int64_t> src_device;
-  std::optional<int64_t> dst_device = 0;
-  std::optional<int64_t> stream;
-  bool is_async = false;
-  std::optional<int64_t> api_start_ns;
-  std::optional<int64_t> gpu_start_ns;
-  std::optional<int64_t> gpu_end_ns;
+struct MemcpyRow : apptracer::MemcpyRow {
+  MemcpyRow() {
+    kind = CopyKind::HtoD;
+    src_memory = MemoryKind::Pageable;
+    dst_memory = MemoryKind::Device;
+    dst_device = 0;
+  }
 };
 
-struct MemsetRow {
-  std::optional<int64_t> call_correlation_id;
-  std::optional<int64_t> address;
-  int64_t bytes = 0;
-  int64_t value = 0;
-  std::optional<int64_t> alloc_id;
-  std::optional<int64_t> alloc_offset;
-  MemoryKind memory = MemoryKind::Device;
-  std::optional<int64_t> device = 0;
-  std::optional<int64_t> stream;
-  bool is_async = false;
-  std::optional<int64_t> api_start_ns;
-  std::optional<int64_t> gpu_start_ns;
-  std::optional<int64_t> gpu_end_ns;
+struct MemsetRow : apptracer::MemsetRow {
+  MemsetRow() {
+    memory = MemoryKind::Device;
+    device = 0;
+    element_size = 1;
+  }
 };
 
-struct KernelRow {
-  std::optional<int64_t> call_correlation_id;
-  std::string mangled_name = "_Z6kernelv";
-  std::optional<std::string> demangled_name = std::string("kernel()");
-  LaunchKind launch_kind = LaunchKind::Driver;
-  std::optional<int64_t> device = 0;
-  std::optional<int64_t> stream;
-  int64_t grid_x = 1, grid_y = 1, grid_z = 1;
-  int64_t block_x = 1, block_y = 1, block_z = 1;
-  std::optional<int64_t> api_start_ns;
-  std::optional<int64_t> gpu_start_ns;
-  std::optional<int64_t> gpu_end_ns;
+struct KernelRow : apptracer::KernelRow {
+  std::string mangled_name = "_Z6kernelv";                              // into name_id
+  std::optional<std::string> demangled_name = std::string("kernel()");  // into demangled_id
+  KernelRow() {
+    launch_kind = LaunchKind::Driver;
+    device = 0;
+    grid_x = grid_y = grid_z = 1;
+    block_x = block_y = block_z = 1;
+  }
 };
 
-struct KernelArgRow {
+// A parameter word of one launch: the builder gives each kernel its own
+// argument set (kernel_arg_sets) and adds the word to it.
+struct KernelArgRow : apptracer::KernelArgWordRow {
   int64_t kernel_id = 0;
-  int64_t param_index = 0;
-  int64_t offset = 0;
-  int64_t size = 8;
-  std::optional<int64_t> raw_value;
-  std::optional<int64_t> alloc_id;
-  std::optional<int64_t> alloc_offset;
-  AccessKind access = AccessKind::Unknown;
-  AccessSource access_source = AccessSource::None;
+  KernelArgRow() {
+    param_index = 0;
+    size = 8;
+  }
 };
 
-struct SyncRow {
-  std::optional<int64_t> call_correlation_id;
-  SyncKind kind = SyncKind::Device;
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> event_handle;
-  std::optional<int64_t> tid = 1;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
+struct SyncRow : apptracer::SyncRow {
+  SyncRow() {
+    kind = SyncKind::Device;
+    tid = 1;
+  }
 };
 
-struct StreamEventRow {
-  std::optional<int64_t> call_correlation_id;
-  StreamEventKind kind = StreamEventKind::Record;
-  int64_t event_handle = 0;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> device = 0;
-  int64_t ns = 0;
+struct StreamEventRow : apptracer::StreamEventRow {
+  StreamEventRow() {
+    kind = StreamEventKind::Record;
+    device = 0;
+  }
 };
 
-struct NvtxRangeRow {
-  std::string name = "range";
-  int64_t tid = 1;
-  std::optional<int64_t> depth = 0;
-  int64_t start_ns = 0;
-  std::optional<int64_t> end_ns;
+struct NvtxRangeRow : apptracer::NvtxRangeRow {
+  std::string name = "range";  // into name_id
+  NvtxRangeRow() {
+    tid = 1;
+    depth = 0;
+  }
 };
 
-// A unified-memory counter record (um_events). Devices: std::nullopt is the host.
-struct UmEventRow {
-  UmCounterKind counter_kind = UmCounterKind::BytesHtoD;
-  std::optional<int64_t> address;
-  std::optional<int64_t> bytes;
-  std::optional<int64_t> alloc_id;
-  std::optional<int64_t> alloc_offset;
-  std::optional<int64_t> src_device;
-  std::optional<int64_t> dst_device;
-  std::optional<int64_t> start_ns;
-  std::optional<int64_t> end_ns;
-  std::optional<int64_t> value;
-  std::optional<int64_t> cause;  // um_migration_cause, um_access_type or um_remote_map_cause
-  int64_t flags = 0;
+// A unified-memory counter record. Devices: std::nullopt is the host.
+struct UmEventRow : apptracer::UmEventRow {
+  UmEventRow() {
+    counter_kind = UmCounterKind::BytesHtoD;
+    flags = 0;
+  }
 };
 
-struct MemAdviceRow {
-  std::optional<int64_t> call_correlation_id;
-  MemAdvice advice = MemAdvice::SetPreferredLocation;
-  std::optional<int64_t> address;
-  std::optional<int64_t> bytes;
-  std::optional<int64_t> alloc_id;
-  std::optional<int64_t> alloc_offset;
-  std::optional<MemLocationType> location_type;
-  std::optional<int64_t> location_id;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> tid = 1;
-  int64_t ns = 0;
+struct MemAdviceRow : apptracer::MemAdviceRow {
+  MemAdviceRow() {
+    advice = MemAdvice::SetPreferredLocation;
+    tid = 1;
+  }
 };
 
-struct DeviceRow {
-  int64_t id = 0;
-  std::string name = "NVIDIA H100";
-  std::string uuid = "GPU-00000000";
-  int64_t total_memory_bytes = int64_t{80} << 30;
-  int64_t sm_count = 132;
+struct DeviceRow : apptracer::DeviceRow {
+  DeviceRow() {
+    id = 0;
+    name = "NVIDIA H100";
+    uuid = "GPU-00000000";
+    total_memory_bytes = int64_t{80} << 30;
+    sm_count = 132;
+  }
 };
 
 class TraceBuilder {
@@ -182,21 +127,26 @@ class TraceBuilder {
   int64_t string_id(const std::string& text);
   void set_meta(const std::string& key, const std::string& value);
   void add_thread(int64_t tid, const std::string& name);
-  void add_device(const DeviceRow& row);
+  void add_device(const DeviceRow& row) { add_row(static_cast<const apptracer::DeviceRow&>(row)); }
+
   // Each add returns the new row's id.
   int64_t add(const ApiCallRow& row);
-  int64_t add(const AllocationRow& row);
-  int64_t add(const MemcpyRow& row);
-  int64_t add(const MemsetRow& row);
   int64_t add(const KernelRow& row);
-  void add(const KernelArgRow& row);
-  int64_t add(const SyncRow& row);
-  int64_t add(const StreamEventRow& row);
   int64_t add(const NvtxRangeRow& row);
-  int64_t add(const UmEventRow& row);
-  int64_t add(const MemAdviceRow& row);
+  void add(const KernelArgRow& row);
+  // Every other table: the row as it is.
+  template <typename Row>
+  int64_t add(const Row& row) {
+    return add_row(row);
+  }
 
  private:
+  template <typename Row>
+  int64_t add_row(const Row& row) {
+    using Table = typename Row::Table;
+    return RowInserter<Table>(db_).insert(static_cast<const Table&>(row));
+  }
+
   Database db_;
 };
 

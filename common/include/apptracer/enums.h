@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace apptracer {
 
@@ -31,7 +32,9 @@ namespace apptracer {
   X(VmmReserve, 9, "vmm reserve")                 \
   X(VmmPhysical, 10, "vmm physical")              \
   X(VmmMapping, 11, "vmm mapping")                \
-  X(Array, 12, "array")
+  X(Array, 12, "array")                           \
+  X(IpcImport, 13, "ipc import")                  \
+  X(ImportedHandle, 14, "imported handle")
 
 // The memory an endpoint of a copy (or a memset target) lives in. Numbered
 // like CUPTI's CUpti_ActivityMemoryKind so activity records map directly.
@@ -151,38 +154,49 @@ namespace apptracer {
   X(HostNuma, 3, "host NUMA node")               \
   X(HostNumaCurrent, 4, "host NUMA node of the calling thread")
 
+// Every enum stored in the trace: C++ type, name in `enum_values`, value list.
+// Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
+#define APPTRACER_ENUMS(X)                                                \
+  X(ApiDomain, api_domain, APPTRACER_API_DOMAINS)                         \
+  X(AllocKind, alloc_kind, APPTRACER_ALLOC_KINDS)                         \
+  X(MemoryKind, memory_kind, APPTRACER_MEMORY_KINDS)                      \
+  X(CopyKind, copy_kind, APPTRACER_COPY_KINDS)                            \
+  X(SyncKind, sync_kind, APPTRACER_SYNC_KINDS)                            \
+  X(StreamEventKind, stream_event_kind, APPTRACER_STREAM_EVENT_KINDS)     \
+  X(LaunchKind, launch_kind, APPTRACER_LAUNCH_KINDS)                      \
+  X(AccessKind, access_kind, APPTRACER_ACCESS_KINDS)                      \
+  X(AccessSource, access_source, APPTRACER_ACCESS_SOURCES)                \
+  X(UmCounterKind, um_counter_kind, APPTRACER_UM_COUNTER_KINDS)           \
+  X(UmMigrationCause, um_migration_cause, APPTRACER_UM_MIGRATION_CAUSES)  \
+  X(UmAccessType, um_access_type, APPTRACER_UM_ACCESS_TYPES)              \
+  X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
+  X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
+  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)
+
+// The name an enum has in `enum_values` (and in tables.def's column docs).
+template <typename E>
+struct EnumInfo;
+
 #define APPTRACER_ENUM_MEMBER(name, value, text) name = value,
-
-enum class ApiDomain : uint8_t { APPTRACER_API_DOMAINS(APPTRACER_ENUM_MEMBER) };
-enum class AllocKind : uint8_t { APPTRACER_ALLOC_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class MemoryKind : uint8_t { APPTRACER_MEMORY_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class CopyKind : uint8_t { APPTRACER_COPY_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class SyncKind : uint8_t { APPTRACER_SYNC_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class StreamEventKind : uint8_t { APPTRACER_STREAM_EVENT_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class LaunchKind : uint8_t { APPTRACER_LAUNCH_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class AccessKind : uint8_t { APPTRACER_ACCESS_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class AccessSource : uint8_t { APPTRACER_ACCESS_SOURCES(APPTRACER_ENUM_MEMBER) };
-enum class UmCounterKind : uint8_t { APPTRACER_UM_COUNTER_KINDS(APPTRACER_ENUM_MEMBER) };
-enum class UmMigrationCause : uint8_t { APPTRACER_UM_MIGRATION_CAUSES(APPTRACER_ENUM_MEMBER) };
-enum class MemAdvice : uint8_t { APPTRACER_MEM_ADVICES(APPTRACER_ENUM_MEMBER) };
-enum class MemLocationType : uint8_t { APPTRACER_MEM_LOCATION_TYPES(APPTRACER_ENUM_MEMBER) };
-
+#define APPTRACER_DECLARE_ENUM(Type, sql_name, LIST)    \
+  enum class Type : uint8_t { LIST(APPTRACER_ENUM_MEMBER) }; \
+  template <>                                           \
+  struct EnumInfo<Type> {                               \
+    static constexpr const char* name = #sql_name;      \
+  };                                                    \
+  std::string_view to_string(Type v);
+APPTRACER_ENUMS(APPTRACER_DECLARE_ENUM)
+#undef APPTRACER_DECLARE_ENUM
 #undef APPTRACER_ENUM_MEMBER
 
-// Printable name of an enum value ("?" for a value not in the list).
-std::string_view to_string(ApiDomain v);
-std::string_view to_string(AllocKind v);
-std::string_view to_string(MemoryKind v);
-std::string_view to_string(CopyKind v);
-std::string_view to_string(SyncKind v);
-std::string_view to_string(StreamEventKind v);
-std::string_view to_string(LaunchKind v);
-std::string_view to_string(AccessKind v);
-std::string_view to_string(AccessSource v);
-std::string_view to_string(UmCounterKind v);
-std::string_view to_string(UmMigrationCause v);
-std::string_view to_string(MemAdvice v);
-std::string_view to_string(MemLocationType v);
+// One row of `enum_values`.
+struct EnumValue {
+  const char* enum_name;
+  int value;
+  const char* name;
+};
+// Every value of every enum, in declaration order.
+const std::vector<EnumValue>& all_enum_values();
 
 // The memory kind of an allocation, as a copy endpoint sees it.
 MemoryKind memory_kind_of(AllocKind kind);

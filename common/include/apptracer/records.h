@@ -36,14 +36,17 @@ enum class RecordType : uint8_t {
 struct ApiCallRecord {
   uint64_t start_ns;
   uint64_t end_ns;
+  int64_t stream;  // CUPTI stream id of the stream the call names, -1 when none
   uint32_t parent_correlation_id;  // the runtime call a driver call served, or 0
   int32_t return_code;
-  int32_t device;  // -1 when unknown
+  int32_t device;  // the calling thread's current device, -1 when unknown
   uint16_t cbid;
   ApiDomain domain;
   const char* name;  // CUPTI's functionName: a global constant
 };
 
+// Host memory's NUMA node is read by the writer (a syscall: never on the
+// program's threads).
 struct AllocationRecord {
   uint64_t alloc_id;  // assigned by the allocation registry
   uint64_t address;
@@ -53,7 +56,6 @@ struct AllocationRecord {
   uint32_t flags;
   int32_t device;     // -1 for host memory
   uint32_t alloc_tid;  // the allocating thread when not the recording one (host blocks), else 0
-  int16_t numa_node;   // host memory: NUMA node of most resident pages, -1 unknown
   AllocKind kind;
 };
 
@@ -62,6 +64,8 @@ struct FreeRecord {
   uint64_t ns;
 };
 
+// Endpoints are raw addresses: the writer resolves them to allocations and
+// host blocks (and reads host pages' NUMA node), never the program's thread.
 struct MemcpyRecord {
   uint64_t src;
   uint64_t dst;
@@ -74,8 +78,6 @@ struct MemcpyRecord {
   int64_t stream;      // CUPTI stream id where no activity will say (prefetches), else -1
   int32_t src_device;  // peer copies and prefetch targets name devices; else -1
   int32_t dst_device;
-  int16_t src_numa_node;  // host endpoints: NUMA node of most resident pages, -1 unknown
-  int16_t dst_numa_node;
   CopyKind kind;  // from the call's direction argument; Unknown for "default"
   bool is_async;
 };
@@ -101,6 +103,7 @@ struct KernelRecord {
   uint32_t dynamic_shared_bytes;
   int32_t device;
   uint16_t arg_words;  // candidate pointer words, sent in KernelArgs records after this one
+  bool args_captured;  // the parameters were read: KernelArgs records follow, at least one
   LaunchKind launch_kind;
 };
 
@@ -183,6 +186,7 @@ struct GpuMemsetRecord {
   uint64_t start_ns;
   uint64_t end_ns;
   uint64_t bytes;
+  uint64_t graph_node_id;
   uint32_t value;
   uint32_t stream;
   int32_t device;
