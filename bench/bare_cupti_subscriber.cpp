@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "traced_callbacks.h"
+#include "capture/cupti_requests.h"
 
 namespace {
 
@@ -40,15 +40,7 @@ __attribute__((constructor)) void subscribe() {
     std::fprintf(stderr, "bare_cupti_subscriber: CUPTI unavailable\n");
     return;
   }
-  for (CUpti_CallbackId id : apptracer::traced_runtime_callbacks()) {
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
-  }
-  for (CUpti_CallbackId id : apptracer::traced_driver_callbacks()) {
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
-  }
-  for (CUpti_CallbackId id : apptracer::traced_resource_callbacks()) {
-    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, id);
-  }
+  apptracer::enable_traced_callbacks(subscriber, nullptr);
   cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
   for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) cuptiActivityEnable(kind);
   std::atexit(flush_at_exit);

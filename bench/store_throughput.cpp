@@ -20,12 +20,13 @@
 #include <thread>
 #include <vector>
 
-#include "allocation_registry.h"
-#include "config.h"
-#include "log.h"
-#include "record_buffers.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "buffer/allocation_registry.h"
+#include "buffer/record_buffers.h"
+#include "buffer/string_table.h"
+#include "store/writer.h"
 #include "synthetic_records.h"
-#include "writer.h"
 
 namespace {
 
@@ -71,7 +72,7 @@ Outcome run(const Options& options, long ops) {
   config.force = true;
   apptracer::RecordBuffers buffers(config.buffer_bytes);
   apptracer::AllocationRegistry registry;
-  apptracer::Writer writer(buffers, registry, config);
+  apptracer::Writer writer(buffers, registry, apptracer::strings(), config);
   writer.start();
 
   std::vector<double> producer_seconds(options.threads);

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "string_table.h"
+#include "buffer/string_table.h"
 
 namespace apptracer::bench {
 
@@ -74,6 +74,7 @@ Record RecordSource::api_call(uint32_t outer, uint32_t own, ApiDomain domain, co
   r.api.end_ns = clock_ns_ + 800;
   r.api.parent_correlation_id = own != outer ? outer : 0;
   r.api.device = -1;
+  r.api.stream = -1;
   r.api.domain = domain;
   r.api.name = name;
   return r;
@@ -108,6 +109,7 @@ void RecordSource::emit_launch() {
   kernel.kernel.block[1] = kernel.kernel.block[2] = 1;
   kernel.kernel.device = -1;
   kernel.kernel.arg_words = 3;
+  kernel.kernel.args_captured = true;
   kernel.kernel.launch_kind = LaunchKind::Driver;
   buffers_.append(kernel);
 

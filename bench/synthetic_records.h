@@ -1,6 +1,6 @@
 // Synthetic tracer records for the store benchmark: per operation, the same
 // records, in the same order and with the same correlation ids, as the
-// tracer's callbacks emit for it (tracer/callbacks.cpp, emit.cpp), so the
+// tracer's callbacks emit for it (tracer/translate/), so the
 // writer does the same inserts, address resolutions and activity joins.
 //
 //   launch      driver cuLaunchKernel call, kernel, its 3 pointer arguments,
@@ -17,8 +17,8 @@
 #include <deque>
 #include <vector>
 
-#include "allocation_registry.h"
-#include "record_buffers.h"
+#include "buffer/allocation_registry.h"
+#include "buffer/record_buffers.h"
 
 namespace apptracer::bench {
 

@@ -1,11 +1,11 @@
-#include "config.h"
+#include "base/config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
 
-#include "allocation_registry.h"
+#include "buffer/allocation_registry.h"
 
 namespace apptracer {
 namespace {

@@ -1,14 +1,14 @@
 // The record -> row logic of the tracer, without CUPTI: records are made by
 // hand, written through TraceStore, and the rows read back.
-#include "trace_store.h"
+#include "store/trace_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <string>
 
-#include "allocation_registry.h"
-#include "string_table.h"
+#include "buffer/allocation_registry.h"
+#include "buffer/string_table.h"
 
 namespace apptracer {
 namespace {
@@ -19,7 +19,7 @@ class TraceStoreTest : public ::testing::Test {
     path_ = ::testing::TempDir() + "store-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
     unlink(path_.c_str());
-    store_ = std::make_unique<TraceStore>(path_, registry_);
+    store_ = std::make_unique<TraceStore>(path_, registry_, strings_);
   }
   void TearDown() override {
     store_.reset();
@@ -48,7 +48,6 @@ class TraceStoreTest : public ::testing::Test {
     r.memcpy.kind = kind;
     r.memcpy.api_start_ns = ns;
     r.memcpy.src_device = r.memcpy.dst_device = -1;
-    r.memcpy.src_numa_node = r.memcpy.dst_numa_node = -1;
     r.memcpy.stream = -1;  // as copy_record() leaves it: activity says
     return r;
   }
@@ -66,12 +65,19 @@ class TraceStoreTest : public ::testing::Test {
     r.gpu_memcpy.src_device = r.gpu_memcpy.dst_device = -1;
     return r;
   }
+  // One writer pass.
   void write(std::initializer_list<Record> records) {
     std::vector<Record> all(records);
     store_->begin();
     store_->write(all.data(), all.size());
     store_->end_pass();
+    for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
+  }
+  // One pass, then as many empty ones as rows wait for their GPU activity.
+  void write_and_settle(std::initializer_list<Record> records) {
+    write(records);
+    for (int pass = 0; pass < StoreOptions{}.hold_passes; ++pass) write({});
   }
   Database read() { return Database(path_, Database::Mode::ReadOnly); }
   int64_t scalar(const std::string& sql) {
@@ -83,12 +89,13 @@ class TraceStoreTest : public ::testing::Test {
 
   std::string path_;
   AllocationRegistry registry_;
+  StringTable strings_;
   std::unique_ptr<TraceStore> store_;
 };
 
 TEST_F(TraceStoreTest, CopyEndpointsResolveToAllocationsIncludingInteriorPointers) {
-  write({allocation(0x1000, 0x100, AllocKind::Device, 10),
-         copy(5, 0x9000, 0x1040, 64, CopyKind::HtoD, 20)});
+  write_and_settle({allocation(0x1000, 0x100, AllocKind::Device, 10),
+                    copy(5, 0x9000, 0x1040, 64, CopyKind::HtoD, 20)});
   Database db = read();
   Statement q = db.prepare(
       "SELECT dst_alloc_id, dst_offset, dst_memory, src_alloc_id, src_memory FROM memcpys");
@@ -104,8 +111,8 @@ TEST_F(TraceStoreTest, ResolutionFollowsLifetimesWhenAnAddressIsReused) {
   Record first = allocation(0x1000, 0x100, AllocKind::Device, 10);
   registry_.remove(0x1000, 30);
   Record second = allocation(0x1000, 0x100, AllocKind::Managed, 40);
-  write({first, second, copy(1, 0x9000, 0x1000, 8, CopyKind::HtoD, 20),
-         copy(2, 0x9000, 0x1000, 8, CopyKind::Unknown, 50)});
+  write_and_settle({first, second, copy(1, 0x9000, 0x1000, 8, CopyKind::HtoD, 20),
+                    copy(2, 0x9000, 0x1000, 8, CopyKind::Unknown, 50)});
   Database db = read();
   Statement q = db.prepare("SELECT dst_alloc_id, kind FROM memcpys ORDER BY id");
   ASSERT_TRUE(q.step());
@@ -152,15 +159,12 @@ TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
   kernel.gpu_kernel.start_ns = 5;
   kernel.gpu_kernel.end_ns = 6;
   kernel.gpu_kernel.graph_node_id = 77;
-  kernel.gpu_kernel.name_id = strings().intern("_Z6kernelv");
+  kernel.gpu_kernel.name_id = strings_.intern("_Z6kernelv");
   kernel.gpu_kernel.device = 0;
   write({kernel});
   EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 0) << "held while its API row may still come";
   write({});
   write({});
-  store_->begin();
-  for (const auto& [id, text] : strings().take_new()) store_->write_string(id, text);
-  store_->commit();
   EXPECT_EQ(scalar("SELECT count(*) FROM kernels WHERE launch_kind = 4 AND graph_node_id = 77"), 1);
   EXPECT_EQ(scalar("SELECT count(*) FROM kernels k JOIN strings s ON s.id = k.demangled_id "
                    "WHERE s.text = 'kernel()'"),
@@ -173,7 +177,7 @@ TEST_F(TraceStoreTest, KernelArgumentWordsResolveWithAccessFromTheSignature) {
   Record launch{};
   launch.type = RecordType::Kernel;
   launch.correlation_id = launch.own_correlation_id = 42;
-  launch.kernel.name_id = strings().intern("_Z4axpyPfPKfmi");  // axpy(float*, float const*, unsigned long, int)
+  launch.kernel.name_id = strings_.intern("_Z4axpyPfPKfmi");  // axpy(float*, float const*, unsigned long, int)
   launch.kernel.api_start_ns = 10;
   launch.kernel.device = -1;
   launch.kernel.arg_words = 4;
@@ -187,7 +191,8 @@ TEST_F(TraceStoreTest, KernelArgumentWordsResolveWithAccessFromTheSignature) {
   args.kernel_args.words[1] = {0x20000, 8, 1, 8};   // x: const, read
   args.kernel_args.words[2] = {0x20008, 16, 2, 8};  // an unsigned long that looks like x
   args.kernel_args.words[3] = {0x30000, 24, UINT16_MAX, 0};  // in no allocation
-  write({y, x, launch, args});
+  launch.kernel.args_captured = true;
+  write_and_settle({y, x, launch, args});
   Database db = read();
   Statement q = db.prepare(
       "SELECT param_index, offset, alloc_id, alloc_offset, access, access_source FROM kernel_args"
@@ -321,9 +326,7 @@ TEST_F(TraceStoreTest, PrefetchRowsResolveAndWaitForNoActivity) {
   EXPECT_EQ(q.int64(5), 0);
   EXPECT_EQ(q.int64(6), 1);
   // Copy activity under the same correlation id is not the prefetch's.
-  write({gpu_copy(6, 100, 200)});
-  write({});
-  write({});
+  write_and_settle({gpu_copy(6, 100, 200)});
   EXPECT_EQ(scalar("SELECT count(*) FROM memcpys WHERE kind = 6 AND gpu_start_ns IS NULL"), 1);
   EXPECT_EQ(scalar("SELECT count(*) FROM memcpys WHERE gpu_start_ns = 100"), 1);
 }

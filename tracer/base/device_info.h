@@ -1,0 +1,21 @@
+// A GPU as the trace's `devices` table describes it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace apptracer {
+
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  std::string uuid;
+  std::string pci_bus_id;
+  int cc_major = 0;
+  int cc_minor = 0;
+  uint64_t total_memory_bytes = 0;
+  int sm_count = 0;
+  int numa_node = -1;
+};
+
+}  // namespace apptracer

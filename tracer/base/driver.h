@@ -1,0 +1,44 @@
+// Driver API functions the tracer calls itself, fetched at run time from
+// libcuda.so.1. The tracer never links libcuda: on a machine without a driver
+// that would stop the program from loading (DESIGN.md).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/device_info.h"
+
+namespace apptracer {
+
+// A launched function's mangled name, for launches whose callback carries no
+// symbolName. Handles may be CUkernel (runtime launches) or CUfunction.
+std::string driver_function_name(const void* function);
+
+// Where each parameter of a launched function sits in its parameter buffer.
+struct ParamLayout {
+  std::vector<uint32_t> offsets;
+  std::vector<uint32_t> sizes;
+};
+
+// The layout of a function's parameters (cuFuncGetParamInfo, or
+// cuKernelGetParamInfo for the CUkernel handles of runtime launches); empty
+// when the driver cannot say. Not cached: callers cache per handle.
+ParamLayout driver_param_layout(const void* function);
+
+// The base and size of the device allocation holding `address` ({0, 0}
+// when the driver does not know it).
+std::pair<uint64_t, uint64_t> driver_allocation_range(uint64_t address);
+
+// Every device the driver sees, with the host NUMA node closest to each.
+std::vector<DeviceInfo> driver_devices();
+
+// Whether libcuda.so.1 can be loaded at all (it is not loaded by this call
+// unless the program already did or would).
+bool driver_present();
+
+// The driver's CUDA version (e.g. 13000), or 0 when no driver is loaded.
+int driver_version();
+
+}  // namespace apptracer

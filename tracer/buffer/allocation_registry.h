@@ -1,0 +1,86 @@
+// Every allocation the program made, with its lifetime, so an address seen at
+// time t resolves to the allocation that held it then (interior pointers too).
+//
+// Allocation and free callbacks update the registry synchronously, before the
+// CUDA call returns to the program; the writer resolves records later, by
+// time. So resolution is right even when the thread that frees or allocates
+// is not the one whose records the writer happens to process first.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "apptracer/enums.h"
+#include "buffer/address_range.h"
+
+namespace apptracer {
+
+struct AllocationInfo {
+  uint64_t id = 0;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint64_t alloc_ns = 0;
+  uint64_t free_ns = UINT64_MAX;  // UINT64_MAX while live
+  int32_t device = -1;
+  AllocKind kind = AllocKind::Device;
+};
+
+class AllocationRegistry {
+ public:
+  // Ids are allocation row ids: a registry whose rows share a table with
+  // another's takes its ids from that one (`id_source`).
+  explicit AllocationRegistry(AllocationRegistry* id_source = nullptr)
+      : id_source_(id_source ? id_source : this) {}
+
+  // Registers memory that addresses resolve into. An older live allocation
+  // overlapping the same start address is ended at `ns` (its free raced ours).
+  uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns);
+
+  // Registers an allocation addresses never resolve into: VMM reservations
+  // (their mappings are what pointers hit) and physical handles (no address).
+  // `key` identifies it for remove_unresolvable.
+  uint64_t add_unresolvable(AllocKind kind, uint64_t key, uint64_t ns);
+
+  // Ends the live allocation starting at `address`; `ns` is when the free was
+  // entered. Returns it (with free_ns set), or nothing if it is unknown.
+  std::optional<AllocationInfo> remove(uint64_t address, uint64_t ns);
+  std::optional<uint64_t> remove_unresolvable(AllocKind kind, uint64_t key);
+
+  // Cheap, lock-free pre-filter for the launch hot path: false when a value
+  // lies outside every address range ever registered.
+  const AddressRange& range() const { return range_; }
+
+  // The allocation containing `address` at time `ns`.
+  std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
+
+  // Forgets allocations freed before `ns`: no record still to be resolved is
+  // that old. Keeps a program that allocates and frees for hours from
+  // growing the history without bound.
+  void forget_freed_before(uint64_t ns);
+
+  // In a forked child: start empty (the parent's GPU memory is not ours).
+  void reset_after_fork();
+
+ private:
+  uint64_t next_id() { return ++id_source_->last_id_; }
+
+  mutable std::mutex mutex_;
+  AddressRange range_;
+  AllocationRegistry* id_source_;
+  std::atomic<uint64_t> last_id_{0};
+  uint64_t largest_bytes_ = 0;
+  std::map<uint64_t, AllocationInfo> live_;                     // by start address
+  std::multimap<uint64_t, AllocationInfo> freed_;               // by start address
+  std::deque<std::multimap<uint64_t, AllocationInfo>::iterator> freed_in_order_;  // oldest first
+  std::map<std::pair<int, uint64_t>, uint64_t> unresolvable_;  // (kind, key) -> id
+};
+
+AllocationRegistry& allocations();
+
+}  // namespace apptracer

@@ -1,0 +1,96 @@
+// Per-thread record buffers and their hand-off to the writer thread.
+//
+// The hot path (`append`) copies one Record into the calling thread's current
+// chunk and publishes it with a single release store: no lock, no allocation.
+// A full chunk goes on a queue for the writer. The writer also reads the
+// published prefix of every thread's unfilled chunk on each pass, so records
+// of an idle thread reach the database within one writer period (what bounds
+// the loss on SIGKILL). Only the writer recycles chunks, which is what makes
+// reading a chunk another thread is still filling safe.
+//
+// Memory is capped: when every chunk is in flight the producer waits for the
+// writer (never drops silently); the time spent waiting is counted.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+#include "apptracer/records.h"
+
+namespace apptracer {
+
+class RecordBuffers {
+ public:
+  static constexpr uint32_t kChunkRecords = 1024;  // 128 KiB per chunk
+
+  explicit RecordBuffers(size_t max_bytes);
+
+  // Hot path. Stamps the record with the calling thread's id.
+  void append(Record& record);
+
+  // Writer side: hands every published record to `consume`, in per-thread
+  // order, in runs of consecutive records.
+  using Consumer = std::function<void(const Record* records, size_t count)>;
+  void drain(const Consumer& consume);
+
+  // Blocks the writer until a chunk is full or `period` has passed.
+  void wait_for_work(std::chrono::milliseconds period);
+  void wake_writer();
+
+  // After close(), appends are counted as dropped instead of stored.
+  void close();
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+
+  // The writer thread may append too (activity CUPTI hands over when the
+  // writer asks for it): it never waits for memory, since only it frees any.
+  void mark_writer_thread();
+
+  // In a forked child: forget the parent's buffers and threads.
+  void reset_after_fork();
+
+  // The calling thread's OS id (cached).
+  static uint32_t current_tid();
+
+  uint64_t producer_wait_ns() const { return producer_wait_ns_.load(); }
+  uint64_t dropped_records() const { return dropped_.load(); }
+  // Records handed to the writer so far (counted on its side, so the hot
+  // path shares no counter between threads).
+  uint64_t drained_records() const { return drained_.load(std::memory_order_relaxed); }
+
+ private:
+  struct Chunk;
+  struct ThreadBuffer;
+
+  ThreadBuffer* attach_thread();
+  Chunk* acquire_chunk();
+  void submit(Chunk* chunk);
+  void recycle(Chunk* chunk);
+  friend struct ThreadExit;
+  void detach_thread(ThreadBuffer* buffer);
+
+  const size_t max_chunks_;
+  std::atomic<bool> closed_{false};
+
+  std::mutex pool_mutex_;
+  std::condition_variable pool_available_;
+  Chunk* free_chunks_ = nullptr;
+  size_t allocated_chunks_ = 0;
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_ready_;
+  Chunk* queue_head_ = nullptr;
+  Chunk* queue_tail_ = nullptr;
+
+  std::mutex threads_mutex_;
+  ThreadBuffer* threads_ = nullptr;
+
+  std::atomic<uint64_t> producer_wait_ns_{0};
+  std::atomic<uint64_t> dropped_{0};
+  std::atomic<uint64_t> drained_{0};
+};
+
+}  // namespace apptracer

@@ -1,0 +1,115 @@
+// CUPTI activity buffers: CUPTI fills buffers we hand it with GPU start/end
+// of kernels, copies and memsets and unified-memory counters, and gives them
+// back full (or on flush), possibly on several threads at once in CUDA 13.
+// Each returned buffer is converted (translate/activity_records.cpp) on the
+// thread that returns it, into that thread's own record buffer.
+#include <cupti.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "capture/capture.h"
+#include "capture/cupti_requests.h"
+#include "translate/activity_records.h"
+
+namespace apptracer {
+
+namespace {
+
+constexpr size_t kActivityBufferBytes = 8u << 20;
+constexpr size_t kActivityAlignment = 8;
+
+CaptureContext* capture_context = nullptr;
+CaptureHooks activity_hooks;
+bool activity_registered = false;
+
+void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kActivityAlignment, kActivityBufferBytes));
+  *size = *buffer ? kActivityBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
+                                  size_t valid_bytes) {
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
+    convert_activity(*capture_context, *record);
+  }
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+      dropped > 0) {
+    log_warn("CUPTI dropped {} activity records (GPU times of some operations are missing)",
+             dropped);
+  }
+  std::free(buffer);
+}
+
+std::string cupti_message(CUptiResult result) {
+  const char* message = nullptr;
+  cuptiGetResultString(result, &message);
+  return message ? message : "?";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  if (items.empty()) return "none";
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Which counters this machine gives is said once in the log and in meta.
+void configure_and_enable_um_counters() {
+  UmCounterSetup setup = enable_traced_um_counters();
+  auto name = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
+    return std::string(to_string(static_cast<UmCounterKind>(kind)));
+  };
+  std::vector<std::string> enabled_names, unsupported_names;
+  for (auto kind : setup.enabled) enabled_names.push_back(name(kind));
+  for (auto [kind, result] : setup.unsupported) {
+    std::string why = cupti_message(result);
+    log_info("unified-memory counter '{}' is not supported here ({}); not recorded", name(kind), why);
+    unsupported_names.push_back(name(kind) + " (" + why + ")");
+  }
+  if (setup.enable_result != CUPTI_SUCCESS) {
+    log_warn("cannot enable unified-memory counters: {}", cupti_message(setup.enable_result));
+    unsupported_names.insert(unsupported_names.end(), enabled_names.begin(), enabled_names.end());
+    enabled_names.clear();
+  }
+  if (activity_hooks.set_meta) {
+    activity_hooks.set_meta("um_counters", "enabled: " + joined(enabled_names) +
+                                               "; unsupported: " + joined(unsupported_names));
+  }
+}
+
+}  // namespace
+
+bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks) {
+  capture_context = &ctx;
+  activity_hooks = hooks;
+  if (cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed) != CUPTI_SUCCESS) {
+    log_warn("cannot register CUPTI activity buffers; GPU times will be missing");
+    return false;
+  }
+  activity_registered = true;
+  for (CUpti_ActivityKind kind : traced_activity_kinds()) {
+    CUptiResult result = cuptiActivityEnable(kind);
+    if (result != CUPTI_SUCCESS) {
+      log_warn("cannot enable CUPTI activity kind {}: {}", static_cast<int>(kind),
+               cupti_message(result));
+    }
+  }
+  return true;
+}
+
+// Unified-memory counters need an initialized driver: at the first context.
+void enable_um_counters() {
+  static std::once_flag once;
+  if (activity_registered) std::call_once(once, configure_and_enable_um_counters);
+}
+
+void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
+
+}  // namespace apptracer

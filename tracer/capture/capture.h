@@ -1,0 +1,29 @@
+// Capture: subscribing to CUPTI and handing what it reports to translation
+// (translate/). The injected library (inject/) starts it and receives the
+// few facts that belong in the trace's meta table.
+#pragma once
+
+#include <string>
+
+#include "translate/capture_context.h"
+
+namespace apptracer {
+
+struct CaptureHooks {
+  // A CUDA context was created: devices and driver versions can be read now.
+  void (*context_created)() = nullptr;
+  // A fact about the recording for the trace's meta table.
+  void (*set_meta)(const std::string& key, const std::string& value) = nullptr;
+};
+
+// Subscribes to CUPTI and enables the traced callbacks. False when CUPTI is
+// unavailable or taken by another tool; `why_not` says which in one line.
+bool subscribe_callbacks(CaptureContext& ctx, const CaptureHooks& hooks, std::string& why_not);
+void unsubscribe_callbacks();
+
+// GPU activity (kernels, copies, memsets; unified-memory counters once a
+// context exists). False when CUPTI refuses the activity buffers.
+bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks);
+void flush_activity();
+
+}  // namespace apptracer

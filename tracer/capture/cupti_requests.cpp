@@ -1,0 +1,79 @@
+#include "capture/cupti_requests.h"
+
+#include "translate/traced_function.h"
+
+namespace apptracer {
+
+namespace {
+
+const CUpti_CallbackId kResourceIds[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED};
+
+const CUpti_ActivityKind kActivityKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+
+// Unified-memory counters: configured before CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER
+// is enabled, once the driver is up (activity.cpp).
+const CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP};
+
+template <typename T, size_t N>
+IdList<T> list(const T (&ids)[N]) {
+  return {ids, N};
+}
+
+}  // namespace
+
+IdList<CUpti_CallbackId> traced_resource_callbacks() { return list(kResourceIds); }
+IdList<CUpti_ActivityKind> traced_activity_kinds() { return list(kActivityKinds); }
+IdList<CUpti_ActivityUnifiedMemoryCounterKind> traced_um_counter_kinds() {
+  return list(kUmCounterKinds);
+}
+
+int enable_traced_callbacks(CUpti_SubscriberHandle subscriber,
+                            void (*failed)(CUpti_CallbackDomain, CUpti_CallbackId, CUptiResult)) {
+  int failures = 0;
+  auto enable = [&](CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+    CUptiResult result = cuptiEnableCallback(1, subscriber, domain, cbid);
+    if (result == CUPTI_SUCCESS) return;
+    ++failures;
+    if (failed) failed(domain, cbid, result);
+  };
+  for (const TracedCallback& c : traced_callbacks()) enable(c.domain, c.cbid);
+  for (CUpti_CallbackId cbid : traced_resource_callbacks()) enable(CUPTI_CB_DOMAIN_RESOURCE, cbid);
+  return failures;
+}
+
+UmCounterSetup enable_traced_um_counters() {
+  UmCounterSetup setup;
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> supported;
+  for (CUpti_ActivityUnifiedMemoryCounterKind kind : traced_um_counter_kinds()) {
+    CUpti_ActivityUnifiedMemoryCounterConfig config{};
+    config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
+    config.kind = kind;
+    config.enable = 1;
+    CUptiResult result = cuptiActivityConfigureUnifiedMemoryCounter(&config, 1);
+    if (result == CUPTI_SUCCESS) {
+      supported.push_back(config);
+      setup.enabled.push_back(kind);
+    } else {
+      setup.unsupported.emplace_back(kind, result);
+    }
+  }
+  if (supported.empty()) return setup;
+  setup.enable_result = cuptiActivityConfigureUnifiedMemoryCounter(
+      supported.data(), static_cast<uint32_t>(supported.size()));
+  if (setup.enable_result == CUPTI_SUCCESS) {
+    setup.enable_result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  }
+  return setup;
+}
+
+}  // namespace apptracer

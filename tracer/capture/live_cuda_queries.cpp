@@ -1,0 +1,113 @@
+#include "capture/live_cuda_queries.h"
+
+#include <cupti.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "base/driver.h"
+
+namespace apptracer {
+
+namespace {
+
+// Bumped when a stream is destroyed: its handle may be reused for a new
+// stream with another id, so every thread's cached ids are dropped.
+std::atomic<uint64_t> stream_generation{0};
+
+struct StreamKey {
+  CUcontext context;
+  CUstream stream;
+  bool per_thread;
+  bool operator==(const StreamKey& o) const {
+    return context == o.context && stream == o.stream && per_thread == o.per_thread;
+  }
+};
+
+// A few slots: programs use a handful of streams per thread.
+struct StreamCache {
+  static constexpr int kSlots = 8;
+  StreamKey keys[kSlots]{};
+  int64_t ids[kSlots]{};
+  int used = 0;
+  int next = 0;
+  uint64_t generation = 0;
+};
+
+thread_local StreamCache stream_cache;
+
+struct DeviceCache {
+  CUcontext context = nullptr;
+  int32_t device = -1;
+};
+
+thread_local DeviceCache device_cache;
+
+}  // namespace
+
+int32_t LiveCudaQueries::device_of(CUcontext context) {
+  if (!context) return -1;
+  if (device_cache.context == context) return device_cache.device;
+  uint32_t device = 0;
+  if (cuptiGetDeviceId(context, &device) != CUPTI_SUCCESS) return -1;
+  device_cache = {context, static_cast<int32_t>(device)};
+  return device_cache.device;
+}
+
+int64_t LiveCudaQueries::stream_id(CUcontext context, CUstream stream, bool per_thread) {
+  if (!context) return -1;
+  StreamCache& cache = stream_cache;
+  uint64_t generation = stream_generation.load(std::memory_order_relaxed);
+  if (cache.generation != generation) {
+    cache.used = 0;
+    cache.generation = generation;
+  }
+  StreamKey key{context, stream, per_thread};
+  for (int i = 0; i < cache.used; ++i) {
+    if (cache.keys[i] == key) return cache.ids[i];
+  }
+  uint32_t id = 0;
+  if (cuptiGetStreamIdEx(context, stream, per_thread, &id) != CUPTI_SUCCESS) return -1;
+  int slot = cache.used < StreamCache::kSlots ? cache.used++ : cache.next++ % StreamCache::kSlots;
+  cache.keys[slot] = key;
+  cache.ids[slot] = id;
+  return id;
+}
+
+void LiveCudaQueries::forget_stream(CUstream) {
+  stream_generation.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Resolved once per handle under a lock (the driver's answers do not change),
+// then one lookup in the calling thread's cache per launch.
+const LaunchedFunction& LiveCudaQueries::function(const void* handle, const char* symbol_name) {
+  thread_local std::unordered_map<const void*, const LaunchedFunction*> cache;
+  auto hit = cache.find(handle);
+  if (hit != cache.end()) return *hit->second;
+  static std::mutex shared_mutex;
+  static auto* shared = new std::unordered_map<const void*, std::unique_ptr<LaunchedFunction>>;
+  const LaunchedFunction* info = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(shared_mutex);
+    auto& slot = (*shared)[handle];
+    if (!slot) {
+      slot = std::make_unique<LaunchedFunction>();
+      std::string name = symbol_name && *symbol_name ? symbol_name : driver_function_name(handle);
+      slot->name_id = name.empty() ? 0 : strings_.intern(name);
+      ParamLayout layout = driver_param_layout(handle);
+      slot->param_offsets = std::move(layout.offsets);
+      slot->param_sizes = std::move(layout.sizes);
+    }
+    info = slot.get();
+  }
+  cache[handle] = info;
+  return *info;
+}
+
+std::pair<uint64_t, uint64_t> LiveCudaQueries::allocation_range(uint64_t address) {
+  return driver_allocation_range(address);
+}
+
+}  // namespace apptracer

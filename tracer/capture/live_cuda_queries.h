@@ -1,0 +1,25 @@
+// The CUDA questions translation asks, answered by CUPTI and the driver in a
+// traced process. Each answer is cached per thread: a launch loop asks the
+// same questions (this context's device, this stream's id, this function's
+// layout) on every call.
+#pragma once
+
+#include "translate/capture_context.h"
+
+namespace apptracer {
+
+class LiveCudaQueries final : public CudaQueries {
+ public:
+  explicit LiveCudaQueries(StringTable& strings) : strings_(strings) {}
+
+  int32_t device_of(CUcontext context) override;
+  int64_t stream_id(CUcontext context, CUstream stream, bool per_thread) override;
+  void forget_stream(CUstream stream) override;
+  const LaunchedFunction& function(const void* handle, const char* symbol_name) override;
+  std::pair<uint64_t, uint64_t> allocation_range(uint64_t address) override;
+
+ private:
+  StringTable& strings_;
+};
+
+}  // namespace apptracer

@@ -1,0 +1,91 @@
+// CUPTI callbacks: each traced API call goes to translation; a new context
+// brings devices, versions and the unified-memory counters.
+//
+// Only the callback ids of traced functions are enabled: every enabled id
+// costs time on every call of its function (GPU.md).
+#include <cupti.h>
+
+#include "base/driver.h"
+#include "base/log.h"
+#include "capture/capture.h"
+#include "capture/cupti_requests.h"
+#include "base/cupti_loader.h"
+#include "translate/api_dispatch.h"
+
+namespace apptracer {
+
+void enable_um_counters();  // activity_buffers.cpp
+
+namespace {
+
+CUpti_SubscriberHandle subscriber = nullptr;
+CaptureContext* context = nullptr;
+CaptureHooks hooks;
+
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data) {
+  if (context->buffers.closed()) return;
+  switch (domain) {
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API:
+      on_api_callback(*context, domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+      break;
+    case CUPTI_CB_DOMAIN_RESOURCE:
+      if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        if (hooks.context_created) hooks.context_created();
+        enable_um_counters();
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void report_unenabled(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUptiResult result) {
+  const char* message = nullptr;
+  cuptiGetResultString(result, &message);
+  log_warn("cannot enable CUPTI callback {} of domain {}: {}", cbid, static_cast<int>(domain),
+           message ? message : "?");
+}
+
+}  // namespace
+
+bool subscribe_callbacks(CaptureContext& ctx, const CaptureHooks& capture_hooks,
+                         std::string& why_not) {
+  context = &ctx;
+  hooks = capture_hooks;
+  char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = {};
+  CUpti_SubscriberParams params{};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "apptracer";
+  params.oldSubscriberName = other;
+  params.oldSubscriberSize = sizeof other;
+  CUptiResult result = cuptiSubscribe_v2(&subscriber, on_callback, nullptr, &params);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    why_not = std::string("CUPTI is already in use by ") + (other[0] ? other : "another tool");
+    return false;
+  }
+  if (result != CUPTI_SUCCESS) {
+    if (!driver_present()) {
+      why_not = "no CUDA driver on this machine";
+    } else if (!cupti_loaded()) {
+      why_not = "CUPTI (libcupti.so.13) not found; add the CUDA toolkit's lib64 to LD_LIBRARY_PATH";
+    } else {
+      const char* message = nullptr;
+      cuptiGetResultString(result, &message);
+      why_not = std::string("CUPTI unavailable (") + (message ? message : "?") + ")";
+    }
+    return false;
+  }
+  enable_traced_callbacks(subscriber, report_unenabled);
+  return true;
+}
+
+void unsubscribe_callbacks() {
+  if (subscriber) {
+    cuptiUnsubscribe(subscriber);
+    subscriber = nullptr;
+  }
+}
+
+}  // namespace apptracer

@@ -1,0 +1,435 @@
+#include "host/host_blocks.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "base/clock.h"
+#include "buffer/allocation_registry.h"
+#include "buffer/record_buffers.h"
+
+namespace apptracer {
+namespace host_blocks {
+
+__thread bool thread_inside_hook __attribute__((tls_model("initial-exec"))) = false;
+
+namespace {
+
+constexpr int kSizeClasses = 65;  // class c holds sizes in [2^(c-1), 2^c); class 0 is size 0
+constexpr int kShards = 16;
+
+int size_class(uint64_t bytes) { return bytes == 0 ? 0 : 64 - __builtin_clzll(bytes); }
+
+struct Block {
+  uint64_t bytes;
+  uint64_t alloc_ns;
+  uint64_t alloc_id;  // 0 until the block is an allocation row
+  uint32_t tid;
+  bool mapped;
+};
+
+// Memory for the shards' map nodes, taken from mmap in slabs, not from the
+// program's heap: our small nodes interleaved with its large blocks would
+// change how its allocator behaves (and cost it, measured on the H100 host).
+// Each pool is used under its shard's lock only.
+class NodePool {
+ public:
+  void* take(size_t bytes) {
+    if (!free_) refill((bytes + 15) & ~size_t{15});
+    void* node = free_;
+    if (node) free_ = *static_cast<void**>(node);
+    return node;
+  }
+  void give(void* node) {
+    *static_cast<void**>(node) = free_;
+    free_ = node;
+  }
+
+ private:
+  void refill(size_t node_bytes) {
+    constexpr size_t kSlabBytes = 256 << 10;
+    void* slab = mmap(nullptr, kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (slab == MAP_FAILED) return;
+    for (size_t at = 0; at + node_bytes <= kSlabBytes; at += node_bytes) {
+      give(static_cast<char*>(slab) + at);
+    }
+  }
+  void* free_ = nullptr;
+};
+
+// std::map allocates one node at a time: each from its shard's pool.
+template <typename T>
+struct PoolAllocator {
+  using value_type = T;
+  explicit PoolAllocator(NodePool* pool) : pool(pool) {}
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>& other) : pool(other.pool) {}
+  T* allocate(size_t n) {
+    void* node = n == 1 ? pool->take(sizeof(T)) : nullptr;
+    if (!node) throw std::bad_alloc();
+    return static_cast<T*>(node);
+  }
+  void deallocate(T* node, size_t) { pool->give(node); }
+  template <typename U>
+  bool operator==(const PoolAllocator<U>& other) const { return pool == other.pool; }
+  template <typename U>
+  bool operator!=(const PoolAllocator<U>& other) const { return pool != other.pool; }
+  NodePool* pool;
+};
+
+using BlockMap = std::map<uint64_t, Block, std::less<uint64_t>,
+                          PoolAllocator<std::pair<const uint64_t, Block>>>;
+
+// Live blocks never overlap, so the one holding an address is, in its
+// shard, the nearest start at or below it. Shards keep two threads that
+// allocate large blocks from serializing on one lock.
+struct alignas(64) Shard {
+  std::mutex mutex;
+  NodePool pool;
+  BlockMap blocks{BlockMap::allocator_type(&pool)};
+};
+
+// Per-thread counts: plain increments on the hot path, summed at the end.
+struct ThreadCounts {
+  uint64_t count[kSizeClasses];
+  uint64_t bytes[kSizeClasses];
+  ThreadCounts* next;
+  ThreadCounts* prev;
+};
+
+// Built at enable(), after the program may already have called malloc many
+// times: nothing here may need a constructor to have run.
+struct State {
+  HostBlockOptions options;
+  RecordBuffers* buffers = nullptr;
+  Shard shards[kShards];
+  Shard mapped;  // anonymous mmaps: another allocator's arenas may hold malloc blocks
+  std::mutex counts_mutex;
+  ThreadCounts* live_threads = nullptr;
+  uint64_t exited_count[kSizeClasses] = {};
+  uint64_t exited_bytes[kSizeClasses] = {};
+  pthread_key_t thread_exit_key;
+};
+
+State* state = nullptr;
+std::atomic<uint64_t> stored{0};
+__thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Allocation times come from the vDSO clock shifted onto the trace clock
+// (CUPTI's timestamp can cost a driver call; this is on every large malloc).
+// A block's time is only compared with the calls that touch it, and a
+// promoted block's time is clamped to the touch, so a small drift between
+// the clocks cannot order a block after its first use.
+std::atomic<int64_t> clock_offset_ns{0};
+
+// How far apart the two clocks may drift: a block CUDA touches up to this
+// long before its recorded allocation is still taken to be the one touched.
+constexpr uint64_t kClockSlackNs = 50'000;
+
+uint64_t allocation_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<uint64_t>(now.tv_sec * 1000000000ll + now.tv_nsec +
+                               clock_offset_ns.load(std::memory_order_relaxed));
+}
+
+void calibrate_clock() {
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t realtime = now.tv_sec * 1000000000ll + now.tv_nsec;
+  clock_offset_ns = static_cast<int64_t>(now_ns()) - realtime;
+}
+
+Shard& shard_of(uint64_t address) {
+  // Blocks are at least 16-byte aligned: mix the bits above that.
+  return state->shards[((address >> 4) * 0x9e3779b97f4a7c15ull) >> 60];
+}
+
+void fold_exited_thread(void* counts_pointer) {
+  auto* counts = static_cast<ThreadCounts*>(counts_pointer);
+  InsideHook inside;
+  {
+    std::lock_guard<std::mutex> lock(state->counts_mutex);
+    for (int c = 0; c < kSizeClasses; ++c) {
+      state->exited_count[c] += counts->count[c];
+      state->exited_bytes[c] += counts->bytes[c];
+    }
+    if (counts->prev) counts->prev->next = counts->next;
+    if (counts->next) counts->next->prev = counts->prev;
+    if (state->live_threads == counts) state->live_threads = counts->next;
+  }
+  thread_counts = nullptr;
+  delete counts;
+}
+
+void count_allocation(uint64_t bytes) {
+  ThreadCounts* counts = thread_counts;
+  if (!counts) {
+    counts = new (std::nothrow) ThreadCounts{};
+    if (!counts) return;
+    {
+      std::lock_guard<std::mutex> lock(state->counts_mutex);
+      counts->next = state->live_threads;
+      if (counts->next) counts->next->prev = counts;
+      state->live_threads = counts;
+    }
+    pthread_setspecific(state->thread_exit_key, counts);
+    thread_counts = counts;
+  }
+  int c = size_class(bytes);
+  ++counts->count[c];
+  counts->bytes[c] += bytes;
+}
+
+// Makes `block` (starting at `address`) an allocation row: registers it where
+// addresses resolve and fills the record (the writer reads where its pages
+// are). Called with its shard locked. `touched_ns`: when CUDA touched it (the
+// block's time is clamped to it, see allocation_ns).
+Record promote_locked(uint64_t address, Block& block, uint64_t touched_ns) {
+  block.alloc_ns = std::min(block.alloc_ns, touched_ns);
+  block.alloc_id =
+      registry().add(address, block.bytes, AllocKind::PageableHost, -1, block.alloc_ns);
+  stored.fetch_add(1, std::memory_order_relaxed);
+  Record r{};
+  r.type = RecordType::Allocation;
+  AllocationRecord& a = r.allocation;
+  a.alloc_id = block.alloc_id;
+  a.address = address;
+  a.bytes = block.bytes;
+  a.ns = block.alloc_ns;
+  a.flags = block.mapped ? 1 : 0;
+  a.device = -1;
+  a.alloc_tid = block.tid;
+  a.kind = AllocKind::PageableHost;
+  return r;
+}
+
+Record free_record(uint64_t alloc_id, uint64_t ns) {
+  Record r{};
+  r.type = RecordType::Free;
+  r.free.alloc_id = alloc_id;
+  r.free.ns = ns;
+  return r;
+}
+
+// Calls `found(start, block)` with the block holding `address` locked in its
+// shard; malloc blocks are looked at before mmapped regions (the more precise).
+template <typename Found>
+bool with_block_holding(uint64_t address, Found found) {
+  auto search = [&](Shard& shard) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.blocks.upper_bound(address);
+    if (it == shard.blocks.begin()) return false;
+    --it;
+    if (address - it->first >= it->second.bytes) return false;
+    found(it->first, it->second);
+    return true;
+  };
+  for (Shard& shard : state->shards) {
+    if (search(shard)) return true;
+  }
+  return search(state->mapped);
+}
+
+// Ends the row a block is (if it is one) at `ns`; its id, or 0.
+uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
+  if (!block.alloc_id) return 0;
+  registry().remove(address, ns);
+  return block.alloc_id;
+}
+
+void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
+  freed_id = end_row(it->first, it->second, ns);
+  shard.blocks.erase(it);
+}
+
+template <typename Visit>
+void for_each_shard(Visit visit) {
+  for (Shard& shard : state->shards) visit(shard);
+  visit(state->mapped);
+}
+
+// fork() must not copy a lock another thread holds into the child.
+void lock_all_before_fork() {
+  if (!state) return;
+  for_each_shard([](Shard& shard) { shard.mutex.lock(); });
+  state->counts_mutex.lock();
+}
+
+void unlock_all_in_parent() {
+  if (!state) return;
+  state->counts_mutex.unlock();
+  for_each_shard([](Shard& shard) { shard.mutex.unlock(); });
+}
+
+// The child keeps the parent's heap, so its blocks stay; but none is a row of
+// the child's trace yet, and only this thread's counts are the child's.
+void reset_in_child() {
+  if (!state) return;
+  unlock_all_in_parent();
+  for_each_shard([](Shard& shard) {
+    for (auto& entry : shard.blocks) entry.second.alloc_id = 0;
+  });
+  registry().reset_after_fork();
+  stored = 0;
+  state->live_threads = thread_counts;
+  if (thread_counts) *thread_counts = ThreadCounts{};
+  for (int c = 0; c < kSizeClasses; ++c) state->exited_count[c] = state->exited_bytes[c] = 0;
+}
+
+}  // namespace
+
+AllocationRegistry& registry() {
+  // Host rows share the allocations table with CUDA's: one id sequence.
+  static AllocationRegistry* host_registry = new AllocationRegistry(&allocations());
+  return *host_registry;
+}
+
+void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
+  InsideHook inside;
+  if (!state) {
+    state = new State;
+    pthread_key_create(&state->thread_exit_key, fold_exited_thread);
+    pthread_atfork(lock_all_before_fork, unlock_all_in_parent, reset_in_child);
+  }
+  state->options = options;
+  min_bytes_value.store(options.min_bytes, std::memory_order_relaxed);
+  state->buffers = &buffers;
+  calibrate_clock();
+  registry();
+  enabled_flag.store(true, std::memory_order_release);
+}
+
+void disable() { enabled_flag.store(false, std::memory_order_release); }
+
+
+void ignore_this_thread() { thread_inside_hook = true; }
+
+void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
+  count_allocation(bytes);
+  if (bytes < state->options.min_bytes || address == 0) return;
+  Block block{bytes, allocation_ns(), 0, RecordBuffers::current_tid(), mapped};
+  Shard& shard = mapped ? state->mapped : shard_of(address);
+  std::optional<Record> row;
+  uint64_t missed_free_id = 0;
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto [it, inserted] = shard.blocks.try_emplace(address, block);
+    if (!inserted) {
+      // A block still here was freed by a path we do not see: it ends now.
+      missed_free_id = end_row(address, it->second, block.alloc_ns);
+      it->second = block;
+    }
+    if (state->options.store_all) row = promote_locked(address, it->second, UINT64_MAX);
+  }
+  if (missed_free_id) {
+    Record r = free_record(missed_free_id, block.alloc_ns);
+    state->buffers->append(r);
+  }
+  address_span.widen(address, bytes);
+  if (row) {
+    row->allocation.alloc_tid = 0;  // allocated by the thread recording it
+    state->buffers->append(*row);
+  }
+}
+
+void on_free(uint64_t address) {
+  Shard& shard = shard_of(address);
+  uint64_t freed_id = 0;
+  uint64_t ns = 0;
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.blocks.find(address);
+    if (it == shard.blocks.end()) return;
+    if (it->second.alloc_id) ns = now_ns();
+    end_block(shard, it, ns, freed_id);
+  }
+  if (freed_id) {
+    Record r = free_record(freed_id, ns);
+    state->buffers->append(r);
+  }
+}
+
+bool on_unmap(uint64_t address, uint64_t bytes) {
+  // Any mapped region the range overlaps ends (a partial unmap ends it too:
+  // what is left is rarely what CUDA is handed afterwards).
+  Shard& shard = state->mapped;
+  std::vector<uint64_t> freed;
+  bool ended = false;
+  uint64_t ns = now_ns();
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.blocks.upper_bound(address);
+    if (it != shard.blocks.begin() && std::prev(it)->first + std::prev(it)->second.bytes > address) {
+      --it;
+    }
+    while (it != shard.blocks.end() && it->first < address + bytes) {
+      uint64_t id = 0;
+      auto next = std::next(it);
+      end_block(shard, it, ns, id);
+      ended = true;
+      if (id) freed.push_back(id);
+      it = next;
+    }
+  }
+  for (uint64_t id : freed) {
+    Record r = free_record(id, ns);
+    state->buffers->append(r);
+  }
+  return ended;
+}
+
+std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns) {
+  // Not enabled(): the final pass runs after tracking stopped.
+  if (!state || !may_contain(address)) return std::nullopt;
+  std::optional<Record> row;
+  with_block_holding(address, [&](uint64_t start, Block& block) {
+    bool allocated_by_then = block.alloc_ns <= ns || block.alloc_ns - ns <= kClockSlackNs;
+    if (!block.alloc_id && allocated_by_then) row = promote_locked(start, block, ns);
+  });
+  return row;
+}
+
+
+uint64_t stored_blocks() { return stored.load(std::memory_order_relaxed); }
+
+std::string histogram_json() {
+  if (!state) return "[]";
+  uint64_t count[kSizeClasses];
+  uint64_t bytes[kSizeClasses];
+  {
+    std::lock_guard<std::mutex> lock(state->counts_mutex);
+    for (int c = 0; c < kSizeClasses; ++c) {
+      count[c] = state->exited_count[c];
+      bytes[c] = state->exited_bytes[c];
+    }
+    // Live threads' counters are read while they may still count: each is
+    // a word, so a read is at worst one allocation behind.
+    for (ThreadCounts* t = state->live_threads; t; t = t->next) {
+      for (int c = 0; c < kSizeClasses; ++c) {
+        count[c] += t->count[c];
+        bytes[c] += t->bytes[c];
+      }
+    }
+  }
+  std::string json = "[";
+  for (int c = 0; c < kSizeClasses; ++c) {
+    if (count[c] == 0) continue;
+    uint64_t from = c == 0 ? 0 : 1ull << (c - 1);
+    uint64_t to = c == 0 ? 0 : (c == 64 ? UINT64_MAX : (1ull << c) - 1);
+    if (json.size() > 1) json += ",";
+    json += "{\"min_bytes\":" + std::to_string(from) + ",\"max_bytes\":" + std::to_string(to) +
+            ",\"count\":" + std::to_string(count[c]) + ",\"bytes\":" + std::to_string(bytes[c]) +
+            "}";
+  }
+  return json + "]";
+}
+
+}  // namespace host_blocks
+}  // namespace apptracer

@@ -1,0 +1,97 @@
+// Host memory the program allocates (malloc family, anonymous mmap), so a
+// pointer CUDA is handed resolves to the block holding it, interior pointers
+// too (DESIGN.md: host allocations are counted, not stored, unless CUDA
+// touches them).
+//
+// Blocks at or above a size threshold are kept in a live map. One becomes a
+// row of `allocations` (kind pageable host, with its own allocation time and
+// thread) when CUDA first touches it: a copy endpoint, a registration, a
+// kernel argument. With `store_all` every such block is a row from the start.
+// Every allocation, whatever its size, is counted in a per-thread size
+// histogram that ends up in `meta`.
+//
+// The interposed allocator (host_allocator.cpp) calls in here with re-entry
+// already excluded: nothing here runs while the same thread is inside it
+// (our own allocations, a signal handler that interrupted us, the writer).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "apptracer/records.h"
+#include "buffer/address_range.h"
+
+namespace apptracer {
+
+class AllocationRegistry;
+class RecordBuffers;
+
+struct HostBlockOptions {
+  uint64_t min_bytes = 4096;  // smaller blocks are only counted
+  bool store_all = false;     // every block at or above min_bytes becomes a row
+};
+
+namespace host_blocks {
+
+// Set while the calling thread is inside the allocator hooks (so what they
+// allocate themselves, or a signal handler that interrupts them, is not
+// tracked), and for good on threads whose allocations are ours. `__thread`:
+// no constructor, no lazy allocation, safe to read inside malloc.
+extern __thread bool thread_inside_hook __attribute__((tls_model("initial-exec")));
+
+// Marks the calling thread inside the hooks for a scope (restoring what was).
+class InsideHook {
+ public:
+  InsideHook() : was_inside_(thread_inside_hook) { thread_inside_hook = true; }
+  ~InsideHook() { thread_inside_hook = was_inside_; }
+  InsideHook(const InsideHook&) = delete;
+  InsideHook& operator=(const InsideHook&) = delete;
+
+ private:
+  bool was_inside_;
+};
+
+// Turns tracking on (lifecycle start) or off (finish). Off costs one load.
+// Rows and frees go to `buffers`.
+void enable(const HostBlockOptions& options, RecordBuffers& buffers);
+void disable();
+inline std::atomic<bool> enabled_flag{false};
+inline bool enabled() { return enabled_flag.load(std::memory_order_relaxed); }
+inline std::atomic<uint64_t> min_bytes_value{UINT64_MAX};
+inline uint64_t min_bytes() { return min_bytes_value.load(std::memory_order_relaxed); }
+
+// From the interposed allocator. `mapped`: anonymous mmap rather than malloc.
+void on_allocate(uint64_t address, uint64_t bytes, bool mapped);
+void on_free(uint64_t address);
+// Ends the mapped regions the range overlaps; false when there were none.
+bool on_unmap(uint64_t address, uint64_t bytes);
+
+// Writer side: CUDA touched `address` in a call entered at `ns` (a copy
+// endpoint, a registration, a kernel argument): the block holding it, if it
+// was already allocated then, becomes an allocation row. The record is
+// returned for the caller to store; nothing when no such block is live or it
+// is a row already.
+std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns);
+
+// The span every tracked block has lain in: a cheap pre-filter for the
+// launch hot path (it runs per parameter word).
+inline AddressRange address_span;
+inline bool may_contain(uint64_t value) { return address_span.may_contain(value); }
+
+// Every allocation by power-of-two size class, as JSON for `meta`.
+std::string histogram_json();
+
+// Blocks that became allocation rows (rows may still be waiting in buffers).
+uint64_t stored_blocks();
+
+// Where promoted blocks resolve (the writer looks here after CUDA's own).
+AllocationRegistry& registry();
+
+// Marks the calling thread's allocations as ours, never tracked (the writer).
+void ignore_this_thread();
+
+}  // namespace host_blocks
+
+}  // namespace apptracer

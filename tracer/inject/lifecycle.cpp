@@ -1,0 +1,326 @@
+// Starting and stopping the tracer inside the program.
+//
+// Two routes inject us: LD_PRELOAD (the constructor below runs at load) and
+// CUDA_INJECTION64_PATH (the driver calls InitializeInjection during cuInit).
+// Whichever fires first starts the tracer; the other finds it started.
+// Finishing happens once, at exit() or _exit() of the process that started
+// it; a fatal signal gets one last flush; a forked child starts over with
+// its own trace file.
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <cupti.h>
+
+#include "apptracer/schema.h"
+#include "base/clock.h"
+#include "base/config.h"
+#include "base/driver.h"
+#include "base/log.h"
+#include "buffer/allocation_registry.h"
+#include "buffer/string_table.h"
+#include "capture/capture.h"
+#include "capture/live_cuda_queries.h"
+#include "host/host_allocator.h"
+#include "host/host_blocks.h"
+#include "store/writer.h"
+
+namespace apptracer {
+
+namespace {
+
+constexpr const char* kTracerVersion = "0.1.0";
+
+RecordBuffers* buffers_instance = nullptr;
+Writer* writer_instance = nullptr;
+CaptureContext* capture_context = nullptr;
+std::atomic<bool> started{false};
+std::atomic<bool> finished{false};
+std::atomic<pid_t> owner_pid{0};
+bool callbacks_active = false;
+// CUPTI's activity machinery does not survive fork: in a child, flushing it
+// waits forever for a worker thread that only the parent has (seen on the
+// H100). Children record API calls; their GPU times are not available.
+bool activity_usable = false;
+// Whether the program's malloc calls reach host_allocator.cpp (preloaded).
+bool allocator_hooked = false;
+
+const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+                             SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+
+std::string command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+void record_process_meta(const Config& config) {
+  Writer& w = *writer_instance;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  int cupti_version = 0;
+  cuptiGetVersion(reinterpret_cast<uint32_t*>(&cupti_version));
+  auto utc_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  w.set_meta("tracer_version", kTracerVersion);
+  w.set_meta("pid", std::to_string(getpid()));
+  w.set_meta("ppid", std::to_string(getppid()));
+  w.set_meta("host", host);
+  w.set_meta("command_line", command_line());
+  w.set_meta("start_time_utc_ns", std::to_string(utc_ns));
+  w.set_meta("start_ns", std::to_string(now_ns()));
+  w.set_meta("cupti_api_version", std::to_string(cupti_version));
+  w.set_meta("options", config.describe());
+  bool unavailable = config.host_allocations != HostAllocations::Off && !allocator_hooked;
+  w.set_meta("host_allocations",
+             unavailable ? "unavailable: the allocator is not interposed (injected through "
+                           "CUDA_INJECTION64_PATH; preload with LD_PRELOAD or apptracer record)"
+                         : to_string(config.host_allocations));
+}
+
+void finish(const char* status) {
+  if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
+  if (finished.exchange(true)) return;
+  if (activity_usable) flush_activity();
+  host_blocks::disable();
+  writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
+  writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
+  writer_instance->finish(status);
+}
+
+void finish_at_exit() { finish(kStatusComplete); }
+
+void on_fatal_signal(int signal_number) {
+  if (getpid() == owner_pid.load() && !finished.load()) {
+    writer_instance->flush_from_signal(signal_number);
+  }
+  // Let the signal do what it would have done without us.
+  signal(signal_number, SIG_DFL);
+  raise(signal_number);
+}
+
+void install_signal_handlers() {
+  for (int signal_number : kFatalSignals) {
+    struct sigaction current {};
+    // Only where the program kept the default: its own handlers stay its own.
+    if (sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+    struct sigaction ours {};
+    ours.sa_handler = on_fatal_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_RESTART;
+    sigaction(signal_number, &ours, nullptr);
+  }
+}
+
+void after_fork_in_child() {
+  if (!started) return;
+  owner_pid = getpid();
+  finished = false;
+  activity_usable = false;
+  buffers_instance->reset_after_fork();
+  allocations().reset_after_fork();
+  strings().reset_after_fork();
+  writer_instance->set_gpu_activity(false);
+  writer_instance->restart_after_fork();
+  record_process_meta(Config::from_environment());
+  writer_instance->set_meta("gpu_activity", "unavailable: CUPTI activity does not survive fork");
+}
+
+// The runtime's version is only visible when the program loads cudart as a
+// shared library (PyTorch, CuPy); nvcc links it statically by default.
+std::string runtime_version() {
+  using GetVersion = int (*)(int*);
+  auto get = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "cudaRuntimeGetVersion"));
+  int version = 0;
+  if (get && get(&version) == 0) return std::to_string(version);
+  return "unknown (cudart linked statically, or driver API only)";
+}
+
+void on_context_created() {
+  for (const DeviceInfo& device : driver_devices()) writer_instance->add_device(device);
+  writer_instance->set_meta("cuda_driver_version", std::to_string(driver_version()));
+  writer_instance->set_meta("cuda_runtime_version", runtime_version());
+}
+
+void set_meta(const std::string& key, const std::string& value) {
+  writer_instance->set_meta(key, value);
+}
+
+void start() {
+  if (started.exchange(true)) return;
+  Config config = Config::from_environment();
+  init_logging(config.log_level);
+  owner_pid = getpid();
+  buffers_instance = new RecordBuffers(config.buffer_bytes);
+  writer_instance = new Writer(
+      *buffers_instance, allocations(), strings(), config,
+      HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer});
+  // SQLite's allocations on the writer thread are ours, not the program's.
+  writer_instance->set_thread_start(host_blocks::ignore_this_thread);
+  auto* queries = new LiveCudaQueries(strings());
+  capture_context = new CaptureContext{*buffers_instance, allocations(), strings(), *queries, now_ns,
+                                       nullptr};
+  CaptureHooks hooks{on_context_created, set_meta};
+  std::string why_not;
+  callbacks_active = subscribe_callbacks(*capture_context, hooks, why_not);
+  // Without CUDA capture only --host-allocations=all has anything to record.
+  bool host_only = !callbacks_active && config.host_allocations == HostAllocations::All;
+  if (!callbacks_active && !host_only) {
+    log_warn("{}; apptracer is not tracing this process", why_not);
+    finished = true;  // nothing will be recorded; leave the program alone
+    return;
+  }
+  if (host_only) log_info("{}; apptracer records host memory only", why_not);
+  activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
+  // Rows waiting for their GPU times ask CUPTI for the records it holds
+  // (completed ones only: the program's work is not disturbed).
+  if (activity_usable) writer_instance->set_activity_flush([] { cuptiActivityFlushAll(0); });
+  allocator_hooked = allocator_interposed();
+  record_process_meta(config);
+  if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
+  if (config.host_allocations != HostAllocations::Off && allocator_hooked) {
+    host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},
+                        *buffers_instance);
+    capture_context->host_blocks = &host_blocks::address_span;
+  }
+  // A host-only trace is wanted even if no block reaches the threshold.
+  if (config.host_allocations == HostAllocations::All) writer_instance->create_file_eagerly();
+  writer_instance->start();
+  std::atexit(finish_at_exit);
+  pthread_atfork(nullptr, nullptr, after_fork_in_child);
+  install_signal_handlers();
+  log_debug("tracing pid {} into {}", getpid(), config.output);
+}
+
+__attribute__((constructor)) void start_when_preloaded() {
+  // Only when preloaded: a library dlopen()ed through CUDA_INJECTION64_PATH
+  // waits for InitializeInjection.
+  const char* preload = std::getenv("LD_PRELOAD");
+  if (preload && std::string(preload).find("libapptracer") != std::string::npos) start();
+}
+
+}  // namespace
+
+}  // namespace apptracer
+
+// CUDA_INJECTION64_PATH entry point, called by the driver during cuInit.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  apptracer::start();
+  return 1;
+}
+
+// _exit skips atexit handlers, and exec replaces the image without running
+// them: finish the trace first so it is complete. (The exec'd program, if
+// still preloaded, starts a trace of its own.)
+extern "C" __attribute__((visibility("default"))) void _exit(int status) {
+  apptracer::finish(apptracer::kStatusComplete);
+  using ExitFunction = void (*)(int);
+  static auto real_exit = reinterpret_cast<ExitFunction>(dlsym(RTLD_NEXT, "_exit"));
+  real_exit(status);
+  __builtin_unreachable();
+}
+
+namespace {
+
+using ExecFunction = int (*)(const char*, char* const[], char* const[]);
+using ExecPathFunction = int (*)(const char*, char* const[]);
+
+void finish_before_exec() {
+  if (apptracer::started && !apptracer::finished) {
+    apptracer::writer_instance->set_meta("end_reason", "exec");
+  }
+  apptracer::finish(apptracer::kStatusComplete);
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int execve(const char* path, char* const argv[],
+                                                             char* const envp[]) {
+  static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execve"));
+  finish_before_exec();
+  return real(path, argv, envp);
+}
+
+extern "C" __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execv"));
+  finish_before_exec();
+  return real(path, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execvp"));
+  finish_before_exec();
+  return real(file, argv);
+}
+
+// The variadic forms reach glibc's execve without passing through ours.
+namespace {
+
+constexpr int kMaxExecArguments = 4096;
+
+// Collects execl-style arguments (up to the terminating null) into `argv`.
+int collect_arguments(const char* first, va_list& rest, char* argv[]) {
+  int count = 0;
+  argv[count++] = const_cast<char*>(first);
+  while (argv[count - 1] != nullptr && count < kMaxExecArguments) {
+    argv[count++] = va_arg(rest, char*);
+  }
+  if (argv[count - 1] != nullptr) {
+    errno = E2BIG;
+    return -1;
+  }
+  return count;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  va_end(rest);
+  return count < 0 ? -1 : execv(path, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  va_end(rest);
+  return count < 0 ? -1 : execvp(file, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArguments];
+  va_list rest;
+  va_start(rest, arg);
+  int count = collect_arguments(arg, rest, argv);
+  char* const* envp = count < 0 ? nullptr : va_arg(rest, char* const*);
+  va_end(rest);
+  return count < 0 ? -1 : execve(path, argv, envp);
+}
+
+extern "C" __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
+                                                              char* const envp[]) {
+  static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execvpe"));
+  finish_before_exec();
+  return real(file, argv, envp);
+}

@@ -1,0 +1,251 @@
+// Joining GPU activity (start and end on the GPU) to the row its API call
+// made, by correlation id, in whichever order the two reach the writer.
+//
+// A row waits in memory for its activity and is inserted once, complete:
+// writing it first and updating it later would double the writer's work per
+// launch. A row whose activity has not come within `hold_passes` writer
+// passes is inserted without it and remembered a while longer ("late"): if
+// its activity still comes, the row is stored again, whole. Activity whose
+// row never comes (graph launches, work from untraced entry points) becomes
+// a row of its own after the same wait.
+//
+// `Traits` says how activity fills a row: apply(row, activity, first),
+// activity_only(activity) -> Row, and kMoreActivityMayCome (a copy may reach
+// the GPU as several transfers; a kernel or memset runs once).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "apptracer/records.h"
+
+namespace apptracer {
+
+template <typename Row, typename Traits>
+class ActivityJoin {
+ public:
+  // `insert(row, replace)` stores a row and sets its id (replace: stored before).
+  ActivityJoin(int hold_passes, int late_passes, std::function<void(Row&, bool replace)> insert)
+      : hold_passes_(hold_passes), late_passes_(late_passes), insert_(std::move(insert)) {}
+
+  // The API-side row of a call: `outer` is the correlation id GPU activity of
+  // runtime-launched work carries, `own` the id of the (nested) call that
+  // made it. `awaiting_more`: something else must arrive before it is stored
+  // (kernel arguments, see update()).
+  void add_row(Row row, uint32_t outer, uint32_t own, bool awaiting_more = false) {
+    Pending pending{std::move(row), 0, false, awaiting_more, own, outer, true};
+    take_held(pending, outer);
+    if (own != outer) take_held(pending, own);
+    if (pending.has_activity && !pending.awaiting_more) {
+      store(pending, outer);
+      return;
+    }
+    auto older = index_.find(outer);
+    if (older != index_.end()) {
+      // A second row under the same call: the older one gives up its claim.
+      Pending& old = slot(older->second);
+      flush(outer, old);
+      old.live = false;
+      index_.erase(older);
+    }
+    pending.outer = outer;
+    index_[outer] = first_sequence_ + slots_.size();
+    slots_.push_back(std::move(pending));
+    if (own != outer) aliases_[own] = outer;
+  }
+
+  // Changes the row of call `outer` wherever it is: still waiting (`completes`:
+  // it awaits nothing more but its activity) or already stored (stored again).
+  template <typename Change>
+  void update(uint32_t outer, Change&& change, bool completes) {
+    if (Pending* pending = find(outer)) {
+      change(pending->row);
+      if (completes) pending->awaiting_more = false;
+      if (pending->has_activity && !pending->awaiting_more) {
+        store(*pending, outer);
+        retire(*pending);
+      }
+      return;
+    }
+    auto late = late_.find(outer);
+    if (late != late_.end()) {
+      change(late->second.row);
+      insert_(late->second.row, true);
+    }
+  }
+
+  void add_activity(const Record& activity) {
+    uint32_t id = activity.correlation_id;
+    Pending* pending = find(id);
+    if (!pending) {
+      auto alias = aliases_.find(id);
+      if (alias != aliases_.end()) pending = find(alias->second);
+    }
+    if (pending && (!pending->has_activity || Traits::kMoreActivityMayCome)) {
+      Traits::apply(pending->row, activity, !pending->has_activity);
+      pending->has_activity = true;
+      if (!pending->awaiting_more) {
+        store(*pending, pending->outer);
+        retire(*pending);
+      }
+      return;
+    }
+    auto late = late_.find(id);
+    if (late != late_.end() && (!late->second.has_activity || Traits::kMoreActivityMayCome)) {
+      Traits::apply(late->second.row, activity, !late->second.has_activity);
+      late->second.has_activity = true;
+      insert_(late->second.row, true);
+      return;
+    }
+    held_[id].push_back(Held{activity, 0});
+  }
+
+  // Once per writer pass: rows and activity that waited long enough are stored.
+  void end_pass() {
+    ++pass_;
+    // Oldest first, so rows stored together keep the order their calls came in.
+    for (Pending& pending : slots_) {
+      if (!pending.live || ++pending.passes <= hold_passes_) continue;
+      flush(pending.outer, pending);
+      retire(pending);
+    }
+    drop_retired();
+    for (auto it = held_.begin(); it != held_.end();) {
+      if (++it->second.front().passes > hold_passes_) {
+        for (const Held& held : it->second) store_activity_only(held.record);
+        it = held_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    while (!late_order_.empty() && late_order_.front().second + late_passes_ < pass_) {
+      late_.erase(late_order_.front().first);
+      late_order_.pop_front();
+    }
+  }
+
+  // Whether a row has waited a whole pass for activity: time to ask CUPTI
+  // for what it holds.
+  bool waiting() const {
+    for (const Pending& pending : slots_) {
+      if (pending.live && pending.passes >= 1 && !pending.has_activity) return true;
+    }
+    return false;
+  }
+
+  // The end: everything still waiting is stored as it is.
+  void finish() {
+    for (Pending& pending : slots_) {
+      if (pending.live) insert_(pending.row, false);
+    }
+    slots_.clear();
+    index_.clear();
+    first_sequence_ = 0;
+    aliases_.clear();
+    for (auto& [id, held] : held_) {
+      for (const Held& h : held) store_activity_only(h.record);
+    }
+    held_.clear();
+    late_.clear();
+    late_order_.clear();
+  }
+
+ private:
+  struct Pending {
+    Row row;
+    int passes;
+    bool has_activity;
+    bool awaiting_more;
+    uint32_t own;
+    uint32_t outer;
+    bool live;  // false once stored: its slot waits to be dropped from the front
+  };
+  struct Held {
+    Record record;
+    int passes;
+  };
+  struct Late {
+    Row row;
+    bool has_activity;
+  };
+
+  // Activity that came before its row. A copy takes all its transfers; a
+  // kernel or memset takes one (others under the same id are other work).
+  void take_held(Pending& pending, uint32_t id) {
+    auto held = held_.find(id);
+    if (held == held_.end()) return;
+    auto& records = held->second;
+    size_t taken = 0;
+    while (taken < records.size() &&
+           (taken == 0 || Traits::kMoreActivityMayCome) &&
+           (!pending.has_activity || Traits::kMoreActivityMayCome)) {
+      Traits::apply(pending.row, records[taken].record, !pending.has_activity);
+      pending.has_activity = true;
+      ++taken;
+    }
+    records.erase(records.begin(), records.begin() + static_cast<long>(taken));
+    if (records.empty()) held_.erase(held);
+  }
+
+  Pending& slot(uint64_t sequence) { return slots_[sequence - first_sequence_]; }
+
+  Pending* find(uint32_t outer) {
+    auto it = index_.find(outer);
+    return it == index_.end() ? nullptr : &slot(it->second);
+  }
+
+  void retire(Pending& pending) {
+    if (pending.own != pending.outer) aliases_.erase(pending.own);
+    index_.erase(pending.outer);
+    pending.live = false;
+  }
+
+  void drop_retired() {
+    while (!slots_.empty() && !slots_.front().live) {
+      slots_.pop_front();
+      ++first_sequence_;
+    }
+  }
+
+  void store(Pending& pending, uint32_t outer) {
+    insert_(pending.row, false);
+    if (Traits::kMoreActivityMayCome) remember_late(outer, pending);
+  }
+
+  // Stored without (all of) its activity: remembered in case it comes.
+  void flush(uint32_t outer, Pending& pending) {
+    insert_(pending.row, false);
+    remember_late(outer, pending);
+  }
+
+  void remember_late(uint32_t outer, const Pending& pending) {
+    for (uint32_t id : {outer, pending.own}) {
+      late_.insert_or_assign(id, Late{pending.row, pending.has_activity});
+      late_order_.emplace_back(id, pass_);
+      if (pending.own == outer) break;
+    }
+  }
+
+  void store_activity_only(const Record& activity) {
+    Row row = Traits::activity_only(activity);
+    insert_(row, false);
+  }
+
+  int hold_passes_;
+  int late_passes_;
+  std::function<void(Row&, bool)> insert_;
+  int64_t pass_ = 0;
+  std::deque<Pending> slots_;                              // waiting rows, oldest first
+  uint64_t first_sequence_ = 0;                            // sequence number of slots_.front()
+  std::unordered_map<uint32_t, uint64_t> index_;           // outer correlation id -> sequence
+  std::unordered_map<uint32_t, uint32_t> aliases_;        // own -> outer, for nested calls
+  std::unordered_map<uint32_t, std::vector<Held>> held_;  // activity before its row
+  std::unordered_map<uint32_t, Late> late_;               // stored, activity may still come
+  std::deque<std::pair<uint32_t, int64_t>> late_order_;   // (id, pass), oldest first
+};
+
+}  // namespace apptracer

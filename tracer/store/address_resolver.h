@@ -1,0 +1,57 @@
+// Which allocation held an address at a time, as the writer resolves copy
+// endpoints, memset targets, kernel arguments and unified-memory records.
+// CUDA's allocations first (registered or pinned host memory is also a host
+// block: CUDA's view wins), then host blocks that are rows, then a host
+// block CUDA touches for the first time, which becomes a row now.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "apptracer/records.h"
+#include "buffer/allocation_registry.h"
+
+namespace apptracer {
+
+// Host blocks (host/host_blocks.h): where they resolve once they are rows,
+// and how one becomes a row when CUDA touches it.
+struct HostBlockResolution {
+  const AllocationRegistry* registry = nullptr;
+  // The block holding `address` that was allocated at `ns`, as an allocation
+  // record, if it is not a row yet.
+  std::function<std::optional<Record>(uint64_t address, uint64_t ns)> promote;
+};
+
+struct Resolved {
+  std::optional<int64_t> alloc_id;
+  std::optional<int64_t> offset;
+  MemoryKind memory = MemoryKind::Unknown;
+  std::optional<int64_t> device;
+  std::optional<int64_t> numa_node;  // host memory: of the allocation, read when it became a row
+};
+
+class AddressResolver {
+ public:
+  // `write_allocation` stores a promoted host block's row.
+  AddressResolver(const AllocationRegistry& cuda, HostBlockResolution host,
+                  std::function<void(const Record&)> write_allocation);
+
+  // In a known allocation or host row, without promoting anything.
+  Resolved find(uint64_t address, uint64_t ns) const;
+  // The same; an address in no allocation but in a host block the program
+  // allocated before `ns` makes that block a row (CUDA touched it).
+  Resolved touch(uint64_t address, uint64_t ns);
+
+  // The NUMA node of host memory, remembered per allocation row.
+  void remember_numa_node(uint64_t alloc_id, int numa_node);
+
+ private:
+  const AllocationRegistry& cuda_;
+  HostBlockResolution host_;
+  std::function<void(const Record&)> write_allocation_;
+  std::unordered_map<uint64_t, int> numa_nodes_;
+};
+
+}  // namespace apptracer

@@ -1,0 +1,33 @@
+// Kernel arguments stored once per distinct set: a training loop launches the
+// same kernels on the same buffers step after step, and storing each
+// launch's words again was most of a trace's size (kernel_arg_sets,
+// kernel_arg_words; the kernel_args view joins them back per launch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "apptracer/row_inserter.h"
+
+namespace apptracer {
+
+class KernelArgSets {
+ public:
+  explicit KernelArgSets(Database& db);
+
+  // The id of the set of these resolved words (arg_set_id left unset),
+  // stored now if no launch had it before.
+  int64_t id_of(const std::vector<KernelArgWordRow>& words);
+
+ private:
+  RowInserter<KernelArgSetRow> sets_;
+  RowInserter<KernelArgWordRow> words_;
+  // Known sets by their words' bytes. Bounded: past the cap it starts over
+  // (sets are then stored again; ids stay right).
+  std::unordered_map<std::string, int64_t> known_;
+  size_t known_bytes_ = 0;
+};
+
+}  // namespace apptracer

@@ -1,0 +1,545 @@
+#include "store/trace_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "apptracer/schema.h"
+#include "base/numa.h"
+#include "store/um_rows.h"
+
+namespace apptracer {
+
+namespace {
+
+std::optional<int64_t> optional_device(int32_t device) {
+  if (device < 0) return std::nullopt;
+  return device;
+}
+
+std::optional<int64_t> optional_nonzero(uint64_t value) {
+  if (value == 0) return std::nullopt;
+  return static_cast<int64_t>(value);
+}
+
+std::optional<int64_t> optional_stream(int64_t stream) {
+  if (stream < 0) return std::nullopt;
+  return stream;
+}
+
+int64_t as_int(uint64_t value) { return static_cast<int64_t>(value); }
+
+template <typename T>
+std::optional<int64_t> keep_or(const std::optional<int64_t>& kept, T value) {
+  return kept ? kept : std::optional<int64_t>(value);
+}
+
+// A copy's direction from where its endpoints live, for calls that say
+// "default" (unified addressing) and for rows that never get activity.
+CopyKind infer_copy_kind(MemoryKind src, MemoryKind dst) {
+  // Managed memory moves on demand: only the activity record knows.
+  if (src == MemoryKind::Managed || dst == MemoryKind::Managed) return CopyKind::Unknown;
+  if (src == MemoryKind::Unknown && dst == MemoryKind::Unknown) return CopyKind::Unknown;
+  bool src_device = is_device_memory(src);
+  bool dst_device = is_device_memory(dst);
+  if (src_device && dst_device) return CopyKind::DtoD;
+  if (src_device) return CopyKind::DtoH;
+  if (dst_device) return CopyKind::HtoD;
+  return CopyKind::HtoH;
+}
+
+// Which endpoints of a copy may be host memory the program got elsewhere
+// (malloc, mmap, the stack): those a copy touches become host rows.
+bool may_be_host(CopyKind kind, bool source) {
+  switch (kind) {
+    case CopyKind::HtoD: return source;
+    case CopyKind::DtoH: return !source;
+    case CopyKind::HtoH:
+    case CopyKind::Unknown: return true;
+    default: return false;
+  }
+}
+
+bool is_host_memory(MemoryKind kind) {
+  return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
+}
+
+}  // namespace
+
+// --- how GPU activity fills rows --------------------------------------------
+
+struct KernelTraits {
+  static constexpr bool kMoreActivityMayCome = false;
+  static void apply(KernelRow& row, const Record& r, bool) {
+    const GpuKernelRecord& k = r.gpu_kernel;
+    row.gpu_start_ns = as_int(k.start_ns);
+    row.gpu_end_ns = as_int(k.end_ns);
+    row.stream = static_cast<int64_t>(k.stream);
+    row.device = optional_device(k.device);
+    row.static_shared_bytes = static_cast<int64_t>(k.static_shared_bytes);
+    row.registers_per_thread = static_cast<int64_t>(k.registers_per_thread);
+    row.graph_node_id = optional_nonzero(k.graph_node_id);
+    if (!row.name_id && k.name_id) row.name_id = static_cast<int64_t>(k.name_id);
+  }
+  static KernelRow activity_only(const Record& r) {
+    const GpuKernelRecord& g = r.gpu_kernel;
+    KernelRow row;
+    row.call_correlation_id = optional_nonzero(r.correlation_id);
+    row.grid_x = g.grid[0];
+    row.grid_y = g.grid[1];
+    row.grid_z = g.grid[2];
+    row.block_x = g.block[0];
+    row.block_y = g.block[1];
+    row.block_z = g.block[2];
+    row.dynamic_shared_bytes = static_cast<int64_t>(g.dynamic_shared_bytes);
+    row.launch_kind = g.graph_node_id ? LaunchKind::Graph : LaunchKind::ActivityOnly;
+    apply(row, r, true);
+    return row;
+  }
+};
+
+// A copy may reach the GPU as several transfers (a peer copy without peer
+// access is staged through the host): the row spans them all. The first
+// transfer says what memory the endpoints were; the call's own direction
+// stands unless it was "default".
+struct MemcpyTraits {
+  static constexpr bool kMoreActivityMayCome = true;
+  static void apply(MemcpyRow& row, const Record& r, bool first) {
+    const GpuMemcpyRecord& m = r.gpu_memcpy;
+    row.gpu_start_ns = std::min(row.gpu_start_ns.value_or(as_int(m.start_ns)), as_int(m.start_ns));
+    row.gpu_end_ns = std::max(row.gpu_end_ns.value_or(as_int(m.end_ns)), as_int(m.end_ns));
+    row.stream = keep_or(row.stream, static_cast<int64_t>(m.stream));
+    if (row.kind == CopyKind::Unknown) row.kind = m.kind;
+    if (first) {
+      row.src_memory = m.src_memory;
+      row.dst_memory = m.dst_memory;
+    }
+    if (m.src_device >= 0) row.src_device = keep_or(row.src_device, m.src_device);
+    if (m.dst_device >= 0) row.dst_device = keep_or(row.dst_device, m.dst_device);
+    if (m.graph_node_id) row.graph_node_id = keep_or(row.graph_node_id, as_int(m.graph_node_id));
+  }
+  static MemcpyRow activity_only(const Record& r) {
+    const GpuMemcpyRecord& m = r.gpu_memcpy;
+    MemcpyRow row;
+    row.call_correlation_id = optional_nonzero(r.correlation_id);
+    row.bytes = as_int(m.bytes);
+    row.kind = m.kind;
+    row.is_async = m.is_async;
+    row.api_start_ns = as_int(m.start_ns);
+    apply(row, r, true);
+    return row;
+  }
+};
+
+struct MemsetTraits {
+  static constexpr bool kMoreActivityMayCome = false;
+  static void apply(MemsetRow& row, const Record& r, bool) {
+    const GpuMemsetRecord& m = r.gpu_memset;
+    row.gpu_start_ns = as_int(m.start_ns);
+    row.gpu_end_ns = as_int(m.end_ns);
+    row.stream = static_cast<int64_t>(m.stream);
+    row.device = optional_device(m.device);
+    row.memory = m.memory;
+    row.graph_node_id = optional_nonzero(m.graph_node_id);
+  }
+  static MemsetRow activity_only(const Record& r) {
+    MemsetRow row;
+    row.call_correlation_id = optional_nonzero(r.correlation_id);
+    row.bytes = as_int(r.gpu_memset.bytes);
+    row.value = r.gpu_memset.value;
+    row.element_size = 1;
+    row.api_start_ns = as_int(r.gpu_memset.start_ns);
+    apply(row, r, true);
+    return row;
+  }
+};
+
+// --- the store ----------------------------------------------------------------
+
+TraceStore::TraceStore(const std::string& path, const AllocationRegistry& registry,
+                       StringTable& strings, HostBlockResolution host, StoreOptions options)
+    : db_(path, Database::Mode::Create),
+      strings_(strings),
+      resolver_(registry, std::move(host), [this](const Record& r) { write_allocation(r); }),
+      signatures_(strings) {
+  // WAL: a crash or SIGKILL leaves every committed pass readable.
+  // synchronous=NORMAL: durable across process death, which is what we need.
+  // A large page cache and rare checkpoints keep SQLite from re-reading and
+  // re-writing pages while the program runs; finish() checkpoints once.
+  db_.exec(
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;"
+      " PRAGMA wal_autocheckpoint=16384; PRAGMA temp_store=MEMORY;");
+  with_transaction(db_, [&] {
+    db_.exec(trace_tables_sql());
+    db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
+  });
+  arg_sets_ = std::make_unique<KernelArgSets>(db_);
+  api_calls_ = RowInserter<ApiCallRow>(db_);
+  allocations_ = RowInserter<AllocationRow>(db_);
+  syncs_ = RowInserter<SyncRow>(db_);
+  stream_events_ = RowInserter<StreamEventRow>(db_);
+  mem_advice_ = RowInserter<MemAdviceRow>(db_);
+  um_events_ = RowInserter<UmEventRow>(db_);
+  devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
+  kernels_ = RowInserter<KernelRow>(db_);
+  kernels_again_ = RowInserter<KernelRow>(db_, OnConflict::Replace);
+  memcpys_ = RowInserter<MemcpyRow>(db_);
+  memcpys_again_ = RowInserter<MemcpyRow>(db_, OnConflict::Replace);
+  memsets_ = RowInserter<MemsetRow>(db_);
+  memsets_again_ = RowInserter<MemsetRow>(db_, OnConflict::Replace);
+  insert_thread_ = db_.prepare(
+      "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
+      " ON CONFLICT(tid) DO UPDATE SET name = excluded.name");
+  insert_string_ = db_.prepare("INSERT OR REPLACE INTO strings (id, text) VALUES (?,?)");
+  upsert_meta_ = db_.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
+  update_free_ = db_.prepare(
+      "UPDATE allocations SET free_correlation_id = ?, free_ns = ? WHERE id = ?");
+
+  kernel_join_ = std::make_unique<ActivityJoin<KernelRow, KernelTraits>>(
+      options.hold_passes, options.late_passes, [this](KernelRow& row, bool again) {
+        if (!row.demangled_id && row.name_id) {
+          row.demangled_id = signatures_.demangled_id(static_cast<uint32_t>(*row.name_id));
+        }
+        row.id = (again ? kernels_again_ : kernels_).insert(row);
+      });
+  memcpy_join_ = std::make_unique<ActivityJoin<MemcpyRow, MemcpyTraits>>(
+      options.hold_passes, options.late_passes, [this](MemcpyRow& row, bool again) {
+        row.id = (again ? memcpys_again_ : memcpys_).insert(row);
+      });
+  memset_join_ = std::make_unique<ActivityJoin<MemsetRow, MemsetTraits>>(
+      options.hold_passes, options.late_passes, [this](MemsetRow& row, bool again) {
+        row.id = (again ? memsets_again_ : memsets_).insert(row);
+      });
+}
+
+TraceStore::~TraceStore() = default;
+
+void TraceStore::begin() { db_.exec("BEGIN"); }
+void TraceStore::commit() { db_.exec("COMMIT"); }
+
+void TraceStore::write_string(uint32_t id, const std::string& text) {
+  insert_string_.bind(1, static_cast<int64_t>(id)).bind(2, text).run();
+}
+
+void TraceStore::write_device(const DeviceInfo& d) {
+  DeviceRow row;
+  row.id = d.ordinal;
+  row.name = d.name;
+  row.uuid = d.uuid;
+  row.pci_bus_id = d.pci_bus_id;
+  row.cc_major = d.cc_major;
+  row.cc_minor = d.cc_minor;
+  row.total_memory_bytes = as_int(d.total_memory_bytes);
+  row.sm_count = d.sm_count;
+  row.numa_node = d.numa_node;
+  devices_.insert(row);
+}
+
+void TraceStore::set_meta(const std::string& key, const std::string& value) {
+  upsert_meta_.bind(1, key).bind(2, value).run();
+}
+
+void TraceStore::write(const Record* records, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const Record& r = records[i];
+    switch (r.type) {
+      case RecordType::ApiCall: write_api_call(r); break;
+      case RecordType::Allocation: write_allocation(r); break;
+      case RecordType::Free: write_free(r); break;
+      case RecordType::Memcpy: write_memcpy(r); break;
+      case RecordType::Memset: write_memset(r); break;
+      case RecordType::Kernel: write_kernel(r); break;
+      case RecordType::KernelArgs: write_kernel_args(r); break;
+      case RecordType::Sync: write_sync(r); break;
+      case RecordType::StreamEvent: write_stream_event(r); break;
+      case RecordType::Thread: write_thread(r); break;
+      case RecordType::MemAdvice: write_mem_advice(r); break;
+      case RecordType::UmEvent: write_um_event(r); break;
+      case RecordType::GpuKernel:
+      case RecordType::GpuMemcpy:
+      case RecordType::GpuMemset: write_activity(r); break;
+    }
+  }
+}
+
+void TraceStore::write_api_call(const Record& r) {
+  const ApiCallRecord& a = r.api;
+  auto& name_id = api_name_ids_[a.name];
+  if (name_id == 0) name_id = strings_.intern(a.name ? a.name : "?");
+  ApiCallRow row;
+  row.correlation_id = r.own_correlation_id;
+  row.parent_correlation_id = optional_nonzero(a.parent_correlation_id);
+  row.domain = a.domain;
+  row.cbid = a.cbid;
+  row.name_id = name_id;
+  row.tid = r.tid;
+  row.start_ns = as_int(a.start_ns);
+  row.end_ns = as_int(a.end_ns);
+  row.return_code = a.return_code;
+  row.device = optional_device(a.device);
+  row.stream = optional_stream(a.stream);
+  api_calls_.insert(row);
+}
+
+void TraceStore::write_allocation(const Record& r) {
+  const AllocationRecord& a = r.allocation;
+  AllocationRow row;
+  row.id = as_int(a.alloc_id);
+  row.kind = a.kind;
+  row.address = as_int(a.address);
+  row.bytes = as_int(a.bytes);
+  row.device = optional_device(a.device);
+  row.flags = a.flags;
+  row.pitch = optional_nonzero(a.pitch);
+  row.alloc_correlation_id = optional_nonzero(r.own_correlation_id);
+  row.alloc_ns = as_int(a.ns);
+  row.alloc_tid = static_cast<int64_t>(a.alloc_tid ? a.alloc_tid : r.tid);
+  // Host memory: where its pages are, read here rather than on the
+  // program's thread (a system call). Page-locked memory cannot move.
+  MemoryKind memory = memory_kind_of(a.kind);
+  if (is_host_memory(memory)) {
+    int node = numa_node_of(a.address, a.bytes);
+    if (node >= 0) row.numa_node = node;
+    resolver_.remember_numa_node(a.alloc_id, node);
+  }
+  auto pending = pending_frees_.find(a.alloc_id);
+  if (pending != pending_frees_.end()) {
+    row.free_correlation_id = pending->second.correlation_id;
+    row.free_ns = as_int(pending->second.ns);
+    pending_frees_.erase(pending);
+  }
+  allocations_.insert(row);
+}
+
+void TraceStore::write_free(const Record& r) {
+  std::optional<int64_t> correlation = optional_nonzero(r.own_correlation_id);
+  update_free_.bind(1, correlation)
+      .bind(2, as_int(r.free.ns))
+      .bind(3, as_int(r.free.alloc_id))
+      .run();
+  if (db_.changes() == 0) pending_frees_[r.free.alloc_id] = PendingFree{correlation, r.free.ns};
+}
+
+void TraceStore::write_memcpy(const Record& r) {
+  const MemcpyRecord& m = r.memcpy;
+  uint64_t ns = m.api_start_ns;
+  auto endpoint = [&](uint64_t address, bool source) {
+    return may_be_host(m.kind, source) ? resolver_.touch(address, ns) : resolver_.find(address, ns);
+  };
+  Resolved src = endpoint(m.src, true);
+  Resolved dst = endpoint(m.dst, false);
+  // An unresolved endpoint on the host side of a known direction is pageable
+  // (or memory we do not see); on the device side it stays unknown.
+  if (!src.alloc_id && (m.kind == CopyKind::HtoD || m.kind == CopyKind::HtoH)) {
+    src.memory = MemoryKind::Pageable;
+  }
+  if (!dst.alloc_id && (m.kind == CopyKind::DtoH || m.kind == CopyKind::HtoH)) {
+    dst.memory = MemoryKind::Pageable;
+  }
+  if (m.kind == CopyKind::Prefetch) {
+    // The managed range moves to where the call said (the host: no device),
+    // from wherever its pages were, which the call does not say.
+    src.device = std::nullopt;
+    dst.device = std::nullopt;
+  }
+  // Host memory in no allocation (the stack, small blocks): where its pages are now.
+  auto numa_node = [&](const Resolved& at, uint64_t address, uint64_t pitch, bool source) {
+    if (at.alloc_id) return is_host_memory(at.memory) ? at.numa_node : std::nullopt;
+    if (!may_be_host(m.kind, source) || address == 0) return std::optional<int64_t>();
+    int node = numa_node_of(address, m.height ? m.height * pitch : m.bytes);
+    return node >= 0 ? std::optional<int64_t>(node) : std::nullopt;
+  };
+  MemcpyRow row;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  row.kind = m.kind == CopyKind::Unknown ? infer_copy_kind(src.memory, dst.memory) : m.kind;
+  row.src_address = as_int(m.src);
+  row.dst_address = as_int(m.dst);
+  row.bytes = as_int(m.bytes);
+  row.src_alloc_id = src.alloc_id;
+  row.dst_alloc_id = dst.alloc_id;
+  row.src_offset = src.offset;
+  row.dst_offset = dst.offset;
+  row.src_memory = src.memory;
+  row.dst_memory = dst.memory;
+  row.src_device = m.src_device >= 0 ? std::optional<int64_t>(m.src_device) : src.device;
+  row.dst_device = m.dst_device >= 0 ? std::optional<int64_t>(m.dst_device) : dst.device;
+  row.src_numa_node = numa_node(src, m.src, m.src_pitch, true);
+  row.dst_numa_node = numa_node(dst, m.dst, m.dst_pitch, false);
+  row.stream = optional_stream(m.stream);
+  row.is_async = m.is_async;
+  row.width = optional_nonzero(m.width);
+  row.height = optional_nonzero(m.height);
+  row.src_pitch = optional_nonzero(m.src_pitch);
+  row.dst_pitch = optional_nonzero(m.dst_pitch);
+  row.api_start_ns = as_int(m.api_start_ns);
+  // A prefetch moves pages through the unified-memory driver: CUPTI reports
+  // it as um_events, never as copy activity.
+  if (m.kind == CopyKind::Prefetch) {
+    memcpys_.insert(row);
+    return;
+  }
+  memcpy_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id);
+}
+
+void TraceStore::write_memset(const Record& r) {
+  const MemsetRecord& s = r.memset;
+  Resolved target = resolver_.find(s.address, s.api_start_ns);
+  MemsetRow row;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  row.address = optional_nonzero(s.address);
+  row.bytes = as_int(s.bytes);
+  row.value = s.value;
+  row.element_size = s.element_size;
+  row.alloc_id = target.alloc_id;
+  row.alloc_offset = target.offset;
+  row.memory = target.memory;
+  row.device = target.device;
+  row.is_async = s.is_async;
+  row.api_start_ns = optional_nonzero(s.api_start_ns);
+  memset_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id);
+}
+
+void TraceStore::write_kernel(const Record& r) {
+  const KernelRecord& k = r.kernel;
+  KernelRow row;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  if (k.name_id) {
+    row.name_id = k.name_id;
+    row.demangled_id = signatures_.demangled_id(k.name_id);
+  }
+  row.launch_kind = k.launch_kind;
+  row.device = optional_device(k.device);
+  row.grid_x = k.grid[0];
+  row.grid_y = k.grid[1];
+  row.grid_z = k.grid[2];
+  row.block_x = k.block[0];
+  row.block_y = k.block[1];
+  row.block_z = k.block[2];
+  row.dynamic_shared_bytes = k.dynamic_shared_bytes;
+  row.function_handle = optional_nonzero(k.function_handle);
+  row.api_start_ns = optional_nonzero(k.api_start_ns);
+  if (k.args_captured) {
+    launch_args_[r.own_correlation_id] =
+        LaunchArgs{r.correlation_id, k.name_id, k.api_start_ns, {}};
+  }
+  kernel_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id, k.args_captured);
+}
+
+void TraceStore::write_kernel_args(const Record& r) {
+  auto launch = launch_args_.find(r.own_correlation_id);
+  if (launch == launch_args_.end()) return;
+  LaunchArgs& args = launch->second;
+  const KernelArgsRecord& record = r.kernel_args;
+  for (int i = 0; i < record.count && i < KernelArgsRecord::kWords; ++i) {
+    const KernelArgWord& word = record.words[i];
+    std::optional<KernelSignatures::Access> access =
+        signatures_.access_of(args.name_id, word.param_index);
+    if (!access) continue;
+    // Pageable memory a kernel touches first (systems where GPUs read host
+    // memory directly) becomes a row now.
+    Resolved target = resolver_.touch(word.value, args.api_start_ns);
+    KernelArgWordRow row;
+    if (word.param_index != UINT16_MAX) row.param_index = word.param_index;
+    row.offset = word.offset;
+    row.size = word.param_size;
+    row.raw_value = as_int(word.value);
+    row.alloc_id = target.alloc_id;
+    row.alloc_offset = target.offset;
+    row.access = target.alloc_id ? access->kind : AccessKind::Unknown;
+    row.access_source = target.alloc_id ? access->source : AccessSource::None;
+    args.words.push_back(row);
+  }
+  if (!record.last) return;
+  int64_t set_id = arg_sets_->id_of(args.words);
+  kernel_join_->update(
+      args.outer_correlation_id, [set_id](KernelRow& row) { row.arg_set_id = set_id; }, true);
+  launch_args_.erase(launch);
+}
+
+void TraceStore::write_sync(const Record& r) {
+  const SyncRecord& s = r.sync;
+  SyncRow row;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  row.kind = s.kind;
+  row.device = optional_device(s.device);
+  row.stream = optional_stream(s.stream);
+  row.event_handle = optional_nonzero(s.event_handle);
+  row.tid = r.tid;
+  row.start_ns = as_int(s.start_ns);
+  row.end_ns = as_int(s.end_ns);
+  syncs_.insert(row);
+}
+
+void TraceStore::write_stream_event(const Record& r) {
+  const StreamEventRecord& e = r.stream_event;
+  StreamEventRow row;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  row.kind = e.kind;
+  row.event_handle = as_int(e.event_handle);
+  row.stream = optional_stream(e.stream);
+  row.device = optional_device(e.device);
+  row.ns = as_int(e.ns);
+  stream_events_.insert(row);
+}
+
+void TraceStore::write_thread(const Record& r) {
+  std::string name(r.thread.name, strnlen(r.thread.name, sizeof r.thread.name));
+  insert_thread_.bind(1, static_cast<int64_t>(r.tid))
+      .bind(2, name)
+      .bind(3, as_int(r.thread.ns))
+      .run();
+}
+
+void TraceStore::write_mem_advice(const Record& r) {
+  mem_advice_.insert(mem_advice_row(r, resolver_.find(r.mem_advice.address, r.mem_advice.ns)));
+}
+
+// Addresses in no allocation stay unresolved: `__managed__` variables, for
+// one, are managed memory that no allocation call created.
+void TraceStore::write_um_event(const Record& r) {
+  um_events_.insert(um_event_row(r, resolver_.find(r.um_event.address, r.um_event.start_ns)));
+}
+
+void TraceStore::write_activity(const Record& r) {
+  switch (r.type) {
+    case RecordType::GpuKernel: kernel_join_->add_activity(r); break;
+    case RecordType::GpuMemcpy: memcpy_join_->add_activity(r); break;
+    case RecordType::GpuMemset: memset_join_->add_activity(r); break;
+    default: break;
+  }
+}
+
+void TraceStore::end_pass() {
+  kernel_join_->end_pass();
+  memcpy_join_->end_pass();
+  memset_join_->end_pass();
+}
+
+bool TraceStore::waiting_for_activity() const {
+  return kernel_join_->waiting() || memcpy_join_->waiting() || memset_join_->waiting();
+}
+
+std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
+  // Launches whose argument records never came are stored as they are.
+  for (const auto& [own, args] : launch_args_) {
+    kernel_join_->update(args.outer_correlation_id, [](KernelRow&) {}, true);
+  }
+  launch_args_.clear();
+  kernel_join_->finish();
+  memcpy_join_->finish();
+  memset_join_->finish();
+  db_.exec(trace_indexes_sql());
+  std::vector<std::pair<std::string, int64_t>> counts;
+  for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
+    Statement count = db_.prepare("SELECT count(*) FROM " + table->name);
+    count.step();
+    counts.emplace_back(table->name, count.int64(0));
+  }
+  return counts;
+}
+
+void TraceStore::checkpoint() {
+  // Back to a rollback journal: readers then need no -wal/-shm files beside it.
+  db_.exec("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+}
+
+}  // namespace apptracer

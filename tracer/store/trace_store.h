@@ -1,0 +1,122 @@
+// Turns records into rows of the trace database (tables.def), on the writer
+// thread only. Its parts, each in a file of its own: address resolution
+// (address_resolver), joining GPU activity to its call (activity_join),
+// kernel signatures (kernel_signatures), argument sets (kernel_arg_sets) and
+// unified-memory rows (um_rows).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "apptracer/row_inserter.h"
+#include "base/device_info.h"
+#include "store/activity_join.h"
+#include "store/address_resolver.h"
+#include "store/kernel_arg_sets.h"
+#include "store/kernel_signatures.h"
+
+namespace apptracer {
+
+struct KernelTraits;
+struct MemcpyTraits;
+struct MemsetTraits;
+
+struct StoreOptions {
+  // Writer passes a row waits for its GPU activity before it is stored
+  // without it (0: GPU activity is not recorded in this process).
+  int hold_passes = 2;
+  // Passes a row stored without its activity is kept, in case it comes.
+  int late_passes = 25;
+};
+
+class TraceStore {
+ public:
+  // Creates the database at `path` (which must not exist) with the schema,
+  // in WAL mode, with meta.status = incomplete. Addresses resolve in
+  // `registry` (CUDA's allocations) first, then in host blocks.
+  TraceStore(const std::string& path, const AllocationRegistry& registry, StringTable& strings,
+             HostBlockResolution host = {}, StoreOptions options = {});
+  ~TraceStore();
+
+  void begin();
+  void commit();
+
+  void write(const Record* records, size_t count);
+  void write_string(uint32_t id, const std::string& text);
+  void write_device(const DeviceInfo& device);
+  void set_meta(const std::string& key, const std::string& value);
+
+  // Once per writer pass, inside its transaction.
+  void end_pass();
+  // Whether rows have been waiting a whole pass for their GPU activity.
+  bool waiting_for_activity() const;
+
+  // Stores everything still held back, creates the indexes and returns
+  // per-table row counts.
+  std::vector<std::pair<std::string, int64_t>> finish();
+
+  // Moves the WAL into the main file so the trace is one self-contained file.
+  void checkpoint();
+
+ private:
+  void write_api_call(const Record& r);
+  void write_allocation(const Record& r);
+  void write_free(const Record& r);
+  void write_memcpy(const Record& r);
+  void write_memset(const Record& r);
+  void write_kernel(const Record& r);
+  void write_kernel_args(const Record& r);
+  void write_sync(const Record& r);
+  void write_stream_event(const Record& r);
+  void write_thread(const Record& r);
+  void write_mem_advice(const Record& r);
+  void write_um_event(const Record& r);
+  void write_activity(const Record& r);
+
+  Database db_;
+  StringTable& strings_;
+  AddressResolver resolver_;
+  KernelSignatures signatures_;
+  std::unique_ptr<KernelArgSets> arg_sets_;
+
+  RowInserter<ApiCallRow> api_calls_;
+  RowInserter<AllocationRow> allocations_;
+  RowInserter<SyncRow> syncs_;
+  RowInserter<StreamEventRow> stream_events_;
+  RowInserter<MemAdviceRow> mem_advice_;
+  RowInserter<UmEventRow> um_events_;
+  RowInserter<DeviceRow> devices_;
+  RowInserter<KernelRow> kernels_, kernels_again_;
+  RowInserter<MemcpyRow> memcpys_, memcpys_again_;
+  RowInserter<MemsetRow> memsets_, memsets_again_;
+  Statement insert_thread_, insert_string_, upsert_meta_, update_free_;
+
+  std::unique_ptr<ActivityJoin<KernelRow, KernelTraits>> kernel_join_;
+  std::unique_ptr<ActivityJoin<MemcpyRow, MemcpyTraits>> memcpy_join_;
+  std::unique_ptr<ActivityJoin<MemsetRow, MemsetTraits>> memset_join_;
+
+  // Frees that reached the writer before their allocation's row (another
+  // thread's buffer, drained later): applied when the row arrives.
+  struct PendingFree {
+    std::optional<int64_t> correlation_id;
+    uint64_t ns;
+  };
+  std::unordered_map<uint64_t, PendingFree> pending_frees_;
+  std::unordered_map<const char*, uint32_t> api_name_ids_;  // CUPTI function name -> id
+
+  // A launch's parameter words, gathered from the records that follow it.
+  struct LaunchArgs {
+    uint32_t outer_correlation_id;
+    uint32_t name_id;
+    uint64_t api_start_ns;
+    std::vector<KernelArgWordRow> words;
+  };
+  std::unordered_map<uint32_t, LaunchArgs> launch_args_;  // own correlation id
+};
+
+}  // namespace apptracer

@@ -1,0 +1,197 @@
+#include "store/writer.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <new>
+
+#include "base/clock.h"
+#include "base/log.h"
+
+namespace apptracer {
+
+namespace {
+
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+void remove_trace_files(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
+}
+
+}  // namespace
+
+Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable& strings,
+               Config config, HostBlockResolution host)
+    : buffers_(buffers),
+      registry_(registry),
+      strings_(strings),
+      config_(std::move(config)),
+      host_(std::move(host)) {}
+
+void Writer::start() {
+  stopping_ = false;
+  thread_ = std::thread([this] { run(); });
+}
+
+bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+std::string Writer::path() const {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  return path_;
+}
+
+void Writer::add_device(const DeviceInfo& device) {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  pending_devices_.push_back(device);
+}
+
+void Writer::set_meta(const std::string& key, const std::string& value) {
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  pending_meta_[key] = value;
+}
+
+void Writer::run() {
+  buffers_.mark_writer_thread();
+  if (thread_start_) thread_start_();
+  while (!stopping_.load()) {
+    buffers_.wait_for_work(std::chrono::milliseconds(config_.flush_period_ms));
+    pass();
+    if (int signal_number = signal_flush_requested_.load()) {
+      if (store_ && !failed_) {
+        try {
+          store_->begin();
+          store_->set_meta("status", "incomplete");
+          store_->set_meta("end_reason", "signal " + std::to_string(signal_number));
+          store_->commit();
+        } catch (const std::exception& error) {
+          log_error("cannot mark the trace interrupted: {}", error.what());
+        }
+      }
+      signal_flush_done_ = true;
+      signal_flush_requested_ = 0;
+    }
+  }
+}
+
+bool Writer::open_store_if_needed() {
+  if (store_) return true;
+  if (failed_) return false;
+  int pid = getpid();
+  std::string host = host_name();
+  std::string wanted = expand_output_path(config_.output, pid, host);
+  std::string path = unique_output_path(wanted, pid, config_.force);
+  try {
+    if (config_.force) remove_trace_files(path);
+    StoreOptions options;
+    if (!gpu_activity_expected_) options.hold_passes = options.late_passes = 0;
+    store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
+  } catch (const std::exception& error) {
+    log_error("cannot create trace {}: {}; tracing stops, the program continues", path,
+              error.what());
+    failed_ = true;
+    return false;
+  }
+  if (path != wanted) log_info("{} exists; writing this process's trace to {}", wanted, path);
+  std::lock_guard<std::mutex> lock(pending_mutex_);
+  path_ = path;
+  return true;
+}
+
+void Writer::pass() {
+  pass_records_.clear();
+  buffers_.drain([this](const Record* records, size_t count) {
+    pass_records_.insert(pass_records_.end(), records, records + count);
+  });
+  std::vector<DeviceInfo> devices;
+  std::map<std::string, std::string> meta;
+  {
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    if (pass_records_.empty() && pending_devices_.empty() &&
+        (pending_meta_.empty() || (!store_ && !create_eagerly_))) {
+      return;
+    }
+    devices.swap(pending_devices_);
+    meta.swap(pending_meta_);
+  }
+  if (!open_store_if_needed()) return;
+  try {
+    store_->begin();
+    store_->write(pass_records_.data(), pass_records_.size());
+    store_->end_pass();
+    for (const DeviceInfo& device : devices) store_->write_device(device);
+    for (const auto& [key, value] : meta) store_->set_meta(key, value);
+    // Last: the rows above may have interned names (demangled kernels).
+    for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
+    store_->commit();
+    // Activity comes in buffers CUPTI hands over when full: rows waiting for
+    // theirs ask for what it has (it arrives in the next pass).
+    if (flush_activity_ && store_->waiting_for_activity()) flush_activity_();
+    // A record resolves addresses at its call's start; no call still to be
+    // written started more than this long before now.
+    constexpr uint64_t kLongestCallNs = 60ull * 1000 * 1000 * 1000;
+    uint64_t now = now_ns();
+    if (now > kLongestCallNs) registry_.forget_freed_before(now - kLongestCallNs);
+  } catch (const std::exception& error) {
+    log_error("writing the trace failed: {}; tracing stops, the program continues", error.what());
+    failed_ = true;
+    buffers_.close();
+  }
+}
+
+void Writer::finish(const std::string& status) {
+  if (!thread_.joinable()) return;
+  stopping_ = true;
+  buffers_.wake_writer();
+  thread_.join();
+  buffers_.close();
+  pass();
+  if (!store_ || failed_) return;
+  try {
+    store_->begin();
+    for (const auto& [table, rows] : store_->finish()) {
+      store_->set_meta("rows." + table, std::to_string(rows));
+    }
+    for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
+    store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
+    store_->set_meta("dropped_records", std::to_string(buffers_.dropped_records()));
+    store_->set_meta("end_ns", std::to_string(now_ns()));
+    store_->set_meta("status", status);
+    store_->commit();
+    store_->checkpoint();
+    log_info("trace written to {}", path_);
+  } catch (const std::exception& error) {
+    log_error("finishing the trace failed: {}", error.what());
+  }
+  store_.reset();
+}
+
+void Writer::flush_from_signal(int signal_number) {
+  if (!thread_.joinable() || on_writer_thread()) return;
+  signal_flush_done_ = false;
+  signal_flush_requested_ = signal_number;
+  // Async-signal-safe wait: nanosleep, at most ~1 s.
+  for (int i = 0; i < 100 && !signal_flush_done_.load(); ++i) {
+    timespec ten_ms{0, 10 * 1000 * 1000};
+    nanosleep(&ten_ms, nullptr);
+  }
+}
+
+void Writer::restart_after_fork() {
+  // The parent's thread does not exist here, and its SQLite connection must
+  // not be used by the child (SQLite forbids carrying one across fork): drop
+  // both without running their destructors.
+  new (&thread_) std::thread;
+  static_cast<void>(store_.release());
+  new (&pending_mutex_) std::mutex;
+  pending_devices_.clear();
+  pending_meta_.clear();
+  path_.clear();
+  failed_ = false;
+  start();
+}
+
+}  // namespace apptracer

@@ -1,0 +1,88 @@
+// The one thread that writes the trace: it drains the record buffers every
+// period (or sooner when a chunk fills), one transaction per pass, and opens
+// the database lazily, so a process that never uses CUDA leaves no file.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/config.h"
+#include "buffer/record_buffers.h"
+#include "store/trace_store.h"
+
+namespace apptracer {
+
+class Writer {
+ public:
+  // `host`: where host blocks resolve (host/), empty when not watched.
+  Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable& strings, Config config,
+         HostBlockResolution host = {});
+
+  // Called on the writer thread when rows have waited a pass for their GPU
+  // activity: asks CUPTI to hand over what it has (set before start()).
+  void set_activity_flush(std::function<void()> flush) { flush_activity_ = std::move(flush); }
+  // Runs first on the writer thread (host memory tracking ignores it).
+  void set_thread_start(std::function<void()> start) { thread_start_ = std::move(start); }
+  // No GPU activity will come (a forked child): rows are stored at once.
+  void set_gpu_activity(bool expected) { gpu_activity_expected_ = expected; }
+
+  void start();
+  // Final pass, then the trace is marked with `status` and made one file.
+  void finish(const std::string& status);
+
+  // From a fatal-signal handler (async-signal-safe): asks the writer for one
+  // more pass marked with `reason`, waiting at most about a second.
+  void flush_from_signal(int signal_number);
+
+  // In a forked child: a new thread and, on first records, a new file.
+  void restart_after_fork();
+
+  bool on_writer_thread() const;
+
+  // Create the file on the first pass even if no record has come (by
+  // default a process that never uses CUDA leaves no file).
+  void create_file_eagerly() { create_eagerly_ = true; }
+
+  // Queued here, written on the next pass.
+  void add_device(const DeviceInfo& device);
+  void set_meta(const std::string& key, const std::string& value);
+
+  // The file being written, once opened ("" before).
+  std::string path() const;
+
+ private:
+  void run();
+  void pass();
+  bool open_store_if_needed();
+
+  RecordBuffers& buffers_;
+  AllocationRegistry& registry_;
+  StringTable& strings_;
+  Config config_;
+  HostBlockResolution host_;
+  std::function<void()> flush_activity_;
+  std::function<void()> thread_start_;
+  bool gpu_activity_expected_ = true;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> signal_flush_requested_{0};
+  std::atomic<bool> signal_flush_done_{false};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> create_eagerly_{false};
+
+  mutable std::mutex pending_mutex_;
+  std::vector<DeviceInfo> pending_devices_;
+  std::map<std::string, std::string> pending_meta_;
+  std::string path_;
+
+  std::unique_ptr<TraceStore> store_;
+  std::vector<Record> pass_records_;  // reused between passes
+};
+
+}  // namespace apptracer

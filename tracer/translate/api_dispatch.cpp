@@ -1,0 +1,79 @@
+// A runtime call that reaches a traced driver call fires both callbacks. The
+// operation is described once, by the innermost call that describes it (the
+// driver's, which sees real device addresses and launch arguments); the
+// driver call's row names the runtime call it served
+// (parent_correlation_id). The api_calls record comes after the operation's
+// records, so it can carry the stream the handler found.
+#include "translate/api_dispatch.h"
+
+#include "translate/call_site.h"
+
+namespace apptracer {
+
+namespace {
+
+struct ThreadCallState {
+  int depth = 0;  // traced API calls in progress on this thread
+  uint32_t outer_correlation_id = 0;
+  bool inner_call_emitted = false;  // a nested driver call described the operation
+};
+
+thread_local ThreadCallState call_state;
+
+void on_enter(CaptureContext& ctx, const CUpti_CallbackData* data) {
+  *data->correlationData = ctx.now_ns();
+  if (call_state.depth == 0) {
+    call_state.outer_correlation_id = data->correlationId;
+    call_state.inner_call_emitted = false;
+  }
+  ++call_state.depth;
+}
+
+void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_CallbackData* data) {
+  uint64_t end = ctx.now_ns();
+  // An exit without its enter (we subscribed mid-call): nothing to pair it with.
+  if (call_state.depth == 0) return;
+  --call_state.depth;
+  bool nested = call_state.depth > 0;
+  CallSite call{ctx, function, data, *data->correlationData, end, call_state.outer_correlation_id};
+  int return_code = data->functionReturnValue ? *static_cast<int*>(data->functionReturnValue) : 0;
+  // A failed call did nothing to describe.
+  if (return_code == 0) {
+    if (function.domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+      function.handler(call);
+      if (nested && call.emitted) call_state.inner_call_emitted = true;
+    } else if (!call_state.inner_call_emitted) {
+      function.handler(call);
+    }
+  }
+  Record api{};
+  api.type = RecordType::ApiCall;
+  api.correlation_id = call.outer_correlation_id;
+  api.own_correlation_id = data->correlationId;
+  api.api.start_ns = call.start_ns;
+  api.api.end_ns = end;
+  api.api.stream = call.stream;
+  api.api.parent_correlation_id = nested ? call.outer_correlation_id : 0;
+  api.api.return_code = return_code;
+  api.api.device = call.device();
+  api.api.cbid = static_cast<uint16_t>(function.cbid);
+  api.api.domain =
+      function.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime : ApiDomain::Driver;
+  api.api.name = data->functionName;
+  ctx.buffers.append(api);
+}
+
+}  // namespace
+
+void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                     const CUpti_CallbackData* data) {
+  const TracedFunction* function = traced_function(domain, cbid);
+  if (!function) return;
+  if (data->callbackSite == CUPTI_API_ENTER) {
+    on_enter(ctx, data);
+  } else {
+    on_exit(ctx, *function, data);
+  }
+}
+
+}  // namespace apptracer
