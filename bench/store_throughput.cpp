@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -146,7 +147,7 @@ int main(int argc, char** argv) {
     apptracer::init_logging("warn");
     long empty_bytes = empty_trace_bytes(options);
     Outcome o = run(options, options.ops);
-    std::remove(options.trace.c_str());
+    if (!std::getenv("STORE_KEEP_TRACE")) std::remove(options.trace.c_str());
     std::string key = "store." + options.mix + ".t" + std::to_string(options.threads);
     double records_per_s = o.records / o.seconds;
     double bytes_per_op = static_cast<double>(o.bytes - empty_bytes) / options.ops;

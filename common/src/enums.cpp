@@ -19,16 +19,17 @@ const std::vector<EnumValue>& all_enum_values() {
 #define APPTRACER_ENUM_ROWS(Type, sql_name, LIST)         \
   {                                                       \
     const char* enum_name = #sql_name;                    \
-    rows.insert(rows.end(), {LIST(APPTRACER_ENUM_ROW)});  \
+    rows->insert(rows->end(), {LIST(APPTRACER_ENUM_ROW)}); \
   }
-  static const std::vector<EnumValue> values = [] {
-    std::vector<EnumValue> rows;
+  // Never destroyed: traces are finished from exit handlers.
+  static const auto* values = [] {
+    auto* rows = new std::vector<EnumValue>;
     APPTRACER_ENUMS(APPTRACER_ENUM_ROWS)
     return rows;
   }();
 #undef APPTRACER_ENUM_ROWS
 #undef APPTRACER_ENUM_ROW
-  return values;
+  return *values;
 }
 
 MemoryKind memory_kind_of(AllocKind kind) {

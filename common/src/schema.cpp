@@ -56,8 +56,7 @@ std::string trace_tables_sql() {
   for (const TableInfo& table : all_tables()) {
     if (!is_trace_table(table)) continue;
     sql += create_table_sql(table);
-    // The description tables are tiny and written now: index them now.
-    if (table.role == TableRole::Meta) sql += create_indexes_sql(table);
+    sql += create_indexes_sql(table, Indexes::Live);
   }
   for (const ViewInfo& view : all_views()) sql += create_view_sql(view);
   sql += self_description_sql();
@@ -68,7 +67,7 @@ std::string trace_tables_sql() {
 std::string trace_indexes_sql() {
   std::string sql;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
-    sql += create_indexes_sql(*table);
+    sql += create_indexes_sql(*table, Indexes::AtEnd);
   }
   return sql;
 }

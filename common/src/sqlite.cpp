@@ -141,6 +141,11 @@ void Statement::run() {
   reset();
 }
 
+void Statement::run_rebinding_all() {
+  step();
+  sqlite3_reset(stmt_);
+}
+
 void Statement::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);

@@ -59,13 +59,15 @@ std::vector<TableInfo> declared_tables() {
   tables.back().columns.push_back(column_info<type>(#name, meaning, doc));
 #include "apptracer/tables.def"
 
-  auto add_index = [&](const char* name, const char* table, const char* columns, bool unique) {
+  auto add_index = [&](const char* name, const char* table, const char* columns, bool unique,
+                       bool live) {
     for (TableInfo& t : tables) {
-      if (t.name == table) t.indexes.push_back(IndexInfo{name, columns, unique});
+      if (t.name == table) t.indexes.push_back(IndexInfo{name, columns, unique, live});
     }
   };
-#define APPTRACER_INDEX(name, table, columns) add_index(#name, #table, columns, false);
-#define APPTRACER_UNIQUE_INDEX(name, table, columns) add_index(#name, #table, columns, true);
+#define APPTRACER_INDEX(name, table, columns) add_index(#name, #table, columns, false, false);
+#define APPTRACER_LIVE_INDEX(name, table, columns) add_index(#name, #table, columns, false, true);
+#define APPTRACER_UNIQUE_INDEX(name, table, columns) add_index(#name, #table, columns, true, true);
 #include "apptracer/tables.def"
   return tables;
 }
@@ -79,17 +81,19 @@ const ColumnInfo* TableInfo::column(std::string_view column_name) const {
   return nullptr;
 }
 
+// Never destroyed (here and below): the tracer finishes its trace from exit
+// handlers, after static destructors may have run.
 const std::vector<TableInfo>& all_tables() {
-  static const std::vector<TableInfo> tables = declared_tables();
-  return tables;
+  static const auto* tables = new std::vector<TableInfo>(declared_tables());
+  return *tables;
 }
 
 const std::vector<ViewInfo>& all_views() {
-  static const std::vector<ViewInfo> views = {
+  static const auto* views = new std::vector<ViewInfo>{
 #define APPTRACER_VIEW(name, doc, row_alias, select) ViewInfo{#name, doc, #row_alias, select},
 #include "apptracer/tables.def"
   };
-  return views;
+  return *views;
 }
 
 const TableInfo* find_table(std::string_view name) {
@@ -119,9 +123,10 @@ std::string create_table_sql(const TableInfo& table) {
   return sql + ");\n";
 }
 
-std::string create_indexes_sql(const TableInfo& table) {
+std::string create_indexes_sql(const TableInfo& table, Indexes which) {
   std::string sql;
   for (const IndexInfo& index : table.indexes) {
+    if ((which == Indexes::Live && !index.live) || (which == Indexes::AtEnd && index.live)) continue;
     sql += std::string("CREATE ") + (index.unique ? "UNIQUE " : "") + "INDEX " + index.name +
            " ON " + table.name + "(" + index.columns + ");\n";
   }

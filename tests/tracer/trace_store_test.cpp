@@ -352,3 +352,97 @@ TEST_F(TraceStoreTest, FinishReportsRowCountsAndHeldActivity) {
 
 }  // namespace
 }  // namespace apptracer
+
+namespace apptracer {
+namespace {
+
+// The activity join and argument sets (store/activity_join.h, kernel_arg_sets.h).
+class StoreJoinTest : public TraceStoreTest {
+ protected:
+  Record launch(uint32_t correlation, uint64_t ns) {
+    Record r{};
+    r.type = RecordType::Kernel;
+    r.correlation_id = r.own_correlation_id = correlation;
+    r.kernel.name_id = strings_.intern("_Z4axpyPfPKfmi");
+    r.kernel.api_start_ns = ns;
+    r.kernel.device = -1;
+    r.kernel.args_captured = true;
+    r.kernel.launch_kind = LaunchKind::Driver;
+    return r;
+  }
+  Record args(uint32_t correlation, std::initializer_list<KernelArgWord> words) {
+    Record r{};
+    r.type = RecordType::KernelArgs;
+    r.correlation_id = r.own_correlation_id = correlation;
+    r.kernel_args.count = static_cast<uint8_t>(words.size());
+    r.kernel_args.last = true;
+    int i = 0;
+    for (const KernelArgWord& w : words) r.kernel_args.words[i++] = w;
+    return r;
+  }
+  Record gpu_kernel(uint32_t correlation, uint64_t start) {
+    Record r{};
+    r.type = RecordType::GpuKernel;
+    r.correlation_id = correlation;
+    r.gpu_kernel.start_ns = start;
+    r.gpu_kernel.end_ns = start + 10;
+    r.gpu_kernel.stream = 3;
+    r.gpu_kernel.device = 0;
+    return r;
+  }
+};
+
+TEST_F(StoreJoinTest, ARowWaitsForItsActivityAndIsWrittenOnceComplete) {
+  Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  write({y, launch(7, 10), args(7, {{0x10000, 0, 0, 8}})});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 0) << "waiting for its GPU times";
+  write({gpu_kernel(7, 100)});
+  EXPECT_EQ(scalar("SELECT gpu_start_ns FROM kernels"), 100);
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernel_args WHERE alloc_id IS NOT NULL"), 1);
+}
+
+TEST_F(StoreJoinTest, ActivityAfterTheRowWasStoredWithoutItStillFillsIt) {
+  write_and_settle({launch(8, 10), args(8, {})});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels WHERE gpu_start_ns IS NULL"), 1);
+  write({gpu_kernel(8, 200)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 1) << "the same row, stored again";
+  EXPECT_EQ(scalar("SELECT gpu_start_ns FROM kernels"), 200);
+  EXPECT_EQ(scalar("SELECT arg_set_id IS NOT NULL FROM kernels"), 1);
+}
+
+TEST_F(StoreJoinTest, ArgumentsArrivingAfterTheActivityCompleteTheRow) {
+  write({launch(9, 10), gpu_kernel(9, 300)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 0) << "its arguments are still to come";
+  write({args(9, {})});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels WHERE gpu_start_ns = 300"), 1);
+  EXPECT_EQ(scalar("SELECT words FROM kernel_arg_sets"), 0) << "read, and no pointers";
+}
+
+TEST_F(StoreJoinTest, LaunchesWithTheSameArgumentsShareOneSet) {
+  Record x = allocation(0x20000, 0x1000, AllocKind::Device, 1);
+  write({x});
+  for (uint32_t c = 20; c < 30; ++c) {
+    write({launch(c, 10 + c), args(c, {{0x20000, 0, 0, 8}, {0x20010, 8, 1, 8}}), gpu_kernel(c, 100 + c)});
+  }
+  write({launch(40, 50), args(40, {{0x20020, 0, 0, 8}}), gpu_kernel(40, 140)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 11);
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernel_arg_sets"), 2);
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernel_arg_words"), 3);
+  EXPECT_EQ(scalar("SELECT count(*) FROM kernel_args"), 21) << "every launch still has its words";
+}
+
+TEST_F(StoreJoinTest, RowsStoredTogetherKeepTheOrderOfTheirCalls) {
+  Record a = copy(50, 0x9000, 0xa000, 8, CopyKind::HtoD, 10);
+  Record b = copy(51, 0x9000, 0xa000, 8, CopyKind::HtoD, 20);
+  Record c = copy(52, 0x9000, 0xa000, 8, CopyKind::HtoD, 30);
+  write_and_settle({a, b, c});
+  Database db = read();
+  Statement q = db.prepare("SELECT call_correlation_id FROM memcpys ORDER BY id");
+  for (int64_t expected : {50, 51, 52}) {
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.int64(0), expected);
+  }
+}
+
+}  // namespace
+}  // namespace apptracer

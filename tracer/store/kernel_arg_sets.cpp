@@ -1,31 +1,42 @@
 #include "store/kernel_arg_sets.h"
 
-#include <cstring>
-
 namespace apptracer {
 
 namespace {
 
-constexpr size_t kMaxKnownBytes = 64u << 20;
+constexpr size_t kMaxKnownWords = 1u << 20;
 
-void put(std::string& key, int64_t value) {
-  char bytes[sizeof value];
-  std::memcpy(bytes, &value, sizeof value);
-  key.append(bytes, sizeof value);
+uint64_t mix(uint64_t hash, int64_t value) {
+  hash ^= static_cast<uint64_t>(value) + 0x9e3779b97f4a7c15ull + (hash << 6) + (hash >> 2);
+  return hash;
 }
 
-std::string key_of(const std::vector<KernelArgWordRow>& words) {
-  std::string key;
-  key.reserve(words.size() * 7 * sizeof(int64_t));
+uint64_t hash_of(const std::vector<KernelArgWordRow>& words) {
+  uint64_t hash = words.size();
   for (const KernelArgWordRow& w : words) {
-    put(key, w.param_index.value_or(-1));
-    put(key, (w.offset << 16) | w.size);
-    put(key, w.raw_value.value_or(0));
-    put(key, w.alloc_id.value_or(-1));
-    put(key, w.alloc_offset.value_or(-1));
-    put(key, (static_cast<int64_t>(w.access) << 8) | static_cast<int64_t>(w.access_source));
+    hash = mix(hash, w.param_index.value_or(-1));
+    hash = mix(hash, (w.offset << 16) ^ w.size);
+    hash = mix(hash, w.raw_value.value_or(0));
+    hash = mix(hash, w.alloc_id.value_or(-1));
+    hash = mix(hash, w.alloc_offset.value_or(-1));
+    hash = mix(hash, (static_cast<int64_t>(w.access) << 8) | static_cast<int64_t>(w.access_source));
   }
-  return key;
+  return hash;
+}
+
+bool same_word(const KernelArgWordRow& a, const KernelArgWordRow& b) {
+  return a.param_index == b.param_index && a.offset == b.offset && a.size == b.size &&
+         a.raw_value == b.raw_value && a.alloc_id == b.alloc_id &&
+         a.alloc_offset == b.alloc_offset && a.access == b.access &&
+         a.access_source == b.access_source;
+}
+
+bool same_words(const std::vector<KernelArgWordRow>& a, const std::vector<KernelArgWordRow>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_word(a[i], b[i])) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -33,9 +44,11 @@ std::string key_of(const std::vector<KernelArgWordRow>& words) {
 KernelArgSets::KernelArgSets(Database& db) : sets_(db), words_(db) {}
 
 int64_t KernelArgSets::id_of(const std::vector<KernelArgWordRow>& words) {
-  std::string key = key_of(words);
-  auto known = known_.find(key);
-  if (known != known_.end()) return known->second;
+  uint64_t hash = hash_of(words);
+  auto [first, last] = known_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    if (same_words(it->second.words, words)) return it->second.id;
+  }
   KernelArgSetRow set;
   set.words = static_cast<int64_t>(words.size());
   int64_t id = sets_.insert(set);
@@ -43,12 +56,12 @@ int64_t KernelArgSets::id_of(const std::vector<KernelArgWordRow>& words) {
     word.arg_set_id = id;
     words_.insert(word);
   }
-  if (known_bytes_ + key.size() > kMaxKnownBytes) {
+  if (known_words_ + words.size() + 1 > kMaxKnownWords) {
     known_.clear();
-    known_bytes_ = 0;
+    known_words_ = 0;
   }
-  known_bytes_ += key.size() + 64;
-  known_.emplace(std::move(key), id);
+  known_words_ += words.size() + 1;
+  known_.emplace(hash, Known{id, words});
   return id;
 }
 

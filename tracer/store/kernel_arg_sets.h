@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -24,10 +23,15 @@ class KernelArgSets {
  private:
   RowInserter<KernelArgSetRow> sets_;
   RowInserter<KernelArgWordRow> words_;
-  // Known sets by their words' bytes. Bounded: past the cap it starts over
-  // (sets are then stored again; ids stay right).
-  std::unordered_map<std::string, int64_t> known_;
-  size_t known_bytes_ = 0;
+  // Known sets by a hash of their words (collisions compared word by word).
+  // Bounded: past the cap it starts over (sets are then stored again; ids
+  // stay right).
+  struct Known {
+    int64_t id;
+    std::vector<KernelArgWordRow> words;
+  };
+  std::unordered_multimap<uint64_t, Known> known_;
+  size_t known_words_ = 0;
 };
 
 }  // namespace apptracer

@@ -29,16 +29,28 @@ std::optional<KernelSignatures::Access> KernelSignatures::access_of(uint32_t nam
                                                                     uint16_t index) {
   auto cached = parameters_.find(name_id);
   if (cached == parameters_.end()) {
-    cached = parameters_.emplace(name_id, parameter_types(strings_.text(demangled_id(name_id)))).first;
+    Parameters parameters;
+    if (auto types = parameter_types(strings_.text(demangled_id(name_id)))) {
+      parameters.known = true;
+      for (const std::string& type : *types) {
+        if (is_arithmetic(type)) {
+          parameters.access.push_back(std::nullopt);
+        } else if (is_pointer_to_const(type)) {
+          parameters.access.push_back(Access{AccessKind::Read, AccessSource::ConstSignature});
+        } else {
+          // A non-const pointer, or a pointer inside a struct passed by value.
+          parameters.access.push_back(Access{AccessKind::ReadWrite, AccessSource::Assumed});
+        }
+      }
+    }
+    cached = parameters_.emplace(name_id, std::move(parameters)).first;
   }
-  const auto& types = cached->second;
+  const Parameters& parameters = cached->second;
   // No signature (extern "C", Triton, JAX) or no layout: a pointer is all we know.
-  if (!types || index >= types->size()) return Access{AccessKind::ReadWrite, AccessSource::Assumed};
-  const std::string& type = (*types)[index];
-  if (is_arithmetic(type)) return std::nullopt;
-  if (is_pointer_to_const(type)) return Access{AccessKind::Read, AccessSource::ConstSignature};
-  // A non-const pointer, or a pointer inside a struct passed by value.
-  return Access{AccessKind::ReadWrite, AccessSource::Assumed};
+  if (!parameters.known || index >= parameters.access.size()) {
+    return Access{AccessKind::ReadWrite, AccessSource::Assumed};
+  }
+  return parameters.access[index];
 }
 
 }  // namespace apptracer

@@ -32,8 +32,13 @@ class KernelSignatures {
  private:
   StringTable& strings_;
   std::unordered_map<uint32_t, uint32_t> demangled_;
-  // Per name id: the parameter types, or nullopt without a signature.
-  std::unordered_map<uint32_t, std::optional<std::vector<std::string>>> parameters_;
+  // Per name id: each parameter's access (nullopt: a number), or an empty
+  // list without a signature. Parsed once per name: this runs per word.
+  struct Parameters {
+    bool known = false;
+    std::vector<std::optional<Access>> access;
+  };
+  std::unordered_map<uint32_t, Parameters> parameters_;
 };
 
 }  // namespace apptracer

@@ -63,6 +63,20 @@ bool is_host_memory(MemoryKind kind) {
   return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
 }
 
+// A joined row: batched the first time with an id of ours, replaced (after
+// its batch is flushed, so the replacement cannot come first) when stored again.
+template <typename Row>
+void store_row(Row& row, bool again, BatchInserter<Row>& batch, RowInserter<Row>& replace,
+               int64_t& next_id) {
+  if (!again) {
+    row.id = next_id++;
+    batch.add(row);
+    return;
+  }
+  batch.flush();
+  replace.insert(row);
+}
+
 }  // namespace
 
 // --- how GPU activity fills rows --------------------------------------------
@@ -173,18 +187,18 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
     db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
   });
   arg_sets_ = std::make_unique<KernelArgSets>(db_);
-  api_calls_ = RowInserter<ApiCallRow>(db_);
+  api_calls_ = BatchInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
-  syncs_ = RowInserter<SyncRow>(db_);
-  stream_events_ = RowInserter<StreamEventRow>(db_);
-  mem_advice_ = RowInserter<MemAdviceRow>(db_);
-  um_events_ = RowInserter<UmEventRow>(db_);
+  syncs_ = BatchInserter<SyncRow>(db_);
+  stream_events_ = BatchInserter<StreamEventRow>(db_);
+  mem_advice_ = BatchInserter<MemAdviceRow>(db_);
+  um_events_ = BatchInserter<UmEventRow>(db_);
   devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
-  kernels_ = RowInserter<KernelRow>(db_);
+  kernels_ = BatchInserter<KernelRow>(db_);
   kernels_again_ = RowInserter<KernelRow>(db_, OnConflict::Replace);
-  memcpys_ = RowInserter<MemcpyRow>(db_);
+  memcpys_ = BatchInserter<MemcpyRow>(db_);
   memcpys_again_ = RowInserter<MemcpyRow>(db_, OnConflict::Replace);
-  memsets_ = RowInserter<MemsetRow>(db_);
+  memsets_ = BatchInserter<MemsetRow>(db_);
   memsets_again_ = RowInserter<MemsetRow>(db_, OnConflict::Replace);
   insert_thread_ = db_.prepare(
       "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
@@ -199,15 +213,15 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
         if (!row.demangled_id && row.name_id) {
           row.demangled_id = signatures_.demangled_id(static_cast<uint32_t>(*row.name_id));
         }
-        row.id = (again ? kernels_again_ : kernels_).insert(row);
+        store_row(row, again, kernels_, kernels_again_, next_kernel_id_);
       });
   memcpy_join_ = std::make_unique<ActivityJoin<MemcpyRow, MemcpyTraits>>(
       options.hold_passes, options.late_passes, [this](MemcpyRow& row, bool again) {
-        row.id = (again ? memcpys_again_ : memcpys_).insert(row);
+        store_row(row, again, memcpys_, memcpys_again_, next_memcpy_id_);
       });
   memset_join_ = std::make_unique<ActivityJoin<MemsetRow, MemsetTraits>>(
       options.hold_passes, options.late_passes, [this](MemsetRow& row, bool again) {
-        row.id = (again ? memsets_again_ : memsets_).insert(row);
+        store_row(row, again, memsets_, memsets_again_, next_memset_id_);
       });
 }
 
@@ -277,7 +291,7 @@ void TraceStore::write_api_call(const Record& r) {
   row.return_code = a.return_code;
   row.device = optional_device(a.device);
   row.stream = optional_stream(a.stream);
-  api_calls_.insert(row);
+  api_calls_.add(row);
 }
 
 void TraceStore::write_allocation(const Record& r) {
@@ -374,7 +388,8 @@ void TraceStore::write_memcpy(const Record& r) {
   // A prefetch moves pages through the unified-memory driver: CUPTI reports
   // it as um_events, never as copy activity.
   if (m.kind == CopyKind::Prefetch) {
-    memcpys_.insert(row);
+    row.id = next_memcpy_id_++;
+    memcpys_.add(row);
     return;
   }
   memcpy_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id);
@@ -418,15 +433,25 @@ void TraceStore::write_kernel(const Record& r) {
   row.function_handle = optional_nonzero(k.function_handle);
   row.api_start_ns = optional_nonzero(k.api_start_ns);
   if (k.args_captured) {
-    launch_args_[r.own_correlation_id] =
-        LaunchArgs{r.correlation_id, k.name_id, k.api_start_ns, {}};
+    LaunchArgs& args = launch_args_[r.tid];
+    // A launch whose words never came (cut off) is stored as it is.
+    if (args.own_correlation_id) {
+      kernel_join_->update(args.outer_correlation_id, [](KernelRow&) {}, true);
+    }
+    args.own_correlation_id = r.own_correlation_id;
+    args.outer_correlation_id = r.correlation_id;
+    args.name_id = k.name_id;
+    args.api_start_ns = k.api_start_ns;
+    args.words.clear();
   }
   kernel_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id, k.args_captured);
 }
 
 void TraceStore::write_kernel_args(const Record& r) {
-  auto launch = launch_args_.find(r.own_correlation_id);
-  if (launch == launch_args_.end()) return;
+  auto launch = launch_args_.find(r.tid);
+  if (launch == launch_args_.end() || launch->second.own_correlation_id != r.own_correlation_id) {
+    return;
+  }
   LaunchArgs& args = launch->second;
   const KernelArgsRecord& record = r.kernel_args;
   for (int i = 0; i < record.count && i < KernelArgsRecord::kWords; ++i) {
@@ -452,7 +477,7 @@ void TraceStore::write_kernel_args(const Record& r) {
   int64_t set_id = arg_sets_->id_of(args.words);
   kernel_join_->update(
       args.outer_correlation_id, [set_id](KernelRow& row) { row.arg_set_id = set_id; }, true);
-  launch_args_.erase(launch);
+  args.own_correlation_id = 0;
 }
 
 void TraceStore::write_sync(const Record& r) {
@@ -466,7 +491,7 @@ void TraceStore::write_sync(const Record& r) {
   row.tid = r.tid;
   row.start_ns = as_int(s.start_ns);
   row.end_ns = as_int(s.end_ns);
-  syncs_.insert(row);
+  syncs_.add(row);
 }
 
 void TraceStore::write_stream_event(const Record& r) {
@@ -478,7 +503,7 @@ void TraceStore::write_stream_event(const Record& r) {
   row.stream = optional_stream(e.stream);
   row.device = optional_device(e.device);
   row.ns = as_int(e.ns);
-  stream_events_.insert(row);
+  stream_events_.add(row);
 }
 
 void TraceStore::write_thread(const Record& r) {
@@ -490,13 +515,13 @@ void TraceStore::write_thread(const Record& r) {
 }
 
 void TraceStore::write_mem_advice(const Record& r) {
-  mem_advice_.insert(mem_advice_row(r, resolver_.find(r.mem_advice.address, r.mem_advice.ns)));
+  mem_advice_.add(mem_advice_row(r, resolver_.find(r.mem_advice.address, r.mem_advice.ns)));
 }
 
 // Addresses in no allocation stay unresolved: `__managed__` variables, for
 // one, are managed memory that no allocation call created.
 void TraceStore::write_um_event(const Record& r) {
-  um_events_.insert(um_event_row(r, resolver_.find(r.um_event.address, r.um_event.start_ns)));
+  um_events_.add(um_event_row(r, resolver_.find(r.um_event.address, r.um_event.start_ns)));
 }
 
 void TraceStore::write_activity(const Record& r) {
@@ -512,6 +537,18 @@ void TraceStore::end_pass() {
   kernel_join_->end_pass();
   memcpy_join_->end_pass();
   memset_join_->end_pass();
+  flush_batches();
+}
+
+void TraceStore::flush_batches() {
+  api_calls_.flush();
+  syncs_.flush();
+  stream_events_.flush();
+  mem_advice_.flush();
+  um_events_.flush();
+  kernels_.flush();
+  memcpys_.flush();
+  memsets_.flush();
 }
 
 bool TraceStore::waiting_for_activity() const {
@@ -520,13 +557,14 @@ bool TraceStore::waiting_for_activity() const {
 
 std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   // Launches whose argument records never came are stored as they are.
-  for (const auto& [own, args] : launch_args_) {
-    kernel_join_->update(args.outer_correlation_id, [](KernelRow&) {}, true);
+  for (const auto& [tid, args] : launch_args_) {
+    if (args.own_correlation_id) kernel_join_->update(args.outer_correlation_id, [](KernelRow&) {}, true);
   }
   launch_args_.clear();
   kernel_join_->finish();
   memcpy_join_->finish();
   memset_join_->finish();
+  flush_batches();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

@@ -84,16 +84,23 @@ class TraceStore {
   KernelSignatures signatures_;
   std::unique_ptr<KernelArgSets> arg_sets_;
 
-  RowInserter<ApiCallRow> api_calls_;
+  // The many small rows go in batches (flushed at the end of every pass);
+  // rows that may be stored again later get their ids from the store.
+  BatchInserter<ApiCallRow> api_calls_;
   RowInserter<AllocationRow> allocations_;
-  RowInserter<SyncRow> syncs_;
-  RowInserter<StreamEventRow> stream_events_;
-  RowInserter<MemAdviceRow> mem_advice_;
-  RowInserter<UmEventRow> um_events_;
+  BatchInserter<SyncRow> syncs_;
+  BatchInserter<StreamEventRow> stream_events_;
+  BatchInserter<MemAdviceRow> mem_advice_;
+  BatchInserter<UmEventRow> um_events_;
   RowInserter<DeviceRow> devices_;
-  RowInserter<KernelRow> kernels_, kernels_again_;
-  RowInserter<MemcpyRow> memcpys_, memcpys_again_;
-  RowInserter<MemsetRow> memsets_, memsets_again_;
+  BatchInserter<KernelRow> kernels_;
+  BatchInserter<MemcpyRow> memcpys_;
+  BatchInserter<MemsetRow> memsets_;
+  RowInserter<KernelRow> kernels_again_;
+  RowInserter<MemcpyRow> memcpys_again_;
+  RowInserter<MemsetRow> memsets_again_;
+  int64_t next_kernel_id_ = 1, next_memcpy_id_ = 1, next_memset_id_ = 1;
+  void flush_batches();
   Statement insert_thread_, insert_string_, upsert_meta_, update_free_;
 
   std::unique_ptr<ActivityJoin<KernelRow, KernelTraits>> kernel_join_;
@@ -109,14 +116,17 @@ class TraceStore {
   std::unordered_map<uint64_t, PendingFree> pending_frees_;
   std::unordered_map<const char*, uint32_t> api_name_ids_;  // CUPTI function name -> id
 
-  // A launch's parameter words, gathered from the records that follow it.
+  // A launch's parameter words, gathered from the records that follow it on
+  // its thread (a thread's records reach the writer in order). One per
+  // thread, reused: no allocation per launch.
   struct LaunchArgs {
-    uint32_t outer_correlation_id;
-    uint32_t name_id;
-    uint64_t api_start_ns;
+    uint32_t own_correlation_id = 0;  // 0: no launch awaiting its words
+    uint32_t outer_correlation_id = 0;
+    uint32_t name_id = 0;
+    uint64_t api_start_ns = 0;
     std::vector<KernelArgWordRow> words;
   };
-  std::unordered_map<uint32_t, LaunchArgs> launch_args_;  // own correlation id
+  std::unordered_map<uint32_t, LaunchArgs> launch_args_;  // by thread id
 };
 
 }  // namespace apptracer

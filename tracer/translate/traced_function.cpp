@@ -13,8 +13,9 @@ namespace driver_calls {
 void call_only(CallSite&) {}
 }  // namespace driver_calls
 
+// Never destroyed: CUDA calls (and their callbacks) can come from exit handlers.
 const std::vector<TracedFunction>& traced_functions() {
-  static const std::vector<TracedFunction> functions = {
+  static const auto* functions = new std::vector<TracedFunction>{
 #define APPTRACER_RUNTIME(name, op, handler, flags)                                   \
   {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##name, #name, OpKind::op, \
    runtime_calls::handler, flags},
@@ -23,7 +24,7 @@ const std::vector<TracedFunction>& traced_functions() {
    driver_calls::handler, flags},
 #include "translate/traced_functions.def"
   };
-  return functions;
+  return *functions;
 }
 
 namespace {
@@ -35,15 +36,15 @@ struct Lookup {
 };
 
 const Lookup& lookup() {
-  static const Lookup table = [] {
-    Lookup t;
+  static const Lookup* table = [] {
+    auto* t = new Lookup;
     for (const TracedFunction& f : traced_functions()) {
-      if (f.domain == CUPTI_CB_DOMAIN_RUNTIME_API) t.runtime[f.cbid] = &f;
-      if (f.domain == CUPTI_CB_DOMAIN_DRIVER_API) t.driver[f.cbid] = &f;
+      if (f.domain == CUPTI_CB_DOMAIN_RUNTIME_API) t->runtime[f.cbid] = &f;
+      if (f.domain == CUPTI_CB_DOMAIN_DRIVER_API) t->driver[f.cbid] = &f;
     }
     return t;
   }();
-  return table;
+  return *table;
 }
 
 }  // namespace

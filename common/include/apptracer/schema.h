@@ -24,9 +24,10 @@ inline constexpr const char* kStatusComplete = "complete";
 // sets meta.schema_version. Run it inside one transaction on an empty database.
 std::string trace_schema_sql();
 
-// The same in two steps, for a writer that loads first and indexes last
-// (maintaining indexes row by row is most of the cost of inserting):
-// tables, enum values and version, then the indexes.
+// The same in two steps, for a writer that loads first and indexes last:
+// tables with the indexes kept while recording (keys that grow with time),
+// enum values and version; then the indexes built at the end (sorting once
+// costs less than keeping an index on keys that come in any order).
 std::string trace_tables_sql();
 std::string trace_indexes_sql();
 

@@ -56,6 +56,7 @@ struct IndexInfo {
   std::string name;
   std::string columns;
   bool unique = false;
+  bool live = false;  // kept while recording rather than built at the end
 };
 
 struct TableInfo {
@@ -84,10 +85,12 @@ const TableInfo* find_table(std::string_view name);
 // The declared tables with this role.
 std::vector<const TableInfo*> tables_with_role(TableRole role);
 
-// SQL: the table (no indexes), its indexes, an INSERT of every column with
-// one `?` each in declaration order.
+// SQL: the table (no indexes), its indexes (those kept live, those built at
+// the end, or all), an INSERT of every column with one `?` each in
+// declaration order.
+enum class Indexes { Live, AtEnd, All };
 std::string create_table_sql(const TableInfo& table);
-std::string create_indexes_sql(const TableInfo& table);
+std::string create_indexes_sql(const TableInfo& table, Indexes which = Indexes::All);
 // `merged`: the view also shows its rows' process_id (merge adds that column).
 std::string create_view_sql(const ViewInfo& view, bool merged = false);
 std::string insert_sql(const TableInfo& table);
