@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "buffer/allocation_registry.h"
@@ -110,8 +108,6 @@ TEST_F(HostBlocksTest, StoreAllMakesEveryLargeBlockARowAtOnce) {
 
 TEST_F(HostBlocksTest, TheWriterPromotesOnlyBlocksAllocatedBeforeTheLaunch) {
   enable(false);
-  // The trace clock starts at 0 here (no CUPTI): let allocations come well after t=1.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   const uint64_t block = 0x100000500000;
   host_blocks::on_allocate(block, 8192, false);
   EXPECT_FALSE(host_blocks::promote_for_writer(block + 8, 1).has_value())

@@ -98,6 +98,9 @@ RecordBuffers::ThreadBuffer* RecordBuffers::attach_thread() {
   }
   tls_thread.owner = this;
   tls_thread.buffer = buffer;
+  // The first records: let the writer create the file now rather than a
+  // period later (a program killed early still leaves its trace).
+  if (!any_thread_attached_.exchange(true)) wake_writer();
 
   Record thread{};
   thread.type = RecordType::Thread;
@@ -168,6 +171,7 @@ void RecordBuffers::drain(const Consumer& outer_consume) {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     full = queue_head_;
     queue_head_ = queue_tail_ = nullptr;
+  wake_pending_ = false;
   }
   while (full) {
     Chunk* next = full->next;
@@ -190,11 +194,13 @@ void RecordBuffers::drain(const Consumer& outer_consume) {
 
 void RecordBuffers::wait_for_work(std::chrono::milliseconds period) {
   std::unique_lock<std::mutex> lock(queue_mutex_);
-  if (queue_head_ == nullptr) queue_ready_.wait_for(lock, period);
+  queue_ready_.wait_for(lock, period, [this] { return queue_head_ != nullptr || wake_pending_; });
+  wake_pending_ = false;
 }
 
 void RecordBuffers::wake_writer() {
   std::lock_guard<std::mutex> lock(queue_mutex_);
+  wake_pending_ = true;
   queue_ready_.notify_one();
 }
 
@@ -215,11 +221,13 @@ void RecordBuffers::reset_after_fork() {
   free_chunks_ = nullptr;
   allocated_chunks_ = 0;
   queue_head_ = queue_tail_ = nullptr;
+  wake_pending_ = false;
   threads_ = nullptr;
   tls_thread.owner = nullptr;
   tls_thread.buffer = nullptr;
   tls_tid = 0;
   closed_.store(false);
+  any_thread_attached_.store(false);
   producer_wait_ns_.store(0);
   dropped_.store(0);
   drained_.store(0);

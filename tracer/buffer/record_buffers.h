@@ -74,6 +74,7 @@ class RecordBuffers {
 
   const size_t max_chunks_;
   std::atomic<bool> closed_{false};
+  std::atomic<bool> any_thread_attached_{false};
 
   std::mutex pool_mutex_;
   std::condition_variable pool_available_;
@@ -83,6 +84,9 @@ class RecordBuffers {
   std::mutex queue_mutex_;
   std::condition_variable queue_ready_;
   Chunk* queue_head_ = nullptr;
+  // Under queue_mutex_: a wake that came while the writer was not waiting
+  // still ends its next wait (the first attach may precede the writer's wait).
+  bool wake_pending_ = false;
   Chunk* queue_tail_ = nullptr;
 
   std::mutex threads_mutex_;

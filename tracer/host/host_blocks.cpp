@@ -121,30 +121,11 @@ State* state = nullptr;
 std::atomic<uint64_t> stored{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
-// Allocation times come from the vDSO clock shifted onto the trace clock
-// (CUPTI's timestamp can cost a driver call; this is on every large malloc).
-// A block's time is only compared with the calls that touch it, and a
-// promoted block's time is clamped to the touch, so a small drift between
-// the clocks cannot order a block after its first use.
-std::atomic<int64_t> clock_offset_ns{0};
-
-// How far apart the two clocks may drift: a block CUDA touches up to this
-// long before its recorded allocation is still taken to be the one touched.
+// Blocks are allocated and touched on different threads, and a touch is
+// stamped when its call was entered: a block touched up to this long before
+// its recorded allocation is still taken to be the one touched (its time
+// becomes the touch's, see promote_locked).
 constexpr uint64_t kClockSlackNs = 50'000;
-
-uint64_t allocation_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<uint64_t>(now.tv_sec * 1000000000ll + now.tv_nsec +
-                               clock_offset_ns.load(std::memory_order_relaxed));
-}
-
-void calibrate_clock() {
-  timespec now{};
-  clock_gettime(CLOCK_REALTIME, &now);
-  int64_t realtime = now.tv_sec * 1000000000ll + now.tv_nsec;
-  clock_offset_ns = static_cast<int64_t>(now_ns()) - realtime;
-}
 
 Shard& shard_of(uint64_t address) {
   // Blocks are at least 16-byte aligned: mix the bits above that.
@@ -190,7 +171,7 @@ void count_allocation(uint64_t bytes) {
 // Makes `block` (starting at `address`) an allocation row: registers it where
 // addresses resolve and fills the record (the writer reads where its pages
 // are). Called with its shard locked. `touched_ns`: when CUDA touched it (the
-// block's time is clamped to it, see allocation_ns).
+// block's time is clamped to it, see kClockSlackNs).
 Record promote_locked(uint64_t address, Block& block, uint64_t touched_ns) {
   block.alloc_ns = std::min(block.alloc_ns, touched_ns);
   block.alloc_id =
@@ -301,7 +282,6 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
   state->options = options;
   min_bytes_value.store(options.min_bytes, std::memory_order_relaxed);
   state->buffers = &buffers;
-  calibrate_clock();
   registry();
   enabled_flag.store(true, std::memory_order_release);
 }
@@ -314,7 +294,7 @@ void ignore_this_thread() { thread_inside_hook = true; }
 void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
   count_allocation(bytes);
   if (bytes < state->options.min_bytes || address == 0) return;
-  Block block{bytes, allocation_ns(), 0, RecordBuffers::current_tid(), mapped};
+  Block block{bytes, now_ns(), 0, RecordBuffers::current_tid(), mapped};
   Shard& shard = mapped ? state->mapped : shard_of(address);
   std::optional<Record> row;
   uint64_t missed_free_id = 0;

@@ -56,8 +56,14 @@ bool activity_usable = false;
 // Whether the program's malloc calls reach host_allocator.cpp (preloaded).
 bool allocator_hooked = false;
 
-const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
-                             SIGTERM, SIGINT, SIGQUIT, SIGHUP};
+// Only the signals a crash raises. Handlers for SIGINT, SIGTERM and the
+// like would change the program: Python installs its KeyboardInterrupt
+// handler only where SIGINT is still at its default, and code that saves and
+// restores handlers (multiprocessing) cannot restore one it did not set. A
+// program killed by those loses at most the last writer period (the trace says
+// incomplete), as with SIGKILL.
+const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction previous_actions[NSIG];
 
 std::string command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -106,29 +112,55 @@ void finish(const char* status) {
 
 void finish_at_exit() { finish(kStatusComplete); }
 
-void on_fatal_signal(int signal_number) {
+// Flushes what was recorded, then does what would have happened without us:
+// the handler that was there before ours runs, or the default action.
+void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
   if (getpid() == owner_pid.load() && !finished.load()) {
     writer_instance->flush_from_signal(signal_number);
   }
-  // Let the signal do what it would have done without us.
-  signal(signal_number, SIG_DFL);
-  raise(signal_number);
-}
-
-void install_signal_handlers() {
-  for (int signal_number : kFatalSignals) {
-    struct sigaction current {};
-    // Only where the program kept the default: its own handlers stay its own.
-    if (sigaction(signal_number, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
-    struct sigaction ours {};
-    ours.sa_handler = on_fatal_signal;
-    sigemptyset(&ours.sa_mask);
-    ours.sa_flags = SA_RESTART;
-    sigaction(signal_number, &ours, nullptr);
+  const struct sigaction& previous = previous_actions[signal_number];
+  sigaction(signal_number, &previous, nullptr);
+  if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(signal_number, info, context);
+  } else if (previous.sa_handler == SIG_DFL) {
+    raise(signal_number);
+  } else if (previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(signal_number);
   }
 }
 
+// Chained: the program's (or Python's faulthandler's) handlers stay in
+// force, before ours (installed earlier) or after (they find ours and call it).
+// Installed at the first CUDA context, not at load: a runtime that reads the
+// dispositions when it starts (Python's signal.getsignal) still sees its own,
+// and before a context there is no GPU activity a crash could lose.
+void install_signal_handlers_once() {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  for (int signal_number : kFatalSignals) {
+    struct sigaction ours {};
+    ours.sa_sigaction = on_fatal_signal;
+    sigemptyset(&ours.sa_mask);
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigaction(signal_number, &ours, &previous_actions[signal_number]);
+  }
+}
+
+// Per forking thread: another thread may finish the trace meanwhile.
+thread_local bool writer_held_for_fork = false;
+
+void before_fork() {
+  writer_held_for_fork = started && !finished;
+  if (writer_held_for_fork) writer_instance->hold_for_fork();
+}
+
+void after_fork_in_parent() {
+  if (writer_held_for_fork) writer_instance->release_after_fork_in_parent();
+  writer_held_for_fork = false;
+}
+
 void after_fork_in_child() {
+  writer_held_for_fork = false;
   if (!started) return;
   owner_pid = getpid();
   finished = false;
@@ -136,6 +168,8 @@ void after_fork_in_child() {
   buffers_instance->reset_after_fork();
   allocations().reset_after_fork();
   strings().reset_after_fork();
+  // CUPTI's activity machinery stayed in the parent: flushing it here hangs.
+  writer_instance->set_activity_flush(nullptr);
   writer_instance->set_gpu_activity(false);
   writer_instance->restart_after_fork();
   record_process_meta(Config::from_environment());
@@ -153,6 +187,7 @@ std::string runtime_version() {
 }
 
 void on_context_created() {
+  install_signal_handlers_once();
   for (const DeviceInfo& device : driver_devices()) writer_instance->add_device(device);
   writer_instance->set_meta("cuda_driver_version", std::to_string(driver_version()));
   writer_instance->set_meta("cuda_runtime_version", runtime_version());
@@ -190,7 +225,10 @@ void start() {
   activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
   // Rows waiting for their GPU times ask CUPTI for the records it holds
   // (completed ones only: the program's work is not disturbed).
-  if (activity_usable) writer_instance->set_activity_flush([] { cuptiActivityFlushAll(0); });
+  if (activity_usable) {
+    writer_instance->set_activity_flush(
+        [](bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); });
+  }
   allocator_hooked = allocator_interposed();
   record_process_meta(config);
   if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
@@ -203,8 +241,7 @@ void start() {
   if (config.host_allocations == HostAllocations::All) writer_instance->create_file_eagerly();
   writer_instance->start();
   std::atexit(finish_at_exit);
-  pthread_atfork(nullptr, nullptr, after_fork_in_child);
-  install_signal_handlers();
+  pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   log_debug("tracing pid {} into {}", getpid(), config.output);
 }
 
@@ -241,11 +278,13 @@ namespace {
 using ExecFunction = int (*)(const char*, char* const[], char* const[]);
 using ExecPathFunction = int (*)(const char*, char* const[]);
 
+// A vfork'd child (posix_spawn, subprocess) runs in our memory until it
+// execs: only the process that owns the trace finishes it.
 void finish_before_exec() {
-  if (apptracer::started && !apptracer::finished) {
-    apptracer::writer_instance->set_meta("end_reason", "exec");
-  }
-  apptracer::finish(apptracer::kStatusComplete);
+  using namespace apptracer;
+  if (!started || finished || getpid() != owner_pid.load()) return;
+  writer_instance->set_meta("end_reason", "exec");
+  finish(kStatusComplete);
 }
 
 }  // namespace

@@ -555,16 +555,20 @@ bool TraceStore::waiting_for_activity() const {
   return kernel_join_->waiting() || memcpy_join_->waiting() || memset_join_->waiting();
 }
 
-std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
+void TraceStore::store_waiting() {
   // Launches whose argument records never came are stored as they are.
-  for (const auto& [tid, args] : launch_args_) {
+  for (auto& [tid, args] : launch_args_) {
     if (args.own_correlation_id) kernel_join_->update(args.outer_correlation_id, [](KernelRow&) {}, true);
+    args.own_correlation_id = 0;
   }
-  launch_args_.clear();
   kernel_join_->finish();
   memcpy_join_->finish();
   memset_join_->finish();
   flush_batches();
+}
+
+std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
+  store_waiting();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

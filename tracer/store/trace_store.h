@@ -56,6 +56,10 @@ class TraceStore {
   // Whether rows have been waiting a whole pass for their GPU activity.
   bool waiting_for_activity() const;
 
+  // Stores every row still waiting for its activity as it is (the process
+  // is dying).
+  void store_waiting();
+
   // Stores everything still held back, creates the indexes and returns
   // per-table row counts.
   std::vector<std::pair<std::string, int64_t>> finish();

@@ -59,11 +59,20 @@ void Writer::run() {
   if (thread_start_) thread_start_();
   while (!stopping_.load()) {
     buffers_.wait_for_work(std::chrono::milliseconds(config_.flush_period_ms));
+    std::lock_guard<std::mutex> in_sqlite(sqlite_use_);
     pass();
     if (int signal_number = signal_flush_requested_.load()) {
+      // GPU work that ended before the crash, as far as CUPTI still hands it
+      // over (if the crashed thread holds CUPTI's lock this waits, and the
+      // handler gives up after its timeout: the trace then lacks only that).
+      if (flush_activity_ && store_) {
+        flush_activity_(true);
+        pass();
+      }
       if (store_ && !failed_) {
         try {
           store_->begin();
+          store_->store_waiting();
           store_->set_meta("status", "incomplete");
           store_->set_meta("end_reason", "signal " + std::to_string(signal_number));
           store_->commit();
@@ -129,7 +138,7 @@ void Writer::pass() {
     store_->commit();
     // Activity comes in buffers CUPTI hands over when full: rows waiting for
     // theirs ask for what it has (it arrives in the next pass).
-    if (flush_activity_ && store_->waiting_for_activity()) flush_activity_();
+    if (flush_activity_ && store_->waiting_for_activity()) flush_activity_(false);
     // A record resolves addresses at its call's start; no call still to be
     // written started more than this long before now.
     constexpr uint64_t kLongestCallNs = 60ull * 1000 * 1000 * 1000;
@@ -148,6 +157,7 @@ void Writer::finish(const std::string& status) {
   buffers_.wake_writer();
   thread_.join();
   buffers_.close();
+  std::lock_guard<std::mutex> in_sqlite(sqlite_use_);
   pass();
   if (!store_ || failed_) return;
   try {
@@ -187,6 +197,7 @@ void Writer::restart_after_fork() {
   new (&thread_) std::thread;
   static_cast<void>(store_.release());
   new (&pending_mutex_) std::mutex;
+  new (&sqlite_use_) std::mutex;  // held by the forking thread (hold_for_fork)
   pending_devices_.clear();
   pending_meta_.clear();
   path_.clear();

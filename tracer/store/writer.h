@@ -25,8 +25,11 @@ class Writer {
          HostBlockResolution host = {});
 
   // Called on the writer thread when rows have waited a pass for their GPU
-  // activity: asks CUPTI to hand over what it has (set before start()).
-  void set_activity_flush(std::function<void()> flush) { flush_activity_ = std::move(flush); }
+  // activity (forced false: completed records only), and on a fatal signal
+  // (forced true: whatever CUPTI holds). Set before start().
+  void set_activity_flush(std::function<void(bool forced)> flush) {
+    flush_activity_ = std::move(flush);
+  }
   // Runs first on the writer thread (host memory tracking ignores it).
   void set_thread_start(std::function<void()> start) { thread_start_ = std::move(start); }
   // No GPU activity will come (a forked child): rows are stored at once.
@@ -39,6 +42,12 @@ class Writer {
   // From a fatal-signal handler (async-signal-safe): asks the writer for one
   // more pass marked with `reason`, waiting at most about a second.
   void flush_from_signal(int signal_number);
+
+  // Around fork (pthread_atfork, registered after the host allocator's so
+  // that this runs first): waits for the writer to leave SQLite, whose
+  // global mutexes a child would otherwise inherit locked.
+  void hold_for_fork() { sqlite_use_.lock(); }
+  void release_after_fork_in_parent() { sqlite_use_.unlock(); }
 
   // In a forked child: a new thread and, on first records, a new file.
   void restart_after_fork();
@@ -66,7 +75,7 @@ class Writer {
   StringTable& strings_;
   Config config_;
   HostBlockResolution host_;
-  std::function<void()> flush_activity_;
+  std::function<void(bool)> flush_activity_;
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
@@ -76,6 +85,8 @@ class Writer {
   std::atomic<bool> failed_{false};
   std::atomic<bool> create_eagerly_{false};
 
+  // Held while the writer is inside SQLite (see hold_for_fork).
+  std::mutex sqlite_use_;
   mutable std::mutex pending_mutex_;
   std::vector<DeviceInfo> pending_devices_;
   std::map<std::string, std::string> pending_meta_;
