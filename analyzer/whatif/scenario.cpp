@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 
+#include "copy_path.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -10,14 +12,6 @@ namespace {
 using model::HostMemory;
 using model::LinkKind;
 using model::LinkPath;
-
-std::optional<HostMemory> host_memory(MemoryKind kind, bool pin) {
-  if (kind == MemoryKind::Pinned) return HostMemory::Pinned;
-  if (kind == MemoryKind::Pageable) return pin ? HostMemory::Pinned : HostMemory::Pageable;
-  return std::nullopt;
-}
-
-int node_or_unknown(std::optional<int64_t> node) { return node ? static_cast<int>(*node) : -1; }
 
 // The link a transfer occupies: one direction of a GPU's host connection
 // (prefetches share it with copies), a GPU's own copies, a GPU pair.
@@ -49,9 +43,6 @@ std::vector<bool> blocking_copies(const ReplayInput& input, bool pin) {
 }
 
 std::optional<LinkPath> wanted_path(const ReplayOp& op, const Scenario& scenario) {
-  auto numa = [&](std::optional<int64_t> recorded) {
-    return scenario.numa_node ? *scenario.numa_node : node_or_unknown(recorded);
-  };
   if (op.kind == OpKind::Prefetch) {
     if (op.bytes <= 0) return std::nullopt;
     if (op.dst_device) return LinkPath{LinkKind::PrefetchHtoD, HostMemory::None, -1, static_cast<int>(*op.dst_device), -1};
@@ -59,28 +50,9 @@ std::optional<LinkPath> wanted_path(const ReplayOp& op, const Scenario& scenario
     return std::nullopt;
   }
   if (op.kind != OpKind::Copy) return std::nullopt;
-  switch (op.copy_kind) {
-    case CopyKind::HtoD: {
-      std::optional<HostMemory> host = host_memory(op.src_memory, scenario.pin);
-      if (!host || !op.dst_device) return std::nullopt;
-      return LinkPath{LinkKind::HtoD, *host, numa(op.src_numa), static_cast<int>(*op.dst_device), -1};
-    }
-    case CopyKind::DtoH: {
-      std::optional<HostMemory> host = host_memory(op.dst_memory, scenario.pin);
-      if (!host || !op.src_device) return std::nullopt;
-      return LinkPath{LinkKind::DtoH, *host, numa(op.dst_numa), static_cast<int>(*op.src_device), -1};
-    }
-    case CopyKind::DtoD:
-    case CopyKind::PtoP: {
-      if (op.src_memory == MemoryKind::Managed || op.dst_memory == MemoryKind::Managed) return std::nullopt;
-      std::optional<int64_t> src = op.src_device ? op.src_device : op.dst_device;
-      std::optional<int64_t> dst = op.dst_device ? op.dst_device : op.src_device;
-      if (!src) return std::nullopt;
-      if (*src == *dst) return LinkPath{LinkKind::DtoD, HostMemory::None, -1, static_cast<int>(*src), -1};
-      return LinkPath{LinkKind::PeerDirect, HostMemory::None, -1, static_cast<int>(*src), static_cast<int>(*dst)};
-    }
-    default: return std::nullopt;
-  }
+  model::CopyEndpoints copy{op.copy_kind, op.src_memory, op.dst_memory, op.src_device,
+                            op.dst_device,  op.src_numa,   op.dst_numa};
+  return model::path_of_copy(copy, {scenario.pin, scenario.numa_node});
 }
 
 ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& recorded,

@@ -1,6 +1,7 @@
 // Path names, looking paths up with fallbacks, and hand-made link changes.
 #include <gtest/gtest.h>
 
+#include "copy_path.h"
 #include "link_override.h"
 #include "link_path.h"
 #include "system_model.h"
@@ -48,6 +49,29 @@ GpuInfo gpu(int ordinal, const std::string& name, int node) {
   info.name = name;
   info.numa_node = node;
   return info;
+}
+
+std::string path_name(const CopyEndpoints& copy, const Placement& placement = {}) {
+  std::optional<LinkPath> path = path_of_copy(copy, placement);
+  return path ? path->name() : "(none)";
+}
+
+TEST(CopyPath, ARecordedCopyTakesThePathOfItsKindMemoryNodeAndGpus) {
+  CopyEndpoints htod{CopyKind::HtoD, MemoryKind::Pageable, MemoryKind::Device, std::nullopt, 0, 1, std::nullopt};
+  EXPECT_EQ(path_name(htod), "HtoD.pageable.node1.gpu0");
+  EXPECT_EQ(path_name(htod, {true, std::nullopt}), "HtoD.pinned.node1.gpu0");
+  EXPECT_EQ(path_name(htod, {false, 0}), "HtoD.pageable.node0.gpu0");
+  CopyEndpoints dtoh{CopyKind::DtoH, MemoryKind::Device, MemoryKind::Pinned, 2, std::nullopt, std::nullopt,
+                     std::nullopt};
+  EXPECT_EQ(path_name(dtoh), "DtoH.pinned.gpu2");
+  CopyEndpoints dtod{CopyKind::DtoD, MemoryKind::Device, MemoryKind::Device, 1, 1, std::nullopt, std::nullopt};
+  EXPECT_EQ(path_name(dtod), "DtoD.gpu1");
+  dtod.dst_device = 3;
+  EXPECT_EQ(path_name(dtod), "PtoP.peer.gpu1.gpu3");
+  CopyEndpoints managed{CopyKind::HtoD, MemoryKind::Managed, MemoryKind::Device, std::nullopt, 0, 0, std::nullopt};
+  EXPECT_EQ(path_name(managed), "(none)");
+  CopyEndpoints htoh{CopyKind::HtoH, MemoryKind::Pageable, MemoryKind::Pinned, std::nullopt, std::nullopt, 0, 0};
+  EXPECT_EQ(path_name(htoh), "(none)");
 }
 
 MeasuredPath measured(const std::string& name, double gbps) {
