@@ -247,6 +247,9 @@ ReplayInput read_replay_input(Database& db, const std::string& path) {
                        " table, so nothing to replay; whatif needs a trace from 'apptracer record'");
     }
   }
+  if (db.has_table("processes")) {
+    throw TraceError(path + ": a merged trace; whatif replays one process: give it that process's own trace");
+  }
   ReplayInput input = Reader(db).read();
   if (input.calls.empty() && input.ops.empty()) {
     throw TraceError(path + ": no API calls and no GPU work: nothing to replay");

@@ -81,7 +81,8 @@ struct ReplayInput {
 const std::vector<const char*>& replay_tables();
 
 // Throws TraceError (trace_file.h) naming `path` when a needed table is
-// missing or there is nothing to replay.
+// missing, the trace is a merged one (its processes' streams and threads
+// are not one program's), or there is nothing to replay.
 ReplayInput read_replay_input(Database& db, const std::string& path);
 
 }  // namespace apptracer::whatif

@@ -119,6 +119,14 @@ TEST_F(Command, ATraceWithoutTheNeededTablesIsOneLine) {
                         trace_path_ + ": no kernels table, so nothing to replay");
 }
 
+TEST_F(Command, AMergedTraceIsOneLine) {
+  {
+    Database db(trace_path_, Database::Mode::ReadWrite);
+    db.exec("CREATE TABLE processes (process_id INTEGER PRIMARY KEY)");
+  }
+  expect_one_line_error(trace_path_ + " --system " + system_path_, "a merged trace; whatif replays one process");
+}
+
 TEST_F(Command, ATraceWithNothingToReplayIsOneLine) {
   std::remove(trace_path_.c_str());
   testing::TraceBuilder empty(trace_path_);
