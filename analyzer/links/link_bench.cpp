@@ -57,10 +57,12 @@ class PeerAccess {
     enable(a_, b_);
     enable(b_, a_);
   }
+  // Errors are ignored here: a destructor must not throw, and the next
+  // path's measuring reports a broken context anyway.
   ~PeerAccess() {
-    b_.make_current();
+    driver_.cuCtxSetCurrent(b_.context());
     driver_.cuCtxDisablePeerAccess(a_.context());
-    a_.make_current();
+    driver_.cuCtxSetCurrent(a_.context());
     driver_.cuCtxDisablePeerAccess(b_.context());
   }
   PeerAccess(const PeerAccess&) = delete;
@@ -111,8 +113,9 @@ GpuSession::GpuSession(const CudaDriver& driver, int ordinal, size_t buffer_byte
   empty_ns_ = median(empty);
 }
 
+// Errors are ignored: nothing is left to do about them when tearing down.
 GpuSession::~GpuSession() {
-  make_current();
+  driver_.cuCtxSetCurrent(context_);
   driver_.cuStreamSynchronize(stream_);
   if (a_) driver_.cuMemFree(a_);
   if (b_) driver_.cuMemFree(b_);
