@@ -18,5 +18,7 @@ void add_timeline_command(CLI::App& app, CommandResult& result);
 void add_query_command(CLI::App& app, CommandResult& result);
 void add_merge_command(CLI::App& app, CommandResult& result);
 void add_dvdg_command(CLI::App& app, CommandResult& result);
+void add_links_command(CLI::App& app, CommandResult& result);
+void add_whatif_command(CLI::App& app, CommandResult& result);
 
 }  // namespace apptracer

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   apptracer::add_query_command(app, result);
   apptracer::add_merge_command(app, result);
   apptracer::add_dvdg_command(app, result);
+  apptracer::add_links_command(app, result);
+  apptracer::add_whatif_command(app, result);
   try {
     app.parse(argc, argv);
     return result ? result() : 0;

@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "malloc", "store", "analyzer"]
+ORDER = ["launch", "pytorch", "malloc", "store", "analyzer", "whatif"]
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -175,8 +175,39 @@ def analyzer_section(r):
     return "Analyzer scaling (CPU)", body, targets
 
 
+WHATIF_CHECKS = {
+    "a": ("own run time predicted from its own trace", 5),
+    "b": ("pageable run with --pin vs its pinned twin", 10),
+    "c": ("one-stream run with --overlap vs its 3-stream twin", 15),
+    "d": ("trace of one machine with --system2 of another vs the other's run", 10),
+}
+
+
+def whatif_section(r):
+    rows, targets = [], []
+    cases = sorted({k.rsplit(".", 1)[0] for k in r if k.startswith("whatif.")})
+    worst = {}
+    for case in cases:
+        _, check, machine, name = case.split(".", 3)
+        predicted, actual, error = (r.get(f"{case}.{m}") for m in ("predicted_ms", "actual_ms", "error_pct"))
+        what, target = WHATIF_CHECKS[check]
+        rows.append([f"({check}) {what}", machine, name, fmt(predicted, 2), fmt(actual, 2),
+                     "—" if error is None else f"{error:+.1f}%", f"{target}%"])
+        if error is not None and not name.endswith("whole-run"):
+            worst[check] = max(worst.get(check, 0), abs(error))
+    body = table(["check", "machine", "case", "predicted (ms)", "actual (ms)", "error", "target"], rows)
+    body += ("\n\nbench/whatif_validation.sh: `apptracer links --quick` measures each machine, the test programs"
+             " (test_apps/whatif_*.cu) run under `apptracer record`, and `apptracer whatif` predicts from their"
+             " traces. Times are the programs' work phase (whatif's period 2); the whole run (set-up and"
+             " clean-up included, kept as recorded) is shown beside the own predictions.")
+    for check, error in sorted(worst.items()):
+        what, target = WHATIF_CHECKS[check]
+        targets.append(f"({check}) {what} within {target}%: worst {error:.1f}% → {verdict(error <= target)}")
+    return "What-if predictions against real runs (GPU)", body, targets
+
+
 RENDER = {"launch": launch_section, "pytorch": pytorch_section, "malloc": malloc_section,
-          "store": store_section, "analyzer": analyzer_section}
+          "store": store_section, "analyzer": analyzer_section, "whatif": whatif_section}
 
 
 def render(name, results, notes, args):

@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc store analyzer pytorch
+#   --only          comma-separated subset of: launch malloc store analyzer pytorch whatif
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -17,7 +17,9 @@
 # untraced / apptracer), store (writer throughput, database bytes per
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
-# subscriber / torch.profiler / apptracer). Benchmarks print, they assert
+# subscriber / torch.profiler / apptracer), whatif (GPU, only when asked for:
+# whatif predictions against real runs, bench/whatif_validation.sh; its
+# files stay in $WHATIF_OUT, default a temporary directory). Benchmarks print, they assert
 # nothing; the exit status only says whether every benchmark ran. FILE gets the sections measured in this run
 # (with device, date and commit) and keeps the others.
 set -euo pipefail
@@ -111,6 +113,9 @@ fi
 if wanted analyzer; then
   step analyzer "$dist/bench/analyzer_scaling" --apptracer "$dist/bin/apptracer" \
     --sizes "$analyzer_sizes" --dir "$work"
+fi
+if wanted whatif; then
+  step whatif "$here/whatif_validation.sh" measure "$dist" "${WHATIF_OUT:-$work/whatif}"
 fi
 if wanted pytorch; then
   note pytorch "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"

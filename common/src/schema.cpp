@@ -24,6 +24,21 @@ bool is_trace_table(const TableInfo& table) {
   return table.role == TableRole::Meta || table.role == TableRole::Trace;
 }
 
+// What a table says about itself in schema_tables and schema_columns.
+std::string table_description_sql(const TableInfo& table) {
+  std::string sql = "INSERT OR REPLACE INTO schema_tables VALUES (" + quoted(table.name) + ", " +
+                    quoted(to_string(table.role)) + ", " + quoted(table.doc) + ");\n";
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    const ColumnInfo& c = table.columns[i];
+    sql += "INSERT OR REPLACE INTO schema_columns VALUES (" + quoted(table.name) + ", " + quoted(c.name) +
+           ", " + std::to_string(i) + ", " + quoted(c.sql_type) + ", " +
+           quoted(to_string(c.meaning.role)) + ", " +
+           (c.meaning.target ? quoted(c.meaning.target) : std::string("NULL")) + ", " +
+           quoted(c.doc) + ");\n";
+  }
+  return sql;
+}
+
 // What every trace says about its own tables and enums.
 std::string self_description_sql() {
   std::string sql;
@@ -32,17 +47,7 @@ std::string self_description_sql() {
            std::to_string(v.value) + ", " + quoted(v.name) + ");\n";
   }
   for (const TableInfo& table : all_tables()) {
-    if (!is_trace_table(table)) continue;
-    sql += "INSERT INTO schema_tables VALUES (" + quoted(table.name) + ", " +
-           quoted(to_string(table.role)) + ", " + quoted(table.doc) + ");\n";
-    for (size_t i = 0; i < table.columns.size(); ++i) {
-      const ColumnInfo& c = table.columns[i];
-      sql += "INSERT INTO schema_columns VALUES (" + quoted(table.name) + ", " + quoted(c.name) +
-             ", " + std::to_string(i) + ", " + quoted(c.sql_type) + ", " +
-             quoted(to_string(c.meaning.role)) + ", " +
-             (c.meaning.target ? quoted(c.meaning.target) : std::string("NULL")) + ", " +
-             quoted(c.doc) + ");\n";
-    }
+    if (is_trace_table(table)) sql += table_description_sql(table);
   }
   return sql;
 }
@@ -62,6 +67,11 @@ std::string trace_tables_sql() {
   sql += self_description_sql();
   sql += "INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');\n";
   return sql;
+}
+
+std::string analysis_table_sql(const TableInfo& table, bool describe) {
+  std::string sql = create_table_sql(table) + create_indexes_sql(table);
+  return describe ? sql + table_description_sql(table) : sql;
 }
 
 std::string trace_indexes_sql() {

@@ -3,8 +3,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
-#include <cctype>
-#include <fstream>
+#include "apptracer/gpu_identity.h"
 
 namespace apptracer {
 
@@ -55,28 +54,6 @@ const DriverFunctions& driver() {
     return f;
   }();
   return functions;
-}
-
-std::string format_uuid(const CUuuid& uuid) {
-  static const char* digits = "0123456789abcdef";
-  std::string out = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    unsigned char byte = static_cast<unsigned char>(uuid.bytes[i]);
-    out += digits[byte >> 4];
-    out += digits[byte & 15];
-  }
-  return out;
-}
-
-int numa_node_of_pci(std::string bus_id) {
-  for (char& c : bus_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  // The driver reports a 8-digit domain ("00000000:17:00.0"); sysfs uses 4.
-  if (bus_id.size() > 12 && bus_id.find(':') == 8) bus_id = bus_id.substr(4);
-  std::ifstream in("/sys/bus/pci/devices/" + bus_id + "/numa_node");
-  int node = -1;
-  if (!(in >> node)) return -1;
-  return node;
 }
 
 }  // namespace
@@ -156,7 +133,7 @@ std::vector<DeviceInfo> driver_devices() {
     if (f.cuDeviceGetName(text, sizeof text, device) == CUDA_SUCCESS) info.name = text;
     CUuuid uuid{};
     if (f.cuDeviceGetUuid && f.cuDeviceGetUuid(&uuid, device) == CUDA_SUCCESS) {
-      info.uuid = format_uuid(uuid);
+      info.uuid = format_gpu_uuid(uuid.bytes);
     }
     if (f.cuDeviceGetPCIBusId(text, sizeof text, device) == CUDA_SUCCESS) info.pci_bus_id = text;
     size_t bytes = 0;

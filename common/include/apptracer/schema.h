@@ -31,4 +31,10 @@ std::string trace_schema_sql();
 std::string trace_tables_sql();
 std::string trace_indexes_sql();
 
+struct TableInfo;
+// An analysis table (tables.def role Analysis) added to an existing trace:
+// the table, its indexes and, with `describe`, its rows in schema_tables and
+// schema_columns (traces older than schema 3 have neither table).
+std::string analysis_table_sql(const TableInfo& table, bool describe);
+
 }  // namespace apptracer

@@ -1,0 +1,96 @@
+// Measuring planned paths on the GPUs (path_plan.h) with the driver API.
+//
+// Every sample is the GPU's time for one transfer: on the GPU's stream a
+// short spin kernel holds the stream, then event, transfer, event are
+// issued; the interval between the events, less the interval of two events
+// with nothing between them, is the transfer's time. Holding the stream
+// keeps the host's issue time out of the interval (what a trace's copy
+// durations, from CUPTI, also leave out). A copy from pageable memory makes
+// the host wait for the stream and stage the data itself, so that host work
+// is inside its interval: it is part of what such a copy costs.
+//
+// Managed memory: a prefetch is timed like a copy, from pages all on the
+// host (HtoD) or all on the GPU (DtoH). On-demand migration is a kernel
+// touching every 4 KiB page of a host-resident range, less the same kernel
+// over the then GPU-resident range.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_driver.h"
+#include "node_buffer.h"
+#include "path_plan.h"
+#include "system_model.h"
+
+namespace apptracer::links {
+
+// One GPU: its primary context, a stream, two events, the two kernels
+// (kernels.ptx) and two device buffers of the largest size measured.
+class GpuSession {
+ public:
+  GpuSession(const CudaDriver& driver, int ordinal, size_t buffer_bytes);
+  ~GpuSession();
+  GpuSession(const GpuSession&) = delete;
+  GpuSession& operator=(const GpuSession&) = delete;
+
+  int ordinal() const { return ordinal_; }
+  CUcontext context() const { return context_; }
+  CUstream stream() const { return stream_; }
+  CUdeviceptr buffer(int which) const { return which == 0 ? a_ : b_; }
+  void make_current() const;
+
+  // The GPU's time for what `issue` puts on stream(), in ns (see above).
+  double time_ns(const std::function<void()>& issue);
+  // The raw event interval around `issue`, holding the stream first.
+  double interval_ns(const std::function<void()>& issue);
+  // Launches the page-touching kernel over [data, data + bytes) on stream().
+  void touch(CUdeviceptr data, size_t bytes);
+
+ private:
+  void launch_sleep();
+
+  const CudaDriver& driver_;
+  int ordinal_;
+  CUcontext context_ = nullptr;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
+  CUmodule module_ = nullptr;
+  CUfunction sleep_ = nullptr, touch_ = nullptr;
+  CUdeviceptr a_ = 0, b_ = 0;
+  double empty_ns_ = 0;
+};
+
+class LinkBench {
+ public:
+  // `gpus` in ordinal order; `largest` the largest size any path measures;
+  // `node_cpus` the CPUs of each NUMA node. Host paths run on the CPUs of
+  // the GPU's closest node (where a well-placed program runs), so only the
+  // buffer's node varies between a GPU's host paths.
+  LinkBench(const CudaDriver& driver, const std::vector<model::GpuInfo>& gpus, size_t largest,
+            std::map<int, std::vector<int>> node_cpus);
+  ~LinkBench();
+
+  // Measures one path; `on_sample` is called after each repetition.
+  model::MeasuredPath measure(const PlannedPath& planned, const std::function<void()>& on_sample);
+
+ private:
+  GpuSession& gpu(int ordinal);
+  NodeBuffer& host_buffer(int node, bool pinned);
+  CUdeviceptr managed_buffer(int ordinal);
+  std::function<double(int64_t)> transfer(const model::LinkPath& path, std::string& note);
+
+  const CudaDriver& driver_;
+  size_t largest_;
+  std::vector<std::unique_ptr<GpuSession>> gpus_;
+  std::vector<model::GpuInfo> info_;
+  std::unique_ptr<NodeBuffer> host_;
+  bool host_registered_ = false;
+  std::map<int, CUdeviceptr> managed_;
+  std::map<int, std::vector<int>> node_cpus_;
+};
+
+}  // namespace apptracer::links

@@ -1,0 +1,165 @@
+// `apptracer links [-o system.json] [--quick] [--force]`: enumerates this
+// machine, measures each logical path (path_plan.h, link_bench.h), fits the
+// transfer-time model per path (model/link_model.h) and writes the system
+// file that `apptracer whatif` replays traces against.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "cuda_driver.h"
+#include "gpu_inventory.h"
+#include "host_topology.h"
+#include "link_bench.h"
+#include "nvml_topology.h"
+#include "path_plan.h"
+#include "progress.h"
+#include "system_file.h"
+#include "table_format.h"
+
+namespace apptracer {
+
+namespace {
+
+struct LinksOptions {
+  std::string output = "system.json";
+  bool quick = false;
+  bool force = false;
+};
+
+std::string utc_now() {
+  std::time_t now = std::time(nullptr);
+  char text[32] = {};
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return text;
+}
+
+// The kernel driver's version, where NVML could not say.
+std::string proc_driver_version() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string word;
+  while (in >> word) {
+    if (word == "Module" && in >> word) return word;
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& separator) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : separator) + part;
+  return text;
+}
+
+model::Machine describe_machine(const links::GpuInventory& inventory, bool quick) {
+  model::Machine machine;
+  links::HostTopology host = links::read_host_topology();
+  machine.hostname = host.hostname;
+  machine.cpu_model = host.cpu_model;
+  machine.cpu_sockets = host.sockets;
+  machine.numa_nodes = host.numa_nodes;
+  machine.unavailable = host.unavailable;
+  machine.gpus = inventory.gpus;
+  machine.connections = inventory.connections;
+  links::NvmlTopology nvml = links::read_nvml_topology(machine.gpus, machine.connections);
+  if (!nvml.available) machine.unavailable.push_back(nvml.why_not);
+  machine.driver_version = nvml.driver_version.empty() ? proc_driver_version() : nvml.driver_version;
+  links::load_cuda_driver().cuDriverGetVersion(&machine.cuda_driver_version);
+  machine.measured_at = utc_now();
+  machine.quick = quick;
+  return machine;
+}
+
+// One row per path: its fixed cost and the bandwidth it reaches at a few sizes.
+Table summary(const model::SystemModel& system) {
+  Table table{"links", {"path", "latency (us)", "64 KiB (GB/s)", "1 MiB (GB/s)", "16 MiB (GB/s)",
+                        "largest (GB/s)"}, {}};
+  auto rate = [](const model::LinkModel& m, int64_t bytes) {
+    return Cell(static_cast<double>(bytes) / m.transfer_ns(bytes));
+  };
+  for (const model::MeasuredPath& path : system.paths) {
+    const model::LinkModel& m = path.model;
+    int64_t largest = path.samples.empty() ? int64_t{1} << 28 : path.samples.back().bytes;
+    table.rows.push_back({path.path.name(), Cell(m.latency_ns() / 1000), rate(m, 64 << 10),
+                          rate(m, 1 << 20), rate(m, 16 << 20), rate(m, largest)});
+  }
+  return table;
+}
+
+int run_links(const LinksOptions& options) {
+  struct stat existing {};
+  if (!options.force && stat(options.output.c_str(), &existing) == 0) {
+    throw std::runtime_error(options.output + " exists; use --force to replace it");
+  }
+  const links::CudaDriver& driver = links::load_cuda_driver();
+  links::GpuInventory inventory = links::read_gpu_inventory(driver);
+  model::SystemModel system;
+  system.machine = describe_machine(inventory, options.quick);
+
+  links::PlanInput input;
+  input.gpus = inventory.gpus;
+  input.connections = inventory.connections;
+  input.managed = inventory.managed;
+  input.quick = options.quick;
+  std::map<int, std::vector<int>> node_cpus;
+  for (const model::NumaNodeInfo& node : system.machine.numa_nodes) {
+    input.numa_nodes.push_back(node.id);
+    node_cpus[node.id] = links::parse_cpu_list(node.cpus);
+  }
+  std::vector<links::PlannedPath> plan = links::plan_paths(input);
+  for (size_t i = 0; i < inventory.managed.size(); ++i) {
+    if (!inventory.managed[i]) {
+      system.machine.unavailable.push_back("managed memory paths of GPU " + std::to_string(i) +
+                                           " (no concurrent managed access)");
+    }
+  }
+  if (!system.machine.unavailable.empty()) {
+    std::cerr << "links: unavailable: " << join(system.machine.unavailable, "; ") << "\n";
+  }
+
+  int64_t total = 0;
+  for (const links::PlannedPath& planned : plan) total += planned.samples();
+  size_t largest = static_cast<size_t>(links::planned_sizes(options.quick).back());
+  links::LinkBench bench(driver, inventory.gpus, largest, node_cpus);
+  Progress progress("links");
+  int64_t done = 0;
+  std::vector<std::string> failed;
+  for (const links::PlannedPath& planned : plan) {
+    std::string name = planned.path.name();
+    int64_t before = done;
+    try {
+      system.paths.push_back(bench.measure(planned, [&] { progress.update(name, ++done, total); }));
+    } catch (const links::DriverError& error) {
+      failed.push_back(name + ": " + error.what());
+      done = before + planned.samples();
+    }
+  }
+  progress.finish();
+  system.machine.unavailable.insert(system.machine.unavailable.end(), failed.begin(), failed.end());
+  if (!failed.empty()) std::cerr << "links: not measured: " << join(failed, "; ") << "\n";
+  if (system.paths.empty()) throw std::runtime_error("no path could be measured; nothing written");
+  model::save_system(system, options.output);
+  write_tables(std::cout, {summary(system)}, OutputFormat::Table);
+  std::cout << "links: " << system.paths.size() << " paths of " << system.describe() << " written to "
+            << options.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_links_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand(
+      "links", "Measure this machine's communication paths and write a system file for whatif");
+  auto options = std::make_shared<LinksOptions>();
+  cmd->add_option("-o,--output", options->output, "System file to write (default system.json)")
+      ->type_name("FILE");
+  cmd->add_flag("--quick", options->quick, "Fewer sizes and repetitions: under 20 s");
+  cmd->add_flag("-f,--force", options->force, "Replace an existing output file");
+  cmd->callback([&result, options] { result = [options] { return run_links(*options); }; });
+}
+
+}  // namespace apptracer

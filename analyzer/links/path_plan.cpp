@@ -1,0 +1,76 @@
+#include "path_plan.h"
+
+namespace apptracer::links {
+
+namespace {
+
+using model::HostMemory;
+using model::LinkKind;
+using model::LinkPath;
+
+constexpr int64_t kSmallest = 4;
+constexpr int64_t kLargest = int64_t{256} << 20;
+constexpr int64_t kLargestQuick = int64_t{64} << 20;
+constexpr int64_t kPage = 4096;
+
+std::vector<int64_t> from(const std::vector<int64_t>& sizes, int64_t smallest) {
+  std::vector<int64_t> kept;
+  for (int64_t size : sizes) {
+    if (size >= smallest) kept.push_back(size);
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::vector<int64_t> planned_sizes(bool quick) {
+  std::vector<int64_t> sizes;
+  int64_t step = quick ? 16 : 2;
+  for (int64_t size = kSmallest; size <= (quick ? kLargestQuick : kLargest); size *= step) {
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+int planned_repetitions(bool quick) { return quick ? 3 : 5; }
+
+std::vector<PlannedPath> plan_paths(const PlanInput& input) {
+  std::vector<int64_t> sizes = planned_sizes(input.quick);
+  int repetitions = planned_repetitions(input.quick);
+  std::vector<PlannedPath> plan;
+  auto add = [&](const LinkPath& path, const std::vector<int64_t>& path_sizes) {
+    plan.push_back({path, path_sizes, repetitions});
+  };
+  std::vector<int> nodes = input.numa_nodes;
+  if (nodes.empty()) nodes.push_back(-1);
+  // Node by node: the measuring allocates one node's host buffer at a time.
+  for (int node : nodes) {
+    for (const model::GpuInfo& gpu : input.gpus) {
+      for (HostMemory host : {HostMemory::Pageable, HostMemory::Pinned}) {
+        for (LinkKind kind : {LinkKind::HtoD, LinkKind::DtoH}) {
+          add({kind, host, node, gpu.ordinal, -1}, sizes);
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < input.gpus.size(); ++i) {
+    int device = input.gpus[i].ordinal;
+    add({LinkKind::DtoD, HostMemory::None, -1, device, -1}, sizes);
+    if (i < input.managed.size() && input.managed[i]) {
+      add({LinkKind::PrefetchHtoD, HostMemory::None, -1, device, -1}, from(sizes, kPage));
+      add({LinkKind::PrefetchDtoH, HostMemory::None, -1, device, -1}, from(sizes, kPage));
+      add({LinkKind::FaultHtoD, HostMemory::None, -1, device, -1}, from(sizes, kPage));
+    }
+  }
+  for (const model::GpuConnection& connection : input.connections) {
+    if (connection.gpu == connection.peer) continue;
+    if (input.quick && connection.gpu != 0 && connection.peer != 0) continue;
+    add({LinkKind::PeerStaged, HostMemory::None, -1, connection.gpu, connection.peer}, sizes);
+    if (connection.peer_access) {
+      add({LinkKind::PeerDirect, HostMemory::None, -1, connection.gpu, connection.peer}, sizes);
+    }
+  }
+  return plan;
+}
+
+}  // namespace apptracer::links

@@ -1,0 +1,38 @@
+// The system file: a SystemModel as JSON (README.md, "The system file").
+//
+//   {"format": "apptracer system", "version": 1,
+//    "machine": {"hostname", "cpu_model", "cpu_sockets", "numa_nodes": [...],
+//                "gpus": [...], "connections": [...], "driver_version",
+//                "cuda_driver_version", "measured_at", "quick", "unavailable": [...]},
+//    "paths": [{"name": "HtoD.pinned.node0.gpu0", "note": "...",
+//               "samples": [{"bytes": 4, "ns": [2100.5, 2080.0, ...]}, ...],
+//               "model": {"latency_ns": 2050.0,
+//                         "bandwidth": [{"bytes": 4, "gbps": 0.002}, ...]}}]}
+//
+// A path's "model" may be left out (it is then fitted from its samples) and
+// its "samples" too (a hand-written model), not both. Unknown keys are
+// ignored, so later versions can add to the format.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "system_model.h"
+
+namespace apptracer::model {
+
+// Every way a system file can be wrong, as one line naming the file.
+class SystemFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+SystemModel load_system(const std::string& path);
+// Writes the file whole or not at all (a temporary file renamed into place).
+void save_system(const SystemModel& system, const std::string& path);
+
+// The same through text; `source` names the text in errors.
+std::string system_to_json(const SystemModel& system);
+SystemModel system_from_json(const std::string& text, const std::string& source);
+
+}  // namespace apptracer::model

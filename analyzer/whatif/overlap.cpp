@@ -1,0 +1,166 @@
+#include "overlap.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace apptracer::whatif {
+
+namespace {
+
+using dvdg::Graph;
+
+// An op's stream as the recording had it, or a moved copy's copy lane.
+using LaneKey = std::tuple<std::optional<int64_t>, std::optional<int64_t>, int>;
+
+// Replay ops by what the DVDG calls them: (kind, row id).
+class OpIndex {
+ public:
+  explicit OpIndex(const ReplayInput& input) {
+    for (uint32_t i = 0; i < input.ops.size(); ++i) {
+      const ReplayOp& op = input.ops[i];
+      if (op.kind == OpKind::EventRecord || op.kind == OpKind::EventWait) continue;
+      index_.emplace(std::make_pair(op.kind, op.source_id), i);
+    }
+  }
+  std::optional<uint32_t> find(const dvdg::Op& op) const {
+    std::optional<OpKind> kind;
+    switch (op.kind) {
+      case dvdg::OpKind::Kernel: kind = OpKind::Kernel; break;
+      case dvdg::OpKind::Copy: kind = OpKind::Copy; break;
+      case dvdg::OpKind::Memset: kind = OpKind::Memset; break;
+      // A prefetch's migration is its own op; others happen inside GPU work.
+      case dvdg::OpKind::Migration:
+        if (op.caused_by == dvdg::Op::kNoOp) kind = OpKind::Prefetch;
+        break;
+      default: break;
+    }
+    if (!kind) return std::nullopt;
+    auto found = index_.find({*kind, op.source_id});
+    if (found == index_.end()) return std::nullopt;
+    return found->second;
+  }
+
+ private:
+  std::map<std::pair<OpKind, int64_t>, uint32_t> index_;
+};
+
+// For each value: the value of the same location before it, and the ops
+// that read it.
+struct ValueHistory {
+  std::vector<uint32_t> previous;
+  std::vector<std::vector<uint32_t>> readers;
+};
+
+ValueHistory value_history(const Graph& graph) {
+  constexpr uint32_t kNone = UINT32_MAX;
+  ValueHistory history;
+  history.previous.assign(graph.values.size(), kNone);
+  history.readers.resize(graph.values.size());
+  std::vector<uint32_t> last(graph.locations.size(), kNone);
+  for (uint32_t v = 0; v < graph.values.size(); ++v) {
+    uint32_t& latest = last[graph.values[v].location];
+    history.previous[v] = latest;
+    latest = v;
+  }
+  for (const dvdg::Edge& edge : graph.edges) {
+    if (edge.kind != dvdg::EdgeKind::Carry) history.readers[edge.src_value].push_back(edge.op);
+  }
+  return history;
+}
+
+}  // namespace
+
+OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
+  OverlapPlan plan;
+  size_t ops = input.ops.size();
+  plan.moved.assign(ops, false);
+  plan.data.resize(ops);
+
+  auto origin = [&](const ReplayOp& op) { return LaneKey{op.device, op.stream, -1}; };
+  std::set<LaneKey> kernel_lanes;
+  for (const ReplayOp& op : input.ops) {
+    if (op.kind == OpKind::Kernel) kernel_lanes.insert(origin(op));
+  }
+  for (uint32_t i = 0; i < ops; ++i) {
+    const ReplayOp& op = input.ops[i];
+    if (op.kind == OpKind::Copy && kernel_lanes.count(origin(op))) {
+      plan.moved[i] = true;
+      ++plan.moved_copies;
+    }
+  }
+  auto lane = [&](uint32_t i) {
+    const ReplayOp& op = input.ops[i];
+    return plan.moved[i] ? LaneKey{op.device, std::nullopt, static_cast<int>(op.copy_kind)} : origin(op);
+  };
+
+  OpIndex index(input);
+  std::vector<std::optional<uint32_t>> replay_of(graph.ops.size());
+  std::vector<bool> unknown_arguments(ops, false);
+  for (uint32_t g = 0; g < graph.ops.size(); ++g) {
+    replay_of[g] = index.find(graph.ops[g]);
+    if (replay_of[g] && graph.ops[g].arguments_unknown) unknown_arguments[*replay_of[g]] = true;
+  }
+
+  ValueHistory history = value_history(graph);
+  auto producer = [&](uint32_t value) -> std::optional<uint32_t> {
+    uint32_t op = graph.values[value].producer_op;
+    if (op == dvdg::Value::kNoOp) return std::nullopt;
+    return replay_of[op];
+  };
+  // Keeps `before` -> `after` when one of them moved and `before` was issued first.
+  std::vector<std::vector<uint32_t>> found(ops);
+  auto depend = [&](std::optional<uint32_t> before, uint32_t after) {
+    if (!before || *before >= after || (!plan.moved[*before] && !plan.moved[after])) return;
+    found[after].push_back(*before);
+  };
+  for (uint32_t g = 0; g < graph.ops.size(); ++g) {
+    if (!replay_of[g]) continue;
+    uint32_t op = *replay_of[g];
+    for (uint32_t e = graph.op_edges[g]; e < graph.op_edges[g + 1]; ++e) {
+      const dvdg::Edge& edge = graph.edges[e];
+      if (edge.kind != dvdg::EdgeKind::Carry) depend(producer(edge.src_value), op);
+    }
+    for (uint32_t w = graph.op_writes_begin[g]; w < graph.op_writes_begin[g + 1]; ++w) {
+      uint32_t previous = history.previous[graph.op_writes[w]];
+      if (previous == UINT32_MAX) continue;
+      depend(producer(previous), op);
+      for (uint32_t reader : history.readers[previous]) {
+        if (reader != g) depend(replay_of[reader], op);
+      }
+    }
+  }
+
+  // A kernel whose arguments are unknown may touch anything: moved copies
+  // keep their place relative to it on the stream they came from.
+  std::map<LaneKey, std::vector<uint32_t>> unknown_kernels;
+  for (uint32_t i = 0; i < ops; ++i) {
+    if (unknown_arguments[i]) unknown_kernels[origin(input.ops[i])].push_back(i);
+  }
+  for (uint32_t i = 0; i < ops; ++i) {
+    if (!plan.moved[i]) continue;
+    auto kernels = unknown_kernels.find(origin(input.ops[i]));
+    if (kernels == unknown_kernels.end()) continue;
+    auto after = std::upper_bound(kernels->second.begin(), kernels->second.end(), i);
+    if (after != kernels->second.begin()) found[i].push_back(*(after - 1));
+    if (after != kernels->second.end()) found[*after].push_back(i);
+  }
+
+  // Of several predecessors on one lane, the latest implies the others.
+  for (uint32_t i = 0; i < ops; ++i) {
+    std::map<LaneKey, uint32_t> latest;
+    for (uint32_t before : found[i]) {
+      auto [it, inserted] = latest.emplace(lane(before), before);
+      if (!inserted) it->second = std::max(it->second, before);
+    }
+    for (const auto& [key, before] : latest) {
+      if (key != lane(i)) plan.data[i].push_back(before);
+    }
+  }
+  return plan;
+}
+
+}  // namespace apptracer::whatif

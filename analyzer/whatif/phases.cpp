@@ -1,0 +1,106 @@
+#include "phases.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace apptracer::whatif {
+
+namespace {
+
+// Each thread's calls, by start, for mapping its instants.
+class HostTimeMap {
+ public:
+  explicit HostTimeMap(const ReplayInput& input) : input_(input) {
+    for (uint32_t c = 0; c < input.calls.size(); ++c) calls_[input.calls[c].tid].push_back(c);
+  }
+
+  // Where instant `ns` of thread `tid`'s recording falls in `timeline`.
+  int64_t map(int64_t tid, int64_t ns, const Timeline& timeline) const {
+    auto thread = calls_.find(tid);
+    if (thread == calls_.end()) return ns;
+    const std::vector<uint32_t>& calls = thread->second;
+    auto after = std::upper_bound(calls.begin(), calls.end(), ns,
+                                  [&](int64_t t, uint32_t c) { return t < input_.calls[c].start_ns; });
+    if (after == calls.begin()) return ns;
+    uint32_t c = *(after - 1);
+    const HostCall& call = input_.calls[c];
+    if (ns <= call.end_ns) return std::min(timeline.start[c] + (ns - call.start_ns), timeline.end[c]);
+    return timeline.end[c] + (ns - call.end_ns);
+  }
+
+ private:
+  const ReplayInput& input_;
+  std::map<int64_t, std::vector<uint32_t>> calls_;
+};
+
+std::vector<Phase> nvtx_phases(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
+  HostTimeMap host(input);
+  std::map<std::string, Phase> by_name;
+  std::vector<std::string> order;
+  for (const NvtxRange& range : input.ranges) {
+    auto [it, inserted] = by_name.emplace(range.name, Phase{range.name, "nvtx", "", 0, {}});
+    Phase& phase = it->second;
+    if (inserted) {
+      order.push_back(range.name);
+      phase.ns.assign(timelines.size(), 0);
+    }
+    ++phase.count;
+    for (size_t t = 0; t < timelines.size(); ++t) {
+      phase.ns[t] += host.map(range.tid, range.end_ns, *timelines[t]) -
+                     host.map(range.tid, range.start_ns, *timelines[t]);
+    }
+  }
+  std::vector<Phase> phases;
+  for (const std::string& name : order) phases.push_back(by_name[name]);
+  return phases;
+}
+
+std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
+  std::vector<uint32_t> boundaries;  // sync calls of the first thread, by start
+  if (!input.calls.empty()) {
+    int64_t tid = std::min_element(input.calls.begin(), input.calls.end(), [](const auto& a, const auto& b) {
+                    return a.start_ns < b.start_ns;
+                  })->tid;
+    std::set<uint32_t> syncs;
+    for (const SyncCall& sync : input.syncs) {
+      if (input.calls[sync.call].tid == tid) syncs.insert(static_cast<uint32_t>(sync.call));
+    }
+    boundaries.assign(syncs.begin(), syncs.end());
+  }
+  size_t count = boundaries.size() + 1;
+  size_t groups = std::min(count, kMaxPeriods);
+  std::vector<Phase> phases;
+  size_t first = 0;
+  for (size_t g = 0; g < groups; ++g) {
+    size_t last = (g + 1) * count / groups - 1;  // periods first..last, 0-based
+    Phase phase;
+    phase.kind = "period";
+    phase.count = static_cast<int64_t>(last - first + 1);
+    phase.name = first == last ? "period " + std::to_string(first + 1)
+                               : "periods " + std::to_string(first + 1) + "-" + std::to_string(last + 1);
+    if (last < boundaries.size()) {
+      auto name = input.names.find(input.calls[boundaries[last]].name_id);
+      phase.detail = "until " + (name == input.names.end() ? std::string("a synchronization") : name->second);
+    } else {
+      phase.detail = "until the end";
+    }
+    for (const Timeline* timeline : timelines) {
+      int64_t from = first == 0 ? timeline->first_ns : timeline->end[boundaries[first - 1]];
+      int64_t to = last < boundaries.size() ? timeline->end[boundaries[last]] : timeline->last_ns;
+      phase.ns.push_back(to - from);
+    }
+    phases.push_back(phase);
+    first = last + 1;
+  }
+  return phases;
+}
+
+}  // namespace
+
+std::vector<Phase> phases(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
+  if (!input.ranges.empty()) return nvtx_phases(input, timelines);
+  return periods(input, timelines);
+}
+
+}  // namespace apptracer::whatif

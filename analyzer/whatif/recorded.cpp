@@ -1,0 +1,147 @@
+#include "recorded.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace apptracer::whatif {
+
+namespace {
+
+// Where a trace has no instance to take a median of. Typical of the H100
+// here (bench/RESULTS.md): an asynchronous copy's call takes a few µs, a
+// synchronization returns a few µs after the GPU is done.
+constexpr int64_t kFallbackAsyncCallNs = 5000;
+constexpr int64_t kFallbackSyncTailNs = 3000;
+
+int64_t median(std::vector<int64_t> values, int64_t fallback) {
+  if (values.empty()) return fallback;
+  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+  return values[values.size() / 2];
+}
+
+bool is_marker(const ReplayOp& op) {
+  return op.kind == OpKind::EventRecord || op.kind == OpKind::EventWait;
+}
+
+}  // namespace
+
+bool from_pageable(const ReplayOp& op) {
+  return op.kind == OpKind::Copy &&
+         (op.src_memory == MemoryKind::Pageable || op.dst_memory == MemoryKind::Pageable);
+}
+
+RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& graph) {
+  size_t calls = input.calls.size(), ops = input.ops.size();
+  RecordedTiming r;
+  r.start.resize(calls + ops);
+  r.end.resize(calls + ops);
+  for (size_t c = 0; c < calls; ++c) {
+    r.start[c] = input.calls[c].start_ns;
+    r.end[c] = input.calls[c].end_ns;
+  }
+  for (size_t i = 0; i < ops; ++i) {
+    r.start[calls + i] = input.ops[i].start_ns;
+    r.end[calls + i] = input.ops[i].end_ns;
+  }
+  auto latest_end = [&](uint32_t node) {
+    int64_t latest = INT64_MIN;
+    for (uint32_t d = graph.deps_begin[node]; d < graph.deps_begin[node + 1]; ++d) {
+      latest = std::max(latest, r.end[graph.deps[d].node]);
+    }
+    return latest;
+  };
+
+  // Markers end when their stream (or awaited record) gets there.
+  std::vector<int64_t> ready(ops, INT64_MIN);
+  for (uint32_t node : graph.order) {
+    if (graph.is_call(node)) continue;
+    uint32_t i = node - graph.calls;
+    ready[i] = latest_end(node);
+    if (is_marker(input.ops[i])) r.start[node] = r.end[node] = std::max(input.ops[i].issue_ns, ready[i]);
+  }
+
+  std::vector<int64_t> launches, gaps, copy_launches;
+  for (size_t i = 0; i < ops; ++i) {
+    const ReplayOp& op = input.ops[i];
+    if (is_marker(op)) continue;
+    int64_t start = r.start[calls + i];
+    if (ready[i] <= op.issue_ns) {
+      launches.push_back(start - op.issue_ns);
+      if (op.kind == OpKind::Copy && !from_pageable(op)) copy_launches.push_back(start - op.issue_ns);
+    } else {
+      gaps.push_back(std::max<int64_t>(0, start - ready[i]));
+    }
+  }
+  Typicals& typical = r.typical;
+  typical.launch_ns = median(launches, 0);
+  typical.gap_ns = median(gaps, 0);
+  typical.copy_launch_ns = median(copy_launches, typical.launch_ns);
+
+  NodeTiming& t = r.timing;
+  t.duration.resize(ops);
+  t.launch.resize(ops);
+  t.gap.resize(ops);
+  t.issue_offset.resize(ops);
+  t.link.assign(ops, -1);
+  std::vector<bool> issued_async_copy(calls, false), issued_work(calls, false);
+  for (size_t i = 0; i < ops; ++i) {
+    const ReplayOp& op = input.ops[i];
+    uint32_t node = graph.op_node(static_cast<uint32_t>(i));
+    int64_t start = r.start[node];
+    t.duration[i] = r.end[node] - start;
+    int64_t own_launch = std::max<int64_t>(0, start - op.issue_ns);
+    if (is_marker(op)) {
+      t.launch[i] = t.gap[i] = 0;
+    } else if (ready[i] <= op.issue_ns) {
+      t.launch[i] = own_launch;
+      t.gap[i] = ready[i] == INT64_MIN ? typical.gap_ns : std::min(typical.gap_ns, start - ready[i]);
+    } else {
+      t.gap[i] = std::max<int64_t>(0, start - ready[i]);
+      t.launch[i] = std::min(typical.launch_ns, own_launch);
+    }
+    if (op.call >= 0) {
+      const HostCall& call = input.calls[op.call];
+      t.issue_offset[i] = std::clamp(op.issue_ns - call.start_ns, int64_t{0}, call.end_ns - call.start_ns);
+      issued_work[op.call] = true;
+      if (op.kind == OpKind::Copy && op.is_async && !from_pageable(op)) issued_async_copy[op.call] = true;
+    }
+  }
+
+  t.call_duration.resize(calls);
+  t.call_own.resize(calls);
+  t.call_tail.resize(calls);
+  t.call_gap.resize(calls);
+  t.call_first_start.resize(calls);
+  std::vector<int64_t> async_calls, work_calls, tails;
+  for (uint32_t c = 0; c < calls; ++c) {
+    const HostCall& call = input.calls[c];
+    int64_t duration = call.end_ns - call.start_ns;
+    t.call_duration[c] = duration;
+    t.call_first_start[c] = call.start_ns;
+    t.call_gap[c] = call.previous >= 0 ? call.start_ns - input.calls[call.previous].end_ns : 0;
+    bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
+    if (!blocks) {
+      t.call_own[c] = duration;
+      t.call_tail[c] = 0;
+      if (issued_async_copy[c]) async_calls.push_back(duration);
+      if (issued_work[c]) work_calls.push_back(duration);
+      continue;
+    }
+    int64_t awaited = latest_end(c);
+    t.call_own[c] = duration - std::clamp(awaited - call.start_ns, int64_t{0}, duration);
+    t.call_tail[c] = awaited >= call.start_ns ? call.end_ns - awaited : t.call_own[c];
+    bool waits_for_pageable = false;
+    for (uint32_t d = graph.deps_begin[c]; d < graph.deps_begin[c + 1]; ++d) {
+      uint32_t node = graph.deps[d].node;
+      if (!graph.is_call(node) && from_pageable(input.ops[node - graph.calls])) waits_for_pageable = true;
+    }
+    if (!waits_for_pageable && awaited >= call.start_ns && awaited <= call.end_ns) {
+      tails.push_back(call.end_ns - awaited);
+    }
+  }
+  typical.async_call_ns = median(async_calls, median(work_calls, kFallbackAsyncCallNs));
+  typical.sync_tail_ns = median(tails, kFallbackSyncTailNs);
+  return r;
+}
+
+}  // namespace apptracer::whatif

@@ -1,0 +1,238 @@
+#include "replay_graph.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+
+namespace apptracer::whatif {
+
+const char* to_string(DepReason reason) {
+  switch (reason) {
+    case DepReason::None: return "start";
+    case DepReason::Host: return "host";
+    case DepReason::Issue: return "issue";
+    case DepReason::Stream: return "stream";
+    case DepReason::Event: return "event";
+    case DepReason::Data: return "data";
+    case DepReason::Wait: return "wait";
+    case DepReason::Link: return "link";
+  }
+  return "?";
+}
+
+namespace {
+
+// A stream, or (moved copies) one device's copy lane for one direction.
+struct LaneKey {
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  int copy_direction = -1;  // a CopyKind for copy lanes, else -1
+  bool operator<(const LaneKey& o) const {
+    return std::tie(device, stream, copy_direction) < std::tie(o.device, o.stream, o.copy_direction);
+  }
+};
+
+class Builder {
+ public:
+  Builder(const ReplayInput& input, const GraphOptions& options)
+      : input_(input), options_(options), deps_(input.calls.size() + input.ops.size()) {}
+
+  ReplayGraph build() {
+    graph_.calls = static_cast<uint32_t>(input_.calls.size());
+    graph_.ops = static_cast<uint32_t>(input_.ops.size());
+    assign_lanes();
+    add_event_waits();
+    add_data();
+    add_syncs();
+    add_blocking_copies();
+    flatten();
+    graph_.order = topological_order();
+    return std::move(graph_);
+  }
+
+ private:
+  bool moved(uint32_t op) const { return op < options_.moved.size() && options_.moved[op]; }
+
+  void assign_lanes() {
+    std::map<LaneKey, int32_t> lanes;
+    graph_.lane.resize(input_.ops.size());
+    std::vector<int32_t> last(0);
+    for (uint32_t i = 0; i < input_.ops.size(); ++i) {
+      const ReplayOp& op = input_.ops[i];
+      LaneKey origin{op.device, op.stream, -1};
+      int32_t origin_lane = lanes.emplace(origin, static_cast<int32_t>(lanes.size())).first->second;
+      LaneKey actual = origin;
+      if (moved(i)) actual = {op.device, std::nullopt, static_cast<int>(op.copy_kind)};
+      int32_t lane = lanes.emplace(actual, static_cast<int32_t>(lanes.size())).first->second;
+      graph_.lane[i] = lane;
+      if (static_cast<size_t>(lane) >= last.size()) last.resize(lane + 1, -1);
+      if (last[lane] >= 0) add(graph_.op_node(i), graph_.op_node(last[lane]), DepReason::Stream);
+      last[lane] = static_cast<int32_t>(i);
+      // What the host awaits when it synchronizes the op's stream.
+      origin_members_[origin_lane][lane].push_back(i);
+      origins_.emplace(origin, origin_lane);
+    }
+  }
+
+  void add(uint32_t node, uint32_t before, DepReason reason) { deps_[node].push_back({before, reason}); }
+
+  // The latest record of `handle` issued at or before `ns`.
+  std::optional<uint32_t> record_before(int64_t handle, int64_t ns) const {
+    auto found = records_.find(handle);
+    if (found == records_.end()) return std::nullopt;
+    const std::vector<uint32_t>& records = found->second;
+    auto after = std::upper_bound(records.begin(), records.end(), ns, [&](int64_t t, uint32_t op) {
+      return t < input_.ops[op].issue_ns;
+    });
+    if (after == records.begin()) return std::nullopt;
+    return *(after - 1);
+  }
+
+  void add_event_waits() {
+    for (uint32_t i = 0; i < input_.ops.size(); ++i) {
+      if (input_.ops[i].kind == OpKind::EventRecord) records_[input_.ops[i].event_handle].push_back(i);
+    }
+    for (uint32_t i = 0; i < input_.ops.size(); ++i) {
+      const ReplayOp& wait = input_.ops[i];
+      if (wait.kind != OpKind::EventWait) continue;
+      if (std::optional<uint32_t> record = record_before(wait.event_handle, wait.issue_ns)) {
+        add(graph_.op_node(i), graph_.op_node(*record), DepReason::Event);
+      }
+    }
+  }
+
+  void add_data() {
+    for (uint32_t i = 0; i < options_.data.size() && i < input_.ops.size(); ++i) {
+      for (uint32_t before : options_.data[i]) add(graph_.op_node(i), graph_.op_node(before), DepReason::Data);
+    }
+  }
+
+  // Call `node` waits for everything issued on origin lane `origin` up to
+  // `ns`: the last such op of each lane the origin's ops went to.
+  void await_origin(uint32_t node, int32_t origin, int64_t ns) {
+    for (const auto& [lane, members] : origin_members_[origin]) {
+      auto after = std::upper_bound(members.begin(), members.end(), ns, [&](int64_t t, uint32_t op) {
+        return t < input_.ops[op].issue_ns;
+      });
+      if (after != members.begin()) add(node, graph_.op_node(*(after - 1)), DepReason::Wait);
+    }
+  }
+
+  void add_syncs() {
+    for (const SyncCall& sync : input_.syncs) {
+      const HostCall& call = input_.calls[sync.call];
+      auto node = static_cast<uint32_t>(sync.call);
+      switch (sync.kind) {
+        case SyncKind::Device:
+        case SyncKind::Context:
+          for (const auto& [key, origin] : origins_) {
+            if (!sync.device || !key.device || key.device == sync.device) await_origin(node, origin, call.start_ns);
+          }
+          break;
+        case SyncKind::Stream:
+          for (const auto& [key, origin] : origins_) {
+            if (key.stream != sync.stream) continue;
+            if (sync.device && key.device && key.device != sync.device) continue;
+            await_origin(node, origin, call.start_ns);
+          }
+          break;
+        case SyncKind::Event: {
+          if (!sync.event_handle) break;
+          std::optional<uint32_t> record = record_before(*sync.event_handle, call.start_ns);
+          if (!record) break;
+          const ReplayOp& marker = input_.ops[*record];
+          await_origin(node, origins_.at(LaneKey{marker.device, marker.stream, -1}), marker.issue_ns);
+          break;
+        }
+      }
+    }
+  }
+
+  void add_blocking_copies() {
+    for (uint32_t i = 0; i < options_.blocking.size() && i < input_.ops.size(); ++i) {
+      if (options_.blocking[i] && input_.ops[i].call >= 0) {
+        add(static_cast<uint32_t>(input_.ops[i].call), graph_.op_node(i), DepReason::Wait);
+      }
+    }
+  }
+
+  void flatten() {
+    graph_.deps_begin.assign(deps_.size() + 1, 0);
+    for (size_t n = 0; n < deps_.size(); ++n) {
+      std::vector<Dependency>& list = deps_[n];
+      std::sort(list.begin(), list.end(), [](const Dependency& a, const Dependency& b) {
+        return std::tie(a.node, a.reason) < std::tie(b.node, b.reason);
+      });
+      list.erase(std::unique(list.begin(), list.end(),
+                             [](const Dependency& a, const Dependency& b) { return a.node == b.node; }),
+                 list.end());
+      graph_.deps_begin[n + 1] = graph_.deps_begin[n] + static_cast<uint32_t>(list.size());
+      graph_.deps.insert(graph_.deps.end(), list.begin(), list.end());
+    }
+  }
+
+  // Kahn's algorithm, taking the earliest recorded node first. Besides its
+  // time dependencies, a call needs the thread's previous call, and an op
+  // the call before the one that issued it (its issue time follows from
+  // that call's start).
+  std::vector<uint32_t> topological_order() const {
+    size_t nodes = deps_.size();
+    std::vector<std::vector<uint32_t>> after(nodes);
+    std::vector<uint32_t> waiting(nodes, 0);
+    auto edge = [&](uint32_t from, uint32_t to) {
+      after[from].push_back(to);
+      ++waiting[to];
+    };
+    for (uint32_t n = 0; n < nodes; ++n) {
+      for (uint32_t d = graph_.deps_begin[n]; d < graph_.deps_begin[n + 1]; ++d) edge(graph_.deps[d].node, n);
+    }
+    for (uint32_t c = 0; c < graph_.calls; ++c) {
+      if (input_.calls[c].previous >= 0) edge(static_cast<uint32_t>(input_.calls[c].previous), c);
+    }
+    for (uint32_t i = 0; i < graph_.ops; ++i) {
+      int32_t call = input_.ops[i].call;
+      if (call >= 0 && input_.calls[call].previous >= 0)
+        edge(static_cast<uint32_t>(input_.calls[call].previous), graph_.op_node(i));
+    }
+    auto time_of = [&](uint32_t n) {
+      return n < graph_.calls ? input_.calls[n].start_ns : input_.ops[n - graph_.calls].issue_ns;
+    };
+    using Ready = std::pair<int64_t, uint32_t>;
+    std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> ready;
+    for (uint32_t n = 0; n < nodes; ++n) {
+      if (waiting[n] == 0) ready.emplace(time_of(n), n);
+    }
+    std::vector<uint32_t> order;
+    order.reserve(nodes);
+    while (!ready.empty()) {
+      uint32_t n = ready.top().second;
+      ready.pop();
+      order.push_back(n);
+      for (uint32_t next : after[n]) {
+        if (--waiting[next] == 0) ready.emplace(time_of(next), next);
+      }
+    }
+    if (order.size() != nodes) {
+      throw std::runtime_error("the trace's dependencies are circular (a damaged trace?): cannot replay it");
+    }
+    return order;
+  }
+
+  const ReplayInput& input_;
+  const GraphOptions& options_;
+  ReplayGraph graph_;
+  std::vector<std::vector<Dependency>> deps_;
+  std::map<LaneKey, int32_t> origins_;
+  std::map<int32_t, std::map<int32_t, std::vector<uint32_t>>> origin_members_;
+  std::map<int64_t, std::vector<uint32_t>> records_;
+};
+
+}  // namespace
+
+ReplayGraph build_replay_graph(const ReplayInput& input, const GraphOptions& options) {
+  return Builder(input, options).build();
+}
+
+}  // namespace apptracer::whatif

@@ -1,0 +1,88 @@
+// What `whatif` replays, read from a trace: each thread's API calls (the
+// host's time line), the GPU work they issued, the event records and waits
+// that order streams, the synchronizations that block the host, and NVTX
+// ranges (the phases a result is broken down by).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "apptracer/enums.h"
+#include "apptracer/sqlite.h"
+
+namespace apptracer::whatif {
+
+// One API call of a thread, as the host saw it. Calls made inside another
+// call (a library calling the runtime) are folded into the outermost one:
+// the host is busy in that call for its whole duration either way.
+struct HostCall {
+  int64_t row_id = 0;  // api_calls.id (of the outermost call)
+  int64_t tid = 0;
+  int64_t name_id = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int32_t previous = -1;  // the thread's call before it, -1 for its first
+};
+
+enum class OpKind : uint8_t { Kernel, Copy, Memset, Prefetch, EventRecord, EventWait };
+
+// One operation on a stream: GPU work, or an event recorded into or waited
+// for on a stream (zero-length markers that order streams).
+struct ReplayOp {
+  OpKind kind = OpKind::Kernel;
+  int64_t source_id = 0;  // its row: kernels, memcpys, memsets or stream_events
+  int32_t call = -1;      // the HostCall that issued it; -1 unknown
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  int64_t issue_ns = 0;  // recorded: when the host issued it
+  int64_t start_ns = 0;  // recorded GPU start (markers: issue)
+  int64_t end_ns = 0;    // recorded GPU end
+  int64_t bytes = 0;     // copies, memsets, prefetches (bytes that moved)
+  int64_t name_id = 0;   // kernels
+  // Copies (and prefetches: their direction and GPU).
+  CopyKind copy_kind = CopyKind::Unknown;
+  MemoryKind src_memory = MemoryKind::Unknown;
+  MemoryKind dst_memory = MemoryKind::Unknown;
+  std::optional<int64_t> src_device, dst_device, src_numa, dst_numa;
+  bool is_async = true;
+  // Markers.
+  int64_t event_handle = 0;
+};
+
+struct SyncCall {
+  int32_t call = -1;
+  SyncKind kind = SyncKind::Device;
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  std::optional<int64_t> event_handle;
+};
+
+struct NvtxRange {
+  std::string name;
+  int64_t tid = 0;
+  int64_t depth = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct ReplayInput {
+  std::vector<HostCall> calls;  // by thread, in start order
+  std::vector<ReplayOp> ops;    // in issue order
+  std::vector<SyncCall> syncs;
+  std::vector<NvtxRange> ranges;  // closed ranges only
+  std::unordered_map<int64_t, std::string> names;  // strings.id -> text, for calls and kernels
+  std::vector<std::string> device_names;            // by ordinal, from `devices`
+};
+
+// The tables a replay reads; a trace lacking one is refused (TraceError).
+const std::vector<const char*>& replay_tables();
+
+// Throws TraceError (trace_file.h) naming `path` when a needed table is
+// missing, the trace is a merged one (its processes' streams and threads
+// are not one program's), or there is nothing to replay.
+ReplayInput read_replay_input(Database& db, const std::string& path);
+
+}  // namespace apptracer::whatif

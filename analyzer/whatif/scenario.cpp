@@ -1,0 +1,103 @@
+#include "scenario.h"
+
+#include <cmath>
+#include <map>
+
+#include "copy_path.h"
+
+namespace apptracer::whatif {
+
+namespace {
+
+using model::HostMemory;
+using model::LinkKind;
+using model::LinkPath;
+
+// The link a transfer occupies: one direction of a GPU's host connection
+// (prefetches share it with copies), a GPU's own copies, a GPU pair.
+std::string link_name(const LinkPath& path) {
+  std::string gpu = ".gpu" + std::to_string(path.device);
+  switch (path.kind) {
+    case LinkKind::HtoD:
+    case LinkKind::PrefetchHtoD:
+    case LinkKind::FaultHtoD: return "HtoD" + gpu;
+    case LinkKind::DtoH:
+    case LinkKind::PrefetchDtoH: return "DtoH" + gpu;
+    case LinkKind::DtoD: return "DtoD" + gpu;
+    case LinkKind::PeerDirect:
+    case LinkKind::PeerStaged: return "PtoP" + gpu + ".gpu" + std::to_string(path.peer);
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::vector<bool> blocking_copies(const ReplayInput& input, bool pin) {
+  std::vector<bool> blocking(input.ops.size(), false);
+  for (size_t i = 0; i < input.ops.size(); ++i) {
+    const ReplayOp& op = input.ops[i];
+    if (op.kind != OpKind::Copy || op.call < 0) continue;
+    blocking[i] = !op.is_async || (!pin && from_pageable(op));
+  }
+  return blocking;
+}
+
+std::optional<LinkPath> wanted_path(const ReplayOp& op, const Scenario& scenario) {
+  if (op.kind == OpKind::Prefetch) {
+    if (op.bytes <= 0) return std::nullopt;
+    if (op.dst_device) return LinkPath{LinkKind::PrefetchHtoD, HostMemory::None, -1, static_cast<int>(*op.dst_device), -1};
+    if (op.src_device) return LinkPath{LinkKind::PrefetchDtoH, HostMemory::None, -1, static_cast<int>(*op.src_device), -1};
+    return std::nullopt;
+  }
+  if (op.kind != OpKind::Copy) return std::nullopt;
+  model::CopyEndpoints copy{op.copy_kind, op.src_memory, op.dst_memory, op.src_device,
+                            op.dst_device,  op.src_numa,   op.dst_numa};
+  return model::path_of_copy(copy, {scenario.pin, scenario.numa_node});
+}
+
+ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& recorded,
+                               const ReplayGraph& recorded_graph, const ReplayGraph& graph,
+                               const Scenario& scenario) {
+  ScenarioTiming out;
+  NodeTiming& t = out.timing;
+  t = recorded.timing;
+  out.transfers.resize(input.ops.size());
+  std::map<std::string, int32_t> links;
+  for (size_t i = 0; i < input.ops.size(); ++i) {
+    const ReplayOp& op = input.ops[i];
+    if (op.kind == OpKind::Kernel) {
+      t.duration[i] = std::llround(static_cast<double>(t.duration[i]) * scenario.kernel_scale);
+      continue;
+    }
+    std::optional<LinkPath> wanted = wanted_path(op, scenario);
+    if (op.kind == OpKind::Copy && scenario.pin && from_pageable(op)) {
+      // No longer staged by the host: issued like the trace's other copies.
+      t.launch[i] = recorded.typical.copy_launch_ns;
+      if (op.call >= 0) t.call_tail[op.call] = recorded.typical.sync_tail_ns;
+    }
+    if (!wanted) continue;
+    TransferUse& use = out.transfers[i];
+    use.wanted = wanted->name();
+    if (!scenario.system) continue;
+    model::ResolvedPath resolved = scenario.system->resolve(*wanted);
+    if (!resolved.path && wanted->kind == LinkKind::PeerDirect) {
+      // No peer access measured here: the driver stages the copy through the host.
+      wanted->kind = LinkKind::PeerStaged;
+      resolved = scenario.system->resolve(*wanted);
+    }
+    if (!resolved.path) continue;
+    use.used = resolved.path->path.name();
+    t.duration[i] = std::llround(resolved.path->model.transfer_ns(op.bytes));
+    t.link[i] = links.emplace(link_name(*wanted), static_cast<int32_t>(links.size())).first->second;
+  }
+  // A call that blocked in the recording but no longer does (its pageable
+  // copy is pinned now) returns as the trace's asynchronous copies do.
+  for (uint32_t c = 0; c < input.calls.size(); ++c) {
+    bool blocked = recorded_graph.deps_begin[c] != recorded_graph.deps_begin[c + 1];
+    bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
+    if (blocked && !blocks) t.call_duration[c] = std::min(t.call_duration[c], recorded.typical.async_call_ns);
+  }
+  return out;
+}
+
+}  // namespace apptracer::whatif

@@ -1,0 +1,58 @@
+// A what-if: the system a trace is replayed on and the changes made to the
+// program, turned into each node's timing (timeline.h).
+//
+// Copies (and prefetches) take the time the system's model gives their path
+// (model/system_model.h): the path is the copy's direction, host memory
+// kind and NUMA node, and GPUs, as the trace recorded them, with the changes
+// applied. A copy no path models (host to host, managed memory copied with
+// cudaMemcpy, an unknown endpoint) keeps its recorded time. Kernels keep
+// their recorded durations (times --kernel-scale); memsets theirs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "recorded.h"
+#include "replay_graph.h"
+#include "replay_input.h"
+#include "system_model.h"
+#include "timeline.h"
+
+namespace apptracer::whatif {
+
+struct Scenario {
+  const model::SystemModel* system = nullptr;  // nullptr: copies keep their recorded times
+  bool pin = false;                    // pageable host buffers become pinned
+  std::optional<int> numa_node;        // every host buffer on this node
+  bool overlap = false;                // copies to their own lanes (overlap.h)
+  double kernel_scale = 1.0;
+};
+
+// How one copy was priced in a scenario.
+struct TransferUse {
+  std::string wanted;  // its path in this scenario ("" when no kind of path models it)
+  std::string used;    // the measured path that priced it ("" none: recorded time kept)
+};
+
+struct ScenarioTiming {
+  NodeTiming timing;
+  std::vector<TransferUse> transfers;  // per op; empty for ops that are not copies
+};
+
+// Per op: the host waits in the copy's call until the copy is done. A
+// synchronous copy does, and so does any copy from or to pageable memory
+// (the driver stages it while the caller waits); --pin makes the latter
+// asynchronous.
+std::vector<bool> blocking_copies(const ReplayInput& input, bool pin);
+
+// The path a copy takes in the scenario, or nullopt when no path models it.
+std::optional<model::LinkPath> wanted_path(const ReplayOp& op, const Scenario& scenario);
+
+// `recorded_graph` is the graph of the recording, `graph` the scenario's
+// (their calls may block for different things).
+ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& recorded,
+                               const ReplayGraph& recorded_graph, const ReplayGraph& graph,
+                               const Scenario& scenario);
+
+}  // namespace apptracer::whatif

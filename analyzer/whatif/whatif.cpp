@@ -1,0 +1,245 @@
+#include "whatif.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "graph_builder.h"
+#include "link_override.h"
+#include "overlap.h"
+#include "recorded.h"
+#include "replay_graph.h"
+#include "replay_input.h"
+#include "scenario.h"
+#include "system_file.h"
+#include "timeline.h"
+#include "trace_file.h"
+
+namespace apptracer::whatif {
+
+namespace {
+
+constexpr size_t kMostFallbackNotes = 5;
+
+// The recording as a timeline, so phases read it like the replays.
+Timeline recorded_timeline(const ReplayInput& input, const RecordedTiming& recorded) {
+  Timeline t;
+  t.start = recorded.start;
+  t.end = recorded.end;
+  t.first_ns = INT64_MAX;
+  for (const HostCall& call : input.calls) t.first_ns = std::min(t.first_ns, call.start_ns);
+  for (const ReplayOp& op : input.ops) t.first_ns = std::min(t.first_ns, op.issue_ns);
+  t.last_ns = t.first_ns;
+  for (int64_t end : t.end) t.last_ns = std::max(t.last_ns, end);
+  return t;
+}
+
+std::string copy_description(const ReplayOp& op) {
+  if (op.kind == OpKind::Prefetch) return op.dst_device ? "prefetch to GPU" : "prefetch to host";
+  return std::string(to_string(op.copy_kind)) + " " + std::string(to_string(op.src_memory)) + " -> " +
+         std::string(to_string(op.dst_memory));
+}
+
+std::string recorded_on(Database& db, const ReplayInput& input) {
+  std::map<std::string, int> gpus;
+  for (const std::string& name : input.device_names) {
+    if (!name.empty()) ++gpus[name];
+  }
+  std::string text = trace_meta(db, "host", "unknown host");
+  std::string inside;
+  for (const auto& [name, count] : gpus) {
+    inside += (inside.empty() ? "" : ", ") + std::to_string(count) + "x " + name;
+  }
+  return inside.empty() ? text : text + " (" + inside + ")";
+}
+
+std::vector<TransferSummary> summarize_transfers(const ReplayInput& input, const ReplayGraph& graph,
+                                                 const RecordedTiming& recorded,
+                                                 const ScenarioTiming& baseline,
+                                                 const ScenarioTiming& whatif) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  std::map<Key, TransferSummary> groups;
+  std::vector<Key> order;
+  for (uint32_t i = 0; i < input.ops.size(); ++i) {
+    const ReplayOp& op = input.ops[i];
+    if (op.kind != OpKind::Copy && op.kind != OpKind::Prefetch) continue;
+    const TransferUse& base = baseline.transfers[i];
+    const TransferUse& what = whatif.transfers[i];
+    Key key{base.wanted, copy_description(op), base.used, what.wanted, what.used};
+    auto [it, inserted] = groups.emplace(key, TransferSummary{});
+    TransferSummary& summary = it->second;
+    if (inserted) {
+      order.push_back(key);
+      summary.path = base.wanted;
+      summary.kind = copy_description(op);
+      summary.baseline_by = base.used;
+      summary.whatif_path = what.wanted;
+      summary.whatif_by = what.used;
+    }
+    uint32_t node = graph.op_node(i);
+    ++summary.copies;
+    summary.bytes += op.bytes;
+    summary.recorded_ns += recorded.end[node] - recorded.start[node];
+    summary.baseline_ns += baseline.timing.duration[i];
+    summary.predicted_ns += whatif.timing.duration[i];
+  }
+  std::vector<TransferSummary> summaries;
+  for (const Key& key : order) summaries.push_back(groups[key]);
+  return summaries;
+}
+
+// Copies a replay kept at their recorded time because `system` prices no
+// path like theirs: "baseline: 3 copies keep ...".
+void add_kept_note(const std::vector<TransferSummary>& transfers, bool whatif, const std::string& system,
+                   std::vector<std::string>& notes) {
+  int64_t kept = 0;
+  std::set<std::string> kinds;
+  for (const TransferSummary& t : transfers) {
+    const std::string& by = whatif ? t.whatif_by : t.baseline_by;
+    const std::string& path = whatif ? t.whatif_path : t.path;
+    if (!by.empty()) continue;
+    kept += t.copies;
+    kinds.insert(path.empty() ? t.kind : path);
+  }
+  if (kept == 0) return;
+  std::string list;
+  for (const std::string& kind : kinds) list += (list.empty() ? "" : ", ") + kind;
+  notes.push_back(std::string(whatif ? "what-if: " : "baseline: ") + std::to_string(kept) + " cop" +
+                  (kept == 1 ? "y keeps its" : "ies keep their") + " recorded time: " + system +
+                  " models no path for " + list);
+}
+
+// Paths that were not measured and were priced by a stand-in.
+void add_fallback_notes(const std::vector<TransferSummary>& transfers, std::vector<std::string>& notes) {
+  std::set<std::pair<std::string, std::string>> fallbacks;
+  for (const TransferSummary& t : transfers) {
+    if (!t.baseline_by.empty() && t.baseline_by != t.path) fallbacks.emplace(t.path, t.baseline_by);
+    if (!t.whatif_by.empty() && t.whatif_by != t.whatif_path) fallbacks.emplace(t.whatif_path, t.whatif_by);
+  }
+  size_t shown = 0;
+  for (const auto& [wanted, used] : fallbacks) {
+    if (++shown > kMostFallbackNotes) {
+      notes.push_back("... " + std::to_string(fallbacks.size()) + " paths priced by another in all");
+      break;
+    }
+    notes.push_back(wanted + " was not measured: priced as " + used);
+  }
+}
+
+void add_machine_note(const ReplayInput& input, const model::SystemModel& system, const std::string& file,
+                      std::vector<std::string>& notes) {
+  std::set<std::string> traced(input.device_names.begin(), input.device_names.end());
+  traced.erase("");
+  if (traced.empty() || system.machine.gpus.empty()) return;
+  for (const model::GpuInfo& gpu : system.machine.gpus) {
+    if (traced.count(gpu.name)) return;
+  }
+  notes.push_back("the trace was recorded on " + *traced.begin() + ", " + file + " describes " +
+                  system.machine.gpus.front().name + ": its baseline is not the recording's machine");
+}
+
+// The path names to show for copies on the critical path.
+std::vector<std::string> copy_names(const ScenarioTiming& timing) {
+  std::vector<std::string> names;
+  for (const TransferUse& use : timing.transfers) names.push_back(use.wanted);
+  return names;
+}
+
+}  // namespace
+
+bool WhatifOptions::changes_anything() const {
+  return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0;
+}
+
+std::vector<std::string> WhatifOptions::describe() const {
+  std::vector<std::string> words;
+  if (!system2_path.empty()) words.push_back("--system2 " + system2_path);
+  if (pin) words.push_back("--pin");
+  if (numa_node) words.push_back("--numa " + std::to_string(*numa_node));
+  for (const std::string& link : links) words.push_back("--link " + link);
+  if (overlap) words.push_back("--overlap");
+  if (kernel_scale != 1.0) {
+    std::ostringstream scale;
+    scale << kernel_scale;
+    words.push_back("--kernel-scale " + scale.str());
+  }
+  return words;
+}
+
+WhatifResult run_whatif(Database& db, const std::string& trace_path, const WhatifOptions& options) {
+  model::SystemModel system = model::load_system(options.system_path);
+  model::SystemModel changed =
+      options.system2_path.empty() ? system : model::load_system(options.system2_path);
+  WhatifResult result;
+  result.trace = trace_path;
+  result.system = options.system_path + ": " + system.describe();
+  if (!options.system2_path.empty()) result.system2 = options.system2_path + ": " + changed.describe();
+  result.changes = options.describe();
+  for (const std::string& text : options.links) {
+    std::vector<std::string> paths = model::apply_link_override(changed, model::parse_link_override(text));
+    result.notes.push_back("--link " + text + " changed " + std::to_string(paths.size()) + " path(s)");
+  }
+
+  ReplayInput input;
+  try {
+    input = read_replay_input(db, trace_path);
+  } catch (const SqliteError& error) {
+    throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");
+  }
+  result.recorded_on = recorded_on(db, input);
+  GraphOptions recorded_options;
+  recorded_options.blocking = blocking_copies(input, false);
+  ReplayGraph recorded_graph = build_replay_graph(input, recorded_options);
+  RecordedTiming recorded = recorded_timing(input, recorded_graph);
+  Timeline recording = recorded_timeline(input, recorded);
+
+  Scenario base_scenario;
+  base_scenario.system = &system;
+  ScenarioTiming base = scenario_timing(input, recorded, recorded_graph, recorded_graph, base_scenario);
+  Timeline baseline = simulate(input, recorded_graph, base.timing);
+
+  Scenario what;
+  what.system = &changed;
+  what.pin = options.pin;
+  what.numa_node = options.numa_node;
+  what.overlap = options.overlap;
+  what.kernel_scale = options.kernel_scale;
+  GraphOptions what_options;
+  what_options.blocking = blocking_copies(input, options.pin);
+  if (options.overlap) {
+    dvdg::Graph graph;
+    try {
+      graph = dvdg::build_graph_from_trace(db);
+    } catch (const SqliteError& error) {
+      throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");
+    }
+    OverlapPlan plan = plan_overlap(input, graph);
+    what_options.moved = plan.moved;
+    what_options.data = plan.data;
+    result.notes.push_back("--overlap: " + std::to_string(plan.moved_copies) +
+                           " cop" + (plan.moved_copies == 1 ? "y" : "ies") +
+                           " moved off the streams of their kernels");
+  }
+  ReplayGraph what_graph = options.changes_anything() ? build_replay_graph(input, what_options) : recorded_graph;
+  ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
+  Timeline predicted = options.changes_anything() ? simulate(input, what_graph, what_timing.timing) : baseline;
+
+  result.recorded_ns = recording.last_ns - recording.first_ns;
+  result.baseline_ns = baseline.last_ns - baseline.first_ns;
+  result.predicted_ns = predicted.last_ns - predicted.first_ns;
+  result.phases = phases(input, {&recording, &baseline, &predicted});
+  result.transfers = summarize_transfers(input, recorded_graph, recorded, base, what_timing);
+  result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
+  add_machine_note(input, system, options.system_path, result.notes);
+  add_kept_note(result.transfers, false, options.system_path, result.notes);
+  if (options.changes_anything()) {
+    add_kept_note(result.transfers, true,
+                  options.system2_path.empty() ? options.system_path : options.system2_path, result.notes);
+  }
+  add_fallback_notes(result.transfers, result.notes);
+  if (system.machine.quick) result.notes.push_back(options.system_path + " was measured with links --quick");
+  return result;
+}
+
+}  // namespace apptracer::whatif

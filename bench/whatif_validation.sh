@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Validates `apptracer whatif` (issue 20) against real runs:
+#  (a) each test program's run predicted from its own trace and this
+#      machine's system file (target: within 5%)
+#  (b) whatif_copies from pageable memory predicted with --pin, against its
+#      pinned twin's run (within 10%)
+#  (c) whatif_pipeline on one stream predicted with --overlap, against its
+#      three-stream twin's run (within 15%)
+#  (d) the copy-bound traces of one machine predicted with another machine's
+#      system file (--system2), against that machine's runs (within 10%)
+# The time compared is the programs' work phase: whatif's "period 2", from
+# the end of the set-up's cudaDeviceSynchronize to the end of the work's
+# (test_apps/whatif_*.cu); the whole run is printed beside it.
+#
+#   bench/whatif_validation.sh measure DIST_DIR OUT_DIR [--label NAME] [--results FILE]
+#       on a GPU machine (after scripts/gpu_dist.sh; no compiler needed):
+#       `apptracer links --quick`, the four runs traced, (a)-(c). Everything
+#       is kept in OUT_DIR/LABEL (LABEL: the GPU, e.g. h100) for `compare`.
+#   bench/whatif_validation.sh compare DIR_A DIR_B [--apptracer BIN] [--results FILE]
+#       anywhere, later: (d) both ways between two measured machines, then
+#       the table of every check of both, and (with --results) the whatif
+#       section of FILE (bench/RESULTS.md).
+#
+# Prints "result whatif.CHECK.MACHINE.CASE.{predicted_ms,actual_ms,error_pct}"
+# lines (bench/report.py reads them) and the table; asserts nothing.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+
+# Milliseconds of a what-if JSON: FIELD (recorded_ns, baseline_ns,
+# predicted_ns) of PHASE ("total" for the whole run).
+ms() {
+  python3 - "$1" "$2" "$3" <<'EOF'
+import json, sys
+path, phase, field = sys.argv[1:]
+result = json.load(open(path))
+if phase == "total":
+    print(result[field] / 1e6)
+else:
+    print(next(p[field] for p in result["phases"] if p["name"] == phase) / 1e6)
+EOF
+}
+
+# One comparison: prints its result lines.
+compare_line() {
+  local key=$1 predicted=$2 actual=$3
+  python3 - "$key" "$predicted" "$actual" <<'EOF'
+import sys
+key, predicted, actual = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+print(f"result {key}.predicted_ms {predicted:.4f}")
+print(f"result {key}.actual_ms {actual:.4f}")
+print(f"result {key}.error_pct {100 * (predicted - actual) / actual:.2f}")
+EOF
+}
+
+# Writes the whatif section of RESULTS from LOG (bench/report.py).
+write_results() {
+  local log=$1 results=$2 device=$3 report
+  report=$(mktemp)
+  cat "$log" >"$report"
+  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%" >>"$report"
+  python3 "$here/report.py" --log "$report" --results "$results" --device "$device" \
+    --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+    --commit "${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}"
+  rm -f "$report"
+}
+
+table() {
+  python3 - "$1" <<'EOF'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    words = line.split()
+    if len(words) == 3 and words[0] == "result" and words[1].startswith("whatif."):
+        key, metric = words[1].rsplit(".", 1)
+        rows.setdefault(key, {})[metric] = float(words[2])
+targets = {"a": 5, "b": 10, "c": 15, "d": 10}
+print(f"{'check':<6}{'machine':<14}{'case':<34}{'predicted ms':>14}{'actual ms':>12}{'error':>9}  target")
+for key in sorted(rows):
+    _, check, machine, case = key.split(".", 3)
+    r = rows[key]
+    error = r.get("error_pct", float("nan"))
+    verdict = "met" if abs(error) <= targets[check] else "NOT met"
+    print(f"{check:<6}{machine:<14}{case:<34}{r.get('predicted_ms', 0):>14.3f}{r.get('actual_ms', 0):>12.3f}"
+          f"{error:>8.1f}%  {targets[check]}% {verdict}")
+EOF
+}
+
+measure() {
+  local dist=$1 out=$2 label=$3 results=$4
+  dist=$(cd "$dist" && pwd)
+  export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+  local apptracer=$dist/bin/apptracer apps=$dist/test_apps
+  if [ -z "$label" ]; then
+    label=$( (nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null || true) | head -n 1 |
+      grep -oE '\b[A-Z][0-9]{2,4}\b' | head -n 1 | tr 'A-Z' 'a-z' || true)
+    label=${label:-gpu}
+  fi
+  local dir=$out/$label
+  mkdir -p "$dir"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$dir/device.txt" 2>/dev/null ||
+    echo "$label" >"$dir/device.txt"
+  local started=$SECONDS
+  "$apptracer" links --quick -f -o "$dir/system.json" | tee "$dir/links.txt"
+  echo "links --quick: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
+  local runs=("copies-pageable:whatif_copies" "copies-pinned:whatif_copies --pinned"
+              "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3")
+  for run in "${runs[@]}"; do
+    local name=${run%%:*} command=${run#*:}
+    started=$SECONDS
+    # shellcheck disable=SC2086  # the program's arguments are words
+    "$apptracer" record -f -o "$dir/$name.db" -- "$apps"/$command | tee -a "$dir/programs.txt"
+    echo "$name: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" --json "$dir/$name.baseline.json" \
+      >"$dir/$name.baseline.txt"
+  done
+  "$apptracer" whatif "$dir/copies-pageable.db" --system "$dir/system.json" --pin \
+    --json "$dir/copies-pageable.pin.json" >"$dir/copies-pageable.pin.txt"
+  "$apptracer" whatif "$dir/pipeline-1.db" --system "$dir/system.json" --overlap \
+    --json "$dir/pipeline-1.overlap.json" >"$dir/pipeline-1.overlap.txt"
+
+  local log=$dir/results.log
+  : >"$log"
+  for run in "${runs[@]}"; do
+    local name=${run%%:*} json=$dir/${run%%:*}.baseline.json
+    compare_line "whatif.a.$label.$name-work" "$(ms "$json" "period 2" baseline_ns)" \
+      "$(ms "$json" "period 2" recorded_ns)" >>"$log"
+    compare_line "whatif.a.$label.$name-whole-run" "$(ms "$json" total baseline_ns)" \
+      "$(ms "$json" total recorded_ns)" >>"$log"
+  done
+  compare_line "whatif.b.$label.copies-pageable-pin-vs-pinned" \
+    "$(ms "$dir/copies-pageable.pin.json" "period 2" predicted_ns)" \
+    "$(ms "$dir/copies-pinned.baseline.json" "period 2" recorded_ns)" >>"$log"
+  compare_line "whatif.c.$label.pipeline-1-overlap-vs-3" \
+    "$(ms "$dir/pipeline-1.overlap.json" "period 2" predicted_ns)" \
+    "$(ms "$dir/pipeline-3.baseline.json" "period 2" recorded_ns)" >>"$log"
+  cat "$log"
+  table "$log"
+  if [ -n "$results" ]; then
+    local device
+    device=$(head -n 1 "$dir/device.txt" 2>/dev/null || echo "$label")
+    write_results "$log" "$results" "$device"
+  fi
+  echo "kept in $dir; later: bench/whatif_validation.sh compare $dir OTHER_MACHINE_DIR --results bench/RESULTS.md"
+}
+
+compare() {
+  local a=$1 b=$2 apptracer=$3 results=$4
+  local log
+  log=$(mktemp)
+  trap 'rm -f "$log"' RETURN
+  cat "$a/results.log" "$b/results.log" >"$log"
+  local from to
+  for pair in "$a $b" "$b $a"; do
+    read -r from to <<<"$pair"
+    local name
+    for name in copies-pinned copies-pageable; do
+      local json=$from/$name.on-$(basename "$to").json
+      "$apptracer" whatif "$from/$name.db" --system "$from/system.json" --system2 "$to/system.json" \
+        --json "$json" >"${json%.json}.txt"
+      compare_line "whatif.d.$(basename "$from")-to-$(basename "$to").$name-work" \
+        "$(ms "$json" "period 2" predicted_ns)" "$(ms "$to/$name.baseline.json" "period 2" recorded_ns)" \
+        | tee -a "$log"
+    done
+  done
+  table "$log"
+  if [ -n "$results" ]; then
+    local device
+    device="$(head -n 1 "$a/device.txt" 2>/dev/null) and $(head -n 1 "$b/device.txt" 2>/dev/null)"
+    write_results "$log" "$results" "$device"
+  fi
+}
+
+[ $# -ge 1 ] || usage
+mode=$1
+shift
+case $mode in
+  measure)
+    [ $# -ge 2 ] || usage
+    dist=$1 out=$2 label="" results=""
+    shift 2
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --label) label=${2:?--label needs a name}; shift ;;
+        --results) results=${2:?--results needs a file}; shift ;;
+        *) usage ;;
+      esac
+      shift
+    done
+    measure "$dist" "$out" "$label" "$results"
+    ;;
+  compare)
+    [ $# -ge 2 ] || usage
+    a=$(cd "$1" && pwd) b=$(cd "$2" && pwd) results="" apptracer=""
+    shift 2
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --apptracer) apptracer=${2:?--apptracer needs a path}; shift ;;
+        --results) results=${2:?--results needs a file}; shift ;;
+        *) usage ;;
+      esac
+      shift
+    done
+    if [ -z "$apptracer" ]; then
+      for candidate in "$repo/dist/bin/apptracer" "${BUILD_DIR:-$repo/build}/analyzer/apptracer"; do
+        [ -x "$candidate" ] && apptracer=$candidate && break
+      done
+    fi
+    [ -n "$apptracer" ] || { echo "whatif_validation: no apptracer binary; pass --apptracer BIN" >&2; exit 2; }
+    compare "$a" "$b" "$apptracer" "$results"
+    ;;
+  *) usage ;;
+esac

@@ -1,0 +1,156 @@
+// The system file: what is written is read back the same, a model can be
+// given by hand or fitted from samples, and every way a file can be wrong is
+// one line naming the file.
+#include "system_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace apptracer::model {
+namespace {
+
+SystemModel full_system() {
+  SystemModel system;
+  Machine& m = system.machine;
+  m.hostname = "gpu-box";
+  m.cpu_model = "Some CPU @ 2.0GHz";
+  m.cpu_sockets = 2;
+  m.numa_nodes = {{0, "0-15", int64_t{64} << 30}, {1, "16-31", int64_t{64} << 30}};
+  GpuInfo gpu;
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  gpu.uuid = "GPU-1234";
+  gpu.pci_bus_id = "00000000:17:00.0";
+  gpu.numa_node = 0;
+  gpu.memory_bytes = int64_t{80} << 30;
+  gpu.sm_count = 132;
+  gpu.cc_major = 9;
+  gpu.pcie_generation = 5;
+  gpu.pcie_width = 16;
+  gpu.nvlinks = 18;
+  m.gpus = {gpu};
+  GpuConnection connection;
+  connection.gpu = 0;
+  connection.peer = 1;
+  connection.peer_access = true;
+  connection.performance_rank = 0;
+  connection.nvlink = true;
+  connection.pcie_path = "several PCIe switches";
+  m.connections = {connection};
+  m.driver_version = "580.65.06";
+  m.cuda_driver_version = 13000;
+  m.measured_at = "2026-01-02T03:04:05Z";
+  m.quick = true;
+  m.unavailable = {"hwloc (libhwloc.so.15 not found)"};
+  MeasuredPath path;
+  path.path = *LinkPath::parse("HtoD.pinned.node0.gpu0");
+  path.samples = {{4, {2100, 2000, 2050}}, {1 << 20, {22000, 23000, 22500}}};
+  std::vector<Sample> flat;
+  for (const SizeSamples& size : path.samples) {
+    for (double ns : size.ns) flat.push_back({size.bytes, ns});
+  }
+  path.model = fit_link_model(flat);
+  path.note = "thread on node 0";
+  system.paths = {path};
+  return system;
+}
+
+std::string temporary(const std::string& name) { return ::testing::TempDir() + "system_file_" + name; }
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(SystemFile, WhatIsWrittenIsReadBack) {
+  SystemModel system = full_system();
+  std::string path = temporary("roundtrip.json");
+  save_system(system, path);
+  SystemModel back = load_system(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(system_to_json(back), system_to_json(system));
+  const Machine& m = back.machine;
+  EXPECT_EQ(m.hostname, "gpu-box");
+  EXPECT_EQ(m.cpu_sockets, 2);
+  ASSERT_EQ(m.numa_nodes.size(), 2u);
+  EXPECT_EQ(m.numa_nodes[1].cpus, "16-31");
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_EQ(m.gpus[0].cc_major, 9);
+  EXPECT_EQ(m.gpus[0].pcie_generation, 5);
+  EXPECT_EQ(m.gpus[0].nvlinks, 18);
+  ASSERT_EQ(m.connections.size(), 1u);
+  EXPECT_TRUE(m.connections[0].nvlink);
+  EXPECT_EQ(m.connections[0].performance_rank, 0);
+  EXPECT_TRUE(m.quick);
+  ASSERT_EQ(back.paths.size(), 1u);
+  EXPECT_EQ(back.paths[0].samples[1].ns[2], 22500);
+  EXPECT_EQ(back.paths[0].note, "thread on node 0");
+  for (int64_t bytes : {4, 4096, 1 << 20, 1 << 28}) {
+    EXPECT_DOUBLE_EQ(back.paths[0].model.transfer_ns(bytes), system.paths[0].model.transfer_ns(bytes));
+  }
+}
+
+TEST(SystemFile, AModelWrittenByHandNeedsNoSamples) {
+  SystemModel system = system_from_json(R"({"format": "apptracer system", "version": 1,
+    "paths": [{"name": "DtoH.pageable.node0.gpu0",
+               "model": {"latency_ns": 500, "bandwidth": [{"bytes": 1, "gbps": 10}]}}]})",
+                                        "hand.json");
+  EXPECT_DOUBLE_EQ(*system.transfer_ns(*LinkPath::parse("DtoH.pageable.node0.gpu0"), 10000), 1500);
+}
+
+TEST(SystemFile, SamplesWithoutAModelAreFitted) {
+  SystemModel system = system_from_json(R"({"format": "apptracer system", "version": 1,
+    "paths": [{"name": "DtoD.gpu0", "samples": [{"bytes": 4, "ns": [1004]}, {"bytes": 8, "ns": [1008]},
+                                                {"bytes": 1048576, "ns": [1049576]}]}]})",
+                                        "samples.json");
+  const LinkModel& model = system.paths[0].model;
+  EXPECT_NEAR(model.latency_ns(), 1000, 1e-9);
+  EXPECT_NEAR(model.bandwidth_gbps(1 << 20), 1, 1e-12);
+}
+
+// Each error is one line naming the file.
+void expect_error(const std::string& text, const std::string& says) {
+  std::string path = temporary("broken.json");
+  write(path, text);
+  try {
+    load_system(path);
+    ADD_FAILURE() << "no error for: " << text;
+  } catch (const SystemFileError& error) {
+    std::string message = error.what();
+    EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
+    EXPECT_NE(message.find(says), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  std::remove(path.c_str());
+}
+
+TEST(SystemFile, EveryWayAFileCanBeWrongIsOneLine) {
+  expect_error("{ \"format\": \"apptracer system\", ", "not valid JSON");
+  expect_error("kernel,stream\n1,2\n", "not valid JSON");
+  expect_error("{\"paths\": []}", "not an apptracer system file");
+  expect_error("[1, 2]", "not an apptracer system file");
+  expect_error(R"({"format": "apptracer system", "version": 99, "paths": []})", "newer than this apptracer");
+  expect_error(R"({"format": "apptracer system", "version": 1})", "malformed system file");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "HtoD.fast.gpu0"}]})",
+               "unknown path name 'HtoD.fast.gpu0'");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0"}]})",
+               "neither model nor samples");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
+                   "model": {"latency_ns": "fast", "bandwidth": []}}]})",
+               "malformed system file");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
+                   "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 0}]}}]})",
+               "positive bandwidths");
+}
+
+TEST(SystemFile, AMissingFileSaysHowToMakeOne) {
+  try {
+    load_system("/nonexistent/system.json");
+    FAIL();
+  } catch (const SystemFileError& error) {
+    EXPECT_STREQ(error.what(),
+                 "/nonexistent/system.json: no such system file; measure this machine with "
+                 "'apptracer links -o /nonexistent/system.json'");
+  }
+}
+
+}  // namespace
+}  // namespace apptracer::model

@@ -1,0 +1,257 @@
+// Replays worked out by hand. Each trace's recorded times are chosen so the
+// prediction follows from the rules in timeline.h and recorded.h:
+//   an op starts at max(issue + its launch latency, its dependency's end +
+//   its gap), takes its (modeled) duration; a call starts its recorded host
+//   gap after the previous one, and a blocking one ends its recorded tail
+//   after the work it waited for.
+// Systems have constant bandwidths and no latency: a copy of B bytes over a
+// G GB/s path takes B / G ns.
+#include <gtest/gtest.h>
+
+#include "whatif_fixture.h"
+
+namespace apptracer::whatif {
+namespace {
+
+const Phase& phase_named(const WhatifResult& result, const std::string& name) {
+  for (const Phase& phase : result.phases) {
+    if (phase.name == name) return phase;
+  }
+  throw std::runtime_error("no phase " + name);
+}
+
+// Copy -> kernel -> copy on one stream, then a device synchronization.
+class Chain : public WhatifTest {
+ public:
+  void SetUp() override {
+    WhatifTest::SetUp();
+    Copy htod{CopyKind::HtoD, MemoryKind::Pinned, 1000};
+    copy(call("cudaMemcpyAsync", 100, 110), htod, 100, 120, 1120);
+    kernel(call("cudaLaunchKernel", 130, 140), 130, 1125, 2125);
+    Copy dtoh{CopyKind::DtoH, MemoryKind::Pinned, 2000};
+    copy(call("cudaMemcpyAsync", 150, 160), dtoh, 150, 2130, 4130);
+    sync(call("cudaDeviceSynchronize", 170, 4140), SyncKind::Device, 170, 4140);
+  }
+};
+
+TEST_F(Chain, ReplayedWithTheRecordedTimesItIsTheRecording) {
+  write_system({"DtoD.gpu0 0 1"});  // prices none of these copies
+  WhatifResult result = run();
+  EXPECT_EQ(result.recorded_ns, 4040);
+  EXPECT_EQ(result.baseline_ns, 4040);
+  EXPECT_EQ(result.predicted_ns, 4040);
+}
+
+TEST_F(Chain, CopiesAreRetimedAndEverythingAfterThemMoves) {
+  write_system({"HtoD.pinned.node0.gpu0 0 2", "DtoH.pinned.node0.gpu0 0 2"});
+  WhatifResult result = run();
+  // copy 1: issued at 100, its recorded launch latency 20 -> [120, 620]
+  // kernel: held by copy 1 in the recording (gap 5) -> [625, 1625]
+  // copy 2: gap 5 -> [1630, 2630]; the sync returns its tail of 10 later.
+  EXPECT_EQ(result.baseline_ns, 2640 - 100);
+  EXPECT_EQ(result.predicted_ns, result.baseline_ns);
+  ASSERT_EQ(result.transfers.size(), 2u);
+  EXPECT_EQ(result.transfers[0].path, "HtoD.pinned.node0.gpu0");
+  EXPECT_EQ(result.transfers[0].recorded_ns, 1000);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 500);
+  EXPECT_EQ(result.transfers[1].baseline_by, "DtoH.pinned.node0.gpu0");
+  EXPECT_EQ(result.transfers[1].baseline_ns, 1000);
+}
+
+TEST_F(Chain, TheCriticalPathIsTheChainAndAddsUpToTheTotal) {
+  write_system({"HtoD.pinned.node0.gpu0 0 2", "DtoH.pinned.node0.gpu0 0 2"});
+  WhatifResult result = run();
+  const std::vector<PathStep>& steps = result.critical_path.steps;
+  std::vector<std::string> kinds;
+  int64_t sum = 0;
+  for (const PathStep& step : steps) {
+    kinds.push_back(step.kind);
+    sum += step.wait_ns + step.own_ns;
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"call", "copy", "kernel", "copy", "call"}));
+  EXPECT_EQ(sum, result.predicted_ns);
+  EXPECT_EQ(steps[1].wait_ns, 20);  // launch latency
+  EXPECT_EQ(steps[1].own_ns, 500);
+  EXPECT_EQ(steps[1].bound_by, DepReason::Issue);
+  EXPECT_EQ(steps[2].bound_by, DepReason::Stream);
+  EXPECT_EQ(steps[2].wait_ns, 5);
+  EXPECT_EQ(steps[3].name, "DtoH.pinned.node0.gpu0");
+  EXPECT_EQ(steps[4].name, "cudaDeviceSynchronize");
+  EXPECT_EQ(steps[4].bound_by, DepReason::Wait);
+  EXPECT_EQ(steps[4].own_ns, 10);  // the synchronization's tail
+  ASSERT_FALSE(result.critical_path.by_kind.empty());
+  EXPECT_EQ(result.critical_path.by_kind[0].kind, "copy");
+  EXPECT_EQ(result.critical_path.by_kind[0].own_ns, 1500);
+}
+
+TEST_F(WhatifTest, AnEventJoinsTwoStreams) {
+  write_system({"HtoD.pinned.node0.gpu0 0 2"});
+  Copy htod{CopyKind::HtoD, MemoryKind::Pinned, 2000, true, 1};
+  copy(call("cudaMemcpyAsync", 100, 105), htod, 100, 110, 2110);
+  event(call("cudaEventRecord", 120, 125), StreamEventKind::Record, 42, 1, 120);
+  event(call("cudaStreamWaitEvent", 130, 135), StreamEventKind::Wait, 42, 2, 130);
+  kernel(call("cudaLaunchKernel", 140, 145), 140, 2120, 3120, 2);
+  sync(call("cudaDeviceSynchronize", 150, 3130), SyncKind::Device, 150, 3130);
+  WhatifResult result = run();
+  EXPECT_EQ(result.recorded_ns, 3030);
+  // The copy: [110, 1110]; the record and the wait are reached at 1110; the
+  // kernel on stream 2 follows 10 later (its recorded gap): [1120, 2120].
+  EXPECT_EQ(result.baseline_ns, 2130 - 100);
+}
+
+// A launch, a stream synchronization, 100 ns of host work, a launch and a
+// synchronization: doubling the kernels moves the host after the first sync.
+class HostGaps : public WhatifTest {
+ public:
+  void SetUp() override {
+    WhatifTest::SetUp();
+    write_system({"DtoD.gpu0 0 1"});
+    kernel(call("cudaLaunchKernel", 0, 10), 0, 20, 1020);
+    sync(call("cudaStreamSynchronize", 20, 1030), SyncKind::Stream, 20, 1030, 7);
+    kernel(call("cudaLaunchKernel", 1130, 1140), 1130, 1150, 1650);
+    sync(call("cudaStreamSynchronize", 1150, 1660), SyncKind::Stream, 1150, 1660, 7);
+  }
+};
+
+TEST_F(HostGaps, ASyncBlocksTheHostAndHostTimeIsKept) {
+  WhatifOptions options;
+  options.kernel_scale = 2;
+  WhatifResult result = run(options);
+  EXPECT_EQ(result.recorded_ns, 1660);
+  EXPECT_EQ(result.baseline_ns, 1660);
+  // kernel 1: [20, 2020]; the sync returns at 2030; 100 ns of host work;
+  // the launch [2130, 2140]; kernel 2 [2150, 3150]; the sync returns at 3160.
+  EXPECT_EQ(result.predicted_ns, 3160);
+  EXPECT_EQ(result.changes, (std::vector<std::string>{"--kernel-scale 2"}));
+}
+
+TEST_F(HostGaps, PeriodsEndAtTheFirstThreadsSynchronizations) {
+  WhatifOptions options;
+  options.kernel_scale = 2;
+  WhatifResult result = run(options);
+  ASSERT_EQ(result.phases.size(), 3u);
+  const Phase& first = phase_named(result, "period 1");
+  EXPECT_EQ(first.detail, "until cudaStreamSynchronize");
+  EXPECT_EQ(first.ns, (std::vector<int64_t>{1030, 1030, 2030}));
+  EXPECT_EQ(phase_named(result, "period 2").ns, (std::vector<int64_t>{630, 630, 1130}));
+  EXPECT_EQ(phase_named(result, "period 3").detail, "until the end");
+  EXPECT_EQ(phase_named(result, "period 3").ns, (std::vector<int64_t>{0, 0, 0}));
+}
+
+TEST_F(HostGaps, NvtxRangesMoveWithTheCallsAroundThem) {
+  testing::NvtxRangeRow range;
+  range.name = "step";
+  range.start_ns = 5;     // inside the first launch
+  range.end_ns = 1100;    // 70 ns after the first sync returned
+  trace_->add(range);
+  WhatifOptions options;
+  options.kernel_scale = 2;
+  WhatifResult result = run(options);
+  ASSERT_EQ(result.phases.size(), 1u);
+  EXPECT_EQ(result.phases[0].kind, "nvtx");
+  EXPECT_EQ(result.phases[0].ns, (std::vector<int64_t>{1095, 1095, 2100 - 5}));
+}
+
+TEST_F(HostGaps, TheCriticalPathCountsHostTimeBetweenCalls) {
+  WhatifOptions options;
+  options.kernel_scale = 2;
+  WhatifResult result = run(options);
+  int64_t host_wait = 0, kernel_own = 0;
+  for (const CriticalPath::Share& share : result.critical_path.by_kind) {
+    if (share.kind == "call") host_wait = share.wait_ns;
+    if (share.kind == "kernel") kernel_own = share.own_ns;
+  }
+  EXPECT_EQ(host_wait, 100);
+  EXPECT_EQ(kernel_own, 3000);
+}
+
+// A synchronous cudaMemcpy from pageable memory, a launch, a synchronization.
+class Pageable : public WhatifTest {
+ public:
+  void build(bool async) {
+    write_system({"HtoD.pageable.node0.gpu0 0 1", "HtoD.pinned.node0.gpu0 0 2"});
+    Copy htod{CopyKind::HtoD, MemoryKind::Pageable, 10000, async};
+    copy(call(async ? "cudaMemcpyAsync" : "cudaMemcpy", 0, 10010), htod, 0, 5, 10005);
+    kernel(call("cudaLaunchKernel", 10020, 10030), 10020, 10025, 11025);
+    sync(call("cudaDeviceSynchronize", 10030, 11035), SyncKind::Device, 10030, 11035);
+  }
+};
+
+TEST_F(Pageable, PinningHalvesTheCopyAndTheHostWaitsLess) {
+  build(false);
+  WhatifOptions options;
+  options.pin = true;
+  WhatifResult result = run(options);
+  EXPECT_EQ(result.recorded_ns, 11035);
+  EXPECT_EQ(result.baseline_ns, 11035);  // the pageable path's model is what was recorded
+  ASSERT_EQ(result.transfers.size(), 1u);
+  EXPECT_EQ(result.transfers[0].path, "HtoD.pageable.node0.gpu0");
+  EXPECT_EQ(result.transfers[0].whatif_path, "HtoD.pinned.node0.gpu0");
+  EXPECT_EQ(result.transfers[0].baseline_ns, 10000);
+  EXPECT_EQ(result.transfers[0].predicted_ns, 5000);
+  // The copy [5, 5005]; cudaMemcpy still blocks and returns the trace's
+  // typical tail (10) later: 5015; the launch at 5025, the kernel [5030, 6030],
+  // the sync returns at 6040.
+  EXPECT_EQ(result.predicted_ns, 6040);
+}
+
+TEST_F(Pageable, PinningMakesAnAsyncCopyStopBlockingTheHost) {
+  build(true);
+  WhatifOptions options;
+  options.pin = true;
+  WhatifResult result = run(options);
+  // cudaMemcpyAsync returns after the trace's typical call time (10); the
+  // launch [20, 30]; the kernel follows the copy [5, 5005]: [5005, 6005];
+  // the sync (issued at 30) returns at 6015.
+  EXPECT_EQ(result.predicted_ns, 6015);
+}
+
+TEST_F(Pageable, AnotherNumaNodeIsPricedByItsPath) {
+  build(false);
+  write_system({"HtoD.pageable.node0.gpu0 0 1", "HtoD.pageable.node1.gpu0 0 0.5"});
+  WhatifOptions options;
+  options.numa_node = 1;
+  WhatifResult result = run(options);
+  EXPECT_EQ(result.transfers[0].whatif_by, "HtoD.pageable.node1.gpu0");
+  EXPECT_EQ(result.transfers[0].predicted_ns, 20000);
+  EXPECT_EQ(result.predicted_ns, 11035 + 10000);
+}
+
+TEST_F(Pageable, ALinkChangeAndAnotherMachineReplaceTheModel) {
+  build(false);
+  WhatifOptions options;
+  options.links = {"HtoD.pageable=bw:4,lat:1"};
+  EXPECT_EQ(run(options).transfers[0].predicted_ns, 1000 + 2500);
+  std::string other = base_ + "_other.json";
+  write_system({"HtoD.pageable.node0.gpu0 0 4"}, other, "NVIDIA H200");
+  WhatifOptions machine;
+  machine.system2_path = other;
+  WhatifResult result = run(machine);
+  std::remove(other.c_str());
+  EXPECT_EQ(result.transfers[0].predicted_ns, 2500);
+  EXPECT_EQ(result.predicted_ns, 11035 - 7500);
+  EXPECT_NE(result.system2.find("NVIDIA H200"), std::string::npos);
+}
+
+TEST_F(WhatifTest, CopiesNoPathModelsKeepTheirRecordedTimeAndSaySo) {
+  write_system({"DtoD.gpu0 0 1"});
+  Copy htod{CopyKind::HtoD, MemoryKind::Pinned, 1000};
+  copy(call("cudaMemcpyAsync", 0, 10), htod, 0, 10, 1010);
+  WhatifResult result = run();
+  EXPECT_EQ(result.baseline_ns, 1010);
+  ASSERT_FALSE(result.notes.empty());
+  EXPECT_EQ(result.notes.back(), "baseline: 1 copy keeps its recorded time: " + system_path_ +
+                                     " models no path for HtoD.pinned.node0.gpu0");
+}
+
+TEST_F(WhatifTest, ATraceFromAnotherGpuIsNoted) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA B200");
+  kernel(call("cudaLaunchKernel", 0, 10), 0, 20, 1020);
+  WhatifResult result = run();
+  bool noted = false;
+  for (const std::string& note : result.notes) noted |= note.find("recorded on NVIDIA H100") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace apptracer::whatif

@@ -1,0 +1,146 @@
+// Synthetic traces and system files for the what-if tests: a trace is a
+// list of API calls, each with the GPU work it issued (recorded times in ns,
+// chosen so predictions can be worked out by hand), and a system file is
+// written with constant-bandwidth paths.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "trace_builder.h"
+#include "whatif.h"
+
+namespace apptracer::whatif {
+
+class WhatifTest : public ::testing::Test {
+ public:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    base_ = ::testing::TempDir() + "whatif_" + info->test_suite_name() + "_" + info->name();
+    trace_path_ = base_ + ".db";
+    system_path_ = base_ + "_system.json";
+    std::remove(trace_path_.c_str());
+    trace_ = std::make_unique<testing::TraceBuilder>(trace_path_);
+    testing::DeviceRow device;
+    trace_->add_device(device);
+    trace_->set_meta("host", "tracehost");
+  }
+  void TearDown() override {
+    trace_.reset();
+    std::remove(trace_path_.c_str());
+    std::remove(system_path_.c_str());
+  }
+
+  // An API call of thread `tid`; returns its correlation id.
+  int64_t call(const std::string& name, int64_t start, int64_t end, int64_t tid = 1) {
+    testing::ApiCallRow row;
+    row.name = name;
+    row.correlation_id = ++correlation_;
+    row.tid = tid;
+    row.start_ns = start;
+    row.end_ns = end;
+    trace_->add(row);
+    return correlation_;
+  }
+
+  int64_t kernel(int64_t correlation, int64_t issue, int64_t gpu_start, int64_t gpu_end, int64_t stream = 7,
+                 const std::string& name = "work") {
+    testing::KernelRow row;
+    row.call_correlation_id = correlation;
+    row.mangled_name = "_Z" + name;
+    row.demangled_name = name;
+    row.stream = stream;
+    row.api_start_ns = issue;
+    row.gpu_start_ns = gpu_start;
+    row.gpu_end_ns = gpu_end;
+    return trace_->add(row);
+  }
+
+  // A copy between the host (memory `host`) and GPU 0.
+  struct Copy {
+    Copy(CopyKind kind, MemoryKind host, int64_t bytes, bool async = true, int64_t stream = 7)
+        : kind(kind), host(host), bytes(bytes), async(async), stream(stream) {}
+    CopyKind kind;
+    MemoryKind host;
+    int64_t bytes;
+    bool async;
+    int64_t stream;
+    std::optional<int64_t> src_alloc, dst_alloc;
+  };
+  int64_t copy(int64_t correlation, const Copy& c, int64_t issue, int64_t gpu_start, int64_t gpu_end) {
+    testing::MemcpyRow row;
+    row.call_correlation_id = correlation;
+    row.kind = c.kind;
+    row.bytes = c.bytes;
+    bool to_device = c.kind == CopyKind::HtoD;
+    row.src_memory = to_device ? c.host : MemoryKind::Device;
+    row.dst_memory = to_device ? MemoryKind::Device : c.host;
+    row.src_device = to_device ? std::nullopt : std::optional<int64_t>(0);
+    row.dst_device = to_device ? std::optional<int64_t>(0) : std::nullopt;
+    (to_device ? row.src_numa_node : row.dst_numa_node) = 0;
+    row.src_alloc_id = c.src_alloc;
+    row.dst_alloc_id = c.dst_alloc;
+    row.src_offset = row.dst_offset = 0;
+    row.stream = c.stream;
+    row.is_async = c.async;
+    row.api_start_ns = issue;
+    row.gpu_start_ns = gpu_start;
+    row.gpu_end_ns = gpu_end;
+    return trace_->add(row);
+  }
+
+  void sync(int64_t correlation, SyncKind kind, int64_t start, int64_t end,
+            std::optional<int64_t> stream = std::nullopt, std::optional<int64_t> event = std::nullopt) {
+    testing::SyncRow row;
+    row.call_correlation_id = correlation;
+    row.kind = kind;
+    row.device = 0;
+    row.stream = stream;
+    row.event_handle = event;
+    row.start_ns = start;
+    row.end_ns = end;
+    trace_->add(row);
+  }
+
+  void event(int64_t correlation, StreamEventKind kind, int64_t handle, int64_t stream, int64_t ns) {
+    testing::StreamEventRow row;
+    row.call_correlation_id = correlation;
+    row.kind = kind;
+    row.event_handle = handle;
+    row.stream = stream;
+    row.ns = ns;
+    trace_->add(row);
+  }
+
+  // One path per line: "NAME LATENCY_NS GBPS" (GB/s = bytes per ns).
+  void write_system(const std::vector<std::string>& paths, const std::string& path = "",
+                    const std::string& gpu = "NVIDIA H100") {
+    std::string json = R"({"format": "apptracer system", "version": 1, "machine": {"hostname": "testbox",
+      "gpus": [{"ordinal": 0, "name": ")" + gpu + R"(", "numa_node": 0}]}, "paths": [)";
+    for (size_t i = 0; i < paths.size(); ++i) {
+      char name[128];
+      double latency = 0, gbps = 0;
+      std::sscanf(paths[i].c_str(), "%127s %lf %lf", name, &latency, &gbps);
+      json += std::string(i ? "," : "") + R"({"name": ")" + name + R"(", "model": {"latency_ns": )" +
+              std::to_string(latency) + R"(, "bandwidth": [{"bytes": 1, "gbps": )" + std::to_string(gbps) +
+              "}]}}";
+    }
+    std::ofstream(path.empty() ? system_path_ : path) << json << "]}\n";
+  }
+
+  WhatifResult run(WhatifOptions options = {}) {
+    if (options.system_path.empty()) options.system_path = system_path_;
+    return run_whatif(trace_->db(), trace_path_, options);
+  }
+
+  std::string base_, trace_path_, system_path_;
+  std::unique_ptr<testing::TraceBuilder> trace_;
+  int64_t correlation_ = 0;
+};
+
+}  // namespace apptracer::whatif
