@@ -19,5 +19,6 @@ void add_query_command(CLI::App& app, CommandResult& result);
 void add_merge_command(CLI::App& app, CommandResult& result);
 void add_dvdg_command(CLI::App& app, CommandResult& result);
 void add_diagnose_command(CLI::App& app, CommandResult& result);
+void add_report_command(CLI::App& app, CommandResult& result);
 
 }  // namespace apptracer

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   apptracer::add_merge_command(app, result);
   apptracer::add_dvdg_command(app, result);
   apptracer::add_diagnose_command(app, result);
+  apptracer::add_report_command(app, result);
   try {
     app.parse(argc, argv);
     return result ? result() : 0;
