@@ -27,27 +27,6 @@ struct DiagnoseOptions {
   bool analyses = false;
 };
 
-nlohmann::json table_json(const Table& table) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    nlohmann::json object;
-    for (size_t i = 0; i < row.size() && i < table.columns.size(); ++i) {
-      std::visit(
-          [&](const auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::monostate>) {
-              object[table.columns[i]] = nullptr;
-            } else {
-              object[table.columns[i]] = v;
-            }
-          },
-          row[i]);
-    }
-    rows.push_back(std::move(object));
-  }
-  return rows;
-}
-
 int run_diagnose(const DiagnoseOptions& options) {
   Database db = open_trace(options.trace,
                            options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
@@ -74,7 +53,7 @@ int run_diagnose(const DiagnoseOptions& options) {
     nlohmann::json out{{"trace", options.trace},
                        {"link_model", model.name},
                        {"findings", diagnose::findings_json(findings)}};
-    for (const Table& table : analyses) out["analyses"][table.name] = table_json(table);
+    for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
     std::cout << out.dump(2) << "\n";
   } else if (options.csv) {
     std::vector<Table> tables{diagnose::findings_table(findings)};

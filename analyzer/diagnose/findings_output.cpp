@@ -41,6 +41,26 @@ nlohmann::json findings_json(const std::vector<Finding>& findings) {
   return list;
 }
 
+nlohmann::json table_json(const Table& table) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const Cell& cell : row) {
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              cells.push_back(nullptr);
+            } else {
+              cells.push_back(v);
+            }
+          },
+          cell);
+    }
+    rows.push_back(std::move(cells));
+  }
+  return {{"name", table.name}, {"columns", table.columns}, {"rows", rows}};
+}
+
 Table findings_table(const std::vector<Finding>& findings) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",

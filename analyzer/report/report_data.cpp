@@ -25,27 +25,6 @@ using nlohmann::json;
 
 double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
-json table_json(const Table& table) {
-  json rows = json::array();
-  for (const auto& row : table.rows) {
-    json cells = json::array();
-    for (const Cell& cell : row) {
-      std::visit(
-          [&](const auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<V, std::monostate>) {
-              cells.push_back(nullptr);
-            } else {
-              cells.push_back(v);
-            }
-          },
-          cell);
-    }
-    rows.push_back(std::move(cells));
-  }
-  return {{"name", table.name}, {"columns", table.columns}, {"rows", rows}};
-}
-
 json overview(Database& db, const TraceFacts& facts, const std::string& trace) {
   json devices = json::array();
   for (const diagnose::Device& d : facts.devices)
@@ -349,7 +328,7 @@ json report_data(Database& db, const std::string& trace, const std::string& syst
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   diagnose::Thresholds limits;
   json analyses = json::array();
-  for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(table_json(table));
+  for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
   return {{"overview", overview(db, facts, trace)},
           {"link_model", model.name},
           {"findings", diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits))},
