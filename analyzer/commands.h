@@ -21,4 +21,7 @@ void add_dvdg_command(CLI::App& app, CommandResult& result);
 void add_links_command(CLI::App& app, CommandResult& result);
 void add_whatif_command(CLI::App& app, CommandResult& result);
 
+void add_diagnose_command(CLI::App& app, CommandResult& result);
+void add_report_command(CLI::App& app, CommandResult& result);
+
 }  // namespace apptracer

@@ -18,6 +18,9 @@ int main(int argc, char** argv) {
   apptracer::add_dvdg_command(app, result);
   apptracer::add_links_command(app, result);
   apptracer::add_whatif_command(app, result);
+
+  apptracer::add_diagnose_command(app, result);
+  apptracer::add_report_command(app, result);
   try {
     app.parse(argc, argv);
     return result ? result() : 0;

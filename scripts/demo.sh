@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, then trace vector_add (the thesis's Fig. 6.1) and show
-# what apptracer finds in it; then a managed-memory program's migrations.
+# what apptracer finds in it; then a managed-memory program's migrations;
+# ends by writing the HTML report and saying where it is.
 # Without a GPU, analyzes the bundled traces recorded on an H100
 # (examples/vector_add.db, examples/um_bandwidth_h100.db).
 set -euo pipefail
@@ -31,4 +32,10 @@ last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --fo
 "$apptracer" dvdg "$trace" --no-store --why "$last"
 echo "== unified memory: a 256 MiB managed array read by 5 kernel runs (apptracer stats --report um)"
 "$apptracer" stats "$um_trace" --report um
+echo "== apptracer diagnose: what to fix in vector_add, with estimated savings"
+"$apptracer" diagnose "$trace"
+echo "== apptracer report: everything above as one HTML page"
+"$apptracer" report "$um_trace" -o "$work/um_bandwidth.html"
+"$apptracer" report "$trace" -o "$work/vector_add.html"
 echo "(traces kept in $work)"
+echo "report of the vector_add trace: $work/vector_add.html (self-contained: open it in any browser, offline)"

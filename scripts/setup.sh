@@ -25,6 +25,8 @@ debian_packages=(
   libgtest-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   graphviz
 )
+# Node.js and npm build the report's JavaScript; Debian's unless one is installed.
+command -v npm >/dev/null || debian_packages+=(nodejs npm)
 
 install_debian_packages() {
   local missing=()
@@ -37,6 +39,18 @@ install_debian_packages() {
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Headless Chromium runs the report's browser test; where it cannot be
+# installed, that test reports skipped (and nothing else is affected).
+install_chromium() {
+  dpkg-query -W -f='${Status}' chromium 2>/dev/null | grep -q 'install ok installed' && return 0
+  say "installing Debian's chromium (the report's browser test)"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  { "${sudo[@]}" apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
+    say "chromium could not be installed: the report's browser test will be skipped"
 }
 
 # Prints the root of a usable CUDA 13.x toolkit with CUPTI, or nothing.
@@ -90,6 +104,7 @@ test_python() {
 }
 
 install_debian_packages
+install_chromium
 cuda_root=$(existing_cuda)
 [ -n "$cuda_root" ] || cuda_root=$(wheel_cuda)
 say "CUDA toolkit: $cuda_root"

@@ -12,6 +12,7 @@ where there is no CUDA GPU, 0 when every assertion holds, 1 otherwise.
 import argparse
 import ctypes
 import glob
+import json
 import os
 import sqlite3
 import subprocess
@@ -576,6 +577,66 @@ def check_um_prefetch(c, t):
     um.check_resolution(c)
 
 
+def diagnose_findings(c, trace):
+    """The findings of `apptracer diagnose --json` on the trace."""
+    result = subprocess.run([APPTRACER, "diagnose", trace.path, "--json"], capture_output=True, text=True)
+    c.equal(result.returncode, 0, f"apptracer diagnose exit status ({result.stderr.strip()})")
+    if result.returncode != 0:
+        return []
+    return json.loads(result.stdout)["findings"]
+
+
+# Rules whose findings are about correctness: no time cost.
+CORRECTNESS_RULES = {"uninitialized_read"}
+
+
+def check_diagnosis(rule, bad, more=None):
+    """The bad program has a `rule` finding (with a cost, a fix and its rows);
+    its fixed twin has none. `more(c, findings)` checks the bad one further."""
+    def check(c, t):
+        findings = diagnose_findings(c, t)
+        mine = [f for f in findings if f["rule"] == rule]
+        if not bad:
+            c.equal([f["what"] for f in mine], [], f"no {rule} finding in the fixed twin")
+            return
+        c.expect(mine, f"a {rule} finding (found: {sorted({f['rule'] for f in findings})})")
+        for f in mine:
+            c.expect(f["fix"] and f["where"]["rows"], f"{rule}: a fix and rows: {f}")
+            c.expect(rule in CORRECTNESS_RULES or f["cost_ns"] > 0, f"{rule}: a cost: {f}")
+        if more and mine:
+            more(c, mine)
+    return check
+
+
+def redundant_both_ways(c, findings):
+    whats = " | ".join(f["what"] for f in findings)
+    c.expect("back to" in whats, f"data copied back unchanged: {whats}")
+    c.expect("already holds" in whats, f"weights uploaded again: {whats}")
+
+
+def churn_device_and_pinned(c, findings):
+    kinds = " | ".join(f["what"] for f in findings)
+    c.expect("device allocations" in kinds and "pinned host allocations" in kinds,
+             f"device and pinned churn: {kinds}")
+
+
+def has_saving(c, findings):
+    c.expect(all((f["saving_ns"] or 0) > 0 for f in findings), f"a saving: {findings}")
+
+
+DIAGNOSIS_CASES = {
+    "pageable": ("pageable_copy", None), "small_copies": ("small_copies", has_saving),
+    "sync_copy": ("sync_copy", None), "sync_memset": ("sync_memset", None),
+    "redundant": ("redundant_copy", redundant_both_ways),
+    "no_overlap": ("no_copy_compute_overlap", has_saving), "sync_api": ("sync_api", has_saving),
+    "gpu_gap": ("gpu_idle_gap", has_saving), "churn": ("allocation_churn", churn_device_and_pinned),
+    "launch_bound": ("launch_bound_kernels", has_saving), "uninitialized": ("uninitialized_read", None),
+    "never_read": ("written_never_read", None), "never_used": ("allocation_never_used", None),
+    "um_faults": ("um_on_demand_migration", None), "um_thrash": ("um_thrashing", None),
+    "numa": ("numa_far_host_buffer", None),
+}
+
+
 class Case:
     """A test: which app, its arguments, how the tracer is injected, what to check.
 
@@ -627,6 +688,10 @@ CASES = {
     "um_read_mostly": Case(check_um_read_mostly, "um_bandwidth", um_args(UM_SIZE, "--advice", "read-mostly"),
                            timing_lines=UM_TIMING),
 }
+for _scenario, (_rule, _more) in DIAGNOSIS_CASES.items():
+    for _variant in ("bad", "fixed"):
+        CASES[f"diag_{_scenario}_{_variant}"] = Case(
+            check_diagnosis(_rule, _variant == "bad", _more), "diagnose_cases", [_scenario, _variant])
 
 # Cases whose check also reads the program's standard output.
 NEEDS_STDOUT = {"kernel_args"}

@@ -1,0 +1,313 @@
+#include "analyses.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+namespace apptracer::diagnose {
+
+namespace {
+
+double percent(int64_t part, int64_t whole) {
+  return whole > 0 ? std::round(1000.0 * part / whole) / 10.0 : 0.0;
+}
+
+struct DeviceWork {
+  Intervals kernels, memory, all;
+};
+
+std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
+  std::map<int64_t, DeviceWork> work;
+  for (const Kernel& k : facts.kernels) {
+    if (k.timed()) work[k.device.value_or(0)].kernels.emplace_back(*k.gpu_start_ns, *k.gpu_end_ns);
+  }
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) {
+      if (t.timed()) work[t.device.value_or(0)].memory.emplace_back(*t.gpu_start_ns, *t.gpu_end_ns);
+    }
+  }
+  for (auto& [device, w] : work) {
+    merge_intervals(w.kernels);
+    merge_intervals(w.memory);
+    w.all = w.kernels;
+    w.all.insert(w.all.end(), w.memory.begin(), w.memory.end());
+    merge_intervals(w.all);
+  }
+  return work;
+}
+
+// Per device: the issue time of the GPU work starting at each start time.
+std::map<int64_t, std::unordered_map<int64_t, int64_t>> issue_times(const TraceFacts& facts) {
+  std::map<int64_t, std::unordered_map<int64_t, int64_t>> issued;
+  auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
+                 std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
+    if (!start) return;
+    const HostCall* call = facts.call(correlation);
+    issued[device.value_or(0)].emplace(*start, call ? call->start_ns : api_start.value_or(*start));
+  };
+  for (const Kernel& k : facts.kernels) add(k.device, k.gpu_start_ns, k.correlation, k.api_start_ns);
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) add(t.device, t.gpu_start_ns, t.correlation, t.api_start_ns);
+  }
+  return issued;
+}
+
+std::string copy_type(const Transfer& t) {
+  return t.is_memset ? "memory: memset" : "memory: " + std::string(to_string(t.kind)) + " copy";
+}
+
+}  // namespace
+
+Table temporal_breakdown(const TraceFacts& facts) {
+  Table table{"temporal_breakdown",
+              {"device", "span_ns", "compute_ns", "memory_only_ns", "idle_ns", "compute_pct",
+               "memory_only_pct", "idle_pct"},
+              {}};
+  for (auto& [device, w] : device_work(facts)) {
+    if (w.all.empty()) continue;
+    int64_t span = w.all.back().second - w.all.front().first;
+    int64_t compute = covered_ns(w.kernels, INT64_MIN, INT64_MAX);
+    int64_t busy = covered_ns(w.all, INT64_MIN, INT64_MAX);
+    int64_t memory = busy - compute;
+    table.rows.push_back({device, span, compute, memory, span - busy, percent(compute, span),
+                          percent(memory, span), percent(span - busy, span)});
+  }
+  return table;
+}
+
+Table idle_breakdown(const TraceFacts& facts) {
+  Table table{"idle_breakdown",
+              {"device", "gaps", "idle_ns", "host_wait_ns", "launch_wait_ns", "host_wait_pct"},
+              {}};
+  auto issued = issue_times(facts);
+  for (auto& [device, w] : device_work(facts)) {
+    const auto& issue = issued[device];
+    int64_t idle = 0, host = 0, gaps = 0;
+    for (size_t i = 0; i + 1 < w.all.size(); ++i) {
+      int64_t start = w.all[i].second, end = w.all[i + 1].first;
+      if (end <= start) continue;
+      ++gaps;
+      idle += end - start;
+      auto found = issue.find(end);
+      int64_t at = found == issue.end() ? end : found->second;
+      host += std::clamp<int64_t>(at - start, 0, end - start);
+    }
+    table.rows.push_back({device, gaps, idle, host, idle - host, percent(host, idle)});
+  }
+  return table;
+}
+
+Table kernel_breakdown(const TraceFacts& facts) {
+  Table table{"kernel_breakdown", {"type", "name", "count", "gpu_ns", "pct_of_gpu_time"}, {}};
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> rows;
+  int64_t total = 0;
+  for (const Kernel& k : facts.kernels) {
+    if (!k.timed()) continue;
+    auto& row = rows[{"computation", k.name}];
+    ++row.first;
+    row.second += k.gpu_ns();
+    total += k.gpu_ns();
+  }
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) {
+      if (!t.timed()) continue;
+      auto& row = rows[{"memory", copy_type(t)}];
+      ++row.first;
+      row.second += t.gpu_ns();
+      total += t.gpu_ns();
+    }
+  }
+  std::vector<std::pair<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>> sorted(
+      rows.begin(), rows.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  for (auto& [key, row] : sorted) {
+    table.rows.push_back({key.first, key.second, row.first, row.second, percent(row.second, total)});
+  }
+  return table;
+}
+
+Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
+  Table table{"launch_statistics",
+              {"name", "launches", "launch_call_mean_ns", "gpu_mean_ns", "launch_delay_mean_ns",
+               "launch_delay_max_ns", "short_launches"},
+              {}};
+  struct Stats {
+    int64_t count = 0, call = 0, calls = 0, gpu = 0, delay = 0, delays = 0, delay_max = 0,
+            short_count = 0;
+  };
+  std::map<std::string, Stats> by_name;
+  for (const Kernel& k : facts.kernels) {
+    Stats& s = by_name[k.name];
+    ++s.count;
+    if (const HostCall* call = facts.call(k.correlation)) {
+      s.call += call->duration();
+      ++s.calls;
+      if (k.gpu_start_ns) {
+        int64_t delay = *k.gpu_start_ns - call->start_ns;
+        s.delay += delay;
+        ++s.delays;
+        s.delay_max = std::max(s.delay_max, delay);
+      }
+    }
+    if (k.timed()) {
+      s.gpu += k.gpu_ns();
+      s.short_count += k.gpu_ns() < limits.short_kernel_ns;
+    }
+  }
+  for (auto& [name, s] : by_name) {
+    table.rows.push_back({name, s.count, s.calls ? s.call / s.calls : 0, s.gpu / s.count,
+                          s.delays ? s.delay / s.delays : 0, s.delay_max, s.short_count});
+  }
+  return table;
+}
+
+Table copy_compute_overlap(const TraceFacts& facts) {
+  Table table{"copy_compute_overlap", {"device", "copy_ns", "overlapped_ns", "overlap_pct"}, {}};
+  for (auto& [device, w] : device_work(facts)) {
+    int64_t copy = covered_ns(w.memory, INT64_MIN, INT64_MAX);
+    int64_t overlapped = 0;
+    for (const auto& [start, end] : w.memory) overlapped += covered_ns(w.kernels, start, end);
+    table.rows.push_back({device, copy, overlapped, percent(overlapped, copy)});
+  }
+  return table;
+}
+
+std::vector<Series> bandwidth_series(const TraceFacts& facts, int bins) {
+  std::map<std::string, std::vector<double>> bytes;
+  int64_t span = std::max<int64_t>(1, facts.span_ns());
+  double width = static_cast<double>(span) / bins;
+  for (const Transfer& t : facts.copies) {
+    if (!t.timed() || t.gpu_ns() <= 0) continue;
+    std::vector<double>& series = bytes[std::string(to_string(t.kind))];
+    series.resize(bins, 0.0);
+    // Spread the copy's bytes evenly over its GPU time.
+    double rate = static_cast<double>(t.bytes) / t.gpu_ns();
+    int64_t from = *t.gpu_start_ns - facts.start_ns, to = *t.gpu_end_ns - facts.start_ns;
+    for (int b = std::max(0, static_cast<int>(from / width)); b < bins && b * width < to; ++b) {
+      double overlap = std::min<double>(to, (b + 1) * width) - std::max<double>(from, b * width);
+      if (overlap > 0) series[b] += rate * overlap;
+    }
+  }
+  std::vector<Series> out;
+  for (auto& [kind, series] : bytes) {
+    Series s{kind, {}};
+    for (int b = 0; b < bins; ++b)
+      s.points.emplace_back(static_cast<int64_t>(b * width), series[b] / width);  // bytes/ns = GB/s
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Table memory_bandwidth(const TraceFacts& facts) {
+  Table table{"memory_bandwidth",
+              {"kind", "count", "bytes", "gpu_ns", "mean_gbps", "peak_gbps_in_1pct_bins"},
+              {}};
+  std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> totals;
+  for (const Transfer& t : facts.copies) {
+    if (!t.timed()) continue;
+    auto& [count, bytes, ns] = totals[std::string(to_string(t.kind))];
+    ++count;
+    bytes += t.bytes;
+    ns += t.gpu_ns();
+  }
+  std::map<std::string, double> peak;
+  for (const Series& s : bandwidth_series(facts, 100)) {
+    for (auto& [at, gbps] : s.points) peak[s.name] = std::max(peak[s.name], gbps);
+  }
+  for (auto& [kind, total] : totals) {
+    auto [count, bytes, ns] = total;
+    table.rows.push_back({kind, count, bytes, ns,
+                          ns > 0 ? static_cast<double>(bytes) / ns : 0.0, peak[kind]});
+  }
+  return table;
+}
+
+std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
+  // +1 when issued, -1 when finished on the GPU, per stream.
+  std::map<int64_t, std::vector<std::pair<int64_t, int>>> changes;
+  auto add = [&](std::optional<int64_t> stream, std::optional<int64_t> correlation,
+                 std::optional<int64_t> api_start, std::optional<int64_t> end) {
+    if (!end) return;
+    const HostCall* call = facts.call(correlation);
+    std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns) : api_start;
+    if (!issued) return;
+    auto& list = changes[stream.value_or(0)];
+    list.emplace_back(*issued - facts.start_ns, +1);
+    list.emplace_back(*end - facts.start_ns, -1);
+  };
+  for (const Kernel& k : facts.kernels) add(k.stream, k.correlation, k.api_start_ns, k.gpu_end_ns);
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) add(t.stream, t.correlation, t.api_start_ns, t.gpu_end_ns);
+  }
+  std::vector<Series> out;
+  for (auto& [stream, list] : changes) {
+    std::sort(list.begin(), list.end());
+    Series s{"stream " + std::to_string(stream), {}};
+    int depth = 0;
+    size_t step = std::max<size_t>(1, list.size() / std::max<size_t>(1, limit));
+    for (size_t i = 0; i < list.size(); ++i) {
+      depth += list[i].second;
+      if (i % step == 0 || i + 1 == list.size()) s.points.emplace_back(list[i].first, depth);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Table queue_length(const TraceFacts& facts) {
+  Table table{"queue_length", {"stream", "operations", "mean_queued", "max_queued"}, {}};
+  for (const Series& s : queue_series(facts, SIZE_MAX)) {
+    double weighted = 0;
+    double most = 0;
+    for (size_t i = 0; i + 1 < s.points.size(); ++i) {
+      weighted += s.points[i].second * (s.points[i + 1].first - s.points[i].first);
+      most = std::max(most, s.points[i].second);
+    }
+    int64_t span = s.points.empty() ? 0 : s.points.back().first - s.points.front().first;
+    table.rows.push_back({s.name.substr(7), static_cast<int64_t>(s.points.size() / 2),
+                          span > 0 ? weighted / span : 0.0, most});
+  }
+  return table;
+}
+
+Table kernel_sequences(const TraceFacts& facts) {
+  Table table{"kernel_sequences", {"sequence", "length", "count"}, {}};
+  std::map<int64_t, std::vector<const Kernel*>> by_stream;
+  for (const Kernel& k : facts.kernels) {
+    if (k.gpu_start_ns) by_stream[k.stream.value_or(0)].push_back(&k);
+  }
+  std::map<std::string, std::pair<int64_t, int64_t>> counts;  // sequence -> (length, count)
+  for (auto& [stream, list] : by_stream) {
+    std::stable_sort(list.begin(), list.end(), [](const Kernel* a, const Kernel* b) {
+      return *a->gpu_start_ns < *b->gpu_start_ns;
+    });
+    for (size_t length = 2; length <= 3; ++length) {
+      for (size_t i = 0; i + length <= list.size(); ++i) {
+        std::string sequence;
+        for (size_t j = 0; j < length; ++j) sequence += (j ? " -> " : "") + list[i + j]->name;
+        auto& entry = counts[sequence];
+        entry.first = static_cast<int64_t>(length);
+        ++entry.second;
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second.second > b.second.second;
+  });
+  for (size_t i = 0; i < sorted.size() && i < 10; ++i) {
+    if (sorted[i].second.second < 2) break;
+    table.rows.push_back({sorted[i].first, sorted[i].second.first, sorted[i].second.second});
+  }
+  return table;
+}
+
+std::vector<Table> all_analyses(const TraceFacts& facts, const Thresholds& limits) {
+  return {temporal_breakdown(facts), idle_breakdown(facts),     kernel_breakdown(facts),
+          launch_statistics(facts, limits), copy_compute_overlap(facts), memory_bandwidth(facts),
+          queue_length(facts),       kernel_sequences(facts)};
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,264 @@
+// Rules about copies and memsets as the host issued them: pageable memory,
+// latency-bound small copies, synchronous copies and memsets, NUMA placement.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "labels.h"
+#include "measured_transfer_cost.h"
+#include "rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+bool host_device_copy(const Transfer& t) {
+  return !t.is_memset && (t.kind == CopyKind::HtoD || t.kind == CopyKind::DtoH);
+}
+
+// A host buffer: its allocation, or its address when in none.
+std::pair<int64_t, int64_t> host_buffer(const Transfer& t) {
+  std::optional<int64_t> alloc = t.host_alloc();
+  if (alloc) return {*alloc, 0};
+  return {-1, (t.kind == CopyKind::HtoD ? t.src_address : t.dst_address).value_or(0)};
+}
+
+std::string host_buffer_name(const TraceFacts& facts, const Transfer& t) {
+  if (t.host_alloc()) return allocation_name(facts, t.host_alloc());
+  auto address = t.kind == CopyKind::HtoD ? t.src_address : t.dst_address;
+  return "host memory at " + dvdg::hex_address(address.value_or(0));
+}
+
+// Host time the program could have spent working while a blocking call
+// waited: from the call's return to the thread's next CUDA call, at most
+// the time it blocked.
+int64_t overlappable_host_time(const TraceFacts& facts, const HostCall& call) {
+  const HostCall* next = facts.next_call_on_thread(call);
+  if (!next) return 0;
+  return std::clamp<int64_t>(next->start_ns - call.end_ns, 0, call.duration());
+}
+
+// Synchronous copies or memsets: host blocked, grouped by call and direction.
+void blocking_transfers(const RuleContext& context, const std::vector<Transfer>& transfers,
+                        const char* rule, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  struct Group {
+    Finding finding;
+    int64_t count = 0, bytes = 0, blocked = 0, overlappable = 0;
+  };
+  std::map<std::tuple<std::string, int, int>, Group> groups;
+  for (const Transfer& t : transfers) {
+    if (t.is_async || t.kind == CopyKind::Prefetch) continue;
+    const HostCall* call = facts.call(t.correlation);
+    if (!call) continue;
+    Group& group = groups[{call->name, static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
+    if (group.count == 0) locate(context, group.finding, t.correlation, call->start_ns);
+    ++group.count;
+    group.bytes += t.bytes;
+    group.blocked += call->duration();
+    group.overlappable += overlappable_host_time(facts, *call);
+    add_row(context, group.finding, t.is_memset ? "memsets" : "memcpys", t.id);
+    add_name(group.finding, transfer_name(t));
+  }
+  for (auto& [key, group] : groups) {
+    if (group.blocked < context.limits.min_blocked_ns) continue;
+    Finding& f = group.finding;
+    const std::string& call = std::get<0>(key);
+    f.rule = rule;
+    f.what = std::to_string(group.count) + " synchronous " + call + " call(s) (" +
+             dvdg::format_bytes(group.bytes) + ") blocked the host for " +
+             format_ns(group.blocked);
+    f.cost_ns = group.blocked;
+    f.saving_ns = group.overlappable;
+    f.estimate = "host work right after the calls that could run while the GPU works (" +
+                 format_ns(group.overlappable) + ")";
+    f.fix = std::string(rule) == "sync_memset"
+                ? "use cudaMemsetAsync on the stream that uses the memory and synchronize only "
+                  "where the host needs the result"
+                : "use cudaMemcpyAsync on a stream with pinned host memory and synchronize only "
+                  "where the host needs the data";
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  struct Group {
+    Finding finding;
+    const Transfer* first = nullptr;
+    int64_t count = 0, async = 0, bytes = 0, now = 0;
+    double pinned = 0;
+    bool known = true;
+  };
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
+  for (const Transfer& t : facts.copies) {
+    if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed()) continue;
+    auto [alloc, address] = host_buffer(t);
+    Group& group = groups[{static_cast<int>(t.kind), alloc, address, t.device.value_or(-1)}];
+    if (!group.first) {
+      group.first = &t;
+      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+    }
+    TransferPath pinned = path_of(t);
+    pinned.host_memory = MemoryKind::Pinned;
+    std::optional<double> predicted = context.cost.time_ns(pinned, t.bytes);
+    group.known = group.known && predicted;
+    group.pinned += predicted.value_or(0);
+    ++group.count;
+    group.async += t.is_async;
+    group.bytes += t.bytes;
+    group.now += t.gpu_ns();
+    add_row(context, group.finding, "memcpys", t.id);
+    add_name(group.finding, transfer_name(t));
+  }
+  for (auto& [key, group] : groups) {
+    if (group.now < context.limits.min_cost_ns) continue;
+    Finding& f = group.finding;
+    const Transfer& t = *group.first;
+    bool to_device = t.kind == CopyKind::HtoD;
+    f.rule = "pageable_copy";
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) + " copies (" +
+             dvdg::format_bytes(group.bytes) + ") " + (to_device ? "from" : "to") +
+             " pageable " + host_buffer_name(facts, t) + ": staged through a driver buffer";
+    if (group.async > 0) {
+      f.what += "; " + std::to_string(group.async) +
+                " of them cudaMemcpyAsync, which runs synchronously from pageable memory";
+    }
+    f.cost_ns = group.now;
+    TransferPath pinned = path_of(t);
+    pinned.host_memory = MemoryKind::Pinned;
+    set_saving(f, group.now, group.known ? std::optional<double>(group.pinned) : std::nullopt,
+               "pinned: " + context.cost.describe(pinned));
+    f.fix = "allocate this host buffer with cudaMallocHost (or cudaHostRegister it once) so "
+            "copies DMA straight from it";
+    findings.push_back(std::move(f));
+  }
+}
+
+void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  struct Group {
+    Finding finding;
+    const Transfer* first = nullptr;
+    int64_t count = 0, bytes = 0, now = 0;
+  };
+  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  std::map<Key, Group> groups;
+  for (const Transfer& t : facts.copies) {
+    if (t.kind == CopyKind::Prefetch || !t.timed() || t.bytes > context.limits.small_copy_bytes)
+      continue;
+    Key key{static_cast<int>(t.kind),
+            static_cast<int>(path_of(t).host_memory),
+            t.device.value_or(-1),
+            t.stream.value_or(-1),
+            t.src_alloc.value_or(-1),
+            t.src_alloc ? 0 : t.src_address.value_or(0),
+            t.dst_alloc.value_or(-1),
+            t.dst_alloc ? 0 : t.dst_address.value_or(0)};
+    Group& group = groups[key];
+    if (!group.first) {
+      group.first = &t;
+      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+    }
+    ++group.count;
+    group.bytes += t.bytes;
+    group.now += t.gpu_ns();
+    add_row(context, group.finding, "memcpys", t.id);
+  }
+  for (auto& [key, group] : groups) {
+    if (group.count < context.limits.small_copy_count || group.now < context.limits.min_cost_ns)
+      continue;
+    Finding& f = group.finding;
+    const Transfer& t = *group.first;
+    TransferPath path = path_of(t);
+    f.rule = "small_copies";
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) +
+             " copies of at most " + dvdg::format_bytes(context.limits.small_copy_bytes) +
+             " each (" + dvdg::format_bytes(group.bytes) + " in all) from " +
+             allocation_name(facts, t.src_alloc) + " to " + allocation_name(facts, t.dst_alloc) +
+             ": each pays the copy latency";
+    f.names.push_back(std::to_string(group.count) + " x " + std::string(to_string(t.kind)) +
+                      " copy, " + dvdg::format_bytes(group.bytes / group.count) + " average");
+    f.cost_ns = group.now;
+    set_saving(f, group.now, context.cost.time_ns(path, group.bytes),
+               "one copy of " + dvdg::format_bytes(group.bytes) + ": " +
+                   context.cost.describe(path));
+    f.fix = "gather the " + std::to_string(group.count) +
+            " pieces into one buffer and copy it once (cudaMemcpy2D/3D for strided pieces)";
+    findings.push_back(std::move(f));
+  }
+}
+
+void sync_copy(const RuleContext& context, std::vector<Finding>& findings) {
+  std::vector<Transfer> copies;
+  for (const Transfer& t : context.facts.copies) {
+    if (t.kind != CopyKind::Prefetch) copies.push_back(t);
+  }
+  blocking_transfers(context, copies, "sync_copy", findings);
+}
+
+void sync_memset(const RuleContext& context, std::vector<Finding>& findings) {
+  blocking_transfers(context, context.facts.memsets, "sync_memset", findings);
+}
+
+void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  struct Group {
+    Finding finding;
+    const Transfer* first = nullptr;
+    int64_t count = 0, bytes = 0, now = 0, near = 0;
+    double predicted = 0;
+    bool known = true;
+  };
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, Group> groups;
+  for (const Transfer& t : facts.copies) {
+    if (!host_device_copy(t) || !t.timed()) continue;
+    const Device* device = facts.device(t.device);
+    std::optional<int64_t> node = t.host_numa();
+    if (!device || !device->numa_node || *device->numa_node < 0 || !node || *node < 0 ||
+        *node == *device->numa_node)
+      continue;
+    auto [alloc, address] = host_buffer(t);
+    Group& group = groups[{static_cast<int>(t.kind), alloc, address, device->id, *node}];
+    if (!group.first) {
+      group.first = &t;
+      group.near = *device->numa_node;
+      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+    }
+    TransferPath near = path_of(t);
+    near.numa_node = *device->numa_node;
+    std::optional<double> predicted = context.cost.time_ns(near, t.bytes);
+    group.known = group.known && predicted;
+    group.predicted += predicted.value_or(0);
+    ++group.count;
+    group.bytes += t.bytes;
+    group.now += t.gpu_ns();
+    add_row(context, group.finding, "memcpys", t.id);
+    add_name(group.finding, transfer_name(t));
+  }
+  for (auto& [key, group] : groups) {
+    if (group.now < context.limits.min_cost_ns) continue;
+    Finding& f = group.finding;
+    const Transfer& t = *group.first;
+    int64_t node = std::get<4>(key);
+    f.rule = "numa_far_host_buffer";
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) + " copies (" +
+             dvdg::format_bytes(group.bytes) + ") between " + host_buffer_name(facts, t) +
+             " on NUMA node " + std::to_string(node) + " and device " +
+             std::to_string(std::get<3>(key)) + ", whose NUMA node is " +
+             std::to_string(group.near);
+    f.cost_ns = group.now;
+    TransferPath near = path_of(t);
+    near.numa_node = group.near;
+    set_saving(f, group.now, group.known ? std::optional<double>(group.predicted) : std::nullopt,
+               "from NUMA node " + std::to_string(group.near) + ": " + context.cost.describe(near));
+    f.fix = "allocate (and first touch) this buffer on NUMA node " + std::to_string(group.near) +
+            ": run the thread that fills it under numactl --cpunodebind=" +
+            std::to_string(group.near) + " --membind=" + std::to_string(group.near);
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,96 @@
+// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--store] [--analyses]`:
+// what to fix, with what it costs and what fixing it saves.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "analyses.h"
+#include "commands.h"
+#include "findings_output.h"
+#include "findings_store.h"
+#include "link_model.h"
+#include "rules.h"
+#include "table_format.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct DiagnoseOptions {
+  std::string trace;
+  std::string system;
+  bool json = false;
+  bool csv = false;
+  bool store = false;
+  bool analyses = false;
+};
+
+int run_diagnose(const DiagnoseOptions& options) {
+  Database db = open_trace(options.trace,
+                           options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
+  diagnose::TraceFacts facts;
+  try {
+    facts = diagnose::read_trace_facts(db);
+  } catch (const SqliteError& error) {
+    throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
+  }
+  diagnose::LinkModel model = diagnose::choose_link_model(facts, options.system);
+  diagnose::Thresholds limits;
+  std::vector<diagnose::Finding> findings = diagnose::diagnose(facts, *model.cost, limits);
+  if (options.store) {
+    try {
+      diagnose::store_findings(db, findings);
+    } catch (const SqliteError& error) {
+      throw TraceError(options.trace + ": cannot store the findings (" + error.what() +
+                       "); run without --store");
+    }
+  }
+  std::vector<Table> analyses;
+  if (options.analyses) analyses = diagnose::all_analyses(facts, limits);
+  if (options.json) {
+    nlohmann::json out{{"trace", options.trace},
+                       {"link_model", model.name},
+                       {"findings", diagnose::findings_json(findings)}};
+    for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
+    std::cout << out.dump(2) << "\n";
+  } else if (options.csv) {
+    std::vector<Table> tables{diagnose::findings_table(findings)};
+    tables.insert(tables.end(), analyses.begin(), analyses.end());
+    write_tables(std::cout, tables, OutputFormat::Csv);
+  } else {
+    std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
+              << ")\n";
+    diagnose::write_findings_text(std::cout, findings);
+    if (!analyses.empty()) {
+      std::cout << "\n";
+      write_tables(std::cout, analyses, OutputFormat::Table);
+    }
+    if (options.store) std::cout << "\nstored in " << options.trace << " (diagnoses, diagnosis_rows)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_diagnose_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand(
+      "diagnose", "What to fix: findings with where, cost now, estimated saving and a fix");
+  auto options = std::make_shared<DiagnoseOptions>();
+  cmd->add_option("trace", options->trace, "Trace database")->required();
+  cmd->add_option("--system", options->system,
+                  "System file (apptracer links) whose link model estimates savings; default: "
+                  "the bandwidths measured in the trace")
+      ->type_name("FILE");
+  auto* json = cmd->add_flag("--json", options->json, "Print JSON");
+  cmd->add_flag("--csv", options->csv, "Print CSV")->excludes(json);
+  cmd->add_flag("--store", options->store,
+                "Also store the findings in the trace (tables diagnoses, diagnosis_rows)");
+  cmd->add_flag("--analyses", options->analyses,
+                "Also print the Holistic Trace Analysis tables (temporal and idle breakdown, "
+                "kernels, launches, overlap, bandwidth, queue length, kernel sequences)");
+  cmd->callback([&result, options] { result = [options] { return run_diagnose(*options); }; });
+}
+
+}  // namespace apptracer

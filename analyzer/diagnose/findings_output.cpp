@@ -1,0 +1,97 @@
+#include "findings_output.h"
+
+#include "trace_facts.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+std::string joined_rows(const Finding& finding) {
+  std::string text;
+  for (const Evidence& e : finding.rows)
+    text += (text.empty() ? "" : " ") + e.table + ":" + std::to_string(e.row);
+  return text;
+}
+
+std::string joined_names(const Finding& finding) {
+  std::string text;
+  for (const std::string& name : finding.names) text += (text.empty() ? "" : "; ") + name;
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json findings_json(const std::vector<Finding>& findings) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const Finding& f : findings) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const Evidence& e : f.rows) rows.push_back({{"table", e.table}, {"id", e.row}});
+    list.push_back({{"rule", f.rule},
+                    {"what", f.what},
+                    {"where",
+                     {{"rows", rows},
+                      {"names", f.names},
+                      {"nvtx_range", f.nvtx},
+                      {"call_site", f.call_site}}},
+                    {"cost_ns", f.cost_ns},
+                    {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
+                    {"estimate", f.estimate},
+                    {"fix", f.fix}});
+  }
+  return list;
+}
+
+nlohmann::json table_json(const Table& table) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : table.rows) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const Cell& cell : row) {
+      std::visit(
+          [&](const auto& v) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::monostate>) {
+              cells.push_back(nullptr);
+            } else {
+              cells.push_back(v);
+            }
+          },
+          cell);
+    }
+    rows.push_back(std::move(cells));
+  }
+  return {{"name", table.name}, {"columns", table.columns}, {"rows", rows}};
+}
+
+Table findings_table(const std::vector<Finding>& findings) {
+  Table table{"diagnoses",
+              {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
+               "estimate", "fix"},
+              {}};
+  for (const Finding& f : findings) {
+    table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
+                          f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix});
+  }
+  return table;
+}
+
+void write_findings_text(std::ostream& out, const std::vector<Finding>& findings) {
+  if (findings.empty()) {
+    out << "no findings: nothing in this trace crossed a rule's threshold\n";
+    return;
+  }
+  out << findings.size() << " finding(s), largest estimated saving first\n";
+  for (size_t i = 0; i < findings.size(); ++i) {
+    const Finding& f = findings[i];
+    out << "\n" << i + 1 << ". [" << f.rule << "] " << f.what << "\n";
+    std::string where = joined_names(f);
+    if (!f.nvtx.empty()) where += (where.empty() ? "" : "; ") + std::string("NVTX ") + f.nvtx;
+    if (!f.call_site.empty()) where += (where.empty() ? "" : "; ") + std::string("called by ") + f.call_site;
+    if (!where.empty()) out << "   where:  " << where << "\n";
+    if (!f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
+    out << "   cost:   " << (f.cost_ns > 0 ? format_ns(f.cost_ns) : std::string("-"));
+    out << "   saving: " << (f.saving_ns ? format_ns(*f.saving_ns) : std::string("unknown"));
+    if (!f.estimate.empty()) out << " (" << f.estimate << ")";
+    out << "\n   fix:    " << f.fix << "\n";
+  }
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,440 @@
+// Rules only the data flow can decide, read off the DVDG (analyzer/dvdg):
+// copies of data the destination already holds, copies independent of the
+// kernels they are serialized with, reads of memory nothing wrote, writes
+// nothing reads, allocations nothing touches.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "labels.h"
+#include "rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+using dvdg::Edge;
+using dvdg::EdgeKind;
+using dvdg::Graph;
+using dvdg::Op;
+using dvdg::OpKind;
+using dvdg::Value;
+
+const char* table_of(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Copy: return "memcpys";
+    case OpKind::Memset: return "memsets";
+    case OpKind::Kernel: return "kernels";
+    case OpKind::Allocation:
+    case OpKind::Free: return "allocations";
+    default: return "um_events";
+  }
+}
+
+// The trace row an op came from: the GPU time (0 when untimed) and the call.
+struct OpRow {
+  int64_t gpu_ns = 0;
+  std::optional<int64_t> correlation;
+};
+
+OpRow row_of(const TraceFacts& facts, const Op& op) {
+  if (op.kind == OpKind::Kernel) {
+    if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->correlation};
+  } else if (op.kind == OpKind::Copy) {
+    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation};
+  } else if (op.kind == OpKind::Memset) {
+    for (const Transfer& t : facts.memsets) {
+      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation};
+    }
+  }
+  return {};
+}
+
+bool timed(const TraceFacts& facts, const Op& op) {
+  if (op.kind == OpKind::Kernel) {
+    const Kernel* k = facts.kernel(op.source_id);
+    return k && k->timed();
+  }
+  if (op.kind == OpKind::Copy) {
+    const Transfer* t = facts.copy(op.source_id);
+    return t && t->timed();
+  }
+  return false;
+}
+
+template <typename F>
+void for_edges(const Graph& graph, uint32_t op, F&& f) {
+  for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) f(graph.edges[e]);
+}
+
+template <typename F>
+void for_writes(const Graph& graph, uint32_t op, F&& f) {
+  for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w)
+    f(graph.op_writes[w]);
+}
+
+// Which bytes a value holds, as pieces of earlier values: a copy's
+// destination holds (part of) its source; a value with no pieces is its own
+// content. Two ranges hold the same data when they resolve to the same
+// (origin value, offset).
+class ContentTracker {
+ public:
+  struct Piece {
+    int64_t offset, bytes;
+    uint32_t origin;
+    int64_t origin_offset;
+  };
+  using Origin = std::pair<uint32_t, int64_t>;
+
+  Origin resolve(uint32_t value, int64_t offset, int64_t bytes) const {
+    auto found = pieces_.find(value);
+    if (found != pieces_.end()) {
+      for (const Piece& p : found->second) {
+        if (p.offset <= offset && offset + bytes <= p.offset + p.bytes)
+          return {p.origin, p.origin_offset + offset - p.offset};
+      }
+    }
+    return {value, offset};
+  }
+
+  // `written` is `previous` with [offset, offset + bytes) now holding `data`.
+  void copy(uint32_t previous, int64_t location_bytes, uint32_t written, int64_t offset,
+            int64_t bytes, Origin data) {
+    std::vector<Piece> result;
+    for (const Piece& p : pieces_of(previous, location_bytes)) {
+      if (p.offset < offset) {
+        Piece left = p;
+        left.bytes = std::min(p.bytes, offset - p.offset);
+        result.push_back(left);
+      }
+      int64_t end = offset + bytes;
+      if (p.offset + p.bytes > end) {
+        Piece right = p;
+        int64_t start = std::max(p.offset, end);
+        right.origin_offset += start - p.offset;
+        right.bytes = p.offset + p.bytes - start;
+        right.offset = start;
+        result.push_back(right);
+      }
+    }
+    result.push_back({offset, bytes, data.first, data.second});
+    pieces_[written] = std::move(result);
+  }
+
+  // The same content somewhere else (a unified-memory migration).
+  void move(uint32_t previous, int64_t location_bytes, uint32_t moved) {
+    pieces_[moved] = pieces_of(previous, location_bytes);
+  }
+
+ private:
+  std::vector<Piece> pieces_of(uint32_t value, int64_t location_bytes) const {
+    auto found = pieces_.find(value);
+    if (found != pieces_.end()) return found->second;
+    return {{0, location_bytes, value, 0}};
+  }
+  std::unordered_map<uint32_t, std::vector<Piece>> pieces_;
+};
+
+bool is_host(const dvdg::Location& location) {
+  return !is_device_memory(location.memory) && location.memory != MemoryKind::Managed;
+}
+
+struct Redundant {
+  Finding finding;
+  int64_t count = 0, bytes = 0, now = 0;
+};
+
+}  // namespace
+
+void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  const Graph& graph = facts.graph;
+  std::vector<uint32_t> current(graph.locations.size(), Value::kNoOp);
+  for (uint32_t v = 0; v < graph.values.size(); ++v) {
+    uint32_t& first = current[graph.values[v].location];
+    if (first == Value::kNoOp && graph.values[v].version == 0) first = v;
+  }
+  ContentTracker content;
+  // By (source location, destination location, round trip).
+  std::map<std::tuple<uint32_t, uint32_t, bool>, Redundant> groups;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    const Op& record = graph.ops[op];
+    if (record.kind == OpKind::Copy && record.copy_kind != CopyKind::Prefetch) {
+      const Transfer* t = facts.copy(record.source_id);
+      for_edges(graph, op, [&](const Edge& edge) {
+        if (edge.kind != EdgeKind::Data || !t) return;
+        uint32_t written = edge.dst_value;
+        uint32_t location = graph.values[written].location;
+        uint32_t previous = current[location];
+        int64_t offset = t->dst_offset.value_or(0);
+        auto data = content.resolve(edge.src_value, t->src_offset.value_or(0), t->bytes);
+        if (previous != Value::kNoOp && graph.values[previous].holds_data &&
+            data == content.resolve(previous, offset, t->bytes)) {
+          bool round_trip =
+              graph.values[data.first].location == location && data.second == offset;
+          uint32_t source = graph.values[edge.src_value].location;
+          Redundant& group = groups[{source, location, round_trip}];
+          if (group.count == 0) {
+            locate(context, group.finding, t->correlation,
+                   t->api_start_ns.value_or(record.issue_ns));
+          }
+          ++group.count;
+          group.bytes += t->bytes;
+          group.now += t->gpu_ns();
+          add_row(context, group.finding, "memcpys", t->id);
+          add_name(group.finding, transfer_name(*t));
+        }
+        if (previous != Value::kNoOp) {
+          content.copy(previous, graph.locations[location].bytes, written, offset, t->bytes, data);
+        }
+      });
+    } else if (record.kind == OpKind::Migration) {
+      for_writes(graph, op, [&](uint32_t moved) {
+        uint32_t location = graph.values[moved].location;
+        if (current[location] != Value::kNoOp)
+          content.move(current[location], graph.locations[location].bytes, moved);
+      });
+    }
+    for_writes(graph, op, [&](uint32_t written) { current[graph.values[written].location] = written; });
+  }
+  for (auto& [key, group] : groups) {
+    auto [source, destination, round_trip] = key;
+    Finding& f = group.finding;
+    std::string from = dvdg::location_name(graph, source);
+    std::string to = dvdg::location_name(graph, destination);
+    f.rule = "redundant_copy";
+    if (round_trip) {
+      f.what = std::to_string(group.count) + " copies (" + dvdg::format_bytes(group.bytes) +
+               ") from " + from + " back to " + to + ", which still holds that data unchanged";
+      f.fix = "keep using the data in " + to + " instead of copying it back from " + from;
+    } else {
+      f.what = std::to_string(group.count) + " copies (" + dvdg::format_bytes(group.bytes) +
+               ") from " + from + " to " + to + ", which already holds that data";
+      f.fix = "copy once and reuse " + to + ": nothing wrote it since the data arrived";
+    }
+    if (is_host(graph.locations[source])) {
+      f.what += " (unless CPU code rewrote " + from + " in between, which a trace cannot see)";
+    }
+    f.cost_ns = group.now;
+    f.saving_ns = group.now;
+    f.estimate = "the copies' own GPU time: they can be dropped";
+    findings.push_back(std::move(f));
+  }
+}
+
+void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  const Graph& graph = facts.graph;
+  // Per (device, stream): its GPU ops in stream order.
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> lanes;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    const Op& record = graph.ops[op];
+    bool gpu = record.kind == OpKind::Kernel || record.kind == OpKind::Memset ||
+               (record.kind == OpKind::Copy && record.copy_kind != CopyKind::Prefetch);
+    if (!gpu || !record.stream) continue;
+    lanes[{record.device.value_or(-1), *record.stream}].push_back(op);
+  }
+  auto touched = [&](uint32_t op, std::set<uint32_t>& reads, std::set<uint32_t>& writes) {
+    for_edges(graph, op, [&](const Edge& e) { reads.insert(graph.values[e.src_value].location); });
+    for_writes(graph, op, [&](uint32_t v) { writes.insert(graph.values[v].location); });
+  };
+  auto independent = [&](uint32_t a, uint32_t b) {
+    if (graph.ops[a].arguments_unknown || graph.ops[b].arguments_unknown) return false;
+    std::set<uint32_t> reads_a, writes_a, reads_b, writes_b;
+    touched(a, reads_a, writes_a);
+    touched(b, reads_b, writes_b);
+    for (uint32_t l : writes_a) {
+      if (reads_b.count(l) || writes_b.count(l)) return false;
+    }
+    for (uint32_t l : writes_b) {
+      if (reads_a.count(l)) return false;
+    }
+    return true;
+  };
+  for (auto& [lane, ops] : lanes) {
+    std::stable_sort(ops.begin(), ops.end(), [&](uint32_t a, uint32_t b) {
+      return graph.ops[a].start_ns < graph.ops[b].start_ns;
+    });
+    Finding f;
+    int64_t copies = 0, copy_ns = 0, saving = 0;
+    for (size_t i = 0; i + 1 < ops.size(); ++i) {
+      uint32_t a = ops[i], b = ops[i + 1];
+      const Op& first = graph.ops[a];
+      const Op& second = graph.ops[b];
+      bool pair = (first.kind == OpKind::Copy && second.kind == OpKind::Kernel) ||
+                  (first.kind == OpKind::Kernel && second.kind == OpKind::Copy);
+      if (!pair || !timed(facts, first) || !timed(facts, second) || !independent(a, b)) continue;
+      uint32_t copy = first.kind == OpKind::Copy ? a : b;
+      uint32_t kernel = copy == a ? b : a;
+      OpRow copy_row = row_of(facts, graph.ops[copy]);
+      OpRow kernel_row = row_of(facts, graph.ops[kernel]);
+      if (copies == 0) locate(context, f, copy_row.correlation, graph.ops[copy].issue_ns);
+      ++copies;
+      copy_ns += copy_row.gpu_ns;
+      saving += std::min(copy_row.gpu_ns, kernel_row.gpu_ns);
+      add_row(context, f, "memcpys", graph.ops[copy].source_id);
+      add_row(context, f, "kernels", graph.ops[kernel].source_id);
+      add_name(f, dvdg::op_name(graph, copy) + " of " + dvdg::format_bytes(graph.ops[copy].bytes));
+      add_name(f, dvdg::op_name(graph, kernel));
+      ++i;  // each op overlaps at most one partner
+    }
+    if (copies == 0 || saving < context.limits.min_cost_ns) continue;
+    f.rule = "no_copy_compute_overlap";
+    f.what = std::to_string(copies) + " copies on stream " + std::to_string(lane.second) +
+             " of device " + std::to_string(lane.first) + " (" + format_ns(copy_ns) +
+             ") ran serialized next to kernels that neither use their data nor make it";
+    f.cost_ns = copy_ns;
+    f.saving_ns = saving;
+    f.estimate = "each copy overlapped with its neighbouring kernel: the shorter of the two";
+    f.fix = "issue these copies with cudaMemcpyAsync from pinned memory on a second stream "
+            "(ordered by events only where the data flow needs it) so they run under the kernels";
+    findings.push_back(std::move(f));
+  }
+}
+
+void uninitialized_read(const RuleContext& context, std::vector<Finding>& findings) {
+  const Graph& graph = context.facts.graph;
+  std::map<uint32_t, Finding> by_location;
+  std::map<uint32_t, int64_t> reads;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (!graph.ops[op].reads_uninitialized) continue;
+    for_edges(graph, op, [&](const Edge& edge) {
+      if (!edge.uninitialized_read) return;
+      uint32_t location = graph.values[edge.src_value].location;
+      Finding& f = by_location[location];
+      if (reads[location]++ == 0) {
+        locate(context, f, row_of(context.facts, graph.ops[op]).correlation,
+               graph.ops[op].issue_ns);
+      }
+      add_row(context, f, table_of(graph.ops[op]), graph.ops[op].source_id);
+      add_name(f, dvdg::op_name(graph, op));
+    });
+  }
+  for (auto& [location, f] : by_location) {
+    f.rule = "uninitialized_read";
+    f.what = std::to_string(reads[location]) + " read(s) of " +
+             dvdg::location_name(graph, location) + " before anything wrote it";
+    f.saving_ns = 0;
+    f.estimate = "a correctness problem: the data read is garbage";
+    f.fix = "write " + dvdg::location_name(graph, location) +
+            " (copy or cudaMemset) before it is read, or read the buffer that was meant";
+    findings.push_back(std::move(f));
+  }
+}
+
+void written_never_read(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  const Graph& graph = facts.graph;
+  std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
+  for (const Edge& edge : graph.edges) {
+    if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
+    if (edge.kind == EdgeKind::Carry) carried[edge.src_value] = true;
+  }
+  // A kernel whose arguments were not captured may have read anything.
+  uint32_t first_opaque = Value::kNoOp;
+  for (uint32_t op = 0; op < graph.ops.size() && first_opaque == Value::kNoOp; ++op) {
+    if (graph.ops[op].arguments_unknown) first_opaque = op;
+  }
+  // Values per location, in version order (migrated twins share a version).
+  std::vector<std::vector<uint32_t>> versions(graph.locations.size());
+  for (uint32_t v = 0; v < graph.values.size(); ++v) versions[graph.values[v].location].push_back(v);
+  for (uint32_t location = 0; location < graph.locations.size(); ++location) {
+    const dvdg::Location& where = graph.locations[location];
+    if (is_host(where)) continue;  // CPU code reads host memory invisibly
+    const std::vector<uint32_t>& values = versions[location];
+    std::map<uint32_t, bool> version_read;  // version -> read (by any twin)
+    for (uint32_t v : values) version_read[graph.values[v].version] |= read[v];
+    bool any_read = false;
+    for (auto& [version, was_read] : version_read) any_read |= was_read;
+    Finding f;
+    int64_t writes = 0, dead = 0, now = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const Value& value = graph.values[values[i]];
+      if (value.version == 0 || value.producer_op == Value::kNoOp) continue;
+      const Op& producer = graph.ops[value.producer_op];
+      if (producer.kind == OpKind::Migration) continue;
+      if (first_opaque != Value::kNoOp && first_opaque > value.producer_op) continue;
+      bool overwritten = version_read.count(value.version + 1) > 0;
+      bool wasted = any_read ? overwritten && !version_read[value.version] && !carried[values[i]]
+                             : true;
+      if (!wasted) continue;
+      if (writes++ == 0) {
+        locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
+      }
+      dead += overwritten;
+      if (producer.kind != OpKind::Kernel) now += row_of(facts, producer).gpu_ns;
+      add_row(context, f, table_of(producer), producer.source_id);
+      add_name(f, dvdg::op_name(graph, value.producer_op));
+    }
+    if (writes == 0) continue;
+    std::string name = dvdg::location_name(graph, location);
+    f.rule = "written_never_read";
+    f.what = any_read ? std::to_string(writes) + " write(s) to " + name +
+                            " overwritten before anything read them"
+                      : name + " is written " + std::to_string(writes) +
+                            " time(s) and never read by a copy or kernel";
+    f.cost_ns = now;
+    f.saving_ns = now;
+    f.estimate = "the copies and memsets among those writes can be dropped (kernels' time is "
+                 "not counted: they may make other outputs)";
+    f.fix = any_read ? "drop the writes whose data is overwritten unread"
+                     : "drop the writes to " + name + " (and the allocation) or use the result";
+    findings.push_back(std::move(f));
+  }
+}
+
+void allocation_never_used(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  const Graph& graph = facts.graph;
+  std::vector<bool> used(graph.locations.size(), false);
+  for (const Value& value : graph.values) {
+    if (value.version > 0) used[value.location] = true;
+  }
+  for (const Edge& edge : graph.edges) used[graph.values[edge.src_value].location] = true;
+  std::set<int64_t> migrated;
+  for (const UmEvent& event : facts.um.events) {
+    if (event.alloc_id) migrated.insert(*event.alloc_id);
+  }
+  std::vector<std::pair<int64_t, int64_t>> opaque;  // windows of kernels without arguments
+  for (const dvdg::Op& op : graph.ops) {
+    if (op.arguments_unknown) opaque.emplace_back(op.issue_ns, op.end_ns);
+  }
+  for (uint32_t location = 0; location < graph.locations.size(); ++location) {
+    const dvdg::Location& where = graph.locations[location];
+    if (used[location] || !where.alloc_id || !where.alloc_kind) continue;
+    switch (*where.alloc_kind) {
+      case AllocKind::Device:
+      case AllocKind::PinnedHost:
+      case AllocKind::WriteCombinedHost:
+      case AllocKind::MappedHost:
+      case AllocKind::Managed:
+      case AllocKind::Pool: break;
+      default: continue;
+    }
+    if (migrated.count(*where.alloc_id)) continue;
+    const Allocation* alloc = facts.allocation(where.alloc_id);
+    if (!alloc) continue;
+    int64_t end = alloc->free_ns.value_or(facts.end_ns);
+    bool maybe_used = std::any_of(opaque.begin(), opaque.end(), [&](const auto& window) {
+      return window.first <= end && window.second >= alloc->alloc_ns;
+    });
+    if (maybe_used) continue;
+    Finding f;
+    locate(context, f, alloc->alloc_correlation, alloc->alloc_ns);
+    add_row(context, f, "allocations", alloc->id);
+    int64_t now = 0;
+    if (const HostCall* call = facts.call(alloc->alloc_correlation)) now += call->duration();
+    if (const HostCall* call = facts.call(alloc->free_correlation)) now += call->duration();
+    f.rule = "allocation_never_used";
+    f.what = allocation_name(facts, alloc->id) + " is never copied to, set, or passed to a kernel";
+    f.names.push_back(allocation_name(facts, alloc->id));
+    f.cost_ns = now;
+    f.saving_ns = now;
+    f.estimate = "its allocation and free calls";
+    f.fix = "remove the allocation (" + dvdg::format_bytes(alloc->bytes) + " held for nothing)";
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,383 @@
+// Rules about time: the host blocked in synchronizations, the GPU left idle
+// (and by which host calls), stretches of low GPU use, allocation churn,
+// kernels too short for their launch.
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "labels.h"
+#include "rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+// One piece of GPU work, for finding what ran around a gap.
+struct Work {
+  int64_t start = 0, end = 0;
+  std::string name;
+  const char* table = "";
+  int64_t id = 0;
+  std::optional<int64_t> correlation;
+  std::optional<int64_t> api_start;
+  std::optional<int64_t> stream;
+};
+
+std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
+  std::map<int64_t, std::vector<Work>> work;
+  for (const Kernel& k : facts.kernels) {
+    if (k.timed())
+      work[k.device.value_or(0)].push_back({*k.gpu_start_ns, *k.gpu_end_ns, k.name, "kernels",
+                                            k.id, k.correlation, k.api_start_ns, k.stream});
+  }
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) {
+      if (t.timed())
+        work[t.device.value_or(0)].push_back({*t.gpu_start_ns, *t.gpu_end_ns, transfer_name(t),
+                                              t.is_memset ? "memsets" : "memcpys", t.id,
+                                              t.correlation, t.api_start_ns, t.stream});
+    }
+  }
+  for (auto& [device, list] : work) {
+    std::stable_sort(list.begin(), list.end(),
+                     [](const Work& a, const Work& b) { return a.start < b.start; });
+  }
+  return work;
+}
+
+// Time the next busy interval starts after `ns` (ns itself when busy then).
+std::optional<int64_t> next_busy(const Intervals& busy, int64_t ns) {
+  for (const auto& [start, end] : busy) {
+    if (end < ns) continue;
+    return std::max(start, ns);
+  }
+  return std::nullopt;
+}
+
+std::string fix_for_host_call(const std::string& name) {
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  if (has("Malloc") || has("Free") || has("HostAlloc") || has("HostRegister") ||
+      has("MemAlloc") || has("MemFree")) {
+    return "allocate once before the loop and reuse the memory (or cudaMallocAsync from a pool) "
+           "instead of calling " + name + " between GPU work";
+  }
+  if (has("Synchronize") || has("Query")) {
+    return "do not block in " + name +
+           " here: wait on an event for the data the host needs, after queuing the next GPU work";
+  }
+  if (has("Memcpy") || has("Memset")) {
+    return "replace " + name + " by its Async form on a stream (pinned host memory) so the host "
+           "queues GPU work while it runs";
+  }
+  return "the host spent the gap in " + name + ": queue the next GPU work before it";
+}
+
+}  // namespace
+
+void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto busy = facts.busy_by_device();
+  struct Group {
+    Finding finding;
+    int64_t count = 0, blocked = 0, idle_after = 0;
+  };
+  std::map<std::tuple<int, std::string, int64_t>, Group> groups;
+  for (const Sync& sync : facts.syncs) {
+    const HostCall* call = facts.call(sync.correlation);
+    std::string name = call ? call->name : std::string(to_string(sync.kind)) + " synchronization";
+    Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
+    if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
+    group.blocked += sync.end_ns - sync.start_ns;
+    // The GPU ran dry at the sync: idle until the host queues new work.
+    int64_t idle = 0;
+    for (auto& [device, intervals] : busy) {
+      if (sync.device && *sync.device != device) continue;
+      std::optional<int64_t> next = next_busy(intervals, sync.end_ns);
+      if (next) idle = std::max(idle, *next - sync.end_ns);
+    }
+    group.idle_after += idle;
+    add_row(context, group.finding, "syncs", sync.id);
+  }
+  for (auto& [key, group] : groups) {
+    // A sync the GPU had nothing to follow (the last one, say) cost nothing but waiting.
+    if (group.blocked < context.limits.min_blocked_ns ||
+        group.idle_after < context.limits.min_cost_ns)
+      continue;
+    Finding& f = group.finding;
+    const std::string& name = std::get<1>(key);
+    f.rule = "sync_api";
+    f.what = std::to_string(group.count) + " " + name + " call(s) on thread " +
+             std::to_string(std::get<2>(key)) + " blocked the host for " +
+             format_ns(group.blocked) + "; the GPU then waited " + format_ns(group.idle_after) +
+             " for new work";
+    f.names.push_back(name);
+    f.cost_ns = group.blocked;
+    f.saving_ns = group.idle_after;
+    f.estimate = "GPU idle time after the synchronizations, until the host queued more work";
+    f.fix = "wait only for what the host needs (cudaEventSynchronize on an event after the "
+            "producing work, cudaStreamWaitEvent between streams) instead of " + name +
+            ", and queue the next GPU work before waiting";
+    findings.push_back(std::move(f));
+  }
+}
+
+void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  struct Gap {
+    int64_t device, start, end;
+    const Work* before;
+    const Work* after;
+  };
+  auto work = work_by_device(facts);
+  auto busy = facts.busy_by_device();
+  std::vector<Gap> gaps;
+  for (auto& [device, list] : work) {
+    const Intervals& intervals = busy[device];
+    std::unordered_map<int64_t, const Work*> ending, starting;
+    for (const Work& w : list) {
+      ending[w.end] = &w;
+      starting.emplace(w.start, &w);
+    }
+    for (size_t i = 0; i + 1 < intervals.size(); ++i) {
+      int64_t start = intervals[i].second, end = intervals[i + 1].first;
+      if (end - start < context.limits.min_gap_ns) continue;
+      gaps.push_back({device, start, end, ending[start], starting[end]});
+    }
+  }
+  std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
+    return a.end - a.start > b.end - b.start;
+  });
+  Finding rest;
+  int64_t rest_count = 0;
+  for (size_t g = 0; g < gaps.size(); ++g) {
+    const Gap& gap = gaps[g];
+    int64_t length = gap.end - gap.start;
+    const HostCall* issuer = gap.after ? facts.call(gap.after->correlation) : nullptr;
+    int64_t issue = issuer ? issuer->start_ns
+                           : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
+    int64_t late = std::clamp<int64_t>(issue - gap.start, 0, length);
+    if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
+      if (rest_count++ == 0) {
+        rest.rule = "gpu_idle_gap";
+        rest.saving_ns = 0;
+      }
+      rest.cost_ns += length;
+      *rest.saving_ns += late;
+      continue;
+    }
+    // What the host did between the GPU running dry and issuing the next work.
+    std::map<std::string, std::pair<int64_t, int64_t>> by_call;  // name -> (time, calls)
+    Intervals in_calls;
+    auto first = std::lower_bound(
+        facts.all_calls.begin(), facts.all_calls.end(), gap.start,
+        [](const HostCall& c, int64_t ns) { return c.start_ns < ns; });
+    auto from = first - std::min<ptrdiff_t>(first - facts.all_calls.begin(), 64);
+    for (auto c = from; c != facts.all_calls.end() && c->start_ns < issue; ++c) {
+      if (issuer && c->id == issuer->id) continue;
+      int64_t a = std::max(c->start_ns, gap.start), b = std::min(c->end_ns, issue);
+      if (b <= a) continue;
+      auto& entry = by_call[c->name];
+      entry.first += b - a;
+      ++entry.second;
+      in_calls.emplace_back(a, b);
+    }
+    merge_intervals(in_calls);
+    int64_t outside = late - covered_ns(in_calls, gap.start, gap.start + late);
+    std::string dominant;
+    int64_t dominant_ns = outside;
+    std::string during;
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    for (auto& [name, entry] : by_call) {
+      ranked.emplace_back(entry.first, name);
+      if (entry.first > dominant_ns) {
+        dominant = name;
+        dominant_ns = entry.first;
+      }
+    }
+    std::sort(ranked.rbegin(), ranked.rend());
+    for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
+      during += (during.empty() ? "" : ", ") + format_ns(ranked[i].first) + " in " +
+                ranked[i].second + " (" + std::to_string(by_call[ranked[i].second].second) +
+                " call(s))";
+    }
+    if (outside > 0) {
+      during += (during.empty() ? "" : ", ") + format_ns(outside) + " outside CUDA calls";
+    }
+    Finding f;
+    f.rule = "gpu_idle_gap";
+    f.what = "device " + std::to_string(gap.device) + " idle for " + format_ns(length) +
+             (gap.before ? " after " + gap.before->name : std::string()) +
+             (gap.after ? " until " + gap.after->name : std::string()) + "; the host issued it " +
+             format_ns(late) + " after the GPU ran dry" +
+             (during.empty() ? "" : ": " + during);
+    if (gap.before) {
+      add_row(context, f, gap.before->table, gap.before->id);
+      add_name(f, gap.before->name);
+    }
+    if (gap.after) {
+      add_row(context, f, gap.after->table, gap.after->id);
+      add_name(f, gap.after->name);
+      locate(context, f, gap.after->correlation, issue);
+    }
+    f.cost_ns = length;
+    f.saving_ns = late;
+    f.estimate = "the part of the gap before the host issued the next GPU work";
+    f.fix = dominant.empty() ? "the host computed for " + format_ns(outside) +
+                                   " outside CUDA calls: queue the next GPU work before that CPU "
+                                   "work (or move it to another thread)"
+                             : fix_for_host_call(dominant);
+    findings.push_back(std::move(f));
+  }
+  if (rest_count > 0) {
+    rest.what = std::to_string(rest_count) + " more GPU idle gaps of at least " +
+                format_ns(context.limits.min_gap_ns) + " (" + format_ns(rest.cost_ns) + " in all)";
+    rest.estimate = "the part of each gap before the host issued the next GPU work";
+    rest.fix = "see the longest gaps above: the same causes usually repeat";
+    findings.push_back(std::move(rest));
+  }
+}
+
+void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  for (auto& [device, intervals] : facts.busy_by_device()) {
+    if (intervals.empty()) continue;
+    int64_t begin = intervals.front().first, end = intervals.back().second;
+    int64_t chunks = std::max<int64_t>(1, context.limits.utilization_chunks);
+    int64_t chunk = std::max<int64_t>(1, (end - begin + chunks - 1) / chunks);
+    auto flush = [&](int64_t from, int64_t to) {
+      int64_t busy = covered_ns(intervals, from, to);
+      int64_t idle = (to - from) - busy;
+      if (idle < context.limits.min_gap_ns) return;
+      Finding f;
+      f.rule = "gpu_low_utilization";
+      f.what = "device " + std::to_string(device) + " busy " +
+               std::to_string(static_cast<int>(100.0 * busy / (to - from))) + "% of " +
+               format_ns(to - from) + " (" + format_ns(from - facts.start_ns) + " to " +
+               format_ns(to - facts.start_ns) + " into the trace)";
+      f.nvtx = facts.nvtx_at(std::nullopt, from);
+      f.cost_ns = idle;
+      f.estimate = "the gpu_idle_gap findings in this stretch say what kept the GPU waiting and "
+                   "what removing it saves";
+      f.fix = "keep the GPU queued here: remove the host stalls listed as gpu_idle_gap, or "
+              "overlap the CPU work with GPU work";
+      findings.push_back(std::move(f));
+    };
+    std::optional<int64_t> run_start;
+    for (int64_t from = begin; from < end; from += chunk) {
+      int64_t to = std::min(end, from + chunk);
+      bool low = covered_ns(intervals, from, to) < context.limits.low_utilization * (to - from);
+      if (low && !run_start) run_start = from;
+      if (!low && run_start) {
+        flush(*run_start, from);
+        run_start.reset();
+      }
+    }
+    if (run_start) flush(*run_start, end);
+  }
+}
+
+void allocation_churn(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  std::map<std::tuple<int, int64_t, int64_t>, std::vector<const Allocation*>> groups;
+  for (const Allocation& a : facts.allocations) {
+    switch (a.kind) {
+      case AllocKind::Device:
+      case AllocKind::Pool:
+      case AllocKind::Managed:
+      case AllocKind::PinnedHost:
+      case AllocKind::WriteCombinedHost:
+      case AllocKind::MappedHost:
+      case AllocKind::RegisteredHost: break;
+      default: continue;
+    }
+    groups[{static_cast<int>(a.kind), a.bytes, a.device.value_or(-1)}].push_back(&a);
+  }
+  auto call_ns = [&](std::optional<int64_t> correlation) {
+    const HostCall* call = facts.call(correlation);
+    return call ? call->duration() : 0;
+  };
+  for (auto& [key, list] : groups) {
+    std::stable_sort(list.begin(), list.end(), [](const Allocation* a, const Allocation* b) {
+      return a->alloc_ns < b->alloc_ns;
+    });
+    std::optional<int64_t> earliest_free;
+    int64_t cycles = 0, now = 0;
+    for (const Allocation* a : list) {
+      if (earliest_free && *earliest_free <= a->alloc_ns) ++cycles;
+      if (a->free_ns) earliest_free = std::min(earliest_free.value_or(*a->free_ns), *a->free_ns);
+      now += call_ns(a->alloc_correlation) + call_ns(a->free_correlation);
+    }
+    if (cycles < context.limits.churn_cycles) continue;
+    const Allocation& first = *list.front();
+    Finding f;
+    locate(context, f, first.alloc_correlation, first.alloc_ns);
+    for (const Allocation* a : list) add_row(context, f, "allocations", a->id);
+    bool pinned = first.kind != AllocKind::Device && first.kind != AllocKind::Pool &&
+                  first.kind != AllocKind::Managed;
+    f.rule = "allocation_churn";
+    f.what = std::to_string(list.size()) + " " + std::string(to_string(first.kind)) +
+             " allocations of " + dvdg::format_bytes(first.bytes) + ", " +
+             std::to_string(cycles) + " of them made after an earlier one was freed";
+    f.names.push_back(std::to_string(list.size()) + " x " + std::string(to_string(first.kind)) +
+                      " " + dvdg::format_bytes(first.bytes));
+    f.cost_ns = now;
+    set_saving(f, now,
+               static_cast<double>(call_ns(first.alloc_correlation) +
+                                   call_ns(first.free_correlation)),
+               "one allocation and one free instead of " + std::to_string(list.size()));
+    f.fix = pinned ? "pin the host buffer once and reuse it: page-locking and unlocking memory "
+                     "costs far more than a copy"
+                   : "allocate once outside the loop and reuse the buffer (or cudaMallocAsync / "
+                     "cudaFreeAsync with a memory pool)";
+    findings.push_back(std::move(f));
+  }
+}
+
+void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto work = work_by_device(facts);
+  // Per kernel name: short launches, and the GPU idle before each on its stream.
+  struct Group {
+    Finding finding;
+    int64_t count = 0, gpu = 0, launch = 0, waiting = 0;
+  };
+  std::map<std::string, Group> groups;
+  for (auto& [device, list] : work) {
+    std::map<int64_t, int64_t> stream_end;  // stream -> end of its previous work
+    for (const Work& w : list) {
+      int64_t stream = w.stream.value_or(-1);
+      auto previous = stream_end.find(stream);
+      int64_t idle = previous != stream_end.end() ? std::max<int64_t>(0, w.start - previous->second) : 0;
+      stream_end[stream] = w.end;
+      if (std::string(w.table) != "kernels" || w.end - w.start >= context.limits.short_kernel_ns)
+        continue;
+      Group& group = groups[w.name];
+      if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
+      group.gpu += w.end - w.start;
+      group.waiting += idle;
+      if (const HostCall* call = facts.call(w.correlation)) group.launch += call->duration();
+      add_row(context, group.finding, "kernels", w.id);
+    }
+  }
+  for (auto& [name, group] : groups) {
+    if (group.count < context.limits.short_kernel_count || group.waiting < context.limits.min_cost_ns)
+      continue;
+    Finding& f = group.finding;
+    f.rule = "launch_bound_kernels";
+    f.what = std::to_string(group.count) + " launches of " + name + " ran " +
+             format_ns(group.gpu / group.count) + " each on the GPU and took " +
+             format_ns(group.launch / group.count) + " each to launch; the GPU waited " +
+             format_ns(group.waiting) + " between them";
+    f.names.push_back(name);
+    f.cost_ns = group.waiting;
+    f.saving_ns = group.waiting;
+    f.estimate = "the GPU idle time before these launches on their stream, which a CUDA graph "
+                 "(or one fused kernel) removes";
+    f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "
+            "or fuse the work into fewer, larger kernels";
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,21 @@
+// Which link model estimates savings: the system file given with --system
+// (`apptracer links`, issue 20), else the bandwidths measured in the trace.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "trace_facts.h"
+#include "transfer_cost.h"
+
+namespace apptracer::diagnose {
+
+struct LinkModel {
+  std::unique_ptr<TransferCost> cost;
+  std::string name;  // "measured in the trace" or "system file PATH"
+};
+
+// Throws std::runtime_error (one line) when the system file is unusable.
+LinkModel choose_link_model(const TraceFacts& facts, const std::string& system_file);
+
+}  // namespace apptracer::diagnose

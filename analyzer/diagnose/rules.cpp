@@ -1,0 +1,92 @@
+#include "rules.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace apptracer::diagnose {
+
+const std::vector<Rule>& all_rules() {
+  static const std::vector<Rule> rules = {
+      {"pageable_copy", "copies from or to pageable host memory, and what pinning it saves",
+       "nsys cuda_memcpy_async", pageable_copy},
+      {"small_copies", "many small latency-bound copies the same way, and what one batched copy saves",
+       "", small_copies},
+      {"redundant_copy",
+       "copies of data the destination already holds (DVDG values), incl. data copied back unchanged",
+       "", redundant_copy},
+      {"no_copy_compute_overlap",
+       "copies serialized with kernels that the DVDG shows independent of them",
+       "HTA communication/computation overlap", no_copy_compute_overlap},
+      {"sync_copy", "synchronous copies blocking the host", "nsys cuda_memcpy_sync", sync_copy},
+      {"sync_memset", "synchronous memsets blocking the host", "nsys cuda_memset_sync", sync_memset},
+      {"sync_api", "host time blocked in synchronizations, and the GPU idle time they leave",
+       "nsys cuda_api_sync; HTA idle time breakdown (host wait)", sync_api},
+      {"gpu_idle_gap", "GPU idle gaps and the host calls that caused them",
+       "nsys gpu_gaps; HTA idle time breakdown", gpu_idle_gap},
+      {"gpu_low_utilization", "stretches of the run where the GPU is busy less than half the time",
+       "nsys gpu_time_util; HTA temporal breakdown", gpu_low_utilization},
+      {"launch_bound_kernels", "kernels so short that launching them dominates",
+       "HTA CUDA kernel launch statistics", launch_bound_kernels},
+      {"allocation_churn", "allocations of one size freed and made again, as in a loop", "",
+       allocation_churn},
+      {"um_on_demand_migration",
+       "unified memory moved by page faults, with the prefetch that avoids it", "",
+       um_on_demand_migration},
+      {"um_thrashing", "unified memory moving back and forth, with the advice that stops it", "",
+       um_thrashing},
+      {"numa_far_host_buffer", "host buffers on a NUMA node other than their GPU's", "",
+       numa_far_host_buffer},
+      {"uninitialized_read", "reads of memory nothing wrote (DVDG)", "", uninitialized_read},
+      {"written_never_read", "device memory written and never read (DVDG)", "",
+       written_never_read},
+      {"allocation_never_used", "allocations nothing ever touched (DVDG)", "",
+       allocation_never_used},
+  };
+  return rules;
+}
+
+std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
+                              const Thresholds& limits) {
+  RuleContext context{facts, cost, limits};
+  std::vector<Finding> findings;
+  for (const Rule& rule : all_rules()) rule.run(context, findings);
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    int64_t sa = a.saving_ns.value_or(-1), sb = b.saving_ns.value_or(-1);
+    if (sa != sb) return sa > sb;
+    return a.cost_ns > b.cost_ns;
+  });
+  return findings;
+}
+
+void locate(const RuleContext& context, Finding& finding, std::optional<int64_t> correlation,
+            int64_t issue_ns) {
+  const HostCall* call = context.facts.call(correlation);
+  finding.call_site = context.facts.call_site(correlation);
+  finding.nvtx = context.facts.nvtx_at(call ? std::optional<int64_t>(call->tid) : std::nullopt,
+                                       call ? call->start_ns : issue_ns);
+}
+
+void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row) {
+  if (static_cast<int64_t>(finding.rows.size()) >= context.limits.max_evidence_rows) return;
+  bool known = std::any_of(finding.rows.begin(), finding.rows.end(),
+                           [&](const Evidence& e) { return e.row == row && e.table == table; });
+  if (!known) finding.rows.push_back({table, row});
+}
+
+void add_name(Finding& finding, const std::string& name) {
+  if (finding.names.size() >= 8) return;
+  if (std::find(finding.names.begin(), finding.names.end(), name) == finding.names.end())
+    finding.names.push_back(name);
+}
+
+void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
+                const std::string& estimate) {
+  finding.estimate = estimate;
+  if (!predicted_ns) {
+    finding.saving_ns.reset();
+    return;
+  }
+  finding.saving_ns = std::max<int64_t>(0, now_ns - std::llround(*predicted_ns));
+}
+
+}  // namespace apptracer::diagnose

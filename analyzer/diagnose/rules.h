@@ -1,0 +1,86 @@
+// The diagnoses `apptracer diagnose` runs: each rule reads the trace's facts
+// (and the DVDG in them), estimates savings through a TransferCost, and adds
+// findings. README.md lists them with the `nsys analyze` rules and Holistic
+// Trace Analysis analyses each one covers.
+#pragma once
+
+#include <vector>
+
+#include "finding.h"
+#include "trace_facts.h"
+#include "transfer_cost.h"
+
+namespace apptracer::diagnose {
+
+// When something is worth a finding. Defaults are what `apptracer diagnose`
+// uses; README.md documents them.
+struct Thresholds {
+  int64_t min_cost_ns = 10'000;           // smaller time costs are not reported
+  int64_t small_copy_bytes = 64 << 10;    // a copy this small is latency-bound
+  int64_t small_copy_count = 16;          // ... when this many go the same way
+  int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
+  int64_t max_gap_findings = 20;          // the longest gaps, then one line for the rest
+  int64_t min_blocked_ns = 100'000;       // host blocked in syncs, sync copies, memsets
+                                          // (syncs: and the GPU then idle min_cost_ns)
+  int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
+  int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is launch-bound ...
+  int64_t short_kernel_count = 100;       // ... when it is launched this often
+  int64_t utilization_chunks = 30;        // nsys gpu_time_util: the GPU span in 30 chunks
+  double low_utilization = 0.5;           // ... flagged below 50% busy
+  int64_t min_migrated_bytes = 1 << 20;   // on-demand unified-memory migration worth a finding,
+  double min_migrated_fraction = 0.1;     // ... and this much of the allocation
+  int64_t max_evidence_rows = 64;         // rows kept per finding (the count is in `what`)
+};
+
+struct RuleContext {
+  const TraceFacts& facts;
+  const TransferCost& cost;
+  const Thresholds& limits;
+};
+
+struct Rule {
+  const char* name;
+  const char* summary;  // one line: what it finds
+  const char* covers;   // the nsys analyze rule / HTA analysis it stands for ("" if none)
+  void (*run)(const RuleContext& context, std::vector<Finding>& findings);
+};
+
+// Every rule, in the order findings of equal saving are listed.
+const std::vector<Rule>& all_rules();
+
+// Runs every rule; findings by estimated saving (unknown last), then cost.
+std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
+                              const Thresholds& limits = {});
+
+// The rules, by family (one file each).
+void pageable_copy(const RuleContext& context, std::vector<Finding>& findings);
+void small_copies(const RuleContext& context, std::vector<Finding>& findings);
+void sync_copy(const RuleContext& context, std::vector<Finding>& findings);
+void sync_memset(const RuleContext& context, std::vector<Finding>& findings);
+void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& findings);
+void redundant_copy(const RuleContext& context, std::vector<Finding>& findings);
+void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& findings);
+void uninitialized_read(const RuleContext& context, std::vector<Finding>& findings);
+void written_never_read(const RuleContext& context, std::vector<Finding>& findings);
+void allocation_never_used(const RuleContext& context, std::vector<Finding>& findings);
+void sync_api(const RuleContext& context, std::vector<Finding>& findings);
+void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings);
+void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings);
+void allocation_churn(const RuleContext& context, std::vector<Finding>& findings);
+void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings);
+void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& findings);
+void um_thrashing(const RuleContext& context, std::vector<Finding>& findings);
+
+// Shared by the rules: a finding located at a transfer or kernel (NVTX range
+// and host call of its issue), with its rows added once each, up to the
+// evidence limit.
+void locate(const RuleContext& context, Finding& finding, std::optional<int64_t> correlation,
+            int64_t issue_ns);
+void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row);
+// Adds `name` to the finding's names unless it is there (at most 8 kept).
+void add_name(Finding& finding, const std::string& name);
+// saving = now - predicted, or unknown with the model's reason.
+void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
+                const std::string& estimate);
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,158 @@
+// What the diagnoses read from a trace, read once: copies, memsets, kernels,
+// synchronizations, allocations, the host calls that issued them, NVTX
+// ranges, unified-memory events and hints, devices, and the DVDG built by
+// analyzer/dvdg. Rules look things up here instead of each querying SQL.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "apptracer/enums.h"
+#include "apptracer/sqlite.h"
+#include "graph.h"
+#include "um_attribution.h"
+
+namespace apptracer::diagnose {
+
+// A runtime or driver call (the runtime one where both carry the same
+// correlation id).
+struct HostCall {
+  int64_t id = 0;  // api_calls.id
+  std::string name;
+  int64_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t duration() const { return end_ns - start_ns; }
+};
+
+// A copy (memcpys row, prefetches included) or a memset (memsets row).
+struct Transfer {
+  bool is_memset = false;
+  int64_t id = 0;
+  CopyKind kind = CopyKind::Unknown;  // memsets: Unknown
+  int64_t bytes = 0;
+  MemoryKind src_memory = MemoryKind::Unknown;  // memsets: the target's memory
+  MemoryKind dst_memory = MemoryKind::Unknown;
+  std::optional<int64_t> src_alloc, dst_alloc;  // memsets: dst only
+  std::optional<int64_t> src_address, dst_address;
+  std::optional<int64_t> src_offset, dst_offset;
+  std::optional<int64_t> src_numa, dst_numa;
+  std::optional<int64_t> device;  // the GPU whose memory it touches
+  std::optional<int64_t> stream;
+  bool is_async = false;
+  std::optional<int64_t> correlation;
+  std::optional<int64_t> api_start_ns;
+  std::optional<int64_t> gpu_start_ns, gpu_end_ns;
+
+  bool timed() const { return gpu_start_ns && gpu_end_ns; }
+  int64_t gpu_ns() const { return timed() ? *gpu_end_ns - *gpu_start_ns : 0; }
+  // The host endpoint's memory of a copy between host and device (else Unknown).
+  MemoryKind host_memory() const;
+  std::optional<int64_t> host_numa() const;
+  std::optional<int64_t> host_alloc() const;
+};
+
+struct Kernel {
+  int64_t id = 0;
+  std::string name;
+  std::optional<int64_t> device, stream, correlation;
+  std::optional<int64_t> api_start_ns;
+  std::optional<int64_t> gpu_start_ns, gpu_end_ns;
+  bool timed() const { return gpu_start_ns && gpu_end_ns; }
+  int64_t gpu_ns() const { return timed() ? *gpu_end_ns - *gpu_start_ns : 0; }
+};
+
+struct Sync {
+  int64_t id = 0;
+  SyncKind kind = SyncKind::Device;
+  std::optional<int64_t> device, stream, correlation, tid;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct Allocation {
+  int64_t id = 0;
+  AllocKind kind = AllocKind::Device;
+  int64_t address = 0;
+  int64_t bytes = 0;
+  std::optional<int64_t> device, numa_node;
+  std::optional<int64_t> alloc_correlation, free_correlation;
+  int64_t alloc_ns = 0;
+  std::optional<int64_t> free_ns;
+};
+
+struct NvtxRange {
+  std::string name;
+  std::optional<int64_t> tid;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t depth = 0;
+};
+
+struct Advice {
+  int64_t id = 0;
+  MemAdvice advice = MemAdvice::SetPreferredLocation;
+  std::optional<int64_t> alloc_id;
+  int64_t ns = 0;
+};
+
+struct Device {
+  int64_t id = 0;
+  std::string name;
+  std::optional<int64_t> numa_node;  // NULL or -1: unknown
+};
+
+// GPU work of one device as busy intervals, merged and sorted.
+using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+
+struct TraceFacts {
+  std::vector<Transfer> copies;  // memcpys rows, prefetches included, by id
+  std::vector<Transfer> memsets;
+  std::vector<Kernel> kernels;   // by id
+  std::vector<Sync> syncs;
+  std::vector<Allocation> allocations;  // by id
+  std::vector<NvtxRange> nvtx;
+  std::vector<Advice> advice;
+  std::vector<Device> devices;
+  std::unordered_map<int64_t, HostCall> calls;  // by correlation id
+  std::vector<HostCall> all_calls;  // every runtime call (and driver calls no runtime call made), by start
+  std::unordered_map<int64_t, std::vector<size_t>> calls_by_thread;  // into all_calls, by start
+  UmTrace um;
+  dvdg::Graph graph;
+  int64_t start_ns = 0;  // first and last timestamp of the trace
+  int64_t end_ns = 0;
+
+  const HostCall* call(std::optional<int64_t> correlation) const;
+  const Allocation* allocation(std::optional<int64_t> id) const;
+  const Kernel* kernel(int64_t id) const;
+  const Transfer* copy(int64_t id) const;
+  const Device* device(std::optional<int64_t> id) const;
+  // The calling thread's next host call after `call`, nullptr when none.
+  const HostCall* next_call_on_thread(const HostCall& call) const;
+  // The innermost NVTX range open on `tid` at `ns` ("" when none); with no
+  // thread known, any thread's.
+  std::string nvtx_at(std::optional<int64_t> tid, int64_t ns) const;
+  // "cudaMemcpy (thread 4242)", or "" when the call is unknown.
+  std::string call_site(std::optional<int64_t> correlation) const;
+  // Busy intervals of each device's GPU work (kernels, copies, memsets).
+  std::unordered_map<int64_t, Intervals> busy_by_device() const;
+  int64_t span_ns() const { return end_ns - start_ns; }
+};
+
+TraceFacts read_trace_facts(Database& db);
+
+// Sorts and merges overlapping intervals in place.
+void merge_intervals(Intervals& intervals);
+// Total length of merged intervals inside [from, to].
+int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to);
+
+// Names people read: "HtoD copy of 4 MiB", "memset of 1 MiB", "alloc #3 (device, 4 MiB)".
+std::string transfer_name(const Transfer& transfer);
+std::string allocation_name(const TraceFacts& facts, std::optional<int64_t> alloc_id);
+// "12.3 ms", "45 us", "800 ns".
+std::string format_ns(int64_t ns);
+
+}  // namespace apptracer::diagnose

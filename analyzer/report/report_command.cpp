@@ -1,0 +1,60 @@
+// `apptracer report TRACE [-o report.html] [--system FILE]`: one
+// self-contained HTML page (opens offline) with the diagnoses first, then
+// the summary, kernels, transfers, memory, timeline, NVTX, analyses, the
+// DVDG and the what-if results.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "output_file.h"
+#include "report_data.h"
+#include "report_page.h"
+#include "trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct ReportOptions {
+  std::string trace;
+  std::string output;
+  std::string system;
+};
+
+std::string file_name(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+int run_report(const ReportOptions& options) {
+  std::string output = options.output.empty() ? replace_extension(options.trace, ".html") : options.output;
+  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  nlohmann::json data;
+  try {
+    data = report::report_data(db, options.trace, options.system);
+  } catch (const SqliteError& error) {
+    throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
+  }
+  OutputFile file(output, options.trace);
+  file.stream() << report::report_html(data, file_name(options.trace));
+  file.commit();
+  std::fprintf(stderr, "apptracer: wrote %s (%zu finding(s)); open it in a browser\n", output.c_str(),
+               data["findings"].size());
+  return 0;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("report", "Write one self-contained HTML report (diagnoses, plots, data-flow graph)");
+  auto options = std::make_shared<ReportOptions>();
+  cmd->add_option("trace", options->trace, "Trace database")->required();
+  cmd->add_option("-o,--output", options->output, "HTML file (default: the trace's name with .html)");
+  cmd->add_option("--system", options->system,
+                  "System file (apptracer links) for the savings and each path's peak")
+      ->type_name("FILE");
+  cmd->callback([&result, options] { result = [options] { return run_report(*options); }; });
+}
+
+}  // namespace apptracer

@@ -1,0 +1,348 @@
+#include "report_data.h"
+
+#include <algorithm>
+#include <map>
+
+#include "analyses.h"
+#include "apptracer/enums.h"
+#include "findings_output.h"
+#include "graph_view.h"
+#include "exporters.h"
+#include "labels.h"
+#include "link_model.h"
+#include "measured_transfer_cost.h"
+#include "rules.h"
+#include "trace_facts.h"
+#include "trace_file.h"
+
+namespace apptracer::report {
+
+namespace {
+
+using diagnose::TraceFacts;
+using diagnose::Transfer;
+using nlohmann::json;
+
+double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
+
+json overview(Database& db, const TraceFacts& facts, const std::string& trace) {
+  json devices = json::array();
+  for (const diagnose::Device& d : facts.devices)
+    devices.push_back({{"id", d.id}, {"name", d.name}, {"numa_node", d.numa_node.value_or(-1)}});
+  return {{"trace", trace},
+          {"command_line", trace_meta(db, "command_line")},
+          {"host", trace_meta(db, "host")},
+          {"status", trace_meta(db, "status")},
+          {"tracer_version", trace_meta(db, "tracer_version")},
+          {"devices", devices}};
+}
+
+// The fastest a path goes: the model's bandwidth for a 1 GiB transfer.
+std::optional<double> peak_gbps(const diagnose::TransferCost& cost, const diagnose::TransferPath& path) {
+  constexpr int64_t kLarge = int64_t{1} << 30;
+  std::optional<double> t = cost.time_ns(path, kLarge);
+  if (!t || *t <= 0) return std::nullopt;
+  return static_cast<double>(kLarge) / *t;
+}
+
+json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
+  json devices = json::array();
+  for (auto& [device, busy] : facts.busy_by_device()) {
+    devices.push_back({{"device", device},
+                       {"busy_ns", diagnose::covered_ns(busy, INT64_MIN, INT64_MAX)}});
+  }
+  struct PathTotals {
+    diagnose::TransferPath path;
+    int64_t count = 0, bytes = 0, ns = 0;
+  };
+  std::map<std::string, PathTotals> paths;
+  for (const Transfer& t : facts.copies) {
+    if (t.kind == CopyKind::Prefetch) continue;
+    diagnose::TransferPath path = diagnose::path_of(t);
+    path.numa_node.reset();
+    PathTotals& totals = paths[diagnose::path_name(path)];
+    totals.path = path;
+    ++totals.count;
+    totals.bytes += t.bytes;
+    totals.ns += t.gpu_ns();
+  }
+  json by_path = json::array();
+  for (auto& [name, totals] : paths) {
+    std::optional<double> peak = peak_gbps(cost, totals.path);
+    by_path.push_back({{"path", name},
+                       {"count", totals.count},
+                       {"bytes", totals.bytes},
+                       {"time_ns", totals.ns},
+                       {"gbps", totals.ns > 0 ? json(double(totals.bytes) / totals.ns) : json()},
+                       {"peak_gbps", peak ? json(*peak) : json()}});
+  }
+  int64_t kernel_ns = 0;
+  for (const diagnose::Kernel& k : facts.kernels) kernel_ns += k.gpu_ns();
+  return {{"span_ns", facts.span_ns()},
+          {"kernels", facts.kernels.size()},
+          {"kernel_ns", kernel_ns},
+          {"copies", facts.copies.size()},
+          {"memsets", facts.memsets.size()},
+          {"allocations", facts.allocations.size()},
+          {"devices", devices},
+          {"paths", by_path}};
+}
+
+json top_kernels(const TraceFacts& facts) {
+  std::map<std::string, std::pair<int64_t, int64_t>> by_name;
+  for (const diagnose::Kernel& k : facts.kernels) {
+    auto& entry = by_name[k.name];
+    ++entry.first;
+    entry.second += k.gpu_ns();
+  }
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  json list = json::array();
+  for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
+    auto& [name, entry] = sorted[i];
+    list.push_back({{"name", name}, {"count", entry.first}, {"total_ns", entry.second},
+                    {"mean_ns", entry.second / std::max<int64_t>(1, entry.first)}});
+  }
+  return list;
+}
+
+json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
+  std::vector<const Transfer*> timed;
+  for (const Transfer& t : facts.copies) {
+    if (t.timed() && t.gpu_ns() > 0 && t.kind != CopyKind::Prefetch) timed.push_back(&t);
+  }
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const Transfer* a, const Transfer* b) { return a->bytes > b->bytes; });
+  if (timed.size() > kTransferLimit) timed.resize(kTransferLimit);
+  std::map<std::string, std::optional<double>> peaks;
+  json list = json::array();
+  for (const Transfer* t : timed) {
+    diagnose::TransferPath path = diagnose::path_of(*t);
+    path.numa_node.reset();
+    std::string name = diagnose::path_name(path);
+    if (!peaks.count(name)) peaks[name] = peak_gbps(cost, path);
+    list.push_back({{"id", t->id},
+                    {"path", name},
+                    {"bytes", t->bytes},
+                    {"time_ns", t->gpu_ns()},
+                    {"gbps", double(t->bytes) / t->gpu_ns()},
+                    {"peak_gbps", peaks[name] ? json(*peaks[name]) : json()},
+                    {"start_ms", ms(*t->gpu_start_ns - facts.start_ns)}});
+  }
+  return list;
+}
+
+// Memory held over time per allocation kind (step series, ms from the start).
+json memory_series(const TraceFacts& facts) {
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> changes;
+  for (const diagnose::Allocation& a : facts.allocations) {
+    if (a.kind == AllocKind::VmmReserve || a.kind == AllocKind::VmmMapping) continue;
+    auto& list = changes[std::string(to_string(a.kind))];
+    list.emplace_back(a.alloc_ns - facts.start_ns, a.bytes);
+    if (a.free_ns) list.emplace_back(*a.free_ns - facts.start_ns, -a.bytes);
+  }
+  json series = json::array();
+  for (auto& [kind, list] : changes) {
+    std::sort(list.begin(), list.end());
+    json points = json::array();
+    int64_t held = 0;
+    size_t step = std::max<size_t>(1, list.size() / kSeriesPointLimit);
+    for (size_t i = 0; i < list.size(); ++i) {
+      held += list[i].second;
+      if (i % step == 0 || i + 1 == list.size()) points.push_back({ms(list[i].first), held});
+    }
+    points.push_back({ms(facts.span_ns()), held});
+    series.push_back({{"name", kind}, {"points", points}});
+  }
+  return series;
+}
+
+json timeline(const TraceFacts& facts) {
+  struct Lane {
+    std::vector<std::tuple<int64_t, int64_t, std::string>> bars;
+  };
+  std::map<std::string, Lane> lanes;
+  auto lane_name = [](std::optional<int64_t> device, std::optional<int64_t> stream) {
+    return "GPU " + std::to_string(device.value_or(0)) + " stream " +
+           (stream ? std::to_string(*stream) : std::string("?"));
+  };
+  for (const diagnose::Kernel& k : facts.kernels) {
+    if (k.timed()) lanes[lane_name(k.device, k.stream)].bars.emplace_back(*k.gpu_start_ns, *k.gpu_end_ns, "kernel");
+  }
+  for (const auto* list : {&facts.copies, &facts.memsets}) {
+    for (const Transfer& t : *list) {
+      if (t.timed())
+        lanes[lane_name(t.device, t.stream)].bars.emplace_back(
+            *t.gpu_start_ns, *t.gpu_end_ns, t.is_memset ? "memset" : "copy");
+    }
+  }
+  for (const diagnose::Sync& s : facts.syncs) {
+    lanes["host: synchronizations"].bars.emplace_back(s.start_ns, s.end_ns, "sync");
+  }
+  // Bars closer than this are merged so a lane stays drawable.
+  int64_t resolution = std::max<int64_t>(1, facts.span_ns() / static_cast<int64_t>(kTimelineIntervalLimit));
+  json out = json::array();
+  for (auto& [name, lane] : lanes) {
+    std::sort(lane.bars.begin(), lane.bars.end());
+    json bars = json::array();
+    int64_t start = 0, end = -1;
+    std::string kind;
+    auto flush = [&] {
+      if (end >= 0) bars.push_back({ms(start - facts.start_ns), ms(end - facts.start_ns), kind});
+    };
+    for (auto& [s, e, k] : lane.bars) {
+      if (end >= 0 && k == kind && s - end < resolution) {
+        end = std::max(end, e);
+        continue;
+      }
+      flush();
+      start = s;
+      end = e;
+      kind = k;
+    }
+    flush();
+    out.push_back({{"lane", name}, {"bars", bars}});
+  }
+  return out;
+}
+
+json nvtx_breakdown(const TraceFacts& facts) {
+  // GPU time of the work each thread issued, by issue time.
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issued;  // tid -> (issue, gpu ns)
+  auto add = [&](std::optional<int64_t> correlation, int64_t gpu_ns) {
+    if (const diagnose::HostCall* call = facts.call(correlation))
+      issued[call->tid].emplace_back(call->start_ns, gpu_ns);
+  };
+  for (const diagnose::Kernel& k : facts.kernels) add(k.correlation, k.gpu_ns());
+  for (const Transfer& t : facts.copies) add(t.correlation, t.gpu_ns());
+  for (const Transfer& t : facts.memsets) add(t.correlation, t.gpu_ns());
+  for (auto& [tid, list] : issued) std::sort(list.begin(), list.end());
+  std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> by_name;  // count, ns, gpu ns
+  for (const diagnose::NvtxRange& r : facts.nvtx) {
+    auto& [count, ns, gpu] = by_name[r.name];
+    ++count;
+    ns += r.end_ns - r.start_ns;
+    for (auto& [tid, list] : issued) {
+      if (r.tid && *r.tid != tid) continue;
+      auto from = std::lower_bound(list.begin(), list.end(), std::make_pair(r.start_ns, INT64_MIN));
+      for (auto it = from; it != list.end() && it->first <= r.end_ns; ++it) gpu += it->second;
+    }
+  }
+  json out = json::array();
+  for (auto& [name, totals] : by_name) {
+    auto [count, ns, gpu] = totals;
+    out.push_back({{"name", name}, {"count", count}, {"total_ns", ns}, {"gpu_ns", gpu}});
+  }
+  return out;
+}
+
+json series_json(const std::vector<diagnose::Series>& all) {
+  json out = json::array();
+  for (const diagnose::Series& s : all) {
+    json points = json::array();
+    size_t step = std::max<size_t>(1, s.points.size() / kSeriesPointLimit);
+    for (size_t i = 0; i < s.points.size(); i += step) points.push_back({ms(s.points[i].first), s.points[i].second});
+    out.push_back({{"name", s.name}, {"points", points}});
+  }
+  return out;
+}
+
+json dvdg_json(const dvdg::Graph& graph) {
+  dvdg::ViewFilter filter;
+  filter.collapse_iterations = true;
+  dvdg::GraphView view = dvdg::make_view(graph, filter);
+  std::vector<uint32_t> shown(view.values.begin(),
+                              view.values.begin() + std::min(view.values.size(), kGraphValueLimit));
+  std::vector<bool> kept(graph.values.size(), false);
+  for (uint32_t v : shown) kept[v] = true;
+  json values = json::array();
+  for (uint32_t v : shown) {
+    const dvdg::Value& value = graph.values[v];
+    const dvdg::Location& where = graph.locations[value.location];
+    values.push_back({{"id", dvdg::value_ref(v)},
+                      {"label", dvdg::value_label(graph, v, "\n")},
+                      {"location", value.location},
+                      {"location_name", dvdg::location_name(graph, value.location)},
+                      {"version", value.version},
+                      {"device_memory", is_device_memory(where.memory)},
+                      {"uninitialized", value.read_uninitialized}});
+  }
+  json edges = json::array();
+  json ops = json::object();
+  for (const dvdg::ViewEdge& e : view.edges) {
+    if (!kept[e.src_value] || !kept[e.dst_value]) continue;
+    const dvdg::Edge& edge = graph.edges[e.edge];
+    std::string op = std::to_string(int64_t{edge.op} + 1);
+    if (!ops.contains(op)) {
+      ops[op] = {{"name", dvdg::view_op_name(graph, view, edge.op)},
+                 {"kind", std::string(dvdg::to_string(graph.ops[edge.op].kind))},
+                 {"start_ns", graph.ops[edge.op].start_ns}};
+    }
+    edges.push_back({{"source", dvdg::value_ref(e.src_value)},
+                     {"target", dvdg::value_ref(e.dst_value)},
+                     {"op", op},
+                     {"kind", std::string(dvdg::to_string(edge.kind))},
+                     {"bytes", edge.bytes >= 0 ? json(edge.bytes) : json()}});
+  }
+  return {{"values", values},
+          {"edges", edges},
+          {"ops", ops},
+          {"total_values", view.values.size()},
+          {"graph_values", graph.values.size()},
+          {"limit", kGraphValueLimit}};
+}
+
+// Tables the what-if work writes into a trace (named whatif*), shown as they are.
+json whatif_tables(Database& db) {
+  json tables = json::array();
+  Statement names = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name LIKE 'whatif%' "
+      "ORDER BY name");
+  while (names.step()) {
+    std::string name = names.text(0);
+    Statement rows = db.prepare("SELECT * FROM \"" + name + "\" LIMIT 500");
+    json columns = json::array(), data = json::array();
+    for (int c = 0; c < rows.column_count(); ++c) columns.push_back(rows.column_name(c));
+    while (rows.step()) {
+      json row = json::array();
+      for (int c = 0; c < rows.column_count(); ++c) {
+        switch (rows.column_type(c)) {
+          case 1: row.push_back(rows.int64(c)); break;    // SQLITE_INTEGER
+          case 2: row.push_back(rows.real(c)); break;     // SQLITE_FLOAT
+          case 5: row.push_back(nullptr); break;          // SQLITE_NULL
+          default: row.push_back(rows.text(c)); break;
+        }
+      }
+      data.push_back(std::move(row));
+    }
+    tables.push_back({{"name", name}, {"columns", columns}, {"rows", data}});
+  }
+  return tables;
+}
+
+}  // namespace
+
+json report_data(Database& db, const std::string& trace, const std::string& system_file) {
+  TraceFacts facts = diagnose::read_trace_facts(db);
+  diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
+  diagnose::Thresholds limits;
+  json analyses = json::array();
+  for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
+  return {{"overview", overview(db, facts, trace)},
+          {"link_model", model.name},
+          {"findings", diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits))},
+          {"summary", summary(facts, *model.cost)},
+          {"kernels", top_kernels(facts)},
+          {"transfers", transfers(facts, *model.cost)},
+          {"memory", memory_series(facts)},
+          {"timeline", timeline(facts)},
+          {"nvtx", nvtx_breakdown(facts)},
+          {"analyses", analyses},
+          {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
+          {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
+          {"dvdg", dvdg_json(facts.graph)},
+          {"whatif", whatif_tables(db)}};
+}
+
+}  // namespace apptracer::report

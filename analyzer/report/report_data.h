@@ -1,0 +1,26 @@
+// Everything `apptracer report` shows, as one JSON document the page's
+// JavaScript renders: findings, summary, kernels, transfers against their
+// path's peak, memory in use, timeline, NVTX, the HTA analyses, the DVDG
+// (limited to kGraphValueLimit values) and the what-if tables when present.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "apptracer/sqlite.h"
+
+namespace apptracer::report {
+
+// Values of the DVDG drawn in the page (after folding repeated iterations):
+// beyond this the page draws the first ones and says how to see the rest.
+inline constexpr size_t kGraphValueLimit = 400;
+// Bars per timeline lane and points per plotted series: more are merged.
+inline constexpr size_t kTimelineIntervalLimit = 1500;
+inline constexpr size_t kSeriesPointLimit = 2000;
+// Copies listed one by one (the largest ones; totals count them all).
+inline constexpr size_t kTransferLimit = 1000;
+
+// `system_file`: empty for the trace's measured link model.
+nlohmann::json report_data(Database& db, const std::string& trace, const std::string& system_file);
+
+}  // namespace apptracer::report

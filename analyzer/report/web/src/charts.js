@@ -1,0 +1,115 @@
+// The report's plots, on Chart.js (canvas; fast with thousands of points).
+import Chart from 'chart.js/auto';
+import { el, bytes, ns } from './dom.js';
+
+Chart.defaults.animation = false;
+Chart.defaults.maintainAspectRatio = false;
+Chart.defaults.font.size = 11;
+
+const palette = ['#2f6fde', '#e8743b', '#19a979', '#ed4a7b', '#945ecf', '#13a4b4', '#525df4',
+  '#bf399e', '#6c8893', '#ee6868'];
+const kindColors = { kernel: '#2f6fde', copy: '#e8743b', memset: '#19a979', sync: '#b3261e' };
+
+export const charts = [];
+
+function plot(tall = false, height = null) {
+  const canvas = el('canvas');
+  const box = el('div', { class: tall ? 'plot tall' : 'plot' }, canvas);
+  if (height) box.style.height = `${height}px`;
+  return { box, canvas };
+}
+
+function make(canvas, config) {
+  charts.push(new Chart(canvas, config));
+}
+
+export function barChart(labels, values, label, format) {
+  const { box, canvas } = plot(false, Math.min(600, 80 + 28 * labels.length));
+  make(canvas, {
+    type: 'bar',
+    data: { labels, datasets: [{ label, data: values, backgroundColor: palette[0], maxBarThickness: 24 }] },
+    options: {
+      indexAxis: 'y',
+      plugins: { legend: { display: false }, tooltip: { callbacks: { label: (c) => format(c.raw) } } },
+      scales: { x: { ticks: { callback: (v) => format(v) } }, y: { ticks: { autoSkip: false,
+        callback(value) { const t = this.getLabelForValue(value); return t.length > 60 ? t.slice(0, 57) + '...' : t; } } } },
+    },
+  });
+  return box;
+}
+
+// Series of [x (ms), y] points as lines; `stepped` for levels such as memory held.
+export function lineChart(series, yLabel, format, stepped = false) {
+  const { box, canvas } = plot();
+  make(canvas, {
+    type: 'line',
+    data: {
+      datasets: series.map((s, i) => ({
+        label: s.name, data: s.points.map(([x, y]) => ({ x, y })), stepped, pointRadius: 0,
+        borderWidth: 1.5, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
+      })),
+    },
+    options: {
+      parsing: false,
+      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' } },
+                y: { title: { display: true, text: yLabel }, ticks: { callback: (v) => format(v) } } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${format(c.raw.y)}` } } },
+    },
+  });
+  return box;
+}
+
+// Each copy's bandwidth against its size, per path, with the path's peak as a dashed line.
+export function transferChart(transfers) {
+  const { box, canvas } = plot(true);
+  const paths = [...new Set(transfers.map((t) => t.path))];
+  const datasets = [];
+  paths.forEach((path, i) => {
+    const color = palette[i % palette.length];
+    const mine = transfers.filter((t) => t.path === path);
+    datasets.push({ type: 'scatter', label: path, data: mine.map((t) => ({ x: t.bytes, y: t.gbps })),
+      backgroundColor: color, pointRadius: 3 });
+    const peak = mine.find((t) => t.peak_gbps !== null);
+    if (peak) {
+      const xs = mine.map((t) => t.bytes);
+      datasets.push({ type: 'line', label: `${path}: peak`, borderDash: [6, 4], borderColor: color,
+        pointRadius: 0, data: [{ x: Math.min(...xs), y: peak.peak_gbps }, { x: Math.max(...xs), y: peak.peak_gbps }] });
+    }
+  });
+  make(canvas, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      parsing: false,
+      scales: { x: { type: 'logarithmic', title: { display: true, text: 'bytes per copy' }, ticks: { callback: (v) => bytes(v) } },
+                y: { title: { display: true, text: 'GB/s' }, beginAtZero: true } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${bytes(c.raw.x)} at ${c.raw.y.toFixed(2)} GB/s` } } },
+    },
+  });
+  return box;
+}
+
+// Lanes of busy bars (ms), one row per stream (and the host's syncs).
+export function timelineChart(lanes) {
+  const { box, canvas } = plot(true);
+  const labels = lanes.map((l) => l.lane);
+  const kinds = [...new Set(lanes.flatMap((l) => l.bars.map((b) => b[2])))];
+  make(canvas, {
+    type: 'bar',
+    data: {
+      labels,
+      datasets: kinds.map((kind) => ({
+        label: kind, backgroundColor: kindColors[kind] || '#888', borderSkipped: false, barPercentage: 0.8,
+        grouped: false, minBarLength: 1,
+        data: lanes.flatMap((l) => l.bars.filter((b) => b[2] === kind).map((b) => ({ y: l.lane, x: [b[0], b[1]] }))),
+      })),
+    },
+    options: {
+      indexAxis: 'y',
+      parsing: { xAxisKey: 'x', yAxisKey: 'y' },
+      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' } }, y: { type: 'category', labels } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.raw.x[0].toFixed(3)}..${c.raw.x[1].toFixed(3)} ms (${ns((c.raw.x[1] - c.raw.x[0]) * 1e6)})` } } },
+    },
+  });
+  return box;
+}

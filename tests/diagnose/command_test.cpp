@@ -1,0 +1,109 @@
+// `apptracer diagnose` end to end on the bundled H100 traces: formats, the
+// stored tables, and one-line errors.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "apptracer/sqlite.h"
+
+namespace {
+
+struct Output {
+  int status;
+  std::string out;
+};
+
+Output run(const std::string& arguments) {
+  std::string command = std::string(APPTRACER_BIN) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buffer{};
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+std::string copy_example(const std::string& name) {
+  std::string path = ::testing::TempDir() + "diagnose_" + name;
+  std::ifstream in(std::string(APPTRACER_EXAMPLES) + "/" + name, std::ios::binary);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << in.rdbuf();
+  return path;
+}
+
+TEST(DiagnoseCommand, VectorAddInJson) {
+  std::string trace = copy_example("vector_add.db");
+  Output r = run("diagnose " + trace + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  EXPECT_NE(doc["link_model"].get<std::string>().find("measured in the trace"), std::string::npos);
+  std::set<std::string> rules;
+  for (const auto& f : doc["findings"]) {
+    rules.insert(f["rule"].get<std::string>());
+    EXPECT_TRUE(f.contains("where") && f["where"].contains("rows"));
+    EXPECT_FALSE(f["fix"].get<std::string>().empty());
+  }
+  // Three synchronous cudaMemcpy of std::vector memory.
+  EXPECT_TRUE(rules.count("pageable_copy")) << r.out;
+  EXPECT_TRUE(rules.count("sync_copy")) << r.out;
+}
+
+TEST(DiagnoseCommand, StoreWritesTheDeclaredTables) {
+  std::string trace = copy_example("um_bandwidth_h100.db");
+  Output r = run("diagnose " + trace + " --store");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("[um_on_demand_migration]"), std::string::npos) << r.out;
+  {
+    apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
+    apptracer::Statement q = db.prepare(
+        "SELECT count(*) FROM diagnoses d JOIN diagnosis_rows r ON r.diagnosis_id = d.id "
+        "WHERE d.rule = 'um_on_demand_migration' AND r.table_name = 'um_events'");
+    ASSERT_TRUE(q.step());
+    EXPECT_GT(q.int64(0), 0);
+  }
+  // Stored again: replaced, not appended.
+  ASSERT_EQ(run("diagnose " + trace + " --store").status, 0);
+  apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
+  apptracer::Statement twice = db.prepare("SELECT count(*), count(DISTINCT rule || what) FROM diagnoses");
+  ASSERT_TRUE(twice.step());
+  EXPECT_EQ(twice.int64(0), twice.int64(1));
+}
+
+TEST(DiagnoseCommand, CsvAndAnalyses) {
+  std::string trace = copy_example("vector_add.db");
+  Output r = run("diagnose " + trace + " --csv --analyses");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("rule,what,names,nvtx_range,call_site,rows,cost_ns,saving_ns"),
+            std::string::npos)
+      << r.out;
+  for (const char* table : {"temporal_breakdown", "idle_breakdown", "kernel_breakdown",
+                            "launch_statistics", "copy_compute_overlap", "memory_bandwidth",
+                            "queue_length", "kernel_sequences"}) {
+    EXPECT_NE(r.out.find(table), std::string::npos) << table;
+  }
+}
+
+TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
+  std::string trace = copy_example("vector_add.db");
+  std::string system = ::testing::TempDir() + "diagnose_bad_system.json";
+  std::ofstream(system) << "{\"paths\": 1}";
+  Output r = run("diagnose " + trace + " --system " + system);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "apptracer: " + system +
+                       ": not a system file (no \"paths\" array); write one with 'apptracer "
+                       "links -o system.json'\n");
+}
+
+TEST(DiagnoseCommand, ReadOnlyWithoutStore) {
+  std::string trace = copy_example("vector_add.db");
+  ASSERT_EQ(run("diagnose " + trace).status, 0);
+  apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
+  EXPECT_FALSE(db.has_table("diagnoses"));
+}
+
+}  // namespace

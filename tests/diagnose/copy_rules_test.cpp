@@ -1,0 +1,195 @@
+// Copies as issued: pageable memory, small copies, synchronous copies and
+// memsets, NUMA placement. Each rule fires on its bad trace with exact cost
+// and saving, and not on the fixed twin.
+#include "diagnose_fixture.h"
+#include "system_file_cost.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+class CopyRules : public DiagnoseTest {
+ public:
+  // Two pinned HtoD copies of different sizes: the measured model learns
+  // the pinned path (2 us + bytes / 10 GB/s).
+  void calibrate_pinned_path() {
+    int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+    int64_t device = buffer(AllocKind::Device, 1'000'000);
+    pinned_copy(host, device, 1000, 10'000);
+    pinned_copy(host, device, 1'000'000, 20'000);
+  }
+};
+
+TEST_F(CopyRules, PageableCopySavesWhatThePinnedPathPredicts) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  int64_t row = copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000,
+                     MemoryKind::Pageable);
+  auto found = findings("pageable_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 250'000);
+  ASSERT_TRUE(found[0].saving_ns);
+  EXPECT_EQ(*found[0].saving_ns, 250'000 - pinned_ns(1'000'000));
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{row});
+  EXPECT_EQ(found[0].call_site, "cudaMemcpyAsync (thread 1)");
+  EXPECT_NE(found[0].what.find("cudaMemcpyAsync, which runs synchronously"), std::string::npos)
+      << found[0].what;
+  EXPECT_NE(found[0].fix.find("cudaMallocHost"), std::string::npos);
+}
+
+TEST_F(CopyRules, PinnedTwinHasNoPageableCopy) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  pinned_copy(host, device, 1'000'000, 200'000);
+  EXPECT_TRUE(findings("pageable_copy").empty());
+}
+
+TEST_F(CopyRules, WithoutAPinnedPathTheSavingIsUnknownAndSaysWhy) {
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  auto found = findings("pageable_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].saving_ns);
+  EXPECT_NE(found[0].estimate.find("--system"), std::string::npos) << found[0].estimate;
+}
+
+TEST_F(CopyRules, ASystemFileGivesThePinnedPath) {
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  SystemPath pinned;
+  pinned.path.kind = CopyKind::HtoD;
+  pinned.path.host_memory = MemoryKind::Pinned;
+  pinned.latency_ns = 1000;
+  pinned.bandwidth = {{0, 5.0}, {65536, 20.0}};
+  SystemFileCost system("test.json", {pinned});
+  auto found = findings("pageable_copy", &system);
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_TRUE(found[0].saving_ns);
+  EXPECT_EQ(*found[0].saving_ns, 250'000 - (1000 + 1'000'000 / 20));
+  EXPECT_NE(found[0].estimate.find("system file test.json"), std::string::npos);
+}
+
+TEST_F(CopyRules, SmallCopiesSaveWhatOneBatchedCopyCosts) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PinnedHost, 20'000);
+  int64_t device = buffer(AllocKind::Device, 20'000);
+  std::vector<int64_t> rows;
+  for (int i = 0; i < 20; ++i) rows.push_back(pinned_copy(host, device, 1000, 3'000'000 + i * 10'000));
+  auto found = findings("small_copies");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 20 * pinned_ns(1000));
+  ASSERT_TRUE(found[0].saving_ns);
+  EXPECT_EQ(*found[0].saving_ns, 20 * pinned_ns(1000) - pinned_ns(20'000));
+  EXPECT_EQ(rows_of(found[0], "memcpys"), rows);
+}
+
+TEST_F(CopyRules, OneBatchedCopyIsNotSmallCopies) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PinnedHost, 20'000);
+  int64_t device = buffer(AllocKind::Device, 20'000);
+  pinned_copy(host, device, 20'000, 3'000'000);
+  EXPECT_TRUE(findings("small_copies").empty());
+}
+
+// Two blocking cudaMemcpy calls of 100 us each; the host works 30 us after
+// the first and 200 us after the second before its next CUDA call.
+TEST_F(CopyRules, SyncCopiesCostTheBlockedTimeAndSaveTheHostWorkAfterThem) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  int64_t a = copy(CopyKind::HtoD, host, device, 1000, 100'000, 99'800, MemoryKind::Pinned, false);
+  call("cudaGetLastError", 200'000 + 30'000, 230'100);
+  int64_t b = copy(CopyKind::HtoD, host, device, 1000, 300'000, 99'800, MemoryKind::Pinned, false);
+  call("cudaGetLastError", 400'000 + 200'000, 600'100);
+  auto found = findings("sync_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 2 * 100'400);
+  ASSERT_TRUE(found[0].saving_ns);
+  EXPECT_EQ(*found[0].saving_ns, (230'000 - 199'900) + 100'400);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), (std::vector<int64_t>{a, b}));
+  EXPECT_NE(found[0].fix.find("cudaMemcpyAsync"), std::string::npos);
+}
+
+TEST_F(CopyRules, AsyncCopiesAreNotSyncCopies) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  copy(CopyKind::HtoD, host, device, 1000, 100'000, 99'800);
+  copy(CopyKind::HtoD, host, device, 1000, 300'000, 99'800);
+  EXPECT_TRUE(findings("sync_copy").empty());
+}
+
+TEST_F(CopyRules, SyncMemsetsBlockingTheHost) {
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  for (bool async : {false, true}) {
+    for (int i = 0; i < 2; ++i) {
+      testing::MemsetRow row;
+      row.alloc_id = device;
+      row.alloc_offset = 0;
+      row.bytes = 1'000'000;
+      row.is_async = async;
+      row.stream = 7;
+      int64_t start = (async ? 2'000'000 : 0) + 100'000 + i * 300'000;
+      row.call_correlation_id = call(async ? "cudaMemsetAsync" : "cudaMemset", start, start + 80'000);
+      row.gpu_start_ns = start + 1000;
+      row.gpu_end_ns = start + 70'000;
+      trace.add(row);
+    }
+  }
+  call("cudaDeviceSynchronize", 3'000'000, 3'000'100);
+  auto found = findings("sync_memset");
+  ASSERT_EQ(found.size(), 1u);  // the cudaMemsetAsync calls are not in it
+  EXPECT_EQ(found[0].cost_ns, 160'000);
+  EXPECT_EQ(rows_of(found[0], "memsets"), (std::vector<int64_t>{1, 2}));
+  // After each, the host worked until its next call (at most the time blocked).
+  EXPECT_EQ(*found[0].saving_ns, 80'000 + 80'000);
+  EXPECT_NE(found[0].fix.find("cudaMemsetAsync"), std::string::npos);
+}
+
+TEST_F(CopyRules, HostBufferOnAFarNumaNode) {
+  calibrate_pinned_path();
+  trace.db().exec("UPDATE memcpys SET src_numa_node = 0");  // the calibration copies: node 0
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  for (int64_t node : {int64_t{1}, int64_t{0}}) {
+    testing::MemcpyRow row;
+    row.kind = CopyKind::HtoD;
+    row.bytes = 1'000'000;
+    row.src_alloc_id = host;
+    row.dst_alloc_id = device;
+    row.src_memory = MemoryKind::Pinned;
+    row.src_numa_node = node;
+    row.stream = 7;
+    row.is_async = 1;
+    row.gpu_start_ns = 1'000'000 + node * 1'000'000;
+    row.gpu_end_ns = *row.gpu_start_ns + (node == 1 ? 150'000 : pinned_ns(1'000'000));
+    trace.add(row);
+  }
+  auto found = findings("numa_far_host_buffer");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 150'000);
+  ASSERT_TRUE(found[0].saving_ns);
+  // Predicted from the copies from node 0: 2 us + bytes / 10 GB/s.
+  EXPECT_EQ(*found[0].saving_ns, 150'000 - pinned_ns(1'000'000));
+  EXPECT_NE(found[0].fix.find("--membind=0"), std::string::npos);
+}
+
+TEST_F(CopyRules, HostBufferOnTheGpusNodeIsFine) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  testing::MemcpyRow row;
+  row.kind = CopyKind::HtoD;
+  row.bytes = 1'000'000;
+  row.src_alloc_id = host;
+  row.dst_alloc_id = device;
+  row.src_memory = MemoryKind::Pinned;
+  row.src_numa_node = 0;
+  row.gpu_start_ns = 1'000'000;
+  row.gpu_end_ns = 1'150'000;
+  trace.add(row);
+  EXPECT_TRUE(findings("numa_far_host_buffer").empty());
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose

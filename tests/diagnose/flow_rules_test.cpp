@@ -1,0 +1,185 @@
+// Rules read off the DVDG: redundant copies, data copied back unchanged,
+// copies independent of the kernels they are serialized with, reads of
+// memory nothing wrote, writes nothing reads, allocations never used.
+#include "diagnose_fixture.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+using A = AccessKind;
+
+class FlowRules : public DiagnoseTest {};
+
+TEST_F(FlowRules, CopyingTheSameDataTwiceIsRedundant) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("use", 20'000, 5'000, {{device, A::Read}});
+  int64_t again = pinned_copy(host, device, 1000, 30'000);
+  auto found = findings("redundant_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{again});
+  EXPECT_EQ(found[0].cost_ns, pinned_ns(1000));
+  EXPECT_EQ(found[0].saving_ns, pinned_ns(1000));
+  EXPECT_NE(found[0].what.find("already holds"), std::string::npos);
+  EXPECT_NE(found[0].what.find("unless CPU code rewrote"), std::string::npos) << found[0].what;
+}
+
+TEST_F(FlowRules, CopyingAfterTheDestinationChangedIsNotRedundant) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("update", 20'000, 5'000, {{device, A::ReadWrite}});
+  pinned_copy(host, device, 1000, 30'000);
+  EXPECT_TRUE(findings("redundant_copy").empty());
+}
+
+TEST_F(FlowRules, DataCopiedBackUnchanged) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  kernel("make", 10'000, 5'000, {{device, A::Write}});
+  copy(CopyKind::DtoH, device, host, 1000, 20'000, 3'000);
+  int64_t back = copy(CopyKind::HtoD, host, device, 1000, 30'000, 3'000);
+  kernel("use", 40'000, 5'000, {{device, A::Read}});
+  auto found = findings("redundant_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{back});
+  EXPECT_NE(found[0].what.find("back to"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].saving_ns, 3'000);
+}
+
+TEST_F(FlowRules, CopyingBackAfterTheDeviceChangedIsNeeded) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  kernel("make", 10'000, 5'000, {{device, A::Write}});
+  copy(CopyKind::DtoH, device, host, 1000, 20'000, 3'000);
+  kernel("scratch", 25'000, 1'000, {{device, A::Write}});
+  copy(CopyKind::HtoD, host, device, 1000, 30'000, 3'000);
+  kernel("use", 40'000, 5'000, {{device, A::Read}});
+  EXPECT_TRUE(findings("redundant_copy").empty());
+}
+
+// stream 7: compute(a -> b) for 100 us, then a copy into c (nothing of the
+// kernel's) for 102 us, then consume(c).
+TEST_F(FlowRules, CopySerializedWithAnIndependentKernel) {
+  int64_t a = buffer(AllocKind::Device, 1'000'000);
+  int64_t b = buffer(AllocKind::Device, 1'000'000);
+  int64_t c = buffer(AllocKind::Device, 1'000'000);
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t input = pinned_copy(host, a, 1'000'000, 10'000);
+  int64_t compute = kernel("compute", 200'000, 100'000, {{a, A::Read}, {b, A::Write}});
+  int64_t next = pinned_copy(host, c, 1'000'000, 300'000);
+  kernel("consume", 500'000, 100'000, {{c, A::Read}, {b, A::ReadWrite}});
+  auto found = findings("no_copy_compute_overlap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{next});
+  EXPECT_EQ(rows_of(found[0], "kernels"), std::vector<int64_t>{compute});
+  EXPECT_EQ(found[0].cost_ns, pinned_ns(1'000'000));
+  EXPECT_EQ(found[0].saving_ns, 100'000);
+  (void)input;  // the first copy feeds `compute`: no overlap possible
+}
+
+TEST_F(FlowRules, CopyOnItsOwnStreamOverlapsAlready) {
+  int64_t a = buffer(AllocKind::Device, 1'000'000);
+  int64_t b = buffer(AllocKind::Device, 1'000'000);
+  int64_t c = buffer(AllocKind::Device, 1'000'000);
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  pinned_copy(host, a, 1'000'000, 10'000);
+  kernel("compute", 200'000, 100'000, {{a, A::Read}, {b, A::Write}});
+  pinned_copy(host, c, 1'000'000, 200'000, /*stream=*/8);
+  kernel("consume", 400'000, 100'000, {{c, A::Read}, {b, A::ReadWrite}});
+  EXPECT_TRUE(findings("no_copy_compute_overlap").empty());
+}
+
+TEST_F(FlowRules, ReadOfMemoryNothingWrote) {
+  int64_t input = buffer(AllocKind::Device, 4096);
+  int64_t output = buffer(AllocKind::Device, 4096);
+  int64_t k = kernel("reader", 10'000, 1'000, {{input, A::Read}, {output, A::Write}});
+  auto found = findings("uninitialized_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "kernels"), std::vector<int64_t>{k});
+  EXPECT_EQ(found[0].cost_ns, 0);
+  EXPECT_NE(found[0].what.find("alloc #" + std::to_string(input)), std::string::npos);
+}
+
+TEST_F(FlowRules, ReadAfterAMemsetIsInitialized) {
+  int64_t input = buffer(AllocKind::Device, 4096);
+  int64_t output = buffer(AllocKind::Device, 4096);
+  testing::MemsetRow memset;
+  memset.alloc_id = input;
+  memset.alloc_offset = 0;
+  memset.bytes = 4096;
+  memset.stream = 7;
+  memset.gpu_start_ns = 1'000;
+  memset.gpu_end_ns = 2'000;
+  trace.add(memset);
+  kernel("reader", 10'000, 1'000, {{input, A::Read}, {output, A::Write}});
+  EXPECT_TRUE(findings("uninitialized_read").empty());
+}
+
+TEST_F(FlowRules, DeviceMemoryWrittenAndNeverRead) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t unused = buffer(AllocKind::Device, 1000);
+  int64_t row = pinned_copy(host, unused, 1000, 10'000);
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{row});
+  EXPECT_EQ(found[0].cost_ns, pinned_ns(1000));
+  EXPECT_EQ(found[0].saving_ns, pinned_ns(1000));
+  EXPECT_NE(found[0].what.find("never read"), std::string::npos);
+}
+
+TEST_F(FlowRules, AWriteOverwrittenBeforeAnyReadIsWasted) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  testing::MemsetRow memset;
+  memset.alloc_id = device;
+  memset.alloc_offset = 0;
+  memset.bytes = 1000;
+  memset.stream = 7;
+  memset.gpu_start_ns = 1'000;
+  memset.gpu_end_ns = 6'000;
+  int64_t zeroing = trace.add(memset);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("use", 20'000, 1'000, {{device, A::Read}, {sink(), A::Write}});
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memsets"), std::vector<int64_t>{zeroing});
+  EXPECT_EQ(found[0].cost_ns, 5'000);
+  EXPECT_NE(found[0].what.find("overwritten before"), std::string::npos);
+}
+
+TEST_F(FlowRules, WrittenThenReadIsFine) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("use", 20'000, 1'000, {{device, A::Read}, {sink(), A::Write}});
+  EXPECT_TRUE(findings("written_never_read").empty());
+}
+
+TEST_F(FlowRules, AllocationNeverUsed) {
+  testing::AllocationRow row;
+  row.kind = AllocKind::Device;
+  row.address = 0x7e0000000000;
+  row.bytes = 1 << 20;
+  row.alloc_ns = 1'000;
+  row.alloc_correlation_id = call("cudaMalloc", 1'000, 51'000);
+  row.free_ns = 100'000;
+  row.free_correlation_id = call("cudaFree", 100'000, 120'000);
+  int64_t id = trace.add(row);
+  auto found = findings("allocation_never_used");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{id});
+  EXPECT_EQ(found[0].cost_ns, 70'000);
+  EXPECT_EQ(found[0].saving_ns, 70'000);
+  EXPECT_EQ(found[0].call_site, "cudaMalloc (thread 1)");
+}
+
+TEST_F(FlowRules, AnAllocationAKernelUsesIsUsed) {
+  int64_t device = buffer(AllocKind::Device, 4096);
+  kernel("fill", 10'000, 1'000, {{device, A::Write}});
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose

@@ -1,0 +1,145 @@
+// Time lost between the host and the GPU: synchronizations, idle gaps and
+// their causes, low utilization, allocation churn, launch-bound kernels.
+#include "diagnose_fixture.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+using A = AccessKind;
+
+class HostRules : public DiagnoseTest {
+ public:
+  void sync(int64_t start, int64_t end) {
+    testing::SyncRow row;
+    row.kind = SyncKind::Device;
+    row.start_ns = start;
+    row.end_ns = end;
+    row.call_correlation_id = call("cudaDeviceSynchronize", start, end);
+    trace.add(row);
+  }
+};
+
+// Each sync blocks 100 us; the GPU then waits 40 us and 60 us for new work.
+TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("work", 10'000, 100'000, {{d, A::Write}});
+  sync(20'000, 120'000);
+  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
+  sync(170'000, 270'000);
+  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 200'000);
+  EXPECT_EQ(found[0].saving_ns, 40'000 + 60'000);
+  EXPECT_EQ(rows_of(found[0], "syncs"), (std::vector<int64_t>{1, 2}));
+  EXPECT_NE(found[0].fix.find("cudaEventSynchronize"), std::string::npos);
+}
+
+TEST_F(HostRules, ShortSyncsAreNotWorthAFinding) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("work", 10'000, 100'000, {{d, A::Write}});
+  sync(100'000, 150'000);
+  EXPECT_TRUE(findings("sync_api").empty());
+}
+
+TEST_F(HostRules, AFinalSyncLeavesNoIdleGpu) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("work", 10'000, 1'000'000, {{d, A::Write}});
+  sync(20'000, 1'010'000);
+  EXPECT_TRUE(findings("sync_api").empty());
+}
+
+// The GPU runs dry at 100 us; the host spends 3 ms in cudaMalloc and 1.9 ms
+// computing, then launches the next kernel at 5 ms; it starts at 5.1 ms.
+TEST_F(HostRules, GpuIdleGapNamesTheHostCallsThatCausedIt) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  int64_t before = kernel("first", 10'000, 90'000, {{d, A::Write}});
+  call("cudaMalloc", 200'000, 3'200'000);
+  int64_t after = kernel("second", 5'100'000, 50'000, {{d, A::ReadWrite}}, 7, 300);
+  // kernel() issues its launch 1 us before the GPU start: move it to 5.0 ms.
+  trace.db().exec("UPDATE api_calls SET start_ns = 5000000, end_ns = 5000300 "
+                  "WHERE correlation_id = (SELECT call_correlation_id FROM kernels WHERE id = " +
+                  std::to_string(after) + ")");
+  auto found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  const Finding& f = found[0];
+  EXPECT_EQ(f.cost_ns, 5'000'000);
+  EXPECT_EQ(f.saving_ns, 4'900'000);
+  EXPECT_EQ(rows_of(f, "kernels"), (std::vector<int64_t>{before, after}));
+  EXPECT_NE(f.what.find("3.00 ms in cudaMalloc (1 call(s))"), std::string::npos) << f.what;
+  EXPECT_NE(f.what.find("1.90 ms outside CUDA calls"), std::string::npos) << f.what;
+  EXPECT_NE(f.fix.find("allocate once"), std::string::npos) << f.fix;
+  EXPECT_EQ(f.call_site, "cudaLaunchKernel (thread 1)");
+}
+
+TEST_F(HostRules, BackToBackWorkHasNoGap) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 10'000, 90'000, {{d, A::Write}});
+  kernel("second", 300'000, 50'000, {{d, A::ReadWrite}});
+  EXPECT_TRUE(findings("gpu_idle_gap").empty());
+  EXPECT_TRUE(findings("gpu_low_utilization").empty());
+}
+
+TEST_F(HostRules, LowUtilizationStretch) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 0, 3'000'000, {{d, A::Write}});
+  kernel("second", 30'000'000, 3'000'000, {{d, A::ReadWrite}});
+  auto found = findings("gpu_low_utilization");
+  // 33 ms in 30 chunks of 1.1 ms: chunks 2 and 27 are 8/11 busy, 3..26 idle.
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 24 * 1'100'000);
+  EXPECT_NE(found[0].what.find("busy 0% of 26.40 ms"), std::string::npos) << found[0].what;
+}
+
+TEST_F(HostRules, AllocationChurn) {
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    testing::AllocationRow row;
+    row.kind = AllocKind::Device;
+    row.address = 0x7e0000000000;
+    row.bytes = 1 << 20;
+    int64_t t = i * 100'000;
+    row.alloc_ns = t;
+    row.alloc_correlation_id = call("cudaMalloc", t, t + 10'000);
+    row.free_ns = t + 50'000;
+    row.free_correlation_id = call("cudaFree", t + 50'000, t + 55'000);
+    ids.push_back(trace.add(row));
+  }
+  auto found = findings("allocation_churn");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), ids);
+  EXPECT_EQ(found[0].cost_ns, 5 * 15'000);
+  EXPECT_EQ(found[0].saving_ns, 4 * 15'000);
+  EXPECT_NE(found[0].fix.find("allocate once"), std::string::npos);
+}
+
+TEST_F(HostRules, OneAllocationReusedIsNotChurn) {
+  testing::AllocationRow row;
+  row.kind = AllocKind::Device;
+  row.address = 0x7e0000000000;
+  row.bytes = 1 << 20;
+  row.alloc_correlation_id = call("cudaMalloc", 0, 10'000);
+  trace.add(row);
+  EXPECT_TRUE(findings("allocation_churn").empty());
+}
+
+// 100 kernels of 2 us, each 3 us after the previous one ended.
+TEST_F(HostRules, LaunchBoundKernels) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 100; ++i) kernel("tiny", 10'000 + i * 5'000, 2'000, {{d, A::ReadWrite}});
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 99 * 3'000);
+  EXPECT_EQ(found[0].saving_ns, 99 * 3'000);
+  EXPECT_EQ(rows_of(found[0], "kernels").size(), 64u);  // the evidence limit
+  EXPECT_NE(found[0].fix.find("CUDA graph"), std::string::npos);
+}
+
+TEST_F(HostRules, LongKernelsAreNotLaunchBound) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 100; ++i) kernel("big", 10'000 + i * 25'000, 20'000, {{d, A::ReadWrite}});
+  EXPECT_TRUE(findings("launch_bound_kernels").empty());
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose

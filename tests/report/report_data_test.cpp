@@ -1,0 +1,79 @@
+// What `apptracer report` puts in the page: the sections' data from a
+// synthetic trace, the graph limit, what-if tables when present, and a page
+// whose inline data cannot end its <script> early.
+#include <gtest/gtest.h>
+
+#include "diagnose_fixture.h"
+#include "report_data.h"
+#include "report_page.h"
+
+namespace apptracer::report {
+namespace {
+
+using A = AccessKind;
+
+class ReportData : public diagnose::DiagnoseTest {};
+
+TEST_F(ReportData, SectionsFromATrace) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  pinned_copy(host, device, 1000, 10'000);
+  pinned_copy(host, device, 1'000'000, 20'000);
+  kernel("work", 200'000, 50'000, {{device, A::ReadWrite}});
+  testing::NvtxRangeRow range;
+  range.name = "step";
+  range.start_ns = 0;
+  range.end_ns = 300'000;
+  trace.add(range);
+  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  EXPECT_EQ(data["summary"]["kernels"], 1);
+  ASSERT_EQ(data["summary"]["paths"].size(), 1u);
+  const auto& path = data["summary"]["paths"][0];
+  EXPECT_EQ(path["path"], "HtoD pinned, device 0");
+  EXPECT_EQ(path["bytes"], 1'001'000);
+  // Peak: the fitted path's bandwidth for a 1 GiB copy, 2 us + 1 GiB / 10 GB/s.
+  EXPECT_NEAR(path["peak_gbps"].get<double>(), 1073741824.0 / (2000 + 107374182.4), 1e-9);
+  EXPECT_EQ(data["kernels"][0]["name"], "work()");
+  EXPECT_EQ(data["transfers"].size(), 2u);
+  ASSERT_EQ(data["nvtx"].size(), 1u);
+  EXPECT_EQ(data["nvtx"][0]["gpu_ns"], diagnose::pinned_ns(1000) + diagnose::pinned_ns(1'000'000) + 50'000);
+  EXPECT_EQ(data["dvdg"]["values"].size(), data["dvdg"]["total_values"]);
+  EXPECT_TRUE(data["whatif"].empty());
+  EXPECT_EQ(data["analyses"].size(), 8u);
+}
+
+TEST_F(ReportData, TheGraphIsLimited) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  // Distinct buffers, so nothing folds as a repeated iteration.
+  for (int i = 0; i < 450; ++i) pinned_copy(host, buffer(AllocKind::Device, 1000), 1000, 10'000 + i * 5'000);
+  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  EXPECT_EQ(data["dvdg"]["values"].size(), kGraphValueLimit);
+  EXPECT_GT(data["dvdg"]["total_values"].get<size_t>(), kGraphValueLimit);
+  for (const auto& edge : data["dvdg"]["edges"]) {
+    EXPECT_TRUE(data["dvdg"]["ops"].contains(edge["op"].get<std::string>()));
+  }
+}
+
+TEST_F(ReportData, WhatIfTablesAreShownAsTheyAre) {
+  trace.db().exec("CREATE TABLE whatif_phases (phase TEXT, recorded_ns INTEGER, predicted_ns REAL);"
+                  "INSERT INTO whatif_phases VALUES ('all', 1000, 812.5)");
+  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  ASSERT_EQ(data["whatif"].size(), 1u);
+  EXPECT_EQ(data["whatif"][0]["name"], "whatif_phases");
+  EXPECT_EQ(data["whatif"][0]["columns"], (nlohmann::json{"phase", "recorded_ns", "predicted_ns"}));
+  EXPECT_EQ(data["whatif"][0]["rows"][0], (nlohmann::json{"all", 1000, 812.5}));
+}
+
+TEST(ReportPage, InlineDataCannotCloseItsScript) {
+  nlohmann::json data = {{"name", "</script><script>alert(1)</script>"}};
+  std::string page = report_html(data, "a<b>.db");
+  EXPECT_EQ(page.find("</script><script>alert"), std::string::npos);
+  EXPECT_NE(page.find("<\\/script><script>alert(1)<\\/script>"), std::string::npos);
+  EXPECT_NE(page.find("<title>apptracer report: a&lt;b&gt;.db</title>"), std::string::npos);
+  // Self-contained: nothing is fetched.
+  EXPECT_EQ(page.find("<script src"), std::string::npos);
+  EXPECT_EQ(page.find("<link"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace apptracer::report
