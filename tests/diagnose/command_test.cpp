@@ -95,8 +95,8 @@ TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
   Output r = run("diagnose " + trace + " --system " + system);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "apptracer: " + system +
-                       ": not a system file (no \"paths\" array); write one with 'apptracer "
-                       "links -o system.json'\n");
+                       ": not an apptracer system file (no \"format\": \"apptracer system\"); "
+                       "write one with 'apptracer links -o " + system + "'\n");
 }
 
 TEST(DiagnoseCommand, ReadOnlyWithoutStore) {

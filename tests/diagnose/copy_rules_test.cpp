@@ -59,12 +59,10 @@ TEST_F(CopyRules, ASystemFileGivesThePinnedPath) {
   int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
   int64_t device = buffer(AllocKind::Device, 1'000'000);
   copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
-  SystemPath pinned;
-  pinned.path.kind = CopyKind::HtoD;
-  pinned.path.host_memory = MemoryKind::Pinned;
-  pinned.latency_ns = 1000;
-  pinned.bandwidth = {{0, 5.0}, {65536, 20.0}};
-  SystemFileCost system("test.json", {pinned});
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("HtoD.pinned.gpu0"), {},
+                           model::LinkModel(1000, {{4, 5.0}, {65536, 20.0}}), ""});
+  SystemFileCost system("test.json", machine);
   auto found = findings("pageable_copy", &system);
   ASSERT_EQ(found.size(), 1u);
   ASSERT_TRUE(found[0].saving_ns);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "measured_transfer_cost.h"
+#include "system_file.h"
 #include "system_file_cost.h"
 
 namespace apptracer::diagnose {
@@ -52,42 +53,58 @@ TEST(MeasuredTransferCost, PathsAreKeptApart) {
       << cost.describe(pinned_htod());
 }
 
-TEST(SystemFile, PiecewiseBandwidthAndTheMostSpecificPath) {
-  SystemFileCost cost("s.json", parse_system_file(R"({
-    "machine": {"host": "h"}, "date": "2026-01-01",
-    "paths": [
-      {"kind": "HtoD", "host_memory": "pinned", "latency_ns": 1000,
-       "bandwidth": [{"from_bytes": 0, "gbps": 5}, {"from_bytes": 1048576, "gbps": 25}]},
-      {"kind": "HtoD", "host_memory": "pinned", "device": 0, "numa_node": 1, "latency_ns": 3000,
-       "bandwidth": [{"gbps": 10}]}
-    ]})", "s.json"));
+// The file `apptracer links` writes, read by the machine model: one format
+// for whatif and diagnoses.
+constexpr const char* kSystem = R"({"format": "apptracer system", "version": 1,
+  "machine": {"hostname": "h", "gpus": [{"ordinal": 0, "name": "G", "numa_node": 0}],
+              "numa_nodes": [{"id": 0}, {"id": 1}]},
+  "paths": [
+    {"name": "HtoD.pinned.node0.gpu0",
+     "model": {"latency_ns": 1000, "bandwidth": [{"bytes": 4, "gbps": 5}, {"bytes": 1048576, "gbps": 25}]}},
+    {"name": "HtoD.pinned.node1.gpu0",
+     "model": {"latency_ns": 3000, "bandwidth": [{"bytes": 4, "gbps": 10}]}},
+    {"name": "prefetch.HtoD.gpu0",
+     "model": {"latency_ns": 0, "bandwidth": [{"bytes": 4096, "gbps": 100}]}}
+  ]})";
+
+TEST(SystemFile, PathsResolveThroughTheMachineModel) {
+  SystemFileCost cost("s.json", model::system_from_json(kSystem, "s.json"));
   TransferPath path = pinned_htod();
-  EXPECT_DOUBLE_EQ(*cost.time_ns(path, 1000), 1000 + 1000 / 5.0);
+  path.numa_node = 0;
+  EXPECT_DOUBLE_EQ(*cost.time_ns(path, 4), 1000 + 4 / 5.0);
   EXPECT_DOUBLE_EQ(*cost.time_ns(path, 2 << 20), 1000 + (2 << 20) / 25.0);
   path.numa_node = 1;
   EXPECT_DOUBLE_EQ(*cost.time_ns(path, 1000), 3000 + 100);
+  // The node unknown: the GPU's own node.
+  path.numa_node.reset();
+  EXPECT_DOUBLE_EQ(*cost.time_ns(path, 4), 1000 + 4 / 5.0);
+  EXPECT_NE(cost.describe(path).find("path HtoD.pinned.node0.gpu0 (closest measured to "
+                                     "HtoD.pinned.gpu0)"),
+            std::string::npos)
+      << cost.describe(path);
+  path.host_memory = MemoryKind::Managed;
+  EXPECT_DOUBLE_EQ(*cost.time_ns(path, 1 << 20), (1 << 20) / 100.0);
+  path.host_memory = MemoryKind::Pinned;
   path.kind = CopyKind::DtoH;
   EXPECT_FALSE(cost.time_ns(path, 1000));
-  EXPECT_EQ(cost.describe(path), "s.json has no DtoH pinned, device 0, NUMA node 1 path");
+  EXPECT_EQ(cost.describe(path), "system file s.json has no DtoH pinned, device 0 path");
+  path.kind = CopyKind::HtoH;
+  EXPECT_FALSE(cost.time_ns(path, 1000));
 }
 
 TEST(SystemFile, ErrorsNameTheFileAndWhatIsWrong) {
   EXPECT_THROW(
       {
         try {
-          parse_system_file("{\"paths\": 3}", "bad.json");
+          model::system_from_json("{\"paths\": 3}", "bad.json");
         } catch (const std::runtime_error& e) {
-          EXPECT_STREQ(e.what(),
-                       "bad.json: not a system file (no \"paths\" array); write one with "
-                       "'apptracer links -o system.json'");
+          EXPECT_NE(std::string(e.what()).find("bad.json: not an apptracer system file"),
+                    std::string::npos)
+              << e.what();
           throw;
         }
       },
       std::runtime_error);
-  EXPECT_THROW(parse_system_file("not json", "x.json"), std::runtime_error);
-  EXPECT_THROW(parse_system_file(R"({"paths": [{"kind": "sideways", "latency_ns": 1,
-                                    "bandwidth": [{"gbps": 1}]}]})", "k.json"),
-               std::runtime_error);
   EXPECT_THROW(SystemFileCost("/nonexistent/system.json"), std::runtime_error);
 }
 

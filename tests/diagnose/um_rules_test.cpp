@@ -53,11 +53,10 @@ TEST_F(UmRules, KernelFaultingItsDataInOnDemand) {
   EXPECT_NE(found[0].fix.find("cudaMemPrefetchAsync(ptr, 8 MiB, device 0"), std::string::npos)
       << found[0].fix;
 
-  SystemPath path;
-  path.path.kind = CopyKind::HtoD;
-  path.path.host_memory = MemoryKind::Managed;
-  path.bandwidth = {{0, 100.0}};
-  SystemFileCost system("system.json", {path});
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("prefetch.HtoD.gpu0"), {},
+                           model::LinkModel::constant(0, 100.0), ""});
+  SystemFileCost system("system.json", machine);
   found = findings("um_on_demand_migration", &system);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].saving_ns, 200'000 - 83'886);  // 8 MiB at 100 GB/s
