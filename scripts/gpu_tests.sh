@@ -34,6 +34,15 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     tee "$out/pytorch_kernel_args.txt"
 fi
 
+# Real frameworks (issue 15): identical behaviour traced and untraced, and
+# what each program did in its traces.
+python3 "$dist/test_apps/framework_suite.py" --apptracer "$dist/bin/apptracer" \
+  --keep "$out/traces/frameworks" 2>&1 | tee "$out/framework_suite.log"
+case ${PIPESTATUS[0]} in
+  0 | 77) ;;
+  *) failed=$((failed + 1)) ;;
+esac
+
 # The analyzer end to end on every trace just recorded.
 analyzed=0 analysis_failed=0
 for trace in "$out"/traces/*.db; do
