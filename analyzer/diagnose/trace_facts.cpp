@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "apptracer/row_reader.h"
 #include "graph_builder.h"
 #include "labels.h"
 
@@ -47,63 +48,55 @@ std::optional<int64_t> device_of(const Transfer& t, std::optional<int64_t> src_d
 }
 
 void read_copies(Database& db, TraceFacts& facts) {
-  Statement rows = db.prepare(
-      "SELECT id, kind, bytes, src_memory, dst_memory, src_alloc_id, dst_alloc_id, src_address, "
-      "dst_address, src_offset, dst_offset, src_numa_node, dst_numa_node, src_device, dst_device, "
-      "stream, is_async, call_correlation_id, api_start_ns, gpu_start_ns, gpu_end_ns "
-      "FROM memcpys ORDER BY id");
-  while (rows.step()) {
+  for_each_row<MemcpyRow>(db, "ORDER BY id", [&](const MemcpyRow& row) {
     Transfer t;
-    t.id = rows.int64(0);
-    t.kind = static_cast<CopyKind>(rows.int64(1));
-    t.bytes = rows.int64(2);
-    t.src_memory = static_cast<MemoryKind>(rows.int64(3));
-    t.dst_memory = static_cast<MemoryKind>(rows.int64(4));
-    t.src_alloc = rows.optional_int64(5);
-    t.dst_alloc = rows.optional_int64(6);
-    t.src_address = rows.optional_int64(7);
-    t.dst_address = rows.optional_int64(8);
-    t.src_offset = rows.optional_int64(9);
-    t.dst_offset = rows.optional_int64(10);
-    t.src_numa = rows.optional_int64(11);
-    t.dst_numa = rows.optional_int64(12);
-    t.device = device_of(t, rows.optional_int64(13), rows.optional_int64(14));
-    t.stream = rows.optional_int64(15);
-    t.is_async = rows.int64(16) != 0;
-    t.correlation = rows.optional_int64(17);
-    t.api_start_ns = rows.optional_int64(18);
-    t.gpu_start_ns = rows.optional_int64(19);
-    t.gpu_end_ns = rows.optional_int64(20);
+    t.id = *row.id.value;
+    t.kind = row.kind;
+    t.bytes = row.bytes;
+    t.src_memory = row.src_memory;
+    t.dst_memory = row.dst_memory;
+    t.src_alloc = row.src_alloc_id;
+    t.dst_alloc = row.dst_alloc_id;
+    t.src_address = row.src_address;
+    t.dst_address = row.dst_address;
+    t.src_offset = row.src_offset;
+    t.dst_offset = row.dst_offset;
+    t.src_numa = row.src_numa_node;
+    t.dst_numa = row.dst_numa_node;
+    t.device = device_of(t, row.src_device, row.dst_device);
+    t.stream = row.stream;
+    t.is_async = row.is_async != 0;
+    t.correlation = row.call_correlation_id;
+    t.api_start_ns = row.api_start_ns;
+    t.gpu_start_ns = row.gpu_start_ns;
+    t.gpu_end_ns = row.gpu_end_ns;
     widen(facts, t.gpu_start_ns);
     widen(facts, t.gpu_end_ns);
     facts.copies.push_back(t);
-  }
+  });
 }
 
 void read_memsets(Database& db, TraceFacts& facts) {
-  Statement rows = db.prepare(
-      "SELECT id, bytes, memory, alloc_id, address, alloc_offset, device, stream, is_async, "
-      "call_correlation_id, api_start_ns, gpu_start_ns, gpu_end_ns FROM memsets ORDER BY id");
-  while (rows.step()) {
+  for_each_row<MemsetRow>(db, "ORDER BY id", [&](const MemsetRow& row) {
     Transfer t;
     t.is_memset = true;
-    t.id = rows.int64(0);
-    t.bytes = rows.int64(1);
-    t.src_memory = t.dst_memory = static_cast<MemoryKind>(rows.int64(2));
-    t.dst_alloc = rows.optional_int64(3);
-    t.dst_address = rows.optional_int64(4);
-    t.dst_offset = rows.optional_int64(5);
-    t.device = rows.optional_int64(6);
-    t.stream = rows.optional_int64(7);
-    t.is_async = rows.int64(8) != 0;
-    t.correlation = rows.optional_int64(9);
-    t.api_start_ns = rows.optional_int64(10);
-    t.gpu_start_ns = rows.optional_int64(11);
-    t.gpu_end_ns = rows.optional_int64(12);
+    t.id = *row.id.value;
+    t.bytes = row.bytes;
+    t.src_memory = t.dst_memory = row.memory;
+    t.dst_alloc = row.alloc_id;
+    t.dst_address = row.address;
+    t.dst_offset = row.alloc_offset;
+    t.device = row.device;
+    t.stream = row.stream;
+    t.is_async = row.is_async != 0;
+    t.correlation = row.call_correlation_id;
+    t.api_start_ns = row.api_start_ns;
+    t.gpu_start_ns = row.gpu_start_ns;
+    t.gpu_end_ns = row.gpu_end_ns;
     widen(facts, t.gpu_start_ns);
     widen(facts, t.gpu_end_ns);
     facts.memsets.push_back(t);
-  }
+  });
 }
 
 void read_kernels(Database& db, TraceFacts& facts) {
@@ -129,43 +122,37 @@ void read_kernels(Database& db, TraceFacts& facts) {
 }
 
 void read_syncs(Database& db, TraceFacts& facts) {
-  Statement rows = db.prepare(
-      "SELECT id, kind, device, stream, call_correlation_id, tid, start_ns, end_ns FROM syncs "
-      "ORDER BY start_ns, id");
-  while (rows.step()) {
-    Sync s;
-    s.id = rows.int64(0);
-    s.kind = static_cast<SyncKind>(rows.int64(1));
-    s.device = rows.optional_int64(2);
-    s.stream = rows.optional_int64(3);
-    s.correlation = rows.optional_int64(4);
-    s.tid = rows.optional_int64(5);
-    s.start_ns = rows.int64(6);
-    s.end_ns = rows.int64(7);
-    facts.syncs.push_back(s);
-  }
+  for_each_row<SyncRow>(db, "ORDER BY start_ns, id", [&](const SyncRow& row) {
+    Sync sync;
+    sync.id = *row.id.value;
+    sync.kind = row.kind;
+    sync.device = row.device;
+    sync.stream = row.stream;
+    sync.correlation = row.call_correlation_id;
+    sync.tid = row.tid;
+    sync.start_ns = row.start_ns;
+    sync.end_ns = row.end_ns;
+    facts.syncs.push_back(sync);
+  });
 }
 
 void read_allocations(Database& db, TraceFacts& facts) {
-  Statement rows = db.prepare(
-      "SELECT id, kind, address, bytes, device, numa_node, alloc_correlation_id, "
-      "free_correlation_id, alloc_ns, free_ns FROM allocations ORDER BY id");
-  while (rows.step()) {
+  for_each_row<AllocationRow>(db, "ORDER BY id", [&](const AllocationRow& row) {
     Allocation a;
-    a.id = rows.int64(0);
-    a.kind = static_cast<AllocKind>(rows.int64(1));
-    a.address = rows.int64(2);
-    a.bytes = rows.int64(3);
-    a.device = rows.optional_int64(4);
-    a.numa_node = rows.optional_int64(5);
-    a.alloc_correlation = rows.optional_int64(6);
-    a.free_correlation = rows.optional_int64(7);
-    a.alloc_ns = rows.int64(8);
-    a.free_ns = rows.optional_int64(9);
+    a.id = *row.id.value;
+    a.kind = row.kind;
+    a.address = row.address;
+    a.bytes = row.bytes;
+    a.device = row.device;
+    a.numa_node = row.numa_node;
+    a.alloc_correlation = row.alloc_correlation_id;
+    a.free_correlation = row.free_correlation_id;
+    a.alloc_ns = row.alloc_ns;
+    a.free_ns = row.free_ns;
     widen(facts, a.alloc_ns);
     widen(facts, a.free_ns);
     facts.allocations.push_back(a);
-  }
+  });
 }
 
 void read_annotations(Database& db, TraceFacts& facts) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "apptracer/row_reader.h"
 #include "migration_groups.h"
 #include "trace_file.h"
 #include "um_attribution.h"
@@ -75,21 +76,18 @@ class Reader {
   }
 
   void read_kernels() {
-    Statement rows = db_.prepare(
-        "SELECT id, call_correlation_id, coalesce(demangled_id, name_id), device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns FROM kernels");
-    while (rows.step()) {
+    for_each_row<KernelRow>(db_, "", [&](const KernelRow& row) {
       ReplayOp op;
       op.kind = OpKind::Kernel;
-      op.source_id = rows.int64(0);
-      op.call = call_of(rows.optional_int64(1));
-      op.name_id = rows.is_null(2) ? 0 : rows.int64(2);
-      op.device = rows.optional_int64(3);
-      op.stream = rows.optional_int64(4);
-      set_times(op, rows.optional_int64(5), rows.optional_int64(6), rows.optional_int64(7));
+      op.source_id = *row.id.value;
+      op.call = call_of(row.call_correlation_id);
+      op.name_id = row.demangled_id.value_or(row.name_id.value_or(0));
+      op.device = row.device;
+      op.stream = row.stream;
+      set_times(op, row.api_start_ns, row.gpu_start_ns, row.gpu_end_ns);
       names_.push_back(op.name_id);
       out_.ops.push_back(op);
-    }
+    });
   }
 
   // What each prefetch moved, from the migrations attributed to it: bytes,
@@ -109,28 +107,24 @@ class Reader {
 
   void read_copies() {
     std::map<int64_t, dvdg::MigrationGroup> prefetched = prefetch_migrations();
-    Statement rows = db_.prepare(
-        "SELECT id, call_correlation_id, kind, bytes, src_memory, dst_memory, src_device, "
-        "dst_device, src_numa_node, dst_numa_node, stream, is_async, api_start_ns, gpu_start_ns, "
-        "gpu_end_ns FROM memcpys");
-    while (rows.step()) {
+    for_each_row<MemcpyRow>(db_, "", [&](const MemcpyRow& row) {
       ReplayOp op;
       op.kind = OpKind::Copy;
-      op.source_id = rows.int64(0);
-      op.call = call_of(rows.optional_int64(1));
-      op.copy_kind = static_cast<CopyKind>(rows.int64(2));
-      op.bytes = rows.int64(3);
-      op.src_memory = static_cast<MemoryKind>(rows.int64(4));
-      op.dst_memory = static_cast<MemoryKind>(rows.int64(5));
-      op.src_device = rows.optional_int64(6);
-      op.dst_device = rows.optional_int64(7);
-      op.src_numa = rows.optional_int64(8);
-      op.dst_numa = rows.optional_int64(9);
-      op.stream = rows.optional_int64(10);
-      op.is_async = rows.int64(11) != 0;
+      op.source_id = *row.id.value;
+      op.call = call_of(row.call_correlation_id);
+      op.copy_kind = row.kind;
+      op.bytes = row.bytes;
+      op.src_memory = row.src_memory;
+      op.dst_memory = row.dst_memory;
+      op.src_device = row.src_device;
+      op.dst_device = row.dst_device;
+      op.src_numa = row.src_numa_node;
+      op.dst_numa = row.dst_numa_node;
+      op.stream = row.stream;
+      op.is_async = row.is_async != 0;
       op.device = is_device_memory(op.dst_memory) && op.dst_device ? op.dst_device : op.src_device;
       if (!op.device) op.device = op.dst_device;
-      set_times(op, rows.optional_int64(12), rows.optional_int64(13), rows.optional_int64(14));
+      set_times(op, row.api_start_ns, row.gpu_start_ns, row.gpu_end_ns);
       if (op.copy_kind == CopyKind::Prefetch) {
         op.kind = OpKind::Prefetch;
         op.bytes = 0;
@@ -146,57 +140,48 @@ class Reader {
         op.device = op.dst_device ? op.dst_device : op.src_device;
       }
       out_.ops.push_back(op);
-    }
+    });
   }
 
   void read_memsets() {
-    Statement rows = db_.prepare(
-        "SELECT id, call_correlation_id, bytes, device, stream, api_start_ns, gpu_start_ns, "
-        "gpu_end_ns FROM memsets");
-    while (rows.step()) {
+    for_each_row<MemsetRow>(db_, "", [&](const MemsetRow& row) {
       ReplayOp op;
       op.kind = OpKind::Memset;
-      op.source_id = rows.int64(0);
-      op.call = call_of(rows.optional_int64(1));
-      op.bytes = rows.int64(2);
-      op.device = rows.optional_int64(3);
-      op.stream = rows.optional_int64(4);
-      set_times(op, rows.optional_int64(5), rows.optional_int64(6), rows.optional_int64(7));
+      op.source_id = *row.id.value;
+      op.call = call_of(row.call_correlation_id);
+      op.bytes = row.bytes;
+      op.device = row.device;
+      op.stream = row.stream;
+      set_times(op, row.api_start_ns, row.gpu_start_ns, row.gpu_end_ns);
       out_.ops.push_back(op);
-    }
+    });
   }
 
   void read_stream_events() {
-    Statement rows = db_.prepare(
-        "SELECT id, call_correlation_id, kind, event_handle, stream, device, ns FROM stream_events");
-    while (rows.step()) {
+    for_each_row<StreamEventRow>(db_, "", [&](const StreamEventRow& row) {
       ReplayOp op;
-      op.kind = static_cast<StreamEventKind>(rows.int64(2)) == StreamEventKind::Record
-                    ? OpKind::EventRecord
-                    : OpKind::EventWait;
-      op.source_id = rows.int64(0);
-      op.call = call_of(rows.optional_int64(1));
-      op.event_handle = rows.int64(3);
-      op.stream = rows.optional_int64(4);
-      op.device = rows.optional_int64(5);
-      op.issue_ns = op.start_ns = op.end_ns = rows.int64(6);
+      op.kind = row.kind == StreamEventKind::Record ? OpKind::EventRecord : OpKind::EventWait;
+      op.source_id = *row.id.value;
+      op.call = call_of(row.call_correlation_id);
+      op.event_handle = row.event_handle;
+      op.stream = row.stream;
+      op.device = row.device;
+      op.issue_ns = op.start_ns = op.end_ns = row.ns;
       out_.ops.push_back(op);
-    }
+    });
   }
 
   void read_syncs() {
-    Statement rows = db_.prepare(
-        "SELECT call_correlation_id, kind, device, stream, event_handle FROM syncs");
-    while (rows.step()) {
+    for_each_row<SyncRow>(db_, "", [&](const SyncRow& row) {
       SyncCall sync;
-      sync.call = call_of(rows.optional_int64(0));
-      if (sync.call < 0) continue;  // no call to block
-      sync.kind = static_cast<SyncKind>(rows.int64(1));
-      sync.device = rows.optional_int64(2);
-      sync.stream = rows.optional_int64(3);
-      sync.event_handle = rows.optional_int64(4);
+      sync.call = call_of(row.call_correlation_id);
+      if (sync.call < 0) return;  // no call to block
+      sync.kind = row.kind;
+      sync.device = row.device;
+      sync.stream = row.stream;
+      sync.event_handle = row.event_handle;
       out_.syncs.push_back(sync);
-    }
+    });
   }
 
   void read_ranges() {

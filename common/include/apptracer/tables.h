@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "apptracer/column_types.h"
@@ -35,10 +36,12 @@ std::string_view to_string(TableRole role);
   ;
 #include "apptracer/tables.def"
 
-// for_each_column(row, f): f(value) for each column, in declaration order.
-#define APPTRACER_TABLE(sql_name, RowType, table_role, doc) \
-  template <typename F>                                    \
-  void for_each_column(const RowType& row, F&& f) {
+// for_each_column(row, f): f(value) for each column, in declaration order;
+// on a non-const row, f may assign (row_reader.h fills rows this way).
+#define APPTRACER_TABLE(sql_name, RowType, table_role, doc)                           \
+  template <typename R, typename F>                                                  \
+  std::enable_if_t<std::is_same_v<std::remove_const_t<R>, RowType>> for_each_column( \
+      R& row, F&& f) {
 #define APPTRACER_COLUMN(name, type, meaning, doc) f(row.name);
 #define APPTRACER_END_TABLE() }
 #include "apptracer/tables.def"
