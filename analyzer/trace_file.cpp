@@ -133,7 +133,7 @@ Database open_trace(const std::string& path, TraceAccess access, std::string& no
     throw TraceError(path + ": no such file; record one with 'apptracer record -- ./app'");
   }
   if (!S_ISREG(info.st_mode)) throw TraceError(path + ": not a regular file");
-  if (info.st_size == 0) throw TraceError(path + ": empty file, not an apptracer trace");
+  if (info.st_size == 0) throw EmptyTrace(path);
   std::string header = file_header(path);
   if (header.size() < 16 || header.compare(0, 15, "SQLite format 3") != 0) {
     throw TraceError(path + ": not an SQLite database, so not an apptracer trace");
@@ -148,6 +148,8 @@ Database open_trace(const std::string& path, TraceAccess access, std::string& no
       db = Database(path, Database::Mode::ReadWrite);
     }
     if (!db.has_table("meta")) {
+      Statement tables = db.prepare("SELECT count(*) FROM sqlite_master");
+      if (tables.step() && tables.int64(0) == 0) throw EmptyTrace(path);
       throw TraceError(path + ": SQLite database without a meta table, not an apptracer trace");
     }
     check_schema_version(db, path);

@@ -25,6 +25,19 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A trace file its process created and never began: 0 bytes, or an SQLite
+// file without a table (a pool worker stopped by SIGTERM at its start).
+class EmptyTrace : public TraceError {
+ public:
+  explicit EmptyTrace(const std::string& path)
+      : TraceError(path + ": " + kWhy), path_(path) {}
+  static constexpr const char* kWhy = "empty: the process ended before its trace began";
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 enum class TraceAccess {
   ReadOnly,   // stats, query, export: the file is never modified
   ReadWrite,  // dvdg: adds its own tables, touches nothing else

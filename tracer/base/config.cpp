@@ -133,7 +133,10 @@ std::string claim_output_path(const std::string& path, int pid) {
 void announce_trace(const std::string& run_dir, const std::string& path) {
   if (run_dir.empty()) return;
   char resolved[PATH_MAX];
-  std::string line = (realpath(path.c_str(), resolved) ? resolved : path) + "\n";
+  // The path, then the pid: record tells a trace not begun yet from one
+  // whose process ended before it began.
+  std::string line = (realpath(path.c_str(), resolved) ? resolved : path) + "\n" +
+                     std::to_string(getpid()) + "\n";
   std::string name = run_dir + "/trace-XXXXXX";
   int fd = mkstemp(name.data());
   if (fd < 0) return;  // record is gone, or its directory: nobody to tell

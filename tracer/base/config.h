@@ -48,8 +48,8 @@ std::string expand_output_path(const std::string& pattern, int pid, const std::s
 std::string claim_output_path(const std::string& path, int pid);
 
 // Tells `apptracer record` that this process writes the trace at `path`: a
-// file in `run_dir` (none when empty) naming it, so record can list every
-// trace of the run, wherever each process wrote it.
+// file in `run_dir` (none when empty) holding the path and the pid, so record
+// can list every trace of the run, wherever each process wrote it.
 void announce_trace(const std::string& run_dir, const std::string& path);
 
 }  // namespace apptracer
