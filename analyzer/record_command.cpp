@@ -133,6 +133,16 @@ class RunDirectory {
   std::string path_;
 };
 
+// The program being recorded, for pass_to_program.
+volatile pid_t recorded_program = 0;
+
+// A SIGTERM or SIGHUP sent to record (a job scheduler, a closed terminal) is
+// the program's: passed on, so the program ends as it would untraced and
+// record still lists its traces before dying of the program's signal.
+void pass_to_program(int signal_number) {
+  if (recorded_program > 0) kill(recorded_program, signal_number);
+}
+
 // Whether `pid` still runs (a process of the run that outlived the program).
 bool still_running(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
@@ -233,11 +243,18 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
     // The program, not apptracer, should receive the terminal's Ctrl-C.
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
+    recorded_program = child;
+    struct sigaction pass {};
+    pass.sa_handler = pass_to_program;
+    pass.sa_flags = SA_RESTART;
+    sigemptyset(&pass.sa_mask);
+    for (int signal_number : {SIGTERM, SIGHUP}) sigaction(signal_number, &pass, nullptr);
     char failed = 0;
     bool ran = read(exec_failed[0], &failed, 1) != 1;
     close(exec_failed[0]);
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    recorded_program = 0;  // reaped: its pid may be another's now
     if (ran) report_traces(run, status);
   }
   if (WIFSIGNALED(status)) {

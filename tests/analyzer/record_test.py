@@ -117,6 +117,25 @@ def main():
         expect(bool(said), f"SIG{signal_name} within the first 200 ms: a trace or why not: {run.stderr!r}")
         expect(all(os.path.getsize(f) > 0 for f in db_files(out)), f"no empty file left: {db_files(out)}")
 
+    # SIGTERM sent to record itself goes to the program; record lists the
+    # trace, then dies of the program's signal.
+    out = os.path.join(work, "term-record")
+    os.mkdir(out)
+    proc = subprocess.Popen([apptracer, "record", "-o", os.path.join(out, "t-%p.db"), "--host-allocations=all",
+                             "--", "python3", "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready = proc.stdout.readline()
+    proc.send_signal(15)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    expect(ready == "ready\n" and proc.returncode == -15, f"SIGTERM to record ends the program: {proc.returncode}")
+    statuses = [m.group(2) for m in map(LISTED.match, err.splitlines()) if m]
+    expect(len(statuses) == 1 and statuses[0].startswith("incomplete"),
+           f"SIGTERM to record: the trace listed before record dies: {err!r}")
+
     # A file its process created and never began (a pool worker stopped by
     # SIGTERM at its start: 0 bytes with a journal, or SQLite without a table)
     # is called empty in one line and removed, never "trace written"; one whose
