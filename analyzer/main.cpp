@@ -1,13 +1,35 @@
 // `apptracer`: records traces and analyzes them.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 
 #include "commands.h"
 #include "trace_file.h"
 
+namespace {
+
+// A full disk or a closed pipe on standard output fails the command like any
+// other write error (`apptracer stats t.db > /dev/full`).
+int check_standard_output(int code) {
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "apptracer: writing standard output failed: %s\n", std::strerror(errno));
+    return code == 0 ? 1 : code;
+  }
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"apptracer: trace CUDA programs and rebuild their data-flow graph"};
   app.require_subcommand(1);
+  // Errors are one line, like every other apptracer error.
+  app.failure_message([](const CLI::App*, const CLI::Error& error) {
+    return "apptracer: " + apptracer::one_line(error.what()) + " (see --help)\n";
+  });
   apptracer::CommandResult result;
   apptracer::add_record_command(app, result);
   apptracer::add_info_command(app, result);
@@ -23,11 +45,11 @@ int main(int argc, char** argv) {
   apptracer::add_report_command(app, result);
   try {
     app.parse(argc, argv);
-    return result ? result() : 0;
+    return check_standard_output(result ? result() : 0);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "apptracer: %s\n", error.what());
+    std::fprintf(stderr, "apptracer: %s\n", apptracer::one_line(error.what()).c_str());
     return 1;
   }
 }

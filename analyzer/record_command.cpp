@@ -3,24 +3,28 @@
 // Runs the program with libapptracer.so preloaded and waits for it. The exit
 // status is the program's own (a program killed by a signal makes apptracer
 // die of the same signal), so scripts behave the same with and without us.
-#include <glob.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "apptracer/schema.h"
 #include "commands.h"
+#include "trace_file.h"
 
 namespace apptracer {
 
@@ -54,56 +58,6 @@ std::string prepend_preload(const std::string& library) {
   return existing && *existing ? library + ":" + existing : library;
 }
 
-// The files this run may write: the output pattern with %p (and the
-// NAME-PID fallbacks the tracer takes on a name clash) as wildcards.
-std::string trace_glob(const std::string& pattern) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::string out;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '%' && i + 1 < pattern.size()) {
-      char code = pattern[++i];
-      out += code == 'p' ? std::string("*") : code == 'h' ? std::string(host) : std::string(1, code);
-    } else {
-      out += pattern[i];
-    }
-  }
-  size_t slash = out.rfind('/');
-  size_t dot = out.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = out.size();
-  return out.substr(0, dot) + "*" + out.substr(dot);
-}
-
-using FileTimes = std::map<std::string, int64_t>;
-
-FileTimes trace_files(const std::string& pattern) {
-  FileTimes files;
-  glob_t matches{};
-  if (glob(trace_glob(pattern).c_str(), 0, nullptr, &matches) == 0) {
-    for (size_t i = 0; i < matches.gl_pathc; ++i) {
-      struct stat info {};
-      std::string path = matches.gl_pathv[i];
-      bool sidecar = path.size() > 4 && (path.compare(path.size() - 4, 4, "-wal") == 0 ||
-                                         path.compare(path.size() - 4, 4, "-shm") == 0);
-      if (!sidecar && stat(path.c_str(), &info) == 0) {
-        files[path] = info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec;
-      }
-    }
-  }
-  globfree(&matches);
-  return files;
-}
-
-// Says which traces the run wrote, as nsys says what it generated.
-void report_written_traces(const std::string& pattern, const FileTimes& before) {
-  for (const auto& [path, mtime] : trace_files(pattern)) {
-    auto old = before.find(path);
-    if (old == before.end() || old->second != mtime) {
-      std::fprintf(stderr, "apptracer: trace written to %s\n", path.c_str());
-    }
-  }
-}
-
 // What `apptracer record` passes to the tracer in the environment.
 struct RecordOptions {
   std::string output = "apptracer-%p.db";
@@ -111,6 +65,130 @@ struct RecordOptions {
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
 };
+
+// A trace a process of the run announced (tracer/base/config.h).
+struct AnnouncedTrace {
+  std::string path;
+  pid_t pid = 0;  // 0: not said
+};
+
+// Every process of the run announces the trace it writes in a directory of
+// the run's own (APPTRACER_RUN_DIR, tracer/base/config.h), so record lists
+// exactly the traces this run wrote, wherever each process wrote them (%h,
+// %%, NAME-PID names, another working directory) and nothing another run
+// wrote beside them.
+class RunDirectory {
+ public:
+  RunDirectory() {
+    const char* tmpdir = std::getenv("TMPDIR");
+    path_ = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/apptracer-run-XXXXXX";
+    if (!mkdtemp(path_.data())) path_.clear();
+  }
+  ~RunDirectory() {
+    for (const std::string& file : entries()) unlink((path_ + "/" + file).c_str());
+    if (!path_.empty()) rmdir(path_.c_str());
+  }
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // The traces announced so far, each once, in the order they were taken.
+  std::vector<AnnouncedTrace> traces() const {
+    std::vector<std::pair<int64_t, AnnouncedTrace>> found;
+    for (const std::string& file : entries()) {
+      std::string entry = path_ + "/" + file;
+      std::ifstream in(entry);
+      AnnouncedTrace trace;
+      std::string pid;
+      struct stat info {};
+      if (std::getline(in, trace.path) && !trace.path.empty() && stat(entry.c_str(), &info) == 0) {
+        if (std::getline(in, pid)) trace.pid = std::atoi(pid.c_str());
+        found.emplace_back(info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec, trace);
+      }
+    }
+    std::sort(found.begin(), found.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<AnnouncedTrace> traces;
+    for (const auto& [time, trace] : found) {
+      bool seen = std::any_of(traces.begin(), traces.end(),
+                              [&](const AnnouncedTrace& t) { return t.path == trace.path; });
+      if (!seen) traces.push_back(trace);
+    }
+    return traces;
+  }
+
+ private:
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    DIR* directory = path_.empty() ? nullptr : opendir(path_.c_str());
+    if (!directory) return names;
+    while (dirent* entry = readdir(directory)) {
+      if (entry->d_name[0] != '.') names.push_back(entry->d_name);
+    }
+    closedir(directory);
+    return names;
+  }
+
+  std::string path_;
+};
+
+// The program being recorded, for pass_to_program.
+volatile pid_t recorded_program = 0;
+
+// A SIGTERM or SIGHUP sent to record (a job scheduler, a closed terminal) is
+// the program's: passed on, so the program ends as it would untraced and
+// record still lists its traces before dying of the program's signal.
+void pass_to_program(int signal_number) {
+  if (recorded_program > 0) kill(recorded_program, signal_number);
+}
+
+// Whether `pid` still runs (a process of the run that outlived the program).
+bool still_running(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// One line on a trace the run wrote: "trace written to PATH (complete)",
+// "(incomplete: signal 15)", or, for a file its process created and never
+// began, what it is. Such a file holds nothing: it is removed (with the
+// journal beside it) once its process is gone.
+std::string trace_line(const AnnouncedTrace& trace) {
+  const std::string& path = trace.path;
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) return "trace " + path + " is gone: removed since it was written";
+  try {
+    std::string note;
+    Database db = open_trace(path, TraceAccess::ReadOnly, note);
+    std::string status = trace_meta(db, "status", "incomplete");
+    std::string reason = trace_meta(db, "end_reason");
+    if (!reason.empty() && status != kStatusComplete) status += ": " + reason;
+    return "trace written to " + path + " (" + status + ")";
+  } catch (const EmptyTrace&) {
+    if (still_running(trace.pid)) {
+      return "trace " + path + " not begun yet: its process " + std::to_string(trace.pid) +
+             " still runs";
+    }
+    for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((path + suffix).c_str());
+    return "no trace in " + path + " (" + EmptyTrace::kWhy + "; the empty file was removed)";
+  } catch (const std::exception& error) {
+    return "trace written to " + path + " (unreadable: " + one_line(error.what()) + ")";
+  }
+}
+
+// Says which traces the run wrote and in what state, as nsys says what it
+// generated; or, when a signal ended the program before any, that it did.
+// (A program that ran to its end without a trace was not traced, and the
+// tracer said why, or it never used CUDA: README.)
+void report_traces(const RunDirectory& run, int status) {
+  std::vector<AnnouncedTrace> traces = run.traces();
+  for (const AnnouncedTrace& trace : traces) {
+    std::fprintf(stderr, "apptracer: %s\n", trace_line(trace).c_str());
+  }
+  if (traces.empty() && WIFSIGNALED(status)) {
+    std::fprintf(stderr,
+                 "apptracer: no trace written: the program was killed by %s before the tracer "
+                 "wrote anything\n",
+                 strsignal(WTERMSIG(status)));
+  }
+}
 
 int run_recorded(const std::vector<std::string>& command, const RecordOptions& options) {
   const std::string& output = options.output;
@@ -127,34 +205,58 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
                  output.c_str());
     return 2;
   }
-  FileTimes before = trace_files(output);
-  pid_t child = fork();
-  if (child < 0) {
-    std::perror("apptracer: fork");
-    return 2;
-  }
-  if (child == 0) {
-    setenv("LD_PRELOAD", prepend_preload(library).c_str(), 1);
-    setenv("APPTRACER_OUTPUT", output.c_str(), 1);
-    if (force) setenv("APPTRACER_FORCE", "1", 1);
-    setenv("APPTRACER_HOST_ALLOCATIONS", options.host_allocations.c_str(), 1);
-    if (options.host_min_bytes) {
-      setenv("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes).c_str(), 1);
-    }
-    std::vector<char*> argv;
-    for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "apptracer: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  // The program, not apptracer, should receive the terminal's Ctrl-C.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  {
+    RunDirectory run;
+    // Closed by a successful exec; a byte in it says exec failed (the child
+    // says why), and then there is no trace to speak of.
+    int exec_failed[2];
+    if (pipe2(exec_failed, O_CLOEXEC) != 0) {
+      std::perror("apptracer: pipe");
+      return 2;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+      std::perror("apptracer: fork");
+      return 2;
+    }
+    if (child == 0) {
+      setenv("LD_PRELOAD", prepend_preload(library).c_str(), 1);
+      setenv("APPTRACER_OUTPUT", output.c_str(), 1);
+      if (force) setenv("APPTRACER_FORCE", "1", 1);
+      setenv("APPTRACER_HOST_ALLOCATIONS", options.host_allocations.c_str(), 1);
+      if (!run.path().empty()) setenv("APPTRACER_RUN_DIR", run.path().c_str(), 1);
+      if (options.host_min_bytes) {
+        setenv("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes).c_str(), 1);
+      }
+      std::vector<char*> argv;
+      for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
+      argv.push_back(nullptr);
+      execvp(argv[0], argv.data());
+      std::fprintf(stderr, "apptracer: cannot run %s: %s\n", argv[0], std::strerror(errno));
+      char failed = 1;
+      ssize_t written = write(exec_failed[1], &failed, 1);
+      static_cast<void>(written);
+      _exit(127);
+    }
+    close(exec_failed[1]);
+    // The program, not apptracer, should receive the terminal's Ctrl-C.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    recorded_program = child;
+    struct sigaction pass {};
+    pass.sa_handler = pass_to_program;
+    pass.sa_flags = SA_RESTART;
+    sigemptyset(&pass.sa_mask);
+    for (int signal_number : {SIGTERM, SIGHUP}) sigaction(signal_number, &pass, nullptr);
+    char failed = 0;
+    bool ran = read(exec_failed[0], &failed, 1) != 1;
+    close(exec_failed[0]);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    recorded_program = 0;  // reaped: its pid may be another's now
+    if (ran) report_traces(run, status);
   }
-  report_written_traces(output, before);
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));
@@ -179,7 +281,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"touched", "all", "off"}))
       ->capture_default_str();
   cmd->add_option("--host-min-bytes", options->host_min_bytes,
-                  "Smallest host block tracked; smaller ones are only counted (default 4096)");
+                  "Smallest host block tracked; smaller ones are only counted (default 4096)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
   cmd->callback([&result, options, command] {
     result = [options, command] { return run_recorded(*command, *options); };

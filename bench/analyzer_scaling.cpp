@@ -1,8 +1,8 @@
 // Analyzer scaling (CPU): for each size, writes a synthetic trace of that
 // many operations (10 kernel launches per copy, each with its runtime and
 // driver API call; bench/synthetic_trace.h),
-// then runs `apptracer stats` and `apptracer dvdg` on it and reports each
-// one's wall time and peak memory. bench/report.py turns the sizes into
+// then runs `apptracer stats`, `timeline`, `query` (every kernel argument)
+// and `dvdg` on it and reports each one's wall time and peak memory. bench/report.py turns the sizes into
 // growth factors.
 //
 //   analyzer_scaling --apptracer PATH [--sizes N,N,...] [--dir DIR]
@@ -51,7 +51,7 @@ Options parse(int argc, char** argv) {
 }
 
 void report(long size, const char* what, const ChildCost& cost) {
-  std::printf("  apptracer %-5s %7.2f s wall (%.2f s user, %.2f s system), peak RSS %6.0f MiB%s\n", what,
+  std::printf("  apptracer %-8s %7.2f s wall (%.2f s user, %.2f s system), peak RSS %6.0f MiB%s\n", what,
               cost.wall_s, cost.user_s, cost.system_s, cost.peak_mib,
               cost.exit_code == 0 ? "" : "  FAILED");
   std::printf("result analyzer.%s.%ld.s %.3f\n", what, size, cost.wall_s);
@@ -77,10 +77,18 @@ int main(int argc, char** argv) {
                   size, size - copies, copies, s.st_size / 1048576.0, write_s);
       std::printf("result analyzer.trace.%ld.mib %.0f\n", size, s.st_size / 1048576.0);
       std::fflush(stdout);
-      // stats first: dvdg stores its graph in the trace, which stats would then read too.
-      for (const char* command : {"stats", "dvdg"}) {
-        ChildCost cost = apptracer::bench::run_child({options.apptracer, command, trace});
-        report(size, command, cost);
+      // dvdg last: it stores its graph in the trace, which the others would then read too.
+      // timeline and query stream what they write: their peak memory must not grow with size.
+      std::vector<std::pair<const char*, std::vector<std::string>>> commands{
+          {"stats", {"stats", trace}},
+          {"timeline", {"timeline", trace, "-o", "/dev/null"}},
+          {"query", {"query", trace, "SELECT * FROM kernel_args", "--format", "csv"}},
+          {"dvdg", {"dvdg", trace}}};
+      for (const auto& [name, arguments] : commands) {
+        std::vector<std::string> argv{options.apptracer};
+        argv.insert(argv.end(), arguments.begin(), arguments.end());
+        ChildCost cost = apptracer::bench::run_child(argv);
+        report(size, name, cost);
         failures += cost.exit_code != 0;
         std::fflush(stdout);
       }

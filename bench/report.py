@@ -159,19 +159,32 @@ def analyzer_section(r):
                      fmt(stats_s, 2), fmt(r.get(f"analyzer.stats.{n}.cpu_s"), 2),
                      fmt(r.get(f"analyzer.stats.{n}.peak_mib")),
                      fmt(dvdg_s, 2), fmt(r.get(f"analyzer.dvdg.{n}.cpu_s"), 2),
-                     fmt(r.get(f"analyzer.dvdg.{n}.peak_mib")), growth])
+                     fmt(r.get(f"analyzer.dvdg.{n}.peak_mib")),
+                     fmt(r.get(f"analyzer.timeline.{n}.s"), 2),
+                     fmt(r.get(f"analyzer.timeline.{n}.peak_mib")),
+                     fmt(r.get(f"analyzer.query.{n}.s"), 2),
+                     fmt(r.get(f"analyzer.query.{n}.peak_mib")), growth])
         previous = (n, stats_s, dvdg_s)
     body = table(["operations", "trace (MiB)", "stats wall (s)", "stats CPU (s)", "stats peak RSS (MiB)",
-                  "dvdg wall (s)", "dvdg CPU (s)", "dvdg peak RSS (MiB)", "wall time growth"], rows)
+                  "dvdg wall (s)", "dvdg CPU (s)", "dvdg peak RSS (MiB)", "timeline wall (s)",
+                  "timeline peak RSS (MiB)", "query wall (s)", "query peak RSS (MiB)",
+                  "wall time growth"], rows)
     body += ("\n\nSynthetic traces (bench/synthetic_trace.h): 10 kernel launches with 3 pointer"
              " arguments each per host↔device copy, each with its runtime and driver API call, on"
              " two streams ordered by events. CPU is user + system time: on a busy machine it is"
-             " the steadier number.")
+             " the steadier number. timeline writes a Perfetto file to /dev/null; query is"
+             " `SELECT * FROM kernel_args` as CSV.")
     targets = []
     dvdg_1m = r.get("analyzer.dvdg.1000000.s")
     if dvdg_1m is not None:
         cpu = r.get("analyzer.dvdg.1000000.cpu_s")
         targets.append(f"DVDG of 1M operations < 5 s: {dvdg_1m:.2f} s wall ({fmt(cpu, 2)} s CPU) → {verdict(dvdg_1m < 5)}")
+    if sizes:
+        for command in ("timeline", "query"):
+            peak = r.get(f"analyzer.{command}.{sizes[-1]}.peak_mib")
+            if peak is not None:
+                targets.append(f"{command} in bounded memory (< 100 MiB peak at {sizes[-1]:,} operations): "
+                               f"{peak:.0f} MiB → {verdict(peak < 100)}")
     return "Analyzer scaling (CPU)", body, targets
 
 

@@ -24,12 +24,14 @@ struct DiagnoseOptions {
   bool json = false;
   bool csv = false;
   bool store = false;
+  bool force = false;
   bool analyses = false;
 };
 
 int run_diagnose(const DiagnoseOptions& options) {
   Database db = open_trace(options.trace,
                            options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
+  if (options.store) refuse_store_while_recording(options.trace, db, options.force);
   diagnose::TraceFacts facts;
   try {
     facts = diagnose::read_trace_facts(db);
@@ -90,7 +92,10 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--analyses", options->analyses,
                 "Also print the Holistic Trace Analysis tables (temporal and idle breakdown, "
                 "kernels, launches, overlap, bandwidth, queue length, kernel sequences)");
-  cmd->callback([&result, options] { result = [options] { return run_diagnose(*options); }; });
+  cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
+  cmd->callback([&result, options] {
+    result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };
+  });
 }
 
 }  // namespace apptracer

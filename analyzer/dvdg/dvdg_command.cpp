@@ -2,7 +2,6 @@
 // trace, stores it in the trace (dvdg_* tables), and exports or queries it.
 #include <cinttypes>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "graph_store.h"
 #include "graph_view.h"
 #include "labels.h"
+#include "output_file.h"
 #include "queries.h"
 #include "trace_file.h"
 
@@ -27,6 +27,7 @@ namespace {
 struct DvdgOptions {
   std::string trace;
   bool no_store = false;
+  bool force = false;
   std::string dot, svg, graphml, json, proto;
   std::optional<int64_t> from_ns, to_ns, device;
   std::vector<std::string> nvtx, allocs;
@@ -69,27 +70,41 @@ int64_t resolve_allocation(const dvdg::Graph& graph, const std::string& text) {
   return *graph.locations[*location].alloc_id;
 }
 
-// Writes one export; "-" is standard output.
-template <typename Writer>
-void export_to(const std::string& path, bool binary, Writer&& write) {
-  if (path.empty()) return;
-  if (path == "-") {
-    write(std::cout);
-    std::cout.flush();
-    return;
+// False, after saying so, when the trace is still being recorded.
+bool not_being_recorded(const std::string& trace) {
+  std::string why;
+  {
+    std::string note;  // the same as the reason, said once below
+    Database db = open_trace(trace, TraceAccess::ReadOnly, note);
+    why = still_being_recorded(trace, db);
   }
-  std::ofstream file(path, binary ? std::ios::binary | std::ios::trunc : std::ios::trunc);
-  if (!file) throw std::runtime_error("cannot write " + path);
-  write(file);
-  file.close();
-  if (!file) throw std::runtime_error("cannot write " + path);
+  if (why.empty()) return true;
+  std::fprintf(stderr,
+               "apptracer: note: %s: the graph is built from what it holds so far and not stored "
+               "(--force stores it anyway)\n",
+               why.c_str());
+  return false;
 }
 
-void print_summary(const dvdg::Graph& graph, const DvdgOptions& options) {
+// An export's output file, checked before any work is done; null when not asked for.
+std::unique_ptr<OutputFile> export_file(const std::string& path, const DvdgOptions& options) {
+  return path.empty() ? nullptr
+                      : std::make_unique<OutputFile>(path, std::vector<std::string>{options.trace},
+                                                     options.force);
+}
+
+template <typename Writer>
+void export_to(const std::unique_ptr<OutputFile>& file, Writer&& write) {
+  if (!file) return;
+  write(file->stream());
+  file->commit();
+}
+
+void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool stored) {
   std::printf("dvdg: %zu operations, %zu values, %zu edges", graph.ops.size(), graph.values.size(),
               graph.edges.size());
   std::printf(
-      options.no_store ? " (not stored)\n" : "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n",
+      stored ? "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n" : " (not stored)\n",
       options.trace.c_str());
   size_t uninitialized = 0;
   for (const dvdg::Edge& edge : graph.edges) {
@@ -124,8 +139,14 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options) {
 }
 
 int run_dvdg(const DvdgOptions& options) {
-  Database db =
-      open_trace(options.trace, options.no_store ? TraceAccess::ReadOnly : TraceAccess::ReadWrite);
+  std::unique_ptr<OutputFile> dot = export_file(options.dot, options);
+  std::unique_ptr<OutputFile> svg = export_file(options.svg, options);
+  std::unique_ptr<OutputFile> graphml = export_file(options.graphml, options);
+  std::unique_ptr<OutputFile> json = export_file(options.json, options);
+  std::unique_ptr<OutputFile> proto = export_file(options.proto, options);
+  // A graph stored while the trace still grows would be stale without a word.
+  bool store = !options.no_store && (options.force || not_being_recorded(options.trace));
+  Database db = open_trace(options.trace, store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   dvdg::Graph graph;
   std::vector<std::pair<int64_t, int64_t>> windows;
   try {
@@ -134,7 +155,7 @@ int run_dvdg(const DvdgOptions& options) {
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  if (!options.no_store) {
+  if (store) {
     try {
       dvdg::store_graph(db, graph);
     } catch (const SqliteError& error) {
@@ -166,21 +187,21 @@ int run_dvdg(const DvdgOptions& options) {
                    !options.json.empty() || !options.proto.empty();
   if (exporting) {
     dvdg::GraphView view = dvdg::make_view(graph, filter);
-    export_to(options.dot, false, [&](std::ostream& out) { dvdg::write_dot(graph, view, out); });
-    export_to(options.graphml, false,
-              [&](std::ostream& out) { dvdg::write_graphml(graph, view, out); });
-    export_to(options.json, false, [&](std::ostream& out) { dvdg::write_json(graph, view, out); });
-    export_to(options.proto, true, [&](std::ostream& out) { dvdg::write_proto(graph, view, out); });
-    if (!options.svg.empty()) {
-      std::ostringstream dot;
-      dvdg::write_dot(graph, view, dot);
-      dvdg::render_svg(dot.str(), options.svg);
+    export_to(dot, [&](std::ostream& out) { dvdg::write_dot(graph, view, out); });
+    export_to(graphml, [&](std::ostream& out) { dvdg::write_graphml(graph, view, out); });
+    export_to(json, [&](std::ostream& out) { dvdg::write_json(graph, view, out); });
+    export_to(proto, [&](std::ostream& out) { dvdg::write_proto(graph, view, out); });
+    if (svg) {
+      std::ostringstream dot_text;
+      dvdg::write_dot(graph, view, dot_text);
+      dvdg::render_svg(dot_text.str(), svg->file_path());
+      svg->commit();
     }
   }
   // Exports to standard output must stay parseable.
   bool exports_to_stdout =
       options.dot == "-" || options.graphml == "-" || options.json == "-" || options.proto == "-";
-  if (!queried && !exports_to_stdout) print_summary(graph, options);
+  if (!queried && !exports_to_stdout) print_summary(graph, options, store);
   return 0;
 }
 
@@ -194,6 +215,9 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("trace", options->trace, "Trace database")->required();
   cmd->add_flag("--no-store", options->no_store,
                 "Do not write the dvdg_* tables (the trace is opened read-only)");
+  cmd->add_flag("--force", options->force,
+                "Replace export files that exist; store the graph even in a trace still being "
+                "recorded");
   cmd->add_option("--dot", options->dot, "Write Graphviz DOT to FILE ('-': standard output)")
       ->type_name("FILE");
   cmd->add_option("--svg", options->svg, "Render the graph to an SVG FILE with Graphviz's dot")

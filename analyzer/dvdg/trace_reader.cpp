@@ -58,10 +58,9 @@ class Reader {
     std::thread argument_reader;
     const char* file = sqlite3_db_filename(db_.handle(), "main");
     if (file && *file) {
-      std::string path = file;
-      argument_reader = std::thread([&arguments, &failure, path] {
+      argument_reader = std::thread([&arguments, &failure, this] {
         try {
-          Database other(path, Database::Mode::ReadOnly);
+          Database other = db_.reopen_read_only();
           arguments = read_kernel_arguments(other);
         } catch (...) {
           failure = std::current_exception();
@@ -96,12 +95,15 @@ class Reader {
   // Rows are counted up front so that the big vectors grow once: with
   // millions of rows, repeated growth costs as much as reading them.
   // (max(rowid) is instant where count(*) reads the whole table; an absurd
-  // rowid only means no reservation.)
+  // rowid only means no reservation. One huge id in a damaged trace must not
+  // reserve gigabytes: no table holds more rows than its file has 16 bytes.)
   int64_t last_rowid(const char* table) {
     constexpr int64_t kMostReserved = int64_t{1} << 27;
     Statement query = db_.prepare(std::string("SELECT coalesce(max(rowid), 0) FROM ") + table);
     int64_t last = query.step() ? query.int64(0) : 0;
-    return last >= 0 && last <= kMostReserved ? last : 0;
+    Statement size = db_.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+    int64_t most = std::min(kMostReserved, size.step() ? size.int64(0) / 16 : 0);
+    return last >= 0 && last <= most ? last : 0;
   }
 
   void reserve() {

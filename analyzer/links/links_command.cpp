@@ -2,7 +2,6 @@
 // machine, measures each logical path (path_plan.h, link_bench.h), fits the
 // transfer-time model per path (model/link_model.h) and writes the system
 // file that `apptracer whatif` replays traces against.
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <ctime>
@@ -17,6 +16,7 @@
 #include "host_topology.h"
 #include "link_bench.h"
 #include "nvml_topology.h"
+#include "output_file.h"
 #include "path_plan.h"
 #include "progress.h"
 #include "system_file.h"
@@ -91,10 +91,8 @@ Table summary(const model::SystemModel& system) {
 }
 
 int run_links(const LinksOptions& options) {
-  struct stat existing {};
-  if (!options.force && stat(options.output.c_str(), &existing) == 0) {
-    throw std::runtime_error(options.output + " exists; use --force to replace it");
-  }
+  // The output rules are checked before minutes of measuring, not after.
+  OutputFile file(options.output, {}, options.force);
   const links::CudaDriver& driver = links::load_cuda_driver();
   links::GpuInventory inventory = links::read_gpu_inventory(driver);
   model::SystemModel system;
@@ -142,7 +140,8 @@ int run_links(const LinksOptions& options) {
   system.machine.unavailable.insert(system.machine.unavailable.end(), failed.begin(), failed.end());
   if (!failed.empty()) std::cerr << "links: not measured: " << join(failed, "; ") << "\n";
   if (system.paths.empty()) throw std::runtime_error("no path could be measured; nothing written");
-  model::save_system(system, options.output);
+  file.stream() << model::system_to_json(system);
+  file.commit();
   write_tables(std::cout, {summary(system)}, OutputFormat::Table);
   std::cout << "links: " << system.paths.size() << " paths of " << system.describe() << " written to "
             << options.output << "\n";

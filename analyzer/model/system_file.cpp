@@ -1,6 +1,5 @@
 #include "system_file.h"
 
-#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -208,24 +207,6 @@ SystemModel load_system(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return system_from_json(text.str(), path);
-}
-
-void save_system(const SystemModel& system, const std::string& path) {
-  std::string temporary = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw SystemFileError(path + ": cannot create the file");
-    out << system_to_json(system);
-    out.close();
-    if (!out) {
-      std::remove(temporary.c_str());
-      throw SystemFileError(path + ": write failed (disk full?)");
-    }
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw SystemFileError(path + ": cannot move the finished file into place");
-  }
 }
 
 }  // namespace apptracer::model

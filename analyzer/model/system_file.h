@@ -28,8 +28,6 @@ class SystemFileError : public std::runtime_error {
 };
 
 SystemModel load_system(const std::string& path);
-// Writes the file whole or not at all (a temporary file renamed into place).
-void save_system(const SystemModel& system, const std::string& path);
 
 // The same through text; `source` names the text in errors.
 std::string system_to_json(const SystemModel& system);

@@ -20,6 +20,7 @@ struct ReportOptions {
   std::string trace;
   std::string output;
   std::string system;
+  bool force = false;
 };
 
 std::string file_name(const std::string& path) {
@@ -36,7 +37,7 @@ int run_report(const ReportOptions& options) {
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  OutputFile file(output, options.trace);
+  OutputFile file(output, {options.trace}, options.force);
   file.stream() << report::report_html(data, file_name(options.trace));
   file.commit();
   std::fprintf(stderr, "apptracer: wrote %s (%zu finding(s)); open it in a browser\n", output.c_str(),
@@ -54,7 +55,10 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--system", options->system,
                   "System file (apptracer links) for the savings and each path's peak")
       ->type_name("FILE");
-  cmd->callback([&result, options] { result = [options] { return run_report(*options); }; });
+  cmd->add_flag("-f,--force", options->force, "Replace the HTML file if it exists");
+  cmd->callback([&result, options] {
+    result = [options] { return reading_trace(options->trace, [&] { return run_report(*options); }); };
+  });
 }
 
 }  // namespace apptracer

@@ -13,6 +13,7 @@
 
 #include "apptracer/enums.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -39,19 +40,19 @@ bool holds_own_memory(AllocKind kind) {
 // The largest sum of bytes live at one time. At equal timestamps frees come
 // first: memory freed and reallocated in the same instant was never held twice.
 int64_t peak_live_bytes(const std::vector<Lifetime>& lifetimes) {
-  std::vector<std::pair<int64_t, int64_t>> changes;  // (time, +bytes or -bytes)
+  std::vector<std::pair<int64_t, __int128>> changes;  // (time, +bytes or -bytes)
   for (const Lifetime& lifetime : lifetimes) {
     changes.emplace_back(lifetime.alloc_ns, lifetime.bytes);
-    if (lifetime.free_ns) changes.emplace_back(*lifetime.free_ns, -lifetime.bytes);
+    if (lifetime.free_ns) changes.emplace_back(*lifetime.free_ns, -static_cast<__int128>(lifetime.bytes));
   }
   std::sort(changes.begin(), changes.end());
-  int64_t live = 0;
-  int64_t peak = 0;
+  __int128 live = 0;
+  __int128 peak = 0;
   for (const auto& change : changes) {
     live += change.second;
     peak = std::max(peak, live);
   }
-  return peak;
+  return clamp_to_int64(peak);
 }
 
 std::string place_name(std::optional<int64_t> device) {
@@ -69,8 +70,8 @@ Table allocations_report(Database& db) {
     KindTotals& totals = places[rows.optional_int64(0)][rows.int64(1)];
     Lifetime lifetime{rows.int64(2), rows.int64(3), rows.optional_int64(4)};
     ++totals.count;
-    totals.bytes += lifetime.bytes;
-    if (!lifetime.free_ns) totals.live_at_end += lifetime.bytes;
+    totals.bytes = saturating_add(totals.bytes, lifetime.bytes);
+    if (!lifetime.free_ns) totals.live_at_end = saturating_add(totals.live_at_end, lifetime.bytes);
     totals.lifetimes.push_back(lifetime);
   }
 
@@ -85,8 +86,8 @@ Table allocations_report(Database& db) {
                             totals.live_at_end});
       if (!holds_own_memory(static_cast<AllocKind>(kind))) continue;
       all.count += totals.count;
-      all.bytes += totals.bytes;
-      all.live_at_end += totals.live_at_end;
+      all.bytes = saturating_add(all.bytes, totals.bytes);
+      all.live_at_end = saturating_add(all.live_at_end, totals.live_at_end);
       all.lifetimes.insert(all.lifetimes.end(), totals.lifetimes.begin(), totals.lifetimes.end());
     }
     table.rows.push_back({place_name(device), std::string("all"), all.count, all.bytes,

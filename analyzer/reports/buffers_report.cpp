@@ -5,6 +5,7 @@
 // GPU work used are left out.
 #include "apptracer/enums.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -12,9 +13,9 @@ Table buffers_report(Database& db) {
   Statement rows = db.prepare(R"sql(
     WITH k AS (SELECT alloc_id, count(DISTINCT kernel_id) AS n FROM kernel_args
                WHERE alloc_id IS NOT NULL GROUP BY alloc_id),
-         copied_in AS (SELECT dst_alloc_id AS alloc_id, count(*) AS n, sum(bytes) AS bytes
+         copied_in AS (SELECT dst_alloc_id AS alloc_id, count(*) AS n, )sql" + saturating_sum_sql("bytes") + R"sql( AS bytes
                        FROM memcpys WHERE dst_alloc_id IS NOT NULL GROUP BY dst_alloc_id),
-         copied_out AS (SELECT src_alloc_id AS alloc_id, count(*) AS n, sum(bytes) AS bytes
+         copied_out AS (SELECT src_alloc_id AS alloc_id, count(*) AS n, )sql" + saturating_sum_sql("bytes") + R"sql( AS bytes
                         FROM memcpys WHERE src_alloc_id IS NOT NULL GROUP BY src_alloc_id),
          filled AS (SELECT alloc_id, count(*) AS n FROM memsets
                     WHERE alloc_id IS NOT NULL GROUP BY alloc_id)

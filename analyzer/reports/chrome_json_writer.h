@@ -10,6 +10,9 @@
 
 #include <cstdint>
 #include <ostream>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "timeline.h"
 
@@ -17,6 +20,29 @@ namespace apptracer {
 
 inline constexpr int64_t kSyntheticTidBase = 1'000'000'000;
 
-void write_chrome_json(std::ostream& out, const Timeline& timeline, Progress* progress = nullptr);
+// Events are written as slices come; the tracks announced before the first
+// slice wait for it (it gives the origin).
+class ChromeJsonWriter : public TimelineSink {
+ public:
+  explicit ChromeJsonWriter(std::ostream& out) : out_(out) {}
+  void track(const TimelineTrack& track) override;
+  void slice(const TimelineSlice& slice) override;
+  void finish() override;
+
+ private:
+  void start(int64_t origin_ns);
+  void write_track(size_t index);
+  void emit(const nlohmann::json& event);
+  int64_t tid_of(size_t track_index) const;
+  double relative_us(int64_t ns) const;
+
+  std::ostream& out_;
+  std::vector<TimelineTrack> tracks_;
+  bool started_ = false;
+  bool first_event_ = true;
+  int64_t origin_ns_ = 0;
+};
+
+void write_chrome_json(std::ostream& out, const Timeline& timeline);
 
 }  // namespace apptracer

@@ -1,4 +1,5 @@
 #include "duration_summary.h"
+#include "sums.h"
 
 #include <algorithm>
 
@@ -9,13 +10,15 @@ DurationSummary summarize_durations(std::vector<int64_t> durations) {
   summary.count = static_cast<int64_t>(durations.size());
   if (durations.empty()) return summary;
   std::sort(durations.begin(), durations.end());
-  for (int64_t duration : durations) summary.total += duration;
+  __int128 total = 0;
+  for (int64_t duration : durations) total += duration;
+  summary.total = clamp_to_int64(total);
   summary.min = durations.front();
   summary.max = durations.back();
   size_t middle = durations.size() / 2;
   summary.median = durations.size() % 2 == 1
                        ? static_cast<double>(durations[middle])
-                       : (static_cast<double>(durations[middle - 1]) + durations[middle]) / 2.0;
+                       : (static_cast<double>(durations[middle - 1]) + static_cast<double>(durations[middle])) / 2.0;
   return summary;
 }
 

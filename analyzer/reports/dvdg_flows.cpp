@@ -1,7 +1,7 @@
 #include "dvdg_flows.h"
 
+#include <algorithm>
 #include <optional>
-#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -62,7 +62,6 @@ std::vector<DvdgFlow> read_dvdg_flows(Database& db) {
       "JOIN dvdg_ops c ON c.id = e.op_id WHERE e.kind = 'data' "
       "ORDER BY p.start_ns, p.id, c.start_ns, c.id");
   std::optional<MigratedOrigins> migrations;
-  std::set<std::tuple<GpuOp, int64_t, GpuOp, int64_t>> seen;
   while (rows.step()) {
     std::optional<GpuOp> to = gpu_op(rows.text(2));
     if (!to) continue;
@@ -75,9 +74,18 @@ std::vector<DvdgFlow> read_dvdg_flows(Database& db) {
       std::tie(kind, source) = *origin;
     }
     std::optional<GpuOp> from = gpu_op(kind);
-    if (from && seen.emplace(*from, source, *to, rows.int64(3)).second)
-      flows.push_back({*from, source, *to, rows.int64(3)});
+    if (from) flows.push_back({*from, source, *to, rows.int64(3)});
   }
+  // Each pair once (sorted, not kept in a set beside the list: big graphs
+  // have millions of them).
+  auto key = [](const DvdgFlow& flow) {
+    return std::tie(flow.from_kind, flow.from_id, flow.to_kind, flow.to_id);
+  };
+  std::sort(flows.begin(), flows.end(),
+            [&](const DvdgFlow& a, const DvdgFlow& b) { return key(a) < key(b); });
+  flows.erase(std::unique(flows.begin(), flows.end(),
+                          [&](const DvdgFlow& a, const DvdgFlow& b) { return key(a) == key(b); }),
+              flows.end());
   return flows;
 }
 

@@ -2,7 +2,6 @@
 
 #include <sqlite3.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
 #include "apptracer/sqlite.h"
+#include "output_file.h"
 #include "trace_file.h"
 
 namespace apptracer {
@@ -191,14 +191,18 @@ class Merger {
       throw std::runtime_error(path + ": already a merged trace; merge the original traces instead");
     }
     process_id_ = process_id;
-    with_transaction(out_, [&] {
-      record_process(in, path);
-      compute_offsets(in);
-      map_devices(in);
-      map_strings(in);
-      for (const TableRule& rule : table_rules()) {
-        if (in.has_table(rule.table)) copy_table(in, rule);
-      }
+    all_complete_ = all_complete_ && trace_meta(in, "status") == kStatusComplete;
+    reading_trace(path, [&] {
+      with_transaction(out_, [&] {
+        record_process(in, path);
+        compute_offsets(in);
+        map_devices(in);
+        map_strings(in);
+        for (const TableRule& rule : table_rules()) {
+          if (in.has_table(rule.table)) copy_table(in, rule);
+        }
+      });
+      return 0;
     });
     if (in.has_table("dvdg_ops")) {
       std::fprintf(stderr, "apptracer: note: %s: DVDG tables are per process and were not merged\n",
@@ -206,13 +210,13 @@ class Merger {
     }
   }
 
-  void finish(int64_t processes, bool all_complete) {
+  void finish(int64_t processes) {
     progress_.update("indexing", 0, 1);
     with_transaction(out_, [&] {
       for (const auto& index : deferred_indexes_) out_.exec(index.second);
     });
     Statement meta = out_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
-    std::string status = all_complete ? kStatusComplete : kStatusRecording;
+    std::string status = all_complete_ ? kStatusComplete : kStatusRecording;
     meta.bind(1, std::string("status")).bind(2, status).run();
     meta.bind(1, std::string("merged_processes")).bind(2, std::to_string(processes)).run();
   }
@@ -450,6 +454,7 @@ class Merger {
   Progress& progress_;
   int64_t process_id_ = 0;
   int64_t rows_copied_ = 0;
+  bool all_complete_ = true;
   std::map<std::string, int64_t> offsets_;
   std::map<int64_t, int64_t> devices_;
   std::unordered_map<int64_t, int64_t> strings_;
@@ -457,9 +462,18 @@ class Merger {
   std::vector<std::pair<std::string, std::string>> deferred_indexes_;  // (name, CREATE sql)
 };
 
-bool file_exists(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0;
+// The same trace given twice (under any name) would merge one process twice.
+void check_distinct(const std::vector<std::string>& inputs) {
+  std::map<std::pair<dev_t, ino_t>, std::string> seen;
+  for (const std::string& input : inputs) {
+    struct stat info {};
+    if (stat(input.c_str(), &info) != 0) continue;  // open_trace says what is wrong with it
+    auto [first, inserted] = seen.emplace(std::make_pair(info.st_dev, info.st_ino), input);
+    if (!inserted) {
+      throw std::runtime_error("merge: " + first->second + " and " + input +
+                               " are the same file; give each trace once");
+    }
+  }
 }
 
 }  // namespace
@@ -467,37 +481,20 @@ bool file_exists(const std::string& path) {
 MergeSummary merge_traces(const std::vector<std::string>& inputs, const std::string& output,
                           bool overwrite, Progress& progress) {
   if (inputs.empty()) throw std::runtime_error("merge: no input traces given");
-  for (const std::string& input : inputs) {
-    if (input == output) throw std::runtime_error(output + ": is also an input; choose another -o");
-  }
-  if (file_exists(output) && !overwrite) {
-    throw std::runtime_error(output + ": already exists; use --force to replace it");
-  }
-  bool all_complete = true;
-  for (const std::string& input : inputs) {
-    Database in = open_trace(input, TraceAccess::ReadOnly);
-    all_complete = all_complete && trace_meta(in, "status") == kStatusComplete;
-  }
-  std::string temporary = output + ".tmp" + std::to_string(getpid());
-  std::remove(temporary.c_str());
+  check_distinct(inputs);
+  OutputFile file(output, inputs, overwrite);
   MergeSummary summary;
-  try {
-    Database out(temporary, Database::Mode::Create);
+  {
+    Database out(file.file_path(), Database::Mode::Create);
     Merger merger(out, progress);
     merger.create_schema();
     for (size_t i = 0; i < inputs.size(); ++i) merger.add_process(inputs[i], static_cast<int64_t>(i + 1));
-    merger.finish(static_cast<int64_t>(inputs.size()), all_complete);
+    merger.finish(static_cast<int64_t>(inputs.size()));
     summary.processes = static_cast<int64_t>(inputs.size());
     summary.rows = merger.rows_copied();
-  } catch (...) {
-    std::remove(temporary.c_str());
-    throw;
   }
   progress.finish();
-  if (std::rename(temporary.c_str(), output.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    throw std::runtime_error(output + ": cannot move the merged trace into place");
-  }
+  file.commit();
   return summary;
 }
 

@@ -1,8 +1,8 @@
 #include "perfetto_writer.h"
 
 #include <algorithm>
+#include <climits>
 #include <string>
-#include <vector>
 
 #include "perfetto_trace.pb.h"
 
@@ -14,12 +14,6 @@ namespace pb = ::apptracer::perfetto;
 
 // Every packet comes from this one writer.
 constexpr uint32_t kSequenceId = 1;
-
-struct SliceEvent {
-  int64_t ns;
-  size_t slice;
-  bool begin;
-};
 
 void write_varint(std::ostream& out, uint64_t value) {
   while (value >= 0x80) {
@@ -73,79 +67,61 @@ pb::TracePacket track_packet(const TimelineTrack& track) {
   return packet;
 }
 
-// Begin/end events of every slice in an order that nests on each track:
-// per track, slices sorted by start (longer first on ties), a stack of open
-// slices closed as soon as the next one starts after them; then all tracks
-// merged by time, keeping each track's order.
-std::vector<SliceEvent> nested_events(const Timeline& timeline, std::vector<int64_t>& end_ns) {
-  std::vector<std::vector<size_t>> by_track(timeline.tracks.size());
-  for (size_t i = 0; i < timeline.slices.size(); ++i) by_track[timeline.slices[i].track].push_back(i);
-  end_ns.resize(timeline.slices.size());
-  std::vector<SliceEvent> events;
-  events.reserve(2 * timeline.slices.size());
-  for (std::vector<size_t>& slices : by_track) {
-    std::stable_sort(slices.begin(), slices.end(), [&](size_t a, size_t b) {
-      const TimelineSlice& x = timeline.slices[a];
-      const TimelineSlice& y = timeline.slices[b];
-      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
-    });
-    std::vector<size_t> open;
-    for (size_t slice : slices) {
-      int64_t start = timeline.slices[slice].start_ns;
-      while (!open.empty() && end_ns[open.back()] <= start) {
-        events.push_back({end_ns[open.back()], open.back(), false});
-        open.pop_back();
-      }
-      end_ns[slice] = timeline.slices[slice].end_ns;
-      if (!open.empty()) end_ns[slice] = std::min(end_ns[slice], end_ns[open.back()]);
-      events.push_back({start, slice, true});
-      open.push_back(slice);
-    }
-    while (!open.empty()) {
-      events.push_back({end_ns[open.back()], open.back(), false});
-      open.pop_back();
-    }
-  }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const SliceEvent& a, const SliceEvent& b) { return a.ns < b.ns; });
-  return events;
-}
-
 }  // namespace
 
-void write_perfetto_trace(std::ostream& out, const Timeline& timeline, Progress* progress) {
-  bool first = true;
-  for (const TimelineTrack& track : timeline.tracks) {
-    pb::TracePacket packet = track_packet(track);
-    if (first) packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
-    first = false;
-    write_packet(out, packet);
-  }
-  std::vector<int64_t> end_ns;
-  std::vector<SliceEvent> events = nested_events(timeline, end_ns);
-  int64_t written = 0;
-  for (const SliceEvent& event : events) {
-    if (progress && ++written % 65536 == 0) {
-      progress->update("writing events", written, static_cast<int64_t>(events.size()));
-    }
-    const TimelineSlice& slice = timeline.slices[event.slice];
+void PerfettoWriter::track(const TimelineTrack& track) {
+  pb::TracePacket packet = track_packet(track);
+  if (first_packet_) packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+  first_packet_ = false;
+  write_packet(out_, packet);
+  uuids_.push_back(track.uuid);  // tracks come in index order
+  open_.emplace_back();
+}
+
+void PerfettoWriter::end_slices_until(int64_t ns) {
+  while (!ends_.empty() && std::get<0>(ends_.top()) <= ns) {
+    auto [end, track, depth] = ends_.top();
+    ends_.pop();
+    open_[track].pop_back();
     pb::TracePacket packet;
     packet.set_trusted_packet_sequence_id(kSequenceId);
-    packet.set_timestamp(static_cast<uint64_t>(event.ns));
-    pb::TrackEvent* track_event = packet.mutable_track_event();
-    track_event->set_track_uuid(timeline.tracks[slice.track].uuid);
-    if (event.begin) {
-      track_event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-      track_event->set_name(timeline.name_of(slice));
-      track_event->add_categories(std::string(slice.category));
-      for (const TimelineArg& arg : slice.args) set_annotation(*track_event->add_debug_annotations(), arg);
-      for (uint64_t flow : slice.flows_out) track_event->add_flow_ids(flow);
-      for (uint64_t flow : slice.flows_in) track_event->add_terminating_flow_ids(flow);
-    } else {
-      track_event->set_type(pb::TrackEvent::TYPE_SLICE_END);
-    }
-    write_packet(out, packet);
+    packet.set_timestamp(static_cast<uint64_t>(end));
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->set_track_uuid(uuids_[track]);
+    event->set_type(pb::TrackEvent::TYPE_SLICE_END);
+    write_packet(out_, packet);
   }
+}
+
+// Slices come by start time, longer first on ties: one that starts inside
+// the innermost open slice of its track nests in it (clipped to its end),
+// and every slice that ended by then is closed first.
+void PerfettoWriter::slice(const TimelineSlice& slice) {
+  end_slices_until(slice.start_ns);
+  std::vector<int64_t>& open = open_[slice.track];
+  int64_t end = open.empty() ? slice.end_ns : std::min(slice.end_ns, open.back());
+  open.push_back(end);
+  ends_.emplace(end, slice.track, -static_cast<int64_t>(open.size()));
+
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequenceId);
+  packet.set_timestamp(static_cast<uint64_t>(slice.start_ns));
+  pb::TrackEvent* event = packet.mutable_track_event();
+  event->set_track_uuid(uuids_[slice.track]);
+  event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
+  event->set_name(slice.name);
+  event->add_categories(std::string(slice.category));
+  for (const TimelineArg& arg : slice.args) set_annotation(*event->add_debug_annotations(), arg);
+  for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
+  for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);
+  write_packet(out_, packet);
+}
+
+void PerfettoWriter::finish() { end_slices_until(INT64_MAX); }
+
+void write_perfetto_trace(std::ostream& out, const Timeline& timeline) {
+  PerfettoWriter writer(out);
+  replay_timeline(timeline, writer);
 }
 
 }  // namespace apptracer

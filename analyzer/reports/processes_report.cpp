@@ -4,6 +4,7 @@
 #include <map>
 
 #include "stats_reports.h"
+#include "sums.h"
 #include "trace_processes.h"
 
 namespace apptracer {
@@ -39,11 +40,17 @@ Table processes_report(Database& db) {
   TraceProcesses processes = read_trace_processes(db);
   std::string select = "SELECT " + processes.process_column() + ", ";
   std::vector<ProcessSums> columns;
-  columns.emplace_back(db, select + "count(*), sum(end_ns - start_ns) FROM api_calls GROUP BY 1", 2);
   columns.emplace_back(
-      db, select + "count(*), sum(gpu_end_ns - gpu_start_ns) FROM kernels GROUP BY 1", 2);
-  columns.emplace_back(db, select + "count(*), sum(bytes) FROM memcpys GROUP BY 1", 2);
-  columns.emplace_back(db, select + "sum(end_ns - start_ns) FROM syncs GROUP BY 1", 1);
+      db, select + "count(*), " + saturating_sum_sql("end_ns - start_ns") + " FROM api_calls GROUP BY 1",
+      2);
+  columns.emplace_back(db,
+                       select + "count(*), " + saturating_sum_sql("gpu_end_ns - gpu_start_ns") +
+                           " FROM kernels GROUP BY 1",
+                       2);
+  columns.emplace_back(
+      db, select + "count(*), " + saturating_sum_sql("bytes") + " FROM memcpys GROUP BY 1", 2);
+  columns.emplace_back(
+      db, select + saturating_sum_sql("end_ns - start_ns") + " FROM syncs GROUP BY 1", 1);
 
   Table table{"processes",
               {"process_id", "pid", "program", "status", "api_calls", "api_ns", "kernels",

@@ -22,8 +22,13 @@ struct QueryOptions {
 int run_query(const QueryOptions& options) {
   OutputFormat format = parse_output_format(options.format);
   Database db = open_trace(options.trace, TraceAccess::ReadOnly);
-  Table table = run_read_only_query(db, options.sql);
-  write_tables(std::cout, {table}, format);
+  try {
+    TableStream out(std::cout, format);
+    run_read_only_query(db, options.sql, out);
+    out.finish();
+  } catch (const QueryError& error) {
+    throw QueryError(options.trace + ": " + error.what());
+  }
   return 0;
 }
 
@@ -36,7 +41,9 @@ void add_query_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->callback([&result, options] { result = [options] { return run_query(*options); }; });
+  cmd->callback([&result, options] { result = [options] {
+      return reading_trace(options->trace, [&] { return run_query(*options); });
+    }; });
 }
 
 }  // namespace apptracer

@@ -46,7 +46,7 @@ Cell cell_of(sqlite3_stmt* statement, int column) {
 
 }  // namespace
 
-Table run_read_only_query(Database& db, const std::string& sql) {
+void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
   // Belt and braces: the connection is read-only already; query_only also
   // stops statements that write without touching the file (temp tables).
   db.exec("PRAGMA query_only = ON");
@@ -66,18 +66,32 @@ Table run_read_only_query(Database& db, const std::string& sql) {
         "refused: the statement would modify the trace; 'apptracer query' only reads "
         "(use SELECT, or copy the trace and edit the copy with sqlite3)");
   }
-  Table table;
   int columns = sqlite3_column_count(statement.get());
-  for (int i = 0; i < columns; ++i) table.columns.push_back(sqlite3_column_name(statement.get(), i));
+  std::vector<std::string> names;
+  for (int i = 0; i < columns; ++i) {
+    const char* name = sqlite3_column_name(statement.get(), i);
+    names.push_back(name ? name : "");
+  }
+  sink.columns(names);
   for (;;) {
     int rc = sqlite3_step(statement.get());
     if (rc == SQLITE_DONE) break;
     if (rc != SQLITE_ROW) throw QueryError(std::string("query failed: ") + sqlite3_errmsg(db.handle()));
     std::vector<Cell> row;
+    row.reserve(static_cast<size_t>(columns));
     for (int i = 0; i < columns; ++i) row.push_back(cell_of(statement.get(), i));
-    table.rows.push_back(std::move(row));
+    sink.row(std::move(row));
   }
-  return table;
+}
+
+Table run_read_only_query(Database& db, const std::string& sql) {
+  struct Collect : RowSink {
+    Table table;
+    void columns(const std::vector<std::string>& names) override { table.columns = names; }
+    void row(std::vector<Cell> cells) override { table.rows.push_back(std::move(cells)); }
+  } collect;
+  run_read_only_query(db, sql, collect);
+  return std::move(collect.table);
 }
 
 }  // namespace apptracer

@@ -63,7 +63,9 @@ void add_stats_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-r,--report", options->reports, help)->check(CLI::IsMember(names));
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
-  cmd->callback([&result, options] { result = [options] { return run_stats(*options); }; });
+  cmd->callback([&result, options] { result = [options] {
+      return reading_trace(options->trace, [&] { return run_stats(*options); });
+    }; });
 }
 
 }  // namespace apptracer

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -23,16 +24,16 @@ struct StreamWork {
 
 int64_t union_length(std::vector<std::pair<int64_t, int64_t>> intervals) {
   std::sort(intervals.begin(), intervals.end());
-  int64_t total = 0;
+  __int128 total = 0;
   int64_t covered_until = INT64_MIN;
   for (auto [start, end] : intervals) {
     start = std::max(start, covered_until);
     if (end > start) {
-      total += end - start;
+      total += static_cast<__int128>(end) - start;
       covered_until = end;
     }
   }
-  return total;
+  return clamp_to_int64(total);
 }
 
 }  // namespace
@@ -74,7 +75,7 @@ Table streams_report(Database& db) {
         first = std::min(first, start);
         last = std::max(last, end);
       }
-      int64_t span = last - first;
+      int64_t span = saturating_sub(last, first);
       row.emplace_back(span);
       if (span > 0) {
         row.emplace_back(100.0 * static_cast<double>(busy) / static_cast<double>(span));

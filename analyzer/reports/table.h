@@ -20,6 +20,14 @@ inline Cell optional_cell(const std::optional<int64_t>& value) {
   return cell;
 }
 
+// Receives a table row by row (a query's rows, streamed as they come).
+class RowSink {
+ public:
+  virtual ~RowSink() = default;
+  virtual void columns(const std::vector<std::string>& names) = 0;
+  virtual void row(std::vector<Cell> cells) = 0;
+};
+
 struct Table {
   std::string name;  // report name: the JSON key and CSV heading; empty for a query
   std::vector<std::string> columns;

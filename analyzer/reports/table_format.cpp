@@ -40,39 +40,6 @@ nlohmann::json json_value(const Cell& cell) {
   return nullptr;
 }
 
-void write_text(std::ostream& out, const Table& table) {
-  std::vector<size_t> widths;
-  for (const std::string& column : table.columns) widths.push_back(column.size());
-  std::vector<std::vector<std::string>> texts;
-  for (const auto& row : table.rows) {
-    texts.emplace_back();
-    for (size_t i = 0; i < row.size(); ++i) {
-      texts.back().push_back(human_text(row[i]));
-      widths[i] = std::max(widths[i], texts.back().back().size());
-    }
-  }
-  // Numeric columns are right-aligned, like every profiler's tables.
-  std::vector<bool> numeric(table.columns.size(), false);
-  for (const auto& row : table.rows) {
-    for (size_t i = 0; i < row.size(); ++i) numeric[i] = numeric[i] || is_number(row[i]);
-  }
-  auto write_line = [&](const std::vector<std::string>& cells) {
-    std::string line;
-    for (size_t i = 0; i < cells.size(); ++i) {
-      std::string pad(widths[i] - cells[i].size(), ' ');
-      if (i > 0) line += "  ";
-      line += numeric[i] ? pad + cells[i] : cells[i] + (i + 1 < cells.size() ? pad : "");
-    }
-    out << line << '\n';
-  };
-  write_line(table.columns);
-  std::vector<std::string> rules;
-  for (size_t width : widths) rules.emplace_back(width, '-');
-  write_line(rules);
-  for (const auto& row : texts) write_line(row);
-  if (table.rows.empty()) out << "(no rows)\n";
-}
-
 std::string csv_field(const Cell& cell) {
   if (std::holds_alternative<double>(cell)) return json_value(cell).dump();
   std::string text = human_text(cell);
@@ -82,23 +49,26 @@ std::string csv_field(const Cell& cell) {
   return quoted + "\"";
 }
 
-void write_csv(std::ostream& out, const Table& table) {
-  auto write_line = [&](const std::vector<Cell>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv_field(cells[i]);
-    out << "\r\n";
-  };
-  write_line(std::vector<Cell>(table.columns.begin(), table.columns.end()));
-  for (const auto& row : table.rows) write_line(row);
+void write_csv_line(std::ostream& out, const std::vector<Cell>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv_field(cells[i]);
+  out << "\r\n";
+}
+
+nlohmann::json json_row(const std::vector<std::string>& columns, const std::vector<Cell>& row) {
+  nlohmann::json object = nlohmann::json::object();
+  for (size_t i = 0; i < row.size() && i < columns.size(); ++i) object[columns[i]] = json_value(row[i]);
+  return object;
 }
 
 nlohmann::json json_rows(const Table& table) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& row : table.rows) {
-    nlohmann::json object = nlohmann::json::object();
-    for (size_t i = 0; i < row.size(); ++i) object[table.columns[i]] = json_value(row[i]);
-    rows.push_back(std::move(object));
-  }
+  for (const auto& row : table.rows) rows.push_back(json_row(table.columns, row));
   return rows;
+}
+
+std::string json_text(const nlohmann::json& value) {
+  // Invalid UTF-8 in a trace string must not abort the whole output.
+  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -111,29 +81,103 @@ OutputFormat parse_output_format(const std::string& name) {
 }
 
 void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFormat format) {
-  if (format == OutputFormat::Json) {
-    nlohmann::json document;
-    if (tables.size() == 1 && tables.front().name.empty()) {
-      document = json_rows(tables.front());
-    } else {
-      document = nlohmann::json::object();
-      for (const Table& table : tables) document[table.name] = json_rows(table);
-    }
-    // Invalid UTF-8 in a trace string must not abort the whole output.
-    out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  bool bare_array = tables.size() == 1 && tables.front().name.empty();
+  if (format == OutputFormat::Json && !bare_array) {
+    nlohmann::json document = nlohmann::json::object();
+    for (const Table& table : tables) document[table.name] = json_rows(table);
+    out << json_text(document) << '\n';
     return;
   }
   bool headings = tables.size() > 1;
   for (size_t i = 0; i < tables.size(); ++i) {
+    std::string heading = tables[i].name;
     if (format == OutputFormat::Csv) {
       if (i > 0) out << "\r\n";
-      if (headings) out << "# " << tables[i].name << "\r\n";
-      write_csv(out, tables[i]);
-    } else {
-      if (i > 0) out << '\n';
-      if (headings || !tables[i].name.empty()) out << "== " << tables[i].name << " ==\n";
-      write_text(out, tables[i]);
+      if (!headings) heading.clear();
+    } else if (i > 0) {
+      out << '\n';
     }
+    TableStream stream(out, format, heading);
+    stream.columns(tables[i].columns);
+    for (const auto& row : tables[i].rows) stream.row(row);
+    stream.finish();
+  }
+}
+
+TableStream::TableStream(std::ostream& out, OutputFormat format, std::string name)
+    : out_(out), format_(format), name_(std::move(name)) {}
+
+void TableStream::columns(const std::vector<std::string>& names) {
+  columns_ = names;
+  if (format_ == OutputFormat::Csv) {
+    if (!name_.empty()) out_ << "# " << name_ << "\r\n";
+    write_csv_line(out_, std::vector<Cell>(columns_.begin(), columns_.end()));
+  } else if (format_ == OutputFormat::Table) {
+    if (!name_.empty()) out_ << "== " << name_ << " ==\n";
+    for (const std::string& column : columns_) widths_.push_back(column.size());
+    numeric_.assign(columns_.size(), false);
+  }
+}
+
+void TableStream::row(std::vector<Cell> cells) {
+  cells.resize(columns_.size());
+  switch (format_) {
+    case OutputFormat::Csv: write_csv_line(out_, cells); break;
+    case OutputFormat::Json: {
+      // Each row as the two-space-indented array write_tables would print.
+      std::string object = json_text(json_row(columns_, cells));
+      std::string indented = "  ";
+      for (char c : object) indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+      out_ << (rows_ == 0 ? "[\n" : ",\n") << indented;
+      break;
+    }
+    case OutputFormat::Table: {
+      std::vector<std::string> texts;
+      for (size_t i = 0; i < cells.size(); ++i) {
+        texts.push_back(human_text(cells[i]));
+        numeric_[i] = numeric_[i] || is_number(cells[i]);
+      }
+      block_.push_back(std::move(texts));
+      if (block_.size() == kTextBlockRows) write_text_block();
+      break;
+    }
+  }
+  ++rows_;
+}
+
+void TableStream::write_text_block() {
+  for (const auto& texts : block_) {
+    for (size_t i = 0; i < texts.size(); ++i) widths_[i] = std::max(widths_[i], texts[i].size());
+  }
+  // Numeric columns are right-aligned, like every profiler's tables.
+  auto write_line = [&](const std::vector<std::string>& cells) {
+    std::string line;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      std::string pad(widths_[i] - cells[i].size(), ' ');
+      if (i > 0) line += "  ";
+      line += numeric_[i] ? pad + cells[i] : cells[i] + (i + 1 < cells.size() ? pad : "");
+    }
+    out_ << line << '\n';
+  };
+  if (!header_written_) {
+    write_line(columns_);
+    std::vector<std::string> rules;
+    for (size_t width : widths_) rules.emplace_back(width, '-');
+    write_line(rules);
+    header_written_ = true;
+  }
+  for (const auto& texts : block_) write_line(texts);
+  block_.clear();
+}
+
+void TableStream::finish() {
+  switch (format_) {
+    case OutputFormat::Csv: break;
+    case OutputFormat::Json: out_ << (rows_ == 0 ? "[]\n" : "\n]\n"); break;
+    case OutputFormat::Table:
+      write_text_block();
+      if (rows_ == 0) out_ << "(no rows)\n";
+      break;
   }
 }
 

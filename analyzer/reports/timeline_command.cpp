@@ -20,6 +20,7 @@ struct TimelineOptions {
   std::string trace;
   std::string output;
   std::string format = "perfetto";
+  bool force = false;
 };
 
 int run_timeline(const TimelineOptions& options) {
@@ -27,23 +28,23 @@ int run_timeline(const TimelineOptions& options) {
   std::string output = options.output.empty()
                            ? replace_extension(options.trace, perfetto ? ".pftrace" : ".json")
                            : options.output;
+  OutputFile file(output, {options.trace}, options.force);
   Database db = open_trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
-  Timeline timeline = build_timeline(db, progress);
-  OutputFile file(output, options.trace);
+  std::unique_ptr<TimelineSink> writer;
   if (perfetto) {
-    write_perfetto_trace(file.stream(), timeline, &progress);
+    writer = std::make_unique<PerfettoWriter>(file.stream());
   } else {
-    write_chrome_json(file.stream(), timeline, &progress);
+    writer = std::make_unique<ChromeJsonWriter>(file.stream());
   }
+  TimelineCounts counts = stream_timeline(db, *writer, progress);
   file.commit();
-  progress.finish();
   std::fprintf(stderr,
                "apptracer: wrote %s: %zu tracks, %zu slices, %llu flows (%llu call->GPU, %llu DVDG)\n",
-               output.c_str(), timeline.tracks.size(), timeline.slices.size(),
-               static_cast<unsigned long long>(timeline.flow_count),
-               static_cast<unsigned long long>(timeline.api_flow_count),
-               static_cast<unsigned long long>(timeline.dvdg_flow_count));
+               output.c_str(), counts.tracks, counts.slices,
+               static_cast<unsigned long long>(counts.flows),
+               static_cast<unsigned long long>(counts.api_flows),
+               static_cast<unsigned long long>(counts.dvdg_flows));
   return 0;
 }
 
@@ -54,10 +55,14 @@ void add_timeline_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<TimelineOptions>();
   cmd->add_option("trace", options->trace, "Trace database")->required();
   cmd->add_option("-o,--output", options->output,
-                  "Output file (default: the trace's name with .pftrace or .json)");
+                  "Output file (default: the trace's name with .pftrace or .json; '-': standard "
+                  "output)");
   cmd->add_option("-f,--format", options->format, "perfetto (protobuf) or chrome-json")
       ->check(CLI::IsMember({"perfetto", "chrome-json"}));
-  cmd->callback([&result, options] { result = [options] { return run_timeline(*options); }; });
+  cmd->add_flag("--force", options->force, "Replace the output file if it exists");
+  cmd->callback([&result, options] { result = [options] {
+      return reading_trace(options->trace, [&] { return run_timeline(*options); });
+    }; });
 }
 
 }  // namespace apptracer

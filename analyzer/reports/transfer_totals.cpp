@@ -1,13 +1,14 @@
 #include "transfer_totals.h"
+#include "sums.h"
 
 namespace apptracer {
 
 void TransferTotals::add(int64_t operation_bytes, std::optional<int64_t> duration_ns) {
   ++count;
-  bytes += operation_bytes;
+  bytes = saturating_add(bytes, operation_bytes);
   if (duration_ns) {
-    timed_bytes += operation_bytes;
-    time_ns += *duration_ns;
+    timed_bytes = saturating_add(timed_bytes, operation_bytes);
+    time_ns = saturating_add(time_ns, *duration_ns);
   } else {
     ++untimed;
   }

@@ -25,6 +25,7 @@
 
 #include "apptracer/enums.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -39,16 +40,16 @@ struct Counters {
 
   void add(const UmEvent& event, const UmCause& cause) {
     switch (event.kind) {
-      case UmCounterKind::BytesHtoD: htod += event.bytes; break;
-      case UmCounterKind::BytesDtoH: dtoh += event.bytes; break;
-      case UmCounterKind::BytesDtoD: dtod += event.bytes; break;
+      case UmCounterKind::BytesHtoD: htod = saturating_add(htod, event.bytes); break;
+      case UmCounterKind::BytesDtoH: dtoh = saturating_add(dtoh, event.bytes); break;
+      case UmCounterKind::BytesDtoD: dtod = saturating_add(dtod, event.bytes); break;
       case UmCounterKind::GpuPageFault: ++gpu_fault_groups; break;
       case UmCounterKind::CpuPageFault: ++cpu_faults; break;
-      case UmCounterKind::RemoteMap: remote_map_bytes += event.bytes; break;
+      case UmCounterKind::RemoteMap: remote_map_bytes = saturating_add(remote_map_bytes, event.bytes); break;
       case UmCounterKind::Thrashing: ++thrashing; break;
       default: break;
     }
-    if (event.is_migration() && cause.kind == UmCauseKind::Prefetch) prefetched += event.bytes;
+    if (event.is_migration() && cause.kind == UmCauseKind::Prefetch) prefetched = saturating_add(prefetched, event.bytes);
   }
 };
 
@@ -203,7 +204,7 @@ Table um_allocations_report(Database& db, const UmTrace& um) {
     std::vector<Cell> row{std::string("unknown managed region"), Cell()};
     if (use.low <= use.high) {
       row.emplace_back(hex(use.low) + "-" + hex(use.high));
-      row.emplace_back(use.high - use.low);
+      row.emplace_back(saturating_sub(use.high, use.low));
     } else {
       row.resize(4);
     }

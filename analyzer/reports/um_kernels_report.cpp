@@ -18,6 +18,7 @@
 
 #include "apptracer/enums.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -43,7 +44,7 @@ std::unordered_map<int64_t, LaunchUm> per_launch(const UmTrace& um) {
     const UmEvent& event = um.events[i];
     LaunchUm& launch = launches[um.causes[i].row];
     if (event.kind == UmCounterKind::BytesHtoD || event.kind == UmCounterKind::BytesDtoD)
-      launch.bytes_in += event.bytes;
+      launch.bytes_in = saturating_add(launch.bytes_in, event.bytes);
     if (event.kind == UmCounterKind::GpuPageFault) ++launch.fault_groups;
   }
   return launches;
@@ -106,11 +107,11 @@ Table um_kernels_report(Database& db, const UmTrace& um) {
     int64_t bytes_in = first.um.bytes_in, later_bytes = 0, later_faults = 0;
     int64_t later_time = 0, later_timed = 0;
     for (size_t i = 1; i < launches.size(); ++i) {
-      bytes_in += launches[i].um.bytes_in;
-      later_bytes += launches[i].um.bytes_in;
+      bytes_in = saturating_add(bytes_in, launches[i].um.bytes_in);
+      later_bytes = saturating_add(later_bytes, launches[i].um.bytes_in);
       later_faults += launches[i].um.fault_groups;
       if (launches[i].duration) {
-        later_time += *launches[i].duration;
+        later_time = saturating_add(later_time, *launches[i].duration);
         ++later_timed;
       }
     }

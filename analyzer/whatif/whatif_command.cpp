@@ -22,12 +22,14 @@ struct WhatifCommandOptions {
   std::optional<int> numa;
   std::string json;
   bool store = false;
+  bool force = false;
   size_t steps = 10;
 };
 
 int run_whatif_command(WhatifCommandOptions& options) {
   options.whatif.numa_node = options.numa;
   Database db = open_trace(options.trace, options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
+  if (options.store) refuse_store_while_recording(options.trace, db, options.force);
   whatif::WhatifResult result = whatif::run_whatif(db, options.trace, options.whatif);
   if (options.store) {
     try {
@@ -43,7 +45,7 @@ int run_whatif_command(WhatifCommandOptions& options) {
     return 0;
   }
   if (!options.json.empty()) {
-    OutputFile file(options.json, options.trace);
+    OutputFile file(options.json, {options.trace}, options.force);
     file.stream() << whatif::whatif_json(result);
     file.commit();
   }
@@ -85,7 +87,13 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
                 "Store the result in the trace (whatif_* tables); otherwise it is opened read-only");
   cmd->add_option("--steps", options->steps, "Longest critical-path steps to print (default 10)")
       ->type_name("N");
-  cmd->callback([&result, options] { result = [options] { return run_whatif_command(*options); }; });
+  cmd->add_flag("-f,--force", options->force,
+                "Replace the --json file if it exists; --store into a trace still being recorded");
+  cmd->callback([&result, options] {
+    result = [options] {
+      return reading_trace(options->trace, [&] { return run_whatif_command(*options); });
+    };
+  });
 }
 
 }  // namespace apptracer

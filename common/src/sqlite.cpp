@@ -21,8 +21,29 @@ Database::Database(const std::string& path, Mode mode) {
     case Mode::ReadWrite: flags |= SQLITE_OPEN_READWRITE; break;
     case Mode::Create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE; break;
   }
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    std::string message = std::string("cannot open ") + path + ": " +
+  open(path, flags, "");
+}
+
+Database Database::open_read_only_uri(const std::string& uri, const std::string& vfs) {
+  Database db;
+  db.open(uri, SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, vfs);
+  return db;
+}
+
+Database Database::reopen_read_only() const {
+  Database db;
+  db.open(name_, (flags_ & ~(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_READONLY,
+          vfs_);
+  return db;
+}
+
+void Database::open(const std::string& name, int flags, const std::string& vfs) {
+  name_ = name;
+  flags_ = flags;
+  vfs_ = vfs;
+  if (sqlite3_open_v2(name.c_str(), &db_, flags, vfs.empty() ? nullptr : vfs.c_str()) !=
+      SQLITE_OK) {
+    std::string message = std::string("cannot open ") + name + ": " +
                           (db_ ? sqlite3_errmsg(db_) : "out of memory");
     sqlite3_close(db_);
     db_ = nullptr;
@@ -36,12 +57,19 @@ Database::Database(const std::string& path, Mode mode) {
 
 Database::~Database() { close(); }
 
-Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+Database::Database(Database&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)),
+      name_(std::move(other.name_)),
+      flags_(other.flags_),
+      vfs_(std::move(other.vfs_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     close();
     db_ = std::exchange(other.db_, nullptr);
+    name_ = std::move(other.name_);
+    flags_ = other.flags_;
+    vfs_ = std::move(other.vfs_);
   }
   return *this;
 }

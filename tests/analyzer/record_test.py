@@ -1,18 +1,48 @@
 #!/usr/bin/env python3
-"""`apptracer record` on CPU: the program's exit status passes through, the
-traces a run writes are named, an existing trace is never overwritten without
---force, and a missing program is one clear line.
+"""`apptracer record` on CPU: the program's exit status passes through, every
+trace the run wrote is listed with its status, each process keeps its own
+file even when all share one fixed -o name (with and without --force), an
+existing trace is never overwritten without --force, and bad arguments or a
+missing program are one clear line.
 
     record_test.py APPTRACER
+
+Programs without CUDA leave traces with --host-allocations=all.
 """
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 import tempfile
 
+LISTED = re.compile(r"^apptracer: trace written to (.*) \((complete|incomplete[^)]*)\)$")
+EMPTY = re.compile(r"^apptracer: no trace in (.*) \(empty: the process ended before its trace began; "
+                   r"the empty file was removed\)$")
+
 
 def record(apptracer, *args):
     return subprocess.run([apptracer, "record", *args], capture_output=True, text=True, timeout=60)
+
+
+def listed(run):
+    """(path, status) of every trace record says it wrote."""
+    return [LISTED.match(line).groups() for line in run.stderr.splitlines() if LISTED.match(line)]
+
+
+def db_files(directory):
+    return sorted(os.path.join(directory, f) for f in os.listdir(directory) if f.endswith(".db"))
+
+
+def process_of(path):
+    """(pid, start) of the process image a trace recorded: an exec'd program
+    keeps its pid and starts a trace of its own."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('pid', 'start_ns')"))
+        return meta.get("pid"), meta.get("start_ns")
+    finally:
+        db.close()
 
 
 def main():
@@ -23,32 +53,140 @@ def main():
     def expect(condition, what):
         if not condition:
             failures.append(what)
+            print("FAIL", what, flush=True)
 
-    # A program that "writes a trace" (as the tracer would, by the pattern) and exits 7.
-    made = os.path.join(work, "t-4242.db")
-    run = record(apptracer, "-o", os.path.join(work, "t-%p.db"), "--", "sh", "-c",
-                 f"touch {made}; exit 7")
+    # The program's exit status passes through; its trace is listed with its status.
+    out = os.path.join(work, "status")
+    os.mkdir(out)
+    run = record(apptracer, "-o", os.path.join(out, "t-%p.db"), "--host-allocations=all", "--",
+                 "sh", "-c", "exit 7")
     expect(run.returncode == 7, f"exit status passes through: {run.returncode}")
-    expect(f"apptracer: trace written to {made}" in run.stderr.splitlines(),
-           f"names the trace it wrote: {run.stderr!r}")
+    expect([p for p, _ in listed(run)] == db_files(out) and len(db_files(out)) == 1,
+           f"names the trace it wrote: {run.stderr!r} {db_files(out)}")
+    expect(all(s == "complete" for _, s in listed(run)), f"complete: {run.stderr!r}")
 
-    # Killed by a signal: apptracer dies of the same signal.
-    run = record(apptracer, "-o", os.path.join(work, "k-%p.db"), "--", "sh", "-c", "kill -TERM $$")
-    expect(run.returncode == -15, f"dies of the program's signal: {run.returncode}")
+    # %h and %% are expanded in what is listed.
+    out = os.path.join(work, "expand")
+    os.mkdir(out)
+    run = record(apptracer, "-o", os.path.join(out, "t-%h-100%%.db"), "--host-allocations=all", "--", "true")
+    expected = os.path.join(out, f"t-{os.uname().nodename}-100%.db")
+    expect([p for p, _ in listed(run)] == [expected], f"lists {expected}: {run.stderr!r}")
 
-    # An existing trace is not overwritten without --force.
+    # Several processes, one fixed name: every process its own file, every file listed.
+    for attempt in range(5):
+        out = os.path.join(work, f"shared{attempt}")
+        os.mkdir(out)
+        run = record(apptracer, "-o", os.path.join(out, "same.db"), "--host-allocations=all", "--",
+                     "sh", "-c", "ls / | wc -l")
+        traces = listed(run)
+        files = db_files(out)
+        expect(run.returncode == 0 and "locked" not in run.stderr and "already exists" not in run.stderr,
+               f"no clash: {run.stderr!r}")
+        expect(sorted(p for p, _ in traces) == files and len(files) >= 3,
+               f"each of sh, ls, wc has a listed trace: {files} vs {run.stderr!r}")
+        expect(all(s == "complete" for _, s in traces), f"all complete: {run.stderr!r}")
+        expect(len({process_of(f) for f in files}) == len(files), f"one file per process: {files}")
+
+    # An existing trace is not overwritten without --force...
     existing = os.path.join(work, "existing.db")
     open(existing, "w").write("keep")
     run = record(apptracer, "-o", existing, "--", "true")
     expect(run.returncode == 2 and "use --force" in run.stderr, f"refuses to overwrite: {run.stderr!r}")
     expect(open(existing).read() == "keep", "the existing file is untouched")
+    # ...and with it only the first process replaces it; the others get their own names.
+    out = os.path.join(work, "forced")
+    os.mkdir(out)
+    same = os.path.join(out, "same.db")
+    open(same, "w").write("old")
+    run = record(apptracer, "-f", "-o", same, "--host-allocations=all", "--", "sh", "-c", "ls / | wc -l")
+    files = db_files(out)
+    expect(open(same, "rb").read(15) == b"SQLite format 3", "the old file was replaced by a trace")
+    expect(sorted(p for p, _ in listed(run)) == files and len(files) >= 3,
+           f"the others got their own names: {files} {run.stderr!r}")
+    expect(len({process_of(f) for f in files}) == len(files), f"nobody replaced another's trace: {files}")
+
+    # Killed by a signal: apptracer dies of the same signal and says what it has.
+    for signal_name, script in (("TERM", "kill -TERM $$"), ("KILL", "kill -KILL $$")):
+        out = os.path.join(work, f"killed-{signal_name}")
+        os.mkdir(out)
+        run = record(apptracer, "-o", os.path.join(out, "k-%p.db"), "--host-allocations=all", "--",
+                     "sh", "-c", script)
+        expect(run.returncode == (-15 if signal_name == "TERM" else -9), f"dies of the program's signal: {run.returncode}")
+        said = listed(run) or [l for l in run.stderr.splitlines()
+                               if l.startswith("apptracer: no trace written: ") or EMPTY.match(l)]
+        expect(bool(said), f"SIG{signal_name} within the first 200 ms: a trace or why not: {run.stderr!r}")
+        expect(all(os.path.getsize(f) > 0 for f in db_files(out)), f"no empty file left: {db_files(out)}")
+
+    # SIGTERM sent to record itself goes to the program; record lists the
+    # trace, then dies of the program's signal.
+    out = os.path.join(work, "term-record")
+    os.mkdir(out)
+    proc = subprocess.Popen([apptracer, "record", "-o", os.path.join(out, "t-%p.db"), "--host-allocations=all",
+                             "--", "python3", "-c", "import time; print('ready', flush=True); time.sleep(60)"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready = proc.stdout.readline()
+    proc.send_signal(15)
+    try:
+        _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+    expect(ready == "ready\n" and proc.returncode == -15, f"SIGTERM to record ends the program: {proc.returncode}")
+    statuses = [m.group(2) for m in map(LISTED.match, err.splitlines()) if m]
+    expect(len(statuses) == 1 and statuses[0].startswith("incomplete"),
+           f"SIGTERM to record: the trace listed before record dies: {err!r}")
+
+    # A file its process created and never began (a pool worker stopped by
+    # SIGTERM at its start: 0 bytes with a journal, or SQLite without a table)
+    # is called empty in one line and removed, never "trace written"; one whose
+    # process still runs is left alone. The program announces such files the
+    # way the tracer does (tracer/base/config.h: path, then pid).
+    out = os.path.join(work, "empty")
+    os.mkdir(out)
+    zero, tableless, running = (os.path.join(out, n) for n in ("zero.db", "tableless.db", "running.db"))
+    sleeper = os.path.join(work, "sleeper.pid")
+
+    def make_tableless(path):
+        sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").fetchall()
+
+    script = (f": > {zero}; : > {zero}-journal; : > {running}; "
+              f"python3 -c \"import sqlite3; sqlite3.connect('{tableless}').execute('PRAGMA journal_mode=WAL')\"; "
+              f"sleep 60 > /dev/null 2>&1 & echo $! > {sleeper}; "
+              f"printf '%s\\n%s\\n' {zero} 2147483646 > $APPTRACER_RUN_DIR/trace-a; "
+              f"printf '%s\\n%s\\n' {tableless} 2147483646 > $APPTRACER_RUN_DIR/trace-b; "
+              f"printf '%s\\n%s\\n' {running} $! > $APPTRACER_RUN_DIR/trace-c; exit 3")
+    run = record(apptracer, "-o", os.path.join(out, "t-%p.db"), "--", "sh", "-c", script)
+    os.kill(int(open(sleeper).read()), 15)
+    lines = run.stderr.splitlines()
+    expect(run.returncode == 3, f"empty traces: exit status passes through: {run.returncode} {run.stderr!r}")
+    expect(sorted(m.group(1) for m in map(EMPTY.match, lines) if m) == sorted([zero, tableless]),
+           f"empty traces are called empty: {run.stderr!r}")
+    expect(not listed(run), f"an empty file is never 'trace written': {run.stderr!r}")
+    expect(os.listdir(out) == ["running.db"], f"empty files removed, a running one kept: {os.listdir(out)}")
+    expect(f"apptracer: trace {running} not begun yet: its process " in run.stderr,
+           f"a trace not begun by a running process: {run.stderr!r}")
+    open(zero, "wb").close()
+    make_tableless(tableless)
+    for path in (zero, tableless):
+        info = subprocess.run([apptracer, "info", path], capture_output=True, text=True, timeout=30)
+        expect(info.returncode != 0 and info.stderr ==
+               f"apptracer: {path}: empty: the process ended before its trace began\n",
+               f"info on an empty trace is one line saying so: {info.stderr!r}")
+
+    # Without CUDA and host recording, no trace and not a word (as untraced).
+    run = record(apptracer, "-o", os.path.join(work, "none-%p.db"), "--", "true")
+    expect(run.returncode == 0 and "trace written" not in run.stderr, f"quiet: {run.stderr!r}")
 
     run = record(apptracer, "-o", os.path.join(work, "m-%p.db"), "--", os.path.join(work, "no-such-program"))
-    lines = [l for l in run.stderr.splitlines() if "cannot run" in l]
-    expect(run.returncode == 127 and len(lines) == 1, f"missing program: {run.returncode} {run.stderr!r}")
+    lines = run.stderr.splitlines()
+    expect(run.returncode == 127 and len(lines) == 1 and "cannot run" in lines[0],
+           f"missing program: {run.returncode} {run.stderr!r}")
 
-    for f in failures:
-        print("FAIL", f)
+    for bad in (["--host-min-bytes", "-5"], ["--host-min-bytes", "lots"], ["--host-allocations", "some"]):
+        run = record(apptracer, *bad, "--", "true")
+        expect(run.returncode != 0 and len(run.stderr.splitlines()) == 1,
+               f"{bad} is one line: {run.returncode} {run.stderr!r}")
+
     print("record: ok" if not failures else "record: FAILED")
     return 1 if failures else 0
 

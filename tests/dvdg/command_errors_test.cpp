@@ -44,7 +44,7 @@ TEST_F(BrokenTrace, MissingFile) {
 TEST_F(BrokenTrace, EmptyFile) {
   trace_.reset();
   write("");
-  expect_one_line_error(path_, "empty file");
+  expect_one_line_error(path_, "empty: the process ended before its trace began");
 }
 
 TEST_F(BrokenTrace, NotSqlite) {

@@ -195,7 +195,7 @@ TEST(LinksCommand, NeverReplacesAnExistingFileWithoutForce) {
   std::ofstream(output) << "keep me";
   dvdg::CommandOutput result = dvdg::run_apptracer("links -o " + output);
   EXPECT_EQ(result.exit_code, 1);
-  EXPECT_EQ(result.err, "apptracer: " + output + " exists; use --force to replace it\n");
+  EXPECT_EQ(result.err, "apptracer: " + output + ": already exists; use --force to replace it\n");
   std::ifstream in(output);
   std::string text;
   std::getline(in, text);

@@ -48,7 +48,7 @@ async function paintedPixels(page, png) {
 async function check(browser, trace) {
   const name = path.basename(trace, '.db');
   const html = path.join(outDir, `${name}.html`);
-  execFileSync(apptracer, ['report', trace, '-o', html], { stdio: 'inherit' });
+  execFileSync(apptracer, ['report', trace, '-o', html, '--force'], { stdio: 'inherit' });
   const page = await browser.newPage();
   const problems = [];
   page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });

@@ -174,13 +174,15 @@ TEST_F(Merge, TheMergedTraceReadsWithTheAnalyzerCommands) {
 }
 
 TEST_F(Merge, TheSampleTwiceDoublesEveryReportAndKeepsEveryReference) {
-  {
-    std::remove(a_.c_str());
-    TraceBuilder sample(a_);
+  // Two processes that did the same (one file given twice is refused).
+  for (const std::string& path : {a_, b_}) {
+    std::remove(path.c_str());
+    TraceBuilder sample(path);
     build_sample_trace(sample);
   }
   Progress quiet("test");
-  MergeSummary summary = merge_traces({a_, a_}, out_, false, quiet);
+  EXPECT_THROW(merge_traces({a_, a_}, out_, false, quiet), std::runtime_error);
+  MergeSummary summary = merge_traces({a_, b_}, out_, false, quiet);
   EXPECT_EQ(summary.processes, 2);
   for (const char* table : {"api_calls", "allocations", "memcpys", "memsets", "kernels",
                             "kernel_args", "syncs", "nvtx_ranges", "threads"}) {

@@ -27,7 +27,7 @@ def main():
     trace = os.path.join(workdir, "sample.db")
     timeline = os.path.join(workdir, "sample.pftrace")
     subprocess.run([make_sample_trace, trace], check=True)
-    subprocess.run([apptracer, "timeline", trace, "-o", timeline], check=True)
+    subprocess.run([apptracer, "timeline", trace, "--force", "-o", timeline], check=True)
 
     decoded = pb.Trace()
     with open(timeline, "rb") as f:

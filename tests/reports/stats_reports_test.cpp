@@ -298,5 +298,40 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   }
 }
 
+// A damaged trace can hold any 64-bit number: sums and differences saturate
+// at the int64 range instead of overflowing.
+TEST_F(StatsReports, HugeValuesSaturateInsteadOfOverflowing) {
+  builder_.db().exec(
+      "UPDATE memcpys SET bytes = 9223372036854775807, gpu_start_ns = -9223372036854775808, "
+      "gpu_end_ns = 9223372036854775807;"
+      "UPDATE memsets SET bytes = 9223372036854775807;"
+      "UPDATE kernels SET gpu_start_ns = -9223372036854775808, gpu_end_ns = 9223372036854775807 "
+      "WHERE gpu_start_ns IS NOT NULL;"
+      "UPDATE allocations SET bytes = CASE WHEN id % 2 = 0 THEN 9223372036854775807 "
+      "ELSE -9223372036854775808 END;"
+      "UPDATE api_calls SET start_ns = -9223372036854775808, end_ns = 9223372036854775807;"
+      "UPDATE syncs SET start_ns = -9223372036854775808, end_ns = 9223372036854775807");
+  constexpr int64_t kMax = INT64_MAX;
+  Table copies = copies_report(builder_.db());
+  ASSERT_FALSE(copies.rows.empty());
+  for (size_t row = 0; row < copies.rows.size(); ++row) {
+    if (integer(copies, row, "count") > 1) EXPECT_EQ(integer(copies, row, "bytes"), kMax);
+  }
+  Table processes = processes_report(builder_.db());
+  EXPECT_EQ(integer(processes, 0, "copy_bytes"), kMax);
+  EXPECT_EQ(integer(processes, 0, "api_ns"), kMax);
+  EXPECT_EQ(integer(processes, 0, "kernel_ns"), kMax);
+  Table kernels = kernels_report(builder_.db());
+  EXPECT_EQ(integer(kernels, 0, "total_ns"), kMax);
+  Table memsets = memsets_report(builder_.db());
+  EXPECT_EQ(integer(memsets, 0, "bytes"), kMax);
+  Table streams = streams_report(builder_.db());
+  for (size_t row = 0; row < streams.rows.size(); ++row) {
+    if (!is_null(streams, row, "span_ns")) EXPECT_EQ(integer(streams, row, "span_ns"), kMax);
+  }
+  // Every report runs to its end on such a trace.
+  for (const StatsReport& report : stats_reports()) report.compute(builder_.db());
+}
+
 }  // namespace
 }  // namespace apptracer::testing

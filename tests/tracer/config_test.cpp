@@ -1,9 +1,14 @@
 #include "base/config.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+#include <set>
+#include <stdexcept>
+#include <vector>
 
 #include "buffer/allocation_registry.h"
 
@@ -16,18 +21,65 @@ TEST(OutputPath, ExpandsPidHostAndPercent) {
   EXPECT_EQ(expand_output_path("odd%x%", 1, "h"), "odd%x%");
 }
 
-TEST(OutputPath, NeverOverwritesWithoutForce) {
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(OutputPath, ClaimsAFreeNameElseOneWithThePid) {
   std::string dir = ::testing::TempDir();
-  std::string path = dir + "existing-" + std::to_string(getpid()) + ".db";
-  std::ofstream(path) << "x";
-  std::string other = unique_output_path(path, 77, false);
-  EXPECT_EQ(other, dir + "existing-" + std::to_string(getpid()) + "-77.db");
-  std::ofstream(other) << "x";
-  EXPECT_EQ(unique_output_path(path, 77, false),
-            dir + "existing-" + std::to_string(getpid()) + "-77-1.db");
-  EXPECT_EQ(unique_output_path(path, 77, true), path);
-  unlink(path.c_str());
-  unlink(other.c_str());
+  std::string stem = dir + "claim-" + std::to_string(getpid());
+  for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
+  std::ofstream(stem + ".db") << "x";
+  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + "-77.db");
+  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + "-77-1.db");
+  EXPECT_EQ(file_text(stem + ".db"), "x") << "never written over";
+  EXPECT_EQ(file_text(stem + "-77.db"), "") << "claimed files are created empty";
+  for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
+  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + ".db");
+  unlink((stem + ".db").c_str());
+}
+
+TEST(OutputPath, ProcessesStartingTogetherGetAFileEach) {
+  std::string path = ::testing::TempDir() + "together-" + std::to_string(getpid()) + ".db";
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  constexpr int kProcesses = 8;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kProcesses; ++i) {
+    pid_t child = fork();
+    if (child == 0) {
+      char byte;
+      close(go[1]);
+      if (read(go[0], &byte, 1) != 0) _exit(2);  // all start at once, when the pipe closes
+      std::string claimed = claim_output_path(path, getpid());
+      std::ofstream(claimed) << getpid();
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  close(go[0]);
+  close(go[1]);
+  for (pid_t child : children) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::set<std::string> owners;
+  std::vector<std::string> files{path};
+  for (pid_t child : children) {
+    files.push_back(path.substr(0, path.size() - 3) + "-" + std::to_string(child) + ".db");
+  }
+  for (const std::string& file : files) {
+    if (access(file.c_str(), F_OK) != 0) continue;
+    owners.insert(file_text(file));
+    unlink(file.c_str());
+  }
+  EXPECT_EQ(owners.size(), static_cast<size_t>(kProcesses)) << "each process wrote its own file";
+}
+
+TEST(OutputPath, AnUncreatableFileIsAnError) {
+  EXPECT_THROW(claim_output_path("/nonexistent-directory/t.db", 1), std::runtime_error);
 }
 
 TEST(AllocationRegistry, FindsTheAllocationLiveAtATime) {

@@ -1,8 +1,13 @@
 #include "base/config.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace apptracer {
@@ -14,7 +19,28 @@ const char* env(const char* name) {
   return value && *value ? value : nullptr;
 }
 
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+bool preloaded() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  return preload && std::string(preload).find("libapptracer") != std::string::npos;
+}
+
+// Runs when the library loads: preloaded, that is before main, while the
+// process has one thread and no children.
+const bool force_taken = [] {
+  const char* force = env("APPTRACER_FORCE");
+  if (!force || std::string(force) == "0" || !preloaded()) return false;
+  std::string output = env("APPTRACER_OUTPUT") ? env("APPTRACER_OUTPUT") : Config().output;
+  std::string path = expand_output_path(output, getpid(), host_name());
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+  setenv("APPTRACER_FORCE", "0", 1);
+  return true;
+}();
 
 }  // namespace
 
@@ -30,7 +56,8 @@ const char* to_string(HostAllocations mode) {
 Config Config::from_environment() {
   Config config;
   if (const char* v = env("APPTRACER_OUTPUT")) config.output = v;
-  if (const char* v = env("APPTRACER_FORCE")) config.force = std::string(v) != "0";
+  config.force = force_taken;
+  if (const char* v = env("APPTRACER_RUN_DIR")) config.run_dir = v;
   if (const char* v = env("APPTRACER_LOG")) config.log_level = v;
   if (const char* v = env("APPTRACER_BUFFER_MB")) {
     long mb = std::strtol(v, nullptr, 10);
@@ -83,16 +110,39 @@ std::string expand_output_path(const std::string& pattern, int pid, const std::s
   return out;
 }
 
-std::string unique_output_path(const std::string& path, int pid, bool force) {
-  if (force || !exists(path)) return path;
+std::string claim_output_path(const std::string& path, int pid) {
   size_t slash = path.rfind('/');
   size_t dot = path.rfind('.');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path.size();
   std::string stem = path.substr(0, dot) + "-" + std::to_string(pid);
   std::string extension = path.substr(dot);
-  std::string candidate = stem + extension;
-  for (int n = 1; exists(candidate); ++n) candidate = stem + "-" + std::to_string(n) + extension;
-  return candidate;
+  std::string candidate = path;
+  for (int n = 0;; ++n) {
+    int fd = open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      return candidate;
+    }
+    if (errno != EEXIST || n == 1000) {
+      throw std::runtime_error("cannot create " + candidate + ": " + std::strerror(errno));
+    }
+    candidate = n == 0 ? stem + extension : stem + "-" + std::to_string(n) + extension;
+  }
+}
+
+void announce_trace(const std::string& run_dir, const std::string& path) {
+  if (run_dir.empty()) return;
+  char resolved[PATH_MAX];
+  // The path, then the pid: record tells a trace not begun yet from one
+  // whose process ended before it began.
+  std::string line = (realpath(path.c_str(), resolved) ? resolved : path) + "\n" +
+                     std::to_string(getpid()) + "\n";
+  std::string name = run_dir + "/trace-XXXXXX";
+  int fd = mkstemp(name.data());
+  if (fd < 0) return;  // record is gone, or its directory: nobody to tell
+  ssize_t written = write(fd, line.data(), line.size());
+  static_cast<void>(written);
+  close(fd);
 }
 
 }  // namespace apptracer

@@ -19,12 +19,19 @@ const char* to_string(HostAllocations mode);
 
 struct Config {
   std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
-  bool force = false;                      // APPTRACER_FORCE=1: overwrite an existing file
+  // APPTRACER_FORCE=1: the run replaces an existing trace. Only the first
+  // traced process takes it: preloaded, it removes the trace at its output
+  // path (and the files beside it) when the library loads, before main, and
+  // sets APPTRACER_FORCE=0 for its children, so no process of the run ever
+  // replaces another's trace. (Loaded later, through CUDA_INJECTION64_PATH,
+  // changing the environment is not safe: there force has no effect.)
+  bool force = false;
   std::string log_level = "warn";          // APPTRACER_LOG: trace|debug|info|warn|error|off
   size_t buffer_bytes = 64u << 20;         // APPTRACER_BUFFER_MB: cap on records in flight
   int flush_period_ms = 200;               // APPTRACER_FLUSH_MS: writer period (SIGKILL loses at most this)
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
+  std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced
 
   static Config from_environment();
   // "key=value ..." of the options in force, for meta.options.
@@ -34,9 +41,15 @@ struct Config {
 // Expands %p, %h and %% in an output template.
 std::string expand_output_path(const std::string& pattern, int pid, const std::string& host);
 
-// A path for this process's trace that overwrites nothing (unless `force`):
-// `path` if free, else NAME-PID.EXT, else NAME-PID-N.EXT. A forked child whose
-// template has no %p, or a program that execs itself, gets its own file this way.
-std::string unique_output_path(const std::string& path, int pid, bool force);
+// Creates this process's trace file, exclusively (O_CREAT | O_EXCL), so two
+// processes can never write one file: `path` if no file has that name, else
+// NAME-PID.EXT, else NAME-PID-N.EXT. Returns the name taken; throws
+// std::runtime_error when no file can be created there.
+std::string claim_output_path(const std::string& path, int pid);
+
+// Tells `apptracer record` that this process writes the trace at `path`: a
+// file in `run_dir` (none when empty) holding the path and the pid, so record
+// can list every trace of the run, wherever each process wrote it.
+void announce_trace(const std::string& run_dir, const std::string& path);
 
 }  // namespace apptracer

@@ -18,10 +18,6 @@ std::string host_name() {
   return host;
 }
 
-void remove_trace_files(const std::string& path) {
-  for (const char* suffix : {"", "-wal", "-shm"}) unlink((path + suffix).c_str());
-}
-
 }  // namespace
 
 Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable& strings,
@@ -90,17 +86,17 @@ bool Writer::open_store_if_needed() {
   if (store_) return true;
   if (failed_) return false;
   int pid = getpid();
-  std::string host = host_name();
-  std::string wanted = expand_output_path(config_.output, pid, host);
-  std::string path = unique_output_path(wanted, pid, config_.force);
+  std::string wanted = expand_output_path(config_.output, pid, host_name());
+  std::string path;
   try {
-    if (config_.force) remove_trace_files(path);
+    path = claim_output_path(wanted, pid);
+    announce_trace(config_.run_dir, path);
     StoreOptions options;
     if (!gpu_activity_expected_) options.hold_passes = options.late_passes = 0;
     store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
   } catch (const std::exception& error) {
-    log_error("cannot create trace {}: {}; tracing stops, the program continues", path,
-              error.what());
+    log_error("cannot create trace {}: {}; tracing stops, the program continues",
+              path.empty() ? wanted : path, error.what());
     failed_ = true;
     return false;
   }

@@ -26,6 +26,9 @@ class Database {
 
   Database() = default;
   Database(const std::string& path, Mode mode);
+  // Opens an SQLite URI ("file:t.db?immutable=1") read-only through the VFS
+  // named `vfs` (empty: SQLite's default).
+  static Database open_read_only_uri(const std::string& uri, const std::string& vfs = "");
   ~Database();
   Database(Database&& other) noexcept;
   Database& operator=(Database&& other) noexcept;
@@ -33,6 +36,9 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   bool is_open() const { return db_ != nullptr; }
+  // Another connection to the same file, opened the same way but read-only
+  // (a second reader thread).
+  Database reopen_read_only() const;
   void close();
 
   // Runs one or more statements that return no rows.
@@ -45,7 +51,13 @@ class Database {
   sqlite3* handle() const { return db_; }
 
  private:
+  void open(const std::string& name, int flags, const std::string& vfs);
+
   sqlite3* db_ = nullptr;
+  // How it was opened, for reopen_read_only().
+  std::string name_;
+  int flags_ = 0;
+  std::string vfs_;
 };
 
 class Statement {

@@ -1,0 +1,187 @@
+// The rules every command that writes a file follows (analyzer/output_file.h),
+// end to end through the real binary: never an input, never an existing file
+// without --force, a finished file or none, devices, FIFOs and symlinks kept.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "sample_trace.h"
+
+namespace apptracer::testing {
+namespace {
+
+struct CommandRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class OutputRules : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "output_rules_" + std::to_string(getpid());
+    std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
+    trace_ = dir_ + "/t.db";
+    TraceBuilder builder(trace_);
+    build_sample_trace(builder);
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  CommandRun apptracer(const std::string& arguments) {
+    std::string command = std::string(APPTRACER_BIN) + " " + arguments + " >" + dir_ + "/out 2>" +
+                          dir_ + "/err";
+    int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir_ + "/out"),
+            read_file(dir_ + "/err")};
+  }
+
+  // A failure is one line on stderr and a non-zero exit.
+  void expect_one_line_error(const CommandRun& run, const std::string& says) {
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.err.find(says), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+
+  // No temporary file is ever left in the directory.
+  void expect_no_leftovers() {
+    std::string listing = dir_ + "/listing";
+    std::system(("ls -A " + dir_ + " > " + listing).c_str());
+    EXPECT_EQ(read_file(listing).find(".tmp-"), std::string::npos) << read_file(listing);
+  }
+
+  std::string dir_;
+  std::string trace_;
+};
+
+TEST_F(OutputRules, NoCommandWritesOverItsInputUnderAnyName) {
+  std::string bytes = read_file(trace_);
+  std::string link = dir_ + "/link.db";
+  ASSERT_EQ(::link(trace_.c_str(), link.c_str()), 0);
+  for (const std::string& arguments :
+       {"dvdg --no-store " + trace_ + " --json " + trace_,
+        "dvdg --no-store " + trace_ + " --force --dot " + dir_ + "/./t.db",
+        "dvdg " + trace_ + " --force --proto " + link,
+        "timeline " + trace_ + " --force -o " + link,
+        "merge " + trace_ + " --force -o " + dir_ + "/../" + dir_.substr(dir_.rfind('/') + 1) + "/t.db"}) {
+    expect_one_line_error(apptracer(arguments), "input");
+    EXPECT_EQ(read_file(trace_), bytes) << arguments;
+  }
+  expect_no_leftovers();
+}
+
+TEST_F(OutputRules, StandardOutputAppendedToTheInputIsRefused) {
+  std::string bytes = read_file(trace_);
+  std::string command = std::string(APPTRACER_BIN) + " dvdg --no-store " + trace_ +
+                        " --json - >>" + trace_ + " 2>" + dir_ + "/err";
+  EXPECT_NE(std::system(command.c_str()), 0);
+  EXPECT_EQ(read_file(trace_), bytes);
+  EXPECT_NE(read_file(dir_ + "/err").find("input"), std::string::npos);
+}
+
+TEST_F(OutputRules, AnExistingFileIsReplacedOnlyWithForce) {
+  for (const std::string& command : {std::string("dvdg --no-store ") + trace_ + " --json",
+                                     std::string("dvdg --no-store ") + trace_ + " --dot",
+                                     std::string("timeline ") + trace_ + " -o",
+                                     std::string("merge ") + trace_ + " -o"}) {
+    std::string out = dir_ + "/existing";
+    std::ofstream(out) << "keep";
+    expect_one_line_error(apptracer(command + " " + out), "already exists; use --force");
+    EXPECT_EQ(read_file(out), "keep") << command;
+    CommandRun forced = apptracer(command + " " + out + " --force");
+    EXPECT_EQ(forced.exit_code, 0) << command << ": " << forced.err;
+    EXPECT_NE(read_file(out), "keep") << command;
+    std::remove(out.c_str());
+  }
+  expect_no_leftovers();
+}
+
+TEST_F(OutputRules, AFailedRunLeavesTheOldFileWhole) {
+  std::string out = dir_ + "/old.pftrace";
+  std::ofstream(out) << "old timeline";
+  // The timeline fails half way: memsets lost a column it reads.
+  std::string broken = dir_ + "/broken.db";
+  std::ofstream(broken, std::ios::binary) << read_file(trace_);
+  Database(broken, Database::Mode::ReadWrite).exec("ALTER TABLE memsets DROP COLUMN value");
+  CommandRun run = apptracer("timeline " + broken + " --force -o " + out);
+  expect_one_line_error(run, broken);
+  EXPECT_EQ(read_file(out), "old timeline");
+  expect_no_leftovers();
+}
+
+TEST_F(OutputRules, DevicesAreWrittenThroughNeverReplaced) {
+  CommandRun run = apptracer("timeline " + trace_ + " -o /dev/null");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  struct stat info {};
+  ASSERT_EQ(stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+  if (access("/dev/full", W_OK) == 0) {
+    expect_one_line_error(apptracer("timeline " + trace_ + " -o /dev/full"), "write failed");
+    expect_one_line_error(apptracer("dvdg --no-store " + trace_ + " --json /dev/full"), "write failed");
+    ASSERT_EQ(stat("/dev/full", &info), 0);
+    EXPECT_TRUE(S_ISCHR(info.st_mode));
+  }
+}
+
+TEST_F(OutputRules, AFifoIsWrittenThroughAndStaysAFifo) {
+  std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = read_file(fifo); });
+  CommandRun run = apptracer("dvdg --no-store " + trace_ + " --json " + fifo);
+  reader.join();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(received.find("\"edges\""), std::string::npos) << received;
+  struct stat info {};
+  ASSERT_EQ(lstat(fifo.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISFIFO(info.st_mode));
+}
+
+TEST_F(OutputRules, ASymlinkStaysAndItsTargetIsReplaced) {
+  std::string target = dir_ + "/target.json";
+  std::string link = dir_ + "/link.json";
+  std::ofstream(target) << "old";
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  CommandRun run = apptracer("timeline " + trace_ + " --format chrome-json --force -o " + link);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  struct stat info {};
+  ASSERT_EQ(lstat(link.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISLNK(info.st_mode));
+  EXPECT_NE(read_file(target).find("traceEvents"), std::string::npos);
+  expect_no_leftovers();
+}
+
+TEST_F(OutputRules, MergingOneTraceTwiceIsRefused) {
+  std::string merged = dir_ + "/merged.db";
+  expect_one_line_error(apptracer("merge " + trace_ + " " + trace_ + " -o " + merged), "same file");
+  expect_one_line_error(apptracer("merge " + trace_ + " " + dir_ + "/./t.db -o " + merged),
+                        "same file");
+  EXPECT_NE(access(merged.c_str(), F_OK), 0);
+}
+
+TEST_F(OutputRules, WriteErrorsOnStandardOutputFailTheCommand) {
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+  for (const std::string& command : {"stats " + trace_, "info " + trace_,
+                                     "query " + trace_ + " 'SELECT * FROM api_calls'",
+                                     "dvdg --no-store " + trace_}) {
+    std::string line = std::string(APPTRACER_BIN) + " " + command + " >/dev/full 2>" + dir_ + "/err";
+    int status = std::system(line.c_str());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << command;
+    std::string err = read_file(dir_ + "/err");
+    EXPECT_NE(err.find("writing standard output failed"), std::string::npos) << command << ": " << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+}
+
+}  // namespace
+}  // namespace apptracer::testing
