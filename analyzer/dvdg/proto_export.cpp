@@ -21,6 +21,8 @@ proto::Op::Kind proto_kind(OpKind kind) {
     case OpKind::Kernel: return proto::Op::KERNEL;
     case OpKind::Migration: return proto::Op::MIGRATION;
     case OpKind::HostPhase: return proto::Op::HOST_PHASE;
+    case OpKind::SubAllocation: return proto::Op::SUB_ALLOCATION;
+    case OpKind::SubFree: return proto::Op::SUB_FREE;
   }
   return proto::Op::KIND_UNSPECIFIED;
 }
@@ -58,8 +60,10 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     proto::Value item;
     item.set_id(uint64_t{value} + 1);
     if (where.alloc_id) item.set_alloc_id(*where.alloc_id);
-    item.set_address(static_cast<uint64_t>(where.address));
-    item.set_bytes(static_cast<uint64_t>(where.bytes));
+    if (where.sub_allocation_id) item.set_sub_allocation_id(*where.sub_allocation_id);
+    item.set_region_offset(static_cast<uint64_t>(record.offset));
+    item.set_address(static_cast<uint64_t>(where.address + record.offset));
+    item.set_bytes(static_cast<uint64_t>(record.bytes));
     if (where.device) item.set_device(*where.device);
     item.set_memory(std::string(to_string(where.memory)));
     item.set_version(record.version);
