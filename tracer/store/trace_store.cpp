@@ -173,6 +173,8 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
     db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
   });
   arg_sets_ = std::make_unique<KernelArgSets>(db_);
+  sub_allocations_ = std::make_unique<SubAllocationRows>(
+      db_, resolver_, [this](const std::string& key, const std::string& value) { set_meta(key, value); });
   api_calls_ = RowInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = RowInserter<SyncRow>(db_);
@@ -254,6 +256,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Thread: write_thread(r); break;
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
+      case RecordType::SubAllocation: sub_allocations_->write(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -527,6 +530,7 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   kernel_join_->finish();
   memcpy_join_->finish();
   memset_join_->finish();
+  sub_allocations_->finish();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
