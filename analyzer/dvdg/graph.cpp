@@ -11,15 +11,12 @@ std::string_view to_string(OpKind kind) {
     case OpKind::Kernel: return "kernel";
     case OpKind::Migration: return "migration";
     case OpKind::HostPhase: return "host phase";
-    case OpKind::SubAllocation: return "sub-allocation";
-    case OpKind::SubFree: return "sub-allocation free";
   }
   return "?";
 }
 
 bool is_lifetime_op(OpKind kind) {
-  return kind == OpKind::Allocation || kind == OpKind::Free || kind == OpKind::SubAllocation ||
-         kind == OpKind::SubFree;
+  return kind == OpKind::Allocation || kind == OpKind::Free;
 }
 
 std::string_view to_string(EdgeKind kind) {

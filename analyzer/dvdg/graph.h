@@ -26,21 +26,10 @@ namespace apptracer::dvdg {
 // migration records, grouped per allocation, direction and causing op).
 // HostPhase: the CPU touching managed memory between GPU work, which is what
 // made the migrations placed before it.
-// SubAllocation / SubFree: a framework allocator handed a block to the program
-// or took it back (sub_allocations rows).
-enum class OpKind : uint8_t {
-  Allocation,
-  Free,
-  Copy,
-  Memset,
-  Kernel,
-  Migration,
-  HostPhase,
-  SubAllocation,
-  SubFree,
-};
-// Allocations and frees, of CUDA memory or of sub-allocations: they make and
-// end regions rather than read or write data.
+enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase };
+// Allocations and frees make and end regions rather than read or write data.
+// (A sub-allocation's lifetime is no op: a training step has as many as
+// kernels, and its sub_allocations row already says it.)
 bool is_lifetime_op(OpKind kind);
 std::string_view to_string(OpKind kind);
 
@@ -60,6 +49,8 @@ struct Location {
   std::optional<AllocKind> alloc_kind;  // allocations (and sub-allocations': the parent's)
   std::optional<int64_t> sub_allocation_id;
   std::optional<SubAllocator> allocator;  // sub-allocations only
+  int64_t alloc_ns = 0;            // sub-allocations: when the block was handed out
+  std::optional<int64_t> free_ns;  // ... and back in the pool
   int64_t address = 0;
   int64_t bytes = 0;
   std::optional<int64_t> device;
@@ -108,8 +99,11 @@ struct Value {
   int64_t offset = 0;    // the value's byte range inside its location
   int64_t bytes = 0;
   static constexpr uint32_t kNoOp = UINT32_MAX;
-  uint32_t producer_op = kNoOp;  // the op that wrote it (the allocation for version 0)
-  uint32_t freed_by_op = kNoOp;  // the free that ended it, if any
+  // The op that wrote it (for version 0 the allocation, or the first op to
+  // touch an unknown region; none for a sub-allocation's).
+  uint32_t producer_op = kNoOp;
+  uint32_t freed_by_op = kNoOp;  // the free that ended it, if an op did
+  bool freed = false;  // its region was freed (a sub-allocation's: no op, see free_ns)
   bool holds_data = true;
   bool read_uninitialized = false;  // a known read found it holding no data
   int16_t residency = kNoResidency;  // managed memory only

@@ -60,6 +60,7 @@ class Builder {
     graph_.op_writes_begin.reserve(order.size() + 1);
     graph_.op_reads_begin.reserve(order.size() + 1);
     for (uint32_t op = 0; op < order.size(); ++op) apply(op, order[op]);
+    end_freed_sub_allocations();
     graph_.op_edges.push_back(static_cast<uint32_t>(graph_.edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
     graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
@@ -104,6 +105,7 @@ class Builder {
     value.bytes = end - begin;
     value.producer_op = producer;
     value.freed_by_op = freed_by_[location];
+    value.freed = freed_by_[location] != Value::kNoOp;
     value.holds_data = holds_data;
     value.residency = trace_.locations[location].is_managed() ? residency : kNoResidency;
     graph_.values.push_back(value);
@@ -119,8 +121,11 @@ class Builder {
       // Managed memory is populated where it is first touched; without a
       // record of that, version 0 is taken to be on the host, whose
       // accesses the tracer cannot see.
-      pieces.push_back({0, new_value(location, 0, op, trace_.locations[location].starts_with_data,
-                                     kHostResidency, 0, location_bytes(location))});
+      // A sub-allocation's version 0 comes from its allocation, which is no op.
+      uint32_t producer = trace_.locations[location].sub_allocation_id ? Value::kNoOp : op;
+      pieces.push_back({0, new_value(location, 0, producer,
+                                     trace_.locations[location].starts_with_data, kHostResidency,
+                                     0, location_bytes(location))});
     }
     return pieces;
   }
@@ -225,14 +230,15 @@ class Builder {
     merge_accesses(source);
 
     if (is_lifetime_op(record.kind)) {
-      bool ends = record.kind == OpKind::Free || record.kind == OpKind::SubFree;
+      bool ends = record.kind == OpKind::Free;
       for (const Access& access : accesses_) {
         std::vector<Piece>& pieces = state(access.location, op);
         if (!ends) continue;
-        // Work the GPU runs after the host freed a block (a framework frees
-        // as soon as the work using it is queued) still belongs to it.
         freed_by_[access.location] = op;
-        for (const Piece& piece : pieces) graph_.values[piece.value].freed_by_op = op;
+        for (const Piece& piece : pieces) {
+          graph_.values[piece.value].freed_by_op = op;
+          graph_.values[piece.value].freed = true;
+        }
       }
       return;
     }
@@ -331,6 +337,16 @@ class Builder {
       }
     }
     assign(access.location, access.begin, access.end, written);
+  }
+
+  // What a freed sub-allocation held when it went back to the pool ends
+  // with it; work the GPU ran after the host freed it (a framework frees a
+  // tensor as soon as the work using it is queued) included.
+  void end_freed_sub_allocations() {
+    for (uint32_t location = 0; location < pieces_.size(); ++location) {
+      if (!trace_.locations[location].free_ns) continue;
+      for (const Piece& piece : pieces_[location]) graph_.values[piece.value].freed = true;
+    }
   }
 
   // A migration moves the location's current values: same content, same

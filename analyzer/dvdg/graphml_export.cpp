@@ -93,7 +93,7 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
     text_data(out, "v_memory", to_string(where.memory));
     data(out, "v_version", record.version);
     data(out, "v_uninit", boolean(record.read_uninitialized));
-    data(out, "v_freed", boolean(record.freed_by_op != Value::kNoOp));
+    data(out, "v_freed", boolean(record.freed));
     if (record.residency != kNoResidency)
       text_data(out, "v_location", residency_name(record.residency));
     out << "    </node>\n";

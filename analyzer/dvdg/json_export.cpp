@@ -121,6 +121,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
                         op_id(record.producer_op));
     json.optional_field("freed_by_op", record.freed_by_op != Value::kNoOp,
                         op_id(record.freed_by_op));
+    json.field("freed", record.freed);
     json.field("holds_data", record.holds_data);
     json.field("read_uninitialized", record.read_uninitialized);
     json.optional_field("location", record.residency != kNoResidency, record.residency);

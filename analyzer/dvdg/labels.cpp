@@ -94,7 +94,7 @@ std::string value_label(const Graph& graph, uint32_t value, const char* line_bre
   label += line_break + std::string("version ") + std::to_string(record.version);
   if (record.residency != kNoResidency) label += " on " + residency_name(record.residency);
   if (record.read_uninitialized) label += " (read uninitialized)";
-  if (record.freed_by_op != Value::kNoOp) label += " (freed)";
+  if (record.freed) label += " (freed)";
   return label;
 }
 

@@ -21,8 +21,6 @@ proto::Op::Kind proto_kind(OpKind kind) {
     case OpKind::Kernel: return proto::Op::KERNEL;
     case OpKind::Migration: return proto::Op::MIGRATION;
     case OpKind::HostPhase: return proto::Op::HOST_PHASE;
-    case OpKind::SubAllocation: return proto::Op::SUB_ALLOCATION;
-    case OpKind::SubFree: return proto::Op::SUB_FREE;
   }
   return proto::Op::KIND_UNSPECIFIED;
 }
@@ -71,6 +69,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
       item.set_producer_op_id(uint64_t{record.producer_op} + 1);
     if (record.freed_by_op != Value::kNoOp)
       item.set_freed_by_op_id(uint64_t{record.freed_by_op} + 1);
+    item.set_freed(record.freed);
     item.set_holds_data(record.holds_data);
     item.set_read_uninitialized(record.read_uninitialized);
     item.set_label(value_label(graph, value, "\n"));

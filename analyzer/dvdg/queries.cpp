@@ -214,6 +214,8 @@ void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
     if (std::find(lines.begin(), lines.end(), what) == lines.end()) lines.push_back(what);
   };
   std::optional<uint32_t> freed;
+  // A sub-allocation's life starts and ends outside any op.
+  if (where.sub_allocation_id) out << "  allocated   at " << where.alloc_ns << " ns\n";
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
     const Value& record = graph.values[value];
     if (record.location != location) continue;
@@ -243,7 +245,11 @@ void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
   for (const auto& [op, lines] : events) {
     for (const std::string& line : lines) out << "  " << line << "\n";
   }
-  if (!freed) out << "  not freed before the trace ended\n";
+  if (where.free_ns) {
+    out << "  freed       at " << *where.free_ns << " ns\n";
+  } else if (!freed) {
+    out << "  not freed before the trace ended\n";
+  }
 }
 
 }  // namespace apptracer::dvdg

@@ -126,8 +126,8 @@ class Reader {
     int64_t memsets = last_rowid("memsets");
     int64_t kernels = last_rowid("kernels");
     int64_t blocks = db_.has_table("sub_allocations") ? last_rowid("sub_allocations") : 0;
-    out_.ops.reserve(static_cast<size_t>(2 * allocations + 2 * blocks + copies + memsets + kernels));
-    pending_.reserve(static_cast<size_t>(2 * allocations + 2 * blocks + 2 * copies + memsets +
+    out_.ops.reserve(static_cast<size_t>(2 * allocations + copies + memsets + kernels));
+    pending_.reserve(static_cast<size_t>(2 * allocations + 2 * copies + memsets +
                                          last_rowid("kernel_arg_words")));
     out_.locations.reserve(static_cast<size_t>(allocations + blocks));
     kernel_ids_.reserve(static_cast<size_t>(kernels));
@@ -173,24 +173,22 @@ class Reader {
       location.starts_with_data = !is_device_memory(location.memory);
       uint32_t index = add_location(location);
       alloc_locations_.emplace(*location.alloc_id, index);
-      add_lifetime(OpKind::Allocation, OpKind::Free, *location.alloc_id, index, rows.int64(5),
-                   rows.optional_int64(6));
+      add_lifetime(index, rows.int64(5), rows.optional_int64(6));
     }
   }
 
   // The allocation and (if it happened) free ops of a location.
-  void add_lifetime(OpKind made, OpKind ended, int64_t source_id, uint32_t location,
-                    int64_t alloc_ns, std::optional<int64_t> free_ns) {
+  void add_lifetime(uint32_t location, int64_t alloc_ns, std::optional<int64_t> free_ns) {
     Op alloc;
-    alloc.kind = made;
-    alloc.source_id = source_id;
+    alloc.kind = OpKind::Allocation;
+    alloc.source_id = *out_.locations[location].alloc_id;
     alloc.device = out_.locations[location].device;
     alloc.issue_ns = alloc.start_ns = alloc.end_ns = alloc_ns;
     alloc.bytes = out_.locations[location].bytes;
     add_access(add_op(alloc), whole(location));
     if (free_ns) {
       Op free = alloc;
-      free.kind = ended;
+      free.kind = OpKind::Free;
       free.issue_ns = free.start_ns = free.end_ns = *free_ns;
       add_access(add_op(free), whole(location));
     }
@@ -198,7 +196,8 @@ class Reader {
 
   // Blocks framework allocators carved out of allocations (absent from
   // traces recorded before they were captured). Each is a location of its
-  // own; accesses to the allocations holding them are split later.
+  // own, whose lifetime is its row's (no ops); accesses to the allocations
+  // holding them are split later.
   void read_sub_allocations() {
     holds_blocks_.assign(out_.locations.size(), false);
     if (!db_.has_table("sub_allocations")) return;
@@ -231,12 +230,11 @@ class Reader {
         }
       }
       location.starts_with_data = !is_device_memory(location.memory);
+      location.alloc_ns = rows.int64(6);
+      location.free_ns = rows.optional_int64(7);
       uint32_t index = add_location(location);
-      std::optional<int64_t> free_ns = rows.optional_int64(7);
-      add_lifetime(OpKind::SubAllocation, OpKind::SubFree, *location.sub_allocation_id, index,
-                   rows.int64(6), free_ns);
-      blocks_.push_back(
-          {index, location.address, location.bytes, rows.int64(6), free_ns.value_or(INT64_MAX)});
+      blocks_.push_back({index, location.address, location.bytes, location.alloc_ns,
+                         location.free_ns.value_or(INT64_MAX)});
       // Every allocation overlapping the block holds it.
       auto it = std::lower_bound(by_address.begin(), by_address.end(),
                                  std::make_pair(location.address - widest, uint32_t{0}));
