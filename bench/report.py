@@ -81,6 +81,7 @@ def launch_section(r):
 
 def pytorch_section(r):
     variants = (("untraced", "untraced"), ("bare", "bare CUPTI subscriber"), ("torch-profiler", "torch.profiler"),
+                ("apptracer-no-hooks", "apptracer, tensors not recorded (--framework-allocators=off)"),
                 ("apptracer", "apptracer"))
     base = r.get("pytorch.untraced.per_op")
     rows = []
@@ -93,6 +94,10 @@ def pytorch_section(r):
     if t is not None and prof is not None:
         targets.append(f"step time under apptracer ≤ under torch.profiler: {t:,.0f} vs {prof:,.0f} µs"
                        f" ({ratio(t, prof):.2f}×) → {verdict(t <= prof)}")
+    off = r.get("pytorch.apptracer-no-hooks.per_op")
+    if t is not None and off is not None:
+        targets.append(f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs"
+                       f" {off:,.0f} µs ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}")
     return "A real program: PyTorch MLP training steps (GPU)", body, targets
 
 
@@ -167,7 +172,25 @@ def analyzer_section(r):
              " arguments each per host↔device copy, each with its runtime and driver API call, on"
              " two streams ordered by events. CPU is user + system time: on a busy machine it is"
              " the steadier number.")
+    layouts = []
+    for key, label in (("dvdg_plain", "2000 buffers of their own"),
+                       ("dvdg_sub", "tensors in 20 segments, every kernel output a new one")):
+        for n in sorted({int(k.split(".")[2]) for k in r if k.startswith(f"analyzer.{key}.")}):
+            layouts.append([f"{n:,} kernels + {n // 10:,} copies", label,
+                            fmt(r.get(f"analyzer.{key}.{n}.s"), 2), fmt(r.get(f"analyzer.{key}.{n}.cpu_s"), 2),
+                            fmt(r.get(f"analyzer.{key}.{n}.peak_mib"))])
+    if layouts:
+        body += ("\n\nThe DVDG with sub-allocations (bench/dvdg_bench.cpp): the same kernels and copies,"
+                 " with device memory as separate allocations or as a framework allocator's tensors"
+                 " (sub_allocations rows: each is a region of its own).\n\n")
+        body += table(["operations", "device memory", "dvdg wall (s)", "dvdg CPU (s)", "dvdg peak RSS (MiB)"],
+                      layouts)
     targets = []
+    sub_1m = r.get("analyzer.dvdg_sub.1000000.s")
+    if sub_1m is not None:
+        peak = r.get("analyzer.dvdg_sub.1000000.peak_mib")
+        targets.append(f"DVDG of 1M operations with sub-allocations < 5 s and < 1 GB: {sub_1m:.2f} s wall,"
+                       f" {fmt(peak)} MiB → {verdict(sub_1m < 5 and peak is not None and peak < 1024)}")
     dvdg_1m = r.get("analyzer.dvdg.1000000.s")
     if dvdg_1m is not None:
         cpu = r.get("analyzer.dvdg.1000000.cpu_s")

@@ -17,7 +17,8 @@
 # untraced / apptracer), store (writer throughput, database bytes per
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
-# subscriber / torch.profiler / apptracer). Benchmarks print, they assert
+# subscriber / torch.profiler / apptracer without and with the caching
+# allocator's blocks recorded). Benchmarks print, they assert
 # nothing; the exit status only says whether every benchmark ran. FILE gets the sections measured in this run
 # (with device, date and commit) and keeps the others.
 set -euo pipefail
@@ -59,10 +60,12 @@ wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
+  dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  dvdg_kernels=1000000
   : "${analyzer_sizes:=10000,100000,1000000,10000000}"
 fi
 
@@ -111,10 +114,18 @@ fi
 if wanted analyzer; then
   step analyzer "$dist/bench/analyzer_scaling" --apptracer "$dist/bin/apptracer" \
     --sizes "$analyzer_sizes" --dir "$work"
+  # The same DVDG with the device buffers as tensors in segments (sub_allocations).
+  for layout in plain sub-allocations; do
+    step "analyzer dvdg $layout" "$dist/bench/dvdg_bench" --apptracer "$dist/bin/apptracer" \
+      --kernels "$dvdg_kernels" --copies $((dvdg_kernels / 10)) --trace "$work/dvdg_bench.db" \
+      $([ "$layout" = sub-allocations ] && echo --sub-allocations)
+  done
 fi
 if wanted pytorch; then
   note pytorch "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
-  step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" untraced,bare,torch-profiler,apptracer \
+  # apptracer-no-hooks: the same without recording the caching allocator's blocks.
+  step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" \
+    untraced,bare,torch-profiler,apptracer-no-hooks,apptracer \
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
 fi
 
