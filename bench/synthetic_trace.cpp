@@ -25,6 +25,7 @@ constexpr const char* kApiNames[] = {"cudaLaunchKernel", "cuLaunchKernel", "cuda
                                      "cuMemcpyAsync"};
 constexpr int64_t kApiCbids[] = {211, 307, 41, 306};  // CUPTI callback ids of those
 constexpr int64_t kDeviceBase = 0x7f0000000000;
+constexpr int64_t kHostBase = 0x500000000;
 // Sub-allocation mode: the device buffers are tensors in slots of these segments.
 constexpr int64_t kSegments = 20;
 constexpr int64_t kSlotsPerSegment = kDeviceBuffers / kSegments;
@@ -146,7 +147,7 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       AllocationRow row;
       row.id = i;
       row.kind = device ? AllocKind::Device : AllocKind::PinnedHost;
-      row.address = device ? memory.allocation_address(i) : 0x500000000 + i * kBufferBytes;
+      row.address = device ? memory.allocation_address(i) : kHostBase + i * kBufferBytes;
       row.bytes = device ? memory.allocation_bytes() : kBufferBytes;
       if (device) row.device = 0;
       row.alloc_ns = i;
@@ -242,6 +243,9 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
         row.dst_alloc_id = to_device ? device.alloc_id : host;
         row.src_offset = to_device ? 0 : device.offset;
         row.dst_offset = to_device ? device.offset : 0;
+        int64_t host_address = kHostBase + host * kBufferBytes;
+        row.src_address = to_device ? host_address : device.address;
+        row.dst_address = to_device ? device.address : host_address;
         row.src_memory = to_device ? MemoryKind::Pinned : MemoryKind::Device;
         row.dst_memory = to_device ? MemoryKind::Device : MemoryKind::Pinned;
         if (!to_device) row.src_device = 0;
