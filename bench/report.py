@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "malloc", "store", "analyzer"]
+ORDER = ["launch", "pytorch", "jax", "malloc", "store", "analyzer"]
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -99,6 +99,23 @@ def pytorch_section(r):
         targets.append(f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs"
                        f" {off:,.0f} µs ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}")
     return "A real program: PyTorch MLP training steps (GPU)", body, targets
+
+
+def jax_section(r):
+    variants = (("untraced", "untraced (XLA's BFC pool)"), ("xla-platform", "untraced, XLA's platform allocator"),
+                ("apptracer", "apptracer (BFC pool: arrays seen as its segments)"),
+                ("apptracer-per-buffer", "apptracer --framework-allocators=per-buffer (each array a value)"))
+    base = r.get("jax.untraced.per_op")
+    rows = []
+    for key, label in variants:
+        step = r.get(f"jax.{key}.per_op")
+        rows.append([label, fmt(step), fmt(ratio(step, base), 2), fmt(r.get(f"jax.{key}.wall_ms"))])
+    body = table(["variant", "µs per step (median)", "× untraced", "process wall (ms)"], rows)
+    per_buffer, traced = r.get("jax.apptracer-per-buffer.per_op"), r.get("jax.apptracer.per_op")
+    if per_buffer is not None and traced is not None:
+        body += (f"\n\nThe per-buffer mode (no target: it is opt-in) adds to a traced step: {per_buffer:,.0f} vs"
+                 f" {traced:,.0f} µs ({(ratio(per_buffer, traced) - 1) * 100:+.1f}%).")
+    return "JAX jitted training steps, per-buffer mode (GPU)", body, []
 
 
 def malloc_section(r):
@@ -198,7 +215,8 @@ def analyzer_section(r):
     return "Analyzer scaling (CPU)", body, targets
 
 
-RENDER = {"launch": launch_section, "pytorch": pytorch_section, "malloc": malloc_section,
+RENDER = {"launch": launch_section, "pytorch": pytorch_section, "jax": jax_section,
+          "malloc": malloc_section,
           "store": store_section, "analyzer": analyzer_section}
 
 

@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc store analyzer pytorch
+#   --only          comma-separated subset of: launch malloc store analyzer pytorch jax
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -18,7 +18,9 @@
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
 # subscriber / torch.profiler / apptracer without and with the caching
-# allocator's blocks recorded). Benchmarks print, they assert
+# allocator's blocks recorded), jax (GPU, where jax is installed: jitted
+# MLP training steps, untraced / XLA's platform allocator / apptracer /
+# apptracer --framework-allocators=per-buffer). Benchmarks print, they assert
 # nothing; the exit status only says whether every benchmark ran. FILE gets the sections measured in this run
 # (with device, date and commit) and keeps the others.
 set -euo pipefail
@@ -54,7 +56,7 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
   only=malloc,store,analyzer
-  [ "$gpu" = 1 ] && only=launch,pytorch,$only
+  [ "$gpu" = 1 ] && only=launch,pytorch,jax,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
@@ -127,6 +129,16 @@ if wanted pytorch; then
   step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" \
     untraced,bare,torch-profiler,apptracer-no-hooks,apptracer \
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted jax && ! python3 -c "import jax" 2>/dev/null; then
+  echo "bench: jax not measured: python3 cannot import jax" >&2
+elif wanted jax; then
+  note jax "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
+  # What --framework-allocators=per-buffer costs: XLA's platform allocator
+  # alone (xla-platform), and traced in that mode.
+  step jax "$here/compare.sh" jax "$dist" "$torch_rounds" \
+    untraced,xla-platform,apptracer,apptracer-per-buffer \
+    "us per step" -- python3 "$here/jax_steps.py" "$steps" "$warmup"
 fi
 
 # BENCH_COMMIT names the commit where the tree's git metadata cannot (the GPU
