@@ -84,7 +84,8 @@ def write_tree(root, files):
 
 def python(code, pythonpath, **env):
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(pythonpath), **env)
-    environment.pop("LD_PRELOAD", None)
+    for inherited in ("LD_PRELOAD", "APPTRACER_FRAMEWORK_ALLOCATORS", "XLA_PYTHON_CLIENT_ALLOCATOR"):
+        environment.pop(inherited, None)
     for key, value in env.items():
         environment[key] = value
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
@@ -141,6 +142,13 @@ print(type(torch.cuda.__loader__).__name__, type(torch.cuda.__spec__.loader).__n
     expect(run.stdout.splitlines()[1:2] == ["[] []"] and
            run.stdout.startswith("other sitecustomize ran"),
            f"off: no hook, still chained: {run.stdout!r} {run.stderr!r}")
+
+    # per-buffer: XLA allocates each buffer through CUDA, as `record` sets it.
+    allocator = "import os; print(os.environ.get('XLA_PYTHON_CLIENT_ALLOCATOR'))"
+    for mode, expected in (("per-buffer", "platform"), ("hooks", "None"), ("off", "None")):
+        run = python(allocator, [bootstrap], APPTRACER_FRAMEWORK_ALLOCATORS=mode)
+        expect(run.stdout.strip() == expected,
+               f"{mode}: XLA_PYTHON_CLIENT_ALLOCATOR {run.stdout!r} {run.stderr!r}")
 
     # 3. CuPy: the hook reports every block, in threads started later too.
     run = python(FAKE_LIBRARY + """

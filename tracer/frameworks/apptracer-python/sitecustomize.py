@@ -18,7 +18,9 @@ yourself: see the README). It
 
 It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so), or with
-APPTRACER_FRAMEWORK_ALLOCATORS=off. It never raises into the program.
+APPTRACER_FRAMEWORK_ALLOCATORS=off. With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
+it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
+allocation), as `apptracer record` does. It never raises into the program.
 """
 import importlib.abc
 import importlib.machinery
@@ -219,5 +221,11 @@ def _install():
 
 
 _run_shadowed_sitecustomize()
-if os.environ.get("APPTRACER_FRAMEWORK_ALLOCATORS", "hooks") != "off":
+_mode = os.environ.get("APPTRACER_FRAMEWORK_ALLOCATORS", "hooks")
+if _mode == "per-buffer":
+    # As `apptracer record --framework-allocators=per-buffer` sets it, for
+    # programs traced through LD_PRELOAD or CUDA_INJECTION64_PATH: XLA reads
+    # it when its GPU backend starts, long after this runs.
+    os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"
+if _mode != "off":
     _install()
