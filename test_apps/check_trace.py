@@ -601,7 +601,8 @@ def ancestor_ops(db, value_id):
     return {op for (op,) in db.execute(
         "WITH RECURSIVE up(id) AS (SELECT ? UNION SELECT e.src_value_id FROM dvdg_edges e "
         "JOIN up ON e.dst_value_id = up.id) "
-        "SELECT v.producer_op_id FROM up JOIN dvdg_values v ON v.id = up.id", (value_id,))}
+        "SELECT v.producer_op_id FROM up JOIN dvdg_values v ON v.id = up.id "
+        "WHERE v.producer_op_id IS NOT NULL", (value_id,))}
 
 
 def copy_op(db, where, *args):
