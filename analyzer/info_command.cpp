@@ -29,11 +29,14 @@ int print_info(const std::string& path) {
                 static_cast<long long>(devices.int64(4) >> 20),
                 static_cast<long long>(devices.int64(5)));
   }
-  for (const char* table : kCountedTables) {
+  auto print_count = [&](const char* table) {
     Statement count = db.prepare(std::string("SELECT count(*) FROM ") + table);
     count.step();
     std::printf("rows %-25s %lld\n", table, static_cast<long long>(count.int64(0)));
-  }
+  };
+  for (const char* table : kCountedTables) print_count(table);
+  // Traces recorded before framework allocators' blocks were have none.
+  if (db.has_table("sub_allocations")) print_count("sub_allocations");
   if (trace_meta(db, "status") != "complete") {
     std::fprintf(stderr, "apptracer: note: %s is incomplete (the program did not exit normally)\n",
                  path.c_str());

@@ -53,9 +53,31 @@ std::string find_tracer_library() {
   return "";
 }
 
-std::string prepend_preload(const std::string& library) {
-  const char* existing = std::getenv("LD_PRELOAD");
-  return existing && *existing ? library + ":" + existing : library;
+// `entry` before what the colon-separated variable holds.
+std::string prepend_to(const char* variable, const std::string& entry) {
+  const char* existing = std::getenv(variable);
+  return existing && *existing ? entry + ":" + existing : entry;
+}
+
+// The Python bootstrap (sitecustomize.py) beside the library, if installed.
+std::string python_bootstrap_directory(const std::string& library) {
+  std::string directory = library.substr(0, library.rfind('/') + 1) + "apptracer-python";
+  return access((directory + "/sitecustomize.py").c_str(), R_OK) == 0 ? directory : "";
+}
+
+// How the program's framework allocators are seen: `hooks` (PyTorch's
+// caching allocator and CuPy's pool report each block through the Python
+// bootstrap), `per-buffer` (the same, and allocators without hooks are made
+// to allocate each buffer through CUDA: JAX/XLA's platform allocator),
+// `off` (neither: framework allocators are seen as their CUDA segments).
+void set_framework_environment(const std::string& mode, const std::string& library) {
+  setenv("APPTRACER_FRAMEWORK_ALLOCATORS", mode.c_str(), 1);
+  if (mode == "off") return;
+  std::string bootstrap = python_bootstrap_directory(library);
+  if (!bootstrap.empty()) setenv("PYTHONPATH", prepend_to("PYTHONPATH", bootstrap).c_str(), 1);
+  // RMM has no setting for this: its default resource already allocates
+  // through CUDA per buffer, a pool is the program's own choice.
+  if (mode == "per-buffer") setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", 1);
 }
 
 // What `apptracer record` passes to the tracer in the environment.
@@ -64,6 +86,7 @@ struct RecordOptions {
   bool force = false;
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
+  std::string framework_allocators = "hooks";
 };
 
 // A trace a process of the run announced (tracer/base/config.h).
@@ -221,7 +244,8 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
       return 2;
     }
     if (child == 0) {
-      setenv("LD_PRELOAD", prepend_preload(library).c_str(), 1);
+      setenv("LD_PRELOAD", prepend_to("LD_PRELOAD", library).c_str(), 1);
+      set_framework_environment(options.framework_allocators, library);
       setenv("APPTRACER_OUTPUT", output.c_str(), 1);
       if (force) setenv("APPTRACER_FORCE", "1", 1);
       setenv("APPTRACER_HOST_ALLOCATIONS", options.host_allocations.c_str(), 1);
@@ -283,6 +307,12 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--host-min-bytes", options->host_min_bytes,
                   "Smallest host block tracked; smaller ones are only counted (default 4096)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--framework-allocators", options->framework_allocators,
+                  "Framework allocators' blocks: hooks (PyTorch's caching allocator and CuPy's "
+                  "pool report each tensor), per-buffer (also make JAX/XLA allocate each buffer "
+                  "through CUDA: slower), off (seen as their CUDA segments only)")
+      ->check(CLI::IsMember({"hooks", "per-buffer", "off"}))
+      ->capture_default_str();
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
   cmd->callback([&result, options, command] {
     result = [options, command] { return run_recorded(*command, *options); };

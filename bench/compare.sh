@@ -8,8 +8,12 @@
 #   untraced        the program alone
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
 #   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
+#                   (the Python bootstrap on PYTHONPATH: framework allocators' blocks recorded)
+#   apptracer-no-hooks  the same with --framework-allocators=off (no Python bootstrap)
 #   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
+#   xla-platform    XLA_PYTHON_CLIENT_ALLOCATOR=platform, untraced: what the per-buffer mode costs by itself
+#   apptracer-per-buffer  apptracer as `apptracer record --framework-allocators=per-buffer` sets it up
 # Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
 # (median process wall time: includes loading, set-up and the trace's final write)
 # for bench/report.py.
@@ -29,10 +33,18 @@ run_variant() {
   case $variant in
     untraced) ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
-    apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1) ;;
+    apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
+                    PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                    APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
+    apptracer-no-hooks) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                             APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off) ;;
     apptracer-all) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                         APPTRACER_FORCE=1 APPTRACER_HOST_ALLOCATIONS=all) ;;
     torch-profiler) env=(BENCH_TORCH_PROFILER=1) ;;
+    xla-platform) env=(XLA_PYTHON_CLIENT_ALLOCATOR=platform) ;;
+    apptracer-per-buffer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                               APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                               APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer XLA_PYTHON_CLIENT_ALLOCATOR=platform) ;;
     *) echo "compare.sh: unknown variant $variant" >&2; return 2 ;;
   esac
   local start end value

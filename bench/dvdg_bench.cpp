@@ -2,8 +2,10 @@
 // kernel launches with 3 pointer arguments each and 100k copies, on two
 // streams ordered by events and device synchronizations), then runs
 // `apptracer dvdg` on it and prints its wall time and peak memory. CPU only.
+// With --sub-allocations the device buffers are tensors carved out of 20
+// segments, each kernel writing a new one (as PyTorch traces are).
 //
-//   dvdg_bench [--kernels N] [--copies N] [--trace PATH] [--apptracer PATH]
+//   dvdg_bench [--kernels N] [--copies N] [--sub-allocations] [--trace PATH] [--apptracer PATH]
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -28,6 +30,7 @@ using apptracer::Statement;
 struct Options {
   int64_t kernels = 1'000'000;
   int64_t copies = 100'000;
+  bool sub_allocations = false;
   std::string trace = "dvdg_bench.db";
   std::string apptracer = APPTRACER_BIN;
 };
@@ -51,11 +54,18 @@ int run_dvdg(const Options& options) {
   rusage usage{};
   wait4(child, &status, 0, &usage);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double cpu = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+               usage.ru_stime.tv_usec / 1e6;
   std::printf(
       "apptracer dvdg: %.2f s wall, %.2f s user, %.2f s system, peak RSS %.0f MiB, exit %d\n",
       seconds, usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6,
       usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6, peak_mib(usage),
       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  // For bench/report.py (bench/run.sh's analyzer section).
+  std::string key = std::string("analyzer.") + (options.sub_allocations ? "dvdg_sub." : "dvdg_plain.") +
+                    std::to_string(options.kernels);
+  std::printf("result %s.s %.3f\nresult %s.cpu_s %.3f\nresult %s.peak_mib %.0f\n", key.c_str(),
+              seconds, key.c_str(), cpu, key.c_str(), peak_mib(usage));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
   Database db(options.trace, Database::Mode::ReadOnly);
   Statement counts = db.prepare(
@@ -85,6 +95,8 @@ int main(int argc, char** argv) {
         options.kernels = std::stoll(value());
       else if (arg == "--copies")
         options.copies = std::stoll(value());
+      else if (arg == "--sub-allocations")
+        options.sub_allocations = true;
       else if (arg == "--trace")
         options.trace = value();
       else if (arg == "--apptracer")
@@ -98,11 +110,13 @@ int main(int argc, char** argv) {
   }
   try {
     auto start = std::chrono::steady_clock::now();
-    apptracer::bench::write_synthetic_trace(options.trace, options.kernels, options.copies);
+    apptracer::bench::write_synthetic_trace(options.trace, options.kernels, options.copies,
+                                            /*api_calls=*/false, options.sub_allocations);
     std::printf(
-        "synthetic trace: %lld kernels x 3 pointer args, %lld copies, 2 streams -> %s (%.1f s to "
-        "write)\n",
+        "synthetic trace: %lld kernels x 3 pointer args, %lld copies, 2 streams%s -> %s (%.1f s "
+        "to write)\n",
         static_cast<long long>(options.kernels), static_cast<long long>(options.copies),
+        options.sub_allocations ? ", every output a new tensor in 20 segments" : "",
         options.trace.c_str(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     std::fflush(stdout);

@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "malloc", "store", "analyzer", "whatif"]
+ORDER = ["launch", "pytorch", "jax", "malloc", "store", "analyzer", "whatif"]
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -81,6 +81,7 @@ def launch_section(r):
 
 def pytorch_section(r):
     variants = (("untraced", "untraced"), ("bare", "bare CUPTI subscriber"), ("torch-profiler", "torch.profiler"),
+                ("apptracer-no-hooks", "apptracer, tensors not recorded (--framework-allocators=off)"),
                 ("apptracer", "apptracer"))
     base = r.get("pytorch.untraced.per_op")
     rows = []
@@ -93,7 +94,28 @@ def pytorch_section(r):
     if t is not None and prof is not None:
         targets.append(f"step time under apptracer ≤ under torch.profiler: {t:,.0f} vs {prof:,.0f} µs"
                        f" ({ratio(t, prof):.2f}×) → {verdict(t <= prof)}")
+    off = r.get("pytorch.apptracer-no-hooks.per_op")
+    if t is not None and off is not None:
+        targets.append(f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs"
+                       f" {off:,.0f} µs ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}")
     return "A real program: PyTorch MLP training steps (GPU)", body, targets
+
+
+def jax_section(r):
+    variants = (("untraced", "untraced (XLA's BFC pool)"), ("xla-platform", "untraced, XLA's platform allocator"),
+                ("apptracer", "apptracer (BFC pool: arrays seen as its segments)"),
+                ("apptracer-per-buffer", "apptracer --framework-allocators=per-buffer (each array a value)"))
+    base = r.get("jax.untraced.per_op")
+    rows = []
+    for key, label in variants:
+        step = r.get(f"jax.{key}.per_op")
+        rows.append([label, fmt(step), fmt(ratio(step, base), 2), fmt(r.get(f"jax.{key}.wall_ms"))])
+    body = table(["variant", "µs per step (median)", "× untraced", "process wall (ms)"], rows)
+    per_buffer, traced = r.get("jax.apptracer-per-buffer.per_op"), r.get("jax.apptracer.per_op")
+    if per_buffer is not None and traced is not None:
+        body += (f"\n\nThe per-buffer mode (no target: it is opt-in) adds to a traced step: {per_buffer:,.0f} vs"
+                 f" {traced:,.0f} µs ({(ratio(per_buffer, traced) - 1) * 100:+.1f}%).")
+    return "JAX jitted training steps, per-buffer mode (GPU)", body, []
 
 
 def malloc_section(r):
@@ -174,7 +196,25 @@ def analyzer_section(r):
              " two streams ordered by events. CPU is user + system time: on a busy machine it is"
              " the steadier number. timeline writes a Perfetto file to /dev/null; query is"
              " `SELECT * FROM kernel_args` as CSV.")
+    layouts = []
+    for key, label in (("dvdg_plain", "2000 buffers of their own"),
+                       ("dvdg_sub", "tensors in 20 segments, every kernel output a new one")):
+        for n in sorted({int(k.split(".")[2]) for k in r if k.startswith(f"analyzer.{key}.")}):
+            layouts.append([f"{n:,} kernels + {n // 10:,} copies", label,
+                            fmt(r.get(f"analyzer.{key}.{n}.s"), 2), fmt(r.get(f"analyzer.{key}.{n}.cpu_s"), 2),
+                            fmt(r.get(f"analyzer.{key}.{n}.peak_mib"))])
+    if layouts:
+        body += ("\n\nThe DVDG with sub-allocations (bench/dvdg_bench.cpp): the same kernels and copies,"
+                 " with device memory as separate allocations or as a framework allocator's tensors"
+                 " (sub_allocations rows: each is a region of its own).\n\n")
+        body += table(["operations", "device memory", "dvdg wall (s)", "dvdg CPU (s)", "dvdg peak RSS (MiB)"],
+                      layouts)
     targets = []
+    sub_1m = r.get("analyzer.dvdg_sub.1000000.s")
+    if sub_1m is not None:
+        peak = r.get("analyzer.dvdg_sub.1000000.peak_mib")
+        targets.append(f"DVDG of 1M operations with sub-allocations < 5 s and < 1 GB: {sub_1m:.2f} s wall,"
+                       f" {fmt(peak)} MiB → {verdict(sub_1m < 5 and peak is not None and peak < 1024)}")
     dvdg_1m = r.get("analyzer.dvdg.1000000.s")
     if dvdg_1m is not None:
         cpu = r.get("analyzer.dvdg.1000000.cpu_s")
@@ -219,8 +259,9 @@ def whatif_section(r):
     return "What-if predictions against real runs (GPU)", body, targets
 
 
-RENDER = {"launch": launch_section, "pytorch": pytorch_section, "malloc": malloc_section,
-          "store": store_section, "analyzer": analyzer_section, "whatif": whatif_section}
+RENDER = {"launch": launch_section, "pytorch": pytorch_section, "jax": jax_section,
+          "malloc": malloc_section, "store": store_section, "analyzer": analyzer_section,
+          "whatif": whatif_section}
 
 
 def render(name, results, notes, args):

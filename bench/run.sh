@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc store analyzer pytorch whatif
+#   --only          comma-separated subset of: launch malloc store analyzer pytorch jax whatif
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -17,7 +17,10 @@
 # untraced / apptracer), store (writer throughput, database bytes per
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
-# subscriber / torch.profiler / apptracer), whatif (GPU, only when asked for:
+# subscriber / torch.profiler / apptracer without and with the caching
+# allocator's blocks recorded), jax (GPU, where jax is installed: jitted
+# MLP training steps, untraced / XLA's platform allocator / apptracer /
+# apptracer --framework-allocators=per-buffer), whatif (GPU, only when asked for:
 # whatif predictions against real runs, bench/whatif_validation.sh; its
 # files stay in $WHATIF_OUT, default a temporary directory). Benchmarks print, they assert
 # nothing; the exit status only says whether every benchmark ran. FILE gets the sections measured in this run
@@ -55,16 +58,18 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
   only=malloc,store,analyzer
-  [ "$gpu" = 1 ] && only=launch,pytorch,$only
+  [ "$gpu" = 1 ] && only=launch,pytorch,jax,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
+  dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  dvdg_kernels=1000000
   : "${analyzer_sizes:=10000,100000,1000000,10000000}"
 fi
 
@@ -113,14 +118,32 @@ fi
 if wanted analyzer; then
   step analyzer "$dist/bench/analyzer_scaling" --apptracer "$dist/bin/apptracer" \
     --sizes "$analyzer_sizes" --dir "$work"
+  # The same DVDG with the device buffers as tensors in segments (sub_allocations).
+  for layout in plain sub-allocations; do
+    step "analyzer dvdg $layout" "$dist/bench/dvdg_bench" --apptracer "$dist/bin/apptracer" \
+      --kernels "$dvdg_kernels" --copies $((dvdg_kernels / 10)) --trace "$work/dvdg_bench.db" \
+      $([ "$layout" = sub-allocations ] && echo --sub-allocations)
+  done
 fi
 if wanted whatif; then
   step whatif "$here/whatif_validation.sh" measure "$dist" "${WHATIF_OUT:-$work/whatif}"
 fi
 if wanted pytorch; then
   note pytorch "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
-  step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" untraced,bare,torch-profiler,apptracer \
+  # apptracer-no-hooks: the same without recording the caching allocator's blocks.
+  step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" \
+    untraced,bare,torch-profiler,apptracer-no-hooks,apptracer \
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted jax && ! python3 -c "import jax" 2>/dev/null; then
+  echo "bench: jax not measured: python3 cannot import jax" >&2
+elif wanted jax; then
+  note jax "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
+  # What --framework-allocators=per-buffer costs: XLA's platform allocator
+  # alone (xla-platform), and traced in that mode.
+  step jax "$here/compare.sh" jax "$dist" "$torch_rounds" \
+    untraced,xla-platform,apptracer,apptracer-per-buffer \
+    "us per step" -- python3 "$here/jax_steps.py" "$steps" "$warmup"
 fi
 
 # BENCH_COMMIT names the commit where the tree's git metadata cannot (the GPU

@@ -1,6 +1,7 @@
 #include "synthetic_trace.h"
 
 #include <algorithm>
+#include <deque>
 #include <cstdio>
 #include <optional>
 #include <random>
@@ -23,11 +24,102 @@ constexpr int64_t kStreams[] = {13, 14};
 constexpr const char* kApiNames[] = {"cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync",
                                      "cuMemcpyAsync"};
 constexpr int64_t kApiCbids[] = {211, 307, 41, 306};  // CUPTI callback ids of those
+constexpr int64_t kDeviceBase = 0x7f0000000000;
+constexpr int64_t kHostBase = 0x500000000;
+// Sub-allocation mode: the device buffers are tensors in slots of these segments.
+constexpr int64_t kSegments = 20;
+constexpr int64_t kSlotsPerSegment = kDeviceBuffers / kSegments;
+
+// A device buffer as kernel arguments and copies name it.
+struct DevicePlace {
+  int64_t alloc_id;
+  int64_t offset;
+  int64_t address;
+};
+
+// The device memory of the trace: 2000 buffers of their own, or 2000 tensor
+// slots in 20 segments, where each kernel's output is a new tensor put in
+// the slot of the oldest live one, freed just before (as a caching
+// allocator reuses a block).
+class DeviceMemory {
+ public:
+  DeviceMemory(Database& db, bool sub_allocations)
+      : sub_allocations_(sub_allocations),
+        allocations_(sub_allocations ? kSegments : kDeviceBuffers) {
+    if (!sub_allocations) return;
+    tensors_ = RowInserter<SubAllocationRow>(db);
+    free_ = db.prepare("UPDATE sub_allocations SET free_ns = ? WHERE id = ?");
+  }
+
+  int64_t allocations() const { return allocations_; }
+  int64_t allocation_bytes() const {
+    return sub_allocations_ ? kSlotsPerSegment * kBufferBytes : kBufferBytes;
+  }
+  int64_t allocation_address(int64_t id) const { return kDeviceBase + id * allocation_bytes(); }
+
+  // Slot i (0-based) of the 2000.
+  DevicePlace slot(int64_t i) const {
+    if (!sub_allocations_) return {i + 1, 0, allocation_address(i + 1)};
+    int64_t id = i / kSlotsPerSegment + 1;
+    int64_t offset = i % kSlotsPerSegment * kBufferBytes;
+    return {id, offset, allocation_address(id) + offset};
+  }
+
+  // A buffer to read: any of the 2000 (the live tensors').
+  DevicePlace any(std::mt19937_64& random) const {
+    return slot(static_cast<int64_t>(random() % kDeviceBuffers));
+  }
+
+  // Where a kernel's output goes: a random buffer, or a new tensor.
+  DevicePlace output(std::mt19937_64& random, int64_t ns) {
+    if (!sub_allocations_) return any(random);
+    int64_t reused = oldest_.empty() ? next_slot_++ : free_oldest(ns - 20);
+    allocate(reused, ns - 10);
+    return slot(reused);
+  }
+
+  // Sub-allocation mode: the 2000 tensors live at the start.
+  void allocate_initial_tensors() {
+    if (!sub_allocations_) return;
+    for (int64_t i = 0; i < kDeviceBuffers; ++i) allocate(i, 100 + i);
+    next_slot_ = kDeviceBuffers;
+  }
+
+ private:
+  void allocate(int64_t slot_index, int64_t ns) {
+    DevicePlace where = slot(slot_index);
+    SubAllocationRow row;
+    row.allocator = SubAllocator::PytorchCaching;
+    row.parent_alloc_id = where.alloc_id;
+    row.parent_offset = where.offset;
+    row.address = where.address;
+    row.bytes = kBufferBytes;
+    row.device = 0;
+    row.stream_handle = 0;
+    row.alloc_ns = ns;
+    row.alloc_tid = 1;
+    oldest_.push_back({tensors_.insert(row), slot_index});
+  }
+  int64_t free_oldest(int64_t ns) {
+    auto [id, slot_index] = oldest_.front();
+    oldest_.pop_front();
+    free_.bind(1, ns).bind(2, id).run();
+    return slot_index;
+  }
+
+  bool sub_allocations_;
+  int64_t allocations_;
+  RowInserter<SubAllocationRow> tensors_;
+  Statement free_;
+  std::deque<std::pair<int64_t, int64_t>> oldest_;  // live tensors: row id, slot
+  int64_t next_slot_ = 0;
+};
 
 }  // namespace
 
 // Written through the generated row inserters in one transaction.
-void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies, bool api_calls) {
+void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies, bool api_calls,
+                           bool sub_allocations) {
   std::remove(path.c_str());
   Database db(path, Database::Mode::Create);
   db.exec("PRAGMA journal_mode = WAL");
@@ -47,18 +139,21 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       row.text = kApiNames[i];
       strings.insert(row);
     }
+    DeviceMemory memory(db, sub_allocations);
+    int64_t device_allocations = memory.allocations();
     RowInserter<AllocationRow> allocation(db);
-    for (int64_t i = 1; i <= kDeviceBuffers + kHostBuffers; ++i) {
-      bool device = i <= kDeviceBuffers;
+    for (int64_t i = 1; i <= device_allocations + kHostBuffers; ++i) {
+      bool device = i <= device_allocations;
       AllocationRow row;
       row.id = i;
       row.kind = device ? AllocKind::Device : AllocKind::PinnedHost;
-      row.address = (device ? int64_t{0x7f0000000000} : int64_t{0x500000000}) + i * kBufferBytes;
-      row.bytes = kBufferBytes;
+      row.address = device ? memory.allocation_address(i) : kHostBase + i * kBufferBytes;
+      row.bytes = device ? memory.allocation_bytes() : kBufferBytes;
       if (device) row.device = 0;
       row.alloc_ns = i;
       allocation.insert(row);
     }
+    memory.allocate_initial_tensors();
     RowInserter<KernelRow> kernel(db);
     RowInserter<KernelArgSetRow> arg_set(db);
     RowInserter<KernelArgWordRow> arg(db);
@@ -94,8 +189,7 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
     RowInserter<SyncRow> sync(db);
 
     std::mt19937_64 random(42);
-    auto device_buffer = [&] { return int64_t(random() % kDeviceBuffers) + 1; };
-    auto host_buffer = [&] { return kDeviceBuffers + int64_t(random() % kHostBuffers) + 1; };
+    auto host_buffer = [&] { return device_allocations + int64_t(random() % kHostBuffers) + 1; };
     int64_t now = 1'000'000;
     int64_t copies_left = copies;
     int64_t copy_every = copies > 0 ? std::max<int64_t>(1, kernels / copies) : 0;
@@ -110,15 +204,15 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       arg_set.insert(set);
       for (int64_t param = 0; param < 3; ++param) {
         bool output = param == 2;
-        int64_t buffer = device_buffer();
+        DevicePlace buffer = output ? memory.output(random, now) : memory.any(random);
         KernelArgWordRow word;
         word.arg_set_id = k;
         word.param_index = param;
         word.offset = param * 8;
         word.size = 8;
-        word.raw_value = int64_t{0x7f0000000000} + buffer * kBufferBytes;
-        word.alloc_id = buffer;
-        word.alloc_offset = 0;
+        word.raw_value = buffer.address;
+        word.alloc_id = buffer.alloc_id;
+        word.alloc_offset = buffer.offset;
         word.access = output ? AccessKind::ReadWrite : AccessKind::Read;
         word.access_source = output ? AccessSource::Assumed : AccessSource::ConstSignature;
         arg.insert(word);
@@ -141,13 +235,17 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
         now += 500;
         bool to_device = random() % 2 == 0;
         int64_t host = host_buffer();
-        int64_t device = device_buffer();
+        DevicePlace device = memory.any(random);
         MemcpyRow row;
         row.kind = to_device ? CopyKind::HtoD : CopyKind::DtoH;
         row.bytes = kBufferBytes;
-        row.src_alloc_id = to_device ? host : device;
-        row.dst_alloc_id = to_device ? device : host;
-        row.src_offset = row.dst_offset = 0;
+        row.src_alloc_id = to_device ? host : device.alloc_id;
+        row.dst_alloc_id = to_device ? device.alloc_id : host;
+        row.src_offset = to_device ? 0 : device.offset;
+        row.dst_offset = to_device ? device.offset : 0;
+        int64_t host_address = kHostBase + host * kBufferBytes;
+        row.src_address = to_device ? host_address : device.address;
+        row.dst_address = to_device ? device.address : host_address;
         row.src_memory = to_device ? MemoryKind::Pinned : MemoryKind::Device;
         row.dst_memory = to_device ? MemoryKind::Device : MemoryKind::Pinned;
         if (!to_device) row.src_device = 0;

@@ -4,7 +4,11 @@
 // on two streams ordered by events every 1000 kernels and a device
 // synchronization every 100k. With `api_calls`, each launch and copy also has
 // the runtime call and the driver call that made it, as traced programs
-// have. Deterministic (fixed seed). Overwrites `path`.
+// have. With `sub_allocations`, the device buffers are tensors a framework
+// allocator carved out of 20 segments (sub_allocations rows), as PyTorch
+// traces have them: each kernel writes a new tensor, put where the oldest
+// of the 2000 live tensors was just freed, and reads two live ones.
+// Deterministic (fixed seed). Overwrites `path`.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +17,6 @@
 namespace apptracer::bench {
 
 void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies,
-                           bool api_calls = false);
+                           bool api_calls = false, bool sub_allocations = false);
 
 }  // namespace apptracer::bench

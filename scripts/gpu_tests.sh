@@ -32,6 +32,9 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     python3 "$dist/test_apps/pytorch_mlp.py" 2>&1 | tee -a "$out/gpu_tests.log"
   python3 "$dist/test_apps/kernel_arg_coverage.py" "$out/traces/pytorch_mlp.db" 2>&1 |
     tee "$out/pytorch_kernel_args.txt"
+  # What the caching-allocator tracker assumes, re-derived from torch's headers.
+  python3 "$dist/test_apps/torch_allocator_layout.py" 2>&1 | tee "$out/torch_allocator_layout.txt"
+  case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
 fi
 
 # Real frameworks (issue 15): identical behaviour traced and untraced, and

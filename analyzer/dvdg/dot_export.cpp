@@ -40,7 +40,7 @@ void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
     const Value& record = graph.values[value];
     out << "  " << value_ref(value) << " [label=" << quoted(value_label(graph, value, "\n"));
     if (record.read_uninitialized) out << ", color=red, fontcolor=red";
-    if (record.freed_by_op != Value::kNoOp) out << ", style=filled, fillcolor=lightgrey";
+    if (record.freed) out << ", style=filled, fillcolor=lightgrey";
     out << "];\n";
   }
   for (const ViewEdge& shown : view.edges) {

@@ -33,7 +33,7 @@ struct DvdgOptions {
   std::vector<std::string> nvtx, allocs;
   int64_t min_bytes = 0;
   bool collapse = false;
-  std::string why, consumers;
+  std::string why, consumers, lifetime;
 };
 
 std::vector<std::pair<int64_t, int64_t>> nvtx_windows(Database& db,
@@ -171,7 +171,10 @@ int run_dvdg(const DvdgOptions& options) {
   if (!options.consumers.empty()) {
     dvdg::print_consumers(graph, dvdg::resolve_value(graph, options.consumers), std::cout);
   }
-  bool queried = !options.why.empty() || !options.consumers.empty();
+  if (!options.lifetime.empty()) {
+    dvdg::print_lifetime(graph, dvdg::resolve_target(graph, options.lifetime).location, std::cout);
+  }
+  bool queried = !options.why.empty() || !options.consumers.empty() || !options.lifetime.empty();
 
   dvdg::ViewFilter filter;
   filter.from_ns = options.from_ns;
@@ -248,11 +251,17 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--collapse", options->collapse,
                 "Fold repeated iterations of the same operation sequence into the first");
-  cmd->add_option("--why", options->why, "Print the operations that produced VALUE (vN or 0xADDR)")
+  cmd->add_option("--why", options->why,
+                  "Print the operations that produced VALUE (vN, sN: a sub-allocation's latest "
+                  "value, or 0xADDR)")
       ->type_name("VALUE");
   cmd->add_option("--consumers", options->consumers,
-                  "Print the operations that read VALUE (vN or 0xADDR)")
+                  "Print the operations that read VALUE (vN, sN or 0xADDR)")
       ->type_name("VALUE");
+  cmd->add_option("--lifetime", options->lifetime,
+                  "Print when a tensor or buffer was allocated, written, read and freed (sN, "
+                  "0xADDR, or vN: its region)")
+      ->type_name("REGION");
   cmd->callback([&result, options] { result = [options] { return run_dvdg(*options); }; });
 }
 

@@ -15,6 +15,10 @@ std::string_view to_string(OpKind kind) {
   return "?";
 }
 
+bool is_lifetime_op(OpKind kind) {
+  return kind == OpKind::Allocation || kind == OpKind::Free;
+}
+
 std::string_view to_string(EdgeKind kind) {
   switch (kind) {
     case EdgeKind::Data: return "data";

@@ -1,6 +1,9 @@
 // The dynamic value dependence graph (DESIGN.md, "The dynamic value dependence
-// graph"): values are (location, version) pairs, operations read and write
+// graph"): values are (region, byte range, version), operations read and write
 // them, edges go from each value an operation read to each value it wrote.
+// A region ("location") is the finest thing the program allocated: a
+// sub-allocation (a framework allocator's tensor block) where one is known,
+// else an allocation or a host region.
 //
 // Everything is held in flat vectors indexed by 32-bit positions: a trace with
 // a million kernels gives millions of values and edges, and the graph must fit
@@ -24,20 +27,30 @@ namespace apptracer::dvdg {
 // HostPhase: the CPU touching managed memory between GPU work, which is what
 // made the migrations placed before it.
 enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase };
+// Allocations and frees make and end regions rather than read or write data.
+// (A sub-allocation's lifetime is no op: a training step has as many as
+// kernels, and its sub_allocations row already says it.)
+bool is_lifetime_op(OpKind kind);
 std::string_view to_string(OpKind kind);
 
 enum class EdgeKind : uint8_t {
   Data,   // the operation read the source value
-  Carry,  // the operation wrote only part of the location: the rest comes from the source
+  Carry,  // the operation may have left part of what it wrote as it was: that comes from the source
   Migration,  // the same content, moved to another residency (unified memory)
 };
 std::string_view to_string(EdgeKind kind);
 
-// A memory region values live in: an allocation, or an address the tracer
-// could not attribute to one (an "unknown region", typically host memory).
+// A memory region values live in: a sub-allocation (a block a framework's
+// allocator carved out of an allocation), an allocation, or an address the
+// tracer could not attribute to one (an "unknown region", typically host
+// memory).
 struct Location {
-  std::optional<int64_t> alloc_id;
-  std::optional<AllocKind> alloc_kind;  // allocations only
+  std::optional<int64_t> alloc_id;  // a sub-allocation's: its parent's
+  std::optional<AllocKind> alloc_kind;  // allocations (and sub-allocations': the parent's)
+  std::optional<int64_t> sub_allocation_id;
+  std::optional<SubAllocator> allocator;  // sub-allocations only
+  int64_t alloc_ns = 0;            // sub-allocations: when the block was handed out
+  std::optional<int64_t> free_ns;  // ... and back in the pool
   int64_t address = 0;
   int64_t bytes = 0;
   std::optional<int64_t> device;
@@ -82,10 +95,15 @@ struct Op {
 
 struct Value {
   uint32_t location = 0;
-  uint32_t version = 0;
+  uint32_t version = 0;  // per location: 0 when allocated, +1 per operation writing it
+  int64_t offset = 0;    // the value's byte range inside its location
+  int64_t bytes = 0;
   static constexpr uint32_t kNoOp = UINT32_MAX;
-  uint32_t producer_op = kNoOp;  // the op that wrote it (the allocation for version 0)
-  uint32_t freed_by_op = kNoOp;  // the free that ended it, if any
+  // The op that wrote it (for version 0 the allocation, or the first op to
+  // touch an unknown region; none for a sub-allocation's).
+  uint32_t producer_op = kNoOp;
+  uint32_t freed_by_op = kNoOp;  // the free that ended it, if an op did
+  bool freed = false;  // its region was freed (a sub-allocation's: no op, see free_ns)
   bool holds_data = true;
   bool read_uninitialized = false;  // a known read found it holding no data
   int16_t residency = kNoResidency;  // managed memory only
@@ -110,6 +128,9 @@ struct Graph {
   // op_writes_begin[i] .. op_writes_begin[i + 1] index op_writes: values op i wrote.
   std::vector<uint32_t> op_writes_begin;
   std::vector<uint32_t> op_writes;
+  // The same for the values op i read (also an op that wrote nothing).
+  std::vector<uint32_t> op_reads_begin;
+  std::vector<uint32_t> op_reads;
   // Kernel names by strings.id, for labels.
   std::unordered_map<int64_t, std::string> names;
 };

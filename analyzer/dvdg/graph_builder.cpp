@@ -1,14 +1,14 @@
 #include "graph_builder.h"
 
 #include <algorithm>
+#include <iterator>
+#include <tuple>
 
 #include "program_order.h"
 
 namespace apptracer::dvdg {
 
 namespace {
-
-constexpr uint32_t kNoValue = UINT32_MAX;
 
 // Rearranges ops into program order in place (following the permutation's
 // cycles), so a million-op trace is not held twice.
@@ -33,11 +33,24 @@ std::vector<Op> in_program_order(std::vector<Op>&& ops, const std::vector<uint32
   return std::move(ops);
 }
 
+// What a location holds now: its values by byte range. Pieces are sorted by
+// start and cover the location; piece i ends where piece i + 1 begins (the
+// last at the location's end). Most locations are written whole and keep a
+// single piece.
+struct Piece {
+  int64_t begin;
+  uint32_t value;
+};
+
 class Builder {
  public:
   explicit Builder(TraceOps&& trace) : trace_(std::move(trace)) {
-    current_.assign(trace_.locations.size(), kNoValue);
-    opaque_kernels_at_creation_.assign(trace_.locations.size(), 0);
+    size_t locations = trace_.locations.size();
+    pieces_.resize(locations);
+    version_.assign(locations, 0);
+    last_writer_.assign(locations, Op::kNoOp);
+    freed_by_.assign(locations, Value::kNoOp);
+    opaque_kernels_at_creation_.assign(locations, 0);
   }
 
   Graph build(const std::vector<uint32_t>& order) {
@@ -45,19 +58,24 @@ class Builder {
     renumber_causes(order);
     graph_.op_edges.reserve(order.size() + 1);
     graph_.op_writes_begin.reserve(order.size() + 1);
+    graph_.op_reads_begin.reserve(order.size() + 1);
     for (uint32_t op = 0; op < order.size(); ++op) apply(op, order[op]);
+    end_freed_sub_allocations();
     graph_.op_edges.push_back(static_cast<uint32_t>(graph_.edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
+    graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
     graph_.locations = std::move(trace_.locations);
     graph_.names = std::move(trace_.names);
     return std::move(graph_);
   }
 
  private:
-  // Reads of one operation, gathered before any of its writes.
+  // A value one operation read, gathered before any of its writes: the part
+  // of it read, in the copied bytes' positions for linear copies.
   struct Read {
     uint32_t value;
-    int64_t bytes;
+    int64_t position_begin;  // -1: no positions (kernels, 2D copies)
+    int64_t position_end;
     bool uninitialized;
   };
 
@@ -76,30 +94,85 @@ class Builder {
     }
   }
 
+  int64_t location_bytes(uint32_t location) const { return trace_.locations[location].bytes; }
+
   uint32_t new_value(uint32_t location, uint32_t version, uint32_t producer, bool holds_data,
-                     int16_t residency) {
-    if (version == 0) opaque_kernels_at_creation_[location] = opaque_kernels_seen_;
+                     int16_t residency, int64_t begin, int64_t end) {
     Value value;
     value.location = location;
     value.version = version;
+    value.offset = begin;
+    value.bytes = end - begin;
     value.producer_op = producer;
+    value.freed_by_op = freed_by_[location];
+    value.freed = freed_by_[location] != Value::kNoOp;
     value.holds_data = holds_data;
     value.residency = trace_.locations[location].is_managed() ? residency : kNoResidency;
     graph_.values.push_back(value);
-    return current_[location] = static_cast<uint32_t>(graph_.values.size() - 1);
+    return static_cast<uint32_t>(graph_.values.size() - 1);
   }
 
-  // The location's current value; version 0 appears the first time the
-  // location is touched (its allocation, or first use of an unknown region).
-  uint32_t current(uint32_t location, uint32_t op) {
-    if (current_[location] == kNoValue) {
+  // Version 0 appears the first time the location is touched (its
+  // allocation, or first use of an unknown region), covering all of it.
+  std::vector<Piece>& state(uint32_t location, uint32_t op) {
+    std::vector<Piece>& pieces = pieces_[location];
+    if (pieces.empty()) {
+      opaque_kernels_at_creation_[location] = opaque_kernels_seen_;
       // Managed memory is populated where it is first touched; without a
       // record of that, version 0 is taken to be on the host, whose
       // accesses the tracer cannot see.
-      return new_value(location, 0, op, trace_.locations[location].starts_with_data,
-                       kHostResidency);
+      // A sub-allocation's version 0 comes from its allocation, which is no op.
+      uint32_t producer = trace_.locations[location].sub_allocation_id ? Value::kNoOp : op;
+      pieces.push_back({0, new_value(location, 0, producer,
+                                     trace_.locations[location].starts_with_data, kHostResidency,
+                                     0, location_bytes(location))});
     }
-    return current_[location];
+    return pieces;
+  }
+
+  // Calls f(value, begin, end) for each value holding part of [begin, end)
+  // of the location, with the part it holds.
+  template <typename F>
+  void for_each_overlap(uint32_t location, uint32_t op, int64_t begin, int64_t end, F&& f) {
+    std::vector<Piece>& pieces = state(location, op);
+    int64_t bytes = location_bytes(location);
+    auto it = std::upper_bound(pieces.begin(), pieces.end(), begin,
+                               [](int64_t at, const Piece& p) { return at < p.begin; });
+    if (it != pieces.begin()) --it;
+    for (; it != pieces.end(); ++it) {
+      // An empty range (an empty location's) touches the value holding it.
+      if (begin == end) {
+        f(it->value, begin, end);
+        break;
+      }
+      if (it->begin >= end) break;
+      int64_t piece_end = std::next(it) != pieces.end() ? std::next(it)->begin : bytes;
+      int64_t from = std::max(begin, it->begin), to = std::min(end, piece_end);
+      if (from < to) f(it->value, from, to);
+    }
+  }
+
+  // [begin, end) of the location now holds `value`; the rest keeps what it held.
+  void assign(uint32_t location, int64_t begin, int64_t end, uint32_t value) {
+    std::vector<Piece>& pieces = pieces_[location];
+    int64_t bytes = location_bytes(location);
+    if (begin <= 0 && end >= bytes) {
+      pieces.assign(1, {0, value});
+      return;
+    }
+    if (end <= begin) return;
+    auto first = std::upper_bound(pieces.begin(), pieces.end(), begin,
+                                  [](int64_t at, const Piece& p) { return at < p.begin; });
+    // `first - 1` holds `begin`; `last - 1` holds `end - 1`, and what it held
+    // from `end` on stays.
+    auto last = std::upper_bound(pieces.begin(), pieces.end(), end - 1,
+                                 [](int64_t at, const Piece& p) { return at < p.begin; });
+    uint32_t after = std::prev(last)->value;
+    bool keep_after = end < bytes && (last == pieces.end() || last->begin > end);
+    auto erase_from = std::prev(first)->begin < begin ? first : std::prev(first);
+    auto at = pieces.erase(erase_from, last);
+    at = pieces.insert(at, {begin, value});
+    if (keep_after) pieces.insert(std::next(at), {end, after});
   }
 
   // Version 0 of device memory holds no data, unless a kernel whose arguments
@@ -110,118 +183,202 @@ class Builder {
            opaque_kernels_seen_ > opaque_kernels_at_creation_[record.location];
   }
 
-  // Several kernel arguments may point into the same allocation: one access
-  // per location, with the union of what they do.
+  // Several kernel arguments may point into the same location: one read and
+  // one write per location, reaching from the lowest pointer. Positioned
+  // (copy) accesses stay as they are.
   void merge_accesses(uint32_t source) {
     accesses_.assign(trace_.accesses.begin() + trace_.access_begin[source],
                      trace_.accesses.begin() + trace_.access_begin[source + 1]);
     if (accesses_.size() < 2) return;
+    auto key = [](const Access& a) {
+      return std::tuple<uint32_t, bool, bool>(a.location, a.writes, a.reads);
+    };
     std::stable_sort(accesses_.begin(), accesses_.end(),
-                     [](const Access& a, const Access& b) { return a.location < b.location; });
+                     [&](const Access& a, const Access& b) { return key(a) < key(b); });
     size_t kept = 0;
     for (size_t i = 0; i < accesses_.size(); ++i) {
-      if (kept > 0 && accesses_[kept - 1].location == accesses_[i].location) {
-        Access& merged = accesses_[kept - 1];
-        merged.reads |= accesses_[i].reads;
-        merged.writes |= accesses_[i].writes;
-        merged.known_read |= accesses_[i].known_read;
-        merged.whole |= accesses_[i].whole;
+      Access& previous = accesses_[kept > 0 ? kept - 1 : 0];
+      const Access& next = accesses_[i];
+      if (kept > 0 && previous.position < 0 && next.position < 0 &&
+          key(previous) == key(next)) {
+        previous.begin = std::min(previous.begin, next.begin);
+        previous.end = std::max(previous.end, next.end);
+        previous.known_read = previous.known_read | next.known_read;
+        previous.exact = previous.exact & next.exact;
       } else {
-        accesses_[kept++] = accesses_[i];
+        accesses_[kept++] = next;
       }
     }
     accesses_.resize(kept);
+  }
+
+  // The op writing a location makes its next version, once per op.
+  uint32_t next_version(uint32_t location, uint32_t op) {
+    if (last_writer_[location] != op) {
+      last_writer_[location] = op;
+      ++version_[location];
+    }
+    return version_[location];
   }
 
   // Op `op` of the program order is trace op `source`.
   void apply(uint32_t op, uint32_t source) {
     graph_.op_edges.push_back(static_cast<uint32_t>(graph_.edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
+    graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
     Op& record = graph_.ops[op];
     merge_accesses(source);
 
-    if (record.kind == OpKind::Allocation || record.kind == OpKind::Free) {
+    if (is_lifetime_op(record.kind)) {
+      bool ends = record.kind == OpKind::Free;
       for (const Access& access : accesses_) {
-        uint32_t value = current(access.location, op);
-        if (record.kind == OpKind::Free) graph_.values[value].freed_by_op = op;
+        std::vector<Piece>& pieces = state(access.location, op);
+        if (!ends) continue;
+        freed_by_[access.location] = op;
+        for (const Piece& piece : pieces) {
+          graph_.values[piece.value].freed_by_op = op;
+          graph_.values[piece.value].freed = true;
+        }
       }
       return;
     }
-
     if (record.kind == OpKind::Migration) {
       migrate(op);
       return;
     }
     if (record.arguments_unknown) ++opaque_kernels_seen_;
+    gather_reads(op, record);
+    for (const Access& access : accesses_) {
+      if (access.writes) write(op, record, access);
+    }
+  }
+
+  void gather_reads(uint32_t op, Op& record) {
     reads_.clear();
     for (const Access& access : accesses_) {
       if (!access.reads) continue;
-      uint32_t value = current(access.location, op);
-      Value& read = graph_.values[value];
-      if (may_hold_data(value)) {
-        reads_.push_back({value, access.bytes, false});
-      } else if (access.known_read) {
-        // Version 0 of device memory holds nothing: only a certain read of
-        // it is worth an edge, and that edge is a bug report.
-        read.read_uninitialized = true;
-        record.reads_uninitialized = true;
-        reads_.push_back({value, access.bytes, true});
-      }
+      for_each_overlap(access.location, op, access.begin, access.end,
+                       [&](uint32_t value, int64_t from, int64_t to) {
+                         int64_t position = access.position < 0
+                                                ? -1
+                                                : access.position + (from - access.begin);
+                         Read read{value, position, position < 0 ? -1 : position + (to - from),
+                                   false};
+                         if (may_hold_data(value)) {
+                           reads_.push_back(read);
+                         } else if (access.known_read) {
+                           // Memory nothing wrote holds nothing: only a certain
+                           // read of it is worth an edge, and that edge is a bug report.
+                           graph_.values[value].read_uninitialized = true;
+                           record.reads_uninitialized = true;
+                           read.uninitialized = true;
+                           reads_.push_back(read);
+                         }
+                       });
     }
-    for (const Access& access : accesses_) {
-      if (!access.writes) continue;
-      uint32_t previous = current(access.location, op);
-      uint32_t written = new_value(access.location, graph_.values[previous].version + 1, op, true,
-                                   written_residency(record, previous));
-      graph_.op_writes.push_back(written);
-      bool previous_read = false;
-      for (const Read& read : reads_) {
-        graph_.edges.push_back(
-            {read.value, written, op, EdgeKind::Data, read.uninitialized, read.bytes});
-        previous_read |= read.value == previous;
-      }
-      // A write that may leave part of the location as it was depends on
-      // what was there, unless that held no data.
-      if (!access.whole && !previous_read && may_hold_data(previous)) {
-        int64_t kept =
-            access.bytes >= 0
-                ? std::max<int64_t>(0, trace_.locations[access.location].bytes - access.bytes)
-                : -1;
-        graph_.edges.push_back({previous, written, op, EdgeKind::Carry, false, kept});
-      }
+    size_t first = graph_.op_reads.size();
+    for (const Read& read : reads_) {
+      if (std::find(graph_.op_reads.begin() + first, graph_.op_reads.end(), read.value) ==
+          graph_.op_reads.end())
+        graph_.op_reads.push_back(read.value);
     }
   }
 
-  // A kernel writes managed memory where it runs; copies and memsets are
-  // taken to leave it where it was (the driver decides, and says so only
-  // through migrations).
-  int16_t written_residency(const Op& writer, uint32_t previous) const {
-    if (writer.kind == OpKind::Kernel && writer.device)
-      return static_cast<int16_t>(*writer.device);
-    return graph_.values[previous].residency;
+  // Bytes of `read` that went into the written range: by position for
+  // linear copies (0: none), else the op's bytes (-1 for kernels).
+  static int64_t bytes_along(const Op& record, const Read& read, const Access& write) {
+    if (read.position_begin >= 0 && write.position >= 0) {
+      int64_t from = std::max(read.position_begin, write.position);
+      int64_t to = std::min(read.position_end, write.position + (write.end - write.begin));
+      return std::max<int64_t>(0, to - from);
+    }
+    return record.kind == OpKind::Kernel ? -1 : record.bytes;
   }
 
-  // A migration moves the location's current value: same content, same
-  // version, another residency.
+  void write(uint32_t op, const Op& record, const Access& access) {
+    // What the range held: the residency it continues, and what may survive.
+    carried_.clear();
+    int16_t residency = kHostResidency;
+    bool first = true;
+    for_each_overlap(access.location, op, access.begin, access.end,
+                     [&](uint32_t value, int64_t, int64_t) {
+                       if (first) residency = graph_.values[value].residency;
+                       first = false;
+                       if (std::find(carried_.begin(), carried_.end(), value) == carried_.end())
+                         carried_.push_back(value);
+                     });
+    if (record.kind == OpKind::Kernel && record.device)
+      residency = static_cast<int16_t>(*record.device);
+    uint32_t written = new_value(access.location, next_version(access.location, op), op, true,
+                                 residency, access.begin, access.end);
+    graph_.op_writes.push_back(written);
+    // One edge per value read, with the bytes it gave.
+    sources_.clear();
+    for (const Read& read : reads_) {
+      int64_t bytes = bytes_along(record, read, access);
+      if (bytes == 0) continue;
+      auto same = std::find_if(sources_.begin(), sources_.end(),
+                               [&](const Edge& e) { return e.src_value == read.value; });
+      if (same == sources_.end()) {
+        sources_.push_back({read.value, written, op, EdgeKind::Data, read.uninitialized, bytes});
+      } else if (same->bytes >= 0 && bytes >= 0) {
+        same->bytes += bytes;
+      }
+    }
+    graph_.edges.insert(graph_.edges.end(), sources_.begin(), sources_.end());
+    // A write that may leave part of the range as it was depends on what was
+    // there, unless it read that anyway or it held no data.
+    if (!access.exact) {
+      for (uint32_t previous : carried_) {
+        bool read = std::any_of(reads_.begin(), reads_.end(),
+                                [&](const Read& r) { return r.value == previous; });
+        if (!read && may_hold_data(previous))
+          graph_.edges.push_back({previous, written, op, EdgeKind::Carry, false, -1});
+      }
+    }
+    assign(access.location, access.begin, access.end, written);
+  }
+
+  // What a freed sub-allocation held when it went back to the pool ends
+  // with it; work the GPU ran after the host freed it (a framework frees a
+  // tensor as soon as the work using it is queued) included.
+  void end_freed_sub_allocations() {
+    for (uint32_t location = 0; location < pieces_.size(); ++location) {
+      if (!trace_.locations[location].free_ns) continue;
+      for (const Piece& piece : pieces_[location]) graph_.values[piece.value].freed = true;
+    }
+  }
+
+  // A migration moves the location's current values: same content, same
+  // versions, another residency.
   void migrate(uint32_t op) {
     const Op& record = graph_.ops[op];
     for (const Access& access : accesses_) {
-      uint32_t previous = current(access.location, op);
-      const Value& source = graph_.values[previous];
-      uint32_t moved =
-          new_value(access.location, source.version, op, source.holds_data, record.to);
-      graph_.op_writes.push_back(moved);
-      graph_.edges.push_back({previous, moved, op, EdgeKind::Migration, false, access.bytes});
+      std::vector<Piece>& pieces = state(access.location, op);
+      int64_t moved_bytes = pieces.size() == 1 ? record.bytes : -1;
+      for (Piece& piece : pieces) {
+        const Value source = graph_.values[piece.value];
+        uint32_t moved = new_value(access.location, source.version, op, source.holds_data,
+                                   record.to, source.offset, source.offset + source.bytes);
+        graph_.op_writes.push_back(moved);
+        graph_.edges.push_back({piece.value, moved, op, EdgeKind::Migration, false, moved_bytes});
+        piece.value = moved;
+      }
     }
   }
 
   TraceOps trace_;
   Graph graph_;
-  std::vector<uint32_t> current_;  // per location: its latest value
+  std::vector<std::vector<Piece>> pieces_;  // per location: what it holds now
+  std::vector<uint32_t> version_;           // per location: its latest version
+  std::vector<uint32_t> last_writer_;       // per location: the op that made it
+  std::vector<uint32_t> freed_by_;          // per location: the op that freed it
   uint32_t opaque_kernels_seen_ = 0;  // kernels so far whose arguments are unknown
   std::vector<uint32_t> opaque_kernels_at_creation_;  // per location: at its version 0
   std::vector<Access> accesses_;
   std::vector<Read> reads_;
+  std::vector<uint32_t> carried_;
+  std::vector<Edge> sources_;
 };
 
 }  // namespace

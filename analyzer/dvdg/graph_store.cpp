@@ -2,71 +2,25 @@
 
 #include <sqlite3.h>
 
+#include <stdexcept>
 #include <string>
+
+#include "apptracer/tables.h"
 
 namespace apptracer::dvdg {
 
 namespace {
 
-constexpr const char* kTables = R"sql(
-CREATE TABLE dvdg_ops (
-  id                  INTEGER PRIMARY KEY,  -- position in program order, from 1
-  kind                TEXT NOT NULL,        -- allocation, free, copy, memset, kernel, migration,
-                                            -- host phase
-  source_id           INTEGER NOT NULL,     -- its row: allocations (allocation, free), memcpys,
-                                            -- memsets or kernels; host phase: um_events (its
-                                            -- first migration); migration: its cause's row
-                                            -- (kernels, memcpys, memsets, um_events) or its
-                                            -- prefetch (memcpys)
-  copy_kind           INTEGER,              -- enum copy_kind, copies only
-  name_id             INTEGER REFERENCES strings(id),  -- kernels: demangled (else mangled) name
-  device              INTEGER,
-  stream              INTEGER,
-  issue_ns            INTEGER NOT NULL,     -- host issued it
-  start_ns            INTEGER NOT NULL,     -- GPU start when known, else issue
-  end_ns              INTEGER NOT NULL,
-  bytes               INTEGER,
-  reads_uninitialized INTEGER NOT NULL,     -- 1: a certain read of memory never written
-  arguments_unknown   INTEGER NOT NULL DEFAULT 0, -- 1: a kernel without kernel_args rows,
-                                                  -- so without edges
-  cause_op_id         INTEGER REFERENCES dvdg_ops(id),  -- migrations GPU work or a host phase
-                                                        -- caused: that op (the next one)
-  from_location       INTEGER,              -- migrations: device ordinal, -1 the host
-  to_location         INTEGER,
-  migration_cause     TEXT                  -- migrations: um_migration_cause name
-);
-CREATE TABLE dvdg_values (
-  id                 INTEGER PRIMARY KEY,
-  alloc_id           INTEGER REFERENCES allocations(id),  -- NULL: memory in no known allocation
-  address            INTEGER NOT NULL,
-  bytes              INTEGER NOT NULL,
-  device             INTEGER,
-  memory             INTEGER NOT NULL,      -- enum memory_kind
-  version            INTEGER NOT NULL,      -- 0 when allocated, +1 per write
-  producer_op_id     INTEGER REFERENCES dvdg_ops(id),
-  freed_op_id        INTEGER REFERENCES dvdg_ops(id),
-  holds_data         INTEGER NOT NULL,      -- 0: device memory nothing has written yet
-  read_uninitialized INTEGER NOT NULL,      -- 1: read while holding no data
-  location           INTEGER                -- managed memory: where it resides (device
-                                            -- ordinal, -1 the host); NULL for other memory
-);
-CREATE TABLE dvdg_edges (
-  src_value_id       INTEGER NOT NULL REFERENCES dvdg_values(id),
-  dst_value_id       INTEGER NOT NULL REFERENCES dvdg_values(id),
-  op_id              INTEGER NOT NULL REFERENCES dvdg_ops(id),
-  kind               TEXT NOT NULL,         -- data: op read src; carry: src survives a
-                                            -- partial write; migration: src moved to another
-                                            -- location (managed memory), content unchanged
-  bytes              INTEGER,               -- NULL when unknown (kernels)
-  uninitialized_read INTEGER NOT NULL
-);
-)sql";
+// The dvdg_* tables as tables.def declares them (role Analysis).
+const TableInfo& ops_table() { return table_of<DvdgOpRow>(); }
+const TableInfo& values_table() { return table_of<DvdgValueRow>(); }
+const TableInfo& edges_table() { return table_of<DvdgEdgeRow>(); }
 
-std::string insert_sql(const char* table, int columns, size_t rows) {
+std::string insert_sql(const TableInfo& table, size_t rows) {
   std::string row = "(";
-  for (int i = 0; i < columns; ++i) row += i ? ",?" : "?";
+  for (size_t i = 0; i < table.columns.size(); ++i) row += i ? ",?" : "?";
   row += ")";
-  std::string sql = std::string("INSERT INTO ") + table + " VALUES ";
+  std::string sql = "INSERT INTO " + table.name + " VALUES ";
   for (size_t i = 0; i < rows; ++i) sql += (i ? "," : "") + row;
   return sql;
 }
@@ -77,7 +31,9 @@ std::string insert_sql(const char* table, int columns, size_t rows) {
 // is bound every time, NULL included).
 class RowBinder {
  public:
-  RowBinder(sqlite3_stmt* statement, int first) : statement_(statement), next_(first + 1) {}
+  RowBinder(sqlite3_stmt* statement, int first) : statement_(statement), first_(first + 1), next_(first + 1) {}
+
+  int bound() const { return next_ - first_; }
 
   RowBinder& integer(int64_t value) {
     return check(sqlite3_bind_int64(statement_, next_++, value));
@@ -100,6 +56,7 @@ class RowBinder {
     return *this;
   }
   sqlite3_stmt* statement_;
+  int first_;
   int next_;
 };
 
@@ -129,33 +86,37 @@ class PreparedInsert {
 };
 
 // Inserts `count` rows several at a time: a multi-row INSERT costs little
-// more than a single-row one. bind_row(binder, row) binds every column.
+// more than a single-row one. bind_row(binder, row) binds every column, in
+// the order tables.def declares them.
 template <typename BindRow>
-void insert_rows(Database& db, const char* table, int columns, size_t count, BindRow&& bind_row) {
+void insert_rows(Database& db, const TableInfo& table, size_t count, BindRow&& bind_row) {
   constexpr size_t kRowsPerBatch = 32;
+  const int columns = static_cast<int>(table.columns.size());
+  auto bind = [&](sqlite3_stmt* statement, size_t k, size_t row) {
+    RowBinder binder(statement, static_cast<int>(k) * columns);
+    bind_row(binder, row);
+    if (binder.bound() != columns) {
+      throw std::logic_error("dvdg store: " + std::to_string(binder.bound()) + " columns bound for " +
+                             table.name + ", which has " + std::to_string(columns));
+    }
+  };
   size_t row = 0;
   if (count >= kRowsPerBatch) {
-    PreparedInsert batch(db.handle(), insert_sql(table, columns, kRowsPerBatch));
+    PreparedInsert batch(db.handle(), insert_sql(table, kRowsPerBatch));
     for (; row + kRowsPerBatch <= count; row += kRowsPerBatch) {
-      for (size_t k = 0; k < kRowsPerBatch; ++k) {
-        RowBinder binder(batch.get(), static_cast<int>(k) * columns);
-        bind_row(binder, row + k);
-      }
+      for (size_t k = 0; k < kRowsPerBatch; ++k) bind(batch.get(), k, row + k);
       batch.run();
     }
   }
   if (row < count) {
-    PreparedInsert rest(db.handle(), insert_sql(table, columns, count - row));
-    for (size_t k = 0; row + k < count; ++k) {
-      RowBinder binder(rest.get(), static_cast<int>(k) * columns);
-      bind_row(binder, row + k);
-    }
+    PreparedInsert rest(db.handle(), insert_sql(table, count - row));
+    for (size_t k = 0; row + k < count; ++k) bind(rest.get(), k, row + k);
     rest.run();
   }
 }
 
 void store_ops(Database& db, const Graph& graph) {
-  insert_rows(db, "dvdg_ops", 17, graph.ops.size(), [&](RowBinder& row, size_t i) {
+  insert_rows(db, ops_table(), graph.ops.size(), [&](RowBinder& row, size_t i) {
     const Op& op = graph.ops[i];
     bool migration = op.kind == OpKind::Migration;
     bool moves_bytes = op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration;
@@ -180,13 +141,13 @@ void store_ops(Database& db, const Graph& graph) {
 }
 
 void store_values(Database& db, const Graph& graph) {
-  insert_rows(db, "dvdg_values", 12, graph.values.size(), [&](RowBinder& row, size_t i) {
+  insert_rows(db, values_table(), graph.values.size(), [&](RowBinder& row, size_t i) {
     const Value& value = graph.values[i];
     const Location& location = graph.locations[value.location];
     row.integer(static_cast<int64_t>(i + 1))
         .optional(location.alloc_id.has_value(), location.alloc_id.value_or(0))
-        .integer(location.address)
-        .integer(location.bytes)
+        .integer(location.address + value.offset)
+        .integer(value.bytes)
         .optional(location.device.has_value(), location.device.value_or(0))
         .integer(static_cast<int64_t>(location.memory))
         .integer(value.version)
@@ -194,12 +155,14 @@ void store_values(Database& db, const Graph& graph) {
         .optional(value.freed_by_op != Value::kNoOp, int64_t{value.freed_by_op} + 1)
         .integer(value.holds_data)
         .integer(value.read_uninitialized)
-        .optional(value.residency != kNoResidency, value.residency);
+        .optional(value.residency != kNoResidency, value.residency)
+        .optional(location.sub_allocation_id.has_value(), location.sub_allocation_id.value_or(0))
+        .integer(value.offset);
   });
 }
 
 void store_edges(Database& db, const Graph& graph) {
-  insert_rows(db, "dvdg_edges", 6, graph.edges.size(), [&](RowBinder& row, size_t i) {
+  insert_rows(db, edges_table(), graph.edges.size(), [&](RowBinder& row, size_t i) {
     const Edge& edge = graph.edges[i];
     row.integer(int64_t{edge.src_value} + 1)
         .integer(int64_t{edge.dst_value} + 1)
@@ -212,14 +175,17 @@ void store_edges(Database& db, const Graph& graph) {
 
 }  // namespace
 
-const char* dvdg_tables_sql() { return kTables; }
+std::string dvdg_tables_sql() {
+  return create_table_sql(ops_table()) + create_table_sql(values_table()) +
+         create_table_sql(edges_table());
+}
 
 void store_graph(Database& db, const Graph& graph) {
   with_transaction(db, [&] {
     db.exec(
         "DROP TABLE IF EXISTS dvdg_edges; DROP TABLE IF EXISTS dvdg_values; "
         "DROP TABLE IF EXISTS dvdg_ops;");
-    db.exec(kTables);
+    db.exec(dvdg_tables_sql());
     store_ops(db, graph);
     store_values(db, graph);
     store_edges(db, graph);

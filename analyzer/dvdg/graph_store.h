@@ -2,13 +2,16 @@
 // dvdg_edges), so any SQL client reads trace and graph together.
 #pragma once
 
+#include <string>
+
 #include "apptracer/sqlite.h"
 #include "graph.h"
 
 namespace apptracer::dvdg {
 
-// The SQL that creates the dvdg_* tables (the graph's part of the contract).
-const char* dvdg_tables_sql();
+// The SQL that creates the dvdg_* tables (the graph's part of the contract),
+// as tables.def declares them.
+std::string dvdg_tables_sql();
 
 // Replaces the dvdg_* tables of `db` with `graph` in one transaction;
 // nothing else in the database changes.

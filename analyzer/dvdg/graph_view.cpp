@@ -9,7 +9,7 @@ namespace apptracer::dvdg {
 
 namespace {
 
-bool is_data_op(const Op& op) { return op.kind != OpKind::Allocation && op.kind != OpKind::Free; }
+bool is_data_op(const Op& op) { return !is_lifetime_op(op.kind); }
 
 bool op_selected(const Op& op, const ViewFilter& filter) {
   if (!is_data_op(op)) return false;
@@ -27,7 +27,8 @@ bool op_selected(const Op& op, const ViewFilter& filter) {
 }
 
 // What an operation did, independent of which iteration it belongs to: its
-// kind and name and the locations it read and wrote.
+// kind and name and the memory it read and wrote, by address (a framework
+// allocator gives each iteration new tensors, usually in the same blocks).
 uint64_t op_signature(const Graph& graph, uint32_t op) {
   const Op& record = graph.ops[op];
   auto mix = [](uint64_t seed, uint64_t value) {
@@ -41,13 +42,17 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
   // Migrations of the same bytes in opposite directions are different ops.
   signature = mix(signature, (static_cast<uint64_t>(static_cast<uint16_t>(record.from)) << 16) |
                                  static_cast<uint16_t>(record.to));
+  auto where = [&](uint32_t value) {
+    const Value& record = graph.values[value];
+    return static_cast<uint64_t>(graph.locations[record.location].address + record.offset) ^
+           (static_cast<uint64_t>(record.bytes) << 1);
+  };
   for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
-    signature = mix(signature, graph.values[graph.op_writes[i]].location);
+    signature = mix(signature, where(graph.op_writes[i]));
   }
   for (uint32_t i = graph.op_edges[op]; i < graph.op_edges[op + 1]; ++i) {
     const Edge& edge = graph.edges[i];
-    signature = mix(signature,
-                    graph.values[edge.src_value].location * 2 + static_cast<uint64_t>(edge.kind));
+    signature = mix(mix(signature, where(edge.src_value)), static_cast<uint64_t>(edge.kind));
   }
   return signature;
 }

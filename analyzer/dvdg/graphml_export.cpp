@@ -52,6 +52,8 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
   static const Key kKeys[] = {
       {"v_label", "node", "label", "string"},
       {"v_alloc", "node", "alloc_id", "long"},
+      {"v_sub", "node", "sub_allocation_id", "long"},
+      {"v_offset", "node", "region_offset", "long"},
       {"v_address", "node", "address", "string"},
       {"v_bytes", "node", "bytes", "long"},
       {"v_device", "node", "device", "long"},
@@ -83,13 +85,15 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
     out << "    <node id=\"" << value_ref(value) << "\">\n";
     text_data(out, "v_label", value_label(graph, value, "\n"));
     if (where.alloc_id) data(out, "v_alloc", *where.alloc_id);
-    data(out, "v_address", hex_address(where.address));
-    data(out, "v_bytes", where.bytes);
+    if (where.sub_allocation_id) data(out, "v_sub", *where.sub_allocation_id);
+    data(out, "v_offset", record.offset);
+    data(out, "v_address", hex_address(where.address + record.offset));
+    data(out, "v_bytes", record.bytes);
     if (where.device) data(out, "v_device", *where.device);
     text_data(out, "v_memory", to_string(where.memory));
     data(out, "v_version", record.version);
     data(out, "v_uninit", boolean(record.read_uninitialized));
-    data(out, "v_freed", boolean(record.freed_by_op != Value::kNoOp));
+    data(out, "v_freed", boolean(record.freed));
     if (record.residency != kNoResidency)
       text_data(out, "v_location", residency_name(record.residency));
     out << "    </node>\n";

@@ -109,8 +109,11 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.field("ref", value_ref(value));
     json.field("label", value_label(graph, value, ", "));
     json.optional_field("alloc_id", where.alloc_id.has_value(), where.alloc_id.value_or(0));
-    json.field("address", where.address);
-    json.field("bytes", where.bytes);
+    json.optional_field("sub_allocation_id", where.sub_allocation_id.has_value(),
+                        where.sub_allocation_id.value_or(0));
+    json.field("address", where.address + record.offset);
+    json.field("bytes", record.bytes);
+    json.field("region_offset", record.offset);
     json.optional_field("device", where.device.has_value(), where.device.value_or(0));
     json.field("memory", to_string(where.memory));
     json.field("version", int64_t{record.version});
@@ -118,6 +121,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
                         op_id(record.producer_op));
     json.optional_field("freed_by_op", record.freed_by_op != Value::kNoOp,
                         op_id(record.freed_by_op));
+    json.field("freed", record.freed);
     json.field("holds_data", record.holds_data);
     json.field("read_uninitialized", record.read_uninitialized);
     json.optional_field("location", record.residency != kNoResidency, record.residency);

@@ -58,7 +58,12 @@ std::string migration_detail(const Graph& graph, const Edge& edge) {
 std::string location_name(const Graph& graph, uint32_t location) {
   const Location& where = graph.locations[location];
   std::string name;
-  if (where.alloc_id) {
+  if (where.sub_allocation_id) {
+    name = "sub-allocation #" + std::to_string(*where.sub_allocation_id) + " (" +
+           std::string(where.allocator ? to_string(*where.allocator) : "framework allocator") +
+           ")";
+    if (where.alloc_id) name += " of alloc #" + std::to_string(*where.alloc_id);
+  } else if (where.alloc_id) {
     name = "alloc #" + std::to_string(*where.alloc_id) + " " +
            std::string(where.alloc_kind ? to_string(*where.alloc_kind) : to_string(where.memory));
   } else if (!is_device_memory(where.memory) && where.memory != MemoryKind::Managed) {
@@ -78,11 +83,18 @@ std::string value_label(const Graph& graph, uint32_t value, const char* line_bre
   const Value& record = graph.values[value];
   const Location& where = graph.locations[record.location];
   std::string label = value_ref(value) + ": " + location_name(graph, record.location);
-  label += line_break + hex_address(where.address) + ", " + format_bytes(where.bytes);
+  label += line_break + hex_address(where.address + record.offset) + ", " +
+           format_bytes(record.bytes);
+  // Part of its region: which part.
+  if (record.offset != 0 || record.bytes != where.bytes) {
+    label += " (bytes " + std::to_string(record.offset) + ".." +
+             std::to_string(record.offset + record.bytes) + " of " + format_bytes(where.bytes) +
+             ")";
+  }
   label += line_break + std::string("version ") + std::to_string(record.version);
   if (record.residency != kNoResidency) label += " on " + residency_name(record.residency);
   if (record.read_uninitialized) label += " (read uninitialized)";
-  if (record.freed_by_op != Value::kNoOp) label += " (freed)";
+  if (record.freed) label += " (freed)";
   return label;
 }
 

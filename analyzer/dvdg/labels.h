@@ -24,14 +24,16 @@ std::string op_name(const Graph& graph, uint32_t op);
 // A migration edge's label after its op's name: "64 MiB, user".
 std::string migration_detail(const Graph& graph, const Edge& edge);
 
-// Where the value lives: "alloc #3 device (device 0)", "alloc #1 pinned host" or
-// "unknown host region" (host memory in no allocation the tracer saw).
+// Where the value lives: "alloc #3 device (device 0)", "alloc #1 pinned host",
+// "sub-allocation #7 (pytorch caching allocator) of alloc #3 device (device 0)"
+// or "unknown host region" (host memory in no allocation the tracer saw).
 std::string location_name(const Graph& graph, uint32_t location);
 
 // "v7" — the value's id as the command line accepts it.
 std::string value_ref(uint32_t value);
 
-// Location, address and size, version (and, for managed memory, where it
+// Location, the value's address and size (and which bytes of the location,
+// when not all of them), version (and, for managed memory, where it
 // resides): one line each (Fig. 6.1 boxes).
 std::string value_label(const Graph& graph, uint32_t value, const char* line_break);
 

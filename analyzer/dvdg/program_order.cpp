@@ -57,8 +57,7 @@ class Orderer {
         ++caused_migrations_;
         continue;
       }
-      bool on_stream =
-          record.stream && record.kind != OpKind::Allocation && record.kind != OpKind::Free;
+      bool on_stream = record.stream && !is_lifetime_op(record.kind);
       auto key = on_stream ? std::make_pair(record.device, record.stream)
                            : std::make_pair(std::optional<int64_t>(), std::optional<int64_t>());
       auto [it, inserted] = index.emplace(key, static_cast<uint32_t>(lanes_.size()));

@@ -58,8 +58,10 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     proto::Value item;
     item.set_id(uint64_t{value} + 1);
     if (where.alloc_id) item.set_alloc_id(*where.alloc_id);
-    item.set_address(static_cast<uint64_t>(where.address));
-    item.set_bytes(static_cast<uint64_t>(where.bytes));
+    if (where.sub_allocation_id) item.set_sub_allocation_id(*where.sub_allocation_id);
+    item.set_region_offset(static_cast<uint64_t>(record.offset));
+    item.set_address(static_cast<uint64_t>(where.address + record.offset));
+    item.set_bytes(static_cast<uint64_t>(record.bytes));
     if (where.device) item.set_device(*where.device);
     item.set_memory(std::string(to_string(where.memory)));
     item.set_version(record.version);
@@ -67,6 +69,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
       item.set_producer_op_id(uint64_t{record.producer_op} + 1);
     if (record.freed_by_op != Value::kNoOp)
       item.set_freed_by_op_id(uint64_t{record.freed_by_op} + 1);
+    item.set_freed(record.freed);
     item.set_holds_data(record.holds_data);
     item.set_read_uninitialized(record.read_uninitialized);
     item.set_label(value_label(graph, value, "\n"));

@@ -23,13 +23,24 @@ std::optional<int64_t> parse_integer(const std::string& text, int base) {
   return std::nullopt;
 }
 
-uint32_t latest_value(const Graph& graph, uint32_t location) {
+// The latest value of a location holding `offset` (any of its values when
+// nothing is given).
+uint32_t latest_value(const Graph& graph, uint32_t location, std::optional<int64_t> offset) {
   std::optional<uint32_t> latest;
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
-    if (graph.values[value].location == location) latest = value;
+    const Value& record = graph.values[value];
+    if (record.location != location) continue;
+    if (offset && (*offset < record.offset || *offset >= record.offset + std::max<int64_t>(record.bytes, 1)))
+      continue;
+    latest = value;
   }
   if (!latest) throw std::runtime_error("no operation touched " + location_name(graph, location));
   return *latest;
+}
+
+// Finer regions first: unknown regions, then allocations, then sub-allocations.
+int fineness(const Location& where) {
+  return where.sub_allocation_id ? 2 : where.alloc_id ? 1 : 0;
 }
 
 std::string op_line(const Graph& graph, uint32_t op) {
@@ -59,31 +70,61 @@ std::optional<uint32_t> location_containing(const Graph& graph, int64_t address)
     const Location& where = graph.locations[i];
     if (address < where.address || address >= where.address + std::max<int64_t>(where.bytes, 1))
       continue;
-    // Allocations are read in id order, so a later one is a later reuse.
-    if (!found || (where.alloc_id && graph.locations[*found].alloc_id &&
-                   *where.alloc_id > *graph.locations[*found].alloc_id)) {
+    if (!found) {
+      found = i;
+      continue;
+    }
+    // Ids grow in allocation order, so a larger one is a later reuse.
+    const Location& best = graph.locations[*found];
+    auto id = [](const Location& l) { return l.sub_allocation_id.value_or(l.alloc_id.value_or(0)); };
+    if (fineness(where) > fineness(best) ||
+        (fineness(where) == fineness(best) && id(where) > id(best))) {
       found = i;
     }
   }
   return found;
 }
 
-uint32_t resolve_value(const Graph& graph, const std::string& text) {
+QueryTarget resolve_target(const Graph& graph, const std::string& text) {
+  QueryTarget target;
   if (text.rfind("0x", 0) == 0 || text.rfind("0X", 0) == 0) {
     std::optional<int64_t> address = parse_address(text);
     if (!address) throw std::runtime_error("'" + text + "' is not an address");
     std::optional<uint32_t> location = location_containing(graph, *address);
     if (!location) throw std::runtime_error("no allocation or copied region contains " + text);
-    return latest_value(graph, *location);
+    target.location = *location;
+    target.address = address;
+    return target;
+  }
+  if (!text.empty() && (text[0] == 's' || text[0] == 'S')) {
+    std::optional<int64_t> id = parse_integer(text.substr(1), 10);
+    for (uint32_t i = 0; id && i < graph.locations.size(); ++i) {
+      if (graph.locations[i].sub_allocation_id == id) {
+        target.location = i;
+        return target;
+      }
+    }
+    throw std::runtime_error("no sub-allocation '" + text +
+                             "' in the graph (sub-allocations are sN, N a sub_allocations.id)");
   }
   std::string digits = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? text.substr(1) : text;
   std::optional<int64_t> id = parse_integer(digits, 10);
   if (!id || *id < 1 || *id > static_cast<int64_t>(graph.values.size())) {
     throw std::runtime_error("no value '" + text + "' (values are v1..v" +
                              std::to_string(graph.values.size()) +
-                             ", or give an address as 0x...)");
+                             ", sub-allocations sN, or give an address as 0x...)");
   }
-  return static_cast<uint32_t>(*id - 1);
+  target.value = static_cast<uint32_t>(*id - 1);
+  target.location = graph.values[*target.value].location;
+  return target;
+}
+
+uint32_t resolve_value(const Graph& graph, const std::string& text) {
+  QueryTarget target = resolve_target(graph, text);
+  if (target.value) return *target.value;
+  std::optional<int64_t> offset;
+  if (target.address) offset = *target.address - graph.locations[target.location].address;
+  return latest_value(graph, target.location, offset);
 }
 
 void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
@@ -97,7 +138,7 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
     uint32_t current = pending.back();
     pending.pop_back();
     uint32_t producer = graph.values[current].producer_op;
-    if (producer == Value::kNoOp || graph.ops[producer].kind == OpKind::Allocation) continue;
+    if (producer == Value::kNoOp || is_lifetime_op(graph.ops[producer].kind)) continue;
     auto& edges = ops_to_edges[producer];
     for (uint32_t e = graph.op_edges[producer]; e < graph.op_edges[producer + 1]; ++e) {
       if (graph.edges[e].dst_value != current) continue;
@@ -109,7 +150,7 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
   if (ops_to_edges.empty()) {
     const Value& record = graph.values[value];
     if (record.producer_op != Value::kNoOp &&
-        graph.ops[record.producer_op].kind != OpKind::Allocation) {
+        !is_lifetime_op(graph.ops[record.producer_op].kind)) {
       out << "written by " << op_line(graph, record.producer_op) << " from no other value\n";
     } else {
       out << "never written: "
@@ -139,9 +180,15 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
 
 void print_consumers(const Graph& graph, uint32_t value, std::ostream& out) {
   out << value_line(graph, value) << "\n";
+  // Each op that read it, with what that op wrote.
   std::map<uint32_t, std::set<uint32_t>> readers;
-  for (const Edge& edge : graph.edges) {
-    if (edge.src_value == value) readers[edge.op].insert(edge.dst_value);
+  for (uint32_t op = 0; op + 1 < graph.op_reads_begin.size(); ++op) {
+    auto begin = graph.op_reads.begin() + graph.op_reads_begin[op];
+    auto end = graph.op_reads.begin() + graph.op_reads_begin[op + 1];
+    if (std::find(begin, end, value) == end) continue;
+    std::set<uint32_t>& written = readers[op];
+    for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i)
+      written.insert(graph.op_writes[i]);
   }
   if (readers.empty()) {
     out << "read by no operation\n";
@@ -154,6 +201,55 @@ void print_consumers(const Graph& graph, uint32_t value, std::ostream& out) {
   }
   uint32_t freed = graph.values[value].freed_by_op;
   if (freed != Value::kNoOp) out << "freed by " << op_line(graph, freed) << "\n";
+}
+
+void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
+  const Location& where = graph.locations[location];
+  out << location_name(graph, location) << ", " << hex_address(where.address) << ", "
+      << format_bytes(where.bytes) << "\n";
+  // (op, line) in program order; an op that read several of its values once.
+  std::map<uint32_t, std::vector<std::string>> events;
+  auto add = [&](uint32_t op, const std::string& what) {
+    std::vector<std::string>& lines = events[op];
+    if (std::find(lines.begin(), lines.end(), what) == lines.end()) lines.push_back(what);
+  };
+  std::optional<uint32_t> freed;
+  // A sub-allocation's life starts and ends outside any op.
+  if (where.sub_allocation_id) out << "  allocated   at " << where.alloc_ns << " ns\n";
+  for (uint32_t value = 0; value < graph.values.size(); ++value) {
+    const Value& record = graph.values[value];
+    if (record.location != location) continue;
+    if (record.freed_by_op != Value::kNoOp) freed = record.freed_by_op;
+    if (record.producer_op == Value::kNoOp) continue;
+    OpKind kind = graph.ops[record.producer_op].kind;
+    if (is_lifetime_op(kind)) {
+      add(record.producer_op, "allocated   " + op_line(graph, record.producer_op));
+    } else if (record.version == 0) {
+      add(record.producer_op, "first used  " + op_line(graph, record.producer_op));
+    } else {
+      add(record.producer_op, std::string(kind == OpKind::Migration ? "moved       "
+                                                                      : "written     ") +
+                                  op_line(graph, record.producer_op) + " -> " +
+                                  value_line(graph, value));
+    }
+  }
+  for (uint32_t op = 0; op + 1 < graph.op_reads_begin.size(); ++op) {
+    for (uint32_t i = graph.op_reads_begin[op]; i < graph.op_reads_begin[op + 1]; ++i) {
+      uint32_t value = graph.op_reads[i];
+      if (graph.values[value].location != location) continue;
+      add(op, "read        " + op_line(graph, op) + " <- " + value_ref(value) +
+                  (graph.values[value].read_uninitialized ? " UNINITIALIZED" : ""));
+    }
+  }
+  if (freed) add(*freed, "freed       " + op_line(graph, *freed));
+  for (const auto& [op, lines] : events) {
+    for (const std::string& line : lines) out << "  " << line << "\n";
+  }
+  if (where.free_ns) {
+    out << "  freed       at " << *where.free_ns << " ns\n";
+  } else if (!freed) {
+    out << "  not freed before the trace ended\n";
+  }
 }
 
 }  // namespace apptracer::dvdg

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <exception>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 
+#include "block_resolution.h"
 #include "migration_groups.h"
 
 namespace apptracer::dvdg {
@@ -28,6 +30,7 @@ void set_times(Op& op, std::optional<int64_t> api_start, std::optional<int64_t> 
 struct RawArgument {
   int64_t kernel_id;
   int64_t alloc_id;
+  int64_t alloc_offset;
   bool points_into_allocation;
   AccessKind access;
   AccessSource source;
@@ -35,15 +38,24 @@ struct RawArgument {
 
 std::vector<RawArgument> read_kernel_arguments(Database& db) {
   std::vector<RawArgument> arguments;
-  Statement rows =
-      db.prepare("SELECT kernel_id, alloc_id, access, access_source FROM kernel_args");
+  Statement rows = db.prepare(
+      "SELECT kernel_id, alloc_id, alloc_offset, access, access_source FROM kernel_args");
   while (rows.step()) {
     bool points = !rows.is_null(1);
-    arguments.push_back({rows.int64(0), points ? rows.int64(1) : 0, points,
-                         static_cast<AccessKind>(rows.int64(2)),
-                         static_cast<AccessSource>(rows.int64(3))});
+    arguments.push_back({rows.int64(0), points ? rows.int64(1) : 0,
+                         rows.is_null(2) ? 0 : rows.int64(2), points,
+                         static_cast<AccessKind>(rows.int64(3)),
+                         static_cast<AccessSource>(rows.int64(4))});
   }
   return arguments;
+}
+
+// The bytes a copy's endpoint spans from its first byte: the copy's bytes,
+// or for a 2D/3D copy its rows at their pitch.
+int64_t span_of(int64_t bytes, std::optional<int64_t> width, std::optional<int64_t> height,
+                std::optional<int64_t> pitch) {
+  if (!width || !height || !pitch || *height <= 0) return bytes;
+  return std::max(bytes, (*height - 1) * *pitch + *width);
 }
 
 class Reader {
@@ -70,6 +82,7 @@ class Reader {
     try {
       reserve();
       read_allocations();
+      read_sub_allocations();
       read_copies();
       read_memsets();
       read_kernels();
@@ -87,6 +100,9 @@ class Reader {
       arguments = read_kernel_arguments(db_);
     }
     add_kernel_accesses(arguments);
+    arguments = {};
+    holds_blocks_.resize(out_.locations.size(), false);
+    split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
     group_accesses();
     return std::move(out_);
   }
@@ -111,9 +127,11 @@ class Reader {
     int64_t copies = last_rowid("memcpys");
     int64_t memsets = last_rowid("memsets");
     int64_t kernels = last_rowid("kernels");
+    int64_t blocks = db_.has_table("sub_allocations") ? last_rowid("sub_allocations") : 0;
     out_.ops.reserve(static_cast<size_t>(2 * allocations + copies + memsets + kernels));
-    pending_.reserve(
-        static_cast<size_t>(2 * allocations + 2 * copies + memsets + last_rowid("kernel_args")));
+    pending_.reserve(static_cast<size_t>(2 * allocations + 2 * copies + memsets +
+                                         last_rowid("kernel_arg_words")));
+    out_.locations.reserve(static_cast<size_t>(allocations + blocks));
     kernel_ids_.reserve(static_cast<size_t>(kernels));
     kernel_ops_.reserve(static_cast<size_t>(kernels));
   }
@@ -123,17 +141,24 @@ class Reader {
     return static_cast<uint32_t>(out_.ops.size() - 1);
   }
 
-  void add_access(uint32_t op, const Access& access) { pending_.emplace_back(op, access); }
+  void add_access(uint32_t op, Access access) {
+    access.op = op;
+    pending_.push_back(access);
+  }
 
-  // A copy's destination or a memset's target: a write of `bytes` at `offset`
-  // inside its location, resolved against the location's size later.
-  void add_write(uint32_t op, uint32_t location, int64_t bytes, std::optional<int64_t> offset) {
-    Access write;
-    write.location = location;
-    write.writes = true;
-    write.bytes = bytes;
-    pending_writes_.emplace_back(pending_.size(), offset);
-    add_access(op, write);
+  // The whole of a location: what allocations and frees make and end.
+  Access whole(uint32_t location) const {
+    Access access;
+    access.location = location;
+    access.end = out_.locations[location].bytes;
+    return access;
+  }
+
+  uint32_t add_location(const Location& location) {
+    if (out_.locations.size() >= (size_t{1} << Access::kLocationBits))
+      throw std::runtime_error("more memory regions than the DVDG can hold");
+    out_.locations.push_back(location);
+    return static_cast<uint32_t>(out_.locations.size() - 1);
   }
 
   void read_allocations() {
@@ -148,26 +173,80 @@ class Reader {
       location.alloc_kind = static_cast<AllocKind>(rows.int64(1));
       location.memory = memory_kind_of(*location.alloc_kind);
       location.starts_with_data = !is_device_memory(location.memory);
-      auto index = static_cast<uint32_t>(out_.locations.size());
-      out_.locations.push_back(location);
+      uint32_t index = add_location(location);
       alloc_locations_.emplace(*location.alloc_id, index);
+      add_lifetime(index, rows.int64(5), rows.optional_int64(6));
+    }
+  }
 
-      Op alloc;
-      alloc.kind = OpKind::Allocation;
-      alloc.source_id = *location.alloc_id;
-      alloc.device = location.device;
-      alloc.issue_ns = alloc.start_ns = alloc.end_ns = rows.int64(5);
-      alloc.bytes = location.bytes;
-      Access touched;
-      touched.location = index;
-      add_access(add_op(alloc), touched);
-      if (std::optional<int64_t> free_ns = rows.optional_int64(6)) {
-        Op free = alloc;
-        free.kind = OpKind::Free;
-        free.issue_ns = free.start_ns = free.end_ns = *free_ns;
-        add_access(add_op(free), touched);
+  // The allocation and (if it happened) free ops of a location.
+  void add_lifetime(uint32_t location, int64_t alloc_ns, std::optional<int64_t> free_ns) {
+    Op alloc;
+    alloc.kind = OpKind::Allocation;
+    alloc.source_id = *out_.locations[location].alloc_id;
+    alloc.device = out_.locations[location].device;
+    alloc.issue_ns = alloc.start_ns = alloc.end_ns = alloc_ns;
+    alloc.bytes = out_.locations[location].bytes;
+    add_access(add_op(alloc), whole(location));
+    if (free_ns) {
+      Op free = alloc;
+      free.kind = OpKind::Free;
+      free.issue_ns = free.start_ns = free.end_ns = *free_ns;
+      add_access(add_op(free), whole(location));
+    }
+  }
+
+  // Blocks framework allocators carved out of allocations (absent from
+  // traces recorded before they were captured). Each is a location of its
+  // own, whose lifetime is its row's (no ops); accesses to the allocations
+  // holding them are split later.
+  void read_sub_allocations() {
+    holds_blocks_.assign(out_.locations.size(), false);
+    if (!db_.has_table("sub_allocations")) return;
+    // Allocations by address, to mark those a block lies in (a block of an
+    // expandable segment may span several of its mappings).
+    std::vector<std::pair<int64_t, uint32_t>> by_address;
+    for (uint32_t i = 0; i < out_.locations.size(); ++i)
+      by_address.emplace_back(out_.locations[i].address, i);
+    std::sort(by_address.begin(), by_address.end());
+    int64_t widest = 0;
+    for (const Location& location : out_.locations) widest = std::max(widest, location.bytes);
+
+    Statement rows = db_.prepare(
+        "SELECT id, allocator, parent_alloc_id, address, bytes, device, alloc_ns, free_ns "
+        "FROM sub_allocations ORDER BY id");
+    while (rows.step()) {
+      Location location;
+      location.sub_allocation_id = rows.int64(0);
+      location.allocator = static_cast<SubAllocator>(rows.int64(1));
+      location.alloc_id = rows.optional_int64(2);
+      location.address = rows.int64(3);
+      location.bytes = rows.int64(4);
+      location.device = rows.optional_int64(5);
+      location.memory = MemoryKind::Device;
+      if (location.alloc_id) {
+        auto parent = alloc_locations_.find(*location.alloc_id);
+        if (parent != alloc_locations_.end()) {
+          location.alloc_kind = out_.locations[parent->second].alloc_kind;
+          location.memory = out_.locations[parent->second].memory;
+        }
+      }
+      location.starts_with_data = !is_device_memory(location.memory);
+      location.alloc_ns = rows.int64(6);
+      location.free_ns = rows.optional_int64(7);
+      uint32_t index = add_location(location);
+      blocks_.push_back({index, location.address, location.bytes, location.alloc_ns,
+                         location.free_ns.value_or(INT64_MAX)});
+      // Every allocation overlapping the block holds it.
+      auto it = std::lower_bound(by_address.begin(), by_address.end(),
+                                 std::make_pair(location.address - widest, uint32_t{0}));
+      for (; it != by_address.end() && it->first < location.address + location.bytes; ++it) {
+        const Location& candidate = out_.locations[it->second];
+        if (candidate.address + candidate.bytes > location.address)
+          holds_blocks_[it->second] = true;
       }
     }
+    holds_blocks_.resize(out_.locations.size(), false);
   }
 
   // The location of a copy or memset endpoint: its allocation, or the
@@ -180,29 +259,35 @@ class Reader {
       if (found != alloc_locations_.end()) return found->second;
     }
     if (!address) return std::nullopt;
-    auto [it, inserted] =
-        unknown_locations_.emplace(*address, static_cast<uint32_t>(out_.locations.size()));
-    if (inserted) {
+    auto found = unknown_locations_.find(*address);
+    if (found == unknown_locations_.end()) {
       Location location;
       location.address = *address;
       location.memory = memory;
       location.device = device;
-      out_.locations.push_back(location);
+      found = unknown_locations_.emplace(*address, add_location(location)).first;
     }
-    Location& location = out_.locations[it->second];
+    Location& location = out_.locations[found->second];
     location.bytes = std::max(location.bytes, bytes);
-    return it->second;
+    return found->second;
   }
 
-  bool covers(uint32_t location, std::optional<int64_t> offset, int64_t bytes) const {
-    return offset.value_or(0) == 0 && bytes >= out_.locations[location].bytes;
+  // A copy's or memset's bytes in its location: from its offset (0 for an
+  // unknown region, which starts where the copy does).
+  Access range(uint32_t location, std::optional<int64_t> offset, int64_t span) const {
+    Access access;
+    access.location = location;
+    access.begin = out_.locations[location].alloc_id ? offset.value_or(0) : 0;
+    access.end = access.begin + span;
+    return access;
   }
 
   void read_copies() {
     Statement rows = db_.prepare(
         "SELECT id, kind, bytes, src_alloc_id, dst_alloc_id, src_offset, dst_offset, "
         "src_address, dst_address, src_memory, dst_memory, src_device, dst_device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns FROM memcpys");
+        "api_start_ns, gpu_start_ns, gpu_end_ns, width, height, src_pitch, dst_pitch "
+        "FROM memcpys");
     while (rows.step()) {
       auto kind = static_cast<CopyKind>(rows.int64(1));
       int64_t bytes = rows.int64(2);
@@ -227,19 +312,30 @@ class Reader {
         prefetches_.emplace(op.source_id, op);
         continue;
       }
-      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7), bytes,
-                                             src_memory, src_device);
-      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8), bytes,
-                                             dst_memory, dst_device);
+      // A linear copy writes exactly its bytes, each from the byte at the same
+      // position in the source; a 2D/3D copy's rows leave the pitch between them.
+      std::optional<int64_t> width = rows.optional_int64(17);
+      bool linear = !width;
+      int64_t src_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(19));
+      int64_t dst_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(20));
+      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7),
+                                             src_span, src_memory, src_device);
+      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8),
+                                             dst_span, dst_memory, dst_device);
       uint32_t index = add_op(op);
       if (src) {
-        Access read;
-        read.location = *src;
+        Access read = range(*src, rows.optional_int64(5), src_span);
         read.reads = read.known_read = true;
-        read.bytes = bytes;
+        if (linear) read.position = 0;
         add_access(index, read);
       }
-      if (dst) add_write(index, *dst, bytes, rows.optional_int64(6));
+      if (dst) {
+        Access write = range(*dst, rows.optional_int64(6), dst_span);
+        write.writes = true;
+        write.exact = linear;
+        if (linear) write.position = 0;
+        add_access(index, write);
+      }
     }
   }
 
@@ -260,7 +356,11 @@ class Reader {
       op.stream = rows.optional_int64(7);
       set_times(op, rows.optional_int64(8), rows.optional_int64(9), rows.optional_int64(10));
       uint32_t index = add_op(op);
-      if (dst) add_write(index, *dst, bytes, rows.optional_int64(3));
+      if (dst) {
+        Access write = range(*dst, rows.optional_int64(3), bytes);
+        write.writes = write.exact = true;
+        add_access(index, write);
+      }
     }
   }
 
@@ -312,8 +412,10 @@ class Reader {
       if (location == alloc_locations_.end()) continue;
       auto access_kind = argument.access;
       auto source = argument.source;
-      Access access;
-      access.location = location->second;
+      // A pointer reaches from where it points to the end of its region.
+      Access access = whole(location->second);
+      access.begin = std::clamp<int64_t>(argument.alloc_offset, 0, access.end);
+      access.to_end = true;
       // An argument of unknown access is assumed read-write (DESIGN.md).
       access.reads = access_kind != AccessKind::Write;
       access.writes = access_kind != AccessKind::Read;
@@ -372,10 +474,8 @@ class Reader {
       op.from = static_cast<int16_t>(group.from);
       op.to = static_cast<int16_t>(group.to);
       op.migration_cause = static_cast<uint8_t>(group.migration_cause);
-      Access moved;
-      moved.location = location->second;
-      moved.reads = moved.writes = moved.whole = true;
-      moved.bytes = group.bytes;
+      Access moved = whole(location->second);
+      moved.reads = moved.writes = moved.exact = true;
       add_access(add_op(op), moved);
     }
   }
@@ -439,23 +539,28 @@ class Reader {
     }
   }
 
-  // Whole-location writes can only be decided once every copy has been read,
-  // because an unknown region grows to the largest copy that touches it.
+  // Accesses grouped by op. They arrive almost in op order (a few sorted
+  // runs), so sorting in place is cheap and holds them only once. Ranges are
+  // clamped to their location: an unknown region grew to its largest copy.
+  // An access that touches no byte (a pointer just past its region's end)
+  // is dropped.
   void group_accesses() {
-    for (auto [position, offset] : pending_writes_) {
-      Access& write = pending_[position].second;
-      write.whole = covers(write.location, offset, write.bytes);
+    size_t kept = 0;
+    for (Access& access : pending_) {
+      int64_t bytes = out_.locations[access.location].bytes;
+      access.begin = std::clamp<int64_t>(access.begin, 0, bytes);
+      access.end = std::clamp<int64_t>(access.end, access.begin, bytes);
+      if (access.begin < access.end || bytes == 0) pending_[kept++] = access;
     }
+    pending_.resize(kept);
+    std::sort(pending_.begin(), pending_.end(),
+              [](const Access& a, const Access& b) { return a.op < b.op; });
     out_.access_begin.assign(out_.ops.size() + 1, 0);
-    for (const auto& [op, access] : pending_) ++out_.access_begin[op + 1];
+    for (const Access& access : pending_) ++out_.access_begin[access.op + 1];
     for (size_t i = 1; i < out_.access_begin.size(); ++i) {
       out_.access_begin[i] += out_.access_begin[i - 1];
     }
-    out_.accesses.resize(pending_.size());
-    std::vector<uint32_t> fill(out_.access_begin.begin(), out_.access_begin.end() - 1);
-    for (const auto& [op, access] : pending_) out_.accesses[fill[op]++] = access;
-    pending_.clear();
-    pending_.shrink_to_fit();
+    out_.accesses = std::move(pending_);
   }
 
   Database& db_;
@@ -467,9 +572,9 @@ class Reader {
   std::unordered_map<int64_t, Op> prefetches_;  // by memcpys.id, until they move bytes
   std::map<std::pair<OpKind, int64_t>, uint32_t> copy_and_memset_ops_;  // by (kind, row id)
   bool copies_and_memsets_indexed_ = false;
-  std::vector<std::pair<uint32_t, Access>> pending_;
-  // Writes of copies and memsets (position in pending_, offset in the location).
-  std::vector<std::pair<size_t, std::optional<int64_t>>> pending_writes_;
+  std::vector<Access> pending_;
+  std::vector<Block> blocks_;        // sub-allocations' lifetimes
+  std::vector<bool> holds_blocks_;  // per location: an allocation some block lies in
 };
 
 }  // namespace

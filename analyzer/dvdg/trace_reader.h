@@ -12,17 +12,40 @@
 
 namespace apptracer::dvdg {
 
-// One location an operation touches.
+// One byte range of one location an operation reads or writes. Held by the
+// million (a few per kernel launch), hence the bit fields.
 struct Access {
-  uint32_t location = 0;
-  bool reads = false;
-  bool writes = false;
+  static constexpr uint32_t kLocationBits = 27;
+  Access() : location(0), reads(0), writes(0), known_read(0), exact(0), to_end(0) {}
+
+  uint32_t op = 0;  // position in TraceOps::ops
+  uint32_t location : kLocationBits;
+  uint32_t reads : 1;
+  uint32_t writes : 1;
   // The read is certain (copy source, const parameter), not assumed; only a
   // certain read of memory holding no data is reported as uninitialized.
-  bool known_read = false;
-  // The write covers the whole location, so nothing of the previous version survives.
-  bool whole = false;
-  int64_t bytes = -1;  // -1 when unknown
+  uint32_t known_read : 1;
+  // The write replaces [begin, end) entirely (linear copies, memsets): nothing
+  // of what was there survives. Kernels (and 2D copies) may leave parts as they were.
+  uint32_t exact : 1;
+  // A pointer (kernel argument): it reaches to the end of the region it lands
+  // in, which sub-allocations may make shorter than its allocation.
+  uint32_t to_end : 1;
+  int64_t begin = 0;  // byte range inside the location, end exclusive
+  int64_t end = 0;
+  // Linear copies: where `begin` falls in the copied bytes, so each byte
+  // written depends on the byte it was copied from. -1 elsewhere.
+  int64_t position = -1;
+};
+
+// A sub-allocation's lifetime, for resolving addresses to the block live at
+// an operation's issue time.
+struct Block {
+  uint32_t location = 0;
+  int64_t address = 0;
+  int64_t bytes = 0;
+  int64_t alloc_ns = 0;
+  int64_t free_ns = INT64_MAX;  // INT64_MAX: live at the end of the trace
 };
 
 struct StreamEvent {
@@ -45,7 +68,8 @@ struct SyncPoint {
 struct TraceOps {
   std::vector<Location> locations;
   std::vector<Op> ops;  // not yet in program order
-  // access_begin[i] .. access_begin[i + 1] index `accesses`: what op i touches.
+  // access_begin[i] .. access_begin[i + 1] index `accesses` (sorted by op):
+  // what op i touches.
   std::vector<uint32_t> access_begin;
   std::vector<Access> accesses;
   std::vector<StreamEvent> stream_events;

@@ -187,6 +187,26 @@ def main():
         expect(run.returncode != 0 and len(run.stderr.splitlines()) == 1,
                f"{bad} is one line: {run.returncode} {run.stderr!r}")
 
+    # Framework allocators: the Python bootstrap beside the library goes on
+    # PYTHONPATH (before what was there), the mode in the environment;
+    # per-buffer makes JAX allocate each buffer through CUDA; off sets nothing.
+    show = 'echo "$PYTHONPATH|$APPTRACER_FRAMEWORK_ALLOCATORS|$XLA_PYTHON_CLIENT_ALLOCATOR"'
+    env = dict(os.environ, PYTHONPATH="/theirs")
+    for mode, bootstrap, xla in (("hooks", True, ""), ("per-buffer", True, "platform"),
+                                 ("off", False, "")):
+        run = subprocess.run([apptracer, "record", "--framework-allocators", mode, "-o",
+                              os.path.join(work, "f-%p.db"), "--", "sh", "-c", show],
+                             capture_output=True, text=True, timeout=60, env=env)
+        path, seen_mode, seen_xla = (run.stdout.strip().split("|") + ["", "", ""])[:3]
+        entries = path.split(":")
+        has_bootstrap = (entries[0].endswith("/apptracer-python") and
+                         os.path.exists(os.path.join(entries[0], "sitecustomize.py")))
+        expect(run.returncode == 0 and has_bootstrap == bootstrap and entries[-1] == "/theirs",
+               f"{mode}: PYTHONPATH {path!r}")
+        expect((seen_mode, seen_xla) == (mode, xla), f"{mode}: environment {run.stdout!r}")
+    run = record(apptracer, "--framework-allocators", "sometimes", "--", "true")
+    expect(run.returncode != 0 and "framework-allocators" in run.stderr,
+           f"an unknown mode is refused: {run.stderr!r}")
     print("record: ok" if not failures else "record: FAILED")
     return 1 if failures else 0
 

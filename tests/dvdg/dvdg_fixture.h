@@ -63,10 +63,29 @@ class DvdgTest : public ::testing::Test {
     return trace_->add(row);
   }
 
+  // A tensor block inside a named allocation, at `offset`; `name` it.
+  int64_t block(const std::string& name, int64_t parent, int64_t offset, int64_t bytes,
+                int64_t alloc_ns, std::optional<int64_t> free_ns = std::nullopt) {
+    Statement address = trace_->db().prepare("SELECT address FROM allocations WHERE id = ?");
+    address.bind(1, parent);
+    EXPECT_TRUE(address.step());
+    testing::SubAllocationRow row;
+    row.parent_alloc_id = parent;
+    row.parent_offset = offset;
+    row.address = address.int64(0) + offset;
+    row.bytes = bytes;
+    row.alloc_ns = alloc_ns;
+    row.free_ns = free_ns;
+    int64_t id = trace_->add(row);
+    block_names_[id] = name;
+    return id;
+  }
+
   struct Arg {
     int64_t alloc_id;
     AccessKind access;
     AccessSource source;
+    int64_t offset = 0;  // where the pointer points inside the allocation
   };
 
   int64_t kernel(const std::string& name, const std::vector<Arg>& args, int64_t api_ns,
@@ -87,7 +106,7 @@ class DvdgTest : public ::testing::Test {
       arg_row.param_index = index;
       arg_row.offset = 8 * index++;
       arg_row.alloc_id = arg.alloc_id;
-      arg_row.alloc_offset = 0;
+      arg_row.alloc_offset = arg.offset;
       arg_row.access = arg.access;
       arg_row.access_source = arg.source;
       trace_->add(arg_row);
@@ -97,12 +116,21 @@ class DvdgTest : public ::testing::Test {
 
   Graph build() { return build_graph_from_trace(trace_->db()); }
 
+  // "name:version", with "[begin,end)" after the name for a value holding
+  // only part of its location.
   std::string value_name(const Graph& graph, uint32_t value) const {
-    const Location& where = graph.locations[graph.values[value].location];
-    std::string name = where.alloc_id && names_.count(*where.alloc_id)
+    const Value& record = graph.values[value];
+    const Location& where = graph.locations[record.location];
+    std::string name = where.sub_allocation_id && block_names_.count(*where.sub_allocation_id)
+                           ? block_names_.at(*where.sub_allocation_id)
+                       : !where.sub_allocation_id && where.alloc_id && names_.count(*where.alloc_id)
                            ? names_.at(*where.alloc_id)
                            : "region@" + hex_address(where.address);
-    std::string text = name + ":" + std::to_string(graph.values[value].version);
+    if (record.offset != 0 || record.bytes != where.bytes) {
+      name += "[" + std::to_string(record.offset) + "," +
+              std::to_string(record.offset + record.bytes) + ")";
+    }
+    std::string text = name + ":" + std::to_string(record.version);
     int16_t residency = graph.values[value].residency;
     return residency == kNoResidency ? text : text + "@" + residency_name(residency);
   }
@@ -125,7 +153,8 @@ class DvdgTest : public ::testing::Test {
 
   std::string path_;
   std::unique_ptr<testing::TraceBuilder> trace_;
-  std::map<int64_t, std::string> names_;
+  std::map<int64_t, std::string> names_;        // allocations by id
+  std::map<int64_t, std::string> block_names_;  // sub-allocations by id
 };
 
 // Fig. 6.1: three host and three device buffers, two H2D copies, one kernel,

@@ -46,7 +46,9 @@ TEST_F(DvdgTest, MemoryAllocatedAfterAnUncapturedKernelIsStillUninitialized) {
   EXPECT_EQ(edges(graph), (Edges{"d:0 -> h:1 [DtoH copy] (uninitialized)"}));
 }
 
-TEST_F(DvdgTest, PartialCopyDependsOnTheNewDataAndTheRestOfThePreviousVersion) {
+// A copy into part of a buffer versions only that part; a read of the whole
+// depends on each part's own version, by the bytes it took from it.
+TEST_F(DvdgTest, PartialCopiesVersionOnlyTheirBytes) {
   int64_t low = buffer("low_h", AllocKind::PinnedHost, 0x1000, 512);
   int64_t high = buffer("high_h", AllocKind::PinnedHost, 0x2000, 512);
   int64_t out = buffer("out_h", AllocKind::PinnedHost, 0x3000, 1024);
@@ -55,15 +57,29 @@ TEST_F(DvdgTest, PartialCopyDependsOnTheNewDataAndTheRestOfThePreviousVersion) {
   copy(CopyKind::HtoD, high, d, 512, 200, 7, /*dst_offset=*/512);
   copy(CopyKind::DtoH, d, out, 1024, 300);
   Graph graph = build();
-  // The first half-copy keeps nothing: the rest of d held no data yet.
   EXPECT_EQ(edges(graph), (Edges{
-                              "low_h:0 -> d:1 [HtoD copy]",
-                              "high_h:0 -> d:2 [HtoD copy]",
-                              "d:1 -> d:2 [HtoD copy] (carry)",
-                              "d:2 -> out_h:1 [DtoH copy]",
+                              "low_h:0 -> d[0,512):1 [HtoD copy]",
+                              "high_h:0 -> d[512,1024):2 [HtoD copy]",
+                              "d[0,512):1 -> out_h:1 [DtoH copy]",
+                              "d[512,1024):2 -> out_h:1 [DtoH copy]",
                           }));
-  const Edge& carry = graph.edges[2];
-  EXPECT_EQ(carry.bytes, 512);
+  EXPECT_EQ(graph.edges[2].bytes, 512);
+  EXPECT_EQ(graph.edges[3].bytes, 512);
+}
+
+// A kernel may write less than it could reach: what was there is carried.
+TEST_F(DvdgTest, KernelWriteCarriesWhatItMayHaveLeft) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+  copy(CopyKind::HtoD, h, d, 256, 100);
+  kernel("scatter", {{d, AccessKind::Write, AccessSource::Sanitizer}}, 200);
+  copy(CopyKind::DtoH, d, h, 256, 300);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d:1 [HtoD copy]",
+                              "d:1 -> d:2 [scatter] (carry)",
+                              "d:2 -> h:1 [DtoH copy]",
+                          }));
 }
 
 TEST_F(DvdgTest, BufferReusedAcrossIterationsGetsOneVersionPerWrite) {
@@ -254,7 +270,7 @@ TEST_F(DvdgTest, FreedValuesAreMarkedAndUnknownHostRegionsAreValues) {
   EXPECT_FALSE(graph.locations[graph.values[graph.edges[0].src_value].location].alloc_id);
 }
 
-TEST_F(DvdgTest, PartialMemsetKeepsTheRestAndFullMemsetReplacesIt) {
+TEST_F(DvdgTest, PartialMemsetVersionsItsBytesAndFullMemsetReplacesEverything) {
   int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
   int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
   copy(CopyKind::HtoD, h, d, 256, 100);
@@ -265,18 +281,21 @@ TEST_F(DvdgTest, PartialMemsetKeepsTheRestAndFullMemsetReplacesIt) {
   half.stream = 7;
   half.api_start_ns = 200;
   trace_->add(half);
+  copy(CopyKind::DtoH, d, h, 256, 300);
   testing::MemsetRow whole = half;
   whole.alloc_offset = 0;
   whole.bytes = 256;
-  whole.api_start_ns = 300;
+  whole.api_start_ns = 400;
   trace_->add(whole);
-  copy(CopyKind::DtoH, d, h, 256, 400);
+  copy(CopyKind::DtoH, d, h, 256, 500);
   Graph graph = build();
   EXPECT_EQ(edges(graph), (Edges{
                               "h:0 -> d:1 [HtoD copy]",
-                              "d:1 -> d:2 [memset] (carry)",
-                              "d:3 -> h:1 [DtoH copy]",
+                              "d:1 -> h:1 [DtoH copy]",
+                              "d[128,256):2 -> h:1 [DtoH copy]",
+                              "d:3 -> h:2 [DtoH copy]",
                           }));
+  EXPECT_EQ(graph.edges[1].bytes, 128) << "the first half still holds the copy's data";
 }
 
 TEST_F(DvdgTest, ArgumentsIntoTheSameAllocationAreOneAccess) {

@@ -218,14 +218,14 @@ SampleIds build_sample_trace(TraceBuilder& builder) {
 void add_sample_dvdg(Database& db, const SampleIds& ids) {
   db.exec(dvdg::dvdg_tables_sql());
   Statement op = db.prepare(
-      "INSERT INTO dvdg_ops(id, kind, source_id, issue_ns, start_ns, end_ns, reads_uninitialized) "
-      "VALUES (?, ?, ?, 0, ?, 0, 0)");
+      "INSERT INTO dvdg_ops(id, kind, source_id, issue_ns, start_ns, end_ns, reads_uninitialized, "
+      "arguments_unknown) VALUES (?, ?, ?, 0, ?, 0, 0, 0)");
   op.bind(1, int64_t{1}).bind(2, std::string("copy")).bind(3, ids.copy_htod).bind(4, int64_t{2100}).run();
   op.bind(1, int64_t{2}).bind(2, std::string("kernel")).bind(3, ids.kernel_main).bind(4, int64_t{3300}).run();
   op.bind(1, int64_t{3}).bind(2, std::string("copy")).bind(3, ids.copy_dtoh).bind(4, int64_t{4800}).run();
   Statement value = db.prepare(
       "INSERT INTO dvdg_values(id, address, bytes, memory, version, producer_op_id, holds_data, "
-      "read_uninitialized) VALUES (?, 0, 0, 3, ?, ?, 1, 0)");
+      "read_uninitialized, region_offset) VALUES (?, 0, 0, 3, ?, ?, 1, 0, 0)");
   for (int64_t id = 1; id <= 3; ++id) value.bind(1, id).bind(2, id).bind(3, id).run();
   Statement edge = db.prepare(
       "INSERT INTO dvdg_edges(src_value_id, dst_value_id, op_id, kind, uninitialized_read) "

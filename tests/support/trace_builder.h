@@ -31,6 +31,16 @@ struct AllocationRow : apptracer::AllocationRow {
   }
 };
 
+// A block of a framework allocator (by default a PyTorch tensor on device 0).
+struct SubAllocationRow : apptracer::SubAllocationRow {
+  SubAllocationRow() {
+    allocator = SubAllocator::PytorchCaching;
+    device = 0;
+    stream_handle = 0;
+    alloc_tid = 1;
+  }
+};
+
 struct MemcpyRow : apptracer::MemcpyRow {
   MemcpyRow() {
     kind = CopyKind::HtoD;

@@ -32,6 +32,7 @@
 #include "buffer/string_table.h"
 #include "capture/capture.h"
 #include "capture/live_cuda_queries.h"
+#include "frameworks/sub_allocation_events.h"
 #include "host/host_allocator.h"
 #include "host/host_blocks.h"
 #include "store/writer.h"
@@ -231,6 +232,8 @@ void start() {
   }
   allocator_hooked = allocator_interposed();
   record_process_meta(config);
+  // Framework allocators' blocks, once the Python bootstrap attaches to them.
+  if (callbacks_active) frameworks::start_recording({buffers_instance, now_ns, set_meta});
   if (host_only) writer_instance->set_meta("capture", "host memory only: CUDA capture unavailable");
   if (config.host_allocations != HostAllocations::Off && allocator_hooked) {
     host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},

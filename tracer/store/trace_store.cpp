@@ -187,6 +187,8 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
     db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
   });
   arg_sets_ = std::make_unique<KernelArgSets>(db_);
+  sub_allocations_ = std::make_unique<SubAllocationRows>(
+      db_, resolver_, [this](const std::string& key, const std::string& value) { set_meta(key, value); });
   api_calls_ = BatchInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = BatchInserter<SyncRow>(db_);
@@ -268,6 +270,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Thread: write_thread(r); break;
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
+      case RecordType::SubAllocation: sub_allocations_->write(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -569,6 +572,7 @@ void TraceStore::store_waiting() {
 
 std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   store_waiting();
+  sub_allocations_->finish();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

@@ -1,8 +1,9 @@
 // Turns records into rows of the trace database (tables.def), on the writer
 // thread only. Its parts, each in a file of its own: address resolution
 // (address_resolver), joining GPU activity to its call (activity_join),
-// kernel signatures (kernel_signatures), argument sets (kernel_arg_sets) and
-// unified-memory rows (um_rows).
+// kernel signatures (kernel_signatures), argument sets (kernel_arg_sets),
+// unified-memory rows (um_rows) and framework allocators' blocks
+// (sub_allocation_rows).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "store/address_resolver.h"
 #include "store/kernel_arg_sets.h"
 #include "store/kernel_signatures.h"
+#include "store/sub_allocation_rows.h"
 
 namespace apptracer {
 
@@ -87,6 +89,7 @@ class TraceStore {
   AddressResolver resolver_;
   KernelSignatures signatures_;
   std::unique_ptr<KernelArgSets> arg_sets_;
+  std::unique_ptr<SubAllocationRows> sub_allocations_;
 
   // The many small rows go in batches (flushed at the end of every pass);
   // rows that may be stored again later get their ids from the store.

@@ -154,6 +154,11 @@ namespace apptracer {
   X(HostNuma, 3, "host NUMA node")               \
   X(HostNumaCurrent, 4, "host NUMA node of the calling thread")
 
+// The framework allocator a `sub_allocations` row came from.
+#define APPTRACER_SUB_ALLOCATORS(X)                 \
+  X(PytorchCaching, 1, "pytorch caching allocator") \
+  X(CupyPool, 2, "cupy memory pool")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -171,7 +176,8 @@ namespace apptracer {
   X(UmAccessType, um_access_type, APPTRACER_UM_ACCESS_TYPES)              \
   X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
-  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)
+  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
+  X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

@@ -30,6 +30,7 @@ enum class RecordType : uint8_t {
   KernelArgs,
   MemAdvice,
   UmEvent,
+  SubAllocation,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -205,6 +206,31 @@ struct UmEventRecord {
   UmCounterKind counter_kind;
 };
 
+// What a framework allocator reported (tracer/frameworks/): PyTorch's
+// caching-allocator actions, CuPy's pool hooks.
+enum class SubAllocationEvent : uint8_t {
+  Alloc,          // a block handed to the program
+  FreeRequested,  // the program released it (PyTorch: the GPU may still use it)
+  Free,           // back in the pool, reusable
+  SegmentAlloc,   // the allocator took a CUDA allocation (a cudaMalloc it just made)
+  SegmentFree,
+  SegmentMap,     // expandable segments: pages mapped into the reserved range
+  SegmentUnmap,
+};
+
+// Recorded on the allocating thread, inside the allocator: no correlation id.
+struct SubAllocationRecord {
+  uint64_t address;
+  uint64_t bytes;        // requested (segments: the segment's or mapped range's size)
+  uint64_t block_bytes;  // what the allocator set aside, 0 where it does not say
+  uint64_t ns;
+  uint64_t stream;       // the cudaStream_t the allocator named (0: legacy default)
+  int64_t pool_id;       // PyTorch private pool (graph > 0, user pool < 0); 0: default
+  int32_t device;
+  SubAllocationEvent event;
+  SubAllocator allocator;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -234,6 +260,7 @@ struct Record {
     KernelArgsRecord kernel_args;
     MemAdviceRecord mem_advice;
     UmEventRecord um_event;
+    SubAllocationRecord sub_allocation;
   };
 };
 

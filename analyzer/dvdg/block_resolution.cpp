@@ -1,0 +1,164 @@
+#include "block_resolution.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace apptracer::dvdg {
+
+namespace {
+
+// The blocks live at a moment, by start address. Live blocks never overlap:
+// a block that appears over a live one means that one's free was missed.
+class LiveBlocks {
+ public:
+  explicit LiveBlocks(const std::vector<Block>& blocks) : blocks_(blocks) {}
+
+  void allocate(uint32_t block) {
+    const Block& b = blocks_[block];
+    auto it = live_.lower_bound(b.address);
+    if (it != live_.begin() && end_of(std::prev(it)->second) > b.address) --it;
+    while (it != live_.end() && it->first < b.address + b.bytes) it = live_.erase(it);
+    live_.emplace(b.address, block);
+  }
+
+  void release(uint32_t block) {
+    auto it = live_.find(blocks_[block].address);
+    if (it != live_.end() && it->second == block) live_.erase(it);
+  }
+
+  // The first live block ending after `address` (it may start after it).
+  std::map<int64_t, uint32_t>::const_iterator from(int64_t address) const {
+    auto it = live_.upper_bound(address);
+    if (it != live_.begin() && end_of(std::prev(it)->second) > address) --it;
+    return it;
+  }
+  std::map<int64_t, uint32_t>::const_iterator end() const { return live_.end(); }
+
+  const Block& block(uint32_t index) const { return blocks_[index]; }
+  int64_t end_of(uint32_t index) const { return blocks_[index].address + blocks_[index].bytes; }
+
+ private:
+  const std::vector<Block>& blocks_;
+  std::map<int64_t, uint32_t> live_;
+};
+
+class Splitter {
+ public:
+  Splitter(std::vector<Access>& accesses, const std::vector<Location>& locations,
+           const LiveBlocks& live)
+      : accesses_(accesses), locations_(locations), live_(live) {}
+
+  void split(size_t index) {
+    const Access original = accesses_[index];
+    const Location& parent = locations_[original.location];
+    int64_t start = parent.address + original.begin;
+    int64_t limit = parent.address + parent.bytes;
+    first_ = true;
+    index_ = index;
+    auto it = live_.from(start);
+    if (original.to_end) {
+      if (it != live_.end() && it->first <= start) {
+        const Block& b = live_.block(it->second);
+        add(original, b.location, b.address, start, live_.end_of(it->second), start);
+      } else {
+        int64_t stop = it != live_.end() ? std::min(it->first, limit) : limit;
+        add(original, original.location, parent.address, start, stop, start);
+      }
+      return;
+    }
+    int64_t stop = parent.address + original.end;
+    for (int64_t cursor = start; cursor < stop;) {
+      if (it != live_.end() && it->first <= cursor) {
+        const Block& b = live_.block(it->second);
+        int64_t piece_end = std::min(stop, live_.end_of(it->second));
+        add(original, b.location, b.address, cursor, piece_end, start);
+        cursor = piece_end;
+        ++it;
+      } else {
+        int64_t piece_end = it != live_.end() ? std::min(stop, it->first) : stop;
+        add(original, original.location, parent.address, cursor, piece_end, start);
+        cursor = piece_end;
+      }
+    }
+  }
+
+ private:
+  // The piece [from, to) (addresses) of `original`, in the location based at `base`.
+  void add(const Access& original, uint32_t location, int64_t base, int64_t from, int64_t to,
+           int64_t start) {
+    if (to <= from) return;
+    Access piece = original;
+    piece.location = location;
+    piece.begin = from - base;
+    piece.end = to - base;
+    if (original.position >= 0) piece.position = original.position + (from - start);
+    if (first_) {
+      accesses_[index_] = piece;
+      first_ = false;
+    } else {
+      accesses_.push_back(piece);
+    }
+  }
+
+  std::vector<Access>& accesses_;
+  const std::vector<Location>& locations_;
+  const LiveBlocks& live_;
+  bool first_ = true;
+  size_t index_ = 0;
+};
+
+bool splittable(OpKind kind) {
+  return kind == OpKind::Copy || kind == OpKind::Memset || kind == OpKind::Kernel;
+}
+
+}  // namespace
+
+void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
+                     const std::vector<Location>& locations, std::vector<Block> blocks,
+                     const std::vector<bool>& holds_blocks) {
+  blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
+                              [](const Block& b) { return b.bytes <= 0; }),
+               blocks.end());
+  if (blocks.empty()) return;
+  // Accesses to split, in issue order: a block is live for work issued at or
+  // after its allocation and before its free.
+  std::vector<uint32_t> pending;
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const Access& access = accesses[i];
+    if (holds_blocks[access.location] && splittable(ops[access.op].kind))
+      pending.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(pending.begin(), pending.end(), [&](uint32_t a, uint32_t b) {
+    return ops[accesses[a].op].issue_ns < ops[accesses[b].op].issue_ns;
+  });
+  std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
+  std::iota(allocated.begin(), allocated.end(), 0);
+  std::iota(freed.begin(), freed.end(), 0);
+  std::stable_sort(allocated.begin(), allocated.end(),
+                   [&](uint32_t a, uint32_t b) { return blocks[a].alloc_ns < blocks[b].alloc_ns; });
+  std::stable_sort(freed.begin(), freed.end(),
+                   [&](uint32_t a, uint32_t b) { return blocks[a].free_ns < blocks[b].free_ns; });
+
+  LiveBlocks live(blocks);
+  Splitter splitter(accesses, locations, live);
+  size_t next_alloc = 0, next_free = 0;
+  for (uint32_t index : pending) {
+    int64_t now = ops[accesses[index].op].issue_ns;
+    // Events up to now in time order; an allocation before a free at the same instant.
+    while (true) {
+      bool alloc_due = next_alloc < allocated.size() && blocks[allocated[next_alloc]].alloc_ns <= now;
+      bool free_due = next_free < freed.size() && blocks[freed[next_free]].free_ns <= now;
+      if (!alloc_due && !free_due) break;
+      if (alloc_due && (!free_due || blocks[allocated[next_alloc]].alloc_ns <=
+                                         blocks[freed[next_free]].free_ns)) {
+        live.allocate(allocated[next_alloc++]);
+      } else {
+        live.release(freed[next_free++]);
+      }
+    }
+    splitter.split(index);
+  }
+}
+
+}  // namespace apptracer::dvdg

@@ -1,0 +1,28 @@
+// Accesses to memory a framework allocator carved up: a copy, memset or
+// kernel argument recorded against an allocation (the allocator's segment)
+// really touches the sub-allocations (tensor blocks) live at the place and
+// time it was issued. This splits such accesses accordingly.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "graph.h"
+#include "trace_reader.h"
+
+namespace apptracer::dvdg {
+
+// Rewrites each access of a copy, memset or kernel to a location marked in
+// `holds_blocks` into accesses of the blocks live at its op's issue time:
+//  * a byte range (copies, memsets) becomes one access per block it overlaps,
+//    and one of the allocation itself per stretch no live block covers;
+//  * a pointer (`to_end`: kernel arguments) inside a live block reaches from
+//    the pointer to the block's end; outside every live block, to the next
+//    live block or the allocation's end.
+// Linear copies keep their position in the copied bytes. Accesses are
+// rewritten in place and added at the end of `accesses`.
+void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
+                     const std::vector<Location>& locations, std::vector<Block> blocks,
+                     const std::vector<bool>& holds_blocks);
+
+}  // namespace apptracer::dvdg

@@ -1,0 +1,231 @@
+"""apptracer's Python bootstrap: lets the tracer see the blocks framework
+allocators carve out of CUDA memory (PyTorch tensors, CuPy arrays), without
+changing the program or the allocators.
+
+`apptracer record` puts this file's directory first on PYTHONPATH, so Python
+imports it at startup as `sitecustomize` (with LD_PRELOAD, set PYTHONPATH
+yourself: see the README). It
+
+1. runs the sitecustomize it shadows, if there is one (Ubuntu's, a venv's),
+   as Python would have;
+2. once torch.cuda has been imported, asks torch to call back when its CUDA
+   is initialised (torch.cuda._lazy_call): only then does the caching
+   allocator exist, and the tracer attaches its trace tracker to it
+   (apptracer_torch_attach in libapptracer.so);
+3. once cupy has been imported, enters a cupy.cuda.MemoryHook that reports
+   each block to the tracer, in this thread and in every Python thread
+   started later (CuPy's hooks are per thread).
+
+It never imports torch or cupy itself, and does nothing more where the
+tracer is not recording (libapptracer.so is not loaded, or says so), or with
+APPTRACER_FRAMEWORK_ALLOCATORS=off. With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
+it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
+allocation), as `apptracer record` does. It never raises into the program.
+"""
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.realpath(__file__))
+_LIBRARY = os.path.join(os.path.dirname(_HERE), "libapptracer.so")
+
+# sub_allocator values (common/include/apptracer/enums.h) and
+# SubAllocationEvent values (records.h) the C entry points take.
+_CUPY_POOL = 2
+_ALLOC, _FREE = 0, 2
+
+
+def _run_shadowed_sitecustomize():
+    """Runs the next sitecustomize on sys.path, reporting its failure as
+    site.py does, so the program sees what it would have seen without us."""
+    path = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != _HERE]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:
+        if sys.flags.verbose:
+            sys.excepthook(*sys.exc_info())
+        else:
+            sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
+                             "%s: %s\n" % (error.__class__.__name__, error))
+
+
+_library = None
+
+
+def _tracer_library():
+    """libapptracer.so if this process has it loaded (preloaded, or loaded by
+    the CUDA driver through CUDA_INJECTION64_PATH), else None."""
+    global _library
+    if _library is None:
+        import ctypes
+        try:
+            library = ctypes.PyDLL(None)
+            library.apptracer_torch_attach
+        except AttributeError:
+            try:
+                library = ctypes.PyDLL(_LIBRARY, mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+            except OSError:
+                library = False
+        if library:
+            library.apptracer_torch_attach.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+            library.apptracer_torch_attach.restype = ctypes.c_int
+            library.apptracer_cupy_attach.argtypes = []
+            library.apptracer_cupy_attach.restype = ctypes.c_int
+            library.apptracer_sub_allocation_event.argtypes = (
+                [ctypes.c_int] * 3 + [ctypes.c_uint64] * 4)
+            library.apptracer_sub_allocation_event.restype = ctypes.c_int
+        _library = library
+    return _library or None
+
+
+# --- PyTorch -------------------------------------------------------------------
+
+def _attach_torch():
+    """Runs when torch's CUDA is initialised; must never raise (torch would
+    report it as a failed CUDA initialisation)."""
+    try:
+        library = _tracer_library()
+        if library is None:
+            return
+        import torch
+        backend = torch.cuda.memory.get_allocator_backend()
+        library.apptracer_torch_attach(str(torch.__version__).encode(), str(backend).encode())
+    except Exception:
+        pass
+
+
+def _torch_cuda_imported(cuda):
+    if _tracer_library() is not None:
+        cuda._lazy_call(_attach_torch)
+
+
+# --- CuPy ----------------------------------------------------------------------
+
+def _cupy_imported(cupy):
+    library = _tracer_library()
+    if library is None or library.apptracer_cupy_attach() != 0:
+        return
+    from cupy.cuda import memory_hook
+
+    event = library.apptracer_sub_allocation_event
+
+    class ApptracerHook(memory_hook.MemoryHook):
+        """Reports each block of CuPy's memory pool: handed out, back in the pool."""
+        name = "apptracer"
+
+        def malloc_postprocess(self, **kwargs):
+            if kwargs.get("mem_ptr"):
+                event(_CUPY_POOL, _ALLOC, kwargs["device_id"], kwargs["mem_ptr"], kwargs["size"],
+                      kwargs["mem_size"], 0)
+
+        def free_postprocess(self, **kwargs):
+            if kwargs.get("mem_ptr"):
+                event(_CUPY_POOL, _FREE, kwargs["device_id"], kwargs["mem_ptr"],
+                      kwargs["mem_size"], kwargs["mem_size"], 0)
+
+    hook = ApptracerHook()
+    _enter_in_every_thread(hook)
+
+
+def _enter_in_every_thread(hook):
+    """CuPy keeps hooks per thread: enter ours here and in every thread that
+    starts from now on (threads already running stay unhooked)."""
+    import threading
+
+    def enter():
+        try:
+            hook.__enter__()
+        except Exception:
+            pass
+
+    enter()
+    original = threading.Thread._bootstrap_inner
+
+    def _bootstrap_inner(thread):
+        enter()
+        return original(thread)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+
+
+# --- running code right after a module's own ----------------------------------
+
+class _RunAfter(importlib.abc.Loader):
+    """The module's own loader, then `setup(module)`; the module keeps its
+    own loader in __loader__ and __spec__."""
+
+    def __init__(self, loader, setup):
+        self._loader = loader
+        self._setup = setup
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        module.__loader__ = self._loader
+        module.__spec__.loader = self._loader
+        try:
+            self._setup(module)
+        except Exception:
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: wraps the loader the other finders give for the
+    modules it watches, once each."""
+
+    def __init__(self, setups):
+        self._setups = dict(setups)
+
+    def find_spec(self, name, path, target=None):
+        setup = self._setups.get(name)
+        if setup is None:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        del self._setups[name]
+        spec.loader = _RunAfter(spec.loader, setup)
+        return spec
+
+
+def _install():
+    watched = {"torch.cuda": _torch_cuda_imported, "cupy": _cupy_imported}
+    # Already imported (by the shadowed sitecustomize, say): set up now.
+    for name in list(watched):
+        module = sys.modules.get(name)
+        if module is not None:
+            try:
+                watched.pop(name)(module)
+            except Exception:
+                pass
+    sys.meta_path.insert(0, _AfterImport(watched))
+
+
+_run_shadowed_sitecustomize()
+_mode = os.environ.get("APPTRACER_FRAMEWORK_ALLOCATORS", "hooks")
+if _mode == "per-buffer":
+    # As `apptracer record --framework-allocators=per-buffer` sets it, for
+    # programs traced through LD_PRELOAD or CUDA_INJECTION64_PATH: XLA reads
+    # it when its GPU backend starts, long after this runs.
+    os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"
+if _mode != "off":
+    _install()

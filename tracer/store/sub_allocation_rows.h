@@ -1,0 +1,65 @@
+// Framework allocators' events (tracer/frameworks/) as rows of
+// sub_allocations: an allocation event makes a row, with its parent CUDA
+// allocation resolved by address and time; the frees that follow fill it in.
+//
+// Each allocator's first event is checked against the CUDA allocations the
+// tracer saw (a segment must be one of them exactly, a block must lie in
+// one): events that do not match mean the allocator is not laid out as the
+// tracker assumes, so it is refused, its rows are no longer written, and
+// meta says so.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apptracer/row_inserter.h"
+#include "store/address_resolver.h"
+
+namespace apptracer {
+
+class SubAllocationRows {
+ public:
+  using SetMeta = std::function<void(const std::string& key, const std::string& value)>;
+  SubAllocationRows(Database& db, const AddressResolver& resolver, SetMeta set_meta);
+
+  void write(const Record& r);
+
+  // Frees whose block never appeared are counted in meta.
+  void finish();
+
+ private:
+  enum class Check { Pending, Passed, Refused };
+  // A row whose block is not back in the pool yet.
+  struct Open {
+    int64_t row_id;
+    uint64_t alloc_ns;
+    bool free_requested;
+  };
+  // A free that reached the writer before its block's row (another
+  // thread's buffer, drained later).
+  struct PendingFree {
+    uint64_t ns;
+    uint32_t tid;
+    bool completed;  // Free, else FreeRequested
+  };
+  using Key = std::pair<SubAllocator, uint64_t>;  // allocator, address
+
+  bool passes_check(const SubAllocationRecord& e);
+  void add_block(const Record& r);
+  void free_block(const Record& r, bool completed);
+  void apply_free(Open& open, uint64_t ns, uint32_t tid, bool completed);
+
+  const AddressResolver& resolver_;
+  SetMeta set_meta_;
+  RowInserter<SubAllocationRow> rows_;
+  Statement set_free_requested_, set_free_;
+  std::map<SubAllocator, Check> checks_;
+  std::map<Key, std::vector<Open>> open_;
+  std::map<Key, std::vector<PendingFree>> pending_frees_;
+};
+
+}  // namespace apptracer
