@@ -154,6 +154,14 @@ namespace apptracer {
   X(HostNuma, 3, "host NUMA node")               \
   X(HostNumaCurrent, 4, "host NUMA node of the calling thread")
 
+// Why an `--exact` launch's accesses may be a subset of what it touched
+// (exact_launches.incomplete); none when they are all there.
+#define APPTRACER_EXACT_GAPS(X)                     \
+  X(None, 0, "none")                                \
+  X(TensorCopies, 1, "TMA tensor copies")           \
+  X(NotInstrumented, 2, "code not instrumented")    \
+  X(NotReadBack, 3, "not read back")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -171,7 +179,8 @@ namespace apptracer {
   X(UmAccessType, um_access_type, APPTRACER_UM_ACCESS_TYPES)              \
   X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
-  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)
+  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)  \
+  X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>
