@@ -187,6 +187,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
     db_.exec(std::string("INSERT INTO meta VALUES ('status', '") + kStatusRecording + "')");
   });
   arg_sets_ = std::make_unique<KernelArgSets>(db_);
+  exact_rows_ = std::make_unique<ExactRows>(db_, resolver_);
   api_calls_ = BatchInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = BatchInserter<SyncRow>(db_);
@@ -268,6 +269,8 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Thread: write_thread(r); break;
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
+      case RecordType::ExactLaunch: exact_rows_->write_launch(r); break;
+      case RecordType::ExactIntervals: exact_rows_->write_intervals(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -549,6 +552,7 @@ void TraceStore::flush_batches() {
   kernels_.flush();
   memcpys_.flush();
   memsets_.flush();
+  exact_rows_->flush();
 }
 
 bool TraceStore::waiting_for_activity() const {
@@ -565,6 +569,7 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   memcpy_join_->finish();
   memset_join_->finish();
   flush_batches();
+  for (const auto& [key, value] : exact_rows_->finish()) set_meta(key, value);
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

@@ -1,8 +1,8 @@
 // Turns records into rows of the trace database (tables.def), on the writer
 // thread only. Its parts, each in a file of its own: address resolution
 // (address_resolver), joining GPU activity to its call (activity_join),
-// kernel signatures (kernel_signatures), argument sets (kernel_arg_sets) and
-// unified-memory rows (um_rows).
+// kernel signatures (kernel_signatures), argument sets (kernel_arg_sets),
+// unified-memory rows (um_rows) and --exact rows (exact_rows).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@
 #include "base/device_info.h"
 #include "store/activity_join.h"
 #include "store/address_resolver.h"
+#include "store/exact_rows.h"
 #include "store/kernel_arg_sets.h"
 #include "store/kernel_signatures.h"
 
@@ -83,6 +84,7 @@ class TraceStore {
   AddressResolver resolver_;
   KernelSignatures signatures_;
   std::unique_ptr<KernelArgSets> arg_sets_;
+  std::unique_ptr<ExactRows> exact_rows_;
 
   // The many small rows go in batches (flushed at the end of every pass);
   // rows that may be stored again later get their ids from the store.
