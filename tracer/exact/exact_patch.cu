@@ -175,8 +175,12 @@ __device__ void note_range(SlotHeader* slot, uint64_t address, uint64_t bytes, u
 extern "C" __device__ __noinline__ SanitizerPatchResult apptracer_exact_access(
     void* userdata, uint64_t, void* ptr, uint32_t, uint32_t flags, const void*) {
   if (!userdata) return SANITIZER_PATCH_SUCCESS;
-  uint32_t kind = (flags & SANITIZER_MEMORY_DEVICE_FLAG_READ ? kRead : 0) |
-                  (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE ? kWrite : 0);
+  // A cache prefetch moves no data the program sees. Atomics are expected to
+  // come as read and write (test_apps exact_patterns, histogram, checks it).
+  bool prefetch = flags & SANITIZER_MEMORY_DEVICE_FLAG_PREFETCH;
+  uint32_t kind = prefetch ? 0
+                           : (flags & SANITIZER_MEMORY_DEVICE_FLAG_READ ? kRead : 0) |
+                                 (flags & SANITIZER_MEMORY_DEVICE_FLAG_WRITE ? kWrite : 0);
   note_lane_access(static_cast<SlotHeader*>(userdata), reinterpret_cast<uint64_t>(ptr), kind);
   return SANITIZER_PATCH_SUCCESS;
 }
