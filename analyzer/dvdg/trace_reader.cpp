@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "exact_accesses.h"
 #include "migration_groups.h"
 
 namespace apptracer::dvdg {
@@ -74,6 +75,7 @@ class Reader {
       read_copies();
       read_memsets();
       read_kernels();
+      exact_ = ExactAccesses::read(db_);
       read_migrations();
       read_stream_events();
       read_syncs();
@@ -88,6 +90,7 @@ class Reader {
       arguments = read_kernel_arguments(db_);
     }
     add_kernel_accesses(arguments);
+    add_exact_accesses();
     group_accesses();
     return std::move(out_);
   }
@@ -305,7 +308,7 @@ class Reader {
       std::optional<uint32_t> kernel = kernel_op(argument.kernel_id);
       if (!kernel) continue;
       out_.ops[*kernel].arguments_unknown = false;
-      if (!argument.points_into_allocation) continue;
+      if (!argument.points_into_allocation || exact_and_complete(argument.kernel_id)) continue;
       auto location = alloc_locations_.find(argument.alloc_id);
       if (location == alloc_locations_.end()) continue;
       auto access_kind = argument.access;
@@ -319,6 +322,42 @@ class Reader {
                           (access_kind == AccessKind::ReadWrite &&
                            source != AccessSource::Assumed && source != AccessSource::None);
       add_access(*kernel, access);
+    }
+  }
+
+  // A kernel recorded with --exact whose ranges miss nothing: its arguments'
+  // assumed accesses give way to what it really did.
+  bool exact_and_complete(int64_t kernel_id) const {
+    const KernelExact* exact = exact_.of(kernel_id);
+    return exact && exact->incomplete == ExactGap::None;
+  }
+
+  // --exact (access_source sanitizer): one access per allocation a kernel
+  // really touched, read and written as it was; its reads are certain, so a
+  // read of memory nothing wrote is reported. A write covers the location
+  // when its exact ranges do. Launches that may have missed accesses (TMA)
+  // keep their arguments' accesses too.
+  void add_exact_accesses() {
+    for (const auto& [kernel_id, exact] : exact_.kernels()) {
+      std::optional<uint32_t> kernel = kernel_op(kernel_id);
+      if (!kernel) continue;
+      Op& op = out_.ops[*kernel];
+      op.arguments_unknown = false;
+      for (const AllocationTouch& touch : touches_by_allocation(exact)) {
+        std::optional<uint32_t> location = endpoint(touch.alloc_id, touch.lo, touch.hi - touch.lo,
+                                                    MemoryKind::Unknown, op.device);
+        if (!location) continue;
+        const Location& where = out_.locations[*location];
+        Access access;
+        access.location = *location;
+        access.reads = touch.reads;
+        access.writes = touch.writes;
+        access.known_read = touch.read_bytes > 0;
+        access.whole = touch.alloc_id && touch.writes && !touch.approximate &&
+                       touch.written_bytes >= where.bytes;
+        access.bytes = touch.writes ? touch.written_bytes : touch.read_bytes;
+        add_access(*kernel, access);
+      }
     }
   }
 
@@ -458,6 +497,7 @@ class Reader {
 
   Database& db_;
   TraceOps out_;
+  ExactAccesses exact_;
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
   std::vector<int64_t> kernel_ids_;   // ascending
   std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_
