@@ -83,12 +83,20 @@ void ExactRows::flush() {
 
 std::vector<std::pair<std::string, std::string>> ExactRows::finish() {
   flush();
+  // Each call's kernels numbered in GPU order (a graph launch runs several;
+  // SQLite allows no correlated OFFSET), indexed, then one lookup per launch.
   db_.exec(
-      "UPDATE exact_launches SET kernel_id = ("
-      " SELECT k.id FROM kernels k WHERE k.call_correlation_id = exact_launches.call_correlation_id"
-      " ORDER BY k.gpu_start_ns IS NULL, k.gpu_start_ns, k.id"
-      " LIMIT 1 OFFSET coalesce(exact_launches.graph_position, 0))"
-      " WHERE kernel_id IS NULL AND call_correlation_id IS NOT NULL");
+      "CREATE TEMP TABLE exact_kernel_positions AS"
+      " SELECT id, call_correlation_id, row_number() OVER (PARTITION BY call_correlation_id"
+      " ORDER BY gpu_start_ns IS NULL, gpu_start_ns, id) - 1 AS position FROM kernels"
+      " WHERE call_correlation_id IN (SELECT call_correlation_id FROM exact_launches);"
+      "CREATE INDEX temp.exact_kernel_positions_key"
+      " ON exact_kernel_positions (call_correlation_id, position);"
+      "UPDATE exact_launches SET kernel_id = (SELECT p.id FROM exact_kernel_positions p"
+      " WHERE p.call_correlation_id = exact_launches.call_correlation_id"
+      " AND p.position = coalesce(exact_launches.graph_position, 0))"
+      " WHERE kernel_id IS NULL AND call_correlation_id IS NOT NULL;"
+      "DROP TABLE exact_kernel_positions;");
   if (count(db_, "1") == 0) return {};
   return {{"exact.unlinked_launches", std::to_string(count(db_, "kernel_id IS NULL"))},
           {"exact.approximate_launches", std::to_string(count(db_, "approximate != 0"))},
