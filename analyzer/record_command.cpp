@@ -234,7 +234,10 @@ ProbeVerdict probe_exact(const std::string& library) {
       start_traced({probe}, library, {{"APPTRACER_OUTPUT", trace}, {"APPTRACER_EXACT", "1"}}, log),
       kProbeLimitSeconds);
   ProbeVerdict verdict;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  constexpr int kProbeFoundNoGpu = 77;  // exact_probe/probe.cu
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeFoundNoGpu) {
+    verdict = {ExactPath::Unavailable, "no usable GPU"};
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string said = last_line_of(log);
     verdict = {ExactPath::TwoRuns, "the probe program failed" +
                                        (said.empty() ? std::string() : ": " + said)};
