@@ -32,6 +32,23 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     python3 "$dist/test_apps/pytorch_mlp.py" 2>&1 | tee -a "$out/gpu_tests.log"
   python3 "$dist/test_apps/kernel_arg_coverage.py" "$out/traces/pytorch_mlp.db" 2>&1 |
     tee "$out/pytorch_kernel_args.txt"
+  # --exact on the same steps (issue #18): wall time beside untraced and default,
+  # and where the signature heuristic was wrong.
+  seconds() {
+    local start
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>>"$out/gpu_tests.log"
+    python3 -c "print(round($(date +%s.%N) - $start, 2))"
+  }
+  {
+    echo "untraced: $(seconds python3 "$dist/test_apps/pytorch_mlp.py") s"
+    echo "default:  $(seconds "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_mlp_timed.db" -- \
+      python3 "$dist/test_apps/pytorch_mlp.py") s"
+    echo "--exact:  $(seconds "$dist/bin/apptracer" record --exact -f -o "$out/traces/pytorch_mlp_exact.db" -- \
+      python3 "$dist/test_apps/pytorch_mlp.py") s"
+  } | tee "$out/pytorch_exact_cost.txt"
+  "$dist/bin/apptracer" stats --report exact "$out/traces/pytorch_mlp_exact.db" 2>&1 |
+    tee "$out/pytorch_exact_report.txt"
 fi
 
 # The analyzer end to end on every trace just recorded.
