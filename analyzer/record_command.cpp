@@ -1,8 +1,12 @@
-// `apptracer record [-o FILE] [--force] -- PROGRAM ARGS...`
+// `apptracer record [-o FILE] [--force] [--exact] -- PROGRAM ARGS...`
 //
 // Runs the program with libapptracer.so preloaded and waits for it. The exit
 // status is the program's own (a program killed by a signal makes apptracer
 // die of the same signal), so scripts behave the same with and without us.
+//
+// --exact first decides how (record_exact.h), and says which on stderr. When
+// the two runs cannot be joined, the normal trace is kept and the exit status
+// is 2 (or the program's own, when it failed).
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,20 +28,12 @@
 
 #include "apptracer/schema.h"
 #include "commands.h"
+#include "record_exact.h"
 #include "trace_file.h"
 
 namespace apptracer {
 
 namespace {
-
-std::string directory_of_executable() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return ".";
-  path[n] = '\0';
-  std::string full(path);
-  return full.substr(0, full.rfind('/'));
-}
 
 // The tracer sits in ../lib when installed and in ../tracer in a build tree.
 std::string find_tracer_library() {
@@ -70,14 +66,15 @@ std::string python_bootstrap_directory(const std::string& library) {
 // bootstrap), `per-buffer` (the same, and allocators without hooks are made
 // to allocate each buffer through CUDA: JAX/XLA's platform allocator),
 // `off` (neither: framework allocators are seen as their CUDA segments).
-void set_framework_environment(const std::string& mode, const std::string& library) {
-  setenv("APPTRACER_FRAMEWORK_ALLOCATORS", mode.c_str(), 1);
+void add_framework_environment(Environment& env, const std::string& mode,
+                               const std::string& library) {
+  env.emplace_back("APPTRACER_FRAMEWORK_ALLOCATORS", mode);
   if (mode == "off") return;
   std::string bootstrap = python_bootstrap_directory(library);
-  if (!bootstrap.empty()) setenv("PYTHONPATH", prepend_to("PYTHONPATH", bootstrap).c_str(), 1);
+  if (!bootstrap.empty()) env.emplace_back("PYTHONPATH", prepend_to("PYTHONPATH", bootstrap));
   // RMM has no setting for this: its default resource already allocates
   // through CUDA per buffer, a pool is the program's own choice.
-  if (mode == "per-buffer") setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", 1);
+  if (mode == "per-buffer") env.emplace_back("XLA_PYTHON_CLIENT_ALLOCATOR", "platform");
 }
 
 // What `apptracer record` passes to the tracer in the environment.
@@ -87,7 +84,24 @@ struct RecordOptions {
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
   std::string framework_allocators = "hooks";
+  bool exact = false;
+  std::string exact_path = "auto";  // auto, one-run, two-run
 };
+
+// What the traced program gets in its environment, beside LD_PRELOAD.
+Environment tracer_environment(const RecordOptions& options, const std::string& library,
+                               const std::string& run_dir, ExactPath exact) {
+  Environment env = {{"APPTRACER_OUTPUT", options.output},
+                     {"APPTRACER_HOST_ALLOCATIONS", options.host_allocations}};
+  if (options.force) env.emplace_back("APPTRACER_FORCE", "1");
+  if (!run_dir.empty()) env.emplace_back("APPTRACER_RUN_DIR", run_dir);
+  if (options.host_min_bytes) {
+    env.emplace_back("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes));
+  }
+  if (exact == ExactPath::OneRun) env.emplace_back("APPTRACER_EXACT", "1");
+  add_framework_environment(env, options.framework_allocators, library);
+  return env;
+}
 
 // A trace a process of the run announced (tracer/base/config.h).
 struct AnnouncedTrace {
@@ -198,12 +212,16 @@ std::string trace_line(const AnnouncedTrace& trace) {
 
 // Says which traces the run wrote and in what state, as nsys says what it
 // generated; or, when a signal ended the program before any, that it did.
+// Returns the traces that hold something.
 // (A program that ran to its end without a trace was not traced, and the
 // tracer said why, or it never used CUDA: README.)
-void report_traces(const RunDirectory& run, int status) {
+std::vector<std::string> report_traces(const RunDirectory& run, int status) {
   std::vector<AnnouncedTrace> traces = run.traces();
+  std::vector<std::string> written;
   for (const AnnouncedTrace& trace : traces) {
     std::fprintf(stderr, "apptracer: %s\n", trace_line(trace).c_str());
+    struct stat info {};
+    if (stat(trace.path.c_str(), &info) == 0 && info.st_size > 0) written.push_back(trace.path);
   }
   if (traces.empty() && WIFSIGNALED(status)) {
     std::fprintf(stderr,
@@ -211,6 +229,7 @@ void report_traces(const RunDirectory& run, int status) {
                  "wrote anything\n",
                  strsignal(WTERMSIG(status)));
   }
+  return written;
 }
 
 int run_recorded(const std::vector<std::string>& command, const RecordOptions& options) {
@@ -228,9 +247,13 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
                  output.c_str());
     return 2;
   }
+  ExactPath exact = options.exact ? choose_exact_path(options.exact_path, library)
+                                  : ExactPath::Unavailable;
   int status = 0;
+  bool joined = true;
   {
     RunDirectory run;
+    Environment environment = tracer_environment(options, library, run.path(), exact);
     // Closed by a successful exec; a byte in it says exec failed (the child
     // says why), and then there is no trace to speak of.
     int exec_failed[2];
@@ -245,14 +268,7 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
     }
     if (child == 0) {
       setenv("LD_PRELOAD", prepend_to("LD_PRELOAD", library).c_str(), 1);
-      set_framework_environment(options.framework_allocators, library);
-      setenv("APPTRACER_OUTPUT", output.c_str(), 1);
-      if (force) setenv("APPTRACER_FORCE", "1", 1);
-      setenv("APPTRACER_HOST_ALLOCATIONS", options.host_allocations.c_str(), 1);
-      if (!run.path().empty()) setenv("APPTRACER_RUN_DIR", run.path().c_str(), 1);
-      if (options.host_min_bytes) {
-        setenv("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes).c_str(), 1);
-      }
+      for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
       std::vector<char*> argv;
       for (const std::string& arg : command) argv.push_back(const_cast<char*>(arg.c_str()));
       argv.push_back(nullptr);
@@ -279,13 +295,19 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& o
     while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     recorded_program = 0;  // reaped: its pid may be another's now
-    if (ran) report_traces(run, status);
+    std::vector<std::string> written;
+    if (ran) written = report_traces(run, status);
+    if (ran && exact == ExactPath::TwoRuns && !WIFSIGNALED(status)) {
+      joined = run_sanitizer_and_join(command, library, environment, written);
+    }
   }
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);
     raise(WTERMSIG(status));
   }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  // The normal trace is complete; the exact data is not there.
+  return code == 0 && !joined ? 2 : code;
 }
 
 }  // namespace
@@ -312,6 +334,14 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "pool report each tensor), per-buffer (also make JAX/XLA allocate each buffer "
                   "through CUDA: slower), off (seen as their CUDA segments only)")
       ->check(CLI::IsMember({"hooks", "per-buffer", "off"}))
+      ->capture_default_str();
+  cmd->add_flag("--exact", options->exact,
+                "Also record what each kernel launch really read and wrote, from the GPU "
+                "(Compute Sanitizer; slower, see README)");
+  cmd->add_option("--exact-path", options->exact_path,
+                  "--exact in one run with the normal capture, in two runs joined by launch "
+                  "order, or whichever a probe finds works here")
+      ->check(CLI::IsMember({"auto", "one-run", "two-run"}))
       ->capture_default_str();
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
   cmd->callback([&result, options, command] {

@@ -35,6 +35,23 @@ if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   # What the caching-allocator tracker assumes, re-derived from torch's headers.
   python3 "$dist/test_apps/torch_allocator_layout.py" 2>&1 | tee "$out/torch_allocator_layout.txt"
   case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
+  # --exact on the same steps (issue #18): wall time beside untraced and default,
+  # and where the signature heuristic was wrong.
+  seconds() {
+    local start
+    start=$(date +%s.%N)
+    "$@" >/dev/null 2>>"$out/gpu_tests.log"
+    python3 -c "print(round($(date +%s.%N) - $start, 2))"
+  }
+  {
+    echo "untraced: $(seconds python3 "$dist/test_apps/pytorch_mlp.py") s"
+    echo "default:  $(seconds "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_mlp_timed.db" -- \
+      python3 "$dist/test_apps/pytorch_mlp.py") s"
+    echo "--exact:  $(seconds "$dist/bin/apptracer" record --exact -f -o "$out/traces/pytorch_mlp_exact.db" -- \
+      python3 "$dist/test_apps/pytorch_mlp.py") s"
+  } | tee "$out/pytorch_exact_cost.txt"
+  "$dist/bin/apptracer" stats --report exact "$out/traces/pytorch_mlp_exact.db" 2>&1 |
+    tee "$out/pytorch_exact_report.txt"
 fi
 
 # Real frameworks (issue 15): identical behaviour traced and untraced, and

@@ -72,7 +72,7 @@ wheel_cuda() {
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check \
-      "cuda-toolkit[nvcc,cudart,cupti,crt,nvvm,cccl]==$cuda_wheel_version"
+      "cuda-toolkit[nvcc,cudart,cupti,crt,nvvm,cccl,sanitizer]==$cuda_wheel_version"
     local site
     site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     ln -sfn "$site/nvidia/cu13" "$root"
@@ -81,6 +81,11 @@ wheel_cuda() {
     ln -sfn libcupti.so.13 "$root/lib/libcupti.so"
     "$repo/scripts/make_cuda_stub.sh" "$root"
     touch "$venv/.complete"
+  fi
+  # --exact builds against the Compute Sanitizer API (caches from before it lack it).
+  if [ ! -f "$root/include/sanitizer.h" ]; then
+    say "installing the Compute Sanitizer API wheel into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "cuda-toolkit[sanitizer]==$cuda_wheel_version"
   fi
   echo "$root"
 }

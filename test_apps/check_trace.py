@@ -10,6 +10,7 @@ output and exit code must be the same traced and untraced. Exits 77 (skipped)
 where there is no CUDA GPU, 0 when every assertion holds, 1 otherwise.
 """
 import argparse
+import csv
 import ctypes
 import glob
 import json
@@ -35,7 +36,7 @@ ENUM_NAMES = {
     "MEM_DEVICE": ("memory_kind", "device"), "MEM_MANAGED": ("memory_kind", "managed"),
     "SYNC_STREAM": ("sync_kind", "stream"),
     "ACCESS_UNKNOWN": ("access_kind", "unknown"), "ACCESS_R": ("access_kind", "r"),
-    "ACCESS_RW": ("access_kind", "rw"),
+    "ACCESS_RW": ("access_kind", "rw"), "ACCESS_W": ("access_kind", "w"),
     "SOURCE_NONE": ("access_source", "none"), "SOURCE_ASSUMED": ("access_source", "assumed"),
     "SOURCE_CONST": ("access_source", "const signature"),
     "EVENT_RECORD": ("stream_event_kind", "record"), "EVENT_WAIT": ("stream_event_kind", "wait"),
@@ -379,6 +380,59 @@ def check_kernel_args(c, t, stdout):
                       "GROUP BY k.id" % ",".join(str(i) for i, _ in ours))
     c.expect(any(set(gemm_ids) <= {int(v) for v in ids.split(",")} for _, ids in resolved if ids),
              f"a cuBLAS kernel's arguments resolve to A, B and C {gemm_ids}: {resolved}")
+
+
+def check_exact_patterns(c, t):
+    """--exact: every kernel's ranges, to the 32-byte granule, per buffer (found by size)."""
+    c.equal(t.meta("exact"), "on", "meta.exact")
+    print(f"note: --exact path: {t.meta('exact_path')}")
+    buffer = {}
+    for k in range(12):
+        size = 4096 if k == 10 else 4096 * (k + 2)
+        row = t.rows("SELECT id, address FROM allocations WHERE kind = ? AND bytes = ?", DEVICE, size)
+        if len(row) != 1:
+            c.expect(False, f"buffer {k} ({size} bytes): expected one allocation, got {row}")
+            return
+        buffer[row[0][0]] = k
+    c.equal(t.one("SELECT count(*) FROM exact_launches WHERE kernel_id IS NULL"), 0,
+            "every --exact launch joined its kernels row")
+    c.equal(t.one("SELECT count(*) FROM exact_launches WHERE approximate != 0 OR incomplete != 0"),
+            0, "no launch approximate or incomplete")
+    R, W, RW = ACCESS_R, ACCESS_W, ACCESS_RW
+    expected = {
+        "partial_write(float*)": [(0, 0, 4096, W)],
+        "strided_read(float const*, float*)":
+            [(1, 64 * i, 64 * i + 32, R) for i in range(64)] + [(2, 0, 256, W)],
+        "only_read(float*, float*)": [(3, 0, 4096, R), (4, 0, 4096, W)],
+        "in_place(float*)": [(5, 0, 4096, RW)],
+        "write_then_read(float*, float*)": [(6, 0, 4096, W), (7, 0, 4096, W)],
+        "histogram(int const*, int*)": [(8, 0, 4096, R), (9, 0, 32, RW)],
+    }
+    kernels = t.rows("SELECT k.id, d.text FROM kernels k JOIN strings d ON d.id = k.demangled_id "
+                     "ORDER BY k.api_start_ns")
+    c.equal(len(kernels), 7, "seven kernels")
+    for kernel_id, name in kernels:
+        rows = t.rows("SELECT e.alloc_id, e.lo - a.address, e.hi - a.address, e.access, e.lo "
+                      "FROM exact_kernel_accesses e LEFT JOIN allocations a ON a.id = e.alloc_id "
+                      "WHERE e.kernel_id = ? ORDER BY e.lo", kernel_id)
+        ours = sorted((buffer[a], lo, hi, access) for a, lo, hi, access, _ in rows if a in buffer)
+        if name in expected:
+            c.equal(ours, sorted(expected[name]), f"exact ranges of {name}")
+            continue
+        c.equal(name, "read_past(float const*, float*)", "the last kernel")
+        c.equal(ours, [(10, 0, 4096, R), (11, 0, 4096, W)], f"exact ranges of {name} in its buffers")
+        past = [(a, lo) for a, lo, hi, access, _ in rows
+                if a not in buffer and access == R and hi - lo == 32]
+        c.equal(len(past), 1, f"one 32-byte read past the 4 KiB it was handed: {rows}")
+    report = subprocess.run([APPTRACER, "stats", "--report", "exact", "--format", "csv", t.path],
+                            capture_output=True, text=True)
+    c.equal(report.returncode, 0, f"stats --report exact: {report.stderr.strip()}")
+    lines = list(csv.reader(report.stdout.splitlines()))
+    header = next((line for line in lines if line and line[0] == "kernel"), [])
+    only_read = [dict(zip(header, line)) for line in lines if line and line[0].startswith("only_read")]
+    c.expect(only_read and (only_read[0].get("rw_only_read"), only_read[0].get("rw_only_written"))
+             == ("1", "1"), f"the report says only_read's x was only read, y only written: "
+             f"{report.stdout}")
 
 
 def check_exec_self(c, traces):
@@ -831,6 +885,7 @@ class Case:
     def __init__(self, check, app=None, args=(), route="record", common=True, timing_lines=None,
                  record_args=()):
         self.check, self.app, self.args, self.route, self.common = check, app, list(args), route, common
+        self.record_args = list(record_args)  # apptracer record's own options
         self.timing_lines = timing_lines  # stdout lines starting so differ from run to run
         self.record_args = list(record_args)  # options of `apptracer record`
 
@@ -863,6 +918,7 @@ CASES = {
     "cupti_in_use": Case(None, "vector_add", route="cupti_in_use"),
     "exec_self": Case(check_exec_self),
     "kernel_args": Case(check_kernel_args),
+    "exact_patterns": Case(check_exact_patterns, record_args=["--exact"]),
     "host_copies": Case(check_host_copies),
     "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING),
     "um_preferred_cpu": Case(check_um_preferred_cpu, "um_bandwidth", um_args(UM_SIZE, "--advice", "both"),
@@ -947,9 +1003,11 @@ def main():
         c.expect(ours and "already in use" in ours[0], f"it says CUPTI is in use: {ours}")
         c.equal(paths, [], "no trace written")
     else:
-        # `apptracer record` names the traces it wrote; everything else is the program's.
+        # `apptracer record` names the traces it wrote (and how --exact ran); everything
+        # else is the program's.
         program_stderr = "".join(line for line in traced[2].splitlines(keepends=True)
-                                 if not line.startswith("apptracer: trace written to "))
+                                 if not line.startswith(("apptracer: trace written to ",
+                                                         "apptracer: --exact")))
         c.equal(program_stderr, plain[2], "stderr traced vs untraced")
         if case.route == "record":
             named = sorted(line.rsplit(" ", 1)[1] for line in traced[2].splitlines()

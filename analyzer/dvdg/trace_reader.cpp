@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <tuple>
 #include <exception>
 #include <map>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <utility>
 
 #include "block_resolution.h"
+#include "exact_accesses.h"
 #include "migration_groups.h"
 
 namespace apptracer::dvdg {
@@ -86,6 +88,7 @@ class Reader {
       read_copies();
       read_memsets();
       read_kernels();
+      exact_ = ExactAccesses::read(db_);
       read_migrations();
       read_stream_events();
       read_syncs();
@@ -101,6 +104,8 @@ class Reader {
     }
     add_kernel_accesses(arguments);
     arguments = {};
+    // Exact ranges first: they are split by the tensors they touch too.
+    add_exact_accesses();
     holds_blocks_.resize(out_.locations.size(), false);
     split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
     group_accesses();
@@ -115,6 +120,7 @@ class Reader {
   // reserve gigabytes: no table holds more rows than its file has 16 bytes.)
   int64_t last_rowid(const char* table) {
     constexpr int64_t kMostReserved = int64_t{1} << 27;
+    if (!db_.has_table(table)) return 0;  // an older trace, or one without that kind
     Statement query = db_.prepare(std::string("SELECT coalesce(max(rowid), 0) FROM ") + table);
     int64_t last = query.step() ? query.int64(0) : 0;
     Statement size = db_.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
@@ -127,7 +133,7 @@ class Reader {
     int64_t copies = last_rowid("memcpys");
     int64_t memsets = last_rowid("memsets");
     int64_t kernels = last_rowid("kernels");
-    int64_t blocks = db_.has_table("sub_allocations") ? last_rowid("sub_allocations") : 0;
+    int64_t blocks = last_rowid("sub_allocations");
     out_.ops.reserve(static_cast<size_t>(2 * allocations + copies + memsets + kernels));
     pending_.reserve(static_cast<size_t>(2 * allocations + 2 * copies + memsets +
                                          last_rowid("kernel_arg_words")));
@@ -407,7 +413,7 @@ class Reader {
       std::optional<uint32_t> kernel = kernel_op(argument.kernel_id);
       if (!kernel) continue;
       out_.ops[*kernel].arguments_unknown = false;
-      if (!argument.points_into_allocation) continue;
+      if (!argument.points_into_allocation || exact_and_complete(argument.kernel_id)) continue;
       auto location = alloc_locations_.find(argument.alloc_id);
       if (location == alloc_locations_.end()) continue;
       auto access_kind = argument.access;
@@ -423,6 +429,46 @@ class Reader {
                           (access_kind == AccessKind::ReadWrite &&
                            source != AccessSource::Assumed && source != AccessSource::None);
       add_access(*kernel, access);
+    }
+  }
+
+  // A kernel recorded with --exact whose ranges miss nothing: its arguments'
+  // assumed accesses give way to what it really did.
+  bool exact_and_complete(int64_t kernel_id) const {
+    const KernelExact* exact = exact_.of(kernel_id);
+    return exact && exact->incomplete == ExactGap::None;
+  }
+
+  // --exact (access_source sanitizer): one access per allocation a kernel
+  // really touched, read and written as it was; its reads are certain, so a
+  // read of memory nothing wrote is reported. A write covers the location
+  // when its exact ranges do. Launches that may have missed accesses (TMA)
+  // keep their arguments' accesses too.
+  void add_exact_accesses() {
+    for (const auto& [kernel_id, exact] : exact_.kernels()) {
+      std::optional<uint32_t> kernel = kernel_op(kernel_id);
+      if (!kernel) continue;
+      Op& op = out_.ops[*kernel];
+      op.arguments_unknown = false;
+      for (const AllocationTouch& touch : touches_by_allocation(exact)) {
+        std::optional<uint32_t> location = endpoint(touch.alloc_id, touch.lo, touch.hi - touch.lo,
+                                                    MemoryKind::Unknown, op.device);
+        if (!location) continue;
+        const Location& where = out_.locations[*location];
+        Access access;
+        access.location = *location;
+        access.reads = touch.reads;
+        access.writes = touch.writes;
+        access.known_read = touch.read_bytes > 0;
+        // The span the GPU touched; the write replaces it when every byte
+        // of it was written (not a bound from an overflowed table).
+        access.begin = std::max<int64_t>(0, static_cast<int64_t>(touch.lo) - where.address);
+        access.end = std::min<int64_t>(where.bytes, static_cast<int64_t>(touch.hi) - where.address);
+        if (access.end <= access.begin) continue;
+        access.exact = touch.writes && !touch.approximate &&
+                       touch.written_bytes >= access.end - access.begin;
+        add_access(*kernel, access);
+      }
     }
   }
 
@@ -553,8 +599,31 @@ class Reader {
       if (access.begin < access.end || bytes == 0) pending_[kept++] = access;
     }
     pending_.resize(kept);
-    std::sort(pending_.begin(), pending_.end(),
-              [](const Access& a, const Access& b) { return a.op < b.op; });
+    std::stable_sort(pending_.begin(), pending_.end(), [](const Access& a, const Access& b) {
+      uint32_t a_location = a.location, b_location = b.location;  // bit-fields
+      return std::tie(a.op, a_location, a.begin, a.end) < std::tie(b.op, b_location, b.begin, b.end);
+    });
+    // One op touching the same bytes twice (an argument and its exact range,
+    // two arguments into one buffer) is one access: a write of them replaces
+    // them when either says so.
+    kept = 0;
+    for (const Access& access : pending_) {
+      if (kept > 0) {
+        Access& last = pending_[kept - 1];
+        if (last.op == access.op && last.location == access.location &&
+            last.begin == access.begin && last.end == access.end) {
+          last.reads |= access.reads;
+          last.writes |= access.writes;
+          last.known_read |= access.known_read;
+          last.exact |= access.exact;
+          last.to_end &= access.to_end;
+          if (last.position != access.position) last.position = -1;
+          continue;
+        }
+      }
+      pending_[kept++] = access;
+    }
+    pending_.resize(kept);
     out_.access_begin.assign(out_.ops.size() + 1, 0);
     for (const Access& access : pending_) ++out_.access_begin[access.op + 1];
     for (size_t i = 1; i < out_.access_begin.size(); ++i) {
@@ -565,6 +634,7 @@ class Reader {
 
   Database& db_;
   TraceOps out_;
+  ExactAccesses exact_;
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
   std::vector<int64_t> kernel_ids_;   // ascending
   std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_

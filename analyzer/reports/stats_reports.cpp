@@ -32,6 +32,10 @@ const std::vector<StatsReport>& stats_reports() {
        "unified memory: migrations, faults, advice per managed allocation; first vs later "
        "launches per kernel",
        um_report},
+      {"exact",
+       "--exact: per kernel, pointers whose assumed access was wrong (only read, only written, "
+       "never touched) and memory touched outside its arguments",
+       exact_report},
   };
   return reports;
 }

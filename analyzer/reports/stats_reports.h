@@ -42,5 +42,8 @@ Table streams_report(Database& db);
 ReportOutput um_report(Database& db);
 Table um_allocations_report(Database& db, const UmTrace& um);
 Table um_kernels_report(Database& db, const UmTrace& um);
+// --exact: where the signature heuristic was wrong, per kernel name, or a
+// note when the trace has no exact data.
+ReportOutput exact_report(Database& db);
 
 }  // namespace apptracer

@@ -3,12 +3,14 @@
 trace the run wrote is listed with its status, each process keeps its own
 file even when all share one fixed -o name (with and without --force), an
 existing trace is never overwritten without --force, and bad arguments or a
-missing program are one clear line.
+missing program are one clear line, and --exact runs the program once or
+twice as it says.
 
     record_test.py APPTRACER
 
 Programs without CUDA leave traces with --host-allocations=all.
 """
+import ctypes
 import os
 import re
 import sqlite3
@@ -43,6 +45,15 @@ def process_of(path):
         return meta.get("pid"), meta.get("start_ns")
     finally:
         db.close()
+
+
+def gpu_present():
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        count = ctypes.c_int(0)
+        return cuda.cuInit(0) == 0 and cuda.cuDeviceGetCount(ctypes.byref(count)) == 0 and count.value > 0
+    except OSError:
+        return False
 
 
 def main():
@@ -207,6 +218,28 @@ def main():
     run = record(apptracer, "--framework-allocators", "sometimes", "--", "true")
     expect(run.returncode != 0 and "framework-allocators" in run.stderr,
            f"an unknown mode is refused: {run.stderr!r}")
+
+    # --exact, two runs: the program runs normally, then under the sanitizer
+    # alone; its exit status is the first run's. A program that launched no
+    # kernel needs no join.
+    ran = os.path.join(work, "ran")
+    run = record(apptracer, "-o", os.path.join(work, "x-%p.db"), "--exact", "--exact-path",
+                 "two-run", "--", "sh", "-c", f"echo run >> {ran}; exit 3")
+    runs = open(ran).read().count("run") if os.path.exists(ran) else 0
+    expect(run.returncode == 3 and runs == 2,
+           f"--exact two runs: exit {run.returncode}, ran {runs} times: {run.stderr!r}")
+    expect("--exact: two runs (as asked" in run.stderr, f"says how --exact runs: {run.stderr!r}")
+
+    # --exact without a GPU: the probe finds none; one normal run, and it says so.
+    if not gpu_present():
+        os.remove(ran)
+        run = record(apptracer, "-o", os.path.join(work, "y-%p.db"), "--exact", "--", "sh", "-c",
+                     f"echo run >> {ran}; exit 4")
+        runs = open(ran).read().count("run") if os.path.exists(ran) else 0
+        expect(run.returncode == 4 and runs == 1,
+               f"--exact without a GPU: exit {run.returncode}, ran {runs} times")
+        expect("apptracer: --exact unavailable: no usable GPU; recording in normal mode"
+               in run.stderr.splitlines(), f"--exact says it is unavailable: {run.stderr!r}")
     print("record: ok" if not failures else "record: FAILED")
     return 1 if failures else 0
 

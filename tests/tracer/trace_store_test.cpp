@@ -446,3 +446,123 @@ TEST_F(StoreJoinTest, RowsStoredTogetherKeepTheOrderOfTheirCalls) {
 
 }  // namespace
 }  // namespace apptracer
+
+namespace apptracer {
+namespace {
+
+// --exact records -> exact_launches and exact_accesses (store/exact_rows.h).
+class ExactRowsTest : public StoreJoinTest {
+ protected:
+  Record exact_launch(uint32_t correlation, uint64_t index, uint64_t ns, uint32_t intervals) {
+    Record r{};
+    r.type = RecordType::ExactLaunch;
+    r.correlation_id = correlation;
+    r.exact_launch.launch_index = index;
+    r.exact_launch.api_start_ns = ns;
+    r.exact_launch.name_id = strings_.intern("_Z4axpyPfPKfmi");
+    r.exact_launch.pages = 3;
+    r.exact_launch.intervals = intervals;
+    r.exact_launch.device = 0;
+    r.exact_launch.graph_position = -1;
+    r.exact_launch.incomplete = ExactGap::None;
+    return r;
+  }
+  struct Range {
+    uint64_t lo, hi;
+    AccessKind access;
+  };
+  Record exact_intervals(uint64_t index, std::initializer_list<Range> ranges) {
+    Record r{};
+    r.type = RecordType::ExactIntervals;
+    r.exact_intervals.launch_index = index;
+    for (const Range& range : ranges) {
+      int i = r.exact_intervals.count++;
+      r.exact_intervals.lo[i] = range.lo;
+      r.exact_intervals.hi[i] = range.hi;
+      r.exact_intervals.access[i] = range.access;
+    }
+    return r;
+  }
+  void finish() {
+    store_->begin();
+    store_->finish();
+    store_->commit();
+  }
+  // Every exact_accesses row: "alloc_id offset lo-hi access", by address.
+  std::vector<std::string> access_rows() {
+    std::vector<std::string> out;
+    Database db = read();
+    Statement rows = db.prepare(
+        "SELECT coalesce(alloc_id, '-'), coalesce(alloc_offset, '-'), printf('%x-%x', lo, hi), "
+        "access FROM exact_accesses ORDER BY lo");
+    while (rows.step()) {
+      out.push_back(rows.text(0) + " " + rows.text(1) + " " + rows.text(2) + " " +
+                    std::string(to_string(static_cast<AccessKind>(rows.int64(3)))));
+    }
+    return out;
+  }
+};
+
+TEST_F(ExactRowsTest, RangesSplitAtAllocationBoundsAndLaunchesJoinTheirKernel) {
+  Record a = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record b = allocation(0x20000, 0x1000, AllocKind::Device, 2);
+  write({a, b, launch(7, 10), gpu_kernel(7, 100)});
+  // The ranges come in two records, the second in a later pass.
+  write({exact_launch(7, 1, 10, 3),
+         exact_intervals(1, {{0x10000, 0x10100, AccessKind::Read},
+                             {0x10f00, 0x20040, AccessKind::Write}})});
+  write({exact_intervals(1, {{0x30000, 0x30020, AccessKind::ReadWrite}})});
+  finish();
+  EXPECT_EQ(access_rows(), (std::vector<std::string>{
+                               "1 0 10000-10100 r",
+                               "1 3840 10f00-11000 w",
+                               "- - 11000-20000 w",
+                               "2 0 20000-20040 w",
+                               "- - 30000-30020 rw",
+                           }));
+  EXPECT_EQ(scalar("SELECT kernel_id FROM exact_launches WHERE id = 1"),
+            scalar("SELECT id FROM kernels WHERE call_correlation_id = 7"));
+  EXPECT_EQ(scalar("SELECT count(*) FROM meta WHERE key = 'exact.unlinked_launches' "
+                   "AND value = '0'"),
+            1);
+}
+
+// A graph launch: one call, several kernels; node launches by GPU order.
+TEST_F(ExactRowsTest, GraphNodeLaunchesJoinTheCallsKernelsInGpuOrder) {
+  Record node = launch(9, 10);
+  write({node, gpu_kernel(9, 300)});
+  Record other = launch(9, 10);
+  write({other, gpu_kernel(9, 100)});
+  Record first = exact_launch(9, 1, 10, 0), second = exact_launch(9, 2, 10, 0);
+  first.exact_launch.graph_position = 0;
+  second.exact_launch.graph_position = 1;
+  write({first, second});
+  finish();
+  EXPECT_EQ(scalar("SELECT k.gpu_start_ns FROM exact_launches l JOIN kernels k "
+                   "ON k.id = l.kernel_id WHERE l.id = 1"),
+            100);
+  EXPECT_EQ(scalar("SELECT k.gpu_start_ns FROM exact_launches l JOIN kernels k "
+                   "ON k.id = l.kernel_id WHERE l.id = 2"),
+            300);
+}
+
+TEST_F(ExactRowsTest, RangesResolveToWhatWasAllocatedWhenTheKernelWasLaunched) {
+  Record first = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  ASSERT_TRUE(registry_.remove(0x10000, 50).has_value());
+  Record freed{};
+  freed.type = RecordType::Free;
+  freed.free.alloc_id = first.allocation.alloc_id;
+  freed.free.ns = 50;
+  Record second = allocation(0x10000, 0x2000, AllocKind::Device, 60);
+  write({first, freed, second, exact_launch(0, 1, 20, 1),
+         exact_intervals(1, {{0x10000, 0x10800, AccessKind::Read}}),
+         exact_launch(0, 2, 70, 1),
+         exact_intervals(2, {{0x10000, 0x10800, AccessKind::Write}})});
+  finish();
+  EXPECT_EQ(access_rows(), (std::vector<std::string>{"1 0 10000-10800 r", "2 0 10000-10800 w"}));
+  EXPECT_EQ(scalar("SELECT count(*) FROM exact_launches WHERE kernel_id IS NULL"), 2)
+      << "a sanitizer-only run's launches have no call to join";
+}
+
+}  // namespace
+}  // namespace apptracer

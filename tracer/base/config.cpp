@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -42,6 +43,17 @@ const bool force_taken = [] {
   return true;
 }();
 
+// A positive 32-bit count from the environment, if one is given.
+void read_count(const char* name, uint32_t& out) {
+  if (const char* v = env(name)) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(v, &end, 10);
+    if (end != v && *end == '\0' && value > 0 && value <= UINT32_MAX) {
+      out = static_cast<uint32_t>(value);
+    }
+  }
+}
+
 }  // namespace
 
 const char* to_string(HostAllocations mode) {
@@ -51,6 +63,15 @@ const char* to_string(HostAllocations mode) {
     case HostAllocations::Touched: break;
   }
   return "touched";
+}
+
+const char* to_string(ExactMode mode) {
+  switch (mode) {
+    case ExactMode::WithCapture: return "1";
+    case ExactMode::SanitizerOnly: return "sanitizer-only";
+    case ExactMode::Off: break;
+  }
+  return "0";
 }
 
 Config Config::from_environment() {
@@ -77,6 +98,13 @@ Config Config::from_environment() {
     unsigned long long bytes = std::strtoull(v, &end, 10);
     if (end != v && *end == '\0') config.host_min_bytes = bytes;
   }
+  if (const char* v = env("APPTRACER_EXACT")) {
+    for (ExactMode mode : {ExactMode::Off, ExactMode::WithCapture, ExactMode::SanitizerOnly}) {
+      if (std::string(v) == to_string(mode)) config.exact = mode;
+    }
+  }
+  read_count("APPTRACER_EXACT_SLOTS", config.exact_slots);
+  read_count("APPTRACER_EXACT_PAGES", config.exact_pages);
   return config;
 }
 
@@ -85,7 +113,12 @@ std::string Config::describe() const {
          " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
          " flush_ms=" + std::to_string(flush_period_ms) +
          " host_allocations=" + to_string(host_allocations) +
-         " host_min_bytes=" + std::to_string(host_min_bytes);
+         " host_min_bytes=" + std::to_string(host_min_bytes) +
+         (exact == ExactMode::Off
+              ? std::string()
+              : std::string(" exact=") + to_string(exact) +
+                    " exact_slots=" + std::to_string(exact_slots) +
+                    " exact_pages=" + std::to_string(exact_pages));
 }
 
 std::string expand_output_path(const std::string& pattern, int pid, const std::string& host) {

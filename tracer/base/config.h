@@ -17,6 +17,16 @@ enum class HostAllocations {
 // "touched", "all", "off": the values APPTRACER_HOST_ALLOCATIONS takes.
 const char* to_string(HostAllocations mode);
 
+// --exact (tracer/exact/): kernels' real accesses through the Compute Sanitizer.
+enum class ExactMode {
+  Off,
+  WithCapture,    // APPTRACER_EXACT=1: with the normal CUPTI capture, one run
+  SanitizerOnly,  // APPTRACER_EXACT=sanitizer-only: no CUPTI (the second of two runs)
+};
+
+// "0", "1", "sanitizer-only": the values APPTRACER_EXACT takes.
+const char* to_string(ExactMode mode);
+
 struct Config {
   std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
   // APPTRACER_FORCE=1: the run replaces an existing trace. Only the first
@@ -32,6 +42,9 @@ struct Config {
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced
+  ExactMode exact = ExactMode::Off;    // APPTRACER_EXACT
+  uint32_t exact_slots = 8;            // APPTRACER_EXACT_SLOTS: launches in flight per context
+  uint32_t exact_pages = 1u << 18;     // APPTRACER_EXACT_PAGES: 4 KiB pages per launch's table
 
   static Config from_environment();
   // "key=value ..." of the options in force, for meta.options.

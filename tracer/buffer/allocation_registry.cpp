@@ -90,6 +90,22 @@ std::optional<AllocationInfo> AllocationRegistry::find(uint64_t address, uint64_
   return std::nullopt;
 }
 
+uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  uint64_t next = UINT64_MAX;
+  for (auto live = live_.upper_bound(address); live != live_.end(); ++live) {
+    if (live->second.alloc_ns <= ns) {
+      next = live->first;
+      break;
+    }
+  }
+  for (auto freed = freed_.upper_bound(address); freed != freed_.end() && freed->first < next;
+       ++freed) {
+    if (freed->second.alloc_ns <= ns && ns < freed->second.free_ns) next = freed->first;
+  }
+  return next;
+}
+
 void AllocationRegistry::forget_freed_before(uint64_t ns) {
   std::lock_guard<std::mutex> lock(mutex_);
   // Frees arrive in roughly time order; stopping at the first younger one

@@ -58,6 +58,9 @@ class AllocationRegistry {
 
   // The allocation containing `address` at time `ns`.
   std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
+  // The lowest start above `address` of an allocation live at `ns`;
+  // UINT64_MAX when there is none (where a range in no allocation ends).
+  uint64_t next_start(uint64_t address, uint64_t ns) const;
 
   // Forgets allocations freed before `ns`: no record still to be resolved is
   // that old. Keeps a program that allocates and frees for hours from

@@ -33,9 +33,11 @@
 #include "capture/capture.h"
 #include "capture/live_cuda_queries.h"
 #include "frameworks/sub_allocation_events.h"
+#include "exact/exact.h"
 #include "host/host_allocator.h"
 #include "host/host_blocks.h"
 #include "store/writer.h"
+#include "translate/api_dispatch.h"
 
 namespace apptracer {
 
@@ -56,6 +58,8 @@ bool callbacks_active = false;
 bool activity_usable = false;
 // Whether the program's malloc calls reach host_allocator.cpp (preloaded).
 bool allocator_hooked = false;
+// --exact is recording (tracer/exact/).
+bool exact_active = false;
 
 // Only the signals a crash raises. Handlers for SIGINT, SIGTERM and the
 // like would change the program: Python installs its KeyboardInterrupt
@@ -81,7 +85,10 @@ void record_process_meta(const Config& config) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   int cupti_version = 0;
-  cuptiGetVersion(reinterpret_cast<uint32_t*>(&cupti_version));
+  // The sanitizer-only run of --exact keeps CUPTI out of the process entirely.
+  if (config.exact != ExactMode::SanitizerOnly) {
+    cuptiGetVersion(reinterpret_cast<uint32_t*>(&cupti_version));
+  }
   auto utc_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
@@ -104,6 +111,7 @@ void record_process_meta(const Config& config) {
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
+  if (exact_active) exact::finish_exact();
   if (activity_usable) flush_activity();
   host_blocks::disable();
   writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
@@ -198,11 +206,35 @@ void set_meta(const std::string& key, const std::string& value) {
   writer_instance->set_meta(key, value);
 }
 
+// --exact: the sanitizer subscribes after CUPTI (the order its coexistence
+// was probed in, record --exact). Unavailable: one line, normal recording.
+bool start_exact_mode(const Config& config) {
+  bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
+  exact::ExactOptions options;
+  options.with_capture = !sanitizer_only;
+  options.pool.slots = config.exact_slots;
+  options.pool.capacity = config.exact_pages;
+  exact::ExactHooks hooks{*buffers_instance, strings(), allocations(), now_ns,
+                          sanitizer_only ? nullptr : current_outer_correlation_id, set_meta};
+  std::string why_not;
+  if (!exact::start_exact(options, hooks, why_not)) {
+    log_warn("--exact unavailable: {}; recording in normal mode", why_not);
+    set_meta("exact", "unavailable: " + why_not);
+    return false;
+  }
+  const char* path = sanitizer_only ? "sanitizer run (the second of two)" : "one run";
+  log_info("--exact: {}", path);
+  set_meta("exact", "on");
+  set_meta("exact_path", path);
+  return true;
+}
+
 void start() {
   if (started.exchange(true)) return;
   Config config = Config::from_environment();
   init_logging(config.log_level);
   owner_pid = getpid();
+  bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
   buffers_instance = new RecordBuffers(config.buffer_bytes);
   writer_instance = new Writer(
       *buffers_instance, allocations(), strings(), config,
@@ -213,16 +245,25 @@ void start() {
   capture_context = new CaptureContext{*buffers_instance, allocations(), strings(), *queries, now_ns,
                                        nullptr};
   CaptureHooks hooks{on_context_created, set_meta};
-  std::string why_not;
-  callbacks_active = subscribe_callbacks(*capture_context, hooks, why_not);
+  std::string why_not = "CUPTI is not used in the sanitizer-only run of --exact";
+  if (!sanitizer_only) callbacks_active = subscribe_callbacks(*capture_context, hooks, why_not);
+  if (config.exact != ExactMode::Off && (callbacks_active || sanitizer_only)) {
+    exact_active = start_exact_mode(config);
+  }
   // Without CUDA capture only --host-allocations=all has anything to record.
-  bool host_only = !callbacks_active && config.host_allocations == HostAllocations::All;
-  if (!callbacks_active && !host_only) {
+  bool host_only =
+      !callbacks_active && !exact_active && config.host_allocations == HostAllocations::All;
+  if (!callbacks_active && !exact_active && !host_only) {
     log_warn("{}; apptracer is not tracing this process", why_not);
     finished = true;  // nothing will be recorded; leave the program alone
     return;
   }
   if (host_only) log_info("{}; apptracer records host memory only", why_not);
+  if (sanitizer_only) {
+    writer_instance->set_gpu_activity(false);
+    writer_instance->set_meta("capture", "sanitizer only: allocations and --exact launches, no "
+                                         "CUPTI (the second run of --exact's two-run scheme)");
+  }
   activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
   // Rows waiting for their GPU times ask CUPTI for the records it holds
   // (completed ones only: the program's work is not disturbed).

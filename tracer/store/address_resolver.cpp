@@ -1,5 +1,7 @@
 #include "store/address_resolver.h"
 
+#include <algorithm>
+
 namespace apptracer {
 
 AddressResolver::AddressResolver(const AllocationRegistry& cuda, HostBlockResolution host,
@@ -14,6 +16,7 @@ Resolved AddressResolver::find(uint64_t address, uint64_t ns) const {
   if (!a) return out;
   out.alloc_id = static_cast<int64_t>(a->id);
   out.offset = static_cast<int64_t>(address - a->address);
+  out.alloc_bytes = static_cast<int64_t>(a->bytes);
   out.memory = memory_kind_of(a->kind);
   if (a->device >= 0) out.device = a->device;
   auto node = numa_nodes_.find(a->id);
@@ -29,6 +32,12 @@ Resolved AddressResolver::touch(uint64_t address, uint64_t ns) {
     out = find(address, ns);
   }
   return out;
+}
+
+uint64_t AddressResolver::next_allocation_start(uint64_t address, uint64_t ns) const {
+  uint64_t next = cuda_.next_start(address, ns);
+  if (host_.registry) next = std::min(next, host_.registry->next_start(address, ns));
+  return next;
 }
 
 void AddressResolver::remember_numa_node(uint64_t alloc_id, int numa_node) {

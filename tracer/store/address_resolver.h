@@ -30,6 +30,7 @@ struct Resolved {
   MemoryKind memory = MemoryKind::Unknown;
   std::optional<int64_t> device;
   std::optional<int64_t> numa_node;  // host memory: of the allocation, read when it became a row
+  std::optional<int64_t> alloc_bytes;  // the allocation's size
 };
 
 class AddressResolver {
@@ -43,6 +44,10 @@ class AddressResolver {
   // The same; an address in no allocation but in a host block the program
   // allocated before `ns` makes that block a row (CUDA touched it).
   Resolved touch(uint64_t address, uint64_t ns);
+
+  // Where memory in no allocation ends: the lowest start above `address` of
+  // an allocation or host row live at `ns` (UINT64_MAX when none).
+  uint64_t next_allocation_start(uint64_t address, uint64_t ns) const;
 
   // The NUMA node of host memory, remembered per allocation row.
   void remember_numa_node(uint64_t alloc_id, int numa_node);

@@ -189,6 +189,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   arg_sets_ = std::make_unique<KernelArgSets>(db_);
   sub_allocations_ = std::make_unique<SubAllocationRows>(
       db_, resolver_, [this](const std::string& key, const std::string& value) { set_meta(key, value); });
+  exact_rows_ = std::make_unique<ExactRows>(db_, resolver_);
   api_calls_ = BatchInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = BatchInserter<SyncRow>(db_);
@@ -271,6 +272,8 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
       case RecordType::SubAllocation: sub_allocations_->write(r); break;
+      case RecordType::ExactLaunch: exact_rows_->write_launch(r); break;
+      case RecordType::ExactIntervals: exact_rows_->write_intervals(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -552,6 +555,7 @@ void TraceStore::flush_batches() {
   kernels_.flush();
   memcpys_.flush();
   memsets_.flush();
+  exact_rows_->flush();
 }
 
 bool TraceStore::waiting_for_activity() const {
@@ -573,6 +577,7 @@ void TraceStore::store_waiting() {
 std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   store_waiting();
   sub_allocations_->finish();
+  for (const auto& [key, value] : exact_rows_->finish()) set_meta(key, value);
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

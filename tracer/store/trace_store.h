@@ -2,8 +2,8 @@
 // thread only. Its parts, each in a file of its own: address resolution
 // (address_resolver), joining GPU activity to its call (activity_join),
 // kernel signatures (kernel_signatures), argument sets (kernel_arg_sets),
-// unified-memory rows (um_rows) and framework allocators' blocks
-// (sub_allocation_rows).
+// unified-memory rows (um_rows), framework allocators' blocks
+// (sub_allocation_rows) and --exact rows (exact_rows).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include "base/device_info.h"
 #include "store/activity_join.h"
 #include "store/address_resolver.h"
+#include "store/exact_rows.h"
 #include "store/kernel_arg_sets.h"
 #include "store/kernel_signatures.h"
 #include "store/sub_allocation_rows.h"
@@ -90,6 +91,7 @@ class TraceStore {
   KernelSignatures signatures_;
   std::unique_ptr<KernelArgSets> arg_sets_;
   std::unique_ptr<SubAllocationRows> sub_allocations_;
+  std::unique_ptr<ExactRows> exact_rows_;
 
   // The many small rows go in batches (flushed at the end of every pass);
   // rows that may be stored again later get their ids from the store.

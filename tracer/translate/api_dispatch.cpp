@@ -76,4 +76,8 @@ void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_Cal
   }
 }
 
+uint32_t current_outer_correlation_id() {
+  return call_state.depth > 0 ? call_state.outer_correlation_id : 0;
+}
+
 }  // namespace apptracer

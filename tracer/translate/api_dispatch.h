@@ -12,4 +12,9 @@ namespace apptracer {
 void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                      const CUpti_CallbackData* data);
 
+// The correlation id of the outermost traced call in progress on this thread
+// (what its records carry as correlation_id), 0 when none is: --exact names
+// the launch a sanitizer callback fires inside.
+uint32_t current_outer_correlation_id();
+
 }  // namespace apptracer

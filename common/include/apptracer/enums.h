@@ -159,6 +159,14 @@ namespace apptracer {
   X(PytorchCaching, 1, "pytorch caching allocator") \
   X(CupyPool, 2, "cupy memory pool")
 
+// Why an `--exact` launch's accesses may be a subset of what it touched
+// (exact_launches.incomplete); none when they are all there.
+#define APPTRACER_EXACT_GAPS(X)                     \
+  X(None, 0, "none")                                \
+  X(TensorCopies, 1, "TMA tensor copies")           \
+  X(NotInstrumented, 2, "code not instrumented")    \
+  X(NotReadBack, 3, "not read back")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -177,7 +185,8 @@ namespace apptracer {
   X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
   X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
-  X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)
+  X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)                \
+  X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

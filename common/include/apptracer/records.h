@@ -31,6 +31,8 @@ enum class RecordType : uint8_t {
   MemAdvice,
   UmEvent,
   SubAllocation,
+  ExactLaunch,
+  ExactIntervals,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -231,6 +233,32 @@ struct SubAllocationRecord {
   SubAllocator allocator;
 };
 
+// `--exact`: one kernel launch as the GPU saw it, read back from the
+// sanitizer's aggregation buffer (tracer/exact/). Its byte ranges follow in
+// ExactIntervals records carrying the same launch_index.
+struct ExactLaunchRecord {
+  uint64_t launch_index;  // from 1, in the sanitizer's launch order
+  uint64_t api_start_ns;  // addresses resolve to what was allocated then
+  uint32_t name_id;       // interned function name, 0 when unknown
+  uint32_t pages;         // 4 KiB pages the GPU recorded
+  uint32_t intervals;     // ranges in the ExactIntervals records that follow
+  int32_t device;
+  int32_t graph_position;  // node launches of a graph launch: from 0; else -1
+  ExactGap incomplete;
+  bool approximate;  // the GPU table overflowed: some ranges are bounds
+};
+
+// Coalesced ranges of one launch, before they are split by allocation.
+struct ExactIntervalsRecord {
+  static constexpr int kIntervals = 5;
+  uint64_t launch_index;
+  uint64_t lo[kIntervals];
+  uint64_t hi[kIntervals];
+  AccessKind access[kIntervals];
+  uint8_t count;
+  uint8_t approximate_mask;  // bit i: range i is a bound
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -261,6 +289,8 @@ struct Record {
     MemAdviceRecord mem_advice;
     UmEventRecord um_event;
     SubAllocationRecord sub_allocation;
+    ExactLaunchRecord exact_launch;
+    ExactIntervalsRecord exact_intervals;
   };
 };
 

@@ -1,0 +1,133 @@
+// `stats --report exact`: how often the signature heuristic was wrong, per
+// kernel name, judged by what --exact saw each launch really do.
+//
+// For every launch with exact ranges, each allocation its arguments point
+// into (kernel_args) is one pointer, whose assumed access is the union of the
+// words pointing there (a `const T*` is read, anything else assumed read-write):
+//   rw_only_read / rw_only_written  assumed read-write, only read / only written
+//   const_written                   a read-only (const) pointer's memory was written
+//   never_touched                   nothing in the allocation was read or written
+// and `outside` counts the allocations (or unknown regions) a launch touched
+// that none of its arguments points into, `outside_bytes` their bytes. A
+// launch whose ranges are bounds (approximate) or may miss accesses
+// (incomplete) is counted in its own columns: its verdicts are less certain.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "exact_accesses.h"
+#include "stats_reports.h"
+
+namespace apptracer {
+
+namespace {
+
+struct KernelVerdicts {
+  int64_t launches = 0;
+  int64_t pointers = 0;
+  int64_t assumed_rw = 0;
+  int64_t rw_only_read = 0;
+  int64_t rw_only_written = 0;
+  int64_t const_written = 0;
+  int64_t never_touched = 0;
+  int64_t outside = 0;
+  int64_t outside_bytes = 0;
+  int64_t approximate = 0;
+  int64_t incomplete = 0;
+
+  int64_t wrong() const {
+    return rw_only_read + rw_only_written + const_written + never_touched + outside;
+  }
+};
+
+// Each launch's pointed-to allocations and the access assumed for each.
+std::map<int64_t, std::map<int64_t, AccessKind>> pointers_by_kernel(Database& db) {
+  std::map<int64_t, std::map<int64_t, AccessKind>> out;
+  Statement rows = db.prepare(
+      "SELECT a.kernel_id, a.alloc_id, a.access FROM kernel_args a "
+      "JOIN exact_launches l ON l.kernel_id = a.kernel_id WHERE a.alloc_id IS NOT NULL");
+  while (rows.step()) {
+    AccessKind& assumed = out[rows.int64(0)][rows.int64(1)];
+    auto access = static_cast<AccessKind>(rows.int64(2));
+    assumed = static_cast<AccessKind>(static_cast<int>(assumed) |
+                                      static_cast<int>(access == AccessKind::Unknown
+                                                           ? AccessKind::ReadWrite
+                                                           : access));
+  }
+  return out;
+}
+
+void judge(KernelVerdicts& v, const KernelExact& exact,
+           const std::map<int64_t, AccessKind>& pointers) {
+  ++v.launches;
+  if (exact.approximate) ++v.approximate;
+  if (exact.incomplete != ExactGap::None) ++v.incomplete;
+  std::map<int64_t, AllocationTouch> touched;
+  for (const AllocationTouch& touch : touches_by_allocation(exact)) {
+    if (touch.alloc_id && pointers.count(*touch.alloc_id)) {
+      touched[*touch.alloc_id] = touch;
+    } else {
+      ++v.outside;
+      v.outside_bytes += touch.hi - touch.lo;
+    }
+  }
+  for (const auto& [alloc_id, assumed] : pointers) {
+    ++v.pointers;
+    auto found = touched.find(alloc_id);
+    bool reads = found != touched.end() && found->second.reads;
+    bool writes = found != touched.end() && found->second.writes;
+    if (assumed == AccessKind::ReadWrite) ++v.assumed_rw;
+    if (!reads && !writes) {
+      ++v.never_touched;
+    } else if (assumed == AccessKind::ReadWrite) {
+      if (!writes) ++v.rw_only_read;
+      if (!reads) ++v.rw_only_written;
+    } else if (assumed == AccessKind::Read && writes) {
+      ++v.const_written;
+    }
+  }
+}
+
+}  // namespace
+
+ReportOutput exact_report(Database& db) {
+  ExactAccesses exact = ExactAccesses::read(db);
+  if (exact.empty()) {
+    return {{}, "no --exact data in this trace: record it with `apptracer record --exact`"};
+  }
+  std::map<int64_t, std::map<int64_t, AccessKind>> pointers = pointers_by_kernel(db);
+  std::map<int64_t, KernelVerdicts> by_name_id;
+  Statement names = db.prepare("SELECT coalesce(demangled_id, name_id, 0) FROM kernels WHERE id = ?");
+  for (const auto& [kernel_id, kernel] : exact.kernels()) {
+    names.bind(1, kernel_id);
+    int64_t name_id = names.step() ? names.int64(0) : 0;
+    names.reset();
+    auto found = pointers.find(kernel_id);
+    judge(by_name_id[name_id], kernel,
+          found == pointers.end() ? std::map<int64_t, AccessKind>{} : found->second);
+  }
+  Statement text = db.prepare("SELECT text FROM strings WHERE id = ?");
+  std::vector<std::pair<std::string, KernelVerdicts>> rows;
+  for (const auto& [name_id, verdicts] : by_name_id) {
+    text.bind(1, name_id);
+    rows.emplace_back(text.step() ? text.text(0) : "?", verdicts);
+    text.reset();
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.second.wrong() != b.second.wrong() ? a.second.wrong() > b.second.wrong()
+                                                : a.second.launches > b.second.launches;
+  });
+  Table table{"exact",
+              {"kernel", "launches", "pointers", "assumed_rw", "rw_only_read", "rw_only_written",
+               "const_written", "never_touched", "outside", "outside_bytes", "approximate",
+               "incomplete"},
+              {}};
+  for (const auto& [name, v] : rows) {
+    table.rows.push_back({name, v.launches, v.pointers, v.assumed_rw, v.rw_only_read,
+                          v.rw_only_written, v.const_written, v.never_touched, v.outside,
+                          v.outside_bytes, v.approximate, v.incomplete});
+  }
+  return {{table}, {}};
+}
+
+}  // namespace apptracer

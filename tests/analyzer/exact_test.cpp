@@ -1,0 +1,279 @@
+// --exact on the analyzer side, on traces the tests write: the DVDG taking a
+// kernel's exact accesses over its arguments' assumed ones, `stats --report
+// exact` judging the signature heuristic, and the two-run join.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "dvdg_fixture.h"
+#include "exact_join.h"
+#include "report_test_helpers.h"
+#include "stats_reports.h"
+
+namespace apptracer::dvdg {
+namespace {
+
+using Edges = std::vector<std::string>;
+
+class ExactTest : public DvdgTest {
+ public:
+  // A launch of `kernel_id` as --exact recorded it.
+  int64_t exact_launch(int64_t kernel_id, ExactGap incomplete = ExactGap::None,
+                       bool approximate = false) {
+    ExactLaunchRow row;
+    row.id = ++launches_;
+    row.kernel_id = kernel_id;
+    row.pages = 1;
+    row.approximate = approximate;
+    row.incomplete = incomplete;
+    return trace_->add(row);
+  }
+  // A range [offset, offset + bytes) of the allocation at `base`.
+  void exact_range(int64_t launch, int64_t alloc_id, int64_t base, int64_t offset, int64_t bytes,
+                   AccessKind access) {
+    ExactAccessRow row;
+    row.launch_id = launch;
+    row.alloc_id = alloc_id;
+    row.alloc_offset = offset;
+    row.access = access;
+    row.lo = base + offset;
+    row.hi = base + offset + bytes;
+    row.approximate = 0;
+    trace_->add(row);
+  }
+
+  int64_t launches_ = 0;
+};
+
+constexpr int64_t kX = 0x7f0000000000, kY = 0x7f0000001000, kBytes = 4096;
+
+// scale(float* x, float* y): both assumed read-write; x is only read.
+TEST_F(ExactTest, AnAssumedReadWritePointerOnlyReadMakesNoNewVersion) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  int64_t k = kernel("scale",
+                     {{x, AccessKind::ReadWrite, AccessSource::Assumed},
+                      {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                     200);
+  copy(CopyKind::DtoH, x, h, kBytes, 300);
+  Edges assumed = {"h:0 -> x:1 [HtoD copy]", "x:1 -> x:2 [scale]", "x:1 -> y:1 [scale]",
+                   "x:2 -> h:1 [DtoH copy]"};
+  EXPECT_EQ(edges(build()), assumed);
+
+  int64_t launch = exact_launch(k);
+  exact_range(launch, x, kX, 0, kBytes, AccessKind::Read);
+  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [scale]",
+                                   "x:1 -> h:1 [DtoH copy]"}));
+}
+
+// What the signature cannot know: a non-const pointer read before anything
+// wrote it is a read of uninitialized memory.
+TEST_F(ExactTest, AnExactReadOfNeverWrittenMemoryIsFlagged) {
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  int64_t k = kernel("use_garbage",
+                     {{x, AccessKind::ReadWrite, AccessSource::Assumed},
+                      {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                     100);
+  for (const Value& value : build().values) EXPECT_FALSE(value.read_uninitialized);
+
+  int64_t launch = exact_launch(k);
+  exact_range(launch, x, kX, 0, 64, AccessKind::Read);
+  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{"x:0 -> y:1 [use_garbage] (uninitialized)"}));
+  size_t flagged = 0;
+  for (const Op& op : graph.ops) flagged += op.reads_uninitialized;
+  EXPECT_EQ(flagged, 1u);
+}
+
+// A partial write makes a new version of the bytes it wrote only (the rest
+// keeps the previous one); a kernel touching memory none of its arguments
+// points into gets that access too.
+TEST_F(ExactTest, PartialWritesCarryAndAccessesOutsideTheArgumentsCount) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  copy(CopyKind::HtoD, h, y, kBytes, 150);
+  int64_t k = kernel("head", {{y, AccessKind::ReadWrite, AccessSource::Assumed}}, 200);
+  int64_t launch = exact_launch(k);
+  exact_range(launch, x, kX, 0, 256, AccessKind::Read);  // through a pointer in a struct
+  exact_range(launch, y, kY, 0, 512, AccessKind::Write);
+  Edges got = edges(build());
+  EXPECT_EQ(got, (Edges{"h:0 -> x:1 [HtoD copy]", "h:0 -> y:1 [HtoD copy]",
+                        "x:1 -> y[0,512):2 [head]"}));
+}
+
+// TMA tensor copies the sanitizer cannot see: the launch keeps its
+// arguments' accesses beside the exact ones.
+TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  int64_t k = kernel("tma", {{x, AccessKind::Read, AccessSource::ConstSignature},
+                             {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                     200);
+  int64_t launch = exact_launch(k, ExactGap::TensorCopies);
+  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [tma]"}));
+}
+
+TEST_F(ExactTest, ReportCountsWhereTheSignatureWasWrong) {
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  int64_t z = buffer("z", AllocKind::Device, 0x7f0000002000, kBytes);
+  int64_t c = buffer("c", AllocKind::Device, 0x7f0000003000, kBytes);
+  int64_t w = buffer("w", AllocKind::Device, 0x7f0000004000, kBytes);
+  for (int64_t ns : {100, 200}) {
+    int64_t k = kernel("step",
+                       {{x, AccessKind::ReadWrite, AccessSource::Assumed},    // only read
+                        {y, AccessKind::ReadWrite, AccessSource::Assumed},    // only written
+                        {z, AccessKind::ReadWrite, AccessSource::Assumed},    // never touched
+                        {c, AccessKind::Read, AccessSource::ConstSignature}},  // right
+                       ns);
+    int64_t launch = exact_launch(k, ns == 200 ? ExactGap::TensorCopies : ExactGap::None);
+    exact_range(launch, x, kX, 0, kBytes, AccessKind::Read);
+    exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+    exact_range(launch, c, 0x7f0000003000, 0, 64, AccessKind::Read);
+    exact_range(launch, w, 0x7f0000004000, 128, 64, AccessKind::ReadWrite);  // no argument
+  }
+  kernel("not_recorded", {{x, AccessKind::ReadWrite, AccessSource::Assumed}}, 300);
+  ReportOutput output = exact_report(trace_->db());
+  ASSERT_EQ(output.tables.size(), 1u);
+  const Table& table = output.tables[0];
+  ASSERT_EQ(table.rows.size(), 1u) << "kernels without exact data are not judged";
+  using testing::integer;
+  EXPECT_EQ(testing::text(table, 0, "kernel"), "step");
+  EXPECT_EQ(integer(table, 0, "launches"), 2);
+  EXPECT_EQ(integer(table, 0, "pointers"), 8);
+  EXPECT_EQ(integer(table, 0, "assumed_rw"), 6);
+  EXPECT_EQ(integer(table, 0, "rw_only_read"), 2);
+  EXPECT_EQ(integer(table, 0, "rw_only_written"), 2);
+  EXPECT_EQ(integer(table, 0, "const_written"), 0);
+  EXPECT_EQ(integer(table, 0, "never_touched"), 2);
+  EXPECT_EQ(integer(table, 0, "outside"), 2);
+  EXPECT_EQ(integer(table, 0, "outside_bytes"), 128);
+  EXPECT_EQ(integer(table, 0, "incomplete"), 1);
+  EXPECT_EQ(integer(table, 0, "approximate"), 0);
+}
+
+TEST_F(ExactTest, ReportSaysWhenTheTraceHasNoExactData) {
+  kernel("k", {}, 100);
+  ReportOutput output = exact_report(trace_->db());
+  EXPECT_TRUE(output.tables.empty());
+  EXPECT_NE(output.note.find("--exact"), std::string::npos) << output.note;
+}
+
+// The two-run scheme: the sanitizer run's trace, at its own addresses.
+class ExactJoinTest : public ExactTest {
+ public:
+  void SetUp() override {
+    ExactTest::SetUp();
+    theirs_path_ = path_ + ".sanitizer.db";
+    std::remove(theirs_path_.c_str());
+    theirs_ = std::make_unique<testing::TraceBuilder>(theirs_path_);
+  }
+  void TearDown() override {
+    theirs_.reset();
+    std::remove(theirs_path_.c_str());
+    ExactTest::TearDown();
+  }
+  int64_t their_allocation(int64_t address, int64_t bytes) {
+    testing::AllocationRow row;
+    row.address = address;
+    row.bytes = bytes;
+    return theirs_->add(row);
+  }
+  int64_t their_launch(const std::string& name) {
+    ExactLaunchRow row;
+    row.id = ++their_launches_;
+    row.name_id = theirs_->string_id(name);
+    row.pages = 1;
+    row.approximate = 0;
+    row.incomplete = ExactGap::None;
+    return theirs_->add(row);
+  }
+  void their_range(int64_t launch, std::optional<int64_t> alloc_id, int64_t lo, int64_t hi,
+                   AccessKind access, int64_t offset = 0) {
+    ExactAccessRow row;
+    row.launch_id = launch;
+    row.alloc_id = alloc_id;
+    if (alloc_id) row.alloc_offset = offset;
+    row.access = access;
+    row.lo = lo;
+    row.hi = hi;
+    row.approximate = 0;
+    theirs_->add(row);
+  }
+
+  std::string theirs_path_;
+  std::unique_ptr<testing::TraceBuilder> theirs_;
+  int64_t their_launches_ = 0;
+};
+
+TEST_F(ExactJoinTest, LaunchesJoinByOrderAndRangesMoveToTheNormalRunsAllocations) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes, 1);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes, 2);
+  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  kernel("scale", {{x, AccessKind::ReadWrite, AccessSource::Assumed},
+                   {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+         200);
+  // The sanitizer run got other addresses for the same allocations.
+  int64_t their_x = their_allocation(0x500000000000, kBytes);
+  int64_t their_y = their_allocation(0x500000100000, kBytes);
+  int64_t launch = their_launch("_Zscale");
+  their_range(launch, their_x, 0x500000000000, 0x500000001000, AccessKind::Read);
+  their_range(launch, their_y, 0x500000100040, 0x500000100080, AccessKind::Write, 0x40);
+  their_range(launch, std::nullopt, 0x600000000000, 0x600000000020, AccessKind::Read);
+
+  ExactJoinSummary summary = join_exact_runs(trace_->db(), theirs_->db());
+  EXPECT_EQ(summary.launches, 1);
+  EXPECT_EQ(summary.ranges, 3);
+  EXPECT_EQ(summary.unmatched_ranges, 1);
+  Statement rows = trace_->db().prepare(
+      "SELECT alloc_id, alloc_offset, lo, hi FROM exact_kernel_accesses ORDER BY lo");
+  std::vector<std::tuple<std::optional<int64_t>, std::optional<int64_t>, int64_t, int64_t>> got;
+  while (rows.step()) {
+    got.emplace_back(rows.optional_int64(0), rows.optional_int64(1), rows.int64(2),
+                     rows.int64(3));
+  }
+  using Row = decltype(got)::value_type;
+  EXPECT_EQ(got, (decltype(got){Row{std::nullopt, std::nullopt, 0x600000000000, 0x600000000020},
+                                Row{x, 0, kX, kX + kBytes}, Row{y, 0x40, kY + 0x40, kY + 0x80}}));
+  // Memory in no allocation the normal run knows is a region, as in any trace.
+  EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y[64,128):1 [scale]",
+                                   "region@0x600000000000:0 -> y[64,128):1 [scale]"}));
+}
+
+TEST_F(ExactJoinTest, RunsThatLaunchedDifferentKernelsAreNotJoined) {
+  kernel("scale", {}, 100);
+  kernel("shift", {}, 200);
+  their_launch("_Zscale");
+  their_launch("_Zsquare");
+  try {
+    join_exact_runs(trace_->db(), theirs_->db());
+    FAIL() << "joined runs that diverged";
+  } catch (const ExactJoinError& error) {
+    EXPECT_NE(std::string(error.what()).find("diverge at kernel launch 2"), std::string::npos)
+        << error.what();
+  }
+  Statement count = trace_->db().prepare("SELECT count(*) FROM exact_launches");
+  ASSERT_TRUE(count.step());
+  EXPECT_EQ(count.int64(0), 0) << "nothing is joined";
+}
+
+TEST_F(ExactJoinTest, RunsThatLaunchedMoreKernelsAreNotJoined) {
+  kernel("scale", {}, 100);
+  their_launch("_Zscale");
+  their_launch("_Zscale");
+  EXPECT_THROW(join_exact_runs(trace_->db(), theirs_->db()), ExactJoinError);
+}
+
+}  // namespace
+}  // namespace apptracer::dvdg
