@@ -154,6 +154,25 @@ namespace apptracer {
   X(HostNuma, 3, "host NUMA node")               \
   X(HostNumaCurrent, 4, "host NUMA node of the calling thread")
 
+// What a CUDA graph node does: CUgraphNodeType's numbers (unknown: the
+// driver did not say).
+#define APPTRACER_GRAPH_NODE_TYPES(X)                    \
+  X(Kernel, 0, "kernel")                                 \
+  X(Memcpy, 1, "memcpy")                                 \
+  X(Memset, 2, "memset")                                 \
+  X(Host, 3, "host")                                     \
+  X(ChildGraph, 4, "child graph")                        \
+  X(Empty, 5, "empty")                                   \
+  X(WaitEvent, 6, "wait event")                          \
+  X(EventRecord, 7, "event record")                      \
+  X(SemaphoresSignal, 8, "external semaphores signal")   \
+  X(SemaphoresWait, 9, "external semaphores wait")       \
+  X(MemAlloc, 10, "memory allocation")                   \
+  X(MemFree, 11, "memory free")                          \
+  X(BatchMemOp, 12, "batch memory operation")            \
+  X(Conditional, 13, "conditional")                      \
+  X(Unknown, 255, "unknown")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -171,7 +190,8 @@ namespace apptracer {
   X(UmAccessType, um_access_type, APPTRACER_UM_ACCESS_TYPES)              \
   X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
-  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)
+  X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
+  X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

@@ -30,6 +30,7 @@ enum class RecordType : uint8_t {
   KernelArgs,
   MemAdvice,
   UmEvent,
+  GraphNode,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -205,6 +206,54 @@ struct UmEventRecord {
   UmCounterKind counter_kind;
 };
 
+// CUDA graph nodes, from CUPTI's resource callbacks. Nodes are named by
+// CUPTI's ids (cuptiGetGraphNodeId); GPU activity of a graph launch names the
+// exec's node it ran, a clone of the node the program made.
+enum class GraphNodeEvent : uint8_t { Created, Cloned };
+
+// A kernel node's parameters as the driver holds them. When args_captured,
+// its candidate pointer words follow in KernelArgs records; the writer
+// resolves them again at each launch of the graph.
+struct KernelNodeParams {
+  uint64_t function_handle;
+  uint32_t name_id;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  bool args_captured;
+};
+
+// A copy node: the first byte of each endpoint and the bytes it moves.
+struct CopyNodeParams {
+  uint64_t src;
+  uint64_t dst;
+  uint64_t bytes;
+  CopyKind kind;
+};
+
+struct MemsetNodeParams {
+  uint64_t address;
+  uint64_t bytes;  // width * element size * height
+  uint32_t value;
+  uint8_t element_size;
+};
+
+struct GraphNodeRecord {
+  uint64_t node_id;
+  uint64_t template_node_id;  // Cloned: the node it was cloned from; else 0
+  uint64_t ns;
+  uint32_t graph_id;  // CUPTI's id of its graph (a clone's: its exec's)
+  GraphNodeEvent event;
+  GraphNodeType type;
+  bool captured;    // made by stream capture (a launch, copy, ... on a capturing stream)
+  bool has_params;  // Created: `params` holds the member `type` names (kernel, memcpy, memset)
+  union {
+    KernelNodeParams kernel;
+    CopyNodeParams copy;
+    MemsetNodeParams memset;
+  } params;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -234,6 +283,7 @@ struct Record {
     KernelArgsRecord kernel_args;
     MemAdviceRecord mem_advice;
     UmEventRecord um_event;
+    GraphNodeRecord graph_node;
   };
 };
 
