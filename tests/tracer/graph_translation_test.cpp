@@ -156,5 +156,22 @@ TEST_F(GraphTranslationTest, AnInstantiatedCopyOfANodeNamesItsOriginal) {
   EXPECT_EQ(n.type, GraphNodeType::Kernel);
 }
 
+TEST_F(GraphTranslationTest, NewParametersOnAnExecsNodeAreRecordedWithTheirWords) {
+  CUgraphNode copy = kernel_node(0x500);
+  uint64_t other = 0x7f0000100800;
+  params_[0] = &other;  // the driver now holds the new argument values
+  graph_callback(CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS, nullptr, copy,
+                 reinterpret_cast<CUgraphNode>(0x100));
+  std::vector<Record> records = drained();
+  ASSERT_EQ(records.size(), 2u);
+  const GraphNodeRecord& n = records[0].graph_node;
+  EXPECT_EQ(n.event, GraphNodeEvent::ParamsSet);
+  EXPECT_EQ(n.node_id, 0x500u) << "the exec's node, whose launches take them";
+  EXPECT_FALSE(n.captured);
+  EXPECT_TRUE(n.has_params);
+  ASSERT_EQ(records[1].type, RecordType::KernelArgs);
+  EXPECT_EQ(records[1].kernel_args.words[0].value, other);
+}
+
 }  // namespace
 }  // namespace apptracer::testing

@@ -536,6 +536,30 @@ TEST_F(GraphStoreTest, EachLaunchOfAGraphResolvesItsKernelNodesArgumentsAtThatLa
   EXPECT_EQ(scalar("SELECT count(DISTINCT arg_set_id) FROM kernels"), 2);
 }
 
+TEST_F(GraphStoreTest, NewParametersOnAnExecsNodeHoldForLaunchesAfterThem) {
+  Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record z = allocation(0x40000, 0x1000, AllocKind::Device, 2);
+  Record update = kernel_node(kCopy);
+  update.graph_node.event = GraphNodeEvent::ParamsSet;
+  update.graph_node.ns = 150;
+  // Both launches' GPU activity comes after the update.
+  write_and_settle({y, z, kernel_node(kNode), args(0, {{0x10000, 0, 0, 8}}),
+                    node(GraphNodeEvent::Cloned, kCopy, kNode, GraphNodeType::Kernel),
+                    graph_launch(50, 100), update, args(0, {{0x40000, 0, 0, 8}}),
+                    graph_launch(51, 200), graph_kernel(50, 120, kCopy),
+                    graph_kernel(51, 220, kCopy)});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT k.call_correlation_id, a.alloc_id FROM kernels k JOIN kernel_args a "
+      "ON a.kernel_id = k.id ORDER BY k.call_correlation_id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), y.allocation.alloc_id) << "launched before the update";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), z.allocation.alloc_id) << "launched after it";
+  EXPECT_FALSE(q.step());
+  EXPECT_EQ(scalar("SELECT count(*) FROM graph_nodes"), 2) << "an update makes no node";
+}
+
 TEST_F(GraphStoreTest, NodesAreRowsAndAnExecsCopyNamesItsOriginal) {
   Record captured = kernel_node(kNode);
   captured.graph_node.captured = true;

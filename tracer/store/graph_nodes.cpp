@@ -9,30 +9,42 @@ bool GraphNodes::add(const GraphNodeRecord& record) {
   Node& node = it->second;
   if (record.event == GraphNodeEvent::Cloned) {
     node.template_node_id = record.template_node_id;
-    if (inserted) node.record = record;
     return inserted;
   }
-  node.record = record;
-  node.words.clear();
-  node.words_complete = false;
+  if (record.has_params) node.versions.push_back(Params{record, {}, false});
   return inserted;
 }
 
 void GraphNodes::add_words(uint64_t node_id, const KernelArgsRecord& words) {
   auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return;
-  Node& node = it->second;
+  if (it == nodes_.end() || it->second.versions.empty()) return;
+  Params& params = it->second.versions.back();
   int count = std::min<int>(words.count, KernelArgsRecord::kWords);
-  node.words.insert(node.words.end(), words.words, words.words + count);
-  if (words.last) node.words_complete = true;
+  params.words.insert(params.words.end(), words.words, words.words + count);
+  if (words.last) params.words_complete = true;
 }
 
-const GraphNodes::Node* GraphNodes::parameters_of(uint64_t node_id) const {
+const GraphNodes::Params* GraphNodes::own_parameters(const Node& node, uint64_t ns) const {
+  const Params* chosen = nullptr;
+  for (const Params& version : node.versions) {
+    if (version.record.ns <= ns) chosen = &version;
+  }
+  return chosen;
+}
+
+const GraphNodes::Params* GraphNodes::parameters_of(uint64_t node_id, uint64_t ns) const {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return nullptr;
-  if (it->second.record.has_params || !it->second.template_node_id) return &it->second;
-  auto original = nodes_.find(it->second.template_node_id);
-  return original == nodes_.end() ? &it->second : &original->second;
+  const Node& node = it->second;
+  if (const Params* own = own_parameters(node, ns)) return own;
+  auto original = nodes_.find(node.template_node_id);
+  const Node* from = original == nodes_.end() ? nullptr : &original->second;
+  if (from) {
+    if (const Params* copied = own_parameters(*from, ns)) return copied;
+  }
+  // Set only after `ns` (clocks disagree): the earliest known.
+  if (!node.versions.empty()) return &node.versions.front();
+  return from && !from->versions.empty() ? &from->versions.front() : nullptr;
 }
 
 void GraphNodes::add_launch(uint32_t correlation_id, uint64_t start_ns) {

@@ -515,16 +515,15 @@ void TraceStore::write_kernel_args(const Record& r) {
 void TraceStore::write_graph_node(const Record& r) {
   const GraphNodeRecord& n = r.graph_node;
   bool is_new = graph_nodes_.add(n);
-  if (n.event == GraphNodeEvent::Created && n.has_params && n.type == GraphNodeType::Kernel &&
-      n.params.kernel.args_captured) {
+  if (n.has_params && n.type == GraphNodeType::Kernel && n.params.kernel.args_captured) {
     node_args_[r.tid] = NodeArgs{n.node_id, r.own_correlation_id};
   }
-  if (!is_new) {
+  if (n.event == GraphNodeEvent::Cloned && !is_new) {
     set_node_template_.bind(1, optional_nonzero(n.template_node_id))
         .bind(2, as_int(n.node_id))
         .run();
-    return;
   }
+  if (!is_new || n.event == GraphNodeEvent::ParamsSet) return;
   GraphNodeRow row;
   row.node_id = as_int(n.node_id);
   row.graph_id = n.graph_id;
@@ -547,15 +546,16 @@ std::optional<uint64_t> TraceStore::graph_launch_start(
 void TraceStore::fill_from_graph_node(KernelRow& row) {
   std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
   if (start) row.api_start_ns = as_int(*start);
-  const GraphNodes::Node* node =
-      row.graph_node_id ? graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id))
-                        : nullptr;
-  if (!node || !node->record.has_params || node->record.type != GraphNodeType::Kernel) return;
+  uint64_t ns = start.value_or(static_cast<uint64_t>(row.gpu_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      row.graph_node_id
+          ? graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns)
+          : nullptr;
+  if (!node || node->record.type != GraphNodeType::Kernel) return;
   const KernelNodeParams& k = node->record.params.kernel;
   row.function_handle = optional_nonzero(k.function_handle);
   if (!row.name_id && k.name_id) row.name_id = k.name_id;
   if (!k.args_captured || !node->words_complete) return;
-  uint64_t ns = start.value_or(static_cast<uint64_t>(row.gpu_start_ns.value_or(0)));
   std::vector<KernelArgWordRow> words;
   for (const KernelArgWord& word : node->words) {
     std::optional<KernelArgWordRow> resolved = argument_row(k.name_id, word, ns);
@@ -565,12 +565,12 @@ void TraceStore::fill_from_graph_node(KernelRow& row) {
 }
 
 void TraceStore::fill_from_graph_node(MemcpyRow& row) {
-  const GraphNodes::Node* node =
-      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id));
-  if (!node || !node->record.has_params || node->record.type != GraphNodeType::Memcpy) return;
-  const CopyNodeParams& c = node->record.params.copy;
   std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
   uint64_t ns = start.value_or(static_cast<uint64_t>(row.api_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns);
+  if (!node || node->record.type != GraphNodeType::Memcpy) return;
+  const CopyNodeParams& c = node->record.params.copy;
   if (start) row.api_start_ns = as_int(*start);
   CopyKind kind = row.kind == CopyKind::Unknown ? c.kind : row.kind;
   auto endpoint = [&](uint64_t address, bool source) {
@@ -589,12 +589,12 @@ void TraceStore::fill_from_graph_node(MemcpyRow& row) {
 }
 
 void TraceStore::fill_from_graph_node(MemsetRow& row) {
-  const GraphNodes::Node* node =
-      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id));
-  if (!node || !node->record.has_params || node->record.type != GraphNodeType::Memset) return;
-  const MemsetNodeParams& m = node->record.params.memset;
   std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
   uint64_t ns = start.value_or(static_cast<uint64_t>(row.api_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns);
+  if (!node || node->record.type != GraphNodeType::Memset) return;
+  const MemsetNodeParams& m = node->record.params.memset;
   if (start) row.api_start_ns = as_int(*start);
   Resolved target = resolver_.find(m.address, ns);
   row.address = optional_nonzero(m.address);

@@ -81,12 +81,14 @@ Record node_record(CaptureContext& ctx, const CUpti_GraphData& data, GraphNodeEv
   return r;
 }
 
-void on_node_created(CaptureContext& ctx, const CUpti_GraphData& data) {
+// A node made, or an exec's node given new parameters: what it holds now.
+void on_node_params(CaptureContext& ctx, const CUpti_GraphData& data, GraphNodeEvent event) {
   CallInProgress call = call_in_progress();
-  Record r = node_record(ctx, data, GraphNodeEvent::Created, call.correlation_id);
+  Record r = node_record(ctx, data, event, call.correlation_id);
   GraphNodeRecord& n = r.graph_node;
   // A node made inside a launch, copy, ... is that call captured: it did no work now.
-  n.captured = call.function && is_stream_work(call.function->op);
+  n.captured = event == GraphNodeEvent::Created && call.function &&
+               is_stream_work(call.function->op);
   if (n.captured) mark_calls_captured();
   ArgWords args;
   switch (n.type) {
@@ -112,12 +114,26 @@ void on_node_cloned(CaptureContext& ctx, const CUpti_GraphData& data) {
 }  // namespace
 
 bool is_graph_callback(CUpti_CallbackId cbid) {
-  return cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED || cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED;
+  return cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED ||
+         cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED ||
+         cbid == CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS;
 }
 
+// SET_PARAMS names the exec's node (cudaGraphExecKernelNodeSetParams, and
+// cudaGraphExecUpdate after its UPDATED) and the driver already answers with
+// the new parameters. CUPTI 13.0 fires it for kernel nodes only (13.2 adds
+// memcpy, memset, host and event nodes).
 void on_graph_callback(CaptureContext& ctx, CUpti_CallbackId cbid, const CUpti_GraphData& data) {
-  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) on_node_created(ctx, data);
-  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED) on_node_cloned(ctx, data);
+  switch (cbid) {
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+      on_node_params(ctx, data, GraphNodeEvent::Created);
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: on_node_cloned(ctx, data); break;
+    case CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS:
+      on_node_params(ctx, data, GraphNodeEvent::ParamsSet);
+      break;
+    default: break;
+  }
 }
 
 }  // namespace apptracer

@@ -1,8 +1,8 @@
 // CUPTI's graph resource callbacks -> GraphNode records: each node the
 // program makes (through the graph API or by stream capture) with its
-// parameters, and each copy of a node an instantiation makes, naming the node
-// it copies. GPU activity of a graph launch names the copy it ran; the writer
-// follows it to the parameters.
+// parameters, each copy of a node an instantiation makes, naming the node it
+// copies, and new parameters set on an exec's node. GPU activity of a graph
+// launch names the copy it ran; the writer follows it to the parameters.
 #pragma once
 
 #include <cupti.h>

@@ -208,8 +208,10 @@ struct UmEventRecord {
 
 // CUDA graph nodes, from CUPTI's resource callbacks. Nodes are named by
 // CUPTI's ids (cuptiGetGraphNodeId); GPU activity of a graph launch names the
-// exec's node it ran, a clone of the node the program made.
-enum class GraphNodeEvent : uint8_t { Created, Cloned };
+// exec's node it ran, a clone of the node the program made. ParamsSet: an
+// exec's node got new parameters (cudaGraphExecKernelNodeSetParams,
+// cudaGraphExecUpdate), for launches after `ns`.
+enum class GraphNodeEvent : uint8_t { Created, Cloned, ParamsSet };
 
 // A kernel node's parameters as the driver holds them. When args_captured,
 // its candidate pointer words follow in KernelArgs records; the writer
@@ -246,7 +248,7 @@ struct GraphNodeRecord {
   GraphNodeEvent event;
   GraphNodeType type;
   bool captured;    // made by stream capture (a launch, copy, ... on a capturing stream)
-  bool has_params;  // Created: `params` holds the member `type` names (kernel, memcpy, memset)
+  bool has_params;  // `params` holds the member `type` names (kernel, memcpy, memset)
   union {
     KernelNodeParams kernel;
     CopyNodeParams copy;
