@@ -611,3 +611,75 @@ TEST_F(GraphStoreTest, CopiesAndMemsetsAGraphRanResolveTheirNodesAddresses) {
 
 }  // namespace
 }  // namespace apptracer
+
+namespace apptracer {
+namespace {
+
+// NVTX records -> nvtx_ranges rows (store/nvtx_rows.h).
+class NvtxStoreTest : public TraceStoreTest {
+ protected:
+  Record nvtx(uint32_t tid, NvtxEvent event, uint64_t ns, const char* name = nullptr,
+              const char* domain = nullptr, uint64_t range_id = 0) {
+    Record r{};
+    r.type = RecordType::Nvtx;
+    r.tid = tid;
+    r.nvtx.event = event;
+    r.nvtx.ns = ns;
+    r.nvtx.name_id = name ? strings_.intern(name) : 0;
+    r.nvtx.domain_id = domain ? strings_.intern(domain) : 0;
+    r.nvtx.range_id = range_id;
+    return r;
+  }
+  void finish() {
+    store_->begin();
+    store_->finish();
+    store_->commit();
+  }
+};
+
+TEST_F(NvtxStoreTest, PushesPairWithPopsPerThreadAndDomainWithTheirDepth) {
+  write({nvtx(1, NvtxEvent::Push, 10, "step"), nvtx(2, NvtxEvent::Push, 11, "other thread"),
+         nvtx(1, NvtxEvent::Push, 12, "forward"), nvtx(1, NvtxEvent::Push, 13, "nccl", "NCCL"),
+         nvtx(1, NvtxEvent::Pop, 14), nvtx(1, NvtxEvent::Pop, 15, nullptr, "NCCL"),
+         nvtx(2, NvtxEvent::Pop, 16), nvtx(1, NvtxEvent::Pop, 17), nvtx(1, NvtxEvent::Pop, 18)});
+  finish();
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT s.text, r.tid, r.depth, r.start_ns, r.end_ns, r.domain_id IS NULL, r.kind "
+      "FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id ORDER BY r.start_ns");
+  struct Expected {
+    const char* name;
+    int64_t tid, depth, start, end, default_domain;
+  };
+  for (const Expected& e : {Expected{"step", 1, 0, 10, 17, 1}, Expected{"other thread", 2, 0, 11, 16, 1},
+                            Expected{"forward", 1, 1, 12, 14, 1}, Expected{"nccl", 1, 0, 13, 15, 0}}) {
+    ASSERT_TRUE(q.step()) << e.name;
+    EXPECT_EQ(q.text(0), e.name);
+    EXPECT_EQ(q.int64(1), e.tid) << e.name;
+    EXPECT_EQ(q.int64(2), e.depth) << e.name << ": nesting counts its thread and domain only";
+    EXPECT_EQ(q.int64(3), e.start) << e.name;
+    EXPECT_EQ(q.int64(4), e.end) << e.name;
+    EXPECT_EQ(q.int64(5), e.default_domain) << e.name;
+    EXPECT_EQ(q.int64(6), static_cast<int>(NvtxKind::PushPop));
+  }
+  EXPECT_FALSE(q.step()) << "the unmatched pop closes nothing";
+}
+
+TEST_F(NvtxStoreTest, StartEndRangesCrossThreadsMarksAreInstantsOpenRangesStayOpen) {
+  write({nvtx(1, NvtxEvent::Start, 10, "load", nullptr, 7), nvtx(1, NvtxEvent::Mark, 11, "here"),
+         nvtx(2, NvtxEvent::End, 12, nullptr, nullptr, 7), nvtx(1, NvtxEvent::Push, 13, "open")});
+  finish();
+  EXPECT_EQ(scalar("SELECT end_ns FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id "
+                   "WHERE s.text = 'load' AND r.tid = 1"),
+            12) << "ended on another thread";
+  EXPECT_EQ(scalar("SELECT kind FROM nvtx_ranges WHERE start_ns = 10"),
+            static_cast<int>(NvtxKind::StartEnd));
+  EXPECT_EQ(scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns = 11 AND end_ns = 11 AND "
+                   "kind = " + std::to_string(static_cast<int>(NvtxKind::Mark))),
+            1);
+  EXPECT_EQ(scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns = 13 AND end_ns IS NULL"), 1)
+      << "still open when the trace ended";
+}
+
+}  // namespace
+}  // namespace apptracer

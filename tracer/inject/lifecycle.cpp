@@ -35,6 +35,7 @@
 #include "host/host_allocator.h"
 #include "host/host_blocks.h"
 #include "store/writer.h"
+#include "translate/nvtx_injection.h"
 
 namespace apptracer {
 
@@ -162,6 +163,24 @@ void set_meta(const std::string& key, const std::string& value) {
   writer_instance->set_meta(key, value);
 }
 
+// Each NVTX instance finds its tool in NVTX_INJECTION64_PATH at its first
+// call: name this library, unless another tool (Nsight Systems) holds it.
+// CUPTI, which some images name there, gives way to us.
+void become_nvtx_injection() {
+  Dl_info self{};
+  if (!dladdr(reinterpret_cast<void*>(&become_nvtx_injection), &self) || !self.dli_fname) return;
+  const char* current = std::getenv("NVTX_INJECTION64_PATH");
+  std::string named = current ? current : "";
+  if (!named.empty() && named != self.dli_fname) {
+    if (named.find("libcupti") == std::string::npos) {
+      log_info("NVTX_INJECTION64_PATH names {}: NVTX ranges are left to it, not recorded", named);
+      return;
+    }
+    log_info("NVTX_INJECTION64_PATH named {}; apptracer records NVTX ranges instead", named);
+  }
+  setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+}
+
 void start() {
   if (started.exchange(true)) return;
   Config config = Config::from_environment();
@@ -187,6 +206,8 @@ void start() {
     return;
   }
   if (host_only) log_info("{}; apptracer records host memory only", why_not);
+  set_nvtx_context(capture_context);
+  become_nvtx_injection();
   activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
   // Rows waiting for their GPU times ask CUPTI for the records it holds
   // (completed ones only: the program's work is not disturbed).
@@ -223,6 +244,12 @@ __attribute__((constructor)) void start_when_preloaded() {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   apptracer::start();
   return 1;
+}
+
+// NVTX_INJECTION64_PATH entry point, called by each NVTX instance at its first call.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* (*get_export_table)(uint32_t)) {
+  return apptracer::initialize_nvtx_injection(get_export_table);
 }
 
 // _exit skips atexit handlers, and exec replaces the image without running

@@ -214,6 +214,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   memsets_ = BatchInserter<MemsetRow>(db_);
   memsets_again_ = RowInserter<MemsetRow>(db_, OnConflict::Replace);
   graph_node_rows_ = RowInserter<GraphNodeRow>(db_);
+  nvtx_ranges_ = BatchInserter<NvtxRangeRow>(db_);
   insert_thread_ = db_.prepare(
       "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
       " ON CONFLICT(tid) DO UPDATE SET name = excluded.name");
@@ -287,6 +288,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
       case RecordType::GraphNode: write_graph_node(r); break;
+      case RecordType::Nvtx: write_nvtx(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -648,6 +650,10 @@ void TraceStore::write_um_event(const Record& r) {
   um_events_.add(um_event_row(r, resolver_.find(r.um_event.address, r.um_event.start_ns)));
 }
 
+void TraceStore::write_nvtx(const Record& r) {
+  if (std::optional<NvtxRangeRow> row = nvtx_rows_.add(r)) nvtx_ranges_.add(*row);
+}
+
 void TraceStore::write_activity(const Record& r) {
   switch (r.type) {
     case RecordType::GpuKernel: kernel_join_->add_activity(r); break;
@@ -670,6 +676,7 @@ void TraceStore::flush_batches() {
   stream_events_.flush();
   mem_advice_.flush();
   um_events_.flush();
+  nvtx_ranges_.flush();
   kernels_.flush();
   memcpys_.flush();
   memsets_.flush();
@@ -688,6 +695,7 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   kernel_join_->finish();
   memcpy_join_->finish();
   memset_join_->finish();
+  for (const NvtxRangeRow& open : nvtx_rows_.take_open()) nvtx_ranges_.add(open);
   flush_batches();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;

@@ -20,6 +20,7 @@
 #include "store/graph_nodes.h"
 #include "store/kernel_arg_sets.h"
 #include "store/kernel_signatures.h"
+#include "store/nvtx_rows.h"
 
 namespace apptracer {
 
@@ -79,6 +80,7 @@ class TraceStore {
   void write_um_event(const Record& r);
   void write_activity(const Record& r);
   void write_graph_node(const Record& r);
+  void write_nvtx(const Record& r);
   // A parameter word resolved at `ns`, with the access the kernel's signature
   // gives it; nullopt for a word the signature says is no pointer.
   std::optional<KernelArgWordRow> argument_row(uint32_t name_id, const KernelArgWord& word,
@@ -112,6 +114,8 @@ class TraceStore {
   RowInserter<MemcpyRow> memcpys_again_;
   RowInserter<MemsetRow> memsets_again_;
   RowInserter<GraphNodeRow> graph_node_rows_;
+  BatchInserter<NvtxRangeRow> nvtx_ranges_;
+  NvtxRows nvtx_rows_;
   int64_t next_kernel_id_ = 1, next_memcpy_id_ = 1, next_memset_id_ = 1;
   void flush_batches();
   Statement insert_thread_, insert_string_, upsert_meta_, update_free_, set_node_template_;

@@ -173,6 +173,13 @@ namespace apptracer {
   X(Conditional, 13, "conditional")                      \
   X(Unknown, 255, "unknown")
 
+// `nvtx_ranges` rows: a push/pop range (nests per thread and domain), a
+// start/end range (may end on another thread) or a mark (an instant).
+#define APPTRACER_NVTX_KINDS(X) \
+  X(PushPop, 1, "push/pop")     \
+  X(StartEnd, 2, "start/end")   \
+  X(Mark, 3, "mark")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -191,7 +198,8 @@ namespace apptracer {
   X(UmRemoteMapCause, um_remote_map_cause, APPTRACER_UM_REMOTE_MAP_CAUSES) \
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
   X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
-  X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)
+  X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)           \
+  X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

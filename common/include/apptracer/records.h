@@ -31,6 +31,7 @@ enum class RecordType : uint8_t {
   MemAdvice,
   UmEvent,
   GraphNode,
+  Nvtx,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -256,6 +257,19 @@ struct GraphNodeRecord {
   } params;
 };
 
+// NVTX, recorded by the tracer as the process's NVTX injection
+// (translate/nvtx_injection). The writer pairs pushes with pops per thread
+// and domain, starts with ends by range id.
+enum class NvtxEvent : uint8_t { Push, Pop, Start, End, Mark };
+
+struct NvtxRecord {
+  uint64_t ns;
+  uint64_t range_id;   // Start/End: the id the tracer returned
+  uint32_t name_id;    // the message (Push, Start, Mark)
+  uint32_t domain_id;  // the domain's name; 0: the default domain
+  NvtxEvent event;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -286,6 +300,7 @@ struct Record {
     MemAdviceRecord mem_advice;
     UmEventRecord um_event;
     GraphNodeRecord graph_node;
+    NvtxRecord nvtx;
   };
 };
 
