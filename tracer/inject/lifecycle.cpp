@@ -173,7 +173,7 @@ void become_nvtx_injection() {
   std::string named = current ? current : "";
   if (!named.empty() && named != self.dli_fname) {
     if (named.find("libcupti") == std::string::npos) {
-      log_info("NVTX_INJECTION64_PATH names {}: NVTX ranges are left to it, not recorded", named);
+      log_warn("NVTX_INJECTION64_PATH names {}: NVTX ranges are left to it, not recorded", named);
       return;
     }
     log_info("NVTX_INJECTION64_PATH named {}; apptracer records NVTX ranges instead", named);
