@@ -69,9 +69,12 @@ class Orderer {
       lanes_[it->second].ops.push_back(op);
     }
     for (Lane& lane : lanes_) {
-      // Issue order; operations issued at the same instant keep trace order.
+      // Issue order; operations issued at the same instant (the work of one
+      // graph launch) in the order they ran, else in trace order.
       std::stable_sort(lane.ops.begin(), lane.ops.end(), [&](uint32_t a, uint32_t b) {
-        return trace_.ops[a].issue_ns < trace_.ops[b].issue_ns;
+        const Op& x = trace_.ops[a];
+        const Op& y = trace_.ops[b];
+        return x.issue_ns != y.issue_ns ? x.issue_ns < y.issue_ns : x.start_ns < y.start_ns;
       });
       lane.issue_ns.reserve(lane.ops.size());
       for (uint32_t op : lane.ops) lane.issue_ns.push_back(trace_.ops[op].issue_ns);

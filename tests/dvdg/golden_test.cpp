@@ -82,6 +82,42 @@ TEST_F(DvdgTest, KernelWriteCarriesWhatItMayHaveLeft) {
                           }));
 }
 
+// A graph launch's work is all issued by one call: on its stream it runs in
+// the order the GPU ran it, not in the order the rows were stored.
+TEST_F(DvdgTest, WorkOfOneGraphLaunchIsOrderedAsTheGpuRanIt) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 256);
+  int64_t r = buffer("r", AllocKind::PinnedHost, 0x2000, 256);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 256);
+  int64_t o = buffer("o", AllocKind::Device, 0x7f0000001000, 256);
+  auto graph_copy = [&](CopyKind kind, int64_t src, int64_t dst, int64_t gpu_start) {
+    testing::MemcpyRow row;
+    row.kind = kind;
+    row.bytes = 256;
+    row.src_alloc_id = src;
+    row.dst_alloc_id = dst;
+    row.src_offset = row.dst_offset = 0;
+    row.src_memory = kind == CopyKind::HtoD ? MemoryKind::Pinned : MemoryKind::Device;
+    row.dst_memory = kind == CopyKind::DtoH ? MemoryKind::Pinned : MemoryKind::Device;
+    row.stream = 7;
+    row.api_start_ns = 100;  // the graph launch
+    row.gpu_start_ns = gpu_start;
+    row.gpu_end_ns = gpu_start + 5;
+    trace_->add(row);
+  };
+  graph_copy(CopyKind::HtoD, h, d, 110);
+  graph_copy(CopyKind::DtoH, o, r, 130);
+  kernel("scale",
+         {{d, AccessKind::Read, AccessSource::ConstSignature},
+          {o, AccessKind::Write, AccessSource::Assumed}},
+         100, 7, /*gpu_start=*/120);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d:1 [HtoD copy]",
+                              "d:1 -> o:1 [scale]",
+                              "o:1 -> r:1 [DtoH copy]",
+                          }));
+}
+
 TEST_F(DvdgTest, BufferReusedAcrossIterationsGetsOneVersionPerWrite) {
   int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
   int64_t r = buffer("r", AllocKind::PageableHost, 0x2000, 256);

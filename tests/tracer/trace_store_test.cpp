@@ -2,6 +2,7 @@
 // hand, written through TraceStore, and the rows read back.
 #include "store/trace_store.h"
 
+#include <cupti_driver_cbid.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -562,6 +563,242 @@ TEST_F(ExactRowsTest, RangesResolveToWhatWasAllocatedWhenTheKernelWasLaunched) {
   EXPECT_EQ(access_rows(), (std::vector<std::string>{"1 0 10000-10800 r", "2 0 10000-10800 w"}));
   EXPECT_EQ(scalar("SELECT count(*) FROM exact_launches WHERE kernel_id IS NULL"), 2)
       << "a sanitizer-only run's launches have no call to join";
+}
+
+}  // namespace
+}  // namespace apptracer
+
+namespace apptracer {
+namespace {
+
+// Work a graph launch ran gets its node's parameters (store/graph_nodes.h):
+// GPU activity names the exec's copy of a node, whose original the program made.
+class GraphStoreTest : public StoreJoinTest {
+ protected:
+  static constexpr uint64_t kNode = 0x100000001, kCopy = 0x300000001;
+
+  Record node(GraphNodeEvent event, uint64_t id, uint64_t original, GraphNodeType type) {
+    Record r{};
+    r.type = RecordType::GraphNode;
+    r.graph_node.event = event;
+    r.graph_node.node_id = id;
+    r.graph_node.template_node_id = original;
+    r.graph_node.graph_id = static_cast<uint32_t>(id >> 32);
+    r.graph_node.type = type;
+    r.graph_node.ns = 5;
+    return r;
+  }
+  Record kernel_node(uint64_t id) {
+    Record r = node(GraphNodeEvent::Created, id, 0, GraphNodeType::Kernel);
+    r.graph_node.has_params = true;
+    KernelNodeParams& k = r.graph_node.params.kernel;
+    k.name_id = strings_.intern("_Z4axpyPfPKfmi");  // axpy(float*, float const*, unsigned long, int)
+    k.function_handle = 0xf00;
+    k.grid[0] = 3;
+    k.block[0] = 64;
+    k.args_captured = true;
+    return r;
+  }
+  Record graph_launch(uint32_t correlation, uint64_t start) {
+    Record r{};
+    r.type = RecordType::ApiCall;
+    r.correlation_id = r.own_correlation_id = correlation;
+    r.api.start_ns = start;
+    r.api.end_ns = start + 1;
+    r.api.stream = -1;
+    r.api.device = 0;
+    r.api.domain = ApiDomain::Driver;
+    r.api.cbid = CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch;
+    r.api.name = "cuGraphLaunch";
+    return r;
+  }
+  Record graph_kernel(uint32_t correlation, uint64_t start, uint64_t node_id) {
+    Record r = gpu_kernel(correlation, start);
+    r.gpu_kernel.graph_node_id = node_id;
+    r.gpu_kernel.name_id = strings_.intern("_Z4axpyPfPKfmi");
+    return r;
+  }
+};
+
+TEST_F(GraphStoreTest, EachLaunchOfAGraphResolvesItsKernelNodesArgumentsAtThatLaunch) {
+  Record first = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record x = allocation(0x20000, 0x1000, AllocKind::Device, 2);
+  // The same address, reused by another allocation between the two launches.
+  write({first, x, kernel_node(kNode), args(0, {{0x10010, 0, 0, 8}, {0x20000, 8, 1, 8}}),
+         node(GraphNodeEvent::Cloned, kCopy, kNode, GraphNodeType::Kernel), graph_launch(50, 100),
+         graph_kernel(50, 120, kCopy)});
+  registry_.remove(0x10000, 150);
+  Record second = allocation(0x10000, 0x1000, AllocKind::Device, 160);
+  write_and_settle({second, graph_launch(51, 200), graph_kernel(51, 220, kCopy)});
+
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT k.call_correlation_id, k.launch_kind, k.api_start_ns, k.function_handle, "
+      "a.param_index, a.alloc_id, a.alloc_offset, a.access FROM kernels k "
+      "JOIN kernel_args a ON a.kernel_id = k.id ORDER BY k.call_correlation_id, a.offset");
+  ASSERT_TRUE(q.step()) << "the graph's kernel has arguments";
+  EXPECT_EQ(q.int64(0), 50);
+  EXPECT_EQ(q.int64(1), static_cast<int>(LaunchKind::Graph));
+  EXPECT_EQ(q.int64(2), 100) << "its launch's call";
+  EXPECT_EQ(q.int64(3), 0xf00);
+  EXPECT_EQ(q.int64(5), first.allocation.alloc_id);
+  EXPECT_EQ(q.int64(6), 16);
+  EXPECT_EQ(q.int64(7), static_cast<int>(AccessKind::ReadWrite));
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(5), x.allocation.alloc_id);
+  EXPECT_EQ(q.int64(7), static_cast<int>(AccessKind::Read)) << "const in the signature";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 51);
+  EXPECT_EQ(q.int64(5), second.allocation.alloc_id) << "resolved again at the second launch";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(5), x.allocation.alloc_id);
+  EXPECT_FALSE(q.step());
+  EXPECT_EQ(scalar("SELECT count(DISTINCT arg_set_id) FROM kernels"), 2);
+}
+
+TEST_F(GraphStoreTest, NewParametersOnAnExecsNodeHoldForLaunchesAfterThem) {
+  Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record z = allocation(0x40000, 0x1000, AllocKind::Device, 2);
+  Record update = kernel_node(kCopy);
+  update.graph_node.event = GraphNodeEvent::ParamsSet;
+  update.graph_node.ns = 150;
+  // Both launches' GPU activity comes after the update.
+  write_and_settle({y, z, kernel_node(kNode), args(0, {{0x10000, 0, 0, 8}}),
+                    node(GraphNodeEvent::Cloned, kCopy, kNode, GraphNodeType::Kernel),
+                    graph_launch(50, 100), update, args(0, {{0x40000, 0, 0, 8}}),
+                    graph_launch(51, 200), graph_kernel(50, 120, kCopy),
+                    graph_kernel(51, 220, kCopy)});
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT k.call_correlation_id, a.alloc_id FROM kernels k JOIN kernel_args a "
+      "ON a.kernel_id = k.id ORDER BY k.call_correlation_id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), y.allocation.alloc_id) << "launched before the update";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(1), z.allocation.alloc_id) << "launched after it";
+  EXPECT_FALSE(q.step());
+  EXPECT_EQ(scalar("SELECT count(*) FROM graph_nodes"), 2) << "an update makes no node";
+}
+
+TEST_F(GraphStoreTest, NodesAreRowsAndAnExecsCopyNamesItsOriginal) {
+  Record captured = kernel_node(kNode);
+  captured.graph_node.captured = true;
+  captured.correlation_id = captured.own_correlation_id = 40;
+  // An instantiation first makes the copy (Created, read from the copy), then says whose it is.
+  Record copy = kernel_node(kCopy);
+  write_and_settle({captured, args(40, {}), copy, args(0, {}),
+                    node(GraphNodeEvent::Cloned, kCopy, kNode, GraphNodeType::Kernel)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM graph_nodes"), 2) << "one row per node";
+  EXPECT_EQ(scalar("SELECT captured FROM graph_nodes WHERE call_correlation_id = 40"), 1);
+  EXPECT_EQ(scalar("SELECT template_node_id FROM graph_nodes WHERE node_id = " +
+                   std::to_string(kCopy)),
+            static_cast<int64_t>(kNode));
+  EXPECT_EQ(scalar("SELECT graph_id FROM graph_nodes WHERE node_id = " + std::to_string(kCopy)),
+            3);
+}
+
+TEST_F(GraphStoreTest, CopiesAndMemsetsAGraphRanResolveTheirNodesAddresses) {
+  Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
+  Record copy_node = node(GraphNodeEvent::Created, kNode, 0, GraphNodeType::Memcpy);
+  copy_node.graph_node.has_params = true;
+  copy_node.graph_node.params.copy = CopyNodeParams{0x20000000, 0x10040, 64, CopyKind::HtoD};
+  Record set_node = node(GraphNodeEvent::Created, kNode + 1, 0, GraphNodeType::Memset);
+  set_node.graph_node.has_params = true;
+  set_node.graph_node.params.memset = MemsetNodeParams{0x10080, 32, 7, 1};
+  Record transfer = gpu_copy(60, 130, 140);
+  transfer.gpu_memcpy.graph_node_id = kCopy;
+  Record set{};
+  set.type = RecordType::GpuMemset;
+  set.correlation_id = 60;
+  set.gpu_memset.start_ns = 150;
+  set.gpu_memset.end_ns = 151;
+  set.gpu_memset.bytes = 32;
+  set.gpu_memset.graph_node_id = kCopy + 1;
+  write_and_settle({y, copy_node, set_node,
+                    node(GraphNodeEvent::Cloned, kCopy, kNode, GraphNodeType::Memcpy),
+                    node(GraphNodeEvent::Cloned, kCopy + 1, kNode + 1, GraphNodeType::Memset),
+                    graph_launch(60, 100), transfer, set});
+  EXPECT_EQ(scalar("SELECT dst_alloc_id FROM memcpys WHERE call_correlation_id = 60"),
+            y.allocation.alloc_id);
+  EXPECT_EQ(scalar("SELECT dst_offset FROM memcpys"), 0x40);
+  EXPECT_EQ(scalar("SELECT src_address FROM memcpys"), 0x20000000);
+  EXPECT_EQ(scalar("SELECT api_start_ns FROM memcpys"), 100);
+  EXPECT_EQ(scalar("SELECT alloc_id FROM memsets WHERE call_correlation_id = 60"),
+            y.allocation.alloc_id);
+  EXPECT_EQ(scalar("SELECT alloc_offset FROM memsets"), 0x80);
+  EXPECT_EQ(scalar("SELECT value FROM memsets"), 7);
+}
+
+}  // namespace
+}  // namespace apptracer
+
+namespace apptracer {
+namespace {
+
+// NVTX records -> nvtx_ranges rows (store/nvtx_rows.h).
+class NvtxStoreTest : public TraceStoreTest {
+ protected:
+  Record nvtx(uint32_t tid, NvtxEvent event, uint64_t ns, const char* name = nullptr,
+              const char* domain = nullptr, uint64_t range_id = 0) {
+    Record r{};
+    r.type = RecordType::Nvtx;
+    r.tid = tid;
+    r.nvtx.event = event;
+    r.nvtx.ns = ns;
+    r.nvtx.name_id = name ? strings_.intern(name) : 0;
+    r.nvtx.domain_id = domain ? strings_.intern(domain) : 0;
+    r.nvtx.range_id = range_id;
+    return r;
+  }
+  void finish() {
+    store_->begin();
+    store_->finish();
+    store_->commit();
+  }
+};
+
+TEST_F(NvtxStoreTest, PushesPairWithPopsPerThreadAndDomainWithTheirDepth) {
+  write({nvtx(1, NvtxEvent::Push, 10, "step"), nvtx(2, NvtxEvent::Push, 11, "other thread"),
+         nvtx(1, NvtxEvent::Push, 12, "forward"), nvtx(1, NvtxEvent::Push, 13, "nccl", "NCCL"),
+         nvtx(1, NvtxEvent::Pop, 14), nvtx(1, NvtxEvent::Pop, 15, nullptr, "NCCL"),
+         nvtx(2, NvtxEvent::Pop, 16), nvtx(1, NvtxEvent::Pop, 17), nvtx(1, NvtxEvent::Pop, 18)});
+  finish();
+  Database db = read();
+  Statement q = db.prepare(
+      "SELECT s.text, r.tid, r.depth, r.start_ns, r.end_ns, r.domain_id IS NULL, r.kind "
+      "FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id ORDER BY r.start_ns");
+  struct Expected {
+    const char* name;
+    int64_t tid, depth, start, end, default_domain;
+  };
+  for (const Expected& e : {Expected{"step", 1, 0, 10, 17, 1}, Expected{"other thread", 2, 0, 11, 16, 1},
+                            Expected{"forward", 1, 1, 12, 14, 1}, Expected{"nccl", 1, 0, 13, 15, 0}}) {
+    ASSERT_TRUE(q.step()) << e.name;
+    EXPECT_EQ(q.text(0), e.name);
+    EXPECT_EQ(q.int64(1), e.tid) << e.name;
+    EXPECT_EQ(q.int64(2), e.depth) << e.name << ": nesting counts its thread and domain only";
+    EXPECT_EQ(q.int64(3), e.start) << e.name;
+    EXPECT_EQ(q.int64(4), e.end) << e.name;
+    EXPECT_EQ(q.int64(5), e.default_domain) << e.name;
+    EXPECT_EQ(q.int64(6), static_cast<int>(NvtxKind::PushPop));
+  }
+  EXPECT_FALSE(q.step()) << "the unmatched pop closes nothing";
+}
+
+TEST_F(NvtxStoreTest, StartEndRangesCrossThreadsMarksAreInstantsOpenRangesStayOpen) {
+  write({nvtx(1, NvtxEvent::Start, 10, "load", nullptr, 7), nvtx(1, NvtxEvent::Mark, 11, "here"),
+         nvtx(2, NvtxEvent::End, 12, nullptr, nullptr, 7), nvtx(1, NvtxEvent::Push, 13, "open")});
+  finish();
+  EXPECT_EQ(scalar("SELECT end_ns FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id "
+                   "WHERE s.text = 'load' AND r.tid = 1"),
+            12) << "ended on another thread";
+  EXPECT_EQ(scalar("SELECT kind FROM nvtx_ranges WHERE start_ns = 10"),
+            static_cast<int>(NvtxKind::StartEnd));
+  EXPECT_EQ(scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns = 11 AND end_ns = 11 AND "
+                   "kind = " + std::to_string(static_cast<int>(NvtxKind::Mark))),
+            1);
+  EXPECT_EQ(scalar("SELECT count(*) FROM nvtx_ranges WHERE start_ns = 13 AND end_ns IS NULL"), 1)
+      << "still open when the trace ended";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cupti.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "buffer/string_table.h"
 #include "translate/api_dispatch.h"
 #include "translate/capture_context.h"
+#include "translate/graph_callbacks.h"
 
 namespace apptracer::testing {
 
@@ -41,12 +43,46 @@ class FakeCudaQueries final : public CudaQueries {
     auto it = ranges.find(address);
     return it == ranges.end() ? std::pair<uint64_t, uint64_t>{0, 0} : it->second;
   }
+  // Graphs and nodes: their ids are their handles' values.
+  uint32_t graph_id(CUgraph graph) override {
+    return static_cast<uint32_t>(reinterpret_cast<uintptr_t>(graph));
+  }
+  uint64_t graph_node_id(CUgraphNode node) override { return reinterpret_cast<uintptr_t>(node); }
+  GraphNodeType graph_node_type(CUgraphNode node) override {
+    auto it = nodes.find(node);
+    return it == nodes.end() ? GraphNodeType::Unknown : it->second.type;
+  }
+  bool kernel_node_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& out) override {
+    return node_params(node, GraphNodeType::Kernel, &FakeNode::kernel, out);
+  }
+  bool memcpy_node_params(CUgraphNode node, CUDA_MEMCPY3D& out) override {
+    return node_params(node, GraphNodeType::Memcpy, &FakeNode::copy, out);
+  }
+  bool memset_node_params(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS& out) override {
+    return node_params(node, GraphNodeType::Memset, &FakeNode::memset, out);
+  }
 
   StringTable* strings = nullptr;
   bool last_per_thread = false;
   std::vector<CUstream> forgotten;
   std::map<const void*, LaunchedFunction> functions;
   std::map<uint64_t, std::pair<uint64_t, uint64_t>> ranges;
+  struct FakeNode {
+    GraphNodeType type = GraphNodeType::Unknown;
+    CUDA_KERNEL_NODE_PARAMS kernel{};
+    CUDA_MEMCPY3D copy{};
+    CUDA_MEMSET_NODE_PARAMS memset{};
+  };
+  std::map<CUgraphNode, FakeNode> nodes;
+
+ private:
+  template <typename Params>
+  bool node_params(CUgraphNode node, GraphNodeType type, Params FakeNode::*member, Params& out) {
+    auto it = nodes.find(node);
+    if (it == nodes.end() || it->second.type != type) return false;
+    out = it->second.*member;
+    return true;
+  }
 };
 
 class TranslationTest : public ::testing::Test {
@@ -58,13 +94,26 @@ class TranslationTest : public ::testing::Test {
 
   static uint64_t clock() { return ++now_; }
 
-  // One traced call: its enter and exit callbacks. Returns the records it made.
+  // One traced call: its enter and exit callbacks, and `inside` between
+  // them (callbacks the driver fires during the call). Returns the records it made.
   template <typename Params>
   std::vector<Record> call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
-                           Params& params, int return_code = 0, const char* symbol = nullptr) {
+                           Params& params, int return_code = 0, const char* symbol = nullptr,
+                           const std::function<void()>& inside = {}) {
     fire(domain, cbid, name, &params, return_code, symbol, CUPTI_API_ENTER);
+    if (inside) inside();
     fire(domain, cbid, name, &params, return_code, symbol, CUPTI_API_EXIT);
     return drained();
+  }
+
+  // A graph resource callback, as CUPTI fires it (records stay in the buffers).
+  void graph_callback(CUpti_CallbackId cbid, CUgraph graph, CUgraphNode node,
+                      CUgraphNode original = nullptr) {
+    CUpti_GraphData data{};
+    data.graph = graph;
+    data.node = node;
+    data.originalNode = original;
+    on_graph_callback(ctx_, cbid, data);
   }
 
   // A runtime call with a driver call nested inside it.

@@ -29,6 +29,8 @@
      CUpti_CallbackId cbid),                                                                    \
     (enable, subscriber, domain, cbid))                                                         \
   X(cuptiGetDeviceId, (CUcontext context, uint32_t * device), (context, device))               \
+  X(cuptiGetGraphId, (CUgraph graph, uint32_t * id), (graph, id))                               \
+  X(cuptiGetGraphNodeId, (CUgraphNode node, uint64_t * id), (node, id))                         \
   X(cuptiGetResultString, (CUptiResult result, const char** text), (result, text))             \
   X(cuptiGetStreamIdEx, (CUcontext context, CUstream stream, uint8_t per_thread, uint32_t * id), \
     (context, stream, per_thread, id))                                                          \

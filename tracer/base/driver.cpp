@@ -23,6 +23,7 @@ struct DriverFunctions {
   CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t*, size_t*) = nullptr;
   CUresult (*cuKernelGetParamInfo)(CUkernel, size_t, size_t*, size_t*) = nullptr;
   CUresult (*cuMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr) = nullptr;
+  DriverGraphFunctions graph;
   bool loaded = false;
 };
 
@@ -50,6 +51,10 @@ const DriverFunctions& driver() {
     load(library, f.cuFuncGetParamInfo, "cuFuncGetParamInfo");
     load(library, f.cuKernelGetParamInfo, "cuKernelGetParamInfo");
     load(library, f.cuMemGetAddressRange, "cuMemGetAddressRange_v2");
+    load(library, f.graph.node_type, "cuGraphNodeGetType");
+    load(library, f.graph.kernel_params, "cuGraphKernelNodeGetParams_v2");
+    load(library, f.graph.memcpy_params, "cuGraphMemcpyNodeGetParams");
+    load(library, f.graph.memset_params, "cuGraphMemsetNodeGetParams");
     f.loaded = f.cuDeviceGetCount != nullptr;
     return f;
   }();
@@ -103,6 +108,8 @@ std::pair<uint64_t, uint64_t> driver_allocation_range(uint64_t address) {
   }
   return {base, bytes};
 }
+
+const DriverGraphFunctions& driver_graph_functions() { return driver().graph; }
 
 bool driver_present() {
   void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);

@@ -3,6 +3,8 @@
 // that would stop the program from loading (DESIGN.md).
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -30,6 +32,16 @@ ParamLayout driver_param_layout(const void* function);
 // The base and size of the device allocation holding `address` ({0, 0}
 // when the driver does not know it).
 std::pair<uint64_t, uint64_t> driver_allocation_range(uint64_t address);
+
+// The driver's getters of a graph node's type and parameters (each nullptr
+// where the driver lacks it), called from CUPTI's graph callbacks.
+struct DriverGraphFunctions {
+  CUresult (*node_type)(CUgraphNode, CUgraphNodeType*) = nullptr;
+  CUresult (*kernel_params)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*) = nullptr;
+  CUresult (*memcpy_params)(CUgraphNode, CUDA_MEMCPY3D*) = nullptr;
+  CUresult (*memset_params)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*) = nullptr;
+};
+const DriverGraphFunctions& driver_graph_functions();
 
 // Every device the driver sees, with the host NUMA node closest to each.
 std::vector<DeviceInfo> driver_devices();

@@ -110,4 +110,44 @@ std::pair<uint64_t, uint64_t> LiveCudaQueries::allocation_range(uint64_t address
   return driver_allocation_range(address);
 }
 
+uint32_t LiveCudaQueries::graph_id(CUgraph graph) {
+  uint32_t id = 0;
+  return graph && cuptiGetGraphId(graph, &id) == CUPTI_SUCCESS ? id : 0;
+}
+
+uint64_t LiveCudaQueries::graph_node_id(CUgraphNode node) {
+  uint64_t id = 0;
+  return node && cuptiGetGraphNodeId(node, &id) == CUPTI_SUCCESS ? id : 0;
+}
+
+namespace {
+
+// Calls a driver getter that may be missing; true when it answered.
+template <typename Getter, typename... Args>
+bool ask(Getter getter, Args... args) {
+  return getter && getter(args...) == CUDA_SUCCESS;
+}
+
+}  // namespace
+
+// CUPTI's nodeType is filled only before a node exists (GRAPHNODE_CREATE_STARTING):
+// the driver is asked instead (seen with CUPTI 13.0).
+GraphNodeType LiveCudaQueries::graph_node_type(CUgraphNode node) {
+  CUgraphNodeType type{};
+  if (!ask(driver_graph_functions().node_type, node, &type)) return GraphNodeType::Unknown;
+  return static_cast<GraphNodeType>(type);  // same numbers
+}
+
+bool LiveCudaQueries::kernel_node_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& out) {
+  return ask(driver_graph_functions().kernel_params, node, &out);
+}
+
+bool LiveCudaQueries::memcpy_node_params(CUgraphNode node, CUDA_MEMCPY3D& out) {
+  return ask(driver_graph_functions().memcpy_params, node, &out);
+}
+
+bool LiveCudaQueries::memset_node_params(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS& out) {
+  return ask(driver_graph_functions().memset_params, node, &out);
+}
+
 }  // namespace apptracer

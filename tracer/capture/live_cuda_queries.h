@@ -17,6 +17,12 @@ class LiveCudaQueries final : public CudaQueries {
   void forget_stream(CUstream stream) override;
   const LaunchedFunction& function(const void* handle, const char* symbol_name) override;
   std::pair<uint64_t, uint64_t> allocation_range(uint64_t address) override;
+  uint32_t graph_id(CUgraph graph) override;
+  uint64_t graph_node_id(CUgraphNode node) override;
+  GraphNodeType graph_node_type(CUgraphNode node) override;
+  bool kernel_node_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& out) override;
+  bool memcpy_node_params(CUgraphNode node, CUDA_MEMCPY3D& out) override;
+  bool memset_node_params(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS& out) override;
 
  private:
   StringTable& strings_;

@@ -11,6 +11,7 @@
 #include "capture/cupti_requests.h"
 #include "base/cupti_loader.h"
 #include "translate/api_dispatch.h"
+#include "translate/graph_callbacks.h"
 
 namespace apptracer {
 
@@ -34,6 +35,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         if (hooks.context_created) hooks.context_created();
         enable_um_counters();
+      } else if (is_graph_callback(cbid)) {
+        const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+        on_graph_callback(*context, cbid,
+                          *static_cast<const CUpti_GraphData*>(resource->resourceDescriptor));
       }
       break;
     default:

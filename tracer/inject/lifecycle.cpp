@@ -38,6 +38,7 @@
 #include "host/host_blocks.h"
 #include "store/writer.h"
 #include "translate/api_dispatch.h"
+#include "translate/nvtx_injection.h"
 
 namespace apptracer {
 
@@ -229,6 +230,24 @@ bool start_exact_mode(const Config& config) {
   return true;
 }
 
+// Each NVTX instance finds its tool in NVTX_INJECTION64_PATH at its first
+// call: name this library, unless another tool (Nsight Systems) holds it.
+// CUPTI, which some images name there, gives way to us.
+void become_nvtx_injection() {
+  Dl_info self{};
+  if (!dladdr(reinterpret_cast<void*>(&become_nvtx_injection), &self) || !self.dli_fname) return;
+  const char* current = std::getenv("NVTX_INJECTION64_PATH");
+  std::string named = current ? current : "";
+  if (!named.empty() && named != self.dli_fname) {
+    if (named.find("libcupti") == std::string::npos) {
+      log_warn("NVTX_INJECTION64_PATH names {}: NVTX ranges are left to it, not recorded", named);
+      return;
+    }
+    log_info("NVTX_INJECTION64_PATH named {}; apptracer records NVTX ranges instead", named);
+  }
+  setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+}
+
 void start() {
   if (started.exchange(true)) return;
   Config config = Config::from_environment();
@@ -264,6 +283,8 @@ void start() {
     writer_instance->set_meta("capture", "sanitizer only: allocations and --exact launches, no "
                                          "CUPTI (the second run of --exact's two-run scheme)");
   }
+  set_nvtx_context(capture_context);
+  become_nvtx_injection();
   activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
   // Rows waiting for their GPU times ask CUPTI for the records it holds
   // (completed ones only: the program's work is not disturbed).
@@ -304,6 +325,12 @@ __attribute__((constructor)) void start_when_preloaded() {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   apptracer::start();
   return 1;
+}
+
+// NVTX_INJECTION64_PATH entry point, called by each NVTX instance at its first call.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    const void* (*get_export_table)(uint32_t)) {
+  return apptracer::initialize_nvtx_injection(get_export_table);
 }
 
 // _exit skips atexit handlers, and exec replaces the image without running

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+
 #include "apptracer/schema.h"
 #include "base/numa.h"
 #include "store/um_rows.h"
@@ -61,6 +64,16 @@ bool may_be_host(CopyKind kind, bool source) {
 
 bool is_host_memory(MemoryKind kind) {
   return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned;
+}
+
+// The calls whose correlation id the work of a graph launch carries.
+bool is_graph_launch(const ApiCallRecord& a) {
+  if (a.domain == ApiDomain::Driver) {
+    return a.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+           a.cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+  }
+  return a.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
+         a.cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
 }
 
 // A joined row: batched the first time with an id of ours, replaced (after
@@ -203,6 +216,8 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   memcpys_again_ = RowInserter<MemcpyRow>(db_, OnConflict::Replace);
   memsets_ = BatchInserter<MemsetRow>(db_);
   memsets_again_ = RowInserter<MemsetRow>(db_, OnConflict::Replace);
+  graph_node_rows_ = RowInserter<GraphNodeRow>(db_);
+  nvtx_ranges_ = BatchInserter<NvtxRangeRow>(db_);
   insert_thread_ = db_.prepare(
       "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
       " ON CONFLICT(tid) DO UPDATE SET name = excluded.name");
@@ -210,9 +225,11 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   upsert_meta_ = db_.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)");
   update_free_ = db_.prepare(
       "UPDATE allocations SET free_correlation_id = ?, free_ns = ? WHERE id = ?");
+  set_node_template_ = db_.prepare("UPDATE graph_nodes SET template_node_id = ? WHERE node_id = ?");
 
   kernel_join_ = std::make_unique<ActivityJoin<KernelRow, KernelTraits>>(
       options.hold_passes, options.late_passes, [this](KernelRow& row, bool again) {
+        if (!again && row.launch_kind == LaunchKind::Graph) fill_from_graph_node(row);
         if (!row.demangled_id && row.name_id) {
           row.demangled_id = signatures_.demangled_id(static_cast<uint32_t>(*row.name_id));
         }
@@ -220,10 +237,12 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
       });
   memcpy_join_ = std::make_unique<ActivityJoin<MemcpyRow, MemcpyTraits>>(
       options.hold_passes, options.late_passes, [this](MemcpyRow& row, bool again) {
+        if (!again && row.graph_node_id && !row.src_address) fill_from_graph_node(row);
         store_row(row, again, memcpys_, memcpys_again_, next_memcpy_id_);
       });
   memset_join_ = std::make_unique<ActivityJoin<MemsetRow, MemsetTraits>>(
       options.hold_passes, options.late_passes, [this](MemsetRow& row, bool again) {
+        if (!again && row.graph_node_id && !row.address) fill_from_graph_node(row);
         store_row(row, again, memsets_, memsets_again_, next_memset_id_);
       });
 }
@@ -274,6 +293,8 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::SubAllocation: sub_allocations_->write(r); break;
       case RecordType::ExactLaunch: exact_rows_->write_launch(r); break;
       case RecordType::ExactIntervals: exact_rows_->write_intervals(r); break;
+      case RecordType::GraphNode: write_graph_node(r); break;
+      case RecordType::Nvtx: write_nvtx(r); break;
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
@@ -298,6 +319,7 @@ void TraceStore::write_api_call(const Record& r) {
   row.device = optional_device(a.device);
   row.stream = optional_stream(a.stream);
   api_calls_.add(row);
+  if (is_graph_launch(a)) graph_nodes_.add_launch(r.correlation_id, a.start_ns);
 }
 
 void TraceStore::write_allocation(const Record& r) {
@@ -453,7 +475,33 @@ void TraceStore::write_kernel(const Record& r) {
   kernel_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id, k.args_captured);
 }
 
+std::optional<KernelArgWordRow> TraceStore::argument_row(uint32_t name_id,
+                                                         const KernelArgWord& word, uint64_t ns) {
+  std::optional<KernelSignatures::Access> access = signatures_.access_of(name_id, word.param_index);
+  if (!access) return std::nullopt;
+  // Pageable memory a kernel touches first (systems where GPUs read host
+  // memory directly) becomes a row now.
+  Resolved target = resolver_.touch(word.value, ns);
+  KernelArgWordRow row;
+  if (word.param_index != UINT16_MAX) row.param_index = word.param_index;
+  row.offset = word.offset;
+  row.size = word.param_size;
+  row.raw_value = as_int(word.value);
+  row.alloc_id = target.alloc_id;
+  row.alloc_offset = target.offset;
+  row.access = target.alloc_id ? access->kind : AccessKind::Unknown;
+  row.access_source = target.alloc_id ? access->source : AccessSource::None;
+  return row;
+}
+
 void TraceStore::write_kernel_args(const Record& r) {
+  auto node = node_args_.find(r.tid);
+  if (node != node_args_.end() && node->second.node_id &&
+      node->second.own_correlation_id == r.own_correlation_id) {
+    graph_nodes_.add_words(node->second.node_id, r.kernel_args);
+    if (r.kernel_args.last) node->second.node_id = 0;
+    return;
+  }
   auto launch = launch_args_.find(r.tid);
   if (launch == launch_args_.end() || launch->second.own_correlation_id != r.own_correlation_id) {
     return;
@@ -461,29 +509,107 @@ void TraceStore::write_kernel_args(const Record& r) {
   LaunchArgs& args = launch->second;
   const KernelArgsRecord& record = r.kernel_args;
   for (int i = 0; i < record.count && i < KernelArgsRecord::kWords; ++i) {
-    const KernelArgWord& word = record.words[i];
-    std::optional<KernelSignatures::Access> access =
-        signatures_.access_of(args.name_id, word.param_index);
-    if (!access) continue;
-    // Pageable memory a kernel touches first (systems where GPUs read host
-    // memory directly) becomes a row now.
-    Resolved target = resolver_.touch(word.value, args.api_start_ns);
-    KernelArgWordRow row;
-    if (word.param_index != UINT16_MAX) row.param_index = word.param_index;
-    row.offset = word.offset;
-    row.size = word.param_size;
-    row.raw_value = as_int(word.value);
-    row.alloc_id = target.alloc_id;
-    row.alloc_offset = target.offset;
-    row.access = target.alloc_id ? access->kind : AccessKind::Unknown;
-    row.access_source = target.alloc_id ? access->source : AccessSource::None;
-    args.words.push_back(row);
+    std::optional<KernelArgWordRow> row =
+        argument_row(args.name_id, record.words[i], args.api_start_ns);
+    if (row) args.words.push_back(*row);
   }
   if (!record.last) return;
   int64_t set_id = arg_sets_->id_of(args.words);
   kernel_join_->update(
       args.outer_correlation_id, [set_id](KernelRow& row) { row.arg_set_id = set_id; }, true);
   args.own_correlation_id = 0;
+}
+
+void TraceStore::write_graph_node(const Record& r) {
+  const GraphNodeRecord& n = r.graph_node;
+  bool is_new = graph_nodes_.add(n);
+  if (n.has_params && n.type == GraphNodeType::Kernel && n.params.kernel.args_captured) {
+    node_args_[r.tid] = NodeArgs{n.node_id, r.own_correlation_id};
+  }
+  if (n.event == GraphNodeEvent::Cloned && !is_new) {
+    set_node_template_.bind(1, optional_nonzero(n.template_node_id))
+        .bind(2, as_int(n.node_id))
+        .run();
+  }
+  if (!is_new || n.event == GraphNodeEvent::ParamsSet) return;
+  GraphNodeRow row;
+  row.node_id = as_int(n.node_id);
+  row.graph_id = n.graph_id;
+  row.template_node_id = optional_nonzero(n.template_node_id);
+  row.type = n.type;
+  row.captured = n.captured;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  row.create_ns = as_int(n.ns);
+  graph_node_rows_.insert(row);
+}
+
+std::optional<uint64_t> TraceStore::graph_launch_start(
+    const std::optional<int64_t>& correlation_id) const {
+  if (!correlation_id) return std::nullopt;
+  return graph_nodes_.launch_start(static_cast<uint32_t>(*correlation_id));
+}
+
+// Addresses resolve at the graph launch's call, like those of work launched
+// directly; without it (a launch not seen), when the GPU started the work.
+void TraceStore::fill_from_graph_node(KernelRow& row) {
+  std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
+  if (start) row.api_start_ns = as_int(*start);
+  uint64_t ns = start.value_or(static_cast<uint64_t>(row.gpu_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      row.graph_node_id
+          ? graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns)
+          : nullptr;
+  if (!node || node->record.type != GraphNodeType::Kernel) return;
+  const KernelNodeParams& k = node->record.params.kernel;
+  row.function_handle = optional_nonzero(k.function_handle);
+  if (!row.name_id && k.name_id) row.name_id = k.name_id;
+  if (!k.args_captured || !node->words_complete) return;
+  std::vector<KernelArgWordRow> words;
+  for (const KernelArgWord& word : node->words) {
+    std::optional<KernelArgWordRow> resolved = argument_row(k.name_id, word, ns);
+    if (resolved) words.push_back(*resolved);
+  }
+  row.arg_set_id = arg_sets_->id_of(words);
+}
+
+void TraceStore::fill_from_graph_node(MemcpyRow& row) {
+  std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
+  uint64_t ns = start.value_or(static_cast<uint64_t>(row.api_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns);
+  if (!node || node->record.type != GraphNodeType::Memcpy) return;
+  const CopyNodeParams& c = node->record.params.copy;
+  if (start) row.api_start_ns = as_int(*start);
+  CopyKind kind = row.kind == CopyKind::Unknown ? c.kind : row.kind;
+  auto endpoint = [&](uint64_t address, bool source) {
+    return may_be_host(kind, source) ? resolver_.touch(address, ns) : resolver_.find(address, ns);
+  };
+  Resolved src = endpoint(c.src, true);
+  Resolved dst = endpoint(c.dst, false);
+  row.src_address = optional_nonzero(c.src);
+  row.dst_address = optional_nonzero(c.dst);
+  row.src_alloc_id = src.alloc_id;
+  row.dst_alloc_id = dst.alloc_id;
+  row.src_offset = src.offset;
+  row.dst_offset = dst.offset;
+  if (!row.src_device) row.src_device = src.device;
+  if (!row.dst_device) row.dst_device = dst.device;
+}
+
+void TraceStore::fill_from_graph_node(MemsetRow& row) {
+  std::optional<uint64_t> start = graph_launch_start(row.call_correlation_id);
+  uint64_t ns = start.value_or(static_cast<uint64_t>(row.api_start_ns.value_or(0)));
+  const GraphNodes::Params* node =
+      graph_nodes_.parameters_of(static_cast<uint64_t>(*row.graph_node_id), ns);
+  if (!node || node->record.type != GraphNodeType::Memset) return;
+  const MemsetNodeParams& m = node->record.params.memset;
+  if (start) row.api_start_ns = as_int(*start);
+  Resolved target = resolver_.find(m.address, ns);
+  row.address = optional_nonzero(m.address);
+  row.alloc_id = target.alloc_id;
+  row.alloc_offset = target.offset;
+  row.value = m.value;
+  row.element_size = m.element_size;
 }
 
 void TraceStore::write_sync(const Record& r) {
@@ -530,6 +656,10 @@ void TraceStore::write_um_event(const Record& r) {
   um_events_.add(um_event_row(r, resolver_.find(r.um_event.address, r.um_event.start_ns)));
 }
 
+void TraceStore::write_nvtx(const Record& r) {
+  if (std::optional<NvtxRangeRow> row = nvtx_rows_.add(r)) nvtx_ranges_.add(*row);
+}
+
 void TraceStore::write_activity(const Record& r) {
   switch (r.type) {
     case RecordType::GpuKernel: kernel_join_->add_activity(r); break;
@@ -552,6 +682,7 @@ void TraceStore::flush_batches() {
   stream_events_.flush();
   mem_advice_.flush();
   um_events_.flush();
+  nvtx_ranges_.flush();
   kernels_.flush();
   memcpys_.flush();
   memsets_.flush();
@@ -571,6 +702,7 @@ void TraceStore::store_waiting() {
   kernel_join_->finish();
   memcpy_join_->finish();
   memset_join_->finish();
+  for (const NvtxRangeRow& open : nvtx_rows_.take_open()) nvtx_ranges_.add(open);
   flush_batches();
 }
 

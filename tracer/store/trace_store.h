@@ -19,8 +19,10 @@
 #include "store/activity_join.h"
 #include "store/address_resolver.h"
 #include "store/exact_rows.h"
+#include "store/graph_nodes.h"
 #include "store/kernel_arg_sets.h"
 #include "store/kernel_signatures.h"
+#include "store/nvtx_rows.h"
 #include "store/sub_allocation_rows.h"
 
 namespace apptracer {
@@ -84,6 +86,18 @@ class TraceStore {
   void write_mem_advice(const Record& r);
   void write_um_event(const Record& r);
   void write_activity(const Record& r);
+  void write_graph_node(const Record& r);
+  void write_nvtx(const Record& r);
+  // A parameter word resolved at `ns`, with the access the kernel's signature
+  // gives it; nullopt for a word the signature says is no pointer.
+  std::optional<KernelArgWordRow> argument_row(uint32_t name_id, const KernelArgWord& word,
+                                               uint64_t ns);
+  // Work a graph launch ran (activity only): its node's parameters,
+  // resolved at the launch.
+  void fill_from_graph_node(KernelRow& row);
+  void fill_from_graph_node(MemcpyRow& row);
+  void fill_from_graph_node(MemsetRow& row);
+  std::optional<uint64_t> graph_launch_start(const std::optional<int64_t>& correlation_id) const;
 
   Database db_;
   StringTable& strings_;
@@ -108,9 +122,12 @@ class TraceStore {
   RowInserter<KernelRow> kernels_again_;
   RowInserter<MemcpyRow> memcpys_again_;
   RowInserter<MemsetRow> memsets_again_;
+  RowInserter<GraphNodeRow> graph_node_rows_;
+  BatchInserter<NvtxRangeRow> nvtx_ranges_;
+  NvtxRows nvtx_rows_;
   int64_t next_kernel_id_ = 1, next_memcpy_id_ = 1, next_memset_id_ = 1;
   void flush_batches();
-  Statement insert_thread_, insert_string_, upsert_meta_, update_free_;
+  Statement insert_thread_, insert_string_, upsert_meta_, update_free_, set_node_template_;
 
   std::unique_ptr<ActivityJoin<KernelRow, KernelTraits>> kernel_join_;
   std::unique_ptr<ActivityJoin<MemcpyRow, MemcpyTraits>> memcpy_join_;
@@ -136,6 +153,14 @@ class TraceStore {
     std::vector<KernelArgWordRow> words;
   };
   std::unordered_map<uint32_t, LaunchArgs> launch_args_;  // by thread id
+
+  GraphNodes graph_nodes_;
+  // The kernel node whose parameter words follow on a thread (like LaunchArgs).
+  struct NodeArgs {
+    uint64_t node_id = 0;  // 0: none awaiting its words
+    uint32_t own_correlation_id = 0;
+  };
+  std::unordered_map<uint32_t, NodeArgs> node_args_;  // by thread id
 };
 
 }  // namespace apptracer

@@ -14,17 +14,22 @@ namespace {
 
 struct ThreadCallState {
   int depth = 0;  // traced API calls in progress on this thread
+  const TracedFunction* outer_function = nullptr;
   uint32_t outer_correlation_id = 0;
   bool inner_call_emitted = false;  // a nested driver call described the operation
+  bool captured = false;            // stream capture made a graph node of the outermost call
 };
 
 thread_local ThreadCallState call_state;
 
-void on_enter(CaptureContext& ctx, const CUpti_CallbackData* data) {
+void on_enter(CaptureContext& ctx, const TracedFunction& function,
+              const CUpti_CallbackData* data) {
   *data->correlationData = ctx.now_ns();
   if (call_state.depth == 0) {
+    call_state.outer_function = &function;
     call_state.outer_correlation_id = data->correlationId;
     call_state.inner_call_emitted = false;
+    call_state.captured = false;
   }
   ++call_state.depth;
 }
@@ -36,6 +41,7 @@ void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_Ca
   --call_state.depth;
   bool nested = call_state.depth > 0;
   CallSite call{ctx, function, data, *data->correlationData, end, call_state.outer_correlation_id};
+  call.captured = call_state.captured;
   int return_code = data->functionReturnValue ? *static_cast<int*>(data->functionReturnValue) : 0;
   // A failed call did nothing to describe.
   if (return_code == 0) {
@@ -70,7 +76,7 @@ void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_Cal
   const TracedFunction* function = traced_function(domain, cbid);
   if (!function) return;
   if (data->callbackSite == CUPTI_API_ENTER) {
-    on_enter(ctx, data);
+    on_enter(ctx, *function, data);
   } else {
     on_exit(ctx, *function, data);
   }
@@ -78,6 +84,15 @@ void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_Cal
 
 uint32_t current_outer_correlation_id() {
   return call_state.depth > 0 ? call_state.outer_correlation_id : 0;
+}
+
+CallInProgress call_in_progress() {
+  if (call_state.depth == 0) return {};
+  return {call_state.outer_function, call_state.outer_correlation_id};
+}
+
+void mark_calls_captured() {
+  if (call_state.depth > 0) call_state.captured = true;
 }
 
 }  // namespace apptracer

@@ -16,5 +16,18 @@ void on_api_callback(CaptureContext& ctx, CUpti_CallbackDomain domain, CUpti_Cal
 // (what its records carry as correlation_id), 0 when none is: --exact names
 // the launch a sanitizer callback fires inside.
 uint32_t current_outer_correlation_id();
+struct TracedFunction;
+
+// The traced call in progress on this thread, for CUPTI callbacks that fire
+// inside it (graph resource callbacks).
+struct CallInProgress {
+  const TracedFunction* function = nullptr;  // the outermost call; nullptr: none in progress
+  uint32_t correlation_id = 0;               // its correlation id (what rows name)
+};
+CallInProgress call_in_progress();
+
+// The calls in progress on this thread were captured into a graph (a node was
+// made where their work would have been): their handlers record no operation.
+void mark_calls_captured();
 
 }  // namespace apptracer

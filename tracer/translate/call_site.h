@@ -19,6 +19,9 @@ struct CallSite {
   uint32_t outer_correlation_id;  // the outermost traced call on this thread
   int64_t stream = -1;            // CUPTI id of the stream the call names (set by handlers)
   bool emitted = false;           // a record describing the operation was appended
+  // Stream capture made a graph node of this call: it did no work now, so
+  // its handler records none (the node has the parameters).
+  bool captured = false;
 
   template <typename Params>
   const Params& params() const {

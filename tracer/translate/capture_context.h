@@ -15,6 +15,7 @@
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
+#include "apptracer/enums.h"
 
 namespace apptracer {
 
@@ -42,6 +43,16 @@ class CudaQueries {
   // The base and size of the device allocation holding `address` ({0, 0}
   // when unknown): for memory mapped from another process.
   virtual std::pair<uint64_t, uint64_t> allocation_range(uint64_t address) = 0;
+
+  // CUDA graphs: CUPTI's ids of a graph and a node (0 when unknown),
+  // a node's type, and its parameters as the driver holds them (false when
+  // the driver cannot say). Asked inside CUPTI's graph callbacks.
+  virtual uint32_t graph_id(CUgraph graph) = 0;
+  virtual uint64_t graph_node_id(CUgraphNode node) = 0;
+  virtual GraphNodeType graph_node_type(CUgraphNode node) = 0;
+  virtual bool kernel_node_params(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS& out) = 0;
+  virtual bool memcpy_node_params(CUgraphNode node, CUDA_MEMCPY3D& out) = 0;
+  virtual bool memset_node_params(CUgraphNode node, CUDA_MEMSET_NODE_PARAMS& out) = 0;
 };
 
 struct CaptureContext {

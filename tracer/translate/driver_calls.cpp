@@ -13,27 +13,11 @@ namespace {
 
 uint64_t addr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-bool is_device_side(CUmemorytype type) {
-  return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
-}
-
-CopyKind copy_kind(CUmemorytype src, CUmemorytype dst) {
-  if (src == CU_MEMORYTYPE_UNIFIED || dst == CU_MEMORYTYPE_UNIFIED) return CopyKind::Unknown;
-  if (is_device_side(src)) return is_device_side(dst) ? CopyKind::DtoD : CopyKind::DtoH;
-  return is_device_side(dst) ? CopyKind::HtoD : CopyKind::HtoH;
-}
-
-uint64_t endpoint(CUmemorytype type, const void* host, CUdeviceptr device) {
-  if (type == CU_MEMORYTYPE_HOST) return addr(host);
-  if (type == CU_MEMORYTYPE_ARRAY) return 0;  // arrays have no linear address
-  return device;                              // device or unified
-}
-
 template <typename Copy>
 void copy_pitched(CallSite& call, const Copy& c, size_t rows, uint64_t src_offset,
                   uint64_t dst_offset) {
-  uint64_t src = endpoint(c.srcMemoryType, c.srcHost, c.srcDevice);
-  uint64_t dst = endpoint(c.dstMemoryType, c.dstHost, c.dstDevice);
+  uint64_t src = copy_endpoint(c.srcMemoryType, c.srcHost, c.srcDevice);
+  uint64_t dst = copy_endpoint(c.dstMemoryType, c.dstHost, c.dstDevice);
   MemcpyRecord m = copy_record(dst ? dst + dst_offset : 0, src ? src + src_offset : 0,
                                c.WidthInBytes * rows, copy_kind(c.srcMemoryType, c.dstMemoryType),
                                call.async());

@@ -8,14 +8,22 @@
 
 namespace apptracer {
 
+Record make_record(RecordOrigin origin, RecordType type) {
+  Record r{};
+  r.type = type;
+  r.correlation_id = origin.correlation_id;
+  r.own_correlation_id = origin.own_correlation_id;
+  return r;
+}
+
+RecordOrigin origin_of(const CallSite& call) {
+  return {call.outer_correlation_id, call.data->correlationId};
+}
+
 namespace {
 
 Record make_record(const CallSite& call, RecordType type) {
-  Record r{};
-  r.type = type;
-  r.correlation_id = call.outer_correlation_id;
-  r.own_correlation_id = call.data->correlationId;
-  return r;
+  return make_record(origin_of(call), type);
 }
 
 void append(CallSite& call, Record& r) {
@@ -27,29 +35,6 @@ bool is_host_kind(AllocKind kind) {
   return memory_kind_of(kind) == MemoryKind::Pinned || kind == AllocKind::PageableHost;
 }
 
-// Words that may be pointers, gathered on the launch's hot path. Bounded: a
-// launch sends at most kMaxWords of them (pointers sit early in parameter
-// lists and structs; a huge by-value array of numbers is not our business).
-struct ArgWords {
-  static constexpr int kMaxWords = 256;
-  KernelArgWord words[kMaxWords];
-  int count = 0;
-
-  void scan(const CaptureContext& ctx, const char* bytes, uint32_t buffer_offset, uint32_t size,
-            uint16_t param_index, uint32_t param_size) {
-    const AddressRange& device = ctx.allocations.range();
-    const AddressRange* host = ctx.host_blocks;
-    // Only words 8-byte aligned in the device's parameter buffer can be pointers.
-    for (uint32_t k = (8 - buffer_offset % 8) % 8; k + 8 <= size && count < kMaxWords; k += 8) {
-      uint64_t value;
-      std::memcpy(&value, bytes + k, sizeof value);
-      if (!device.may_contain(value) && !(host && host->may_contain(value))) continue;
-      words[count++] = KernelArgWord{value, buffer_offset + k, param_index,
-                                     static_cast<uint16_t>(param_size)};
-    }
-  }
-};
-
 uint16_t param_containing(const LaunchedFunction& function, uint32_t offset) {
   for (size_t i = 0; i < function.param_offsets.size(); ++i) {
     if (offset >= function.param_offsets[i] &&
@@ -58,6 +43,22 @@ uint16_t param_containing(const LaunchedFunction& function, uint32_t offset) {
     }
   }
   return UINT16_MAX;
+}
+
+}  // namespace
+
+void ArgWords::scan(const CaptureContext& ctx, const char* bytes, uint32_t buffer_offset,
+                    uint32_t size, uint16_t param_index, uint32_t param_size) {
+  const AddressRange& device = ctx.allocations.range();
+  const AddressRange* host = ctx.host_blocks;
+  // Only words 8-byte aligned in the device's parameter buffer can be pointers.
+  for (uint32_t k = (8 - buffer_offset % 8) % 8; k + 8 <= size && count < kMaxWords; k += 8) {
+    uint64_t value;
+    std::memcpy(&value, bytes + k, sizeof value);
+    if (!device.may_contain(value) && !(host && host->may_contain(value))) continue;
+    words[count++] = KernelArgWord{value, buffer_offset + k, param_index,
+                                   static_cast<uint16_t>(param_size)};
+  }
 }
 
 void gather_arg_words(const CaptureContext& ctx, const LaunchedFunction& function,
@@ -91,20 +92,18 @@ void gather_arg_words(const CaptureContext& ctx, const LaunchedFunction& functio
 // At least one KernelArgs record follows every launch whose arguments were
 // read (an empty one when none may be a pointer), so the writer can tell "no
 // pointers" from "not captured".
-void emit_arg_words(CallSite& call, const ArgWords& args) {
+void emit_arg_words(CaptureContext& ctx, RecordOrigin origin, const ArgWords& args) {
   int start = 0;
   do {
-    Record r = make_record(call, RecordType::KernelArgs);
+    Record r = make_record(origin, RecordType::KernelArgs);
     int n = std::min(KernelArgsRecord::kWords, args.count - start);
     r.kernel_args.count = static_cast<uint8_t>(n);
     r.kernel_args.last = start + n == args.count;
     std::memcpy(r.kernel_args.words, args.words + start, n * sizeof(KernelArgWord));
-    append(call, r);
+    ctx.buffers.append(r);
     start += n;
   } while (start < args.count);
 }
-
-}  // namespace
 
 void emit_allocation(CallSite& call, uint64_t address, uint64_t bytes, AllocKind kind,
                      uint32_t flags, uint64_t pitch) {
@@ -135,7 +134,9 @@ void emit_unresolvable_allocation(CallSite& call, AllocKind kind, uint64_t key, 
 }
 
 void emit_free(CallSite& call, uint64_t address) {
-  if (address == 0) return;
+  // A free captured into a graph happens at each launch; the address stays
+  // the graph's (fixed across launches), so its allocation stays live.
+  if (address == 0 || call.captured) return;
   std::optional<AllocationInfo> freed = call.ctx.allocations.remove(address, call.start_ns);
   if (!freed) return;
   Record r = make_record(call, RecordType::Free);
@@ -176,6 +177,7 @@ MemcpyRecord copy_record(uint64_t dst, uint64_t src, uint64_t bytes, CopyKind ki
 }
 
 void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
+  if (call.captured) return;
   Record r = make_record(call, RecordType::Memcpy);
   r.memcpy = copy;
   r.memcpy.api_start_ns = call.start_ns;
@@ -184,6 +186,7 @@ void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
 
 void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t element_size,
                  uint64_t width, uint64_t height, uint64_t pitch) {
+  if (call.captured) return;
   Record r = make_record(call, RecordType::Memset);
   MemsetRecord& s = r.memset;
   s.address = address;
@@ -201,10 +204,11 @@ void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t eleme
 
 void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape, LaunchKind kind,
                  void** kernel_params, void** extra) {
+  if (call.captured) return;
   const LaunchedFunction& info = call.ctx.cuda.function(function, call.data->symbolName);
-  bool captured = kernel_params || extra;
+  bool args_read = kernel_params || extra;
   ArgWords args;
-  if (captured) gather_arg_words(call.ctx, info, kernel_params, extra, args);
+  if (args_read) gather_arg_words(call.ctx, info, kernel_params, extra, args);
   Record r = make_record(call, RecordType::Kernel);
   KernelRecord& k = r.kernel;
   k.function_handle = reinterpret_cast<uint64_t>(function);
@@ -215,10 +219,30 @@ void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape,
   k.dynamic_shared_bytes = shape.dynamic_shared_bytes;
   k.device = call.device();
   k.arg_words = static_cast<uint16_t>(args.count);
-  k.args_captured = captured;
+  k.args_captured = args_read;
   k.launch_kind = kind;
   append(call, r);
-  if (captured) emit_arg_words(call, args);
+  if (args_read) emit_arg_words(call.ctx, origin_of(call), args);
+}
+
+namespace {
+
+bool is_device_side(CUmemorytype type) {
+  return type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_ARRAY;
+}
+
+}  // namespace
+
+CopyKind copy_kind(CUmemorytype src, CUmemorytype dst) {
+  if (src == CU_MEMORYTYPE_UNIFIED || dst == CU_MEMORYTYPE_UNIFIED) return CopyKind::Unknown;
+  if (is_device_side(src)) return is_device_side(dst) ? CopyKind::DtoD : CopyKind::DtoH;
+  return is_device_side(dst) ? CopyKind::HtoD : CopyKind::HtoH;
+}
+
+uint64_t copy_endpoint(CUmemorytype type, const void* host, CUdeviceptr device) {
+  if (type == CU_MEMORYTYPE_HOST) return reinterpret_cast<uint64_t>(host);
+  if (type == CU_MEMORYTYPE_ARRAY) return 0;  // arrays have no linear address
+  return device;                              // device or unified
 }
 
 void emit_sync(CallSite& call, SyncKind kind, const void* stream, uint64_t event_handle) {

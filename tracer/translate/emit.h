@@ -4,12 +4,28 @@
 // a system call: copies carry raw addresses, which the writer resolves.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstdint>
 
 #include "apptracer/records.h"
 #include "translate/call_site.h"
 
 namespace apptracer {
+
+// Where a record comes from: the outermost traced call on its thread (what
+// GPU activity carries) and the call that made it; 0 outside any call.
+struct RecordOrigin {
+  uint32_t correlation_id;
+  uint32_t own_correlation_id;
+};
+RecordOrigin origin_of(const CallSite& call);
+Record make_record(RecordOrigin origin, RecordType type);
+
+// A call captured into a graph (CallSite::captured) did no work now: the
+// helpers below that describe copies, memsets, launches and frees record
+// nothing for it. An allocation captured into a graph is recorded: its address
+// is the one the graph's kernels use at every launch.
 
 // Allocations are registered before the call returns to the program, so a
 // record resolving an address later finds the allocation live at that time.
@@ -44,6 +60,31 @@ struct LaunchShape {
 };
 void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape, LaunchKind kind,
                  void** kernel_params, void** extra);
+
+// Words of a kernel's parameters that may be pointers, gathered on the
+// launch's hot path. Bounded: a launch sends at most kMaxWords of them
+// (pointers sit early in parameter lists and structs; a huge by-value array
+// of numbers is not our business).
+struct ArgWords {
+  static constexpr int kMaxWords = 256;
+  KernelArgWord words[kMaxWords];
+  int count = 0;
+
+  void scan(const CaptureContext& ctx, const char* bytes, uint32_t buffer_offset, uint32_t size,
+            uint16_t param_index, uint32_t param_size);
+};
+// From the launch's argument forms: `kernel_params`, else the packed `extra`.
+void gather_arg_words(const CaptureContext& ctx, const LaunchedFunction& function,
+                      void** kernel_params, void** extra, ArgWords& out);
+// The KernelArgs records that follow a record whose arguments were read
+// (a launch's Kernel record, a kernel node's GraphNode record).
+void emit_arg_words(CaptureContext& ctx, RecordOrigin origin, const ArgWords& args);
+
+// A copy's direction and endpoints from the driver's memory types (copy
+// calls' parameter structs and copy nodes' CUDA_MEMCPY3D).
+CopyKind copy_kind(CUmemorytype src, CUmemorytype dst);
+// The linear address of an endpoint (0 for an array, which has none).
+uint64_t copy_endpoint(CUmemorytype type, const void* host, CUdeviceptr device);
 
 // `stream` only for stream synchronizations.
 void emit_sync(CallSite& call, SyncKind kind, const void* stream, uint64_t event_handle);

@@ -166,6 +166,31 @@ namespace apptracer {
   X(TensorCopies, 1, "TMA tensor copies")           \
   X(NotInstrumented, 2, "code not instrumented")    \
   X(NotReadBack, 3, "not read back")
+// What a CUDA graph node does: CUgraphNodeType's numbers (unknown: the
+// driver did not say).
+#define APPTRACER_GRAPH_NODE_TYPES(X)                    \
+  X(Kernel, 0, "kernel")                                 \
+  X(Memcpy, 1, "memcpy")                                 \
+  X(Memset, 2, "memset")                                 \
+  X(Host, 3, "host")                                     \
+  X(ChildGraph, 4, "child graph")                        \
+  X(Empty, 5, "empty")                                   \
+  X(WaitEvent, 6, "wait event")                          \
+  X(EventRecord, 7, "event record")                      \
+  X(SemaphoresSignal, 8, "external semaphores signal")   \
+  X(SemaphoresWait, 9, "external semaphores wait")       \
+  X(MemAlloc, 10, "memory allocation")                   \
+  X(MemFree, 11, "memory free")                          \
+  X(BatchMemOp, 12, "batch memory operation")            \
+  X(Conditional, 13, "conditional")                      \
+  X(Unknown, 255, "unknown")
+
+// `nvtx_ranges` rows: a push/pop range (nests per thread and domain), a
+// start/end range (may end on another thread) or a mark (an instant).
+#define APPTRACER_NVTX_KINDS(X) \
+  X(PushPop, 1, "push/pop")     \
+  X(StartEnd, 2, "start/end")   \
+  X(Mark, 3, "mark")
 
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
@@ -186,7 +211,9 @@ namespace apptracer {
   X(MemAdvice, mem_advice, APPTRACER_MEM_ADVICES)                         \
   X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
   X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)                \
-  X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)
+  X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)                            \
+  X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)           \
+  X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

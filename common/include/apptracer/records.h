@@ -33,6 +33,8 @@ enum class RecordType : uint8_t {
   SubAllocation,
   ExactLaunch,
   ExactIntervals,
+  GraphNode,
+  Nvtx,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -259,6 +261,69 @@ struct ExactIntervalsRecord {
   uint8_t approximate_mask;  // bit i: range i is a bound
 };
 
+// CUDA graph nodes, from CUPTI's resource callbacks. Nodes are named by
+// CUPTI's ids (cuptiGetGraphNodeId); GPU activity of a graph launch names the
+// exec's node it ran, a clone of the node the program made. ParamsSet: an
+// exec's node got new parameters (cudaGraphExecKernelNodeSetParams,
+// cudaGraphExecUpdate), for launches after `ns`.
+enum class GraphNodeEvent : uint8_t { Created, Cloned, ParamsSet };
+
+// A kernel node's parameters as the driver holds them. When args_captured,
+// its candidate pointer words follow in KernelArgs records; the writer
+// resolves them again at each launch of the graph.
+struct KernelNodeParams {
+  uint64_t function_handle;
+  uint32_t name_id;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_shared_bytes;
+  bool args_captured;
+};
+
+// A copy node: the first byte of each endpoint and the bytes it moves.
+struct CopyNodeParams {
+  uint64_t src;
+  uint64_t dst;
+  uint64_t bytes;
+  CopyKind kind;
+};
+
+struct MemsetNodeParams {
+  uint64_t address;
+  uint64_t bytes;  // width * element size * height
+  uint32_t value;
+  uint8_t element_size;
+};
+
+struct GraphNodeRecord {
+  uint64_t node_id;
+  uint64_t template_node_id;  // Cloned: the node it was cloned from; else 0
+  uint64_t ns;
+  uint32_t graph_id;  // CUPTI's id of its graph (a clone's: its exec's)
+  GraphNodeEvent event;
+  GraphNodeType type;
+  bool captured;    // made by stream capture (a launch, copy, ... on a capturing stream)
+  bool has_params;  // `params` holds the member `type` names (kernel, memcpy, memset)
+  union {
+    KernelNodeParams kernel;
+    CopyNodeParams copy;
+    MemsetNodeParams memset;
+  } params;
+};
+
+// NVTX, recorded by the tracer as the process's NVTX injection
+// (translate/nvtx_injection). The writer pairs pushes with pops per thread
+// and domain, starts with ends by range id.
+enum class NvtxEvent : uint8_t { Push, Pop, Start, End, Mark };
+
+struct NvtxRecord {
+  uint64_t ns;
+  uint64_t range_id;   // Start/End: the id the tracer returned
+  uint32_t name_id;    // the message (Push, Start, Mark)
+  uint32_t domain_id;  // the domain's name; 0: the default domain
+  NvtxEvent event;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -291,6 +356,8 @@ struct Record {
     SubAllocationRecord sub_allocation;
     ExactLaunchRecord exact_launch;
     ExactIntervalsRecord exact_intervals;
+    GraphNodeRecord graph_node;
+    NvtxRecord nvtx;
   };
 };
 
