@@ -15,6 +15,7 @@
 #include "apptracer/tables.h"
 #include "apptracer/sqlite.h"
 #include "output_file.h"
+#include "collective_matches.h"
 #include "trace_file.h"
 
 namespace apptracer {
@@ -22,7 +23,7 @@ namespace apptracer {
 namespace {
 
 // How a column's values change on the way into the merged trace.
-enum class IdSpace { None, RowId, Correlation, Tid, Stream, Device, String };
+enum class IdSpace { None, RowId, Correlation, Tid, Stream, Device, String, Time };
 
 struct ColumnRule {
   std::string column;
@@ -57,6 +58,7 @@ const std::vector<TableRule>& table_rules() {
           case ColumnRole::Stream: rule.columns.push_back({column.name, IdSpace::Stream, ""}); break;
           case ColumnRole::Device: rule.columns.push_back({column.name, IdSpace::Device, ""}); break;
           case ColumnRole::String: rule.columns.push_back({column.name, IdSpace::String, ""}); break;
+          case ColumnRole::Time: rule.columns.push_back({column.name, IdSpace::Time, ""}); break;
           default: break;
         }
       }
@@ -214,6 +216,7 @@ class Merger {
     progress_.update("indexing", 0, 1);
     with_transaction(out_, [&] {
       for (const auto& index : deferred_indexes_) out_.exec(index.second);
+      match_collectives(out_);
     });
     Statement meta = out_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
     std::string status = all_complete_ ? kStatusComplete : kStatusRecording;
@@ -274,6 +277,17 @@ class Merger {
     set_offset("stream",
                shift_on_collision(distinct_values(out_, columns_in_space(out_, IdSpace::Stream)),
                                   distinct_values(in, columns_in_space(in, IdSpace::Stream))));
+    set_offset("time_ns", clock_offset(in));
+  }
+
+  // What puts this trace's times on the reference clock, as the tracer
+  // measured it (MPI: against world rank 0 at MPI_Init); 0 when it did not.
+  static int64_t clock_offset(Database& in) {
+    try {
+      return std::stoll(trace_meta(in, "clock_offset_ns", "0"));
+    } catch (const std::exception&) {
+      return 0;
+    }
   }
 
   // A GPU seen before (same UUID) keeps its merged id; a new one keeps its
@@ -358,6 +372,7 @@ class Merger {
       case IdSpace::Correlation: return value + offsets_.at("correlation_id");
       case IdSpace::Tid: return value + offsets_.at("tid");
       case IdSpace::Stream: return value + offsets_.at("stream");
+      case IdSpace::Time: return value + offsets_.at("time_ns");
       case IdSpace::Device: {
         auto found = devices_.find(value);
         return found == devices_.end() ? value : found->second;

@@ -9,7 +9,9 @@
 //   a process_id column in every per-process table (threads, api_calls,
 //       allocations, memcpys, memsets, kernels, kernel_args, syncs,
 //       stream_events, um_events, mem_advice, nvtx_ranges);
-//   merge_offsets(process_id, id_space, offset): how ids were shifted;
+//   merge_offsets(process_id, id_space, offset): how ids were shifted, and
+//       (id_space time_ns) how times were: the clock offset the tracer
+//       measured for the process (meta clock_offset_ns, MPI jobs), else 0;
 //   merge_devices(process_id, ordinal, device): each process's device ordinals.
 //
 // Ids stay unique and joins stay valid: row ids and correlation ids of a

@@ -28,6 +28,10 @@ const std::vector<StatsReport>& stats_reports() {
        one_table<buffers_report>},
       {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
       {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
+      {"collectives",
+       "NCCL / MPI operations by kind, ranks and size: count, time, algorithm, algbw and busbw "
+       "as nccl-tests define them",
+       one_table<collectives_report>},
       {"um",
        "unified memory: migrations, faults, advice per managed allocation; first vs later "
        "launches per kernel",

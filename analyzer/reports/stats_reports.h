@@ -37,6 +37,7 @@ Table allocations_report(Database& db);
 Table buffers_report(Database& db);
 Table syncs_report(Database& db);
 Table streams_report(Database& db);
+Table collectives_report(Database& db);
 // Unified memory: um_allocations and um_kernels, or a note when the trace
 // has no unified-memory data or predates it.
 ReportOutput um_report(Database& db);

@@ -62,4 +62,29 @@ bool is_device_memory(MemoryKind kind) {
          kind == MemoryKind::DeviceStatic;
 }
 
+int data_type_bytes(DataType type) {
+  switch (type) {
+    case DataType::Int8:
+    case DataType::Uint8:
+    case DataType::Float8e4m3:
+    case DataType::Float8e5m2: return 1;
+    case DataType::Float16:
+    case DataType::Bfloat16:
+    case DataType::Int16: return 2;
+    case DataType::Int32:
+    case DataType::Uint32:
+    case DataType::Float32: return 4;
+    case DataType::Int64:
+    case DataType::Uint64:
+    case DataType::Float64: return 8;
+    case DataType::Unknown:
+    case DataType::Other: return 0;
+  }
+  return 0;
+}
+
+bool is_point_to_point(CollectiveKind kind) {
+  return kind == CollectiveKind::Send || kind == CollectiveKind::Recv;
+}
+
 }  // namespace apptracer

@@ -24,6 +24,7 @@ struct DriverFunctions {
   CUresult (*cuKernelGetParamInfo)(CUkernel, size_t, size_t*, size_t*) = nullptr;
   CUresult (*cuMemGetAddressRange)(CUdeviceptr*, size_t*, CUdeviceptr) = nullptr;
   DriverGraphFunctions graph;
+  CUresult (*cuCtxGetCurrent)(CUcontext*) = nullptr;
   bool loaded = false;
 };
 
@@ -55,6 +56,7 @@ const DriverFunctions& driver() {
     load(library, f.graph.kernel_params, "cuGraphKernelNodeGetParams_v2");
     load(library, f.graph.memcpy_params, "cuGraphMemcpyNodeGetParams");
     load(library, f.graph.memset_params, "cuGraphMemsetNodeGetParams");
+    load(library, f.cuCtxGetCurrent, "cuCtxGetCurrent");
     f.loaded = f.cuDeviceGetCount != nullptr;
     return f;
   }();
@@ -110,6 +112,13 @@ std::pair<uint64_t, uint64_t> driver_allocation_range(uint64_t address) {
 }
 
 const DriverGraphFunctions& driver_graph_functions() { return driver().graph; }
+
+void* driver_current_context() {
+  const DriverFunctions& f = driver();
+  CUcontext context = nullptr;
+  if (!f.cuCtxGetCurrent || f.cuCtxGetCurrent(&context) != CUDA_SUCCESS) return nullptr;
+  return context;
+}
 
 bool driver_present() {
   void* library = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);

@@ -43,6 +43,9 @@ struct DriverGraphFunctions {
 };
 const DriverGraphFunctions& driver_graph_functions();
 
+// The calling thread's current context (a CUcontext), nullptr when none.
+void* driver_current_context();
+
 // Every device the driver sees, with the host NUMA node closest to each.
 std::vector<DeviceInfo> driver_devices();
 

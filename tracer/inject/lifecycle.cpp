@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <climits>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -34,6 +36,7 @@
 #include "capture/live_cuda_queries.h"
 #include "frameworks/sub_allocation_events.h"
 #include "exact/exact.h"
+#include "collectives/collective_capture.h"
 #include "host/host_allocator.h"
 #include "host/host_blocks.h"
 #include "store/writer.h"
@@ -177,6 +180,7 @@ void after_fork_in_child() {
   activity_usable = false;
   buffers_instance->reset_after_fork();
   allocations().reset_after_fork();
+  collectives_after_fork();
   strings().reset_after_fork();
   // CUPTI's activity machinery stayed in the parent: flushing it here hangs.
   writer_instance->set_activity_flush(nullptr);
@@ -248,6 +252,48 @@ void become_nvtx_injection() {
   setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
 }
 
+std::string this_library_path() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&this_library_path), &info) || !info.dli_fname) return "";
+  char resolved[PATH_MAX];
+  return realpath(info.dli_fname, resolved) ? resolved : info.dli_fname;
+}
+
+// NCCL loads its profiler plugin from the path NCCL_PROFILER_PLUGIN names, at
+// the first communicator's creation: this library serves it
+// (collectives/nccl_profiler.h). A program's own plugin keeps its place; the
+// NCCL API is still recorded through interposition.
+void serve_nccl_profiler() {
+  std::string self = this_library_path();
+  if (self.empty()) return;
+  const char* existing = std::getenv("NCCL_PROFILER_PLUGIN");
+  if (existing && self != existing) {
+    log_warn(
+        "NCCL_PROFILER_PLUGIN is set ({}): NCCL's profiler stays the program's; collectives are "
+        "recorded from the NCCL API only (no kernel times, algorithms or NCCL sequence numbers)",
+        existing);
+    return;
+  }
+  setenv("NCCL_PROFILER_PLUGIN", self.c_str(), 1);
+}
+
+// What the collectives stage asks of the live process.
+int64_t current_stream_id(const void* stream) {
+  auto context = static_cast<CUcontext>(driver_current_context());
+  return capture_context->cuda.stream_id(context, static_cast<CUstream>(const_cast<void*>(stream)),
+                                         false);
+}
+
+int32_t current_device() {
+  return capture_context->cuda.device_of(static_cast<CUcontext>(driver_current_context()));
+}
+
+void start_collectives() {
+  set_collective_capture(new CollectiveCapture{*buffers_instance, strings(), now_ns,
+                                               current_stream_id, current_device, set_meta});
+  serve_nccl_profiler();
+}
+
 void start() {
   if (started.exchange(true)) return;
   Config config = Config::from_environment();
@@ -305,6 +351,7 @@ void start() {
   // A host-only trace is wanted even if no block reaches the threshold.
   if (config.host_allocations == HostAllocations::All) writer_instance->create_file_eagerly();
   writer_instance->start();
+  start_collectives();
   std::atexit(finish_at_exit);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   log_debug("tracing pid {} into {}", getpid(), config.output);

@@ -203,6 +203,8 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   sub_allocations_ = std::make_unique<SubAllocationRows>(
       db_, resolver_, [this](const std::string& key, const std::string& value) { set_meta(key, value); });
   exact_rows_ = std::make_unique<ExactRows>(db_, resolver_);
+  collectives_ = std::make_unique<CollectiveRows>(db_, resolver_, options.hold_passes,
+                                                  options.late_passes);
   api_calls_ = BatchInserter<ApiCallRow>(db_);
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = BatchInserter<SyncRow>(db_);
@@ -298,6 +300,11 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::GpuKernel:
       case RecordType::GpuMemcpy:
       case RecordType::GpuMemset: write_activity(r); break;
+      case RecordType::Communicator:
+      case RecordType::Collective:
+      case RecordType::CollectivePlan:
+      case RecordType::CollectiveDone:
+      case RecordType::NcclLaunch: collectives_->write(r); break;
     }
   }
 }
@@ -473,6 +480,7 @@ void TraceStore::write_kernel(const Record& r) {
     args.words.clear();
   }
   kernel_join_->add_row(std::move(row), r.correlation_id, r.own_correlation_id, k.args_captured);
+  collectives_->kernel_launched(r);
 }
 
 std::optional<KernelArgWordRow> TraceStore::argument_row(uint32_t name_id,
@@ -673,6 +681,7 @@ void TraceStore::end_pass() {
   kernel_join_->end_pass();
   memcpy_join_->end_pass();
   memset_join_->end_pass();
+  collectives_->end_pass();
   flush_batches();
 }
 
@@ -710,6 +719,7 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   store_waiting();
   sub_allocations_->finish();
   for (const auto& [key, value] : exact_rows_->finish()) set_meta(key, value);
+  collectives_->finish();
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

@@ -3,7 +3,8 @@
 // (address_resolver), joining GPU activity to its call (activity_join),
 // kernel signatures (kernel_signatures), argument sets (kernel_arg_sets),
 // unified-memory rows (um_rows), framework allocators' blocks
-// (sub_allocation_rows) and --exact rows (exact_rows).
+// (sub_allocation_rows), --exact rows (exact_rows) and NCCL / MPI operations
+// (collective_rows).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "base/device_info.h"
 #include "store/activity_join.h"
 #include "store/address_resolver.h"
+#include "store/collective_rows.h"
 #include "store/exact_rows.h"
 #include "store/graph_nodes.h"
 #include "store/kernel_arg_sets.h"
@@ -106,6 +108,7 @@ class TraceStore {
   std::unique_ptr<KernelArgSets> arg_sets_;
   std::unique_ptr<SubAllocationRows> sub_allocations_;
   std::unique_ptr<ExactRows> exact_rows_;
+  std::unique_ptr<CollectiveRows> collectives_;
 
   // The many small rows go in batches (flushed at the end of every pass);
   // rows that may be stored again later get their ids from the store.

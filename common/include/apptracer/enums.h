@@ -192,6 +192,74 @@ namespace apptracer {
   X(StartEnd, 2, "start/end")   \
   X(Mark, 3, "mark")
 
+// Which library a communicator or collective belongs to.
+#define APPTRACER_COMM_LIBRARIES(X) \
+  X(Nccl, 1, "NCCL")                \
+  X(Mpi, 2, "MPI")
+
+// What a `collectives` row did: collectives (every rank of the communicator
+// calls them) and point-to-point operations (one sender, one receiver).
+#define APPTRACER_COLLECTIVE_KINDS(X)          \
+  X(AllReduce, 1, "AllReduce")                 \
+  X(Broadcast, 2, "Broadcast")                 \
+  X(Reduce, 3, "Reduce")                       \
+  X(AllGather, 4, "AllGather")                 \
+  X(ReduceScatter, 5, "ReduceScatter")         \
+  X(AllToAll, 6, "AllToAll")                   \
+  X(Gather, 7, "Gather")                       \
+  X(Scatter, 8, "Scatter")                     \
+  X(Barrier, 9, "Barrier")                     \
+  X(Scan, 10, "Scan")                          \
+  X(Exscan, 11, "Exscan")                      \
+  X(Send, 20, "Send")                          \
+  X(Recv, 21, "Recv")
+
+// Element types of collectives: NCCL's ncclDataType_t names, MPI's basic
+// types mapped onto them; Other: an MPI type with no such match (derived).
+#define APPTRACER_DATA_TYPES(X)    \
+  X(Unknown, 0, "unknown")         \
+  X(Int8, 1, "int8")               \
+  X(Uint8, 2, "uint8")             \
+  X(Int32, 3, "int32")             \
+  X(Uint32, 4, "uint32")           \
+  X(Int64, 5, "int64")             \
+  X(Uint64, 6, "uint64")           \
+  X(Float16, 7, "float16")         \
+  X(Float32, 8, "float32")         \
+  X(Float64, 9, "float64")         \
+  X(Bfloat16, 10, "bfloat16")      \
+  X(Float8e4m3, 11, "float8e4m3")  \
+  X(Float8e5m2, 12, "float8e5m2")  \
+  X(Int16, 13, "int16")            \
+  X(Other, 14, "other")
+
+// Reduction operators (NCCL's ncclRedOp_t and MPI's predefined ones).
+#define APPTRACER_REDUCE_OPS(X) \
+  X(Sum, 1, "sum")              \
+  X(Prod, 2, "prod")            \
+  X(Max, 3, "max")              \
+  X(Min, 4, "min")              \
+  X(Avg, 5, "avg")              \
+  X(PreMulSum, 6, "premul sum") \
+  X(Other, 7, "other")
+
+// The algorithm and protocol NCCL chose for a collective (its profiler's names).
+#define APPTRACER_COLL_ALGORITHMS(X)     \
+  X(Other, 0, "other")                   \
+  X(Tree, 1, "TREE")                     \
+  X(Ring, 2, "RING")                     \
+  X(CollnetDirect, 3, "COLLNET_DIRECT")  \
+  X(CollnetChain, 4, "COLLNET_CHAIN")    \
+  X(Nvls, 5, "NVLS")                     \
+  X(NvlsTree, 6, "NVLS_TREE")            \
+  X(Pat, 7, "PAT")
+
+#define APPTRACER_COLL_PROTOCOLS(X) \
+  X(Other, 0, "other")              \
+  X(Ll, 1, "LL")                    \
+  X(Ll128, 2, "LL128")              \
+  X(Simple, 3, "SIMPLE")
+
 // Every enum stored in the trace: C++ type, name in `enum_values`, value list.
 // Adding an enum here gives it its C++ type, to_string, EnumInfo and rows.
 #define APPTRACER_ENUMS(X)                                                \
@@ -213,7 +281,13 @@ namespace apptracer {
   X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)                \
   X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)                            \
   X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)           \
-  X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)
+  X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)                            \
+  X(CommLibrary, comm_library, APPTRACER_COMM_LIBRARIES)                  \
+  X(CollectiveKind, collective_kind, APPTRACER_COLLECTIVE_KINDS)          \
+  X(DataType, data_type, APPTRACER_DATA_TYPES)                            \
+  X(ReduceOp, reduce_op, APPTRACER_REDUCE_OPS)                            \
+  X(CollAlgorithm, coll_algorithm, APPTRACER_COLL_ALGORITHMS)             \
+  X(CollProtocol, coll_protocol, APPTRACER_COLL_PROTOCOLS)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>
@@ -245,5 +319,12 @@ MemoryKind memory_kind_of(AllocKind kind);
 
 // Whether memory of this kind lives on a GPU (for copy direction).
 bool is_device_memory(MemoryKind kind);
+
+// Bytes per element of a data type; 0 for Unknown and Other (their size is
+// recorded with them).
+int data_type_bytes(DataType type);
+
+// Point-to-point operations: one sender and one receiver, matched by order.
+bool is_point_to_point(CollectiveKind kind);
 
 }  // namespace apptracer

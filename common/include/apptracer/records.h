@@ -35,6 +35,11 @@ enum class RecordType : uint8_t {
   ExactIntervals,
   GraphNode,
   Nvtx,
+  Communicator,
+  Collective,
+  CollectivePlan,
+  CollectiveDone,
+  NcclLaunch,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -324,6 +329,92 @@ struct NvtxRecord {
   NvtxEvent event;
 };
 
+// --- collectives (NCCL, MPI): tracer/collectives/ ------------------------------
+
+// A communicator became known (an interposed init, split or dup, or NCCL's
+// profiler plugin announcing it), or ended.
+struct CommunicatorRecord {
+  uint64_t comm_id;         // rank-invariant (tables.def, communicators.comm_id)
+  uint64_t parent_comm_id;  // 0: none
+  uint64_t handle;          // ncclComm_t / MPI_Comm
+  uint64_t ns;
+  int32_t rank;
+  int32_t nranks;
+  int32_t n_nodes;     // -1 when unknown
+  int32_t world_rank;  // -1 when unknown
+  int32_t device;      // -1 when unknown
+  uint32_t name_id;    // interned, 0 when none
+  CommLibrary library;
+  bool ended;  // destroyed or freed at `ns`
+};
+
+enum CollectiveFlags : uint8_t {
+  kCollectiveMpi = 1,             // else NCCL
+  kCollectivePlanFollows = 2,     // NCCL's profiler saw the call: plan records follow
+  kCollectiveNonblocking = 4,     // MPI_I*: a CollectiveDone record follows
+  kCollectiveGraphCaptured = 8,   // captured into a CUDA graph: runs at each replay
+};
+
+// One operation as this rank called it. `seq` is kUnassigned where the
+// writer numbers it (MPI point to point, whose key includes the tag; NCCL
+// point to point seen only by the profiler, whose peer comes with its plan).
+struct CollectiveRecord {
+  static constexpr uint32_t kUnassigned = UINT32_MAX;
+  uint64_t op_id;  // process-wide, in call order
+  uint64_t comm_id;
+  uint64_t count;
+  uint64_t send;  // addresses; 0 when none
+  uint64_t recv;
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint64_t send_bytes;  // MPI: what the call moves; NCCL: 0, the writer derives them
+  uint64_t recv_bytes;
+  int64_t stream;  // CUPTI stream id, -1 when none
+  uint32_t seq;
+  uint32_t group;  // outermost ncclGroupStart..End on this thread, 0 outside one
+  int32_t rank;
+  int32_t nranks;
+  int32_t root_or_peer;  // -1 when neither
+  int32_t tag;           // MPI point to point; else 0
+  uint32_t element_bytes;
+  CollectiveKind kind;
+  DataType datatype;
+  ReduceOp op;  // 0: none
+  uint8_t flags;  // CollectiveFlags
+};
+
+// What NCCL planned for an operation (its profiler's Coll or P2p event,
+// after the plan's kernel launch on the same thread).
+struct CollectivePlanRecord {
+  static constexpr uint64_t kNoNcclSeq = UINT64_MAX;
+  uint64_t op_id;
+  uint64_t nccl_seq;
+  uint64_t send;  // the plan's buffers: operations only the profiler saw have no others
+  uint64_t recv;
+  uint32_t seq;   // point to point only the profiler saw: numbered here; else kUnassigned
+  int32_t peer;   // -1 for collectives
+  uint8_t channels;
+  bool has_algorithm;
+  CollAlgorithm algorithm;
+  CollProtocol protocol;
+};
+
+// A nonblocking MPI operation completed (a wait or test saw it).
+struct CollectiveDoneRecord {
+  uint64_t op_id;
+  uint64_t ns;
+  uint64_t bytes;  // receives: what arrived; UINT64_MAX when unknown
+  int32_t source;  // receives: the actual sender; -1 when unknown
+  int32_t tag;
+  bool cancelled;
+};
+
+// NCCL's profiler bracketing a plan's kernel launch: the kernel launched on
+// this thread between begin and end ran the plan records that follow.
+struct NcclLaunchRecord {
+  bool begin;
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -358,6 +449,11 @@ struct Record {
     ExactIntervalsRecord exact_intervals;
     GraphNodeRecord graph_node;
     NvtxRecord nvtx;
+    CommunicatorRecord communicator;
+    CollectiveRecord collective;
+    CollectivePlanRecord collective_plan;
+    CollectiveDoneRecord collective_done;
+    NcclLaunchRecord nccl_launch;
   };
 };
 
