@@ -2,16 +2,22 @@
 # On the GPU machine: runs every test app under the tracer with its trace
 # assertions, and the launch-cost benchmark. Logs and traces go to $OUT when
 # set (the device tool brings them back), else to ./gpu-results.
-#   scripts/gpu_tests.sh [DIST_DIR]
+#   scripts/gpu_tests.sh [DIST_DIR] [PART...]
+# PARTs (default all): cases pytorch frameworks analysis launch; a session's
+# device time comes in calls of at most ten minutes, so the parts can be split.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dist=${1:-$repo/dist}
+shift || true
+parts=" ${*:-cases pytorch frameworks analysis launch} "
+want() { [[ $parts == *" $1 "* ]]; }
 out=${OUT:-$repo/gpu-results}
 mkdir -p "$out/traces"
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 nvidia-smi -L 2>&1 | tee "$out/devices.txt"
 passed=0 failed=0 skipped=0
 cases=$(python3 -c "import sys; sys.path.insert(0, '$dist/test_apps'); import check_trace; print(' '.join(check_trace.CASES))")
+want cases || cases=
 for name in $cases; do
   python3 "$dist/test_apps/check_trace.py" "$name" --apps "$dist/test_apps" \
     --apptracer "$dist/bin/apptracer" --library "$dist/lib/libapptracer.so" \
@@ -23,11 +29,11 @@ for name in $cases; do
     *) failed=$((failed + 1)) ;;
   esac
 done
-echo "gpu tests: $passed passed, $failed failed, $skipped skipped" | tee -a "$out/gpu_tests.log"
+want cases && echo "gpu tests: $passed passed, $failed failed, $skipped skipped" | tee -a "$out/gpu_tests.log"
 
 # A real program: PyTorch training steps, and how many of its launches have
 # their tensor arguments resolved.
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
   "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_mlp.db" -- \
     python3 "$dist/test_apps/pytorch_mlp.py" 2>&1 | tee -a "$out/gpu_tests.log"
   python3 "$dist/test_apps/kernel_arg_coverage.py" "$out/traces/pytorch_mlp.db" 2>&1 |
@@ -63,26 +69,32 @@ fi
 
 # Real frameworks (issue 15): identical behaviour traced and untraced, and
 # what each program did in its traces.
-python3 "$dist/test_apps/framework_suite.py" --apptracer "$dist/bin/apptracer" \
-  --keep "$out/traces/frameworks" 2>&1 | tee "$out/framework_suite.log"
-case ${PIPESTATUS[0]} in
-  0 | 77) ;;
-  *) failed=$((failed + 1)) ;;
-esac
+if want frameworks; then
+  python3 "$dist/test_apps/framework_suite.py" --apptracer "$dist/bin/apptracer" \
+    --keep "$out/traces/frameworks" 2>&1 | tee "$out/framework_suite.log"
+  case ${PIPESTATUS[0]} in
+    0 | 77) ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+fi
 
 # The analyzer end to end on every trace just recorded.
 analyzed=0 analysis_failed=0
-for trace in "$out"/traces/*.db; do
-  for command in info stats dvdg; do
-    echo "== apptracer $command $(basename "$trace")" >>"$out/analysis.log"
-    if "$dist/bin/apptracer" "$command" "$trace" >>"$out/analysis.log" 2>&1; then
-      analyzed=$((analyzed + 1))
-    else
-      analysis_failed=$((analysis_failed + 1))
-      echo "analysis failed: apptracer $command $trace" | tee -a "$out/gpu_tests.log"
-    fi
+if want analysis; then
+  for trace in "$out"/traces/*.db; do
+    for command in info stats dvdg; do
+      echo "== apptracer $command $(basename "$trace")" >>"$out/analysis.log"
+      if "$dist/bin/apptracer" "$command" "$trace" >>"$out/analysis.log" 2>&1; then
+        analyzed=$((analyzed + 1))
+      else
+        analysis_failed=$((analysis_failed + 1))
+        echo "analysis failed: apptracer $command $trace" | tee -a "$out/gpu_tests.log"
+      fi
+    done
   done
-done
-echo "analyzer on recorded traces: $analyzed ok, $analysis_failed failed" | tee -a "$out/gpu_tests.log"
-"$dist/bench/launch_cost.sh" "$dist" 100000 5 2>&1 | tee "$out/launch_cost.txt"
+  echo "analyzer on recorded traces: $analyzed ok, $analysis_failed failed" | tee -a "$out/gpu_tests.log"
+fi
+if want launch; then
+  "$dist/bench/launch_cost.sh" "$dist" 100000 5 2>&1 | tee "$out/launch_cost.txt"
+fi
 [ "$failed" -eq 0 ]
