@@ -1117,8 +1117,10 @@ def main():
                                                          "apptracer: --exact")))
         c.equal(program_stderr, plain[2], "stderr traced vs untraced")
         if case.route == "record":
-            named = sorted(line.rsplit(" ", 1)[1] for line in traced[2].splitlines()
-                           if line.startswith("apptracer: trace written to "))
+            # "apptracer: trace written to PATH (complete)" or "(incomplete: signal 9)"
+            prefix = "apptracer: trace written to "
+            named = sorted(line[len(prefix):].rsplit(" (", 1)[0] for line in traced[2].splitlines()
+                           if line.startswith(prefix))
             c.equal(named, paths, "apptracer record names every trace it wrote")
         if args.case in MULTI_TRACE:
             case.check(c, traces)
