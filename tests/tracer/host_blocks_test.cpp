@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
@@ -35,9 +36,9 @@ class HostBlocksTest : public ::testing::Test {
   // CUDA touching an address, as the writer sees it: the block holding it
   // becomes a row (its record is sent) unless it is one already.
   bool touch(uint64_t address, uint64_t ns) {
-    std::optional<Record> row = host_blocks::promote_for_writer(address, ns);
-    if (row) buffers_.append(*row);
-    return row.has_value();
+    std::optional<PromotedBlock> block = host_blocks::promote_for_writer(address, ns);
+    if (block) buffers_.append(block->allocation);
+    return block.has_value();
   }
 
   // One for the whole program, as in the tracer: a thread attaches to its
@@ -112,13 +113,113 @@ TEST_F(HostBlocksTest, TheWriterPromotesOnlyBlocksAllocatedBeforeTheLaunch) {
   host_blocks::on_allocate(block, 8192, false);
   EXPECT_FALSE(host_blocks::promote_for_writer(block + 8, 1).has_value())
       << "a launch at t=1 cannot have been handed a block allocated now";
-  std::optional<Record> row = host_blocks::promote_for_writer(block + 8, UINT64_MAX);
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(block + 8, UINT64_MAX);
   ASSERT_TRUE(row.has_value());
-  EXPECT_EQ(row->allocation.address, block);
+  EXPECT_EQ(row->allocation.allocation.address, block);
+  EXPECT_EQ(row->free_ns, 0u) << "live";
   EXPECT_FALSE(host_blocks::promote_for_writer(block + 8, UINT64_MAX).has_value())
       << "already a row";
   host_blocks::on_free(block);
   drained();
+}
+
+// The writer reads a copy after the program freed its buffer (at exit,
+// always): the block that held the address when the copy was entered is
+// still found, and becomes a row that ended at its free.
+TEST_F(HostBlocksTest, ABlockFreedBeforeTheWriterSawItsTouchStillBecomesARow) {
+  enable(false);
+  const uint64_t block = 0x100000700000;
+  host_blocks::on_allocate(block, 8192, false);
+  uint64_t copied_ns = now_ns();
+  host_blocks::on_free(block);
+  uint64_t after_free_ns = now_ns();
+  host_blocks::on_allocate(block, 16384, false);  // the address reused at once
+  EXPECT_TRUE(drained().empty());
+
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(block + 100, copied_ns);
+  ASSERT_TRUE(row.has_value()) << "the freed block held the address when it was copied";
+  EXPECT_EQ(row->allocation.allocation.bytes, 8192u) << "the old block, not the new one";
+  EXPECT_GE(row->free_ns, copied_ns);
+  EXPECT_LE(row->free_ns, after_free_ns);
+  EXPECT_EQ(row->numa_node, -1) << "small blocks' pages are not looked at when freed";
+  uint64_t id = row->allocation.allocation.alloc_id;
+  std::optional<AllocationInfo> then = host_blocks::registry().find(block + 100, copied_ns);
+  ASSERT_TRUE(then.has_value());
+  EXPECT_EQ(then->id, id) << "resolves while it lived";
+  EXPECT_FALSE(host_blocks::registry().find(block + 100, after_free_ns).has_value())
+      << "and not after its free (the new block is no row)";
+  EXPECT_FALSE(host_blocks::promote_for_writer(block + 100, copied_ns).has_value())
+      << "a row already";
+
+  row = host_blocks::promote_for_writer(block + 9000, now_ns());
+  ASSERT_TRUE(row.has_value()) << "the new, live block";
+  EXPECT_EQ(row->allocation.allocation.bytes, 16384u);
+  EXPECT_EQ(row->free_ns, 0u);
+  host_blocks::on_free(block);
+  drained();
+}
+
+TEST_F(HostBlocksTest, FreedBlocksAreForgottenOnceTheWriterHasPassedTheirFree) {
+  enable(false);
+  const uint64_t block = 0x100000800000;
+  host_blocks::on_allocate(block, 8192, false);
+  uint64_t copied_ns = now_ns();
+  host_blocks::on_free(block);
+  host_blocks::forget_freed_before(copied_ns);
+  host_blocks::forget_freed_before(0);
+  EXPECT_TRUE(host_blocks::promote_for_writer(block, copied_ns).has_value())
+      << "freed after the horizon: kept";
+  host_blocks::on_allocate(block, 8192, false);
+  copied_ns = now_ns();
+  host_blocks::on_free(block);
+  host_blocks::forget_freed_before(now_ns() + 1);
+  EXPECT_FALSE(host_blocks::promote_for_writer(block, copied_ns).has_value()) << "forgotten";
+  EXPECT_EQ(host_blocks::not_kept_blocks(), 0u);
+  drained();
+}
+
+// End to end in the store: a program copies from a buffer and frees it
+// before the writer reads the copy; the copy's source is that buffer's row,
+// which ends at the free.
+TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
+  enable(false);
+  std::string path = ::testing::TempDir() + "host-freed-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  const uint64_t block = 0x100000900000;
+  host_blocks::on_allocate(block, 8192, false);
+  Record copy{};
+  copy.type = RecordType::Memcpy;
+  copy.correlation_id = copy.own_correlation_id = 1;
+  copy.memcpy.src = block + 64;
+  copy.memcpy.bytes = 64;
+  copy.memcpy.kind = CopyKind::HtoD;
+  copy.memcpy.api_start_ns = now_ns();
+  copy.memcpy.src_device = copy.memcpy.dst_device = -1;
+  host_blocks::on_free(block);
+  uint64_t after_free_ns = now_ns();
+  drained();
+  {
+    AllocationRegistry cuda;
+    StringTable strings;
+    TraceStore store(path, cuda, strings,
+                     HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
+                                         host_blocks::forget_freed_before});
+    store.begin();
+    store.write(&copy, 1);
+    store.finish();
+    store.commit();
+  }
+  Database db(path, Database::Mode::ReadOnly);
+  Statement row = db.prepare(
+      "SELECT a.bytes, a.kind, a.free_ns, m.src_offset FROM memcpys m"
+      " JOIN allocations a ON a.id = m.src_alloc_id");
+  ASSERT_TRUE(row.step()) << "the copy's source resolved to a row";
+  EXPECT_EQ(row.int64(0), 8192);
+  EXPECT_EQ(row.int64(1), static_cast<int64_t>(AllocKind::PageableHost));
+  EXPECT_GE(row.int64(2), copy.memcpy.api_start_ns) << "ended at its free";
+  EXPECT_LE(row.int64(2), static_cast<int64_t>(after_free_ns));
+  EXPECT_EQ(row.int64(3), 64);
+  unlink(path.c_str());
 }
 
 TEST_F(HostBlocksTest, HistogramCountsEverySizeClass) {
@@ -139,7 +240,7 @@ TEST(TraceStoreHost, FreeBeforeItsAllocationRowIsKept) {
   AllocationRegistry host_registry;
   {
     StringTable strings;
-    TraceStore store(path, registry, strings, HostBlockResolution{&host_registry, nullptr});
+    TraceStore store(path, registry, strings, HostBlockResolution{&host_registry, nullptr, nullptr});
     Record alloc{};
     alloc.type = RecordType::Allocation;
     alloc.allocation.alloc_id = host_registry.add(0x5000, 8192, AllocKind::PageableHost, -1, 10);

@@ -36,6 +36,23 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
   return info.id;
 }
 
+uint64_t AllocationRegistry::add_ended(uint64_t address, uint64_t bytes, AllocKind kind,
+                                       uint64_t alloc_ns, uint64_t free_ns) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  AllocationInfo info;
+  info.id = next_id();
+  info.address = address;
+  info.bytes = bytes;
+  info.alloc_ns = alloc_ns;
+  info.free_ns = free_ns;
+  info.kind = kind;
+  // Out of free order in freed_in_order_: it is forgotten a pass or so late.
+  freed_in_order_.push_back(freed_.emplace(address, info));
+  if (bytes > largest_bytes_) largest_bytes_ = bytes;
+  range_.widen(address, bytes);
+  return info.id;
+}
+
 uint64_t AllocationRegistry::add_unresolvable(AllocKind kind, uint64_t key, uint64_t) {
   std::lock_guard<std::mutex> lock(mutex_);
   uint64_t id = next_id();

@@ -42,6 +42,11 @@ class AllocationRegistry {
   // overlapping the same start address is ended at `ns` (its free raced ours).
   uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns);
 
+  // Registers an allocation that already ended: a host block CUDA touched
+  // while it lived, which the writer learns of after its free.
+  uint64_t add_ended(uint64_t address, uint64_t bytes, AllocKind kind, uint64_t alloc_ns,
+                     uint64_t free_ns);
+
   // Registers an allocation addresses never resolve into: VMM reservations
   // (their mappings are what pointers hit) and physical handles (no address).
   // `key` identifies it for remove_unresolvable.

@@ -171,7 +171,7 @@ void RecordBuffers::drain(const Consumer& outer_consume) {
     std::lock_guard<std::mutex> lock(queue_mutex_);
     full = queue_head_;
     queue_head_ = queue_tail_ = nullptr;
-  wake_pending_ = false;
+    wake_pending_ = false;
   }
   while (full) {
     Chunk* next = full->next;

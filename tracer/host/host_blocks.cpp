@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/numa.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 
@@ -86,6 +87,30 @@ struct PoolAllocator {
 using BlockMap = std::map<uint64_t, Block, std::less<uint64_t>,
                           PoolAllocator<std::pair<const uint64_t, Block>>>;
 
+// A block freed before it was a row. The writer reads a copy's endpoints
+// when it drains the copy's record, which for a short-lived buffer is often
+// after the program freed it (at exit, everything is): the block is kept
+// until the writer has passed its free, so a touch from its lifetime still
+// makes it a row, with its real lifetime.
+struct FreedBlock {
+  uint64_t bytes;
+  uint64_t alloc_ns;
+  uint64_t free_ns;
+  uint32_t tid;
+  bool mapped;
+  int numa_node;  // read at the free for large blocks, else -1
+};
+using FreedMap = std::multimap<uint64_t, FreedBlock, std::less<uint64_t>,
+                               PoolAllocator<std::pair<const uint64_t, FreedBlock>>>;
+
+// A free of a block this large already costs an munmap or the touching of
+// its pages; one move_pages call more is small beside it, and tells the
+// writer where the pages were once they are gone.
+constexpr uint64_t kNumaAtFreeMinBytes = 1 << 20;
+// Freed blocks a shard keeps at most while the writer lags: past it, the
+// newest are not kept (counted in meta.host_blocks_not_kept).
+constexpr size_t kMaxFreedPerShard = 16384;
+
 // Live blocks never overlap, so the one holding an address is, in its
 // shard, the nearest start at or below it. Shards keep two threads that
 // allocate large blocks from serializing on one lock.
@@ -93,6 +118,8 @@ struct alignas(64) Shard {
   std::mutex mutex;
   NodePool pool;
   BlockMap blocks{BlockMap::allocator_type(&pool)};
+  NodePool freed_pool;
+  FreedMap freed{FreedMap::allocator_type(&freed_pool)};
 };
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
@@ -119,6 +146,7 @@ struct State {
 
 State* state = nullptr;
 std::atomic<uint64_t> stored{0};
+std::atomic<uint64_t> not_kept{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Blocks are allocated and touched on different threads, and a touch is
@@ -168,6 +196,23 @@ void count_allocation(uint64_t bytes) {
   counts->bytes[c] += bytes;
 }
 
+// The allocation record of host block `id`.
+Record allocation_record(uint64_t id, uint64_t address, uint64_t bytes, uint64_t ns, uint32_t tid,
+                         bool mapped) {
+  Record r{};
+  r.type = RecordType::Allocation;
+  AllocationRecord& a = r.allocation;
+  a.alloc_id = id;
+  a.address = address;
+  a.bytes = bytes;
+  a.ns = ns;
+  a.flags = mapped ? 1 : 0;
+  a.device = -1;
+  a.alloc_tid = tid;
+  a.kind = AllocKind::PageableHost;
+  return r;
+}
+
 // Makes `block` (starting at `address`) an allocation row: registers it where
 // addresses resolve and fills the record (the writer reads where its pages
 // are). Called with its shard locked. `touched_ns`: when CUDA touched it (the
@@ -177,18 +222,8 @@ Record promote_locked(uint64_t address, Block& block, uint64_t touched_ns) {
   block.alloc_id =
       registry().add(address, block.bytes, AllocKind::PageableHost, -1, block.alloc_ns);
   stored.fetch_add(1, std::memory_order_relaxed);
-  Record r{};
-  r.type = RecordType::Allocation;
-  AllocationRecord& a = r.allocation;
-  a.alloc_id = block.alloc_id;
-  a.address = address;
-  a.bytes = block.bytes;
-  a.ns = block.alloc_ns;
-  a.flags = block.mapped ? 1 : 0;
-  a.device = -1;
-  a.alloc_tid = block.tid;
-  a.kind = AllocKind::PageableHost;
-  return r;
+  return allocation_record(block.alloc_id, address, block.bytes, block.alloc_ns, block.tid,
+                           block.mapped);
 }
 
 Record free_record(uint64_t alloc_id, uint64_t ns) {
@@ -225,8 +260,21 @@ uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
   return block.alloc_id;
 }
 
+// Keeps a block that was not a row for the writer (FreedBlock). Before the
+// memory goes back: its pages are still there to ask about.
+void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns) {
+  if (shard.freed.size() >= kMaxFreedPerShard) {
+    not_kept.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
+  shard.freed.emplace(address,
+                      FreedBlock{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node});
+}
+
 void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
   freed_id = end_row(it->first, it->second, ns);
+  if (!freed_id) keep_freed(shard, it->first, it->second, ns);
   shard.blocks.erase(it);
 }
 
@@ -256,6 +304,7 @@ void reset_in_child() {
   unlock_all_in_parent();
   for_each_shard([](Shard& shard) {
     for (auto& entry : shard.blocks) entry.second.alloc_id = 0;
+    shard.freed.clear();
   });
   registry().reset_after_fork();
   stored = 0;
@@ -304,6 +353,7 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
     if (!inserted) {
       // A block still here was freed by a path we do not see: it ends now.
       missed_free_id = end_row(address, it->second, block.alloc_ns);
+      if (!missed_free_id) keep_freed(shard, address, it->second, block.alloc_ns);
       it->second = block;
     }
     if (state->options.store_all) row = promote_locked(address, it->second, UINT64_MAX);
@@ -327,7 +377,7 @@ void on_free(uint64_t address) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     auto it = shard.blocks.find(address);
     if (it == shard.blocks.end()) return;
-    if (it->second.alloc_id) ns = now_ns();
+    ns = now_ns();
     end_block(shard, it, ns, freed_id);
   }
   if (freed_id) {
@@ -365,17 +415,60 @@ bool on_unmap(uint64_t address, uint64_t bytes) {
   return ended;
 }
 
-std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns) {
+std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
   // Not enabled(): the final pass runs after tracking stopped.
   if (!state || !may_contain(address)) return std::nullopt;
-  std::optional<Record> row;
+  auto allocated_by = [ns](uint64_t alloc_ns) {
+    return alloc_ns <= ns || alloc_ns - ns <= kClockSlackNs;
+  };
+  std::optional<PromotedBlock> promoted;
   with_block_holding(address, [&](uint64_t start, Block& block) {
-    bool allocated_by_then = block.alloc_ns <= ns || block.alloc_ns - ns <= kClockSlackNs;
-    if (!block.alloc_id && allocated_by_then) row = promote_locked(start, block, ns);
+    if (!block.alloc_id && allocated_by(block.alloc_ns)) {
+      promoted = PromotedBlock{promote_locked(start, block, ns)};
+    }
   });
-  return row;
+  if (promoted) return promoted;
+  // A block freed since (the live one, if any, came after the touch): the
+  // one whose lifetime holds the touch.
+  auto search = [&](Shard& shard) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto it = shard.freed.upper_bound(address);
+    while (it != shard.freed.begin()) {
+      --it;
+      const FreedBlock& f = it->second;
+      if (address - it->first >= f.bytes || !allocated_by(f.alloc_ns) || ns >= f.free_ns) continue;
+      uint64_t alloc_ns = std::min(f.alloc_ns, ns);
+      PromotedBlock block;
+      block.allocation = allocation_record(
+          registry().add_ended(it->first, f.bytes, AllocKind::PageableHost, alloc_ns, f.free_ns),
+          it->first, f.bytes, alloc_ns, f.tid, f.mapped);
+      block.free_ns = f.free_ns;
+      block.numa_node = f.numa_node;
+      stored.fetch_add(1, std::memory_order_relaxed);
+      shard.freed.erase(it);
+      promoted = block;
+      return true;
+    }
+    return false;
+  };
+  for (Shard& shard : state->shards) {
+    if (search(shard)) return promoted;
+  }
+  search(state->mapped);
+  return promoted;
 }
 
+void forget_freed_before(uint64_t ns) {
+  if (!state) return;
+  for_each_shard([ns](Shard& shard) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (auto it = shard.freed.begin(); it != shard.freed.end();) {
+      it = it->second.free_ns < ns ? shard.freed.erase(it) : std::next(it);
+    }
+  });
+}
+
+uint64_t not_kept_blocks() { return not_kept.load(std::memory_order_relaxed); }
 
 uint64_t stored_blocks() { return stored.load(std::memory_order_relaxed); }
 

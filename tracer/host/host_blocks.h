@@ -22,6 +22,7 @@
 
 #include "apptracer/records.h"
 #include "buffer/address_range.h"
+#include "buffer/promoted_block.h"
 
 namespace apptracer {
 
@@ -69,11 +70,18 @@ void on_free(uint64_t address);
 bool on_unmap(uint64_t address, uint64_t bytes);
 
 // Writer side: CUDA touched `address` in a call entered at `ns` (a copy
-// endpoint, a registration, a kernel argument): the block holding it, if it
-// was already allocated then, becomes an allocation row. The record is
-// returned for the caller to store; nothing when no such block is live or it
-// is a row already.
-std::optional<Record> promote_for_writer(uint64_t address, uint64_t ns);
+// endpoint, a registration, a kernel argument): the block that held it then,
+// live or freed since, becomes an allocation row (registered where addresses
+// resolve), returned for the caller to store. Nothing when no tracked block
+// held it then, or it is a row already.
+std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns);
+
+// Writer side: no touch still to be read was entered before `ns`; blocks
+// freed before it are no longer kept.
+void forget_freed_before(uint64_t ns);
+
+// Freed blocks not kept because the writer lagged too far (see kMaxFreedPerShard).
+uint64_t not_kept_blocks();
 
 // The span every tracked block has lain in: a cheap pre-filter for the
 // launch hot path (it runs per parameter word).

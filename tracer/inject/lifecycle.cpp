@@ -120,6 +120,7 @@ void finish(const char* status) {
   host_blocks::disable();
   writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
   writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
+  writer_instance->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
   writer_instance->finish(status);
 }
 
@@ -303,7 +304,8 @@ void start() {
   buffers_instance = new RecordBuffers(config.buffer_bytes);
   writer_instance = new Writer(
       *buffers_instance, allocations(), strings(), config,
-      HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer});
+      HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
+                          host_blocks::forget_freed_before});
   // SQLite's allocations on the writer thread are ours, not the program's.
   writer_instance->set_thread_start(host_blocks::ignore_this_thread);
   auto* queries = new LiveCudaQueries(strings());

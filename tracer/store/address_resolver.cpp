@@ -5,8 +5,8 @@
 namespace apptracer {
 
 AddressResolver::AddressResolver(const AllocationRegistry& cuda, HostBlockResolution host,
-                                 std::function<void(const Record&)> write_allocation)
-    : cuda_(cuda), host_(std::move(host)), write_allocation_(std::move(write_allocation)) {}
+                                 std::function<void(const PromotedBlock&)> write_block)
+    : cuda_(cuda), host_(std::move(host)), write_block_(std::move(write_block)) {}
 
 Resolved AddressResolver::find(uint64_t address, uint64_t ns) const {
   Resolved out;
@@ -27,8 +27,8 @@ Resolved AddressResolver::find(uint64_t address, uint64_t ns) const {
 Resolved AddressResolver::touch(uint64_t address, uint64_t ns) {
   Resolved out = find(address, ns);
   if (out.alloc_id || address == 0 || !host_.promote) return out;
-  if (std::optional<Record> row = host_.promote(address, ns)) {
-    write_allocation_(*row);
+  if (std::optional<PromotedBlock> block = host_.promote(address, ns)) {
+    write_block_(*block);
     out = find(address, ns);
   }
   return out;

@@ -12,6 +12,7 @@
 
 #include "apptracer/records.h"
 #include "buffer/allocation_registry.h"
+#include "buffer/promoted_block.h"
 
 namespace apptracer {
 
@@ -19,9 +20,12 @@ namespace apptracer {
 // and how one becomes a row when CUDA touches it.
 struct HostBlockResolution {
   const AllocationRegistry* registry = nullptr;
-  // The block holding `address` that was allocated at `ns`, as an allocation
-  // record, if it is not a row yet.
-  std::function<std::optional<Record>(uint64_t address, uint64_t ns)> promote;
+  // The block that held `address` at `ns` (live or freed since), if it is
+  // not a row yet.
+  std::function<std::optional<PromotedBlock>(uint64_t address, uint64_t ns)> promote;
+  // No touch still to be resolved was entered before `ns` (freed blocks
+  // older than that can go).
+  std::function<void(uint64_t ns)> forget_freed_before;
 };
 
 struct Resolved {
@@ -35,9 +39,9 @@ struct Resolved {
 
 class AddressResolver {
  public:
-  // `write_allocation` stores a promoted host block's row.
+  // `write_block` stores a promoted host block's row.
   AddressResolver(const AllocationRegistry& cuda, HostBlockResolution host,
-                  std::function<void(const Record&)> write_allocation);
+                  std::function<void(const PromotedBlock&)> write_block);
 
   // In a known allocation or host row, without promoting anything.
   Resolved find(uint64_t address, uint64_t ns) const;
@@ -55,7 +59,7 @@ class AddressResolver {
  private:
   const AllocationRegistry& cuda_;
   HostBlockResolution host_;
-  std::function<void(const Record&)> write_allocation_;
+  std::function<void(const PromotedBlock&)> write_block_;
   std::unordered_map<uint64_t, int> numa_nodes_;
 };
 

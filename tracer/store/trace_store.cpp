@@ -186,7 +186,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
                        StringTable& strings, HostBlockResolution host, StoreOptions options)
     : db_(path, Database::Mode::Create),
       strings_(strings),
-      resolver_(registry, std::move(host), [this](const Record& r) { write_allocation(r); }),
+      resolver_(registry, std::move(host), [this](const PromotedBlock& block) { write_promoted_block(block); }),
       signatures_(strings) {
   // WAL: a crash or SIGKILL leaves every committed pass readable.
   // synchronous=NORMAL: durable across process death, which is what we need.
@@ -329,7 +329,18 @@ void TraceStore::write_api_call(const Record& r) {
   if (is_graph_launch(a)) graph_nodes_.add_launch(r.correlation_id, a.start_ns);
 }
 
-void TraceStore::write_allocation(const Record& r) {
+void TraceStore::write_promoted_block(const PromotedBlock& block) {
+  if (!block.free_ns) {
+    write_allocation(block.allocation);
+    return;
+  }
+  // Freed before the writer saw the touch: its pages are gone, so where
+  // they were comes from the free, and the free comes with the row.
+  pending_frees_[block.allocation.allocation.alloc_id] = PendingFree{std::nullopt, block.free_ns};
+  write_allocation(block.allocation, block.numa_node);
+}
+
+void TraceStore::write_allocation(const Record& r, std::optional<int> numa_node_at_free) {
   const AllocationRecord& a = r.allocation;
   AllocationRow row;
   row.id = as_int(a.alloc_id);
@@ -346,7 +357,7 @@ void TraceStore::write_allocation(const Record& r) {
   // program's thread (a system call). Page-locked memory cannot move.
   MemoryKind memory = memory_kind_of(a.kind);
   if (is_host_memory(memory)) {
-    int node = numa_node_of(a.address, a.bytes);
+    int node = numa_node_at_free ? *numa_node_at_free : numa_node_of(a.address, a.bytes);
     if (node >= 0) row.numa_node = node;
     resolver_.remember_numa_node(a.alloc_id, node);
   }

@@ -76,7 +76,9 @@ class TraceStore {
 
  private:
   void write_api_call(const Record& r);
-  void write_allocation(const Record& r);
+  // `numa_node_at_free`: for a block already freed, where its pages were.
+  void write_allocation(const Record& r, std::optional<int> numa_node_at_free = std::nullopt);
+  void write_promoted_block(const PromotedBlock& block);
   void write_free(const Record& r);
   void write_memcpy(const Record& r);
   void write_memset(const Record& r);

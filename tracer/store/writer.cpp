@@ -107,6 +107,7 @@ bool Writer::open_store_if_needed() {
 }
 
 void Writer::pass() {
+  uint64_t drain_start = now_ns();  // every record appended before it is drained below
   pass_records_.clear();
   buffers_.drain([this](const Record* records, size_t count) {
     pass_records_.insert(pass_records_.end(), records, records + count);
@@ -123,6 +124,8 @@ void Writer::pass() {
     meta.swap(pending_meta_);
   }
   if (!open_store_if_needed()) return;
+  pass_starts_.push_back(drain_start);
+  if (pass_starts_.size() > kPassesAFreedBlockIsKept) pass_starts_.pop_front();
   try {
     store_->begin();
     store_->write(pass_records_.data(), pass_records_.size());
@@ -140,6 +143,12 @@ void Writer::pass() {
     constexpr uint64_t kLongestCallNs = 60ull * 1000 * 1000 * 1000;
     uint64_t now = now_ns();
     if (now > kLongestCallNs) registry_.forget_freed_before(now - kLongestCallNs);
+    // A host block's touches were recorded before its free; once the
+    // passes that drained them, and the rows they wait in, are done, the
+    // freed block is not needed.
+    if (host_.forget_freed_before && pass_starts_.size() == kPassesAFreedBlockIsKept) {
+      host_.forget_freed_before(pass_starts_.front());
+    }
   } catch (const std::exception& error) {
     log_error("writing the trace failed: {}; tracing stops, the program continues", error.what());
     failed_ = true;
@@ -196,6 +205,7 @@ void Writer::restart_after_fork() {
   new (&sqlite_use_) std::mutex;  // held by the forking thread (hold_for_fork)
   pending_devices_.clear();
   pending_meta_.clear();
+  pass_starts_.clear();
   path_.clear();
   failed_ = false;
   start();

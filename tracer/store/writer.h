@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -94,6 +95,12 @@ class Writer {
 
   std::unique_ptr<TraceStore> store_;
   std::vector<Record> pass_records_;  // reused between passes
+  // When the last passes began draining: a row waits at most the join's
+  // hold and late passes for its activity (StoreOptions), and may resolve a
+  // touch until then.
+  static constexpr size_t kPassesAFreedBlockIsKept =
+      static_cast<size_t>(StoreOptions{}.hold_passes + StoreOptions{}.late_passes + 2);
+  std::deque<uint64_t> pass_starts_;
 };
 
 }  // namespace apptracer
