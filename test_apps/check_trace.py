@@ -30,6 +30,7 @@ ENUM_NAMES = {
     "WRITE_COMBINED": ("alloc_kind", "write-combined host"), "MAPPED": ("alloc_kind", "mapped host"),
     "REGISTERED": ("alloc_kind", "registered host"), "MANAGED": ("alloc_kind", "managed"),
     "PAGEABLE_HOST": ("alloc_kind", "pageable host"), "POOL": ("alloc_kind", "pool"),
+    "VMM_MAPPING": ("alloc_kind", "vmm mapping"),
     "HTOD": ("copy_kind", "HtoD"), "DTOH": ("copy_kind", "DtoH"), "DTOD": ("copy_kind", "DtoD"),
     "PREFETCH": ("copy_kind", "prefetch"),
     "MEM_PAGEABLE": ("memory_kind", "pageable"), "MEM_PINNED": ("memory_kind", "pinned"),
@@ -171,8 +172,12 @@ def check_vector_add(c, t):
     c.equal(copies, [(HTOD, 4 * MiB, a_h, ids[0], MEM_PAGEABLE, MEM_DEVICE),
                      (HTOD, 4 * MiB, b_h, ids[1], MEM_PAGEABLE, MEM_DEVICE),
                      (DTOH, 4 * MiB, ids[2], s_h, MEM_DEVICE, MEM_PAGEABLE)], "copies")
-    c.expect(t.one("SELECT count(*) FROM memcpys WHERE coalesce(src_numa_node, dst_numa_node) "
-                   "IS NULL") == 0, "each copy's host endpoint has a NUMA node")
+    # The writer reads a host endpoint's pages when it drains the copy, after
+    # this short program freed them; only a block the interposed allocator
+    # saw freed has its node read at the free (blocks of 1 MiB or more).
+    if not t.meta("host_allocations").startswith("unavailable"):
+        c.expect(t.one("SELECT count(*) FROM memcpys WHERE coalesce(src_numa_node, dst_numa_node) "
+                       "IS NULL") == 0, "each copy's host endpoint has a NUMA node")
     kernels = t.rows("SELECT m.text, d.text, grid_x, block_x FROM kernels k "
                      "JOIN strings m ON m.id = k.name_id JOIN strings d ON d.id = k.demangled_id")
     c.equal(kernels, [("_Z10vector_addPfPKfS1_i",
@@ -590,8 +595,19 @@ def check_graph_work(c, t, launches, inputs):
             "the graph's copies resolve: in -> x, y -> out")
     c.equal(t.rows("SELECT alloc_id, count(*) FROM memsets WHERE graph_node_id IS NOT NULL "
                    "GROUP BY 1"), [(y, launches)], "the graph's memsets resolve to y")
-    c.equal(t.rows("SELECT template_node_id IS NOT NULL, count(*) FROM graph_nodes GROUP BY 1"),
+    # The H100 (CUDA 13.0) adds one kernel node of its own to the exec at
+    # instantiation, with no template, that runs nothing: allowed, if idle.
+    c.equal(t.rows("SELECT template_node_id IS NOT NULL, count(*) FROM graph_nodes "
+                   "WHERE template_node_id IS NOT NULL OR graph_id NOT IN "
+                   "(SELECT graph_id FROM graph_nodes WHERE template_node_id IS NOT NULL) "
+                   "GROUP BY 1"),
             [(0, 4), (1, 4)], "four nodes made, and the exec's copy of each")
+    c.equal(t.one("SELECT count(*) FROM graph_nodes g WHERE template_node_id IS NULL AND graph_id IN "
+                  "(SELECT graph_id FROM graph_nodes WHERE template_node_id IS NOT NULL) AND "
+                  "(EXISTS (SELECT 1 FROM kernels k WHERE k.graph_node_id = g.node_id) OR "
+                  " EXISTS (SELECT 1 FROM memcpys m WHERE m.graph_node_id = g.node_id) OR "
+                  " EXISTS (SELECT 1 FROM memsets m WHERE m.graph_node_id = g.node_id))"), 0,
+            "nodes the driver added to the exec ran no work")
     c.equal(t.one("SELECT count(*) FROM kernels k JOIN graph_nodes g ON g.node_id = k.graph_node_id "
                   "WHERE g.template_node_id IS NOT NULL"), launches,
             "a graph-run kernel names the exec's node")
@@ -957,8 +973,10 @@ def check_jax_arrays(c, t, stdout):
     allocations = {}
     for name, address in facts.items():
         # The latest at that address: an earlier buffer may have been freed there.
-        allocations[name] = t.one("SELECT id FROM allocations WHERE address = ? AND kind = ? "
-                                  "ORDER BY alloc_ns DESC LIMIT 1", address, DEVICE)
+        # XLA's platform allocator maps each buffer through the VMM API
+        # (cuMemCreate + cuMemMap): the mapping is what the pointer hits.
+        allocations[name] = t.one("SELECT id FROM allocations WHERE address = ? AND kind IN (?, ?) "
+                                  "ORDER BY alloc_ns DESC LIMIT 1", address, DEVICE, VMM_MAPPING)
         c.expect(allocations[name] is not None, f"array {name} is a CUDA allocation of its own")
     c.equal(len(set(allocations.values())), 3, "three arrays, three allocations")
     db = build_dvdg(c, t)

@@ -222,6 +222,50 @@ TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
   unlink(path.c_str());
 }
 
+// cudaHostRegister on a malloc'd block: the registered row (CUDA's view,
+// pinned) and the block's own pageable row, both covering the same bytes.
+TEST_F(HostBlocksTest, RegisteringABlockMakesItARowToo) {
+  enable(false);
+  std::string path = ::testing::TempDir() + "host-registered-" + std::to_string(getpid()) + ".db";
+  unlink(path.c_str());
+  const uint64_t block = 0x100000a00000;
+  host_blocks::on_allocate(block, 8192, false);
+  AllocationRegistry cuda(&allocations());
+  Record registered{};
+  registered.type = RecordType::Allocation;
+  registered.allocation.address = block;
+  registered.allocation.bytes = 8192;
+  registered.allocation.ns = now_ns();
+  registered.allocation.device = -1;
+  registered.allocation.kind = AllocKind::RegisteredHost;
+  registered.allocation.numa_node_plus_one = 1;  // read in the call: node 0
+  registered.allocation.alloc_id =
+      cuda.add(block, 8192, AllocKind::RegisteredHost, -1, registered.allocation.ns);
+  drained();
+  {
+    StringTable strings;
+    TraceStore store(path, cuda, strings,
+                     HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
+                                         host_blocks::forget_freed_before});
+    store.begin();
+    store.write(&registered, 1);
+    store.finish();
+    store.commit();
+  }
+  Database db(path, Database::Mode::ReadOnly);
+  Statement rows = db.prepare("SELECT kind, address, numa_node FROM allocations ORDER BY kind");
+  ASSERT_TRUE(rows.step());
+  EXPECT_EQ(rows.int64(0), static_cast<int64_t>(AllocKind::RegisteredHost));
+  EXPECT_EQ(rows.int64(2), 0) << "the node read in the registering call";
+  ASSERT_TRUE(rows.step()) << "the block registered became a row too";
+  EXPECT_EQ(rows.int64(0), static_cast<int64_t>(AllocKind::PageableHost));
+  EXPECT_EQ(rows.int64(1), static_cast<int64_t>(block));
+  EXPECT_FALSE(rows.step());
+  host_blocks::on_free(block);
+  drained();
+  unlink(path.c_str());
+}
+
 TEST_F(HostBlocksTest, HistogramCountsEverySizeClass) {
   enable(false);
   std::string before = host_blocks::histogram_json();

@@ -34,6 +34,11 @@ Resolved AddressResolver::touch(uint64_t address, uint64_t ns) {
   return out;
 }
 
+void AddressResolver::touch_host_block(uint64_t address, uint64_t ns) {
+  if (address == 0 || !host_.promote || (host_.registry && host_.registry->find(address, ns))) return;
+  if (std::optional<PromotedBlock> block = host_.promote(address, ns)) write_block_(*block);
+}
+
 uint64_t AddressResolver::next_allocation_start(uint64_t address, uint64_t ns) const {
   uint64_t next = cuda_.next_start(address, ns);
   if (host_.registry) next = std::min(next, host_.registry->next_start(address, ns));

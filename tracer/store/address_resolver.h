@@ -48,6 +48,9 @@ class AddressResolver {
   // The same; an address in no allocation but in a host block the program
   // allocated before `ns` makes that block a row (CUDA touched it).
   Resolved touch(uint64_t address, uint64_t ns);
+  // The host block holding `address` becomes a row if it is not one, even
+  // where CUDA's own view of the memory (a registration) would be found.
+  void touch_host_block(uint64_t address, uint64_t ns);
 
   // Where memory in no allocation ends: the lowest start above `address` of
   // an allocation or host row live at `ns` (UINT64_MAX when none).

@@ -342,6 +342,9 @@ void TraceStore::write_promoted_block(const PromotedBlock& block) {
 
 void TraceStore::write_allocation(const Record& r, std::optional<int> numa_node_at_free) {
   const AllocationRecord& a = r.allocation;
+  // Registering a block the program allocated makes that block a row too:
+  // the registered row is CUDA's view of the same memory.
+  if (a.kind == AllocKind::RegisteredHost) resolver_.touch_host_block(a.address, a.ns);
   AllocationRow row;
   row.id = as_int(a.alloc_id);
   row.kind = a.kind;
@@ -357,7 +360,9 @@ void TraceStore::write_allocation(const Record& r, std::optional<int> numa_node_
   // program's thread (a system call). Page-locked memory cannot move.
   MemoryKind memory = memory_kind_of(a.kind);
   if (is_host_memory(memory)) {
-    int node = numa_node_at_free ? *numa_node_at_free : numa_node_of(a.address, a.bytes);
+    int node = a.numa_node_plus_one > 0 ? a.numa_node_plus_one - 1
+               : numa_node_at_free    ? *numa_node_at_free
+                                      : numa_node_of(a.address, a.bytes);
     if (node >= 0) row.numa_node = node;
     resolver_.remember_numa_node(a.alloc_id, node);
   }

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/numa.h"
+
 namespace apptracer {
 
 Record make_record(RecordOrigin origin, RecordType type) {
@@ -117,6 +119,10 @@ void emit_allocation(CallSite& call, uint64_t address, uint64_t bytes, AllocKind
   r.allocation.flags = flags;
   r.allocation.device = device;
   r.allocation.kind = kind;
+  // One move_pages call beside a call that pinned every page (milliseconds).
+  if (memory_kind_of(kind) == MemoryKind::Pinned) {
+    r.allocation.numa_node_plus_one = numa_node_of(address, bytes) + 1;
+  }
   append(call, r);
 }
 

@@ -66,6 +66,10 @@ struct AllocationRecord {
   uint32_t flags;
   int32_t device;     // -1 for host memory
   uint32_t alloc_tid;  // the allocating thread when not the recording one (host blocks), else 0
+  // Page-locked memory: its NUMA node + 1, read in the allocating call (its
+  // pages are fixed from then on, and may be freed before the writer could
+  // look); 0 when not read there.
+  int32_t numa_node_plus_one;
   AllocKind kind;
 };
 
