@@ -2,7 +2,7 @@
 """NCCL collectives across two ranks, end to end (issue 19): runs
 nccl_collectives.py as 2 ranks untraced, then traced (one trace per rank),
 merges the traces and asserts on the collectives rows, their cross-rank
-matches and `stats --report collectives`.
+matches, `stats --report collectives` and the merged DVDG's cross-rank edges.
 
     check_collectives.py --apps DIR --apptracer PATH [--keep DIR]
 
@@ -124,7 +124,66 @@ def main():
     checks.expect(stats.returncode == 0 and "AllReduce" in stats.stdout and "RING" in stats.stdout,
                   "stats --report collectives lists the all-reduces with NCCL's algorithm")
     print(stats.stdout)
+    check_dvdg(args.apptracer, merged, checks)
     return 1 if checks.failures else 0
+
+
+# The process whose memory a DVDG value is (its allocation's), NULL for the
+# value a collective exchanged.
+VALUE_PROCESS = "(SELECT a.process_id FROM allocations a WHERE a.id = v.alloc_id)"
+
+
+def check_dvdg(apptracer, merged, checks):
+    """One DVDG across ranks: each joined collective reads and writes both
+    ranks' buffers through one exchanged value, the message joins rank 0's
+    buffer to rank 1's, and a rank's all-reduced data comes from both ranks'
+    kernels."""
+    built = subprocess.run([apptracer, "dvdg", merged], capture_output=True, text=True)
+    checks.expect(built.returncode == 0, f"dvdg builds the merged graph {built.stderr.strip()}")
+    db = sqlite3.connect(merged)
+    sides = db.execute(
+        "SELECT o.id, count(DISTINCT CASE WHEN x.id = e.dst_value_id THEN " + VALUE_PROCESS.replace("v.", "s.")
+        + " END), count(DISTINCT CASE WHEN x.id = e.src_value_id THEN "
+        + VALUE_PROCESS.replace("v.", "d.") + " END), count(*)"
+        " FROM dvdg_ops o JOIN dvdg_edges e ON e.op_id = o.id"
+        " JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_values d ON d.id = e.dst_value_id"
+        " JOIN dvdg_values x ON x.producer_op_id = o.id AND x.exchanged = 1"
+        " WHERE o.kind = 'collective' AND o.ranks_missing = 0 GROUP BY o.id").fetchall()
+    both = [op for op, read_from, written_to, edges in sides if read_from == 2 and written_to == 2]
+    checks.expect(len(sides) >= 6 and len(both) == len(sides),
+                  f"each joined collective reads and writes both ranks' buffers ({sides})")
+    checks.expect(all(edges <= 4 for _, _, _, edges in sides),
+                  "a 2-rank collective has at most 2 edges in and 2 out")
+    message = db.execute(
+        "SELECT " + VALUE_PROCESS.replace("v.", "s.") + ", " + VALUE_PROCESS.replace("v.", "d.")
+        + " FROM dvdg_ops o JOIN dvdg_edges e ON e.op_id = o.id"
+        " JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_values d ON d.id = e.dst_value_id"
+        " WHERE o.kind = 'message' AND o.ranks_missing = 0").fetchall()
+    checks.expect(message == [(1, 2)], f"the message is one edge from rank 0 to rank 1 ({message})")
+    joined = dict(db.execute(
+        "SELECT k.process_id, count(*) FROM dvdg_ops o JOIN kernels k ON k.id = o.source_id"
+        " WHERE o.kind = 'kernel' AND o.collective_op_id IS NOT NULL GROUP BY k.process_id"))
+    checks.expect(sorted(joined) == [1, 2], f"each rank's NCCL kernels join their op ({joined})")
+    first = db.execute(
+        "SELECT v.id FROM dvdg_values v JOIN dvdg_ops o ON o.id = v.producer_op_id"
+        " WHERE o.kind = 'collective' AND o.ranks_missing = 0 AND v.exchanged = 0 AND "
+        + VALUE_PROCESS + " = 1 ORDER BY o.id LIMIT 1").fetchone()
+    checks.expect(first is not None, "rank 0 has a value an all-reduce wrote")
+    if first is None:
+        return
+    producers = [row[0] for row in db.execute(
+        "WITH RECURSIVE up(id) AS (SELECT ? UNION SELECT e.src_value_id FROM dvdg_edges e"
+        " JOIN up ON e.dst_value_id = up.id)"
+        " SELECT DISTINCT k.process_id FROM up JOIN dvdg_values v ON v.id = up.id"
+        " JOIN dvdg_ops o ON o.id = v.producer_op_id AND o.kind = 'kernel'"
+        " JOIN kernels k ON k.id = o.source_id ORDER BY 1", first)]
+    checks.expect(producers == [1, 2],
+                  f"rank 0's all-reduced tensor comes from both ranks' kernels ({producers})")
+    why = subprocess.run([apptracer, "dvdg", merged, "--no-store", "--why", f"v{first[0]}"],
+                         capture_output=True, text=True)
+    checks.expect(why.returncode == 0 and "AllReduce" in why.stdout,
+                  "dvdg --why on it goes through the AllReduce")
+    print(why.stdout)
 
 
 if __name__ == "__main__":

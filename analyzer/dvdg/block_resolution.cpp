@@ -109,7 +109,8 @@ class Splitter {
 };
 
 bool splittable(OpKind kind) {
-  return kind == OpKind::Copy || kind == OpKind::Memset || kind == OpKind::Kernel;
+  return kind == OpKind::Copy || kind == OpKind::Memset || kind == OpKind::Kernel ||
+         kind == OpKind::Collective || kind == OpKind::Message;
 }
 
 }  // namespace

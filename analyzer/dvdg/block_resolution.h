@@ -1,4 +1,4 @@
-// Accesses to memory a framework allocator carved up: a copy, memset or
+// Accesses to memory a framework allocator carved up: a copy, memset, collective or
 // kernel argument recorded against an allocation (the allocator's segment)
 // really touches the sub-allocations (tensor blocks) live at the place and
 // time it was issued. This splits such accesses accordingly.
@@ -12,7 +12,7 @@
 
 namespace apptracer::dvdg {
 
-// Rewrites each access of a copy, memset or kernel to a location marked in
+// Rewrites each access of a copy, memset, kernel, collective or message to a location marked in
 // `holds_blocks` into accesses of the blocks live at its op's issue time:
 //  * a byte range (copies, memsets) becomes one access per block it overlaps,
 //    and one of the allocation itself per stretch no live block covers;

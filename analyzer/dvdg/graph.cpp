@@ -11,6 +11,8 @@ std::string_view to_string(OpKind kind) {
     case OpKind::Kernel: return "kernel";
     case OpKind::Migration: return "migration";
     case OpKind::HostPhase: return "host phase";
+    case OpKind::Collective: return "collective";
+    case OpKind::Message: return "message";
   }
   return "?";
 }

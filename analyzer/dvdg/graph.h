@@ -26,7 +26,12 @@ namespace apptracer::dvdg {
 // migration records, grouped per allocation, direction and causing op).
 // HostPhase: the CPU touching managed memory between GPU work, which is what
 // made the migrations placed before it.
-enum class OpKind : uint8_t { Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase };
+// Collective: one NCCL/MPI collective, every rank's part of it in the trace
+// joined into one op (merge's collective_matches). Message: one point-to-point
+// send and the receive it matched (or either end alone, the other not traced).
+enum class OpKind : uint8_t {
+  Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase, Collective, Message
+};
 // Allocations and frees make and end regions rather than read or write data.
 // (A sub-allocation's lifetime is no op: a training step has as many as
 // kernels, and its sub_allocations row already says it.)
@@ -60,6 +65,13 @@ struct Location {
   bool starts_with_data = true;
   // Managed memory: its values also say where they reside.
   bool is_managed() const { return alloc_kind == AllocKind::Managed; }
+  // A merged trace's process (processes.process_id; 0 in a single trace):
+  // ranks' address spaces overlap, so an address means something per process.
+  uint16_t process = 0;
+  // No memory: what a collective combined from every rank's send buffer and
+  // wrote into every rank's receive buffer (one value, so a collective has
+  // edges per rank rather than per pair of ranks).
+  bool exchanged = false;
 };
 
 // Where a value of managed memory resides: a device ordinal, or the host
@@ -85,12 +97,23 @@ struct Op {
   int64_t bytes = 0;     // copies, memsets and migrations
   int64_t name_id = 0;   // kernels: strings.id of the demangled (else mangled) name
   uint8_t migration_cause = 0;  // migrations: enum um_migration_cause
+  // Collectives and messages: what the ranks called (messages: Send, or Recv
+  // when only the receiver is in the trace).
+  CollectiveKind collective_kind = CollectiveKind::AllReduce;
+  uint16_t process = 0;  // a merged trace's process (processes.process_id); 0 in a single trace
   static constexpr uint32_t kNoOp = UINT32_MAX;
   // Migrations GPU work (kernel, copy, memset) or a host phase caused: the op
   // they are placed right before (a position into the trace's ops, then,
   // once built, in program order). Prefetches are migrations ordered by their
   // own stream instead.
   uint32_t caused_by = kNoOp;
+  // An NCCL kernel: the collective or message op it ran (a trace position,
+  // then a program-order one), which says what it read and wrote instead of
+  // its arguments.
+  uint32_t runs_collective = kNoOp;
+  // Collectives and messages: ranks taking part that have no row in the
+  // trace (a single rank's trace, a rank whose trace was not merged).
+  int16_t ranks_missing = 0;
 };
 
 struct Value {

@@ -77,20 +77,23 @@ class Builder {
     int64_t position_begin;  // -1: no positions (kernels, 2D copies)
     int64_t position_end;
     bool uninitialized;
+    int64_t bytes;  // of the value, read
   };
 
-  // Ops point at the op that caused them by trace position; the graph speaks
-  // in program-order positions.
+  // Ops point at the op that caused them (and NCCL kernels at the
+  // collective they ran) by trace position; the graph speaks in
+  // program-order positions.
   void renumber_causes(const std::vector<uint32_t>& order) {
     std::vector<uint32_t> position;
     for (uint32_t p = 0; p < order.size(); ++p) {
-      uint32_t& cause = graph_.ops[p].caused_by;
-      if (cause == Op::kNoOp) continue;
-      if (position.empty()) {
-        position.resize(order.size());
-        for (uint32_t q = 0; q < order.size(); ++q) position[order[q]] = q;
+      for (uint32_t* link : {&graph_.ops[p].caused_by, &graph_.ops[p].runs_collective}) {
+        if (*link == Op::kNoOp) continue;
+        if (position.empty()) {
+          position.resize(order.size());
+          for (uint32_t q = 0; q < order.size(); ++q) position[order[q]] = q;
+        }
+        *link = position[*link];
       }
-      cause = position[cause];
     }
   }
 
@@ -248,6 +251,10 @@ class Builder {
     }
     if (record.arguments_unknown) ++opaque_kernels_seen_;
     gather_reads(op, record);
+    if (record.kind == OpKind::Collective) {
+      exchange(op, record);
+      return;
+    }
     for (const Access& access : accesses_) {
       if (access.writes) write(op, record, access);
     }
@@ -263,7 +270,7 @@ class Builder {
                                                 ? -1
                                                 : access.position + (from - access.begin);
                          Read read{value, position, position < 0 ? -1 : position + (to - from),
-                                   false};
+                                   false, to - from};
                          if (may_hold_data(value)) {
                            reads_.push_back(read);
                          } else if (access.known_read) {
@@ -292,7 +299,30 @@ class Builder {
       int64_t to = std::min(read.position_end, write.position + (write.end - write.begin));
       return std::max<int64_t>(0, to - from);
     }
+    if (record.kind == OpKind::Collective) return write.end - write.begin;
     return record.kind == OpKind::Kernel ? -1 : record.bytes;
+  }
+
+  // A collective: every value read (each rank's send range) goes into one
+  // exchanged value, which every write (each rank's receive range) comes
+  // from: edges grow with the ranks, not with their square.
+  void exchange(uint32_t op, const Op& record) {
+    auto made = std::find_if(accesses_.begin(), accesses_.end(), [&](const Access& a) {
+      return trace_.locations[a.location].exchanged;
+    });
+    if (made == accesses_.end()) return;
+    uint32_t exchanged =
+        new_value(made->location, 0, op, true, kNoResidency, 0, location_bytes(made->location));
+    pieces_[made->location].assign(1, {0, exchanged});
+    graph_.op_writes.push_back(exchanged);
+    for (const Read& read : reads_) {
+      graph_.edges.push_back(
+          {read.value, exchanged, op, EdgeKind::Data, read.uninitialized, read.bytes});
+    }
+    reads_.assign(1, Read{exchanged, -1, -1, false, location_bytes(made->location)});
+    for (const Access& access : accesses_) {
+      if (access.writes && &access != &*made) write(op, record, access);
+    }
   }
 
   void write(uint32_t op, const Op& record, const Access& access) {

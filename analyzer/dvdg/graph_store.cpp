@@ -119,7 +119,9 @@ void store_ops(Database& db, const Graph& graph) {
   insert_rows(db, ops_table(), graph.ops.size(), [&](RowBinder& row, size_t i) {
     const Op& op = graph.ops[i];
     bool migration = op.kind == OpKind::Migration;
-    bool moves_bytes = op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration;
+    bool collective = op.kind == OpKind::Collective || op.kind == OpKind::Message;
+    bool moves_bytes =
+        op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration || collective;
     row.integer(static_cast<int64_t>(i + 1))
         .constant_text(to_string(op.kind))
         .integer(op.source_id)
@@ -136,7 +138,10 @@ void store_ops(Database& db, const Graph& graph) {
         .optional(op.caused_by != Op::kNoOp, int64_t{op.caused_by} + 1)
         .optional(migration, op.from)
         .optional(migration, op.to)
-        .optional_text(migration, to_string(static_cast<UmMigrationCause>(op.migration_cause)));
+        .optional_text(migration, to_string(static_cast<UmMigrationCause>(op.migration_cause)))
+        .optional(collective, static_cast<int64_t>(op.collective_kind))
+        .optional(collective, op.ranks_missing)
+        .optional(op.runs_collective != Op::kNoOp, int64_t{op.runs_collective} + 1);
   });
 }
 
@@ -157,7 +162,8 @@ void store_values(Database& db, const Graph& graph) {
         .integer(value.read_uninitialized)
         .optional(value.residency != kNoResidency, value.residency)
         .optional(location.sub_allocation_id.has_value(), location.sub_allocation_id.value_or(0))
-        .integer(value.offset);
+        .integer(value.offset)
+        .integer(location.exchanged);
   });
 }
 

@@ -125,6 +125,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.field("holds_data", record.holds_data);
     json.field("read_uninitialized", record.read_uninitialized);
     json.optional_field("location", record.residency != kNoResidency, record.residency);
+    if (where.exchanged) json.field("exchanged", true);
     json.end_object();
     separator = ",\n";
   }
@@ -154,6 +155,12 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
                  to_string(static_cast<UmMigrationCause>(record.migration_cause)));
       json.optional_field("cause_op", record.caused_by != Op::kNoOp, op_id(record.caused_by));
     }
+    if (record.kind == OpKind::Collective || record.kind == OpKind::Message) {
+      json.field("collective_kind", to_string(record.collective_kind));
+      json.field("ranks_missing", int64_t{record.ranks_missing});
+    }
+    json.optional_field("collective_op", record.runs_collective != Op::kNoOp,
+                        op_id(record.runs_collective));
     json.end_object();
     separator = ",\n";
   }

@@ -45,6 +45,16 @@ std::string op_name(const Graph& graph, uint32_t op) {
       if (found != graph.names.end() && !found->second.empty()) return found->second;
       return "kernel";
     }
+    case OpKind::Collective: {
+      std::string name(to_string(record.collective_kind));
+      if (record.ranks_missing == 0) return name;
+      return name + " (" + std::to_string(record.ranks_missing) +
+             (record.ranks_missing == 1 ? " rank" : " ranks") + " not in the trace)";
+    }
+    case OpKind::Message:
+      if (record.ranks_missing == 0) return "Send/Recv";
+      return record.collective_kind == CollectiveKind::Send ? "Send (receiver not in the trace)"
+                                                            : "Recv (sender not in the trace)";
     default: return std::string(to_string(record.kind));
   }
 }
@@ -58,6 +68,7 @@ std::string migration_detail(const Graph& graph, const Edge& edge) {
 std::string location_name(const Graph& graph, uint32_t location) {
   const Location& where = graph.locations[location];
   std::string name;
+  if (where.exchanged) return "data a collective exchanged (no memory)";
   if (where.sub_allocation_id) {
     name = "sub-allocation #" + std::to_string(*where.sub_allocation_id) + " (" +
            std::string(where.allocator ? to_string(*where.allocator) : "framework allocator") +
@@ -83,6 +94,7 @@ std::string value_label(const Graph& graph, uint32_t value, const char* line_bre
   const Value& record = graph.values[value];
   const Location& where = graph.locations[record.location];
   std::string label = value_ref(value) + ": " + location_name(graph, record.location);
+  if (where.exchanged) return label + line_break + format_bytes(record.bytes);
   label += line_break + hex_address(where.address + record.offset) + ", " +
            format_bytes(record.bytes);
   // Part of its region: which part.

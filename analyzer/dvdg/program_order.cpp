@@ -20,9 +20,10 @@ struct Constraint {
   size_t count;
 };
 
-// The operations of one stream (or of the host: allocations, frees and
-// work without a stream), in issue order.
+// The operations of one stream (or of a process's host: allocations, frees
+// and work without a stream), in issue order.
 struct Lane {
+  uint16_t process = 0;
   std::optional<int64_t> device;
   std::optional<int64_t> stream;
   std::vector<uint32_t> ops;
@@ -40,6 +41,7 @@ class Orderer {
     build_lanes();
     add_event_waits();
     add_syncs();
+    add_rank_calls();
     for (Lane& lane : lanes_) {
       std::stable_sort(
           lane.constraints.begin(), lane.constraints.end(),
@@ -50,7 +52,8 @@ class Orderer {
 
  private:
   void build_lanes() {
-    std::map<std::pair<std::optional<int64_t>, std::optional<int64_t>>, uint32_t> index;
+    using LaneKey = std::tuple<uint16_t, std::optional<int64_t>, std::optional<int64_t>>;
+    std::map<LaneKey, uint32_t> index;
     for (uint32_t op = 0; op < trace_.ops.size(); ++op) {
       const Op& record = trace_.ops[op];
       if (record.caused_by != Op::kNoOp) {
@@ -58,13 +61,14 @@ class Orderer {
         continue;
       }
       bool on_stream = record.stream && !is_lifetime_op(record.kind);
-      auto key = on_stream ? std::make_pair(record.device, record.stream)
-                           : std::make_pair(std::optional<int64_t>(), std::optional<int64_t>());
+      LaneKey key = on_stream ? LaneKey(record.process, record.device, record.stream)
+                              : LaneKey(record.process, std::nullopt, std::nullopt);
       auto [it, inserted] = index.emplace(key, static_cast<uint32_t>(lanes_.size()));
       if (inserted) {
         lanes_.emplace_back();
-        lanes_.back().device = key.first;
-        lanes_.back().stream = key.second;
+        lanes_.back().process = record.process;
+        lanes_.back().device = std::get<1>(key);
+        lanes_.back().stream = std::get<2>(key);
       }
       lanes_[it->second].ops.push_back(op);
     }
@@ -87,12 +91,12 @@ class Orderer {
                                lane.issue_ns.begin());
   }
 
-  std::vector<uint32_t> lanes_of(std::optional<int64_t> stream,
+  std::vector<uint32_t> lanes_of(uint16_t process, std::optional<int64_t> stream,
                                  std::optional<int64_t> device) const {
     std::vector<uint32_t> found;
     for (uint32_t i = 0; i < lanes_.size(); ++i) {
       const Lane& lane = lanes_[i];
-      if (!lane.stream || lane.stream != stream) continue;
+      if (lane.process != process || !lane.stream || lane.stream != stream) continue;
       if (device && lane.device && lane.device != device) continue;
       found.push_back(i);
     }
@@ -119,8 +123,8 @@ class Orderer {
 
   // The record an event wait or event sync at `ns` refers to: the latest
   // record of that event issued before it.
-  const StreamEvent* record_before(int64_t handle, int64_t ns) const {
-    auto found = records_.find(handle);
+  const StreamEvent* record_before(uint16_t process, int64_t handle, int64_t ns) const {
+    auto found = records_.find({process, handle});
     if (found == records_.end()) return nullptr;
     const auto& records = found->second;
     auto after =
@@ -131,7 +135,8 @@ class Orderer {
 
   void add_event_waits() {
     for (const StreamEvent& event : trace_.stream_events) {
-      if (event.kind == StreamEventKind::Record) records_[event.handle].push_back(&event);
+      if (event.kind == StreamEventKind::Record)
+        records_[{event.process, event.handle}].push_back(&event);
     }
     for (auto& [handle, records] : records_) {
       std::stable_sort(records.begin(), records.end(),
@@ -139,10 +144,10 @@ class Orderer {
     }
     for (const StreamEvent& wait : trace_.stream_events) {
       if (wait.kind != StreamEventKind::Wait) continue;
-      const StreamEvent* record = record_before(wait.handle, wait.ns);
+      const StreamEvent* record = record_before(wait.process, wait.handle, wait.ns);
       if (!record) continue;
-      for (uint32_t after : lanes_of(record->stream, record->device)) {
-        for (uint32_t blocked : lanes_of(wait.stream, wait.device)) {
+      for (uint32_t after : lanes_of(record->process, record->stream, record->device)) {
+        for (uint32_t blocked : lanes_of(wait.process, wait.stream, wait.device)) {
           order(after, record->ns, blocked, wait.ns);
         }
       }
@@ -150,26 +155,28 @@ class Orderer {
   }
 
   // After a synchronization returns, the host issues new work only once the
-  // awaited work has finished.
+  // awaited work has finished (its own process's: other ranks go on).
   void add_syncs() {
-    std::vector<uint32_t> all(lanes_.size());
-    for (uint32_t i = 0; i < all.size(); ++i) all[i] = i;
+    std::map<uint16_t, std::vector<uint32_t>> processes;
+    for (uint32_t i = 0; i < lanes_.size(); ++i) processes[lanes_[i].process].push_back(i);
     std::vector<const SyncPoint*> syncs;
     for (const SyncPoint& sync : trace_.syncs) syncs.push_back(&sync);
     std::stable_sort(syncs.begin(), syncs.end(),
                      [](const SyncPoint* a, const SyncPoint* b) { return a->end_ns < b->end_ns; });
     for (const SyncPoint* sync : syncs) {
+      const std::vector<uint32_t>& all = processes[sync->process];
       std::vector<uint32_t> awaited;
       int64_t awaited_ns = sync->start_ns;
       switch (sync->kind) {
         case SyncKind::Device:
         case SyncKind::Context: awaited = all; break;
-        case SyncKind::Stream: awaited = lanes_of(sync->stream, sync->device); break;
+        case SyncKind::Stream: awaited = lanes_of(sync->process, sync->stream, sync->device); break;
         case SyncKind::Event: {
           const StreamEvent* record =
-              sync->event_handle ? record_before(*sync->event_handle, sync->start_ns) : nullptr;
+              sync->event_handle ? record_before(sync->process, *sync->event_handle, sync->start_ns)
+                                 : nullptr;
           if (!record) break;
-          awaited = lanes_of(record->stream, record->device);
+          awaited = lanes_of(record->process, record->stream, record->device);
           awaited_ns = record->ns;
           break;
         }
@@ -178,6 +185,46 @@ class Orderer {
         for (uint32_t blocked : all) order(after, awaited_ns, blocked, sync->end_ns);
       }
     }
+  }
+
+  // A collective or message joins the lanes of its ranks: its op (in its
+  // first rank's lane) waits for what each other rank issued to its lane
+  // before its call, and what that rank issued after waits for the op.
+  // Ranks' clocks differ, so this is what puts the op between each rank's
+  // producers and consumers, not time.
+  void add_rank_calls() {
+    if (trace_.rank_calls.empty()) return;
+    std::unordered_map<uint32_t, std::pair<uint32_t, size_t>> placed;  // op -> (lane, position)
+    for (uint32_t i = 0; i < lanes_.size(); ++i) {
+      for (size_t p = 0; p < lanes_[i].ops.size(); ++p) {
+        if (trace_.ops[lanes_[i].ops[p]].kind == OpKind::Collective ||
+            trace_.ops[lanes_[i].ops[p]].kind == OpKind::Message)
+          placed[lanes_[i].ops[p]] = {i, p};
+      }
+    }
+    for (const RankCall& call : trace_.rank_calls) {
+      auto [lane, position] = placed.at(call.op);
+      std::vector<uint32_t> others = lanes_of(call.process, call.stream, call.device);
+      if (others.empty()) others = host_lanes(call.process);
+      for (uint32_t other : others) {
+        if (other == lane) continue;
+        const Lane& rank = lanes_[other];
+        size_t before = static_cast<size_t>(
+            std::lower_bound(rank.issue_ns.begin(), rank.issue_ns.end(), call.issue_ns) -
+            rank.issue_ns.begin());
+        if (before > 0) lanes_[lane].constraints.push_back({position, other, before});
+        if (before < rank.ops.size())
+          lanes_[other].constraints.push_back({before, lane, position + 1});
+      }
+    }
+  }
+
+  std::vector<uint32_t> host_lanes(uint16_t process) const {
+    std::vector<uint32_t> found;
+    for (uint32_t i = 0; i < lanes_.size(); ++i) {
+      if (lanes_[i].process == process && !lanes_[i].stream) found.push_back(i);
+    }
+    return found;
   }
 
   int64_t head_time(const Lane& lane) const { return trace_.ops[lane.ops[lane.next]].start_ns; }
@@ -247,7 +294,7 @@ class Orderer {
   const TraceOps& trace_;
   size_t caused_migrations_ = 0;  // left out of the lanes, placed before their cause
   std::vector<Lane> lanes_;
-  std::map<int64_t, std::vector<const StreamEvent*>> records_;
+  std::map<std::pair<uint16_t, int64_t>, std::vector<const StreamEvent*>> records_;  // by (process, handle)
   // Per (after, blocked) lane pair: the last constraint added between them.
   std::unordered_map<uint64_t, Constraint> latest_;
 };

@@ -21,6 +21,8 @@ proto::Op::Kind proto_kind(OpKind kind) {
     case OpKind::Kernel: return proto::Op::KERNEL;
     case OpKind::Migration: return proto::Op::MIGRATION;
     case OpKind::HostPhase: return proto::Op::HOST_PHASE;
+    case OpKind::Collective: return proto::Op::COLLECTIVE;
+    case OpKind::Message: return proto::Op::MESSAGE;
   }
   return proto::Op::KIND_UNSPECIFIED;
 }
@@ -65,6 +67,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     if (where.device) item.set_device(*where.device);
     item.set_memory(std::string(to_string(where.memory)));
     item.set_version(record.version);
+    item.set_exchanged(where.exchanged);
     if (record.producer_op != Value::kNoOp)
       item.set_producer_op_id(uint64_t{record.producer_op} + 1);
     if (record.freed_by_op != Value::kNoOp)
@@ -99,6 +102,12 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
           std::string(to_string(static_cast<UmMigrationCause>(record.migration_cause))));
       if (record.caused_by != Op::kNoOp) item.set_cause_op_id(uint64_t{record.caused_by} + 1);
     }
+    if (record.kind == OpKind::Collective || record.kind == OpKind::Message) {
+      item.set_collective_kind(std::string(to_string(record.collective_kind)));
+      item.set_ranks_missing(record.ranks_missing);
+    }
+    if (record.runs_collective != Op::kNoOp)
+      item.set_collective_op_id(uint64_t{record.runs_collective} + 1);
     write_element(coded, proto::Graph::kOpsFieldNumber, item);
   }
   for (const ViewEdge& shown : view.edges) {

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <tuple>
 #include <exception>
+#include <iterator>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -13,6 +15,7 @@
 #include <utility>
 
 #include "block_resolution.h"
+#include "collective_operations.h"
 #include "exact_accesses.h"
 #include "migration_groups.h"
 
@@ -88,6 +91,7 @@ class Reader {
       read_copies();
       read_memsets();
       read_kernels();
+      read_collectives();
       exact_ = ExactAccesses::read(db_);
       read_migrations();
       read_stream_events();
@@ -107,7 +111,7 @@ class Reader {
     // Exact ranges first: they are split by the tensors they touch too.
     add_exact_accesses();
     holds_blocks_.resize(out_.locations.size(), false);
-    split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
+    split_by_blocks_per_process();
     group_accesses();
     return std::move(out_);
   }
@@ -142,6 +146,12 @@ class Reader {
     kernel_ops_.reserve(static_cast<size_t>(kernels));
   }
 
+  // The process a row came from: a merged trace's process_id column, 0 in a
+  // single process's trace.
+  std::string process_column(const char* table) {
+    return db_.has_column(table, "process_id") ? "coalesce(process_id, 0)" : "0";
+  }
+
   uint32_t add_op(const Op& op) {
     out_.ops.push_back(op);
     return static_cast<uint32_t>(out_.ops.size() - 1);
@@ -169,7 +179,8 @@ class Reader {
 
   void read_allocations() {
     Statement rows =
-        db_.prepare("SELECT id, kind, address, bytes, device, alloc_ns, free_ns FROM allocations");
+        db_.prepare("SELECT id, kind, address, bytes, device, alloc_ns, free_ns, " +
+                    process_column("allocations") + " FROM allocations");
     while (rows.step()) {
       Location location;
       location.alloc_id = rows.int64(0);
@@ -179,6 +190,7 @@ class Reader {
       location.alloc_kind = static_cast<AllocKind>(rows.int64(1));
       location.memory = memory_kind_of(*location.alloc_kind);
       location.starts_with_data = !is_device_memory(location.memory);
+      location.process = static_cast<uint16_t>(rows.int64(7));
       uint32_t index = add_location(location);
       alloc_locations_.emplace(*location.alloc_id, index);
       add_lifetime(index, rows.int64(5), rows.optional_int64(6));
@@ -191,6 +203,7 @@ class Reader {
     alloc.kind = OpKind::Allocation;
     alloc.source_id = *out_.locations[location].alloc_id;
     alloc.device = out_.locations[location].device;
+    alloc.process = out_.locations[location].process;
     alloc.issue_ns = alloc.start_ns = alloc.end_ns = alloc_ns;
     alloc.bytes = out_.locations[location].bytes;
     add_access(add_op(alloc), whole(location));
@@ -219,8 +232,8 @@ class Reader {
     for (const Location& location : out_.locations) widest = std::max(widest, location.bytes);
 
     Statement rows = db_.prepare(
-        "SELECT id, allocator, parent_alloc_id, address, bytes, device, alloc_ns, free_ns "
-        "FROM sub_allocations ORDER BY id");
+        "SELECT id, allocator, parent_alloc_id, address, bytes, device, alloc_ns, free_ns, " +
+        process_column("sub_allocations") + " FROM sub_allocations ORDER BY id");
     while (rows.step()) {
       Location location;
       location.sub_allocation_id = rows.int64(0);
@@ -230,6 +243,7 @@ class Reader {
       location.bytes = rows.int64(4);
       location.device = rows.optional_int64(5);
       location.memory = MemoryKind::Device;
+      location.process = static_cast<uint16_t>(rows.int64(8));
       if (location.alloc_id) {
         auto parent = alloc_locations_.find(*location.alloc_id);
         if (parent != alloc_locations_.end()) {
@@ -241,14 +255,15 @@ class Reader {
       location.alloc_ns = rows.int64(6);
       location.free_ns = rows.optional_int64(7);
       uint32_t index = add_location(location);
-      blocks_.push_back({index, location.address, location.bytes, location.alloc_ns,
+      blocks_.push_back({index, location.process, location.address, location.bytes, location.alloc_ns,
                          location.free_ns.value_or(INT64_MAX)});
       // Every allocation overlapping the block holds it.
       auto it = std::lower_bound(by_address.begin(), by_address.end(),
                                  std::make_pair(location.address - widest, uint32_t{0}));
       for (; it != by_address.end() && it->first < location.address + location.bytes; ++it) {
         const Location& candidate = out_.locations[it->second];
-        if (candidate.address + candidate.bytes > location.address)
+        if (candidate.process == location.process &&
+            candidate.address + candidate.bytes > location.address)
           holds_blocks_[it->second] = true;
       }
     }
@@ -259,19 +274,21 @@ class Reader {
   // unknown region starting at its address.
   std::optional<uint32_t> endpoint(std::optional<int64_t> alloc_id, std::optional<int64_t> address,
                                    int64_t bytes, MemoryKind memory,
-                                   std::optional<int64_t> device) {
+                                   std::optional<int64_t> device, uint16_t process) {
     if (alloc_id) {
       auto found = alloc_locations_.find(*alloc_id);
       if (found != alloc_locations_.end()) return found->second;
     }
     if (!address) return std::nullopt;
-    auto found = unknown_locations_.find(*address);
+    auto found = unknown_locations_.find({process, *address});
     if (found == unknown_locations_.end()) {
       Location location;
       location.address = *address;
       location.memory = memory;
       location.device = device;
-      found = unknown_locations_.emplace(*address, add_location(location)).first;
+      location.process = process;
+      found = unknown_locations_.emplace(std::make_pair(process, *address), add_location(location))
+                  .first;
     }
     Location& location = out_.locations[found->second];
     location.bytes = std::max(location.bytes, bytes);
@@ -292,8 +309,8 @@ class Reader {
     Statement rows = db_.prepare(
         "SELECT id, kind, bytes, src_alloc_id, dst_alloc_id, src_offset, dst_offset, "
         "src_address, dst_address, src_memory, dst_memory, src_device, dst_device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns, width, height, src_pitch, dst_pitch "
-        "FROM memcpys");
+        "api_start_ns, gpu_start_ns, gpu_end_ns, width, height, src_pitch, dst_pitch, " +
+        process_column("memcpys") + " FROM memcpys");
     while (rows.step()) {
       auto kind = static_cast<CopyKind>(rows.int64(1));
       int64_t bytes = rows.int64(2);
@@ -311,6 +328,7 @@ class Reader {
           is_device_memory(dst_memory) || !is_device_memory(src_memory) ? dst_device : src_device;
       if (!op.device) op.device = dst_device ? dst_device : src_device;
       op.stream = rows.optional_int64(13);
+      op.process = static_cast<uint16_t>(rows.int64(21));
       set_times(op, rows.optional_int64(14), rows.optional_int64(15), rows.optional_int64(16));
       // A prefetch moves managed memory without changing what it holds: it
       // becomes a migration op for each direction it moved bytes in, if any.
@@ -325,9 +343,9 @@ class Reader {
       int64_t src_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(19));
       int64_t dst_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(20));
       std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7),
-                                             src_span, src_memory, src_device);
+                                             src_span, src_memory, src_device, op.process);
       std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8),
-                                             dst_span, dst_memory, dst_device);
+                                             dst_span, dst_memory, dst_device, op.process);
       uint32_t index = add_op(op);
       if (src) {
         Access read = range(*src, rows.optional_int64(5), src_span);
@@ -348,18 +366,21 @@ class Reader {
   void read_memsets() {
     Statement rows = db_.prepare(
         "SELECT id, bytes, alloc_id, alloc_offset, address, memory, device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns FROM memsets");
+        "api_start_ns, gpu_start_ns, gpu_end_ns, " +
+        process_column("memsets") + " FROM memsets");
     while (rows.step()) {
       int64_t bytes = rows.int64(1);
+      auto process = static_cast<uint16_t>(rows.int64(11));
       std::optional<uint32_t> dst =
           endpoint(rows.optional_int64(2), rows.optional_int64(4), bytes,
-                   static_cast<MemoryKind>(rows.int64(5)), rows.optional_int64(6));
+                   static_cast<MemoryKind>(rows.int64(5)), rows.optional_int64(6), process);
       Op op;
       op.kind = OpKind::Memset;
       op.source_id = rows.int64(0);
       op.bytes = bytes;
       op.device = rows.optional_int64(6);
       op.stream = rows.optional_int64(7);
+      op.process = process;
       set_times(op, rows.optional_int64(8), rows.optional_int64(9), rows.optional_int64(10));
       uint32_t index = add_op(op);
       if (dst) {
@@ -373,7 +394,7 @@ class Reader {
   void read_kernels() {
     Statement rows = db_.prepare(
         "SELECT id, coalesce(demangled_id, name_id), device, stream, api_start_ns, "
-        "gpu_start_ns, gpu_end_ns FROM kernels ORDER BY id");
+        "gpu_start_ns, gpu_end_ns, " + process_column("kernels") + " FROM kernels ORDER BY id");
     while (rows.step()) {
       Op op;
       op.kind = OpKind::Kernel;
@@ -382,6 +403,7 @@ class Reader {
       op.name_id = rows.is_null(1) ? 0 : rows.int64(1);
       op.device = rows.optional_int64(2);
       op.stream = rows.optional_int64(3);
+      op.process = static_cast<uint16_t>(rows.int64(7));
       set_times(op, rows.optional_int64(4), rows.optional_int64(5), rows.optional_int64(6));
       kernel_ids_.push_back(op.source_id);
       kernel_ops_.push_back(add_op(op));
@@ -392,6 +414,75 @@ class Reader {
       auto found = out_.names.find(names.int64(0));
       if (found != out_.names.end()) found->second = names.text(1);
     }
+  }
+
+  // One op per NCCL/MPI operation (DESIGN.md): a collective reads every
+  // rank's send range and writes every rank's receive range through one
+  // exchanged value (graph_builder); a message reads the sender's buffer and
+  // writes the receiver's, byte by byte. The op sits in its first rank's
+  // lane; the other ranks' calls order it against their own lanes. The
+  // NCCL kernel that ran a call stays an op (its time, its stream) without
+  // accesses of its own: the collective says what it read and wrote.
+  void read_collectives() {
+    for (const std::vector<CollectiveCall>& calls : read_collective_operations(db_)) {
+      const CollectiveCall& first = calls.front();
+      bool message = is_point_to_point(first.kind);
+      Op op;
+      op.kind = message ? OpKind::Message : OpKind::Collective;
+      op.collective_kind = first.kind;
+      op.source_id = first.id;
+      op.device = first.device;
+      op.stream = first.stream;
+      op.process = first.process;
+      set_times(op, first.api_start_ns, first.gpu_start_ns, first.gpu_end_ns);
+      int64_t expected = message ? 2 : first.nranks;
+      op.ranks_missing = static_cast<int16_t>(
+          std::clamp<int64_t>(expected - static_cast<int64_t>(calls.size()), 0, INT16_MAX));
+      // What it delivered: the receive buffers (a send whose receiver is not
+      // traced: what it sent), so no byte counts twice.
+      int64_t received = 0, sent = 0, widest = 0;
+      for (const CollectiveCall& call : calls) {
+        if (call.recv) received += call.recv->bytes;
+        if (call.send) sent += call.send->bytes;
+        widest = std::max({widest, call.send ? call.send->bytes : 0, call.recv ? call.recv->bytes : 0});
+      }
+      op.bytes = received > 0 ? received : sent;
+      uint32_t index = add_op(op);
+      for (const CollectiveCall& call : calls) {
+        if (&call != &first)
+          out_.rank_calls.push_back({index, call.process, call.device, call.stream, call.api_start_ns});
+        add_buffer_access(index, call, call.send, false, message);
+        add_buffer_access(index, call, call.recv, true, message);
+        std::optional<uint32_t> kernel = call.kernel_id ? kernel_op(*call.kernel_id) : std::nullopt;
+        if (kernel && out_.ops[*kernel].runs_collective == Op::kNoOp) {
+          out_.ops[*kernel].runs_collective = index;
+          out_.ops[*kernel].arguments_unknown = false;
+        }
+      }
+      if (message) continue;
+      Location exchanged;
+      exchanged.exchanged = true;
+      exchanged.bytes = widest;
+      exchanged.process = first.process;
+      Access made = whole(add_location(exchanged));
+      made.writes = made.exact = true;
+      add_access(index, made);
+    }
+  }
+
+  // A send buffer is read for certain; a receive buffer written whole.
+  // Messages pair bytes by position, as copies do.
+  void add_buffer_access(uint32_t op, const CollectiveCall& call,
+                         const std::optional<BufferRange>& buffer, bool written, bool positioned) {
+    if (!buffer || buffer->bytes <= 0) return;
+    std::optional<uint32_t> location = endpoint(buffer->alloc_id, buffer->address, buffer->bytes,
+                                                MemoryKind::Unknown, call.device, call.process);
+    if (!location) return;
+    Access access = range(*location, buffer->offset, buffer->bytes);
+    access.reads = access.known_read = !written;
+    access.writes = access.exact = written;
+    if (positioned) access.position = 0;
+    add_access(op, access);
   }
 
   // The op of a kernel row; kernel ids are usually consecutive, so the
@@ -413,7 +504,9 @@ class Reader {
       std::optional<uint32_t> kernel = kernel_op(argument.kernel_id);
       if (!kernel) continue;
       out_.ops[*kernel].arguments_unknown = false;
-      if (!argument.points_into_allocation || exact_and_complete(argument.kernel_id)) continue;
+      if (!argument.points_into_allocation || exact_and_complete(argument.kernel_id) ||
+          out_.ops[*kernel].runs_collective != Op::kNoOp)
+        continue;
       auto location = alloc_locations_.find(argument.alloc_id);
       if (location == alloc_locations_.end()) continue;
       auto access_kind = argument.access;
@@ -450,9 +543,10 @@ class Reader {
       if (!kernel) continue;
       Op& op = out_.ops[*kernel];
       op.arguments_unknown = false;
+      if (op.runs_collective != Op::kNoOp) continue;
       for (const AllocationTouch& touch : touches_by_allocation(exact)) {
         std::optional<uint32_t> location = endpoint(touch.alloc_id, touch.lo, touch.hi - touch.lo,
-                                                    MemoryKind::Unknown, op.device);
+                                                    MemoryKind::Unknown, op.device, op.process);
         if (!location) continue;
         const Location& where = out_.locations[*location];
         Access access;
@@ -488,6 +582,7 @@ class Reader {
       op.end_ns = group.end_ns;
       // The device whose memory it moved in or out (`--device` shows it).
       op.device = group.to != kHostResidency ? group.to : group.from;
+      op.process = out_.locations[location->second].process;
       switch (group.cause.kind) {
         case UmCauseKind::Prefetch: {
           auto prefetch = prefetches_.find(group.cause.row);
@@ -558,7 +653,8 @@ class Reader {
 
   void read_stream_events() {
     Statement rows =
-        db_.prepare("SELECT kind, event_handle, stream, device, ns FROM stream_events");
+        db_.prepare("SELECT kind, event_handle, stream, device, ns, " +
+                    process_column("stream_events") + " FROM stream_events");
     while (rows.step()) {
       StreamEvent event;
       event.kind = static_cast<StreamEventKind>(rows.int64(0));
@@ -566,13 +662,15 @@ class Reader {
       event.stream = rows.optional_int64(2);
       event.device = rows.optional_int64(3);
       event.ns = rows.int64(4);
+      event.process = static_cast<uint16_t>(rows.int64(5));
       out_.stream_events.push_back(event);
     }
   }
 
   void read_syncs() {
     Statement rows =
-        db_.prepare("SELECT kind, device, stream, event_handle, start_ns, end_ns FROM syncs");
+        db_.prepare("SELECT kind, device, stream, event_handle, start_ns, end_ns, " +
+                    process_column("syncs") + " FROM syncs");
     while (rows.step()) {
       SyncPoint sync;
       sync.kind = static_cast<SyncKind>(rows.int64(0));
@@ -581,7 +679,28 @@ class Reader {
       sync.event_handle = rows.optional_int64(3);
       sync.start_ns = rows.int64(4);
       sync.end_ns = rows.int64(5);
+      sync.process = static_cast<uint16_t>(rows.int64(6));
       out_.syncs.push_back(sync);
+    }
+  }
+
+  // Blocks split accesses to their own process's allocations only: the
+  // ranks of a merged trace use the same addresses.
+  void split_by_blocks_per_process() {
+    std::set<uint16_t> processes;
+    for (const Block& block : blocks_) processes.insert(block.process);
+    if (processes.size() <= 1) {
+      split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
+      return;
+    }
+    for (uint16_t process : processes) {
+      std::vector<Block> own;
+      std::copy_if(blocks_.begin(), blocks_.end(), std::back_inserter(own),
+                   [&](const Block& b) { return b.process == process; });
+      std::vector<bool> holds_own = holds_blocks_;
+      for (size_t i = 0; i < holds_own.size(); ++i)
+        holds_own[i] = holds_own[i] && out_.locations[i].process == process;
+      split_by_blocks(pending_, out_.ops, out_.locations, std::move(own), holds_own);
     }
   }
 
@@ -638,7 +757,7 @@ class Reader {
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
   std::vector<int64_t> kernel_ids_;   // ascending
   std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_
-  std::unordered_map<int64_t, uint32_t> unknown_locations_;
+  std::map<std::pair<uint16_t, int64_t>, uint32_t> unknown_locations_;  // by (process, address)
   std::unordered_map<int64_t, Op> prefetches_;  // by memcpys.id, until they move bytes
   std::map<std::pair<OpKind, int64_t>, uint32_t> copy_and_memset_ops_;  // by (kind, row id)
   bool copies_and_memsets_indexed_ = false;

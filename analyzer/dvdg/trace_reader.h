@@ -42,6 +42,7 @@ struct Access {
 // an operation's issue time.
 struct Block {
   uint32_t location = 0;
+  uint16_t process = 0;  // a merged trace's process: blocks split only its own allocations
   int64_t address = 0;
   int64_t bytes = 0;
   int64_t alloc_ns = 0;
@@ -54,6 +55,7 @@ struct StreamEvent {
   std::optional<int64_t> stream;
   std::optional<int64_t> device;
   int64_t ns = 0;
+  uint16_t process = 0;  // a merged trace's process: event handles are per process
 };
 
 struct SyncPoint {
@@ -63,6 +65,18 @@ struct SyncPoint {
   std::optional<int64_t> event_handle;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  uint16_t process = 0;  // a merged trace's process: a synchronization waits for its own work
+};
+
+// A collective's or message's call on a rank other than the one whose lane
+// holds its op: the op comes after the work that rank issued to that lane
+// before the call, and the work it issued after comes after the op.
+struct RankCall {
+  uint32_t op = 0;  // position in TraceOps::ops
+  uint16_t process = 0;
+  std::optional<int64_t> device;
+  std::optional<int64_t> stream;
+  int64_t issue_ns = 0;
 };
 
 struct TraceOps {
@@ -74,6 +88,7 @@ struct TraceOps {
   std::vector<Access> accesses;
   std::vector<StreamEvent> stream_events;
   std::vector<SyncPoint> syncs;
+  std::vector<RankCall> rank_calls;
   std::unordered_map<int64_t, std::string> names;
 };
 

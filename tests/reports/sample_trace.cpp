@@ -225,7 +225,7 @@ void add_sample_dvdg(Database& db, const SampleIds& ids) {
   op.bind(1, int64_t{3}).bind(2, std::string("copy")).bind(3, ids.copy_dtoh).bind(4, int64_t{4800}).run();
   Statement value = db.prepare(
       "INSERT INTO dvdg_values(id, address, bytes, memory, version, producer_op_id, holds_data, "
-      "read_uninitialized, region_offset) VALUES (?, 0, 0, 3, ?, ?, 1, 0, 0)");
+      "read_uninitialized, region_offset, exchanged) VALUES (?, 0, 0, 3, ?, ?, 1, 0, 0, 0)");
   for (int64_t id = 1; id <= 3; ++id) value.bind(1, id).bind(2, id).bind(3, id).run();
   Statement edge = db.prepare(
       "INSERT INTO dvdg_edges(src_value_id, dst_value_id, op_id, kind, uninitialized_read) "

@@ -1,0 +1,429 @@
+// Collectives and messages across ranks (issue 19): one trace per rank,
+// merged, gives one DVDG in which an all-reduce is one op reading every
+// rank's send buffer and writing every rank's receive buffer, and a message
+// joins the sender's value to the receiver's. Traces are synthetic; both
+// ranks use the same addresses, as processes do.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <set>
+#include <sstream>
+
+#include "graph_builder.h"
+#include "graph_store.h"
+#include "labels.h"
+#include "merge.h"
+#include "queries.h"
+#include "trace_builder.h"
+#include "trace_file.h"
+
+namespace apptracer::dvdg {
+namespace {
+
+constexpr int64_t kWorld = 0x5eed;
+constexpr int64_t kBytes = 4096;
+constexpr int64_t kGrad = 0x7f0000000000;
+constexpr int64_t kOut = 0x7f0000010000;
+constexpr int64_t kParam = 0x7f0000020000;
+
+// One rank's process. Its clock starts at `clock` (rank 1's runs later, so
+// only the collective's join, not time, can put its producers first).
+class RankTrace {
+ public:
+  RankTrace(const std::string& path, int64_t rank, int64_t clock)
+      : builder_(path), rank_(rank), clock_(clock) {
+    builder_.set_meta("pid", std::to_string(100 + rank));
+    testing::DeviceRow device;
+    device.uuid = "GPU-" + std::to_string(rank);
+    builder_.add_device(device);
+    apptracer::CommunicatorRow comm;
+    comm.library = CommLibrary::Nccl;
+    comm.comm_id = kWorld;
+    comm.rank = rank;
+    comm.nranks = 2;
+    communicator_ = builder_.add(comm);
+  }
+
+  int64_t buffer(int64_t address) {
+    testing::AllocationRow row;
+    row.address = address;
+    row.bytes = kBytes;
+    row.alloc_ns = clock_;
+    return builder_.add(row);
+  }
+
+  int64_t kernel(const std::string& name,
+                 const std::vector<std::pair<int64_t, AccessKind>>& args, int64_t at,
+                 int64_t correlation = 0) {
+    testing::KernelRow row;
+    row.mangled_name = "_Z" + name;
+    row.demangled_name = name;
+    row.stream = 7;
+    row.call_correlation_id = correlation;
+    row.api_start_ns = clock_ + at;
+    row.gpu_start_ns = clock_ + at + 5;
+    row.gpu_end_ns = clock_ + at + 9;
+    int64_t id = builder_.add(row);
+    int64_t index = 0;
+    for (const auto& [alloc_id, access] : args) {
+      testing::KernelArgRow arg;
+      arg.kernel_id = id;
+      arg.param_index = index;
+      arg.offset = 8 * index++;
+      arg.alloc_id = alloc_id;
+      arg.alloc_offset = 0;
+      arg.access = access;
+      arg.access_source = access == AccessKind::Read ? AccessSource::ConstSignature
+                                                     : AccessSource::Assumed;
+      builder_.add(arg);
+    }
+    return id;
+  }
+
+  // A collective or point-to-point call at `at`, run by an NCCL kernel that
+  // (as NCCL's do) points at its buffers.
+  void call(CollectiveKind kind, std::optional<int64_t> send, std::optional<int64_t> recv,
+            int64_t seq, int64_t at, std::optional<int64_t> peer = std::nullopt,
+            int64_t recv_bytes = kBytes) {
+    apptracer::CollectiveRow row;
+    row.communicator_id = communicator_;
+    row.kind = kind;
+    row.datatype = DataType::Float32;
+    row.element_bytes = 4;
+    row.count = kBytes / 4;
+    row.seq = seq;
+    row.peer = peer;
+    row.tid = 1;
+    row.stream = 7;
+    row.device = 0;
+    if (send) {
+      row.send_address = address_of(*send);
+      row.send_bytes = kBytes;
+      row.send_alloc_id = *send;
+      row.send_offset = 0;
+    }
+    if (recv) {
+      row.recv_address = address_of(*recv);
+      row.recv_bytes = recv_bytes;
+      row.recv_alloc_id = *recv;
+      row.recv_offset = 0;
+    }
+    int64_t correlation = 1000 + seq + (peer ? 100 : 0);
+    row.launch_correlation_id = correlation;
+    row.api_start_ns = clock_ + at;
+    row.api_end_ns = clock_ + at + 2;
+    row.gpu_start_ns = clock_ + at + 5;
+    row.gpu_end_ns = clock_ + at + 9;
+    builder_.add(row);
+    std::vector<std::pair<int64_t, AccessKind>> args;
+    for (std::optional<int64_t> buffer : {send, recv}) {
+      if (buffer) args.emplace_back(*buffer, AccessKind::ReadWrite);
+    }
+    kernel("ncclDevKernel_" + std::string(to_string(kind)), args, at + 1, correlation);
+  }
+
+ private:
+  int64_t address_of(int64_t alloc_id) {
+    Statement address = builder_.db().prepare("SELECT address FROM allocations WHERE id = ?");
+    address.bind(1, alloc_id);
+    EXPECT_TRUE(address.step());
+    return address.int64(0);
+  }
+
+  testing::TraceBuilder builder_;
+  int64_t rank_;
+  int64_t clock_;
+  int64_t communicator_ = 0;
+};
+
+class Collectives : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string base = ::testing::TempDir() + "dvdg_collectives_" + info->name() + "_" +
+                       std::to_string(getpid());
+    for (int rank = 0; rank < 2; ++rank) ranks_.push_back(base + "_rank" + std::to_string(rank) + ".db");
+    merged_ = base + "_merged.db";
+    for (const std::string& path : paths()) std::remove(path.c_str());
+  }
+  void TearDown() override {
+    for (const std::string& path : paths()) std::remove(path.c_str());
+  }
+  std::vector<std::string> paths() const {
+    std::vector<std::string> all = ranks_;
+    all.push_back(merged_);
+    return all;
+  }
+
+  // Rank r's trace; rank 1's clock starts 10 us later.
+  RankTrace rank(int64_t r) { return RankTrace(ranks_[r], r, r * 10'000); }
+
+  Graph merged_graph() {
+    Progress quiet("test");
+    merge_traces(ranks_, merged_, false, quiet);
+    Database db = open_trace(merged_, TraceAccess::ReadOnly);
+    return build_graph_from_trace(db);
+  }
+
+  static std::vector<uint32_t> ops_of(const Graph& graph, OpKind kind) {
+    std::vector<uint32_t> found;
+    for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+      if (graph.ops[op].kind == kind) found.push_back(op);
+    }
+    return found;
+  }
+
+  static uint32_t kernel_op(const Graph& graph, const std::string& name) {
+    for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+      if (graph.ops[op].kind == OpKind::Kernel && op_name(graph, op) == name) return op;
+    }
+    ADD_FAILURE() << "no kernel " << name;
+    return 0;
+  }
+
+  // The first value `op` read.
+  static uint32_t first_read(const Graph& graph, uint32_t op) {
+    EXPECT_LT(graph.op_reads_begin[op], graph.op_reads_begin[op + 1]);
+    return graph.op_reads[graph.op_reads_begin[op]];
+  }
+
+  // Names of the kernels `value` transitively came from (what `dvdg --why` walks).
+  static std::set<std::string> producing_kernels(const Graph& graph, uint32_t value) {
+    std::set<std::string> kernels;
+    std::set<uint32_t> seen = {value};
+    std::vector<uint32_t> pending = {value};
+    while (!pending.empty()) {
+      uint32_t current = pending.back();
+      pending.pop_back();
+      uint32_t producer = graph.values[current].producer_op;
+      if (producer == Value::kNoOp) continue;
+      if (graph.ops[producer].kind == OpKind::Kernel) kernels.insert(op_name(graph, producer));
+      for (uint32_t e = graph.op_edges[producer]; e < graph.op_edges[producer + 1]; ++e) {
+        const Edge& edge = graph.edges[e];
+        if (edge.dst_value == current && seen.insert(edge.src_value).second)
+          pending.push_back(edge.src_value);
+      }
+    }
+    return kernels;
+  }
+
+  // The collective's edges: (into the exchanged value, out of it).
+  static std::pair<int, int> exchange_edges(const Graph& graph, uint32_t op) {
+    int in = 0, out = 0;
+    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
+      const Edge& edge = graph.edges[e];
+      in += graph.locations[graph.values[edge.dst_value].location].exchanged;
+      out += graph.locations[graph.values[edge.src_value].location].exchanged;
+    }
+    return {in, out};
+  }
+
+  // The processes whose memory an op's edges read from (or wrote to).
+  static std::set<uint16_t> processes(const Graph& graph, uint32_t op, bool written) {
+    std::set<uint16_t> found;
+    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
+      const Edge& edge = graph.edges[e];
+      const Location& where =
+          graph.locations[graph.values[written ? edge.dst_value : edge.src_value].location];
+      if (!where.exchanged) found.insert(where.process);
+    }
+    return found;
+  }
+
+  std::vector<std::string> ranks_;
+  std::string merged_;
+};
+
+// backward writes grad; an all-reduce (in place, or into out); optimizer
+// reads the result into param.
+void train_step(RankTrace& trace, int64_t rank, bool in_place) {
+  int64_t grad = trace.buffer(kGrad);
+  int64_t out = trace.buffer(kOut);
+  int64_t param = trace.buffer(kParam);
+  std::string suffix = "_rank" + std::to_string(rank);
+  trace.kernel("backward" + suffix, {{grad, AccessKind::Write}}, 100);
+  int64_t result = in_place ? grad : out;
+  trace.call(CollectiveKind::AllReduce, grad, result, 0, 200);
+  trace.kernel("optimizer" + suffix, {{result, AccessKind::Read}, {param, AccessKind::ReadWrite}},
+               300);
+}
+
+TEST_F(Collectives, InPlaceAllReduceIsOneOpReadingAndWritingEveryRank) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    train_step(trace, r, /*in_place=*/true);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  uint32_t op = collectives[0];
+  EXPECT_EQ(graph.ops[op].collective_kind, CollectiveKind::AllReduce);
+  EXPECT_EQ(graph.ops[op].ranks_missing, 0);
+  EXPECT_EQ(graph.ops[op].bytes, 2 * kBytes) << "each receive buffer once";
+  EXPECT_EQ(graph.op_edges[op + 1] - graph.op_edges[op], 4u);
+  EXPECT_EQ(exchange_edges(graph, op), std::make_pair(2, 2));
+  EXPECT_EQ(processes(graph, op, false), (std::set<uint16_t>{1, 2}));
+  EXPECT_EQ(processes(graph, op, true), (std::set<uint16_t>{1, 2}));
+  EXPECT_EQ(op_name(graph, op), "AllReduce");
+
+  uint32_t input = first_read(graph, kernel_op(graph, "optimizer_rank0"));
+  EXPECT_EQ(graph.values[input].producer_op, op);
+  EXPECT_EQ(producing_kernels(graph, input),
+            (std::set<std::string>{"backward_rank0", "backward_rank1"}));
+  std::ostringstream why;
+  print_why(graph, input, why);
+  EXPECT_NE(why.str().find("AllReduce"), std::string::npos) << why.str();
+  EXPECT_NE(why.str().find("backward_rank1"), std::string::npos) << why.str();
+
+  // The NCCL kernels stay, joined to the collective, without edges of their own.
+  for (const char* name : {"ncclDevKernel_AllReduce"}) {
+    size_t joined = 0;
+    for (uint32_t k = 0; k < graph.ops.size(); ++k) {
+      if (graph.ops[k].kind != OpKind::Kernel || op_name(graph, k) != name) continue;
+      EXPECT_EQ(graph.ops[k].runs_collective, op);
+      EXPECT_EQ(graph.op_edges[k], graph.op_edges[k + 1]);
+      ++joined;
+    }
+    EXPECT_EQ(joined, 2u);
+  }
+}
+
+TEST_F(Collectives, OutOfPlaceAllReduceWritesEveryRanksReceiveBuffer) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    train_step(trace, r, /*in_place=*/false);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  EXPECT_EQ(exchange_edges(graph, collectives[0]), std::make_pair(2, 2));
+  for (const char* optimizer : {"optimizer_rank0", "optimizer_rank1"}) {
+    uint32_t input = first_read(graph, kernel_op(graph, optimizer));
+    EXPECT_EQ(graph.values[input].producer_op, collectives[0]);
+    EXPECT_EQ(producing_kernels(graph, input),
+              (std::set<std::string>{"backward_rank0", "backward_rank1"}))
+        << optimizer;
+  }
+}
+
+TEST_F(Collectives, SendAndItsReceiveAreOneMessageFromSenderToReceiver) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    int64_t buf = trace.buffer(kGrad);
+    std::string suffix = "_rank" + std::to_string(r);
+    if (r == 0) {
+      trace.kernel("produce" + suffix, {{buf, AccessKind::Write}}, 100);
+      trace.call(CollectiveKind::Send, buf, std::nullopt, 0, 200, 1);
+    } else {
+      trace.call(CollectiveKind::Recv, std::nullopt, buf, 0, 200, 0);
+      trace.kernel("consume" + suffix, {{buf, AccessKind::Read}, {trace.buffer(kOut), AccessKind::Write}},
+                   300);
+    }
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> messages = ops_of(graph, OpKind::Message);
+  ASSERT_EQ(messages.size(), 1u);
+  uint32_t op = messages[0];
+  EXPECT_EQ(op_name(graph, op), "Send/Recv");
+  ASSERT_EQ(graph.op_edges[op + 1] - graph.op_edges[op], 1u);
+  const Edge& edge = graph.edges[graph.op_edges[op]];
+  EXPECT_EQ(graph.locations[graph.values[edge.src_value].location].process, 1);
+  EXPECT_EQ(graph.locations[graph.values[edge.dst_value].location].process, 2);
+  EXPECT_EQ(edge.bytes, kBytes);
+  uint32_t input = first_read(graph, kernel_op(graph, "consume_rank1"));
+  EXPECT_EQ(producing_kernels(graph, input), (std::set<std::string>{"produce_rank0"}));
+}
+
+TEST_F(Collectives, BroadcastCarriesTheRootsValueToEveryRank) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    int64_t buf = trace.buffer(kGrad);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("init" + suffix, {{buf, AccessKind::Write}}, 100);
+    // Rank 0 is the root: only it sends (in place); every rank receives.
+    trace.call(CollectiveKind::Broadcast, r == 0 ? std::optional<int64_t>(buf) : std::nullopt, buf,
+               0, 200);
+    trace.kernel("use" + suffix, {{buf, AccessKind::Read}, {trace.buffer(kOut), AccessKind::Write}},
+                 300);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  EXPECT_EQ(exchange_edges(graph, collectives[0]), std::make_pair(1, 2));
+  uint32_t input = first_read(graph, kernel_op(graph, "use_rank1"));
+  EXPECT_EQ(producing_kernels(graph, input), (std::set<std::string>{"init_rank0"}))
+      << "rank 1's own data was overwritten by the root's";
+}
+
+TEST_F(Collectives, AllGatherGathersEveryRanksChunk) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    int64_t chunk = trace.buffer(kGrad);
+    int64_t all = trace.buffer(kOut);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("shard" + suffix, {{chunk, AccessKind::Write}}, 100);
+    trace.call(CollectiveKind::AllGather, chunk, all, 0, 200, std::nullopt, kBytes);
+    trace.kernel("use" + suffix, {{all, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
+                 300);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  EXPECT_EQ(graph.ops[collectives[0]].collective_kind, CollectiveKind::AllGather);
+  EXPECT_EQ(exchange_edges(graph, collectives[0]), std::make_pair(2, 2));
+  uint32_t input = first_read(graph, kernel_op(graph, "use_rank0"));
+  EXPECT_EQ(producing_kernels(graph, input), (std::set<std::string>{"shard_rank0", "shard_rank1"}));
+}
+
+// One rank's trace, unmerged: the collective reads and writes what this rank
+// has and says the other rank is not in the trace; a send without its
+// receiver likewise.
+TEST_F(Collectives, SingleRankTraceSaysThePeerIsNotInTheTrace) {
+  {
+    RankTrace trace = rank(0);
+    train_step(trace, 0, /*in_place=*/true);
+    int64_t message = trace.buffer(0x7f0000030000);
+    trace.call(CollectiveKind::Send, message, std::nullopt, 0, 400, 1);
+  }
+  Database db = open_trace(ranks_[0], TraceAccess::ReadWrite);
+  Graph graph = build_graph_from_trace(db);
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  uint32_t op = collectives[0];
+  EXPECT_EQ(graph.ops[op].ranks_missing, 1);
+  EXPECT_EQ(op_name(graph, op), "AllReduce (1 rank not in the trace)");
+  EXPECT_EQ(exchange_edges(graph, op), std::make_pair(1, 1));
+  uint32_t input = first_read(graph, kernel_op(graph, "optimizer_rank0"));
+  EXPECT_EQ(producing_kernels(graph, input), (std::set<std::string>{"backward_rank0"}));
+  std::vector<uint32_t> messages = ops_of(graph, OpKind::Message);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_EQ(op_name(graph, messages[0]), "Send (receiver not in the trace)");
+
+  // Stored: the collective's kind, the missing rank, the NCCL kernel's link
+  // and the exchanged value.
+  store_graph(db, graph);
+  Statement ops = db.prepare(
+      "SELECT o.kind, e.name, o.ranks_missing, o.bytes FROM dvdg_ops o JOIN enum_values e"
+      " ON e.enum = 'collective_kind' AND e.value = o.collective_kind ORDER BY o.id");
+  ASSERT_TRUE(ops.step());
+  EXPECT_EQ(ops.text(0), "collective");
+  EXPECT_EQ(ops.text(1), "AllReduce");
+  EXPECT_EQ(ops.int64(2), 1);
+  EXPECT_EQ(ops.int64(3), kBytes);
+  ASSERT_TRUE(ops.step());
+  EXPECT_EQ(ops.text(0), "message");
+  EXPECT_EQ(ops.text(1), "Send");
+  Statement linked = db.prepare(
+      "SELECT count(*) FROM dvdg_ops k JOIN dvdg_ops c ON c.id = k.collective_op_id"
+      " WHERE k.kind = 'kernel' AND c.kind IN ('collective', 'message')");
+  ASSERT_TRUE(linked.step());
+  EXPECT_EQ(linked.int64(0), 2);
+  Statement exchanged = db.prepare(
+      "SELECT count(*) FROM dvdg_values v JOIN dvdg_ops o ON o.id = v.producer_op_id"
+      " WHERE v.exchanged = 1 AND o.kind = 'collective'");
+  ASSERT_TRUE(exchanged.step());
+  EXPECT_EQ(exchanged.int64(0), 1);
+}
+
+}  // namespace
+}  // namespace apptracer::dvdg
