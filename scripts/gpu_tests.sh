@@ -7,7 +7,7 @@
 # device time comes in calls of at most ten minutes, so the parts can be split.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-dist=${1:-$repo/dist}
+dist=$(cd "${1:-$repo/dist}" && pwd)
 shift || true
 parts=" ${*:-cases pytorch frameworks analysis launch} "
 want() { [[ $parts == *" $1 "* ]]; }
