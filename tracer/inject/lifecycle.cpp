@@ -65,13 +65,18 @@ bool allocator_hooked = false;
 // --exact is recording (tracer/exact/).
 bool exact_active = false;
 
-// Only the signals a crash raises. Handlers for SIGINT, SIGTERM and the
-// like would change the program: Python installs its KeyboardInterrupt
-// handler only where SIGINT is still at its default, and code that saves and
-// restores handlers (multiprocessing) cannot restore one it did not set. A
-// program killed by those loses at most the last writer period (the trace says
-// incomplete), as with SIGKILL.
+// The signals a crash raises: chained to whatever handler is there.
 const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+// SIGTERM only where it still kills the process (its default action):
+// multiprocessing's Pool and PyTorch's DataLoader end their workers with it,
+// and a worker killed before the writer's next pass lost its last GPU work
+// (seen on the H100: every pool worker's trace incomplete, kernels without
+// GPU times). The process still dies of SIGTERM, after the flush. Not
+// SIGINT: Python installs its KeyboardInterrupt handler only where SIGINT is
+// at its default. A program that installs its own handler later replaces
+// ours (Python's signal.getsignal never sees ours: it reads dispositions at
+// startup), and then ends as it chooses.
+const int kTerminationSignals[] = {SIGTERM};
 struct sigaction previous_actions[NSIG];
 
 std::string command_line() {
@@ -151,12 +156,18 @@ void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
 void install_signal_handlers_once() {
   static std::atomic<bool> installed{false};
   if (installed.exchange(true)) return;
+  struct sigaction ours {};
+  ours.sa_sigaction = on_fatal_signal;
+  sigemptyset(&ours.sa_mask);
+  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   for (int signal_number : kFatalSignals) {
-    struct sigaction ours {};
-    ours.sa_sigaction = on_fatal_signal;
-    sigemptyset(&ours.sa_mask);
-    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
     sigaction(signal_number, &ours, &previous_actions[signal_number]);
+  }
+  for (int signal_number : kTerminationSignals) {
+    struct sigaction current {};
+    sigaction(signal_number, nullptr, &current);
+    bool kills = !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
+    if (kills) sigaction(signal_number, &ours, &previous_actions[signal_number]);
   }
 }
 
