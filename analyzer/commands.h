@@ -23,5 +23,6 @@ void add_whatif_command(CLI::App& app, CommandResult& result);
 
 void add_diagnose_command(CLI::App& app, CommandResult& result);
 void add_report_command(CLI::App& app, CommandResult& result);
+void add_schema_command(CLI::App& app, CommandResult& result);
 
 }  // namespace apptracer

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
 
   apptracer::add_diagnose_command(app, result);
   apptracer::add_report_command(app, result);
+  apptracer::add_schema_command(app, result);
   try {
     app.parse(argc, argv);
     return check_standard_output(result ? result() : 0);

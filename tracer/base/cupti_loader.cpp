@@ -16,6 +16,7 @@
   X(cuptiActivityConfigureUnifiedMemoryCounter,                                                 \
     (CUpti_ActivityUnifiedMemoryCounterConfig * config, uint32_t count), (config, count))       \
   X(cuptiActivityEnable, (CUpti_ActivityKind kind), (kind))                                     \
+  X(cuptiActivityDisable, (CUpti_ActivityKind kind), (kind))                                    \
   X(cuptiActivityFlushAll, (uint32_t flag), (flag))                                             \
   X(cuptiActivityGetNextRecord, (uint8_t * buffer, size_t valid, CUpti_Activity * *record),    \
     (buffer, valid, record))                                                                    \

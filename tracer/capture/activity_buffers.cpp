@@ -112,4 +112,10 @@ void enable_um_counters() {
 
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
+void disable_activity() {
+  if (!activity_registered) return;
+  flush_activity();
+  for (CUpti_ActivityKind kind : traced_activity_kinds()) cuptiActivityDisable(kind);
+}
+
 }  // namespace apptracer

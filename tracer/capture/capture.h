@@ -25,5 +25,11 @@ void unsubscribe_callbacks();
 // context exists). False when CUPTI refuses the activity buffers.
 bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks);
 void flush_activity();
+// Unified-memory counters: at the first context, or at once when attaching
+// to a process whose contexts already exist.
+void enable_um_counters();
+// Stops GPU activity collection (after an in-process capture ends), so the
+// program pays for nothing more; what CUPTI still holds is flushed first.
+void disable_activity();
 
 }  // namespace apptracer

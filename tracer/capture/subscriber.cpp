@@ -15,8 +15,6 @@
 
 namespace apptracer {
 
-void enable_um_counters();  // activity_buffers.cpp
-
 namespace {
 
 CUpti_SubscriberHandle subscriber = nullptr;

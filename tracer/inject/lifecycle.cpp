@@ -3,6 +3,9 @@
 // Two routes inject us: LD_PRELOAD (the constructor below runs at load) and
 // CUDA_INJECTION64_PATH (the driver calls InitializeInjection during cuInit).
 // Whichever fires first starts the tracer; the other finds it started.
+// A third route is in-process capture (apptracer_capture_start/stop below,
+// the Python package's apptracer.capture): the library is loaded by the
+// program itself and attaches late, once, to a process already running CUDA.
 // Finishing happens once, at exit() or _exit() of the process that started
 // it; a fatal signal gets one last flush; a forked child starts over with
 // its own trace file.
@@ -15,6 +18,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
+#include <string>
 
 #include <atomic>
 #include <chrono>
@@ -64,6 +69,10 @@ bool activity_usable = false;
 bool allocator_hooked = false;
 // --exact is recording (tracer/exact/).
 bool exact_active = false;
+// Started by apptracer_capture_start rather than at load or cuInit.
+bool attached_late = false;
+// Why start() left the process untraced, for apptracer_capture_start to say.
+std::string not_tracing_reason;
 
 // The signals a crash raises: chained to whatever handler is there.
 const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -111,10 +120,12 @@ void record_process_meta(const Config& config) {
   w.set_meta("cupti_api_version", std::to_string(cupti_version));
   w.set_meta("options", config.describe());
   bool unavailable = config.host_allocations != HostAllocations::Off && !allocator_hooked;
-  w.set_meta("host_allocations",
-             unavailable ? "unavailable: the allocator is not interposed (injected through "
-                           "CUDA_INJECTION64_PATH; preload with LD_PRELOAD or apptracer record)"
-                         : to_string(config.host_allocations));
+  const char* why_unavailable =
+      attached_late ? "unavailable: the allocator is not interposed (capture started in-process; "
+                      "preload with LD_PRELOAD or apptracer record)"
+                    : "unavailable: the allocator is not interposed (injected through "
+                      "CUDA_INJECTION64_PATH; preload with LD_PRELOAD or apptracer record)";
+  w.set_meta("host_allocations", unavailable ? why_unavailable : to_string(config.host_allocations));
 }
 
 void finish(const char* status) {
@@ -306,9 +317,16 @@ void start_collectives() {
   serve_nccl_profiler();
 }
 
-void start() {
+// What a capture that attaches to a running process cannot see, in its meta.
+constexpr const char* kLateAttachMisses =
+    "late: started in-process (apptracer_capture_start) after the program began; not recorded: "
+    "allocations made before the start (copies, memsets and kernel arguments in them name no "
+    "allocation, so the DVDG sees their regions as unknown), host blocks (no LD_PRELOAD), "
+    "framework allocators' blocks carved before the start, NVTX instances initialised before it, "
+    "and API calls and GPU work before it";
+
+void start(const Config& config) {
   if (started.exchange(true)) return;
-  Config config = Config::from_environment();
   init_logging(config.log_level);
   owner_pid = getpid();
   bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
@@ -333,6 +351,7 @@ void start() {
       !callbacks_active && !exact_active && config.host_allocations == HostAllocations::All;
   if (!callbacks_active && !exact_active && !host_only) {
     log_warn("{}; apptracer is not tracing this process", why_not);
+    not_tracing_reason = why_not;
     finished = true;  // nothing will be recorded; leave the program alone
     return;
   }
@@ -361,8 +380,18 @@ void start() {
                         *buffers_instance);
     capture_context->host_blocks = &host_blocks::address_span;
   }
-  // A host-only trace is wanted even if no block reaches the threshold.
-  if (config.host_allocations == HostAllocations::All) writer_instance->create_file_eagerly();
+  // A host-only trace, and a capture's file, is wanted even if nothing reaches it.
+  if (config.host_allocations == HostAllocations::All || attached_late) {
+    writer_instance->create_file_eagerly();
+  }
+  if (attached_late) {
+    writer_instance->set_meta("attach", kLateAttachMisses);
+    // The program's contexts exist already: their creation callback has passed.
+    if (callbacks_active && !driver_devices().empty()) {
+      on_context_created();
+      enable_um_counters();
+    }
+  }
   writer_instance->start();
   start_collectives();
   std::atexit(finish_at_exit);
@@ -374,7 +403,9 @@ __attribute__((constructor)) void start_when_preloaded() {
   // Only when preloaded: a library dlopen()ed through CUDA_INJECTION64_PATH
   // waits for InitializeInjection.
   const char* preload = std::getenv("LD_PRELOAD");
-  if (preload && std::string(preload).find("libapptracer") != std::string::npos) start();
+  if (preload && std::string(preload).find("libapptracer") != std::string::npos) {
+    start(Config::from_environment());
+  }
 }
 
 }  // namespace
@@ -383,9 +414,68 @@ __attribute__((constructor)) void start_when_preloaded() {
 
 // CUDA_INJECTION64_PATH entry point, called by the driver during cuInit.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
-  apptracer::start();
+  apptracer::start(apptracer::Config::from_environment());
   return 1;
 }
+
+namespace {
+
+std::mutex capture_mutex;
+
+int capture_error(char* message, size_t message_bytes, const std::string& text) {
+  if (message && message_bytes > 0) snprintf(message, message_bytes, "%s", text.c_str());
+  return 1;
+}
+
+}  // namespace
+
+// In-process capture, for a program that loads this library itself (the
+// Python package's apptracer.capture, through ctypes) rather than being
+// preloaded. Starts recording into `path` (which must not exist) now: CUPTI
+// subscription, activity, writer and file. Once per process: CUPTI's
+// subscriber, the record buffers and the writer are not restarted after a
+// stop. Returns 0, or 1 with one line in `message` saying why not.
+extern "C" __attribute__((visibility("default"))) int apptracer_capture_start(
+    const char* path, char* message, size_t message_bytes) {
+  using namespace apptracer;
+  std::lock_guard<std::mutex> lock(capture_mutex);
+  if (started) {
+    if (!not_tracing_reason.empty()) return capture_error(message, message_bytes, not_tracing_reason);
+    if (attached_late) {
+      return capture_error(message, message_bytes,
+                           "a capture already ran in this process (one per process)");
+    }
+    return capture_error(message, message_bytes,
+                         "this process is already traced (apptracer record or LD_PRELOAD): "
+                         "its whole run is in that trace");
+  }
+  if (!path || !*path) return capture_error(message, message_bytes, "no output path given");
+  if (access(path, F_OK) == 0) {
+    return capture_error(message, message_bytes, std::string(path) + " exists");
+  }
+  Config config = Config::from_environment();
+  config.output = path;
+  attached_late = true;
+  start(config);
+  if (finished) return capture_error(message, message_bytes, not_tracing_reason);
+  return 0;
+}
+
+// Ends the capture apptracer_capture_start began: flushes what CUPTI holds
+// (forced), finishes the file (status complete, one file), then stops the
+// callbacks and activity so the rest of the program runs untraced.
+extern "C" __attribute__((visibility("default"))) int apptracer_capture_stop(char* message,
+                                                                              size_t message_bytes) {
+  using namespace apptracer;
+  std::lock_guard<std::mutex> lock(capture_mutex);
+  if (!attached_late) return capture_error(message, message_bytes, "no capture was started");
+  if (finished) return capture_error(message, message_bytes, "the capture has already stopped");
+  finish(kStatusComplete);
+  unsubscribe_callbacks();
+  if (activity_usable) disable_activity();
+  return 0;
+}
+
 
 // NVTX_INJECTION64_PATH entry point, called by each NVTX instance at its first call.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(

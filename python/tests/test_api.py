@@ -1,0 +1,128 @@
+"""The Python API on the bundled traces (examples/*.db), run by
+tests/python/wheel_test.sh in a fresh venv with the wheel installed.
+APPTRACER_EXAMPLES names the examples directory."""
+import os
+import shutil
+import subprocess
+import sys
+
+import networkx
+import pandas
+import pytest
+
+import apptracer
+
+EXAMPLES = os.environ["APPTRACER_EXAMPLES"]
+VECTOR_ADD = os.path.join(EXAMPLES, "vector_add.db")
+UM = os.path.join(EXAMPLES, "um_bandwidth_h100.db")
+
+
+@pytest.fixture
+def t():
+    with apptracer.open(VECTOR_ADD) as trace:
+        yield trace
+
+
+def test_kernels_decoded(t):
+    kernels = t.kernels
+    assert len(kernels) == 1
+    kernel = kernels.iloc[0]
+    assert kernel["demangled"] == "vector_add(float*, float const*, float const*, int)"
+    assert kernel["name"] == "_Z10vector_addPfPKfS1_i"
+    assert kernel["launch_kind"] == "driver"
+    assert "name_id" not in kernels.columns and "gpu_start_ns" not in kernels.columns
+    assert 0 < kernel["gpu_end_us"] - kernel["gpu_start_us"] < 1000
+
+
+def test_copies_and_allocations(t):
+    copies = t.copies
+    assert list(copies["kind"]) == ["HtoD", "HtoD", "DtoH"]
+    assert list(copies["src_memory"]) == ["pageable", "pageable", "device"]
+    assert (copies["bytes"] == 4 << 20).all()
+    kinds = t.allocations["kind"].value_counts().to_dict()
+    assert kinds == {"device": 3, "pageable host": 3}
+    assert {"cudaMalloc", "cudaMemcpy", "cudaFree"} <= set(t.api_calls["name"])
+
+
+def test_time_units(t):
+    raw = t.sql("SELECT gpu_start_ns FROM kernels")["gpu_start_ns"][0]
+    in_ns = apptracer.open(VECTOR_ADD, unit="ns").kernels["gpu_start_ns"][0]
+    in_ms = apptracer.open(VECTOR_ADD, unit="ms").kernels["gpu_start_ms"][0]
+    assert in_ns == raw - t.start_ns
+    assert in_ms == pytest.approx(in_ns / 1e6)
+    with pytest.raises(ValueError, match="unit must be one of"):
+        apptracer.open(VECTOR_ADD, unit="minutes")
+
+
+def test_every_table_decodes(t):
+    for name in t.tables():
+        assert isinstance(t.table(name), pandas.DataFrame), name
+    assert t.nvtx.empty and t.syncs.shape[0] >= 0
+
+
+def test_dvdg_is_the_golden_graph(t):
+    g = t.dvdg()
+    assert isinstance(g, networkx.MultiDiGraph)
+    assert (g.number_of_nodes(), g.number_of_edges()) == (6, 5)
+    labels = sorted(d["label"] for _, _, d in g.edges(data=True))
+    assert labels == ["DtoH copy", "HtoD copy", "HtoD copy",
+                      "vector_add(float*, float const*, float const*, int)",
+                      "vector_add(float*, float const*, float const*, int)"]
+    # --no-store: reading the graph leaves the trace as it was.
+    assert "dvdg_edges" not in t.tables()
+
+
+def test_stats_and_diagnose(t):
+    kernels = t.stats("kernels")
+    assert list(kernels["count"]) == [1]
+    um = apptracer.open(UM).stats("um")
+    assert set(um) == {"um_allocations", "um_kernels"}
+    findings = t.diagnose()
+    assert {"rule", "what", "cost_ns", "saving_ns", "fix"} <= set(findings.columns)
+    assert "pageable_copy" in set(findings["rule"])
+    with pytest.raises(RuntimeError, match="apptracer"):
+        t.stats("no-such-report")
+
+
+def test_merged_trace(tmp_path):
+    for name in ("vector_add.db", "um_bandwidth_h100.db"):
+        shutil.copy(os.path.join(EXAMPLES, name), tmp_path / name)
+    merged = tmp_path / "job.db"
+    # The console script the wheel installs.
+    subprocess.run(["apptracer", "merge", "-o", str(merged), str(tmp_path / "vector_add.db"),
+                    str(tmp_path / "um_bandwidth_h100.db")], check=True)
+    job = apptracer.open(merged)
+    assert job.merged and len(job.processes) == 2
+    kernels = job.kernels
+    assert set(kernels["process_id"]) == {1, 2}
+    assert "vector_add(float*, float const*, float const*, int)" in set(kernels["demangled"])
+    assert job.dvdg().number_of_edges() > 0
+
+
+def test_errors_are_one_line(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such trace file"):
+        apptracer.open(tmp_path / "missing.db")
+    other = tmp_path / "other.db"
+    other.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(ValueError, match="is not an apptracer trace"):
+        apptracer.open(other)
+
+
+def test_record_host_only(tmp_path):
+    # Without a GPU only host memory is recorded: enough to see record work.
+    out = tmp_path / "host.db"
+    program = "import ctypes; b = ctypes.create_string_buffer(1 << 20); print('ran')"
+    trace = apptracer.record([sys.executable, "-c", program], out,
+                             options=["--host-allocations", "all"])
+    assert trace.meta["status"] == "complete"
+    assert "pageable host" in set(trace.allocations["kind"])
+    with pytest.raises(subprocess.CalledProcessError):
+        apptracer.record([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "fail.db",
+                         options=["--host-allocations", "all"])
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="a GPU is here: gpu_python_tests.sh")
+def test_capture_without_gpu_says_why(tmp_path):
+    with pytest.raises(RuntimeError, match="^apptracer.capture: .*(driver|CUPTI)"):
+        with apptracer.capture(tmp_path / "c.db"):
+            pass
