@@ -6,17 +6,20 @@
 #
 #   scripts/gpu_python_tests.sh WHEEL     (the wheel built here: see python/README.md)
 #
-# Needs python3 with torch (CUDA) and no network: the wheel is installed with
-# --no-deps into a venv that sees the system's packages (torch, pandas,
-# networkx). Logs and traces go to $OUT (or ./gpu-results/python).
+# Needs a Python with torch (CUDA; PYTHON, default python3) and no network:
+# the wheel is installed with --no-deps beside that Python's packages. Logs and traces go to $OUT (or ./gpu-results/python).
 set -euo pipefail
 wheel=$(realpath "$1")
 out=${OUT:-$PWD/gpu-results}/python
 mkdir -p "$out"
-venv=$(mktemp -d)/venv
-python3 -m venv --system-site-packages "$venv"
-"$venv/bin/pip" install -q --no-deps --no-index --disable-pip-version-check "$wheel"
-export PATH="$venv/bin:$PATH"
+# The interpreter that has torch (PYTHON; on the GPU machine a venv of its
+# own, whose packages a venv made from it would not see): the wheel goes
+# into a directory of its own, put on that interpreter's path.
+py=${PYTHON:-python3}
+site=$(mktemp -d)/site
+"$py" -m pip install -q --no-deps --no-index --disable-pip-version-check --target "$site" "$wheel"
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+export PATH="$site/bin:$PATH"
 # CUPTI where the tracer looks for it, unless the machine already says.
 export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-/usr/local/cuda/lib64}
 
@@ -93,10 +96,10 @@ PY
 
 cd "$out"
 rm -f record.db capture.db capture.db.again
-"$venv/bin/python" - <<PY 2>&1 | tee record.log
+"$py" - <<PY 2>&1 | tee record.log
 import apptracer
-apptracer.record(["$venv/bin/python", "torch_step.py", "record"], "record.db", force=True)
+apptracer.record(["$py", "torch_step.py", "record"], "record.db", force=True)
 PY
-"$venv/bin/python" torch_step.py capture capture.db 2>&1 | tee capture.log
-"$venv/bin/python" check.py record.db capture.db 2>&1 | tee check.log
+"$py" torch_step.py capture capture.db 2>&1 | tee capture.log
+"$py" check.py record.db capture.db 2>&1 | tee check.log
 echo "gpu python tests: ok (logs and traces in $out)"
