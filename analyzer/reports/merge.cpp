@@ -203,6 +203,7 @@ class Merger {
         for (const TableRule& rule : table_rules()) {
           if (in.has_table(rule.table)) copy_table(in, rule);
         }
+        copy_schema2_kernel_args(in);
       });
       return 0;
     });
@@ -431,6 +432,53 @@ class Merger {
     }
     sqlite3_finalize(insert);
     rows_copied_ += done;
+  }
+
+  // Schema 2 stored every launch's parameter words in a kernel_args table;
+  // the merged trace shares sets of words between launches (kernel_arg_sets,
+  // kernel_arg_words). Each launch's words become a set of its own: without
+  // them the merged DVDG lost every kernel's reads and writes.
+  void copy_schema2_kernel_args(Database& in) {
+    if (!in.has_table("kernel_args") || in.has_table("kernel_arg_words")) return;
+    auto offset_of = [&](const std::string& table) {
+      auto found = offsets_.find(table + ".id");
+      return found == offsets_.end() ? int64_t{0} : found->second;
+    };
+    int64_t kernel_offset = offset_of("kernels");
+    int64_t allocation_offset = offset_of("allocations");
+    Statement words = in.prepare(
+        "SELECT kernel_id, param_index, offset, size, raw_value, alloc_id, alloc_offset, access, "
+        "access_source FROM kernel_args ORDER BY kernel_id, offset");
+    Statement new_set = out_.prepare("INSERT INTO kernel_arg_sets(words, process_id) VALUES (0, ?)");
+    Statement count_words = out_.prepare("UPDATE kernel_arg_sets SET words = words + 1 WHERE id = ?");
+    Statement insert_word = out_.prepare(
+        "INSERT INTO kernel_arg_words(arg_set_id, param_index, offset, size, raw_value, alloc_id, "
+        "alloc_offset, access, access_source, process_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement link = out_.prepare("UPDATE kernels SET arg_set_id = ? WHERE id = ?");
+    int64_t kernel = -1;
+    int64_t set = 0;
+    while (words.step()) {
+      if (words.int64(0) != kernel) {
+        kernel = words.int64(0);
+        new_set.bind(1, process_id_).run();
+        set = out_.last_insert_rowid();
+        link.bind(1, set).bind(2, kernel + kernel_offset).run();
+      }
+      std::optional<int64_t> alloc = words.optional_int64(5);
+      if (alloc) *alloc += allocation_offset;
+      insert_word.bind(1, set)
+          .bind(2, words.optional_int64(1))
+          .bind(3, words.int64(2))
+          .bind(4, words.int64(3))
+          .bind(5, words.optional_int64(4))
+          .bind(6, alloc)
+          .bind(7, words.optional_int64(6))
+          .bind(8, words.int64(7))
+          .bind(9, words.int64(8))
+          .bind(10, process_id_)
+          .run();
+      count_words.bind(1, set).run();
+    }
   }
 
   // Copies a value with its SQLite type (integer, real, text, blob, NULL).

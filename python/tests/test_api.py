@@ -96,7 +96,11 @@ def test_merged_trace(tmp_path):
     kernels = job.kernels
     assert set(kernels["process_id"]) == {1, 2}
     assert "vector_add(float*, float const*, float const*, int)" in set(kernels["demangled"])
-    assert job.dvdg().number_of_edges() > 0
+    # Merging joins unrelated processes without losing or inventing edges.
+    alone = sum(apptracer.open(tmp_path / name).dvdg().number_of_edges()
+                for name in ("vector_add.db", "um_bandwidth_h100.db"))
+    assert alone > 0
+    assert job.dvdg().number_of_edges() == alone
 
 
 def test_errors_are_one_line(tmp_path):

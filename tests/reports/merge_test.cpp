@@ -251,5 +251,31 @@ TEST_F(Merge, AnIncompleteInputMakesAnIncompleteMerge) {
   EXPECT_EQ(number("SELECT count(*) FROM processes WHERE status = 'incomplete'"), 1);
 }
 
+
+// The bundled traces are schema 2: a kernel_args table rather than shared
+// sets of words. Merged, each launch keeps its words, so the merged DVDG has
+// every kernel's reads and writes.
+TEST(MergeSchema2, EveryLaunchKeepsItsParameterWords) {
+  std::string examples = APPTRACER_EXAMPLES;
+  std::string out = ::testing::TempDir() + "merge_schema2_" + std::to_string(getpid()) + ".db";
+  std::remove(out.c_str());
+  Progress quiet("test");
+  merge_traces({examples + "/vector_add.db", examples + "/um_bandwidth_h100.db"}, out, false, quiet);
+  auto count = [](const std::string& path, const std::string& sql) {
+    Database db = open_trace(path, TraceAccess::ReadOnly);
+    Table table = run_read_only_query(db, sql);
+    return integer(table, 0, table.columns[0]);
+  };
+  int64_t words = count(examples + "/vector_add.db", "SELECT count(*) FROM kernel_args") +
+                  count(examples + "/um_bandwidth_h100.db", "SELECT count(*) FROM kernel_args");
+  EXPECT_GT(words, 0);
+  EXPECT_EQ(count(out, "SELECT count(*) FROM kernel_args"), words);
+  EXPECT_EQ(count(out, "SELECT count(*) FROM kernel_args a JOIN kernels k ON k.id = a.kernel_id "
+                       "JOIN allocations m ON m.id = a.alloc_id "
+                       "WHERE k.process_id != m.process_id"), 0)
+      << "each word points into its own process's allocations";
+  std::remove(out.c_str());
+}
+
 }  // namespace
 }  // namespace apptracer::testing
