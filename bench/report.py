@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "jax", "malloc", "store", "analyzer", "whatif"]
+ORDER = ["launch", "pytorch", "jax", "malloc", "nvtx", "store", "analyzer", "whatif"]
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -142,6 +142,17 @@ def malloc_section(r):
     return "Malloc-bound (CPU)", body, targets
 
 
+def nvtx_section(r):
+    p = r.get("nvtx.untraced.per_op")
+    t = r.get("nvtx.apptracer.per_op", r.get("nvtx.apptracer-all.per_op"))
+    added = None if p is None or t is None else t - p
+    body = table(["untraced (ns per push+pop)", "apptracer", "added"], [[fmt(p, 1), fmt(t, 1), fmt(added, 1)]])
+    body += ("\n\nThe tracer is the process's NVTX tool (tracer/translate/nvtx_injection.cpp): a push"
+             " and a pop each fill a record in the thread's buffer; the writer stores the range.")
+    targets = [] if t is None else [f"push+pop ≤ 500 ns: {t:,.0f} ns → {verdict(t <= 500)}"]
+    return "NVTX ranges (CPU)", body, targets
+
+
 def store_section(r):
     runs = (("mixed", 1, "mixed (8 launches : 1 copy : 1 host alloc), 1 thread"),
             ("mixed", 2, "mixed, 2 threads"),
@@ -260,7 +271,7 @@ def whatif_section(r):
 
 
 RENDER = {"launch": launch_section, "pytorch": pytorch_section, "jax": jax_section,
-          "malloc": malloc_section, "store": store_section, "analyzer": analyzer_section,
+          "malloc": malloc_section, "nvtx": nvtx_section, "store": store_section, "analyzer": analyzer_section,
           "whatif": whatif_section}
 
 

@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc store analyzer pytorch jax whatif
+#   --only          comma-separated subset of: launch malloc nvtx store analyzer pytorch jax whatif
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -57,18 +57,20 @@ dist=$(cd "$dist" && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
-  only=malloc,store,analyzer
+  only=malloc,nvtx,store,analyzer
   [ "$gpu" = 1 ] && only=launch,pytorch,jax,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
+  nvtx_pairs=20000
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  nvtx_pairs=1000000
   dvdg_kernels=1000000
   : "${analyzer_sizes:=10000,100000,1000000,10000000}"
 fi
@@ -107,6 +109,14 @@ if wanted malloc; then
     step "malloc $threads thread(s)" "$here/compare.sh" "malloc-t$threads" "$dist" "$rounds" \
       untraced,apptracer,apptracer-all "ns per call" -- "$dist/bench/malloc_churn" "$threads" "$churn_calls"
   done
+fi
+if wanted nvtx; then
+  note nvtx "$nvtx_pairs push+pop pairs per run on one thread, $rounds interleaved rounds, median; untraced: no NVTX tool (each call reaches an empty function, as nvtx3's do)"
+  # Without a GPU driver the tracer records only in --host-allocations=all mode.
+  traced=apptracer
+  [ -n "$gpu_name" ] || { traced=apptracer-all; note nvtx "no GPU driver here: traced with --host-allocations=all"; }
+  step nvtx "$here/compare.sh" nvtx "$dist" "$rounds" "untraced,$traced" "ns per push+pop" -- \
+    "$dist/test_apps/host_nvtx_client" --loop "$nvtx_pairs"
 fi
 if wanted store; then
   note store "$store_ops operations per run"

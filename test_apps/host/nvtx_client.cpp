@@ -2,11 +2,15 @@
 // (nvtxDetail/nvtxInit.h): at its first NVTX call it loads the tool named by
 // NVTX_INJECTION64_PATH and hands it its slots; then nested ranges on two
 // threads, a start/end range and a mark. No CUDA: it runs on CPU, in CI.
+// `--loop N`: N push+pop pairs on one thread instead, timed (bench/run.sh's
+// nvtx section); its last line is the cost of a pair in ns.
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace {
@@ -61,10 +65,30 @@ void nested(const char* outer, const char* inner) {
   pop();
 }
 
+// What nvtx3 calls when no tool took its slots: an empty function.
+int no_tool_push(const char*) { return 0; }
+int no_tool_pop() { return 0; }
+
+int time_pairs(long pairs) {
+  auto push = slot<int(const char*)>(9);
+  auto pop = slot<int()>(11);
+  if (!push) push = no_tool_push;
+  if (!pop) pop = no_tool_pop;
+  auto begin = std::chrono::steady_clock::now();
+  for (long i = 0; i < pairs; ++i) {
+    push("step");
+    pop();
+  }
+  std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - begin;
+  std::printf("%.1f\n", took.count() / static_cast<double>(pairs));
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   int loaded = load_tool();
+  if (argc == 3 && std::strcmp(argv[1], "--loop") == 0) return time_pairs(std::atol(argv[2]));
   std::printf("nvtx_client: tool %s\n", loaded ? "loaded" : "absent");
   nested("main outer", "main inner");
   std::thread worker(nested, "worker outer", "worker inner");

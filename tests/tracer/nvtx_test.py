@@ -4,15 +4,13 @@
     nvtx_test.py APPTRACER NVTX_CLIENT
 
 host_nvtx_client builds its NVTX instance as nvtx3 does: under
-`apptracer record --host-allocations=all` (so a trace is written without
-CUDA; with a threshold no block reaches, see the note below) it must find the tracer in NVTX_INJECTION64_PATH and its ranges must
-be nvtx_ranges rows, nested per thread. With the variable naming another
-tool, the tracer leaves it alone, says so in one line and records no range.
-
-Note: with host blocks recorded from 0 bytes, a thread whose first record
-does not come from malloc (here an NVTX call) deadlocks: its record buffer's
-first chunk is allocated under the pool lock and, being a host block, records
-itself (tracer/buffer/record_buffers.cpp acquire_chunk).
+`apptracer record --host-allocations=all --host-min-bytes=0` (so a trace is
+written without CUDA, and every block is a row: a thread whose first record
+is an NVTX call used to deadlock there, its first record buffer being a host
+block recorded under the buffer pool's lock) it must find the tracer in
+NVTX_INJECTION64_PATH and its ranges must be nvtx_ranges rows, nested per
+thread. With the variable naming another tool, the tracer leaves it alone,
+says so in one line and records no range.
 """
 import os
 import sqlite3
@@ -23,7 +21,7 @@ import tempfile
 
 def record(apptracer, out_dir, client, env=None):
     return subprocess.run([apptracer, "record", "-o", os.path.join(out_dir, "t-%p.db"),
-                           "--host-allocations=all", f"--host-min-bytes={1 << 30}", "--", client],
+                           "--host-allocations=all", "--host-min-bytes=0", "--", client],
                           capture_output=True, text=True, timeout=120,
                           env=dict(os.environ, **(env or {})))
 

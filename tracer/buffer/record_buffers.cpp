@@ -1,6 +1,7 @@
 #include "buffer/record_buffers.h"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -136,7 +137,16 @@ RecordBuffers::Chunk* RecordBuffers::acquire_chunk() {
     return chunk;
   }
   ++allocated_chunks_;
-  return new (std::nothrow) Chunk;
+  // Not from the program's heap: a malloc'd chunk is a host block the
+  // interposed allocator may record, on a thread getting its first chunk
+  // under pool_mutex_, which deadlocked (a thread whose first record was an
+  // NVTX range, with every block recorded). The raw system call also passes
+  // by the interposed mmap. Chunks are recycled, never unmapped.
+  void* memory = reinterpret_cast<void*>(syscall(SYS_mmap, nullptr, sizeof(Chunk),
+                                                 PROT_READ | PROT_WRITE,
+                                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  if (memory == MAP_FAILED) return nullptr;
+  return new (memory) Chunk;
 }
 
 void RecordBuffers::submit(Chunk* chunk) {
