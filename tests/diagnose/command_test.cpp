@@ -1,6 +1,7 @@
 // `apptracer diagnose` end to end on the bundled H100 traces: formats, the
 // stored tables, and one-line errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -28,8 +29,9 @@ Output run(const std::string& arguments) {
   return {WEXITSTATUS(status), out};
 }
 
+// ctest runs each test as its own process, in parallel: a copy per process.
 std::string copy_example(const std::string& name) {
-  std::string path = ::testing::TempDir() + "diagnose_" + name;
+  std::string path = ::testing::TempDir() + "diagnose_" + std::to_string(getpid()) + "_" + name;
   std::ifstream in(std::string(APPTRACER_EXAMPLES) + "/" + name, std::ios::binary);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << in.rdbuf();
