@@ -41,6 +41,20 @@ class HostBlocksTest : public ::testing::Test {
     return block.has_value();
   }
 
+  // Writes `records` into a new trace at `path` as the tracer's writer does,
+  // host blocks resolving (and becoming rows) through host_blocks.
+  static void store(const std::string& path, const std::vector<Record>& records,
+                    AllocationRegistry& cuda) {
+    StringTable strings;
+    TraceStore store(path, cuda, strings,
+                     HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
+                                         host_blocks::forget_freed_before});
+    store.begin();
+    store.write(records.data(), records.size());
+    store.finish();
+    store.commit();
+  }
+
   // One for the whole program, as in the tracer: a thread attaches to its
   // buffers once.
   static inline RecordBuffers buffers_{1 << 20};
@@ -198,17 +212,8 @@ TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
   host_blocks::on_free(block);
   uint64_t after_free_ns = now_ns();
   drained();
-  {
-    AllocationRegistry cuda;
-    StringTable strings;
-    TraceStore store(path, cuda, strings,
-                     HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
-                                         host_blocks::forget_freed_before});
-    store.begin();
-    store.write(&copy, 1);
-    store.finish();
-    store.commit();
-  }
+  AllocationRegistry cuda;
+  store(path, {copy}, cuda);
   Database db(path, Database::Mode::ReadOnly);
   Statement row = db.prepare(
       "SELECT a.bytes, a.kind, a.free_ns, m.src_offset FROM memcpys m"
@@ -242,16 +247,7 @@ TEST_F(HostBlocksTest, RegisteringABlockMakesItARowToo) {
   registered.allocation.alloc_id =
       cuda.add(block, 8192, AllocKind::RegisteredHost, -1, registered.allocation.ns);
   drained();
-  {
-    StringTable strings;
-    TraceStore store(path, cuda, strings,
-                     HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
-                                         host_blocks::forget_freed_before});
-    store.begin();
-    store.write(&registered, 1);
-    store.finish();
-    store.commit();
-  }
+  store(path, {registered}, cuda);
   Database db(path, Database::Mode::ReadOnly);
   Statement rows = db.prepare("SELECT kind, address, numa_node FROM allocations ORDER BY kind");
   ASSERT_TRUE(rows.step());
