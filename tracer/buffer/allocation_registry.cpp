@@ -12,6 +12,18 @@ bool contains(const AllocationInfo& a, uint64_t address, uint64_t ns) {
          a.alloc_ns <= ns && ns < a.free_ns;
 }
 
+AllocationInfo described(uint64_t id, uint64_t address, uint64_t bytes, AllocKind kind,
+                         int32_t device, uint64_t alloc_ns) {
+  AllocationInfo info;
+  info.id = id;
+  info.address = address;
+  info.bytes = bytes;
+  info.alloc_ns = alloc_ns;
+  info.device = device;
+  info.kind = kind;
+  return info;
+}
+
 }  // namespace
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
@@ -23,13 +35,7 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
     freed_in_order_.push_back(freed_.emplace(address, old->second));
     live_.erase(old);
   }
-  AllocationInfo info;
-  info.id = next_id();
-  info.address = address;
-  info.bytes = bytes;
-  info.alloc_ns = ns;
-  info.device = device;
-  info.kind = kind;
+  AllocationInfo info = described(next_id(), address, bytes, kind, device, ns);
   live_[address] = info;
   if (bytes > largest_bytes_) largest_bytes_ = bytes;
   range_.widen(address, bytes);
@@ -39,13 +45,8 @@ uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kin
 uint64_t AllocationRegistry::add_ended(uint64_t address, uint64_t bytes, AllocKind kind,
                                        uint64_t alloc_ns, uint64_t free_ns) {
   std::lock_guard<std::mutex> lock(mutex_);
-  AllocationInfo info;
-  info.id = next_id();
-  info.address = address;
-  info.bytes = bytes;
-  info.alloc_ns = alloc_ns;
+  AllocationInfo info = described(next_id(), address, bytes, kind, -1, alloc_ns);
   info.free_ns = free_ns;
-  info.kind = kind;
   // Out of free order in freed_in_order_: it is forgotten a pass or so late.
   freed_in_order_.push_back(freed_.emplace(address, info));
   if (bytes > largest_bytes_) largest_bytes_ = bytes;
