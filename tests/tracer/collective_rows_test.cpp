@@ -12,6 +12,7 @@
 #include "buffer/allocation_registry.h"
 #include "buffer/string_table.h"
 #include "store/trace_store.h"
+#include "store_fixture.h"
 
 namespace apptracer {
 namespace {
@@ -19,18 +20,9 @@ namespace {
 constexpr uint64_t kCommId = 0xC0FFEE;
 constexpr uint32_t kThread = 7;
 
-class CollectiveRowsTest : public ::testing::Test {
+class CollectiveRowsTest : public StoreFixture {
  protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "collectives-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    unlink(path_.c_str());
-    store_ = std::make_unique<TraceStore>(path_, registry_, strings_);
-  }
-  void TearDown() override {
-    store_.reset();
-    unlink(path_.c_str());
-  }
+  CollectiveRowsTest() : StoreFixture("collectives") {}
 
   Record on_thread(RecordType type) {
     Record r{};
@@ -142,10 +134,6 @@ class CollectiveRowsTest : public ::testing::Test {
   }
   Database read() { return Database(path_, Database::Mode::ReadOnly); }
 
-  std::string path_;
-  AllocationRegistry registry_;
-  StringTable strings_;
-  std::unique_ptr<TraceStore> store_;
 };
 
 TEST_F(CollectiveRowsTest, AnAllReduceJoinsItsCallPlanKernelAndBuffers) {

@@ -11,6 +11,7 @@
 #include "frameworks/sub_allocation_events.h"
 #include "frameworks/torch_allocator.h"
 #include "store/trace_store.h"
+#include "store_fixture.h"
 
 namespace apptracer {
 namespace {
@@ -18,18 +19,9 @@ namespace {
 constexpr uint64_t kSegment = 0x7f0000000000;
 constexpr uint64_t kSegmentBytes = 2 << 20;
 
-class SubAllocationRowsTest : public ::testing::Test {
+class SubAllocationRowsTest : public StoreFixture {
  protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "sub-allocations-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    unlink(path_.c_str());
-    store_ = std::make_unique<TraceStore>(path_, registry_, strings_);
-  }
-  void TearDown() override {
-    store_.reset();
-    unlink(path_.c_str());
-  }
+  SubAllocationRowsTest() : StoreFixture("sub-allocations") {}
 
   // The segment's cudaMalloc, as capture records it.
   Record segment(uint64_t ns) {
@@ -90,10 +82,6 @@ class SubAllocationRowsTest : public ::testing::Test {
     return q.step() ? q.text(0) : "";
   }
 
-  std::string path_;
-  AllocationRegistry registry_;
-  StringTable strings_;
-  std::unique_ptr<TraceStore> store_;
 };
 
 TEST_F(SubAllocationRowsTest, BlocksAreRowsWithTheirSegmentAndLifetime) {

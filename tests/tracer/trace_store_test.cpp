@@ -10,22 +10,14 @@
 
 #include "buffer/allocation_registry.h"
 #include "buffer/string_table.h"
+#include "store_fixture.h"
 
 namespace apptracer {
 namespace {
 
-class TraceStoreTest : public ::testing::Test {
+class TraceStoreTest : public StoreFixture {
  protected:
-  void SetUp() override {
-    path_ = ::testing::TempDir() + "store-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db";
-    unlink(path_.c_str());
-    store_ = std::make_unique<TraceStore>(path_, registry_, strings_);
-  }
-  void TearDown() override {
-    store_.reset();
-    unlink(path_.c_str());
-  }
+  TraceStoreTest() : StoreFixture("store") {}
 
   Record allocation(uint64_t address, uint64_t bytes, AllocKind kind, uint64_t ns) {
     Record r{};
@@ -88,10 +80,6 @@ class TraceStoreTest : public ::testing::Test {
     return q.int64(0);
   }
 
-  std::string path_;
-  AllocationRegistry registry_;
-  StringTable strings_;
-  std::unique_ptr<TraceStore> store_;
 };
 
 TEST_F(TraceStoreTest, CopyEndpointsResolveToAllocationsIncludingInteriorPointers) {
