@@ -120,6 +120,7 @@ struct alignas(64) Shard {
   BlockMap blocks{BlockMap::allocator_type(&pool)};
   NodePool freed_pool;
   FreedMap freed{FreedMap::allocator_type(&freed_pool)};
+  uint64_t freed_largest = 0;  // bounds how far below an address a lookup walks
 };
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
@@ -234,25 +235,6 @@ Record free_record(uint64_t alloc_id, uint64_t ns) {
   return r;
 }
 
-// Calls `found(start, block)` with the block holding `address` locked in its
-// shard; malloc blocks are looked at before mmapped regions (the more precise).
-template <typename Found>
-bool with_block_holding(uint64_t address, Found found) {
-  auto search = [&](Shard& shard) {
-    std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.blocks.upper_bound(address);
-    if (it == shard.blocks.begin()) return false;
-    --it;
-    if (address - it->first >= it->second.bytes) return false;
-    found(it->first, it->second);
-    return true;
-  };
-  for (Shard& shard : state->shards) {
-    if (search(shard)) return true;
-  }
-  return search(state->mapped);
-}
-
 // Ends the row a block is (if it is one) at `ns`; its id, or 0.
 uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
   if (!block.alloc_id) return 0;
@@ -270,6 +252,7 @@ void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns)
   int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
   shard.freed.emplace(address,
                       FreedBlock{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node});
+  shard.freed_largest = std::max(shard.freed_largest, block.bytes);
 }
 
 void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
@@ -305,6 +288,7 @@ void reset_in_child() {
   for_each_shard([](Shard& shard) {
     for (auto& entry : shard.blocks) entry.second.alloc_id = 0;
     shard.freed.clear();
+    shard.freed_largest = 0;
   });
   registry().reset_after_fork();
   stored = 0;
@@ -421,20 +405,23 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
   auto allocated_by = [ns](uint64_t alloc_ns) {
     return alloc_ns <= ns || alloc_ns - ns <= kClockSlackNs;
   };
-  std::optional<PromotedBlock> promoted;
-  with_block_holding(address, [&](uint64_t start, Block& block) {
-    if (!block.alloc_id && allocated_by(block.alloc_ns)) {
-      promoted = PromotedBlock{promote_locked(start, block, ns)};
-    }
-  });
-  if (promoted) return promoted;
-  // A block freed since (the live one, if any, came after the touch): the
-  // one whose lifetime holds the touch.
-  auto search = [&](Shard& shard) {
+  // The block that held the address at `ns`: live and allocated by then, or
+  // freed since (at most one did). One lock per shard for both.
+  auto promote_in = [&](Shard& shard) -> std::optional<PromotedBlock> {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.freed.upper_bound(address);
-    while (it != shard.freed.begin()) {
+    auto live = shard.blocks.upper_bound(address);
+    if (live != shard.blocks.begin()) {
+      --live;
+      Block& block = live->second;
+      if (address - live->first < block.bytes && !block.alloc_id && allocated_by(block.alloc_ns)) {
+        return PromotedBlock{promote_locked(live->first, block, ns)};
+      }
+    }
+    // Freed blocks may overlap (an address reused): walk down while one
+    // starting there could still reach the address.
+    for (auto it = shard.freed.upper_bound(address); it != shard.freed.begin();) {
       --it;
+      if (address - it->first >= shard.freed_largest) break;
       const FreedBlock& f = it->second;
       if (address - it->first >= f.bytes || !allocated_by(f.alloc_ns) || ns >= f.free_ns) continue;
       uint64_t alloc_ns = std::min(f.alloc_ns, ns);
@@ -446,24 +433,29 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
       block.numa_node = f.numa_node;
       stored.fetch_add(1, std::memory_order_relaxed);
       shard.freed.erase(it);
-      promoted = block;
-      return true;
+      return block;
     }
-    return false;
+    return std::nullopt;
   };
+  // Malloc blocks before mmapped regions (the more precise).
   for (Shard& shard : state->shards) {
-    if (search(shard)) return promoted;
+    if (std::optional<PromotedBlock> block = promote_in(shard)) return block;
   }
-  search(state->mapped);
-  return promoted;
+  return promote_in(state->mapped);
 }
 
 void forget_freed_before(uint64_t ns) {
   if (!state) return;
   for_each_shard([ns](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.freed_largest = 0;
     for (auto it = shard.freed.begin(); it != shard.freed.end();) {
-      it = it->second.free_ns < ns ? shard.freed.erase(it) : std::next(it);
+      if (it->second.free_ns < ns) {
+        it = shard.freed.erase(it);
+        continue;
+      }
+      shard.freed_largest = std::max(shard.freed_largest, it->second.bytes);
+      ++it;
     }
   });
 }
