@@ -440,17 +440,12 @@ class Merger {
   // them the merged DVDG lost every kernel's reads and writes.
   void copy_schema2_kernel_args(Database& in) {
     if (!in.has_table("kernel_args") || in.has_table("kernel_arg_words")) return;
-    auto offset_of = [&](const std::string& table) {
-      auto found = offsets_.find(table + ".id");
-      return found == offsets_.end() ? int64_t{0} : found->second;
-    };
-    int64_t kernel_offset = offset_of("kernels");
-    int64_t allocation_offset = offset_of("allocations");
+    const ColumnRule kernel_id{"kernel_id", IdSpace::RowId, "kernels"};
+    const ColumnRule alloc_id{"alloc_id", IdSpace::RowId, "allocations"};
     Statement words = in.prepare(
         "SELECT kernel_id, param_index, offset, size, raw_value, alloc_id, alloc_offset, access, "
         "access_source FROM kernel_args ORDER BY kernel_id, offset");
     Statement new_set = out_.prepare("INSERT INTO kernel_arg_sets(words, process_id) VALUES (0, ?)");
-    Statement count_words = out_.prepare("UPDATE kernel_arg_sets SET words = words + 1 WHERE id = ?");
     Statement insert_word = out_.prepare(
         "INSERT INTO kernel_arg_words(arg_set_id, param_index, offset, size, raw_value, alloc_id, "
         "alloc_offset, access, access_source, process_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -462,23 +457,25 @@ class Merger {
         kernel = words.int64(0);
         new_set.bind(1, process_id_).run();
         set = out_.last_insert_rowid();
-        link.bind(1, set).bind(2, kernel + kernel_offset).run();
+        link.bind(1, set).bind(2, remap(kernel_id, kernel)).run();
       }
       std::optional<int64_t> alloc = words.optional_int64(5);
-      if (alloc) *alloc += allocation_offset;
       insert_word.bind(1, set)
           .bind(2, words.optional_int64(1))
           .bind(3, words.int64(2))
           .bind(4, words.int64(3))
           .bind(5, words.optional_int64(4))
-          .bind(6, alloc)
+          .bind(6, alloc ? std::optional<int64_t>(remap(alloc_id, *alloc)) : std::nullopt)
           .bind(7, words.optional_int64(6))
           .bind(8, words.int64(7))
           .bind(9, words.int64(8))
           .bind(10, process_id_)
           .run();
-      count_words.bind(1, set).run();
     }
+    out_.prepare("UPDATE kernel_arg_sets SET words = (SELECT count(*) FROM kernel_arg_words w "
+                 "WHERE w.arg_set_id = kernel_arg_sets.id) WHERE process_id = ?")
+        .bind(1, process_id_)
+        .run();
   }
 
   // Copies a value with its SQLite type (integer, real, text, blob, NULL).
