@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "apptracer/row_inserter.h"
+#include "apptracer/row_reader.h"
 #include "apptracer/schema.h"
 #include "trace_file.h"
 
@@ -140,30 +141,23 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
       row.incomplete = static_cast<ExactGap>(l.incomplete);
       insert_launch.insert(row);
     }
-    Statement ranges = sanitizer.prepare(
-        "SELECT launch_id, alloc_id, alloc_offset, access, lo, hi, approximate FROM exact_accesses "
-        "ORDER BY launch_id, lo");
-    while (ranges.step()) {
-      ExactAccessRow row;
-      row.launch_id = ranges.int64(0);
-      row.access = static_cast<AccessKind>(ranges.int64(3));
-      row.lo = ranges.int64(4);
-      row.hi = ranges.int64(5);
-      row.approximate = ranges.int64(6);
-      std::optional<int64_t> theirs = ranges.optional_int64(1);
+    // Launch ids are the same numbers in both traces; allocations and
+    // addresses move to the normal run's.
+    for_each_row<ExactAccessRow>(sanitizer, "ORDER BY launch_id, lo", [&](ExactAccessRow row) {
+      std::optional<int64_t> theirs = row.alloc_id;
       auto match = theirs ? matched.find(*theirs) : matched.end();
       if (match != matched.end()) {
         int64_t shift = match->second.address - their_address[*theirs];
         row.alloc_id = match->second.id;
-        row.alloc_offset = ranges.optional_int64(2);
         row.lo += shift;
         row.hi += shift;
       } else {
+        row.alloc_id = row.alloc_offset = std::nullopt;
         ++summary.unmatched_ranges;
       }
       insert_access.add(row);
       ++summary.ranges;
-    }
+    });
     insert_access.flush();
     Statement meta = sanitizer.prepare("SELECT key, value FROM meta WHERE key LIKE 'exact.%'");
     Statement upsert = normal.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
