@@ -8,29 +8,35 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "capture/activity_buffer_pool.h"
 #include "capture/cupti_requests.h"
 
 namespace {
 
+// Buffers as the tracer takes them: zeroed, two pre-faulted at the first context.
+apptracer::ActivityBufferPool buffers;
+
 // Records nothing; like the tracer, it configures the unified-memory
-// counters once the driver is up (the first context).
+// counters and pre-faults buffers once the driver is up (the first context).
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void*) {
   static bool um_counters_enabled = false;
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && id == CUPTI_CBID_RESOURCE_CONTEXT_CREATED &&
       !um_counters_enabled) {
     um_counters_enabled = true;
+    buffers.prefill(2);
     apptracer::enable_traced_um_counters();
   }
 }
 
 void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
-  constexpr size_t kBytes = 8u << 20;
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBytes));
-  *size = *buffer ? kBytes : 0;
+  *buffer = buffers.take();
+  *size = *buffer ? apptracer::ActivityBufferPool::kBufferBytes : 0;
   *max_records = 0;
 }
 
-void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) { std::free(buffer); }
+void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes) {
+  buffers.give_back(buffer, valid_bytes);
+}
 
 void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
@@ -41,6 +47,7 @@ __attribute__((constructor)) void subscribe() {
     return;
   }
   apptracer::enable_traced_callbacks(subscriber, nullptr);
+  apptracer::request_zeroed_activity_buffers();
   cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
   for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) cuptiActivityEnable(kind);
   std::atexit(flush_at_exit);

@@ -22,6 +22,8 @@
     (buffer, valid, record))                                                                    \
   X(cuptiActivityGetNumDroppedRecords, (CUcontext context, uint32_t stream, size_t * dropped), \
     (context, stream, dropped))                                                                 \
+  X(cuptiActivitySetAttribute, (CUpti_ActivityAttribute attribute, size_t * size, void* value), \
+    (attribute, size, value))                                                                   \
   X(cuptiActivityRegisterCallbacks,                                                             \
     (CUpti_BuffersCallbackRequestFunc requested, CUpti_BuffersCallbackCompleteFunc completed),  \
     (requested, completed))                                                                     \

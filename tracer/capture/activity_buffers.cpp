@@ -2,15 +2,16 @@
 // of kernels, copies and memsets and unified-memory counters, and gives them
 // back full (or on flush), possibly on several threads at once in CUDA 13.
 // Each returned buffer is converted (translate/activity_records.cpp) on the
-// thread that returns it, into that thread's own record buffer.
+// thread that returns it, into that thread's own record buffer. The buffers
+// themselves come from activity_buffer_pool.h.
 #include <cupti.h>
 
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/log.h"
+#include "capture/activity_buffer_pool.h"
 #include "capture/capture.h"
 #include "capture/cupti_requests.h"
 #include "translate/activity_records.h"
@@ -19,16 +20,18 @@ namespace apptracer {
 
 namespace {
 
-constexpr size_t kActivityBufferBytes = 8u << 20;
-constexpr size_t kActivityAlignment = 8;
+// Two: the program's first thread to use the GPU, and the next buffer it
+// needs while CUPTI still holds its first.
+constexpr int kPrefilledBuffers = 2;
 
+ActivityBufferPool buffer_pool;
 CaptureContext* capture_context = nullptr;
 CaptureHooks activity_hooks;
 bool activity_registered = false;
 
 void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kActivityAlignment, kActivityBufferBytes));
-  *size = *buffer ? kActivityBufferBytes : 0;
+  *buffer = buffer_pool.take();
+  *size = *buffer ? ActivityBufferPool::kBufferBytes : 0;
   *max_records = 0;
 }
 
@@ -44,7 +47,7 @@ void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t
     log_warn("CUPTI dropped {} activity records (GPU times of some operations are missing)",
              dropped);
   }
-  std::free(buffer);
+  buffer_pool.give_back(buffer, valid_bytes);
 }
 
 std::string cupti_message(CUptiResult result) {
@@ -89,6 +92,9 @@ void configure_and_enable_um_counters() {
 bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks) {
   capture_context = &ctx;
   activity_hooks = hooks;
+  if (CUptiResult result = request_zeroed_activity_buffers(); result != CUPTI_SUCCESS) {
+    log_info("CUPTI zeroes each activity buffer itself ({})", cupti_message(result));
+  }
   if (cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed) != CUPTI_SUCCESS) {
     log_warn("cannot register CUPTI activity buffers; GPU times will be missing");
     return false;
@@ -105,9 +111,13 @@ bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks) {
 }
 
 // Unified-memory counters need an initialized driver: at the first context.
-void enable_um_counters() {
+void prepare_activity_for_contexts() {
   static std::once_flag once;
-  if (activity_registered) std::call_once(once, configure_and_enable_um_counters);
+  if (!activity_registered) return;
+  std::call_once(once, [] {
+    buffer_pool.prefill(kPrefilledBuffers);
+    configure_and_enable_um_counters();
+  });
 }
 
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }

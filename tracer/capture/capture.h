@@ -25,9 +25,11 @@ void unsubscribe_callbacks();
 // context exists). False when CUPTI refuses the activity buffers.
 bool enable_activity(CaptureContext& ctx, const CaptureHooks& hooks);
 void flush_activity();
-// Unified-memory counters: at the first context, or at once when attaching
-// to a process whose contexts already exist.
-void enable_um_counters();
+// At the first context, or at once when attaching to a process whose
+// contexts already exist: the unified-memory counters, and the pre-faulted
+// activity buffers the first GPU operations will take (activity_buffer_pool.h;
+// not earlier, so processes that never use CUDA do not pay for them).
+void prepare_activity_for_contexts();
 // Stops GPU activity collection (after an in-process capture ends), so the
 // program pays for nothing more; what CUPTI still holds is flushed first.
 void disable_activity();

@@ -80,4 +80,10 @@ UmCounterSetup enable_traced_um_counters() {
   return setup;
 }
 
+CUptiResult request_zeroed_activity_buffers() {
+  uint8_t zeroed = 1;
+  size_t size = sizeof zeroed;
+  return cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &size, &zeroed);
+}
+
 }  // namespace apptracer

@@ -45,4 +45,9 @@ struct UmCounterSetup {
 };
 UmCounterSetup enable_traced_um_counters();
 
+// Tells CUPTI that the activity buffers it is given come zeroed
+// (activity_buffer_pool.h), so it does not zero them in the program's
+// threads. Before the buffer callbacks are registered.
+CUptiResult request_zeroed_activity_buffers();
+
 }  // namespace apptracer

@@ -32,7 +32,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     case CUPTI_CB_DOMAIN_RESOURCE:
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         if (hooks.context_created) hooks.context_created();
-        enable_um_counters();
+        prepare_activity_for_contexts();
       } else if (is_graph_callback(cbid)) {
         const auto* resource = static_cast<const CUpti_ResourceData*>(data);
         on_graph_callback(*context, cbid,

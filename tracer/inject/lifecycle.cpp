@@ -389,7 +389,7 @@ void start(const Config& config) {
     // The program's contexts exist already: their creation callback has passed.
     if (callbacks_active && !driver_devices().empty()) {
       on_context_created();
-      enable_um_counters();
+      prepare_activity_for_contexts();
     }
   }
   writer_instance->start();
