@@ -80,6 +80,9 @@ class LinkBench {
  private:
   GpuSession& gpu(int ordinal);
   NodeBuffer& host_buffer(int node, bool pinned);
+  // Where the next host transfer of `bytes` starts in `host`: each one after
+  // the last, wrapping, so none finds its data in the CPU's caches.
+  void* next_host_region(NodeBuffer& host, int64_t bytes);
   CUdeviceptr managed_buffer(int ordinal);
   std::function<double(int64_t)> transfer(const model::LinkPath& path, std::string& note);
 
@@ -89,6 +92,7 @@ class LinkBench {
   std::vector<model::GpuInfo> info_;
   std::unique_ptr<NodeBuffer> host_;
   bool host_registered_ = false;
+  size_t host_offset_ = 0;
   std::map<int, CUdeviceptr> managed_;
   std::map<int, std::vector<int>> node_cpus_;
 };
