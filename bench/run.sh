@@ -64,13 +64,16 @@ wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
-  nvtx_pairs=20000
+  nvtx_pairs=20000 nvtx_sustained_pairs=
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
-  nvtx_pairs=1000000
+  # 100,000 pairs fit in the default 64 MiB of record buffers (128 B per
+  # push or pop): the cost to the program. 1,000,000 do not: then the
+  # program waits for the writer to store ranges, and the loop measures that.
+  nvtx_pairs=100000 nvtx_sustained_pairs=1000000
   dvdg_kernels=1000000
   : "${analyzer_sizes:=10000,100000,1000000,10000000}"
 fi
@@ -117,6 +120,11 @@ if wanted nvtx; then
   [ -n "$gpu_name" ] || { traced=apptracer-all; note nvtx "no GPU driver here: traced with --host-allocations=all"; }
   step nvtx "$here/compare.sh" nvtx "$dist" "$rounds" "untraced,$traced" "ns per push+pop" -- \
     "$dist/test_apps/host_nvtx_client" --loop "$nvtx_pairs"
+  if [ -n "$nvtx_sustained_pairs" ]; then
+    note nvtx "sustained: $nvtx_sustained_pairs pairs per run, more than the record buffers hold"
+    step "nvtx sustained" "$here/compare.sh" nvtx-sustained "$dist" "$rounds" "untraced,$traced" \
+      "ns per push+pop" -- "$dist/test_apps/host_nvtx_client" --loop "$nvtx_sustained_pairs"
+  fi
 fi
 if wanted store; then
   note store "$store_ops operations per run"
