@@ -314,15 +314,22 @@ def check_peer_copy(c, t):
 FORK_SIZES = {1 * MiB, 2 * MiB, 4 * MiB}
 
 
-def check_forking(c, traces):
-    c.equal(len(traces), 3, "one trace per process")
-    sizes = set()
-    for t in traces:
-        c.equal(t.meta("status"), "complete", f"{t.path} status")
-        sizes.update(b for (b,) in t.rows("SELECT bytes FROM allocations"))
-        c.equal(t.one("SELECT count(*) FROM memcpys"), 2, f"{t.path} copies")
-    c.equal(sizes, FORK_SIZES, "each process traced its own allocation")
-    c.equal(len({t.meta("pid") for t in traces}), 3, "distinct pids")
+def check_forking_ending(children_status, children_reason=None):
+    def check(c, traces):
+        c.equal(len(traces), 3, "one trace per process")
+        sizes = set()
+        parent_pid = {t.meta("ppid") for t in traces} & {t.meta("pid") for t in traces}
+        for t in traces:
+            child = t.meta("pid") not in parent_pid
+            c.equal(t.meta("status"), children_status if child else "complete", f"{t.path} status")
+            if child and children_reason:
+                c.equal(t.meta("end_reason"), children_reason, f"{t.path} end_reason")
+            sizes.update(b for (b,) in t.rows("SELECT bytes FROM allocations"))
+            c.equal(t.one("SELECT count(*) FROM memcpys"), 2, f"{t.path} copies")
+            c.expect(t.one("SELECT count(*) FROM devices") >= 1, f"{t.path}: its first context seen (devices)")
+        c.equal(sizes, FORK_SIZES, "each process traced its own allocation")
+        c.equal(len({t.meta("pid") for t in traces}), 3, "distinct pids")
+    return check
 
 
 def check_exit_status(status, reason=None):
@@ -1007,7 +1014,6 @@ class Case:
         self.check, self.app, self.args, self.route, self.common = check, app, list(args), route, common
         self.record_args = list(record_args)  # apptracer record's own options
         self.timing_lines = timing_lines  # stdout lines starting so differ from run to run
-        self.record_args = list(record_args)  # options of `apptracer record`
 
 
 def comparable_stdout(case, stdout):
@@ -1027,7 +1033,8 @@ CASES = {
     "multithreaded": Case(check_multithreaded),
     "failing_call": Case(check_failing_call, common=False),
     "peer_copy": Case(check_peer_copy),
-    "forking": Case(check_forking),
+    "forking": Case(check_forking_ending("complete")),
+    "forking_term": Case(check_forking_ending("incomplete", "signal 15"), "forking", ["--term"]),
     "exit_from_thread": Case(check_exit_status("complete"), "exit_paths", ["thread-exit"]),
     "underscore_exit": Case(check_exit_status("complete"), "exit_paths", ["_exit"]),
     "abort_signal": Case(check_exit_status("incomplete", "signal 6"), "exit_paths", ["abort"],
@@ -1068,7 +1075,7 @@ for _scenario, (_rule, _more) in DIAGNOSIS_CASES.items():
 NEEDS_STDOUT = {"kernel_args", "pytorch_train_step", "cupy_pool", "jax_arrays"}
 
 # Cases whose check takes every trace the run wrote, not exactly one.
-MULTI_TRACE = {"forking", "exec_self"}
+MULTI_TRACE = {"forking", "forking_term", "exec_self"}
 
 
 def traced_command(case, args, program, output):

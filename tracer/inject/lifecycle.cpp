@@ -163,10 +163,12 @@ void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
 // force, before ours (installed earlier) or after (they find ours and call it).
 // Installed at the first CUDA context, not at load: a runtime that reads the
 // dispositions when it starts (Python's signal.getsignal) still sees its own,
-// and before a context there is no GPU activity a crash could lose.
+// and before a context there is no GPU activity a crash could lose. A forked
+// child that goes on tracing installs them at once (after_fork_in_child).
+std::atomic<bool> signal_handlers_installed{false};
+
 void install_signal_handlers_once() {
-  static std::atomic<bool> installed{false};
-  if (installed.exchange(true)) return;
+  if (signal_handlers_installed.exchange(true)) return;
   struct sigaction ours {};
   ours.sa_sigaction = on_fatal_signal;
   sigemptyset(&ours.sa_mask);
@@ -211,6 +213,11 @@ void after_fork_in_child() {
   writer_instance->restart_after_fork();
   record_process_meta(Config::from_environment());
   writer_instance->set_meta("gpu_activity", "unavailable: CUPTI activity does not survive fork");
+  // Not waiting for the child's first context: forkserver pool workers (on
+  // the H100) were killed by their pool's SIGTERM with nothing flushed. The
+  // program's runtime read its dispositions long ago. Handlers the parent
+  // installed are inherited, and left as they are.
+  install_signal_handlers_once();
 }
 
 // The runtime's version is only visible when the program loads cudart as a
