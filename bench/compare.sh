@@ -3,7 +3,8 @@
 # interleaved within each round (the GPU machine is noisy: one run proves
 # nothing), and prints each variant's per-round values and median.
 #   bench/compare.sh NAME DIST ROUNDS VARIANTS UNIT -- PROGRAM [ARGS...]
-# PROGRAM prints one number on its last line: its cost per operation in UNIT.
+# PROGRAM prints its cost per operation in UNIT on its last line; a program
+# that prints no number there is compared by its process wall time only.
 # VARIANTS is a comma-separated list of
 #   untraced        the program alone
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
@@ -14,6 +15,9 @@
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
 #   xla-platform    XLA_PYTHON_CLIENT_ALLOCATOR=platform, untraced: what the per-buffer mode costs by itself
 #   apptracer-per-buffer  apptracer as `apptracer record --framework-allocators=per-buffer` sets it up
+#   record          `apptracer record -- PROGRAM` itself
+#   record-exact    `apptracer record --exact -- PROGRAM`: where CUPTI and the sanitizer cannot share a
+#                   process, two runs and their join; the last line is then the sanitizer run's
 # Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
 # (median process wall time: includes loading, set-up and the trace's final write)
 # for bench/report.py.
@@ -45,12 +49,16 @@ run_variant() {
     apptracer-per-buffer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                                APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                                APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer XLA_PYTHON_CLIENT_ALLOCATOR=platform) ;;
+    record) set -- "$dist/bin/apptracer" record -f -o "$tmp/$name.db" -- "$@" ;;
+    record-exact) set -- "$dist/bin/apptracer" record --exact -f -o "$tmp/$name.db" -- "$@" ;;
     *) echo "compare.sh: unknown variant $variant" >&2; return 2 ;;
   esac
   local start end value
   start=$(date +%s%N)
-  value=$(env "${env[@]}" "$@" | tail -n 1) || { echo "compare.sh: $name failed as $variant" >&2; return 1; }
+  value=$(env "${env[@]}" "$@" 2>"$tmp/stderr" | tail -n 1) ||
+    { echo "compare.sh: $name failed as $variant: $(tail -n 2 "$tmp/stderr")" >&2; return 1; }
   end=$(date +%s%N)
+  [[ $value =~ ^[0-9.]+$ ]] || value=-
   rm -f "$tmp"/*.db*  # traces are not kept: only their cost matters here
   echo "$value $(((end - start) / 1000000))"
 }
@@ -72,6 +80,6 @@ for v in "${variants[@]}"; do
   # shellcheck disable=SC2086  # word splitting of the value lists is intended
   m=$(median ${per_op[$v]}) w=$(median ${wall[$v]})
   printf '  %-15s %s -> %s   wall %s ms\n' "$v" "${per_op[$v]}" "$m" "$w"
-  echo "result $name.$v.per_op $m"
+  [ "$m" = - ] || echo "result $name.$v.per_op $m"
   echo "result $name.$v.wall_ms $w"
 done

@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "jax", "malloc", "nvtx", "store", "analyzer", "whatif"]
+ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "malloc", "nvtx", "store", "analyzer", "whatif"]
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -27,6 +27,8 @@ def section_of(key):
         return "launch"
     if prefix.startswith("malloc-"):
         return "malloc"
+    if prefix.startswith("exact-"):
+        return "exact"
     return prefix
 
 
@@ -81,7 +83,6 @@ def launch_section(r):
 
 def pytorch_section(r):
     variants = (("untraced", "untraced"), ("bare", "bare CUPTI subscriber"), ("torch-profiler", "torch.profiler"),
-                ("apptracer-no-hooks", "apptracer, tensors not recorded (--framework-allocators=off)"),
                 ("apptracer", "apptracer"))
     base = r.get("pytorch.untraced.per_op")
     rows = []
@@ -94,11 +95,43 @@ def pytorch_section(r):
     if t is not None and prof is not None:
         targets.append(f"step time under apptracer ≤ under torch.profiler: {t:,.0f} vs {prof:,.0f} µs"
                        f" ({ratio(t, prof):.2f}×) → {verdict(t <= prof)}")
-    off = r.get("pytorch.apptracer-no-hooks.per_op")
-    if t is not None and off is not None:
-        targets.append(f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs"
-                       f" {off:,.0f} µs ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}")
     return "A real program: PyTorch MLP training steps (GPU)", body, targets
+
+
+def pytorch_hooks_section(r):
+    off, t = r.get("pytorch-hooks.apptracer-no-hooks.per_op"), r.get("pytorch-hooks.apptracer.per_op")
+    rows = [["apptracer, tensors not recorded (--framework-allocators=off)", fmt(off),
+             fmt(r.get("pytorch-hooks.apptracer-no-hooks.wall_ms"))],
+            ["apptracer (tensors recorded: the caching allocator's blocks)", fmt(t),
+             fmt(r.get("pytorch-hooks.apptracer.wall_ms"))]]
+    body = table(["run", "median step (µs)", "process wall (ms)"], rows)
+    targets = [] if t is None or off is None else [
+        f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs {off:,.0f} µs"
+        f" ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}"]
+    return "Recording tensors: the caching allocator's blocks (GPU)", body, targets
+
+
+EXACT_APPS = (("vector_add", "vector_add"), ("kernel_args", "kernel_args"),
+              ("exact_patterns", "exact_patterns"), ("pytorch", "PyTorch MLP steps"))
+
+
+def exact_section(r):
+    rows, targets = [], []
+    for key, label in EXACT_APPS:
+        walls = [r.get(f"exact-{key}.{v}.wall_ms") for v in ("untraced", "record", "record-exact")]
+        if all(w is None for w in walls):
+            continue
+        rows.append([label] + [fmt(w) for w in walls] +
+                    [fmt(ratio(walls[2], walls[0]), 1), fmt(ratio(walls[2], walls[1]), 1)])
+    body = table(["program", "untraced (ms)", "apptracer (ms)", "--exact (ms)", "--exact / untraced",
+                  "--exact / apptracer"], rows)
+    step, exact_step = r.get("exact-pytorch.untraced.per_op"), r.get("exact-pytorch.record-exact.per_op")
+    if step is not None and exact_step is not None:
+        body += (f"\n\nA training step under the sanitizer (the instrumented run's own step time):"
+                 f" {exact_step:,.0f} µs against {step:,.0f} untraced.")
+        targets.append(f"--exact on the training step ≤ 20× untraced: {ratio(exact_step, step):.1f}× →"
+                       f" {verdict(exact_step <= 20 * step)}")
+    return "Exact mode: what --exact costs (GPU)", body, targets
 
 
 def jax_section(r):
@@ -279,7 +312,8 @@ def whatif_section(r):
     return "What-if predictions against real runs (GPU)", body, targets
 
 
-RENDER = {"launch": launch_section, "pytorch": pytorch_section, "jax": jax_section,
+RENDER = {"launch": launch_section, "pytorch": pytorch_section, "pytorch-hooks": pytorch_hooks_section,
+          "exact": exact_section, "jax": jax_section,
           "malloc": malloc_section, "nvtx": nvtx_section, "store": store_section, "analyzer": analyzer_section,
           "whatif": whatif_section}
 

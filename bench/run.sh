@@ -9,7 +9,8 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc nvtx store analyzer pytorch jax whatif
+#   --only          comma-separated subset of: launch malloc nvtx store analyzer pytorch
+#                   pytorch-hooks jax exact whatif
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -17,8 +18,10 @@
 # untraced / apptracer), store (writer throughput, database bytes per
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
-# subscriber / torch.profiler / apptracer without and with the caching
-# allocator's blocks recorded), jax (GPU, where jax is installed: jitted
+# subscriber / torch.profiler / apptracer), pytorch-hooks (GPU: the same steps with and
+# without the caching allocator's blocks recorded, more rounds), exact (GPU:
+# test programs and MLP steps untraced / apptracer record / record --exact),
+# jax (GPU, where jax is installed: jitted
 # MLP training steps, untraced / XLA's platform allocator / apptracer /
 # apptracer --framework-allocators=per-buffer), whatif (GPU, only when asked for:
 # whatif predictions against real runs, bench/whatif_validation.sh; its
@@ -58,13 +61,13 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
   only=malloc,nvtx,store,analyzer
-  [ "$gpu" = 1 ] && only=launch,pytorch,jax,$only
+  [ "$gpu" = 1 ] && only=launch,pytorch,pytorch-hooks,jax,exact,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
-  nvtx_pairs=20000 nvtx_sustained_pairs=
+  nvtx_pairs=20000 nvtx_sustained_pairs= exact_steps=5 exact_warmup=2
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
@@ -74,6 +77,8 @@ else
   # push or pop): the cost to the program. 1,000,000 do not: then the
   # program waits for the writer to store ranges, and the loop measures that.
   nvtx_pairs=100000 nvtx_sustained_pairs=1000000
+  # Under the sanitizer a step is slow: fewer of them.
+  exact_steps=30 exact_warmup=5
   dvdg_kernels=1000000
   : "${analyzer_sizes:=10000,100000,1000000,10000000}"
 fi
@@ -148,10 +153,25 @@ if wanted whatif; then
 fi
 if wanted pytorch; then
   note pytorch "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
-  # apptracer-no-hooks: the same without recording the caching allocator's blocks.
   step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" \
-    untraced,bare,torch-profiler,apptracer-no-hooks,apptracer \
+    untraced,bare,torch-profiler,apptracer \
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted pytorch-hooks; then
+  # The ≤ 5% target compares two variants a few percent apart on a noisy
+  # machine: twice the rounds, those two only.
+  note pytorch-hooks "$steps steps after $warmup warm-up steps per run, $((2 * torch_rounds)) interleaved rounds, median"
+  step pytorch-hooks "$here/compare.sh" pytorch-hooks "$dist" "$((2 * torch_rounds))" \
+    apptracer-no-hooks,apptracer "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted exact; then
+  note exact "process wall time, $torch_rounds interleaved rounds, median; where the sanitizer and CUPTI cannot share a process --exact runs the program twice and joins the runs, all counted"
+  for app in vector_add kernel_args exact_patterns; do
+    step "exact $app" "$here/compare.sh" "exact-$app" "$dist" "$torch_rounds" untraced,record,record-exact \
+      "process wall" -- "$dist/test_apps/$app"
+  done
+  step "exact pytorch" "$here/compare.sh" exact-pytorch "$dist" "$torch_rounds" untraced,record,record-exact \
+    "us per step" -- python3 "$here/pytorch_steps.py" "$exact_steps" "$exact_warmup"
 fi
 if wanted jax && ! python3 -c "import jax" 2>/dev/null; then
   echo "bench: jax not measured: python3 cannot import jax" >&2
