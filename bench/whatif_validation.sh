@@ -14,9 +14,7 @@
 #
 #   bench/whatif_validation.sh measure DIST_DIR OUT_DIR [--label NAME] [--results FILE]
 #       on a GPU machine (after scripts/gpu_dist.sh; no compiler needed):
-#       `apptracer links` (the full measurement: --quick's 3 samples per size
-#       left the fit to chance on a host whose pageable copies of one size
-#       ranged from 10 to 16 ms), the four runs traced, (a)-(c). Everything
+#       `apptracer links --quick`, the four runs traced, (a)-(c). Everything
 #       is kept in OUT_DIR/LABEL (LABEL: the GPU, e.g. h100) for `compare`.
 #   bench/whatif_validation.sh compare DIR_A DIR_B [--apptracer BIN] [--results FILE]
 #       anywhere, later: (d) both ways between two measured machines, then
@@ -61,7 +59,7 @@ write_results() {
   local log=$1 results=$2 device=$3 report
   report=$(mktemp)
   cat "$log" >"$report"
-  echo "note whatif measured with apptracer links, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%" >>"$report"
+  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%" >>"$report"
   python3 "$here/report.py" --log "$report" --results "$results" --device "$device" \
     --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     --commit "${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}"
@@ -104,8 +102,8 @@ measure() {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$dir/device.txt" 2>/dev/null ||
     echo "$label" >"$dir/device.txt"
   local started=$SECONDS
-  "$apptracer" links -f -o "$dir/system.json" | tee "$dir/links.txt"
-  echo "links: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
+  "$apptracer" links --quick -f -o "$dir/system.json" | tee "$dir/links.txt"
+  echo "links --quick: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
   local runs=("copies-pageable:whatif_copies" "copies-pinned:whatif_copies --pinned"
               "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3")
   for run in "${runs[@]}"; do

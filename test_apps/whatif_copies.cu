@@ -17,7 +17,7 @@
 
 namespace {
 
-// Sizes `apptracer links` measures, with or without --quick.
+// Sizes at and between those `apptracer links --quick` measures.
 constexpr size_t kSizes[] = {size_t(256) << 10, size_t(4) << 20, size_t(16) << 20, size_t(64) << 20};
 constexpr size_t kLargest = size_t(64) << 20;
 
