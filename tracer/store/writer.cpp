@@ -61,10 +61,11 @@ void Writer::run() {
       // GPU work that ended before the crash, as far as CUPTI still hands it
       // over (if the crashed thread holds CUPTI's lock this waits, and the
       // handler gives up after its timeout: the trace then lacks only that).
-      if (flush_activity_ && store_) {
-        flush_activity_(true);
-        pass();
-      }
+      if (flush_activity_ && store_) flush_activity_(true);
+      // Always a pass of its own: the one above may have drained before the
+      // signalled thread's last records (a forked child, without CUPTI
+      // activity to flush, lost its last copies to SIGTERM on the H100).
+      pass();
       if (store_ && !failed_) {
         try {
           store_->begin();
