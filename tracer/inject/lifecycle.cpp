@@ -35,6 +35,7 @@
 #include "base/config.h"
 #include "base/driver.h"
 #include "base/log.h"
+#include "base/signal_sets.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/string_table.h"
 #include "capture/capture.h"
@@ -59,6 +60,7 @@ Writer* writer_instance = nullptr;
 CaptureContext* capture_context = nullptr;
 std::atomic<bool> started{false};
 std::atomic<bool> finished{false};
+std::atomic<bool> final_write_done{false};  // finish() has written the trace's end
 std::atomic<pid_t> owner_pid{0};
 bool callbacks_active = false;
 // CUPTI's activity machinery does not survive fork: in a child, flushing it
@@ -128,9 +130,16 @@ void record_process_meta(const Config& config) {
   w.set_meta("host_allocations", unavailable ? why_unavailable : to_string(config.host_allocations));
 }
 
+// Termination signals wait on this thread until the trace's end is
+// written, then arrive as they would have: a pool worker that was exiting
+// when its pool's SIGTERM came died inside this write, its trace left
+// without its end (multiprocessing forkserver workers). Another thread that
+// gets such a signal meanwhile waits for the write (on_fatal_signal).
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
+  sigset_t held = termination_signals(), previous;
+  pthread_sigmask(SIG_BLOCK, &held, &previous);
   if (exact_active) exact::finish_exact();
   if (activity_usable) flush_activity();
   host_blocks::disable();
@@ -138,6 +147,16 @@ void finish(const char* status) {
   writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   writer_instance->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
   writer_instance->finish(status);
+  final_write_done = true;
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+// Async-signal-safe: at most ~5 s, for a trace's final write (indexes included).
+void wait_for_final_write() {
+  for (int i = 0; i < 500 && !final_write_done.load(); ++i) {
+    timespec ten_ms{0, 10 * 1000 * 1000};
+    nanosleep(&ten_ms, nullptr);
+  }
 }
 
 void finish_at_exit() { finish(kStatusComplete); }
@@ -145,8 +164,12 @@ void finish_at_exit() { finish(kStatusComplete); }
 // Flushes what was recorded, then does what would have happened without us:
 // the handler that was there before ours runs, or the default action.
 void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
-  if (getpid() == owner_pid.load() && !finished.load()) {
-    writer_instance->flush_from_signal(signal_number);
+  if (getpid() == owner_pid.load()) {
+    if (!finished.load()) {
+      writer_instance->flush_from_signal(signal_number);
+    } else {
+      wait_for_final_write();
+    }
   }
   const struct sigaction& previous = previous_actions[signal_number];
   sigaction(signal_number, &previous, nullptr);
@@ -202,6 +225,7 @@ void after_fork_in_child() {
   if (!started) return;
   owner_pid = getpid();
   finished = false;
+  final_write_done = false;
   activity_usable = false;
   buffers_instance->reset_after_fork();
   allocations().reset_after_fork();
@@ -360,6 +384,7 @@ void start(const Config& config) {
     log_warn("{}; apptracer is not tracing this process", why_not);
     not_tracing_reason = why_not;
     finished = true;  // nothing will be recorded; leave the program alone
+    final_write_done = true;
     return;
   }
   if (host_only) log_info("{}; apptracer records host memory only", why_not);

@@ -1,5 +1,6 @@
 #include "store/writer.h"
 
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/signal_sets.h"
 
 namespace apptracer {
 
@@ -28,9 +30,18 @@ Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable
       config_(std::move(config)),
       host_(std::move(host)) {}
 
+// The writer thread blocks every signal but the faults a thread raises on
+// itself: a signal sent to the process then goes to one of the program's
+// threads, where the tracer's handler can wait for this thread to flush. A
+// pool worker idle in sem_wait got its pool's SIGTERM on the writer thread,
+// which cannot wait for itself, and died with nothing flushed. Blocked in
+// the creating thread around the creation, so the new thread starts blocked.
 void Writer::start() {
   stopping_ = false;
+  sigset_t blocked = all_but_faults(), previous;
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   thread_ = std::thread([this] { run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
