@@ -252,11 +252,12 @@ TEST_F(Merge, AnIncompleteInputMakesAnIncompleteMerge) {
 }
 
 
-// The bundled traces are schema 2: a kernel_args table rather than shared
-// sets of words. Merged, each launch keeps its words, so the merged DVDG has
-// every kernel's reads and writes.
+// Traces recorded before schema 3 (the examples bundled until then, kept as
+// test data) have a kernel_args table rather than shared sets of words.
+// Merged, each launch keeps its words, so the merged DVDG has every kernel's
+// reads and writes.
 TEST(MergeSchema2, EveryLaunchKeepsItsParameterWords) {
-  std::string examples = APPTRACER_EXAMPLES;
+  std::string examples = APPTRACER_SCHEMA2_TRACES;
   std::string out = ::testing::TempDir() + "merge_schema2_" + std::to_string(getpid()) + ".db";
   std::remove(out.c_str());
   Progress quiet("test");
