@@ -17,7 +17,8 @@
 #   apptracer-per-buffer  apptracer as `apptracer record --framework-allocators=per-buffer` sets it up
 #   record          `apptracer record -- PROGRAM` itself
 #   record-exact    `apptracer record --exact -- PROGRAM`: where CUPTI and the sanitizer cannot share a
-#                   process, two runs and their join; the last line is then the sanitizer run's
+#                   process, two runs and their join; the last line is then the first run's (record
+#                   keeps the sanitizer run's output in its own log), so compare these by wall time
 # Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
 # (median process wall time: includes loading, set-up and the trace's final write)
 # for bench/report.py.
