@@ -336,7 +336,7 @@ def existing_sections(path):
             text = f.read()
     except FileNotFoundError:
         return {}
-    pattern = re.compile(r"<!-- section (\w+) -->\n(.*?)<!-- end \1 -->\n", re.S)
+    pattern = re.compile(r"<!-- section ([\w-]+) -->\n(.*?)<!-- end \1 -->\n", re.S)
     return {m.group(1): m.group(2) for m in pattern.finditer(text)}
 
 
