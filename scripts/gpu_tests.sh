@@ -61,7 +61,7 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
   # CUDA graphs and NVTX from PyTorch (issue 16): coverage of graph-run kernels, ranges.
   "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_graphs_nvtx.db" -- \
     python3 "$dist/test_apps/pytorch_graphs_nvtx.py" run 2>&1 | tee -a "$out/gpu_tests.log"
-  if python3 "$dist/test_apps/pytorch_graphs_nvtx.py" check "$out/traces/pytorch_graphs_nvtx.db" \
+  if python3 "$dist/test_apps/pytorch_graphs_nvtx.py" check "$out/traces/pytorch_graphs_nvtx.db" "$dist/bin/apptracer" \
       2>&1 | tee "$out/pytorch_graphs_nvtx.txt"; [ "${PIPESTATUS[0]}" -ne 0 ]; then
     failed=$((failed + 1))
   fi

@@ -2,14 +2,17 @@
 """PyTorch with CUDA graphs and NVTX (issue 16), and the checks on its trace.
 
     pytorch_graphs_nvtx.py run          # the program (run under apptracer record)
-    pytorch_graphs_nvtx.py check TRACE  # exits 1 if an assertion fails
+    pytorch_graphs_nvtx.py check TRACE [APPTRACER]  # exits 1 if an assertion fails
 
 The program captures an MLP's forward and backward into a torch.cuda.CUDAGraph
 and replays it 20 times inside nested NVTX ranges on the main thread, while a
 second thread pushes ranges of its own; then a torch.compile(mode=
-"reduce-overhead") model runs 10 steps when torch.compile works here.
+"reduce-overhead") model runs 10 steps when torch.compile works here. With
+APPTRACER, the check also runs `dvdg --nvtx step` and `timeline` on the trace.
 """
+import json
 import sqlite3
+import subprocess
 import sys
 import threading
 
@@ -67,7 +70,7 @@ def run():
         print(f"pytorch_graphs_nvtx: torch.compile skipped ({type(error).__name__})")
 
 
-def check(path):
+def check(path, apptracer=None):
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     failures = []
 
@@ -101,6 +104,22 @@ def check(path):
            and {t for t, _, _ in worker} != {train[0][0] if train else None},
            "the worker thread's ranges nest on their own thread")
     expect(len(ranges("sync")) == 1, "the start/end range")
+    if apptracer:
+        # The analyzer's views of the ranges, on this real trace: the DVDG
+        # restricted to the 'step' ranges, and the timeline's NVTX tracks.
+        dvdg = subprocess.run([apptracer, "dvdg", "--no-store", path, "--nvtx", "step", "--json", "-"],
+                              capture_output=True, text=True)
+        ops = json.loads(dvdg.stdout)["ops"] if dvdg.returncode == 0 else []
+        everything = sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                         for t in ("kernels", "memcpys", "memsets"))
+        expect(0 < len(ops) < everything, f"dvdg --nvtx step: {len(ops)} of {everything} operations fall "
+                                          f"inside the 'step' ranges ({dvdg.stderr.strip()[-200:]})")
+        timeline = subprocess.run([apptracer, "timeline", "-f", "chrome-json", "-o", "-", path],
+                                  capture_output=True, text=True)
+        events = json.loads(timeline.stdout).get("traceEvents", []) if timeline.returncode == 0 else []
+        nvtx = [e for e in events if e.get("cat") == "nvtx"]
+        expect(sum(e["name"] == "step" for e in nvtx) == REPLAYS and any(e["name"] == "train" for e in nvtx),
+               f"the timeline's NVTX tracks hold the ranges ({len(nvtx)} NVTX events)")
     return 1 if failures else 0
 
 
@@ -108,4 +127,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["run"]:
         run()
     else:
-        sys.exit(check(sys.argv[2]))
+        sys.exit(check(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None))
