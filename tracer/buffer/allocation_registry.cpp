@@ -24,56 +24,80 @@ AllocationInfo described(uint64_t id, uint64_t address, uint64_t bytes, AllocKin
   return info;
 }
 
+constexpr int kRegionShift = 26;  // 64 MiB
+
 }  // namespace
+
+AllocationRegistry::AllocationRegistry(AllocationRegistry* id_source, int shards)
+    : id_source_(id_source ? id_source : this), shards_(shards > 0 ? shards : 1) {}
+
+size_t AllocationRegistry::shard_index(uint64_t address) const {
+  return shards_.size() == 1 ? 0 : (address >> kRegionShift) % shards_.size();
+}
+
+void AllocationRegistry::widen(uint64_t address, uint64_t bytes) {
+  uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
+  while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
+  }
+  range_.widen(address, bytes);
+}
+
+void AllocationRegistry::Shard::end_live(std::map<uint64_t, AllocationInfo>::iterator it, uint64_t ns) {
+  it->second.free_ns = ns;
+  freed_in_order.push_back(freed.emplace(it->first, it->second));
+  live.erase(it);
+}
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
                                  uint64_t ns) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto old = live_.find(address);
-  if (old != live_.end()) {
-    old->second.free_ns = ns;
-    freed_in_order_.push_back(freed_.emplace(address, old->second));
-    live_.erase(old);
-  }
+  Shard& shard = shards_[shard_index(address)];
   AllocationInfo info = described(next_id(), address, bytes, kind, device, ns);
-  live_[address] = info;
-  if (bytes > largest_bytes_) largest_bytes_ = bytes;
-  range_.widen(address, bytes);
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    auto old = shard.live.find(address);
+    if (old != shard.live.end()) shard.end_live(old, ns);
+    shard.live[address] = info;
+    shard.note_bytes(bytes);
+  }
+  widen(address, bytes);
   return info.id;
 }
 
 uint64_t AllocationRegistry::add_ended(uint64_t address, uint64_t bytes, AllocKind kind,
                                        uint64_t alloc_ns, uint64_t free_ns) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  Shard& shard = shards_[shard_index(address)];
   AllocationInfo info = described(next_id(), address, bytes, kind, -1, alloc_ns);
   info.free_ns = free_ns;
-  // Out of free order in freed_in_order_: it is forgotten a pass or so late.
-  freed_in_order_.push_back(freed_.emplace(address, info));
-  if (bytes > largest_bytes_) largest_bytes_ = bytes;
-  range_.widen(address, bytes);
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    // Out of free order in freed_in_order: it is forgotten a pass or so late.
+    shard.freed_in_order.push_back(shard.freed.emplace(address, info));
+    shard.note_bytes(bytes);
+  }
+  widen(address, bytes);
   return info.id;
 }
 
 uint64_t AllocationRegistry::add_unresolvable(AllocKind kind, uint64_t key, uint64_t) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shards_[0].mutex);
   uint64_t id = next_id();
   unresolvable_[{static_cast<int>(kind), key}] = id;
   return id;
 }
 
 std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint64_t ns) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = live_.find(address);
-  if (it != live_.end() && it->second.alloc_ns <= ns) {
+  Shard& shard = shards_[shard_index(address)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  auto it = shard.live.find(address);
+  if (it != shard.live.end() && it->second.alloc_ns <= ns) {
     AllocationInfo info = it->second;
+    shard.end_live(it, ns);
     info.free_ns = ns;
-    freed_in_order_.push_back(freed_.emplace(address, info));
-    live_.erase(it);
     return info;
   }
   // Already ended by an allocation that reused the address before this free's
   // callback ran: report the one that was live when the free was entered.
-  auto range = freed_.equal_range(address);
+  auto range = shard.freed.equal_range(address);
   for (auto f = range.first; f != range.second; ++f) {
     if (f->second.alloc_ns <= ns && ns <= f->second.free_ns) return f->second;
   }
@@ -81,7 +105,7 @@ std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint6
 }
 
 std::optional<uint64_t> AllocationRegistry::remove_unresolvable(AllocKind kind, uint64_t key) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shards_[0].mutex);
   auto it = unresolvable_.find({static_cast<int>(kind), key});
   if (it == unresolvable_.end()) return std::nullopt;
   uint64_t id = it->second;
@@ -89,57 +113,76 @@ std::optional<uint64_t> AllocationRegistry::remove_unresolvable(AllocKind kind, 
   return id;
 }
 
-std::optional<AllocationInfo> AllocationRegistry::find(uint64_t address, uint64_t ns) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+std::optional<AllocationInfo> AllocationRegistry::Shard::find(uint64_t address, uint64_t ns) const {
+  std::lock_guard<std::mutex> lock(mutex);
   // Live allocations never overlap: the nearest start at or below wins.
-  auto live = live_.upper_bound(address);
-  if (live != live_.begin() && contains(std::prev(live)->second, address, ns)) {
-    return std::prev(live)->second;
-  }
+  auto at = live.upper_bound(address);
+  if (at != live.begin() && contains(std::prev(at)->second, address, ns)) return std::prev(at)->second;
   // Older lifetimes: walk down from the address while an allocation starting
   // there could still reach it.
-  auto freed = freed_.upper_bound(address);
-  while (freed != freed_.begin()) {
-    --freed;
-    if (address - freed->first >= largest_bytes_ && freed->first != address) break;
-    if (contains(freed->second, address, ns)) return freed->second;
+  auto old = freed.upper_bound(address);
+  while (old != freed.begin()) {
+    --old;
+    if (address - old->first >= largest_bytes && old->first != address) break;
+    if (contains(old->second, address, ns)) return old->second;
   }
   // The live one may have been allocated after `ns`; so may everything else.
   return std::nullopt;
 }
 
-uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t next = UINT64_MAX;
-  for (auto live = live_.upper_bound(address); live != live_.end(); ++live) {
-    if (live->second.alloc_ns <= ns) {
-      next = live->first;
-      break;
-    }
+std::optional<AllocationInfo> AllocationRegistry::find(uint64_t address, uint64_t ns) const {
+  // The allocation holding `address` starts in its region or in one at most
+  // the largest allocation's size below: those regions' shards, nearest first.
+  uint64_t reach = std::min(address, largest_bytes_.load(std::memory_order_relaxed));
+  uint64_t lowest_region = (address - reach) >> kRegionShift;
+  size_t asked = 0;
+  for (uint64_t region = address >> kRegionShift; asked < shards_.size(); --region, ++asked) {
+    if (auto found = shards_[shard_index(region << kRegionShift)].find(address, ns)) return found;
+    if (region == lowest_region) break;
   }
-  for (auto freed = freed_.upper_bound(address); freed != freed_.end() && freed->first < next;
-       ++freed) {
-    if (freed->second.alloc_ns <= ns && ns < freed->second.free_ns) next = freed->first;
+  return std::nullopt;
+}
+
+uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
+  uint64_t next = UINT64_MAX;
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (auto live = shard.live.upper_bound(address); live != shard.live.end() && live->first < next;
+         ++live) {
+      if (live->second.alloc_ns <= ns) {
+        next = live->first;
+        break;
+      }
+    }
+    for (auto freed = shard.freed.upper_bound(address); freed != shard.freed.end() && freed->first < next;
+         ++freed) {
+      if (freed->second.alloc_ns <= ns && ns < freed->second.free_ns) next = freed->first;
+    }
   }
   return next;
 }
 
 void AllocationRegistry::forget_freed_before(uint64_t ns) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  // Frees arrive in roughly time order; stopping at the first younger one
-  // keeps this cheap and only delays forgetting a few.
-  while (!freed_in_order_.empty() && freed_in_order_.front()->second.free_ns < ns) {
-    freed_.erase(freed_in_order_.front());
-    freed_in_order_.pop_front();
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    // Frees arrive in roughly time order; stopping at the first younger one
+    // keeps this cheap and only delays forgetting a few.
+    while (!shard.freed_in_order.empty() && shard.freed_in_order.front()->second.free_ns < ns) {
+      shard.freed.erase(shard.freed_in_order.front());
+      shard.freed_in_order.pop_front();
+    }
   }
 }
 
 void AllocationRegistry::reset_after_fork() {
-  // The mutex may have been held by a thread the child does not have.
-  new (&mutex_) std::mutex;
-  live_.clear();
-  freed_in_order_.clear();
-  freed_.clear();
+  for (Shard& shard : shards_) {
+    // The mutex may have been held by a thread the child does not have.
+    new (&shard.mutex) std::mutex;
+    shard.live.clear();
+    shard.freed_in_order.clear();
+    shard.freed.clear();
+    shard.largest_bytes = 0;
+  }
   unresolvable_.clear();
   largest_bytes_ = 0;
   range_.reset();

@@ -7,6 +7,7 @@
 // is not the one whose records the writer happens to process first.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -34,9 +35,11 @@ struct AllocationInfo {
 class AllocationRegistry {
  public:
   // Ids are allocation row ids: a registry whose rows share a table with
-  // another's takes its ids from that one (`id_source`).
-  explicit AllocationRegistry(AllocationRegistry* id_source = nullptr)
-      : id_source_(id_source ? id_source : this) {}
+  // another's takes its ids from that one (`id_source`). `shards` > 1 splits
+  // it by address (64 MiB regions, glibc's per-thread heap size), each under
+  // its own lock: host blocks are added and removed by every thread's
+  // malloc and free, and one lock for all of them serialized the threads.
+  explicit AllocationRegistry(AllocationRegistry* id_source = nullptr, int shards = 1);
 
   // Registers memory that addresses resolve into. An older live allocation
   // overlapping the same start address is ended at `ns` (its free raced ours).
@@ -76,17 +79,29 @@ class AllocationRegistry {
   void reset_after_fork();
 
  private:
-  uint64_t next_id() { return ++id_source_->last_id_; }
+  // Allocations whose start lies in this shard's regions.
+  struct Shard {
+    mutable std::mutex mutex;
+    uint64_t largest_bytes = 0;
+    std::map<uint64_t, AllocationInfo> live;                     // by start address
+    std::multimap<uint64_t, AllocationInfo> freed;               // by start address
+    std::deque<std::multimap<uint64_t, AllocationInfo>::iterator> freed_in_order;  // oldest first
+    std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
+    void end_live(std::map<uint64_t, AllocationInfo>::iterator it, uint64_t ns);
+    void note_bytes(uint64_t bytes) { largest_bytes = std::max(largest_bytes, bytes); }
+  };
 
-  mutable std::mutex mutex_;
+  uint64_t next_id() { return ++id_source_->last_id_; }
+  size_t shard_index(uint64_t address) const;
+  // After an allocation is added: the span and the largest size grow to it.
+  void widen(uint64_t address, uint64_t bytes);
+
   AddressRange range_;
   AllocationRegistry* id_source_;
   std::atomic<uint64_t> last_id_{0};
-  uint64_t largest_bytes_ = 0;
-  std::map<uint64_t, AllocationInfo> live_;                     // by start address
-  std::multimap<uint64_t, AllocationInfo> freed_;               // by start address
-  std::deque<std::multimap<uint64_t, AllocationInfo>::iterator> freed_in_order_;  // oldest first
-  std::map<std::pair<int, uint64_t>, uint64_t> unresolvable_;  // (kind, key) -> id
+  std::atomic<uint64_t> largest_bytes_{0};  // of every shard: how far back a block can reach
+  std::vector<Shard> shards_;
+  std::map<std::pair<int, uint64_t>, uint64_t> unresolvable_;  // (kind, key) -> id; shards_[0]'s lock
 };
 
 AllocationRegistry& allocations();

@@ -301,7 +301,8 @@ void reset_in_child() {
 
 AllocationRegistry& registry() {
   // Host rows share the allocations table with CUDA's: one id sequence.
-  static AllocationRegistry* host_registry = new AllocationRegistry(&allocations());
+  // Split like the live map: every thread's malloc and free reach it.
+  static AllocationRegistry* host_registry = new AllocationRegistry(&allocations(), kShards);
   return *host_registry;
 }
 
