@@ -131,10 +131,11 @@ void record_process_meta(const Config& config) {
 }
 
 // Termination signals wait on this thread until the trace's end is
-// written, then arrive as they would have: a pool worker that was exiting
-// when its pool's SIGTERM came died inside this write, its trace left
-// without its end (multiprocessing forkserver workers). Another thread that
-// gets such a signal meanwhile waits for the write (on_fatal_signal).
+// written: a pool worker that was exiting when its pool's SIGTERM came died
+// inside this write, its trace left without its end (multiprocessing
+// forkserver workers). An exiting process then exits as it was about to;
+// otherwise the signal arrives once the mask is restored. Another thread
+// that gets such a signal meanwhile waits for the write (on_fatal_signal).
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
@@ -237,10 +238,10 @@ void after_fork_in_child() {
   writer_instance->restart_after_fork();
   record_process_meta(Config::from_environment());
   writer_instance->set_meta("gpu_activity", "unavailable: CUPTI activity does not survive fork");
-  // Not waiting for the child's first context: forkserver pool workers (on
-  // the H100) were killed by their pool's SIGTERM with nothing flushed. The
-  // program's runtime read its dispositions long ago. Handlers the parent
-  // installed are inherited, and left as they are.
+  // Not waiting for the child's first context: a child that records host
+  // memory only never has one, and its pool's SIGTERM then left its trace
+  // unflushed. The program's runtime read its dispositions long ago.
+  // Handlers the parent installed are inherited, and left as they are.
   install_signal_handlers_once();
 }
 
