@@ -425,8 +425,12 @@ void start(const Config& config) {
       prepare_activity_for_contexts();
     }
   }
-  writer_instance->start();
+  // Every setenv before the writer thread starts: it reads the environment
+  // (SQLite's getenv when it opens the trace) and a setenv that moves the
+  // environment under it crashed the process (--host-allocations=all opens
+  // the file at once: 1 run in 6 under load).
   start_collectives();
+  writer_instance->start();
   std::atexit(finish_at_exit);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   log_debug("tracing pid {} into {}", getpid(), config.output);
