@@ -10,6 +10,9 @@
 #include <deque>
 #include <vector>
 
+// Open MPI's types written out here, not taken from the tracer's
+// mpi_runtime.h: the fake states the ABI on its own, so a wrong assumption
+// in the tracer shows up as a failing test.
 using Handle = uintptr_t;
 
 struct Status {

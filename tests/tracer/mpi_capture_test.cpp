@@ -10,15 +10,10 @@
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
 #include "collectives/collective_capture.h"
+#include "collectives/mpi_runtime.h"
 
-using Handle = uintptr_t;
-struct Status {
-  int source;
-  int tag;
-  int error;
-  int cancelled;
-  size_t count;
-};
+using apptracer::mpi::Handle;
+using apptracer::mpi::Status;
 struct OmpiObject {
   char padding[64];
 };
