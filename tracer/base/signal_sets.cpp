@@ -1,5 +1,8 @@
 #include "base/signal_sets.h"
 
+#include <pthread.h>
+#include <time.h>
+
 #include <initializer_list>
 
 namespace apptracer {
@@ -16,6 +19,19 @@ sigset_t termination_signals() {
   sigemptyset(&set);
   for (int signal : {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGALRM, SIGUSR1, SIGUSR2}) sigaddset(&set, signal);
   return set;
+}
+
+SignalsBlocked::SignalsBlocked(const sigset_t& set) { pthread_sigmask(SIG_BLOCK, &set, &previous_); }
+
+SignalsBlocked::~SignalsBlocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+
+bool wait_in_handler(const std::atomic<bool>& done, int limit_ms) {
+  constexpr int kStepMs = 10;
+  for (int waited = 0; waited < limit_ms && !done.load(); waited += kStepMs) {
+    timespec step{0, kStepMs * 1000 * 1000};
+    nanosleep(&step, nullptr);
+  }
+  return done.load();
 }
 
 }  // namespace apptracer

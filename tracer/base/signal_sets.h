@@ -1,7 +1,10 @@
-// Sets of signals the tracer blocks on its own behalf (base/signal_sets.cpp).
+// Signals as the tracer handles them on its own behalf (base/signal_sets.cpp):
+// the sets it blocks, a scope that blocks one, and the wait its handlers do.
 #pragma once
 
 #include <signal.h>
+
+#include <atomic>
 
 namespace apptracer {
 
@@ -11,5 +14,22 @@ sigset_t all_but_faults();
 // Signals sent from outside that end a process by default (kill, Ctrl-C,
 // timers, hang-up): held on a thread while it writes the trace's end.
 sigset_t termination_signals();
+
+// Blocks `set` on the calling thread until the scope ends; threads created
+// meanwhile start with it blocked.
+class SignalsBlocked {
+ public:
+  explicit SignalsBlocked(const sigset_t& set);
+  ~SignalsBlocked();
+  SignalsBlocked(const SignalsBlocked&) = delete;
+  SignalsBlocked& operator=(const SignalsBlocked&) = delete;
+
+ private:
+  sigset_t previous_;
+};
+
+// Async-signal-safe (nanosleep): waits until `done` is set, at most about
+// `limit_ms`; whether it was set.
+bool wait_in_handler(const std::atomic<bool>& done, int limit_ms);
 
 }  // namespace apptracer

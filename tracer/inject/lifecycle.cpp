@@ -139,8 +139,7 @@ void record_process_meta(const Config& config) {
 void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
-  sigset_t held = termination_signals(), previous;
-  pthread_sigmask(SIG_BLOCK, &held, &previous);
+  SignalsBlocked held(termination_signals());
   if (exact_active) exact::finish_exact();
   if (activity_usable) flush_activity();
   host_blocks::disable();
@@ -149,15 +148,6 @@ void finish(const char* status) {
   writer_instance->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
   writer_instance->finish(status);
   final_write_done = true;
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-}
-
-// Async-signal-safe: at most ~5 s, for a trace's final write (indexes included).
-void wait_for_final_write() {
-  for (int i = 0; i < 500 && !final_write_done.load(); ++i) {
-    timespec ten_ms{0, 10 * 1000 * 1000};
-    nanosleep(&ten_ms, nullptr);
-  }
 }
 
 void finish_at_exit() { finish(kStatusComplete); }
@@ -169,7 +159,7 @@ void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
     if (!finished.load()) {
       writer_instance->flush_from_signal(signal_number);
     } else {
-      wait_for_final_write();
+      wait_in_handler(final_write_done, 5000);  // the final write, indexes included
     }
   }
   const struct sigaction& previous = previous_actions[signal_number];

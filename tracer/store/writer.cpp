@@ -1,7 +1,5 @@
 #include "store/writer.h"
 
-#include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <new>
@@ -38,10 +36,8 @@ Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable
 // the creating thread around the creation, so the new thread starts blocked.
 void Writer::start() {
   stopping_ = false;
-  sigset_t blocked = all_but_faults(), previous;
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+  SignalsBlocked blocked(all_but_faults());
   thread_ = std::thread([this] { run(); });
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
@@ -200,11 +196,7 @@ void Writer::flush_from_signal(int signal_number) {
   if (!thread_.joinable() || on_writer_thread()) return;
   signal_flush_done_ = false;
   signal_flush_requested_ = signal_number;
-  // Async-signal-safe wait: nanosleep, at most ~1 s.
-  for (int i = 0; i < 100 && !signal_flush_done_.load(); ++i) {
-    timespec ten_ms{0, 10 * 1000 * 1000};
-    nanosleep(&ten_ms, nullptr);
-  }
+  wait_in_handler(signal_flush_done_, 1000);
 }
 
 void Writer::restart_after_fork() {
