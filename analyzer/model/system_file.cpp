@@ -69,6 +69,9 @@ json path_to_json(const MeasuredPath& p) {
               {"model", {{"latency_ns", p.model.latency_ns()}, {"bandwidth", bandwidth}}},
               {"samples", samples}};
   if (!p.note.empty()) out["note"] = p.note;
+  if (p.duplex) {
+    out["duplex"] = {{"bytes", p.duplex->bytes}, {"gbps", p.duplex->gbps}, {"factor", p.duplex->factor}};
+  }
   return out;
 }
 
@@ -155,6 +158,15 @@ MeasuredPath path_from_json(const json& j) {
     }
     if (flat.empty()) throw std::invalid_argument("path " + name + " has neither model nor samples");
     p.model = fit_link_model(flat);
+  }
+  auto duplex = j.find("duplex");
+  if (duplex != j.end() && !duplex->is_null()) {
+    double factor = duplex->at("factor").get<double>();
+    if (!(factor > 0 && factor <= 1)) {
+      throw std::invalid_argument("path " + name + ": duplex factor " + std::to_string(factor) +
+                                  " is not in (0, 1]");
+    }
+    p.duplex = Duplex{get<int64_t>(*duplex, "bytes", 0), get<double>(*duplex, "gbps", 0), factor};
   }
   return p;
 }

@@ -7,10 +7,13 @@
 //    "paths": [{"name": "HtoD.pinned.node0.gpu0", "note": "...",
 //               "samples": [{"bytes": 4, "ns": [2100.5, 2080.0, ...]}, ...],
 //               "model": {"latency_ns": 2050.0,
-//                         "bandwidth": [{"bytes": 4, "gbps": 0.002}, ...]}}]}
+//                         "bandwidth": [{"bytes": 4, "gbps": 0.002}, ...]},
+//               "duplex": {"bytes": 67108864, "gbps": 41.5, "factor": 0.83}}]}
 //
 // A path's "model" may be left out (it is then fitted from its samples) and
-// its "samples" too (a hand-written model), not both. Unknown keys are
+// its "samples" too (a hand-written model), not both; "duplex" (HtoD and
+// DtoH paths: MeasuredPath::duplex) may be left out, or given as its
+// "factor" alone. Unknown keys are
 // ignored, so later versions can add to the format.
 #pragma once
 

@@ -74,11 +74,24 @@ struct SizeSamples {
   std::vector<double> ns;
 };
 
+// A host path's bandwidth while the opposite direction of the same GPU's
+// host link runs too (HtoD beside DtoH, from the same kind of host memory):
+// PCIe is full duplex, but both directions share the host's memory and
+// root complex and, from pageable memory, the CPU's staging copies.
+struct Duplex {
+  int64_t bytes = 0;  // the size of the copies measured (0: written by hand)
+  double gbps = 0;    // this direction's bandwidth while both ran
+  double factor = 1;  // gbps / the same copies' bandwidth alone, in (0, 1]
+};
+
 struct MeasuredPath {
   LinkPath path;
   std::vector<SizeSamples> samples;  // may be empty in a hand-written system file
   LinkModel model;
   std::string note;  // how it was measured, or why it is approximate
+  // HtoD, DtoH: nullopt where not measured (system files from before links
+  // measured it; a path added by --link): taken as 1, no contention.
+  std::optional<Duplex> duplex;
 };
 
 // The outcome of looking a path up.

@@ -52,6 +52,7 @@ SystemModel full_system() {
   }
   path.model = fit_link_model(flat);
   path.note = "thread on node 0";
+  path.duplex = Duplex{int64_t{64} << 20, 41.5, 0.83};
   system.paths = {path};
   return system;
 }
@@ -83,6 +84,10 @@ TEST(SystemFile, WhatIsWrittenIsReadBack) {
   ASSERT_EQ(back.paths.size(), 1u);
   EXPECT_EQ(back.paths[0].samples[1].ns[2], 22500);
   EXPECT_EQ(back.paths[0].note, "thread on node 0");
+  ASSERT_TRUE(back.paths[0].duplex);
+  EXPECT_EQ(back.paths[0].duplex->bytes, int64_t{64} << 20);
+  EXPECT_DOUBLE_EQ(back.paths[0].duplex->gbps, 41.5);
+  EXPECT_DOUBLE_EQ(back.paths[0].duplex->factor, 0.83);
   for (int64_t bytes : {4, 4096, 1 << 20, 1 << 28}) {
     EXPECT_DOUBLE_EQ(back.paths[0].model.transfer_ns(bytes), system.paths[0].model.transfer_ns(bytes));
   }
@@ -104,6 +109,25 @@ TEST(SystemFile, SamplesWithoutAModelAreFitted) {
   const LinkModel& model = system.paths[0].model;
   EXPECT_NEAR(model.latency_ns(), 1000, 1e-9);
   EXPECT_NEAR(model.bandwidth_gbps(1 << 20), 1, 1e-12);
+}
+
+// A file written before links measured both directions at once loads; its
+// paths have no duplex measurement (whatif takes 1 and says so where it
+// matters). A hand-written one needs only the factor.
+TEST(SystemFile, DuplexIsOptionalAndNeedsOnlyItsFactor) {
+  SystemModel old = system_from_json(R"({"format": "apptracer system", "version": 1,
+    "paths": [{"name": "HtoD.pinned.node0.gpu0",
+               "model": {"latency_ns": 500, "bandwidth": [{"bytes": 1, "gbps": 10}]}}]})",
+                                     "old.json");
+  EXPECT_FALSE(old.paths[0].duplex);
+  EXPECT_EQ(system_to_json(old).find("duplex"), std::string::npos);
+  SystemModel hand = system_from_json(R"({"format": "apptracer system", "version": 1,
+    "paths": [{"name": "DtoH.pinned.node0.gpu0", "duplex": {"factor": 0.5},
+               "model": {"latency_ns": 500, "bandwidth": [{"bytes": 1, "gbps": 10}]}}]})",
+                                      "hand.json");
+  ASSERT_TRUE(hand.paths[0].duplex);
+  EXPECT_DOUBLE_EQ(hand.paths[0].duplex->factor, 0.5);
+  EXPECT_EQ(hand.paths[0].duplex->bytes, 0);
 }
 
 // Each error is one line naming the file.
@@ -139,6 +163,12 @@ TEST(SystemFile, EveryWayAFileCanBeWrongIsOneLine) {
   expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
                    "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 0}]}}]})",
                "positive bandwidths");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
+                   "duplex": {"factor": 1.5}, "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}]})",
+               "duplex factor 1.500000 is not in (0, 1]");
+  expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
+                   "duplex": {"gbps": 3}, "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}]})",
+               "malformed system file");
 }
 
 TEST(SystemFile, AMissingFileSaysHowToMakeOne) {
