@@ -192,6 +192,20 @@ TEST_F(HostBlocksTest, FreedBlocksAreForgottenOnceTheWriterHasPassedTheirFree) {
   drained();
 }
 
+// Every block is a row in `all` mode: once the writer has passed a row's
+// free, the registry forgets it too (its history grew with every free).
+TEST_F(HostBlocksTest, RowsFreedBeforeTheWriterPassedAreForgotten) {
+  enable(true);
+  const uint64_t block = 0x100000900000;
+  host_blocks::on_allocate(block, 8192, false);
+  uint64_t lived_ns = now_ns();
+  host_blocks::on_free(block);
+  ASSERT_TRUE(host_blocks::registry().find(block, lived_ns).has_value());
+  host_blocks::forget_freed_before(now_ns() + 1);
+  EXPECT_FALSE(host_blocks::registry().find(block, lived_ns).has_value());
+  drained();
+}
+
 // End to end in the store: a program copies from a buffer and frees it
 // before the writer reads the copy; the copy's source is that buffer's row,
 // which ends at the free.

@@ -447,6 +447,9 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
 
 void forget_freed_before(uint64_t ns) {
   if (!state) return;
+  // Rows freed before it resolve no touch still to be read either; without
+  // this the registry's history grew by every row the program freed.
+  registry().forget_freed_before(ns);
   for_each_shard([ns](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.freed_largest = 0;
