@@ -3,7 +3,10 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <thread>
 
 #include "kernels_ptx.h"
 
@@ -83,6 +86,43 @@ class PeerAccess {
   const CudaDriver& driver_;
   const GpuSession& a_;
   const GpuSession& b_;
+};
+
+// A stream and two events in one GPU's context: one direction of a duplex
+// measurement.
+class CopyLane {
+ public:
+  CopyLane(const CudaDriver& driver, const GpuSession& gpu) : driver_(driver) {
+    gpu.make_current();
+    driver_.check(driver_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    driver_.check(driver_.cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+    driver_.check(driver_.cuEventCreate(&stop_, CU_EVENT_DEFAULT), "cuEventCreate");
+  }
+  // Errors are ignored: nothing is left to do about them when tearing down.
+  ~CopyLane() {
+    if (stream_) driver_.cuStreamSynchronize(stream_);
+    if (start_) driver_.cuEventDestroy(start_);
+    if (stop_) driver_.cuEventDestroy(stop_);
+    if (stream_) driver_.cuStreamDestroy(stream_);
+  }
+  CopyLane(const CopyLane&) = delete;
+  CopyLane& operator=(const CopyLane&) = delete;
+
+  // The events' interval around what `issue` puts on the lane's stream.
+  double time_ns(const std::function<void(CUstream)>& issue) {
+    driver_.check(driver_.cuEventRecord(start_, stream_), "cuEventRecord");
+    issue(stream_);
+    driver_.check(driver_.cuEventRecord(stop_, stream_), "cuEventRecord");
+    driver_.check(driver_.cuEventSynchronize(stop_), "cuEventSynchronize");
+    float ms = 0;
+    driver_.check(driver_.cuEventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
+    return static_cast<double>(ms) * 1e6;
+  }
+
+ private:
+  const CudaDriver& driver_;
+  CUstream stream_ = nullptr;
+  CUevent start_ = nullptr, stop_ = nullptr;
 };
 
 CUmemLocation host_location() {
@@ -306,16 +346,20 @@ std::function<double(int64_t)> LinkBench::transfer(const model::LinkPath& path, 
   throw DriverError("unknown path kind");
 }
 
+std::vector<int> LinkBench::host_cpus(int device) const {
+  for (const model::GpuInfo& info : info_) {
+    auto cpus = node_cpus_.find(info.numa_node);
+    if (info.ordinal == device && cpus != node_cpus_.end()) return cpus->second;
+  }
+  return {};
+}
+
 model::MeasuredPath LinkBench::measure(const PlannedPath& planned, const std::function<void()>& on_sample) {
   const model::LinkPath& path = planned.path;
   model::MeasuredPath measured;
   measured.path = path;
   bool host_path = path.kind == LinkKind::HtoD || path.kind == LinkKind::DtoH;
-  int near = -1;
-  for (const model::GpuInfo& info : info_) {
-    if (info.ordinal == path.device) near = info.numa_node;
-  }
-  CpuBinding binding(host_path && node_cpus_.count(near) ? node_cpus_[near] : std::vector<int>{});
+  CpuBinding binding(host_path ? host_cpus(path.device) : std::vector<int>{});
   std::unique_ptr<PeerAccess> peer_access;
   if (path.kind == LinkKind::PeerDirect) {
     peer_access = std::make_unique<PeerAccess>(driver_, gpu(path.device), gpu(path.peer));
@@ -336,6 +380,80 @@ model::MeasuredPath LinkBench::measure(const PlannedPath& planned, const std::fu
   }
   measured.model = model::fit_link_model(flat);
   return measured;
+}
+
+LinkBench::DuplexResult LinkBench::measure_duplex(const PlannedDuplex& planned,
+                                                  const std::function<void()>& on_sample) {
+  GpuSession& session = gpu(planned.device);
+  std::vector<int> cpus = host_cpus(planned.device);
+  NodeBuffer& host = host_buffer(planned.numa_node, planned.host == HostMemory::Pinned);
+  // Each direction cycles through its own half of the host buffer (see
+  // kHostSpanBytes), HtoD into device buffer 0, DtoH from buffer 1.
+  size_t size = (static_cast<size_t>(planned.bytes) + kPageBytes - 1) / kPageBytes * kPageBytes;
+  size_t half = host.bytes() / 2;
+  size_t slots = std::max<size_t>(1, half / size);
+  int64_t bytes = std::min<int64_t>(planned.bytes, static_cast<int64_t>(half));
+  CopyLane lanes[2] = {CopyLane(driver_, session), CopyLane(driver_, session)};
+  // Direction 0 is HtoD, 1 DtoH. Times copies until it has `planned.copies`
+  // (then sets done[direction]) and `other` (nullptr: alone) is set too.
+  std::atomic<bool> done[2] = {false, false};
+  auto run = [&](int direction, const std::atomic<bool>* other) {
+    std::vector<double> times;
+    char* base = static_cast<char*>(host.data()) + direction * half;
+    for (size_t i = 0;; ++i) {
+      void* region = base + (i % slots) * size;
+      times.push_back(lanes[direction].time_ns([&](CUstream stream) {
+        if (direction == 0) {
+          driver_.check(driver_.cuMemcpyHtoDAsync(session.buffer(0), region, bytes, stream), "cuMemcpyHtoDAsync");
+        } else {
+          driver_.check(driver_.cuMemcpyDtoHAsync(region, session.buffer(1), bytes, stream), "cuMemcpyDtoHAsync");
+        }
+      }));
+      if (static_cast<int>(times.size()) == planned.copies) done[direction] = true;
+      if (static_cast<int>(times.size()) >= planned.copies && (!other || *other)) break;
+    }
+    times.erase(times.begin());
+    times.resize(planned.copies - 1);
+    return median(times);
+  };
+  double alone[2] = {0, 0}, both[2] = {0, 0};
+  {
+    CpuBinding binding(cpus);
+    session.make_current();
+    for (int direction : {0, 1}) {
+      alone[direction] = run(direction, nullptr);
+      for (int i = 0; i < planned.copies; ++i) on_sample();
+    }
+  }
+  done[0] = done[1] = false;
+  std::atomic<int> started{0};
+  std::exception_ptr failed[2];
+  auto worker = [&](int direction) {
+    // Both start copying together; a failing one still sets its flag so the
+    // other stops.
+    ++started;
+    while (started < 2) std::this_thread::yield();
+    try {
+      CpuBinding binding(cpus);
+      session.make_current();
+      both[direction] = run(direction, &done[1 - direction]);
+    } catch (...) {
+      failed[direction] = std::current_exception();
+    }
+    done[direction] = true;
+  };
+  std::thread htod(worker, 0), dtoh(worker, 1);
+  htod.join();
+  dtoh.join();
+  for (const std::exception_ptr& error : failed) {
+    if (error) std::rethrow_exception(error);
+  }
+  for (int i = 0; i < 2 * planned.copies; ++i) on_sample();
+  auto result = [&](int direction) {
+    return model::Duplex{bytes, static_cast<double>(bytes) / both[direction],
+                         std::min(1.0, alone[direction] / both[direction])};
+  };
+  return {result(0), result(1)};
 }
 
 }  // namespace apptracer::links

@@ -77,7 +77,22 @@ class LinkBench {
   // Measures one path; `on_sample` is called after each repetition.
   model::MeasuredPath measure(const PlannedPath& planned, const std::function<void()>& on_sample);
 
+  struct DuplexResult {
+    model::Duplex htod, dtoh;
+  };
+  // Times `planned.copies` copies each way alone, then both ways at once,
+  // each direction from its own thread (a pageable copy keeps its thread
+  // busy staging) on its own stream. A direction keeps copying until the
+  // other has timed its copies too, so each timed copy but the first (left
+  // out) has the other direction running beside it. Alone and together are
+  // timed the same way, so what the timing adds cancels in their ratio.
+  // `on_sample` is called planned.samples() times.
+  DuplexResult measure_duplex(const PlannedDuplex& planned, const std::function<void()>& on_sample);
+
  private:
+  // The CPUs of GPU `device`'s closest node, where host paths are measured
+  // from (empty: unknown, the thread stays where it is).
+  std::vector<int> host_cpus(int device) const;
   GpuSession& gpu(int ordinal);
   NodeBuffer& host_buffer(int node, bool pinned);
   // Where the next host transfer of `bytes` starts in `host`: each one after

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "cuda_driver.h"
@@ -74,18 +75,21 @@ model::Machine describe_machine(const links::GpuInventory& inventory, bool quick
   return machine;
 }
 
-// One row per path: its fixed cost and the bandwidth it reaches at a few sizes.
+// One row per path: its fixed cost, the bandwidth it reaches at a few sizes,
+// and (host paths) how much of it is left while the opposite direction runs.
 Table summary(const model::SystemModel& system) {
   Table table{"links", {"path", "latency (us)", "64 KiB (GB/s)", "1 MiB (GB/s)", "16 MiB (GB/s)",
-                        "largest (GB/s)"}, {}};
+                        "largest (GB/s)", "both ways (GB/s)", "duplex"}, {}};
   auto rate = [](const model::LinkModel& m, int64_t bytes) {
     return Cell(static_cast<double>(bytes) / m.transfer_ns(bytes));
   };
   for (const model::MeasuredPath& path : system.paths) {
     const model::LinkModel& m = path.model;
     int64_t largest = path.samples.empty() ? int64_t{1} << 28 : path.samples.back().bytes;
+    const std::optional<model::Duplex>& duplex = path.duplex;
     table.rows.push_back({path.path.name(), Cell(m.latency_ns() / 1000), rate(m, 64 << 10),
-                          rate(m, 1 << 20), rate(m, 16 << 20), rate(m, largest)});
+                          rate(m, 1 << 20), rate(m, 16 << 20), rate(m, largest),
+                          duplex ? Cell(duplex->gbps) : Cell(), duplex ? Cell(duplex->factor) : Cell()});
   }
   return table;
 }
@@ -109,6 +113,7 @@ int run_links(const LinksOptions& options) {
     node_cpus[node.id] = links::parse_cpu_list(node.cpus);
   }
   std::vector<links::PlannedPath> plan = links::plan_paths(input);
+  std::vector<links::PlannedDuplex> duplex_plan = links::plan_duplex(input);
   for (size_t i = 0; i < inventory.managed.size(); ++i) {
     if (!inventory.managed[i]) {
       system.machine.unavailable.push_back("managed memory paths of GPU " + std::to_string(i) +
@@ -121,6 +126,7 @@ int run_links(const LinksOptions& options) {
 
   int64_t total = 0;
   for (const links::PlannedPath& planned : plan) total += planned.samples();
+  for (const links::PlannedDuplex& planned : duplex_plan) total += planned.samples();
   size_t largest = static_cast<size_t>(links::planned_sizes(options.quick).back());
   links::LinkBench bench(driver, inventory.gpus, largest, node_cpus);
   Progress progress("links");
@@ -131,6 +137,25 @@ int run_links(const LinksOptions& options) {
     int64_t before = done;
     try {
       system.paths.push_back(bench.measure(planned, [&] { progress.update(name, ++done, total); }));
+    } catch (const links::DriverError& error) {
+      failed.push_back(name + ": " + error.what());
+      done = before + planned.samples();
+    }
+  }
+  for (const links::PlannedDuplex& planned : duplex_plan) {
+    model::MeasuredPath* htod = system.find(planned.htod());
+    model::MeasuredPath* dtoh = system.find(planned.dtoh());
+    if (!htod || !dtoh) {  // a direction failed alone: said above
+      done += planned.samples();
+      continue;
+    }
+    std::string name = planned.name();
+    int64_t before = done;
+    try {
+      links::LinkBench::DuplexResult result =
+          bench.measure_duplex(planned, [&] { progress.update(name, ++done, total); });
+      htod->duplex = result.htod;
+      dtoh->duplex = result.dtoh;
     } catch (const links::DriverError& error) {
       failed.push_back(name + ": " + error.what());
       done = before + planned.samples();

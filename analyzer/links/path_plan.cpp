@@ -12,6 +12,11 @@ constexpr int64_t kSmallest = 4;
 constexpr int64_t kLargest = int64_t{256} << 20;
 constexpr int64_t kLargestQuick = int64_t{64} << 20;
 constexpr int64_t kPage = 4096;
+// Copies timed per direction in a duplex measurement; the first of each is
+// left out (the other direction may not have started yet). A few are
+// enough: at the largest size each copy takes milliseconds.
+constexpr int kDuplexCopies = 8;
+constexpr int kDuplexCopiesQuick = 5;
 
 std::vector<int64_t> from(const std::vector<int64_t>& sizes, int64_t smallest) {
   std::vector<int64_t> kept;
@@ -68,6 +73,28 @@ std::vector<PlannedPath> plan_paths(const PlanInput& input) {
     add({LinkKind::PeerStaged, HostMemory::None, -1, connection.gpu, connection.peer}, sizes);
     if (connection.peer_access) {
       add({LinkKind::PeerDirect, HostMemory::None, -1, connection.gpu, connection.peer}, sizes);
+    }
+  }
+  return plan;
+}
+
+std::string PlannedDuplex::name() const {
+  std::string one = htod().name();
+  return "HtoD+DtoH" + one.substr(one.find('.'));
+}
+
+std::vector<PlannedDuplex> plan_duplex(const PlanInput& input) {
+  std::vector<PlannedDuplex> plan;
+  for (const model::GpuInfo& gpu : input.gpus) {
+    // The GPU's own node where it was measured, else the node its host paths
+    // were first measured on.
+    int node = input.numa_nodes.empty() ? -1 : input.numa_nodes.front();
+    for (int candidate : input.numa_nodes) {
+      if (candidate == gpu.numa_node) node = candidate;
+    }
+    for (HostMemory host : {HostMemory::Pageable, HostMemory::Pinned}) {
+      plan.push_back({gpu.ordinal, node, host, planned_sizes(input.quick).back(),
+                      input.quick ? kDuplexCopiesQuick : kDuplexCopies});
     }
   }
   return plan;

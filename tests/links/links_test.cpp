@@ -93,6 +93,43 @@ TEST(PathPlan, AMachineWithoutNumaInformationStillGetsHostPaths) {
   EXPECT_NE(std::find(all.begin(), all.end(), "HtoD.pinned.gpu0"), all.end());
 }
 
+// Per GPU, pageable and pinned, both directions at once at the largest size,
+// from the GPU's own node (else the first node measured): the paths whose
+// duplex factor it gives are measured alone too.
+TEST(PathPlan, DuplexPerGpuAndHostMemoryFromTheGpusNode) {
+  PlanInput input = three_gpus(false);
+  input.gpus[1].numa_node = 1;
+  input.gpus[2].numa_node = 3;  // a node without memory: not measured
+  std::vector<PlannedDuplex> plan = plan_duplex(input);
+  ASSERT_EQ(plan.size(), 6u);
+  EXPECT_EQ(plan[0].name(), "HtoD+DtoH.pageable.node0.gpu0");
+  EXPECT_EQ(plan[3].name(), "HtoD+DtoH.pinned.node1.gpu1");
+  EXPECT_EQ(plan[3].htod().name(), "HtoD.pinned.node1.gpu1");
+  EXPECT_EQ(plan[3].dtoh().name(), "DtoH.pinned.node1.gpu1");
+  EXPECT_EQ(plan[5].numa_node, 0);
+  std::vector<std::string> paths = names(plan_paths(input));
+  for (const PlannedDuplex& d : plan) {
+    EXPECT_EQ(d.bytes, int64_t{256} << 20);
+    EXPECT_NE(std::find(paths.begin(), paths.end(), d.htod().name()), paths.end()) << d.name();
+    EXPECT_NE(std::find(paths.begin(), paths.end(), d.dtoh().name()), paths.end()) << d.name();
+  }
+  input.numa_nodes.clear();
+  EXPECT_EQ(plan_duplex(input)[0].name(), "HtoD+DtoH.pageable.gpu0");
+}
+
+TEST(PathPlan, QuickDuplexIsAFewCopiesOfTheQuickLargestSize) {
+  std::vector<PlannedDuplex> plan = plan_duplex(three_gpus(true));
+  ASSERT_EQ(plan.size(), 6u);
+  int64_t samples = 0;
+  for (const PlannedDuplex& d : plan) {
+    EXPECT_EQ(d.bytes, planned_sizes(true).back());
+    EXPECT_GE(d.copies, 3);  // one left out, a median of the rest
+    samples += d.samples();
+  }
+  // 64 MiB copies take 1-5 ms each: well under a second per GPU.
+  EXPECT_LE(samples, 6 * 4 * 5);
+}
+
 // A directory laid out like / with the files host_topology reads.
 class FakeRoot : public ::testing::Test {
  public:
