@@ -12,7 +12,13 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "malloc", "nvtx", "store", "analyzer", "whatif"]
+ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "malloc", "malloc-gpu-host", "nvtx", "store",
+         "store-gpu-host", "analyzer", "whatif"]
+# The allocator's and the writer's costs depend on the host (with a GPU driver
+# the default mode keeps a live map of host blocks; the GPU machine's CPU is
+# not this one): their sections are kept per kind of host, side by side.
+PER_HOST = ("malloc", "store")
+GPU_HOST = "-gpu-host"
 HEADER = """# apptracer benchmark results
 
 Written by `bench/run.sh` (see the README's Benchmarks section); each section
@@ -319,9 +325,16 @@ RENDER = {"launch": launch_section, "pytorch": pytorch_section, "pytorch-hooks":
           "whatif": whatif_section}
 
 
+def section_name(name, gpu_host):
+    return name + GPU_HOST if gpu_host and name in PER_HOST else name
+
+
 def render(name, results, notes, args):
-    title, body, targets = RENDER[name](results)
-    how = "; ".join(notes.get(name, []))
+    base = name.removesuffix(GPU_HOST)
+    title, body, targets = RENDER[base](results)
+    if base != name:
+        title += ", on the GPU machine's host"
+    how = "; ".join(notes.get(base, []))
     lines = [f"## {title}", "",
              f"Measured on {args.device}, {args.date}, commit `{args.commit}`." + (f" {how}." if how else ""),
              "", body]
@@ -344,9 +357,10 @@ def main():
     parser = argparse.ArgumentParser()
     for option in ("--log", "--results", "--device", "--date", "--commit"):
         parser.add_argument(option, required=True)
+    parser.add_argument("--gpu-host", action="store_true", help="measured on a machine with a GPU driver")
     args = parser.parse_args()
     results, notes = read_log(args.log)
-    measured = {section_of(key) for key in results}
+    measured = {section_name(section_of(key), args.gpu_host) for key in results}
     sections = existing_sections(args.results)
     for name in ORDER:
         if name in measured:

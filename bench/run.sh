@@ -188,7 +188,7 @@ fi
 # machine gets a copy of the working tree whose .git may be older).
 commit=${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}
 python3 "$here/report.py" --log "$log" --results "$results" --device "$device" \
-  --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --commit "$commit"
+  --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --commit "$commit"${gpu_name:+ --gpu-host}
 if [ ${#failed[@]} -gt 0 ]; then
   echo "bench: failed to run: ${failed[*]}" >&2
   exit 1
