@@ -88,6 +88,19 @@ class PeerAccess {
   const GpuSession& b_;
 };
 
+// The interval between events recorded on `stream` before and after what
+// `issue` puts on it, once the second is reached.
+double event_interval_ns(const CudaDriver& driver, CUstream stream, CUevent start, CUevent stop,
+                         const std::function<void()>& issue) {
+  driver.check(driver.cuEventRecord(start, stream), "cuEventRecord");
+  issue();
+  driver.check(driver.cuEventRecord(stop, stream), "cuEventRecord");
+  driver.check(driver.cuEventSynchronize(stop), "cuEventSynchronize");
+  float ms = 0;
+  driver.check(driver.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+  return static_cast<double>(ms) * 1e6;
+}
+
 // A stream and two events in one GPU's context: one direction of a duplex
 // measurement.
 class CopyLane {
@@ -110,13 +123,7 @@ class CopyLane {
 
   // The events' interval around what `issue` puts on the lane's stream.
   double time_ns(const std::function<void(CUstream)>& issue) {
-    driver_.check(driver_.cuEventRecord(start_, stream_), "cuEventRecord");
-    issue(stream_);
-    driver_.check(driver_.cuEventRecord(stop_, stream_), "cuEventRecord");
-    driver_.check(driver_.cuEventSynchronize(stop_), "cuEventSynchronize");
-    float ms = 0;
-    driver_.check(driver_.cuEventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
-    return static_cast<double>(ms) * 1e6;
+    return event_interval_ns(driver_, stream_, start_, stop_, [&] { issue(stream_); });
   }
 
  private:
@@ -194,13 +201,7 @@ void GpuSession::touch(CUdeviceptr data, size_t bytes) {
 
 double GpuSession::interval_ns(const std::function<void()>& issue) {
   launch_sleep();
-  driver_.check(driver_.cuEventRecord(start_, stream_), "cuEventRecord");
-  issue();
-  driver_.check(driver_.cuEventRecord(stop_, stream_), "cuEventRecord");
-  driver_.check(driver_.cuEventSynchronize(stop_), "cuEventSynchronize");
-  float ms = 0;
-  driver_.check(driver_.cuEventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
-  return static_cast<double>(ms) * 1e6;
+  return event_interval_ns(driver_, stream_, start_, stop_, issue);
 }
 
 double GpuSession::time_ns(const std::function<void()>& issue) {
