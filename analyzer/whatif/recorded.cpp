@@ -83,6 +83,7 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   t.gap.resize(ops);
   t.issue_offset.resize(ops);
   t.link.assign(ops, -1);
+  t.duplex.assign(ops, 1.0);
   std::vector<bool> issued_async_copy(calls, false), issued_work(calls, false);
   for (size_t i = 0; i < ops; ++i) {
     const ReplayOp& op = input.ops[i];

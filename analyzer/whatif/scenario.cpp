@@ -87,8 +87,18 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     }
     if (!resolved.path) continue;
     use.used = resolved.path->path.name();
+    use.duplex_measured = resolved.path->duplex.has_value();
     t.duration[i] = std::llround(resolved.path->model.transfer_ns(op.bytes));
+    t.duplex[i] = use.duplex_measured ? resolved.path->duplex->factor : 1.0;
     t.link[i] = links.emplace(link_name(*wanted), static_cast<int32_t>(links.size())).first->second;
+  }
+  // A GPU's HtoD and DtoH links are the two directions of its host link.
+  t.opposite_link.assign(links.size(), -1);
+  for (const auto& [name, link] : links) {
+    std::string direction = name.substr(0, name.find('.'));
+    if (direction != "HtoD" && direction != "DtoH") continue;
+    auto opposite = links.find((direction == "HtoD" ? "DtoH" : "HtoD") + name.substr(direction.size()));
+    if (opposite != links.end()) t.opposite_link[link] = opposite->second;
   }
   // A call that blocked in the recording but no longer does (its pageable
   // copy is pinned now) returns as the trace's asynchronous copies do.

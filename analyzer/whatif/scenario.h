@@ -5,8 +5,11 @@
 // (model/system_model.h): the path is the copy's direction, host memory
 // kind and NUMA node, and GPUs, as the trace recorded them, with the changes
 // applied. A copy no path models (host to host, managed memory copied with
-// cudaMemcpy, an unknown endpoint) keeps its recorded time. Kernels keep
-// their recorded durations (times --kernel-scale); memsets theirs.
+// cudaMemcpy, an unknown endpoint) keeps its recorded time. While a copy
+// the other way over the same GPU's host link runs, a copy keeps its path's
+// duplex share of its speed (timeline.h; prefetches, whose paths have none,
+// keep all of it). Kernels keep their recorded durations (times
+// --kernel-scale); memsets theirs.
 #pragma once
 
 #include <optional>
@@ -33,6 +36,7 @@ struct Scenario {
 struct TransferUse {
   std::string wanted;  // its path in this scenario ("" when no kind of path models it)
   std::string used;    // the measured path that priced it ("" none: recorded time kept)
+  bool duplex_measured = false;  // `used` has a duplex share (else 1: not slowed by the other direction)
 };
 
 struct ScenarioTiming {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
 namespace apptracer::whatif {
@@ -47,9 +49,63 @@ class LinkCalendar {
   std::multimap<int64_t, Booking> busy_;
 };
 
-}  // namespace
+// When each link is busy in a replay: sorted, disjoint [start, end) spans.
+using Busy = std::vector<std::pair<int64_t, int64_t>>;
 
-Timeline simulate(const ReplayInput& input, const ReplayGraph& graph, const NodeTiming& timing) {
+std::map<int32_t, Busy> busy_links(const NodeTiming& timing, const ReplayGraph& graph, const Timeline& t) {
+  std::map<int32_t, Busy> busy;
+  for (uint32_t op = 0; op < timing.link.size(); ++op) {
+    uint32_t node = graph.op_node(op);
+    if (timing.link[op] >= 0 && t.end[node] > t.start[node]) {
+      busy[timing.link[op]].emplace_back(t.start[node], t.end[node]);
+    }
+  }
+  for (auto& [link, spans] : busy) {
+    std::sort(spans.begin(), spans.end());
+    Busy merged;
+    for (const auto& span : spans) {
+      if (!merged.empty() && span.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, span.second);
+      } else {
+        merged.push_back(span);
+      }
+    }
+    spans = std::move(merged);
+  }
+  return busy;
+}
+
+// The first span of `busy` that ends after `at`.
+Busy::const_iterator first_ending_after(const Busy& busy, int64_t at) {
+  return std::upper_bound(busy.begin(), busy.end(), at,
+                          [](int64_t t, const std::pair<int64_t, int64_t>& span) { return t < span.second; });
+}
+
+// Where a copy taking `alone` ns at full speed from `start` ends, moving at
+// `share` of that speed while `other` is busy.
+int64_t progressive_end(int64_t start, int64_t alone, double share, const Busy& other) {
+  double left = static_cast<double>(alone);
+  double now = static_cast<double>(start);
+  auto span = first_ending_after(other, start);
+  for (; span != other.end(); ++span) {
+    double idle = std::max(0.0, static_cast<double>(span->first) - now);
+    if (idle >= left) break;
+    left -= idle;
+    now += idle;
+    double shared = (static_cast<double>(span->second) - now) * share;
+    if (shared >= left) return std::llround(now + left / share);
+    left -= shared;
+    now = static_cast<double>(span->second);
+  }
+  return std::llround(now + left);
+}
+
+bool overlaps(int64_t start, int64_t end, const Busy& other) {
+  auto span = first_ending_after(other, start);
+  return span != other.end() && span->first < end;
+}
+
+Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTiming& timing) {
   size_t nodes = input.calls.size() + input.ops.size();
   Timeline t;
   t.start.assign(nodes, 0);
@@ -130,6 +186,46 @@ Timeline simulate(const ReplayInput& input, const ReplayGraph& graph, const Node
     }
   }
   return t;
+}
+
+}  // namespace
+
+Timeline simulate(const ReplayInput& input, const ReplayGraph& graph, const NodeTiming& timing) {
+  Timeline t = replay(input, graph, timing);
+  bool duplex = false;
+  for (int32_t opposite : timing.opposite_link) duplex |= opposite >= 0;
+  if (!duplex) {
+    t.opposed.assign(input.ops.size(), false);
+    return t;
+  }
+  NodeTiming stretched = timing;
+  for (int replays = 1;; ++replays) {
+    std::map<int32_t, Busy> busy = busy_links(timing, graph, t);
+    std::vector<int64_t> durations = timing.duration;
+    bool settled = true;
+    for (uint32_t op = 0; op < input.ops.size(); ++op) {
+      int32_t link = timing.link[op];
+      if (link < 0 || timing.opposite_link[link] < 0) continue;
+      const Busy& other = busy[timing.opposite_link[link]];
+      int64_t start = t.start[graph.op_node(op)];
+      durations[op] = progressive_end(start, timing.duration[op], timing.duplex[op], other) - start;
+      settled &= std::llabs(durations[op] - stretched.duration[op]) <= 1;
+    }
+    if (settled || replays == kMostReplays) {
+      t.opposed.assign(input.ops.size(), false);
+      for (uint32_t op = 0; op < input.ops.size(); ++op) {
+        int32_t link = timing.link[op];
+        uint32_t node = graph.op_node(op);
+        t.opposed[op] = link >= 0 && timing.opposite_link[link] >= 0 &&
+                        overlaps(t.start[node], t.end[node], busy[timing.opposite_link[link]]);
+      }
+      t.replays = replays;
+      t.settled = settled;
+      return t;
+    }
+    stretched.duration = std::move(durations);
+    t = replay(input, graph, stretched);
+  }
 }
 
 }  // namespace apptracer::whatif

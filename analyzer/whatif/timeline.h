@@ -13,6 +13,21 @@
 // replay with every recorded duration reproduces the recording exactly; a
 // faster or slower predecessor moves the op by as much as it really waited
 // for it.
+//
+// Duplex contention: the two directions of a GPU's host link (HtoD, DtoH)
+// are separate links, each taking turns among its own copies, but while
+// both are busy a copy moves at `duplex` of its own speed (its path's
+// measured share, model::Duplex). A copy that takes `duration` alone and
+// starts at s ends at the e where
+//
+//   duration = (e - s) - (1 - duplex) * |[s, e) while the other direction is busy|
+//
+// (full speed while the other direction is idle, duplex while it is busy).
+// Its slowing moves the other direction's copies too, so this is solved by
+// replaying again: each replay recomputes every such copy's duration from
+// where the other direction was busy in the previous one, until no
+// duration changes by more than 1 ns (the fluid model's fixed point; each
+// replay leaves about 1 - duplex of the previous one's error) or kMostReplays.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +45,9 @@ struct NodeTiming {
   std::vector<int64_t> gap;           // dependency's end -> start
   std::vector<int64_t> issue_offset;  // its call's start -> its issue
   std::vector<int32_t> link;          // the link it occupies, -1: none (kept at its recorded time)
+  std::vector<double> duplex;         // the share of its speed it keeps while opposite_link is busy
+  // Per link: the other direction of the same GPU's host link, -1: none.
+  std::vector<int32_t> opposite_link;
   // Per call.
   std::vector<int64_t> call_duration;  // when it blocks for nothing
   std::vector<int64_t> call_own;       // when it blocks: its own time
@@ -49,7 +67,13 @@ struct Timeline {
   int64_t first_ns = 0;  // the recording's first instant: the common origin
   int64_t last_ns = 0;   // the latest end
   uint32_t last_node = 0;
+  // Per op: it ran while the other direction of its GPU's host link was busy.
+  std::vector<bool> opposed;
+  int replays = 1;       // duplex contention: the replays it took (see above)
+  bool settled = true;   // false: still changing after kMostReplays; the last is kept
 };
+
+constexpr int kMostReplays = 50;
 
 Timeline simulate(const ReplayInput& input, const ReplayGraph& graph, const NodeTiming& timing);
 

@@ -54,10 +54,11 @@ std::string recorded_on(Database& db, const ReplayInput& input) {
   return inside.empty() ? text : text + " (" + inside + ")";
 }
 
+// Copies' times are their replays' (duplex contention stretches some).
 std::vector<TransferSummary> summarize_transfers(const ReplayInput& input, const ReplayGraph& graph,
                                                  const RecordedTiming& recorded,
-                                                 const ScenarioTiming& baseline,
-                                                 const ScenarioTiming& whatif) {
+                                                 const ScenarioTiming& baseline, const Timeline& baseline_run,
+                                                 const ScenarioTiming& whatif, const Timeline& whatif_run) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, TransferSummary> groups;
   std::vector<Key> order;
@@ -81,8 +82,8 @@ std::vector<TransferSummary> summarize_transfers(const ReplayInput& input, const
     ++summary.copies;
     summary.bytes += op.bytes;
     summary.recorded_ns += recorded.end[node] - recorded.start[node];
-    summary.baseline_ns += baseline.timing.duration[i];
-    summary.predicted_ns += whatif.timing.duration[i];
+    summary.baseline_ns += baseline_run.end[node] - baseline_run.start[node];
+    summary.predicted_ns += whatif_run.end[node] - whatif_run.start[node];
   }
   std::vector<TransferSummary> summaries;
   for (const Key& key : order) summaries.push_back(groups[key]);
@@ -108,6 +109,41 @@ void add_kept_note(const std::vector<TransferSummary>& transfers, bool whatif, c
   notes.push_back(std::string(whatif ? "what-if: " : "baseline: ") + std::to_string(kept) + " cop" +
                   (kept == 1 ? "y keeps its" : "ies keep their") + " recorded time: " + system +
                   " models no path for " + list);
+}
+
+// Copies over a GPU's host link that ran beside copies the other way: how
+// many were slowed by their path's duplex share, how many could not be (a
+// system file from before links measured it), and a replay that did not settle.
+void add_duplex_notes(const ScenarioTiming& timing, const Timeline& run, bool whatif, const std::string& system,
+                      std::vector<std::string>& notes) {
+  std::string scenario = whatif ? "what-if: " : "baseline: ";
+  int64_t slowed = 0;
+  std::set<std::string> unmeasured;
+  for (size_t i = 0; i < run.opposed.size(); ++i) {
+    if (!run.opposed[i]) continue;
+    const TransferUse& use = timing.transfers[i];
+    bool host_copy = use.used.rfind("HtoD.", 0) == 0 || use.used.rfind("DtoH.", 0) == 0;
+    if (use.duplex_measured) {
+      ++slowed;
+    } else if (host_copy) {
+      unmeasured.insert(use.used);
+    }
+  }
+  if (slowed > 0) {
+    notes.push_back(scenario + std::to_string(slowed) + " cop" + (slowed == 1 ? "y" : "ies") +
+                    " ran beside copies the other way over their GPU's host link, at their path's duplex "
+                    "share meanwhile (" + std::to_string(run.replays) + " replays)");
+  }
+  if (!unmeasured.empty()) {
+    std::string list;
+    for (const std::string& path : unmeasured) list += (list.empty() ? "" : ", ") + path;
+    notes.push_back(scenario + system + " has no duplex measurement for " + list +
+                    ": copies beside copies the other way are not slowed (measure again with apptracer links)");
+  }
+  if (!run.settled) {
+    notes.push_back(scenario + "duplex contention still moved copies after " + std::to_string(run.replays) +
+                    " replays: the last is shown");
+  }
 }
 
 // Paths that were not measured and were priced by a stand-in.
@@ -229,13 +265,18 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
   result.baseline_ns = baseline.last_ns - baseline.first_ns;
   result.predicted_ns = predicted.last_ns - predicted.first_ns;
   result.phases = phases(input, {&recording, &baseline, &predicted});
-  result.transfers = summarize_transfers(input, recorded_graph, recorded, base, what_timing);
+  result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);
   if (options.changes_anything()) {
     add_kept_note(result.transfers, true,
                   options.system2_path.empty() ? options.system_path : options.system2_path, result.notes);
+  }
+  add_duplex_notes(base, baseline, false, options.system_path, result.notes);
+  if (options.changes_anything()) {
+    add_duplex_notes(what_timing, predicted, true,
+                     options.system2_path.empty() ? options.system_path : options.system2_path, result.notes);
   }
   add_fallback_notes(result.transfers, result.notes);
   if (system.machine.quick) result.notes.push_back(options.system_path + " was measured with links --quick");

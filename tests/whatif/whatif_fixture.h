@@ -117,18 +117,19 @@ class WhatifTest : public ::testing::Test {
     trace_->add(row);
   }
 
-  // One path per line: "NAME LATENCY_NS GBPS" (GB/s = bytes per ns).
+  // One path per line: "NAME LATENCY_NS GBPS [DUPLEX]" (GB/s = bytes per ns;
+  // DUPLEX: the share of it left while the opposite direction runs).
   void write_system(const std::vector<std::string>& paths, const std::string& path = "",
                     const std::string& gpu = "NVIDIA H100") {
     std::string json = R"({"format": "apptracer system", "version": 1, "machine": {"hostname": "testbox",
       "gpus": [{"ordinal": 0, "name": ")" + gpu + R"(", "numa_node": 0}]}, "paths": [)";
     for (size_t i = 0; i < paths.size(); ++i) {
       char name[128];
-      double latency = 0, gbps = 0;
-      std::sscanf(paths[i].c_str(), "%127s %lf %lf", name, &latency, &gbps);
+      double latency = 0, gbps = 0, duplex = 0;
+      bool has_duplex = std::sscanf(paths[i].c_str(), "%127s %lf %lf %lf", name, &latency, &gbps, &duplex) == 4;
       json += std::string(i ? "," : "") + R"({"name": ")" + name + R"(", "model": {"latency_ns": )" +
               std::to_string(latency) + R"(, "bandwidth": [{"bytes": 1, "gbps": )" + std::to_string(gbps) +
-              "}]}}";
+              "}]}" + (has_duplex ? R"(, "duplex": {"factor": )" + std::to_string(duplex) + "}" : "") + "}";
     }
     std::ofstream(path.empty() ? system_path_ : path) << json << "]}\n";
   }
