@@ -42,6 +42,19 @@ else:
 EOF
 }
 
+# The duplex factors a system file holds (`links` measures them; whatif
+# slows copies both ways at once by them), as a note line for the results.
+duplex_note() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+path, label = sys.argv[1:]
+paths = json.load(open(path))["paths"]
+factors = [f"{p['name']} {p['duplex']['factor']:.2f}" for p in paths if p.get("duplex")]
+print(f"note whatif {label} duplex (each way's bandwidth both ways at once / alone): "
+      + (", ".join(factors) or "not measured"))
+EOF
+}
+
 # One comparison: prints its result lines.
 compare_line() {
   local key=$1 predicted=$2 actual=$3
@@ -121,7 +134,7 @@ measure() {
     --json "$dir/pipeline-1.overlap.json" >"$dir/pipeline-1.overlap.txt"
 
   local log=$dir/results.log
-  : >"$log"
+  duplex_note "$dir/system.json" "$label" >"$log"
   for run in "${runs[@]}"; do
     local name=${run%%:*} json=$dir/${run%%:*}.baseline.json
     compare_line "whatif.a.$label.$name-work" "$(ms "$json" "period 2" baseline_ns)" \
