@@ -42,6 +42,38 @@ TEST(AllocationRegistry, NextStartIsTheLowestAboveAcrossShards) {
   EXPECT_EQ(sharded.next_start(901 * kMiB, 60), UINT64_MAX);
 }
 
+// A free only logs the allocation; lookups index the log. Across the log's
+// chunks, and around forgetting, answers are those of the indexed history.
+TEST(AllocationRegistry, FreesNotYetIndexedAnswerAsIndexedOnes) {
+  AllocationRegistry registry;
+  constexpr uint64_t kBlocks = 3000;
+  for (uint64_t i = 0; i < kBlocks; ++i) {
+    registry.add(i * 8192, 4096, AllocKind::PageableHost, -1, 10 * i);
+    registry.remove(i * 8192, 10 * i + 5);
+  }
+  registry.forget_freed_before(10 * 1000);
+  EXPECT_FALSE(registry.find(999 * 8192, 10 * 999 + 1)) << "freed before the cutoff";
+  EXPECT_EQ(registry.find(1000 * 8192 + 10, 10 * 1000 + 1)->address, 1000 * 8192);
+  for (uint64_t i = kBlocks; i < 2 * kBlocks; ++i) {
+    registry.add(i * 8192, 4096, AllocKind::PageableHost, -1, 10 * i);
+    registry.remove(i * 8192, 10 * i + 5);
+  }
+  registry.forget_freed_before(10 * 4000);
+  EXPECT_FALSE(registry.find(2000 * 8192, 10 * 2000 + 1)) << "indexed, then forgotten";
+  EXPECT_FALSE(registry.find(3999 * 8192, 10 * 3999 + 1)) << "forgotten unindexed";
+  EXPECT_EQ(registry.find(5999 * 8192, 10 * 5999 + 1)->address, 5999 * 8192);
+  EXPECT_EQ(registry.next_start(4000 * 8192 + 1, 10 * 4001 + 1), 4001 * 8192);
+}
+
+TEST(AllocationRegistry, AFreeAfterTheAddressWasReusedEndsTheOldAllocation) {
+  AllocationRegistry registry;
+  uint64_t old = registry.add(0x4000, 4096, AllocKind::PageableHost, -1, 10);
+  registry.add(0x4000, 4096, AllocKind::PageableHost, -1, 20);  // its free's callback came late
+  std::optional<AllocationInfo> ended = registry.remove(0x4000, 15);
+  ASSERT_TRUE(ended);
+  EXPECT_EQ(ended->id, old);
+}
+
 // Random non-overlapping lifetimes over 2 GiB, blocks of 4 KiB to 200 MiB:
 // a sharded registry answers every find and next_start as one lock would.
 TEST(AllocationRegistry, ShardedAnswersAsUnsharded) {

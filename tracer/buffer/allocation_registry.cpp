@@ -42,10 +42,42 @@ void AllocationRegistry::widen(uint64_t address, uint64_t bytes) {
   range_.widen(address, bytes);
 }
 
-void AllocationRegistry::Shard::end_live(std::map<uint64_t, AllocationInfo>::iterator it, uint64_t ns) {
+void AllocationRegistry::FreedLog::push(const AllocationInfo& info) {
+  if (!tail_ || tail_->count == kPerChunk) {
+    auto* chunk = static_cast<Chunk*>(chunks_.take(sizeof(Chunk)));
+    if (!chunk) throw std::bad_alloc();
+    chunk->next = nullptr;
+    chunk->count = 0;
+    (tail_ ? tail_->next : head_) = chunk;
+    tail_ = chunk;
+  }
+  tail_->entries[tail_->count++] = info;
+}
+
+void AllocationRegistry::FreedLog::pop_front() {
+  // Every chunk but the last is full: the head is used up at its count.
+  if (++first_ < head_->count) return;
+  Chunk* next = head_->next;
+  chunks_.give(head_);
+  head_ = next;
+  if (!head_) tail_ = nullptr;
+  first_ = 0;
+}
+
+void AllocationRegistry::FreedLog::clear() {
+  while (!empty()) pop_front();
+}
+
+void AllocationRegistry::Shard::end_live(LiveMap::iterator it, uint64_t ns) {
   it->second.free_ns = ns;
-  freed_in_order.push_back(freed.emplace(it->first, it->second));
+  recent.push(it->second);
   live.erase(it);
+}
+
+void AllocationRegistry::Shard::index_recent() const {
+  for (; !recent.empty(); recent.pop_front()) {
+    freed_in_order.push_back(freed.emplace(recent.front().address, recent.front()));
+  }
 }
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
@@ -97,6 +129,7 @@ std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint6
   }
   // Already ended by an allocation that reused the address before this free's
   // callback ran: report the one that was live when the free was entered.
+  shard.index_recent();
   auto range = shard.freed.equal_range(address);
   for (auto f = range.first; f != range.second; ++f) {
     if (f->second.alloc_ns <= ns && ns <= f->second.free_ns) return f->second;
@@ -115,6 +148,7 @@ std::optional<uint64_t> AllocationRegistry::remove_unresolvable(AllocKind kind, 
 
 std::optional<AllocationInfo> AllocationRegistry::Shard::find(uint64_t address, uint64_t ns) const {
   std::lock_guard<std::mutex> lock(mutex);
+  index_recent();
   // Live allocations never overlap: the nearest start at or below wins.
   auto at = live.upper_bound(address);
   if (at != live.begin() && contains(std::prev(at)->second, address, ns)) return std::prev(at)->second;
@@ -147,6 +181,7 @@ uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
   uint64_t next = UINT64_MAX;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.index_recent();
     for (auto live = shard.live.upper_bound(address); live != shard.live.end() && live->first < next;
          ++live) {
       if (live->second.alloc_ns <= ns) {
@@ -167,6 +202,7 @@ void AllocationRegistry::forget_freed_before(uint64_t ns) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     // Frees arrive in roughly time order; stopping at the first younger one
     // keeps this cheap and only delays forgetting a few.
+    while (!shard.recent.empty() && shard.recent.front().free_ns < ns) shard.recent.pop_front();
     while (!shard.freed_in_order.empty() && shard.freed_in_order.front()->second.free_ns < ns) {
       shard.freed.erase(shard.freed_in_order.front());
       shard.freed_in_order.pop_front();
@@ -179,6 +215,7 @@ void AllocationRegistry::reset_after_fork() {
     // The mutex may have been held by a thread the child does not have.
     new (&shard.mutex) std::mutex;
     shard.live.clear();
+    shard.recent.clear();
     shard.freed_in_order.clear();
     shard.freed.clear();
     shard.largest_bytes = 0;

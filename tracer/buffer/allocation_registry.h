@@ -19,6 +19,7 @@
 
 #include "apptracer/enums.h"
 #include "buffer/address_range.h"
+#include "buffer/node_pool.h"
 
 namespace apptracer {
 
@@ -79,15 +80,52 @@ class AllocationRegistry {
   void reset_after_fork();
 
  private:
-  // Allocations whose start lies in this shard's regions.
+  using LiveMap = std::map<uint64_t, AllocationInfo, std::less<uint64_t>,
+                           PoolAllocator<std::pair<const uint64_t, AllocationInfo>>>;
+  using FreedMap = std::multimap<uint64_t, AllocationInfo, std::less<uint64_t>,
+                                 PoolAllocator<std::pair<const uint64_t, AllocationInfo>>>;
+
+  // Allocations freed since the last lookup, oldest first. A free appends
+  // here in constant time and lookups move them into the address index:
+  // inserting each free into that index (a deep tree while the writer's
+  // horizon holds every recent free) was most of what a host row cost the
+  // program.
+  class FreedLog {
+   public:
+    void push(const AllocationInfo& info);
+    bool empty() const { return head_ == nullptr; }
+    const AllocationInfo& front() const { return head_->entries[first_]; }
+    void pop_front();
+    void clear();
+
+   private:
+    static constexpr uint32_t kPerChunk = 1024;
+    struct Chunk {
+      Chunk* next;
+      uint32_t count;
+      AllocationInfo entries[kPerChunk];
+    };
+    NodePool chunks_;
+    Chunk* head_ = nullptr;
+    Chunk* tail_ = nullptr;
+    uint32_t first_ = 0;  // in head_
+  };
+
+  // Allocations whose start lies in this shard's regions. Lookups (const)
+  // index what was freed since the last one, hence the mutable history.
   struct Shard {
     mutable std::mutex mutex;
     uint64_t largest_bytes = 0;
-    std::map<uint64_t, AllocationInfo> live;                     // by start address
-    std::multimap<uint64_t, AllocationInfo> freed;               // by start address
-    std::deque<std::multimap<uint64_t, AllocationInfo>::iterator> freed_in_order;  // oldest first
+    NodePool live_nodes;
+    LiveMap live{LiveMap::allocator_type(&live_nodes)};  // by start address
+    mutable FreedLog recent;
+    mutable NodePool freed_nodes;
+    mutable FreedMap freed{FreedMap::allocator_type(&freed_nodes)};  // by start address
+    mutable std::deque<FreedMap::iterator> freed_in_order;           // oldest first
     std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
-    void end_live(std::map<uint64_t, AllocationInfo>::iterator it, uint64_t ns);
+    void end_live(LiveMap::iterator it, uint64_t ns);
+    // Moves `recent` into `freed`. Called with the lock held.
+    void index_recent() const;
     void note_bytes(uint64_t bytes) { largest_bytes = std::max(largest_bytes, bytes); }
   };
 

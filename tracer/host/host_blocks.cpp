@@ -1,7 +1,6 @@
 #include "host/host_blocks.h"
 
 #include <pthread.h>
-#include <sys/mman.h>
 #include <time.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include "base/clock.h"
 #include "base/numa.h"
 #include "buffer/allocation_registry.h"
+#include "buffer/node_pool.h"
 #include "buffer/record_buffers.h"
 
 namespace apptracer {
@@ -33,55 +33,6 @@ struct Block {
   uint64_t alloc_id;  // 0 until the block is an allocation row
   uint32_t tid;
   bool mapped;
-};
-
-// Memory for the shards' map nodes, taken from mmap in slabs, not from the
-// program's heap: our small nodes interleaved with its large blocks would
-// change how its allocator behaves (and cost it, measured on the H100 host).
-// Each pool is used under its shard's lock only.
-class NodePool {
- public:
-  void* take(size_t bytes) {
-    if (!free_) refill((bytes + 15) & ~size_t{15});
-    void* node = free_;
-    if (node) free_ = *static_cast<void**>(node);
-    return node;
-  }
-  void give(void* node) {
-    *static_cast<void**>(node) = free_;
-    free_ = node;
-  }
-
- private:
-  void refill(size_t node_bytes) {
-    constexpr size_t kSlabBytes = 256 << 10;
-    void* slab = mmap(nullptr, kSlabBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (slab == MAP_FAILED) return;
-    for (size_t at = 0; at + node_bytes <= kSlabBytes; at += node_bytes) {
-      give(static_cast<char*>(slab) + at);
-    }
-  }
-  void* free_ = nullptr;
-};
-
-// std::map allocates one node at a time: each from its shard's pool.
-template <typename T>
-struct PoolAllocator {
-  using value_type = T;
-  explicit PoolAllocator(NodePool* pool) : pool(pool) {}
-  template <typename U>
-  PoolAllocator(const PoolAllocator<U>& other) : pool(other.pool) {}
-  T* allocate(size_t n) {
-    void* node = n == 1 ? pool->take(sizeof(T)) : nullptr;
-    if (!node) throw std::bad_alloc();
-    return static_cast<T*>(node);
-  }
-  void deallocate(T* node, size_t) { pool->give(node); }
-  template <typename U>
-  bool operator==(const PoolAllocator<U>& other) const { return pool == other.pool; }
-  template <typename U>
-  bool operator!=(const PoolAllocator<U>& other) const { return pool != other.pool; }
-  NodePool* pool;
 };
 
 using BlockMap = std::map<uint64_t, Block, std::less<uint64_t>,
