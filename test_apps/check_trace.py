@@ -395,6 +395,39 @@ def check_kernel_args(c, t, stdout):
              f"a cuBLAS kernel's arguments resolve to A, B and C {gemm_ids}: {resolved}")
 
 
+def check_exact_sgemm(c, t, kernels, accesses):
+    """cuBLAS's own kernels under --exact: A and B read whole and never written,
+    C written whole and (beta 0) never read; across however many kernels
+    cuBLAS chose, and whatever workspace of its own it touched."""
+    gemm = [i for (i,) in t.rows("SELECT id FROM allocations WHERE kind = ? AND bytes = 40000 "
+                                 "ORDER BY id", DEVICE)]
+    if not gemm:
+        print("note: cuBLAS absent, SGEMM under --exact not checked")
+        return
+    c.equal(len(gemm), 3, "three 40,000-byte matrices for the SGEMM")
+    c.expect(kernels, "cuBLAS launched kernels of its own")
+    spans = {(a, access): [] for a in gemm for access in (ACCESS_R, ACCESS_W, ACCESS_RW)}
+    for kernel_id, _ in kernels:
+        for a, lo, hi, access, _ in accesses(kernel_id):
+            if a in gemm:
+                spans[(a, access)].append((lo, hi))
+
+    def covered(pieces):
+        """The union of [lo, hi) pieces, merged."""
+        merged = []
+        for lo, hi in sorted(pieces):
+            if merged and lo <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+            else:
+                merged.append((lo, hi))
+        return merged
+    for role, a in (("A", gemm[0]), ("B", gemm[1])):
+        c.equal(covered(spans[(a, ACCESS_R)]), [(0, 40000)], f"SGEMM's {role} read whole")
+        c.equal(spans[(a, ACCESS_W)] + spans[(a, ACCESS_RW)], [], f"SGEMM's {role} never written")
+    c.equal(covered(spans[(gemm[2], ACCESS_W)]), [(0, 40000)], "SGEMM's C written whole")
+    c.equal(spans[(gemm[2], ACCESS_R)] + spans[(gemm[2], ACCESS_RW)], [], "SGEMM's C never read (beta 0)")
+
+
 def check_exact_patterns(c, t):
     """--exact: every kernel's ranges, to the 32-byte granule, per buffer (found by size)."""
     c.equal(t.meta("exact"), "on", "meta.exact")
@@ -423,20 +456,27 @@ def check_exact_patterns(c, t):
     }
     kernels = t.rows("SELECT k.id, d.text FROM kernels k JOIN strings d ON d.id = k.demangled_id "
                      "ORDER BY k.api_start_ns")
-    c.equal(len(kernels), 7, "seven kernels")
-    for kernel_id, name in kernels:
-        rows = t.rows("SELECT e.alloc_id, e.lo - a.address, e.hi - a.address, e.access, e.lo "
+    ours_last = "read_past(float const*, float*)"
+    cublas = [(k, name) for k, name in kernels if name not in expected and name != ours_last]
+    kernels = [(k, name) for k, name in kernels if (k, name) not in cublas]
+    c.equal(len(kernels), 7, "seven kernels of the app's own")
+
+    def accesses(kernel_id):
+        return t.rows("SELECT e.alloc_id, e.lo - a.address, e.hi - a.address, e.access, e.lo "
                       "FROM exact_kernel_accesses e LEFT JOIN allocations a ON a.id = e.alloc_id "
                       "WHERE e.kernel_id = ? ORDER BY e.lo", kernel_id)
+    for kernel_id, name in kernels:
+        rows = accesses(kernel_id)
         ours = sorted((buffer[a], lo, hi, access) for a, lo, hi, access, _ in rows if a in buffer)
         if name in expected:
             c.equal(ours, sorted(expected[name]), f"exact ranges of {name}")
             continue
-        c.equal(name, "read_past(float const*, float*)", "the last kernel")
+        c.equal(name, ours_last, "the last kernel")
         c.equal(ours, [(10, 0, 4096, R), (11, 0, 4096, W)], f"exact ranges of {name} in its buffers")
         past = [(a, lo) for a, lo, hi, access, _ in rows
                 if a not in buffer and access == R and hi - lo == 32]
         c.equal(len(past), 1, f"one 32-byte read past the 4 KiB it was handed: {rows}")
+    check_exact_sgemm(c, t, cublas, accesses)
     report = subprocess.run([APPTRACER, "stats", "--report", "exact", "--format", "csv", t.path],
                             capture_output=True, text=True)
     c.equal(report.returncode, 0, f"stats --report exact: {report.stderr.strip()}")

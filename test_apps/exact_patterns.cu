@@ -1,10 +1,13 @@
 // Kernels whose global-memory accesses are known to the byte, for
 // `apptracer record --exact` (check_trace.py, case exact_patterns). Each
 // buffer has a size of its own (KiB: 8, 12, 16, ... 52) so the check finds it
-// by size. Exit status 0 when CUDA worked.
+// by size. Last, a cuBLAS SGEMM on three buffers of 40,000 bytes (A and B
+// read whole, C written whole). Exit status 0 when CUDA worked.
 #include <cuda_runtime.h>
 
 #include <cstdio>
+
+#include "cublas_sgemm.h"
 
 constexpr int kN = 1024;  // elements each kernel covers: 4 KiB of floats or ints
 
@@ -68,5 +71,15 @@ int main() {
   for (float* p : f) cudaFree(p);
   cudaFree(guard);
   std::printf("exact_patterns: %s\n", cudaGetErrorString(status));
-  return status == cudaSuccess ? 0 : 1;
+  if (status != cudaSuccess) return 1;
+
+  constexpr int kGemm = 100;  // 40,000 bytes a matrix: no other buffer's size
+  float* gemm[3] = {};
+  for (float*& m : gemm) {
+    CHECK(cudaMalloc(&m, sizeof(float) * kGemm * kGemm));
+    CHECK(cudaMemset(m, 0, sizeof(float) * kGemm * kGemm));
+  }
+  int gemm_status = run_cublas_sgemm("exact_patterns", gemm[0], gemm[1], gemm[2], kGemm);
+  for (float* m : gemm) cudaFree(m);
+  return gemm_status == 0 ? 0 : 1;
 }

@@ -3,11 +3,10 @@
 // managed and mapped pinned memory, an extern "C" kernel whose integer
 // argument looks like an address but points into nothing live, and a cuBLAS
 // SGEMM (loaded at run time; its kernels take pointers inside a Params struct).
-#include <dlfcn.h>
-
 #include <cstdint>
 
 #include "check.h"
+#include "cublas_sgemm.h"
 
 struct Pair {
   float* out;
@@ -28,29 +27,6 @@ extern "C" __global__ void scale_c(float* data, float factor, unsigned long long
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i == 0 && cookie == 0) data[0] = 0;
   data[i] *= factor;
-}
-
-static int run_cublas_sgemm(float* a, float* b, float* c, int n) {
-  void* cublas = dlopen("libcublas.so.13", RTLD_NOW);
-  if (!cublas) {
-    std::printf("kernel_args: no cuBLAS here, SGEMM skipped\n");
-    return 0;
-  }
-  using Create = int (*)(void**);
-  using Destroy = int (*)(void*);
-  using Sgemm = int (*)(void*, int, int, int, int, int, const float*, const float*, int,
-                        const float*, int, const float*, float*, int);
-  auto create = reinterpret_cast<Create>(dlsym(cublas, "cublasCreate_v2"));
-  auto destroy = reinterpret_cast<Destroy>(dlsym(cublas, "cublasDestroy_v2"));
-  auto sgemm = reinterpret_cast<Sgemm>(dlsym(cublas, "cublasSgemm_v2"));
-  void* handle = nullptr;
-  if (!create || !sgemm || create(&handle) != 0) return 1;
-  const float one = 1.0f, zero = 0.0f;
-  int status = sgemm(handle, 0, 0, n, n, n, &one, a, n, b, n, &zero, c, n);
-  CHECK(cudaDeviceSynchronize());
-  destroy(handle);
-  std::printf("kernel_args: cuBLAS SGEMM status %d\n", status);
-  return status;
 }
 
 int main() {
@@ -86,7 +62,7 @@ int main() {
   CHECK(cudaMalloc(&c, m * m * sizeof(float)));
   CHECK(cudaMemset(a, 0, m * m * sizeof(float)));
   CHECK(cudaMemset(b, 0, m * m * sizeof(float)));
-  int status = run_cublas_sgemm(a, b, c, m);
+  int status = run_cublas_sgemm("kernel_args", a, b, c, m);
   if (managed[0] != 4.0f) {
     std::fprintf(stderr, "kernel_args: wrong managed result %f\n", managed[0]);
     return 1;
