@@ -33,6 +33,7 @@ struct DvdgOptions {
   std::vector<std::string> nvtx, allocs;
   int64_t min_bytes = 0;
   bool collapse = false;
+  bool ignore_exact = false;
   std::string why, consumers, lifetime;
 };
 
@@ -145,12 +146,15 @@ int run_dvdg(const DvdgOptions& options) {
   std::unique_ptr<OutputFile> json = export_file(options.json, options);
   std::unique_ptr<OutputFile> proto = export_file(options.proto, options);
   // A graph stored while the trace still grows would be stale without a word.
-  bool store = !options.no_store && (options.force || not_being_recorded(options.trace));
+  // The stored graph is the trace's best one: never the one that ignores --exact.
+  bool store = !options.no_store && !options.ignore_exact &&
+               (options.force || not_being_recorded(options.trace));
   Database db = open_trace(options.trace, store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   dvdg::Graph graph;
   std::vector<std::pair<int64_t, int64_t>> windows;
   try {
-    graph = dvdg::build_graph_from_trace(db);
+    graph = dvdg::build_graph_from_trace(db, options.ignore_exact ? dvdg::KernelAccesses::Signatures
+                                                                  : dvdg::KernelAccesses::Exact);
     windows = nvtx_windows(db, options.nvtx);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
@@ -249,6 +253,9 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
                   "Export only values of locations of at least N bytes")
       ->type_name("N")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--ignore-exact", options->ignore_exact,
+                "Take kernels' accesses from their signatures even where --exact recorded what "
+                "they touched, to compare the two graphs (nothing is stored)");
   cmd->add_flag("--collapse", options->collapse,
                 "Fold repeated iterations of the same operation sequence into the first");
   cmd->add_option("--why", options->why,

@@ -417,8 +417,8 @@ Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
   return Builder(std::move(trace)).build(order);
 }
 
-Graph build_graph_from_trace(Database& db) {
-  TraceOps trace = read_trace_ops(db);
+Graph build_graph_from_trace(Database& db, KernelAccesses kernel_accesses) {
+  TraceOps trace = read_trace_ops(db, kernel_accesses);
   std::vector<uint32_t> order = program_order(trace);
   return build_graph(std::move(trace), order);
 }

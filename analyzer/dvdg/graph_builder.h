@@ -12,6 +12,6 @@ namespace apptracer::dvdg {
 Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order);
 
 // Reads the trace, orders its operations and builds the graph.
-Graph build_graph_from_trace(Database& db);
+Graph build_graph_from_trace(Database& db, KernelAccesses kernel_accesses = KernelAccesses::Exact);
 
 }  // namespace apptracer::dvdg

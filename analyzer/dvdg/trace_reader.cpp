@@ -65,7 +65,7 @@ int64_t span_of(int64_t bytes, std::optional<int64_t> width, std::optional<int64
 
 class Reader {
  public:
-  explicit Reader(Database& db) : db_(db) {}
+  Reader(Database& db, KernelAccesses kernel_accesses) : db_(db), kernel_accesses_(kernel_accesses) {}
 
   TraceOps read() {
     // Kernel arguments are the largest table: a second connection reads them
@@ -92,7 +92,7 @@ class Reader {
       read_memsets();
       read_kernels();
       read_collectives();
-      exact_ = ExactAccesses::read(db_);
+      if (kernel_accesses_ == KernelAccesses::Exact) exact_ = ExactAccesses::read(db_);
       read_migrations();
       read_stream_events();
       read_syncs();
@@ -753,6 +753,7 @@ class Reader {
 
   Database& db_;
   TraceOps out_;
+  KernelAccesses kernel_accesses_;
   ExactAccesses exact_;
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
   std::vector<int64_t> kernel_ids_;   // ascending
@@ -768,6 +769,8 @@ class Reader {
 
 }  // namespace
 
-TraceOps read_trace_ops(Database& db) { return Reader(db).read(); }
+TraceOps read_trace_ops(Database& db, KernelAccesses kernel_accesses) {
+  return Reader(db, kernel_accesses).read();
+}
 
 }  // namespace apptracer::dvdg

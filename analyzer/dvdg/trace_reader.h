@@ -92,6 +92,12 @@ struct TraceOps {
   std::unordered_map<int64_t, std::string> names;
 };
 
-TraceOps read_trace_ops(Database& db);
+// Where a kernel's accesses come from when --exact recorded them too.
+enum class KernelAccesses {
+  Exact,       // what the GPU really touched, the arguments' where it may have missed some
+  Signatures,  // the arguments' accesses alone, as without --exact (to compare the two)
+};
+
+TraceOps read_trace_ops(Database& db, KernelAccesses kernel_accesses = KernelAccesses::Exact);
 
 }  // namespace apptracer::dvdg

@@ -67,6 +67,8 @@ TEST_F(ExactTest, AnAssumedReadWritePointerOnlyReadMakesNoNewVersion) {
   exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [scale]",
                                    "x:1 -> h:1 [DtoH copy]"}));
+  // `dvdg --ignore-exact`: the graph the signatures alone give, for comparison.
+  EXPECT_EQ(edges(build_graph_from_trace(trace_->db(), KernelAccesses::Signatures)), assumed);
 }
 
 // What the signature cannot know: a non-const pointer read before anything
