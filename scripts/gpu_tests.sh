@@ -58,6 +58,10 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
   } | tee "$out/pytorch_exact_cost.txt"
   "$dist/bin/apptracer" stats --report exact "$out/traces/pytorch_mlp_exact.db" 2>&1 |
     tee "$out/pytorch_exact_report.txt"
+  if python3 "$dist/test_apps/exact_agreement.py" "$out/traces/pytorch_mlp_exact.db" "$dist/bin/apptracer" \
+      2>&1 | tee "$out/pytorch_exact_agreement.txt"; [ "${PIPESTATUS[0]}" -ne 0 ]; then
+    failed=$((failed + 1))
+  fi
   # CUDA graphs and NVTX from PyTorch (issue 16): coverage of graph-run kernels, ranges.
   "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_graphs_nvtx.db" -- \
     python3 "$dist/test_apps/pytorch_graphs_nvtx.py" run 2>&1 | tee -a "$out/gpu_tests.log"
