@@ -143,12 +143,14 @@ def exact_section(r):
 
 def jax_section(r):
     variants = (("untraced", "untraced (XLA's BFC pool)"), ("xla-platform", "untraced, XLA's platform allocator"),
-                ("apptracer", "apptracer (BFC pool: arrays seen as its segments)"),
+                ("bare", "bare CUPTI subscriber (BFC pool)"), ("apptracer", "apptracer (BFC pool: arrays seen as its segments)"),
                 ("apptracer-per-buffer", "apptracer --framework-allocators=per-buffer (each array a value)"))
     base = r.get("jax.untraced.per_op")
     rows = []
     for key, label in variants:
         step = r.get(f"jax.{key}.per_op")
+        if step is None:
+            continue
         rows.append([label, fmt(step), fmt(ratio(step, base), 2), fmt(r.get(f"jax.{key}.wall_ms"))])
     body = table(["variant", "µs per step (median)", "× untraced", "process wall (ms)"], rows)
     per_buffer, traced = r.get("jax.apptracer-per-buffer.per_op"), r.get("jax.apptracer.per_op")

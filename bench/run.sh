@@ -178,9 +178,10 @@ if wanted jax && ! python3 -c "import jax" 2>/dev/null; then
 elif wanted jax; then
   note jax "$steps steps after $warmup warm-up steps per run, $torch_rounds interleaved rounds, median"
   # What --framework-allocators=per-buffer costs: XLA's platform allocator
-  # alone (xla-platform), and traced in that mode.
+  # alone (xla-platform), and traced in that mode; the bare subscriber says
+  # how much of the default mode's cost is CUPTI's.
   step jax "$here/compare.sh" jax "$dist" "$torch_rounds" \
-    untraced,xla-platform,apptracer,apptracer-per-buffer \
+    untraced,xla-platform,bare,apptracer,apptracer-per-buffer \
     "us per step" -- python3 "$here/jax_steps.py" "$steps" "$warmup"
 fi
 
