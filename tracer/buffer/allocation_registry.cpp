@@ -81,13 +81,17 @@ void AllocationRegistry::Shard::index_recent() const {
 }
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
-                                 uint64_t ns) {
+                                 uint64_t ns, uint64_t* ended) {
   Shard& shard = shards_[shard_index(address)];
   AllocationInfo info = described(next_id(), address, bytes, kind, device, ns);
+  if (ended) *ended = 0;
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
     auto old = shard.live.find(address);
-    if (old != shard.live.end()) shard.end_live(old, ns);
+    if (old != shard.live.end()) {
+      if (ended) *ended = old->second.id;
+      shard.end_live(old, ns);
+    }
     shard.live[address] = info;
     shard.note_bytes(bytes);
   }
@@ -117,16 +121,25 @@ uint64_t AllocationRegistry::add_unresolvable(AllocKind kind, uint64_t key, uint
   return id;
 }
 
+std::optional<AllocationInfo> AllocationRegistry::Shard::end_live_at(uint64_t address, uint64_t ns) {
+  auto it = live.find(address);
+  if (it == live.end() || it->second.alloc_ns > ns) return std::nullopt;
+  AllocationInfo info = it->second;
+  end_live(it, ns);
+  info.free_ns = ns;
+  return info;
+}
+
+std::optional<AllocationInfo> AllocationRegistry::remove_live(uint64_t address, uint64_t ns) {
+  Shard& shard = shards_[shard_index(address)];
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  return shard.end_live_at(address, ns);
+}
+
 std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint64_t ns) {
   Shard& shard = shards_[shard_index(address)];
   std::lock_guard<std::mutex> lock(shard.mutex);
-  auto it = shard.live.find(address);
-  if (it != shard.live.end() && it->second.alloc_ns <= ns) {
-    AllocationInfo info = it->second;
-    shard.end_live(it, ns);
-    info.free_ns = ns;
-    return info;
-  }
+  if (std::optional<AllocationInfo> ended = shard.end_live_at(address, ns)) return ended;
   // Already ended by an allocation that reused the address before this free's
   // callback ran: report the one that was live when the free was entered.
   shard.index_recent();

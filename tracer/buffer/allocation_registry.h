@@ -43,8 +43,10 @@ class AllocationRegistry {
   explicit AllocationRegistry(AllocationRegistry* id_source = nullptr, int shards = 1);
 
   // Registers memory that addresses resolve into. An older live allocation
-  // overlapping the same start address is ended at `ns` (its free raced ours).
-  uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns);
+  // overlapping the same start address is ended at `ns` (its free raced ours,
+  // or was never seen); its id goes to `ended` (0 when there was none).
+  uint64_t add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device, uint64_t ns,
+               uint64_t* ended = nullptr);
 
   // Registers an allocation that already ended: a host block CUDA touched
   // while it lived, which the writer learns of after its free.
@@ -59,6 +61,10 @@ class AllocationRegistry {
   // Ends the live allocation starting at `address`; `ns` is when the free was
   // entered. Returns it (with free_ns set), or nothing if it is unknown.
   std::optional<AllocationInfo> remove(uint64_t address, uint64_t ns);
+  // The same for a caller whose frees never race its allocations (host
+  // blocks end before the real free): a live allocation only, so a free of
+  // memory never registered looks at nothing else.
+  std::optional<AllocationInfo> remove_live(uint64_t address, uint64_t ns);
   std::optional<uint64_t> remove_unresolvable(AllocKind kind, uint64_t key);
 
   // Cheap, lock-free pre-filter for the launch hot path: false when a value
@@ -124,6 +130,8 @@ class AllocationRegistry {
     mutable std::deque<FreedMap::iterator> freed_in_order;           // oldest first
     std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
     void end_live(LiveMap::iterator it, uint64_t ns);
+    // Ends the one starting at `address` if it was allocated by `ns`.
+    std::optional<AllocationInfo> end_live_at(uint64_t address, uint64_t ns);
     // Moves `recent` into `freed`. Called with the lock held.
     void index_recent() const;
     void note_bytes(uint64_t bytes) { largest_bytes = std::max(largest_bytes, bytes); }

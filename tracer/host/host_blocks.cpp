@@ -276,9 +276,29 @@ void disable() { enabled_flag.store(false, std::memory_order_release); }
 
 void ignore_this_thread() { thread_inside_hook = true; }
 
+// `all` mode, a malloc block: a row from its allocation, so the registry
+// alone keeps it (the live map holds blocks waiting for CUDA's touch, and
+// keeping both cost the program a second lock and map per call).
+void store_row(uint64_t address, uint64_t bytes) {
+  uint64_t ns = now_ns();
+  uint64_t missed_free_id = 0;
+  uint64_t id = registry().add(address, bytes, AllocKind::PageableHost, -1, ns, &missed_free_id);
+  stored.fetch_add(1, std::memory_order_relaxed);
+  // A row still here was freed by a path we do not see: it ends now.
+  if (missed_free_id) {
+    Record r = free_record(missed_free_id, ns);
+    state->buffers->append(r);
+  }
+  address_span.widen(address, bytes);
+  // alloc_tid 0: allocated by the thread recording it.
+  Record row = allocation_record(id, address, bytes, ns, 0, false);
+  state->buffers->append(row);
+}
+
 void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
   count_allocation(bytes);
   if (bytes < state->options.min_bytes || address == 0) return;
+  if (state->options.store_all && !mapped) return store_row(address, bytes);
   Block block{bytes, now_ns(), 0, RecordBuffers::current_tid(), mapped};
   Shard& shard = mapped ? state->mapped : shard_of(address);
   std::optional<Record> row;
@@ -306,6 +326,14 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
 }
 
 void on_free(uint64_t address) {
+  if (state->options.store_all) {
+    uint64_t ns = now_ns();
+    if (std::optional<AllocationInfo> row = registry().remove_live(address, ns)) {
+      Record r = free_record(row->id, ns);
+      state->buffers->append(r);
+    }
+    return;
+  }
   Shard& shard = shard_of(address);
   uint64_t freed_id = 0;
   uint64_t ns = 0;
