@@ -238,6 +238,14 @@ void AllocationRegistry::reset_after_fork() {
   range_.reset();
 }
 
+void AllocationRegistry::lock_all_shards() {
+  for (Shard& shard : shards_) shard.mutex.lock();
+}
+
+void AllocationRegistry::unlock_all_shards() {
+  for (Shard& shard : shards_) shard.mutex.unlock();
+}
+
 AllocationRegistry& allocations() {
   static AllocationRegistry* registry = new AllocationRegistry;
   return *registry;

@@ -84,6 +84,10 @@ class AllocationRegistry {
 
   // In a forked child: start empty (the parent's GPU memory is not ours).
   void reset_after_fork();
+  // Around fork(), for a registry the allocator hooks update: no shard is
+  // copied into the child halfway through a change.
+  void lock_all_shards();
+  void unlock_all_shards();
 
  private:
   using LiveMap = std::map<uint64_t, AllocationInfo, std::less<uint64_t>,

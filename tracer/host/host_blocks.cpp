@@ -218,16 +218,20 @@ void for_each_shard(Visit visit) {
   visit(state->mapped);
 }
 
-// fork() must not copy a lock another thread holds into the child.
+// fork() must not copy a lock another thread holds into the child. The
+// registry's too: in all mode the hooks change it under no shard of ours.
+// (Hooks take a shard, then the registry: the same order here.)
 void lock_all_before_fork() {
   if (!state) return;
   for_each_shard([](Shard& shard) { shard.mutex.lock(); });
+  registry().lock_all_shards();
   state->counts_mutex.lock();
 }
 
 void unlock_all_in_parent() {
   if (!state) return;
   state->counts_mutex.unlock();
+  registry().unlock_all_shards();
   for_each_shard([](Shard& shard) { shard.mutex.unlock(); });
 }
 
