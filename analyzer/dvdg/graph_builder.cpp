@@ -186,28 +186,43 @@ class Builder {
            opaque_kernels_seen_ > opaque_kernels_at_creation_[record.location];
   }
 
-  // Several kernel arguments may point into the same location: one read and
-  // one write per location, reaching from the lowest pointer. Positioned
-  // (copy) accesses stay as they are.
-  void merge_accesses(uint32_t source) {
-    accesses_.assign(trace_.accesses.begin() + trace_.access_begin[source],
-                     trace_.accesses.begin() + trace_.access_begin[source + 1]);
+  // Several kernel arguments (or an argument and an exact range) may reach
+  // into the same location: one read and one write per location, over the
+  // span they cover together. A kernel's read-write access counts as a read
+  // and a write here, so that a location's writes are one whatever each
+  // read: a second write would find the op's own first one and carry from
+  // it. Positioned (copy) accesses stay as they are.
+  void merge_accesses(uint32_t source, OpKind kind) {
+    accesses_.clear();
+    for (uint32_t i = trace_.access_begin[source]; i < trace_.access_begin[source + 1]; ++i) {
+      const Access& access = trace_.accesses[i];
+      if (kind != OpKind::Kernel || access.position >= 0 || !access.reads || !access.writes) {
+        accesses_.push_back(access);
+        continue;
+      }
+      accesses_.push_back(access);
+      accesses_.back().writes = false;
+      accesses_.push_back(access);
+      accesses_.back().reads = false;
+    }
     if (accesses_.size() < 2) return;
     auto key = [](const Access& a) {
       return std::tuple<uint32_t, bool, bool>(a.location, a.writes, a.reads);
     };
-    std::stable_sort(accesses_.begin(), accesses_.end(),
-                     [&](const Access& a, const Access& b) { return key(a) < key(b); });
+    std::stable_sort(accesses_.begin(), accesses_.end(), [&](const Access& a, const Access& b) {
+      return std::tuple_cat(key(a), std::tie(a.begin)) < std::tuple_cat(key(b), std::tie(b.begin));
+    });
     size_t kept = 0;
     for (size_t i = 0; i < accesses_.size(); ++i) {
       Access& previous = accesses_[kept > 0 ? kept - 1 : 0];
       const Access& next = accesses_[i];
       if (kept > 0 && previous.position < 0 && next.position < 0 &&
           key(previous) == key(next)) {
+        // Exact only when both were and no gap lies between them.
+        previous.exact = previous.exact & next.exact & (next.begin <= previous.end);
         previous.begin = std::min(previous.begin, next.begin);
         previous.end = std::max(previous.end, next.end);
         previous.known_read = previous.known_read | next.known_read;
-        previous.exact = previous.exact & next.exact;
       } else {
         accesses_[kept++] = next;
       }
@@ -230,7 +245,7 @@ class Builder {
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
     graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
     Op& record = graph_.ops[op];
-    merge_accesses(source);
+    merge_accesses(source, record.kind);
 
     if (is_lifetime_op(record.kind)) {
       bool ends = record.kind == OpKind::Free;

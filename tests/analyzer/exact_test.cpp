@@ -125,6 +125,23 @@ TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [tma]"}));
 }
 
+// Such a launch writes a location twice (an exact part, an assumed whole):
+// one write of the span both cover, never an edge from the op to itself.
+TEST_F(ExactTest, TwoWritesOfOneLocationByOneLaunchAreOneWrite) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  copy(CopyKind::HtoD, h, y, kBytes, 150);
+  int64_t k = kernel("tma", {{x, AccessKind::Read, AccessSource::ConstSignature},
+                             {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                     200);
+  int64_t launch = exact_launch(k, ExactGap::TensorCopies);
+  exact_range(launch, y, kY, 0, 512, AccessKind::Write);
+  EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "h:0 -> y:1 [HtoD copy]",
+                                   "x:1 -> y:2 [tma]", "y:1 -> y:2 [tma]"}));
+}
+
 TEST_F(ExactTest, ReportCountsWhereTheSignatureWasWrong) {
   int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
   int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
