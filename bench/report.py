@@ -176,11 +176,12 @@ def malloc_section(r):
             targets.append(f"traced/untraced ≤ 1.3× ({threads} thread(s)): {t / p:.2f}×{noise} → {verdict(t / p <= 1.3)}")
     body = table(["threads", "untraced (ns per call)", "apptracer", "ratio", "apptracer --host-allocations=all",
                   "ratio", "untraced process (ms)", "apptracer process (ms)", "ratio"], rows)
-    body += ("\n\nThe allocator is interposed (tracer/host_allocator.cpp): every call forwards to the"
-             " real allocator and is counted in a per-thread size histogram; blocks of 4 KiB or more"
-             " enter a sharded live map (apptracer, default), and with `--host-allocations=all` each"
-             " also becomes an `allocations` row. Where no GPU driver exists the default mode has"
-             " nothing to watch for, so only the `all` column measures recording there.")
+    body += ("\n\nThe allocator is interposed (tracer/host/host_allocator.cpp): every call forwards to"
+             " the real allocator and is counted in a per-thread size histogram; blocks of 4 KiB or"
+             " more enter a sharded live map (apptracer, default), or with `--host-allocations=all`"
+             " become `allocations` rows from their allocation (kept by the address registry alone)."
+             " Where no GPU driver exists the default mode has nothing to watch for, so only the"
+             " `all` column measures recording there.")
     return "Malloc-bound (CPU)", body, targets
 
 
