@@ -76,14 +76,25 @@ def launch_section(r):
             continue
         bare_added = None if b is None else b - p
         tracer_added = None if t is None else t - p
+        bare_wall, tracer_wall = r.get(f"{loop}.bare.wall_ms"), r.get(f"{loop}.apptracer.wall_ms")
         rows.append([label, fmt(p), fmt(b), fmt(t), fmt(bare_added), fmt(tracer_added),
-                     fmt(ratio(t, b), 2), fmt(ratio(tracer_added, bare_added), 2), fmt(ratio(t, p), 2)])
-        if loop == "launch" and t is not None and b is not None:
+                     fmt(ratio(t, b), 2), fmt(ratio(tracer_added, bare_added), 2), fmt(ratio(t, p), 2),
+                     fmt(r.get(f"{loop}.untraced.wall_ms")), fmt(bare_wall), fmt(tracer_wall),
+                     fmt(ratio(tracer_wall, bare_wall), 2)])
+        if t is None or b is None:
+            continue
+        if loop == "launch":
             targets.append(f"per-launch cost ≤ 1.5× the bare CUPTI subscriber's: {ratio(t, b):.2f}× → {verdict(t / b <= 1.5)}")
             targets.append(f"≤ 1 µs added per launch: {tracer_added:,.0f} ns → {verdict(tracer_added <= 1000)}"
                            f" (the bare subscriber alone adds {bare_added:,.0f} ns)")
+        # Issue 14's: per call and, for launches, the whole process (its end included).
+        targets.append(f"{label}: ≤ 1.1× the bare subscriber per call: {ratio(t, b):.2f}× → {verdict(t / b <= 1.1)}")
+        if loop == "launch" and tracer_wall is not None and bare_wall is not None:
+            targets.append(f"{label}: process wall ≤ 1.15× the bare subscriber's: {ratio(tracer_wall, bare_wall):.2f}×"
+                           f" → {verdict(tracer_wall <= 1.15 * bare_wall)}")
     body = table(["loop (ns per call)", "untraced", "bare CUPTI", "apptracer", "added: bare", "added: apptracer",
-                  "apptracer / bare", "added: apptracer / bare", "apptracer / untraced"], rows)
+                  "apptracer / bare", "added: apptracer / bare", "apptracer / untraced", "process wall (ms): untraced",
+                  "bare", "apptracer", "apptracer / bare"], rows)
     return "Launch-bound (GPU)", body, targets
 
 
