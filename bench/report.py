@@ -12,7 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "malloc", "malloc-gpu-host", "nvtx", "store",
+ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "trace-size", "malloc", "malloc-gpu-host", "nvtx", "store",
          "store-gpu-host", "analyzer", "whatif"]
 # The allocator's and the writer's costs depend on the host (with a GPU driver
 # the default mode keeps a live map of host blocks; the GPU machine's CPU is
@@ -150,6 +150,22 @@ def exact_section(r):
         targets.append(f"--exact on the MLP training program ≤ 20× untraced: {ratio(exact, base):.1f}× →"
                        f" {verdict(exact <= 20 * base)}")
     return "Exact mode: what --exact costs (GPU)", body, targets
+
+
+def trace_size_section(r):
+    per_table = sorted(((key.split(".", 2)[2], value) for key, value in r.items()
+                        if key.startswith("trace-size.table.")), key=lambda item: -item[1])
+    marginal = r.get("trace-size.marginal_bytes_per_launch")
+    body = table(["kernel launches (longer run)", "bytes per launch (whole file)", "bytes per added launch"],
+                 [[fmt(r.get("trace-size.launches")), fmt(r.get("trace-size.bytes_per_launch")), fmt(marginal)]])
+    if per_table:
+        body += "\n\nWhat each added launch costs, by table (SQLite's dbstat, pages):\n\n" + table(
+            ["table or index", "bytes per added launch"], [[name, fmt(value)] for name, value in per_table])
+    targets = []
+    if marginal is not None:
+        targets.append(f"≤ 250 bytes per kernel launch, all tables included: {marginal:,.0f} → "
+                       f"{verdict(marginal <= 250)}")
+    return "Trace size: the PyTorch MLP training steps (GPU)", body, targets
 
 
 def jax_section(r):
@@ -334,7 +350,7 @@ def whatif_section(r):
 
 
 RENDER = {"launch": launch_section, "pytorch": pytorch_section, "pytorch-hooks": pytorch_hooks_section,
-          "exact": exact_section, "jax": jax_section,
+          "exact": exact_section, "jax": jax_section, "trace-size": trace_size_section,
           "malloc": malloc_section, "nvtx": nvtx_section, "store": store_section, "analyzer": analyzer_section,
           "whatif": whatif_section}
 

@@ -10,7 +10,7 @@
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
 #   --only          comma-separated subset of: launch malloc nvtx store analyzer pytorch
-#                   pytorch-hooks jax exact whatif
+#                   pytorch-hooks jax exact trace-size whatif
 #   --results FILE  default bench/RESULTS.md
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
@@ -21,6 +21,7 @@
 # subscriber / torch.profiler / apptracer), pytorch-hooks (GPU: the same steps with and
 # without the caching allocator's blocks recorded, more rounds), exact (GPU:
 # test programs and MLP steps untraced / apptracer record / record --exact),
+# trace-size (GPU: bytes per kernel launch of the MLP steps' trace),
 # jax (GPU, where jax is installed: jitted
 # MLP training steps, untraced / XLA's platform allocator / apptracer /
 # apptracer --framework-allocators=per-buffer), whatif (GPU, only when asked for:
@@ -61,18 +62,19 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
   only=malloc,nvtx,store,analyzer
-  [ "$gpu" = 1 ] && only=launch,pytorch,pytorch-hooks,jax,exact,$only
+  [ "$gpu" = 1 ] && only=launch,pytorch,pytorch-hooks,jax,exact,trace-size,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
-  rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5
+  rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5 size_steps=2
   nvtx_pairs=20000 nvtx_sustained_pairs= exact_steps=5 exact_warmup=2
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  size_steps=20
   # 100,000 pairs fit in the default 64 MiB of record buffers (128 B per
   # push or pop): the cost to the program. 1,000,000 do not: then the
   # program waits for the writer to store ranges, and the loop measures that.
@@ -163,6 +165,12 @@ if wanted pytorch-hooks; then
   note pytorch-hooks "$steps steps after $warmup warm-up steps per run, $((2 * torch_rounds)) interleaved rounds, median"
   step pytorch-hooks "$here/compare.sh" pytorch-hooks "$dist" "$((2 * torch_rounds))" \
     apptracer-no-hooks,apptracer "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted trace-size && ! python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo "bench: trace-size not measured: python3 has no torch with a GPU" >&2
+elif wanted trace-size; then
+  note trace-size "bench/pytorch_steps.py recorded with $size_steps and with $((size_steps * 11)) steps (no warm-up); an added launch's bytes are the difference between the two traces over the difference in launches"
+  step trace-size python3 "$here/trace_size.py" "$dist/bin/apptracer" "$size_steps" "$((size_steps * 11))" "$work"
 fi
 if wanted exact; then
   note exact "process wall time, $torch_rounds interleaved rounds, median; where the sanitizer and CUPTI cannot share a process --exact runs the program twice and joins the runs, all counted"
