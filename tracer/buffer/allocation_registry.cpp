@@ -42,35 +42,9 @@ void AllocationRegistry::widen(uint64_t address, uint64_t bytes) {
   range_.widen(address, bytes);
 }
 
-void AllocationRegistry::FreedLog::push(const AllocationInfo& info) {
-  if (!tail_ || tail_->count == kPerChunk) {
-    auto* chunk = static_cast<Chunk*>(chunks_.take(sizeof(Chunk)));
-    if (!chunk) throw std::bad_alloc();
-    chunk->next = nullptr;
-    chunk->count = 0;
-    (tail_ ? tail_->next : head_) = chunk;
-    tail_ = chunk;
-  }
-  tail_->entries[tail_->count++] = info;
-}
-
-void AllocationRegistry::FreedLog::pop_front() {
-  // Every chunk but the last is full: the head is used up at its count.
-  if (++first_ < head_->count) return;
-  Chunk* next = head_->next;
-  chunks_.give(head_);
-  head_ = next;
-  if (!head_) tail_ = nullptr;
-  first_ = 0;
-}
-
-void AllocationRegistry::FreedLog::clear() {
-  while (!empty()) pop_front();
-}
-
 void AllocationRegistry::Shard::end_live(LiveMap::iterator it, uint64_t ns) {
   it->second.free_ns = ns;
-  recent.push(it->second);
+  if (!recent.push(it->second)) throw std::bad_alloc();
   live.erase(it);
 }
 

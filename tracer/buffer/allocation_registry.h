@@ -19,6 +19,7 @@
 
 #include "apptracer/enums.h"
 #include "buffer/address_range.h"
+#include "buffer/chunked_log.h"
 #include "buffer/node_pool.h"
 
 namespace apptracer {
@@ -95,32 +96,6 @@ class AllocationRegistry {
   using FreedMap = std::multimap<uint64_t, AllocationInfo, std::less<uint64_t>,
                                  PoolAllocator<std::pair<const uint64_t, AllocationInfo>>>;
 
-  // Allocations freed since the last lookup, oldest first. A free appends
-  // here in constant time and lookups move them into the address index:
-  // inserting each free into that index (a deep tree while the writer's
-  // horizon holds every recent free) was most of what a host row cost the
-  // program.
-  class FreedLog {
-   public:
-    void push(const AllocationInfo& info);
-    bool empty() const { return head_ == nullptr; }
-    const AllocationInfo& front() const { return head_->entries[first_]; }
-    void pop_front();
-    void clear();
-
-   private:
-    static constexpr uint32_t kPerChunk = 1024;
-    struct Chunk {
-      Chunk* next;
-      uint32_t count;
-      AllocationInfo entries[kPerChunk];
-    };
-    NodePool chunks_;
-    Chunk* head_ = nullptr;
-    Chunk* tail_ = nullptr;
-    uint32_t first_ = 0;  // in head_
-  };
-
   // Allocations whose start lies in this shard's regions. Lookups (const)
   // index what was freed since the last one, hence the mutable history.
   struct Shard {
@@ -128,7 +103,11 @@ class AllocationRegistry {
     uint64_t largest_bytes = 0;
     NodePool live_nodes;
     LiveMap live{LiveMap::allocator_type(&live_nodes)};  // by start address
-    mutable FreedLog recent;
+    // Freed since the last lookup, oldest first. A free appends here in
+    // constant time and lookups move them into `freed`: inserting each free
+    // into that index (a deep tree while the writer's horizon holds every
+    // recent free) was most of what a host row cost the program.
+    mutable ChunkedLog<AllocationInfo> recent;
     mutable NodePool freed_nodes;
     mutable FreedMap freed{FreedMap::allocator_type(&freed_nodes)};  // by start address
     mutable std::deque<FreedMap::iterator> freed_in_order;           // oldest first
