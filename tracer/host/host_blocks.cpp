@@ -390,17 +390,25 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     return alloc_ns <= ns || alloc_ns - ns <= kClockSlackNs;
   };
   // The block that held the address at `ns`: live and allocated by then, or
-  // freed since (at most one did). One lock per shard for both.
-  auto promote_in = [&](Shard& shard) -> std::optional<PromotedBlock> {
+  // freed since (at most one did). One lock per shard for both. A live block
+  // allocated just after `ns` (within the clock slack) only when no block
+  // held it then: an address reused right after a free is the freed block's
+  // until then (the live one came after that free).
+  bool slack_seen = false;
+  auto promote_in = [&](Shard& shard, bool slack) -> std::optional<PromotedBlock> {
     std::lock_guard<std::mutex> lock(shard.mutex);
     auto live = shard.blocks.upper_bound(address);
     if (live != shard.blocks.begin()) {
       --live;
       Block& block = live->second;
-      if (address - live->first < block.bytes && !block.alloc_id && allocated_by(block.alloc_ns)) {
-        return PromotedBlock{promote_locked(live->first, block, ns)};
+      if (address - live->first < block.bytes && !block.alloc_id) {
+        if (block.alloc_ns <= ns || (slack && allocated_by(block.alloc_ns))) {
+          return PromotedBlock{promote_locked(live->first, block, ns)};
+        }
+        slack_seen = slack_seen || allocated_by(block.alloc_ns);
       }
     }
+    if (slack) return std::nullopt;
     // Freed blocks may overlap (an address reused): walk down while one
     // starting there could still reach the address.
     for (auto it = shard.freed.upper_bound(address); it != shard.freed.begin();) {
@@ -422,10 +430,14 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     return std::nullopt;
   };
   // Malloc blocks before mmapped regions (the more precise).
-  for (Shard& shard : state->shards) {
-    if (std::optional<PromotedBlock> block = promote_in(shard)) return block;
-  }
-  return promote_in(state->mapped);
+  auto promote_first = [&](bool slack) -> std::optional<PromotedBlock> {
+    for (Shard& shard : state->shards) {
+      if (std::optional<PromotedBlock> block = promote_in(shard, slack)) return block;
+    }
+    return promote_in(state->mapped, slack);
+  };
+  if (std::optional<PromotedBlock> block = promote_first(false)) return block;
+  return slack_seen ? promote_first(true) : std::nullopt;
 }
 
 void forget_freed_before(uint64_t ns) {
