@@ -192,6 +192,103 @@ TEST_F(HostBlocksTest, FreedBlocksAreForgottenOnceTheWriterHasPassedTheirFree) {
   drained();
 }
 
+// A free is logged, and the writer indexes the log when it looks: a block
+// freed after it last looked is found as well as one indexed before, each
+// with its own lifetime, and one made a row stays in the index (taken) until
+// forgotten without becoming a row again.
+TEST_F(HostBlocksTest, BlocksFreedBeforeAndAfterTheWriterLookedBecomeRowsWithTheirLifetimes) {
+  enable(false);
+  const uint64_t first = 0x100000b00000;
+  const uint64_t second = 0x100000b10000;
+  host_blocks::on_allocate(first, 8192, false);
+  uint64_t first_copied_ns = now_ns();
+  host_blocks::on_free(first);
+  uint64_t first_freed_ns = now_ns();
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(first + 8, first_copied_ns);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_GE(row->free_ns, first_copied_ns);
+  EXPECT_LE(row->free_ns, first_freed_ns);
+
+  host_blocks::on_allocate(second, 4096, false);
+  uint64_t second_copied_ns = now_ns();
+  host_blocks::on_free(second);
+  uint64_t second_freed_ns = now_ns();
+  EXPECT_FALSE(host_blocks::promote_for_writer(first + 8, first_copied_ns).has_value())
+      << "a row already";
+  row = host_blocks::promote_for_writer(second + 4095, second_copied_ns);
+  ASSERT_TRUE(row.has_value()) << "freed after the writer last looked";
+  EXPECT_EQ(row->allocation.allocation.address, second);
+  EXPECT_GE(row->free_ns, second_copied_ns);
+  EXPECT_LE(row->free_ns, second_freed_ns);
+  EXPECT_EQ(host_blocks::registry().find(second + 10, second_copied_ns)->id,
+            row->allocation.allocation.alloc_id);
+
+  host_blocks::forget_freed_before(now_ns() + 1);  // the taken ones go too
+  EXPECT_FALSE(host_blocks::promote_for_writer(second, second_copied_ns).has_value());
+  drained();
+}
+
+// Forgetting goes in free order, through the index and then the log, and
+// stops at the first block freed after the horizon.
+TEST_F(HostBlocksTest, FreedBlocksAreForgottenInFreeOrderIndexedOrNot) {
+  enable(false);
+  const uint64_t blocks[] = {0x100000c00000, 0x100000c10000, 0x100000c20000, 0x100000c30000};
+  uint64_t copied_ns[4];
+  uint64_t freed_ns[4];
+  for (int i = 0; i < 4; ++i) {
+    host_blocks::on_allocate(blocks[i], 8192, false);
+    copied_ns[i] = now_ns();
+    host_blocks::on_free(blocks[i]);
+    freed_ns[i] = now_ns();
+    // The first two are indexed (a look finding nothing), the others logged.
+    if (i == 1) {
+      EXPECT_FALSE(host_blocks::promote_for_writer(blocks[0], 0).has_value());
+    }
+  }
+  host_blocks::forget_freed_before(freed_ns[0] + 1);
+  EXPECT_FALSE(host_blocks::promote_for_writer(blocks[0], copied_ns[0]).has_value())
+      << "indexed, freed before the horizon";
+  host_blocks::forget_freed_before(freed_ns[2] + 1);
+  EXPECT_FALSE(host_blocks::promote_for_writer(blocks[1], copied_ns[1]).has_value());
+  EXPECT_FALSE(host_blocks::promote_for_writer(blocks[2], copied_ns[2]).has_value())
+      << "logged, freed before the horizon";
+  EXPECT_TRUE(host_blocks::promote_for_writer(blocks[3], copied_ns[3]).has_value())
+      << "freed after it";
+  host_blocks::forget_freed_before(now_ns() + 1);
+  drained();
+}
+
+// The cap counts a shard's freed blocks whether logged or indexed, and
+// forgetting makes room again. Mapped regions: all in one shard.
+TEST_F(HostBlocksTest, FreedBlocksPastTheCapAreCountedNotKept) {
+  enable(false);
+  host_blocks::forget_freed_before(now_ns() + 1);
+  const uint64_t base = 0x200000000000;
+  uint64_t not_kept = host_blocks::not_kept_blocks();
+  for (uint64_t i = 0; i < host_blocks::kMaxFreedPerShard; ++i) {
+    host_blocks::on_allocate(base + i * 8192, 4096, true);
+    ASSERT_TRUE(host_blocks::on_unmap(base + i * 8192, 4096));
+    // Half of them indexed.
+    if (i == host_blocks::kMaxFreedPerShard / 2) host_blocks::promote_for_writer(base, 0);
+  }
+  EXPECT_EQ(host_blocks::not_kept_blocks(), not_kept);
+  const uint64_t over = base + host_blocks::kMaxFreedPerShard * 8192;
+  host_blocks::on_allocate(over, 4096, true);
+  uint64_t over_copied_ns = now_ns();
+  host_blocks::on_unmap(over, 4096);
+  EXPECT_EQ(host_blocks::not_kept_blocks(), not_kept + 1);
+  EXPECT_FALSE(host_blocks::promote_for_writer(over, over_copied_ns).has_value()) << "not kept";
+
+  host_blocks::forget_freed_before(now_ns() + 1);
+  host_blocks::on_allocate(over, 4096, true);
+  over_copied_ns = now_ns();
+  host_blocks::on_unmap(over, 4096);
+  EXPECT_EQ(host_blocks::not_kept_blocks(), not_kept + 1) << "room again";
+  EXPECT_TRUE(host_blocks::promote_for_writer(over, over_copied_ns).has_value());
+  host_blocks::forget_freed_before(now_ns() + 1);
+  drained();
+}
+
 // Every block is a row in `all` mode: once the writer has passed a row's
 // free, the registry forgets it too (its history grew with every free).
 TEST_F(HostBlocksTest, RowsFreedBeforeTheWriterPassedAreForgotten) {

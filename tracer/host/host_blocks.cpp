@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/numa.h"
 #include "buffer/allocation_registry.h"
+#include "buffer/chunked_log.h"
 #include "buffer/node_pool.h"
 #include "buffer/record_buffers.h"
 
@@ -50,6 +51,13 @@ struct FreedBlock {
   uint32_t tid;
   bool mapped;
   int numa_node;  // read at the free for large blocks, else -1
+  // Made a row: left in the index until forgotten (the order of frees
+  // points at it), never made one again.
+  bool taken;
+};
+struct FreedEntry {
+  uint64_t address;
+  FreedBlock block;
 };
 using FreedMap = std::multimap<uint64_t, FreedBlock, std::less<uint64_t>,
                                PoolAllocator<std::pair<const uint64_t, FreedBlock>>>;
@@ -58,9 +66,7 @@ using FreedMap = std::multimap<uint64_t, FreedBlock, std::less<uint64_t>,
 // its pages; one move_pages call more is small beside it, and tells the
 // writer where the pages were once they are gone.
 constexpr uint64_t kNumaAtFreeMinBytes = 1 << 20;
-// Freed blocks a shard keeps at most while the writer lags: past it, the
-// newest are not kept (counted in meta.host_blocks_not_kept).
-constexpr size_t kMaxFreedPerShard = 16384;
+std::atomic<uint64_t> not_kept{0};
 
 // Live blocks never overlap, so the one holding an address is, in its
 // shard, the nearest start at or below it. Shards keep two threads that
@@ -69,9 +75,49 @@ struct alignas(64) Shard {
   std::mutex mutex;
   NodePool pool;
   BlockMap blocks{BlockMap::allocator_type(&pool)};
+  // Freed blocks, in two parts: those freed since the writer last looked,
+  // oldest first (a free appends in constant time: inserting each into the
+  // index, a deep tree while the writer lags, was most of what a freed
+  // block cost the program), and the index the writer moves them into.
+  ChunkedLog<FreedEntry> recent;
   NodePool freed_pool;
-  FreedMap freed{FreedMap::allocator_type(&freed_pool)};
-  uint64_t freed_largest = 0;  // bounds how far below an address a lookup walks
+  FreedMap freed{FreedMap::allocator_type(&freed_pool)};  // by start address
+  ChunkedLog<FreedMap::iterator> freed_in_order;          // oldest first
+  // Blocks in `recent` and `freed`, in all and by size class: what the cap
+  // counts, and how far below an address a lookup walks.
+  uint32_t kept = 0;
+  uint32_t kept_by_class[kSizeClasses] = {};
+
+  // Moves `recent` into the index. Writer side, with the lock held.
+  void index_recent() {
+    for (; !recent.empty(); recent.pop_front()) {
+      FreedMap::iterator it = freed.emplace(recent.front().address, recent.front().block);
+      if (!freed_in_order.push(it)) {
+        // No memory for its place in the order: it could never be forgotten.
+        forget(it->second);
+        freed.erase(it);
+        not_kept.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  void forget(const FreedBlock& block) {
+    --kept;
+    --kept_by_class[size_class(block.bytes)];
+  }
+  // An upper bound on the size of any block kept (0 when none is).
+  uint64_t kept_reach() const {
+    for (int c = kSizeClasses - 1; c >= 0; --c) {
+      if (kept_by_class[c]) return c == 64 ? UINT64_MAX : uint64_t{1} << c;
+    }
+    return 0;
+  }
+  void forget_all() {
+    recent.clear();
+    freed_in_order.clear();
+    freed.clear();
+    kept = 0;
+    std::fill_n(kept_by_class, kSizeClasses, 0);
+  }
 };
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
@@ -98,7 +144,6 @@ struct State {
 
 State* state = nullptr;
 std::atomic<uint64_t> stored{0};
-std::atomic<uint64_t> not_kept{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Blocks are allocated and touched on different threads, and a touch is
@@ -196,14 +241,16 @@ uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
 // Keeps a block that was not a row for the writer (FreedBlock). Before the
 // memory goes back: its pages are still there to ask about.
 void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns) {
-  if (shard.freed.size() >= kMaxFreedPerShard) {
-    not_kept.fetch_add(1, std::memory_order_relaxed);
-    return;
+  if (shard.kept < kMaxFreedPerShard) {
+    int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
+    FreedBlock freed{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node, false};
+    if (shard.recent.push(FreedEntry{address, freed})) {
+      ++shard.kept;
+      ++shard.kept_by_class[size_class(block.bytes)];
+      return;
+    }
   }
-  int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
-  shard.freed.emplace(address,
-                      FreedBlock{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node});
-  shard.freed_largest = std::max(shard.freed_largest, block.bytes);
+  not_kept.fetch_add(1, std::memory_order_relaxed);
 }
 
 void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
@@ -242,8 +289,7 @@ void reset_in_child() {
   unlock_all_in_parent();
   for_each_shard([](Shard& shard) {
     for (auto& entry : shard.blocks) entry.second.alloc_id = 0;
-    shard.freed.clear();
-    shard.freed_largest = 0;
+    shard.forget_all();
   });
   registry().reset_after_fork();
   stored = 0;
@@ -393,8 +439,10 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
   // freed since (at most one did). One lock per shard for both. A live block
   // allocated just after `ns` (within the clock slack) only when no block
   // held it then: an address reused right after a free is the freed block's
-  // until then (the live one came after that free).
+  // until then (the live one came after that free), and stays so once it is
+  // a row (taken).
   bool slack_seen = false;
+  bool held_by_row = false;
   auto promote_in = [&](Shard& shard, bool slack) -> std::optional<PromotedBlock> {
     std::lock_guard<std::mutex> lock(shard.mutex);
     auto live = shard.blocks.upper_bound(address);
@@ -411,11 +459,17 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     if (slack) return std::nullopt;
     // Freed blocks may overlap (an address reused): walk down while one
     // starting there could still reach the address.
+    shard.index_recent();
+    uint64_t reach = shard.kept_reach();
     for (auto it = shard.freed.upper_bound(address); it != shard.freed.begin();) {
       --it;
-      if (address - it->first >= shard.freed_largest) break;
-      const FreedBlock& f = it->second;
+      if (address - it->first >= reach) break;
+      FreedBlock& f = it->second;
       if (address - it->first >= f.bytes || !allocated_by(f.alloc_ns) || ns >= f.free_ns) continue;
+      if (f.taken) {
+        held_by_row = true;
+        return std::nullopt;
+      }
       uint64_t alloc_ns = std::min(f.alloc_ns, ns);
       PromotedBlock block;
       block.allocation = allocation_record(
@@ -424,7 +478,7 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
       block.free_ns = f.free_ns;
       block.numa_node = f.numa_node;
       stored.fetch_add(1, std::memory_order_relaxed);
-      shard.freed.erase(it);
+      f.taken = true;
       return block;
     }
     return std::nullopt;
@@ -437,7 +491,7 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     return promote_in(state->mapped, slack);
   };
   if (std::optional<PromotedBlock> block = promote_first(false)) return block;
-  return slack_seen ? promote_first(true) : std::nullopt;
+  return slack_seen && !held_by_row ? promote_first(true) : std::nullopt;
 }
 
 void forget_freed_before(uint64_t ns) {
@@ -447,14 +501,17 @@ void forget_freed_before(uint64_t ns) {
   registry().forget_freed_before(ns);
   for_each_shard([ns](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.freed_largest = 0;
-    for (auto it = shard.freed.begin(); it != shard.freed.end();) {
-      if (it->second.free_ns < ns) {
-        it = shard.freed.erase(it);
-        continue;
-      }
-      shard.freed_largest = std::max(shard.freed_largest, it->second.bytes);
-      ++it;
+    // Frees arrive in about time order (a missed free or an unmap reads the
+    // clock before the lock): stopping at the first younger one keeps this
+    // short and only delays forgetting a few.
+    for (; !shard.freed_in_order.empty() && shard.freed_in_order.front()->second.free_ns < ns;
+         shard.freed_in_order.pop_front()) {
+      shard.forget(shard.freed_in_order.front()->second);
+      shard.freed.erase(shard.freed_in_order.front());
+    }
+    for (; !shard.recent.empty() && shard.recent.front().block.free_ns < ns;
+         shard.recent.pop_front()) {
+      shard.forget(shard.recent.front().block);
     }
   });
 }

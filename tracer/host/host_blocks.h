@@ -80,7 +80,10 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns);
 // freed before it are no longer kept.
 void forget_freed_before(uint64_t ns);
 
-// Freed blocks not kept because the writer lagged too far (see kMaxFreedPerShard).
+// Freed blocks a shard keeps at most while the writer lags (mapped regions
+// are one shard): past it, the newest are not kept, counted here (and in
+// meta.host_blocks_not_kept).
+inline constexpr uint32_t kMaxFreedPerShard = 16384;
 uint64_t not_kept_blocks();
 
 // The span every tracked block has lain in: a cheap pre-filter for the
