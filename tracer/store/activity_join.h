@@ -53,7 +53,7 @@ class ActivityJoin {
       index_.erase(older);
     }
     pending.outer = outer;
-    index_[outer] = first_sequence_ + slots_.size();
+    index_[outer] = first_sequence_ + (slots_.size() - front_);
     slots_.push_back(std::move(pending));
     if (own != outer) aliases_[own] = outer;
   }
@@ -108,7 +108,8 @@ class ActivityJoin {
   void end_pass() {
     ++pass_;
     // Oldest first, so rows stored together keep the order their calls came in.
-    for (Pending& pending : slots_) {
+    for (size_t i = front_; i < slots_.size(); ++i) {
+      Pending& pending = slots_[i];
       if (!pending.live || ++pending.passes <= hold_passes_) continue;
       flush(pending.outer, pending);
       retire(pending);
@@ -131,7 +132,8 @@ class ActivityJoin {
   // Whether a row has waited a whole pass for activity: time to ask CUPTI
   // for what it holds.
   bool waiting() const {
-    for (const Pending& pending : slots_) {
+    for (size_t i = front_; i < slots_.size(); ++i) {
+      const Pending& pending = slots_[i];
       if (pending.live && pending.passes >= 1 && !pending.has_activity) return true;
     }
     return false;
@@ -139,10 +141,11 @@ class ActivityJoin {
 
   // The end: everything still waiting is stored as it is.
   void finish() {
-    for (Pending& pending : slots_) {
-      if (pending.live) insert_(pending.row, false);
+    for (size_t i = front_; i < slots_.size(); ++i) {
+      if (slots_[i].live) insert_(slots_[i].row, false);
     }
     slots_.clear();
+    front_ = 0;
     index_.clear();
     first_sequence_ = 0;
     aliases_.clear();
@@ -191,7 +194,7 @@ class ActivityJoin {
     if (records.empty()) held_.erase(held);
   }
 
-  Pending& slot(uint64_t sequence) { return slots_[sequence - first_sequence_]; }
+  Pending& slot(uint64_t sequence) { return slots_[front_ + (sequence - first_sequence_)]; }
 
   Pending* find(uint32_t outer) {
     auto it = index_.find(outer);
@@ -205,9 +208,15 @@ class ActivityJoin {
   }
 
   void drop_retired() {
-    while (!slots_.empty() && !slots_.front().live) {
-      slots_.pop_front();
+    while (front_ < slots_.size() && !slots_[front_].live) {
+      ++front_;
       ++first_sequence_;
+    }
+    // Dropped slots are erased in bulk once they are half the vector: each
+    // row moves at most about once, and the storage is reused.
+    if (front_ * 2 >= slots_.size()) {
+      slots_.erase(slots_.begin(), slots_.begin() + static_cast<long>(front_));
+      front_ = 0;
     }
   }
 
@@ -239,8 +248,11 @@ class ActivityJoin {
   int late_passes_;
   std::function<void(Row&, bool)> insert_;
   int64_t pass_ = 0;
-  std::deque<Pending> slots_;                              // waiting rows, oldest first
-  uint64_t first_sequence_ = 0;                            // sequence number of slots_.front()
+  // Waiting rows, oldest first, from slots_[front_]. A vector, not a deque:
+  // a deque block holds one or two rows this size, so each row cost a malloc.
+  std::vector<Pending> slots_;
+  size_t front_ = 0;
+  uint64_t first_sequence_ = 0;  // sequence number of slots_[front_]
   std::unordered_map<uint32_t, uint64_t> index_;           // outer correlation id -> sequence
   std::unordered_map<uint32_t, uint32_t> aliases_;        // own -> outer, for nested calls
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // activity before its row
