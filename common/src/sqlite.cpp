@@ -130,11 +130,6 @@ Statement& Statement::operator=(Statement&& other) noexcept {
   return *this;
 }
 
-Statement& Statement::bind(int index, int64_t value) {
-  if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) fail(db_, "bind");
-  return *this;
-}
-
 Statement& Statement::bind(int index, double value) {
   if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail(db_, "bind");
   return *this;
@@ -148,14 +143,7 @@ Statement& Statement::bind(int index, std::string_view value) {
   return *this;
 }
 
-Statement& Statement::bind_null(int index) {
-  if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail(db_, "bind");
-  return *this;
-}
-
-Statement& Statement::bind(int index, std::optional<int64_t> value) {
-  return value ? bind(index, *value) : bind_null(index);
-}
+void Statement::fail_bind() const { fail(db_, "bind"); }
 
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
