@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <utility>
@@ -71,10 +70,9 @@ class ActivityJoin {
       }
       return;
     }
-    auto late = late_.find(outer);
-    if (late != late_.end()) {
-      change(late->second.row);
-      insert_(late->second.row, true);
+    if (Late* late = find_late(outer)) {
+      change(late->row);
+      insert_(late->row, true);
     }
   }
 
@@ -94,11 +92,11 @@ class ActivityJoin {
       }
       return;
     }
-    auto late = late_.find(id);
-    if (late != late_.end() && (!late->second.has_activity || Traits::kMoreActivityMayCome)) {
-      Traits::apply(late->second.row, activity, !late->second.has_activity);
-      late->second.has_activity = true;
-      insert_(late->second.row, true);
+    Late* late = find_late(id);
+    if (late && (!late->has_activity || Traits::kMoreActivityMayCome)) {
+      Traits::apply(late->row, activity, !late->has_activity);
+      late->has_activity = true;
+      insert_(late->row, true);
       return;
     }
     held_[id].push_back(Held{activity, 0});
@@ -123,9 +121,14 @@ class ActivityJoin {
         ++it;
       }
     }
-    while (!late_order_.empty() && late_order_.front().second + late_passes_ < pass_) {
-      late_.erase(late_order_.front().first);
-      late_order_.pop_front();
+    while (late_front_ < late_rows_.size() && late_rows_[late_front_].pass + late_passes_ < pass_) {
+      late_index_.erase(late_rows_[late_front_].id);
+      ++late_front_;
+      ++late_first_sequence_;
+    }
+    if (late_front_ * 2 >= late_rows_.size()) {
+      late_rows_.erase(late_rows_.begin(), late_rows_.begin() + static_cast<long>(late_front_));
+      late_front_ = 0;
     }
   }
 
@@ -153,8 +156,10 @@ class ActivityJoin {
       for (const Held& h : held) store_activity_only(h.record);
     }
     held_.clear();
-    late_.clear();
-    late_order_.clear();
+    late_index_.clear();
+    late_rows_.clear();
+    late_front_ = 0;
+    late_first_sequence_ = 0;
   }
 
  private:
@@ -174,6 +179,8 @@ class ActivityJoin {
   struct Late {
     Row row;
     bool has_activity;
+    uint32_t id;
+    int64_t pass;  // when it was remembered
   };
 
   // Activity that came before its row. A copy takes all its transfers; a
@@ -233,10 +240,16 @@ class ActivityJoin {
 
   void remember_late(uint32_t outer, const Pending& pending) {
     for (uint32_t id : {outer, pending.own}) {
-      late_.insert_or_assign(id, Late{pending.row, pending.has_activity});
-      late_order_.emplace_back(id, pass_);
+      late_index_[id] = late_first_sequence_ + (late_rows_.size() - late_front_);
+      late_rows_.push_back(Late{pending.row, pending.has_activity, id, pass_});
       if (pending.own == outer) break;
     }
+  }
+
+  Late* find_late(uint32_t id) {
+    auto it = late_index_.find(id);
+    return it == late_index_.end() ? nullptr
+                                   : &late_rows_[late_front_ + (it->second - late_first_sequence_)];
   }
 
   void store_activity_only(const Record& activity) {
@@ -256,8 +269,15 @@ class ActivityJoin {
   std::unordered_map<uint32_t, uint64_t> index_;           // outer correlation id -> sequence
   std::unordered_map<uint32_t, uint32_t> aliases_;        // own -> outer, for nested calls
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // activity before its row
-  std::unordered_map<uint32_t, Late> late_;               // stored, activity may still come
-  std::deque<std::pair<uint32_t, int64_t>> late_order_;   // (id, pass), oldest first
+  // Stored rows whose activity may still come, oldest first from
+  // late_rows_[late_front_], found by id through late_index_ (id -> sequence).
+  // Rows kept in a reused vector, not in map nodes: every copy is remembered,
+  // and node-held rows cost a malloc each and cache misses (the map holds
+  // `late_passes` passes of copies).
+  std::vector<Late> late_rows_;
+  size_t late_front_ = 0;
+  uint64_t late_first_sequence_ = 0;
+  std::unordered_map<uint32_t, uint64_t> late_index_;
 };
 
 }  // namespace apptracer
