@@ -15,6 +15,8 @@ namespace {
 
 using Edges = std::vector<std::string>;
 
+constexpr int64_t kX = 0x7f0000000000, kY = 0x7f0000001000, kBytes = 4096;
+
 class ExactTest : public DvdgTest {
  public:
   // A launch of `kernel_id` as --exact recorded it.
@@ -42,10 +44,19 @@ class ExactTest : public DvdgTest {
     trace_->add(row);
   }
 
+  // Device buffers x and y at kX and kY; x (and y when asked) copied in
+  // from host buffer h at 100 (150).
+  std::pair<int64_t, int64_t> device_pair(bool y_copied_in) {
+    int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+    int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+    int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+    copy(CopyKind::HtoD, h, x, kBytes, 100);
+    if (y_copied_in) copy(CopyKind::HtoD, h, y, kBytes, 150);
+    return {x, y};
+  }
+
   int64_t launches_ = 0;
 };
-
-constexpr int64_t kX = 0x7f0000000000, kY = 0x7f0000001000, kBytes = 4096;
 
 // scale(float* x, float* y): both assumed read-write; x is only read.
 TEST_F(ExactTest, AnAssumedReadWritePointerOnlyReadMakesNoNewVersion) {
@@ -96,11 +107,7 @@ TEST_F(ExactTest, AnExactReadOfNeverWrittenMemoryIsFlagged) {
 // keeps the previous one); a kernel touching memory none of its arguments
 // points into gets that access too.
 TEST_F(ExactTest, PartialWritesCarryAndAccessesOutsideTheArgumentsCount) {
-  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
-  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
-  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
-  copy(CopyKind::HtoD, h, x, kBytes, 100);
-  copy(CopyKind::HtoD, h, y, kBytes, 150);
+  auto [x, y] = device_pair(true);
   int64_t k = kernel("head", {{y, AccessKind::ReadWrite, AccessSource::Assumed}}, 200);
   int64_t launch = exact_launch(k);
   exact_range(launch, x, kX, 0, 256, AccessKind::Read);  // through a pointer in a struct
@@ -113,10 +120,7 @@ TEST_F(ExactTest, PartialWritesCarryAndAccessesOutsideTheArgumentsCount) {
 // TMA tensor copies the sanitizer cannot see: the launch keeps its
 // arguments' accesses beside the exact ones.
 TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
-  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
-  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
-  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
-  copy(CopyKind::HtoD, h, x, kBytes, 100);
+  auto [x, y] = device_pair(false);
   int64_t k = kernel("tma", {{x, AccessKind::Read, AccessSource::ConstSignature},
                              {y, AccessKind::ReadWrite, AccessSource::Assumed}},
                      200);
@@ -128,11 +132,7 @@ TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
 // Such a launch writes a location twice (an exact part, an assumed whole):
 // one write of the span both cover, never an edge from the op to itself.
 TEST_F(ExactTest, TwoWritesOfOneLocationByOneLaunchAreOneWrite) {
-  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
-  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
-  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
-  copy(CopyKind::HtoD, h, x, kBytes, 100);
-  copy(CopyKind::HtoD, h, y, kBytes, 150);
+  auto [x, y] = device_pair(true);
   int64_t k = kernel("tma", {{x, AccessKind::Read, AccessSource::ConstSignature},
                              {y, AccessKind::ReadWrite, AccessSource::Assumed}},
                      200);
