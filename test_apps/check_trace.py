@@ -376,7 +376,8 @@ def check_kernel_args(c, t, stdout):
         ("axpy(float*, float const*, float, int)", [(0, 0, y, 4096) + rw, (1, 8, x, 0) + r]),
         ("copy_pair(Pair, int)", [(0, 0, y, 0) + rw, (0, 8, x, 0) + rw]),
         ("axpy(float*, float const*, float, int)", [(0, 0, managed, 0) + rw, (1, 8, mapped, 0) + r]),
-        ("scale_c", [(0, 0, y, 0) + rw, (2, 16, None, None, ACCESS_UNKNOWN, SOURCE_NONE)]),
+        # The cookie looks like an address but points into nothing live: no row.
+        ("scale_c", [(0, 0, y, 0) + rw]),
     ]
     c.equal([name for _, name in ours], [name for name, _ in expected], "our kernels, in order")
     for (kernel_id, name), (_, rows) in zip(ours, expected):

@@ -392,13 +392,19 @@ class Reader {
   }
 
   void read_kernels() {
+    // A launch whose arguments were read has a set, empty when none of its
+    // words points into an allocation (schema 2 has no sets: unknown until
+    // a kernel_args row says otherwise).
+    std::string unknown_arguments =
+        db_.has_column("kernels", "arg_set_id") ? "arg_set_id IS NULL" : "1";
     Statement rows = db_.prepare(
         "SELECT id, coalesce(demangled_id, name_id), device, stream, api_start_ns, "
-        "gpu_start_ns, gpu_end_ns, " + process_column("kernels") + " FROM kernels ORDER BY id");
+        "gpu_start_ns, gpu_end_ns, " + process_column("kernels") + ", " + unknown_arguments +
+        " FROM kernels ORDER BY id");
     while (rows.step()) {
       Op op;
       op.kind = OpKind::Kernel;
-      op.arguments_unknown = true;  // until a kernel_args row says otherwise
+      op.arguments_unknown = rows.int64(8) != 0;
       op.source_id = rows.int64(0);
       op.name_id = rows.is_null(1) ? 0 : rows.int64(1);
       op.device = rows.optional_int64(2);

@@ -37,6 +37,22 @@ TEST_F(DvdgTest, KernelWithoutCapturedArgumentsHasNoEdgesAndHidesNoBug) {
   EXPECT_EQ(opaque, 1u);
 }
 
+// A kernel whose arguments were read but point into no allocation (only
+// numbers: its argument set is empty) is no opaque kernel: the device memory
+// it could not have reached still holds nothing.
+TEST_F(DvdgTest, AKernelWhoseArgumentsPointNowhereIsNotOpaque) {
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128, /*alloc_ns=*/10);
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128, /*alloc_ns=*/20);
+  int64_t k = kernel("numbers_only", {}, 50);
+  trace_->db().exec("INSERT INTO kernel_arg_sets (words) VALUES (0)");
+  trace_->db().exec("UPDATE kernels SET arg_set_id = last_insert_rowid() WHERE id = " +
+                    std::to_string(k));
+  copy(CopyKind::DtoH, d, h, 128, 100);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{"d:0 -> h:1 [DtoH copy] (uninitialized)"}));
+  for (const Op& op : graph.ops) EXPECT_FALSE(op.arguments_unknown);
+}
+
 TEST_F(DvdgTest, MemoryAllocatedAfterAnUncapturedKernelIsStillUninitialized) {
   kernel("opaque", {}, 50);
   int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128, /*alloc_ns=*/60);
