@@ -269,14 +269,11 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);
-  if (options.changes_anything()) {
-    add_kept_note(result.transfers, true,
-                  options.system2_path.empty() ? options.system_path : options.system2_path, result.notes);
-  }
   add_duplex_notes(base, baseline, false, options.system_path, result.notes);
   if (options.changes_anything()) {
-    add_duplex_notes(what_timing, predicted, true,
-                     options.system2_path.empty() ? options.system_path : options.system2_path, result.notes);
+    const std::string& whatif_system = options.system2_path.empty() ? options.system_path : options.system2_path;
+    add_kept_note(result.transfers, true, whatif_system, result.notes);
+    add_duplex_notes(what_timing, predicted, true, whatif_system, result.notes);
   }
   add_fallback_notes(result.transfers, result.notes);
   if (system.machine.quick) result.notes.push_back(options.system_path + " was measured with links --quick");
