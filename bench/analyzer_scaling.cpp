@@ -1,6 +1,6 @@
 // Analyzer scaling (CPU): for each size, writes a synthetic trace of that
-// many operations (10 kernel launches per copy, each with its runtime and
-// driver API call; bench/synthetic_trace.h),
+// many operations (10 kernel launches per copy, each with its runtime API
+// call, the driver call folded in; bench/synthetic_trace.h),
 // then runs `apptracer stats`, `timeline`, `query` (every kernel argument)
 // and `dvdg` on it and reports each one's wall time and peak memory. bench/report.py turns the sizes into
 // growth factors.

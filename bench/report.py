@@ -246,8 +246,8 @@ def store_section(r):
         rows.append([label, fmt(r[f"{key}.records_per_s"]), fmt(r.get(f"{key}.producer_wait_s"), 2),
                      fmt(r.get(f"{key}.bytes_per_op"), 1)])
     body = table(["records from", "records/s (end to end)", "producers waited (s)", "database bytes per op"], rows)
-    body += ("\n\nA launch is 5 records (driver call, kernel, its 3 pointer arguments, runtime call,"
-             " GPU activity), a copy 4 (driver call, copy, runtime call, GPU activity), a host"
+    body += ("\n\nA launch is 4 records (kernel, its 3 pointer arguments, runtime call with its"
+             " driver call folded in, GPU activity), a copy 3 (copy, runtime call, GPU activity), a host"
              " allocation 2 (allocation and free, as issue 4 plans to store them). Records/s is"
              " end to end: from the first record to the finished, checkpointed file.")
     targets = []

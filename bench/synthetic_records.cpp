@@ -65,18 +65,20 @@ uint32_t RecordSource::next_correlation_id() {
   return static_cast<uint32_t>((operations_ * threads_ + thread_index_) * 2 + 1);
 }
 
-Record RecordSource::api_call(uint32_t outer, uint32_t own, ApiDomain domain, const char* name) {
+Record RecordSource::runtime_call(uint32_t correlation_id, const char* name, uint16_t cbid,
+                                  const char* driver_name) {
   Record r{};
   r.type = RecordType::ApiCall;
-  r.correlation_id = outer;
-  r.own_correlation_id = own;
+  r.correlation_id = correlation_id;
+  r.own_correlation_id = correlation_id;
   r.api.start_ns = clock_ns_;
   r.api.end_ns = clock_ns_ + 800;
-  r.api.parent_correlation_id = own != outer ? outer : 0;
   r.api.device = -1;
   r.api.stream = -1;
-  r.api.domain = domain;
+  r.api.domain = ApiDomain::Runtime;
+  r.api.cbid = cbid;
   r.api.name = name;
+  r.api.driver_name = driver_name;
   return r;
 }
 
@@ -92,10 +94,6 @@ void RecordSource::emit(Operation op) {
 
 void RecordSource::emit_launch() {
   uint32_t outer = next_correlation_id();
-  Record driver = api_call(outer, outer + 1, ApiDomain::Driver, "cuLaunchKernel");
-  driver.api.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
-  buffers_.append(driver);
-
   Record kernel{};
   kernel.type = RecordType::Kernel;
   kernel.correlation_id = outer;
@@ -125,8 +123,8 @@ void RecordSource::emit_launch() {
   }
   buffers_.append(args);
 
-  Record runtime = api_call(outer, outer, ApiDomain::Runtime, "cudaLaunchKernel");
-  runtime.api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+  Record runtime = runtime_call(outer, "cudaLaunchKernel",
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cuLaunchKernel");
   buffers_.append(runtime);
 
   Record activity{};
@@ -147,10 +145,6 @@ void RecordSource::emit_launch() {
 
 void RecordSource::emit_copy() {
   uint32_t outer = next_correlation_id();
-  Record driver = api_call(outer, outer + 1, ApiDomain::Driver, "cuMemcpyHtoDAsync_v2");
-  driver.api.cbid = CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2;
-  buffers_.append(driver);
-
   Record copy{};
   copy.type = RecordType::Memcpy;
   copy.correlation_id = outer;
@@ -164,8 +158,9 @@ void RecordSource::emit_copy() {
   copy.memcpy.is_async = true;
   buffers_.append(copy);
 
-  Record runtime = api_call(outer, outer, ApiDomain::Runtime, "cudaMemcpyAsync");
-  runtime.api.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020;
+  Record runtime = runtime_call(outer, "cudaMemcpyAsync",
+                                CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+                                "cuMemcpyHtoDAsync_v2");
   buffers_.append(runtime);
 
   Record activity{};

@@ -3,12 +3,12 @@
 // tracer's callbacks emit for it (tracer/translate/), so the
 // writer does the same inserts, address resolutions and activity joins.
 //
-//   launch      driver cuLaunchKernel call, kernel, its 3 pointer arguments,
-//               runtime cudaLaunchKernel call; later its GPU kernel activity
-//               (5 records)
-//   copy        driver cuMemcpyHtoDAsync call, 64-byte copy from pinned host
-//               to device memory, runtime cudaMemcpyAsync call; later its
-//               GPU copy activity (4 records)
+//   launch      kernel, its 3 pointer arguments, runtime cudaLaunchKernel call
+//               (its cuLaunchKernel folded in); later its GPU kernel activity
+//               (4 records)
+//   copy        64-byte copy from pinned host to device memory, runtime
+//               cudaMemcpyAsync call (its cuMemcpyHtoDAsync folded in); later
+//               its GPU copy activity (3 records)
 //   host-alloc  a pageable host allocation and its free (2 records): what
 //               malloc interposition (issue 4) is designed to store; no API row
 #pragma once
@@ -41,7 +41,9 @@ class RecordSource {
 
  private:
   uint32_t next_correlation_id();
-  Record api_call(uint32_t outer, uint32_t own, ApiDomain domain, const char* name);
+  // The outermost call's record, its first driver call folded in (as the tracer does).
+  Record runtime_call(uint32_t correlation_id, const char* name, uint16_t cbid,
+                      const char* driver_name);
   void emit_launch();
   void emit_copy();
   void emit_host_alloc();

@@ -20,7 +20,7 @@ constexpr int64_t kBufferBytes = 1 << 20;
 constexpr int kKernelNames = 40;
 constexpr int64_t kStreams[] = {13, 14};
 // The API calls behind a launch or a copy, as the tracer records them: the
-// runtime call and the driver call it made.
+// runtime call, and the driver call it made folded into its row.
 constexpr const char* kApiNames[] = {"cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync",
                                      "cuMemcpyAsync"};
 constexpr int64_t kApiCbids[] = {211, 307, 41, 306};  // CUPTI callback ids of those
@@ -160,28 +160,20 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
     RowInserter<MemcpyRow> copy(db);
     RowInserter<ApiCallRow> api(db);
     int64_t last_correlation_id = 0;
-    // Records the runtime call (api_index) and its driver call; returns the
-    // runtime call's correlation id, or nothing without API calls.
+    // Records the runtime call (api_index), the driver call it made folded
+    // in; returns its correlation id, or nothing without API calls.
     auto add_api_calls = [&](int api_index, int64_t start_ns) -> std::optional<int64_t> {
       if (!api_calls) return std::nullopt;
       int64_t runtime = ++last_correlation_id;
-      int64_t driver = ++last_correlation_id;
       ApiCallRow row;
       row.correlation_id = runtime;
       row.domain = ApiDomain::Runtime;
       row.cbid = kApiCbids[api_index];
       row.name_id = kKernelNames + 1 + api_index;
+      row.driver_name_id = kKernelNames + 2 + api_index;
       row.tid = 1;
       row.start_ns = start_ns - 900;
       row.end_ns = start_ns + 900;
-      api.insert(row);
-      row.correlation_id = driver;
-      row.parent_correlation_id = runtime;
-      row.domain = ApiDomain::Driver;
-      row.cbid = kApiCbids[api_index + 1];
-      row.name_id = kKernelNames + 2 + api_index;
-      row.start_ns = start_ns - 500;
-      row.end_ns = start_ns + 500;
       api.insert(row);
       return runtime;
     };

@@ -3,8 +3,8 @@
 // 2000 device buffers) and `copies` host<->device copies spread among them,
 // on two streams ordered by events every 1000 kernels and a device
 // synchronization every 100k. With `api_calls`, each launch and copy also has
-// the runtime call and the driver call that made it, as traced programs
-// have. With `sub_allocations`, the device buffers are tensors a framework
+// the runtime call that made it (its driver call folded in), as traced
+// programs have. With `sub_allocations`, the device buffers are tensors a framework
 // allocator carved out of 20 segments (sub_allocations rows), as PyTorch
 // traces have them: each kernel writes a new tensor, put where the oldest
 // of the 2000 live tensors was just freed, and reads two live ones.

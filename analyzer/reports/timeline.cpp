@@ -360,7 +360,10 @@ class TimelineReader {
     SliceSource source;
     source.rows = db_.prepare(
         "SELECT " + process_column("a.") + ", a.correlation_id, a.domain, s.text, a.tid, "
-        "a.start_ns, max(a.end_ns, a.start_ns) AS end_ns, a.return_code, a.rowid "
+        "a.start_ns, max(a.end_ns, a.start_ns) AS end_ns, a.return_code, a.rowid, " +
+        std::string(db_.has_column("api_calls", "driver_name_id")
+                        ? "(SELECT text FROM strings WHERE id = a.driver_name_id) "
+                        : "NULL ") +
         "FROM api_calls a JOIN strings s ON s.id = a.name_id "
         "ORDER BY a.start_ns, 7 DESC, a.rowid");
     source.start_column = 5;
@@ -377,6 +380,7 @@ class TimelineReader {
       slice.args.push_back(
           {"domain", std::string(to_string(static_cast<ApiDomain>(rows.int64(2))))});
       if (rows.int64(7) != 0) slice.args.push_back({"return_code", rows.int64(7)});
+      if (!rows.is_null(9)) slice.args.push_back({"driver_call", rows.text(9)});
       // The outermost call of a correlation id draws the flows to its GPU work.
       slice.flows_out = lookups_.gpu_work(correlation_id);
       if (!slice.flows_out.empty() && lookups_.first_call(correlation_id) != rows.int64(8)) {

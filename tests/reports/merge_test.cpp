@@ -202,6 +202,10 @@ TEST_F(Merge, TheSampleTwiceDoublesEveryReportAndKeepsEveryReference) {
                    "d.parent_correlation_id AND r.process_id = d.process_id "
                    "JOIN strings s ON s.id = r.name_id WHERE s.text = 'cudaLaunchKernel'"),
             2);
+  // A driver call folded into its runtime call keeps its name.
+  EXPECT_EQ(number("SELECT count(*) FROM api_calls a JOIN strings s ON s.id = a.driver_name_id "
+                   "WHERE s.text = 'cuLaunchKernel'"),
+            2);
   Database db = open_trace(out_, TraceAccess::ReadOnly);
   Table copies = copies_report(db);
   ASSERT_EQ(copies.rows.size(), 3u);

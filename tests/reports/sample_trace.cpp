@@ -7,10 +7,11 @@ namespace apptracer::testing {
 namespace {
 
 void add_call(TraceBuilder& builder, int64_t correlation_id, const std::string& name, int64_t tid,
-              int64_t start_ns, int64_t end_ns) {
+              int64_t start_ns, int64_t end_ns, const std::string& driver_name = "") {
   ApiCallRow call;
   call.correlation_id = correlation_id;
   call.name = name;
+  call.driver_name = driver_name;
   call.tid = tid;
   call.start_ns = start_ns;
   call.end_ns = end_ns;
@@ -44,7 +45,9 @@ SampleIds build_sample_trace(TraceBuilder& builder) {
   add_call(builder, 3, "cudaMemcpy", 100, 2000, 3000);
   add_call(builder, 4, "cudaLaunchKernel", 100, 3100, 3200);
   add_call(builder, 5, "cudaLaunchKernel", 101, 3150, 3250);
-  add_call(builder, 6, "cudaLaunchKernel", 100, 3500, 3600);
+  // Launch 6's driver call is folded into its row, as the tracer records it;
+  // launch 4's has a row of its own, as older traces have it.
+  add_call(builder, 6, "cudaLaunchKernel", 100, 3500, 3600, "cuLaunchKernel");
   add_call(builder, 7, "cudaMemsetAsync", 100, 3700, 3750);
   add_call(builder, 8, "cudaDeviceSynchronize", 100, 3800, 4600);
   add_call(builder, 9, "cudaMemcpy", 100, 4700, 5200);

@@ -84,6 +84,17 @@ TEST_F(TimelineTest, KernelSlicesNameTheAllocationsTheyUse) {
   EXPECT_EQ(std::get<int64_t>(args["correlation_id"]), 4);
 }
 
+TEST_F(TimelineTest, ARuntimeCallSlicesNamesTheDriverCallFoldedIntoIt) {
+  std::map<int64_t, std::map<std::string, Cell>> launch_args;
+  for (const TimelineSlice& slice : timeline_.slices) {
+    if (timeline_.name_of(slice) != "cudaLaunchKernel") continue;
+    for (const TimelineArg& arg : slice.args) launch_args[slice.start_ns][std::string(arg.name)] = arg.value;
+  }
+  ASSERT_EQ(launch_args.count(3500), 1u);
+  EXPECT_EQ(std::get<std::string>(launch_args[3500]["driver_call"]), "cuLaunchKernel");
+  EXPECT_EQ(launch_args[3100].count("driver_call"), 0u) << "its driver call has its own slice";
+}
+
 TEST_F(TimelineTest, FlowsGoFromCallsToTheirGpuWorkAndAlongDataEdges) {
   EXPECT_EQ(timeline_.api_flow_count, kSampleApiFlows);
   EXPECT_EQ(timeline_.dvdg_flow_count, kSampleDvdgFlows);

@@ -36,6 +36,7 @@ void TraceBuilder::add_thread(int64_t tid, const std::string& name) {
 int64_t TraceBuilder::add(const ApiCallRow& row) {
   apptracer::ApiCallRow stored = row;
   stored.name_id = string_id(row.name);
+  if (!row.driver_name.empty()) stored.driver_name_id = string_id(row.driver_name);
   return add_row(stored);
 }
 

@@ -18,6 +18,7 @@ namespace apptracer::testing {
 
 struct ApiCallRow : apptracer::ApiCallRow {
   std::string name = "cudaFree";  // interned into name_id
+  std::string driver_name;        // interned into driver_name_id when not empty
   ApiCallRow() {
     domain = ApiDomain::Runtime;
     tid = 1;

@@ -121,15 +121,16 @@ class TranslationTest : public ::testing::Test {
   std::vector<Record> nested_call(CUpti_CallbackId runtime_cbid, const char* runtime_name,
                                   RuntimeParams& runtime, CUpti_CallbackId driver_cbid,
                                   const char* driver_name, DriverParams& driver) {
-    fire(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, runtime_name, &runtime, 0, nullptr,
-         CUPTI_API_ENTER);
-    fire(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, &driver, 0, nullptr,
-         CUPTI_API_ENTER);
-    fire(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, &driver, 0, nullptr,
-         CUPTI_API_EXIT);
-    fire(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, runtime_name, &runtime, 0, nullptr,
-         CUPTI_API_EXIT);
-    return drained();
+    return call(CUPTI_CB_DOMAIN_RUNTIME_API, runtime_cbid, runtime_name, runtime, 0, nullptr,
+                [&] { inner_call(CUPTI_CB_DOMAIN_DRIVER_API, driver_cbid, driver_name, driver); });
+  }
+
+  // A traced call made inside another (its records stay in the buffers).
+  template <typename Params>
+  void inner_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name,
+                  Params& params, int return_code = 0) {
+    fire(domain, cbid, name, &params, return_code, nullptr, CUPTI_API_ENTER);
+    fire(domain, cbid, name, &params, return_code, nullptr, CUPTI_API_EXIT);
   }
 
   std::vector<Record> drained() {

@@ -38,7 +38,7 @@ TEST_F(TranslationTest, ARuntimeAllocationIsRegisteredAndRecordedOnItsDevice) {
   EXPECT_EQ(api.own_correlation_id, a.own_correlation_id);
 }
 
-TEST_F(TranslationTest, ANestedDriverCallDescribesTheOperationOnce) {
+TEST_F(TranslationTest, ANestedDriverCallDescribesTheOperationOnceAndFoldsIntoTheRuntimeCall) {
   void* runtime_out = ptr(0x7f0000002000);
   cudaMalloc_v3020_params runtime{&runtime_out, 256};
   CUdeviceptr driver_out = 0x7f0000002000;
@@ -47,11 +47,50 @@ TEST_F(TranslationTest, ANestedDriverCallDescribesTheOperationOnce) {
                                             DRV(cuMemAlloc_v2), "cuMemAlloc_v2", driver);
   EXPECT_EQ(of_type(records, RecordType::Allocation).size(), 1u);
   std::vector<Record> calls = of_type(records, RecordType::ApiCall);
-  ASSERT_EQ(calls.size(), 2u);
+  ASSERT_EQ(calls.size(), 1u) << "one record for the call the program made";
+  EXPECT_EQ(calls[0].api.domain, ApiDomain::Runtime);
+  EXPECT_STREQ(calls[0].api.driver_name, "cuMemAlloc_v2") << "the driver call it made is named";
+  EXPECT_EQ(calls[0].api.parent_correlation_id, 0u);
+}
+
+TEST_F(TranslationTest, OnlyARuntimeCallsFirstSuccessfulDriverCallIsFolded) {
+  cudaStreamSynchronize_v3020_params runtime{nullptr};
+  cuStreamSynchronize_params driver{nullptr};
+  auto driver_call = [&](int return_code) {
+    inner_call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuStreamSynchronize), "cuStreamSynchronize", driver,
+               return_code);
+  };
+  std::vector<Record> calls = of_type(
+      call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaStreamSynchronize_v3020), "cudaStreamSynchronize",
+           runtime, 0, nullptr,
+           [&] {
+             driver_call(CUDA_ERROR_NOT_READY);
+             driver_call(0);
+             driver_call(0);
+           }),
+      RecordType::ApiCall);
+  ASSERT_EQ(calls.size(), 3u) << "the failed and the second driver call keep their records";
   EXPECT_EQ(calls[0].api.domain, ApiDomain::Driver);
-  EXPECT_EQ(calls[0].api.parent_correlation_id, calls[1].own_correlation_id)
-      << "the driver call names the runtime call it served";
-  EXPECT_EQ(calls[1].api.parent_correlation_id, 0u);
+  EXPECT_EQ(calls[0].api.return_code, CUDA_ERROR_NOT_READY);
+  EXPECT_EQ(calls[1].api.domain, ApiDomain::Driver);
+  EXPECT_EQ(calls[1].api.return_code, 0);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(calls[i].api.parent_correlation_id, calls[2].own_correlation_id)
+        << "a driver call with a record names the runtime call it served";
+    EXPECT_EQ(calls[i].api.driver_name, nullptr);
+  }
+  EXPECT_EQ(calls[2].api.domain, ApiDomain::Runtime);
+  EXPECT_STREQ(calls[2].api.driver_name, "cuStreamSynchronize");
+}
+
+TEST_F(TranslationTest, ADriverCallTheProgramMadeKeepsItsRecord) {
+  cuStreamSynchronize_params driver{nullptr};
+  std::vector<Record> calls = of_type(
+      call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuStreamSynchronize), "cuStreamSynchronize", driver),
+      RecordType::ApiCall);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].api.domain, ApiDomain::Driver);
+  EXPECT_EQ(calls[0].api.driver_name, nullptr);
 }
 
 TEST_F(TranslationTest, PageLockedHostAllocationsTakeTheirKindFromTheirFlags) {

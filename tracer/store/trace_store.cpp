@@ -309,22 +309,27 @@ void TraceStore::write(const Record* records, size_t count) {
   }
 }
 
+int64_t TraceStore::api_name_id(const char* name) {
+  auto& id = api_name_ids_[name];
+  if (id == 0) id = strings_.intern(name ? name : "?");
+  return id;
+}
+
 void TraceStore::write_api_call(const Record& r) {
   const ApiCallRecord& a = r.api;
-  auto& name_id = api_name_ids_[a.name];
-  if (name_id == 0) name_id = strings_.intern(a.name ? a.name : "?");
   ApiCallRow row;
   row.correlation_id = r.own_correlation_id;
   row.parent_correlation_id = optional_nonzero(a.parent_correlation_id);
   row.domain = a.domain;
   row.cbid = a.cbid;
-  row.name_id = name_id;
+  row.name_id = api_name_id(a.name);
   row.tid = r.tid;
   row.start_ns = as_int(a.start_ns);
   row.end_ns = as_int(a.end_ns);
   row.return_code = a.return_code;
   row.device = optional_device(a.device);
   row.stream = optional_stream(a.stream);
+  if (a.driver_name) row.driver_name_id = api_name_id(a.driver_name);
   api_calls_.add(row);
   if (is_graph_launch(a)) graph_nodes_.add_launch(r.correlation_id, a.start_ns);
 }

@@ -76,6 +76,8 @@ class TraceStore {
 
  private:
   void write_api_call(const Record& r);
+  // A CUPTI function name's id in strings (names are global constants: keyed by pointer).
+  int64_t api_name_id(const char* name);
   // `numa_node_at_free`: for a block already freed, where its pages were.
   void write_allocation(const Record& r, std::optional<int> numa_node_at_free = std::nullopt);
   void write_promoted_block(const PromotedBlock& block);

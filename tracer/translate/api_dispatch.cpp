@@ -1,9 +1,13 @@
 // A runtime call that reaches a traced driver call fires both callbacks. The
 // operation is described once, by the innermost call that describes it (the
-// driver's, which sees real device addresses and launch arguments); the
-// driver call's row names the runtime call it served
-// (parent_correlation_id). The api_calls record comes after the operation's
-// records, so it can carry the stream the handler found.
+// driver's, which sees real device addresses and launch arguments). The
+// runtime call's first successful driver call is folded into the runtime
+// call's own api_calls record (its name; its time is inside the runtime
+// call's): one record per launch instead of two, which is what most of a
+// trace is. Any further driver call, and a failed one, keeps a record of its
+// own naming the runtime call it served (parent_correlation_id). The
+// api_calls record comes after the operation's records, so it can carry the
+// stream the handler found.
 #include "translate/api_dispatch.h"
 
 #include "translate/call_site.h"
@@ -18,6 +22,7 @@ struct ThreadCallState {
   uint32_t outer_correlation_id = 0;
   bool inner_call_emitted = false;  // a nested driver call described the operation
   bool captured = false;            // stream capture made a graph node of the outermost call
+  const char* folded_driver_call = nullptr;  // the driver call folded into the outer call's record
 };
 
 thread_local ThreadCallState call_state;
@@ -30,8 +35,17 @@ void on_enter(CaptureContext& ctx, const TracedFunction& function,
     call_state.outer_correlation_id = data->correlationId;
     call_state.inner_call_emitted = false;
     call_state.captured = false;
+    call_state.folded_driver_call = nullptr;
   }
   ++call_state.depth;
+}
+
+// Called after the exiting call left call_state.depth: depth 1 means it ran
+// directly inside the outermost call.
+bool folds_into_outer_call(const TracedFunction& function, int return_code) {
+  return call_state.depth == 1 && function.domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+         call_state.outer_function->domain == CUPTI_CB_DOMAIN_RUNTIME_API && return_code == 0 &&
+         !call_state.folded_driver_call;
 }
 
 void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_CallbackData* data) {
@@ -52,6 +66,10 @@ void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_Ca
       function.handler(call);
     }
   }
+  if (folds_into_outer_call(function, return_code)) {
+    call_state.folded_driver_call = data->functionName;
+    return;
+  }
   Record api{};
   api.type = RecordType::ApiCall;
   api.correlation_id = call.outer_correlation_id;
@@ -66,6 +84,7 @@ void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_Ca
   api.api.domain =
       function.domain == CUPTI_CB_DOMAIN_RUNTIME_API ? ApiDomain::Runtime : ApiDomain::Driver;
   api.api.name = data->functionName;
+  api.api.driver_name = nested ? nullptr : call_state.folded_driver_call;
   ctx.buffers.append(api);
 }
 

@@ -53,6 +53,9 @@ struct ApiCallRecord {
   uint16_t cbid;
   ApiDomain domain;
   const char* name;  // CUPTI's functionName: a global constant
+  // A runtime call's first successful driver call, which then has no record
+  // of its own (CUPTI's functionName), or nullptr.
+  const char* driver_name;
 };
 
 // Host memory's NUMA node is read by the writer (a syscall: never on the

@@ -11,7 +11,9 @@ namespace apptracer {
 // 3: tables declared once (tables.def) and described in schema_tables and
 //    schema_columns; kernel arguments stored once per distinct set
 //    (kernel_arg_sets, kernel_arg_words; kernel_args is a view).
-inline constexpr int kSchemaVersion = 3;
+// 4: a runtime call's first driver call folded into its api_calls row
+//    (driver_name_id) instead of a row of its own; no index on api_calls.start_ns.
+inline constexpr int kSchemaVersion = 4;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
