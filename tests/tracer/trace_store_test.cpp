@@ -141,6 +141,20 @@ TEST_F(TraceStoreTest, ACopyStagedAsSeveralTransfersStaysOneRowSpanningThem) {
             static_cast<int>(CopyKind::HtoD)) << "a default-direction call takes the GPU's";
 }
 
+TEST_F(TraceStoreTest, ATransferComingPassesAfterItsCopyWasStoredExtendsTheStoredRow) {
+  write_and_settle({allocation(0x1000, 0x100, AllocKind::Device, 10),
+                    copy(6, 0x9000, 0x1040, 64, CopyKind::HtoD, 20), gpu_copy(6, 100, 200)});
+  EXPECT_EQ(scalar("SELECT gpu_end_ns FROM memcpys"), 200);
+  write({gpu_copy(6, 250, 300)});
+  EXPECT_EQ(scalar("SELECT count(*) FROM memcpys"), 1) << "the same row, read back and stored again";
+  EXPECT_EQ(scalar("SELECT gpu_start_ns FROM memcpys"), 100);
+  EXPECT_EQ(scalar("SELECT gpu_end_ns FROM memcpys"), 300);
+  EXPECT_EQ(scalar("SELECT dst_alloc_id FROM memcpys"), 1) << "what was resolved stays";
+  EXPECT_EQ(scalar("SELECT dst_offset FROM memcpys"), 0x40);
+  EXPECT_EQ(scalar("SELECT bytes FROM memcpys"), 64);
+  EXPECT_EQ(scalar("SELECT api_start_ns FROM memcpys"), 20);
+}
+
 TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
   Record kernel{};
   kernel.type = RecordType::GpuKernel;
@@ -394,6 +408,8 @@ TEST_F(StoreJoinTest, ActivityAfterTheRowWasStoredWithoutItStillFillsIt) {
   EXPECT_EQ(scalar("SELECT count(*) FROM kernels"), 1) << "the same row, stored again";
   EXPECT_EQ(scalar("SELECT gpu_start_ns FROM kernels"), 200);
   EXPECT_EQ(scalar("SELECT arg_set_id IS NOT NULL FROM kernels"), 1);
+  EXPECT_EQ(scalar("SELECT api_start_ns FROM kernels"), 10) << "read back whole";
+  EXPECT_EQ(scalar("SELECT name_id IS NOT NULL AND demangled_id IS NOT NULL FROM kernels"), 1);
 }
 
 TEST_F(StoreJoinTest, ArgumentsArrivingAfterTheActivityCompleteTheRow) {

@@ -4,8 +4,9 @@
 // A row waits in memory for its activity and is inserted once, complete:
 // writing it first and updating it later would double the writer's work per
 // launch. A row whose activity has not come within `hold_passes` writer
-// passes is inserted without it and remembered a while longer ("late"): if
-// its activity still comes, the row is stored again, whole. Activity whose
+// passes is inserted without it and remembered a while longer ("late", by
+// its id alone: the row is in the database): if its activity still comes,
+// the row is read back and stored again, whole. Activity whose
 // row never comes (graph launches, work from untraced entry points) becomes
 // a row of its own after the same wait.
 //
@@ -16,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -27,9 +29,14 @@ namespace apptracer {
 template <typename Row, typename Traits>
 class ActivityJoin {
  public:
-  // `insert(row, replace)` stores a row and sets its id (replace: stored before).
-  ActivityJoin(int hold_passes, int late_passes, std::function<void(Row&, bool replace)> insert)
-      : hold_passes_(hold_passes), late_passes_(late_passes), insert_(std::move(insert)) {}
+  // `insert(row, replace)` stores a row and sets its id (replace: stored
+  // before); `load(id)` reads a stored row back (nothing: no such row).
+  ActivityJoin(int hold_passes, int late_passes, std::function<void(Row&, bool replace)> insert,
+               std::function<std::optional<Row>(int64_t id)> load)
+      : hold_passes_(hold_passes),
+        late_passes_(late_passes),
+        insert_(std::move(insert)),
+        load_(std::move(load)) {}
 
   // The API-side row of a call: `outer` is the correlation id GPU activity of
   // runtime-launched work carries, `own` the id of the (nested) call that
@@ -70,9 +77,11 @@ class ActivityJoin {
       }
       return;
     }
-    if (Late* late = find_late(outer)) {
-      change(late->row);
-      insert_(late->row, true);
+    Late* late = find_late(outer);
+    std::optional<Row> row = late ? load_(late->row_id) : std::nullopt;
+    if (row) {
+      change(*row);
+      insert_(*row, true);
     }
   }
 
@@ -93,10 +102,12 @@ class ActivityJoin {
       return;
     }
     Late* late = find_late(id);
-    if (late && (!late->has_activity || Traits::kMoreActivityMayCome)) {
-      Traits::apply(late->row, activity, !late->has_activity);
+    std::optional<Row> row;
+    if (late && (!late->has_activity || Traits::kMoreActivityMayCome)) row = load_(late->row_id);
+    if (row) {
+      Traits::apply(*row, activity, !late->has_activity);
       late->has_activity = true;
-      insert_(late->row, true);
+      insert_(*row, true);
       return;
     }
     held_[id].push_back(Held{activity, 0});
@@ -177,10 +188,10 @@ class ActivityJoin {
     int passes;
   };
   struct Late {
-    Row row;
-    bool has_activity;
-    uint32_t id;
+    int64_t row_id;
     int64_t pass;  // when it was remembered
+    uint32_t id;
+    bool has_activity;
   };
 
   // Activity that came before its row. A copy takes all its transfers; a
@@ -241,7 +252,7 @@ class ActivityJoin {
   void remember_late(uint32_t outer, const Pending& pending) {
     for (uint32_t id : {outer, pending.own}) {
       late_index_[id] = late_first_sequence_ + (late_rows_.size() - late_front_);
-      late_rows_.push_back(Late{pending.row, pending.has_activity, id, pass_});
+      late_rows_.push_back(Late{*pending.row.id.value, pass_, id, pending.has_activity});
       if (pending.own == outer) break;
     }
   }
@@ -260,6 +271,7 @@ class ActivityJoin {
   int hold_passes_;
   int late_passes_;
   std::function<void(Row&, bool)> insert_;
+  std::function<std::optional<Row>(int64_t)> load_;
   int64_t pass_ = 0;
   // Waiting rows, oldest first, from slots_[front_]. A vector, not a deque:
   // a deque block holds one or two rows this size, so each row cost a malloc.
@@ -271,9 +283,10 @@ class ActivityJoin {
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // activity before its row
   // Stored rows whose activity may still come, oldest first from
   // late_rows_[late_front_], found by id through late_index_ (id -> sequence).
-  // Rows kept in a reused vector, not in map nodes: every copy is remembered,
-  // and node-held rows cost a malloc each and cache misses (the map holds
-  // `late_passes` passes of copies).
+  // Every copy is remembered for `late_passes` passes, which can be millions
+  // when the writer is behind: a few words each in a reused vector, not the
+  // row (a copy's row was 450 bytes, and faulting in pages for them took a
+  // fifth of the writer's time on a copy loop).
   std::vector<Late> late_rows_;
   size_t late_front_ = 0;
   uint64_t late_first_sequence_ = 0;

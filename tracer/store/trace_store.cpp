@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
 
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include "apptracer/row_reader.h"
 #include "apptracer/schema.h"
 #include "base/numa.h"
 #include "store/um_rows.h"
@@ -78,6 +82,19 @@ bool is_graph_launch(const ApiCallRecord& a) {
 
 // A joined row: batched the first time with an id of ours, replaced (after
 // its batch is flushed, so the replacement cannot come first) when stored again.
+// Reads a row of `batch`'s table back by id, flushing the batch first (the
+// row may still wait in it).
+template <typename Row>
+std::function<std::optional<Row>(int64_t)> row_loader(Database& db, BatchInserter<Row>& batch) {
+  auto by_id = std::make_shared<RowById<Row>>(db);
+  return [by_id, &batch](int64_t id) -> std::optional<Row> {
+    batch.flush();
+    Row row;
+    if (!by_id->read(id, row)) return std::nullopt;
+    return row;
+  };
+}
+
 template <typename Row>
 void store_row(Row& row, bool again, BatchInserter<Row>& batch, RowInserter<Row>& replace,
                int64_t& next_id) {
@@ -239,17 +256,20 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
           row.demangled_id = signatures_.demangled_id(static_cast<uint32_t>(*row.name_id));
         }
         store_row(row, again, kernels_, kernels_again_, next_kernel_id_);
-      });
+      },
+      row_loader(db_, kernels_));
   memcpy_join_ = std::make_unique<ActivityJoin<MemcpyRow, MemcpyTraits>>(
       options.hold_passes, options.late_passes, [this](MemcpyRow& row, bool again) {
         if (!again && row.graph_node_id && !row.src_address) fill_from_graph_node(row);
         store_row(row, again, memcpys_, memcpys_again_, next_memcpy_id_);
-      });
+      },
+      row_loader(db_, memcpys_));
   memset_join_ = std::make_unique<ActivityJoin<MemsetRow, MemsetTraits>>(
       options.hold_passes, options.late_passes, [this](MemsetRow& row, bool again) {
         if (!again && row.graph_node_id && !row.address) fill_from_graph_node(row);
         store_row(row, again, memsets_, memsets_again_, next_memset_id_);
-      });
+      },
+      row_loader(db_, memsets_));
 }
 
 TraceStore::~TraceStore() = default;

@@ -68,6 +68,26 @@ class RowReader {
   Statement statement_;
 };
 
+// One row by id, read again and again through one prepared statement.
+template <typename Row>
+class RowById {
+ public:
+  explicit RowById(Database& db) : reader_(db, "WHERE id = ?") {}
+
+  // False when no row has that id. The statement is reset after reading, so
+  // no read stays open across the caller's writes and commits.
+  bool read(int64_t id, Row& row) {
+    Statement& statement = reader_.statement();
+    statement.bind(1, id);
+    bool found = reader_.next(row);
+    statement.reset();
+    return found;
+  }
+
+ private:
+  RowReader<Row> reader_;
+};
+
 template <typename Row, typename Visit>
 void for_each_row(Database& db, std::string_view rest, Visit&& visit) {
   RowReader<Row> reader(db, rest);
