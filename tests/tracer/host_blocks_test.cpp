@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <map>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/clock.h"
@@ -401,6 +404,41 @@ TEST_F(HostBlocksTest, HistogramCountsEverySizeClass) {
   std::string after = host_blocks::histogram_json();
   EXPECT_NE(before, after);
   EXPECT_NE(after.find("\"min_bytes\":2,\"max_bytes\":3"), std::string::npos) << after;
+}
+
+// Two threads, each allocating in its own 64 MiB region (its own shards),
+// then freeing the other's blocks: in `all` mode every block is one row
+// ended by one free, and the rows are counted though both threads are gone.
+TEST_F(HostBlocksTest, RowsFreedByAnotherThreadEndOnceAndAreCounted) {
+  enable(true);
+  drained();
+  uint64_t stored = host_blocks::stored_blocks();
+  constexpr uint64_t kBlocks = 1000;
+  const uint64_t regions[2] = {0x300000000000, 0x300004000000};
+  auto run_both = [](auto body) {
+    std::thread first(body, 0);
+    std::thread second(body, 1);
+    first.join();
+    second.join();
+  };
+  run_both([&](int t) {
+    for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_allocate(regions[t] + i * 8192, 8192, false);
+  });
+  run_both([&](int t) {
+    for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_free(regions[1 - t] + i * 8192);
+  });
+  std::map<uint64_t, uint64_t> address_of;  // row id -> address
+  std::multiset<uint64_t> freed;
+  for (const Record& r : drained()) {
+    if (r.type == RecordType::Allocation) address_of[r.allocation.alloc_id] = r.allocation.address;
+    if (r.type == RecordType::Free) freed.insert(r.free.alloc_id);
+  }
+  ASSERT_EQ(address_of.size(), 2 * kBlocks) << "one row, with its own id, per block";
+  EXPECT_EQ(freed.size(), 2 * kBlocks);
+  for (const auto& [id, address] : address_of) EXPECT_EQ(freed.count(id), 1u) << address;
+  EXPECT_EQ(host_blocks::stored_blocks(), stored + 2 * kBlocks);
+  host_blocks::forget_freed_before(now_ns() + 1);
+  enable(false);
 }
 
 // A free can reach the writer before its allocation's row (another thread's

@@ -98,7 +98,8 @@ class AllocationRegistry {
 
   // Allocations whose start lies in this shard's regions. Lookups (const)
   // index what was freed since the last one, hence the mutable history.
-  struct Shard {
+  // Aligned: one thread's lock is not on a line beside another's tree.
+  struct alignas(64) Shard {
     mutable std::mutex mutex;
     uint64_t largest_bytes = 0;
     NodePool live_nodes;

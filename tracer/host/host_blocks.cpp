@@ -66,7 +66,6 @@ using FreedMap = std::multimap<uint64_t, FreedBlock, std::less<uint64_t>,
 // its pages; one move_pages call more is small beside it, and tells the
 // writer where the pages were once they are gone.
 constexpr uint64_t kNumaAtFreeMinBytes = 1 << 20;
-std::atomic<uint64_t> not_kept{0};
 
 // Live blocks never overlap, so the one holding an address is, in its
 // shard, the nearest start at or below it. Shards keep two threads that
@@ -87,6 +86,10 @@ struct alignas(64) Shard {
   // counts, and how far below an address a lookup walks.
   uint32_t kept = 0;
   uint32_t kept_by_class[kSizeClasses] = {};
+  // Freed blocks past the cap. Per shard, under its lock: a counter every
+  // thread's frees bumped shared the cache line of `state`, which every
+  // hook reads.
+  uint64_t not_kept = 0;
 
   // Moves `recent` into the index. Writer side, with the lock held.
   void index_recent() {
@@ -96,7 +99,7 @@ struct alignas(64) Shard {
         // No memory for its place in the order: it could never be forgotten.
         forget(it->second);
         freed.erase(it);
-        not_kept.fetch_add(1, std::memory_order_relaxed);
+        ++not_kept;
       }
     }
   }
@@ -121,9 +124,12 @@ struct alignas(64) Shard {
 };
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
+// (One shared counter of rows, bumped by every thread's large blocks in all
+// mode, made its cache line and the `state` pointer beside it bounce.)
 struct ThreadCounts {
   uint64_t count[kSizeClasses];
   uint64_t bytes[kSizeClasses];
+  uint64_t stored;  // blocks the thread's allocations made rows
   ThreadCounts* next;
   ThreadCounts* prev;
 };
@@ -139,11 +145,14 @@ struct State {
   ThreadCounts* live_threads = nullptr;
   uint64_t exited_count[kSizeClasses] = {};
   uint64_t exited_bytes[kSizeClasses] = {};
+  uint64_t exited_stored = 0;
   pthread_key_t thread_exit_key;
 };
 
 State* state = nullptr;
-std::atomic<uint64_t> stored{0};
+// Rows made where no thread's counts are: the writer's promotions, a thread
+// whose counts could not be allocated.
+std::atomic<uint64_t> stored_elsewhere{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Blocks are allocated and touched on different threads, and a touch is
@@ -166,6 +175,7 @@ void fold_exited_thread(void* counts_pointer) {
       state->exited_count[c] += counts->count[c];
       state->exited_bytes[c] += counts->bytes[c];
     }
+    state->exited_stored += counts->stored;
     if (counts->prev) counts->prev->next = counts->next;
     if (counts->next) counts->next->prev = counts->prev;
     if (state->live_threads == counts) state->live_threads = counts->next;
@@ -174,11 +184,12 @@ void fold_exited_thread(void* counts_pointer) {
   delete counts;
 }
 
-void count_allocation(uint64_t bytes) {
+// The calling thread's counts (nullptr if they could not be allocated).
+ThreadCounts* count_allocation(uint64_t bytes) {
   ThreadCounts* counts = thread_counts;
   if (!counts) {
     counts = new (std::nothrow) ThreadCounts{};
-    if (!counts) return;
+    if (!counts) return nullptr;
     {
       std::lock_guard<std::mutex> lock(state->counts_mutex);
       counts->next = state->live_threads;
@@ -191,6 +202,15 @@ void count_allocation(uint64_t bytes) {
   int c = size_class(bytes);
   ++counts->count[c];
   counts->bytes[c] += bytes;
+  return counts;
+}
+
+void count_stored(ThreadCounts* counts) {
+  if (counts) {
+    ++counts->stored;
+  } else {
+    stored_elsewhere.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 // The allocation record of host block `id`.
@@ -218,7 +238,6 @@ Record promote_locked(uint64_t address, Block& block, uint64_t touched_ns) {
   block.alloc_ns = std::min(block.alloc_ns, touched_ns);
   block.alloc_id =
       registry().add(address, block.bytes, AllocKind::PageableHost, -1, block.alloc_ns);
-  stored.fetch_add(1, std::memory_order_relaxed);
   return allocation_record(block.alloc_id, address, block.bytes, block.alloc_ns, block.tid,
                            block.mapped);
 }
@@ -250,7 +269,7 @@ void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns)
       return;
     }
   }
-  not_kept.fetch_add(1, std::memory_order_relaxed);
+  ++shard.not_kept;
 }
 
 void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed_id) {
@@ -290,12 +309,14 @@ void reset_in_child() {
   for_each_shard([](Shard& shard) {
     for (auto& entry : shard.blocks) entry.second.alloc_id = 0;
     shard.forget_all();
+    shard.not_kept = 0;
   });
   registry().reset_after_fork();
-  stored = 0;
+  stored_elsewhere = 0;
   state->live_threads = thread_counts;
   if (thread_counts) *thread_counts = ThreadCounts{};
   for (int c = 0; c < kSizeClasses; ++c) state->exited_count[c] = state->exited_bytes[c] = 0;
+  state->exited_stored = 0;
 }
 
 }  // namespace
@@ -329,11 +350,11 @@ void ignore_this_thread() { thread_inside_hook = true; }
 // `all` mode, a malloc block: a row from its allocation, so the registry
 // alone keeps it (the live map holds blocks waiting for CUDA's touch, and
 // keeping both cost the program a second lock and map per call).
-void store_row(uint64_t address, uint64_t bytes) {
+void store_row(uint64_t address, uint64_t bytes, ThreadCounts* counts) {
   uint64_t ns = now_ns();
   uint64_t missed_free_id = 0;
   uint64_t id = registry().add(address, bytes, AllocKind::PageableHost, -1, ns, &missed_free_id);
-  stored.fetch_add(1, std::memory_order_relaxed);
+  count_stored(counts);
   // A row still here was freed by a path we do not see: it ends now.
   if (missed_free_id) {
     Record r = free_record(missed_free_id, ns);
@@ -346,9 +367,9 @@ void store_row(uint64_t address, uint64_t bytes) {
 }
 
 void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
-  count_allocation(bytes);
+  ThreadCounts* counts = count_allocation(bytes);
   if (bytes < state->options.min_bytes || address == 0) return;
-  if (state->options.store_all && !mapped) return store_row(address, bytes);
+  if (state->options.store_all && !mapped) return store_row(address, bytes, counts);
   Block block{bytes, now_ns(), 0, RecordBuffers::current_tid(), mapped};
   Shard& shard = mapped ? state->mapped : shard_of(address);
   std::optional<Record> row;
@@ -364,6 +385,7 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
     }
     if (state->options.store_all) row = promote_locked(address, it->second, UINT64_MAX);
   }
+  if (row) count_stored(counts);
   if (missed_free_id) {
     Record r = free_record(missed_free_id, block.alloc_ns);
     state->buffers->append(r);
@@ -451,6 +473,7 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
       Block& block = live->second;
       if (address - live->first < block.bytes && !block.alloc_id) {
         if (block.alloc_ns <= ns || (slack && allocated_by(block.alloc_ns))) {
+          stored_elsewhere.fetch_add(1, std::memory_order_relaxed);
           return PromotedBlock{promote_locked(live->first, block, ns)};
         }
         slack_seen = slack_seen || allocated_by(block.alloc_ns);
@@ -477,7 +500,7 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
           it->first, f.bytes, alloc_ns, f.tid, f.mapped);
       block.free_ns = f.free_ns;
       block.numa_node = f.numa_node;
-      stored.fetch_add(1, std::memory_order_relaxed);
+      stored_elsewhere.fetch_add(1, std::memory_order_relaxed);
       f.taken = true;
       return block;
     }
@@ -516,9 +539,24 @@ void forget_freed_before(uint64_t ns) {
   });
 }
 
-uint64_t not_kept_blocks() { return not_kept.load(std::memory_order_relaxed); }
+uint64_t not_kept_blocks() {
+  if (!state) return 0;
+  uint64_t not_kept = 0;
+  for_each_shard([&not_kept](Shard& shard) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    not_kept += shard.not_kept;
+  });
+  return not_kept;
+}
 
-uint64_t stored_blocks() { return stored.load(std::memory_order_relaxed); }
+uint64_t stored_blocks() {
+  if (!state) return 0;
+  uint64_t stored = stored_elsewhere.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(state->counts_mutex);
+  stored += state->exited_stored;
+  for (ThreadCounts* t = state->live_threads; t; t = t->next) stored += t->stored;
+  return stored;
+}
 
 std::string histogram_json() {
   if (!state) return "[]";
