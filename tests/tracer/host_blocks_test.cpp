@@ -261,21 +261,22 @@ TEST_F(HostBlocksTest, FreedBlocksAreForgottenInFreeOrderIndexedOrNot) {
   drained();
 }
 
-// The cap counts a shard's freed blocks whether logged or indexed, and
-// forgetting makes room again. Mapped regions: all in one shard.
+// The cap counts freed blocks whether logged or indexed, and forgetting
+// makes room again. Mapped regions: all in one shard, which may use all of
+// the room once the writer has forgotten what other shards held.
 TEST_F(HostBlocksTest, FreedBlocksPastTheCapAreCountedNotKept) {
   enable(false);
   host_blocks::forget_freed_before(now_ns() + 1);
   const uint64_t base = 0x200000000000;
   uint64_t not_kept = host_blocks::not_kept_blocks();
-  for (uint64_t i = 0; i < host_blocks::kMaxFreedPerShard; ++i) {
+  for (uint64_t i = 0; i < host_blocks::kMaxFreedKept; ++i) {
     host_blocks::on_allocate(base + i * 8192, 4096, true);
     ASSERT_TRUE(host_blocks::on_unmap(base + i * 8192, 4096));
     // Half of them indexed.
-    if (i == host_blocks::kMaxFreedPerShard / 2) host_blocks::promote_for_writer(base, 0);
+    if (i == host_blocks::kMaxFreedKept / 2) host_blocks::promote_for_writer(base, 0);
   }
   EXPECT_EQ(host_blocks::not_kept_blocks(), not_kept);
-  const uint64_t over = base + host_blocks::kMaxFreedPerShard * 8192;
+  const uint64_t over = base + uint64_t{host_blocks::kMaxFreedKept} * 8192;
   host_blocks::on_allocate(over, 4096, true);
   uint64_t over_copied_ns = now_ns();
   host_blocks::on_unmap(over, 4096);
@@ -439,6 +440,45 @@ TEST_F(HostBlocksTest, RowsFreedByAnotherThreadEndOnceAndAreCounted) {
   EXPECT_EQ(host_blocks::stored_blocks(), stored + 2 * kBlocks);
   host_blocks::forget_freed_before(now_ns() + 1);
   enable(false);
+}
+
+// The same in the default mode: every block, freed by the other thread, is
+// found with its own lifetime by a touch from while it lived, and none
+// stays live.
+TEST_F(HostBlocksTest, BlocksFreedByAnotherThreadKeepTheirLifetimes) {
+  enable(false);
+  host_blocks::forget_freed_before(now_ns() + 1);
+  uint64_t not_kept = host_blocks::not_kept_blocks();
+  constexpr uint64_t kBlocks = 1000;
+  const uint64_t regions[2] = {0x300100000000, 0x300104000000};
+  auto run_both = [](auto body) {
+    std::thread first(body, 0);
+    std::thread second(body, 1);
+    first.join();
+    second.join();
+  };
+  run_both([&](int t) {
+    for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_allocate(regions[t] + i * 8192, 4096, false);
+  });
+  uint64_t lived_ns = now_ns();
+  run_both([&](int t) {
+    for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_free(regions[1 - t] + i * 8192);
+  });
+  uint64_t freed_ns = now_ns();
+  EXPECT_EQ(host_blocks::not_kept_blocks(), not_kept);
+  for (uint64_t address : regions) {
+    for (uint64_t i = 0; i < kBlocks; ++i) {
+      uint64_t block = address + i * 8192;
+      EXPECT_FALSE(host_blocks::promote_for_writer(block, freed_ns).has_value()) << "none is live";
+      std::optional<PromotedBlock> row = host_blocks::promote_for_writer(block + 4095, lived_ns);
+      ASSERT_TRUE(row.has_value()) << block;
+      EXPECT_EQ(row->allocation.allocation.address, block);
+      EXPECT_GT(row->free_ns, lived_ns);
+      EXPECT_LE(row->free_ns, freed_ns);
+    }
+  }
+  host_blocks::forget_freed_before(now_ns() + 1);
+  drained();
 }
 
 // A free can reach the writer before its allocation's row (another thread's

@@ -24,7 +24,10 @@ __thread bool thread_inside_hook __attribute__((tls_model("initial-exec"))) = fa
 namespace {
 
 constexpr int kSizeClasses = 65;  // class c holds sizes in [2^(c-1), 2^c); class 0 is size 0
-constexpr int kShards = 16;
+constexpr int kRegionShift = 26;  // 64 MiB
+constexpr int kRegionSlots = 16;
+constexpr int kShardsPerRegion = 4;  // shard_of takes 2 bits of hash
+constexpr int kShards = kRegionSlots * kShardsPerRegion;
 
 int size_class(uint64_t bytes) { return bytes == 0 ? 0 : 64 - __builtin_clzll(bytes); }
 
@@ -69,7 +72,8 @@ constexpr uint64_t kNumaAtFreeMinBytes = 1 << 20;
 
 // Live blocks never overlap, so the one holding an address is, in its
 // shard, the nearest start at or below it. Shards keep two threads that
-// allocate large blocks from serializing on one lock.
+// allocate large blocks from serializing on one lock, and from sharing its
+// cache lines (see shard_of).
 struct alignas(64) Shard {
   std::mutex mutex;
   NodePool pool;
@@ -82,10 +86,12 @@ struct alignas(64) Shard {
   NodePool freed_pool;
   FreedMap freed{FreedMap::allocator_type(&freed_pool)};  // by start address
   ChunkedLog<FreedMap::iterator> freed_in_order;          // oldest first
-  // Blocks in `recent` and `freed`, in all and by size class: what the cap
-  // counts, and how far below an address a lookup walks.
+  // Blocks in `recent` and `freed`, in all and by size class, and how many
+  // more this shard may keep (taken from freed_room): the cap, and how far
+  // below an address a lookup walks.
   uint32_t kept = 0;
   uint32_t kept_by_class[kSizeClasses] = {};
+  uint32_t room = 0;
   // Freed blocks past the cap. Per shard, under its lock: a counter every
   // thread's frees bumped shared the cache line of `state`, which every
   // hook reads.
@@ -106,6 +112,7 @@ struct alignas(64) Shard {
   void forget(const FreedBlock& block) {
     --kept;
     --kept_by_class[size_class(block.bytes)];
+    ++room;
   }
   // An upper bound on the size of any block kept (0 when none is).
   uint64_t kept_reach() const {
@@ -120,8 +127,36 @@ struct alignas(64) Shard {
     freed.clear();
     kept = 0;
     std::fill_n(kept_by_class, kSizeClasses, 0);
+    room = 0;
   }
 };
+
+// Room for freed blocks that no shard holds. Written when a shard takes a
+// batch and when the writer gives a shard's back, not per free; on a line of
+// its own, as an empty pool is read by every free.
+struct alignas(64) FreedRoom {
+  std::atomic<uint32_t> left{kMaxFreedKept};
+};
+FreedRoom freed_room;
+
+// Gives `shard` a batch of room, or whatever is left; false when none is.
+bool take_room(Shard& shard) {
+  uint32_t available = freed_room.left.load(std::memory_order_relaxed);
+  while (available > 0) {
+    uint32_t taken = std::min(available, kFreedRoomBatch);
+    if (freed_room.left.compare_exchange_weak(available, available - taken,
+                                              std::memory_order_relaxed)) {
+      shard.room += taken;
+      return true;
+    }
+  }
+  return false;
+}
+
+void give_back_room(Shard& shard) {
+  freed_room.left.fetch_add(shard.room, std::memory_order_relaxed);
+  shard.room = 0;
+}
 
 // Per-thread counts: plain increments on the hot path, summed at the end.
 // (One shared counter of rows, bumped by every thread's large blocks in all
@@ -161,9 +196,17 @@ __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) 
 // becomes the touch's, see promote_locked).
 constexpr uint64_t kClockSlackNs = 50'000;
 
+// By 64 MiB region first, as the registry: glibc gives each thread's arena
+// heaps of that size, so a thread's blocks fall in shards other threads
+// seldom touch, and their locks, trees and pools stay in its core's cache.
+// (Hashed over all shards, each thread pulled in lines the other had just
+// written: the hooks cost 35% more per call with 2 threads than with 1.)
+// Then by a hash of the address: a thread's blocks in one tree made 1
+// thread's hooks 15% dearer (a deeper walk).
 Shard& shard_of(uint64_t address) {
-  // Blocks are at least 16-byte aligned: mix the bits above that.
-  return state->shards[((address >> 4) * 0x9e3779b97f4a7c15ull) >> 60];
+  uint64_t region = (address >> kRegionShift) % kRegionSlots;
+  uint64_t hash = ((address >> 4) * 0x9e3779b97f4a7c15ull) >> 62;  // blocks are 16-byte aligned
+  return state->shards[region * kShardsPerRegion + hash];
 }
 
 void fold_exited_thread(void* counts_pointer) {
@@ -260,10 +303,11 @@ uint64_t end_row(uint64_t address, const Block& block, uint64_t ns) {
 // Keeps a block that was not a row for the writer (FreedBlock). Before the
 // memory goes back: its pages are still there to ask about.
 void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns) {
-  if (shard.kept < kMaxFreedPerShard) {
+  if (shard.room > 0 || take_room(shard)) {
     int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
     FreedBlock freed{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node, false};
     if (shard.recent.push(FreedEntry{address, freed})) {
+      --shard.room;
       ++shard.kept;
       ++shard.kept_by_class[size_class(block.bytes)];
       return;
@@ -311,6 +355,7 @@ void reset_in_child() {
     shard.forget_all();
     shard.not_kept = 0;
   });
+  freed_room.left = kMaxFreedKept;
   registry().reset_after_fork();
   stored_elsewhere = 0;
   state->live_threads = thread_counts;
@@ -324,7 +369,7 @@ void reset_in_child() {
 AllocationRegistry& registry() {
   // Host rows share the allocations table with CUDA's: one id sequence.
   // Split like the live map: every thread's malloc and free reach it.
-  static AllocationRegistry* host_registry = new AllocationRegistry(&allocations(), kShards);
+  static AllocationRegistry* host_registry = new AllocationRegistry(&allocations(), kRegionSlots);
   return *host_registry;
 }
 
@@ -536,6 +581,9 @@ void forget_freed_before(uint64_t ns) {
          shard.recent.pop_front()) {
       shard.forget(shard.recent.front().block);
     }
+    // What the shard freed up, and what it took but did not use, is anyone's
+    // again: a thread that stopped freeing holds no room another needs.
+    give_back_room(shard);
   });
 }
 

@@ -80,10 +80,12 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns);
 // freed before it are no longer kept.
 void forget_freed_before(uint64_t ns);
 
-// Freed blocks a shard keeps at most while the writer lags (mapped regions
-// are one shard): past it, the newest are not kept, counted here (and in
-// meta.host_blocks_not_kept).
-inline constexpr uint32_t kMaxFreedPerShard = 16384;
+// Freed blocks kept at most, all shards together, while the writer lags:
+// past it, the newest are not kept, counted here (and in
+// meta.host_blocks_not_kept). One thread's blocks mostly share a shard, so
+// the room is common to all, each shard taking it kFreedRoomBatch at a time.
+inline constexpr uint32_t kMaxFreedKept = 1 << 18;
+inline constexpr uint32_t kFreedRoomBatch = 1024;
 uint64_t not_kept_blocks();
 
 // The span every tracked block has lain in: a cheap pre-filter for the
