@@ -189,6 +189,9 @@ def check_vector_add(c, t):
     served = t.one("SELECT count(*) FROM api_calls r JOIN strings s ON s.id = r.driver_name_id "
                    "WHERE s.text LIKE 'cuLaunchKernel%' AND r.domain = ?", DOMAIN_RUNTIME)
     c.equal(served, 1, "cudaLaunchKernel's row names the cuLaunchKernel it made")
+    c.equal(t.one("SELECT count(*) FROM api_calls a JOIN kernels k ON k.call_correlation_id = "
+                  "a.correlation_id WHERE a.stream = k.stream"), 1,
+            "cudaLaunchKernel's row names the stream its kernel ran on")
     c.equal(t.one("SELECT count(*) FROM api_calls WHERE parent_correlation_id IS NOT NULL"), 0,
             "no driver call of its own inside a runtime call")
     joined = t.one("SELECT count(*) FROM kernels k JOIN api_calls a "

@@ -349,6 +349,19 @@ TEST_F(LaunchTranslationTest, PointersInsideAStructPassedByValueAreFound) {
   EXPECT_EQ(args.words[1].param_size, 24);
 }
 
+TEST_F(LaunchTranslationTest, ARuntimeLaunchsRecordNamesTheStreamItsFoldedDriverLaunchNamed) {
+  cudaLaunchKernel_v7000_params runtime{};
+  cuLaunchKernel_params driver{(CUfunction)function_, 1, 1, 1, 1, 1, 1, 0,
+                               reinterpret_cast<CUstream>(0x9), nullptr, nullptr};
+  std::vector<Record> calls =
+      of_type(nested_call(RT(cudaLaunchKernel_v7000), "cudaLaunchKernel", runtime,
+                          DRV(cuLaunchKernel), "cuLaunchKernel", driver),
+              RecordType::ApiCall);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_STREQ(calls[0].api.driver_name, "cuLaunchKernel");
+  EXPECT_EQ(calls[0].api.stream, 100 + 9) << "the stream the launch went to";
+}
+
 TEST_F(LaunchTranslationTest, ThePackedArgumentFormIsScannedAsTheDeviceSeesIt) {
   uint64_t buffer[3] = {0x7f0000100000, 0x7f0000100010, 5};
   size_t size = sizeof buffer;

@@ -23,6 +23,7 @@ struct ThreadCallState {
   bool inner_call_emitted = false;  // a nested driver call described the operation
   bool captured = false;            // stream capture made a graph node of the outermost call
   const char* folded_driver_call = nullptr;  // the driver call folded into the outer call's record
+  int64_t folded_stream = -1;                // the stream it named
 };
 
 thread_local ThreadCallState call_state;
@@ -36,6 +37,7 @@ void on_enter(CaptureContext& ctx, const TracedFunction& function,
     call_state.inner_call_emitted = false;
     call_state.captured = false;
     call_state.folded_driver_call = nullptr;
+    call_state.folded_stream = -1;
   }
   ++call_state.depth;
 }
@@ -68,6 +70,7 @@ void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_Ca
   }
   if (folds_into_outer_call(function, return_code)) {
     call_state.folded_driver_call = data->functionName;
+    call_state.folded_stream = call.stream;
     return;
   }
   Record api{};
@@ -76,7 +79,9 @@ void on_exit(CaptureContext& ctx, const TracedFunction& function, const CUpti_Ca
   api.own_correlation_id = data->correlationId;
   api.api.start_ns = call.start_ns;
   api.api.end_ns = end;
-  api.api.stream = call.stream;
+  // A runtime call whose driver call described the operation names the
+  // stream that driver call named.
+  api.api.stream = call.stream < 0 && !nested ? call_state.folded_stream : call.stream;
   api.api.parent_correlation_id = nested ? call.outer_correlation_id : 0;
   api.api.return_code = return_code;
   api.api.device = call.device();
