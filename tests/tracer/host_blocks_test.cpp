@@ -407,6 +407,15 @@ TEST_F(HostBlocksTest, HistogramCountsEverySizeClass) {
   EXPECT_NE(after.find("\"min_bytes\":2,\"max_bytes\":3"), std::string::npos) << after;
 }
 
+// Runs body(0) and body(1) on two threads at once.
+template <typename Body>
+void run_both(Body body) {
+  std::thread first(body, 0);
+  std::thread second(body, 1);
+  first.join();
+  second.join();
+}
+
 // Two threads, each allocating in its own 64 MiB region (its own shards),
 // then freeing the other's blocks: in `all` mode every block is one row
 // ended by one free, and the rows are counted though both threads are gone.
@@ -416,12 +425,6 @@ TEST_F(HostBlocksTest, RowsFreedByAnotherThreadEndOnceAndAreCounted) {
   uint64_t stored = host_blocks::stored_blocks();
   constexpr uint64_t kBlocks = 1000;
   const uint64_t regions[2] = {0x300000000000, 0x300004000000};
-  auto run_both = [](auto body) {
-    std::thread first(body, 0);
-    std::thread second(body, 1);
-    first.join();
-    second.join();
-  };
   run_both([&](int t) {
     for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_allocate(regions[t] + i * 8192, 8192, false);
   });
@@ -451,12 +454,6 @@ TEST_F(HostBlocksTest, BlocksFreedByAnotherThreadKeepTheirLifetimes) {
   uint64_t not_kept = host_blocks::not_kept_blocks();
   constexpr uint64_t kBlocks = 1000;
   const uint64_t regions[2] = {0x300100000000, 0x300104000000};
-  auto run_both = [](auto body) {
-    std::thread first(body, 0);
-    std::thread second(body, 1);
-    first.join();
-    second.join();
-  };
   run_both([&](int t) {
     for (uint64_t i = 0; i < kBlocks; ++i) host_blocks::on_allocate(regions[t] + i * 8192, 4096, false);
   });
