@@ -44,14 +44,10 @@ void AllocationRegistry::widen(uint64_t address, uint64_t bytes) {
 
 void AllocationRegistry::Shard::end_live(LiveMap::iterator it, uint64_t ns) {
   it->second.free_ns = ns;
-  if (!recent.push(it->second)) throw std::bad_alloc();
+  // Without memory to keep it, a lookup from before its end cannot find it:
+  // a lesser harm than failing the free.
+  freed.add(it->first, it->second);
   live.erase(it);
-}
-
-void AllocationRegistry::Shard::index_recent() const {
-  for (; !recent.empty(); recent.pop_front()) {
-    freed_in_order.push_back(freed.emplace(recent.front().address, recent.front()));
-  }
 }
 
 uint64_t AllocationRegistry::add(uint64_t address, uint64_t bytes, AllocKind kind, int32_t device,
@@ -80,8 +76,8 @@ uint64_t AllocationRegistry::add_ended(uint64_t address, uint64_t bytes, AllocKi
   info.free_ns = free_ns;
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    // Out of free order in freed_in_order: it is forgotten a pass or so late.
-    shard.freed_in_order.push_back(shard.freed.emplace(address, info));
+    // Out of free order: it is forgotten a pass or so late.
+    shard.freed.add(address, info);
     shard.note_bytes(bytes);
   }
   widen(address, bytes);
@@ -116,8 +112,7 @@ std::optional<AllocationInfo> AllocationRegistry::remove(uint64_t address, uint6
   if (std::optional<AllocationInfo> ended = shard.end_live_at(address, ns)) return ended;
   // Already ended by an allocation that reused the address before this free's
   // callback ran: report the one that was live when the free was entered.
-  shard.index_recent();
-  auto range = shard.freed.equal_range(address);
+  auto range = shard.freed.indexed().equal_range(address);
   for (auto f = range.first; f != range.second; ++f) {
     if (f->second.alloc_ns <= ns && ns <= f->second.free_ns) return f->second;
   }
@@ -135,14 +130,14 @@ std::optional<uint64_t> AllocationRegistry::remove_unresolvable(AllocKind kind, 
 
 std::optional<AllocationInfo> AllocationRegistry::Shard::find(uint64_t address, uint64_t ns) const {
   std::lock_guard<std::mutex> lock(mutex);
-  index_recent();
   // Live allocations never overlap: the nearest start at or below wins.
   auto at = live.upper_bound(address);
   if (at != live.begin() && contains(std::prev(at)->second, address, ns)) return std::prev(at)->second;
   // Older lifetimes: walk down from the address while an allocation starting
   // there could still reach it.
-  auto old = freed.upper_bound(address);
-  while (old != freed.begin()) {
+  const FreedHistory<AllocationInfo>::Index& ended = freed.indexed();
+  auto old = ended.upper_bound(address);
+  while (old != ended.begin()) {
     --old;
     if (address - old->first >= largest_bytes && old->first != address) break;
     if (contains(old->second, address, ns)) return old->second;
@@ -168,7 +163,6 @@ uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
   uint64_t next = UINT64_MAX;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.index_recent();
     for (auto live = shard.live.upper_bound(address); live != shard.live.end() && live->first < next;
          ++live) {
       if (live->second.alloc_ns <= ns) {
@@ -176,7 +170,8 @@ uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
         break;
       }
     }
-    for (auto freed = shard.freed.upper_bound(address); freed != shard.freed.end() && freed->first < next;
+    const FreedHistory<AllocationInfo>::Index& ended = shard.freed.indexed();
+    for (auto freed = ended.upper_bound(address); freed != ended.end() && freed->first < next;
          ++freed) {
       if (freed->second.alloc_ns <= ns && ns < freed->second.free_ns) next = freed->first;
     }
@@ -187,13 +182,7 @@ uint64_t AllocationRegistry::next_start(uint64_t address, uint64_t ns) const {
 void AllocationRegistry::forget_freed_before(uint64_t ns) {
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    // Frees arrive in roughly time order; stopping at the first younger one
-    // keeps this cheap and only delays forgetting a few.
-    while (!shard.recent.empty() && shard.recent.front().free_ns < ns) shard.recent.pop_front();
-    while (!shard.freed_in_order.empty() && shard.freed_in_order.front()->second.free_ns < ns) {
-      shard.freed.erase(shard.freed_in_order.front());
-      shard.freed_in_order.pop_front();
-    }
+    shard.freed.forget_before(ns, [](const AllocationInfo&) {});
   }
 }
 
@@ -202,8 +191,6 @@ void AllocationRegistry::reset_after_fork() {
     // The mutex may have been held by a thread the child does not have.
     new (&shard.mutex) std::mutex;
     shard.live.clear();
-    shard.recent.clear();
-    shard.freed_in_order.clear();
     shard.freed.clear();
     shard.largest_bytes = 0;
   }

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -19,7 +18,7 @@
 
 #include "apptracer/enums.h"
 #include "buffer/address_range.h"
-#include "buffer/chunked_log.h"
+#include "buffer/freed_history.h"
 #include "buffer/node_pool.h"
 
 namespace apptracer {
@@ -93,31 +92,20 @@ class AllocationRegistry {
  private:
   using LiveMap = std::map<uint64_t, AllocationInfo, std::less<uint64_t>,
                            PoolAllocator<std::pair<const uint64_t, AllocationInfo>>>;
-  using FreedMap = std::multimap<uint64_t, AllocationInfo, std::less<uint64_t>,
-                                 PoolAllocator<std::pair<const uint64_t, AllocationInfo>>>;
 
-  // Allocations whose start lies in this shard's regions. Lookups (const)
-  // index what was freed since the last one, hence the mutable history.
+  // Allocations whose start lies in this shard's regions.
   // Aligned: one thread's lock is not on a line beside another's tree.
   struct alignas(64) Shard {
     mutable std::mutex mutex;
     uint64_t largest_bytes = 0;
     NodePool live_nodes;
     LiveMap live{LiveMap::allocator_type(&live_nodes)};  // by start address
-    // Freed since the last lookup, oldest first. A free appends here in
-    // constant time and lookups move them into `freed`: inserting each free
-    // into that index (a deep tree while the writer's horizon holds every
-    // recent free) was most of what a host row cost the program.
-    mutable ChunkedLog<AllocationInfo> recent;
-    mutable NodePool freed_nodes;
-    mutable FreedMap freed{FreedMap::allocator_type(&freed_nodes)};  // by start address
-    mutable std::deque<FreedMap::iterator> freed_in_order;           // oldest first
+    // Lookups (const) index what was freed since the last one.
+    mutable FreedHistory<AllocationInfo> freed;
     std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
     void end_live(LiveMap::iterator it, uint64_t ns);
     // Ends the one starting at `address` if it was allocated by `ns`.
     std::optional<AllocationInfo> end_live_at(uint64_t address, uint64_t ns);
-    // Moves `recent` into `freed`. Called with the lock held.
-    void index_recent() const;
     void note_bytes(uint64_t bytes) { largest_bytes = std::max(largest_bytes, bytes); }
   };
 

@@ -12,7 +12,7 @@
 #include "base/clock.h"
 #include "base/numa.h"
 #include "buffer/allocation_registry.h"
-#include "buffer/chunked_log.h"
+#include "buffer/freed_history.h"
 #include "buffer/node_pool.h"
 #include "buffer/record_buffers.h"
 
@@ -58,12 +58,6 @@ struct FreedBlock {
   // points at it), never made one again.
   bool taken;
 };
-struct FreedEntry {
-  uint64_t address;
-  FreedBlock block;
-};
-using FreedMap = std::multimap<uint64_t, FreedBlock, std::less<uint64_t>,
-                               PoolAllocator<std::pair<const uint64_t, FreedBlock>>>;
 
 // A free of a block this large already costs an munmap or the touching of
 // its pages; one move_pages call more is small beside it, and tells the
@@ -78,15 +72,9 @@ struct alignas(64) Shard {
   std::mutex mutex;
   NodePool pool;
   BlockMap blocks{BlockMap::allocator_type(&pool)};
-  // Freed blocks, in two parts: those freed since the writer last looked,
-  // oldest first (a free appends in constant time: inserting each into the
-  // index, a deep tree while the writer lags, was most of what a freed
-  // block cost the program), and the index the writer moves them into.
-  ChunkedLog<FreedEntry> recent;
-  NodePool freed_pool;
-  FreedMap freed{FreedMap::allocator_type(&freed_pool)};  // by start address
-  ChunkedLog<FreedMap::iterator> freed_in_order;          // oldest first
-  // Blocks in `recent` and `freed`, in all and by size class, and how many
+  // Freed blocks: a free appends, the writer's lookups index them.
+  FreedHistory<FreedBlock> freed;
+  // Blocks in `freed`, in all and by size class, and how many
   // more this shard may keep (taken from freed_room): the cap, and how far
   // below an address a lookup walks.
   uint32_t kept = 0;
@@ -97,17 +85,12 @@ struct alignas(64) Shard {
   // hook reads.
   uint64_t not_kept = 0;
 
-  // Moves `recent` into the index. Writer side, with the lock held.
-  void index_recent() {
-    for (; !recent.empty(); recent.pop_front()) {
-      FreedMap::iterator it = freed.emplace(recent.front().address, recent.front().block);
-      if (!freed_in_order.push(it)) {
-        // No memory for its place in the order: it could never be forgotten.
-        forget(it->second);
-        freed.erase(it);
-        ++not_kept;
-      }
-    }
+  // The index of freed blocks. Writer side, with the lock held.
+  FreedHistory<FreedBlock>::Index& indexed_freed() {
+    return freed.indexed([this](const FreedBlock& dropped) {
+      forget(dropped);
+      ++not_kept;
+    });
   }
   void forget(const FreedBlock& block) {
     --kept;
@@ -122,8 +105,6 @@ struct alignas(64) Shard {
     return 0;
   }
   void forget_all() {
-    recent.clear();
-    freed_in_order.clear();
     freed.clear();
     kept = 0;
     std::fill_n(kept_by_class, kSizeClasses, 0);
@@ -306,7 +287,7 @@ void keep_freed(Shard& shard, uint64_t address, const Block& block, uint64_t ns)
   if (shard.room > 0 || take_room(shard)) {
     int node = block.bytes >= kNumaAtFreeMinBytes ? numa_node_of(address, block.bytes) : -1;
     FreedBlock freed{block.bytes, block.alloc_ns, ns, block.tid, block.mapped, node, false};
-    if (shard.recent.push(FreedEntry{address, freed})) {
+    if (shard.freed.add(address, freed)) {
       --shard.room;
       ++shard.kept;
       ++shard.kept_by_class[size_class(block.bytes)];
@@ -527,9 +508,9 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     if (slack) return std::nullopt;
     // Freed blocks may overlap (an address reused): walk down while one
     // starting there could still reach the address.
-    shard.index_recent();
+    FreedHistory<FreedBlock>::Index& freed = shard.indexed_freed();
     uint64_t reach = shard.kept_reach();
-    for (auto it = shard.freed.upper_bound(address); it != shard.freed.begin();) {
+    for (auto it = freed.upper_bound(address); it != freed.begin();) {
       --it;
       if (address - it->first >= reach) break;
       FreedBlock& f = it->second;
@@ -569,18 +550,7 @@ void forget_freed_before(uint64_t ns) {
   registry().forget_freed_before(ns);
   for_each_shard([ns](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    // Frees arrive in about time order (a missed free or an unmap reads the
-    // clock before the lock): stopping at the first younger one keeps this
-    // short and only delays forgetting a few.
-    for (; !shard.freed_in_order.empty() && shard.freed_in_order.front()->second.free_ns < ns;
-         shard.freed_in_order.pop_front()) {
-      shard.forget(shard.freed_in_order.front()->second);
-      shard.freed.erase(shard.freed_in_order.front());
-    }
-    for (; !shard.recent.empty() && shard.recent.front().block.free_ns < ns;
-         shard.recent.pop_front()) {
-      shard.forget(shard.recent.front().block);
-    }
+    shard.freed.forget_before(ns, [&shard](const FreedBlock& block) { shard.forget(block); });
     // What the shard freed up, and what it took but did not use, is anyone's
     // again: a thread that stopped freeing holds no room another needs.
     give_back_room(shard);
