@@ -131,14 +131,14 @@ Statement& Statement::operator=(Statement&& other) noexcept {
 }
 
 Statement& Statement::bind(int index, double value) {
-  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail(db_, "bind");
+  if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail_bind();
   return *this;
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
   if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
                         SQLITE_TRANSIENT) != SQLITE_OK) {
-    fail(db_, "bind");
+    fail_bind();
   }
   return *this;
 }
