@@ -196,14 +196,12 @@ class Builder {
     accesses_.clear();
     for (uint32_t i = trace_.access_begin[source]; i < trace_.access_begin[source + 1]; ++i) {
       const Access& access = trace_.accesses[i];
-      if (kind != OpKind::Kernel || access.position >= 0 || !access.reads || !access.writes) {
+      accesses_.push_back(access);
+      if (kind == OpKind::Kernel && access.position < 0 && access.reads && access.writes) {
+        accesses_.back().writes = false;
         accesses_.push_back(access);
-        continue;
+        accesses_.back().reads = false;
       }
-      accesses_.push_back(access);
-      accesses_.back().writes = false;
-      accesses_.push_back(access);
-      accesses_.back().reads = false;
     }
     if (accesses_.size() < 2) return;
     auto key = [](const Access& a) {
