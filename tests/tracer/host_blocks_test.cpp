@@ -140,6 +140,28 @@ TEST_F(HostBlocksTest, TheWriterPromotesOnlyBlocksAllocatedBeforeTheLaunch) {
   drained();
 }
 
+// The writer searches only the shards a block holding the address can lie
+// in: a block that starts in the region below, and one larger than a region,
+// are still found from an address far into them.
+TEST_F(HostBlocksTest, TheWriterFindsBlocksThatStartInAnotherRegion) {
+  enable(false);
+  const uint64_t region = uint64_t{1} << 26;
+  const uint64_t crossing = 0x200000000000 + region - 4096;  // 1 MiB across a region's end
+  host_blocks::on_allocate(crossing, 1 << 20, false);
+  const uint64_t large = 0x300000000000 + 0x4000;  // four regions and more
+  host_blocks::on_allocate(large, 5 * region, false);
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(crossing + 8192, UINT64_MAX);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->allocation.allocation.address, crossing);
+  row = host_blocks::promote_for_writer(large + 4 * region + 64, UINT64_MAX);
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->allocation.allocation.address, large);
+  EXPECT_FALSE(host_blocks::may_contain(0x280000000000)) << "between the blocks";
+  host_blocks::on_free(crossing);
+  host_blocks::on_free(large);
+  drained();
+}
+
 // The writer reads a copy after the program freed its buffer (at exit,
 // always): the block that held the address when the copy was entered is
 // still found, and becomes a row that ended at its free.

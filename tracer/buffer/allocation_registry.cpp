@@ -39,7 +39,7 @@ void AllocationRegistry::widen(uint64_t address, uint64_t bytes) {
   uint64_t largest = largest_bytes_.load(std::memory_order_relaxed);
   while (bytes > largest && !largest_bytes_.compare_exchange_weak(largest, bytes)) {
   }
-  range_.widen(address, bytes);
+  regions_.cover(address, bytes);
 }
 
 void AllocationRegistry::Shard::end_live(LiveMap::iterator it, uint64_t ns) {
@@ -196,7 +196,7 @@ void AllocationRegistry::reset_after_fork() {
   }
   unresolvable_.clear();
   largest_bytes_ = 0;
-  range_.reset();
+  regions_.reset();
 }
 
 void AllocationRegistry::lock_all_shards() {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "apptracer/enums.h"
-#include "buffer/address_range.h"
+#include "buffer/address_regions.h"
 #include "buffer/freed_history.h"
 #include "buffer/node_pool.h"
 
@@ -69,7 +69,7 @@ class AllocationRegistry {
 
   // Cheap, lock-free pre-filter for the launch hot path: false when a value
   // lies outside every address range ever registered.
-  const AddressRange& range() const { return range_; }
+  const AddressRegions& regions() const { return regions_; }
 
   // The allocation containing `address` at time `ns`.
   std::optional<AllocationInfo> find(uint64_t address, uint64_t ns) const;
@@ -111,10 +111,10 @@ class AllocationRegistry {
 
   uint64_t next_id() { return ++id_source_->last_id_; }
   size_t shard_index(uint64_t address) const;
-  // After an allocation is added: the span and the largest size grow to it.
+  // After an allocation is added: its regions are marked, the largest size grows to it.
   void widen(uint64_t address, uint64_t bytes);
 
-  AddressRange range_;
+  AddressRegions regions_;
   AllocationRegistry* id_source_;
   std::atomic<uint64_t> last_id_{0};
   std::atomic<uint64_t> largest_bytes_{0};  // of every shard: how far back a block can reach

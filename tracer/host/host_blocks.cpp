@@ -84,6 +84,14 @@ struct alignas(64) Shard {
   // thread's frees bumped shared the cache line of `state`, which every
   // hook reads.
   uint64_t not_kept = 0;
+  // The largest block it ever held (written under the lock, read without):
+  // a lookup skips a shard whose blocks cannot reach the address.
+  std::atomic<uint64_t> largest_bytes{0};
+  void note_bytes(uint64_t bytes) {
+    if (bytes > largest_bytes.load(std::memory_order_relaxed)) {
+      largest_bytes.store(bytes, std::memory_order_relaxed);
+    }
+  }
 
   // The index of freed blocks. Writer side, with the lock held.
   FreedHistory<FreedBlock>::Index& indexed_freed() {
@@ -386,7 +394,7 @@ void store_row(uint64_t address, uint64_t bytes, ThreadCounts* counts) {
     Record r = free_record(missed_free_id, ns);
     state->buffers->append(r);
   }
-  address_span.widen(address, bytes);
+  address_regions.cover(address, bytes);
   // alloc_tid 0: allocated by the thread recording it.
   Record row = allocation_record(id, address, bytes, ns, 0, false);
   state->buffers->append(row);
@@ -402,6 +410,7 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
   uint64_t missed_free_id = 0;
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.note_bytes(bytes);
     auto [it, inserted] = shard.blocks.try_emplace(address, block);
     if (!inserted) {
       // A block still here was freed by a path we do not see: it ends now.
@@ -416,7 +425,7 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
     Record r = free_record(missed_free_id, block.alloc_ns);
     state->buffers->append(r);
   }
-  address_span.widen(address, bytes);
+  address_regions.cover(address, bytes);
   if (row) {
     row->allocation.alloc_tid = 0;  // allocated by the thread recording it
     state->buffers->append(*row);
@@ -532,10 +541,22 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     }
     return std::nullopt;
   };
+  // A block no larger than a region starts in the address's region or the
+  // one below: only their shards, and shards that held larger blocks, can
+  // hold it (a search of every shard was most of the writer's time).
+  uint64_t region = (address >> kRegionShift) % kRegionSlots;
+  uint64_t region_below = (region + kRegionSlots - 1) % kRegionSlots;
+  auto may_hold = [&](int index) {
+    uint64_t slot = static_cast<uint64_t>(index / kShardsPerRegion);
+    return slot == region || slot == region_below ||
+           state->shards[index].largest_bytes.load(std::memory_order_relaxed) >
+               (uint64_t{1} << kRegionShift);
+  };
   // Malloc blocks before mmapped regions (the more precise).
   auto promote_first = [&](bool slack) -> std::optional<PromotedBlock> {
-    for (Shard& shard : state->shards) {
-      if (std::optional<PromotedBlock> block = promote_in(shard, slack)) return block;
+    for (int index = 0; index < kShards; ++index) {
+      if (!may_hold(index)) continue;
+      if (std::optional<PromotedBlock> block = promote_in(state->shards[index], slack)) return block;
     }
     return promote_in(state->mapped, slack);
   };

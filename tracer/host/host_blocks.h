@@ -21,7 +21,7 @@
 #include <string>
 
 #include "apptracer/records.h"
-#include "buffer/address_range.h"
+#include "buffer/address_regions.h"
 #include "buffer/promoted_block.h"
 
 namespace apptracer {
@@ -88,10 +88,10 @@ inline constexpr uint32_t kMaxFreedKept = 1 << 18;
 inline constexpr uint32_t kFreedRoomBatch = 1024;
 uint64_t not_kept_blocks();
 
-// The span every tracked block has lain in: a cheap pre-filter for the
-// launch hot path (it runs per parameter word).
-inline AddressRange address_span;
-inline bool may_contain(uint64_t value) { return address_span.may_contain(value); }
+// The regions every tracked block has lain in: a cheap pre-filter for the
+// launch hot path (it runs per parameter word) and the writer's lookups.
+inline AddressRegions address_regions;
+inline bool may_contain(uint64_t value) { return address_regions.may_contain(value); }
 
 // Every allocation by power-of-two size class, as JSON for `meta`.
 std::string histogram_json();

@@ -401,7 +401,7 @@ void start(const Config& config) {
   if (config.host_allocations != HostAllocations::Off && allocator_hooked) {
     host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},
                         *buffers_instance);
-    capture_context->host_blocks = &host_blocks::address_span;
+    capture_context->host_blocks = &host_blocks::address_regions;
   }
   // A host-only trace, and a capture's file, is wanted even if nothing reaches it.
   if (config.host_allocations == HostAllocations::All || attached_late) {

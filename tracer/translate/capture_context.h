@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "buffer/address_range.h"
+#include "buffer/address_regions.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
@@ -63,7 +63,7 @@ struct CaptureContext {
   uint64_t (*now_ns)();
   // Host blocks' address span (host/), or nullptr when host memory is not
   // watched: parameter words inside it may point to host memory.
-  const AddressRange* host_blocks = nullptr;
+  const AddressRegions* host_blocks = nullptr;
 };
 
 }  // namespace apptracer

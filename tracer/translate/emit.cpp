@@ -51,8 +51,8 @@ uint16_t param_containing(const LaunchedFunction& function, uint32_t offset) {
 
 void ArgWords::scan(const CaptureContext& ctx, const char* bytes, uint32_t buffer_offset,
                     uint32_t size, uint16_t param_index, uint32_t param_size) {
-  const AddressRange& device = ctx.allocations.range();
-  const AddressRange* host = ctx.host_blocks;
+  const AddressRegions& device = ctx.allocations.regions();
+  const AddressRegions* host = ctx.host_blocks;
   // Only words 8-byte aligned in the device's parameter buffer can be pointers.
   for (uint32_t k = (8 - buffer_offset % 8) % 8; k + 8 <= size && count < kMaxWords; k += 8) {
     uint64_t value;
