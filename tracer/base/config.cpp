@@ -103,6 +103,8 @@ Config Config::from_environment() {
       if (std::string(v) == to_string(mode)) config.exact = mode;
     }
   }
+  read_count("APPTRACER_STALL_MS", config.stall_ms);
+  read_count("APPTRACER_FORK_WAIT_MS", config.fork_wait_ms);
   read_count("APPTRACER_EXACT_SLOTS", config.exact_slots);
   read_count("APPTRACER_EXACT_PAGES", config.exact_pages);
   return config;
@@ -112,6 +114,7 @@ std::string Config::describe() const {
   return "output=" + output + " force=" + (force ? "1" : "0") + " log=" + log_level +
          " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
          " flush_ms=" + std::to_string(flush_period_ms) +
+         " stall_ms=" + std::to_string(stall_ms) + " fork_wait_ms=" + std::to_string(fork_wait_ms) +
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) +
          (exact == ExactMode::Off

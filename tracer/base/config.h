@@ -39,6 +39,13 @@ struct Config {
   std::string log_level = "warn";          // APPTRACER_LOG: trace|debug|info|warn|error|off
   size_t buffer_bytes = 64u << 20;         // APPTRACER_BUFFER_MB: cap on records in flight
   int flush_period_ms = 200;               // APPTRACER_FLUSH_MS: writer period (SIGKILL loses at most this)
+  // APPTRACER_STALL_MS: how long the writer may make no progress before
+  // producers at the memory cap stop waiting for it and drop (and count)
+  // records instead: the program is never held longer because of us.
+  uint32_t stall_ms = 5000;
+  // APPTRACER_FORK_WAIT_MS: how long fork() may wait for the writer to leave
+  // SQLite; past it the child runs untraced (it could not use SQLite safely).
+  uint32_t fork_wait_ms = 1000;
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -46,8 +47,9 @@ namespace {
 thread_local ThreadExit tls_thread;
 }  // namespace
 
-RecordBuffers::RecordBuffers(size_t max_bytes)
-    : max_chunks_(max_bytes / sizeof(Chunk) > 2 ? max_bytes / sizeof(Chunk) : 2) {}
+RecordBuffers::RecordBuffers(size_t max_bytes, uint64_t stall_ns)
+    : max_chunks_(max_bytes / sizeof(Chunk) > 2 ? max_bytes / sizeof(Chunk) : 2),
+      stall_ns_(stall_ns) {}
 
 uint32_t RecordBuffers::current_tid() {
   if (tls_tid == 0) tls_tid = static_cast<uint32_t>(syscall(SYS_gettid));
@@ -123,12 +125,22 @@ void RecordBuffers::mark_writer_thread() { tls_is_writer = true; }
 
 RecordBuffers::Chunk* RecordBuffers::acquire_chunk() {
   std::unique_lock<std::mutex> lock(pool_mutex_);
+  uint64_t wait_start = 0;
   while (free_chunks_ == nullptr && allocated_chunks_ >= max_chunks_ && !tls_is_writer) {
-    if (closed()) return nullptr;
+    if (closed() || stalled_.load(std::memory_order_relaxed)) return nullptr;
     uint64_t start = now_ns();
+    if (wait_start == 0) wait_start = start;
     queue_ready_.notify_one();
     pool_available_.wait_for(lock, std::chrono::milliseconds(100));
-    producer_wait_ns_.fetch_add(now_ns() - start, std::memory_order_relaxed);
+    uint64_t now = now_ns();
+    producer_wait_ns_.fetch_add(now - start, std::memory_order_relaxed);
+    if (free_chunks_ != nullptr) break;
+    uint64_t alive = std::max(wait_start, last_progress_ns_.load(std::memory_order_relaxed));
+    if (now - alive < stall_ns_ || stalled_.exchange(true)) continue;
+    stalls_.fetch_add(1, std::memory_order_relaxed);
+    lock.unlock();
+    if (stall_reporter_) stall_reporter_(now - alive);
+    return nullptr;
   }
   if (free_chunks_) {
     Chunk* chunk = free_chunks_;
@@ -167,7 +179,14 @@ void RecordBuffers::recycle(Chunk* chunk) {
   std::lock_guard<std::mutex> lock(pool_mutex_);
   chunk->next = free_chunks_;
   free_chunks_ = chunk;
+  last_progress_ns_.store(now_ns(), std::memory_order_relaxed);
+  stalled_.store(false, std::memory_order_relaxed);
   pool_available_.notify_one();
+}
+
+void RecordBuffers::note_progress(const char* stage) {
+  stage_.store(stage, std::memory_order_relaxed);
+  last_progress_ns_.store(now_ns(), std::memory_order_relaxed);
 }
 
 void RecordBuffers::drain(const Consumer& outer_consume) {
@@ -240,6 +259,9 @@ void RecordBuffers::reset_after_fork() {
   any_thread_attached_.store(false);
   producer_wait_ns_.store(0);
   dropped_.store(0);
+  stalls_.store(0);
+  stalled_.store(false);
+  last_progress_ns_.store(0);
   drained_.store(0);
 }
 

@@ -9,7 +9,13 @@
 // reading a chunk another thread is still filling safe.
 //
 // Memory is capped: when every chunk is in flight the producer waits for the
-// writer (never drops silently); the time spent waiting is counted.
+// writer (never drops silently); the time spent waiting is counted. The wait
+// is bounded by the writer's progress, not by time alone: a producer waits as
+// long as the writer keeps working, and once the writer has shown no progress
+// for the stall limit the buffers are *stalled*: the waiting record and every
+// later one is dropped and counted, without waiting, until the writer frees a
+// chunk. A producer may hold locks the writer needs (CUPTI's, the program's):
+// without the bound, one such cycle hung a training run for good.
 #pragma once
 
 #include <atomic>
@@ -27,7 +33,10 @@ class RecordBuffers {
  public:
   static constexpr uint32_t kChunkRecords = 1024;  // 128 KiB per chunk
 
-  explicit RecordBuffers(size_t max_bytes);
+  // `stall_ns`: how long the writer may show no progress before producers
+  // stop waiting for it.
+  explicit RecordBuffers(size_t max_bytes, uint64_t stall_ns = kDefaultStallNs);
+  static constexpr uint64_t kDefaultStallNs = 5'000'000'000;
 
   // Hot path. Stamps the record with the calling thread's id.
   void append(Record& record);
@@ -40,6 +49,18 @@ class RecordBuffers {
   // Blocks the writer until a chunk is full or `period` has passed.
   void wait_for_work(std::chrono::milliseconds period);
   void wake_writer();
+
+  // Writer side: it is working (called at least every few thousand records
+  // while a pass runs); `stage` names what it does, for the stall report.
+  void note_progress(const char* stage);
+  const char* consumer_stage() const { return stage_.load(std::memory_order_relaxed); }
+
+  // Called once per stall, on the producer that found it, outside every lock
+  // of the buffers: `waited_ns` since the writer's last progress.
+  void set_stall_reporter(std::function<void(uint64_t waited_ns)> reporter) {
+    stall_reporter_ = std::move(reporter);
+  }
+  uint64_t stalls() const { return stalls_.load(std::memory_order_relaxed); }
 
   // After close(), appends are counted as dropped instead of stored.
   void close();
@@ -73,6 +94,7 @@ class RecordBuffers {
   void detach_thread(ThreadBuffer* buffer);
 
   const size_t max_chunks_;
+  const uint64_t stall_ns_;
   std::atomic<bool> closed_{false};
   std::atomic<bool> any_thread_attached_{false};
 
@@ -80,6 +102,13 @@ class RecordBuffers {
   std::condition_variable pool_available_;
   Chunk* free_chunks_ = nullptr;
   size_t allocated_chunks_ = 0;
+  // The writer's last sign of life (a recycled chunk, note_progress), and
+  // whether producers gave up waiting for it.
+  std::atomic<uint64_t> last_progress_ns_{0};
+  std::atomic<bool> stalled_{false};
+  std::atomic<const char*> stage_{"not started"};
+  std::function<void(uint64_t)> stall_reporter_;
+  std::atomic<uint64_t> stalls_{0};
 
   std::mutex queue_mutex_;
   std::condition_variable queue_ready_;

@@ -38,6 +38,7 @@
 #include "base/signal_sets.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/string_table.h"
+#include "capture/activity_flusher.h"
 #include "capture/capture.h"
 #include "capture/live_cuda_queries.h"
 #include "frameworks/sub_allocation_events.h"
@@ -57,6 +58,7 @@ constexpr const char* kTracerVersion = "0.1.0";
 
 RecordBuffers* buffers_instance = nullptr;
 Writer* writer_instance = nullptr;
+ActivityFlusher* activity_flusher = nullptr;
 CaptureContext* capture_context = nullptr;
 std::atomic<bool> started{false};
 std::atomic<bool> finished{false};
@@ -141,6 +143,7 @@ void finish(const char* status) {
   if (finished.exchange(true)) return;
   SignalsBlocked held(termination_signals());
   if (exact_active) exact::finish_exact();
+  if (activity_flusher) activity_flusher->stop();
   if (activity_usable) flush_activity();
   host_blocks::disable();
   writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
@@ -200,10 +203,19 @@ void install_signal_handlers_once() {
 
 // Per forking thread: another thread may finish the trace meanwhile.
 thread_local bool writer_held_for_fork = false;
+// The writer stayed inside SQLite for the whole fork wait: the child may
+// inherit SQLite's global locks held, so it must not use SQLite at all.
+thread_local bool fork_without_writer = false;
 
 void before_fork() {
+  fork_without_writer = false;
   writer_held_for_fork = started && !finished;
-  if (writer_held_for_fork) writer_instance->hold_for_fork();
+  if (!writer_held_for_fork) return;
+  auto limit = std::chrono::milliseconds(Config::from_environment().fork_wait_ms);
+  if (!writer_instance->hold_for_fork(limit)) {
+    writer_held_for_fork = false;
+    fork_without_writer = true;
+  }
 }
 
 void after_fork_in_parent() {
@@ -211,10 +223,25 @@ void after_fork_in_parent() {
   writer_held_for_fork = false;
 }
 
+// The child of a fork that could not wait for the writer: nothing it
+// records is kept, and it says so once.
+void leave_child_untraced() {
+  host_blocks::disable();
+  buffers_instance->reset_after_fork();
+  buffers_instance->close();
+  finished = true;
+  final_write_done = true;
+  log_warn("pid {}: forked while the trace writer was inside SQLite for over {} ms; this "
+           "process is not traced (APPTRACER_FORK_WAIT_MS sets the wait)",
+           getpid(), Config::from_environment().fork_wait_ms);
+}
+
 void after_fork_in_child() {
   writer_held_for_fork = false;
   if (!started) return;
   owner_pid = getpid();
+  if (activity_flusher) activity_flusher->forget_after_fork();
+  if (fork_without_writer) return leave_child_untraced();
   finished = false;
   final_write_done = false;
   activity_usable = false;
@@ -223,7 +250,7 @@ void after_fork_in_child() {
   collectives_after_fork();
   strings().reset_after_fork();
   // CUPTI's activity machinery stayed in the parent: flushing it here hangs.
-  writer_instance->set_activity_flush(nullptr);
+  writer_instance->set_activity_request(nullptr);
   writer_instance->set_gpu_activity(false);
   writer_instance->restart_after_fork();
   record_process_meta(Config::from_environment());
@@ -339,6 +366,14 @@ void start_collectives() {
   serve_nccl_profiler();
 }
 
+// The watchdog's one line: producers found the writer stuck (RecordBuffers).
+void report_writer_stall(uint64_t waited_ns) {
+  host_blocks::InsideHook inside;  // formatting allocates: ours, not the program's
+  log_warn("the trace writer has made no progress for {:.1f} s (it is {}); records are dropped "
+           "and counted (meta dropped_records) until it does",
+           static_cast<double>(waited_ns) / 1e9, buffers_instance->consumer_stage());
+}
+
 // What a capture that attaches to a running process cannot see, in its meta.
 constexpr const char* kLateAttachMisses =
     "late: started in-process (apptracer_capture_start) after the program began; not recorded: "
@@ -352,7 +387,9 @@ void start(const Config& config) {
   init_logging(config.log_level);
   owner_pid = getpid();
   bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
-  buffers_instance = new RecordBuffers(config.buffer_bytes);
+  buffers_instance =
+      new RecordBuffers(config.buffer_bytes, uint64_t{config.stall_ms} * 1'000'000);
+  buffers_instance->set_stall_reporter(report_writer_stall);
   writer_instance = new Writer(
       *buffers_instance, allocations(), strings(), config,
       HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
@@ -388,10 +425,13 @@ void start(const Config& config) {
   become_nvtx_injection();
   activity_usable = callbacks_active && enable_activity(*capture_context, hooks);
   // Rows waiting for their GPU times ask CUPTI for the records it holds
-  // (completed ones only: the program's work is not disturbed).
+  // (completed ones only: the program's work is not disturbed), through a
+  // thread of its own (capture/activity_flusher.h says why).
   if (activity_usable) {
-    writer_instance->set_activity_flush(
-        [](bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); });
+    activity_flusher = new ActivityFlusher(
+        [](bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); },
+        host_blocks::ignore_this_thread);
+    writer_instance->set_activity_request([](bool forced) { activity_flusher->request(forced); });
   }
   allocator_hooked = allocator_interposed();
   record_process_meta(config);
@@ -421,6 +461,7 @@ void start(const Config& config) {
   // the file at once: 1 run in 6 under load).
   start_collectives();
   writer_instance->start();
+  if (activity_flusher) activity_flusher->start();
   std::atexit(finish_at_exit);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
   log_debug("tracing pid {} into {}", getpid(), config.output);

@@ -1,7 +1,9 @@
 #include "store/writer.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 
 #include "base/clock.h"
@@ -58,35 +60,48 @@ void Writer::set_meta(const std::string& key, const std::string& value) {
 }
 
 void Writer::run() {
+  // Named so a user's `top -H` or a stack dump tells it from the program's.
+  pthread_setname_np(pthread_self(), "apptracer-write");
   buffers_.mark_writer_thread();
   if (thread_start_) thread_start_();
   while (!stopping_.load()) {
+    buffers_.note_progress("waiting for records");
     buffers_.wait_for_work(std::chrono::milliseconds(config_.flush_period_ms));
-    std::lock_guard<std::mutex> in_sqlite(sqlite_use_);
     pass();
     if (int signal_number = signal_flush_requested_.load()) {
-      // GPU work that ended before the crash, as far as CUPTI still hands it
-      // over (if the crashed thread holds CUPTI's lock this waits, and the
-      // handler gives up after its timeout: the trace then lacks only that).
-      if (flush_activity_ && store_) flush_activity_(true);
-      // Always a pass of its own: the one above may have drained before the
-      // signalled thread's last records (a forked child, without CUPTI
-      // activity to flush, lost its last copies to SIGTERM on the H100).
-      pass();
-      if (store_ && !failed_) {
-        try {
-          store_->begin();
-          store_->store_waiting();
-          store_->set_meta("status", "incomplete");
-          store_->set_meta("end_reason", "signal " + std::to_string(signal_number));
-          store_->commit();
-        } catch (const std::exception& error) {
-          log_error("cannot mark the trace interrupted: {}", error.what());
-        }
-      }
+      write_signal_end(signal_number);
       signal_flush_done_ = true;
       signal_flush_requested_ = 0;
     }
+  }
+}
+
+void Writer::write_signal_end(int signal_number) {
+  // GPU work that ended before the crash, as far as CUPTI still hands it
+  // over: asked for, then drained for part of the handler's time (if the
+  // crashed thread holds CUPTI's lock nothing comes, and the trace lacks
+  // only that). Always at least one pass of its own: the one before may have
+  // drained before the signalled thread's last records (a forked child,
+  // without CUPTI activity, lost its last copies to SIGTERM).
+  if (request_activity_ && store_) {
+    request_activity_(true);
+    for (int i = 0; i < 4; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      pass();
+    }
+  } else {
+    pass();
+  }
+  if (!store_ || failed_) return;
+  std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
+  try {
+    store_->begin();
+    store_->store_waiting();
+    store_->set_meta("status", "incomplete");
+    store_->set_meta("end_reason", "signal " + std::to_string(signal_number));
+    store_->commit();
+  } catch (const std::exception& error) {
+    log_error("cannot mark the trace interrupted: {}", error.what());
   }
 }
 
@@ -116,6 +131,7 @@ bool Writer::open_store_if_needed() {
 
 void Writer::pass() {
   uint64_t drain_start = now_ns();  // every record appended before it is drained below
+  buffers_.note_progress("draining record buffers");
   pass_records_.clear();
   buffers_.drain([this](const Record* records, size_t count) {
     pass_records_.insert(pass_records_.end(), records, records + count);
@@ -131,12 +147,21 @@ void Writer::pass() {
     devices.swap(pending_devices_);
     meta.swap(pending_meta_);
   }
-  if (!open_store_if_needed()) return;
+  {
+    std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
+    buffers_.note_progress("opening the trace");
+    if (!open_store_if_needed()) return;
+  }
   pass_starts_.push_back(drain_start);
   if (pass_starts_.size() > kPassesAFreedBlockIsKept) pass_starts_.pop_front();
   try {
-    store_->begin();
-    store_->write(pass_records_.data(), pass_records_.size());
+    {
+      std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
+      store_->begin();
+    }
+    write_records();
+    std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
+    buffers_.note_progress("committing");
     store_->end_pass();
     for (const DeviceInfo& device : devices) store_->write_device(device);
     for (const auto& [key, value] : meta) store_->set_meta(key, value);
@@ -144,8 +169,9 @@ void Writer::pass() {
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
     // Activity comes in buffers CUPTI hands over when full: rows waiting for
-    // theirs ask for what it has (it arrives in the next pass).
-    if (flush_activity_ && store_->waiting_for_activity()) flush_activity_(false);
+    // theirs ask for what it has (it arrives in a later pass).
+    if (request_activity_ && store_->waiting_for_activity()) request_activity_(false);
+    buffers_.note_progress("forgetting freed allocations");
     // A record resolves addresses at its call's start; no call still to be
     // written started more than this long before now.
     constexpr uint64_t kLongestCallNs = 60ull * 1000 * 1000 * 1000;
@@ -164,15 +190,26 @@ void Writer::pass() {
   }
 }
 
+void Writer::write_records() {
+  // Small enough that a fork waits a few milliseconds at most, large enough
+  // that taking the gate costs nothing per record.
+  constexpr size_t kSliceRecords = 4096;
+  for (size_t at = 0; at < pass_records_.size(); at += kSliceRecords) {
+    std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
+    buffers_.note_progress("writing rows");
+    store_->write(pass_records_.data() + at, std::min(kSliceRecords, pass_records_.size() - at));
+  }
+}
+
 void Writer::finish(const std::string& status) {
   if (!thread_.joinable()) return;
   stopping_ = true;
   buffers_.wake_writer();
   thread_.join();
   buffers_.close();
-  std::lock_guard<std::mutex> in_sqlite(sqlite_use_);
   pass();
   if (!store_ || failed_) return;
+  std::lock_guard<std::timed_mutex> in_sqlite(sqlite_use_);
   try {
     store_->begin();
     for (const auto& [table, rows] : store_->finish()) {
@@ -181,6 +218,12 @@ void Writer::finish(const std::string& status) {
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
     store_->set_meta("dropped_records", std::to_string(buffers_.dropped_records()));
+    store_->set_meta("writer_stalls", std::to_string(buffers_.stalls()));
+    if (uint64_t stalls = buffers_.stalls()) {
+      store_->set_meta("gave_up", "records dropped (dropped_records) " + std::to_string(stalls) +
+                                      " time(s), while the writer made no progress for over " +
+                                      std::to_string(config_.stall_ms) + " ms");
+    }
     store_->set_meta("end_ns", std::to_string(now_ns()));
     store_->set_meta("status", status);
     store_->commit();
@@ -206,7 +249,7 @@ void Writer::restart_after_fork() {
   new (&thread_) std::thread;
   static_cast<void>(store_.release());
   new (&pending_mutex_) std::mutex;
-  new (&sqlite_use_) std::mutex;  // held by the forking thread (hold_for_fork)
+  new (&sqlite_use_) std::timed_mutex;  // held by the forking thread (hold_for_fork)
   pending_devices_.clear();
   pending_meta_.clear();
   pass_starts_.clear();

@@ -25,11 +25,12 @@ class Writer {
   Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable& strings, Config config,
          HostBlockResolution host = {});
 
-  // Called on the writer thread when rows have waited a pass for their GPU
-  // activity (forced false: completed records only), and on a fatal signal
-  // (forced true: whatever CUPTI holds). Set before start().
-  void set_activity_flush(std::function<void(bool forced)> flush) {
-    flush_activity_ = std::move(flush);
+  // Asks for GPU activity, never waiting for it: called on the writer thread
+  // when rows have waited a pass for their GPU times (forced false: completed
+  // records only), and on a fatal signal (forced true: whatever CUPTI holds).
+  // What arrives is drained by a later pass. Set before start().
+  void set_activity_request(std::function<void(bool forced)> request) {
+    request_activity_ = std::move(request);
   }
   // Runs first on the writer thread (host memory tracking ignores it).
   void set_thread_start(std::function<void()> start) { thread_start_ = std::move(start); }
@@ -46,8 +47,11 @@ class Writer {
 
   // Around fork (pthread_atfork, registered after the host allocator's so
   // that this runs first): waits for the writer to leave SQLite, whose
-  // global mutexes a child would otherwise inherit locked.
-  void hold_for_fork() { sqlite_use_.lock(); }
+  // global mutexes a child would otherwise inherit locked. The writer holds
+  // it a slice of records at a time, never a whole pass, so the wait is
+  // short; false when it was not had within `limit` (the child must then
+  // not use SQLite: it is left untraced).
+  bool hold_for_fork(std::chrono::milliseconds limit) { return sqlite_use_.try_lock_for(limit); }
   void release_after_fork_in_parent() { sqlite_use_.unlock(); }
 
   // In a forked child: a new thread and, on first records, a new file.
@@ -69,6 +73,11 @@ class Writer {
  private:
   void run();
   void pass();
+  // Writes the drained records a slice at a time, each under sqlite_use_.
+  void write_records();
+  // Marks the trace interrupted by `signal_number`, after asking for what
+  // CUPTI still holds and draining what arrives in the handler's time.
+  void write_signal_end(int signal_number);
   bool open_store_if_needed();
 
   RecordBuffers& buffers_;
@@ -76,7 +85,7 @@ class Writer {
   StringTable& strings_;
   Config config_;
   HostBlockResolution host_;
-  std::function<void(bool)> flush_activity_;
+  std::function<void(bool)> request_activity_;
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
@@ -87,7 +96,7 @@ class Writer {
   std::atomic<bool> create_eagerly_{false};
 
   // Held while the writer is inside SQLite (see hold_for_fork).
-  std::mutex sqlite_use_;
+  std::timed_mutex sqlite_use_;
   mutable std::mutex pending_mutex_;
   std::vector<DeviceInfo> pending_devices_;
   std::map<std::string, std::string> pending_meta_;
