@@ -201,6 +201,29 @@ def check_shell_forks(c, apptracer, runs=20):
     c.expect(hung == 0, f"a forking shell script: {runs} runs, {hung} hung or failed")
 
 
+def check_shell_pipelines(c, apptracer, runs=8):
+    """A command substitution forks a subshell that forks a pipeline, each
+    child rearranging its descriptors while its writer may be opening its
+    trace: the shell's output is untouched and every trace is complete."""
+    program = ["bash", "-c", "x=$(seq 1 1000 | sort -r | head -3); echo $x; ls / | wc -l"]
+    plain = run(program)
+    failed, states, leftovers = 0, set(), []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as out:
+            traced = record(apptracer, out, program, timeout=60)
+            # record lists the traces it wrote; nothing else may be added.
+            stderr = "".join(line for line in traced.stderr.splitlines(True)
+                             if not line.startswith("apptracer: trace written to "))
+            if (traced.returncode, traced.stdout, stderr) != (plain.returncode, plain.stdout, plain.stderr):
+                failed += 1
+                print(traced.stderr.strip()[-300:])
+            states |= {meta(t, "status") for t in traces(out)}
+            leftovers += [f for f in os.listdir(out) if not f.endswith(".db")]
+    c.expect(failed == 0, f"shell pipelines: {runs} runs, {failed} with other output or errors")
+    c.expect(states == {"complete"}, f"shell pipelines: every trace complete ({states})")
+    c.expect(not leftovers, f"shell pipelines: no -wal, -shm or -journal left ({leftovers[:3]})")
+
+
 def main():
     apptracer = sys.argv[1]
     c = Checks()
@@ -210,6 +233,7 @@ def main():
     check_early_sigterm(c, apptracer)
     check_crash(c, apptracer)
     check_shell_forks(c, apptracer)
+    check_shell_pipelines(c, apptracer)
     if c.failures:
         print(f"process_behaviour: {len(c.failures)} FAILED")
         return 1

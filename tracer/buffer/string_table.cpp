@@ -2,9 +2,14 @@
 
 #include <new>
 
+#include "base/inside_tracer.h"
+
 namespace apptracer {
 
 uint32_t StringTable::intern(std::string_view text) {
+  // Allocates under the lock the writer takes: never a tracked block (one
+  // could wait for the writer at the memory cap).
+  InsideTracer inside;
   std::lock_guard<std::mutex> lock(mutex_);
   auto [it, added] = ids_.try_emplace(std::string(text), static_cast<uint32_t>(ids_.size() + 1));
   if (added) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/inside_tracer.h"
 #include "base/log.h"
 #include "capture/activity_buffer_pool.h"
 #include "capture/capture.h"
@@ -37,6 +38,7 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
 
 void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
                                   size_t valid_bytes) {
+  InsideTracer inside;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     convert_activity(*capture_context, *record);

@@ -7,6 +7,7 @@
 
 #include "base/driver.h"
 #include "base/log.h"
+#include "base/inside_tracer.h"
 #include "capture/capture.h"
 #include "capture/cupti_requests.h"
 #include "base/cupti_loader.h"
@@ -24,6 +25,9 @@ CaptureHooks hooks;
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           const void* data) {
   if (context->buffers.closed()) return;
+  // What the bookkeeping below allocates (a new handle's cached name, a
+  // thread's first buffer) is ours, not the program's.
+  InsideTracer inside;
   switch (domain) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
     case CUPTI_CB_DOMAIN_DRIVER_API:

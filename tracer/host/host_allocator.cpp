@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "host/host_allocator.h"
+#include "base/inside_tracer.h"
 #include "host/host_blocks.h"
 
 namespace apptracer {
@@ -83,12 +84,12 @@ bool real_functions_known() {
   if (!real_state.compare_exchange_strong(expected, 1)) {
     // Another thread is looking up: wait unless it is us, inside dlsym.
     while (real_state.load(std::memory_order_acquire) == 1) {
-      if (host_blocks::thread_inside_hook) return false;
+      if (thread_inside_tracer) return false;
     }
     return true;
   }
   {
-    host_blocks::InsideHook inside;  // what dlsym allocates comes from the arena
+    InsideTracer inside;  // what dlsym allocates comes from the arena
     look_up(real.malloc, "malloc");
     look_up(real.calloc, "calloc");
     look_up(real.realloc, "realloc");
@@ -108,7 +109,7 @@ bool real_functions_known() {
 }
 
 // Whether the hooks should look at this call at all.
-bool tracking() { return host_blocks::enabled() && !host_blocks::thread_inside_hook; }
+bool tracking() { return host_blocks::enabled() && !thread_inside_tracer; }
 
 // Set while allocator_interposed() probes, and when the probe reached us.
 __thread bool probing __attribute__((tls_model("initial-exec"))) = false;
@@ -120,8 +121,8 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
     if (probing) probe_reached = true;
     return;
   }
-  if (host_blocks::thread_inside_hook) return;
-  host_blocks::InsideHook inside;
+  if (thread_inside_tracer) return;
+  InsideTracer inside;
   host_blocks::on_allocate(reinterpret_cast<uint64_t>(p), bytes, mapped);
 }
 
@@ -130,14 +131,14 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
 void note_free(void* p) {
   if (!p || !tracking()) return;
   if (real.malloc_usable_size && real.malloc_usable_size(p) < host_blocks::min_bytes()) return;
-  host_blocks::InsideHook inside;
+  InsideTracer inside;
   host_blocks::on_free(reinterpret_cast<uint64_t>(p));
 }
 
 // Whether the range held a tracked region.
 bool note_unmap(void* p, size_t bytes) {
   if (!tracking()) return false;
-  host_blocks::InsideHook inside;
+  InsideTracer inside;
   return host_blocks::on_unmap(reinterpret_cast<uint64_t>(p), bytes);
 }
 

@@ -19,8 +19,6 @@
 namespace apptracer {
 namespace host_blocks {
 
-__thread bool thread_inside_hook __attribute__((tls_model("initial-exec"))) = false;
-
 namespace {
 
 constexpr int kSizeClasses = 65;  // class c holds sizes in [2^(c-1), 2^c); class 0 is size 0
@@ -200,7 +198,7 @@ Shard& shard_of(uint64_t address) {
 
 void fold_exited_thread(void* counts_pointer) {
   auto* counts = static_cast<ThreadCounts*>(counts_pointer);
-  InsideHook inside;
+  InsideTracer inside;
   {
     std::lock_guard<std::mutex> lock(state->counts_mutex);
     for (int c = 0; c < kSizeClasses; ++c) {
@@ -363,7 +361,7 @@ AllocationRegistry& registry() {
 }
 
 void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
-  InsideHook inside;
+  InsideTracer inside;
   if (!state) {
     state = new State;
     pthread_key_create(&state->thread_exit_key, fold_exited_thread);
@@ -377,9 +375,6 @@ void enable(const HostBlockOptions& options, RecordBuffers& buffers) {
 }
 
 void disable() { enabled_flag.store(false, std::memory_order_release); }
-
-
-void ignore_this_thread() { thread_inside_hook = true; }
 
 // `all` mode, a malloc block: a row from its allocation, so the registry
 // alone keeps it (the live map holds blocks waiting for CUDA's touch, and

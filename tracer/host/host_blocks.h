@@ -11,8 +11,9 @@
 // histogram that ends up in `meta`.
 //
 // The interposed allocator (host_allocator.cpp) calls in here with re-entry
-// already excluded: nothing here runs while the same thread is inside it
-// (our own allocations, a signal handler that interrupted us, the writer).
+// already excluded: nothing here runs while the same thread is inside the
+// tracer (base/inside_tracer.h: our own allocations, a signal handler that
+// interrupted us, the writer).
 #pragma once
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include <string>
 
 #include "apptracer/records.h"
+#include "base/inside_tracer.h"
 #include "buffer/address_regions.h"
 #include "buffer/promoted_block.h"
 
@@ -35,24 +37,6 @@ struct HostBlockOptions {
 };
 
 namespace host_blocks {
-
-// Set while the calling thread is inside the allocator hooks (so what they
-// allocate themselves, or a signal handler that interrupts them, is not
-// tracked), and for good on threads whose allocations are ours. `__thread`:
-// no constructor, no lazy allocation, safe to read inside malloc.
-extern __thread bool thread_inside_hook __attribute__((tls_model("initial-exec")));
-
-// Marks the calling thread inside the hooks for a scope (restoring what was).
-class InsideHook {
- public:
-  InsideHook() : was_inside_(thread_inside_hook) { thread_inside_hook = true; }
-  ~InsideHook() { thread_inside_hook = was_inside_; }
-  InsideHook(const InsideHook&) = delete;
-  InsideHook& operator=(const InsideHook&) = delete;
-
- private:
-  bool was_inside_;
-};
 
 // Turns tracking on (lifecycle start) or off (finish). Off costs one load.
 // Rows and frees go to `buffers`.
@@ -101,9 +85,6 @@ uint64_t stored_blocks();
 
 // Where promoted blocks resolve (the writer looks here after CUDA's own).
 AllocationRegistry& registry();
-
-// Marks the calling thread's allocations as ours, never tracked (the writer).
-void ignore_this_thread();
 
 }  // namespace host_blocks
 

@@ -33,6 +33,7 @@
 #include "apptracer/schema.h"
 #include "base/clock.h"
 #include "base/config.h"
+#include "base/inside_tracer.h"
 #include "base/driver.h"
 #include "base/log.h"
 #include "base/signal_sets.h"
@@ -142,6 +143,7 @@ void finish(const char* status) {
   if (!started || getpid() != owner_pid.load()) return;  // a vfork child shares our memory
   if (finished.exchange(true)) return;
   SignalsBlocked held(termination_signals());
+  InsideTracer inside;  // the final write may open the trace on this thread
   if (exact_active) exact::finish_exact();
   if (activity_flusher) activity_flusher->stop();
   if (activity_usable) flush_activity();
@@ -368,7 +370,7 @@ void start_collectives() {
 
 // The watchdog's one line: producers found the writer stuck (RecordBuffers).
 void report_writer_stall(uint64_t waited_ns) {
-  host_blocks::InsideHook inside;  // formatting allocates: ours, not the program's
+  InsideTracer inside;  // formatting allocates: ours, not the program's
   log_warn("the trace writer has made no progress for {:.1f} s (it is {}); records are dropped "
            "and counted (meta dropped_records) until it does",
            static_cast<double>(waited_ns) / 1e9, buffers_instance->consumer_stage());
@@ -395,7 +397,7 @@ void start(const Config& config) {
       HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
                           host_blocks::forget_freed_before});
   // SQLite's allocations on the writer thread are ours, not the program's.
-  writer_instance->set_thread_start(host_blocks::ignore_this_thread);
+  writer_instance->set_thread_start(mark_tracer_thread);
   auto* queries = new LiveCudaQueries(strings());
   capture_context = new CaptureContext{*buffers_instance, allocations(), strings(), *queries, now_ns,
                                        nullptr};
@@ -430,7 +432,7 @@ void start(const Config& config) {
   if (activity_usable) {
     activity_flusher = new ActivityFlusher(
         [](bool forced) { cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0); },
-        host_blocks::ignore_this_thread);
+        mark_tracer_thread);
     writer_instance->set_activity_request([](bool forced) { activity_flusher->request(forced); });
   }
   allocator_hooked = allocator_interposed();

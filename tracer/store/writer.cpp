@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/signal_sets.h"
+#include "store/high_descriptors.h"
 
 namespace apptracer {
 
@@ -108,6 +109,7 @@ void Writer::write_signal_end(int signal_number) {
 bool Writer::open_store_if_needed() {
   if (store_) return true;
   if (failed_) return false;
+  keep_sqlite_descriptors_high();
   int pid = getpid();
   std::string wanted = expand_output_path(config_.output, pid, host_name());
   std::string path;
@@ -131,6 +133,10 @@ bool Writer::open_store_if_needed() {
 
 void Writer::pass() {
   uint64_t drain_start = now_ns();  // every record appended before it is drained below
+  // A forked child often rearranges its descriptors and execs at once (a
+  // shell's pipeline): this thread does not open its trace until it has lived
+  // a while; an exit or exec before then writes it from the program's thread.
+  if (!store_ && !stopping_ && !signal_flush_requested_ && drain_start < open_not_before_ns_) return;
   buffers_.note_progress("draining record buffers");
   pass_records_.clear();
   buffers_.drain([this](const Record* records, size_t count) {
@@ -255,6 +261,7 @@ void Writer::restart_after_fork() {
   pass_starts_.clear();
   path_.clear();
   failed_ = false;
+  open_not_before_ns_ = now_ns() + kForkedChildOpenDelayNs;
   start();
 }
 

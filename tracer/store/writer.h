@@ -110,6 +110,9 @@ class Writer {
   static constexpr size_t kPassesAFreedBlockIsKept =
       static_cast<size_t>(StoreOptions{}.hold_passes + StoreOptions{}.late_passes + 2);
   std::deque<uint64_t> pass_starts_;
+  // A forked child's trace is not opened by the writer thread before this.
+  static constexpr uint64_t kForkedChildOpenDelayNs = 100'000'000;
+  uint64_t open_not_before_ns_ = 0;
 };
 
 }  // namespace apptracer
