@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "apptracer/output_path.h"
 #include "apptracer/schema.h"
 #include "commands.h"
 #include "record_exact.h"
@@ -232,7 +233,11 @@ std::vector<std::string> report_traces(const RunDirectory& run, int status) {
   return written;
 }
 
-int run_recorded(const std::vector<std::string>& command, const RecordOptions& options) {
+int run_recorded(const std::vector<std::string>& command, const RecordOptions& given) {
+  // Every process of the run writes where record was started, whatever
+  // directory it starts in or changes to.
+  RecordOptions options = given;
+  options.output = absolute_output_path(given.output);
   const std::string& output = options.output;
   bool force = options.force;
   std::string library = find_tracer_library();

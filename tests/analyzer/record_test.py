@@ -240,6 +240,40 @@ def main():
                f"--exact without a GPU: exit {run.returncode}, ran {runs} times")
         expect("apptracer: --exact unavailable: no usable GPU; recording in normal mode"
                in run.stderr.splitlines(), f"--exact says it is unavailable: {run.stderr!r}")
+    # A program that changes directory from its first moment: its trace is
+    # where record was started, and another directory's file of the same
+    # name is never written into (it was: the name was claimed in one
+    # directory and opened by SQLite in another).
+    for attempt in range(3):
+        out = os.path.join(work, f"hopper{attempt}")
+        hops = [os.path.join(out, d) for d in ("a", "b")]
+        for d in hops:
+            os.makedirs(d)
+            mine = sqlite3.connect(os.path.join(d, "t.db"))
+            mine.execute("CREATE TABLE mine(x)")
+            mine.commit()
+            mine.close()
+        hopper = ("import os, sys, time\n"
+                  "a, b = sys.argv[1:3]\n"
+                  "keep, end = [], time.time() + 0.5\n"
+                  "while time.time() < end:\n"
+                  "    os.chdir(a); os.chdir(b)\n"
+                  "    keep.append(bytearray(8192))\n"
+                  "print('hopped')\n")
+        run = subprocess.run([apptracer, "record", "-o", "t.db", "--host-allocations=all", "--",
+                              sys.executable, "-c", hopper, *hops],
+                             capture_output=True, text=True, timeout=60, cwd=out)
+        trace = os.path.join(out, "t.db")
+        expect(run.returncode == 0 and run.stdout == "hopped\n", f"hopper runs: {run.stderr!r}")
+        expect(listed(run) == [(trace, "complete")], f"hopper: its trace, where record started: {run.stderr!r}")
+        for d in hops:
+            db = sqlite3.connect(f"file:{os.path.join(d, 't.db')}?mode=ro", uri=True)
+            tables = [t for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+            db.close()
+            expect(tables == ["mine"] and mode != "wal", f"hopper: {d}/t.db untouched: {tables} {mode}")
+            expect(sorted(os.listdir(d)) == ["t.db"], f"hopper: nothing written in {d}: {os.listdir(d)}")
+
     print("record: ok" if not failures else "record: FAILED")
     return 1 if failures else 0
 

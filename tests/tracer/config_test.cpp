@@ -31,12 +31,12 @@ TEST(OutputPath, ClaimsAFreeNameElseOneWithThePid) {
   std::string stem = dir + "claim-" + std::to_string(getpid());
   for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
   std::ofstream(stem + ".db") << "x";
-  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + "-77.db");
-  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + "-77-1.db");
+  EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + "-77.db");
+  EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + "-77-1.db");
   EXPECT_EQ(file_text(stem + ".db"), "x") << "never written over";
   EXPECT_EQ(file_text(stem + "-77.db"), "") << "claimed files are created empty";
   for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
-  EXPECT_EQ(claim_output_path(stem + ".db", 77), stem + ".db");
+  EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + ".db");
   unlink((stem + ".db").c_str());
 }
 
@@ -52,7 +52,7 @@ TEST(OutputPath, ProcessesStartingTogetherGetAFileEach) {
       char byte;
       close(go[1]);
       if (read(go[0], &byte, 1) != 0) _exit(2);  // all start at once, when the pipe closes
-      std::string claimed = claim_output_path(path, getpid());
+      std::string claimed = claim_output_path(path, getpid()).path;
       std::ofstream(claimed) << getpid();
       _exit(0);
     }

@@ -1,6 +1,7 @@
 #include "base/config.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -146,7 +147,7 @@ std::string expand_output_path(const std::string& pattern, int pid, const std::s
   return out;
 }
 
-std::string claim_output_path(const std::string& path, int pid) {
+ClaimedOutput claim_output_path(const std::string& path, int pid) {
   size_t slash = path.rfind('/');
   size_t dot = path.rfind('.');
   if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) dot = path.size();
@@ -156,8 +157,10 @@ std::string claim_output_path(const std::string& path, int pid) {
   for (int n = 0;; ++n) {
     int fd = open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd >= 0) {
+      struct stat info {};
+      fstat(fd, &info);
       close(fd);
-      return candidate;
+      return {candidate, static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino)};
     }
     if (errno != EEXIST || n == 1000) {
       throw std::runtime_error("cannot create " + candidate + ": " + std::strerror(errno));
@@ -168,11 +171,11 @@ std::string claim_output_path(const std::string& path, int pid) {
 
 void announce_trace(const std::string& run_dir, const std::string& path) {
   if (run_dir.empty()) return;
-  char resolved[PATH_MAX];
   // The path, then the pid: record tells a trace not begun yet from one
-  // whose process ended before it began.
-  std::string line = (realpath(path.c_str(), resolved) ? resolved : path) + "\n" +
-                     std::to_string(getpid()) + "\n";
+  // whose process ended before it began. The path as it was opened (made
+  // absolute at start): looked up again now, after a chdir, it named
+  // another file.
+  std::string line = path + "\n" + std::to_string(getpid()) + "\n";
   std::string name = run_dir + "/trace-XXXXXX";
   int fd = mkstemp(name.data());
   if (fd < 0) return;  // record is gone, or its directory: nobody to tell

@@ -61,11 +61,19 @@ struct Config {
 // Expands %p, %h and %% in an output template.
 std::string expand_output_path(const std::string& pattern, int pid, const std::string& host);
 
+// The file a process claimed for its trace: its name, and which file it is
+// (SQLite must open that very file, not one put there since).
+struct ClaimedOutput {
+  std::string path;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+};
+
 // Creates this process's trace file, exclusively (O_CREAT | O_EXCL), so two
 // processes can never write one file: `path` if no file has that name, else
-// NAME-PID.EXT, else NAME-PID-N.EXT. Returns the name taken; throws
-// std::runtime_error when no file can be created there.
-std::string claim_output_path(const std::string& path, int pid);
+// NAME-PID.EXT, else NAME-PID-N.EXT. Throws std::runtime_error when no file
+// can be created there.
+ClaimedOutput claim_output_path(const std::string& path, int pid);
 
 // Tells `apptracer record` that this process writes the trace at `path`: a
 // file in `run_dir` (none when empty) holding the path and the pid, so record

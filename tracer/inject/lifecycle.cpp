@@ -30,6 +30,7 @@
 
 #include <cupti.h>
 
+#include "apptracer/output_path.h"
 #include "apptracer/schema.h"
 #include "base/clock.h"
 #include "base/config.h"
@@ -384,8 +385,11 @@ constexpr const char* kLateAttachMisses =
     "framework allocators' blocks carved before the start, NVTX instances initialised before it, "
     "and API calls and GPU work before it";
 
-void start(const Config& config) {
+void start(const Config& given) {
   if (started.exchange(true)) return;
+  // Where the process is now: a later chdir moves nothing.
+  Config config = given;
+  config.output = absolute_output_path(given.output);
   init_logging(config.log_level);
   owner_pid = getpid();
   bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
@@ -474,7 +478,11 @@ __attribute__((constructor)) void start_when_preloaded() {
   // waits for InitializeInjection.
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload && std::string(preload).find("libapptracer") != std::string::npos) {
-    start(Config::from_environment());
+    // Children started from another directory write where this process does.
+    Config config = Config::from_environment();
+    config.output = absolute_output_path(config.output);
+    setenv("APPTRACER_OUTPUT", config.output.c_str(), 1);
+    start(config);
   }
 }
 

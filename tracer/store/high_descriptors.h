@@ -14,6 +14,8 @@
 // same library) are left as they were.
 #pragma once
 
+#include "base/config.h"
+
 namespace apptracer {
 
 // Installs the replacement once; later calls do nothing. False when the
@@ -23,5 +25,19 @@ bool keep_sqlite_descriptors_high();
 // The lowest number a tracer descriptor is moved to (from the soft limit on
 // open files, read once).
 int tracer_descriptor_floor();
+
+// For its scope, on the calling tracer thread: the next file SQLite opens
+// (a new connection's database) must be the file the process claimed; any
+// other (one put at that name since) is refused, so the tracer never writes
+// into a file it did not create.
+class ClaimedFileCheck {
+ public:
+  explicit ClaimedFileCheck(const ClaimedOutput& claimed);
+  ~ClaimedFileCheck();
+  ClaimedFileCheck(const ClaimedFileCheck&) = delete;
+  ClaimedFileCheck& operator=(const ClaimedFileCheck&) = delete;
+  // Whether SQLite was handed another file than the one claimed.
+  bool refused() const;
+};
 
 }  // namespace apptracer

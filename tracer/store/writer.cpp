@@ -114,11 +114,19 @@ bool Writer::open_store_if_needed() {
   std::string wanted = expand_output_path(config_.output, pid, host_name());
   std::string path;
   try {
-    path = claim_output_path(wanted, pid);
-    announce_trace(config_.run_dir, path);
+    ClaimedOutput claimed = claim_output_path(wanted, pid);
+    path = claimed.path;
     StoreOptions options;
     if (!gpu_activity_expected_) options.hold_passes = options.late_passes = 0;
-    store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
+    ClaimedFileCheck check(claimed);
+    try {
+      store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
+    } catch (const std::exception&) {
+      if (check.refused()) throw std::runtime_error("another file was put at its name after it was created");
+      throw;
+    }
+    // Only a trace that is really being written is announced to record.
+    announce_trace(config_.run_dir, path);
   } catch (const std::exception& error) {
     log_error("cannot create trace {}: {}; tracing stops, the program continues",
               path.empty() ? wanted : path, error.what());
