@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc nvtx store analyzer pytorch
+#   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch
 #                   pytorch-hooks jax exact trace-size whatif
 #   --results FILE  default bench/RESULTS.md
 #
@@ -61,7 +61,7 @@ dist=$(cd "$dist" && pwd)
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
-  only=malloc,nvtx,store,analyzer
+  only=malloc,fork,nvtx,store,analyzer
   [ "$gpu" = 1 ] && only=launch,pytorch,pytorch-hooks,jax,exact,trace-size,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
@@ -119,6 +119,12 @@ if wanted malloc; then
     step "malloc $threads thread(s)" "$here/compare.sh" "malloc-t$threads" "$dist" "$rounds" \
       untraced,apptracer,apptracer-all "ns per call" -- "$dist/bench/malloc_churn" "$threads" "$churn_calls"
   done
+fi
+if wanted fork; then
+  note fork "50 forks per run while 2 threads malloc and free 4-64 KiB blocks, each child exiting at once; $rounds interleaved rounds, median"
+  note fork "the number is the median fork() call; wall time includes each child writing its own trace at exit (apptracer-all)"
+  step "fork while allocating" "$here/compare.sh" fork-t2 "$dist" "$rounds" \
+    untraced,apptracer,apptracer-all "us per fork (median)" -- "$dist/test_apps/host_fork_while_allocating" 50 2
 fi
 if wanted nvtx; then
   note nvtx "$nvtx_pairs push+pop pairs per run on one thread, $rounds interleaved rounds, median; untraced: no NVTX tool (each call reaches an empty function, as nvtx3's do)"

@@ -144,6 +144,28 @@ def check_fork_exec(c, apptracer, apps):
         c.expect(modes == ["all"] * 3, f"fork_exec: every trace says its host-allocation mode: {modes}")
 
 
+def check_fork_while_allocating(c, apptracer, apps):
+    """fork() while threads allocate waits for the writer at most a slice of
+    its work, never a whole pass (it waited up to ~50 s); every child exits
+    cleanly and keeps its own complete trace."""
+    program = [os.path.join(apps, "host_fork_while_allocating"), "20", "2"]
+    with tempfile.TemporaryDirectory() as out:
+        traced = record(apptracer, out, program)
+        line = next((l for l in traced.stderr.splitlines() if l.startswith("forks ")), "")
+        summary = dict(zip(*[iter(line.split())] * 2))
+        longest = float(summary.get("longest_fork_ms", "inf"))
+        c.expect(traced.returncode == 0 and summary.get("failed") == "0",
+                 f"fork while allocating: every child exits cleanly ({traced.stderr.strip()[-300:]})")
+        c.expect("is not traced" not in traced.stderr,
+                 "fork while allocating: no child left untraced by a fork that waited too long")
+        # Bounded by the fork wait (1 s); on a loaded 2-core machine a fork
+        # costs tens of milliseconds, never the seconds a writer pass took.
+        c.expect(longest < 1000, f"fork while allocating: the longest fork {longest} ms < 1000 ms")
+        states = {query(f, "SELECT value FROM meta WHERE key = 'status'")[0][0] for f in traces(out)}
+        c.expect(len(traces(out)) == 21 and states == {"complete"},
+                 f"fork while allocating: 21 complete traces ({len(traces(out))}, {states})")
+
+
 def check_numpy(c, apptracer):
     script = ("import numpy as np\n"
               "a = np.arange(1_000_000, dtype=np.float64)\n"
@@ -169,6 +191,7 @@ def main():
     check_alloc_functions(c, apptracer, apps)
     check_stress(c, apptracer, apps)
     check_fork_exec(c, apptracer, apps)
+    check_fork_while_allocating(c, apptracer, apps)
     check_numpy(c, apptracer)
     print("host_memory: ok" if not c.failures else f"host_memory: {len(c.failures)} FAILED")
     return 1 if c.failures else 0

@@ -158,6 +158,9 @@ RecordBuffers::Chunk* RecordBuffers::acquire_chunk() {
                                                  PROT_READ | PROT_WRITE,
                                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (memory == MAP_FAILED) return nullptr;
+  // A forked child starts with buffers of its own (reset_after_fork): the
+  // parent's chunks, up to the cap, are not copied into it.
+  madvise(memory, sizeof(Chunk), MADV_DONTFORK);
   return new (memory) Chunk;
 }
 

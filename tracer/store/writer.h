@@ -15,6 +15,7 @@
 
 #include "base/config.h"
 #include "buffer/record_buffers.h"
+#include "store/sqlite_gate.h"
 #include "store/trace_store.h"
 
 namespace apptracer {
@@ -51,8 +52,8 @@ class Writer {
   // it a slice of records at a time, never a whole pass, so the wait is
   // short; false when it was not had within `limit` (the child must then
   // not use SQLite: it is left untraced).
-  bool hold_for_fork(std::chrono::milliseconds limit) { return sqlite_use_.try_lock_for(limit); }
-  void release_after_fork_in_parent() { sqlite_use_.unlock(); }
+  bool hold_for_fork(std::chrono::milliseconds limit) { return sqlite_use_.hold_for_fork(limit); }
+  void release_after_fork_in_parent() { sqlite_use_.release_after_fork(); }
 
   // In a forked child: a new thread and, on first records, a new file.
   void restart_after_fork();
@@ -96,7 +97,7 @@ class Writer {
   std::atomic<bool> create_eagerly_{false};
 
   // Held while the writer is inside SQLite (see hold_for_fork).
-  std::timed_mutex sqlite_use_;
+  SqliteGate sqlite_use_;
   mutable std::mutex pending_mutex_;
   std::vector<DeviceInfo> pending_devices_;
   std::map<std::string, std::string> pending_meta_;
