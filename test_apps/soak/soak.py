@@ -1,0 +1,307 @@
+#!/usr/bin/env python3
+"""Soak runs of real frameworks under the tracer (GPU machine): each case
+runs untraced once and traced REPEAT times, for thousands of steps, and is
+held to what a user needs from a long run:
+
+- no hang (each run under a time limit; a run past it has every thread's
+  stack dumped to OUT and counts as a hang),
+- the same stdout traced and untraced, every trace complete, no record
+  dropped and no writer stall,
+- trace bytes per step constant from step 100 on: the trace is cut into
+  windows of 100 steps at the marks the programs print (marks.py), a
+  window's bytes being its rows weighted by their table's bytes per row; the
+  second half of the windows may cost at most 5% more per step than the
+  first (a program's own period, a checksum every 1000 steps, makes single
+  windows differ; growth is what a day-long run cannot afford),
+- the traced process's peak RSS and wall time beside untraced.
+
+    soak.py --apptracer BIN --out DIR [--repeat N] [--only CASE,...] [--scale F]
+
+Prints a line per run and a summary per case, writes OUT/soak.json; exit 0
+when every run of every case that could run passed, 1 otherwise, 77 when no
+case could run. SOAK_STACKS names a command printing a process's native
+stacks (its pid appended), e.g. "eu-stack -p"; py-spy is used where installed.
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MARK = re.compile(r"^soak-mark (\d+) (\d+)$")
+LISTED = re.compile(r"^apptracer: trace written to (.*) \((complete|incomplete[^)]*)\)$")
+PEAK = re.compile(r"^soak-peak-rss-kb (\d+)$")
+GROWTH_TOLERANCE = 0.05  # bytes per step, the second half of the run against the first
+MAX_EXTRA_RSS_MB = 512   # traced peak RSS over untraced
+
+
+class Case:
+    def __init__(self, name, modules, script, steps, launcher=(), gpus=1):
+        self.name, self.modules, self.script, self.steps = name, modules, script, steps
+        self.launcher, self.gpus = launcher, gpus
+
+    def command(self, scale):
+        steps = max(300, int(self.steps * scale))
+        return [*self.launcher, os.path.join(HERE, self.script), str(steps)], steps
+
+
+TORCHRUN = ("torchrun", "--standalone", "--nproc_per_node", "2")
+CASES = [
+    Case("transformer", ["torch", "transformers"], "transformer_train.py", 2000),
+    Case("dataloader", ["torch"], "dataloader_train.py", 2000),
+    Case("compile", ["torch", "triton"], "compile_replay.py", 5000),
+    Case("jax", ["jax"], "jax_train.py", 2000),
+    Case("cupy", ["cupy"], "cupy_churn.py", 3000),
+    Case("fsdp", ["torch"], "fsdp_train.py", 1000, launcher=TORCHRUN, gpus=2),
+]
+
+
+def has_modules(modules):
+    probe = ("import importlib.util, sys; "
+             "sys.exit(any(importlib.util.find_spec(m) is None for m in sys.argv[1:]))")
+    return subprocess.run([sys.executable, "-c", probe, *modules]).returncode == 0
+
+
+def gpu_count():
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return sum(1 for line in out.splitlines() if line.startswith("GPU "))
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read().replace("\0", " ").strip()
+    except OSError:
+        return "?"
+
+
+def dump_stacks(pgid, where):
+    """Every process of the hung run: each thread's name and wait, and stacks."""
+    pids = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True).stdout.split()
+    with open(where, "w") as out:
+        for pid in pids:
+            out.write(f"=== pid {pid}: {read(f'/proc/{pid}/cmdline')}\n")
+            for task in sorted(os.listdir(f"/proc/{pid}/task")):
+                base = f"/proc/{pid}/task/{task}"
+                out.write(f"  {task} {read(base + '/comm')} wchan={read(base + '/wchan')}\n")
+            tools = []
+            if os.environ.get("SOAK_STACKS"):
+                tools.append([*os.environ["SOAK_STACKS"].split(), pid])
+            if shutil.which("py-spy"):
+                tools.append(["py-spy", "dump", "--native", "--pid", pid])
+            for tool in tools:
+                try:
+                    out.write(subprocess.run(tool, capture_output=True, text=True, timeout=120).stdout)
+                except (OSError, subprocess.TimeoutExpired) as error:
+                    out.write(f"{tool[0]}: {error}\n")
+            out.flush()
+
+
+def measured(command):
+    """This script as a wrapper: runs `command`, then says on stderr the peak
+    RSS of the largest process it and its descendants had."""
+    code = subprocess.call(command)
+    print(f"soak-peak-rss-kb {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}",
+          file=sys.stderr)
+    return code
+
+
+def run(command, limit_s, stacks_file, env=None):
+    """(exit code, or None when it hung; stdout; stderr; wall s; peak RSS MB)."""
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--measure", "--", *command],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=env)
+    try:
+        stdout, stderr = proc.communicate(timeout=limit_s)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        dump_stacks(proc.pid, stacks_file)
+        os.killpg(proc.pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate()
+        code = None
+    wall = time.monotonic() - start
+    peaks = [int(m.group(1)) for m in map(PEAK.match, stderr.splitlines()) if m]
+    return code, stdout, stderr, wall, (peaks[-1] / 1024 if peaks else 0.0)
+
+
+# The columns that place a row of a table in time, the first set one first.
+# kernel_arg_sets and kernel_arg_words are placed by the first launch of
+# their set; tables with no time (strings, devices) are left out.
+TIME_COLUMNS = ["api_start_ns", "start_ns", "alloc_ns", "ns", "gpu_start_ns"]
+
+
+def window_bytes(path, marks):
+    """Bytes per step of each window between consecutive marks from step 100."""
+    marks = [(step, ns) for step, ns in marks if step >= 100]
+    if len(marks) < 3:
+        return []
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        owner = dict(db.execute("SELECT name, tbl_name FROM sqlite_master"))
+        try:
+            table_size = {}
+            for name, size in db.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name"):
+                table_size[owner.get(name, name)] = table_size.get(owner.get(name, name), 0) + size
+        except sqlite3.Error:  # no dbstat: every row weighs the file's mean
+            table_size = None
+        db.execute("CREATE TEMP TABLE windows (i INTEGER, lo INTEGER, hi INTEGER)")
+        db.executemany("INSERT INTO windows VALUES (?, ?, ?)",
+                       [(i, marks[i][1], marks[i + 1][1]) for i in range(len(marks) - 1)])
+        db.execute("CREATE TEMP TABLE first_use AS SELECT arg_set_id AS id, MIN(api_start_ns) AS t "
+                   "FROM kernels WHERE arg_set_id IS NOT NULL GROUP BY arg_set_id")
+        total_rows = sum(db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                         for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        totals = [0.0] * (len(marks) - 1)
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            rows = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            if not rows:
+                continue
+            if table == "kernel_arg_sets":
+                times = "SELECT t FROM first_use"
+            elif table == "kernel_arg_words":
+                times = ("SELECT f.t FROM kernel_arg_words w JOIN first_use f ON f.id = w.arg_set_id")
+            else:
+                columns = [c[1] for c in db.execute(f"PRAGMA table_info({table})")]
+                present = [c for c in TIME_COLUMNS if c in columns]
+                if not present:
+                    continue
+                # A graph-launched kernel has GPU times but no call of its own.
+                times = f"SELECT COALESCE({', '.join(present + ['NULL'])}) AS t FROM {table}"
+            per_row = (table_size.get(table, 0) if table_size is not None
+                       else os.path.getsize(path) * rows / total_rows) / rows
+            counts = db.execute(f"SELECT w.i, COUNT(*) FROM ({times}) r JOIN windows w "
+                                f"ON r.t >= w.lo AND r.t < w.hi GROUP BY w.i")
+            for i, count in counts:
+                totals[i] += count * per_row
+        return [totals[i] / (marks[i + 1][0] - marks[i][0]) for i in range(len(totals))]
+    finally:
+        db.close()
+
+
+def trace_meta(path):
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return dict(db.execute("SELECT key, value FROM meta"))
+    finally:
+        db.close()
+
+
+def soak_case(case, args, scale):
+    """Runs one case; returns its record (every run's numbers and failures)."""
+    command, steps = case.command(scale)
+    work = os.path.join(args.out, case.name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    python = [sys.executable] if not case.launcher else []
+    program = [*command[:len(case.launcher)], *python, *command[len(case.launcher):]]
+    result = {"case": case.name, "steps": steps, "runs": [], "failures": []}
+    fail = result["failures"].append
+    code, plain_out, plain_err, plain_wall, plain_rss = run(
+        program, args.limit_s, os.path.join(work, "untraced-stacks.txt"))
+    result.update(untraced_wall_s=round(plain_wall, 1), untraced_peak_rss_mb=round(plain_rss))
+    if code != 0:
+        fail(f"untraced run failed ({code}): {plain_err.strip()[-400:]}")
+        return result
+    for repetition in range(args.repeat):
+        out = os.path.join(work, f"traced-{repetition}")
+        os.makedirs(out)
+        traced = [args.apptracer, "record", "-o", os.path.join(out, f"{case.name}-%p.db"), "--", *program]
+        code, stdout, stderr, wall, rss = run(traced, args.limit_s, os.path.join(out, "stacks.txt"))
+        with open(os.path.join(out, "stderr.txt"), "w") as f:
+            f.write(stderr)
+        entry = {"repetition": repetition, "wall_s": round(wall, 1), "peak_rss_mb": round(rss),
+                 "wall_ratio": round(wall / plain_wall, 3), "extra_rss_mb": round(rss - plain_rss)}
+        result["runs"].append(entry)
+        if code is None:
+            fail(f"run {repetition}: HUNG past {args.limit_s} s (stacks in {out}/stacks.txt)")
+            continue
+        if code != 0 or stdout != plain_out:
+            fail(f"run {repetition}: exit {code} or stdout differs from untraced: {stderr.strip()[-400:]}")
+        listed = [m.groups() for m in map(LISTED.match, stderr.splitlines()) if m]
+        if not listed or any(status != "complete" for _, status in listed):
+            fail(f"run {repetition}: traces not all complete: {listed or stderr.strip()[-300:]}")
+        metas = {path: trace_meta(path) for path, _ in listed if os.path.exists(path)}
+        for path, m in metas.items():
+            if m.get("dropped_records", "0") != "0" or m.get("writer_stalls", "0") != "0":
+                fail(f"run {repetition}: {os.path.basename(path)} dropped {m.get('dropped_records')} records, "
+                     f"{m.get('writer_stalls')} writer stalls")
+        main = max(metas, key=os.path.getsize) if metas else None
+        if main:
+            entry["trace_mb"] = round(os.path.getsize(main) / 2**20, 1)
+            entry["producer_wait_ms"] = round(int(metas[main].get("producer_wait_ns", "0")) / 1e6)
+        marks = [(int(a), int(b)) for a, b in (m.groups() for m in map(MARK.match, stderr.splitlines()) if m)]
+        if main and repetition == 0:
+            per_step = window_bytes(main, marks)
+            entry["bytes_per_step"] = [round(b) for b in per_step]
+            if len(per_step) >= 2:
+                half = len(per_step) // 2
+                growth = statistics.mean(per_step[half:]) / statistics.mean(per_step[:half]) - 1
+                median = statistics.median(per_step)
+                entry["bytes_per_step_growth"] = round(growth, 4)
+                entry["bytes_per_step_spread"] = round(max(abs(b - median) for b in per_step) / median, 4)
+                if growth > GROWTH_TOLERANCE:
+                    fail(f"run {repetition}: bytes per step grew by {growth:.1%} from the first half of the "
+                         f"run to the second (target {GROWTH_TOLERANCE:.0%}): {entry['bytes_per_step']}")
+            else:
+                fail(f"run {repetition}: too few step marks to cut the trace into windows")
+        if rss - plain_rss > MAX_EXTRA_RSS_MB:
+            fail(f"run {repetition}: peak RSS {rss:.0f} MB, untraced {plain_rss:.0f} MB "
+                 f"(more than {MAX_EXTRA_RSS_MB} MB over)")
+        if not args.keep:
+            for path in metas:
+                for suffix in ("", "-wal", "-shm"):
+                    if os.path.exists(path + suffix):
+                        os.remove(path + suffix)
+        print(f"soak {case.name} run {repetition}: {json.dumps(entry)}", flush=True)
+    return result
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--measure" and sys.argv[2] == "--":
+        return measured(sys.argv[3:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--apptracer", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--scale", type=float, default=1.0, help="steps multiplied by this")
+    parser.add_argument("--limit-s", type=int, default=540, help="a run longer than this hung")
+    parser.add_argument("--keep", action="store_true", help="keep the traces")
+    args = parser.parse_args()
+    args.apptracer = os.path.abspath(args.apptracer)
+    os.makedirs(args.out, exist_ok=True)
+    wanted = set(filter(None, args.only.split(",")))
+    gpus = gpu_count()
+    results = []
+    for case in CASES:
+        if wanted and case.name not in wanted:
+            continue
+        if gpus < case.gpus or not has_modules(case.modules):
+            print(f"soak {case.name}: skipped ({gpus} GPU(s); needs {case.gpus} and {case.modules})")
+            continue
+        result = soak_case(case, args, args.scale)
+        results.append(result)
+        state = "ok" if not result["failures"] else "FAILED: " + "; ".join(result["failures"])
+        print(f"soak {case.name}: {result['steps']} steps, untraced {result.get('untraced_wall_s')} s "
+              f"{result.get('untraced_peak_rss_mb')} MB; {state}", flush=True)
+    with open(os.path.join(args.out, "soak.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    if not results:
+        return 77
+    return 0 if all(not r["failures"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
