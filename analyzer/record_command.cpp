@@ -28,6 +28,7 @@
 
 #include "apptracer/output_path.h"
 #include "apptracer/schema.h"
+#include "apptracer/um_counter_groups.h"
 #include "commands.h"
 #include "record_exact.h"
 #include "trace_file.h"
@@ -85,6 +86,7 @@ struct RecordOptions {
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
   std::string framework_allocators = "hooks";
+  std::string unified_memory;  // empty: the tracer's default
   bool exact = false;
   std::string exact_path = "auto";  // auto, one-run, two-run
 };
@@ -98,6 +100,9 @@ Environment tracer_environment(const RecordOptions& options, const std::string& 
   if (!run_dir.empty()) env.emplace_back("APPTRACER_RUN_DIR", run_dir);
   if (options.host_min_bytes) {
     env.emplace_back("APPTRACER_HOST_MIN_BYTES", std::to_string(*options.host_min_bytes));
+  }
+  if (!options.unified_memory.empty()) {
+    env.emplace_back("APPTRACER_UNIFIED_MEMORY", options.unified_memory);
   }
   if (exact == ExactPath::OneRun) env.emplace_back("APPTRACER_EXACT", "1");
   add_framework_environment(env, options.framework_allocators, library);
@@ -340,6 +345,15 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "through CUDA: slower), off (seen as their CUDA segments only)")
       ->check(CLI::IsMember({"hooks", "per-buffer", "off"}))
       ->capture_default_str();
+  cmd->add_option("--unified-memory", options->unified_memory,
+                  "Unified-memory counters recorded, a comma-separated list of groups: " +
+                      um_counter_group_names() +
+                      ". The default leaves page faults out: recording them slows on-demand "
+                      "migration (see README)")
+      ->check([](const std::string& value) {
+        return um_counter_kinds(value) ? std::string()
+                                       : "not a list of " + um_counter_group_names();
+      });
   cmd->add_flag("--exact", options->exact,
                 "Also record what each kernel launch really read and wrote, from the GPU "
                 "(Compute Sanitizer; slower, see README)");

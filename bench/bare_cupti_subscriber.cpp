@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "apptracer/um_counter_groups.h"
 #include "capture/activity_buffer_pool.h"
 #include "capture/cupti_requests.h"
 
@@ -24,7 +25,10 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
       !um_counters_enabled) {
     um_counters_enabled = true;
     buffers.prefill(2);
-    apptracer::enable_traced_um_counters();
+    const char* asked = std::getenv("APPTRACER_UNIFIED_MEMORY");
+    if (auto kinds = apptracer::um_counter_kinds(asked ? asked : "")) {
+      apptracer::enable_traced_um_counters(*kinds);
+    }
   }
 }
 

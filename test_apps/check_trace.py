@@ -559,6 +559,9 @@ UM_SIZE, UM_SMALL, UM_RUNS, UM_TILE = 256 * MiB, 64 * MiB, 5, 16 * MiB
 UM_TIMING = "um_bandwidth: run "
 
 
+UM_ALL = ["--unified-memory", "all"]
+
+
 def um_args(size=UM_SIZE, *more):
     return ["--size", str(size), "--mode", "read", "--runs", str(UM_RUNS)] + list(more)
 
@@ -741,6 +744,21 @@ def check_um_migrates_once(c, t):
 def check_um_default(c, t):
     check_um_migrates_once(c, t)
     c.equal(t.one("SELECT count(*) FROM mem_advice"), 0, "no advice")
+
+
+def check_um_default_counters(c, t):
+    """By default migrations are recorded and page faults are not, and the
+    trace says which counters it has."""
+    um = UmRuns(c, t)
+    if c.failures:
+        return
+    htod = um.per_run("sum(bytes)", UM_HTOD)
+    c.expect(UM_SIZE // 4 <= htod[0] <= UM_SIZE * 11 // 10, f"run 1 migrates the array: {htod[0]} bytes")
+    c.equal(t.one("SELECT count(*) FROM um_events WHERE counter_kind IN (?, ?)", UM_GPU_FAULT, UM_CPU_FAULT),
+            0, "no page-fault rows")
+    counters = t.meta("um_counters") or ""
+    c.expect("not asked for: CPU page fault, GPU page fault group" in counters,
+             f"meta says the faults were not asked for: {counters!r}")
 
 
 def check_um_read_mostly(c, t):
@@ -1102,15 +1120,20 @@ CASES = {
     "graphs_capture": Case(check_graphs_capture, "graphs", ["capture"]),
     "graphs_update": Case(check_graphs_update, "graphs", ["update"]),
     "host_copies": Case(check_host_copies),
-    "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING),
+    # Page faults are recorded only when asked for (--unified-memory).
+    "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING,
+                       record_args=UM_ALL),
+    "um_default_counters": Case(check_um_default_counters, "um_bandwidth", um_args(),
+                                timing_lines=UM_TIMING),
     "um_preferred_cpu": Case(check_um_preferred_cpu, "um_bandwidth", um_args(UM_SIZE, "--advice", "both"),
                              timing_lines=UM_TIMING),
     "um_remote_map": Case(check_um_remote_map, "um_bandwidth",
-                          um_args(UM_SMALL, "--advice", "preferred-cpu"), timing_lines=UM_TIMING),
+                          um_args(UM_SMALL, "--advice", "preferred-cpu"), timing_lines=UM_TIMING,
+                          record_args=UM_ALL),
     "um_prefetch": Case(check_um_prefetch, "um_bandwidth", um_args(UM_SIZE, "--prefetch"),
                         timing_lines=UM_TIMING),
     "um_read_mostly": Case(check_um_read_mostly, "um_bandwidth", um_args(UM_SIZE, "--advice", "read-mostly"),
-                           timing_lines=UM_TIMING),
+                           timing_lines=UM_TIMING, record_args=UM_ALL),
     # Python programs (exit 77 without their framework or a GPU).
     "pytorch_train_step": Case(check_pytorch_train_step, "pytorch_train_step.py",
                                timing_lines="pytorch_train_step: "),

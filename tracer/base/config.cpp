@@ -104,6 +104,7 @@ Config Config::from_environment() {
       if (std::string(v) == to_string(mode)) config.exact = mode;
     }
   }
+  if (const char* v = env("APPTRACER_UNIFIED_MEMORY")) config.unified_memory = v;
   read_count("APPTRACER_STALL_MS", config.stall_ms);
   read_count("APPTRACER_FORK_WAIT_MS", config.fork_wait_ms);
   read_count("APPTRACER_EXACT_SLOTS", config.exact_slots);
@@ -116,6 +117,7 @@ std::string Config::describe() const {
          " buffer_mb=" + std::to_string(buffer_bytes >> 20) +
          " flush_ms=" + std::to_string(flush_period_ms) +
          " stall_ms=" + std::to_string(stall_ms) + " fork_wait_ms=" + std::to_string(fork_wait_ms) +
+         " unified_memory=" + (unified_memory.empty() ? "default" : unified_memory) +
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) +
          (exact == ExactMode::Off

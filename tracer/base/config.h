@@ -46,6 +46,9 @@ struct Config {
   // APPTRACER_FORK_WAIT_MS: how long fork() may wait for the writer to leave
   // SQLite; past it the child runs untraced (it could not use SQLite safely).
   uint32_t fork_wait_ms = 1000;
+  // APPTRACER_UNIFIED_MEMORY: the unified-memory counters recorded, a list of
+  // groups (capture/cupti_requests.h); empty for the default.
+  std::string unified_memory;
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced

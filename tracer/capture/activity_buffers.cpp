@@ -6,11 +6,13 @@
 // themselves come from activity_buffer_pool.h.
 #include <cupti.h>
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "base/inside_tracer.h"
+#include "apptracer/um_counter_groups.h"
 #include "base/log.h"
 #include "capture/activity_buffer_pool.h"
 #include "capture/capture.h"
@@ -67,7 +69,13 @@ std::string joined(const std::vector<std::string>& items) {
 
 // Which counters this machine gives is said once in the log and in meta.
 void configure_and_enable_um_counters() {
-  UmCounterSetup setup = enable_traced_um_counters();
+  std::optional<std::vector<UmCounterKind>> kinds = um_counter_kinds(activity_hooks.unified_memory);
+  if (!kinds) {
+    log_warn("unified memory '{}' is not a list of {}; recording the default",
+             activity_hooks.unified_memory, um_counter_group_names());
+    kinds = um_counter_kinds("default");
+  }
+  UmCounterSetup setup = enable_traced_um_counters(*kinds);
   auto name = [](CUpti_ActivityUnifiedMemoryCounterKind kind) {
     return std::string(to_string(static_cast<UmCounterKind>(kind)));
   };
@@ -84,8 +92,13 @@ void configure_and_enable_um_counters() {
     enabled_names.clear();
   }
   if (activity_hooks.set_meta) {
+    std::vector<std::string> not_asked;
+    for (UmCounterKind kind : *um_counter_kinds("all")) {
+      if (std::find(kinds->begin(), kinds->end(), kind) == kinds->end()) not_asked.emplace_back(to_string(kind));
+    }
     activity_hooks.set_meta("um_counters", "enabled: " + joined(enabled_names) +
-                                               "; unsupported: " + joined(unsupported_names));
+                                               "; unsupported: " + joined(unsupported_names) +
+                                               "; not asked for: " + joined(not_asked));
   }
 }
 

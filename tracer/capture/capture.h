@@ -14,6 +14,10 @@ struct CaptureHooks {
   void (*context_created)() = nullptr;
   // A fact about the recording for the trace's meta table.
   void (*set_meta)(const std::string& key, const std::string& value) = nullptr;
+  // Which unified-memory counters to record (apptracer/um_counter_groups.h;
+  // "" for the default). Plain data, as every global the preloaded start
+  // touches must be: it runs before other files' static constructors.
+  const char* unified_memory = "";
 };
 
 // Subscribes to CUPTI and enables the traced callbacks. False when CUPTI is

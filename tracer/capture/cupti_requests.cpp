@@ -16,18 +16,6 @@ const CUpti_ActivityKind kActivityKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
 
-// Unified-memory counters: configured before CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER
-// is enabled, once the driver is up (activity.cpp).
-const CUpti_ActivityUnifiedMemoryCounterKind kUmCounterKinds[] = {
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
-    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP};
-
 template <typename T, size_t N>
 IdList<T> list(const T (&ids)[N]) {
   return {ids, N};
@@ -37,10 +25,6 @@ IdList<T> list(const T (&ids)[N]) {
 
 IdList<CUpti_CallbackId> traced_resource_callbacks() { return list(kResourceIds); }
 IdList<CUpti_ActivityKind> traced_activity_kinds() { return list(kActivityKinds); }
-IdList<CUpti_ActivityUnifiedMemoryCounterKind> traced_um_counter_kinds() {
-  return list(kUmCounterKinds);
-}
-
 int enable_traced_callbacks(CUpti_SubscriberHandle subscriber,
                             void (*failed)(CUpti_CallbackDomain, CUpti_CallbackId, CUptiResult)) {
   int failures = 0;
@@ -55,10 +39,11 @@ int enable_traced_callbacks(CUpti_SubscriberHandle subscriber,
   return failures;
 }
 
-UmCounterSetup enable_traced_um_counters() {
+UmCounterSetup enable_traced_um_counters(const std::vector<UmCounterKind>& kinds) {
   UmCounterSetup setup;
   std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> supported;
-  for (CUpti_ActivityUnifiedMemoryCounterKind kind : traced_um_counter_kinds()) {
+  for (UmCounterKind counter : kinds) {
+    auto kind = static_cast<CUpti_ActivityUnifiedMemoryCounterKind>(counter);
     CUpti_ActivityUnifiedMemoryCounterConfig config{};
     config.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
     config.kind = kind;

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "apptracer/enums.h"
+
 namespace apptracer {
 
 template <typename T>
@@ -23,9 +25,6 @@ struct IdList {
 IdList<CUpti_CallbackId> traced_resource_callbacks();
 // CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels (DESIGN.md).
 IdList<CUpti_ActivityKind> traced_activity_kinds();
-// Unified-memory counters (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), which
-// must be configured before that kind is enabled.
-IdList<CUpti_ActivityUnifiedMemoryCounterKind> traced_um_counter_kinds();
 
 // Enables every traced runtime and driver callback and the resource
 // callbacks for `subscriber`; returns how many could not be enabled, after
@@ -43,7 +42,8 @@ struct UmCounterSetup {
   std::vector<std::pair<CUpti_ActivityUnifiedMemoryCounterKind, CUptiResult>> unsupported;
   CUptiResult enable_result = CUPTI_SUCCESS;  // of configuring the set and enabling the kind
 };
-UmCounterSetup enable_traced_um_counters();
+// `kinds`: which counters (apptracer/um_counter_groups.h; its values are CUPTI's).
+UmCounterSetup enable_traced_um_counters(const std::vector<UmCounterKind>& kinds);
 
 // Tells CUPTI that the activity buffers it is given come zeroed
 // (activity_buffer_pool.h), so it does not zero them in the program's

@@ -405,7 +405,7 @@ void start(const Config& given) {
   auto* queries = new LiveCudaQueries(strings());
   capture_context = new CaptureContext{*buffers_instance, allocations(), strings(), *queries, now_ns,
                                        nullptr};
-  CaptureHooks hooks{on_context_created, set_meta};
+  CaptureHooks hooks{on_context_created, set_meta, (new std::string(config.unified_memory))->c_str()};
   std::string why_not = "CUPTI is not used in the sanitizer-only run of --exact";
   if (!sanitizer_only) callbacks_active = subscribe_callbacks(*capture_context, hooks, why_not);
   if (config.exact != ExactMode::Off && (callbacks_active || sanitizer_only)) {
