@@ -12,12 +12,12 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-ORDER = ["launch", "pytorch", "pytorch-hooks", "jax", "exact", "trace-size", "malloc", "malloc-gpu-host", "nvtx", "store",
-         "store-gpu-host", "analyzer", "whatif"]
+ORDER = ["real", "um", "launch", "pytorch", "pytorch-hooks", "jax", "exact", "trace-size", "malloc",
+         "malloc-gpu-host", "fork", "fork-gpu-host", "nvtx", "store", "store-gpu-host", "analyzer", "whatif"]
 # The allocator's and the writer's costs depend on the host (with a GPU driver
 # the default mode keeps a live map of host blocks; the GPU machine's CPU is
 # not this one): their sections are kept per kind of host, side by side.
-PER_HOST = ("malloc", "store")
+PER_HOST = ("malloc", "store", "fork")
 GPU_HOST = "-gpu-host"
 HEADER = """# apptracer benchmark results
 
@@ -35,6 +35,12 @@ def section_of(key):
         return "malloc"
     if prefix.startswith("exact-"):
         return "exact"
+    if prefix.startswith("real-"):
+        return "real"
+    if prefix.startswith("um-"):
+        return "um"
+    if prefix.startswith("fork-"):
+        return "fork"
     return prefix
 
 
@@ -126,6 +132,62 @@ def pytorch_hooks_section(r):
         f"recording the caching allocator's blocks adds ≤ 5% to the step: {t:,.0f} vs {off:,.0f} µs"
         f" ({(ratio(t, off) - 1) * 100:+.1f}%) → {verdict(t <= off * 1.05)}"]
     return "Recording tensors: the caching allocator's blocks (GPU)", body, targets
+
+
+REAL_WORKLOADS = (("transformer", "GPT-2-style training step"), ("generate", "GPT-2-style generate (32 tokens)"),
+                  ("dataloader", "MLP step fed by a pinned DataLoader"))
+REAL_VARIANTS = (("untraced", "untraced"), ("bare", "bare CUPTI subscriber"),
+                 ("apptracer-core", "apptracer: callbacks and writer only"),
+                 ("apptracer-no-hooks", "apptracer, framework allocators off"),
+                 ("apptracer-no-host", "apptracer, host allocations off"),
+                 ("apptracer", "apptracer"), ("torch-profiler", "torch.profiler"))
+
+
+def real_section(r):
+    parts = []
+    targets = []
+    for workload, label in REAL_WORKLOADS:
+        get = lambda v: r.get(f"real-{workload}.{v}.per_op")  # noqa: E731
+        base, bare, full = get("untraced"), get("bare"), get("apptracer")
+        if base is None:
+            continue
+        rows = [[name, fmt(get(v)), fmt(ratio(get(v), base), 2), fmt(ratio(get(v), bare), 2)]
+                for v, name in REAL_VARIANTS]
+        parts.append(f"**{label}**\n\n" + table(["run", "median step (µs)", "/ untraced", "/ bare"], rows))
+        core, no_hooks, no_host = get("apptracer-core"), get("apptracer-no-hooks"), get("apptracer-no-host")
+        if None not in (bare, core, no_hooks, no_host, full):
+            where = [("CUPTI (bare − untraced)", bare - base), ("our callbacks and writer (core − bare)", core - bare),
+                     ("framework-allocator hooks (no-host − core)", no_host - core),
+                     ("malloc hooks (no-hooks − core)", no_hooks - core),
+                     ("both together beyond their sum", full - no_hooks - no_host + core)]
+            parts.append("Where a step's extra time goes (µs): " +
+                         "; ".join(f"{what} {value:+,.0f}" for what, value in where))
+        if full is not None:
+            targets.append(f"{label}: ≤ 1.10× untraced and ≤ 1.05× bare: {ratio(full, base):.2f}× and "
+                           f"{fmt(ratio(full, bare), 2)}× → {verdict(full <= base * 1.10 and bare is not None and full <= bare * 1.05)}")
+    return "Real programs: step time, and where the tracer's cost goes (GPU)", "\n\n".join(parts), targets
+
+
+def um_section(r):
+    base = r.get("um-on-demand.untraced.per_op")
+    variants = sorted({k.split(".")[1] for k in r if k.startswith("um-on-demand.")},
+                      key=lambda v: (v != "untraced", not v.startswith("bare"), v))
+    rows = [[v, fmt(r.get(f"um-on-demand.{v}.per_op"), 2),
+             fmt(None if base is None or r.get(f"um-on-demand.{v}.per_op") is None
+                 else 100 * r[f"um-on-demand.{v}.per_op"] / base, 0)] for v in variants]
+    body = table(["run", "on-demand migration (GiB/s)", "% of untraced"], rows)
+    t = r.get("um-on-demand.apptracer.per_op")
+    targets = [] if t is None or base is None else [
+        f"on-demand migration traced (default counters) ≥ 90% of untraced: {100 * t / base:.0f}% → {verdict(t >= 0.9 * base)}"]
+    return "Unified memory: what each counter costs on-demand migration (GPU)", body, targets
+
+
+def fork_section(r):
+    base = r.get("fork-t2.untraced.per_op")
+    rows = [[v, fmt(r.get(f"fork-t2.{v}.per_op")), fmt(ratio(r.get(f"fork-t2.{v}.per_op"), base), 1),
+             fmt(r.get(f"fork-t2.{v}.wall_ms"))] for v in ("untraced", "apptracer", "apptracer-all")]
+    body = table(["run", "median fork() (µs)", "/ untraced", "process wall (ms)"], rows)
+    return "fork() while threads allocate", body, []
 
 
 EXACT_APPS = (("vector_add", "vector_add"), ("kernel_args", "kernel_args"),
@@ -352,7 +414,7 @@ def whatif_section(r):
 RENDER = {"launch": launch_section, "pytorch": pytorch_section, "pytorch-hooks": pytorch_hooks_section,
           "exact": exact_section, "jax": jax_section, "trace-size": trace_size_section,
           "malloc": malloc_section, "nvtx": nvtx_section, "store": store_section, "analyzer": analyzer_section,
-          "whatif": whatif_section}
+          "whatif": whatif_section, "real": real_section, "um": um_section, "fork": fork_section}
 
 
 def section_name(name, gpu_host):

@@ -9,7 +9,7 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch
+#   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch real um
 #                   pytorch-hooks jax exact trace-size whatif
 #   --results FILE  default bench/RESULTS.md
 #
@@ -62,18 +62,18 @@ export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 
 if [ -z "$only" ]; then
   only=malloc,fork,nvtx,store,analyzer
-  [ "$gpu" = 1 ] && only=launch,pytorch,pytorch-hooks,jax,exact,trace-size,$only
+  [ "$gpu" = 1 ] && only=launch,pytorch,real,um,pytorch-hooks,jax,exact,trace-size,$only
 fi
 wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
-  rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 warmup=5 size_steps=2
+  rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 real_steps=8 warmup=5 size_steps=2
   nvtx_pairs=20000 nvtx_sustained_pairs= exact_steps=5 exact_warmup=2
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
-  rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 warmup=20
+  rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 real_steps=100 warmup=20
   size_steps=20
   # 100,000 pairs fit in the default 64 MiB of record buffers (128 B per
   # push or pop): the cost to the program. 1,000,000 do not: then the
@@ -164,6 +164,25 @@ if wanted pytorch; then
   step pytorch "$here/compare.sh" pytorch "$dist" "$torch_rounds" \
     untraced,bare,torch-profiler,apptracer \
     "us per step" -- python3 "$here/pytorch_steps.py" "$steps" "$warmup"
+fi
+if wanted real; then
+  note real "$real_steps steps after $warmup warm-up steps per run (generate: $((real_steps / 4)) calls), $torch_rounds interleaved rounds, median"
+  note real "core: callbacks and writer only (--framework-allocators=off --host-allocations=off); no-hooks: framework allocators off; no-host: host allocations off"
+  for workload in transformer generate dataloader; do
+    n=$real_steps
+    [ "$workload" = generate ] && n=$((real_steps / 4))
+    step "real $workload" "$here/compare.sh" "real-$workload" "$dist" "$torch_rounds" \
+      untraced,bare,apptracer-core,apptracer-no-hooks,apptracer-no-host,apptracer,torch-profiler \
+      "us per step" -- python3 "$here/real_steps.py" "$workload" "$n" "$warmup"
+  done
+fi
+if wanted um; then
+  note um "a 2 GiB managed array filled by the CPU, then read by a kernel: GiB/s of that first run (on-demand migration), $rounds interleaved rounds, median"
+  note um "bare-um=X / apptracer-um=X: the bare CUPTI subscriber / apptracer recording the unified-memory counters X (record --unified-memory)"
+  step "unified memory on demand" "$here/compare.sh" um-on-demand "$dist" "$rounds" \
+    untraced,bare-um=off,bare-um=default,bare-um=all,apptracer-um=off,apptracer,apptracer-um=cpu-faults,apptracer-um=gpu-faults,apptracer-um=all \
+    "GiB/s (on demand)" -- sh -c "\"\$0\" --size 2G --runs 2 | sed -n 's/^um_bandwidth: run 0: \([0-9.]*\) GiB.*/\\1/p'" \
+    "$dist/test_apps/um_bandwidth"
 fi
 if wanted pytorch-hooks; then
   # The ≤ 5% target compares two variants a few percent apart on a noisy
