@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 LISTED = re.compile(r"^apptracer: trace written to (.*) \((complete|incomplete[^)]*)\)$")
 EMPTY = re.compile(r"^apptracer: no trace in (.*) \(empty: the process ended before its trace began; "
@@ -30,6 +31,17 @@ def record(apptracer, *args):
 def listed(run):
     """(path, status) of every trace record says it wrote."""
     return [LISTED.match(line).groups() for line in run.stderr.splitlines() if LISTED.match(line)]
+
+
+def meta_readable(path):
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return db.execute("SELECT COUNT(*) FROM meta").fetchone()[0] > 0
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
 
 
 def db_files(directory):
@@ -136,6 +148,11 @@ def main():
                              "--", "python3", "-c", "import time; print('ready', flush=True); time.sleep(60)"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ready = proc.stdout.readline()
+    # A program without CUDA has no signal handler of the tracer's (they come
+    # with the first context): the signal is sent once its trace has begun.
+    began = time.monotonic() + 20
+    while time.monotonic() < began and not any(meta_readable(f) for f in db_files(out)):
+        time.sleep(0.05)
     proc.send_signal(15)
     try:
         _, err = proc.communicate(timeout=30)

@@ -116,6 +116,9 @@ bool Writer::open_store_if_needed() {
   try {
     ClaimedOutput claimed = claim_output_path(wanted, pid);
     path = claimed.path;
+    // At once: a process killed while its trace is being created still has
+    // its file listed (record says it holds nothing).
+    announce_trace(config_.run_dir, path);
     StoreOptions options;
     if (!gpu_activity_expected_) options.hold_passes = options.late_passes = 0;
     ClaimedFileCheck check(claimed);
@@ -125,8 +128,6 @@ bool Writer::open_store_if_needed() {
       if (check.refused()) throw std::runtime_error("another file was put at its name after it was created");
       throw;
     }
-    // Only a trace that is really being written is announced to record.
-    announce_trace(config_.run_dir, path);
   } catch (const std::exception& error) {
     log_error("cannot create trace {}: {}; tracing stops, the program continues",
               path.empty() ? wanted : path, error.what());
