@@ -21,7 +21,7 @@ struct IdList {
 };
 
 IdList<CUpti_CallbackId> traced_resource_callbacks();
-// CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels (DESIGN.md).
+// CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels.
 IdList<CUpti_ActivityKind> traced_activity_kinds();
 // Unified-memory counters (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), which
 // must be configured before that kind is enabled.
