@@ -93,7 +93,7 @@ def launch_section(r):
             targets.append(f"per-launch cost ≤ 1.5× the bare CUPTI subscriber's: {ratio(t, b):.2f}× → {verdict(t / b <= 1.5)}")
             targets.append(f"≤ 1 µs added per launch: {tracer_added:,.0f} ns → {verdict(tracer_added <= 1000)}"
                            f" (the bare subscriber alone adds {bare_added:,.0f} ns)")
-        # Issue 14's: per call and, for launches, the whole process (its end included).
+        # Per call and, for launches, the whole process (its end included).
         targets.append(f"{label}: ≤ 1.1× the bare subscriber per call: {ratio(t, b):.2f}× → {verdict(t / b <= 1.1)}")
         if loop == "launch" and tracer_wall is not None and bare_wall is not None:
             targets.append(f"{label}: process wall ≤ 1.15× the bare subscriber's: {ratio(tracer_wall, bare_wall):.2f}×"
@@ -310,7 +310,7 @@ def store_section(r):
     body = table(["records from", "records/s (end to end)", "producers waited (s)", "database bytes per op"], rows)
     body += ("\n\nA launch is 4 records (kernel, its 3 pointer arguments, runtime call with its"
              " driver call folded in, GPU activity), a copy 3 (copy, runtime call, GPU activity), a host"
-             " allocation 2 (allocation and free, as issue 4 plans to store them). Records/s is"
+             " allocation 2 (allocation and free, as `--host-allocations=all` stores them). Records/s is"
              " end to end: from the first record to the finished, checkpointed file.")
     targets = []
     for threads in (1, 2):

@@ -10,7 +10,7 @@
 //               cudaMemcpyAsync call (its cuMemcpyHtoDAsync folded in); later
 //               its GPU copy activity (3 records)
 //   host-alloc  a pageable host allocation and its free (2 records): what
-//               malloc interposition (issue 4) is designed to store; no API row
+//               --host-allocations=all stores; no API row
 #pragma once
 
 #include <cstdint>

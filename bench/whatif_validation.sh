@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Validates `apptracer whatif` (issue 20) against real runs:
+# Validates `apptracer whatif` against real runs:
 #  (a) each test program's run predicted from its own trace and this
 #      machine's system file (target: within 5%)
 #  (b) whatif_copies from pageable memory predicted with --pin, against its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Here: builds and installs everything the GPU machine needs into dist/
-# (ignored by git, small enough to carry: the device tool's limit is 64 MiB).
+# On the build machine: builds and installs everything a GPU machine without
+# a compiler needs into dist/ (ignored by git; about 12 MiB, to copy there).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$repo/scripts/setup.sh"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: the soak suite (test_apps/soak/soak.py) against an
 # installed tree. Results and any hung run's stacks go to $OUT/soak when OUT
-# is set (the device tool brings them back), else ./gpu-results/soak.
+# is set, else ./gpu-results/soak.
 #   scripts/gpu_soak.sh [DIST_DIR] [soak.py options: --only CASES --repeat N --scale F ...]
-# A call of the device tool runs at most ten minutes: split the cases
-# (--only) across calls. NVLink multicast stays off for the 2-GPU case.
+# Where a machine is held only for a short time, split the cases (--only)
+# across runs. NVLink multicast stays off for the 2-GPU case.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dist=$(cd "${1:-$repo/dist}" && pwd)

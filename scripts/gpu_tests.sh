@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # On the GPU machine: runs every test app under the tracer with its trace
 # assertions, and the launch-cost benchmark. Logs and traces go to $OUT when
-# set (the device tool brings them back), else to ./gpu-results.
+# set, else to ./gpu-results.
 #   scripts/gpu_tests.sh [DIST_DIR] [PART...]
-# PARTs (default all): cases pytorch frameworks analysis launch; a session's
-# device time comes in calls of at most ten minutes, so the parts can be split.
+# PARTs (default all): cases pytorch frameworks analysis launch; each can run
+# on its own, where a machine is held only for a short time.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dist=$(cd "${1:-$repo/dist}" && pwd)
@@ -41,7 +41,7 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
   # What the caching-allocator tracker assumes, re-derived from torch's headers.
   python3 "$dist/test_apps/torch_allocator_layout.py" 2>&1 | tee "$out/torch_allocator_layout.txt"
   case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
-  # --exact on the same steps (issue #18): wall time beside untraced and default,
+  # --exact on the same steps: wall time beside untraced and default,
   # and where the signature heuristic was wrong.
   seconds() {
     local start
@@ -62,7 +62,7 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
       2>&1 | tee "$out/pytorch_exact_agreement.txt"; [ "${PIPESTATUS[0]}" -ne 0 ]; then
     failed=$((failed + 1))
   fi
-  # CUDA graphs and NVTX from PyTorch (issue 16): coverage of graph-run kernels, ranges.
+  # CUDA graphs and NVTX from PyTorch: coverage of graph-run kernels, ranges.
   "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_graphs_nvtx.db" -- \
     python3 "$dist/test_apps/pytorch_graphs_nvtx.py" run 2>&1 | tee -a "$out/gpu_tests.log"
   if python3 "$dist/test_apps/pytorch_graphs_nvtx.py" check "$out/traces/pytorch_graphs_nvtx.db" "$dist/bin/apptracer" \
@@ -71,7 +71,7 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
   fi
 fi
 
-# Real frameworks (issue 15): identical behaviour traced and untraced, and
+# Real frameworks: identical behaviour traced and untraced, and
 # what each program did in its traces.
 if want frameworks; then
   python3 "$dist/test_apps/framework_suite.py" --apptracer "$dist/bin/apptracer" \

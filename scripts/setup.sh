@@ -63,7 +63,9 @@ existing_cuda() {
 }
 
 # Installs the toolkit wheels into $cache and makes the tree usable by nvcc and
-# CMake (GPU.md): lib64 -> lib, unversioned library links, a libcuda stub.
+# CMake, which expect what a system install has and the wheels lack: lib64 -> lib,
+# unversioned library links, and a libcuda stub to link test programs that call
+# the driver API (found at link time only, never ahead of the real driver).
 wheel_cuda() {
   local venv=$cache/cuda-$cuda_wheel_version
   local root=$venv/cuda

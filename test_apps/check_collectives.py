@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""NCCL collectives across two ranks, end to end (issue 19): runs
+"""NCCL collectives across two ranks, end to end: runs
 nccl_collectives.py as 2 ranks untraced, then traced (one trace per rank),
 merges the traces and asserts on the collectives rows, their cross-rank
 matches, `stats --report collectives` and the merged DVDG's cross-rank edges.

@@ -1,4 +1,4 @@
-// CUDA graphs the tracer must see through (issue 16): the same work — clear y,
+// CUDA graphs the tracer must see through: the same work — clear y,
 // copy the input to x, y += 2x, copy y back — run kLaunches times eagerly, as
 // an explicit graph, or as a stream-captured graph; and a graph whose kernel
 // node is given another input between two launches. The DVDG of each graph

@@ -1,4 +1,4 @@
-// Kernel arguments the tracer must resolve (issue 5): const and non-const
+// Kernel arguments the tracer must resolve: const and non-const
 // pointers, an interior pointer, pointers inside a struct passed by value,
 // managed and mapped pinned memory, an extern "C" kernel whose integer
 // argument looks like an address but points into nothing live, and a cuBLAS

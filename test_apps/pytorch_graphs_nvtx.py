@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch with CUDA graphs and NVTX (issue 16), and the checks on its trace.
+"""PyTorch with CUDA graphs and NVTX, and the checks on its trace.
 
     pytorch_graphs_nvtx.py run          # the program (run under apptracer record)
     pytorch_graphs_nvtx.py check TRACE [APPTRACER]  # exits 1 if an assertion fails

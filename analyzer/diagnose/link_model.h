@@ -1,5 +1,5 @@
 // Which link model estimates savings: the system file given with --system
-// (`apptracer links`, issue 20), else the bandwidths measured in the trace.
+// (`apptracer links`), else the bandwidths measured in the trace.
 #pragma once
 
 #include <memory>

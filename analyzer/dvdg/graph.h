@@ -1,6 +1,6 @@
-// The dynamic value dependence graph (DESIGN.md, "The dynamic value dependence
-// graph"): values are (region, byte range, version), operations read and write
-// them, edges go from each value an operation read to each value it wrote.
+// The dynamic value dependence graph (docs/dvdg.md): values are (region,
+// byte range, version), operations read and write them, edges go from each
+// value an operation read to each value it wrote.
 // A region ("location") is the finest thing the program allocated: a
 // sub-allocation (a framework allocator's tensor block) where one is known,
 // else an allocation or a host region.

@@ -1,5 +1,5 @@
 // Turns a trace's operations, in program order, into versioned values and
-// dependence edges (DESIGN.md semantics).
+// dependence edges (the semantics of docs/dvdg.md).
 #pragma once
 
 #include "apptracer/sqlite.h"

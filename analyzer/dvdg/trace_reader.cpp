@@ -422,7 +422,7 @@ class Reader {
     }
   }
 
-  // One op per NCCL/MPI operation (DESIGN.md): a collective reads every
+  // One op per NCCL/MPI operation (docs/dvdg.md): a collective reads every
   // rank's send range and writes every rank's receive range through one
   // exchanged value (graph_builder); a message reads the sender's buffer and
   // writes the receiver's, byte by byte. The op sits in its first rank's
@@ -521,7 +521,7 @@ class Reader {
       Access access = whole(location->second);
       access.begin = std::clamp<int64_t>(argument.alloc_offset, 0, access.end);
       access.to_end = true;
-      // An argument of unknown access is assumed read-write (DESIGN.md).
+      // An argument of unknown access is assumed read-write (docs/dvdg.md).
       access.reads = access_kind != AccessKind::Write;
       access.writes = access_kind != AccessKind::Read;
       access.known_read = access_kind == AccessKind::Read ||

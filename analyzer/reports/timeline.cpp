@@ -100,7 +100,7 @@ class Lookups {
     return flows;
   }
 
-  // "#12 device 4096 B rw; #13 ..." for every allocation a kernel's arguments
+  // "#12 device 4096 B rw; #13 pinned host 64 B r" for every allocation a kernel's arguments
   // point into (once, however many words point into it): the link from GPU
   // work to the memory it used.
   // (A launch has a few words: they are grouped here rather than by SQL,

@@ -13,7 +13,7 @@ Database create_schema() {
   return db;
 }
 
-// The names DESIGN.md makes public interface.
+// The table names the trace contract makes public interface (docs/trace-contract.md).
 TEST(Schema, CreatesEveryContractTable) {
   Database db = create_schema();
   for (const char* table :

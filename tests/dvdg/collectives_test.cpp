@@ -1,4 +1,4 @@
-// Collectives and messages across ranks (issue 19): one trace per rank,
+// Collectives and messages across ranks: one trace per rank,
 // merged, gives one DVDG in which an all-reduce is one op reading every
 // rank's send buffer and writing every rank's receive buffer, and a message
 // joins the sender's value to the receiver's. Traces are synthetic; both

@@ -1,6 +1,6 @@
 // Shared pieces of the DVDG tests: a trace file per test, and graphs turned
 // into readable edge lists ("a_h:0 -> a_d:1 [HtoD copy]") so expectations
-// read like DESIGN.md.
+// read like docs/dvdg.md.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 // CUPTI, loaded at run time instead of linked. A preloaded library whose
 // dependency is missing stops the program from starting at all; loading
 // CUPTI ourselves turns that into one log line and an untraced, unchanged run
-// (DESIGN.md's failure rules). Each CUPTI function the tracer calls is defined
+// (the failure rules of docs/architecture.md). Each CUPTI function the tracer calls is defined
 // here, hidden, forwarding to the real one or failing with
 // CUPTI_ERROR_NOT_INITIALIZED when CUPTI could not be found.
 #include <cupti.h>

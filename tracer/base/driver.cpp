@@ -68,7 +68,7 @@ const DriverFunctions& driver() {
 std::string driver_function_name(const void* function) {
   const DriverFunctions& f = driver();
   const char* name = nullptr;
-  // Runtime launches pass a CUkernel, on which cuFuncGetName fails (GPU.md).
+  // Runtime launches pass a CUkernel, on which cuFuncGetName fails (CUDA 13.0).
   if (f.cuFuncGetName && f.cuFuncGetName(&name, (CUfunction)function) == CUDA_SUCCESS && name) {
     return name;
   }
@@ -83,7 +83,7 @@ ParamLayout driver_param_layout(const void* function) {
   ParamLayout layout;
   size_t offset = 0, size = 0;
   // Runtime launches pass a CUkernel, on which cuFuncGetParamInfo fails with
-  // CUDA_ERROR_INVALID_HANDLE (GPU.md); the CUkernel query answers for it.
+  // CUDA_ERROR_INVALID_HANDLE (CUDA 13.0); the CUkernel query answers for it.
   bool is_function = f.cuFuncGetParamInfo &&
                      f.cuFuncGetParamInfo((CUfunction)function, 0, &offset, &size) !=
                          CUDA_ERROR_INVALID_HANDLE;

@@ -1,6 +1,6 @@
 // Driver API functions the tracer calls itself, fetched at run time from
 // libcuda.so.1. The tracer never links libcuda: on a machine without a driver
-// that would stop the program from loading (DESIGN.md).
+// that would stop the program from loading (docs/architecture.md, failure rules).
 #pragma once
 
 #include <cuda.h>

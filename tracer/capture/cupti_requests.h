@@ -23,7 +23,7 @@ struct IdList {
 };
 
 IdList<CUpti_CallbackId> traced_resource_callbacks();
-// CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels (DESIGN.md).
+// CONCURRENT_KERNEL, never KERNEL: the latter serializes kernels.
 IdList<CUpti_ActivityKind> traced_activity_kinds();
 
 // Enables every traced runtime and driver callback and the resource

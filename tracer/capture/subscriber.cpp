@@ -2,7 +2,8 @@
 // brings devices, versions and the unified-memory counters.
 //
 // Only the callback ids of traced functions are enabled: every enabled id
-// costs time on every call of its function (GPU.md).
+// costs time on every call of its function (about 0.1-0.2 us per launch each,
+// measured on an H100; docs/architecture.md, hot path).
 #include <cupti.h>
 
 #include "base/driver.h"

@@ -1,7 +1,7 @@
 // Host memory the program allocates (malloc family, anonymous mmap), so a
 // pointer CUDA is handed resolves to the block holding it, interior pointers
-// too (DESIGN.md: host allocations are counted, not stored, unless CUDA
-// touches them).
+// too (host allocations are counted, not stored, unless CUDA touches them:
+// docs/trace-contract.md).
 //
 // Blocks at or above a size threshold are kept in a live map. One becomes a
 // row of `allocations` (kind pageable host, with its own allocation time and
