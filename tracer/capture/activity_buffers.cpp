@@ -93,7 +93,8 @@ void configure_and_enable_um_counters() {
   }
   if (activity_hooks.set_meta) {
     std::vector<std::string> not_asked;
-    for (UmCounterKind kind : *um_counter_kinds("all")) {
+    std::vector<UmCounterKind> every = *um_counter_kinds("all");
+    for (UmCounterKind kind : every) {
       if (std::find(kinds->begin(), kinds->end(), kind) == kinds->end()) not_asked.emplace_back(to_string(kind));
     }
     activity_hooks.set_meta("um_counters", "enabled: " + joined(enabled_names) +
