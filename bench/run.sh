@@ -12,6 +12,8 @@
 #   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch real um
 #                   pytorch-hooks jax exact trace-size whatif
 #   --results FILE  default bench/RESULTS.md
+# REAL_WORKLOADS (environment) narrows the real section, e.g. "transformer":
+# a device call runs ten minutes at most.
 #
 # Sections: launch (GPU: empty-kernel launches and small cudaMemcpyAsyncs,
 # untraced / bare CUPTI subscriber / apptracer), malloc (allocation churn,
@@ -168,7 +170,7 @@ fi
 if wanted real; then
   note real "$real_steps steps after $warmup warm-up steps per run (generate: $((real_steps / 4)) calls), $torch_rounds interleaved rounds, median"
   note real "core: callbacks and writer only (--framework-allocators=off --host-allocations=off); no-hooks: framework allocators off; no-host: host allocations off"
-  for workload in transformer generate dataloader; do
+  for workload in ${REAL_WORKLOADS:-transformer generate dataloader}; do
     n=$real_steps
     [ "$workload" = generate ] && n=$((real_steps / 4))
     step "real $workload" "$here/compare.sh" "real-$workload" "$dist" "$torch_rounds" \
