@@ -182,8 +182,8 @@ if wanted um; then
   note um "a 2 GiB managed array filled by the CPU, then read by a kernel: GiB/s of that first run (on-demand migration), $rounds interleaved rounds, median"
   note um "bare-um=X / apptracer-um=X: the bare CUPTI subscriber / apptracer recording the unified-memory counters X (record --unified-memory)"
   step "unified memory on demand" "$here/compare.sh" um-on-demand "$dist" "$rounds" \
-    untraced,bare-um=off,bare-um=default,bare-um=all,apptracer-um=off,apptracer,apptracer-um=cpu-faults,apptracer-um=gpu-faults,apptracer-um=all \
-    "GiB/s (on demand)" -- sh -c "\"\$0\" --size 2G --runs 2 | sed -n 's/^um_bandwidth: run 0: \([0-9.]*\) GiB.*/\\1/p'" \
+    untraced,bare-um=off,bare-um=default,bare-um=all,apptracer-um=off,apptracer-um=migrations,apptracer,apptracer-um=cpu-faults,apptracer-um=gpu-faults,apptracer-um=all \
+    "GiB/s (on demand)" -- sh -c "\"\$0\" --size 2G --runs 2 | sed -n 's/^um_bandwidth: run 1: \([0-9.]*\) GiB.*/\\1/p'" \
     "$dist/test_apps/um_bandwidth"
 fi
 if wanted pytorch-hooks; then
