@@ -348,8 +348,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--unified-memory", options->unified_memory,
                   "Unified-memory counters recorded, a comma-separated list of groups: " +
                       um_counter_group_names() +
-                      ". The default leaves page faults out: recording them slows on-demand "
-                      "migration (see README)")
+                      ". The default leaves migrations and page faults out: recording them "
+                      "slows on-demand migration itself (migrations halve it; see README)")
       ->check([](const std::string& value) {
         return um_counter_kinds(value) ? std::string()
                                        : "not a list of " + um_counter_group_names();

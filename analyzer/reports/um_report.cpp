@@ -33,7 +33,15 @@ ReportOutput um_report(Database& db) {
             "prefetches or advice"};
   }
   UmTrace um = read_um_trace(db);
-  return {{um_allocations_report(db, um), um_kernels_report(db, um)}, {}};
+  // Migrations cost on-demand paging half its speed, so they are recorded
+  // only when asked for: without them the tables hold no bytes moved.
+  std::string counters = trace_meta(db, "um_counters", "");
+  std::string note;
+  if (counters.find("not asked for: bytes HtoD") != std::string::npos) {
+    note = "migrations were not recorded (the default leaves them out: they slow on-demand "
+           "migration); record --unified-memory all to see where pages moved";
+  }
+  return {{um_allocations_report(db, um), um_kernels_report(db, um)}, note};
 }
 
 }  // namespace apptracer

@@ -7,9 +7,8 @@ namespace {
 
 using Kinds = std::vector<UmCounterKind>;
 
-TEST(UmCounterGroupsTest, TheDefaultRecordsMigrationsAndLeavesPageFaultsOut) {
-  Kinds expected = {UmCounterKind::BytesHtoD, UmCounterKind::BytesDtoH, UmCounterKind::Thrashing,
-                    UmCounterKind::Throttling, UmCounterKind::RemoteMap, UmCounterKind::BytesDtoD};
+TEST(UmCounterGroupsTest, TheDefaultLeavesMigrationBytesAndPageFaultsOut) {
+  Kinds expected = {UmCounterKind::Thrashing, UmCounterKind::Throttling, UmCounterKind::RemoteMap};
   EXPECT_EQ(um_counter_kinds(""), expected);
   EXPECT_EQ(um_counter_kinds("default"), expected);
 }
@@ -18,7 +17,7 @@ TEST(UmCounterGroupsTest, GroupsCombineAndRepeatsCountOnce) {
   EXPECT_EQ(um_counter_kinds("all")->size(), 8u);
   EXPECT_EQ(um_counter_kinds("off"), Kinds{});
   EXPECT_EQ(um_counter_kinds("gpu-faults,gpu-faults"), Kinds{UmCounterKind::GpuPageFault});
-  Kinds with_faults = *um_counter_kinds("default,cpu-faults,gpu-faults");
+  Kinds with_faults = *um_counter_kinds("default,migrations,cpu-faults,gpu-faults");
   EXPECT_EQ(with_faults, *um_counter_kinds("all"));
 }
 
