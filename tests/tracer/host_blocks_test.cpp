@@ -165,6 +165,26 @@ TEST_F(HostBlocksTest, TheWriterFindsBlocksThatStartInAnotherRegion) {
 // The writer reads a copy after the program freed its buffer (at exit,
 // always): the block that held the address when the copy was entered is
 // still found, and becomes a row that ended at its free.
+// Large blocks have a shard of their own; their free, which does not say
+// the size, still finds them, and small blocks' lookups never walk past them.
+TEST_F(HostBlocksTest, ALargeBlockFreedBeforeItsTouchWasReadStillBecomesARow) {
+  enable(false);
+  const uint64_t large = 0x400000000000;
+  host_blocks::on_allocate(large, 8 << 20, false);
+  for (uint64_t i = 0; i < 100; ++i) host_blocks::on_allocate(large + (16 << 20) + i * 8192, 4096, false);
+  uint64_t copied_ns = now_ns();
+  host_blocks::on_free(large);
+  for (uint64_t i = 0; i < 100; ++i) host_blocks::on_free(large + (16 << 20) + i * 8192);
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(large + (5 << 20), copied_ns);
+  ASSERT_TRUE(row.has_value()) << "the large block, freed since";
+  EXPECT_EQ(row->allocation.allocation.bytes, uint64_t{8} << 20);
+  EXPECT_GT(row->free_ns, 0u);
+  row = host_blocks::promote_for_writer(large + (16 << 20) + 99 * 8192 + 8, copied_ns);
+  ASSERT_TRUE(row.has_value()) << "a small one beside it";
+  EXPECT_EQ(row->allocation.allocation.bytes, 4096u);
+  drained();
+}
+
 TEST_F(HostBlocksTest, ABlockFreedBeforeTheWriterSawItsTouchStillBecomesARow) {
   enable(false);
   const uint64_t block = 0x100000700000;

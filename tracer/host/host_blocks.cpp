@@ -57,6 +57,17 @@ struct FreedBlock {
   bool taken;
 };
 
+// Blocks at least this large live in a shard of their own: few programs
+// hold many, and in the shared shards one of them made every lookup walk
+// all freed blocks within its size below the address (a two-rank FSDP run's
+// writer spent 85% of its time there and fell behind by seconds).
+constexpr uint64_t kLargeBlockBytes = 1 << 20;
+
+// A lookup that walks this many freed blocks without finding the address
+// gives up: the touch then names no allocation (counted, in meta), rather
+// than the writer falling behind the program.
+constexpr int kMaxFreedWalk = 4096;
+
 // A free of a block this large already costs an munmap or the touching of
 // its pages; one move_pages call more is small beside it, and tells the
 // writer where the pages were once they are gone.
@@ -163,6 +174,7 @@ struct State {
   RecordBuffers* buffers = nullptr;
   Shard shards[kShards];
   Shard mapped;  // anonymous mmaps: another allocator's arenas may hold malloc blocks
+  Shard large;   // malloc blocks of kLargeBlockBytes or more
   std::mutex counts_mutex;
   ThreadCounts* live_threads = nullptr;
   uint64_t exited_count[kSizeClasses] = {};
@@ -175,6 +187,8 @@ State* state = nullptr;
 // Rows made where no thread's counts are: the writer's promotions, a thread
 // whose counts could not be allocated.
 std::atomic<uint64_t> stored_elsewhere{0};
+// Lookups that gave up after kMaxFreedWalk freed blocks (writer side).
+std::atomic<uint64_t> walks_cut{0};
 __thread ThreadCounts* thread_counts __attribute__((tls_model("initial-exec"))) = nullptr;
 
 // Blocks are allocated and touched on different threads, and a touch is
@@ -312,6 +326,7 @@ void end_block(Shard& shard, BlockMap::iterator it, uint64_t ns, uint64_t& freed
 template <typename Visit>
 void for_each_shard(Visit visit) {
   for (Shard& shard : state->shards) visit(shard);
+  visit(state->large);
   visit(state->mapped);
 }
 
@@ -400,7 +415,7 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
   if (bytes < state->options.min_bytes || address == 0) return;
   if (state->options.store_all && !mapped) return store_row(address, bytes, counts);
   Block block{bytes, now_ns(), 0, RecordBuffers::current_tid(), mapped};
-  Shard& shard = mapped ? state->mapped : shard_of(address);
+  Shard& shard = mapped ? state->mapped : bytes >= kLargeBlockBytes ? state->large : shard_of(address);
   std::optional<Record> row;
   uint64_t missed_free_id = 0;
   {
@@ -436,16 +451,19 @@ void on_free(uint64_t address) {
     }
     return;
   }
-  Shard& shard = shard_of(address);
+  // The free does not say the size: a block not in its address's shard may
+  // be a large one.
   uint64_t freed_id = 0;
   uint64_t ns = 0;
-  {
+  auto end_in = [&](Shard& shard) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     auto it = shard.blocks.find(address);
-    if (it == shard.blocks.end()) return;
+    if (it == shard.blocks.end()) return false;
     ns = now_ns();
     end_block(shard, it, ns, freed_id);
-  }
+    return true;
+  };
+  if (!end_in(shard_of(address)) && !end_in(state->large)) return;
   if (freed_id) {
     Record r = free_record(freed_id, ns);
     state->buffers->append(r);
@@ -514,9 +532,14 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
     // starting there could still reach the address.
     FreedHistory<FreedBlock>::Index& freed = shard.indexed_freed();
     uint64_t reach = shard.kept_reach();
+    int walked = 0;
     for (auto it = freed.upper_bound(address); it != freed.begin();) {
       --it;
       if (address - it->first >= reach) break;
+      if (++walked > kMaxFreedWalk) {
+        walks_cut.fetch_add(1, std::memory_order_relaxed);
+        break;
+      }
       FreedBlock& f = it->second;
       if (address - it->first >= f.bytes || !allocated_by(f.alloc_ns) || ns >= f.free_ns) continue;
       if (f.taken) {
@@ -553,6 +576,7 @@ std::optional<PromotedBlock> promote_for_writer(uint64_t address, uint64_t ns) {
       if (!may_hold(index)) continue;
       if (std::optional<PromotedBlock> block = promote_in(state->shards[index], slack)) return block;
     }
+    if (std::optional<PromotedBlock> block = promote_in(state->large, slack)) return block;
     return promote_in(state->mapped, slack);
   };
   if (std::optional<PromotedBlock> block = promote_first(false)) return block;
@@ -582,6 +606,8 @@ uint64_t not_kept_blocks() {
   });
   return not_kept;
 }
+
+uint64_t lookups_cut() { return walks_cut.load(std::memory_order_relaxed); }
 
 uint64_t stored_blocks() {
   if (!state) return 0;

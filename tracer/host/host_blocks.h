@@ -80,6 +80,10 @@ inline bool may_contain(uint64_t value) { return address_regions.may_contain(val
 // Every allocation by power-of-two size class, as JSON for `meta`.
 std::string histogram_json();
 
+// The writer's lookups that gave up walking freed blocks (meta
+// host_block_lookups_cut): those touches name no allocation.
+uint64_t lookups_cut();
+
 // Blocks that became allocation rows (rows may still be waiting in buffers).
 uint64_t stored_blocks();
 

@@ -152,6 +152,7 @@ void finish(const char* status) {
   writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
   writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   writer_instance->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
+  writer_instance->set_meta("host_block_lookups_cut", std::to_string(host_blocks::lookups_cut()));
   writer_instance->finish(status);
   final_write_done = true;
 }
