@@ -13,20 +13,13 @@ generate: the same model's greedy generate() of 32 tokens with its KV cache,
 dataloader: an MLP fed by a DataLoader with two workers and pinned memory,
   one step a batch.
 """
-import contextlib
-import os
 import statistics
 import sys
 import time
 
 import torch
 
-
-def profiler():
-    if os.environ.get("BENCH_TORCH_PROFILER") != "1":
-        return contextlib.nullcontext()
-    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    return torch.profiler.profile(activities=activities)
+from pytorch_steps import profiler
 
 
 def gpt2():
