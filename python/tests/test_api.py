@@ -54,6 +54,16 @@ def test_time_units(t):
         apptracer.open(VECTOR_ADD, unit="minutes")
 
 
+def test_times_are_exact(t):
+    """Counted from the origin before any float: every kernel's duration in µs
+    is its nanoseconds / 1000 (epoch nanoseconds in a float64 lost up to 256 ns)."""
+    raw = t.sql("SELECT gpu_start_ns, gpu_end_ns FROM kernels ORDER BY id")
+    kernels = t.kernels.sort_values("id")
+    expected = (raw["gpu_end_ns"] - raw["gpu_start_ns"]).to_numpy() / 1000
+    measured = (kernels["gpu_end_us"] - kernels["gpu_start_us"]).to_numpy()
+    assert list(measured) == pytest.approx(list(expected), abs=1e-6)
+
+
 def test_every_table_decodes(t):
     for name in t.tables():
         assert isinstance(t.table(name), pandas.DataFrame), name
