@@ -16,13 +16,7 @@ import sys
 import tempfile
 
 
-def main():
-    apptracer, dvdg_bench, check_dir = sys.argv[1:4]
-    sys.path.insert(0, check_dir)
-    import check_trace as ct
-
-    ct.APPTRACER = apptracer
-    work = tempfile.mkdtemp(prefix="apptracer-framework-checks-")
+def check_framework_checks(ct, apptracer, dvdg_bench, work):
     path = os.path.join(work, "tensors.db")
     # Writes the trace and stores its DVDG (dvdg_* tables) in it.
     made = subprocess.run([dvdg_bench, "--kernels", "3000", "--copies", "300", "--sub-allocations",
@@ -87,6 +81,16 @@ def main():
         print("FAIL", failure[:600])
     print("framework checks: ok" if not failures else "framework checks: FAILED")
     return 1 if failures else 0
+
+
+def main():
+    apptracer, dvdg_bench, check_dir = sys.argv[1:4]
+    sys.path.insert(0, check_dir)
+    import check_trace as ct
+
+    ct.APPTRACER = apptracer
+    with tempfile.TemporaryDirectory(prefix="apptracer-framework-checks-") as work:
+        return check_framework_checks(ct, apptracer, dvdg_bench, work)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 #include "apptracer/sqlite.h"
 #include "child_cost.h"
+#include "scratch_dir.h"
 #include "synthetic_trace.h"
 
 namespace apptracer {
@@ -69,7 +70,8 @@ TEST_F(MemoryBounds, TimelineStreamsItsSlices) {
 }
 
 TEST_F(MemoryBounds, AHugeIdDoesNotMakeDvdgReserveGigabytes) {
-  std::string path = ::testing::TempDir() + "huge_id_" + std::to_string(getpid()) + ".db";
+  testing::ScratchDir scratch;
+  std::string path = scratch / "huge_id.db";
   bench::write_synthetic_trace(path, 1000, 100, true);
   {
     Database db(path, Database::Mode::ReadWrite);
@@ -79,7 +81,6 @@ TEST_F(MemoryBounds, AHugeIdDoesNotMakeDvdgReserveGigabytes) {
   bench::ChildCost cost = bench::run_child({APPTRACER_BIN, "dvdg", "--no-store", path});
   EXPECT_EQ(cost.exit_code, 0);
   EXPECT_LT(cost.peak_mib, 200) << "MiB";
-  std::remove(path.c_str());
 }
 
 }  // namespace

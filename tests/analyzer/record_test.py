@@ -68,9 +68,7 @@ def gpu_present():
         return False
 
 
-def main():
-    apptracer = sys.argv[1]
-    work = tempfile.mkdtemp(prefix="apptracer-record-")
+def check_record(apptracer, work):
     failures = []
 
     def expect(condition, what):
@@ -293,6 +291,11 @@ def main():
 
     print("record: ok" if not failures else "record: FAILED")
     return 1 if failures else 0
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="apptracer-record-") as work:
+        return check_record(sys.argv[1], work)
 
 
 if __name__ == "__main__":

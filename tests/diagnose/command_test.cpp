@@ -1,7 +1,6 @@
 // `apptracer diagnose` end to end on the bundled H100 traces: formats, the
 // stored tables, and one-line errors.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -11,8 +10,11 @@
 #include <string>
 
 #include "apptracer/sqlite.h"
+#include "scratch_dir.h"
 
 namespace {
+
+using apptracer::testing::ScratchDir;
 
 struct Output {
   int status;
@@ -29,9 +31,9 @@ Output run(const std::string& arguments) {
   return {WEXITSTATUS(status), out};
 }
 
-// ctest runs each test as its own process, in parallel: a copy per process.
-std::string copy_example(const std::string& name) {
-  std::string path = ::testing::TempDir() + "diagnose_" + std::to_string(getpid()) + "_" + name;
+// A copy in the test's own directory.
+std::string copy_example(const ScratchDir& scratch, const std::string& name) {
+  std::string path = scratch / name;
   std::ifstream in(std::string(APPTRACER_EXAMPLES) + "/" + name, std::ios::binary);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << in.rdbuf();
@@ -39,7 +41,8 @@ std::string copy_example(const std::string& name) {
 }
 
 TEST(DiagnoseCommand, VectorAddInJson) {
-  std::string trace = copy_example("vector_add.db");
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
   Output r = run("diagnose " + trace + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   nlohmann::json doc = nlohmann::json::parse(r.out);
@@ -56,7 +59,8 @@ TEST(DiagnoseCommand, VectorAddInJson) {
 }
 
 TEST(DiagnoseCommand, StoreWritesTheDeclaredTables) {
-  std::string trace = copy_example("um_bandwidth_h100.db");
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "um_bandwidth_h100.db");
   Output r = run("diagnose " + trace + " --store");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("[um_on_demand_migration]"), std::string::npos) << r.out;
@@ -77,7 +81,8 @@ TEST(DiagnoseCommand, StoreWritesTheDeclaredTables) {
 }
 
 TEST(DiagnoseCommand, CsvAndAnalyses) {
-  std::string trace = copy_example("vector_add.db");
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
   Output r = run("diagnose " + trace + " --csv --analyses");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("rule,what,names,nvtx_range,call_site,rows,cost_ns,saving_ns"),
@@ -91,8 +96,9 @@ TEST(DiagnoseCommand, CsvAndAnalyses) {
 }
 
 TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
-  std::string trace = copy_example("vector_add.db");
-  std::string system = ::testing::TempDir() + "diagnose_bad_system.json";
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
+  std::string system = scratch / "bad_system.json";
   std::ofstream(system) << "{\"paths\": 1}";
   Output r = run("diagnose " + trace + " --system " + system);
   EXPECT_EQ(r.status, 1);
@@ -102,7 +108,8 @@ TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
 }
 
 TEST(DiagnoseCommand, ReadOnlyWithoutStore) {
-  std::string trace = copy_example("vector_add.db");
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
   ASSERT_EQ(run("diagnose " + trace).status, 0);
   apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
   EXPECT_FALSE(db.has_table("diagnoses"));

@@ -14,6 +14,7 @@
 #include "labels.h"
 #include "merge.h"
 #include "queries.h"
+#include "scratch_dir.h"
 #include "trace_builder.h"
 #include "trace_file.h"
 
@@ -139,20 +140,10 @@ class RankTrace {
 class Collectives : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string base = ::testing::TempDir() + "dvdg_collectives_" + info->name() + "_" +
-                       std::to_string(getpid());
-    for (int rank = 0; rank < 2; ++rank) ranks_.push_back(base + "_rank" + std::to_string(rank) + ".db");
-    merged_ = base + "_merged.db";
-    for (const std::string& path : paths()) std::remove(path.c_str());
-  }
-  void TearDown() override {
-    for (const std::string& path : paths()) std::remove(path.c_str());
-  }
-  std::vector<std::string> paths() const {
-    std::vector<std::string> all = ranks_;
-    all.push_back(merged_);
-    return all;
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks_.push_back(scratch_ / ("rank" + std::to_string(rank) + ".db"));
+    }
+    merged_ = scratch_ / "merged.db";
   }
 
   // Rank r's trace; rank 1's clock starts 10 us later.
@@ -230,6 +221,7 @@ class Collectives : public ::testing::Test {
     return found;
   }
 
+  testing::ScratchDir scratch_;
   std::vector<std::string> ranks_;
   std::string merged_;
 };

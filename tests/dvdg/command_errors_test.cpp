@@ -85,12 +85,11 @@ TEST_F(BrokenTrace, ReadOnlyTraceCannotStoreTheGraphButCanExport) {
 
 TEST_F(BrokenTrace, NoStoreLeavesTheFileByteForByteUnchanged) {
   std::string bytes = valid_trace_bytes();
-  std::string json = ::testing::TempDir() + "dvdg_nostore.json";
+  std::string json = scratch_ / "nostore.json";
   CommandOutput result =
       run_apptracer("dvdg --no-store " + path_ + " --json " + json + " --why v1");
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(read_file(path_), bytes);
-  std::remove(json.c_str());
 }
 
 TEST_F(BrokenTrace, StoringAddsOnlyTheDvdgTables) {

@@ -12,6 +12,7 @@
 
 #include "graph_builder.h"
 #include "labels.h"
+#include "scratch_dir.h"
 #include "trace_builder.h"
 
 namespace apptracer::dvdg {
@@ -19,15 +20,10 @@ namespace apptracer::dvdg {
 class DvdgTest : public ::testing::Test {
  public:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = ::testing::TempDir() + "dvdg_" + info->test_suite_name() + "_" + info->name() + ".db";
-    std::remove(path_.c_str());
+    path_ = scratch_ / "trace.db";
     trace_ = std::make_unique<testing::TraceBuilder>(path_);
   }
-  void TearDown() override {
-    trace_.reset();
-    std::remove(path_.c_str());
-  }
+  void TearDown() override { trace_.reset(); }
 
   // Adds an allocation a test refers to by `name`.
   int64_t buffer(const std::string& name, AllocKind kind, int64_t address, int64_t bytes,
@@ -151,6 +147,7 @@ class DvdgTest : public ::testing::Test {
     return texts;
   }
 
+  testing::ScratchDir scratch_;
   std::string path_;
   std::unique_ptr<testing::TraceBuilder> trace_;
   std::map<int64_t, std::string> names_;        // allocations by id

@@ -96,7 +96,7 @@ TEST_F(Export, GraphmlIsWellFormedWithOneNodePerValueAndOneEdgePerEdge) {
   EXPECT_NE(text.find("attr.name=\"label\""), std::string::npos);
   // Python's XML parser and networkx read it, when they are installed.
   if (std::system("python3 -c 'import xml.etree.ElementTree' 2>/dev/null") == 0) {
-    std::string path = ::testing::TempDir() + "dvdg_export.graphml";
+    std::string path = scratch_ / "export.graphml";
     std::ofstream(path) << text;
     std::string check =
         "python3 -c \"import sys, xml.etree.ElementTree as ET; "
@@ -114,7 +114,6 @@ TEST_F(Export, GraphmlIsWellFormedWithOneNodePerValueAndOneEdgePerEdge) {
           path;
       EXPECT_EQ(std::system(networkx.c_str()), 0);
     }
-    std::remove(path.c_str());
   }
 }
 
@@ -164,7 +163,7 @@ TEST_F(Export, ProtobufRoundTrips) {
 }
 
 TEST_F(Export, CommandWritesEveryFormatAndRendersSvg) {
-  std::string base = ::testing::TempDir() + "dvdg_cmd_export";
+  std::string base = scratch_ / "export";
   CommandOutput result =
       run_apptracer("dvdg " + path_ + " --dot " + base + ".dot --graphml " + base +
                     ".graphml --json " + base + ".json --proto " + base + ".pb" +
@@ -180,12 +179,10 @@ TEST_F(Export, CommandWritesEveryFormatAndRendersSvg) {
   if (access("/usr/bin/dot", X_OK) == 0) {
     EXPECT_NE(read_file(base + ".svg").find("<svg"), std::string::npos);
   }
-  for (const char* suffix : {".dot", ".graphml", ".json", ".pb", ".svg"})
-    std::remove((base + suffix).c_str());
 }
 
 TEST_F(Export, SvgWithoutGraphvizIsOneClearError) {
-  std::string svg = ::testing::TempDir() + "dvdg_no_dot.svg";
+  std::string svg = scratch_ / "no_dot.svg";
   CommandOutput result =
       run_apptracer("dvdg --no-store " + path_ + " --svg " + svg, "PATH=/nonexistent");
   EXPECT_NE(result.exit_code, 0);

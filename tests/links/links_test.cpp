@@ -12,6 +12,7 @@
 #include "host_topology.h"
 #include "node_buffer.h"
 #include "path_plan.h"
+#include "scratch_dir.h"
 
 namespace apptracer::links {
 namespace {
@@ -133,10 +134,7 @@ TEST(PathPlan, QuickDuplexIsAFewCopiesOfTheQuickLargestSize) {
 // A directory laid out like / with the files host_topology reads.
 class FakeRoot : public ::testing::Test {
  public:
-  void SetUp() override {
-    root_ = ::testing::TempDir() + "links_fake_root_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name() + "/";
-  }
+  void SetUp() override { root_ = scratch_.path() + "/"; }
   void file(const std::string& path, const std::string& text) {
     std::string full = root_ + path;
     for (size_t slash = full.find('/', 1); slash != std::string::npos; slash = full.find('/', slash + 1)) {
@@ -144,6 +142,7 @@ class FakeRoot : public ::testing::Test {
     }
     std::ofstream(full) << text;
   }
+  testing::ScratchDir scratch_;
   std::string root_;
 };
 
@@ -217,8 +216,8 @@ bool driver_loadable() {
 
 TEST(LinksCommand, WithoutADriverSaysSoInOneLineAndWritesNothing) {
   if (driver_loadable()) GTEST_SKIP() << "a CUDA driver is installed here";
-  std::string output = ::testing::TempDir() + "links_no_driver.json";
-  std::remove(output.c_str());
+  testing::ScratchDir scratch;
+  std::string output = scratch / "no_driver.json";
   dvdg::CommandOutput result = dvdg::run_apptracer("links --quick -o " + output);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.err,
@@ -228,7 +227,8 @@ TEST(LinksCommand, WithoutADriverSaysSoInOneLineAndWritesNothing) {
 }
 
 TEST(LinksCommand, NeverReplacesAnExistingFileWithoutForce) {
-  std::string output = ::testing::TempDir() + "links_existing.json";
+  testing::ScratchDir scratch;
+  std::string output = scratch / "existing.json";
   std::ofstream(output) << "keep me";
   dvdg::CommandOutput result = dvdg::run_apptracer("links -o " + output);
   EXPECT_EQ(result.exit_code, 1);
@@ -237,7 +237,6 @@ TEST(LinksCommand, NeverReplacesAnExistingFileWithoutForce) {
   std::string text;
   std::getline(in, text);
   EXPECT_EQ(text, "keep me");
-  std::remove(output.c_str());
 }
 
 }  // namespace

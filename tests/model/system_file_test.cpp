@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "scratch_dir.h"
+
 namespace apptracer::model {
 namespace {
 
@@ -57,16 +59,14 @@ SystemModel full_system() {
   return system;
 }
 
-std::string temporary(const std::string& name) { return ::testing::TempDir() + "system_file_" + name; }
-
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
 TEST(SystemFile, WhatIsWrittenIsReadBack) {
   SystemModel system = full_system();
-  std::string path = temporary("roundtrip.json");
+  testing::ScratchDir scratch;
+  std::string path = scratch / "roundtrip.json";
   write(path, system_to_json(system));
   SystemModel back = load_system(path);
-  std::remove(path.c_str());
   EXPECT_EQ(system_to_json(back), system_to_json(system));
   const Machine& m = back.machine;
   EXPECT_EQ(m.hostname, "gpu-box");
@@ -132,7 +132,8 @@ TEST(SystemFile, DuplexIsOptionalAndNeedsOnlyItsFactor) {
 
 // Each error is one line naming the file.
 void expect_error(const std::string& text, const std::string& says) {
-  std::string path = temporary("broken.json");
+  testing::ScratchDir scratch;
+  std::string path = scratch / "broken.json";
   write(path, text);
   try {
     load_system(path);
@@ -143,7 +144,6 @@ void expect_error(const std::string& text, const std::string& says) {
     EXPECT_NE(message.find(says), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
-  std::remove(path.c_str());
 }
 
 TEST(SystemFile, EveryWayAFileCanBeWrongIsOneLine) {

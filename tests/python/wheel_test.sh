@@ -49,8 +49,10 @@ venv/bin/python -c 'import apptracer, sys; sys.exit(0 if "/venv/" in apptracer._
   "apptracer imported from " + apptracer.__file__ + ", not the venv")'
 apptracer schema >/dev/null || fail "the apptracer console script does not run"
 
+# pytest keeps the temporary directories of its recent runs: in the build
+# directory, not in TMPDIR, which the tests leave empty.
 APPTRACER_EXAMPLES="$src/examples" venv/bin/python -m pytest -q -p no:cacheprovider \
-  "$src/python/tests"
+  --basetemp="$work/pytest-tmp" "$src/python/tests"
 
 venv/bin/python "$src/examples/notebook_tour.py" "$src/examples/vector_add.db" | tee tour.out
 for expected in \

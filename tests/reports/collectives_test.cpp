@@ -7,6 +7,7 @@
 #include "apptracer/enums.h"
 #include "merge.h"
 #include "report_test_helpers.h"
+#include "scratch_dir.h"
 #include "sql_query.h"
 #include "stats_reports.h"
 #include "trace_builder.h"
@@ -57,18 +58,10 @@ class RankTrace {
 class Collectives : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string base = ::testing::TempDir() + "collectives_test_" + std::to_string(getpid());
-    for (int rank = 0; rank < 2; ++rank) ranks_.push_back(base + "_rank" + std::to_string(rank) + ".db");
-    out_ = base + "_all.db";
-    for (const std::string& path : paths()) std::remove(path.c_str());
-  }
-  void TearDown() override {
-    for (const std::string& path : paths()) std::remove(path.c_str());
-  }
-  std::vector<std::string> paths() const {
-    std::vector<std::string> all = ranks_;
-    all.push_back(out_);
-    return all;
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks_.push_back(scratch_ / ("rank" + std::to_string(rank) + ".db"));
+    }
+    out_ = scratch_ / "all.db";
   }
   void merge() {
     Progress quiet("test");
@@ -79,6 +72,7 @@ class Collectives : public ::testing::Test {
     return run_read_only_query(db, sql);
   }
 
+  ScratchDir scratch_;
   std::vector<std::string> ranks_;
   std::string out_;
 };

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sample_trace.h"
+#include "scratch_dir.h"
 
 namespace apptracer::testing {
 namespace {
@@ -28,16 +29,10 @@ std::string read_file(const std::string& path) {
 class Commands : public ::testing::Test {
  protected:
   void SetUp() override {
-    base_ = ::testing::TempDir() + "commands_test_" + std::to_string(getpid());
+    base_ = scratch_ / "commands_test";
     trace_ = base_ + ".db";
-    std::remove(trace_.c_str());
     TraceBuilder builder(trace_);
     build_sample_trace(builder);
-  }
-  void TearDown() override {
-    for (const char* suffix : {".db", ".pftrace", ".json", ".out", ".err", "_merged.db"}) {
-      std::remove((base_ + suffix).c_str());
-    }
   }
 
   CommandRun apptracer(const std::string& arguments) {
@@ -48,6 +43,7 @@ class Commands : public ::testing::Test {
             read_file(base_ + ".err")};
   }
 
+  ScratchDir scratch_;
   std::string base_;
   std::string trace_;
 };

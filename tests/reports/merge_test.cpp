@@ -9,6 +9,7 @@
 #include "merge.h"
 #include "report_test_helpers.h"
 #include "sample_trace.h"
+#include "scratch_dir.h"
 #include "sql_query.h"
 #include "stats_reports.h"
 #include "timeline.h"
@@ -66,16 +67,11 @@ void build_process(const std::string& path, const std::string& pid, const std::s
 class Merge : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string base = ::testing::TempDir() + "merge_test_" + std::to_string(getpid());
-    a_ = base + "_a.db";
-    b_ = base + "_b.db";
-    out_ = base + "_all.db";
-    for (const std::string& path : {a_, b_, out_}) std::remove(path.c_str());
+    a_ = scratch_ / "a.db";
+    b_ = scratch_ / "b.db";
+    out_ = scratch_ / "all.db";
     build_process(a_, "10", "GPU-A", "k()");
     build_process(b_, "11", "GPU-B", "k()");
-  }
-  void TearDown() override {
-    for (const std::string& path : {a_, b_, out_}) std::remove(path.c_str());
   }
 
   int64_t number(const std::string& sql) {
@@ -90,6 +86,7 @@ class Merge : public ::testing::Test {
     EXPECT_EQ(summary.processes, 2);
   }
 
+  ScratchDir scratch_;
   std::string a_, b_, out_;
 };
 
@@ -145,7 +142,6 @@ TEST_F(Merge, TheSameGpuInTwoProcessesIsOneDevice) {
   build_process(b_ + "same", "12", "GPU-A", "k()");
   Progress quiet("test");
   merge_traces({a_, b_ + "same"}, out_, false, quiet);
-  std::remove((b_ + "same").c_str());
   EXPECT_EQ(number("SELECT count(*) FROM devices"), 1);
   Database db = open_trace(out_, TraceAccess::ReadOnly);
   Table allocations = allocations_report(db);
@@ -262,8 +258,8 @@ TEST_F(Merge, AnIncompleteInputMakesAnIncompleteMerge) {
 // reads and writes.
 TEST(MergeSchema2, EveryLaunchKeepsItsParameterWords) {
   std::string examples = APPTRACER_SCHEMA2_TRACES;
-  std::string out = ::testing::TempDir() + "merge_schema2_" + std::to_string(getpid()) + ".db";
-  std::remove(out.c_str());
+  ScratchDir scratch;
+  std::string out = scratch / "merged.db";
   Progress quiet("test");
   merge_traces({examples + "/vector_add.db", examples + "/um_bandwidth_h100.db"}, out, false, quiet);
   auto count = [](const std::string& path, const std::string& sql) {
@@ -279,7 +275,6 @@ TEST(MergeSchema2, EveryLaunchKeepsItsParameterWords) {
                        "JOIN allocations m ON m.id = a.alloc_id "
                        "WHERE k.process_id != m.process_id"), 0)
       << "each word points into its own process's allocations";
-  std::remove(out.c_str());
 }
 
 }  // namespace

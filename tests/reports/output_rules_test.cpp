@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sample_trace.h"
+#include "scratch_dir.h"
 
 namespace apptracer::testing {
 namespace {
@@ -30,13 +31,11 @@ std::string read_file(const std::string& path) {
 class OutputRules : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "output_rules_" + std::to_string(getpid());
-    std::system(("rm -rf " + dir_ + " && mkdir -p " + dir_).c_str());
+    dir_ = scratch_.path();
     trace_ = dir_ + "/t.db";
     TraceBuilder builder(trace_);
     build_sample_trace(builder);
   }
-  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
 
   CommandRun apptracer(const std::string& arguments) {
     std::string command = std::string(APPTRACER_BIN) + " " + arguments + " >" + dir_ + "/out 2>" +
@@ -60,6 +59,7 @@ class OutputRules : public ::testing::Test {
     EXPECT_EQ(read_file(listing).find(".tmp-"), std::string::npos) << read_file(listing);
   }
 
+  ScratchDir scratch_;
   std::string dir_;
   std::string trace_;
 };

@@ -8,6 +8,7 @@
 
 #include "report_test_helpers.h"
 #include "sample_trace.h"
+#include "scratch_dir.h"
 #include "sql_query.h"
 #include "trace_file.h"
 
@@ -22,12 +23,11 @@ std::string read_file(const std::string& path) {
 class Query : public ::testing::Test {
  protected:
   void SetUp() override {
-    path_ = ::testing::TempDir() + "query_test_" + std::to_string(getpid()) + ".db";
-    std::remove(path_.c_str());
+    path_ = scratch_ / "query_test.db";
     TraceBuilder builder(path_);
     build_sample_trace(builder);
   }
-  void TearDown() override { std::remove(path_.c_str()); }
+  ScratchDir scratch_;
   std::string path_;
 };
 

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "dvdg_flows.h"
+#include "scratch_dir.h"
 #include "trace_builder.h"
 #include "um_attribution.h"
 
@@ -14,8 +15,8 @@ namespace apptracer::testing {
 namespace {
 
 TEST(UmFlows, AFlowFollowsTheDataThroughItsMigrations) {
-  std::string path = ::testing::TempDir() + "um_flows_test.db";
-  std::remove(path.c_str());
+  ScratchDir scratch;
+  std::string path = scratch / "um_flows.db";
   int64_t produce = 0, consume = 0;
   {
     TraceBuilder builder(path);
@@ -77,7 +78,6 @@ TEST(UmFlows, AFlowFollowsTheDataThroughItsMigrations) {
   EXPECT_EQ(flows[0].from_id, produce);
   EXPECT_EQ(flows[0].to_kind, GpuOp::Kernel);
   EXPECT_EQ(flows[0].to_id, consume);
-  std::remove(path.c_str());
 }
 
 }  // namespace

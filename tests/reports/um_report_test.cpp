@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report_test_helpers.h"
+#include "scratch_dir.h"
 #include "stats_reports.h"
 #include "um_scenario.h"
 
@@ -254,12 +255,7 @@ TEST(UmReportRegions, PageableMemoryIsListedAndDanglingRecordsAreNotDropped) {
 class UmReportCommand : public ::testing::Test {
  protected:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    base_ = ::testing::TempDir() + "um_report_" + info->name();
-    std::remove((base_ + ".db").c_str());
-  }
-  void TearDown() override {
-    for (const char* suffix : {".db", ".out", ".err"}) std::remove((base_ + suffix).c_str());
+    base_ = scratch_ / "um_report";
   }
 
   struct Run {
@@ -278,6 +274,7 @@ class UmReportCommand : public ::testing::Test {
             read(base_ + ".err")};
   }
 
+  ScratchDir scratch_;
   std::string base_;
 };
 

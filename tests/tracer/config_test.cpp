@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "buffer/allocation_registry.h"
+#include "scratch_dir.h"
 
 namespace apptracer {
 namespace {
@@ -27,9 +28,8 @@ std::string file_text(const std::string& path) {
 }
 
 TEST(OutputPath, ClaimsAFreeNameElseOneWithThePid) {
-  std::string dir = ::testing::TempDir();
-  std::string stem = dir + "claim-" + std::to_string(getpid());
-  for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
+  testing::ScratchDir scratch;
+  std::string stem = scratch / "claim";
   std::ofstream(stem + ".db") << "x";
   EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + "-77.db");
   EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + "-77-1.db");
@@ -37,11 +37,11 @@ TEST(OutputPath, ClaimsAFreeNameElseOneWithThePid) {
   EXPECT_EQ(file_text(stem + "-77.db"), "") << "claimed files are created empty";
   for (const char* suffix : {".db", "-77.db", "-77-1.db"}) unlink((stem + suffix).c_str());
   EXPECT_EQ(claim_output_path(stem + ".db", 77).path, stem + ".db");
-  unlink((stem + ".db").c_str());
 }
 
 TEST(OutputPath, ProcessesStartingTogetherGetAFileEach) {
-  std::string path = ::testing::TempDir() + "together-" + std::to_string(getpid()) + ".db";
+  testing::ScratchDir scratch;
+  std::string path = scratch / "together.db";
   int go[2];
   ASSERT_EQ(pipe(go), 0);
   constexpr int kProcesses = 8;
@@ -73,7 +73,6 @@ TEST(OutputPath, ProcessesStartingTogetherGetAFileEach) {
   for (const std::string& file : files) {
     if (access(file.c_str(), F_OK) != 0) continue;
     owners.insert(file_text(file));
-    unlink(file.c_str());
   }
   EXPECT_EQ(owners.size(), static_cast<size_t>(kProcesses)) << "each process wrote its own file";
 }

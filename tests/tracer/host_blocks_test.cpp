@@ -16,6 +16,7 @@
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
+#include "scratch_dir.h"
 #include "store/trace_store.h"
 
 namespace apptracer {
@@ -375,8 +376,8 @@ TEST_F(HostBlocksTest, InAllModeAMissedFreeEndsTheRowAndAnUnknownFreeSendsNothin
 // which ends at the free.
 TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
   enable(false);
-  std::string path = ::testing::TempDir() + "host-freed-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing::ScratchDir scratch;
+  std::string path = scratch / "host-freed.db";
   const uint64_t block = 0x100000900000;
   host_blocks::on_allocate(block, 8192, false);
   Record copy{};
@@ -402,15 +403,14 @@ TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
   EXPECT_GE(row.int64(2), copy.memcpy.api_start_ns) << "ended at its free";
   EXPECT_LE(row.int64(2), static_cast<int64_t>(after_free_ns));
   EXPECT_EQ(row.int64(3), 64);
-  unlink(path.c_str());
 }
 
 // cudaHostRegister on a malloc'd block: the registered row (CUDA's view,
 // pinned) and the block's own pageable row, both covering the same bytes.
 TEST_F(HostBlocksTest, RegisteringABlockMakesItARowToo) {
   enable(false);
-  std::string path = ::testing::TempDir() + "host-registered-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing::ScratchDir scratch;
+  std::string path = scratch / "host-registered.db";
   const uint64_t block = 0x100000a00000;
   host_blocks::on_allocate(block, 8192, false);
   AllocationRegistry cuda(&allocations());
@@ -437,7 +437,6 @@ TEST_F(HostBlocksTest, RegisteringABlockMakesItARowToo) {
   EXPECT_FALSE(rows.step());
   host_blocks::on_free(block);
   drained();
-  unlink(path.c_str());
 }
 
 TEST_F(HostBlocksTest, HistogramCountsEverySizeClass) {
@@ -523,8 +522,8 @@ TEST_F(HostBlocksTest, BlocksFreedByAnotherThreadKeepTheirLifetimes) {
 // A free can reach the writer before its allocation's row (another thread's
 // buffer drained later); the row still ends up freed.
 TEST(TraceStoreHost, FreeBeforeItsAllocationRowIsKept) {
-  std::string path = ::testing::TempDir() + "host-free-" + std::to_string(getpid()) + ".db";
-  unlink(path.c_str());
+  testing::ScratchDir scratch;
+  std::string path = scratch / "host-free.db";
   AllocationRegistry registry;
   AllocationRegistry host_registry;
   {
@@ -569,7 +568,6 @@ TEST(TraceStoreHost, FreeBeforeItsAllocationRowIsKept) {
   EXPECT_EQ(copied.int64(2), static_cast<int64_t>(MemoryKind::Pageable));
   EXPECT_EQ(copied.int64(3), 1) << "no page of a made-up address is resident";
   EXPECT_EQ(copied.int64(4), 1);
-  unlink(path.c_str());
 }
 
 }  // namespace

@@ -30,22 +30,22 @@ def main():
         print("SKIPPED: this machine has a GPU")
         return 77
     failures = []
-    out_dir = tempfile.mkdtemp(prefix="apptracer-nogpu-")
-    for program in ([vector_add], [sys.executable, "-c", "print(sum(range(10)))"]):
-        plain = subprocess.run(program, capture_output=True, text=True, timeout=60)
-        traced = subprocess.run([apptracer, "record", "-o", os.path.join(out_dir, "t-%p.db"), "--"]
-                                + program, capture_output=True, text=True, timeout=60)
-        name = os.path.basename(program[-1] if len(program) == 1 else program[0])
-        if (traced.returncode, traced.stdout) != (plain.returncode, plain.stdout):
-            failures.append(f"{name}: exit/stdout differ: {plain.returncode} vs {traced.returncode}")
-        ours = [l for l in traced.stderr.splitlines() if l.startswith("apptracer:")]
-        rest = [l for l in traced.stderr.splitlines() if not l.startswith("apptracer:")]
-        if len(ours) != 1 or "no CUDA driver" not in ours[0]:
-            failures.append(f"{name}: expected one 'no CUDA driver' line, got {ours}")
-        if rest != plain.stderr.splitlines():
-            failures.append(f"{name}: the program's own stderr changed: {rest} vs {plain.stderr!r}")
-    if os.listdir(out_dir):
-        failures.append(f"trace files written without a GPU: {os.listdir(out_dir)}")
+    with tempfile.TemporaryDirectory(prefix="apptracer-nogpu-") as out_dir:
+        for program in ([vector_add], [sys.executable, "-c", "print(sum(range(10)))"]):
+            plain = subprocess.run(program, capture_output=True, text=True, timeout=60)
+            traced = subprocess.run([apptracer, "record", "-o", os.path.join(out_dir, "t-%p.db"), "--"]
+                                    + program, capture_output=True, text=True, timeout=60)
+            name = os.path.basename(program[-1] if len(program) == 1 else program[0])
+            if (traced.returncode, traced.stdout) != (plain.returncode, plain.stdout):
+                failures.append(f"{name}: exit/stdout differ: {plain.returncode} vs {traced.returncode}")
+            ours = [l for l in traced.stderr.splitlines() if l.startswith("apptracer:")]
+            rest = [l for l in traced.stderr.splitlines() if not l.startswith("apptracer:")]
+            if len(ours) != 1 or "no CUDA driver" not in ours[0]:
+                failures.append(f"{name}: expected one 'no CUDA driver' line, got {ours}")
+            if rest != plain.stderr.splitlines():
+                failures.append(f"{name}: the program's own stderr changed: {rest} vs {plain.stderr!r}")
+        if os.listdir(out_dir):
+            failures.append(f"trace files written without a GPU: {os.listdir(out_dir)}")
     for f in failures:
         print("FAIL", f)
     print("no_gpu: ok" if not failures else "no_gpu: FAILED")

@@ -92,9 +92,7 @@ def python(code, pythonpath, **env):
                           text=True, env=environment, timeout=60)
 
 
-def main():
-    bootstrap, library = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="apptracer-bootstrap-")
+def check_bootstrap(bootstrap, library, work):
     failures = []
 
     def expect(condition, what):
@@ -187,6 +185,11 @@ print(calls)
         print("FAIL", failure)
     print("python bootstrap: ok" if not failures else "python bootstrap: FAILED")
     return 1 if failures else 0
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="apptracer-bootstrap-") as work:
+        return check_bootstrap(sys.argv[1], sys.argv[2], work)
 
 
 if __name__ == "__main__":

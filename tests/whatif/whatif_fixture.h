@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scratch_dir.h"
 #include "trace_builder.h"
 #include "whatif.h"
 
@@ -20,21 +21,15 @@ namespace apptracer::whatif {
 class WhatifTest : public ::testing::Test {
  public:
   void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    base_ = ::testing::TempDir() + "whatif_" + info->test_suite_name() + "_" + info->name();
+    base_ = scratch_ / "whatif";
     trace_path_ = base_ + ".db";
     system_path_ = base_ + "_system.json";
-    std::remove(trace_path_.c_str());
     trace_ = std::make_unique<testing::TraceBuilder>(trace_path_);
     testing::DeviceRow device;
     trace_->add_device(device);
     trace_->set_meta("host", "tracehost");
   }
-  void TearDown() override {
-    trace_.reset();
-    std::remove(trace_path_.c_str());
-    std::remove(system_path_.c_str());
-  }
+  void TearDown() override { trace_.reset(); }
 
   // An API call of thread `tid`; returns its correlation id.
   int64_t call(const std::string& name, int64_t start, int64_t end, int64_t tid = 1) {
@@ -139,6 +134,7 @@ class WhatifTest : public ::testing::Test {
     return run_whatif(trace_->db(), trace_path_, options);
   }
 
+  testing::ScratchDir scratch_;
   std::string base_, trace_path_, system_path_;
   std::unique_ptr<testing::TraceBuilder> trace_;
   int64_t correlation_ = 0;
