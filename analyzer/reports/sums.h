@@ -1,26 +1,13 @@
-// Arithmetic on values read from a trace, which a damaged or hostile file can
-// set to any 64-bit number: sums and differences saturate at the int64 range
-// instead of overflowing (undefined behaviour, and nonsense in a report).
+// Sums of values read from a trace, which a damaged or hostile file can set
+// to any 64-bit number: in C++ they saturate (apptracer/saturating.h), and so
+// do the sums SQL computes for the reports.
 #pragma once
 
-#include <cstdint>
 #include <string>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer {
-
-inline int64_t clamp_to_int64(__int128 value) {
-  if (value > INT64_MAX) return INT64_MAX;
-  if (value < INT64_MIN) return INT64_MIN;
-  return static_cast<int64_t>(value);
-}
-
-inline int64_t saturating_add(int64_t a, int64_t b) {
-  return clamp_to_int64(static_cast<__int128>(a) + b);
-}
-
-inline int64_t saturating_sub(int64_t a, int64_t b) {
-  return clamp_to_int64(static_cast<__int128>(a) - b);
-}
 
 // SQL for the sum of `expression` over a group, NULL over no rows: SQLite's
 // sum() fails the whole query on an overflow, so this sums as a double
