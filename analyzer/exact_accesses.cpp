@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer {
 
 ExactAccesses ExactAccesses::read(Database& db) {
@@ -55,8 +57,9 @@ std::vector<AllocationTouch> touches_by_allocation(const KernelExact& kernel) {
     t.reads |= reads;
     t.writes |= writes;
     t.approximate |= a.approximate;
-    if (!a.approximate && reads) t.read_bytes += a.hi - a.lo;
-    if (!a.approximate && writes) t.written_bytes += a.hi - a.lo;
+    int64_t bytes = std::max<int64_t>(0, saturating_sub(a.hi, a.lo));
+    if (!a.approximate && reads) t.read_bytes = saturating_add(t.read_bytes, bytes);
+    if (!a.approximate && writes) t.written_bytes = saturating_add(t.written_bytes, bytes);
   }
   std::vector<AllocationTouch> out;
   out.reserve(touches.size());

@@ -6,6 +6,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer {
 
 namespace {
@@ -168,7 +170,7 @@ class Attributor {
                                   [](int64_t t, const Prefetch& p) { return t < p.issue_ns; });
     for (auto it = after; it != list.begin();) {
       --it;
-      bool covers = event.address >= it->address && event.address < it->address + it->bytes;
+      bool covers = event.address >= it->address && event.address < saturating_add(it->address, it->bytes);
       if (it->target == event.dst && covers) return it->id;
     }
     return std::nullopt;

@@ -66,7 +66,7 @@ Table temporal_breakdown(const TraceFacts& facts) {
               {}};
   for (auto& [device, w] : device_work(facts)) {
     if (w.all.empty()) continue;
-    int64_t span = w.all.back().second - w.all.front().first;
+    int64_t span = elapsed_ns(w.all.front().first, w.all.back().second);
     int64_t compute = covered_ns(w.kernels, INT64_MIN, INT64_MAX);
     int64_t busy = covered_ns(w.all, INT64_MIN, INT64_MAX);
     int64_t memory = busy - compute;
@@ -88,10 +88,10 @@ Table idle_breakdown(const TraceFacts& facts) {
       int64_t start = w.all[i].second, end = w.all[i + 1].first;
       if (end <= start) continue;
       ++gaps;
-      idle += end - start;
+      idle = saturating_add(idle, elapsed_ns(start, end));
       auto found = issue.find(end);
       int64_t at = found == issue.end() ? end : found->second;
-      host += std::clamp<int64_t>(at - start, 0, end - start);
+      host = saturating_add(host, elapsed_ns(start, std::min(at, end)));
     }
     table.rows.push_back({device, gaps, idle, host, idle - host, percent(host, idle)});
   }
@@ -106,16 +106,16 @@ Table kernel_breakdown(const TraceFacts& facts) {
     if (!k.timed()) continue;
     auto& row = rows[{"computation", k.name}];
     ++row.first;
-    row.second += k.gpu_ns();
-    total += k.gpu_ns();
+    row.second = saturating_add(row.second, k.gpu_ns());
+    total = saturating_add(total, k.gpu_ns());
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {
       if (!t.timed()) continue;
       auto& row = rows[{"memory", copy_type(t)}];
       ++row.first;
-      row.second += t.gpu_ns();
-      total += t.gpu_ns();
+      row.second = saturating_add(row.second, t.gpu_ns());
+      total = saturating_add(total, t.gpu_ns());
     }
   }
   std::vector<std::pair<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>> sorted(
@@ -142,17 +142,17 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
     Stats& s = by_name[k.name];
     ++s.count;
     if (const HostCall* call = facts.call(k.correlation)) {
-      s.call += call->duration();
+      s.call = saturating_add(s.call, call->duration());
       ++s.calls;
       if (k.gpu_start_ns) {
-        int64_t delay = *k.gpu_start_ns - call->start_ns;
-        s.delay += delay;
+        int64_t delay = saturating_sub(*k.gpu_start_ns, call->start_ns);
+        s.delay = saturating_add(s.delay, delay);
         ++s.delays;
         s.delay_max = std::max(s.delay_max, delay);
       }
     }
     if (k.timed()) {
-      s.gpu += k.gpu_ns();
+      s.gpu = saturating_add(s.gpu, k.gpu_ns());
       s.short_count += k.gpu_ns() < limits.short_kernel_ns;
     }
   }
@@ -168,7 +168,9 @@ Table copy_compute_overlap(const TraceFacts& facts) {
   for (auto& [device, w] : device_work(facts)) {
     int64_t copy = covered_ns(w.memory, INT64_MIN, INT64_MAX);
     int64_t overlapped = 0;
-    for (const auto& [start, end] : w.memory) overlapped += covered_ns(w.kernels, start, end);
+    for (const auto& [start, end] : w.memory) {
+      overlapped = saturating_add(overlapped, covered_ns(w.kernels, start, end));
+    }
     table.rows.push_back({device, copy, overlapped, percent(overlapped, copy)});
   }
   return table;
@@ -184,8 +186,10 @@ std::vector<Series> bandwidth_series(const TraceFacts& facts, int bins) {
     series.resize(bins, 0.0);
     // Spread the copy's bytes evenly over its GPU time.
     double rate = static_cast<double>(t.bytes) / t.gpu_ns();
-    int64_t from = *t.gpu_start_ns - facts.start_ns, to = *t.gpu_end_ns - facts.start_ns;
-    for (int b = std::max(0, static_cast<int>(from / width)); b < bins && b * width < to; ++b) {
+    int64_t from = saturating_sub(*t.gpu_start_ns, facts.start_ns);
+    int64_t to = saturating_sub(*t.gpu_end_ns, facts.start_ns);
+    int first = static_cast<int>(std::clamp(from / width, 0.0, static_cast<double>(bins)));
+    for (int b = first; b < bins && b * width < to; ++b) {
       double overlap = std::min<double>(to, (b + 1) * width) - std::max<double>(from, b * width);
       if (overlap > 0) series[b] += rate * overlap;
     }
@@ -209,8 +213,8 @@ Table memory_bandwidth(const TraceFacts& facts) {
     if (!t.timed()) continue;
     auto& [count, bytes, ns] = totals[std::string(to_string(t.kind))];
     ++count;
-    bytes += t.bytes;
-    ns += t.gpu_ns();
+    bytes = saturating_add(bytes, t.bytes);
+    ns = saturating_add(ns, t.gpu_ns());
   }
   std::map<std::string, double> peak;
   for (const Series& s : bandwidth_series(facts, 100)) {
@@ -234,8 +238,8 @@ std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
     std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns) : api_start;
     if (!issued) return;
     auto& list = changes[stream.value_or(0)];
-    list.emplace_back(*issued - facts.start_ns, +1);
-    list.emplace_back(*end - facts.start_ns, -1);
+    list.emplace_back(saturating_sub(*issued, facts.start_ns), +1);
+    list.emplace_back(saturating_sub(*end, facts.start_ns), -1);
   };
   for (const Kernel& k : facts.kernels) add(k.stream, k.correlation, k.api_start_ns, k.gpu_end_ns);
   for (const auto* list : {&facts.copies, &facts.memsets}) {
@@ -262,10 +266,10 @@ Table queue_length(const TraceFacts& facts) {
     double weighted = 0;
     double most = 0;
     for (size_t i = 0; i + 1 < s.points.size(); ++i) {
-      weighted += s.points[i].second * (s.points[i + 1].first - s.points[i].first);
+      weighted += s.points[i].second * elapsed_ns(s.points[i].first, s.points[i + 1].first);
       most = std::max(most, s.points[i].second);
     }
-    int64_t span = s.points.empty() ? 0 : s.points.back().first - s.points.front().first;
+    int64_t span = s.points.empty() ? 0 : elapsed_ns(s.points.front().first, s.points.back().first);
     table.rows.push_back({s.name.substr(7), static_cast<int64_t>(s.points.size() / 2),
                           span > 0 ? weighted / span : 0.0, most});
   }

@@ -35,7 +35,7 @@ std::string host_buffer_name(const TraceFacts& facts, const Transfer& t) {
 int64_t overlappable_host_time(const TraceFacts& facts, const HostCall& call) {
   const HostCall* next = facts.next_call_on_thread(call);
   if (!next) return 0;
-  return std::clamp<int64_t>(next->start_ns - call.end_ns, 0, call.duration());
+  return std::min(elapsed_ns(call.end_ns, next->start_ns), call.duration());
 }
 
 // Synchronous copies or memsets: host blocked, grouped by call and direction.
@@ -54,9 +54,9 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
     Group& group = groups[{call->name, static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
     if (group.count == 0) locate(context, group.finding, t.correlation, call->start_ns);
     ++group.count;
-    group.bytes += t.bytes;
-    group.blocked += call->duration();
-    group.overlappable += overlappable_host_time(facts, *call);
+    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.blocked = saturating_add(group.blocked, call->duration());
+    group.overlappable = saturating_add(group.overlappable, overlappable_host_time(facts, *call));
     add_row(context, group.finding, t.is_memset ? "memsets" : "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }
@@ -108,8 +108,8 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     group.pinned += predicted.value_or(0);
     ++group.count;
     group.async += t.is_async;
-    group.bytes += t.bytes;
-    group.now += t.gpu_ns();
+    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.now = saturating_add(group.now, t.gpu_ns());
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }
@@ -163,8 +163,8 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
       locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
     }
     ++group.count;
-    group.bytes += t.bytes;
-    group.now += t.gpu_ns();
+    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.now = saturating_add(group.now, t.gpu_ns());
     add_row(context, group.finding, "memcpys", t.id);
   }
   for (auto& [key, group] : groups) {
@@ -233,8 +233,8 @@ void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& find
     group.known = group.known && predicted;
     group.predicted += predicted.value_or(0);
     ++group.count;
-    group.bytes += t.bytes;
-    group.now += t.gpu_ns();
+    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.now = saturating_add(group.now, t.gpu_ns());
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }

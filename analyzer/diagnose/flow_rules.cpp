@@ -91,8 +91,8 @@ class ContentTracker {
     auto found = pieces_.find(value);
     if (found != pieces_.end()) {
       for (const Piece& p : found->second) {
-        if (p.offset <= offset && offset + bytes <= p.offset + p.bytes)
-          return {p.origin, p.origin_offset + offset - p.offset};
+        if (p.offset <= offset && saturating_add(offset, bytes) <= saturating_add(p.offset, p.bytes))
+          return {p.origin, saturating_add(p.origin_offset, saturating_sub(offset, p.offset))};
       }
     }
     return {value, offset};
@@ -105,15 +105,16 @@ class ContentTracker {
     for (const Piece& p : pieces_of(previous, location_bytes)) {
       if (p.offset < offset) {
         Piece left = p;
-        left.bytes = std::min(p.bytes, offset - p.offset);
+        left.bytes = std::min(p.bytes, saturating_sub(offset, p.offset));
         result.push_back(left);
       }
-      int64_t end = offset + bytes;
-      if (p.offset + p.bytes > end) {
+      int64_t end = saturating_add(offset, bytes);
+      int64_t piece_end = saturating_add(p.offset, p.bytes);
+      if (piece_end > end) {
         Piece right = p;
         int64_t start = std::max(p.offset, end);
-        right.origin_offset += start - p.offset;
-        right.bytes = p.offset + p.bytes - start;
+        right.origin_offset = saturating_add(right.origin_offset, saturating_sub(start, p.offset));
+        right.bytes = saturating_sub(piece_end, start);
         right.offset = start;
         result.push_back(right);
       }
@@ -180,8 +181,8 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
                    t->api_start_ns.value_or(record.issue_ns));
           }
           ++group.count;
-          group.bytes += t->bytes;
-          group.now += t->gpu_ns();
+          group.bytes = saturating_add(group.bytes, t->bytes);
+          group.now = saturating_add(group.now, t->gpu_ns());
           add_row(context, group.finding, "memcpys", t->id);
           add_name(group.finding, transfer_name(*t));
         }
@@ -271,8 +272,8 @@ void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& f
       OpRow kernel_row = row_of(facts, graph.ops[kernel]);
       if (copies == 0) locate(context, f, copy_row.correlation, graph.ops[copy].issue_ns);
       ++copies;
-      copy_ns += copy_row.gpu_ns;
-      saving += std::min(copy_row.gpu_ns, kernel_row.gpu_ns);
+      copy_ns = saturating_add(copy_ns, copy_row.gpu_ns);
+      saving = saturating_add(saving, std::min(copy_row.gpu_ns, kernel_row.gpu_ns));
       add_row(context, f, "memcpys", graph.ops[copy].source_id);
       add_row(context, f, "kernels", graph.ops[kernel].source_id);
       add_name(f, dvdg::op_name(graph, copy) + " of " + dvdg::format_bytes(graph.ops[copy].bytes));
@@ -362,8 +363,10 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       if (writes++ == 0) {
         locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
       }
-      dead += overwritten;
-      if (producer.kind != OpKind::Kernel) now += row_of(facts, producer).gpu_ns;
+      dead = saturating_add(dead, overwritten);
+      if (producer.kind != OpKind::Kernel) {
+        now = saturating_add(now, row_of(facts, producer).gpu_ns);
+      }
       add_row(context, f, table_of(producer), producer.source_id);
       add_name(f, dvdg::op_name(graph, value.producer_op));
     }
@@ -424,8 +427,9 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     locate(context, f, alloc->alloc_correlation, alloc->alloc_ns);
     add_row(context, f, "allocations", alloc->id);
     int64_t now = 0;
-    if (const HostCall* call = facts.call(alloc->alloc_correlation)) now += call->duration();
-    if (const HostCall* call = facts.call(alloc->free_correlation)) now += call->duration();
+    for (std::optional<int64_t> correlation : {alloc->alloc_correlation, alloc->free_correlation}) {
+      if (const HostCall* call = facts.call(correlation)) now = saturating_add(now, call->duration());
+    }
     f.rule = "allocation_never_used";
     f.what = allocation_name(facts, alloc->id) + " is never copied to, set, or passed to a kernel";
     f.names.push_back(allocation_name(facts, alloc->id));

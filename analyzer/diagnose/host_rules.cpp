@@ -88,15 +88,15 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     std::string name = call ? call->name : std::string(to_string(sync.kind)) + " synchronization";
     Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
     if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
-    group.blocked += sync.end_ns - sync.start_ns;
+    group.blocked = saturating_add(group.blocked, elapsed_ns(sync.start_ns, sync.end_ns));
     // The GPU ran dry at the sync: idle until the host queues new work.
     int64_t idle = 0;
     for (auto& [device, intervals] : busy) {
       if (sync.device && *sync.device != device) continue;
       std::optional<int64_t> next = next_busy(intervals, sync.end_ns);
-      if (next) idle = std::max(idle, *next - sync.end_ns);
+      if (next) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
     }
-    group.idle_after += idle;
+    group.idle_after = saturating_add(group.idle_after, idle);
     add_row(context, group.finding, "syncs", sync.id);
   }
   for (auto& [key, group] : groups) {
@@ -141,29 +141,29 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     }
     for (size_t i = 0; i + 1 < intervals.size(); ++i) {
       int64_t start = intervals[i].second, end = intervals[i + 1].first;
-      if (end - start < context.limits.min_gap_ns) continue;
+      if (elapsed_ns(start, end) < context.limits.min_gap_ns) continue;
       gaps.push_back({device, start, end, ending[start], starting[end]});
     }
   }
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
-    return a.end - a.start > b.end - b.start;
+    return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
   Finding rest;
   int64_t rest_count = 0;
   for (size_t g = 0; g < gaps.size(); ++g) {
     const Gap& gap = gaps[g];
-    int64_t length = gap.end - gap.start;
+    int64_t length = elapsed_ns(gap.start, gap.end);
     const HostCall* issuer = gap.after ? facts.call(gap.after->correlation) : nullptr;
     int64_t issue = issuer ? issuer->start_ns
                            : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
-    int64_t late = std::clamp<int64_t>(issue - gap.start, 0, length);
+    int64_t late = std::min(elapsed_ns(gap.start, issue), length);
     if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
       if (rest_count++ == 0) {
         rest.rule = "gpu_idle_gap";
         rest.saving_ns = 0;
       }
-      rest.cost_ns += length;
-      *rest.saving_ns += late;
+      rest.cost_ns = saturating_add(rest.cost_ns, length);
+      *rest.saving_ns = saturating_add(*rest.saving_ns, late);
       continue;
     }
     // What the host did between the GPU running dry and issuing the next work.
@@ -178,12 +178,12 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       int64_t a = std::max(c->start_ns, gap.start), b = std::min(c->end_ns, issue);
       if (b <= a) continue;
       auto& entry = by_call[c->name];
-      entry.first += b - a;
+      entry.first = saturating_add(entry.first, elapsed_ns(a, b));
       ++entry.second;
       in_calls.emplace_back(a, b);
     }
     merge_intervals(in_calls);
-    int64_t outside = late - covered_ns(in_calls, gap.start, gap.start + late);
+    int64_t outside = late - covered_ns(in_calls, gap.start, saturating_add(gap.start, late));
     std::string dominant;
     int64_t dominant_ns = outside;
     std::string during;
@@ -244,17 +244,19 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
     if (intervals.empty()) continue;
     int64_t begin = intervals.front().first, end = intervals.back().second;
     int64_t chunks = std::max<int64_t>(1, context.limits.utilization_chunks);
-    int64_t chunk = std::max<int64_t>(1, (end - begin + chunks - 1) / chunks);
+    int64_t span = elapsed_ns(begin, end);
+    int64_t chunk = std::max<int64_t>(1, span / chunks + (span % chunks != 0));
     auto flush = [&](int64_t from, int64_t to) {
+      int64_t length = elapsed_ns(from, to);
       int64_t busy = covered_ns(intervals, from, to);
-      int64_t idle = (to - from) - busy;
+      int64_t idle = length - busy;
       if (idle < context.limits.min_gap_ns) return;
       Finding f;
       f.rule = "gpu_low_utilization";
       f.what = "device " + std::to_string(device) + " busy " +
-               std::to_string(static_cast<int>(100.0 * busy / (to - from))) + "% of " +
-               format_ns(to - from) + " (" + format_ns(from - facts.start_ns) + " to " +
-               format_ns(to - facts.start_ns) + " into the trace)";
+               std::to_string(static_cast<int>(100.0 * busy / length)) + "% of " +
+               format_ns(length) + " (" + format_ns(saturating_sub(from, facts.start_ns)) + " to " +
+               format_ns(saturating_sub(to, facts.start_ns)) + " into the trace)";
       f.nvtx = facts.nvtx_at(std::nullopt, from);
       f.cost_ns = idle;
       f.estimate = "the gpu_idle_gap findings in this stretch say what kept the GPU waiting and "
@@ -263,10 +265,12 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
               "overlap the CPU work with GPU work";
       findings.push_back(std::move(f));
     };
+    // As many chunks as asked for, whatever the span: never a step per nanosecond.
     std::optional<int64_t> run_start;
-    for (int64_t from = begin; from < end; from += chunk) {
-      int64_t to = std::min(end, from + chunk);
-      bool low = covered_ns(intervals, from, to) < context.limits.low_utilization * (to - from);
+    for (int64_t from = begin; from < end; from = saturating_add(from, chunk)) {
+      int64_t to = std::min(end, saturating_add(from, chunk));
+      bool low = covered_ns(intervals, from, to) <
+                 context.limits.low_utilization * static_cast<double>(to - from);
       if (low && !run_start) run_start = from;
       if (!low && run_start) {
         flush(*run_start, from);
@@ -306,7 +310,7 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
     for (const Allocation* a : list) {
       if (earliest_free && *earliest_free <= a->alloc_ns) ++cycles;
       if (a->free_ns) earliest_free = std::min(earliest_free.value_or(*a->free_ns), *a->free_ns);
-      now += call_ns(a->alloc_correlation) + call_ns(a->free_correlation);
+      now = saturating_add(now, saturating_add(call_ns(a->alloc_correlation), call_ns(a->free_correlation)));
     }
     if (cycles < context.limits.churn_cycles) continue;
     const Allocation& first = *list.front();
@@ -323,8 +327,8 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
                       " " + dvdg::format_bytes(first.bytes));
     f.cost_ns = now;
     set_saving(f, now,
-               static_cast<double>(call_ns(first.alloc_correlation) +
-                                   call_ns(first.free_correlation)),
+               static_cast<double>(call_ns(first.alloc_correlation)) +
+                   static_cast<double>(call_ns(first.free_correlation)),
                "one allocation and one free instead of " + std::to_string(list.size()));
     f.fix = pinned ? "pin the host buffer once and reuse it: page-locking and unlocking memory "
                      "costs far more than a copy"
@@ -348,15 +352,17 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     for (const Work& w : list) {
       int64_t stream = w.stream.value_or(-1);
       auto previous = stream_end.find(stream);
-      int64_t idle = previous != stream_end.end() ? std::max<int64_t>(0, w.start - previous->second) : 0;
+      int64_t idle = previous != stream_end.end() ? elapsed_ns(previous->second, w.start) : 0;
       stream_end[stream] = w.end;
-      if (std::string(w.table) != "kernels" || w.end - w.start >= context.limits.short_kernel_ns)
+      if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
         continue;
       Group& group = groups[w.name];
       if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
-      group.gpu += w.end - w.start;
-      group.waiting += idle;
-      if (const HostCall* call = facts.call(w.correlation)) group.launch += call->duration();
+      group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
+      group.waiting = saturating_add(group.waiting, idle);
+      if (const HostCall* call = facts.call(w.correlation)) {
+        group.launch = saturating_add(group.launch, call->duration());
+      }
       add_row(context, group.finding, "kernels", w.id);
     }
   }

@@ -42,7 +42,7 @@ std::optional<LinkFit> fit_link(const std::vector<TransferSample>& samples) {
   auto [smallest, largest] = std::minmax_element(
       samples.begin(), samples.end(),
       [](const TransferSample& a, const TransferSample& b) { return a.bytes < b.bytes; });
-  if (largest->bytes < 2 * std::max<int64_t>(smallest->bytes, 1)) return std::nullopt;
+  if (largest->bytes / 2 < std::max<int64_t>(smallest->bytes, 1)) return std::nullopt;
   long double n = samples.size(), sum_b = 0, sum_t = 0;
   for (const TransferSample& s : samples) {
     sum_b += s.bytes;
@@ -83,7 +83,7 @@ MeasuredTransferCost::MeasuredTransferCost(const TraceFacts& facts) {
                           : CopyKind::DtoH;
     path.host_memory = MemoryKind::Managed;
     path.device = to_device ? event.dst : event.src;
-    samples_.push_back({path, event.bytes, event.end_ns - event.start_ns});
+    samples_.push_back({path, event.bytes, elapsed_ns(event.start_ns, event.end_ns)});
   }
 }
 

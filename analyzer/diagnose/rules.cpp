@@ -86,7 +86,7 @@ void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicte
     finding.saving_ns.reset();
     return;
   }
-  finding.saving_ns = std::max<int64_t>(0, now_ns - std::llround(*predicted_ns));
+  finding.saving_ns = std::max<int64_t>(0, saturating_sub(now_ns, saturating_round(*predicted_ns)));
 }
 
 }  // namespace apptracer::diagnose

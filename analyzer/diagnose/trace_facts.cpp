@@ -292,9 +292,7 @@ void merge_intervals(Intervals& intervals) {
 int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to) {
   int64_t total = 0;
   for (const auto& [start, end] : merged) {
-    int64_t a = std::max(start, from);
-    int64_t b = std::min(end, to);
-    if (b > a) total += b - a;
+    total = saturating_add(total, elapsed_ns(std::max(start, from), std::min(end, to)));
   }
   return total;
 }

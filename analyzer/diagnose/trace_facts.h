@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apptracer/enums.h"
+#include "apptracer/saturating.h"
 #include "apptracer/sqlite.h"
 #include "graph.h"
 #include "um_attribution.h"
@@ -25,7 +26,7 @@ struct HostCall {
   int64_t tid = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  int64_t duration() const { return end_ns - start_ns; }
+  int64_t duration() const { return elapsed_ns(start_ns, end_ns); }
 };
 
 // A copy (memcpys row, prefetches included) or a memset (memsets row).
@@ -48,7 +49,7 @@ struct Transfer {
   std::optional<int64_t> gpu_start_ns, gpu_end_ns;
 
   bool timed() const { return gpu_start_ns && gpu_end_ns; }
-  int64_t gpu_ns() const { return timed() ? *gpu_end_ns - *gpu_start_ns : 0; }
+  int64_t gpu_ns() const { return timed() ? elapsed_ns(*gpu_start_ns, *gpu_end_ns) : 0; }
   // The host endpoint's memory of a copy between host and device (else Unknown).
   MemoryKind host_memory() const;
   std::optional<int64_t> host_numa() const;
@@ -62,7 +63,7 @@ struct Kernel {
   std::optional<int64_t> api_start_ns;
   std::optional<int64_t> gpu_start_ns, gpu_end_ns;
   bool timed() const { return gpu_start_ns && gpu_end_ns; }
-  int64_t gpu_ns() const { return timed() ? *gpu_end_ns - *gpu_start_ns : 0; }
+  int64_t gpu_ns() const { return timed() ? elapsed_ns(*gpu_start_ns, *gpu_end_ns) : 0; }
 };
 
 struct Sync {
@@ -139,7 +140,7 @@ struct TraceFacts {
   std::string call_site(std::optional<int64_t> correlation) const;
   // Busy intervals of each device's GPU work (kernels, copies, memsets).
   std::unordered_map<int64_t, Intervals> busy_by_device() const;
-  int64_t span_ns() const { return end_ns - start_ns; }
+  int64_t span_ns() const { return elapsed_ns(start_ns, end_ns); }
 };
 
 TraceFacts read_trace_facts(Database& db);

@@ -70,7 +70,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
         group.finding.nvtx = facts.nvtx_at(std::nullopt, event.start_ns);
       }
     }
-    group.bytes += event.bytes;
+    group.bytes = saturating_add(group.bytes, event.bytes);
     group.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
     add_row(context, group.finding, "um_events", event.id);
     if (by_kernel) {
@@ -136,7 +136,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     if (a.last_to_device && *a.last_to_device != to_device) ++a.turns;
     a.last_to_device = to_device;
     if (to_device) a.device = event.dst;
-    a.bytes += event.bytes;
+    a.bytes = saturating_add(a.bytes, event.bytes);
     a.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
   }
   for (auto& [alloc_id, a] : allocations) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::dvdg {
 
 namespace {
@@ -18,7 +20,7 @@ class LiveBlocks {
     const Block& b = blocks_[block];
     auto it = live_.lower_bound(b.address);
     if (it != live_.begin() && end_of(std::prev(it)->second) > b.address) --it;
-    while (it != live_.end() && it->first < b.address + b.bytes) it = live_.erase(it);
+    while (it != live_.end() && it->first < end_of(block)) it = live_.erase(it);
     live_.emplace(b.address, block);
   }
 
@@ -36,7 +38,9 @@ class LiveBlocks {
   std::map<int64_t, uint32_t>::const_iterator end() const { return live_.end(); }
 
   const Block& block(uint32_t index) const { return blocks_[index]; }
-  int64_t end_of(uint32_t index) const { return blocks_[index].address + blocks_[index].bytes; }
+  int64_t end_of(uint32_t index) const {
+    return saturating_add(blocks_[index].address, blocks_[index].bytes);
+  }
 
  private:
   const std::vector<Block>& blocks_;
@@ -52,8 +56,8 @@ class Splitter {
   void split(size_t index) {
     const Access original = accesses_[index];
     const Location& parent = locations_[original.location];
-    int64_t start = parent.address + original.begin;
-    int64_t limit = parent.address + parent.bytes;
+    int64_t start = saturating_add(parent.address, original.begin);
+    int64_t limit = saturating_add(parent.address, parent.bytes);
     first_ = true;
     index_ = index;
     auto it = live_.from(start);
@@ -67,7 +71,7 @@ class Splitter {
       }
       return;
     }
-    int64_t stop = parent.address + original.end;
+    int64_t stop = saturating_add(parent.address, original.end);
     for (int64_t cursor = start; cursor < stop;) {
       if (it != live_.end() && it->first <= cursor) {
         const Block& b = live_.block(it->second);
@@ -90,9 +94,11 @@ class Splitter {
     if (to <= from) return;
     Access piece = original;
     piece.location = location;
-    piece.begin = from - base;
-    piece.end = to - base;
-    if (original.position >= 0) piece.position = original.position + (from - start);
+    piece.begin = saturating_sub(from, base);
+    piece.end = saturating_sub(to, base);
+    if (original.position >= 0) {
+      piece.position = saturating_add(original.position, saturating_sub(from, start));
+    }
     if (first_) {
       accesses_[index_] = piece;
       first_ = false;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "apptracer/saturating.h"
 #include "commands.h"
 #include "exporters.h"
 #include "graph_builder.h"
@@ -123,7 +124,7 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
   for (const dvdg::Op& op : graph.ops) {
     if (op.kind != dvdg::OpKind::Migration) continue;
     ++migrations;
-    migrated += op.bytes;
+    migrated = saturating_add(migrated, op.bytes);
   }
   if (migrations > 0) {
     std::printf("unified memory: %zu migration(s), %s moved\n", migrations,

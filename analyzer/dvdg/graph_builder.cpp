@@ -4,6 +4,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "apptracer/saturating.h"
 #include "program_order.h"
 
 namespace apptracer::dvdg {
@@ -105,7 +106,7 @@ class Builder {
     value.location = location;
     value.version = version;
     value.offset = begin;
-    value.bytes = end - begin;
+    value.bytes = saturating_sub(end, begin);
     value.producer_op = producer;
     value.freed_by_op = freed_by_[location];
     value.freed = freed_by_[location] != Value::kNoOp;
@@ -279,11 +280,13 @@ class Builder {
       if (!access.reads) continue;
       for_each_overlap(access.location, op, access.begin, access.end,
                        [&](uint32_t value, int64_t from, int64_t to) {
-                         int64_t position = access.position < 0
-                                                ? -1
-                                                : access.position + (from - access.begin);
-                         Read read{value, position, position < 0 ? -1 : position + (to - from),
-                                   false, to - from};
+                         int64_t bytes = saturating_sub(to, from);
+                         int64_t position =
+                             access.position < 0
+                                 ? -1
+                                 : saturating_add(access.position, saturating_sub(from, access.begin));
+                         Read read{value, position, position < 0 ? -1 : saturating_add(position, bytes),
+                                   false, bytes};
                          if (may_hold_data(value)) {
                            reads_.push_back(read);
                          } else if (access.known_read) {
@@ -309,10 +312,11 @@ class Builder {
   static int64_t bytes_along(const Op& record, const Read& read, const Access& write) {
     if (read.position_begin >= 0 && write.position >= 0) {
       int64_t from = std::max(read.position_begin, write.position);
-      int64_t to = std::min(read.position_end, write.position + (write.end - write.begin));
-      return std::max<int64_t>(0, to - from);
+      int64_t to = std::min(read.position_end,
+                            saturating_add(write.position, saturating_sub(write.end, write.begin)));
+      return std::max<int64_t>(0, saturating_sub(to, from));
     }
-    if (record.kind == OpKind::Collective) return write.end - write.begin;
+    if (record.kind == OpKind::Collective) return saturating_sub(write.end, write.begin);
     return record.kind == OpKind::Kernel ? -1 : record.bytes;
   }
 
@@ -365,7 +369,7 @@ class Builder {
       if (same == sources_.end()) {
         sources_.push_back({read.value, written, op, EdgeKind::Data, read.uninitialized, bytes});
       } else if (same->bytes >= 0 && bytes >= 0) {
-        same->bytes += bytes;
+        same->bytes = saturating_add(same->bytes, bytes);
       }
     }
     graph_.edges.insert(graph_.edges.end(), sources_.begin(), sources_.end());
@@ -402,7 +406,7 @@ class Builder {
       for (Piece& piece : pieces) {
         const Value source = graph_.values[piece.value];
         uint32_t moved = new_value(access.location, source.version, op, source.holds_data,
-                                   record.to, source.offset, source.offset + source.bytes);
+                                   record.to, source.offset, saturating_add(source.offset, source.bytes));
         graph_.op_writes.push_back(moved);
         graph_.edges.push_back({piece.value, moved, op, EdgeKind::Migration, false, moved_bytes});
         piece.value = moved;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "apptracer/saturating.h"
 #include "apptracer/tables.h"
 
 namespace apptracer::dvdg {
@@ -151,7 +152,7 @@ void store_values(Database& db, const Graph& graph) {
     const Location& location = graph.locations[value.location];
     row.integer(static_cast<int64_t>(i + 1))
         .optional(location.alloc_id.has_value(), location.alloc_id.value_or(0))
-        .integer(location.address + value.offset)
+        .integer(saturating_add(location.address, value.offset))
         .integer(value.bytes)
         .optional(location.device.has_value(), location.device.value_or(0))
         .integer(static_cast<int64_t>(location.memory))

@@ -44,7 +44,8 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
                                  static_cast<uint16_t>(record.to));
   auto where = [&](uint32_t value) {
     const Value& record = graph.values[value];
-    return static_cast<uint64_t>(graph.locations[record.location].address + record.offset) ^
+    return (static_cast<uint64_t>(graph.locations[record.location].address) +
+            static_cast<uint64_t>(record.offset)) ^
            (static_cast<uint64_t>(record.bytes) << 1);
   };
   for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {

@@ -4,6 +4,8 @@
 #include <map>
 #include <tuple>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::dvdg {
 
 std::vector<MigrationGroup> group_migrations(const UmTrace& trace) {
@@ -28,10 +30,11 @@ std::vector<MigrationGroup> group_migrations(const UmTrace& trace) {
       group.start_ns = event.start_ns;
       group.end_ns = event.end_ns;
     }
-    group.bytes += event.bytes;
+    group.bytes = saturating_add(group.bytes, event.bytes);
     group.start_ns = std::min(group.start_ns, event.start_ns);
     group.end_ns = std::max(group.end_ns, event.end_ns);
-    it->second.bytes_by_cause[event.cause] += event.bytes;
+    int64_t& by_cause = it->second.bytes_by_cause[event.cause];
+    by_cause = saturating_add(by_cause, event.bytes);
   }
   std::vector<MigrationGroup> out;
   out.reserve(groups.size());

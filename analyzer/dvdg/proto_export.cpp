@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "apptracer/saturating.h"
 #include "dvdg.pb.h"
 #include "exporters.h"
 #include "labels.h"
@@ -62,7 +63,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     if (where.alloc_id) item.set_alloc_id(*where.alloc_id);
     if (where.sub_allocation_id) item.set_sub_allocation_id(*where.sub_allocation_id);
     item.set_region_offset(static_cast<uint64_t>(record.offset));
-    item.set_address(static_cast<uint64_t>(where.address + record.offset));
+    item.set_address(static_cast<uint64_t>(saturating_add(where.address, record.offset)));
     item.set_bytes(static_cast<uint64_t>(record.bytes));
     if (where.device) item.set_device(*where.device);
     item.set_memory(std::string(to_string(where.memory)));

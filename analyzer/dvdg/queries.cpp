@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "apptracer/saturating.h"
 #include "labels.h"
 
 namespace apptracer::dvdg {
@@ -30,8 +31,10 @@ uint32_t latest_value(const Graph& graph, uint32_t location, std::optional<int64
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
     const Value& record = graph.values[value];
     if (record.location != location) continue;
-    if (offset && (*offset < record.offset || *offset >= record.offset + std::max<int64_t>(record.bytes, 1)))
+    if (offset && (*offset < record.offset ||
+                   *offset >= saturating_add(record.offset, std::max<int64_t>(record.bytes, 1)))) {
       continue;
+    }
     latest = value;
   }
   if (!latest) throw std::runtime_error("no operation touched " + location_name(graph, location));
@@ -68,8 +71,10 @@ std::optional<uint32_t> location_containing(const Graph& graph, int64_t address)
   std::optional<uint32_t> found;
   for (uint32_t i = 0; i < graph.locations.size(); ++i) {
     const Location& where = graph.locations[i];
-    if (address < where.address || address >= where.address + std::max<int64_t>(where.bytes, 1))
+    if (address < where.address ||
+        address >= saturating_add(where.address, std::max<int64_t>(where.bytes, 1))) {
       continue;
+    }
     if (!found) {
       found = i;
       continue;
@@ -123,7 +128,7 @@ uint32_t resolve_value(const Graph& graph, const std::string& text) {
   QueryTarget target = resolve_target(graph, text);
   if (target.value) return *target.value;
   std::optional<int64_t> offset;
-  if (target.address) offset = *target.address - graph.locations[target.location].address;
+  if (target.address) offset = saturating_sub(*target.address, graph.locations[target.location].address);
   return latest_value(graph, target.location, offset);
 }
 

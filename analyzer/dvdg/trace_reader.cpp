@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "apptracer/saturating.h"
 #include "block_resolution.h"
 #include "collective_operations.h"
 #include "exact_accesses.h"
@@ -259,11 +260,11 @@ class Reader {
                          location.free_ns.value_or(INT64_MAX)});
       // Every allocation overlapping the block holds it.
       auto it = std::lower_bound(by_address.begin(), by_address.end(),
-                                 std::make_pair(location.address - widest, uint32_t{0}));
-      for (; it != by_address.end() && it->first < location.address + location.bytes; ++it) {
+                                 std::make_pair(saturating_sub(location.address, widest), uint32_t{0}));
+      for (; it != by_address.end() && it->first < saturating_add(location.address, location.bytes); ++it) {
         const Location& candidate = out_.locations[it->second];
         if (candidate.process == location.process &&
-            candidate.address + candidate.bytes > location.address)
+            saturating_add(candidate.address, candidate.bytes) > location.address)
           holds_blocks_[it->second] = true;
       }
     }
@@ -301,7 +302,7 @@ class Reader {
     Access access;
     access.location = location;
     access.begin = out_.locations[location].alloc_id ? offset.value_or(0) : 0;
-    access.end = access.begin + span;
+    access.end = saturating_add(access.begin, span);
     return access;
   }
 
@@ -448,8 +449,8 @@ class Reader {
       // traced: what it sent), so no byte counts twice.
       int64_t received = 0, sent = 0, widest = 0;
       for (const CollectiveCall& call : calls) {
-        if (call.recv) received += call.recv->bytes;
-        if (call.send) sent += call.send->bytes;
+        if (call.recv) received = saturating_add(received, call.recv->bytes);
+        if (call.send) sent = saturating_add(sent, call.send->bytes);
         widest = std::max({widest, call.send ? call.send->bytes : 0, call.recv ? call.recv->bytes : 0});
       }
       op.bytes = received > 0 ? received : sent;
@@ -496,9 +497,10 @@ class Reader {
   std::optional<uint32_t> kernel_op(int64_t kernel_id) const {
     if (kernel_ids_.empty()) return std::nullopt;
     int64_t first = kernel_ids_.front();
-    if (kernel_id >= first && kernel_id - first < static_cast<int64_t>(kernel_ids_.size()) &&
-        kernel_ids_[kernel_id - first] == kernel_id) {
-      return kernel_ops_[kernel_id - first];
+    int64_t position = saturating_sub(kernel_id, first);
+    if (kernel_id >= first && position < static_cast<int64_t>(kernel_ids_.size()) &&
+        kernel_ids_[position] == kernel_id) {
+      return kernel_ops_[position];
     }
     auto found = std::lower_bound(kernel_ids_.begin(), kernel_ids_.end(), kernel_id);
     if (found == kernel_ids_.end() || *found != kernel_id) return std::nullopt;
@@ -562,8 +564,10 @@ class Reader {
         access.known_read = touch.read_bytes > 0;
         // The span the GPU touched; the write replaces it when every byte
         // of it was written (not a bound from an overflowed table).
-        access.begin = std::max<int64_t>(0, static_cast<int64_t>(touch.lo) - where.address);
-        access.end = std::min<int64_t>(where.bytes, static_cast<int64_t>(touch.hi) - where.address);
+        int64_t lo = saturating_sub(static_cast<int64_t>(touch.lo), where.address);
+        int64_t hi = saturating_sub(static_cast<int64_t>(touch.hi), where.address);
+        access.begin = std::max<int64_t>(0, lo);
+        access.end = std::min<int64_t>(where.bytes, hi);
         if (access.end <= access.begin) continue;
         access.exact = touch.writes && !touch.approximate &&
                        touch.written_bytes >= access.end - access.begin;

@@ -63,8 +63,8 @@ json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
     PathTotals& totals = paths[diagnose::path_name(path)];
     totals.path = path;
     ++totals.count;
-    totals.bytes += t.bytes;
-    totals.ns += t.gpu_ns();
+    totals.bytes = saturating_add(totals.bytes, t.bytes);
+    totals.ns = saturating_add(totals.ns, t.gpu_ns());
   }
   json by_path = json::array();
   for (auto& [name, totals] : paths) {
@@ -77,7 +77,7 @@ json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
                        {"peak_gbps", peak ? json(*peak) : json()}});
   }
   int64_t kernel_ns = 0;
-  for (const diagnose::Kernel& k : facts.kernels) kernel_ns += k.gpu_ns();
+  for (const diagnose::Kernel& k : facts.kernels) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
   return {{"span_ns", facts.span_ns()},
           {"kernels", facts.kernels.size()},
           {"kernel_ns", kernel_ns},
@@ -93,7 +93,7 @@ json top_kernels(const TraceFacts& facts) {
   for (const diagnose::Kernel& k : facts.kernels) {
     auto& entry = by_name[k.name];
     ++entry.first;
-    entry.second += k.gpu_ns();
+    entry.second = saturating_add(entry.second, k.gpu_ns());
   }
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
   std::stable_sort(sorted.begin(), sorted.end(),
@@ -128,7 +128,7 @@ json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
                     {"time_ns", t->gpu_ns()},
                     {"gbps", double(t->bytes) / t->gpu_ns()},
                     {"peak_gbps", peaks[name] ? json(*peaks[name]) : json()},
-                    {"start_ms", ms(*t->gpu_start_ns - facts.start_ns)}});
+                    {"start_ms", ms(saturating_sub(*t->gpu_start_ns, facts.start_ns))}});
   }
   return list;
 }
@@ -139,8 +139,8 @@ json memory_series(const TraceFacts& facts) {
   for (const diagnose::Allocation& a : facts.allocations) {
     if (a.kind == AllocKind::VmmReserve || a.kind == AllocKind::VmmMapping) continue;
     auto& list = changes[std::string(to_string(a.kind))];
-    list.emplace_back(a.alloc_ns - facts.start_ns, a.bytes);
-    if (a.free_ns) list.emplace_back(*a.free_ns - facts.start_ns, -a.bytes);
+    list.emplace_back(saturating_sub(a.alloc_ns, facts.start_ns), a.bytes);
+    if (a.free_ns) list.emplace_back(saturating_sub(*a.free_ns, facts.start_ns), saturating_sub(0, a.bytes));
   }
   json series = json::array();
   for (auto& [kind, list] : changes) {
@@ -149,7 +149,7 @@ json memory_series(const TraceFacts& facts) {
     int64_t held = 0;
     size_t step = std::max<size_t>(1, list.size() / kSeriesPointLimit);
     for (size_t i = 0; i < list.size(); ++i) {
-      held += list[i].second;
+      held = saturating_add(held, list[i].second);
       if (i % step == 0 || i + 1 == list.size()) points.push_back({ms(list[i].first), held});
     }
     points.push_back({ms(facts.span_ns()), held});
@@ -186,14 +186,17 @@ json timeline(const TraceFacts& facts) {
   for (auto& [name, lane] : lanes) {
     std::sort(lane.bars.begin(), lane.bars.end());
     json bars = json::array();
-    int64_t start = 0, end = -1;
+    std::optional<int64_t> start, end;
     std::string kind;
     auto flush = [&] {
-      if (end >= 0) bars.push_back({ms(start - facts.start_ns), ms(end - facts.start_ns), kind});
+      if (end) {
+        bars.push_back({ms(saturating_sub(*start, facts.start_ns)),
+                        ms(saturating_sub(*end, facts.start_ns)), kind});
+      }
     };
     for (auto& [s, e, k] : lane.bars) {
-      if (end >= 0 && k == kind && s - end < resolution) {
-        end = std::max(end, e);
+      if (end && k == kind && saturating_sub(s, *end) < resolution) {
+        end = std::max(*end, e);
         continue;
       }
       flush();
@@ -222,11 +225,13 @@ json nvtx_breakdown(const TraceFacts& facts) {
   for (const diagnose::NvtxRange& r : facts.nvtx) {
     auto& [count, ns, gpu] = by_name[r.name];
     ++count;
-    ns += r.end_ns - r.start_ns;
+    ns = saturating_add(ns, elapsed_ns(r.start_ns, r.end_ns));
     for (auto& [tid, list] : issued) {
       if (r.tid && *r.tid != tid) continue;
       auto from = std::lower_bound(list.begin(), list.end(), std::make_pair(r.start_ns, INT64_MIN));
-      for (auto it = from; it != list.end() && it->first <= r.end_ns; ++it) gpu += it->second;
+      for (auto it = from; it != list.end() && it->first <= r.end_ns; ++it) {
+        gpu = saturating_add(gpu, it->second);
+      }
     }
   }
   json out = json::array();

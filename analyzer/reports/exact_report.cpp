@@ -15,6 +15,7 @@
 #include <map>
 #include <set>
 
+#include "apptracer/saturating.h"
 #include "exact_accesses.h"
 #include "stats_reports.h"
 
@@ -68,7 +69,8 @@ void judge(KernelVerdicts& v, const KernelExact& exact,
       touched[*touch.alloc_id] = touch;
     } else {
       ++v.outside;
-      v.outside_bytes += touch.hi - touch.lo;
+      int64_t bytes = std::max<int64_t>(0, saturating_sub(touch.hi, touch.lo));
+      v.outside_bytes = saturating_add(v.outside_bytes, bytes);
     }
   }
   for (const auto& [alloc_id, assumed] : pointers) {

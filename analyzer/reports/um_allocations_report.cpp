@@ -180,7 +180,7 @@ Table um_allocations_report(Database& db, const UmTrace& um) {
     use.counters.add(event, um.causes[i]);
     use.touch(event.start_ns);
     use.low = std::min(use.low, event.address);
-    use.high = std::max(use.high, event.address + std::max<int64_t>(event.bytes, 1));
+    use.high = std::max(use.high, saturating_add(event.address, std::max<int64_t>(event.bytes, 1)));
   }
   add_touches_from_work(db, regions, uses);
   std::map<Region, std::string> advice = advice_texts(db, regions, uses);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -83,20 +85,20 @@ CriticalPath critical_path(const ReplayInput& input, const ReplayGraph& graph, c
   int64_t previous_end = timeline.first_ns;
   std::map<std::string, CriticalPath::Share> shares;
   for (auto& [step, from] : reversed) {
-    int64_t contribution = std::max<int64_t>(0, step.end_ns - previous_end);
-    step.wait_ns = std::clamp<int64_t>(step.start_ns - previous_end, 0, contribution);
+    int64_t contribution = elapsed_ns(previous_end, step.end_ns);
+    step.wait_ns = std::min(elapsed_ns(previous_end, step.start_ns), contribution);
     step.own_ns = contribution - step.wait_ns;
     previous_end = std::max(previous_end, step.end_ns);
     CriticalPath::Share& share = shares[step.kind];
     share.kind = step.kind;
-    share.own_ns += step.own_ns;
-    share.wait_ns += step.wait_ns;
+    share.own_ns = saturating_add(share.own_ns, step.own_ns);
+    share.wait_ns = saturating_add(share.wait_ns, step.wait_ns);
     ++share.steps;
     path.steps.push_back(step);
   }
   for (auto& [kind, share] : shares) path.by_kind.push_back(share);
   std::sort(path.by_kind.begin(), path.by_kind.end(), [](const auto& a, const auto& b) {
-    return a.own_ns + a.wait_ns > b.own_ns + b.wait_ns;
+    return saturating_add(a.own_ns, a.wait_ns) > saturating_add(b.own_ns, b.wait_ns);
   });
   return path;
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -25,8 +27,10 @@ class HostTimeMap {
     if (after == calls.begin()) return ns;
     uint32_t c = *(after - 1);
     const HostCall& call = input_.calls[c];
-    if (ns <= call.end_ns) return std::min(timeline.start[c] + (ns - call.start_ns), timeline.end[c]);
-    return timeline.end[c] + (ns - call.end_ns);
+    if (ns <= call.end_ns) {
+      return std::min(saturating_add(timeline.start[c], saturating_sub(ns, call.start_ns)), timeline.end[c]);
+    }
+    return saturating_add(timeline.end[c], saturating_sub(ns, call.end_ns));
   }
 
  private:
@@ -47,8 +51,9 @@ std::vector<Phase> nvtx_phases(const ReplayInput& input, const std::vector<const
     }
     ++phase.count;
     for (size_t t = 0; t < timelines.size(); ++t) {
-      phase.ns[t] += host.map(range.tid, range.end_ns, *timelines[t]) -
-                     host.map(range.tid, range.start_ns, *timelines[t]);
+      int64_t ns = saturating_sub(host.map(range.tid, range.end_ns, *timelines[t]),
+                                  host.map(range.tid, range.start_ns, *timelines[t]));
+      phase.ns[t] = saturating_add(phase.ns[t], ns);
     }
   }
   std::vector<Phase> phases;
@@ -88,7 +93,7 @@ std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Tim
     for (const Timeline* timeline : timelines) {
       int64_t from = first == 0 ? timeline->first_ns : timeline->end[boundaries[first - 1]];
       int64_t to = last < boundaries.size() ? timeline->end[boundaries[last]] : timeline->last_ns;
-      phase.ns.push_back(to - from);
+      phase.ns.push_back(saturating_sub(to, from));
     }
     phases.push_back(phase);
     first = last + 1;

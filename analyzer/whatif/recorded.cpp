@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -66,10 +68,10 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     if (is_marker(op)) continue;
     int64_t start = r.start[calls + i];
     if (ready[i] <= op.issue_ns) {
-      launches.push_back(start - op.issue_ns);
-      if (op.kind == OpKind::Copy && !from_pageable(op)) copy_launches.push_back(start - op.issue_ns);
+      launches.push_back(saturating_sub(start, op.issue_ns));
+      if (op.kind == OpKind::Copy && !from_pageable(op)) copy_launches.push_back(launches.back());
     } else {
-      gaps.push_back(std::max<int64_t>(0, start - ready[i]));
+      gaps.push_back(elapsed_ns(ready[i], start));
     }
   }
   Typicals& typical = r.typical;
@@ -89,20 +91,22 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     const ReplayOp& op = input.ops[i];
     uint32_t node = graph.op_node(static_cast<uint32_t>(i));
     int64_t start = r.start[node];
-    t.duration[i] = r.end[node] - start;
-    int64_t own_launch = std::max<int64_t>(0, start - op.issue_ns);
+    t.duration[i] = elapsed_ns(start, r.end[node]);
+    int64_t own_launch = elapsed_ns(op.issue_ns, start);
     if (is_marker(op)) {
       t.launch[i] = t.gap[i] = 0;
     } else if (ready[i] <= op.issue_ns) {
       t.launch[i] = own_launch;
-      t.gap[i] = ready[i] == INT64_MIN ? typical.gap_ns : std::min(typical.gap_ns, start - ready[i]);
+      t.gap[i] = ready[i] == INT64_MIN ? typical.gap_ns
+                                       : std::min(typical.gap_ns, saturating_sub(start, ready[i]));
     } else {
-      t.gap[i] = std::max<int64_t>(0, start - ready[i]);
+      t.gap[i] = elapsed_ns(ready[i], start);
       t.launch[i] = std::min(typical.launch_ns, own_launch);
     }
     if (op.call >= 0) {
       const HostCall& call = input.calls[op.call];
-      t.issue_offset[i] = std::clamp(op.issue_ns - call.start_ns, int64_t{0}, call.end_ns - call.start_ns);
+      t.issue_offset[i] =
+          std::min(elapsed_ns(call.start_ns, op.issue_ns), elapsed_ns(call.start_ns, call.end_ns));
       issued_work[op.call] = true;
       if (op.kind == OpKind::Copy && op.is_async && !from_pageable(op)) issued_async_copy[op.call] = true;
     }
@@ -116,10 +120,10 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   std::vector<int64_t> async_calls, work_calls, tails;
   for (uint32_t c = 0; c < calls; ++c) {
     const HostCall& call = input.calls[c];
-    int64_t duration = call.end_ns - call.start_ns;
+    int64_t duration = elapsed_ns(call.start_ns, call.end_ns);
     t.call_duration[c] = duration;
     t.call_first_start[c] = call.start_ns;
-    t.call_gap[c] = call.previous >= 0 ? call.start_ns - input.calls[call.previous].end_ns : 0;
+    t.call_gap[c] = call.previous >= 0 ? saturating_sub(call.start_ns, input.calls[call.previous].end_ns) : 0;
     bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
     if (!blocks) {
       t.call_own[c] = duration;
@@ -129,15 +133,15 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
       continue;
     }
     int64_t awaited = latest_end(c);
-    t.call_own[c] = duration - std::clamp(awaited - call.start_ns, int64_t{0}, duration);
-    t.call_tail[c] = awaited >= call.start_ns ? call.end_ns - awaited : t.call_own[c];
+    t.call_own[c] = duration - std::min(elapsed_ns(call.start_ns, awaited), duration);
+    t.call_tail[c] = awaited >= call.start_ns ? saturating_sub(call.end_ns, awaited) : t.call_own[c];
     bool waits_for_pageable = false;
     for (uint32_t d = graph.deps_begin[c]; d < graph.deps_begin[c + 1]; ++d) {
       uint32_t node = graph.deps[d].node;
       if (!graph.is_call(node) && from_pageable(input.ops[node - graph.calls])) waits_for_pageable = true;
     }
     if (!waits_for_pageable && awaited >= call.start_ns && awaited <= call.end_ns) {
-      tails.push_back(call.end_ns - awaited);
+      tails.push_back(elapsed_ns(awaited, call.end_ns));
     }
   }
   typical.async_call_ns = median(async_calls, median(work_calls, kFallbackAsyncCallNs));

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "apptracer/row_reader.h"
+#include "apptracer/saturating.h"
 #include "migration_groups.h"
 #include "trace_file.h"
 #include "um_attribution.h"
@@ -98,7 +99,7 @@ class Reader {
       if (group.cause.kind != UmCauseKind::Prefetch) continue;
       auto [it, inserted] = moved.emplace(group.cause.row, group);
       if (inserted) continue;
-      it->second.bytes += group.bytes;
+      it->second.bytes = saturating_add(it->second.bytes, group.bytes);
       it->second.start_ns = std::min(it->second.start_ns, group.start_ns);
       it->second.end_ns = std::max(it->second.end_ns, group.end_ns);
     }
@@ -203,11 +204,7 @@ class Reader {
       if (found != out_.names.end()) found->second = rows.text(1);
     }
     Statement devices = db_.prepare("SELECT id, coalesce(name, '') FROM devices ORDER BY id");
-    while (devices.step()) {
-      auto ordinal = static_cast<size_t>(devices.int64(0));
-      if (ordinal >= out_.device_names.size()) out_.device_names.resize(ordinal + 1);
-      out_.device_names[ordinal] = devices.text(1);
-    }
+    while (devices.step()) out_.device_names.push_back(devices.text(1));
   }
 
   Database& db_;

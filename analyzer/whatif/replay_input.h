@@ -74,7 +74,7 @@ struct ReplayInput {
   std::vector<SyncCall> syncs;
   std::vector<NvtxRange> ranges;  // closed ranges only
   std::unordered_map<int64_t, std::string> names;  // strings.id -> text, for calls and kernels
-  std::vector<std::string> device_names;            // by ordinal, from `devices`
+  std::vector<std::string> device_names;            // the traced GPUs', by ordinal (`devices`)
 };
 
 // The tables a replay reads; a trace lacking one is refused (TraceError).

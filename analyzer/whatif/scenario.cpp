@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "apptracer/saturating.h"
 #include "copy_path.h"
 
 namespace apptracer::whatif {
@@ -66,7 +67,7 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
   for (size_t i = 0; i < input.ops.size(); ++i) {
     const ReplayOp& op = input.ops[i];
     if (op.kind == OpKind::Kernel) {
-      t.duration[i] = std::llround(static_cast<double>(t.duration[i]) * scenario.kernel_scale);
+      t.duration[i] = saturating_round(static_cast<double>(t.duration[i]) * scenario.kernel_scale);
       continue;
     }
     std::optional<LinkPath> wanted = wanted_path(op, scenario);
@@ -88,7 +89,7 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     if (!resolved.path) continue;
     use.used = resolved.path->path.name();
     use.duplex_measured = resolved.path->duplex.has_value();
-    t.duration[i] = std::llround(resolved.path->model.transfer_ns(op.bytes));
+    t.duration[i] = saturating_round(resolved.path->model.transfer_ns(op.bytes));
     t.duplex[i] = use.duplex_measured ? resolved.path->duplex->factor : 1.0;
     t.link[i] = links.emplace(link_name(*wanted), static_cast<int32_t>(links.size())).first->second;
   }

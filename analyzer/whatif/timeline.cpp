@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <map>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -30,14 +32,14 @@ class LinkCalendar {
         waited_for = previous->second.node;
       }
     }
-    while (next != busy_.end() && next->first < start + duration) {
+    while (next != busy_.end() && next->first < saturating_add(start, duration)) {
       if (next->second.end > start) {
         start = next->second.end;
         waited_for = next->second.node;
       }
       ++next;
     }
-    busy_.emplace_hint(next, start, Booking{start + duration, node});
+    busy_.emplace_hint(next, start, Booking{saturating_add(start, duration), node});
     return {start, waited_for};
   }
 
@@ -93,11 +95,11 @@ int64_t progressive_end(int64_t start, int64_t alone, double share, const Busy& 
     left -= idle;
     now += idle;
     double shared = (static_cast<double>(span->second) - now) * share;
-    if (shared >= left) return std::llround(now + left / share);
+    if (shared >= left) return saturating_round(now + left / share);
     left -= shared;
     now = static_cast<double>(span->second);
   }
-  return std::llround(now + left);
+  return saturating_round(now + left);
 }
 
 bool overlaps(int64_t start, int64_t end, const Busy& other) {
@@ -123,7 +125,7 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
   auto call_start = [&](uint32_t c) {
     const HostCall& call = input.calls[c];
     if (call.previous < 0) return timing.call_first_start[c];
-    return t.end[call.previous] + timing.call_gap[c];
+    return saturating_add(t.end[call.previous], timing.call_gap[c]);
   };
   auto latest_dependency = [&](uint32_t node) {
     Dependency latest{0, DepReason::None};
@@ -147,26 +149,30 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
           call.previous >= 0 ? Dependency{static_cast<uint32_t>(call.previous), DepReason::Host}
                              : Dependency{0, DepReason::None};
       bool blocks = graph.deps_begin[node] != graph.deps_begin[node + 1];
+      int64_t awaited = saturating_add(dependency_end, timing.call_tail[node]);
+      int64_t own = saturating_add(t.start[node], timing.call_own[node]);
       if (!blocks) {
-        t.end[node] = t.start[node] + timing.call_duration[node];
+        t.end[node] = saturating_add(t.start[node], timing.call_duration[node]);
         t.bound_by[node] = t.call_start_bound_by[node];
-      } else if (dependency_end + timing.call_tail[node] > t.start[node] + timing.call_own[node]) {
-        t.end[node] = dependency_end + timing.call_tail[node];
+      } else if (awaited > own) {
+        t.end[node] = awaited;
         t.bound_by[node] = dependency;
       } else {
-        t.end[node] = t.start[node] + timing.call_own[node];
+        t.end[node] = own;
         t.bound_by[node] = t.call_start_bound_by[node];
       }
       continue;
     }
     uint32_t op = node - graph.calls;
     const ReplayOp& record = input.ops[op];
-    t.issue[op] = record.call >= 0 ? call_start(record.call) + timing.issue_offset[op] : record.issue_ns;
-    int64_t start = t.issue[op] + timing.launch[op];
+    t.issue[op] = record.call >= 0 ? saturating_add(call_start(record.call), timing.issue_offset[op])
+                                   : record.issue_ns;
+    int64_t start = saturating_add(t.issue[op], timing.launch[op]);
     Dependency bound = record.call >= 0 ? Dependency{static_cast<uint32_t>(record.call), DepReason::Issue}
                                         : Dependency{0, DepReason::None};
-    if (dependency.reason != DepReason::None && dependency_end + timing.gap[op] > start) {
-      start = dependency_end + timing.gap[op];
+    int64_t after_dependency = saturating_add(dependency_end, timing.gap[op]);
+    if (dependency.reason != DepReason::None && after_dependency > start) {
+      start = after_dependency;
       bound = dependency;
     }
     if (timing.link[op] >= 0) {
@@ -175,7 +181,7 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
       start = booked;
     }
     t.start[node] = start;
-    t.end[node] = start + timing.duration[op];
+    t.end[node] = saturating_add(start, timing.duration[op]);
     t.bound_by[node] = bound;
   }
   t.last_ns = t.first_ns;
@@ -208,8 +214,11 @@ Timeline simulate(const ReplayInput& input, const ReplayGraph& graph, const Node
       if (link < 0 || timing.opposite_link[link] < 0) continue;
       const Busy& other = busy[timing.opposite_link[link]];
       int64_t start = t.start[graph.op_node(op)];
-      durations[op] = progressive_end(start, timing.duration[op], timing.duplex[op], other) - start;
-      settled &= std::llabs(durations[op] - stretched.duration[op]) <= 1;
+      int64_t end = progressive_end(start, timing.duration[op], timing.duplex[op], other);
+      durations[op] = elapsed_ns(start, end);
+      int64_t change = saturating_sub(std::max(durations[op], stretched.duration[op]),
+                                      std::min(durations[op], stretched.duration[op]));
+      settled &= change <= 1;
     }
     if (settled || replays == kMostReplays) {
       t.opposed.assign(input.ops.size(), false);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "apptracer/saturating.h"
 #include "graph_builder.h"
 #include "link_override.h"
 #include "overlap.h"
@@ -80,10 +81,13 @@ std::vector<TransferSummary> summarize_transfers(const ReplayInput& input, const
     }
     uint32_t node = graph.op_node(i);
     ++summary.copies;
-    summary.bytes += op.bytes;
-    summary.recorded_ns += recorded.end[node] - recorded.start[node];
-    summary.baseline_ns += baseline_run.end[node] - baseline_run.start[node];
-    summary.predicted_ns += whatif_run.end[node] - whatif_run.start[node];
+    summary.bytes = saturating_add(summary.bytes, op.bytes);
+    summary.recorded_ns =
+        saturating_add(summary.recorded_ns, elapsed_ns(recorded.start[node], recorded.end[node]));
+    summary.baseline_ns =
+        saturating_add(summary.baseline_ns, elapsed_ns(baseline_run.start[node], baseline_run.end[node]));
+    summary.predicted_ns =
+        saturating_add(summary.predicted_ns, elapsed_ns(whatif_run.start[node], whatif_run.end[node]));
   }
   std::vector<TransferSummary> summaries;
   for (const Key& key : order) summaries.push_back(groups[key]);
@@ -261,9 +265,9 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
   Timeline predicted = options.changes_anything() ? simulate(input, what_graph, what_timing.timing) : baseline;
 
-  result.recorded_ns = recording.last_ns - recording.first_ns;
-  result.baseline_ns = baseline.last_ns - baseline.first_ns;
-  result.predicted_ns = predicted.last_ns - predicted.first_ns;
+  result.recorded_ns = elapsed_ns(recording.first_ns, recording.last_ns);
+  result.baseline_ns = elapsed_ns(baseline.first_ns, baseline.last_ns);
+  result.predicted_ns = elapsed_ns(predicted.first_ns, predicted.last_ns);
   result.phases = phases(input, {&recording, &baseline, &predicted});
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));

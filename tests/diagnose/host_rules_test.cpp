@@ -1,5 +1,6 @@
 // Time lost between the host and the GPU: synchronizations, idle gaps and
 // their causes, low utilization, allocation churn, launch-bound kernels.
+#include "analyses.h"
 #include "diagnose_fixture.h"
 
 namespace apptracer::diagnose {
@@ -89,6 +90,33 @@ TEST_F(HostRules, LowUtilizationStretch) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 24 * 1'100'000);
   EXPECT_NE(found[0].what.find("busy 0% of 26.40 ms"), std::string::npos) << found[0].what;
+}
+
+// A damaged trace whose work spans all of int64: every rule finishes (the
+// utilization chunks are as many as ever, not one per nanosecond) and no
+// time wraps around to a negative one.
+TEST_F(HostRules, ExtremeTimesEndInBoundedTimeWithoutWrappingAround) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 0, 3'000'000, {{d, A::Write}});
+  int64_t last = kernel("last", 30'000'000, 1000, {{d, A::ReadWrite}});
+  trace.db().exec("UPDATE kernels SET gpu_start_ns = 9223372036854774807, gpu_end_ns = 9223372036854775807 "
+                  "WHERE id = " + std::to_string(last));
+  auto low = findings("gpu_low_utilization");
+  ASSERT_EQ(low.size(), 1u);
+  EXPECT_EQ(low[0].cost_ns, 9223372036854775807 - 3'000'000 - 1000) << low[0].what;
+
+  trace.db().exec("UPDATE kernels SET gpu_start_ns = -9223372036854775808 WHERE gpu_start_ns = 0");
+  trace.db().exec("UPDATE api_calls SET end_ns = 9223372036854775807");
+  TraceFacts facts = read_trace_facts(trace.db());
+  MeasuredTransferCost measured(facts);
+  for (const Finding& f : diagnose(facts, measured)) {
+    EXPECT_GE(f.cost_ns, 0) << f.rule << ": " << f.what;
+    EXPECT_GE(f.saving_ns.value_or(0), 0) << f.rule << ": " << f.what;
+  }
+  Table breakdown = temporal_breakdown(facts);
+  ASSERT_EQ(breakdown.rows.size(), 1u);
+  EXPECT_EQ(std::get<int64_t>(breakdown.rows[0][1]), 9223372036854775807) << "the span, saturated";
+  EXPECT_EQ(all_analyses(facts, Thresholds()).size(), 8u);
 }
 
 TEST_F(HostRules, AllocationChurn) {
