@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "apptracer/saturating.h"
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
 #include "apptracer/sqlite.h"
@@ -145,14 +146,19 @@ IdRange id_range(const std::set<int64_t>& values) {
 }
 
 // The shift that puts `source` ids after `merged` ids: none when they already
-// come after (the first process always keeps its ids).
-int64_t shift_after(const IdRange& merged, const IdRange& source) {
+// come after (the first process always keeps its ids); nothing when the
+// shifted ids would not fit in 64 bits.
+std::optional<int64_t> shift_after(const IdRange& merged, const IdRange& source) {
   if (!merged.max || !source.min || *source.min > *merged.max) return 0;
-  return *merged.max - *source.min + 1;
+  // merged.max >= source.min: the difference saturates only upwards, and then +1 fails.
+  std::optional<int64_t> shift = checked_add(saturating_sub(*merged.max, *source.min), 1);
+  if (!shift || !checked_add(*source.max, *shift)) return std::nullopt;
+  return shift;
 }
 
 // The shift for ids that keep their values unless two processes share one.
-int64_t shift_on_collision(const std::set<int64_t>& merged, const std::set<int64_t>& source) {
+std::optional<int64_t> shift_on_collision(const std::set<int64_t>& merged,
+                                          const std::set<int64_t>& source) {
   for (int64_t value : source) {
     if (merged.count(value)) return shift_after(id_range(merged), id_range(source));
   }
@@ -165,7 +171,8 @@ class Merger {
 
   // The output is a temporary file renamed into place only when complete, so
   // it needs no journal or syncing; its indexes are built once at the end
-  // instead of row by row.
+  // instead of row by row, except unique ones: a row that breaks one fails
+  // while its input is copied, so the error names that input.
   void create_schema() {
     out_.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
     with_transaction(out_, [&] {
@@ -181,7 +188,8 @@ class Merger {
       }
       describe_process_columns(out_);
       Statement indexes = out_.prepare(
-          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL");
+          "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND "
+          "sql NOT LIKE 'CREATE UNIQUE %'");
       while (indexes.step()) deferred_indexes_.emplace_back(indexes.text(0), indexes.text(1));
       for (const auto& index : deferred_indexes_) out_.exec("DROP INDEX " + index.first);
     });
@@ -193,6 +201,7 @@ class Merger {
       throw std::runtime_error(path + ": already a merged trace; merge the original traces instead");
     }
     process_id_ = process_id;
+    path_ = path;
     all_complete_ = all_complete_ && trace_meta(in, "status") == kStatusComplete;
     reading_trace(path, [&] {
       with_transaction(out_, [&] {
@@ -233,7 +242,10 @@ class Merger {
     Statement insert_meta = out_.prepare("INSERT INTO process_meta VALUES (?, ?, ?)");
     std::map<std::string, std::string> meta;
     while (meta_rows.step()) {
-      meta[meta_rows.text(0)] = meta_rows.text(1);
+      if (!meta.emplace(meta_rows.text(0), meta_rows.text(1)).second) {
+        throw TraceError(path + ": its meta table holds the key '" + one_line(meta_rows.text(0), 40) +
+                         "' twice; is the trace damaged?");
+      }
       insert_meta.bind(1, process_id_).bind(2, meta_rows.text(0)).bind(3, meta_rows.text(1)).run();
     }
     auto number = [&](const std::string& key) -> std::optional<int64_t> {
@@ -249,10 +261,24 @@ class Merger {
     insert.bind(7, path).run();
   }
 
-  void set_offset(const std::string& space, int64_t offset) {
-    offsets_[space] = offset;
+  void set_offset(const std::string& space, std::optional<int64_t> offset) {
+    if (!offset) {
+      throw TraceError(path_ + ": its " + space + " values are too large to renumber after the " +
+                       "traces merged before it (past 2^63 - 1); is the trace damaged?");
+    }
+    offsets_[space] = *offset;
     Statement insert = out_.prepare("INSERT INTO merge_offsets VALUES (?, ?, ?)");
-    insert.bind(1, process_id_).bind(2, space).bind(3, offset).run();
+    insert.bind(1, process_id_).bind(2, space).bind(3, *offset).run();
+  }
+
+  // An id moved by `offset`; one that does not fit refuses the trace.
+  int64_t shifted(int64_t value, int64_t offset, const std::string& space) const {
+    std::optional<int64_t> moved = checked_add(value, offset);
+    if (!moved) {
+      throw TraceError(path_ + ": " + space + " " + std::to_string(value) + " is too large to " +
+                       "renumber after the traces merged before it; is the trace damaged?");
+    }
+    return *moved;
   }
 
   void compute_offsets(Database& in) {
@@ -368,12 +394,12 @@ class Merger {
     switch (rule.space) {
       case IdSpace::RowId: {
         auto offset = offsets_.find(rule.row_table + ".id");
-        return offset == offsets_.end() ? value : value + offset->second;
+        return offset == offsets_.end() ? value : shifted(value, offset->second, offset->first);
       }
-      case IdSpace::Correlation: return value + offsets_.at("correlation_id");
-      case IdSpace::Tid: return value + offsets_.at("tid");
-      case IdSpace::Stream: return value + offsets_.at("stream");
-      case IdSpace::Time: return value + offsets_.at("time_ns");
+      case IdSpace::Correlation: return shifted(value, offsets_.at("correlation_id"), "correlation_id");
+      case IdSpace::Tid: return shifted(value, offsets_.at("tid"), "tid");
+      case IdSpace::Stream: return shifted(value, offsets_.at("stream"), "stream");
+      case IdSpace::Time: return saturating_add(value, offsets_.at("time_ns"));
       case IdSpace::Device: {
         auto found = devices_.find(value);
         return found == devices_.end() ? value : found->second;
@@ -513,6 +539,7 @@ class Merger {
   Database& out_;
   Progress& progress_;
   int64_t process_id_ = 0;
+  std::string path_;  // of the process being added
   int64_t rows_copied_ = 0;
   bool all_complete_ = true;
   std::map<std::string, int64_t> offsets_;

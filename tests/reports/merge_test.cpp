@@ -80,6 +80,18 @@ class Merge : public ::testing::Test {
     return integer(table, 0, table.columns[0]);
   }
 
+  // The error merging a_ then b_ fails with once `sql` has changed `trace`.
+  std::string merge_error_after(const std::string& trace, const std::string& sql) {
+    Database(trace, Database::Mode::ReadWrite).exec(sql);
+    Progress quiet("test");
+    try {
+      merge_traces({a_, b_}, out_, false, quiet);
+    } catch (const TraceError& error) {
+      return error.what();
+    }
+    return "merged without an error";
+  }
+
   void merge() {
     Progress quiet("test");
     MergeSummary summary = merge_traces({a_, b_}, out_, false, quiet);
@@ -251,6 +263,31 @@ TEST_F(Merge, AnIncompleteInputMakesAnIncompleteMerge) {
   EXPECT_EQ(number("SELECT count(*) FROM processes WHERE status = 'incomplete'"), 1);
 }
 
+// Ids at the ends of int64 (a damaged trace): merged after another trace they
+// cannot be renumbered, which is said in one line naming the file; they never
+// wrap around to negative ids.
+TEST_F(Merge, IdsThatCannotBeRenumberedRefuseTheirTrace) {
+  EXPECT_NE(merge_error_after(a_, "UPDATE kernels SET id = 9223372036854775807")
+                .find(b_ + ": its kernels.id values are too large to renumber"),
+            std::string::npos);
+  EXPECT_FALSE(std::ifstream(out_).good()) << "no merged trace left behind";
+  // Given first, it keeps its ids and the other trace's come before it.
+  Progress quiet("test");
+  merge_traces({b_, a_}, out_, false, quiet);
+  EXPECT_EQ(number("SELECT id FROM kernels WHERE process_id = 2"), 9223372036854775807);
+  EXPECT_EQ(number("SELECT min(id) FROM kernels"), 1);
+}
+
+TEST_F(Merge, AReferenceThatCannotBeRenumberedRefusesItsTrace) {
+  EXPECT_NE(merge_error_after(b_, "UPDATE kernels SET arg_set_id = 9223372036854775807")
+                .find(b_ + ": kernel_arg_sets.id 9223372036854775807 is too large"),
+            std::string::npos);
+}
+
+TEST_F(Merge, AKeyTwiceInMetaNamesItsTrace) {
+  EXPECT_EQ(merge_error_after(b_, "UPDATE meta SET key = CAST('pid' AS BLOB) WHERE key = 'command_line'"),
+            b_ + ": its meta table holds the key 'pid' twice; is the trace damaged?");
+}
 
 // Traces recorded before schema 3 (the examples bundled until then, kept as
 // test data) have a kernel_args table rather than shared sets of words.
