@@ -5,11 +5,26 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <vector>
 
 namespace apptracer {
 
 // Set by a subcommand's callback; main returns it.
 using CommandResult = std::function<int()>;
+
+// Every option declared with input_files, of every command.
+inline std::vector<const CLI::Option*>& input_file_options() {
+  static std::vector<const CLI::Option*> options;
+  return options;
+}
+
+// Declares `option` as naming files the command reads (its traces, system
+// files): main passes what it names to declare_command_inputs (output_file.h),
+// so nothing the command writes can replace one of them. Returns `option`.
+inline CLI::Option* input_files(CLI::Option* option) {
+  input_file_options().push_back(option);
+  return option;
+}
 
 void add_record_command(CLI::App& app, CommandResult& result);
 void add_info_command(CLI::App& app, CommandResult& result);

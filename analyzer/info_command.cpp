@@ -49,7 +49,7 @@ int print_info(const std::string& path) {
 void add_info_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("info", "Show a trace's metadata, devices and row counts");
   auto path = std::make_shared<std::string>();
-  cmd->add_option("trace", *path, "Trace database")->required();
+  input_files(cmd->add_option("trace", *path, "Trace database"))->required();
   cmd->callback([&result, path] {
     result = [path] { return reading_trace(*path, [&] { return print_info(*path); }); };
   });

@@ -4,8 +4,11 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
+#include "output_file.h"
 #include "trace_file.h"
 
 namespace {
@@ -19,6 +22,14 @@ int check_standard_output(int code) {
     return code == 0 ? 1 : code;
   }
   return code;
+}
+
+std::vector<std::string> parsed_input_files() {
+  std::vector<std::string> paths;
+  for (const CLI::Option* option : apptracer::input_file_options()) {
+    for (const std::string& path : option->results()) paths.push_back(path);
+  }
+  return paths;
 }
 
 }  // namespace
@@ -46,6 +57,7 @@ int main(int argc, char** argv) {
   apptracer::add_schema_command(app, result);
   try {
     app.parse(argc, argv);
+    apptracer::declare_command_inputs(parsed_input_files());
     return check_standard_output(result ? result() : 0);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);

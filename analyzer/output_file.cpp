@@ -39,8 +39,14 @@ std::string directory_of(const std::string& path) {
 
 std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+std::vector<std::string>& command_inputs() {
+  static std::vector<std::string> inputs;
+  return inputs;
+}
+
 void check_not_an_input(const std::string& path, const struct stat& output,
-                        const std::vector<std::string>& inputs) {
+                        std::vector<std::string> inputs) {
+  inputs.insert(inputs.end(), command_inputs().begin(), command_inputs().end());
   for (const std::string& input : inputs) {
     struct stat info {};
     if (stat(input.c_str(), &info) == 0 && info.st_dev == output.st_dev &&
@@ -166,6 +172,12 @@ void OutputFile::commit() {
                            std::strerror(errno));
   }
   committed_ = true;
+}
+
+void declare_command_inputs(const std::vector<std::string>& paths) {
+  command_inputs() = paths;
+  struct stat out {};
+  if (fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(out.st_mode)) check_not_an_input("-", out, {});
 }
 
 std::string replace_extension(const std::string& trace, const std::string& extension) {

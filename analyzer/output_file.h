@@ -1,7 +1,9 @@
 // Every file an analyzer command writes goes through OutputFile, so all of
 // them follow one set of rules (README, "Output files"):
-//   - never one of the command's inputs: compared as files (device and inode),
-//     not by name, so a hard link or another spelling is caught too;
+//   - never one of the command's inputs (its traces, system files: those
+//     given to OutputFile and those its command line declared): compared as
+//     files (device and inode), not by name, so a hard link, a symbolic link
+//     or another spelling is caught too;
 //   - an existing file is replaced only with --force;
 //   - a regular file (or a new name) is written to a temporary file in the
 //     same directory and renamed over the target only when complete, so a
@@ -49,6 +51,13 @@ class OutputFile {
   std::ofstream file_;
   bool committed_ = false;
 };
+
+// The files the running command reads, as its command line names them (main
+// passes those of the options declared with input_files, commands.h). Every
+// OutputFile is checked against them as well as against its own `inputs`;
+// so is standard output at once (`apptracer stats t.db >> t.db`). Throws
+// std::runtime_error naming the input.
+void declare_command_inputs(const std::vector<std::string>& paths);
 
 // `trace` with its extension (if any) replaced by `extension` (".pftrace").
 std::string replace_extension(const std::string& trace, const std::string& extension);

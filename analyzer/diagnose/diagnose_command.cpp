@@ -80,10 +80,10 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(
       "diagnose", "What to fix: findings with where, cost now, estimated saving and a fix");
   auto options = std::make_shared<DiagnoseOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
-  cmd->add_option("--system", options->system,
-                  "System file (apptracer links) whose link model estimates savings; default: "
-                  "the bandwidths measured in the trace")
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
+  input_files(cmd->add_option("--system", options->system,
+                              "System file (apptracer links) whose link model estimates savings; "
+                              "default: the bandwidths measured in the trace"))
       ->type_name("FILE");
   auto* json = cmd->add_flag("--json", options->json, "Print JSON");
   cmd->add_flag("--csv", options->csv, "Print CSV")->excludes(json);

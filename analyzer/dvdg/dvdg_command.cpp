@@ -220,7 +220,7 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
       "dvdg",
       "Build the dynamic value dependence graph, store it in the trace, export or query it");
   auto options = std::make_shared<DvdgOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_flag("--no-store", options->no_store,
                 "Do not write the dvdg_* tables (the trace is opened read-only)");
   cmd->add_flag("--force", options->force,

@@ -50,10 +50,10 @@ int run_report(const ReportOptions& options) {
 void add_report_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("report", "Write one self-contained HTML report (diagnoses, plots, data-flow graph)");
   auto options = std::make_shared<ReportOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_option("-o,--output", options->output, "HTML file (default: the trace's name with .html)");
-  cmd->add_option("--system", options->system,
-                  "System file (apptracer links) for the savings and each path's peak")
+  input_files(cmd->add_option("--system", options->system,
+                              "System file (apptracer links) for the savings and each path's peak"))
       ->type_name("FILE");
   cmd->add_flag("-f,--force", options->force, "Replace the HTML file if it exists");
   cmd->callback([&result, options] {

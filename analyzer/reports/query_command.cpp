@@ -37,7 +37,7 @@ int run_query(const QueryOptions& options) {
 void add_query_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("query", "Run one read-only SQL statement on a trace");
   auto options = std::make_shared<QueryOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));

@@ -53,7 +53,7 @@ int run_stats(const StatsOptions& options) {
 void add_stats_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("stats", "Summaries: API calls, kernels, copies, memory, syncs, streams");
   auto options = std::make_shared<StatsOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   std::vector<std::string> names;
   std::string help = "Report to print (repeatable; default all):";
   for (const StatsReport& report : stats_reports()) {

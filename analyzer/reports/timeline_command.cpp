@@ -53,7 +53,7 @@ int run_timeline(const TimelineOptions& options) {
 void add_timeline_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("timeline", "Export a timeline for Perfetto (or Chrome JSON)");
   auto options = std::make_shared<TimelineOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_option("-o,--output", options->output,
                   "Output file (default: the trace's name with .pftrace or .json; '-': standard "
                   "output)");

@@ -61,13 +61,13 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(
       "whatif", "Predict a trace's run time on a measured machine, with pinned buffers, overlap, ...");
   auto options = std::make_shared<WhatifCommandOptions>();
-  cmd->add_option("trace", options->trace, "Trace database")->required();
-  cmd->add_option("--system", options->whatif.system_path,
-                  "System file of the machine to replay on (apptracer links -o FILE)")
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
+  input_files(cmd->add_option("--system", options->whatif.system_path,
+                              "System file of the machine to replay on (apptracer links -o FILE)"))
       ->required()
       ->type_name("FILE");
-  cmd->add_option("--system2", options->whatif.system2_path,
-                  "What-if: another machine's system file")
+  input_files(cmd->add_option("--system2", options->whatif.system2_path,
+                              "What-if: another machine's system file"))
       ->type_name("FILE");
   cmd->add_flag("--pin", options->whatif.pin, "What-if: pageable host buffers are pinned");
   cmd->add_option("--numa", options->numa, "What-if: host buffers on NUMA node N")->type_name("N");

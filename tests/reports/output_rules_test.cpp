@@ -59,6 +59,15 @@ class OutputRules : public ::testing::Test {
     EXPECT_EQ(read_file(listing).find(".tmp-"), std::string::npos) << read_file(listing);
   }
 
+  // A copy of the bundled vector_add trace, which whatif can replay (the
+  // sample trace's dependencies run in a circle).
+  std::string replayable_trace() {
+    std::string path = dir_ + "/vector_add.db";
+    std::string bundled = read_file(std::string(APPTRACER_EXAMPLES) + "/vector_add.db");
+    std::ofstream(path, std::ios::binary) << bundled;
+    return path;
+  }
+
   ScratchDir scratch_;
   std::string dir_;
   std::string trace_;
@@ -80,13 +89,50 @@ TEST_F(OutputRules, NoCommandWritesOverItsInputUnderAnyName) {
   expect_no_leftovers();
 }
 
-TEST_F(OutputRules, StandardOutputAppendedToTheInputIsRefused) {
+// A system file is an input like the trace: no output replaces it, under its
+// own name, a symbolic link or a hard link.
+TEST_F(OutputRules, NoCommandWritesOverTheSystemFileItReads) {
+  std::string system = dir_ + "/s.json";
+  std::ofstream(system) << R"({"format": "apptracer system", "version": 1, "machine": {}, "paths": [)"
+                        << R"({"name": "HtoD.pinned.node0.gpu0", "model": {"latency_ns": 1000,)"
+                        << R"( "bandwidth": [{"bytes": 1, "gbps": 10}]}}]})";
+  std::string bytes = read_file(system);
+  std::string symbolic = dir_ + "/symbolic.json";
+  std::string hard = dir_ + "/hard.json";
+  ASSERT_EQ(symlink(system.c_str(), symbolic.c_str()), 0);
+  ASSERT_EQ(::link(system.c_str(), hard.c_str()), 0);
+  std::string trace = replayable_trace();
+  ASSERT_EQ(apptracer("whatif " + trace + " --system " + system).exit_code, 0) << "a valid system file";
+  for (const std::string& arguments :
+       {"whatif " + trace + " --system " + system + " --json " + system + " -f",
+        "whatif " + trace + " --system " + symbolic + " --json " + system + " -f",
+        "whatif " + trace + " --system " + system + " --system2 " + hard + " --json " + hard + " -f",
+        "report " + trace + " --system " + system + " -o " + system + " -f",
+        "report " + trace + " --system " + system + " -o " + symbolic + " -f",
+        "report " + trace + " --system " + hard + " -o " + dir_ + "/./s.json -f"}) {
+    expect_one_line_error(apptracer(arguments), "input");
+    EXPECT_EQ(read_file(system), bytes) << arguments;
+  }
+  expect_no_leftovers();
+}
+
+TEST_F(OutputRules, StandardOutputAppendedToAnInputIsRefused) {
+  std::string system = dir_ + "/s.json";
+  std::ofstream(system) << R"({"format": "apptracer system", "version": 1, "machine": {}, "paths": []})";
   std::string bytes = read_file(trace_);
-  std::string command = std::string(APPTRACER_BIN) + " dvdg --no-store " + trace_ +
-                        " --json - >>" + trace_ + " 2>" + dir_ + "/err";
-  EXPECT_NE(std::system(command.c_str()), 0);
-  EXPECT_EQ(read_file(trace_), bytes);
-  EXPECT_NE(read_file(dir_ + "/err").find("input"), std::string::npos);
+  std::string system_bytes = read_file(system);
+  for (const std::string& arguments :
+       {"dvdg --no-store " + trace_ + " --json - >>" + trace_, "stats " + trace_ + " >>" + trace_,
+        "query " + trace_ + " 'SELECT 1' >>" + trace_, "info " + trace_ + " >>" + trace_,
+        "diagnose " + trace_ + " --system " + system + " >>" + system,
+        "whatif " + trace_ + " --system " + system + " --json - >>" + system}) {
+    std::string command = std::string(APPTRACER_BIN) + " " + arguments + " 2>" + dir_ + "/err";
+    EXPECT_NE(std::system(command.c_str()), 0) << arguments;
+    EXPECT_EQ(read_file(trace_), bytes) << arguments;
+    EXPECT_EQ(read_file(system), system_bytes) << arguments;
+    EXPECT_NE(read_file(dir_ + "/err").find("standard output: is the input"), std::string::npos)
+        << arguments << ": " << read_file(dir_ + "/err");
+  }
 }
 
 TEST_F(OutputRules, AnExistingFileIsReplacedOnlyWithForce) {
