@@ -1,5 +1,6 @@
 #include "trace_file.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <optional>
 
@@ -25,12 +27,20 @@ std::optional<off_t> size_of(const std::string& path) {
   return info.st_size;
 }
 
+TraceError unreadable(const std::string& path, int error) {
+  return TraceError(path + ": cannot read it (" + std::strerror(error) + ")");
+}
+
 // The first bytes of the file: SQLite's magic, and byte 18 (2 in WAL mode).
 std::string file_header(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw unreadable(path, errno);
   char header[20] = {};
-  in.read(header, sizeof header);
-  return std::string(header, static_cast<size_t>(in.gcount()));
+  ssize_t got = read(fd, header, sizeof header);
+  int error = errno;
+  close(fd);
+  if (got < 0) throw unreadable(path, error);
+  return std::string(header, static_cast<size_t>(got));
 }
 
 // `path` as an SQLite file: URI (RFC 3986 escapes where SQLite needs them).
@@ -130,6 +140,7 @@ std::string host_name() {
 Database open_trace(const std::string& path, TraceAccess access, std::string& note) {
   struct stat info {};
   if (stat(path.c_str(), &info) != 0) {
+    if (errno != ENOENT) throw unreadable(path, errno);
     throw TraceError(path + ": no such file; record one with 'apptracer record -- ./app'");
   }
   if (!S_ISREG(info.st_mode)) throw TraceError(path + ": not a regular file");
@@ -204,6 +215,8 @@ void refuse_store_while_recording(const std::string& path, Database& db, bool fo
 int reading_trace(const std::string& path, const std::function<int()>& work) {
   try {
     return work();
+  } catch (const DamagedTrace& error) {
+    throw TraceError(path + ": " + error.what());
   } catch (const SqliteError& error) {
     // A trace older than the oldest this apptracer fully reads lacks tables
     // or columns: what it lacks is no damage.

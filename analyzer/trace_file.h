@@ -25,6 +25,13 @@ class TraceError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What an analysis throws when a trace's rows contradict each other (their
+// dependencies run in a circle, ...); reading_trace names the file.
+class DamagedTrace : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A trace file its process created and never began: 0 bytes, or an SQLite
 // file without a table (a pool worker stopped by SIGTERM at its start).
 class EmptyTrace : public TraceError {
@@ -63,7 +70,8 @@ std::string still_being_recorded(const std::string& path, Database& db);
 void refuse_store_while_recording(const std::string& path, Database& db, bool force);
 
 // Runs a command's work on the trace at `path`: an SQLite error on the way
-// (a table or column missing, a damaged page) becomes a TraceError naming it.
+// (a table or column missing, a damaged page) or a DamagedTrace becomes a
+// TraceError naming it.
 int reading_trace(const std::string& path, const std::function<int()>& work);
 
 // `text` on one line: line breaks and tabs become spaces, and anything past

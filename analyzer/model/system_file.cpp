@@ -1,7 +1,9 @@
 #include "system_file.h"
 
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -211,8 +213,13 @@ SystemModel system_from_json(const std::string& text, const std::string& source)
 }
 
 SystemModel load_system(const std::string& path) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
+    int error = errno;
+    if (error != ENOENT) {
+      throw SystemFileError(path + ": cannot read the system file (" + std::strerror(error) + ")");
+    }
     throw SystemFileError(path + ": no such system file; measure this machine with 'apptracer links -o " +
                           path + "'");
   }

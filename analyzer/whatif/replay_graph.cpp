@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "trace_file.h"
+
 namespace apptracer::whatif {
 
 const char* to_string(DepReason reason) {
@@ -215,7 +217,7 @@ class Builder {
       }
     }
     if (order.size() != nodes) {
-      throw std::runtime_error("the trace's dependencies are circular (a damaged trace?): cannot replay it");
+      throw DamagedTrace("its dependencies are circular, so it cannot be replayed; is the trace damaged?");
     }
     return order;
   }

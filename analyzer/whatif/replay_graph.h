@@ -68,7 +68,7 @@ struct ReplayGraph {
   bool is_call(uint32_t node) const { return node < calls; }
 };
 
-// Throws std::runtime_error when the dependencies are circular (a damaged trace).
+// Throws DamagedTrace when the dependencies are circular.
 ReplayGraph build_replay_graph(const ReplayInput& input, const GraphOptions& options);
 
 }  // namespace apptracer::whatif

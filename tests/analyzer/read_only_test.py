@@ -11,7 +11,8 @@ file, and say in one line what is wrong with the others.
   that write;
 - a WAL trace without its log is read as it is, creating none;
 - schema versions 2 and 3 are read; older, newer and nonsense ones are one
-  line naming the file; so are missing tables;
+  line naming the file; so are missing tables, and traces and system files
+  the user may not read (permission denied, not "not an SQLite database");
 - `dvdg` on a trace still being recorded does not store a stale graph.
 As root, the read-only directories are read as `nobody` (setpriv).
 """
@@ -225,6 +226,27 @@ def test_versions_and_missing_tables(apptracer, example, work):
     one_line_error(run(apptracer, "query", path, "SELECT x FROM syncs"), path, "no such table")
 
 
+def test_unreadable_files(apptracer, example, work):
+    """A file the user may not read is said to be that, not a damaged one."""
+    nobody = as_nobody()
+    if nobody is None:
+        print("note: no setpriv; the unreadable file cases are skipped")
+        return
+    directory, path = fresh(work, example, "unreadable")
+    system = os.path.join(directory, "system.json")
+    with open(system, "w") as f:
+        f.write('{"format": "apptracer system", "version": 1, "machine": {}, "paths": []}')
+    os.chmod(path, 0o000)
+    os.chmod(system, 0o000)
+    one_line_error(run(apptracer, "stats", path, prefix=nobody), path, "cannot read it (Permission denied)")
+    os.chmod(path, 0o644)
+    one_line_error(run(apptracer, "whatif", path, "--system", system, prefix=nobody), system,
+                   "cannot read the system file (Permission denied)")
+    os.chmod(directory, 0o700)
+    one_line_error(run(apptracer, "info", path, prefix=nobody), path, "cannot read it (Permission denied)")
+    os.chmod(directory, 0o755)
+
+
 def test_dvdg_on_a_trace_being_recorded(apptracer, example, work):
     directory, path = fresh(work, example, "recording")
     db = sqlite3.connect(path)
@@ -260,7 +282,8 @@ def main():
     os.chmod(work, 0o755)
     try:
         for test in (test_wal, test_wal_with_a_live_writer, test_hot_journal, test_wal_header_without_log,
-                     test_versions_and_missing_tables, test_dvdg_on_a_trace_being_recorded):
+                     test_versions_and_missing_tables, test_unreadable_files,
+                     test_dvdg_on_a_trace_being_recorded):
             test(apptracer, example, work)
     finally:
         for root, dirs, _ in os.walk(work):

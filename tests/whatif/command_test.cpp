@@ -127,6 +127,22 @@ TEST_F(Command, AMergedTraceIsOneLine) {
   expect_one_line_error(trace_path_ + " --system " + system_path_, "a merged trace; whatif replays one process");
 }
 
+// A launch whose times were all lost sorts first on its stream, before a
+// synchronous copy its call came after: a circle no replay can order. The
+// error names the trace.
+TEST_F(Command, CircularDependenciesAreOneLineNamingTheTrace) {
+  std::remove(trace_path_.c_str());
+  trace_ = std::make_unique<testing::TraceBuilder>(trace_path_);
+  trace_->add_device(testing::DeviceRow());
+  Copy synchronous{CopyKind::HtoD, MemoryKind::Pageable, 1000, /*async=*/false};
+  copy(call("cudaMemcpy", 2000, 3000), synchronous, 2000, 2100, 2600);
+  kernel(call("cudaLaunchKernel", 3500, 3600), 3500, 3700, 3800);
+  trace_->db().exec("UPDATE kernels SET api_start_ns = NULL, gpu_start_ns = NULL, gpu_end_ns = NULL");
+  trace_.reset();
+  expect_one_line_error(trace_path_ + " --system " + system_path_,
+                        trace_path_ + ": its dependencies are circular, so it cannot be replayed");
+}
+
 TEST_F(Command, ATraceWithNothingToReplayIsOneLine) {
   std::remove(trace_path_.c_str());
   testing::TraceBuilder empty(trace_path_);
