@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.h"
+#include "text_escape.h"
 #include "trace_file.h"
 
 namespace apptracer {
@@ -19,12 +20,14 @@ int print_info(const std::string& path) {
   Database db = open_trace(path, TraceAccess::ReadOnly);
   std::printf("trace       %s\n", path.c_str());
   Statement meta = db.prepare("SELECT key, value FROM meta ORDER BY key");
-  while (meta.step()) std::printf("%-30s %s\n", meta.text(0).c_str(), meta.text(1).c_str());
+  while (meta.step()) {
+    std::printf("%-30s %s\n", terminal_text(meta.text(0)).c_str(), terminal_text(meta.text(1)).c_str());
+  }
   Statement devices = db.prepare(
       "SELECT id, name, cc_major, cc_minor, total_memory_bytes, sm_count FROM devices ORDER BY id");
   while (devices.step()) {
     std::printf("device %lld    %s (sm_%lld%lld, %lld MiB, %lld SMs)\n",
-                static_cast<long long>(devices.int64(0)), devices.text(1).c_str(),
+                static_cast<long long>(devices.int64(0)), terminal_text(devices.text(1)).c_str(),
                 static_cast<long long>(devices.int64(2)), static_cast<long long>(devices.int64(3)),
                 static_cast<long long>(devices.int64(4) >> 20),
                 static_cast<long long>(devices.int64(5)));

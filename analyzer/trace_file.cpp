@@ -16,6 +16,7 @@
 
 #include "apptracer/schema.h"
 #include "read_only_vfs.h"
+#include "text_escape.h"
 
 namespace apptracer {
 
@@ -246,7 +247,7 @@ std::string one_line(std::string_view text, size_t limit) {
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
   if (line.size() > limit) line = line.substr(0, limit) + "...";
-  return line;
+  return terminal_text(line);
 }
 
 }  // namespace apptracer

@@ -74,8 +74,9 @@ void refuse_store_while_recording(const std::string& path, Database& db, bool fo
 // TraceError naming it.
 int reading_trace(const std::string& path, const std::function<int()>& work);
 
-// `text` on one line: line breaks and tabs become spaces, and anything past
-// `limit` characters is cut (SQLite quotes whole schema statements).
+// `text` on one line: line breaks, tabs and other control characters become
+// spaces, anything past `limit` characters is cut (SQLite quotes whole schema
+// statements), and what is left is terminal_text.
 std::string one_line(std::string_view text, size_t limit = 300);
 
 }  // namespace apptracer

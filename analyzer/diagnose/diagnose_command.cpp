@@ -56,7 +56,7 @@ int run_diagnose(const DiagnoseOptions& options) {
                        {"link_model", model.name},
                        {"findings", diagnose::findings_json(findings)}};
     for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (options.csv) {
     std::vector<Table> tables{diagnose::findings_table(findings)};
     tables.insert(tables.end(), analyses.begin(), analyses.end());

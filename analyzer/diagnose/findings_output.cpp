@@ -1,5 +1,6 @@
 #include "findings_output.h"
 
+#include "text_escape.h"
 #include "trace_facts.h"
 
 namespace apptracer::diagnose {
@@ -81,16 +82,16 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   out << findings.size() << " finding(s), largest estimated saving first\n";
   for (size_t i = 0; i < findings.size(); ++i) {
     const Finding& f = findings[i];
-    out << "\n" << i + 1 << ". [" << f.rule << "] " << f.what << "\n";
+    out << "\n" << i + 1 << ". [" << f.rule << "] " << terminal_text(f.what) << "\n";
     std::string where = joined_names(f);
     if (!f.nvtx.empty()) where += (where.empty() ? "" : "; ") + std::string("NVTX ") + f.nvtx;
     if (!f.call_site.empty()) where += (where.empty() ? "" : "; ") + std::string("called by ") + f.call_site;
-    if (!where.empty()) out << "   where:  " << where << "\n";
+    if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
     if (!f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
     out << "   cost:   " << (f.cost_ns > 0 ? format_ns(f.cost_ns) : std::string("-"));
     out << "   saving: " << (f.saving_ns ? format_ns(*f.saving_ns) : std::string("unknown"));
-    if (!f.estimate.empty()) out << " (" << f.estimate << ")";
-    out << "\n   fix:    " << f.fix << "\n";
+    if (!f.estimate.empty()) out << " (" << terminal_text(f.estimate) << ")";
+    out << "\n   fix:    " << terminal_text(f.fix) << "\n";
   }
 }
 

@@ -19,6 +19,7 @@
 #include "labels.h"
 #include "output_file.h"
 #include "queries.h"
+#include "text_escape.h"
 #include "trace_file.h"
 
 namespace apptracer {
@@ -114,8 +115,8 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
     // Only the first few: a loop reading garbage would otherwise flood the output.
     if (++uninitialized <= 10) {
       std::printf("uninitialized read: op %" PRIu32 " %s reads %s\n", edge.op + 1,
-                  dvdg::op_name(graph, edge.op).c_str(),
-                  dvdg::value_label(graph, edge.src_value, ", ").c_str());
+                  terminal_text(dvdg::op_name(graph, edge.op)).c_str(),
+                  terminal_text(dvdg::value_label(graph, edge.src_value, ", ")).c_str());
     }
   }
   if (uninitialized > 10) std::printf("... %zu uninitialized reads in all\n", uninitialized);

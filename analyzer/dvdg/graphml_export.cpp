@@ -2,21 +2,27 @@
 
 #include "exporters.h"
 #include "labels.h"
+#include "text_escape.h"
 
 namespace apptracer::dvdg {
 
 namespace {
 
+// XML 1.0 text is UTF-8 without control characters other than tab, line
+// feed and carriage return (not even as references): the others, and bytes
+// that are not UTF-8, become U+FFFD.
 std::string xml_escaped(std::string_view text) {
   std::string out;
-  for (char c : text) {
+  for (char c : valid_utf8(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\n': out += "&#10;"; break;
-      default: out += c;
+      case '\t': out += "&#9;"; break;
+      case '\r': out += "&#13;"; break;
+      default: out += static_cast<unsigned char>(c) < 0x20 ? std::string("\xef\xbf\xbd") : std::string(1, c);
     }
   }
   return out;

@@ -3,6 +3,7 @@
 
 #include "exporters.h"
 #include "labels.h"
+#include "text_escape.h"
 
 namespace apptracer::dvdg {
 
@@ -64,9 +65,10 @@ class JsonWriter {
     buffer_ += ':';
   }
 
+  // JSON text is UTF-8: a byte of a name that is not becomes U+FFFD.
   void string(std::string_view text) {
     buffer_ += '"';
-    for (char c : text) {
+    for (char c : valid_utf8(text)) {
       switch (c) {
         case '"': buffer_ += "\\\""; break;
         case '\\': buffer_ += "\\\\"; break;

@@ -8,6 +8,7 @@
 
 #include "apptracer/saturating.h"
 #include "labels.h"
+#include "text_escape.h"
 
 namespace apptracer::dvdg {
 
@@ -53,11 +54,11 @@ std::string op_line(const Graph& graph, uint32_t op) {
   std::string line = "op " + std::to_string(int64_t{op} + 1) + ": " + name + " at " +
                      std::to_string(record.start_ns) + " ns";
   if (record.stream) line += " (stream " + std::to_string(*record.stream) + ")";
-  return line;
+  return terminal_text(line);
 }
 
 std::string value_line(const Graph& graph, uint32_t value) {
-  return value_label(graph, value, ", ");
+  return terminal_text(value_label(graph, value, ", "));
 }
 
 }  // namespace
@@ -210,7 +211,7 @@ void print_consumers(const Graph& graph, uint32_t value, std::ostream& out) {
 
 void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
   const Location& where = graph.locations[location];
-  out << location_name(graph, location) << ", " << hex_address(where.address) << ", "
+  out << terminal_text(location_name(graph, location)) << ", " << hex_address(where.address) << ", "
       << format_bytes(where.bytes) << "\n";
   // (op, line) in program order; an op that read several of its values once.
   std::map<uint32_t, std::vector<std::string>> events;

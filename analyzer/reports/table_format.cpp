@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "text_escape.h"
+
 namespace apptracer {
 
 namespace {
@@ -113,8 +115,11 @@ void TableStream::columns(const std::vector<std::string>& names) {
     if (!name_.empty()) out_ << "# " << name_ << "\r\n";
     write_csv_line(out_, std::vector<Cell>(columns_.begin(), columns_.end()));
   } else if (format_ == OutputFormat::Table) {
-    if (!name_.empty()) out_ << "== " << name_ << " ==\n";
-    for (const std::string& column : columns_) widths_.push_back(column.size());
+    if (!name_.empty()) out_ << "== " << terminal_text(name_) << " ==\n";
+    for (std::string& column : columns_) {
+      column = terminal_text(column);
+      widths_.push_back(column.size());
+    }
     numeric_.assign(columns_.size(), false);
   }
 }
@@ -134,7 +139,7 @@ void TableStream::row(std::vector<Cell> cells) {
     case OutputFormat::Table: {
       std::vector<std::string> texts;
       for (size_t i = 0; i < cells.size(); ++i) {
-        texts.push_back(human_text(cells[i]));
+        texts.push_back(terminal_text(human_text(cells[i])));
         numeric_[i] = numeric_[i] || is_number(cells[i]);
       }
       block_.push_back(std::move(texts));

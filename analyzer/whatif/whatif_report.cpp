@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "table_format.h"
+#include "text_escape.h"
 
 namespace apptracer::whatif {
 
@@ -63,7 +64,7 @@ Table longest_steps(const WhatifResult& r, size_t count) {
 }  // namespace
 
 void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
-  out << "trace:    " << r.trace << ", recorded on " << r.recorded_on << "\n";
+  out << "trace:    " << r.trace << ", recorded on " << terminal_text(r.recorded_on) << "\n";
   out << "baseline: the trace replayed on " << r.system << "\n";
   if (!r.system2.empty()) out << "machine:  " << r.system2 << "\n";
   std::string changes;
@@ -79,7 +80,7 @@ void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
   write_tables(out, {critical_table(r)}, OutputFormat::Table);
   out << "\n";
   write_tables(out, {longest_steps(r, steps)}, OutputFormat::Table);
-  for (const std::string& note : r.notes) out << "note: " << note << "\n";
+  for (const std::string& note : r.notes) out << "note: " << terminal_text(note) << "\n";
 }
 
 std::string whatif_json(const WhatifResult& r, size_t max_steps) {
@@ -139,7 +140,7 @@ std::string whatif_json(const WhatifResult& r, size_t max_steps) {
               {"transfers", transfers},
               {"critical_path", {{"by_kind", by_kind}, {"steps", steps}, {"steps_left_out", left_out}}},
               {"notes", r.notes}};
-  return out.dump(1) + "\n";
+  return out.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace apptracer::whatif

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "command_runner.h"
@@ -138,6 +139,31 @@ TEST_F(Export, JsonListsValuesOpsAndEdges) {
   const auto& kernel_edge = document["edges"][2];
   EXPECT_EQ(ops[kernel_edge["op"].get<int64_t>()]["kind"], "kernel");
   EXPECT_TRUE(kernel_edge["bytes"].is_null());
+}
+
+// A kernel name with a control character and a byte that is not UTF-8:
+// JSON and GraphML stay valid (U+FFFD for the byte; XML cannot hold ESC).
+TEST_F(Export, JsonAndGraphmlStayValidWithAnyBytesInNames) {
+  trace_->db().exec("UPDATE strings SET text = 'vector' || char(27) || CAST(x'ff' AS TEXT) || 'add' "
+                    "WHERE text LIKE 'vector_add%'");
+  graph_ = build();
+  view_ = make_view(graph_, ViewFilter{});
+  std::ostringstream json;
+  write_json(graph_, view_, json);
+  nlohmann::json document = nlohmann::json::parse(json.str());
+  std::set<std::string> names;
+  for (const auto& op : document["ops"]) names.insert(op["name"].get<std::string>());
+  EXPECT_TRUE(names.count("vector\x1b\xef\xbf\xbd" "add")) << json.str();
+  std::ostringstream graphml;
+  write_graphml(graph_, view_, graphml);
+  EXPECT_NE(graphml.str().find("vector\xef\xbf\xbd\xef\xbf\xbd" "add"), std::string::npos) << graphml.str();
+  if (std::system("python3 -c 'import xml.etree.ElementTree' 2>/dev/null") == 0) {
+    std::string path = scratch_ / "names.graphml";
+    std::ofstream(path) << graphml.str();
+    std::string check =
+        "python3 -c \"import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])\" " + path;
+    EXPECT_EQ(std::system(check.c_str()), 0);
+  }
 }
 
 TEST_F(Export, ProtobufRoundTrips) {

@@ -86,6 +86,44 @@ TEST_F(Commands, QueryRefusesWritesWithOneLineAndNonZeroExit) {
   EXPECT_EQ(nlohmann::json::parse(count.out)[0]["n"], 5);
 }
 
+// Names from the trace (kernels, NVTX ranges, the command line) reach a
+// terminal with their control characters escaped; JSON and CSV quote them
+// their own way and stay valid, invalid UTF-8 included.
+TEST_F(Commands, ControlCharactersFromTheTraceAreEscapedOnTheTerminal) {
+  {
+    Database db(trace_, Database::Mode::ReadWrite);
+    db.exec("UPDATE strings SET text = 'evil' || char(27) || '[2J' || char(13) || char(155) || 'name' "
+            "WHERE id IN (SELECT demangled_id FROM kernels UNION SELECT name_id FROM nvtx_ranges);"
+            "UPDATE meta SET value = 'app' || char(27) || ']0;title' || char(7) WHERE key = 'command_line';"
+            "INSERT INTO strings(text) VALUES (CAST(x'41ff42' AS TEXT))");
+  }
+  for (const std::string& arguments :
+       {"stats " + trace_, "stats " + trace_ + " -r kernels", "diagnose " + trace_ + " --analyses",
+        "info " + trace_, "query " + trace_ + " 'SELECT text FROM strings'"}) {
+    CommandRun run = apptracer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << arguments << ": " << run.err;
+    for (const char* raw : {"\x1b", "\r", "\x07", "\xc2\x9b", "\xff"}) {
+      EXPECT_EQ(run.out.find(raw), std::string::npos) << arguments << " printed a raw control character";
+    }
+    bool kernel_names = arguments.rfind("info", 0) != 0;
+    EXPECT_NE(run.out.find(kernel_names ? "evil\\x1b[2J\\r\\u009bname" : "app\\x1b]0;title\\x07"),
+              std::string::npos)
+        << arguments << ":\n" << run.out;
+  }
+  for (const std::string& arguments :
+       {"stats " + trace_ + " --format json", "diagnose " + trace_ + " --json --analyses",
+        "query " + trace_ + " 'SELECT text FROM strings' --format json"}) {
+    CommandRun run = apptracer(arguments);
+    ASSERT_EQ(run.exit_code, 0) << arguments << ": " << run.err;
+    EXPECT_NO_THROW(nlohmann::json::parse(run.out)) << arguments;
+    EXPECT_NE(run.out.find("evil\\u001b[2J\\r"), std::string::npos) << arguments << ":\n" << run.out;
+  }
+  CommandRun csv = apptracer("query " + trace_ + " \"SELECT text FROM strings WHERE text LIKE 'evil%'\" "
+                             "--format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\"evil\x1b[2J\r\xc2\x9bname\""), std::string::npos) << "quoted: " << csv.out;
+}
+
 TEST_F(Commands, MissingTraceIsOneLineError) {
   CommandRun run = apptracer("stats " + base_ + "_missing.db");
   EXPECT_EQ(run.exit_code, 1);

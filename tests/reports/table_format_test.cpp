@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "table_format.h"
+#include "text_escape.h"
 
 namespace apptracer {
 namespace {
@@ -58,6 +59,34 @@ TEST(TableFormat, AnUnnamedTableIsABareJsonArray) {
   nlohmann::json document = nlohmann::json::parse(render({query}, OutputFormat::Json));
   ASSERT_TRUE(document.is_array());
   EXPECT_EQ(document[0]["n"], 7);
+}
+
+TEST(TableFormat, TerminalTextShowsControlCharactersAsEscapes) {
+  EXPECT_EQ(terminal_text("plain name(float*), µs ✓"), "plain name(float*), µs ✓");
+  EXPECT_EQ(terminal_text("a\x1b[2Jb\rc\nd\te\x07\x7f"), "a\\x1b[2Jb\\rc\\nd\\te\\x07\\x7f");
+  EXPECT_EQ(terminal_text(std::string("nul\0end", 7)), "nul\\x00end");
+  EXPECT_EQ(terminal_text("csi\xc2\x9bm"), "csi\\u009bm");               // C1, as UTF-8
+  EXPECT_EQ(terminal_text("lone\x9b\xff\xc3"), "lone\\x9b\\xff\\xc3");  // not UTF-8
+  EXPECT_EQ(terminal_text("overlong\xc0\xaf"), "overlong\\xc0\\xaf");
+}
+
+TEST(TableFormat, ValidUtf8ReplacesWhatIsNotUtf8) {
+  EXPECT_EQ(valid_utf8("ok µs ✓ \x1b"), "ok µs ✓ \x1b");
+  // A stray byte, and a surrogate (not UTF-8 either): one U+FFFD per byte.
+  EXPECT_EQ(valid_utf8("a\xff" "b\xed\xa0\x80"),
+            "a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+}
+
+TEST(TableFormat, TextTablesEscapeControlCharactersCsvAndJsonQuoteThem) {
+  Table table{"kernels", {"name\x1b", "count"}, {}};
+  table.rows.push_back({std::string("evil\x1b[2J\rname"), int64_t{1}});
+  std::string text = render({table}, OutputFormat::Table);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+  EXPECT_NE(text.find("evil\\x1b[2J\\rname"), std::string::npos) << text;
+  EXPECT_NE(render({table}, OutputFormat::Csv).find("\"evil\x1b[2J\rname\",1"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(render({table}, OutputFormat::Json))["kernels"][0]["name\x1b"],
+            "evil\x1b[2J\rname");
 }
 
 TEST(TableFormat, RejectsUnknownFormatNames) {
