@@ -17,11 +17,13 @@ struct QueryOptions {
   std::string trace;
   std::string sql;
   std::string format = "table";
+  int64_t memory_limit_mib = 1024;
 };
 
 int run_query(const QueryOptions& options) {
   OutputFormat format = parse_output_format(options.format);
   Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  limit_query_memory(options.memory_limit_mib);
   try {
     TableStream out(std::cout, format);
     run_read_only_query(db, options.sql, out);
@@ -41,6 +43,10 @@ void add_query_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--memory-limit", options->memory_limit_mib,
+                  "Memory the query may use, in MiB (sorts, DISTINCT, recursive queries; default 1024)")
+      ->type_name("MIB")
+      ->check(CLI::PositiveNumber);
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_query(*options); });
     }; });

@@ -44,16 +44,45 @@ Cell cell_of(sqlite3_stmt* statement, int column) {
   }
 }
 
+// SQL functions a query may not call: fts3_tokenizer('simple') returns the
+// address of SQLite's tokenizer module (and with two arguments installs one).
+bool refused_function(const char* name) {
+  return sqlite3_stricmp(name, "fts3_tokenizer") == 0 || sqlite3_stricmp(name, "load_extension") == 0;
+}
+
+// Keeps the name of the first refused function in `refused` (a std::string).
+int authorize(void* refused, int action, const char*, const char* name, const char*, const char*) {
+  if (action != SQLITE_FUNCTION || !name || !refused_function(name)) return SQLITE_OK;
+  auto* first = static_cast<std::string*>(refused);
+  if (first->empty()) *first = name;
+  return SQLITE_DENY;
+}
+
+std::string memory_limit_text() {
+  int64_t limit = sqlite3_hard_heap_limit64(-1);
+  return limit > 0 ? std::to_string(limit >> 20) + " MiB" : std::string("the memory available");
+}
+
 }  // namespace
+
+void limit_query_memory(int64_t mib) { sqlite3_hard_heap_limit64(mib << 20); }
 
 void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
   // Belt and braces: the connection is read-only already; query_only also
   // stops statements that write without touching the file (temp tables).
-  db.exec("PRAGMA query_only = ON");
+  db.exec("PRAGMA query_only = ON; PRAGMA temp_store = MEMORY");
+  std::string refused;
+  sqlite3_set_authorizer(db.handle(), authorize, &refused);
   sqlite3_stmt* raw = nullptr;
   const char* tail = nullptr;
-  if (sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail) !=
-      SQLITE_OK) {
+  int prepared = sqlite3_prepare_v2(db.handle(), sql.c_str(), static_cast<int>(sql.size()), &raw, &tail);
+  sqlite3_set_authorizer(db.handle(), nullptr, nullptr);
+  if (!refused.empty()) {
+    sqlite3_finalize(raw);
+    throw QueryError("refused: " + refused + "() reads or sets memory addresses; 'apptracer query' "
+                     "does not run it");
+  }
+  if (prepared != SQLITE_OK) {
     throw QueryError(std::string("invalid SQL: ") + sqlite3_errmsg(db.handle()));
   }
   std::unique_ptr<sqlite3_stmt, StatementCloser> statement(raw);
@@ -76,6 +105,11 @@ void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
   for (;;) {
     int rc = sqlite3_step(statement.get());
     if (rc == SQLITE_DONE) break;
+    if ((rc & 0xff) == SQLITE_NOMEM) {
+      throw QueryError("the query needs more than " + memory_limit_text() + " of memory (sorting, "
+                       "DISTINCT, GROUP BY or a recursive query hold their rows there): narrow it "
+                       "with WHERE or LIMIT, or raise --memory-limit");
+    }
     if (rc != SQLITE_ROW) throw QueryError(std::string("query failed: ") + sqlite3_errmsg(db.handle()));
     std::vector<Cell> row;
     row.reserve(static_cast<size_t>(columns));

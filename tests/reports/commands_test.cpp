@@ -86,6 +86,35 @@ TEST_F(Commands, QueryRefusesWritesWithOneLineAndNonZeroExit) {
   EXPECT_EQ(nlohmann::json::parse(count.out)[0]["n"], 5);
 }
 
+// fts3_tokenizer('simple') returns the address of SQLite's tokenizer (and
+// with a second argument installs one): refused before anything runs.
+TEST_F(Commands, QueryRefusesFunctionsThatRevealAddresses) {
+  for (const char* sql : {"SELECT fts3_tokenizer('simple')", "SELECT FTS3_TOKENIZER('simple', x'00')",
+                          "SELECT length(fts3_tokenizer('porter')) FROM kernels"}) {
+    CommandRun run = apptracer("query " + trace_ + " \"" + sql + "\"");
+    EXPECT_NE(run.exit_code, 0) << sql << ": " << run.out;
+    EXPECT_NE(run.err.find("refused: fts3_tokenizer() reads or sets memory addresses"), std::string::npos)
+        << sql << ": " << run.err;
+    EXPECT_EQ(run.out, "") << sql;
+  }
+}
+
+// Temporary results (here a recursive query's set of rows, which never ends)
+// are held in memory, bounded: the query stops with one line naming the
+// bound instead of growing a hidden temporary file without end.
+TEST_F(Commands, QueryTemporaryStorageIsBounded) {
+  CommandRun run = apptracer("query " + trace_ +
+                             " \"WITH RECURSIVE n(x) AS (SELECT 1 UNION SELECT x + 1 FROM n) "
+                             "SELECT count(*) FROM n\" --memory-limit 16");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find(trace_ + ": the query needs more than 16 MiB of memory"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  CommandRun ordered = apptracer("query " + trace_ + " \"SELECT id FROM kernels ORDER BY gpu_start_ns\" "
+                                 "--memory-limit 16 --format csv");
+  EXPECT_EQ(ordered.exit_code, 0) << ordered.err;
+}
+
 // Names from the trace (kernels, NVTX ranges, the command line) reach a
 // terminal with their control characters escaped; JSON and CSV quote them
 // their own way and stay valid, invalid UTF-8 included.
