@@ -1,4 +1,8 @@
 // `apptracer`: records traces and analyzes them.
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,14 +17,39 @@
 
 namespace {
 
-// A full disk or a closed pipe on standard output fails the command like any
-// other write error (`apptracer stats t.db > /dev/full`).
+// Standard output is a pipe or socket whose reader went away
+// (`apptracer query t.db "..." | head -1`).
+bool standard_output_closed() {
+  pollfd out{STDOUT_FILENO, 0, 0};
+  return poll(&out, 1, 0) == 1 && (out.revents & POLLERR) != 0;
+}
+
+// A reader that went away ends the command quietly, as it ends `cat`: writes
+// fail with EPIPE instead of SIGPIPE killing the process. A handler rather
+// than SIG_IGN, because a handler is reset by exec: a program `record` runs
+// gets SIGPIPE as it would untraced.
+void write_errors_instead_of_sigpipe() {
+  struct sigaction action {};
+  action.sa_handler = [](int) {};
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGPIPE, &action, nullptr);
+  // The first failed write stops the command (a query streaming rows would
+  // otherwise run to its end, or forever).
+  std::cout.exceptions(std::ios::badbit);
+}
+
+// A full disk on standard output fails the command like any other write
+// error (`apptracer stats t.db > /dev/full`); a closed pipe does not.
+int failed_standard_output(int code) {
+  if (standard_output_closed()) return code;
+  std::fprintf(stderr, "apptracer: writing standard output failed: %s\n", std::strerror(errno));
+  return code == 0 ? 1 : code;
+}
+
 int check_standard_output(int code) {
   std::cout.flush();
-  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
-    std::fprintf(stderr, "apptracer: writing standard output failed: %s\n", std::strerror(errno));
-    return code == 0 ? 1 : code;
-  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) return failed_standard_output(code);
   return code;
 }
 
@@ -35,6 +64,7 @@ std::vector<std::string> parsed_input_files() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  write_errors_instead_of_sigpipe();
   CLI::App app{"apptracer: trace CUDA programs and rebuild their data-flow graph"};
   app.require_subcommand(1);
   // Errors are one line, like every other apptracer error.
@@ -61,6 +91,8 @@ int main(int argc, char** argv) {
     return check_standard_output(result ? result() : 0);
   } catch (const CLI::ParseError& error) {
     return app.exit(error);
+  } catch (const std::ios_base::failure&) {
+    return failed_standard_output(0);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "apptracer: %s\n", apptracer::one_line(error.what()).c_str());
     return 1;

@@ -229,5 +229,39 @@ TEST_F(OutputRules, WriteErrorsOnStandardOutputFailTheCommand) {
   }
 }
 
+// `apptracer ... | head -1`: a reader that went away ends the command at its
+// next write, quietly and with status 0, as it ends `cat` (not SIGPIPE, 141).
+TEST_F(OutputRules, AReaderThatWentAwayEndsEveryCommandQuietly) {
+  std::string system = dir_ + "/s.json";
+  std::ofstream(system) << R"({"format": "apptracer system", "version": 1, "machine": {}, "paths": []})";
+  std::string replayable = replayable_trace();
+  for (const std::string& arguments :
+       {"stats " + trace_, "stats " + trace_ + " --format csv", "info " + trace_,
+        "query " + trace_ + " 'SELECT * FROM api_calls'",
+        "query " + trace_ + " 'WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+                            "SELECT x FROM n'",
+        "dvdg --no-store " + trace_, "dvdg --no-store " + trace_ + " --json -",
+        "timeline " + trace_ + " -o -", "diagnose " + trace_ + " --analyses",
+        "whatif " + replayable + " --system " + system + " --json -", std::string("schema")}) {
+    // Standard output is a pipe whose read end is closed before the command starts.
+    int ends[2];
+    ASSERT_EQ(pipe(ends), 0);
+    close(ends[0]);
+    pid_t child = fork();
+    if (child == 0) {
+      dup2(ends[1], STDOUT_FILENO);
+      std::string command = std::string(APPTRACER_BIN) + " " + arguments + " 2>" + dir_ + "/err";
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(ends[1]);
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << arguments << ": status " << status << ", " << read_file(dir_ + "/err");
+    EXPECT_EQ(read_file(dir_ + "/err"), "") << arguments;
+  }
+}
+
 }  // namespace
 }  // namespace apptracer::testing
