@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
     if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
       ++failed;
+      if (WIFSIGNALED(status)) {
+        std::fprintf(stderr, "child %d ended by signal %d\n", child, WTERMSIG(status));
+      } else {
+        std::fprintf(stderr, "child %d exited with %d\n", child, WEXITSTATUS(status));
+      }
     }
   }
   double total_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -25,6 +25,10 @@ class StringTable {
   // Strings added since the last call, for the writer to store.
   std::vector<std::pair<uint32_t, std::string>> take_new();
 
+  // Around fork: held by the forking thread so that the child never copies
+  // the table half changed by another thread.
+  void lock_for_fork() { mutex_.lock(); }
+  void unlock_after_fork_in_parent() { mutex_.unlock(); }
   // In a forked child: every string is unwritten again (the child writes its own trace).
   void reset_after_fork();
 

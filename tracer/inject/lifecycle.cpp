@@ -210,6 +210,9 @@ thread_local bool writer_held_for_fork = false;
 // The writer stayed inside SQLite for the whole fork wait: the child may
 // inherit SQLite's global locks held, so it must not use SQLite at all.
 thread_local bool fork_without_writer = false;
+// The forking thread holds the allocation registry and the string table, so
+// that no other thread's change to them is copied into the child half done.
+thread_local bool tables_held_for_fork = false;
 
 void before_fork() {
   fork_without_writer = false;
@@ -220,9 +223,19 @@ void before_fork() {
     writer_held_for_fork = false;
     fork_without_writer = true;
   }
+  // After the gate: the writer takes these inside it, briefly, and never
+  // waits for the forking thread while holding them.
+  allocations().lock_all_shards();
+  strings().lock_for_fork();
+  tables_held_for_fork = true;
 }
 
 void after_fork_in_parent() {
+  if (tables_held_for_fork) {
+    strings().unlock_after_fork_in_parent();
+    allocations().unlock_all_shards();
+  }
+  tables_held_for_fork = false;
   if (writer_held_for_fork) writer_instance->release_after_fork_in_parent();
   writer_held_for_fork = false;
 }
@@ -232,6 +245,8 @@ void after_fork_in_parent() {
 void leave_child_untraced() {
   host_blocks::disable();
   buffers_instance->reset_after_fork();
+  allocations().reset_after_fork();
+  strings().reset_after_fork();
   buffers_instance->close();
   finished = true;
   final_write_done = true;
@@ -242,6 +257,7 @@ void leave_child_untraced() {
 
 void after_fork_in_child() {
   writer_held_for_fork = false;
+  tables_held_for_fork = false;  // their mutexes are made anew below
   if (!started) return;
   owner_pid = getpid();
   if (activity_flusher) activity_flusher->forget_after_fork();

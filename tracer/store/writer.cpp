@@ -266,10 +266,14 @@ void Writer::restart_after_fork() {
   static_cast<void>(store_.release());
   new (&pending_mutex_) std::mutex;
   sqlite_use_.reset_in_child();  // held by the forking thread (hold_for_fork)
-  pending_devices_.clear();
-  pending_meta_.clear();
-  pass_starts_.clear();
-  path_.clear();
+  // The parent's threads may have been changing these when it forked (the
+  // writer drains outside the gate; a vector caught growing points at a
+  // buffer it had just unmapped): start empty without reading or freeing them.
+  new (&pending_devices_) std::vector<DeviceInfo>;
+  new (&pending_meta_) std::map<std::string, std::string>;
+  new (&pass_records_) std::vector<Record>;
+  new (&pass_starts_) std::deque<uint64_t>;
+  new (&path_) std::string;
   failed_ = false;
   open_not_before_ns_ = now_ns() + kForkedChildOpenDelayNs;
   start();
