@@ -6,5 +6,6 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$repo/scripts/setup.sh"
 rm -rf "$repo/dist"
 cmake --install "${BUILD_DIR:-$repo/build}" --prefix "$repo/dist" >/dev/null
-strip --strip-unneeded "$repo/dist/lib/"*.so "$repo/dist/bin/"* 2>/dev/null || true
+strip --strip-unneeded "$repo/dist/lib/"*.so "$repo/dist/bin/"* "$repo/dist/bench/"* \
+  "$repo/dist/test_apps/"* 2>/dev/null || true
 du -sh "$repo/dist"
