@@ -1137,10 +1137,13 @@ CASES = {
     "jax_arrays": Case(check_jax_arrays, "jax_arrays.py", timing_lines="jax_arrays: ",
                        record_args=["--framework-allocators", "per-buffer"]),
 }
+# The unified-memory rules read migrations, which are recorded only when asked for.
+DIAGNOSIS_RECORD_ARGS = {"um_faults": UM_ALL, "um_thrash": UM_ALL}
 for _scenario, (_rule, _more) in DIAGNOSIS_CASES.items():
     for _variant in ("bad", "fixed"):
         CASES[f"diag_{_scenario}_{_variant}"] = Case(
-            check_diagnosis(_rule, _variant == "bad", _more), "diagnose_cases", [_scenario, _variant])
+            check_diagnosis(_rule, _variant == "bad", _more), "diagnose_cases", [_scenario, _variant],
+            record_args=DIAGNOSIS_RECORD_ARGS.get(_scenario, ()))
 
 # Cases whose check also reads the program's standard output.
 NEEDS_STDOUT = {"kernel_args", "pytorch_train_step", "cupy_pool", "jax_arrays"}
