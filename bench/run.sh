@@ -222,7 +222,7 @@ fi
 
 # BENCH_COMMIT names the commit where the tree's git metadata cannot (the GPU
 # machine gets a copy of the working tree whose .git may be older).
-commit=${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}
+commit=$("$here/commit.sh" "$dist")
 python3 "$here/report.py" --log "$log" --results "$results" --device "$device" \
   --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --commit "$commit"${gpu_name:+ --gpu-host}
 if [ ${#failed[@]} -gt 0 ]; then

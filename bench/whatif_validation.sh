@@ -75,7 +75,7 @@ write_results() {
   echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%" >>"$report"
   python3 "$here/report.py" --log "$report" --results "$results" --device "$device" \
     --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
-    --commit "${BENCH_COMMIT:-$(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown)}"
+    --commit "$("$here/commit.sh" "${dist:-}")"
   rm -f "$report"
 }
 

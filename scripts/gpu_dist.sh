@@ -8,4 +8,6 @@ rm -rf "$repo/dist"
 cmake --install "${BUILD_DIR:-$repo/build}" --prefix "$repo/dist" >/dev/null
 strip --strip-unneeded "$repo/dist/lib/"*.so "$repo/dist/bin/"* "$repo/dist/bench/"* \
   "$repo/dist/test_apps/"* 2>/dev/null || true
+# The benchmarks name this commit (bench/commit.sh).
+git -C "$repo" describe --always --dirty >"$repo/dist/COMMIT" 2>/dev/null || true
 du -sh "$repo/dist"
