@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# On a machine with 2 GPUs (nvidia-h200-x2): NCCL collectives across two
-# PyTorch ranks, traced one trace per rank, merged, checked
-# (test_apps/check_collectives.py). Logs and traces go to $OUT when set.
-#   scripts/gpu_collectives.sh [DIST_DIR]
+# On a machine with 2 or more GPUs: NCCL collectives across RANKS PyTorch
+# ranks (default: every GPU; from 4, sub-groups too), traced one trace per
+# rank, merged, checked (test_apps/check_collectives.py). Logs and traces go
+# to $OUT when set.
+#   scripts/gpu_collectives.sh [DIST_DIR [RANKS]]
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dist=${1:-$repo/dist}
+ranks=${2:-$(nvidia-smi -L 2>/dev/null | wc -l)}
 out=${OUT:-$repo/gpu-results}
 mkdir -p "$out/traces"
 python=${PYTHON:-python3}
 "$python" "$dist/test_apps/check_collectives.py" --apps "$dist/test_apps" \
-  --apptracer "$dist/bin/apptracer" --keep "$out/traces" 2>&1 | tee "$out/collectives.log"
+  --apptracer "$dist/bin/apptracer" --ranks "$ranks" --keep "$out/traces" 2>&1 |
+  tee "$out/collectives.log"
 exit "${PIPESTATUS[0]}"

@@ -53,14 +53,20 @@ class Case:
         return [*self.launcher, os.path.join(HERE, self.script), str(steps)], steps
 
 
-TORCHRUN = ("torchrun", "--standalone", "--nproc_per_node", "2")
+def torchrun(ranks):
+    return ("torchrun", "--standalone", "--nproc_per_node", str(ranks))
+
+
 CASES = [
     Case("transformer", ["torch", "transformers"], "transformer_train.py", 2000),
     Case("dataloader", ["torch"], "dataloader_train.py", 2000),
     Case("compile", ["torch", "triton"], "compile_replay.py", 5000),
     Case("jax", ["jax"], "jax_train.py", 2000),
     Case("cupy", ["cupy"], "cupy_churn.py", 3000),
-    Case("fsdp", ["torch"], "fsdp_train.py", 1000, launcher=TORCHRUN, gpus=2),
+    Case("fsdp", ["torch"], "fsdp_train.py", 1000, launcher=torchrun(2), gpus=2),
+    # Where 4 or 8 GPUs are lent: every GPU a rank, fewer steps.
+    Case("fsdp4", ["torch"], "fsdp_train.py", 300, launcher=torchrun(4), gpus=4),
+    Case("fsdp8", ["torch"], "fsdp_train.py", 300, launcher=torchrun(8), gpus=8),
 ]
 
 
