@@ -1,11 +1,16 @@
-"""Two-rank FSDP2 training (torch.distributed.fsdp.fully_shard) of a small
-transformer-like MLP stack under torchrun: all-gathers and reduce-scatters
-every step. Rank 0 prints the loss every 100 steps.
+"""FSDP2 training (torch.distributed.fsdp.fully_shard) of a small
+transformer-like MLP stack under torchrun, on any number of ranks:
+all-gathers and reduce-scatters every step, each step an NVTX range
+"step N". Rank 0 prints the loss every 100 steps.
 
-    torchrun --nproc_per_node 2 fsdp_train.py STEPS
+    [FSDP_STRAGGLER=RANK:STEP:MS] torchrun --nproc_per_node N fsdp_train.py STEPS
+
+FSDP_STRAGGLER makes one rank a straggler once: RANK sleeps MS milliseconds
+on the host before step STEP's forward (what a cross-rank analysis must find).
 """
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -29,7 +34,11 @@ def main():
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     generator = torch.Generator(device="cuda").manual_seed(rank)
     x = torch.randn(32, 512, device="cuda", generator=generator)
+    straggler = [int(v) for v in os.environ.get("FSDP_STRAGGLER", "-1:0:0").split(":")]
     for step in range(1, steps + 1):
+        torch.cuda.nvtx.range_push(f"step {step}")
+        if [rank, step] == straggler[:2]:
+            time.sleep(straggler[2] / 1000)
         loss = model(x).pow(2).mean()
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -38,6 +47,7 @@ def main():
             value = loss.item()
             if rank == 0:
                 print(f"step {step} loss {value:.4f}", flush=True)
+        torch.cuda.nvtx.range_pop()
         if rank == 0:
             mark(step)
     dist.destroy_process_group()
