@@ -8,12 +8,6 @@ all_reduce in the rank's tensor-parallel pair (ranks 2k, 2k + 1) and one in
 its data-parallel group (ranks of the same parity): sub-groups, each with a
 communicator of its own. Prints a checksum per rank, the same traced and
 untraced.
-"""Two-rank NCCL collectives through PyTorch, one process per rank (started by
-check_collectives.py with RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set, as
-torchrun would). Each rank runs, in this order: 3 all_reduce (MAX the last),
-1 broadcast from rank 0, 1 all_gather_into_tensor, 1 reduce_scatter_tensor,
-then rank 0 sends one tensor to rank 1. Prints a checksum per rank, the same
-traced and untraced.
 """
 import os
 
