@@ -139,8 +139,13 @@ def main():
         checks.expect(sizes.get(2, 0) >= in_pairs, f"merge: {in_pairs} joined across 2 ranks ({sizes})")
     stats = subprocess.run([args.apptracer, "stats", merged, "--report", "collectives", "-f", "csv"],
                            capture_output=True, text=True)
-    checks.expect(stats.returncode == 0 and "AllReduce" in stats.stdout and "RING" in stats.stdout,
-                  "stats --report collectives lists the all-reduces with NCCL's algorithm")
+    # NCCL_ALGO=Tree (the environment the ranks ran in) makes the all-reduces trees.
+    algorithm = "TREE" if os.environ.get("NCCL_ALGO", "").lower() == "tree" else "RING"
+    checks.expect(stats.returncode == 0 and f"AllReduce,{ranks}," in stats.stdout and
+                  any(line.startswith(f"NCCL,AllReduce,{ranks},") and f",{algorithm}/" in line
+                      for line in stats.stdout.splitlines()),
+                  f"stats --report collectives lists the {ranks}-rank all-reduces with NCCL's "
+                  f"algorithm ({algorithm})")
     print(stats.stdout)
     check_dvdg(args.apptracer, merged, ranks, checks)
     return 1 if checks.failures else 0
