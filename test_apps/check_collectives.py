@@ -139,8 +139,9 @@ def main():
         checks.expect(sizes.get(2, 0) >= in_pairs, f"merge: {in_pairs} joined across 2 ranks ({sizes})")
     stats = subprocess.run([args.apptracer, "stats", merged, "--report", "collectives", "-f", "csv"],
                            capture_output=True, text=True)
-    # NCCL_ALGO=Tree (the environment the ranks ran in) makes the all-reduces trees.
-    algorithm = "TREE" if os.environ.get("NCCL_ALGO", "").lower() == "tree" else "RING"
+    # NCCL_ALGO="allreduce:tree" (the ranks' environment) makes the all-reduces
+    # trees (a plain "Tree" fails: a broadcast has no tree).
+    algorithm = "TREE" if "tree" in os.environ.get("NCCL_ALGO", "").lower() else "RING"
     checks.expect(stats.returncode == 0 and f"AllReduce,{ranks}," in stats.stdout and
                   any(line.startswith(f"NCCL,AllReduce,{ranks},") and f",{algorithm}/" in line
                       for line in stats.stdout.splitlines()),
