@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "apptracer/version.h"
+#include "command_suggestion.h"
 #include "commands.h"
 #include "output_file.h"
 #include "trace_file.h"
@@ -67,9 +69,13 @@ int main(int argc, char** argv) {
   write_errors_instead_of_sigpipe();
   CLI::App app{"apptracer: trace CUDA programs and rebuild their data-flow graph"};
   app.require_subcommand(1);
-  // Errors are one line, like every other apptracer error.
-  app.failure_message([](const CLI::App*, const CLI::Error& error) {
-    return "apptracer: " + apptracer::one_line(error.what()) + " (see --help)\n";
+  app.set_version_flag("--version", std::string("apptracer ") + apptracer::kVersion);
+  // Errors are one line, like every other apptracer error; a mistyped
+  // command gets the one it was probably meant to be.
+  app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
+    std::string meant = apptracer::command_suggestion(*failed, error);
+    return "apptracer: " + (meant.empty() ? apptracer::one_line(error.what()) : meant) +
+           " (see --help)\n";
   });
   apptracer::CommandResult result;
   apptracer::add_record_command(app, result);

@@ -160,6 +160,26 @@ TEST_F(Commands, MissingTraceIsOneLineError) {
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
 }
 
+TEST_F(Commands, VersionPrintsTheProjectsVersion) {
+  CommandRun run = apptracer("--version");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_EQ(run.out.rfind("apptracer ", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find('.'), std::string::npos) << run.out;
+}
+
+// A mistyped command says which one it probably was, in its one line.
+TEST_F(Commands, AMistypedCommandGetsTheClosestOne) {
+  for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"stat", "stats"}, {"diagnoze", "diagnose"}, {"timelin", "timeline"}, {"merg", "merge"}}) {
+    CommandRun run = apptracer(typed + " " + trace_);
+    EXPECT_NE(run.exit_code, 0);
+    EXPECT_NE(run.err.find("did you mean '" + meant + "'?"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+  CommandRun far = apptracer("frobnicate " + trace_);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
 TEST_F(Commands, TimelineWritesPerfettoByDefaultAndChromeJsonOnRequest) {
   CommandRun run = apptracer("timeline " + trace_);
   ASSERT_EQ(run.exit_code, 0) << run.err;

@@ -32,6 +32,7 @@
 
 #include "apptracer/output_path.h"
 #include "apptracer/schema.h"
+#include "apptracer/version.h"
 #include "base/clock.h"
 #include "base/config.h"
 #include "base/inside_tracer.h"
@@ -55,8 +56,6 @@
 namespace apptracer {
 
 namespace {
-
-constexpr const char* kTracerVersion = "0.1.0";
 
 RecordBuffers* buffers_instance = nullptr;
 Writer* writer_instance = nullptr;
@@ -116,7 +115,7 @@ void record_process_meta(const Config& config) {
   auto utc_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();
-  w.set_meta("tracer_version", kTracerVersion);
+  w.set_meta("tracer_version", kVersion);
   w.set_meta("pid", std::to_string(getpid()));
   w.set_meta("ppid", std::to_string(getppid()));
   w.set_meta("host", host);
