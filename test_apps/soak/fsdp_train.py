@@ -5,8 +5,10 @@ all-gathers and reduce-scatters every step, each step an NVTX range
 
     [FSDP_STRAGGLER=RANK:STEP:MS] torchrun --nproc_per_node N fsdp_train.py STEPS
 
-FSDP_STRAGGLER makes one rank a straggler once: RANK sleeps MS milliseconds
-on the host before step STEP's forward (what a cross-rank analysis must find).
+FSDP_STRAGGLER makes one rank a straggler once: RANK waits for its GPU, then
+sleeps MS milliseconds on the host before step STEP's forward (what a
+cross-rank analysis must find; without the wait, the GPU work the rank had
+queued hid the sleep).
 """
 import os
 import sys
@@ -38,6 +40,9 @@ def main():
     for step in range(1, steps + 1):
         torch.cuda.nvtx.range_push(f"step {step}")
         if [rank, step] == straggler[:2]:
+            # After its GPU caught up (as a loss.item() would have it): a
+            # sleep the queued GPU work would otherwise hide.
+            torch.cuda.synchronize()
             time.sleep(straggler[2] / 1000)
         loss = model(x).pow(2).mean()
         optimizer.zero_grad(set_to_none=True)
