@@ -8,7 +8,7 @@
 #include "apptracer/row_inserter.h"
 #include "apptracer/row_reader.h"
 #include "apptracer/schema.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

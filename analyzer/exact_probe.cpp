@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "apptracer/enums.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "text_escape.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -15,7 +15,7 @@
 #include "command_suggestion.h"
 #include "commands.h"
 #include "output_file.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace {
 

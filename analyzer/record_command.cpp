@@ -31,7 +31,7 @@
 #include "apptracer/um_counter_groups.h"
 #include "commands.h"
 #include "record_exact.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

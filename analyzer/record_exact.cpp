@@ -14,7 +14,7 @@
 
 #include "apptracer/schema.h"
 #include "exact_join.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

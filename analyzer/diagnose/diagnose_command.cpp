@@ -12,7 +12,7 @@
 #include "link_model.h"
 #include "rules.h"
 #include "table_format.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

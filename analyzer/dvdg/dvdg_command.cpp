@@ -20,7 +20,7 @@
 #include "output_file.h"
 #include "queries.h"
 #include "text_escape.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

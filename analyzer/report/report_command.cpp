@@ -10,7 +10,7 @@
 #include "output_file.h"
 #include "report_data.h"
 #include "report_page.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

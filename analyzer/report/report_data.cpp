@@ -13,7 +13,7 @@
 #include "measured_transfer_cost.h"
 #include "rules.h"
 #include "trace_facts.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::report {
 

@@ -17,7 +17,7 @@
 #include "apptracer/sqlite.h"
 #include "output_file.h"
 #include "collective_matches.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "sql_query.h"
 #include "table_format.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -9,7 +9,7 @@
 #include "progress.h"
 #include "stats_reports.h"
 #include "table_format.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -10,7 +10,7 @@
 #include "perfetto_writer.h"
 #include "progress.h"
 #include "timeline.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

@@ -3,7 +3,7 @@
 // kernels, prefetches and host phases (analyzer/um_attribution.h).
 #include "apptracer/enums.h"
 #include "stats_reports.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 

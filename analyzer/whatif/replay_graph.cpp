@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {
 

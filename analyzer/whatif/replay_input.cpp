@@ -6,7 +6,7 @@
 #include "apptracer/row_reader.h"
 #include "apptracer/saturating.h"
 #include "migration_groups.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 #include "um_attribution.h"
 
 namespace apptracer::whatif {

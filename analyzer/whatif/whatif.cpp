@@ -15,7 +15,7 @@
 #include "scenario.h"
 #include "system_file.h"
 #include "timeline.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {
 

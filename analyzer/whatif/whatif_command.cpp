@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "output_file.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 #include "whatif.h"
 #include "whatif_report.h"
 #include "whatif_store.h"

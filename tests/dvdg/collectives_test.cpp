@@ -16,7 +16,7 @@
 #include "queries.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::dvdg {
 namespace {

@@ -13,7 +13,7 @@
 #include "sql_query.h"
 #include "stats_reports.h"
 #include "timeline.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include "sample_trace.h"
 #include "scratch_dir.h"
 #include "sql_query.h"
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "trace_file.h"
+#include "analyzer/trace/trace_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,8 +15,8 @@
 #include <optional>
 
 #include "apptracer/schema.h"
-#include "read_only_vfs.h"
-#include "text_escape.h"
+#include "analyzer/text_escape.h"
+#include "analyzer/trace/read_only_vfs.h"
 
 namespace apptracer {
 

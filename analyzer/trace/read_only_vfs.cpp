@@ -1,4 +1,4 @@
-#include "read_only_vfs.h"
+#include "analyzer/trace/read_only_vfs.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>
