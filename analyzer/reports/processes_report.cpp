@@ -3,9 +3,10 @@
 // (forked children, ranks of a job) side by side.
 #include <map>
 
+#include "analyzer/trace/trace.h"
+
 #include "stats_reports.h"
 #include "sums.h"
-#include "trace_processes.h"
 
 namespace apptracer {
 
@@ -37,8 +38,8 @@ struct ProcessSums {
 }  // namespace
 
 Table processes_report(Database& db) {
-  TraceProcesses processes = read_trace_processes(db);
-  std::string select = "SELECT " + processes.process_column() + ", ";
+  trace::TraceProcesses processes = trace::Trace(db).processes();
+  std::string select = std::string("SELECT ") + (processes.merged ? "process_id" : "1") + ", ";
   std::vector<ProcessSums> columns;
   columns.emplace_back(
       db, select + "count(*), " + saturating_sum_sql("end_ns - start_ns") + " FROM api_calls GROUP BY 1",
@@ -56,7 +57,7 @@ Table processes_report(Database& db) {
               {"process_id", "pid", "program", "status", "api_calls", "api_ns", "kernels",
                "kernel_ns", "copies", "copy_bytes", "sync_ns"},
               {}};
-  for (const TraceProcess& process : processes.list) {
+  for (const trace::TraceProcess& process : processes.list) {
     std::vector<Cell> row{process.process_id, process.pid, process.name, process.status};
     for (const ProcessSums& sums : columns) sums.append_to(row, process.process_id);
     table.rows.push_back(std::move(row));

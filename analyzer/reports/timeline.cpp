@@ -7,9 +7,9 @@
 #include <tuple>
 #include <utility>
 
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 #include "dvdg_flows.h"
-#include "trace_processes.h"
 
 namespace apptracer {
 
@@ -230,12 +230,12 @@ class TimelineReader {
       : db_(db),
         sink_(sink),
         progress_(progress),
-        processes_(read_trace_processes(db)),
+        processes_(trace::Trace(db).processes()),
         lookups_(db),
         dvdg_(db) {}
 
   TimelineCounts read() {
-    for (const TraceProcess& process : processes_.list) process_track(process.process_id);
+    for (const trace::TraceProcess& process : processes_.list) process_track(process.process_id);
     read_thread_names();
     std::vector<SliceSource> sources;
     sources.push_back(api_calls());
@@ -294,7 +294,7 @@ class TimelineReader {
   size_t process_track(int64_t process_id) {
     auto found = process_tracks_.find(process_id);
     if (found != process_tracks_.end()) return found->second;
-    const TraceProcess& process = processes_.get(process_id);
+    const trace::TraceProcess& process = processes_.get(process_id);
     TimelineTrack track;
     track.kind = TimelineTrack::Kind::Process;
     track.name = process.name;
@@ -536,7 +536,7 @@ class TimelineReader {
   Database& db_;
   TimelineSink& sink_;
   Progress& progress_;
-  TraceProcesses processes_;
+  trace::TraceProcesses processes_;
   Lookups lookups_;
   DvdgFlowIndex dvdg_;
   TimelineCounts counts_;

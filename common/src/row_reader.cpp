@@ -2,14 +2,14 @@
 
 namespace apptracer::detail {
 
-std::string select_sql(Database& db, const TableInfo& table) {
+std::string select_sql(Database& db, const TableInfo& table, std::string_view extra) {
   std::string sql = "SELECT ";
   for (size_t i = 0; i < table.columns.size(); ++i) {
     const std::string& name = table.columns[i].name;
     if (i) sql += ", ";
     sql += db.has_column(table.name, name) ? "\"" + name + "\"" : "NULL";
   }
-  return sql + " FROM " + table.name;
+  return sql.append(extra) + " FROM " + table.name;
 }
 
 }  // namespace apptracer::detail

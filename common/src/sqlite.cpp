@@ -177,6 +177,12 @@ std::string Statement::text(int column) const {
   const unsigned char* value = sqlite3_column_text(stmt_, column);
   return value ? std::string(reinterpret_cast<const char*>(value)) : std::string();
 }
+std::string_view Statement::text_view(int column) const {
+  const unsigned char* value = sqlite3_column_text(stmt_, column);
+  if (!value) return {};
+  return std::string_view(reinterpret_cast<const char*>(value),
+                          static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
 std::optional<int64_t> Statement::optional_int64(int column) const {
   if (is_null(column)) return std::nullopt;
   return int64(column);

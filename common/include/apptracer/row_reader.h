@@ -41,8 +41,9 @@ void read_column(const Statement& s, int i, std::optional<E>& v) {
   v = s.is_null(i) ? std::optional<E>() : std::optional<E>(static_cast<E>(s.int64(i)));
 }
 
-// "SELECT a, b, NULL, ... FROM table": NULL for columns `db` lacks.
-std::string select_sql(Database& db, const TableInfo& table);
+// "SELECT a, b, NULL, ... FROM table": NULL for columns `db` lacks; then
+// `extra` (", expression ...") after the declared columns, when given.
+std::string select_sql(Database& db, const TableInfo& table, std::string_view extra = {});
 
 }  // namespace detail
 

@@ -99,6 +99,8 @@ class Statement {
   int64_t int64(int column) const;
   double real(int column) const;
   std::string text(int column) const;
+  // The same without a copy: valid until the next step, reset or read of the column.
+  std::string_view text_view(int column) const;
   std::optional<int64_t> optional_int64(int column) const;
   std::string column_name(int column) const;
   // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.

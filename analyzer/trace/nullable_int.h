@@ -1,0 +1,39 @@
+// An INTEGER column that may be NULL, held in 8 bytes where
+// std::optional<int64_t> takes 16: the model keeps millions of rows, most of
+// whose columns may be NULL. NULL is INT64_MIN, which no id, time, size,
+// device, stream or address of a trace is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace apptracer::trace {
+
+class NullableInt {
+ public:
+  constexpr NullableInt() = default;
+  constexpr NullableInt(std::nullopt_t) {}                 // NOLINT: as std::optional
+  constexpr NullableInt(int64_t value) : value_(value) {}  // NOLINT
+  constexpr NullableInt(const std::optional<int64_t>& value)  // NOLINT
+      : value_(value.value_or(kNull)) {}
+
+  constexpr bool has_value() const { return value_ != kNull; }
+  constexpr explicit operator bool() const { return has_value(); }
+  // Only when has_value().
+  constexpr int64_t operator*() const { return value_; }
+  constexpr int64_t value_or(int64_t fallback) const { return has_value() ? value_ : fallback; }
+  constexpr std::optional<int64_t> optional() const {
+    return has_value() ? std::optional<int64_t>(value_) : std::nullopt;
+  }
+  operator std::optional<int64_t>() const { return optional(); }  // NOLINT
+
+  friend constexpr bool operator==(NullableInt a, NullableInt b) { return a.value_ == b.value_; }
+  friend constexpr bool operator!=(NullableInt a, NullableInt b) { return a.value_ != b.value_; }
+  friend constexpr bool operator<(NullableInt a, NullableInt b) { return a.value_ < b.value_; }
+
+ private:
+  static constexpr int64_t kNull = INT64_MIN;
+  int64_t value_ = kNull;
+};
+
+}  // namespace apptracer::trace

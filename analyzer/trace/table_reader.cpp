@@ -1,0 +1,24 @@
+#include "analyzer/trace/table_reader.h"
+
+#include <algorithm>
+
+namespace apptracer::trace::detail {
+
+std::string packed_select(Database& db, const TableInfo& table) {
+  bool merged = db.has_column(table.name, "process_id");
+  return apptracer::detail::select_sql(
+      db, table, merged ? ", coalesce(process_id, 1)" : ", " + std::to_string(kSingleProcess));
+}
+
+size_t expected_rows(Database& db, const TableInfo& table) {
+  constexpr int64_t kMostReserved = int64_t{1} << 27;
+  Statement last = db.prepare("SELECT coalesce(max(rowid), 0) FROM " + table.name);
+  int64_t rows = last.step() ? last.int64(0) : 0;
+  // No table holds more rows than its file has 16 bytes.
+  Statement size =
+      db.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+  int64_t most = std::min(kMostReserved, size.step() ? size.int64(0) / 16 : 0);
+  return rows >= 0 && rows <= most ? static_cast<size_t>(rows) : 0;
+}
+
+}  // namespace apptracer::trace::detail

@@ -1,0 +1,34 @@
+#include "analyzer/trace/trace.h"
+
+#include <utility>
+
+namespace apptracer::trace {
+
+Trace::Trace(const std::string& path, TraceAccess access)
+    : opened_(open_trace(path, access)), db_(&opened_), path_(path) {}
+
+Trace::Trace(Database& db, std::string path) : db_(&db), path_(std::move(path)) {}
+
+std::string_view Trace::string(std::optional<int64_t> id, std::string_view fallback) {
+  const Packed<StringRow>* found = id ? find<StringRow>(*id) : nullptr;
+  return found ? text(found->text) : fallback;
+}
+
+std::string Trace::meta(std::string_view key) {
+  for (const Packed<MetaRow>& row : rows<MetaRow>()) {
+    if (text(row.key) == key) return std::string(text(row.value));
+  }
+  return "";
+}
+
+const TraceProcesses& Trace::processes() {
+  if (!processes_) processes_ = read_processes(*this);
+  return *processes_;
+}
+
+const TimeOrigin& Trace::origin() {
+  if (!origin_) origin_ = time_origin(processes());
+  return *origin_;
+}
+
+}  // namespace apptracer::trace

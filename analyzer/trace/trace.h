@@ -1,0 +1,103 @@
+// The trace model: one trace, opened once and read through here by every
+// analysis. Each table is read at most once, on first use, into packed rows
+// (packed_rows.h) that every analysis of the command shares; tables a
+// command can stream are streamed instead (stream()). What the rows mean in
+// the analyzer's own words (operations, processes, the time origin) is
+// derived from them here too: see operations.h, processes.h, time_origin.h.
+//
+//   trace::Trace trace(path, TraceAccess::ReadOnly);
+//   for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) ...
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analyzer/trace/processes.h"
+#include "analyzer/trace/table_reader.h"
+#include "analyzer/trace/time_origin.h"
+#include "analyzer/trace/trace_file.h"
+
+namespace apptracer::trace {
+
+template <typename Row>
+using Rows = std::vector<Packed<Row>>;
+
+namespace detail {
+
+// Room for one table's rows once they are read.
+template <typename Row>
+struct TableSlot {
+  std::optional<Rows<Row>> rows;
+};
+struct NoTable {};
+// A slot for every declared table.
+struct TableSlots : NoTable
+#define APPTRACER_TABLE(sql_name, RowType, table_role, doc) , TableSlot<RowType>
+#include "apptracer/tables.def"
+{
+};
+
+}  // namespace detail
+
+class Trace {
+ public:
+  // Opens and checks the trace at `path` (trace_file.h); throws TraceError.
+  Trace(const std::string& path, TraceAccess access);
+  // Reads a database someone else holds open, which must outlive the Trace
+  // (tests build their traces in place).
+  explicit Trace(Database& db, std::string path = "");
+  Trace(const Trace&) = delete;
+  Trace& operator=(const Trace&) = delete;
+
+  const std::string& path() const { return path_; }
+  Database& db() { return *db_; }
+
+  // Every row of Row's table, by id (rowid order), read on first use.
+  template <typename Row>
+  const Rows<Row>& rows() {
+    std::optional<Rows<Row>>& slot = static_cast<detail::TableSlot<Row>&>(tables_).rows;
+    if (!slot) slot = read_rows<Row>(*db_, texts_);
+    return *slot;
+  }
+
+  // The row with this id; null when there is none. Row's table has an `id`.
+  template <typename Row>
+  const Packed<Row>* find(int64_t id) {
+    const Rows<Row>& all = rows<Row>();
+    auto found = std::lower_bound(all.begin(), all.end(), id,
+                                  [](const Packed<Row>& row, int64_t wanted) { return row.id < wanted; });
+    return found != all.end() && found->id == id ? &*found : nullptr;
+  }
+
+  // visit(row) for each row of Row's table in the order `rest` asks (ORDER
+  // BY ...), holding one row at a time: for a command that can stream.
+  template <typename Row, typename Visit>
+  void stream(std::string_view rest, Visit&& visit) {
+    stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit));
+  }
+
+  std::string_view text(TextRef ref) const { return texts_.text(ref); }
+  // An interned name (strings.id): kernel, function, NVTX range; `fallback`
+  // for an id with no text.
+  std::string_view string(std::optional<int64_t> id, std::string_view fallback = "");
+  // meta's value for `key`, "" when absent.
+  std::string meta(std::string_view key);
+
+  const TraceProcesses& processes();
+  const TimeOrigin& origin();
+
+ private:
+  Database opened_;  // unless borrowed
+  Database* db_;
+  std::string path_;
+  TextPool texts_;
+  detail::TableSlots tables_;
+  std::optional<TraceProcesses> processes_;
+  std::optional<TimeOrigin> origin_;
+};
+
+}  // namespace apptracer::trace

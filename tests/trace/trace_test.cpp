@@ -1,0 +1,166 @@
+// The trace model (analyzer/trace): rows read back field by field in their
+// packed form, each table read once, a single trace's rows are process 1
+// and a merged trace's say theirs, and times count from the trace's start.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "analyzer/trace/trace.h"
+#include "apptracer/schema.h"
+#include "trace_builder.h"
+
+namespace apptracer::trace {
+namespace {
+
+// How many statements read each table's rows (a SELECT naming it after
+// FROM; its last rowid, which sizes what is read, is one b-tree lookup).
+class TableReads {
+ public:
+  explicit TableReads(Database& db) : db_(db) {
+    sqlite3_trace_v2(db.handle(), SQLITE_TRACE_STMT, &TableReads::on_statement, this);
+  }
+  ~TableReads() { sqlite3_trace_v2(db_.handle(), 0, nullptr, nullptr); }
+
+  int of(const std::string& table) const {
+    auto found = reads_.find(table);
+    return found == reads_.end() ? 0 : found->second;
+  }
+
+ private:
+  static int on_statement(unsigned, void* self, void* statement, void*) {
+    std::string sql = sqlite3_sql(static_cast<sqlite3_stmt*>(statement));
+    for (const TableInfo& table : all_tables()) {
+      if (sql.rfind("SELECT", 0) == 0 && sql.find("max(rowid)") == std::string::npos &&
+          sql.find(" FROM " + table.name) != std::string::npos)
+        ++static_cast<TableReads*>(self)->reads_[table.name];
+    }
+    return 0;
+  }
+
+  Database& db_;
+  std::map<std::string, int> reads_;
+};
+
+TEST(PackedRows, ReadBackFieldByFieldWithNullsAndNames) {
+  testing::TraceBuilder builder;
+  testing::KernelRow launch;
+  launch.stream = 7;
+  launch.grid_x = 128;
+  launch.api_start_ns = 1000;
+  launch.gpu_start_ns = 1500;
+  builder.add(launch);
+  testing::DeviceRow device;
+  device.numa_node = std::nullopt;
+  builder.add_device(device);
+
+  Trace trace(builder.db());
+  const Rows<KernelRow>& kernels = trace.rows<KernelRow>();
+  ASSERT_EQ(kernels.size(), 1u);
+  const Packed<KernelRow>& kernel = kernels[0];
+  EXPECT_EQ(kernel.id, 1);
+  EXPECT_EQ(kernel.launch_kind, LaunchKind::Driver);
+  EXPECT_EQ(kernel.stream, 7);
+  EXPECT_EQ(kernel.grid_x, 128);
+  EXPECT_EQ(kernel.api_start_ns, 1000);
+  EXPECT_EQ(kernel.gpu_start_ns, 1500);
+  EXPECT_FALSE(kernel.gpu_end_ns.has_value());
+  EXPECT_FALSE(kernel.arg_set_id.has_value());
+  EXPECT_EQ(kernel.process, kSingleProcess);
+  EXPECT_EQ(trace.string(kernel.demangled_id), "kernel()");
+  EXPECT_EQ(trace.string(kernel.name_id), "_Z6kernelv");
+  EXPECT_EQ(trace.string(std::nullopt, "?"), "?");
+
+  const Packed<DeviceRow>* gpu = trace.find<DeviceRow>(0);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(trace.text(gpu->name), "NVIDIA H100");
+  EXPECT_FALSE(gpu->numa_node.has_value());
+  EXPECT_EQ(trace.find<DeviceRow>(1), nullptr);
+}
+
+// A launch's row costs what its columns need, not a std::optional's 16
+// bytes each: the model holds a million of them for a long training run.
+TEST(PackedRows, ANullableColumnTakesEightBytes) {
+  static_assert(sizeof(NullableInt) == 8);
+  EXPECT_LE(sizeof(Packed<KernelRow>), 200u);
+}
+
+TEST(PackedRows, AColumnOrTableTheTraceLacksReadsAsNone) {
+  Database db(std::string(APPTRACER_SCHEMA2_TRACES) + "/vector_add.db", Database::Mode::ReadOnly);
+  Trace trace(db);
+  ASSERT_FALSE(trace.rows<KernelRow>().empty());
+  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    EXPECT_FALSE(kernel.arg_set_id.has_value());  // schema 2 has no argument sets
+  }
+  EXPECT_TRUE(trace.rows<CollectiveRow>().empty());  // nor collectives
+}
+
+TEST(Trace, ReadsATableOnceHoweverOftenAsked) {
+  testing::TraceBuilder builder;
+  builder.add(testing::KernelRow());
+  Trace trace(builder.db());
+  TableReads reads(builder.db());
+  const Rows<KernelRow>* first = &trace.rows<KernelRow>();
+  EXPECT_EQ(first, &trace.rows<KernelRow>());
+  EXPECT_NE(trace.find<KernelRow>(1), nullptr);
+  EXPECT_EQ(reads.of("kernels"), 1);
+  EXPECT_EQ(reads.of("memcpys"), 0);
+}
+
+TEST(Processes, ASingleTraceIsProcessOneStartingAtMetaStart) {
+  testing::TraceBuilder builder;
+  builder.set_meta("pid", "4242");
+  builder.set_meta("command_line", "/usr/bin/python3 train.py");
+  builder.set_meta("start_ns", "1000000");
+  Trace trace(builder.db());
+  const TraceProcesses& processes = trace.processes();
+  EXPECT_FALSE(processes.merged);
+  ASSERT_EQ(processes.list.size(), 1u);
+  EXPECT_EQ(processes.list[0].process_id, kSingleProcess);
+  EXPECT_EQ(processes.list[0].pid, 4242);
+  EXPECT_EQ(processes.list[0].name, "python3");
+  EXPECT_TRUE(trace.origin().recorded);
+  EXPECT_EQ(trace.origin().ns, 1000000);
+  EXPECT_EQ(trace.origin().since(1002500), 2500);
+  EXPECT_NE(trace.origin().describe().find("since the trace's start"), std::string::npos);
+}
+
+TEST(Processes, WithoutARecordedStartTimesAreAsRecorded) {
+  testing::TraceBuilder builder;
+  Trace trace(builder.db());
+  EXPECT_FALSE(trace.origin().recorded);
+  EXPECT_EQ(trace.origin().since(777), 777);
+  EXPECT_NE(trace.origin().describe().find("records no start"), std::string::npos);
+}
+
+// A merged trace (merge.h): rows carry process_id, each process's meta is in
+// process_meta, and its times moved by its time_ns offset.
+TEST(Processes, AMergedTraceSaysEachRowsProcessAndStartsAtTheEarliestStart) {
+  testing::TraceBuilder builder;
+  Database& db = builder.db();
+  for (const TableInfo* table : tables_with_role(TableRole::Merge)) db.exec(create_table_sql(*table));
+  db.exec("ALTER TABLE kernels ADD COLUMN process_id INTEGER");
+  db.exec(
+      "INSERT INTO processes(process_id, pid, command_line, status) VALUES "
+      "(1, 10, './rank0', 'complete'), (2, 11, './rank1', 'complete');"
+      "INSERT INTO process_meta VALUES (1, 'start_ns', '5000'), (2, 'start_ns', '4000');"
+      "INSERT INTO merge_offsets VALUES (1, 'time_ns', 0), (2, 'time_ns', 2500);");
+  testing::KernelRow launch;
+  builder.add(launch);
+  builder.add(launch);
+  db.exec("UPDATE kernels SET process_id = id");
+
+  Trace trace(db);
+  const TraceProcesses& processes = trace.processes();
+  EXPECT_TRUE(processes.merged);
+  ASSERT_EQ(processes.list.size(), 2u);
+  EXPECT_EQ(processes.get(2).name, "rank1");
+  EXPECT_EQ(processes.get(2).start_ns, 6500);
+  EXPECT_EQ(trace.origin().ns, 5000);
+  ASSERT_EQ(trace.rows<KernelRow>().size(), 2u);
+  EXPECT_EQ(trace.rows<KernelRow>()[0].process, 1);
+  EXPECT_EQ(trace.rows<KernelRow>()[1].process, 2);
+}
+
+}  // namespace
+}  // namespace apptracer::trace
