@@ -396,7 +396,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
   }
   for (const Edge& edge : graph.edges) used[graph.values[edge.src_value].location] = true;
   std::set<int64_t> migrated;
-  for (const UmEvent& event : facts.um.events) {
+  for (const trace::UmEvent& event : facts.um.events) {
     if (event.alloc_id) migrated.insert(*event.alloc_id);
   }
   std::vector<std::pair<int64_t, int64_t>> opaque;  // windows of kernels without arguments

@@ -73,13 +73,13 @@ MeasuredTransferCost::MeasuredTransferCost(const TraceFacts& facts) {
   }
   // Prefetches of managed memory are timed only by their migration records
   // (CUPTI names them "user"): each record is one transfer of the managed path.
-  for (const UmEvent& event : facts.um.events) {
+  for (const trace::UmEvent& event : facts.um.events) {
     if (!event.is_migration() || event.end_ns <= event.start_ns ||
         static_cast<UmMigrationCause>(event.cause) != UmMigrationCause::User)
       continue;
     TransferPath path;
-    bool to_device = event.dst != kHostResidency;
-    path.kind = to_device ? (event.src != kHostResidency ? CopyKind::DtoD : CopyKind::HtoD)
+    bool to_device = event.dst != trace::kHostResidency;
+    path.kind = to_device ? (event.src != trace::kHostResidency ? CopyKind::DtoD : CopyKind::HtoD)
                           : CopyKind::DtoH;
     path.host_memory = MemoryKind::Managed;
     path.device = to_device ? event.dst : event.src;

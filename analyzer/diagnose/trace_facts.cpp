@@ -1,3 +1,4 @@
+#include "analyzer/trace/trace.h"
 #include "trace_facts.h"
 
 #include <algorithm>
@@ -271,8 +272,9 @@ TraceFacts read_trace_facts(Database& db) {
   read_syncs(db, facts);
   read_allocations(db, facts);
   read_annotations(db, facts);
-  facts.um = read_um_trace(db);
-  facts.graph = dvdg::build_graph_from_trace(db);
+  trace::Trace trace(db);
+  facts.um = trace.unified_memory();
+  facts.graph = dvdg::build_graph_from_trace(trace);
   return facts;
 }
 

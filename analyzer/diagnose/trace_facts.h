@@ -14,7 +14,7 @@
 #include "apptracer/saturating.h"
 #include "apptracer/sqlite.h"
 #include "graph.h"
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::diagnose {
 
@@ -121,7 +121,7 @@ struct TraceFacts {
   std::unordered_map<int64_t, HostCall> calls;  // by correlation id
   std::vector<HostCall> all_calls;  // every runtime call (and driver calls no runtime call made), by start
   std::unordered_map<int64_t, std::vector<size_t>> calls_by_thread;  // into all_calls, by start
-  UmTrace um;
+  trace::UmTrace um;
   dvdg::Graph graph;
   int64_t start_ns = 0;  // first and last timestamp of the trace
   int64_t end_ns = 0;

@@ -13,10 +13,10 @@ namespace apptracer::diagnose {
 
 namespace {
 
-bool on_demand(const UmEvent& event, const UmCause& cause) {
+bool on_demand(const trace::UmEvent& event, const trace::UmCause& cause) {
   return event.is_migration() && event.alloc_id &&
          static_cast<UmMigrationCause>(event.cause) != UmMigrationCause::User &&
-         (cause.kind == UmCauseKind::Kernel || cause.kind == UmCauseKind::HostPhase);
+         (cause.kind == trace::UmCauseKind::Kernel || cause.kind == trace::UmCauseKind::HostPhase);
 }
 
 // The path a prefetch of these bytes would take: the managed path where the
@@ -58,10 +58,10 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
   // By (allocation, from, to, caused by kernels rather than the host).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Group> groups;
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
-    const UmEvent& event = facts.um.events[i];
-    const UmCause& cause = facts.um.causes[i];
+    const trace::UmEvent& event = facts.um.events[i];
+    const trace::UmCause& cause = facts.um.causes[i];
     if (!on_demand(event, cause)) continue;
-    bool by_kernel = cause.kind == UmCauseKind::Kernel;
+    bool by_kernel = cause.kind == trace::UmCauseKind::Kernel;
     Group& group = groups[{*event.alloc_id, event.src, event.dst, by_kernel}];
     if (group.records++ == 0) {
       if (by_kernel) {
@@ -87,7 +87,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
     if (group.bytes < context.limits.min_migrated_bytes || group.bytes < share) continue;
     merge_intervals(group.time);
     int64_t now = covered_ns(group.time, INT64_MIN, INT64_MAX);
-    bool to_device = to != kHostResidency;
+    bool to_device = to != trace::kHostResidency;
     int64_t device = to_device ? to : from;
     Finding& f = group.finding;
     std::string name = allocation_name(facts, alloc_id);
@@ -121,7 +121,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
   };
   std::map<int64_t, PerAllocation> allocations;
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
-    const UmEvent& event = facts.um.events[i];
+    const trace::UmEvent& event = facts.um.events[i];
     if (!event.alloc_id) continue;
     bool thrash = event.kind == UmCounterKind::Thrashing;
     if (!thrash && !on_demand(event, facts.um.causes[i])) continue;
@@ -132,7 +132,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
       ++a.thrashing;
       continue;
     }
-    bool to_device = event.dst != kHostResidency;
+    bool to_device = event.dst != trace::kHostResidency;
     if (a.last_to_device && *a.last_to_device != to_device) ++a.turns;
     a.last_to_device = to_device;
     if (to_device) a.device = event.dst;

@@ -20,7 +20,7 @@
 #include "output_file.h"
 #include "queries.h"
 #include "text_escape.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -39,17 +39,15 @@ struct DvdgOptions {
   std::string why, consumers, lifetime;
 };
 
-std::vector<std::pair<int64_t, int64_t>> nvtx_windows(Database& db,
+std::vector<std::pair<int64_t, int64_t>> nvtx_windows(trace::Trace& trace,
                                                       const std::vector<std::string>& names) {
   std::vector<std::pair<int64_t, int64_t>> windows;
-  Statement ranges = db.prepare(
-      "SELECT r.start_ns, coalesce(r.end_ns, r.start_ns) FROM nvtx_ranges r "
-      "JOIN strings s ON s.id = r.name_id WHERE s.text = ?");
   for (const std::string& name : names) {
-    ranges.bind(1, name);
     size_t before = windows.size();
-    while (ranges.step()) windows.emplace_back(ranges.int64(0), ranges.int64(1));
-    ranges.reset();
+    for (const trace::Packed<NvtxRangeRow>& range : trace.rows<NvtxRangeRow>()) {
+      if (range.name_id && trace.string(range.name_id) == name)
+        windows.emplace_back(range.start_ns, range.end_ns.value_or(range.start_ns));
+    }
     if (windows.size() == before)
       throw std::runtime_error("no NVTX range named '" + name + "' in the trace");
   }
@@ -151,25 +149,27 @@ int run_dvdg(const DvdgOptions& options) {
   // The stored graph is the trace's best one: never the one that ignores --exact.
   bool store = !options.no_store && !options.ignore_exact &&
                (options.force || not_being_recorded(options.trace));
-  Database db = open_trace(options.trace, store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   dvdg::Graph graph;
   std::vector<std::pair<int64_t, int64_t>> windows;
-  try {
-    graph = dvdg::build_graph_from_trace(db, options.ignore_exact ? dvdg::KernelAccesses::Signatures
-                                                                  : dvdg::KernelAccesses::Exact);
-    windows = nvtx_windows(db, options.nvtx);
-  } catch (const SqliteError& error) {
-    throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
-  }
-  if (store) {
+  {
+    trace::Trace trace(options.trace, store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
     try {
-      dvdg::store_graph(db, graph);
+      graph = dvdg::build_graph_from_trace(trace, options.ignore_exact
+                                                      ? dvdg::KernelAccesses::Signatures
+                                                      : dvdg::KernelAccesses::Exact);
+      windows = nvtx_windows(trace, options.nvtx);
     } catch (const SqliteError& error) {
-      throw TraceError(options.trace + ": cannot store the graph (" + error.what() +
-                       "); use --no-store to only export");
+      throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
+    }
+    if (store) {
+      try {
+        dvdg::store_graph(trace.db(), graph);
+      } catch (const SqliteError& error) {
+        throw TraceError(options.trace + ": cannot store the graph (" + error.what() +
+                         "); use --no-store to only export");
+      }
     }
   }
-  db.close();
 
   if (!options.why.empty()) {
     dvdg::print_why(graph, dvdg::resolve_value(graph, options.why), std::cout);

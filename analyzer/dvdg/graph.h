@@ -17,26 +17,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/trace/operations.h"
+#include "analyzer/trace/unified_memory.h"
 #include "apptracer/enums.h"
-#include "um_attribution.h"
 
 namespace apptracer::dvdg {
 
-// Migration: unified memory moved between host and devices (CUPTI's
-// migration records, grouped per allocation, direction and causing op).
-// HostPhase: the CPU touching managed memory between GPU work, which is what
-// made the migrations placed before it.
-// Collective: one NCCL/MPI collective, every rank's part of it in the trace
-// joined into one op (merge's collective_matches). Message: one point-to-point
-// send and the receive it matched (or either end alone, the other not traced).
-enum class OpKind : uint8_t {
-  Allocation, Free, Copy, Memset, Kernel, Migration, HostPhase, Collective, Message
-};
-// Allocations and frees make and end regions rather than read or write data.
-// (A sub-allocation's lifetime is no op: a training step has as many as
-// kernels, and its sub_allocations row already says it.)
-bool is_lifetime_op(OpKind kind);
-std::string_view to_string(OpKind kind);
+// The graph's ops are the trace model's operations (a sub-allocation's
+// lifetime is no op: a training step has as many as kernels, and its
+// sub_allocations row already says it).
+using trace::OpKind;
+using trace::ProcessId;
+using trace::kHostResidency;
 
 enum class EdgeKind : uint8_t {
   Data,   // the operation read the source value
@@ -50,24 +42,24 @@ std::string_view to_string(EdgeKind kind);
 // tracer could not attribute to one (an "unknown region", typically host
 // memory).
 struct Location {
-  std::optional<int64_t> alloc_id;  // a sub-allocation's: its parent's
+  trace::NullableInt alloc_id;          // a sub-allocation's: its parent's
   std::optional<AllocKind> alloc_kind;  // allocations (and sub-allocations': the parent's)
-  std::optional<int64_t> sub_allocation_id;
+  trace::NullableInt sub_allocation_id;
   std::optional<SubAllocator> allocator;  // sub-allocations only
-  int64_t alloc_ns = 0;            // sub-allocations: when the block was handed out
-  std::optional<int64_t> free_ns;  // ... and back in the pool
+  int64_t alloc_ns = 0;                   // sub-allocations: when the block was handed out
+  trace::NullableInt free_ns;             // ... and back in the pool
   int64_t address = 0;
   int64_t bytes = 0;
-  std::optional<int64_t> device;
+  trace::NullableInt device;
   MemoryKind memory = MemoryKind::Unknown;
   // Device memory holds no data until something writes it; host memory may
   // have been written by CPU code the tracer cannot see.
   bool starts_with_data = true;
   // Managed memory: its values also say where they reside.
   bool is_managed() const { return alloc_kind == AllocKind::Managed; }
-  // A merged trace's process (processes.process_id; 0 in a single trace):
-  // ranks' address spaces overlap, so an address means something per process.
-  uint16_t process = 0;
+  // A merged trace's process: ranks' address spaces overlap, so an address
+  // means something per process.
+  ProcessId process = trace::kSingleProcess;
   // No memory: what a collective combined from every rank's send buffer and
   // wrote into every rank's receive buffer (one value, so a collective has
   // edges per rank rather than per pair of ranks).
@@ -78,9 +70,8 @@ struct Location {
 // (kHostResidency). Values of other memory have none.
 inline constexpr int16_t kNoResidency = INT16_MIN;
 
-struct Op {
-  OpKind kind = OpKind::Kernel;
-  CopyKind copy_kind = CopyKind::Unknown;  // copies only
+// An operation of the trace, with what the graph adds to it.
+struct Op : trace::Operation {
   bool reads_uninitialized = false;
   // A kernel with no kernel_args rows (arguments not captured): what it read
   // and wrote is missing from the graph.
@@ -88,19 +79,10 @@ struct Op {
   // Migrations: from and to which residency (here, where the struct has room).
   int16_t from = kNoResidency;
   int16_t to = kNoResidency;
-  int64_t source_id = 0;  // row id in allocations, memcpys, memsets or kernels
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
-  int64_t issue_ns = 0;  // when the host issued it
-  int64_t start_ns = 0;  // GPU start when known, else issue time
-  int64_t end_ns = 0;    // GPU end when known, else start
-  int64_t bytes = 0;     // copies, memsets and migrations
-  int64_t name_id = 0;   // kernels: strings.id of the demangled (else mangled) name
   uint8_t migration_cause = 0;  // migrations: enum um_migration_cause
   // Collectives and messages: what the ranks called (messages: Send, or Recv
   // when only the receiver is in the trace).
   CollectiveKind collective_kind = CollectiveKind::AllReduce;
-  uint16_t process = 0;  // a merged trace's process (processes.process_id); 0 in a single trace
   static constexpr uint32_t kNoOp = UINT32_MAX;
   // Migrations GPU work (kernel, copy, memset) or a host phase caused: the op
   // they are placed right before (a position into the trace's ops, then,

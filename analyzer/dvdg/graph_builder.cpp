@@ -434,8 +434,8 @@ Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
   return Builder(std::move(trace)).build(order);
 }
 
-Graph build_graph_from_trace(Database& db, KernelAccesses kernel_accesses) {
-  TraceOps trace = read_trace_ops(db, kernel_accesses);
+Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses) {
+  TraceOps trace = read_trace_ops(source, kernel_accesses);
   std::vector<uint32_t> order = program_order(trace);
   return build_graph(std::move(trace), order);
 }

@@ -2,7 +2,7 @@
 // dependence edges (the semantics of docs/dvdg.md).
 #pragma once
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 #include "graph.h"
 #include "trace_reader.h"
 
@@ -12,6 +12,7 @@ namespace apptracer::dvdg {
 Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order);
 
 // Reads the trace, orders its operations and builds the graph.
-Graph build_graph_from_trace(Database& db, KernelAccesses kernel_accesses = KernelAccesses::Exact);
+Graph build_graph_from_trace(trace::Trace& trace,
+                             KernelAccesses kernel_accesses = KernelAccesses::Exact);
 
 }  // namespace apptracer::dvdg

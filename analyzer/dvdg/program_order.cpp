@@ -12,6 +12,9 @@ namespace apptracer::dvdg {
 
 namespace {
 
+using StreamEvent = trace::Packed<StreamEventRow>;
+using Sync = trace::Packed<SyncRow>;
+
 // Lane `blocked` may not run its operation at `position` before lane
 // `after` has run `count` operations.
 struct Constraint {
@@ -23,7 +26,7 @@ struct Constraint {
 // The operations of one stream (or of a process's host: allocations, frees
 // and work without a stream), in issue order.
 struct Lane {
-  uint16_t process = 0;
+  ProcessId process = trace::kSingleProcess;
   std::optional<int64_t> device;
   std::optional<int64_t> stream;
   std::vector<uint32_t> ops;
@@ -52,7 +55,7 @@ class Orderer {
 
  private:
   void build_lanes() {
-    using LaneKey = std::tuple<uint16_t, std::optional<int64_t>, std::optional<int64_t>>;
+    using LaneKey = std::tuple<ProcessId, std::optional<int64_t>, std::optional<int64_t>>;
     std::map<LaneKey, uint32_t> index;
     for (uint32_t op = 0; op < trace_.ops.size(); ++op) {
       const Op& record = trace_.ops[op];
@@ -61,7 +64,7 @@ class Orderer {
         continue;
       }
       bool on_stream = record.stream && !is_lifetime_op(record.kind);
-      LaneKey key = on_stream ? LaneKey(record.process, record.device, record.stream)
+      LaneKey key = on_stream ? LaneKey(record.process, record.device.optional(), record.stream.optional())
                               : LaneKey(record.process, std::nullopt, std::nullopt);
       auto [it, inserted] = index.emplace(key, static_cast<uint32_t>(lanes_.size()));
       if (inserted) {
@@ -91,7 +94,7 @@ class Orderer {
                                lane.issue_ns.begin());
   }
 
-  std::vector<uint32_t> lanes_of(uint16_t process, std::optional<int64_t> stream,
+  std::vector<uint32_t> lanes_of(ProcessId process, std::optional<int64_t> stream,
                                  std::optional<int64_t> device) const {
     std::vector<uint32_t> found;
     for (uint32_t i = 0; i < lanes_.size(); ++i) {
@@ -123,7 +126,7 @@ class Orderer {
 
   // The record an event wait or event sync at `ns` refers to: the latest
   // record of that event issued before it.
-  const StreamEvent* record_before(uint16_t process, int64_t handle, int64_t ns) const {
+  const StreamEvent* record_before(ProcessId process, int64_t handle, int64_t ns) const {
     auto found = records_.find({process, handle});
     if (found == records_.end()) return nullptr;
     const auto& records = found->second;
@@ -134,17 +137,17 @@ class Orderer {
   }
 
   void add_event_waits() {
-    for (const StreamEvent& event : trace_.stream_events) {
+    for (const StreamEvent& event : *trace_.stream_events) {
       if (event.kind == StreamEventKind::Record)
-        records_[{event.process, event.handle}].push_back(&event);
+        records_[{event.process, event.event_handle}].push_back(&event);
     }
     for (auto& [handle, records] : records_) {
       std::stable_sort(records.begin(), records.end(),
                        [](const StreamEvent* a, const StreamEvent* b) { return a->ns < b->ns; });
     }
-    for (const StreamEvent& wait : trace_.stream_events) {
+    for (const StreamEvent& wait : *trace_.stream_events) {
       if (wait.kind != StreamEventKind::Wait) continue;
-      const StreamEvent* record = record_before(wait.process, wait.handle, wait.ns);
+      const StreamEvent* record = record_before(wait.process, wait.event_handle, wait.ns);
       if (!record) continue;
       for (uint32_t after : lanes_of(record->process, record->stream, record->device)) {
         for (uint32_t blocked : lanes_of(wait.process, wait.stream, wait.device)) {
@@ -157,13 +160,13 @@ class Orderer {
   // After a synchronization returns, the host issues new work only once the
   // awaited work has finished (its own process's: other ranks go on).
   void add_syncs() {
-    std::map<uint16_t, std::vector<uint32_t>> processes;
+    std::map<ProcessId, std::vector<uint32_t>> processes;
     for (uint32_t i = 0; i < lanes_.size(); ++i) processes[lanes_[i].process].push_back(i);
-    std::vector<const SyncPoint*> syncs;
-    for (const SyncPoint& sync : trace_.syncs) syncs.push_back(&sync);
+    std::vector<const Sync*> syncs;
+    for (const Sync& sync : *trace_.syncs) syncs.push_back(&sync);
     std::stable_sort(syncs.begin(), syncs.end(),
-                     [](const SyncPoint* a, const SyncPoint* b) { return a->end_ns < b->end_ns; });
-    for (const SyncPoint* sync : syncs) {
+                     [](const Sync* a, const Sync* b) { return a->end_ns < b->end_ns; });
+    for (const Sync* sync : syncs) {
       const std::vector<uint32_t>& all = processes[sync->process];
       std::vector<uint32_t> awaited;
       int64_t awaited_ns = sync->start_ns;
@@ -219,7 +222,7 @@ class Orderer {
     }
   }
 
-  std::vector<uint32_t> host_lanes(uint16_t process) const {
+  std::vector<uint32_t> host_lanes(ProcessId process) const {
     std::vector<uint32_t> found;
     for (uint32_t i = 0; i < lanes_.size(); ++i) {
       if (lanes_[i].process == process && !lanes_[i].stream) found.push_back(i);
@@ -294,7 +297,7 @@ class Orderer {
   const TraceOps& trace_;
   size_t caused_migrations_ = 0;  // left out of the lanes, placed before their cause
   std::vector<Lane> lanes_;
-  std::map<std::pair<uint16_t, int64_t>, std::vector<const StreamEvent*>> records_;  // by (process, handle)
+  std::map<std::pair<ProcessId, int64_t>, std::vector<const StreamEvent*>> records_;  // by (process, handle)
   // Per (after, blocked) lane pair: the last constraint added between them.
   std::unordered_map<uint64_t, Constraint> latest_;
 };

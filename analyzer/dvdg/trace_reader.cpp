@@ -1,114 +1,53 @@
 #include "trace_reader.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
-#include <tuple>
-#include <exception>
 #include <iterator>
 #include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
+#include "analyzer/trace/collectives.h"
+#include "analyzer/trace/exact_accesses.h"
+#include "analyzer/trace/migration_groups.h"
 #include "apptracer/saturating.h"
 #include "block_resolution.h"
-#include "collective_operations.h"
-#include "exact_accesses.h"
-#include "migration_groups.h"
 
 namespace apptracer::dvdg {
 
 namespace {
 
-// Issue time, start and end of an operation from its nullable trace columns.
-void set_times(Op& op, std::optional<int64_t> api_start, std::optional<int64_t> gpu_start,
-               std::optional<int64_t> gpu_end) {
-  op.issue_ns = api_start.value_or(gpu_start.value_or(0));
-  op.start_ns = gpu_start.value_or(op.issue_ns);
-  op.end_ns = std::max(op.start_ns, gpu_end.value_or(op.start_ns));
-}
-
-// A kernel_args row as stored: a parameter word, pointing into an allocation or not.
-struct RawArgument {
-  int64_t kernel_id;
-  int64_t alloc_id;
-  int64_t alloc_offset;
-  bool points_into_allocation;
-  AccessKind access;
-  AccessSource source;
-};
-
-std::vector<RawArgument> read_kernel_arguments(Database& db) {
-  std::vector<RawArgument> arguments;
-  Statement rows = db.prepare(
-      "SELECT kernel_id, alloc_id, alloc_offset, access, access_source FROM kernel_args");
-  while (rows.step()) {
-    bool points = !rows.is_null(1);
-    arguments.push_back({rows.int64(0), points ? rows.int64(1) : 0,
-                         rows.is_null(2) ? 0 : rows.int64(2), points,
-                         static_cast<AccessKind>(rows.int64(3)),
-                         static_cast<AccessSource>(rows.int64(4))});
-  }
-  return arguments;
-}
+using trace::NullableInt;
+using trace::Packed;
 
 // The bytes a copy's endpoint spans from its first byte: the copy's bytes,
 // or for a 2D/3D copy its rows at their pitch.
-int64_t span_of(int64_t bytes, std::optional<int64_t> width, std::optional<int64_t> height,
-                std::optional<int64_t> pitch) {
+int64_t span_of(int64_t bytes, NullableInt width, NullableInt height, NullableInt pitch) {
   if (!width || !height || !pitch || *height <= 0) return bytes;
   return std::max(bytes, (*height - 1) * *pitch + *width);
 }
 
 class Reader {
  public:
-  Reader(Database& db, KernelAccesses kernel_accesses) : db_(db), kernel_accesses_(kernel_accesses) {}
+  Reader(trace::Trace& trace, KernelAccesses kernel_accesses)
+      : trace_(trace), kernel_accesses_(kernel_accesses) {}
 
   TraceOps read() {
-    // Kernel arguments are the largest table: a second connection reads them
-    // while this one reads everything else.
-    std::vector<RawArgument> arguments;
-    std::exception_ptr failure;
-    std::thread argument_reader;
-    const char* file = sqlite3_db_filename(db_.handle(), "main");
-    if (file && *file) {
-      argument_reader = std::thread([&arguments, &failure, this] {
-        try {
-          Database other = db_.reopen_read_only();
-          arguments = read_kernel_arguments(other);
-        } catch (...) {
-          failure = std::current_exception();
-        }
-      });
-    }
-    try {
-      reserve();
-      read_allocations();
-      read_sub_allocations();
-      read_copies();
-      read_memsets();
-      read_kernels();
-      read_collectives();
-      if (kernel_accesses_ == KernelAccesses::Exact) exact_ = ExactAccesses::read(db_);
-      read_migrations();
-      read_stream_events();
-      read_syncs();
-    } catch (...) {
-      if (argument_reader.joinable()) argument_reader.join();
-      throw;
-    }
-    if (argument_reader.joinable()) {
-      argument_reader.join();
-      if (failure) std::rethrow_exception(failure);
-    } else {
-      arguments = read_kernel_arguments(db_);
-    }
-    add_kernel_accesses(arguments);
-    arguments = {};
+    reserve();
+    read_allocations();
+    read_sub_allocations();
+    read_copies();
+    read_memsets();
+    read_kernels();
+    read_collectives();
+    if (kernel_accesses_ == KernelAccesses::Exact) exact_ = trace::ExactAccesses::read(trace_);
+    read_migrations();
+    out_.stream_events = &trace_.rows<StreamEventRow>();
+    out_.syncs = &trace_.rows<SyncRow>();
+    add_kernel_accesses();
     // Exact ranges first: they are split by the tensors they touch too.
     add_exact_accesses();
     holds_blocks_.resize(out_.locations.size(), false);
@@ -118,39 +57,19 @@ class Reader {
   }
 
  private:
-  // Rows are counted up front so that the big vectors grow once: with
-  // millions of rows, repeated growth costs as much as reading them.
-  // (max(rowid) is instant where count(*) reads the whole table; an absurd
-  // rowid only means no reservation. One huge id in a damaged trace must not
-  // reserve gigabytes: no table holds more rows than its file has 16 bytes.)
-  int64_t last_rowid(const char* table) {
-    constexpr int64_t kMostReserved = int64_t{1} << 27;
-    if (!db_.has_table(table)) return 0;  // an older trace, or one without that kind
-    Statement query = db_.prepare(std::string("SELECT coalesce(max(rowid), 0) FROM ") + table);
-    int64_t last = query.step() ? query.int64(0) : 0;
-    Statement size = db_.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
-    int64_t most = std::min(kMostReserved, size.step() ? size.int64(0) / 16 : 0);
-    return last >= 0 && last <= most ? last : 0;
-  }
-
+  // The big vectors grow once: with millions of rows, repeated growth costs
+  // as much as reading them.
   void reserve() {
-    int64_t allocations = last_rowid("allocations");
-    int64_t copies = last_rowid("memcpys");
-    int64_t memsets = last_rowid("memsets");
-    int64_t kernels = last_rowid("kernels");
-    int64_t blocks = last_rowid("sub_allocations");
-    out_.ops.reserve(static_cast<size_t>(2 * allocations + copies + memsets + kernels));
-    pending_.reserve(static_cast<size_t>(2 * allocations + 2 * copies + memsets +
-                                         last_rowid("kernel_arg_words")));
-    out_.locations.reserve(static_cast<size_t>(allocations + blocks));
-    kernel_ids_.reserve(static_cast<size_t>(kernels));
-    kernel_ops_.reserve(static_cast<size_t>(kernels));
-  }
-
-  // The process a row came from: a merged trace's process_id column, 0 in a
-  // single process's trace.
-  std::string process_column(const char* table) {
-    return db_.has_column(table, "process_id") ? "coalesce(process_id, 0)" : "0";
+    size_t allocations = trace_.rows<AllocationRow>().size();
+    size_t copies = trace_.rows<MemcpyRow>().size();
+    size_t memsets = trace_.rows<MemsetRow>().size();
+    size_t kernels = trace_.rows<KernelRow>().size();
+    size_t blocks = trace_.rows<SubAllocationRow>().size();
+    out_.ops.reserve(2 * allocations + copies + memsets + kernels);
+    pending_.reserve(2 * allocations + 2 * copies + memsets + 4 * kernels);
+    out_.locations.reserve(allocations + blocks);
+    kernel_ids_.reserve(kernels);
+    kernel_ops_.reserve(kernels);
   }
 
   uint32_t add_op(const Op& op) {
@@ -179,27 +98,24 @@ class Reader {
   }
 
   void read_allocations() {
-    Statement rows =
-        db_.prepare("SELECT id, kind, address, bytes, device, alloc_ns, free_ns, " +
-                    process_column("allocations") + " FROM allocations");
-    while (rows.step()) {
+    for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
       Location location;
-      location.alloc_id = rows.int64(0);
-      location.address = rows.int64(2);
-      location.bytes = rows.int64(3);
-      location.device = rows.optional_int64(4);
-      location.alloc_kind = static_cast<AllocKind>(rows.int64(1));
-      location.memory = memory_kind_of(*location.alloc_kind);
+      location.alloc_id = row.id;
+      location.address = row.address;
+      location.bytes = row.bytes;
+      location.device = row.device;
+      location.alloc_kind = row.kind;
+      location.memory = memory_kind_of(row.kind);
       location.starts_with_data = !is_device_memory(location.memory);
-      location.process = static_cast<uint16_t>(rows.int64(7));
+      location.process = row.process;
       uint32_t index = add_location(location);
-      alloc_locations_.emplace(*location.alloc_id, index);
-      add_lifetime(index, rows.int64(5), rows.optional_int64(6));
+      alloc_locations_.emplace(row.id, index);
+      add_lifetime(index, row.alloc_ns, row.free_ns);
     }
   }
 
   // The allocation and (if it happened) free ops of a location.
-  void add_lifetime(uint32_t location, int64_t alloc_ns, std::optional<int64_t> free_ns) {
+  void add_lifetime(uint32_t location, int64_t alloc_ns, NullableInt free_ns) {
     Op alloc;
     alloc.kind = OpKind::Allocation;
     alloc.source_id = *out_.locations[location].alloc_id;
@@ -222,7 +138,6 @@ class Reader {
   // holding them are split later.
   void read_sub_allocations() {
     holds_blocks_.assign(out_.locations.size(), false);
-    if (!db_.has_table("sub_allocations")) return;
     // Allocations by address, to mark those a block lies in (a block of an
     // expandable segment may span several of its mappings).
     std::vector<std::pair<int64_t, uint32_t>> by_address;
@@ -232,19 +147,16 @@ class Reader {
     int64_t widest = 0;
     for (const Location& location : out_.locations) widest = std::max(widest, location.bytes);
 
-    Statement rows = db_.prepare(
-        "SELECT id, allocator, parent_alloc_id, address, bytes, device, alloc_ns, free_ns, " +
-        process_column("sub_allocations") + " FROM sub_allocations ORDER BY id");
-    while (rows.step()) {
+    for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
       Location location;
-      location.sub_allocation_id = rows.int64(0);
-      location.allocator = static_cast<SubAllocator>(rows.int64(1));
-      location.alloc_id = rows.optional_int64(2);
-      location.address = rows.int64(3);
-      location.bytes = rows.int64(4);
-      location.device = rows.optional_int64(5);
+      location.sub_allocation_id = row.id;
+      location.allocator = row.allocator;
+      location.alloc_id = row.parent_alloc_id;
+      location.address = row.address;
+      location.bytes = row.bytes;
+      location.device = row.device;
       location.memory = MemoryKind::Device;
-      location.process = static_cast<uint16_t>(rows.int64(8));
+      location.process = row.process;
       if (location.alloc_id) {
         auto parent = alloc_locations_.find(*location.alloc_id);
         if (parent != alloc_locations_.end()) {
@@ -253,8 +165,8 @@ class Reader {
         }
       }
       location.starts_with_data = !is_device_memory(location.memory);
-      location.alloc_ns = rows.int64(6);
-      location.free_ns = rows.optional_int64(7);
+      location.alloc_ns = row.alloc_ns;
+      location.free_ns = row.free_ns;
       uint32_t index = add_location(location);
       blocks_.push_back({index, location.process, location.address, location.bytes, location.alloc_ns,
                          location.free_ns.value_or(INT64_MAX)});
@@ -273,9 +185,8 @@ class Reader {
 
   // The location of a copy or memset endpoint: its allocation, or the
   // unknown region starting at its address.
-  std::optional<uint32_t> endpoint(std::optional<int64_t> alloc_id, std::optional<int64_t> address,
-                                   int64_t bytes, MemoryKind memory,
-                                   std::optional<int64_t> device, uint16_t process) {
+  std::optional<uint32_t> endpoint(NullableInt alloc_id, NullableInt address, int64_t bytes,
+                                   MemoryKind memory, NullableInt device, ProcessId process) {
     if (alloc_id) {
       auto found = alloc_locations_.find(*alloc_id);
       if (found != alloc_locations_.end()) return found->second;
@@ -298,7 +209,7 @@ class Reader {
 
   // A copy's or memset's bytes in its location: from its offset (0 for an
   // unknown region, which starts where the copy does).
-  Access range(uint32_t location, std::optional<int64_t> offset, int64_t span) const {
+  Access range(uint32_t location, NullableInt offset, int64_t span) const {
     Access access;
     access.location = location;
     access.begin = out_.locations[location].alloc_id ? offset.value_or(0) : 0;
@@ -307,55 +218,33 @@ class Reader {
   }
 
   void read_copies() {
-    Statement rows = db_.prepare(
-        "SELECT id, kind, bytes, src_alloc_id, dst_alloc_id, src_offset, dst_offset, "
-        "src_address, dst_address, src_memory, dst_memory, src_device, dst_device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns, width, height, src_pitch, dst_pitch, " +
-        process_column("memcpys") + " FROM memcpys");
-    while (rows.step()) {
-      auto kind = static_cast<CopyKind>(rows.int64(1));
-      int64_t bytes = rows.int64(2);
-      auto src_memory = static_cast<MemoryKind>(rows.int64(9));
-      auto dst_memory = static_cast<MemoryKind>(rows.int64(10));
+    for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
       Op op;
-      op.kind = OpKind::Copy;
-      op.copy_kind = kind;
-      op.source_id = rows.int64(0);
-      op.bytes = bytes;
-      // A copy belongs to the device whose memory it touches (the destination's first).
-      std::optional<int64_t> src_device = rows.optional_int64(11);
-      std::optional<int64_t> dst_device = rows.optional_int64(12);
-      op.device =
-          is_device_memory(dst_memory) || !is_device_memory(src_memory) ? dst_device : src_device;
-      if (!op.device) op.device = dst_device ? dst_device : src_device;
-      op.stream = rows.optional_int64(13);
-      op.process = static_cast<uint16_t>(rows.int64(21));
-      set_times(op, rows.optional_int64(14), rows.optional_int64(15), rows.optional_int64(16));
+      static_cast<trace::Operation&>(op) = trace::operation_of(row);
       // A prefetch moves managed memory without changing what it holds: it
       // becomes a migration op for each direction it moved bytes in, if any.
-      if (kind == CopyKind::Prefetch) {
+      if (op.kind == OpKind::Prefetch) {
         prefetches_.emplace(op.source_id, op);
         continue;
       }
       // A linear copy writes exactly its bytes, each from the byte at the same
       // position in the source; a 2D/3D copy's rows leave the pitch between them.
-      std::optional<int64_t> width = rows.optional_int64(17);
-      bool linear = !width;
-      int64_t src_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(19));
-      int64_t dst_span = span_of(bytes, width, rows.optional_int64(18), rows.optional_int64(20));
-      std::optional<uint32_t> src = endpoint(rows.optional_int64(3), rows.optional_int64(7),
-                                             src_span, src_memory, src_device, op.process);
-      std::optional<uint32_t> dst = endpoint(rows.optional_int64(4), rows.optional_int64(8),
-                                             dst_span, dst_memory, dst_device, op.process);
+      bool linear = !row.width;
+      int64_t src_span = span_of(row.bytes, row.width, row.height, row.src_pitch);
+      int64_t dst_span = span_of(row.bytes, row.width, row.height, row.dst_pitch);
+      std::optional<uint32_t> src = endpoint(row.src_alloc_id, row.src_address, src_span,
+                                             row.src_memory, row.src_device, op.process);
+      std::optional<uint32_t> dst = endpoint(row.dst_alloc_id, row.dst_address, dst_span,
+                                             row.dst_memory, row.dst_device, op.process);
       uint32_t index = add_op(op);
       if (src) {
-        Access read = range(*src, rows.optional_int64(5), src_span);
+        Access read = range(*src, row.src_offset, src_span);
         read.reads = read.known_read = true;
         if (linear) read.position = 0;
         add_access(index, read);
       }
       if (dst) {
-        Access write = range(*dst, rows.optional_int64(6), dst_span);
+        Access write = range(*dst, row.dst_offset, dst_span);
         write.writes = true;
         write.exact = linear;
         if (linear) write.position = 0;
@@ -365,62 +254,34 @@ class Reader {
   }
 
   void read_memsets() {
-    Statement rows = db_.prepare(
-        "SELECT id, bytes, alloc_id, alloc_offset, address, memory, device, stream, "
-        "api_start_ns, gpu_start_ns, gpu_end_ns, " +
-        process_column("memsets") + " FROM memsets");
-    while (rows.step()) {
-      int64_t bytes = rows.int64(1);
-      auto process = static_cast<uint16_t>(rows.int64(11));
+    for (const Packed<MemsetRow>& row : trace_.rows<MemsetRow>()) {
       std::optional<uint32_t> dst =
-          endpoint(rows.optional_int64(2), rows.optional_int64(4), bytes,
-                   static_cast<MemoryKind>(rows.int64(5)), rows.optional_int64(6), process);
+          endpoint(row.alloc_id, row.address, row.bytes, row.memory, row.device, row.process);
       Op op;
-      op.kind = OpKind::Memset;
-      op.source_id = rows.int64(0);
-      op.bytes = bytes;
-      op.device = rows.optional_int64(6);
-      op.stream = rows.optional_int64(7);
-      op.process = process;
-      set_times(op, rows.optional_int64(8), rows.optional_int64(9), rows.optional_int64(10));
+      static_cast<trace::Operation&>(op) = trace::operation_of(row);
       uint32_t index = add_op(op);
       if (dst) {
-        Access write = range(*dst, rows.optional_int64(3), bytes);
+        Access write = range(*dst, row.alloc_offset, row.bytes);
         write.writes = write.exact = true;
         add_access(index, write);
       }
     }
   }
 
+  // A launch whose arguments were read has a set, empty when none of its
+  // words points into an allocation; its accesses are added once every op
+  // is read (a collective's NCCL kernel has none of its own).
   void read_kernels() {
-    // A launch whose arguments were read has a set, empty when none of its
-    // words points into an allocation (schema 2 has no sets: unknown until
-    // a kernel_args row says otherwise).
-    std::string unknown_arguments =
-        db_.has_column("kernels", "arg_set_id") ? "arg_set_id IS NULL" : "1";
-    Statement rows = db_.prepare(
-        "SELECT id, coalesce(demangled_id, name_id), device, stream, api_start_ns, "
-        "gpu_start_ns, gpu_end_ns, " + process_column("kernels") + ", " + unknown_arguments +
-        " FROM kernels ORDER BY id");
-    while (rows.step()) {
+    const trace::KernelArguments& arguments = trace_.kernel_arguments();
+    for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
       Op op;
-      op.kind = OpKind::Kernel;
-      op.arguments_unknown = rows.int64(8) != 0;
-      op.source_id = rows.int64(0);
-      op.name_id = rows.is_null(1) ? 0 : rows.int64(1);
-      op.device = rows.optional_int64(2);
-      op.stream = rows.optional_int64(3);
-      op.process = static_cast<uint16_t>(rows.int64(7));
-      set_times(op, rows.optional_int64(4), rows.optional_int64(5), rows.optional_int64(6));
+      static_cast<trace::Operation&>(op) = trace::operation_of(row);
+      op.arguments_unknown = !arguments.captured(row);
       kernel_ids_.push_back(op.source_id);
       kernel_ops_.push_back(add_op(op));
       if (op.name_id != 0) out_.names.emplace(op.name_id, std::string());
     }
-    Statement names = db_.prepare("SELECT id, text FROM strings");
-    while (names.step()) {
-      auto found = out_.names.find(names.int64(0));
-      if (found != out_.names.end()) found->second = names.text(1);
-    }
+    for (auto& [id, name] : out_.names) name = std::string(trace_.string(id));
   }
 
   // One op per NCCL/MPI operation (docs/dvdg.md): a collective reads every
@@ -431,8 +292,8 @@ class Reader {
   // NCCL kernel that ran a call stays an op (its time, its stream) without
   // accesses of its own: the collective says what it read and wrote.
   void read_collectives() {
-    for (const std::vector<CollectiveCall>& calls : read_collective_operations(db_)) {
-      const CollectiveCall& first = calls.front();
+    for (const std::vector<trace::CollectiveCall>& calls : trace::read_collective_operations(trace_)) {
+      const trace::CollectiveCall& first = calls.front();
       bool message = is_point_to_point(first.kind);
       Op op;
       op.kind = message ? OpKind::Message : OpKind::Collective;
@@ -441,21 +302,21 @@ class Reader {
       op.device = first.device;
       op.stream = first.stream;
       op.process = first.process;
-      set_times(op, first.api_start_ns, first.gpu_start_ns, first.gpu_end_ns);
+      trace::set_times(op, first.api_start_ns, first.gpu_start_ns, first.gpu_end_ns);
       int64_t expected = message ? 2 : first.nranks;
       op.ranks_missing = static_cast<int16_t>(
           std::clamp<int64_t>(expected - static_cast<int64_t>(calls.size()), 0, INT16_MAX));
       // What it delivered: the receive buffers (a send whose receiver is not
       // traced: what it sent), so no byte counts twice.
       int64_t received = 0, sent = 0, widest = 0;
-      for (const CollectiveCall& call : calls) {
+      for (const trace::CollectiveCall& call : calls) {
         if (call.recv) received = saturating_add(received, call.recv->bytes);
         if (call.send) sent = saturating_add(sent, call.send->bytes);
         widest = std::max({widest, call.send ? call.send->bytes : 0, call.recv ? call.recv->bytes : 0});
       }
       op.bytes = received > 0 ? received : sent;
       uint32_t index = add_op(op);
-      for (const CollectiveCall& call : calls) {
+      for (const trace::CollectiveCall& call : calls) {
         if (&call != &first)
           out_.rank_calls.push_back({index, call.process, call.device, call.stream, call.api_start_ns});
         add_buffer_access(index, call, call.send, false, message);
@@ -479,8 +340,9 @@ class Reader {
 
   // A send buffer is read for certain; a receive buffer written whole.
   // Messages pair bytes by position, as copies do.
-  void add_buffer_access(uint32_t op, const CollectiveCall& call,
-                         const std::optional<BufferRange>& buffer, bool written, bool positioned) {
+  void add_buffer_access(uint32_t op, const trace::CollectiveCall& call,
+                         const std::optional<trace::BufferRange>& buffer, bool written,
+                         bool positioned) {
     if (!buffer || buffer->bytes <= 0) return;
     std::optional<uint32_t> location = endpoint(buffer->alloc_id, buffer->address, buffer->bytes,
                                                 MemoryKind::Unknown, call.device, call.process);
@@ -507,36 +369,37 @@ class Reader {
     return kernel_ops_[found - kernel_ids_.begin()];
   }
 
-  void add_kernel_accesses(const std::vector<RawArgument>& arguments) {
-    for (const RawArgument& argument : arguments) {
-      std::optional<uint32_t> kernel = kernel_op(argument.kernel_id);
-      if (!kernel) continue;
-      out_.ops[*kernel].arguments_unknown = false;
-      if (!argument.points_into_allocation || exact_and_complete(argument.kernel_id) ||
-          out_.ops[*kernel].runs_collective != Op::kNoOp)
+  // A kernel's pointer arguments: each reaches from where it points to the
+  // end of its allocation (split by the blocks in it later).
+  void add_kernel_accesses() {
+    const trace::KernelArguments& arguments = trace_.kernel_arguments();
+    const trace::Rows<KernelRow>& kernels = trace_.rows<KernelRow>();
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      uint32_t kernel = kernel_ops_[i];
+      if (exact_and_complete(kernels[i].id) || out_.ops[kernel].runs_collective != Op::kNoOp)
         continue;
-      auto location = alloc_locations_.find(argument.alloc_id);
-      if (location == alloc_locations_.end()) continue;
-      auto access_kind = argument.access;
-      auto source = argument.source;
-      // A pointer reaches from where it points to the end of its region.
-      Access access = whole(location->second);
-      access.begin = std::clamp<int64_t>(argument.alloc_offset, 0, access.end);
-      access.to_end = true;
-      // An argument of unknown access is assumed read-write (docs/dvdg.md).
-      access.reads = access_kind != AccessKind::Write;
-      access.writes = access_kind != AccessKind::Read;
-      access.known_read = access_kind == AccessKind::Read ||
-                          (access_kind == AccessKind::ReadWrite &&
-                           source != AccessSource::Assumed && source != AccessSource::None);
-      add_access(*kernel, access);
+      for (const trace::KernelWord& word : arguments.of(kernels[i])) {
+        if (!word.alloc_id) continue;
+        auto location = alloc_locations_.find(*word.alloc_id);
+        if (location == alloc_locations_.end()) continue;
+        Access access = whole(location->second);
+        access.begin = std::clamp<int64_t>(word.alloc_offset, 0, access.end);
+        access.to_end = true;
+        // An argument of unknown access is assumed read-write (docs/dvdg.md).
+        access.reads = word.access != AccessKind::Write;
+        access.writes = word.access != AccessKind::Read;
+        access.known_read = word.access == AccessKind::Read ||
+                            (word.access == AccessKind::ReadWrite &&
+                             word.source != AccessSource::Assumed && word.source != AccessSource::None);
+        add_access(kernel, access);
+      }
     }
   }
 
   // A kernel recorded with --exact whose ranges miss nothing: its arguments'
   // assumed accesses give way to what it really did.
   bool exact_and_complete(int64_t kernel_id) const {
-    const KernelExact* exact = exact_.of(kernel_id);
+    const trace::KernelExact* exact = exact_.of(kernel_id);
     return exact && exact->incomplete == ExactGap::None;
   }
 
@@ -552,7 +415,7 @@ class Reader {
       Op& op = out_.ops[*kernel];
       op.arguments_unknown = false;
       if (op.runs_collective != Op::kNoOp) continue;
-      for (const AllocationTouch& touch : touches_by_allocation(exact)) {
+      for (const trace::AllocationTouch& touch : trace::touches_by_allocation(exact)) {
         std::optional<uint32_t> location = endpoint(touch.alloc_id, touch.lo, touch.hi - touch.lo,
                                                     MemoryKind::Unknown, op.device, op.process);
         if (!location) continue;
@@ -580,9 +443,9 @@ class Reader {
   // or a host phase caused are placed right before it (program_order); a
   // prefetch's take the prefetch's place on its stream.
   void read_migrations() {
-    UmTrace um = read_um_trace(db_);
+    const trace::UmTrace& um = trace_.unified_memory();
     std::vector<uint32_t> host_phase_ops(um.host_phases.size(), Op::kNoOp);
-    for (const MigrationGroup& group : group_migrations(um)) {
+    for (const trace::MigrationGroup& group : trace::group_migrations(um)) {
       auto location = alloc_locations_.find(group.alloc_id);
       if (location == alloc_locations_.end() || !out_.locations[location->second].is_managed())
         continue;
@@ -594,7 +457,7 @@ class Reader {
       op.device = group.to != kHostResidency ? group.to : group.from;
       op.process = out_.locations[location->second].process;
       switch (group.cause.kind) {
-        case UmCauseKind::Prefetch: {
+        case trace::UmCauseKind::Prefetch: {
           auto prefetch = prefetches_.find(group.cause.row);
           if (prefetch == prefetches_.end()) continue;
           op = prefetch->second;
@@ -602,22 +465,22 @@ class Reader {
           op.end_ns = std::max(op.start_ns, group.end_ns);
           break;
         }
-        case UmCauseKind::Kernel:
-        case UmCauseKind::Copy:
-        case UmCauseKind::Memset: {
+        case trace::UmCauseKind::Kernel:
+        case trace::UmCauseKind::Copy:
+        case trace::UmCauseKind::Memset: {
           std::optional<uint32_t> work = gpu_work_op(group.cause);
           if (!work) continue;
           op.caused_by = *work;
           break;
         }
-        case UmCauseKind::HostPhase: {
+        case trace::UmCauseKind::HostPhase: {
           uint32_t& phase = host_phase_ops[group.cause.row];
           if (phase == Op::kNoOp) phase = add_host_phase(um.host_phases[group.cause.row]);
           op.caused_by = phase;
           op.source_id = out_.ops[phase].source_id;
           break;
         }
-        case UmCauseKind::None: continue;
+        case trace::UmCauseKind::None: continue;
       }
       op.kind = OpKind::Migration;
       op.copy_kind = CopyKind::Unknown;
@@ -633,8 +496,8 @@ class Reader {
 
   // The op of a kernel, copy or memset row. Copies and memsets are indexed
   // only when a migration needs one: most traces have no unified memory.
-  std::optional<uint32_t> gpu_work_op(const UmCause& work) {
-    if (work.kind == UmCauseKind::Kernel) return kernel_op(work.row);
+  std::optional<uint32_t> gpu_work_op(const trace::UmCause& work) {
+    if (work.kind == trace::UmCauseKind::Kernel) return kernel_op(work.row);
     if (!copies_and_memsets_indexed_) {
       copies_and_memsets_indexed_ = true;
       for (uint32_t op = 0; op < out_.ops.size(); ++op) {
@@ -643,7 +506,7 @@ class Reader {
           copy_and_memset_ops_.emplace(std::make_pair(kind, out_.ops[op].source_id), op);
       }
     }
-    OpKind kind = work.kind == UmCauseKind::Copy ? OpKind::Copy : OpKind::Memset;
+    OpKind kind = work.kind == trace::UmCauseKind::Copy ? OpKind::Copy : OpKind::Memset;
     auto found = copy_and_memset_ops_.find({kind, work.row});
     if (found == copy_and_memset_ops_.end()) return std::nullopt;
     return found->second;
@@ -652,7 +515,7 @@ class Reader {
   // The CPU touching managed memory: an op of the host lane, at the time of
   // the migrations it caused. Host reads and writes are invisible, so it
   // touches nothing itself.
-  uint32_t add_host_phase(const HostPhase& phase) {
+  uint32_t add_host_phase(const trace::HostPhase& phase) {
     Op op;
     op.kind = OpKind::HostPhase;
     op.source_id = phase.first_event_id;
@@ -661,49 +524,16 @@ class Reader {
     return add_op(op);
   }
 
-  void read_stream_events() {
-    Statement rows =
-        db_.prepare("SELECT kind, event_handle, stream, device, ns, " +
-                    process_column("stream_events") + " FROM stream_events");
-    while (rows.step()) {
-      StreamEvent event;
-      event.kind = static_cast<StreamEventKind>(rows.int64(0));
-      event.handle = rows.int64(1);
-      event.stream = rows.optional_int64(2);
-      event.device = rows.optional_int64(3);
-      event.ns = rows.int64(4);
-      event.process = static_cast<uint16_t>(rows.int64(5));
-      out_.stream_events.push_back(event);
-    }
-  }
-
-  void read_syncs() {
-    Statement rows =
-        db_.prepare("SELECT kind, device, stream, event_handle, start_ns, end_ns, " +
-                    process_column("syncs") + " FROM syncs");
-    while (rows.step()) {
-      SyncPoint sync;
-      sync.kind = static_cast<SyncKind>(rows.int64(0));
-      sync.device = rows.optional_int64(1);
-      sync.stream = rows.optional_int64(2);
-      sync.event_handle = rows.optional_int64(3);
-      sync.start_ns = rows.int64(4);
-      sync.end_ns = rows.int64(5);
-      sync.process = static_cast<uint16_t>(rows.int64(6));
-      out_.syncs.push_back(sync);
-    }
-  }
-
   // Blocks split accesses to their own process's allocations only: the
   // ranks of a merged trace use the same addresses.
   void split_by_blocks_per_process() {
-    std::set<uint16_t> processes;
+    std::set<ProcessId> processes;
     for (const Block& block : blocks_) processes.insert(block.process);
     if (processes.size() <= 1) {
       split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
       return;
     }
-    for (uint16_t process : processes) {
+    for (ProcessId process : processes) {
       std::vector<Block> own;
       std::copy_if(blocks_.begin(), blocks_.end(), std::back_inserter(own),
                    [&](const Block& b) { return b.process == process; });
@@ -761,14 +591,14 @@ class Reader {
     out_.accesses = std::move(pending_);
   }
 
-  Database& db_;
+  trace::Trace& trace_;
   TraceOps out_;
   KernelAccesses kernel_accesses_;
-  ExactAccesses exact_;
+  trace::ExactAccesses exact_;
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
   std::vector<int64_t> kernel_ids_;   // ascending
   std::vector<uint32_t> kernel_ops_;  // parallel to kernel_ids_
-  std::map<std::pair<uint16_t, int64_t>, uint32_t> unknown_locations_;  // by (process, address)
+  std::map<std::pair<ProcessId, int64_t>, uint32_t> unknown_locations_;  // by (process, address)
   std::unordered_map<int64_t, Op> prefetches_;  // by memcpys.id, until they move bytes
   std::map<std::pair<OpKind, int64_t>, uint32_t> copy_and_memset_ops_;  // by (kind, row id)
   bool copies_and_memsets_indexed_ = false;
@@ -779,8 +609,8 @@ class Reader {
 
 }  // namespace
 
-TraceOps read_trace_ops(Database& db, KernelAccesses kernel_accesses) {
-  return Reader(db, kernel_accesses).read();
+TraceOps read_trace_ops(trace::Trace& trace, KernelAccesses kernel_accesses) {
+  return Reader(trace, kernel_accesses).read();
 }
 
 }  // namespace apptracer::dvdg

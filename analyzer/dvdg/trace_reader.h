@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 #include "graph.h"
 
 namespace apptracer::dvdg {
@@ -42,30 +42,11 @@ struct Access {
 // an operation's issue time.
 struct Block {
   uint32_t location = 0;
-  uint16_t process = 0;  // a merged trace's process: blocks split only its own allocations
+  ProcessId process = trace::kSingleProcess;  // blocks split only their own process's allocations
   int64_t address = 0;
   int64_t bytes = 0;
   int64_t alloc_ns = 0;
   int64_t free_ns = INT64_MAX;  // INT64_MAX: live at the end of the trace
-};
-
-struct StreamEvent {
-  StreamEventKind kind = StreamEventKind::Record;
-  int64_t handle = 0;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> device;
-  int64_t ns = 0;
-  uint16_t process = 0;  // a merged trace's process: event handles are per process
-};
-
-struct SyncPoint {
-  SyncKind kind = SyncKind::Device;
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> event_handle;
-  int64_t start_ns = 0;
-  int64_t end_ns = 0;
-  uint16_t process = 0;  // a merged trace's process: a synchronization waits for its own work
 };
 
 // A collective's or message's call on a rank other than the one whose lane
@@ -73,9 +54,9 @@ struct SyncPoint {
 // before the call, and the work it issued after comes after the op.
 struct RankCall {
   uint32_t op = 0;  // position in TraceOps::ops
-  uint16_t process = 0;
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
+  ProcessId process = trace::kSingleProcess;
+  trace::NullableInt device;
+  trace::NullableInt stream;
   int64_t issue_ns = 0;
 };
 
@@ -86,8 +67,10 @@ struct TraceOps {
   // what op i touches.
   std::vector<uint32_t> access_begin;
   std::vector<Access> accesses;
-  std::vector<StreamEvent> stream_events;
-  std::vector<SyncPoint> syncs;
+  // What orders streams: the trace's event records and waits, and its
+  // synchronizations (the model's rows, which outlive the graph's build).
+  const trace::Rows<StreamEventRow>* stream_events = nullptr;
+  const trace::Rows<SyncRow>* syncs = nullptr;
   std::vector<RankCall> rank_calls;
   std::unordered_map<int64_t, std::string> names;
 };
@@ -98,6 +81,7 @@ enum class KernelAccesses {
   Signatures,  // the arguments' accesses alone, as without --exact (to compare the two)
 };
 
-TraceOps read_trace_ops(Database& db, KernelAccesses kernel_accesses = KernelAccesses::Exact);
+TraceOps read_trace_ops(trace::Trace& trace,
+                        KernelAccesses kernel_accesses = KernelAccesses::Exact);
 
 }  // namespace apptracer::dvdg

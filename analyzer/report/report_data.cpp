@@ -281,7 +281,7 @@ json dvdg_json(const dvdg::Graph& graph) {
     std::string op = std::to_string(int64_t{edge.op} + 1);
     if (!ops.contains(op)) {
       ops[op] = {{"name", dvdg::view_op_name(graph, view, edge.op)},
-                 {"kind", std::string(dvdg::to_string(graph.ops[edge.op].kind))},
+                 {"kind", std::string(trace::to_string(graph.ops[edge.op].kind))},
                  {"start_ns", graph.ops[edge.op].start_ns}};
     }
     edges.push_back({{"source", dvdg::value_ref(e.src_value)},

@@ -16,7 +16,8 @@
 #include <set>
 
 #include "apptracer/saturating.h"
-#include "exact_accesses.h"
+#include "analyzer/trace/trace.h"
+#include "analyzer/trace/exact_accesses.h"
 #include "stats_reports.h"
 
 namespace apptracer {
@@ -58,13 +59,13 @@ std::map<int64_t, std::map<int64_t, AccessKind>> pointers_by_kernel(Database& db
   return out;
 }
 
-void judge(KernelVerdicts& v, const KernelExact& exact,
+void judge(KernelVerdicts& v, const trace::KernelExact& exact,
            const std::map<int64_t, AccessKind>& pointers) {
   ++v.launches;
   if (exact.approximate) ++v.approximate;
   if (exact.incomplete != ExactGap::None) ++v.incomplete;
-  std::map<int64_t, AllocationTouch> touched;
-  for (const AllocationTouch& touch : touches_by_allocation(exact)) {
+  std::map<int64_t, trace::AllocationTouch> touched;
+  for (const trace::AllocationTouch& touch : trace::touches_by_allocation(exact)) {
     if (touch.alloc_id && pointers.count(*touch.alloc_id)) {
       touched[*touch.alloc_id] = touch;
     } else {
@@ -93,7 +94,8 @@ void judge(KernelVerdicts& v, const KernelExact& exact,
 }  // namespace
 
 ReportOutput exact_report(Database& db) {
-  ExactAccesses exact = ExactAccesses::read(db);
+  trace::Trace trace(db);
+  trace::ExactAccesses exact = trace::ExactAccesses::read(trace);
   if (exact.empty()) {
     return {{}, "no --exact data in this trace: record it with `apptracer record --exact`"};
   }

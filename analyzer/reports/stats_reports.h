@@ -8,7 +8,7 @@
 
 #include "apptracer/sqlite.h"
 #include "table.h"
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer {
 
@@ -41,8 +41,8 @@ Table collectives_report(Database& db);
 // Unified memory: um_allocations and um_kernels, or a note when the trace
 // has no unified-memory data or predates it.
 ReportOutput um_report(Database& db);
-Table um_allocations_report(Database& db, const UmTrace& um);
-Table um_kernels_report(Database& db, const UmTrace& um);
+Table um_allocations_report(Database& db, const trace::UmTrace& um);
+Table um_kernels_report(Database& db, const trace::UmTrace& um);
 // --exact: where the signature heuristic was wrong, per kernel name, or a
 // note when the trace has no exact data.
 ReportOutput exact_report(Database& db);

@@ -38,7 +38,7 @@ struct Counters {
   int64_t htod = 0, dtoh = 0, dtod = 0, prefetched = 0;
   int64_t gpu_fault_groups = 0, cpu_faults = 0, remote_map_bytes = 0, thrashing = 0;
 
-  void add(const UmEvent& event, const UmCause& cause) {
+  void add(const trace::UmEvent& event, const trace::UmCause& cause) {
     switch (event.kind) {
       case UmCounterKind::BytesHtoD: htod = saturating_add(htod, event.bytes); break;
       case UmCounterKind::BytesDtoH: dtoh = saturating_add(dtoh, event.bytes); break;
@@ -49,7 +49,7 @@ struct Counters {
       case UmCounterKind::Thrashing: ++thrashing; break;
       default: break;
     }
-    if (event.is_migration() && cause.kind == UmCauseKind::Prefetch) prefetched = saturating_add(prefetched, event.bytes);
+    if (event.is_migration() && cause.kind == trace::UmCauseKind::Prefetch) prefetched = saturating_add(prefetched, event.bytes);
   }
 };
 
@@ -170,12 +170,12 @@ void append_counters(std::vector<Cell>& row, const Counters& counters) {
 
 }  // namespace
 
-Table um_allocations_report(Database& db, const UmTrace& um) {
+Table um_allocations_report(Database& db, const trace::UmTrace& um) {
   std::vector<Listed> listed = listed_allocations(db);
   Regions regions(listed);
   std::map<Region, RegionUse> uses;
   for (size_t i = 0; i < um.events.size(); ++i) {
-    const UmEvent& event = um.events[i];
+    const trace::UmEvent& event = um.events[i];
     RegionUse& use = uses[regions.of(event.alloc_id)];
     use.counters.add(event, um.causes[i]);
     use.touch(event.start_ns);

@@ -37,11 +37,11 @@ struct Launch {
 };
 
 // What was attributed to each kernel launch, by kernels.id.
-std::unordered_map<int64_t, LaunchUm> per_launch(const UmTrace& um) {
+std::unordered_map<int64_t, LaunchUm> per_launch(const trace::UmTrace& um) {
   std::unordered_map<int64_t, LaunchUm> launches;
   for (size_t i = 0; i < um.events.size(); ++i) {
-    if (um.causes[i].kind != UmCauseKind::Kernel) continue;
-    const UmEvent& event = um.events[i];
+    if (um.causes[i].kind != trace::UmCauseKind::Kernel) continue;
+    const trace::UmEvent& event = um.events[i];
     LaunchUm& launch = launches[um.causes[i].row];
     if (event.kind == UmCounterKind::BytesHtoD || event.kind == UmCounterKind::BytesDtoD)
       launch.bytes_in = saturating_add(launch.bytes_in, event.bytes);
@@ -67,7 +67,7 @@ Cell mean(int64_t total, int64_t count) {
 
 }  // namespace
 
-Table um_kernels_report(Database& db, const UmTrace& um) {
+Table um_kernels_report(Database& db, const trace::UmTrace& um) {
   std::unordered_map<int64_t, LaunchUm> attributed = per_launch(um);
   std::unordered_set<int64_t> managed_users = names_using_managed_memory(db);
   std::map<int64_t, std::vector<Launch>> by_name_id;

@@ -1,6 +1,7 @@
 // `stats --report um`: unified memory, per managed allocation and per kernel.
 // Both tables share one attribution of CUPTI's unified-memory records to
 // kernels, prefetches and host phases (analyzer/um_attribution.h).
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 #include "stats_reports.h"
 #include "analyzer/trace/trace_file.h"
@@ -22,7 +23,8 @@ bool has_um_data(Database& db) {
 }  // namespace
 
 ReportOutput um_report(Database& db) {
-  if (!has_um_columns(db)) {
+  trace::Trace trace(db);
+  if (!trace::has_um_columns(trace)) {
     return {{},
             "trace schema version " + trace_meta(db, "schema_version", "?") +
                 " is too old for the um report (it needs version 2); record the program again"};
@@ -32,7 +34,7 @@ ReportOutput um_report(Database& db) {
             "no unified memory in this trace: no managed allocations, migrations, faults, "
             "prefetches or advice"};
   }
-  UmTrace um = read_um_trace(db);
+  trace::UmTrace um = trace::read_um_trace(trace);
   // Migrations cost on-demand paging half its speed, so they are recorded
   // only when asked for: without them the tables hold no bytes moved.
   std::string counters = trace_meta(db, "um_counters", "");

@@ -31,4 +31,14 @@ const TimeOrigin& Trace::origin() {
   return *origin_;
 }
 
+const UmTrace& Trace::unified_memory() {
+  if (!unified_memory_) unified_memory_ = read_um_trace(*this);
+  return *unified_memory_;
+}
+
+const KernelArguments& Trace::kernel_arguments() {
+  if (!kernel_arguments_) kernel_arguments_.emplace(*this);
+  return *kernel_arguments_;
+}
+
 }  // namespace apptracer::trace

@@ -16,10 +16,12 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/trace/kernel_arguments.h"
 #include "analyzer/trace/processes.h"
 #include "analyzer/trace/table_reader.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::trace {
 
@@ -89,6 +91,10 @@ class Trace {
 
   const TraceProcesses& processes();
   const TimeOrigin& origin();
+  // Unified-memory events with the operation each belongs to.
+  const UmTrace& unified_memory();
+  // What each launch's parameter words point into.
+  const KernelArguments& kernel_arguments();
 
  private:
   Database opened_;  // unless borrowed
@@ -98,6 +104,8 @@ class Trace {
   detail::TableSlots tables_;
   std::optional<TraceProcesses> processes_;
   std::optional<TimeOrigin> origin_;
+  std::optional<UmTrace> unified_memory_;
+  std::optional<KernelArguments> kernel_arguments_;
 };
 
 }  // namespace apptracer::trace

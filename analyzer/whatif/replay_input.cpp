@@ -1,3 +1,4 @@
+#include "analyzer/trace/trace.h"
 #include "replay_input.h"
 
 #include <algorithm>
@@ -5,9 +6,9 @@
 
 #include "apptracer/row_reader.h"
 #include "apptracer/saturating.h"
-#include "migration_groups.h"
+#include "analyzer/trace/migration_groups.h"
 #include "analyzer/trace/trace_file.h"
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::whatif {
 
@@ -93,10 +94,10 @@ class Reader {
 
   // What each prefetch moved, from the migrations attributed to it: bytes,
   // direction and when (prefetch rows have no GPU times of their own).
-  std::map<int64_t, dvdg::MigrationGroup> prefetch_migrations() {
-    std::map<int64_t, dvdg::MigrationGroup> moved;
-    for (const dvdg::MigrationGroup& group : dvdg::group_migrations(read_um_trace(db_))) {
-      if (group.cause.kind != UmCauseKind::Prefetch) continue;
+  std::map<int64_t, trace::MigrationGroup> prefetch_migrations() {
+    std::map<int64_t, trace::MigrationGroup> moved;
+    for (const trace::MigrationGroup& group : trace::group_migrations(trace::Trace(db_).unified_memory())) {
+      if (group.cause.kind != trace::UmCauseKind::Prefetch) continue;
       auto [it, inserted] = moved.emplace(group.cause.row, group);
       if (inserted) continue;
       it->second.bytes = saturating_add(it->second.bytes, group.bytes);
@@ -107,7 +108,7 @@ class Reader {
   }
 
   void read_copies() {
-    std::map<int64_t, dvdg::MigrationGroup> prefetched = prefetch_migrations();
+    std::map<int64_t, trace::MigrationGroup> prefetched = prefetch_migrations();
     for_each_row<MemcpyRow>(db_, "", [&](const MemcpyRow& row) {
       ReplayOp op;
       op.kind = OpKind::Copy;
@@ -131,10 +132,10 @@ class Reader {
         op.bytes = 0;
         auto found = prefetched.find(op.source_id);
         if (found != prefetched.end()) {
-          const dvdg::MigrationGroup& group = found->second;
+          const trace::MigrationGroup& group = found->second;
           op.bytes = group.bytes;
-          op.src_device = group.from == kHostResidency ? std::nullopt : std::optional(group.from);
-          op.dst_device = group.to == kHostResidency ? std::nullopt : std::optional(group.to);
+          op.src_device = group.from == trace::kHostResidency ? std::nullopt : std::optional(group.from);
+          op.dst_device = group.to == trace::kHostResidency ? std::nullopt : std::optional(group.to);
           op.start_ns = std::max(op.issue_ns, group.start_ns);
           op.end_ns = std::max(op.start_ns, group.end_ns);
         }

@@ -1,3 +1,4 @@
+#include "analyzer/trace/trace.h"
 #include "whatif.h"
 
 #include <map>
@@ -250,7 +251,8 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
   if (options.overlap) {
     dvdg::Graph graph;
     try {
-      graph = dvdg::build_graph_from_trace(db);
+      trace::Trace trace(db);
+      graph = dvdg::build_graph_from_trace(trace);
     } catch (const SqliteError& error) {
       throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");
     }

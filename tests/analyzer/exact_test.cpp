@@ -89,7 +89,7 @@ TEST_F(ExactTest, AnAssumedReadWritePointerOnlyReadMakesNoNewVersion) {
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [scale]",
                                    "x:1 -> h:1 [DtoH copy]"}));
   // `dvdg --ignore-exact`: the graph the signatures alone give, for comparison.
-  EXPECT_EQ(edges(build_graph_from_trace(trace_->db(), KernelAccesses::Signatures)), assumed);
+  EXPECT_EQ(edges(build(KernelAccesses::Signatures)), assumed);
 }
 
 // What the signature cannot know: a non-const pointer read before anything

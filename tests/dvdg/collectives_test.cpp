@@ -152,8 +152,8 @@ class Collectives : public ::testing::Test {
   Graph merged_graph() {
     Progress quiet("test");
     merge_traces(ranks_, merged_, false, quiet);
-    Database db = open_trace(merged_, TraceAccess::ReadOnly);
-    return build_graph_from_trace(db);
+    trace::Trace merged(merged_, TraceAccess::ReadOnly);
+    return build_graph_from_trace(merged);
   }
 
   static std::vector<uint32_t> ops_of(const Graph& graph, OpKind kind) {
@@ -377,8 +377,9 @@ TEST_F(Collectives, SingleRankTraceSaysThePeerIsNotInTheTrace) {
     int64_t message = trace.buffer(0x7f0000030000);
     trace.call(CollectiveKind::Send, message, std::nullopt, 0, 400, 1);
   }
-  Database db = open_trace(ranks_[0], TraceAccess::ReadWrite);
-  Graph graph = build_graph_from_trace(db);
+  trace::Trace single(ranks_[0], TraceAccess::ReadWrite);
+  Database& db = single.db();
+  Graph graph = build_graph_from_trace(single);
   std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
   ASSERT_EQ(collectives.size(), 1u);
   uint32_t op = collectives[0];

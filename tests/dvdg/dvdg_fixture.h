@@ -110,7 +110,10 @@ class DvdgTest : public ::testing::Test {
     return id;
   }
 
-  Graph build() { return build_graph_from_trace(trace_->db()); }
+  Graph build(KernelAccesses kernel_accesses = KernelAccesses::Exact) {
+    trace::Trace trace(trace_->db());
+    return build_graph_from_trace(trace, kernel_accesses);
+  }
 
   // "name:version", with "[begin,end)" after the name for a value holding
   // only part of its location.

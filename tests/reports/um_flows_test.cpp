@@ -9,7 +9,7 @@
 #include "dvdg_flows.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::testing {
 namespace {

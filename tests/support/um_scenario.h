@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "trace_builder.h"
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::testing {
 

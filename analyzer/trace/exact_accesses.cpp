@@ -1,34 +1,38 @@
-#include "exact_accesses.h"
+#include "analyzer/trace/exact_accesses.h"
 
 #include <algorithm>
 #include <map>
 
+#include "analyzer/trace/trace.h"
 #include "apptracer/saturating.h"
 
-namespace apptracer {
+namespace apptracer::trace {
 
-ExactAccesses ExactAccesses::read(Database& db) {
+ExactAccesses ExactAccesses::read(Trace& trace) {
   ExactAccesses out;
-  if (!db.has_table("exact_launches") || !db.has_table("exact_accesses")) return out;
-  Statement launches = db.prepare(
-      "SELECT kernel_id, incomplete, approximate FROM exact_launches WHERE kernel_id IS NOT NULL");
-  while (launches.step()) {
-    KernelExact& kernel = out.kernels_[launches.int64(0)];
-    kernel.incomplete = static_cast<ExactGap>(launches.int64(1));
-    kernel.approximate = launches.int64(2) != 0;
+  std::unordered_map<int64_t, int64_t> kernel_of_launch;
+  for (const Packed<ExactLaunchRow>& launch : trace.rows<ExactLaunchRow>()) {
+    if (!launch.kernel_id) continue;
+    kernel_of_launch.emplace(launch.id, *launch.kernel_id);
+    KernelExact& kernel = out.kernels_[*launch.kernel_id];
+    kernel.incomplete = launch.incomplete;
+    kernel.approximate = launch.approximate != 0;
   }
-  Statement rows = db.prepare(
-      "SELECT l.kernel_id, a.alloc_id, a.lo, a.hi, a.access, a.approximate FROM exact_accesses a "
-      "JOIN exact_launches l ON l.id = a.launch_id WHERE l.kernel_id IS NOT NULL "
-      "ORDER BY l.kernel_id, a.lo");
-  while (rows.step()) {
+  if (kernel_of_launch.empty()) return out;
+  for (const Packed<ExactAccessRow>& row : trace.rows<ExactAccessRow>()) {
+    auto kernel = kernel_of_launch.find(row.launch_id);
+    if (kernel == kernel_of_launch.end()) continue;
     ExactAccess access;
-    access.alloc_id = rows.optional_int64(1);
-    access.lo = rows.int64(2);
-    access.hi = rows.int64(3);
-    access.access = static_cast<AccessKind>(rows.int64(4));
-    access.approximate = rows.int64(5) != 0;
-    out.kernels_[rows.int64(0)].accesses.push_back(access);
+    access.alloc_id = row.alloc_id;
+    access.lo = row.lo;
+    access.hi = row.hi;
+    access.access = row.access;
+    access.approximate = row.approximate != 0;
+    out.kernels_[kernel->second].accesses.push_back(access);
+  }
+  for (auto& [kernel, exact] : out.kernels_) {
+    std::stable_sort(exact.accesses.begin(), exact.accesses.end(),
+                     [](const ExactAccess& a, const ExactAccess& b) { return a.lo < b.lo; });
   }
   return out;
 }
@@ -67,4 +71,4 @@ std::vector<AllocationTouch> touches_by_allocation(const KernelExact& kernel) {
   return out;
 }
 
-}  // namespace apptracer
+}  // namespace apptracer::trace

@@ -1,14 +1,14 @@
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
 #include <algorithm>
 #include <map>
-#include <string>
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/trace/trace.h"
 #include "apptracer/saturating.h"
 
-namespace apptracer {
+namespace apptracer::trace {
 
 namespace {
 
@@ -82,7 +82,7 @@ struct Prefetch {
 
 class Attributor {
  public:
-  explicit Attributor(Database& db) : db_(db) {}
+  explicit Attributor(Trace& trace) : trace_(trace) {}
 
   UmTrace run() {
     read_events();
@@ -97,62 +97,52 @@ class Attributor {
 
  private:
   void read_events() {
-    Statement rows = db_.prepare(
-        "SELECT id, counter_kind, coalesce(address, 0), coalesce(bytes, 0), coalesce(value, 0), "
-        "alloc_id, src_device, dst_device, coalesce(start_ns, 0), end_ns, coalesce(cause, 0) "
-        "FROM um_events ORDER BY start_ns, id");
-    while (rows.step()) {
+    for (const Packed<UmEventRow>& row : trace_.rows<UmEventRow>()) {
       UmEvent event;
-      event.id = rows.int64(0);
-      event.kind = static_cast<UmCounterKind>(rows.int64(1));
-      event.address = rows.int64(2);
-      event.bytes = rows.int64(3);
-      event.value = rows.int64(4);
-      event.alloc_id = rows.optional_int64(5);
-      event.src = rows.optional_int64(6).value_or(kHostResidency);
-      event.dst = rows.optional_int64(7).value_or(kHostResidency);
-      event.start_ns = rows.int64(8);
-      event.end_ns = std::max(event.start_ns, rows.optional_int64(9).value_or(event.start_ns));
-      event.cause = rows.int64(10);
+      event.id = row.id;
+      event.kind = row.counter_kind;
+      event.address = row.address.value_or(0);
+      event.bytes = row.bytes.value_or(0);
+      event.value = row.value.value_or(0);
+      event.alloc_id = row.alloc_id;
+      event.src = row.src_device.value_or(kHostResidency);
+      event.dst = row.dst_device.value_or(kHostResidency);
+      event.start_ns = row.start_ns.value_or(0);
+      event.end_ns = std::max(event.start_ns, row.end_ns.value_or(event.start_ns));
+      event.cause = row.cause.value_or(0);
       out_.events.push_back(event);
     }
+    std::stable_sort(out_.events.begin(), out_.events.end(), [](const UmEvent& a, const UmEvent& b) {
+      return a.start_ns < b.start_ns;
+    });
   }
 
-  // Timed GPU work (prefetches have no GPU times: they are not work here).
+  // Timed GPU work (prefetches have no GPU times: they are not work here). A
+  // copy between two devices runs on both.
   void read_gpu_work() {
-    add_windows(UmCauseKind::Kernel,
-                "SELECT id, device, NULL, gpu_start_ns, gpu_end_ns FROM kernels");
-    add_windows(UmCauseKind::Copy,
-                "SELECT id, src_device, dst_device, gpu_start_ns, gpu_end_ns FROM memcpys");
-    add_windows(UmCauseKind::Memset,
-                "SELECT id, device, NULL, gpu_start_ns, gpu_end_ns FROM memsets");
+    auto add = [&](UmCauseKind kind, int64_t id, NullableInt device, NullableInt other_device,
+                   NullableInt start, NullableInt end) {
+      if (!start || !end) return;
+      UmCause work{kind, id};
+      if (device) windows_.add(*device, *start, *end, work);
+      if (other_device && other_device != device) windows_.add(*other_device, *start, *end, work);
+    };
+    for (const Packed<KernelRow>& k : trace_.rows<KernelRow>())
+      add(UmCauseKind::Kernel, k.id, k.device, {}, k.gpu_start_ns, k.gpu_end_ns);
+    for (const Packed<MemcpyRow>& c : trace_.rows<MemcpyRow>())
+      add(UmCauseKind::Copy, c.id, c.src_device, c.dst_device, c.gpu_start_ns, c.gpu_end_ns);
+    for (const Packed<MemsetRow>& m : trace_.rows<MemsetRow>())
+      add(UmCauseKind::Memset, m.id, m.device, {}, m.gpu_start_ns, m.gpu_end_ns);
     windows_.finish();
   }
 
-  // `select` gives (id, device, other device, start, end): a copy between
-  // two devices runs on both.
-  void add_windows(UmCauseKind kind, const std::string& select) {
-    Statement rows =
-        db_.prepare(select + " WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL");
-    while (rows.step()) {
-      UmCause work{kind, rows.int64(0)};
-      std::optional<int64_t> first = rows.optional_int64(1);
-      std::optional<int64_t> second = rows.optional_int64(2);
-      if (first) windows_.add(*first, rows.int64(3), rows.int64(4), work);
-      if (second && second != first) windows_.add(*second, rows.int64(3), rows.int64(4), work);
-    }
-  }
-
   void read_prefetches() {
-    Statement rows = db_.prepare(
-        "SELECT id, coalesce(dst_alloc_id, src_alloc_id), coalesce(api_start_ns, 0), "
-        "coalesce(dst_address, src_address, 0), bytes, dst_device FROM memcpys WHERE kind = ? "
-        "AND coalesce(dst_alloc_id, src_alloc_id) IS NOT NULL");
-    rows.bind(1, static_cast<int64_t>(CopyKind::Prefetch));
-    while (rows.step()) {
-      prefetches_[rows.int64(1)].push_back({rows.int64(2), rows.int64(0), rows.int64(3),
-                                            rows.int64(4),
-                                            rows.optional_int64(5).value_or(kHostResidency)});
+    for (const Packed<MemcpyRow>& copy : trace_.rows<MemcpyRow>()) {
+      NullableInt alloc = copy.dst_alloc_id ? copy.dst_alloc_id : copy.src_alloc_id;
+      if (copy.kind != CopyKind::Prefetch || !alloc) continue;
+      NullableInt address = copy.dst_address ? copy.dst_address : copy.src_address;
+      prefetches_[*alloc].push_back({copy.api_start_ns.value_or(0), copy.id, address.value_or(0),
+                                     copy.bytes, copy.dst_device.value_or(kHostResidency)});
     }
     for (auto& [alloc, list] : prefetches_) {
       std::sort(list.begin(), list.end(), [](const Prefetch& a, const Prefetch& b) {
@@ -205,7 +195,7 @@ class Attributor {
     return host_phase(event);
   }
 
-  Database& db_;
+  Trace& trace_;
   UmTrace out_;
   GpuWindows windows_;
   std::unordered_map<int64_t, std::vector<Prefetch>> prefetches_;  // by allocation
@@ -214,14 +204,15 @@ class Attributor {
 
 }  // namespace
 
-bool has_um_columns(Database& db) {
+bool has_um_columns(Trace& trace) {
+  Database& db = trace.db();
   return db.has_column("um_events", "cause") && db.has_column("um_events", "alloc_offset") &&
          db.has_column("mem_advice", "stream");
 }
 
-UmTrace read_um_trace(Database& db) {
-  if (!has_um_columns(db)) return {};
-  return Attributor(db).run();
+UmTrace read_um_trace(Trace& trace) {
+  if (!has_um_columns(trace)) return {};
+  return Attributor(trace).run();
 }
 
-}  // namespace apptracer
+}  // namespace apptracer::trace

@@ -9,10 +9,12 @@
 #include <optional>
 #include <vector>
 
+#include "analyzer/trace/packed_rows.h"
 #include "apptracer/enums.h"
-#include "apptracer/sqlite.h"
 
-namespace apptracer::dvdg {
+namespace apptracer::trace {
+
+class Trace;
 
 struct BufferRange {
   std::optional<int64_t> address;
@@ -33,12 +35,12 @@ struct CollectiveCall {
   std::optional<int64_t> gpu_start_ns;
   std::optional<int64_t> gpu_end_ns;
   std::optional<int64_t> kernel_id;  // NCCL: the kernel that ran it
-  uint16_t process = 0;              // a merged trace's process; 0 in a single trace
+  ProcessId process = kSingleProcess;
 };
 
 // Every operation, each its calls in collectives.id order (a message: the
 // send first); operations in the order of their first call. Empty for a
 // trace without a collectives table.
-std::vector<std::vector<CollectiveCall>> read_collective_operations(Database& db);
+std::vector<std::vector<CollectiveCall>> read_collective_operations(Trace& trace);
 
-}  // namespace apptracer::dvdg
+}  // namespace apptracer::trace

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "apptracer/enums.h"
-#include "apptracer/sqlite.h"
 
-namespace apptracer {
+namespace apptracer::trace {
+
+class Trace;
 
 struct ExactAccess {
   std::optional<int64_t> alloc_id;  // none: memory in no known allocation
@@ -43,7 +44,7 @@ struct AllocationTouch {
 class ExactAccesses {
  public:
   // Every launch linked to a kernels row; empty for a trace without --exact.
-  static ExactAccesses read(Database& db);
+  static ExactAccesses read(Trace& trace);
 
   // A kernel's exact accesses; null when it was not recorded with --exact.
   const KernelExact* of(int64_t kernel_id) const;
@@ -57,4 +58,4 @@ class ExactAccesses {
 // A kernel's accesses grouped by allocation (unknown memory by range start).
 std::vector<AllocationTouch> touches_by_allocation(const KernelExact& kernel);
 
-}  // namespace apptracer
+}  // namespace apptracer::trace

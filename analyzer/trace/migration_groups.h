@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "um_attribution.h"
+#include "analyzer/trace/unified_memory.h"
 
-namespace apptracer::dvdg {
+namespace apptracer::trace {
 
 struct MigrationGroup {
   UmCause cause;
@@ -27,4 +27,4 @@ struct MigrationGroup {
 // (`__managed__` variables) have no place in the graph and are left out.
 std::vector<MigrationGroup> group_migrations(const UmTrace& trace);
 
-}  // namespace apptracer::dvdg
+}  // namespace apptracer::trace

@@ -26,9 +26,10 @@
 #include <vector>
 
 #include "apptracer/enums.h"
-#include "apptracer/sqlite.h"
 
-namespace apptracer {
+namespace apptracer::trace {
+
+class Trace;
 
 // The host side of a migration, as a residency: CUDA's cudaCpuDeviceId.
 inline constexpr int64_t kHostResidency = -1;
@@ -76,9 +77,10 @@ struct UmTrace {
 // Whether the trace has the unified-memory columns of schema version 2
 // (um_events.cause and alloc_offset, mem_advice.stream). Older traces have
 // the tables but not what the analyzer needs to read them.
-bool has_um_columns(Database& db);
+bool has_um_columns(Trace& trace);
 
 // Every um_events row with its cause. Empty for a trace without the columns.
-UmTrace read_um_trace(Database& db);
+// (Trace::unified_memory() holds it once for every analysis of a command.)
+UmTrace read_um_trace(Trace& trace);
 
-}  // namespace apptracer
+}  // namespace apptracer::trace

@@ -1,4 +1,4 @@
-#include "migration_groups.h"
+#include "analyzer/trace/migration_groups.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 
 #include "apptracer/saturating.h"
 
-namespace apptracer::dvdg {
+namespace apptracer::trace {
 
 std::vector<MigrationGroup> group_migrations(const UmTrace& trace) {
   using Key = std::tuple<UmCauseKind, int64_t, int64_t, int64_t, int64_t>;
@@ -48,4 +48,4 @@ std::vector<MigrationGroup> group_migrations(const UmTrace& trace) {
   return out;
 }
 
-}  // namespace apptracer::dvdg
+}  // namespace apptracer::trace

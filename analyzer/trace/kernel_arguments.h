@@ -1,0 +1,56 @@
+// What each kernel launch's parameter words point into: the words of its
+// argument set (kernel_arg_words), which launches with the same words share.
+// The words are streamed once into a compact form and held once per set,
+// never once per launch: a long training run has millions of launches.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "analyzer/trace/packed_rows.h"
+
+namespace apptracer::trace {
+
+class Trace;
+
+// A parameter word of a launch.
+struct KernelWord {
+  NullableInt alloc_id;  // the allocation it points into; NULL in traces that kept every word
+  int64_t alloc_offset = 0;
+  uint32_t offset = 0;  // in the parameter buffer
+  AccessKind access = AccessKind::Unknown;
+  AccessSource source = AccessSource::None;
+};
+
+class KernelArguments {
+ public:
+  struct Words {
+    const KernelWord* first = nullptr;
+    const KernelWord* last = nullptr;  // one past
+    const KernelWord* begin() const { return first; }
+    const KernelWord* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+  };
+
+  explicit KernelArguments(Trace& trace);
+
+  // Whether the launch's arguments were read (it has a set, maybe without a
+  // word in an allocation). Before argument sets (schema 2) a launch says so
+  // by having words.
+  bool captured(const Packed<KernelRow>& kernel) const;
+  // The launch's words, by offset.
+  Words of(const Packed<KernelRow>& kernel) const;
+
+ private:
+  Words of_set(int64_t set) const;
+
+  // Schema 2 kept each launch's words in a kernel_args table: read as if
+  // each launch had a set of its own, numbered as the launch.
+  bool sets_per_launch_ = false;
+  std::vector<KernelWord> words_;                     // by set, then offset
+  std::vector<std::pair<int64_t, uint32_t>> sets_;  // set id -> its first word, ascending
+};
+
+}  // namespace apptracer::trace
