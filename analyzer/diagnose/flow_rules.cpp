@@ -64,11 +64,6 @@ bool timed(const TraceFacts& facts, const Op& op) {
 }
 
 template <typename F>
-void for_edges(const Graph& graph, uint32_t op, F&& f) {
-  for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) f(graph.edges[e]);
-}
-
-template <typename F>
 void for_writes(const Graph& graph, uint32_t op, F&& f) {
   for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w)
     f(graph.op_writes[w]);
@@ -163,7 +158,7 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
     const Op& record = graph.ops[op];
     if (record.kind == OpKind::Copy && record.copy_kind != CopyKind::Prefetch) {
       const Transfer* t = facts.copy(record.source_id);
-      for_edges(graph, op, [&](const Edge& edge) {
+      graph.for_each_edge(op, [&](const Edge& edge) {
         if (edge.kind != EdgeKind::Data || !t) return;
         uint32_t written = edge.dst_value;
         uint32_t location = graph.values[written].location;
@@ -237,7 +232,7 @@ void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& f
     lanes[{record.device.value_or(-1), *record.stream}].push_back(op);
   }
   auto touched = [&](uint32_t op, std::set<uint32_t>& reads, std::set<uint32_t>& writes) {
-    for_edges(graph, op, [&](const Edge& e) { reads.insert(graph.values[e.src_value].location); });
+    graph.for_each_edge(op, [&](const Edge& e) { reads.insert(graph.values[e.src_value].location); });
     for_writes(graph, op, [&](uint32_t v) { writes.insert(graph.values[v].location); });
   };
   auto independent = [&](uint32_t a, uint32_t b) {
@@ -300,7 +295,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
   std::map<uint32_t, int64_t> reads;
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     if (!graph.ops[op].reads_uninitialized) continue;
-    for_edges(graph, op, [&](const Edge& edge) {
+    graph.for_each_edge(op, [&](const Edge& edge) {
       if (!edge.uninitialized_read) return;
       uint32_t location = graph.values[edge.src_value].location;
       Finding& f = by_location[location];
@@ -328,10 +323,10 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
-  for (const Edge& edge : graph.edges) {
+  graph.for_each_edge([&](const Edge& edge) {
     if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
     if (edge.kind == EdgeKind::Carry) carried[edge.src_value] = true;
-  }
+  });
   // A kernel whose arguments were not captured may have read anything.
   uint32_t first_opaque = Value::kNoOp;
   for (uint32_t op = 0; op < graph.ops.size() && first_opaque == Value::kNoOp; ++op) {
@@ -394,7 +389,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
   for (const Value& value : graph.values) {
     if (value.version > 0) used[value.location] = true;
   }
-  for (const Edge& edge : graph.edges) used[graph.values[edge.src_value].location] = true;
+  graph.for_each_edge([&](const Edge& edge) { used[graph.values[edge.src_value].location] = true; });
   std::set<int64_t> migrated;
   for (const trace::UmEvent& event : facts.um.events) {
     if (event.alloc_id) migrated.insert(*event.alloc_id);

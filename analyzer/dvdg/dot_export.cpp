@@ -44,7 +44,7 @@ void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
     out << "];\n";
   }
   for (const ViewEdge& shown : view.edges) {
-    const Edge& edge = graph.edges[shown.edge];
+    const Edge& edge = shown.edge;
     std::string label = view_op_name(graph, view, edge.op);
     if (edge.kind == EdgeKind::Carry) label += " (rest)";
     if (edge.kind == EdgeKind::Migration) label += "\n" + migration_detail(graph, edge);

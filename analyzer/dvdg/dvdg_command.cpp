@@ -103,20 +103,20 @@ void export_to(const std::unique_ptr<OutputFile>& file, Writer&& write) {
 
 void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool stored) {
   std::printf("dvdg: %zu operations, %zu values, %zu edges", graph.ops.size(), graph.values.size(),
-              graph.edges.size());
+              graph.edge_count());
   std::printf(
       stored ? "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n" : " (not stored)\n",
       options.trace.c_str());
   size_t uninitialized = 0;
-  for (const dvdg::Edge& edge : graph.edges) {
-    if (!edge.uninitialized_read) continue;
+  graph.for_each_edge([&](const dvdg::Edge& edge) {
+    if (!edge.uninitialized_read) return;
     // Only the first few: a loop reading garbage would otherwise flood the output.
     if (++uninitialized <= 10) {
       std::printf("uninitialized read: op %" PRIu32 " %s reads %s\n", edge.op + 1,
                   terminal_text(dvdg::op_name(graph, edge.op)).c_str(),
                   terminal_text(dvdg::value_label(graph, edge.src_value, ", ")).c_str());
     }
-  }
+  });
   if (uninitialized > 10) std::printf("... %zu uninitialized reads in all\n", uninitialized);
   size_t migrations = 0;
   int64_t migrated = 0;

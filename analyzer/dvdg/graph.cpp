@@ -11,4 +11,14 @@ std::string_view to_string(EdgeKind kind) {
   return "?";
 }
 
+size_t Graph::edge_count() const {
+  size_t count = listed_edges.size();
+  for (uint32_t op = 0; op < ops.size(); ++op) {
+    if (ops[op].kind != OpKind::Kernel) continue;
+    count += size_t{op_reads_begin[op + 1] - op_reads_begin[op]} *
+             (op_writes_begin[op + 1] - op_writes_begin[op]);
+  }
+  return count;
+}
+
 }  // namespace apptracer::dvdg

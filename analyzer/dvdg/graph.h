@@ -123,21 +123,55 @@ struct Edge {
   int64_t bytes = -1;  // bytes moved along the edge; -1 when unknown (kernels)
 };
 
+// A kernel's data edges are not held one by one: it read some values and
+// wrote others, and an edge goes from each value it read to each value it
+// wrote, so they are op_reads x op_writes. (A PyTorch optimizer step's
+// multi-tensor kernels read and write hundreds of tensors each: held one by
+// one, their edges were 97% of a training trace's graph, 20 million of them
+// for 100 steps.) Every other edge is listed. Read edges through
+// for_each_edge and edge_count.
 struct Graph {
   std::vector<Location> locations;
   std::vector<Op> ops;  // in program order
   std::vector<Value> values;
-  std::vector<Edge> edges;  // grouped by op, in program order
-  // op_edges[i] .. op_edges[i + 1] are the edges of op i.
-  std::vector<uint32_t> op_edges;
+  // The edges held one by one, grouped by op in program order:
+  // op_listed_edges[i] .. op_listed_edges[i + 1] are op i's.
+  std::vector<Edge> listed_edges;
+  std::vector<uint32_t> op_listed_edges;
   // op_writes_begin[i] .. op_writes_begin[i + 1] index op_writes: values op i wrote.
   std::vector<uint32_t> op_writes_begin;
   std::vector<uint32_t> op_writes;
-  // The same for the values op i read (also an op that wrote nothing).
+  // The same for the values op i read (also an op that wrote nothing), each
+  // once, with whether the read found it holding no data (a kernel's data
+  // edges from it say so).
   std::vector<uint32_t> op_reads_begin;
   std::vector<uint32_t> op_reads;
+  std::vector<bool> op_reads_uninitialized;
   // Kernel names by strings.id, for labels.
   std::unordered_map<int64_t, std::string> names;
+
+  // Calls f(const Edge&) for each edge of op `op`: for each value it wrote,
+  // the edges into it.
+  template <typename F>
+  void for_each_edge(uint32_t op, F&& f) const {
+    uint32_t listed = op_listed_edges[op], listed_end = op_listed_edges[op + 1];
+    if (ops[op].kind == OpKind::Kernel) {
+      for (uint32_t w = op_writes_begin[op]; w < op_writes_begin[op + 1]; ++w) {
+        for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r) {
+          f(Edge{op_reads[r], op_writes[w], op, EdgeKind::Data, op_reads_uninitialized[r], -1});
+        }
+        for (; listed < listed_end && listed_edges[listed].dst_value == op_writes[w]; ++listed)
+          f(listed_edges[listed]);
+      }
+    }
+    for (; listed < listed_end; ++listed) f(listed_edges[listed]);
+  }
+  // Every edge, by op in program order.
+  template <typename F>
+  void for_each_edge(F&& f) const {
+    for (uint32_t op = 0; op < ops.size(); ++op) for_each_edge(op, f);
+  }
+  size_t edge_count() const;
 };
 
 }  // namespace apptracer::dvdg

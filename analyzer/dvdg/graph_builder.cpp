@@ -57,12 +57,12 @@ class Builder {
   Graph build(const std::vector<uint32_t>& order) {
     graph_.ops = in_program_order(std::move(trace_.ops), order);
     renumber_causes(order);
-    graph_.op_edges.reserve(order.size() + 1);
+    graph_.op_listed_edges.reserve(order.size() + 1);
     graph_.op_writes_begin.reserve(order.size() + 1);
     graph_.op_reads_begin.reserve(order.size() + 1);
     for (uint32_t op = 0; op < order.size(); ++op) apply(op, order[op]);
     end_freed_sub_allocations();
-    graph_.op_edges.push_back(static_cast<uint32_t>(graph_.edges.size()));
+    graph_.op_listed_edges.push_back(static_cast<uint32_t>(graph_.listed_edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
     graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
     graph_.locations = std::move(trace_.locations);
@@ -240,7 +240,7 @@ class Builder {
 
   // Op `op` of the program order is trace op `source`.
   void apply(uint32_t op, uint32_t source) {
-    graph_.op_edges.push_back(static_cast<uint32_t>(graph_.edges.size()));
+    graph_.op_listed_edges.push_back(static_cast<uint32_t>(graph_.listed_edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
     graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
     Op& record = graph_.ops[op];
@@ -302,13 +302,15 @@ class Builder {
     size_t first = graph_.op_reads.size();
     for (const Read& read : reads_) {
       if (std::find(graph_.op_reads.begin() + first, graph_.op_reads.end(), read.value) ==
-          graph_.op_reads.end())
+          graph_.op_reads.end()) {
         graph_.op_reads.push_back(read.value);
+        graph_.op_reads_uninitialized.push_back(read.uninitialized);
+      }
     }
   }
 
   // Bytes of `read` that went into the written range: by position for
-  // linear copies (0: none), else the op's bytes (-1 for kernels).
+  // linear copies (0: none), else the op's bytes.
   static int64_t bytes_along(const Op& record, const Read& read, const Access& write) {
     if (read.position_begin >= 0 && write.position >= 0) {
       int64_t from = std::max(read.position_begin, write.position);
@@ -317,7 +319,7 @@ class Builder {
       return std::max<int64_t>(0, saturating_sub(to, from));
     }
     if (record.kind == OpKind::Collective) return saturating_sub(write.end, write.begin);
-    return record.kind == OpKind::Kernel ? -1 : record.bytes;
+    return record.bytes;
   }
 
   // A collective: every value read (each rank's send range) goes into one
@@ -333,7 +335,7 @@ class Builder {
     pieces_[made->location].assign(1, {0, exchanged});
     graph_.op_writes.push_back(exchanged);
     for (const Read& read : reads_) {
-      graph_.edges.push_back(
+      graph_.listed_edges.push_back(
           {read.value, exchanged, op, EdgeKind::Data, read.uninitialized, read.bytes});
     }
     reads_.assign(1, Read{exchanged, -1, -1, false, location_bytes(made->location)});
@@ -359,7 +361,25 @@ class Builder {
     uint32_t written = new_value(access.location, next_version(access.location, op), op, true,
                                  residency, access.begin, access.end);
     graph_.op_writes.push_back(written);
-    // One edge per value read, with the bytes it gave.
+    add_data_edges(op, record, access, written);
+    // A write that may leave part of the range as it was depends on what was
+    // there, unless it read that anyway or it held no data.
+    if (!access.exact) {
+      for (uint32_t previous : carried_) {
+        bool read = std::any_of(reads_.begin(), reads_.end(),
+                                [&](const Read& r) { return r.value == previous; });
+        if (!read && may_hold_data(previous))
+          graph_.listed_edges.push_back({previous, written, op, EdgeKind::Carry, false, -1});
+      }
+    }
+    assign(access.location, access.begin, access.end, written);
+  }
+
+  // One edge per value read into `written`, with the bytes it gave. A
+  // kernel's are every value it read, which the graph holds once for all its
+  // writes (graph.h).
+  void add_data_edges(uint32_t op, const Op& record, const Access& access, uint32_t written) {
+    if (record.kind == OpKind::Kernel) return;
     sources_.clear();
     for (const Read& read : reads_) {
       int64_t bytes = bytes_along(record, read, access);
@@ -372,18 +392,7 @@ class Builder {
         same->bytes = saturating_add(same->bytes, bytes);
       }
     }
-    graph_.edges.insert(graph_.edges.end(), sources_.begin(), sources_.end());
-    // A write that may leave part of the range as it was depends on what was
-    // there, unless it read that anyway or it held no data.
-    if (!access.exact) {
-      for (uint32_t previous : carried_) {
-        bool read = std::any_of(reads_.begin(), reads_.end(),
-                                [&](const Read& r) { return r.value == previous; });
-        if (!read && may_hold_data(previous))
-          graph_.edges.push_back({previous, written, op, EdgeKind::Carry, false, -1});
-      }
-    }
-    assign(access.location, access.begin, access.end, written);
+    graph_.listed_edges.insert(graph_.listed_edges.end(), sources_.begin(), sources_.end());
   }
 
   // What a freed sub-allocation held when it went back to the pool ends
@@ -408,7 +417,7 @@ class Builder {
         uint32_t moved = new_value(access.location, source.version, op, source.holds_data,
                                    record.to, source.offset, saturating_add(source.offset, source.bytes));
         graph_.op_writes.push_back(moved);
-        graph_.edges.push_back({piece.value, moved, op, EdgeKind::Migration, false, moved_bytes});
+        graph_.listed_edges.push_back({piece.value, moved, op, EdgeKind::Migration, false, moved_bytes});
         piece.value = moved;
       }
     }

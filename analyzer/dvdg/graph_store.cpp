@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "apptracer/saturating.h"
 #include "apptracer/tables.h"
@@ -26,39 +28,35 @@ std::string insert_sql(const TableInfo& table, size_t rows) {
   return sql;
 }
 
-// Binds one row's columns of a multi-row INSERT. This is the hot loop of a
-// million-operation graph, so it talks to SQLite directly: constant text is
-// bound without a copy and nothing is cleared between batches (every column
-// is bound every time, NULL included).
+// One row's columns of a multi-row INSERT, in the order tables.def
+// declares them. Constant text is kept without a copy (it is bound as
+// static): the kinds' names.
+struct Cell {
+  enum class Type : uint8_t { Integer, Null, Text };
+  Type type = Type::Null;
+  int64_t integer = 0;
+  std::string_view text;
+};
+
 class RowBinder {
  public:
-  RowBinder(sqlite3_stmt* statement, int first) : statement_(statement), first_(first + 1), next_(first + 1) {}
+  explicit RowBinder(std::vector<Cell>& cells) : cells_(cells) {}
 
-  int bound() const { return next_ - first_; }
-
-  RowBinder& integer(int64_t value) {
-    return check(sqlite3_bind_int64(statement_, next_++, value));
-  }
+  RowBinder& integer(int64_t value) { return add({Cell::Type::Integer, value, {}}); }
   RowBinder& optional(bool present, int64_t value) {
-    return check(present ? sqlite3_bind_int64(statement_, next_++, value)
-                         : sqlite3_bind_null(statement_, next_++));
+    return add(present ? Cell{Cell::Type::Integer, value, {}} : Cell{});
   }
-  RowBinder& constant_text(std::string_view text) {
-    return check(sqlite3_bind_text(statement_, next_++, text.data(), static_cast<int>(text.size()),
-                                   SQLITE_STATIC));
-  }
+  RowBinder& constant_text(std::string_view text) { return add({Cell::Type::Text, 0, text}); }
   RowBinder& optional_text(bool present, std::string_view text) {
-    return present ? constant_text(text) : check(sqlite3_bind_null(statement_, next_++));
+    return add(present ? Cell{Cell::Type::Text, 0, text} : Cell{});
   }
 
  private:
-  RowBinder& check(int rc) {
-    if (rc != SQLITE_OK) throw SqliteError(std::string("bind: ") + sqlite3_errstr(rc));
+  RowBinder& add(const Cell& cell) {
+    cells_.push_back(cell);
     return *this;
   }
-  sqlite3_stmt* statement_;
-  int first_;
-  int next_;
+  std::vector<Cell>& cells_;
 };
 
 class PreparedInsert {
@@ -86,98 +84,132 @@ class PreparedInsert {
   sqlite3_stmt* statement_ = nullptr;
 };
 
-// Inserts `count` rows several at a time: a multi-row INSERT costs little
-// more than a single-row one. bind_row(binder, row) binds every column, in
-// the order tables.def declares them.
-template <typename BindRow>
-void insert_rows(Database& db, const TableInfo& table, size_t count, BindRow&& bind_row) {
-  constexpr size_t kRowsPerBatch = 32;
-  const int columns = static_cast<int>(table.columns.size());
-  auto bind = [&](sqlite3_stmt* statement, size_t k, size_t row) {
-    RowBinder binder(statement, static_cast<int>(k) * columns);
-    bind_row(binder, row);
-    if (binder.bound() != columns) {
-      throw std::logic_error("dvdg store: " + std::to_string(binder.bound()) + " columns bound for " +
-                             table.name + ", which has " + std::to_string(columns));
-    }
-  };
-  size_t row = 0;
-  if (count >= kRowsPerBatch) {
-    PreparedInsert batch(db.handle(), insert_sql(table, kRowsPerBatch));
-    for (; row + kRowsPerBatch <= count; row += kRowsPerBatch) {
-      for (size_t k = 0; k < kRowsPerBatch; ++k) bind(batch.get(), k, row + k);
-      batch.run();
-    }
+// Inserts rows several at a time: a multi-row INSERT costs little more than
+// a single-row one. This is the hot loop of a million-operation graph, so it
+// talks to SQLite directly, and nothing is cleared between batches (every
+// column is bound every time, NULL included).
+class BatchInsert {
+ public:
+  BatchInsert(Database& db, const TableInfo& table)
+      : db_(db), table_(table), columns_(table.columns.size()),
+        batch_(db.handle(), insert_sql(table, kRowsPerBatch)) {
+    cells_.reserve(kRowsPerBatch * columns_);
   }
-  if (row < count) {
-    PreparedInsert rest(db.handle(), insert_sql(table, count - row));
-    for (size_t k = 0; row + k < count; ++k) bind(rest.get(), k, row + k);
-    rest.run();
+
+  // bind_row(RowBinder&) binds one row's every column.
+  template <typename BindRow>
+  void add(BindRow&& bind_row) {
+    size_t before = cells_.size();
+    RowBinder binder(cells_);
+    bind_row(binder);
+    if (cells_.size() - before != columns_) {
+      throw std::logic_error("dvdg store: " + std::to_string(cells_.size() - before) +
+                             " columns bound for " + table_.name + ", which has " +
+                             std::to_string(columns_));
+    }
+    if (cells_.size() == kRowsPerBatch * columns_) run(batch_);
   }
+
+  // Inserts the rows of the last, partial batch.
+  void finish() {
+    if (cells_.empty()) return;
+    PreparedInsert rest(db_.handle(), insert_sql(table_, cells_.size() / columns_));
+    run(rest);
+  }
+
+ private:
+  static constexpr size_t kRowsPerBatch = 32;
+
+  void run(PreparedInsert& insert) {
+    sqlite3_stmt* statement = insert.get();
+    for (size_t i = 0; i < cells_.size(); ++i) {
+      const Cell& cell = cells_[i];
+      int index = static_cast<int>(i) + 1;
+      int rc = cell.type == Cell::Type::Integer ? sqlite3_bind_int64(statement, index, cell.integer)
+               : cell.type == Cell::Type::Text
+                   ? sqlite3_bind_text(statement, index, cell.text.data(),
+                                       static_cast<int>(cell.text.size()), SQLITE_STATIC)
+                   : sqlite3_bind_null(statement, index);
+      if (rc != SQLITE_OK) throw SqliteError(std::string("bind: ") + sqlite3_errstr(rc));
+    }
+    insert.run();
+    cells_.clear();
+  }
+
+  Database& db_;
+  const TableInfo& table_;
+  size_t columns_;
+  PreparedInsert batch_;
+  std::vector<Cell> cells_;
+};
+
+void bind_op(RowBinder& row, const Op& op, size_t position) {
+  bool migration = op.kind == OpKind::Migration;
+  bool collective = op.kind == OpKind::Collective || op.kind == OpKind::Message;
+  bool moves_bytes = op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration || collective;
+  row.integer(static_cast<int64_t>(position + 1))
+      .constant_text(to_string(op.kind))
+      .integer(op.source_id)
+      .optional(op.kind == OpKind::Copy, static_cast<int64_t>(op.copy_kind))
+      .optional(op.name_id != 0, op.name_id)
+      .optional(op.device.has_value(), op.device.value_or(0))
+      .optional(op.stream.has_value(), op.stream.value_or(0))
+      .integer(op.issue_ns)
+      .integer(op.start_ns)
+      .integer(op.end_ns)
+      .optional(moves_bytes, op.bytes)
+      .integer(op.reads_uninitialized)
+      .integer(op.arguments_unknown)
+      .optional(op.caused_by != Op::kNoOp, int64_t{op.caused_by} + 1)
+      .optional(migration, op.from)
+      .optional(migration, op.to)
+      .optional_text(migration, to_string(static_cast<UmMigrationCause>(op.migration_cause)))
+      .optional(collective, static_cast<int64_t>(op.collective_kind))
+      .optional(collective, op.ranks_missing)
+      .optional(op.runs_collective != Op::kNoOp, int64_t{op.runs_collective} + 1);
 }
 
-void store_ops(Database& db, const Graph& graph) {
-  insert_rows(db, ops_table(), graph.ops.size(), [&](RowBinder& row, size_t i) {
-    const Op& op = graph.ops[i];
-    bool migration = op.kind == OpKind::Migration;
-    bool collective = op.kind == OpKind::Collective || op.kind == OpKind::Message;
-    bool moves_bytes =
-        op.kind == OpKind::Copy || op.kind == OpKind::Memset || migration || collective;
-    row.integer(static_cast<int64_t>(i + 1))
-        .constant_text(to_string(op.kind))
-        .integer(op.source_id)
-        .optional(op.kind == OpKind::Copy, static_cast<int64_t>(op.copy_kind))
-        .optional(op.name_id != 0, op.name_id)
-        .optional(op.device.has_value(), op.device.value_or(0))
-        .optional(op.stream.has_value(), op.stream.value_or(0))
-        .integer(op.issue_ns)
-        .integer(op.start_ns)
-        .integer(op.end_ns)
-        .optional(moves_bytes, op.bytes)
-        .integer(op.reads_uninitialized)
-        .integer(op.arguments_unknown)
-        .optional(op.caused_by != Op::kNoOp, int64_t{op.caused_by} + 1)
-        .optional(migration, op.from)
-        .optional(migration, op.to)
-        .optional_text(migration, to_string(static_cast<UmMigrationCause>(op.migration_cause)))
-        .optional(collective, static_cast<int64_t>(op.collective_kind))
-        .optional(collective, op.ranks_missing)
-        .optional(op.runs_collective != Op::kNoOp, int64_t{op.runs_collective} + 1);
-  });
+void bind_value(RowBinder& row, const Graph& graph, size_t position) {
+  const Value& value = graph.values[position];
+  const Location& location = graph.locations[value.location];
+  row.integer(static_cast<int64_t>(position + 1))
+      .optional(location.alloc_id.has_value(), location.alloc_id.value_or(0))
+      .integer(saturating_add(location.address, value.offset))
+      .integer(value.bytes)
+      .optional(location.device.has_value(), location.device.value_or(0))
+      .integer(static_cast<int64_t>(location.memory))
+      .integer(value.version)
+      .optional(value.producer_op != Value::kNoOp, int64_t{value.producer_op} + 1)
+      .optional(value.freed_by_op != Value::kNoOp, int64_t{value.freed_by_op} + 1)
+      .integer(value.holds_data)
+      .integer(value.read_uninitialized)
+      .optional(value.residency != kNoResidency, value.residency)
+      .optional(location.sub_allocation_id.has_value(), location.sub_allocation_id.value_or(0))
+      .integer(value.offset)
+      .integer(location.exchanged);
 }
 
-void store_values(Database& db, const Graph& graph) {
-  insert_rows(db, values_table(), graph.values.size(), [&](RowBinder& row, size_t i) {
-    const Value& value = graph.values[i];
-    const Location& location = graph.locations[value.location];
-    row.integer(static_cast<int64_t>(i + 1))
-        .optional(location.alloc_id.has_value(), location.alloc_id.value_or(0))
-        .integer(saturating_add(location.address, value.offset))
-        .integer(value.bytes)
-        .optional(location.device.has_value(), location.device.value_or(0))
-        .integer(static_cast<int64_t>(location.memory))
-        .integer(value.version)
-        .optional(value.producer_op != Value::kNoOp, int64_t{value.producer_op} + 1)
-        .optional(value.freed_by_op != Value::kNoOp, int64_t{value.freed_by_op} + 1)
-        .integer(value.holds_data)
-        .integer(value.read_uninitialized)
-        .optional(value.residency != kNoResidency, value.residency)
-        .optional(location.sub_allocation_id.has_value(), location.sub_allocation_id.value_or(0))
-        .integer(value.offset)
-        .integer(location.exchanged);
-  });
+void bind_edge(RowBinder& row, const Edge& edge) {
+  row.integer(int64_t{edge.src_value} + 1)
+      .integer(int64_t{edge.dst_value} + 1)
+      .integer(int64_t{edge.op} + 1)
+      .constant_text(to_string(edge.kind))
+      .optional(edge.bytes >= 0, edge.bytes)
+      .integer(edge.uninitialized_read);
 }
 
-void store_edges(Database& db, const Graph& graph) {
-  insert_rows(db, edges_table(), graph.edges.size(), [&](RowBinder& row, size_t i) {
-    const Edge& edge = graph.edges[i];
-    row.integer(int64_t{edge.src_value} + 1)
-        .integer(int64_t{edge.dst_value} + 1)
-        .integer(int64_t{edge.op} + 1)
-        .constant_text(to_string(edge.kind))
-        .optional(edge.bytes >= 0, edge.bytes)
-        .integer(edge.uninitialized_read);
-  });
+void store_rows(Database& db, const Graph& graph) {
+  BatchInsert ops(db, ops_table());
+  for (size_t i = 0; i < graph.ops.size(); ++i)
+    ops.add([&](RowBinder& row) { bind_op(row, graph.ops[i], i); });
+  ops.finish();
+  BatchInsert values(db, values_table());
+  for (size_t i = 0; i < graph.values.size(); ++i)
+    values.add([&](RowBinder& row) { bind_value(row, graph, i); });
+  values.finish();
+  BatchInsert edges(db, edges_table());
+  graph.for_each_edge([&](const Edge& edge) { edges.add([&](RowBinder& row) { bind_edge(row, edge); }); });
+  edges.finish();
 }
 
 }  // namespace
@@ -193,9 +225,7 @@ void store_graph(Database& db, const Graph& graph) {
         "DROP TABLE IF EXISTS dvdg_edges; DROP TABLE IF EXISTS dvdg_values; "
         "DROP TABLE IF EXISTS dvdg_ops;");
     db.exec(dvdg_tables_sql());
-    store_ops(db, graph);
-    store_values(db, graph);
-    store_edges(db, graph);
+    store_rows(db, graph);
   });
 }
 

@@ -51,10 +51,9 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
   for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
     signature = mix(signature, where(graph.op_writes[i]));
   }
-  for (uint32_t i = graph.op_edges[op]; i < graph.op_edges[op + 1]; ++i) {
-    const Edge& edge = graph.edges[i];
+  graph.for_each_edge(op, [&](const Edge& edge) {
     signature = mix(mix(signature, where(edge.src_value)), static_cast<uint64_t>(edge.kind));
-  }
+  });
   return signature;
 }
 
@@ -154,18 +153,17 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   std::unordered_set<uint64_t> edges_seen;
   for (uint32_t op : selected) {
     if (folded[op]) continue;
-    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
-      const Edge& edge = graph.edges[e];
+    graph.for_each_edge(op, [&](const Edge& edge) {
       uint32_t src = shown_as(edge.src_value);
       uint32_t dst = edge.dst_value;
-      if (!value_visible(src) || !value_visible(dst)) continue;
-      if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) continue;
+      if (!value_visible(src) || !value_visible(dst)) return;
+      if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) return;
       // Collapsing can make two edges of one op join the same two values.
-      if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) continue;
-      view.edges.push_back({src, dst, e});
+      if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
+      view.edges.push_back({src, dst, edge});
       value_shown[src] = value_shown[dst] = true;
       op_shown[op] = true;
-    }
+    });
     // A value nothing has read yet (a memset's result, say) is still shown.
     for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
       uint32_t value = graph.op_writes[i];

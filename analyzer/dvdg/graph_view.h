@@ -27,7 +27,7 @@ struct ViewFilter {
 struct ViewEdge {
   uint32_t src_value;
   uint32_t dst_value;
-  uint32_t edge;  // index into graph.edges: op, kind, bytes
+  Edge edge;  // as the graph has it: op, kind, bytes
 };
 
 struct GraphView {

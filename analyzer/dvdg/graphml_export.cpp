@@ -106,7 +106,7 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
   }
   for (size_t i = 0; i < view.edges.size(); ++i) {
     const ViewEdge& shown = view.edges[i];
-    const Edge& edge = graph.edges[shown.edge];
+    const Edge& edge = shown.edge;
     const Op& op = graph.ops[edge.op];
     out << "    <edge id=\"e" << i << "\" source=\"" << value_ref(shown.src_value) << "\" target=\""
         << value_ref(shown.dst_value) << "\">\n";

@@ -169,7 +169,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
   json.raw("\n],\n\"edges\": [");
   separator = "\n";
   for (const ViewEdge& shown : view.edges) {
-    const Edge& edge = graph.edges[shown.edge];
+    const Edge& edge = shown.edge;
     json.raw(separator);
     json.begin_object();
     json.field("src", int64_t{shown.src_value} + 1);

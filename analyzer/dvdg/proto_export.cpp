@@ -112,7 +112,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     write_element(coded, proto::Graph::kOpsFieldNumber, item);
   }
   for (const ViewEdge& shown : view.edges) {
-    const Edge& edge = graph.edges[shown.edge];
+    const Edge& edge = shown.edge;
     proto::Edge item;
     item.set_src_value_id(uint64_t{shown.src_value} + 1);
     item.set_dst_value_id(uint64_t{shown.dst_value} + 1);

@@ -137,7 +137,7 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
   out << value_line(graph, value) << "\n";
   // Walk producers backwards: the incoming edges of a value are the edges of
   // the op that wrote it whose destination is that value.
-  std::map<uint32_t, std::vector<uint32_t>> ops_to_edges;
+  std::map<uint32_t, std::vector<Edge>> ops_to_edges;
   std::set<uint32_t> visited = {value};
   std::vector<uint32_t> pending = {value};
   while (!pending.empty()) {
@@ -146,12 +146,11 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
     uint32_t producer = graph.values[current].producer_op;
     if (producer == Value::kNoOp || is_lifetime_op(graph.ops[producer].kind)) continue;
     auto& edges = ops_to_edges[producer];
-    for (uint32_t e = graph.op_edges[producer]; e < graph.op_edges[producer + 1]; ++e) {
-      if (graph.edges[e].dst_value != current) continue;
-      edges.push_back(e);
-      if (visited.insert(graph.edges[e].src_value).second)
-        pending.push_back(graph.edges[e].src_value);
-    }
+    graph.for_each_edge(producer, [&](const Edge& edge) {
+      if (edge.dst_value != current) return;
+      edges.push_back(edge);
+      if (visited.insert(edge.src_value).second) pending.push_back(edge.src_value);
+    });
   }
   if (ops_to_edges.empty()) {
     const Value& record = graph.values[value];
@@ -170,8 +169,7 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
   for (auto& [op, edges] : ops_to_edges) {
     out << "  " << op_line(graph, op) << "\n";
     std::set<uint32_t> written;
-    for (uint32_t e : edges) {
-      const Edge& edge = graph.edges[e];
+    for (const Edge& edge : edges) {
       written.insert(edge.dst_value);
       const char* verb = edge.kind == EdgeKind::Carry       ? "keeps "
                          : edge.kind == EdgeKind::Migration ? "moves "

@@ -277,7 +277,7 @@ json dvdg_json(const dvdg::Graph& graph) {
   json ops = json::object();
   for (const dvdg::ViewEdge& e : view.edges) {
     if (!kept[e.src_value] || !kept[e.dst_value]) continue;
-    const dvdg::Edge& edge = graph.edges[e.edge];
+    const dvdg::Edge& edge = e.edge;
     std::string op = std::to_string(int64_t{edge.op} + 1);
     if (!ops.contains(op)) {
       ops[op] = {{"name", dvdg::view_op_name(graph, view, edge.op)},

@@ -66,9 +66,13 @@ ValueHistory value_history(const Graph& graph) {
     history.previous[v] = latest;
     latest = v;
   }
-  for (const dvdg::Edge& edge : graph.edges) {
-    if (edge.kind != dvdg::EdgeKind::Carry) history.readers[edge.src_value].push_back(edge.op);
-  }
+  // Edges come by op, so an op reading a value into several it wrote is
+  // one reader of it.
+  graph.for_each_edge([&](const dvdg::Edge& edge) {
+    std::vector<uint32_t>& readers = history.readers[edge.src_value];
+    if (edge.kind != dvdg::EdgeKind::Carry && (readers.empty() || readers.back() != edge.op))
+      readers.push_back(edge.op);
+  });
   return history;
 }
 
@@ -120,10 +124,9 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
   for (uint32_t g = 0; g < graph.ops.size(); ++g) {
     if (!replay_of[g]) continue;
     uint32_t op = *replay_of[g];
-    for (uint32_t e = graph.op_edges[g]; e < graph.op_edges[g + 1]; ++e) {
-      const dvdg::Edge& edge = graph.edges[e];
+    graph.for_each_edge(g, [&](const dvdg::Edge& edge) {
       if (edge.kind != dvdg::EdgeKind::Carry) depend(producer(edge.src_value), op);
-    }
+    });
     for (uint32_t w = graph.op_writes_begin[g]; w < graph.op_writes_begin[g + 1]; ++w) {
       uint32_t previous = history.previous[graph.op_writes[w]];
       if (previous == UINT32_MAX) continue;

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "dvdg_fixture.h"
 #include "graph_builder.h"
 #include "graph_store.h"
 #include "labels.h"
@@ -189,8 +190,7 @@ class Collectives : public ::testing::Test {
       uint32_t producer = graph.values[current].producer_op;
       if (producer == Value::kNoOp) continue;
       if (graph.ops[producer].kind == OpKind::Kernel) kernels.insert(op_name(graph, producer));
-      for (uint32_t e = graph.op_edges[producer]; e < graph.op_edges[producer + 1]; ++e) {
-        const Edge& edge = graph.edges[e];
+      for (const Edge& edge : edges_of(graph, producer)) {
         if (edge.dst_value == current && seen.insert(edge.src_value).second)
           pending.push_back(edge.src_value);
       }
@@ -201,8 +201,7 @@ class Collectives : public ::testing::Test {
   // The collective's edges: (into the exchanged value, out of it).
   static std::pair<int, int> exchange_edges(const Graph& graph, uint32_t op) {
     int in = 0, out = 0;
-    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
-      const Edge& edge = graph.edges[e];
+    for (const Edge& edge : edges_of(graph, op)) {
       in += graph.locations[graph.values[edge.dst_value].location].exchanged;
       out += graph.locations[graph.values[edge.src_value].location].exchanged;
     }
@@ -212,8 +211,7 @@ class Collectives : public ::testing::Test {
   // The processes whose memory an op's edges read from (or wrote to).
   static std::set<uint16_t> processes(const Graph& graph, uint32_t op, bool written) {
     std::set<uint16_t> found;
-    for (uint32_t e = graph.op_edges[op]; e < graph.op_edges[op + 1]; ++e) {
-      const Edge& edge = graph.edges[e];
+    for (const Edge& edge : edges_of(graph, op)) {
       const Location& where =
           graph.locations[graph.values[written ? edge.dst_value : edge.src_value].location];
       if (!where.exchanged) found.insert(where.process);
@@ -252,7 +250,7 @@ TEST_F(Collectives, InPlaceAllReduceIsOneOpReadingAndWritingEveryRank) {
   EXPECT_EQ(graph.ops[op].collective_kind, CollectiveKind::AllReduce);
   EXPECT_EQ(graph.ops[op].ranks_missing, 0);
   EXPECT_EQ(graph.ops[op].bytes, 2 * kBytes) << "each receive buffer once";
-  EXPECT_EQ(graph.op_edges[op + 1] - graph.op_edges[op], 4u);
+  EXPECT_EQ(edges_of(graph, op).size(), 4u);
   EXPECT_EQ(exchange_edges(graph, op), std::make_pair(2, 2));
   EXPECT_EQ(processes(graph, op, false), (std::set<uint16_t>{1, 2}));
   EXPECT_EQ(processes(graph, op, true), (std::set<uint16_t>{1, 2}));
@@ -273,7 +271,7 @@ TEST_F(Collectives, InPlaceAllReduceIsOneOpReadingAndWritingEveryRank) {
     for (uint32_t k = 0; k < graph.ops.size(); ++k) {
       if (graph.ops[k].kind != OpKind::Kernel || op_name(graph, k) != name) continue;
       EXPECT_EQ(graph.ops[k].runs_collective, op);
-      EXPECT_EQ(graph.op_edges[k], graph.op_edges[k + 1]);
+      EXPECT_TRUE(edges_of(graph, k).empty());
       ++joined;
     }
     EXPECT_EQ(joined, 2u);
@@ -317,8 +315,8 @@ TEST_F(Collectives, SendAndItsReceiveAreOneMessageFromSenderToReceiver) {
   ASSERT_EQ(messages.size(), 1u);
   uint32_t op = messages[0];
   EXPECT_EQ(op_name(graph, op), "Send/Recv");
-  ASSERT_EQ(graph.op_edges[op + 1] - graph.op_edges[op], 1u);
-  const Edge& edge = graph.edges[graph.op_edges[op]];
+  ASSERT_EQ(edges_of(graph, op).size(), 1u);
+  const Edge edge = edges_of(graph, op)[0];
   EXPECT_EQ(graph.locations[graph.values[edge.src_value].location].process, 1);
   EXPECT_EQ(graph.locations[graph.values[edge.dst_value].location].process, 2);
   EXPECT_EQ(edge.bytes, kBytes);

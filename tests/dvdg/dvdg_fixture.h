@@ -17,6 +17,19 @@
 
 namespace apptracer::dvdg {
 
+// The graph's edges (graph.h holds a kernel's data edges as its reads and
+// writes), of one op or of all, in program order.
+inline std::vector<Edge> edges_of(const Graph& graph, uint32_t op) {
+  std::vector<Edge> edges;
+  graph.for_each_edge(op, [&](const Edge& edge) { edges.push_back(edge); });
+  return edges;
+}
+inline std::vector<Edge> edges_of(const Graph& graph) {
+  std::vector<Edge> edges;
+  graph.for_each_edge([&](const Edge& edge) { edges.push_back(edge); });
+  return edges;
+}
+
 class DvdgTest : public ::testing::Test {
  public:
   void SetUp() override {
@@ -146,7 +159,7 @@ class DvdgTest : public ::testing::Test {
   // Every edge of the graph, in program order.
   std::vector<std::string> edges(const Graph& graph) const {
     std::vector<std::string> texts;
-    for (const Edge& edge : graph.edges) texts.push_back(edge_text(graph, edge));
+    for (const Edge& edge : edges_of(graph)) texts.push_back(edge_text(graph, edge));
     return texts;
   }
 

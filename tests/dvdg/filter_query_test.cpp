@@ -19,8 +19,8 @@ class Filters : public DvdgTest {
     for (const ViewEdge& edge : view.edges) {
       std::string text = value_name(graph, edge.src_value) + " -> " +
                          value_name(graph, edge.dst_value) + " [" +
-                         op_name(graph, graph.edges[edge.edge].op);
-      uint32_t repeats = view.repeats[graph.edges[edge.edge].op];
+                         op_name(graph, edge.edge.op);
+      uint32_t repeats = view.repeats[edge.edge.op];
       if (repeats > 1) text += " x " + std::to_string(repeats);
       texts.push_back(text + "]");
     }

@@ -79,8 +79,8 @@ TEST_F(DvdgTest, PartialCopiesVersionOnlyTheirBytes) {
                               "d[0,512):1 -> out_h:1 [DtoH copy]",
                               "d[512,1024):2 -> out_h:1 [DtoH copy]",
                           }));
-  EXPECT_EQ(graph.edges[2].bytes, 512);
-  EXPECT_EQ(graph.edges[3].bytes, 512);
+  EXPECT_EQ(edges_of(graph)[2].bytes, 512);
+  EXPECT_EQ(edges_of(graph)[3].bytes, 512);
 }
 
 // A kernel may write less than it could reach: what was there is carried.
@@ -96,6 +96,40 @@ TEST_F(DvdgTest, KernelWriteCarriesWhatItMayHaveLeft) {
                               "d:1 -> d:2 [scatter] (carry)",
                               "d:2 -> h:1 [DtoH copy]",
                           }));
+}
+
+// An optimizer's multi-tensor kernel reads and writes hundreds of tensors:
+// an edge from each value it read to each it wrote, which the graph holds as
+// its reads and its writes, not one by one, and gives in the order of its
+// writes, each with its carries.
+TEST_F(DvdgTest, AKernelsDataEdgesAreEachValueItReadToEachItWrote) {
+  constexpr int kTensors = 200;
+  std::vector<Arg> args;
+  for (int i = 0; i < kTensors; ++i) {
+    int64_t tensor = buffer("t" + std::to_string(i), AllocKind::Device,
+                            0x7f0000000000 + i * 0x1000, 256);
+    copy(CopyKind::HtoD, buffer("h" + std::to_string(i), AllocKind::PageableHost,
+                                0x100000 + i * 0x1000, 256),
+         tensor, 256, 100 + i);
+    args.push_back({tensor, AccessKind::ReadWrite, AccessSource::Assumed});
+  }
+  int64_t out = buffer("out", AllocKind::Device, 0x7f1000000000, 256);
+  copy(CopyKind::HtoD, buffer("h_out", AllocKind::PageableHost, 0x900000, 256), out, 256, 400);
+  args.push_back({out, AccessKind::Write, AccessSource::Sanitizer});
+  kernel("multi_tensor_apply", args, 1000);
+  Graph graph = build();
+  uint32_t op = static_cast<uint32_t>(graph.ops.size() - 1);
+  ASSERT_EQ(graph.ops[op].kind, OpKind::Kernel);
+  EXPECT_EQ(graph.edge_count(), size_t{kTensors + 1} + kTensors * (kTensors + 1) + 1);
+  EXPECT_EQ(graph.listed_edges.size(), size_t{kTensors + 1} + 1) << "the copies' and one carry";
+  std::vector<Edge> edges = edges_of(graph, op);
+  ASSERT_EQ(edges.size(), size_t{kTensors * (kTensors + 1) + 1});
+  EXPECT_EQ(edge_text(graph, edges[0]), "t0:1 -> t0:2 [multi_tensor_apply]");
+  EXPECT_EQ(edge_text(graph, edges[kTensors - 1]), "t199:1 -> t0:2 [multi_tensor_apply]");
+  EXPECT_EQ(edge_text(graph, edges[kTensors]), "t0:1 -> t1:2 [multi_tensor_apply]");
+  // Written last, it does not read what it overwrites: what it may have left is carried.
+  EXPECT_EQ(edge_text(graph, edges[edges.size() - 2]), "t199:1 -> out:2 [multi_tensor_apply]");
+  EXPECT_EQ(edge_text(graph, edges.back()), "out:1 -> out:2 [multi_tensor_apply] (carry)");
 }
 
 // A graph launch's work is all issued by one call: on its stream it runs in
@@ -316,10 +350,10 @@ TEST_F(DvdgTest, FreedValuesAreMarkedAndUnknownHostRegionsAreValues) {
   trace_->add(in);
   Graph graph = build();
   EXPECT_EQ(edges(graph), (Edges{"region@0x9000:0 -> d:1 [HtoD copy]"}));
-  const Value& written = graph.values[graph.edges[0].dst_value];
+  const Value& written = graph.values[edges_of(graph)[0].dst_value];
   ASSERT_NE(written.freed_by_op, Value::kNoOp);
   EXPECT_EQ(graph.ops[written.freed_by_op].kind, OpKind::Free);
-  EXPECT_FALSE(graph.locations[graph.values[graph.edges[0].src_value].location].alloc_id);
+  EXPECT_FALSE(graph.locations[graph.values[edges_of(graph)[0].src_value].location].alloc_id);
 }
 
 TEST_F(DvdgTest, PartialMemsetVersionsItsBytesAndFullMemsetReplacesEverything) {
@@ -347,7 +381,7 @@ TEST_F(DvdgTest, PartialMemsetVersionsItsBytesAndFullMemsetReplacesEverything) {
                               "d[128,256):2 -> h:1 [DtoH copy]",
                               "d:3 -> h:2 [DtoH copy]",
                           }));
-  EXPECT_EQ(graph.edges[1].bytes, 128) << "the first half still holds the copy's data";
+  EXPECT_EQ(edges_of(graph)[1].bytes, 128) << "the first half still holds the copy's data";
 }
 
 TEST_F(DvdgTest, ArgumentsIntoTheSameAllocationAreOneAccess) {

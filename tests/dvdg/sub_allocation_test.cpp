@@ -61,12 +61,12 @@ class SubAllocations : public DvdgTest {
     return texts;
   }
 
-  const Edge& edge_named(const Graph& graph, const std::string& text) const {
-    for (const Edge& edge : graph.edges) {
+  Edge edge_named(const Graph& graph, const std::string& text) const {
+    for (const Edge& edge : edges_of(graph)) {
       if (edge_text(graph, edge) == text) return edge;
     }
     ADD_FAILURE() << "no edge " << text;
-    return graph.edges.front();
+    return Edge();
   }
 
   int64_t segment_ = 0, host_ = 0, out_ = 0;

@@ -107,7 +107,7 @@ TEST_F(UnifiedMemory, MigrationOpsSumTheirRecordsAndPointAtTheirCause) {
   EXPECT_EQ(graph.ops[prefetch].issue_ns, 2100);
   EXPECT_EQ(graph.ops[prefetch].migration_cause,
             static_cast<uint8_t>(UmMigrationCause::Prefetch));
-  for (const Edge& edge : graph.edges) {
+  for (const Edge& edge : edges_of(graph)) {
     if (edge.kind == EdgeKind::Migration) {
       EXPECT_EQ(edge.bytes, graph.ops[edge.op].bytes);
     }
