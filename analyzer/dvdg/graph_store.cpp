@@ -14,10 +14,31 @@ namespace apptracer::dvdg {
 
 namespace {
 
-// The dvdg_* tables as tables.def declares them (role Analysis).
+// The dvdg_* tables and view as tables.def declares them (role Analysis).
 const TableInfo& ops_table() { return table_of<DvdgOpRow>(); }
 const TableInfo& values_table() { return table_of<DvdgValueRow>(); }
-const TableInfo& edges_table() { return table_of<DvdgEdgeRow>(); }
+const TableInfo& op_values_table() { return table_of<DvdgOpValueRow>(); }
+const TableInfo& listed_edges_table() { return table_of<DvdgListedEdgeRow>(); }
+constexpr const char* kEdgesView = "dvdg_edges";
+
+const ViewInfo& edges_view() {
+  for (const ViewInfo& view : all_views()) {
+    if (view.name == kEdgesView) return view;
+  }
+  throw std::logic_error("tables.def declares no dvdg_edges view");
+}
+
+// Drops `name`, a table or (dvdg_edges before it was a view) a view.
+void drop(Database& db, const std::string& name) {
+  std::string type;
+  {
+    Statement query = db.prepare("SELECT type FROM sqlite_master WHERE name = ?");
+    query.bind(1, name);
+    if (!query.step()) return;
+    type = query.text(0);
+  }
+  db.exec((type == "view" ? "DROP VIEW " : "DROP TABLE ") + name);
+}
 
 std::string insert_sql(const TableInfo& table, size_t rows) {
   std::string row = "(";
@@ -198,6 +219,10 @@ void bind_edge(RowBinder& row, const Edge& edge) {
       .integer(edge.uninitialized_read);
 }
 
+void bind_op_value(RowBinder& row, uint32_t op, uint32_t value, bool written, bool uninitialized) {
+  row.integer(int64_t{op} + 1).integer(int64_t{value} + 1).integer(written).integer(uninitialized);
+}
+
 void store_rows(Database& db, const Graph& graph) {
   BatchInsert ops(db, ops_table());
   for (size_t i = 0; i < graph.ops.size(); ++i)
@@ -207,25 +232,52 @@ void store_rows(Database& db, const Graph& graph) {
   for (size_t i = 0; i < graph.values.size(); ++i)
     values.add([&](RowBinder& row) { bind_value(row, graph, i); });
   values.finish();
-  BatchInsert edges(db, edges_table());
-  graph.for_each_edge([&](const Edge& edge) { edges.add([&](RowBinder& row) { bind_edge(row, edge); }); });
+  BatchInsert op_values(db, op_values_table());
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r) {
+      op_values.add([&](RowBinder& row) {
+        bind_op_value(row, op, graph.op_reads[r], false, graph.op_reads_uninitialized[r]);
+      });
+    }
+    for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w)
+      op_values.add([&](RowBinder& row) { bind_op_value(row, op, graph.op_writes[w], true, false); });
+  }
+  op_values.finish();
+  BatchInsert edges(db, listed_edges_table());
+  for (const Edge& edge : graph.listed_edges) edges.add([&](RowBinder& row) { bind_edge(row, edge); });
   edges.finish();
+}
+
+std::vector<const TableInfo*> tables() {
+  return {&ops_table(), &values_table(), &op_values_table(), &listed_edges_table()};
+}
+
+std::string tables_sql() {
+  std::string sql;
+  for (const TableInfo* table : tables()) sql += create_table_sql(*table);
+  return sql;
+}
+
+// Made once the rows are in: building an index at once costs less than
+// keeping it up row by row.
+std::string indexes_and_view_sql() {
+  std::string sql;
+  for (const TableInfo* table : tables()) sql += create_indexes_sql(*table);
+  return sql + create_view_sql(edges_view());
 }
 
 }  // namespace
 
-std::string dvdg_tables_sql() {
-  return create_table_sql(ops_table()) + create_table_sql(values_table()) +
-         create_table_sql(edges_table());
-}
+std::string dvdg_tables_sql() { return tables_sql() + indexes_and_view_sql(); }
 
 void store_graph(Database& db, const Graph& graph) {
   with_transaction(db, [&] {
-    db.exec(
-        "DROP TABLE IF EXISTS dvdg_edges; DROP TABLE IF EXISTS dvdg_values; "
-        "DROP TABLE IF EXISTS dvdg_ops;");
-    db.exec(dvdg_tables_sql());
+    for (const std::string& name : {std::string(kEdgesView), listed_edges_table().name,
+                                    op_values_table().name, values_table().name, ops_table().name})
+      drop(db, name);
+    db.exec(tables_sql());
     store_rows(db, graph);
+    db.exec(indexes_and_view_sql());
   });
 }
 

@@ -51,7 +51,10 @@ class MigratedOrigins {
 
 std::vector<DvdgFlow> read_dvdg_flows(Database& db) {
   std::vector<DvdgFlow> flows;
-  if (!db.has_table("dvdg_ops") || !db.has_table("dvdg_values") || !db.has_table("dvdg_edges")) {
+  // dvdg_edges is a view over dvdg_listed_edges (a table in graphs stored
+  // before kernels' data edges were held as their reads and writes).
+  if (!db.has_table("dvdg_ops") || !db.has_table("dvdg_values") ||
+      !(db.has_table("dvdg_edges") || db.has_table("dvdg_listed_edges"))) {
     return flows;
   }
   // Carry edges (the unwritten rest of a partially written buffer) move no

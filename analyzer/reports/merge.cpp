@@ -181,7 +181,8 @@ class Merger {
         out_.exec("ALTER TABLE " + rule.table + " ADD COLUMN process_id INTEGER");
       }
       for (const ViewInfo& view : all_views()) {
-        out_.exec("DROP VIEW " + view.name + "; " + create_view_sql(view, true));
+        if (view.role == TableRole::Trace)
+          out_.exec("DROP VIEW " + view.name + "; " + create_view_sql(view, true));
       }
       for (const TableInfo* table : tables_with_role(TableRole::Merge)) {
         out_.exec(create_table_sql(*table) + create_indexes_sql(*table));

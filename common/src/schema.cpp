@@ -63,7 +63,9 @@ std::string trace_tables_sql() {
     sql += create_table_sql(table);
     sql += create_indexes_sql(table, Indexes::Live);
   }
-  for (const ViewInfo& view : all_views()) sql += create_view_sql(view);
+  for (const ViewInfo& view : all_views()) {
+    if (view.role == TableRole::Trace) sql += create_view_sql(view);
+  }
   sql += self_description_sql();
   sql += "INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion) + "');\n";
   return sql;

@@ -90,7 +90,8 @@ const std::vector<TableInfo>& all_tables() {
 
 const std::vector<ViewInfo>& all_views() {
   static const auto* views = new std::vector<ViewInfo>{
-#define APPTRACER_VIEW(name, doc, row_alias, select) ViewInfo{#name, doc, #row_alias, select},
+#define APPTRACER_VIEW(name, view_role, doc, row_alias, select) \
+  ViewInfo{#name, view_role, doc, #row_alias, select},
 #include "apptracer/tables.def"
   };
   return *views;

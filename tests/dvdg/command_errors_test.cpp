@@ -99,8 +99,11 @@ TEST_F(BrokenTrace, StoringAddsOnlyTheDvdgTables) {
   EXPECT_EQ(result.out, "dvdg: 10 operations, 10 values, 5 edges; stored in " + path_ +
                             " (dvdg_ops, dvdg_values, dvdg_edges)\n");
   Database db(path_, Database::Mode::ReadOnly);
-  for (const char* table : {"dvdg_ops", "dvdg_values", "dvdg_edges"})
+  for (const char* table : {"dvdg_ops", "dvdg_values", "dvdg_op_values", "dvdg_listed_edges"})
     EXPECT_TRUE(db.has_table(table));
+  Statement edges = db.prepare("SELECT count(*) FROM dvdg_edges");
+  ASSERT_TRUE(edges.step());
+  EXPECT_EQ(edges.int64(0), 5);
 }
 
 }  // namespace

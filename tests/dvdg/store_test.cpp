@@ -34,7 +34,7 @@ std::vector<std::string> stored_edges(Database& db) {
       "JOIN dvdg_ops o ON o.id = e.op_id "
       "JOIN buffer_names a ON a.alloc_id = s.alloc_id JOIN buffer_names b ON b.alloc_id = "
       "d.alloc_id "
-      "ORDER BY e.rowid");
+      "ORDER BY e.op_id, e.dst_value_id, e.src_value_id");
   while (rows.step()) {
     edges.push_back(rows.text(0) + ":" + rows.text(1) + " -> " + rows.text(2) + ":" + rows.text(3) +
                     " [" + rows.text(4) + ", " + rows.text(5) + "]");
@@ -66,6 +66,15 @@ TEST_F(DvdgTest, StoredTablesHoldTheGraph) {
   EXPECT_EQ(counts.int64(0), static_cast<int64_t>(graph.ops.size()));
   EXPECT_EQ(counts.int64(1), static_cast<int64_t>(graph.values.size()));
   EXPECT_EQ(counts.int64(2), 5);
+  // The kernel's data edges are stored as what it read and wrote, the
+  // copies' one per row.
+  Statement stored = db.prepare(
+      "SELECT (SELECT count(*) FROM dvdg_listed_edges), "
+      "(SELECT group_concat(written) FROM dvdg_op_values v JOIN dvdg_ops o ON o.id = v.op_id "
+      "WHERE o.kind = 'kernel')");
+  ASSERT_TRUE(stored.step());
+  EXPECT_EQ(stored.int64(0), 3);
+  EXPECT_EQ(stored.text(1), "0,0,1");
   // The kernel's op row points back at its kernels row and name.
   Statement kernel = db.prepare(
       "SELECT s.text FROM dvdg_ops o JOIN kernels k ON k.id = o.source_id "

@@ -74,6 +74,7 @@ struct TableInfo {
 
 struct ViewInfo {
   std::string name;
+  TableRole role;  // Trace: every trace has it; Analysis: made with the tables it shows
   std::string doc;
   std::string row_alias;  // the table alias whose rows the view's rows are
   std::string select;
