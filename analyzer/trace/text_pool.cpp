@@ -1,22 +1,28 @@
 #include "analyzer/trace/text_pool.h"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 namespace apptracer::trace {
 
 TextRef TextPool::add(std::string_view text) {
-  if (bytes_.size() + text.size() > UINT32_MAX || ends_.size() >= UINT32_MAX - 1) {
-    throw std::length_error("the trace holds more than 4 GiB of text");
+  if (texts_.size() >= UINT32_MAX - 1) throw std::length_error("more texts than a trace's pool holds");
+  if (blocks_.empty() || used_ + text.size() > kBlockBytes) {
+    // A text longer than a block gets one of its own.
+    blocks_.push_back(std::make_unique<char[]>(std::max(kBlockBytes, text.size())));
+    used_ = 0;
   }
-  bytes_.append(text);
-  ends_.push_back(static_cast<uint32_t>(bytes_.size()));
-  return static_cast<TextRef>(ends_.size());
+  char* at = blocks_.back().get() + used_;
+  if (!text.empty()) std::memcpy(at, text.data(), text.size());
+  used_ += text.size();
+  texts_.emplace_back(at, text.size());
+  return static_cast<TextRef>(texts_.size());
 }
 
 std::string_view TextPool::text(TextRef ref) const {
-  if (ref == kNoText || ref > ends_.size()) return {};
-  uint32_t begin = ref == 1 ? 0 : ends_[ref - 2];
-  return std::string_view(bytes_).substr(begin, ends_[ref - 1] - begin);
+  if (ref == kNoText || ref > texts_.size()) return {};
+  return texts_[ref - 1];
 }
 
 }  // namespace apptracer::trace

@@ -1,9 +1,10 @@
 // The text of the rows the model holds, kept once: a row's text column is a
-// TextRef into its trace's pool, so no row owns a std::string.
+// TextRef into its trace's pool, so no row owns a std::string. Text once
+// added never moves: a string_view of it stays valid as long as the pool.
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -20,8 +21,10 @@ class TextPool {
   std::string_view text(TextRef ref) const;
 
  private:
-  std::string bytes_;
-  std::vector<uint32_t> ends_;  // ref r's text ends at ends_[r - 1]
+  static constexpr size_t kBlockBytes = 64 * 1024;
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  size_t used_ = 0;  // of the last block
+  std::vector<std::string_view> texts_;  // ref r is texts_[r - 1]
 };
 
 }  // namespace apptracer::trace

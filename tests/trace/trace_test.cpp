@@ -95,6 +95,22 @@ TEST(PackedRows, AColumnOrTableTheTraceLacksReadsAsNone) {
   EXPECT_TRUE(trace.rows<CollectiveRow>().empty());  // nor collectives
 }
 
+// Names are handed out as string_views: what the pool holds never moves.
+TEST(TextPool, TextOnceAddedStaysWhereItIs) {
+  TextPool pool;
+  EXPECT_EQ(pool.text(pool.add("")), "");
+  TextRef first = pool.add("cudaLaunchKernel");
+  std::string_view held = pool.text(first);
+  std::string big(200 * 1024, 'x');
+  TextRef large = pool.add(big);
+  for (int i = 0; i < 100000; ++i) pool.add("kernel_" + std::to_string(i));
+  EXPECT_EQ(held.data(), pool.text(first).data());
+  EXPECT_EQ(held, "cudaLaunchKernel");
+  EXPECT_EQ(pool.text(large), big);
+  EXPECT_EQ(pool.text(pool.add("")), "");
+  EXPECT_EQ(pool.text(kNoText), "");
+}
+
 TEST(Trace, ReadsATableOnceHoweverOftenAsked) {
   testing::TraceBuilder builder;
   builder.add(testing::KernelRow());
