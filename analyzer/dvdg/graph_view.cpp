@@ -148,29 +148,48 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     return where.alloc_id && allocations.count(*where.alloc_id) > 0;
   };
 
+  // Calls shown(op, src, dst, edge) for each edge shown, and marks what it shows.
   std::vector<bool> value_shown(graph.values.size(), false);
   std::vector<bool> op_shown(graph.ops.size(), false);
   std::unordered_set<uint64_t> edges_seen;
-  for (uint32_t op : selected) {
-    if (folded[op]) continue;
-    graph.for_each_edge(op, [&](const Edge& edge) {
-      uint32_t src = shown_as(edge.src_value);
-      uint32_t dst = edge.dst_value;
-      if (!value_visible(src) || !value_visible(dst)) return;
-      if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) return;
-      // Collapsing can make two edges of one op join the same two values.
-      if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
-      view.edges.push_back({src, dst, edge});
-      value_shown[src] = value_shown[dst] = true;
-      op_shown[op] = true;
-    });
-    // A value nothing has read yet (a memset's result, say) is still shown.
-    for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
-      uint32_t value = graph.op_writes[i];
-      if (!value_visible(value) || (!allocations.empty() && !in_allocations(value))) continue;
-      value_shown[value] = true;
-      op_shown[op] = true;
+  auto for_each_shown_edge = [&](auto&& shown) {
+    for (uint32_t op : selected) {
+      if (folded[op]) continue;
+      edges_seen.clear();
+      graph.for_each_edge(op, [&](const Edge& edge) {
+        uint32_t src = shown_as(edge.src_value);
+        uint32_t dst = edge.dst_value;
+        if (!value_visible(src) || !value_visible(dst)) return;
+        if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) return;
+        // Collapsing can make two edges of one op join the same two values.
+        if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
+        shown(src, dst, edge);
+        value_shown[src] = value_shown[dst] = true;
+        op_shown[op] = true;
+      });
+      // A value nothing has read yet (a memset's result, say) is still shown.
+      for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
+        uint32_t value = graph.op_writes[i];
+        if (!value_visible(value) || (!allocations.empty() && !in_allocations(value))) continue;
+        value_shown[value] = true;
+        op_shown[op] = true;
+      }
     }
+  };
+  if (filter.value_limit == SIZE_MAX) {
+    for_each_shown_edge(
+        [&](uint32_t src, uint32_t dst, const Edge& edge) { view.edges.push_back({src, dst, edge}); });
+  } else {
+    // What is shown first, then the edges between the first values.
+    for_each_shown_edge([](uint32_t, uint32_t, const Edge&) {});
+    size_t counted = 0;
+    uint32_t last = 0;
+    for (uint32_t value = 0; value < graph.values.size() && counted < filter.value_limit; ++value) {
+      if (value_shown[value]) ++counted, last = value;
+    }
+    for_each_shown_edge([&](uint32_t src, uint32_t dst, const Edge& edge) {
+      if (counted > 0 && src <= last && dst <= last) view.edges.push_back({src, dst, edge});
+    });
   }
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
     if (value_shown[value]) view.values.push_back(value);

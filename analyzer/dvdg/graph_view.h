@@ -21,6 +21,9 @@ struct ViewFilter {
   std::optional<int64_t> device;   // only operations on this device
   int64_t min_bytes = 0;           // hide values of smaller locations
   bool collapse_iterations = false;
+  // Only the edges between the first `value_limit` values shown (by id),
+  // for a page that draws that many; every value shown is still listed.
+  size_t value_limit = SIZE_MAX;
 };
 
 // An edge as shown: endpoints may be remapped by collapsing.

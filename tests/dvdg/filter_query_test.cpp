@@ -83,6 +83,21 @@ TEST_F(Filters, CollapseKeepsWhatFollowsTheLoopConnected) {
                                   }));
 }
 
+// A page drawing only the first values gets the edges between them, and
+// still every value the view shows.
+TEST_F(Filters, AValueLimitKeepsTheEdgesBetweenTheFirstValues) {
+  add_loop(1);
+  Graph graph = build();
+  ViewFilter filter;
+  EXPECT_EQ(shown(graph, filter).size(), 4u);
+  std::vector<uint32_t> all = make_view(graph, filter).values;
+  filter.value_limit = 3;
+  EXPECT_EQ(make_view(graph, filter).values, all);
+  EXPECT_EQ(shown(graph, filter), (Edges{"h:0 -> d:1 [HtoD copy]"}));
+  filter.value_limit = 0;
+  EXPECT_TRUE(shown(graph, filter).empty());
+}
+
 TEST_F(Filters, TimeWindowKeepsOperationsInsideIt) {
   add_loop(3);
   Graph graph = build();
