@@ -104,7 +104,7 @@ Table kernel_breakdown(const TraceFacts& facts) {
   int64_t total = 0;
   for (const Kernel& k : facts.kernels) {
     if (!k.timed()) continue;
-    auto& row = rows[{"computation", k.name}];
+    auto& row = rows[{"computation", std::string(k.name)}];
     ++row.first;
     row.second = saturating_add(row.second, k.gpu_ns());
     total = saturating_add(total, k.gpu_ns());
@@ -139,7 +139,7 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
   };
   std::map<std::string, Stats> by_name;
   for (const Kernel& k : facts.kernels) {
-    Stats& s = by_name[k.name];
+    Stats& s = by_name[std::string(k.name)];
     ++s.count;
     if (const HostCall* call = facts.call(k.correlation)) {
       s.call = saturating_add(s.call, call->duration());
@@ -198,7 +198,8 @@ std::vector<Series> bandwidth_series(const TraceFacts& facts, int bins) {
   for (auto& [kind, series] : bytes) {
     Series s{kind, {}};
     for (int b = 0; b < bins; ++b)
-      s.points.emplace_back(static_cast<int64_t>(b * width), series[b] / width);  // bytes/ns = GB/s
+      s.points.emplace_back(facts.origin.since(facts.start_ns + static_cast<int64_t>(b * width)),
+                            series[b] / width);  // bytes/ns = GB/s
     out.push_back(std::move(s));
   }
   return out;
@@ -238,8 +239,8 @@ std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
     std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns) : api_start;
     if (!issued) return;
     auto& list = changes[stream.value_or(0)];
-    list.emplace_back(saturating_sub(*issued, facts.start_ns), +1);
-    list.emplace_back(saturating_sub(*end, facts.start_ns), -1);
+    list.emplace_back(facts.origin.since(*issued), +1);
+    list.emplace_back(facts.origin.since(*end), -1);
   };
   for (const Kernel& k : facts.kernels) add(k.stream, k.correlation, k.api_start_ns, k.gpu_end_ns);
   for (const auto* list : {&facts.copies, &facts.memsets}) {
@@ -290,7 +291,7 @@ Table kernel_sequences(const TraceFacts& facts) {
     for (size_t length = 2; length <= 3; ++length) {
       for (size_t i = 0; i + length <= list.size(); ++i) {
         std::string sequence;
-        for (size_t j = 0; j < length; ++j) sequence += (j ? " -> " : "") + list[i + j]->name;
+        for (size_t j = 0; j < length; ++j) (sequence += j ? " -> " : "") += list[i + j]->name;
         auto& entry = counts[sequence];
         entry.first = static_cast<int64_t>(length);
         ++entry.second;

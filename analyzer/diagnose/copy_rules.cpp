@@ -51,7 +51,7 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
     if (t.is_async || t.kind == CopyKind::Prefetch) continue;
     const HostCall* call = facts.call(t.correlation);
     if (!call) continue;
-    Group& group = groups[{call->name, static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
+    Group& group = groups[{std::string(call->name), static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
     if (group.count == 0) locate(context, group.finding, t.correlation, call->start_ns);
     ++group.count;
     group.bytes = saturating_add(group.bytes, t.bytes);

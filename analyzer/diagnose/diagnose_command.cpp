@@ -12,7 +12,7 @@
 #include "link_model.h"
 #include "rules.h"
 #include "table_format.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -29,12 +29,12 @@ struct DiagnoseOptions {
 };
 
 int run_diagnose(const DiagnoseOptions& options) {
-  Database db = open_trace(options.trace,
-                           options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
-  if (options.store) refuse_store_while_recording(options.trace, db, options.force);
+  trace::Trace trace(options.trace,
+                     options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
+  if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
   diagnose::TraceFacts facts;
   try {
-    facts = diagnose::read_trace_facts(db);
+    facts = diagnose::read_trace_facts(trace);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
@@ -43,7 +43,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   std::vector<diagnose::Finding> findings = diagnose::diagnose(facts, *model.cost, limits);
   if (options.store) {
     try {
-      diagnose::store_findings(db, findings);
+      diagnose::store_findings(trace.db(), findings);
     } catch (const SqliteError& error) {
       throw TraceError(options.trace + ": cannot store the findings (" + error.what() +
                        "); run without --store");
@@ -53,6 +53,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   if (options.analyses) analyses = diagnose::all_analyses(facts, limits);
   if (options.json) {
     nlohmann::json out{{"trace", options.trace},
+                       {"time_origin", facts.origin.describe()},
                        {"link_model", model.name},
                        {"findings", diagnose::findings_json(findings)}};
     for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
@@ -63,7 +64,7 @@ int run_diagnose(const DiagnoseOptions& options) {
     write_tables(std::cout, tables, OutputFormat::Csv);
   } else {
     std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
-              << ")\n";
+              << "; " << facts.origin.describe() << ")\n";
     diagnose::write_findings_text(std::cout, findings);
     if (!analyses.empty()) {
       std::cout << "\n";

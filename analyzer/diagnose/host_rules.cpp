@@ -13,28 +13,32 @@ namespace apptracer::diagnose {
 
 namespace {
 
-// One piece of GPU work, for finding what ran around a gap.
+// One piece of GPU work, for finding what ran around a gap: a kernel or a
+// transfer (named when a finding shows it).
 struct Work {
   int64_t start = 0, end = 0;
-  std::string name;
+  const Kernel* kernel = nullptr;
+  const Transfer* transfer = nullptr;
   const char* table = "";
   int64_t id = 0;
-  std::optional<int64_t> correlation;
-  std::optional<int64_t> api_start;
-  std::optional<int64_t> stream;
+  NullableInt correlation;
+  NullableInt api_start;
+  NullableInt stream;
+
+  std::string name() const { return kernel ? std::string(kernel->name) : transfer_name(*transfer); }
 };
 
 std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
   std::map<int64_t, std::vector<Work>> work;
   for (const Kernel& k : facts.kernels) {
     if (k.timed())
-      work[k.device.value_or(0)].push_back({*k.gpu_start_ns, *k.gpu_end_ns, k.name, "kernels",
+      work[k.device.value_or(0)].push_back({*k.gpu_start_ns, *k.gpu_end_ns, &k, nullptr, "kernels",
                                             k.id, k.correlation, k.api_start_ns, k.stream});
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {
       if (t.timed())
-        work[t.device.value_or(0)].push_back({*t.gpu_start_ns, *t.gpu_end_ns, transfer_name(t),
+        work[t.device.value_or(0)].push_back({*t.gpu_start_ns, *t.gpu_end_ns, nullptr, &t,
                                               t.is_memset ? "memsets" : "memcpys", t.id,
                                               t.correlation, t.api_start_ns, t.stream});
     }
@@ -85,7 +89,8 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
   std::map<std::tuple<int, std::string, int64_t>, Group> groups;
   for (const Sync& sync : facts.syncs) {
     const HostCall* call = facts.call(sync.correlation);
-    std::string name = call ? call->name : std::string(to_string(sync.kind)) + " synchronization";
+    std::string name =
+        call ? std::string(call->name) : std::string(to_string(sync.kind)) + " synchronization";
     Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
     if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
     group.blocked = saturating_add(group.blocked, elapsed_ns(sync.start_ns, sync.end_ns));
@@ -177,7 +182,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       if (issuer && c->id == issuer->id) continue;
       int64_t a = std::max(c->start_ns, gap.start), b = std::min(c->end_ns, issue);
       if (b <= a) continue;
-      auto& entry = by_call[c->name];
+      auto& entry = by_call[std::string(c->name)];
       entry.first = saturating_add(entry.first, elapsed_ns(a, b));
       ++entry.second;
       in_calls.emplace_back(a, b);
@@ -207,17 +212,17 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     Finding f;
     f.rule = "gpu_idle_gap";
     f.what = "device " + std::to_string(gap.device) + " idle for " + format_ns(length) +
-             (gap.before ? " after " + gap.before->name : std::string()) +
-             (gap.after ? " until " + gap.after->name : std::string()) + "; the host issued it " +
+             (gap.before ? " after " + gap.before->name() : std::string()) +
+             (gap.after ? " until " + gap.after->name() : std::string()) + "; the host issued it " +
              format_ns(late) + " after the GPU ran dry" +
              (during.empty() ? "" : ": " + during);
     if (gap.before) {
       add_row(context, f, gap.before->table, gap.before->id);
-      add_name(f, gap.before->name);
+      add_name(f, gap.before->name());
     }
     if (gap.after) {
       add_row(context, f, gap.after->table, gap.after->id);
-      add_name(f, gap.after->name);
+      add_name(f, gap.after->name());
       locate(context, f, gap.after->correlation, issue);
     }
     f.cost_ns = length;
@@ -255,8 +260,8 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
       f.rule = "gpu_low_utilization";
       f.what = "device " + std::to_string(device) + " busy " +
                std::to_string(static_cast<int>(100.0 * busy / length)) + "% of " +
-               format_ns(length) + " (" + format_ns(saturating_sub(from, facts.start_ns)) + " to " +
-               format_ns(saturating_sub(to, facts.start_ns)) + " into the trace)";
+               format_ns(length) + " (" + format_ns(facts.origin.since(from)) + " to " +
+               format_ns(facts.origin.since(to)) + " into the trace)";
       f.nvtx = facts.nvtx_at(std::nullopt, from);
       f.cost_ns = idle;
       f.estimate = "the gpu_idle_gap findings in this stretch say what kept the GPU waiting and "
@@ -356,7 +361,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       stream_end[stream] = w.end;
       if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
         continue;
-      Group& group = groups[w.name];
+      Group& group = groups[w.name()];
       if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
       group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
       group.waiting = saturating_add(group.waiting, idle);

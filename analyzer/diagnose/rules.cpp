@@ -73,10 +73,10 @@ void add_row(const RuleContext& context, Finding& finding, const char* table, in
   if (!known) finding.rows.push_back({table, row});
 }
 
-void add_name(Finding& finding, const std::string& name) {
+void add_name(Finding& finding, std::string_view name) {
   if (finding.names.size() >= 8) return;
   if (std::find(finding.names.begin(), finding.names.end(), name) == finding.names.end())
-    finding.names.push_back(name);
+    finding.names.emplace_back(name);
 }
 
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,

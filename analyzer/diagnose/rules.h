@@ -78,7 +78,7 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
             int64_t issue_ns);
 void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row);
 // Adds `name` to the finding's names unless it is there (at most 8 kept).
-void add_name(Finding& finding, const std::string& name);
+void add_name(Finding& finding, std::string_view name);
 // saving = now - predicted, or unknown with the model's reason.
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
                 const std::string& estimate);

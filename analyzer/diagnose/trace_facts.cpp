@@ -5,7 +5,6 @@
 #include <cinttypes>
 #include <cstdio>
 
-#include "apptracer/row_reader.h"
 #include "graph_builder.h"
 #include "labels.h"
 
@@ -13,168 +12,186 @@ namespace apptracer::diagnose {
 
 namespace {
 
-void widen(TraceFacts& facts, std::optional<int64_t> ns) {
-  if (!ns || *ns <= 0) return;
-  if (facts.start_ns == 0 || *ns < facts.start_ns) facts.start_ns = *ns;
-  facts.end_ns = std::max(facts.end_ns, *ns);
-}
+using trace::Packed;
 
-void read_calls(Database& db, TraceFacts& facts) {
+class Reader {
+ public:
+  Reader(trace::Trace& trace, TraceFacts& facts) : trace_(trace), facts_(facts) {}
+
+  void read() {
+    read_calls();
+    read_copies();
+    read_memsets();
+    read_kernels();
+    read_syncs();
+    read_allocations();
+    read_annotations();
+    facts_.origin = trace_.origin();
+    facts_.um = trace_.unified_memory();
+    facts_.graph = dvdg::build_graph_from_trace(trace_);
+  }
+
+ private:
+  // A name's text, held once by the facts; `fallback` when there is none.
+  std::string_view name(NullableInt id, std::string_view fallback) {
+    if (!id) return fallback;
+    auto [it, added] = facts_.names.try_emplace(*id);
+    if (added) it->second = trace_.string(id, fallback);
+    return it->second;
+  }
+
+  void widen(NullableInt ns) {
+    if (!ns || *ns <= 0) return;
+    if (facts_.start_ns == 0 || *ns < facts_.start_ns) facts_.start_ns = *ns;
+    facts_.end_ns = std::max(facts_.end_ns, *ns);
+  }
+
   // Runtime calls, and driver calls no runtime call made (CUDA 13 gives a
   // driver call inside a runtime call the runtime call's correlation id).
-  Statement rows = db.prepare(
-      "SELECT a.id, a.correlation_id, coalesce(s.text, '?'), a.tid, a.start_ns, a.end_ns, a.domain "
-      "FROM api_calls a LEFT JOIN strings s ON s.id = a.name_id "
-      "WHERE a.domain = 1 OR (a.domain = 2 AND a.parent_correlation_id IS NULL) "
-      "ORDER BY a.start_ns, a.id");
-  while (rows.step()) {
-    HostCall call{rows.int64(0), rows.text(2), rows.int64(3), rows.int64(4), rows.int64(5)};
-    bool runtime = rows.int64(6) == 1;
-    auto [it, inserted] = facts.calls.emplace(rows.int64(1), call);
-    if (!inserted && runtime) it->second = call;
-    facts.calls_by_thread[call.tid].push_back(facts.all_calls.size());
-    facts.all_calls.push_back(call);
-    widen(facts, call.start_ns);
-    widen(facts, call.end_ns);
+  void read_calls() {
+    std::vector<const Packed<ApiCallRow>*> made;
+    for (const Packed<ApiCallRow>& row : trace_.rows<ApiCallRow>()) {
+      if (row.domain == ApiDomain::Runtime ||
+          (row.domain == ApiDomain::Driver && !row.parent_correlation_id))
+        made.push_back(&row);
+    }
+    std::stable_sort(made.begin(), made.end(), [](const auto* a, const auto* b) {
+      return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->id < b->id;
+    });
+    facts_.all_calls.reserve(made.size());
+    runtime_.reserve(made.size());
+    for (const Packed<ApiCallRow>* row : made) {
+      runtime_.push_back(row->domain == ApiDomain::Runtime);
+      HostCall call{row->id, name(row->name_id, "?"), row->tid, row->start_ns, row->end_ns};
+      auto index = static_cast<uint32_t>(facts_.all_calls.size());
+      facts_.calls_by_thread[call.tid].push_back(index);
+      facts_.calls.emplace_back(row->correlation_id, index);
+      facts_.all_calls.push_back(call);
+      widen(call.start_ns);
+      widen(call.end_ns);
+    }
+    // By correlation id, the runtime call first where a driver call shares it.
+    std::stable_sort(facts_.calls.begin(), facts_.calls.end(), [&](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return is_runtime(a.second) && !is_runtime(b.second);
+    });
+    facts_.calls.erase(std::unique(facts_.calls.begin(), facts_.calls.end(),
+                                   [](const auto& a, const auto& b) { return a.first == b.first; }),
+                       facts_.calls.end());
+    runtime_.clear();
   }
-}
 
-std::optional<int64_t> device_of(const Transfer& t, std::optional<int64_t> src_device,
-                                 std::optional<int64_t> dst_device) {
-  // A copy belongs to the device whose memory it touches (the destination's first).
-  if (is_device_memory(t.dst_memory) || t.dst_memory == MemoryKind::Managed) {
-    if (dst_device) return dst_device;
+  bool is_runtime(uint32_t call) const { return runtime_[call]; }
+
+  void read_copies() {
+    for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
+      Transfer t;
+      t.id = row.id;
+      t.kind = row.kind;
+      t.bytes = row.bytes;
+      t.src_memory = row.src_memory;
+      t.dst_memory = row.dst_memory;
+      t.src_alloc = row.src_alloc_id;
+      t.dst_alloc = row.dst_alloc_id;
+      t.src_address = row.src_address;
+      t.dst_address = row.dst_address;
+      t.src_offset = row.src_offset;
+      t.dst_offset = row.dst_offset;
+      t.src_numa = row.src_numa_node;
+      t.dst_numa = row.dst_numa_node;
+      t.device = trace::copy_device(row);
+      t.stream = row.stream;
+      t.is_async = row.is_async != 0;
+      t.correlation = row.call_correlation_id;
+      t.api_start_ns = row.api_start_ns;
+      t.gpu_start_ns = row.gpu_start_ns;
+      t.gpu_end_ns = row.gpu_end_ns;
+      widen(t.gpu_start_ns);
+      widen(t.gpu_end_ns);
+      facts_.copies.push_back(t);
+    }
   }
-  return src_device ? src_device : dst_device;
-}
 
-void read_copies(Database& db, TraceFacts& facts) {
-  for_each_row<MemcpyRow>(db, "ORDER BY id", [&](const MemcpyRow& row) {
-    Transfer t;
-    t.id = *row.id.value;
-    t.kind = row.kind;
-    t.bytes = row.bytes;
-    t.src_memory = row.src_memory;
-    t.dst_memory = row.dst_memory;
-    t.src_alloc = row.src_alloc_id;
-    t.dst_alloc = row.dst_alloc_id;
-    t.src_address = row.src_address;
-    t.dst_address = row.dst_address;
-    t.src_offset = row.src_offset;
-    t.dst_offset = row.dst_offset;
-    t.src_numa = row.src_numa_node;
-    t.dst_numa = row.dst_numa_node;
-    t.device = device_of(t, row.src_device, row.dst_device);
-    t.stream = row.stream;
-    t.is_async = row.is_async != 0;
-    t.correlation = row.call_correlation_id;
-    t.api_start_ns = row.api_start_ns;
-    t.gpu_start_ns = row.gpu_start_ns;
-    t.gpu_end_ns = row.gpu_end_ns;
-    widen(facts, t.gpu_start_ns);
-    widen(facts, t.gpu_end_ns);
-    facts.copies.push_back(t);
-  });
-}
-
-void read_memsets(Database& db, TraceFacts& facts) {
-  for_each_row<MemsetRow>(db, "ORDER BY id", [&](const MemsetRow& row) {
-    Transfer t;
-    t.is_memset = true;
-    t.id = *row.id.value;
-    t.bytes = row.bytes;
-    t.src_memory = t.dst_memory = row.memory;
-    t.dst_alloc = row.alloc_id;
-    t.dst_address = row.address;
-    t.dst_offset = row.alloc_offset;
-    t.device = row.device;
-    t.stream = row.stream;
-    t.is_async = row.is_async != 0;
-    t.correlation = row.call_correlation_id;
-    t.api_start_ns = row.api_start_ns;
-    t.gpu_start_ns = row.gpu_start_ns;
-    t.gpu_end_ns = row.gpu_end_ns;
-    widen(facts, t.gpu_start_ns);
-    widen(facts, t.gpu_end_ns);
-    facts.memsets.push_back(t);
-  });
-}
-
-void read_kernels(Database& db, TraceFacts& facts) {
-  Statement rows = db.prepare(
-      "SELECT k.id, coalesce(d.text, m.text, 'kernel'), k.device, k.stream, k.call_correlation_id, "
-      "k.api_start_ns, k.gpu_start_ns, k.gpu_end_ns FROM kernels k "
-      "LEFT JOIN strings d ON d.id = k.demangled_id LEFT JOIN strings m ON m.id = k.name_id "
-      "ORDER BY k.id");
-  while (rows.step()) {
-    Kernel k;
-    k.id = rows.int64(0);
-    k.name = rows.text(1);
-    k.device = rows.optional_int64(2);
-    k.stream = rows.optional_int64(3);
-    k.correlation = rows.optional_int64(4);
-    k.api_start_ns = rows.optional_int64(5);
-    k.gpu_start_ns = rows.optional_int64(6);
-    k.gpu_end_ns = rows.optional_int64(7);
-    widen(facts, k.gpu_start_ns);
-    widen(facts, k.gpu_end_ns);
-    facts.kernels.push_back(std::move(k));
+  void read_memsets() {
+    for (const Packed<MemsetRow>& row : trace_.rows<MemsetRow>()) {
+      Transfer t;
+      t.is_memset = true;
+      t.id = row.id;
+      t.bytes = row.bytes;
+      t.src_memory = t.dst_memory = row.memory;
+      t.dst_alloc = row.alloc_id;
+      t.dst_address = row.address;
+      t.dst_offset = row.alloc_offset;
+      t.device = row.device;
+      t.stream = row.stream;
+      t.is_async = row.is_async != 0;
+      t.correlation = row.call_correlation_id;
+      t.api_start_ns = row.api_start_ns;
+      t.gpu_start_ns = row.gpu_start_ns;
+      t.gpu_end_ns = row.gpu_end_ns;
+      widen(t.gpu_start_ns);
+      widen(t.gpu_end_ns);
+      facts_.memsets.push_back(t);
+    }
   }
-}
 
-void read_syncs(Database& db, TraceFacts& facts) {
-  for_each_row<SyncRow>(db, "ORDER BY start_ns, id", [&](const SyncRow& row) {
-    Sync sync;
-    sync.id = *row.id.value;
-    sync.kind = row.kind;
-    sync.device = row.device;
-    sync.stream = row.stream;
-    sync.correlation = row.call_correlation_id;
-    sync.tid = row.tid;
-    sync.start_ns = row.start_ns;
-    sync.end_ns = row.end_ns;
-    facts.syncs.push_back(sync);
-  });
-}
+  void read_kernels() {
+    facts_.kernels.reserve(trace_.rows<KernelRow>().size());
+    for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
+      Kernel k;
+      k.id = row.id;
+      k.name = name(row.demangled_id ? row.demangled_id : row.name_id, "kernel");
+      k.device = row.device;
+      k.stream = row.stream;
+      k.correlation = row.call_correlation_id;
+      k.api_start_ns = row.api_start_ns;
+      k.gpu_start_ns = row.gpu_start_ns;
+      k.gpu_end_ns = row.gpu_end_ns;
+      widen(k.gpu_start_ns);
+      widen(k.gpu_end_ns);
+      facts_.kernels.push_back(k);
+    }
+  }
 
-void read_allocations(Database& db, TraceFacts& facts) {
-  for_each_row<AllocationRow>(db, "ORDER BY id", [&](const AllocationRow& row) {
-    Allocation a;
-    a.id = *row.id.value;
-    a.kind = row.kind;
-    a.address = row.address;
-    a.bytes = row.bytes;
-    a.device = row.device;
-    a.numa_node = row.numa_node;
-    a.alloc_correlation = row.alloc_correlation_id;
-    a.free_correlation = row.free_correlation_id;
-    a.alloc_ns = row.alloc_ns;
-    a.free_ns = row.free_ns;
-    widen(facts, a.alloc_ns);
-    widen(facts, a.free_ns);
-    facts.allocations.push_back(a);
-  });
-}
+  void read_syncs() {
+    for (const Packed<SyncRow>& row : trace_.rows<SyncRow>()) {
+      facts_.syncs.push_back({row.id, row.kind, row.device, row.stream, row.call_correlation_id,
+                              row.tid, row.start_ns, row.end_ns});
+    }
+    std::stable_sort(facts_.syncs.begin(), facts_.syncs.end(),
+                     [](const Sync& a, const Sync& b) { return a.start_ns < b.start_ns; });
+  }
 
-void read_annotations(Database& db, TraceFacts& facts) {
-  Statement ranges = db.prepare(
-      "SELECT coalesce(s.text, '?'), r.tid, r.start_ns, coalesce(r.end_ns, r.start_ns), "
-      "coalesce(r.depth, 0) FROM nvtx_ranges r LEFT JOIN strings s ON s.id = r.name_id "
-      "ORDER BY r.start_ns");
-  while (ranges.step()) {
-    facts.nvtx.push_back({ranges.text(0), ranges.optional_int64(1), ranges.int64(2),
-                          ranges.int64(3), ranges.int64(4)});
+  void read_allocations() {
+    for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
+      facts_.allocations.push_back({row.id, row.kind, row.address, row.bytes, row.device,
+                                    row.numa_node, row.alloc_correlation_id,
+                                    row.free_correlation_id, row.alloc_ns, row.free_ns});
+      widen(row.alloc_ns);
+      widen(row.free_ns);
+    }
   }
-  Statement advice = db.prepare("SELECT id, advice, alloc_id, ns FROM mem_advice ORDER BY ns, id");
-  while (advice.step()) {
-    facts.advice.push_back({advice.int64(0), static_cast<MemAdvice>(advice.int64(1)),
-                            advice.optional_int64(2), advice.int64(3)});
+
+  void read_annotations() {
+    for (const Packed<NvtxRangeRow>& row : trace_.rows<NvtxRangeRow>()) {
+      facts_.nvtx.push_back({name(row.name_id, "?"), row.tid, row.start_ns,
+                             row.end_ns.value_or(row.start_ns), row.depth.value_or(0)});
+    }
+    std::stable_sort(facts_.nvtx.begin(), facts_.nvtx.end(), [](const NvtxRange& a, const NvtxRange& b) {
+      return a.start_ns < b.start_ns;
+    });
+    for (const Packed<MemAdviceRow>& row : trace_.rows<MemAdviceRow>())
+      facts_.advice.push_back({row.id, row.advice, row.alloc_id, row.ns});
+    std::stable_sort(facts_.advice.begin(), facts_.advice.end(),
+                     [](const Advice& a, const Advice& b) { return a.ns < b.ns; });
+    for (const Packed<DeviceRow>& row : trace_.rows<DeviceRow>())
+      facts_.devices.push_back({row.id, std::string(trace_.text(row.name)), row.numa_node});
   }
-  Statement devices = db.prepare("SELECT id, coalesce(name, ''), numa_node FROM devices ORDER BY id");
-  while (devices.step()) {
-    facts.devices.push_back({devices.int64(0), devices.text(1), devices.optional_int64(2)});
-  }
-}
+
+  trace::Trace& trace_;
+  TraceFacts& facts_;
+  std::vector<bool> runtime_;  // per call in all_calls, while the calls are read
+};
 
 template <typename Rows>
 const typename Rows::value_type* by_id(const Rows& rows, int64_t id) {
@@ -191,47 +208,47 @@ MemoryKind Transfer::host_memory() const {
   return MemoryKind::Unknown;
 }
 
-std::optional<int64_t> Transfer::host_numa() const {
+NullableInt Transfer::host_numa() const {
   if (kind == CopyKind::HtoD) return src_numa;
   if (kind == CopyKind::DtoH) return dst_numa;
-  return std::nullopt;
+  return {};
 }
 
-std::optional<int64_t> Transfer::host_alloc() const {
+NullableInt Transfer::host_alloc() const {
   if (kind == CopyKind::HtoD) return src_alloc;
   if (kind == CopyKind::DtoH) return dst_alloc;
-  return std::nullopt;
+  return {};
 }
 
-const HostCall* TraceFacts::call(std::optional<int64_t> correlation) const {
+const HostCall* TraceFacts::call(NullableInt correlation) const {
   if (!correlation) return nullptr;
-  auto found = calls.find(*correlation);
-  return found == calls.end() ? nullptr : &found->second;
+  auto found = std::lower_bound(calls.begin(), calls.end(), std::make_pair(*correlation, uint32_t{0}));
+  return found != calls.end() && found->first == *correlation ? &all_calls[found->second] : nullptr;
 }
 
-const Allocation* TraceFacts::allocation(std::optional<int64_t> id) const {
+const Allocation* TraceFacts::allocation(NullableInt id) const {
   return id ? by_id(allocations, *id) : nullptr;
 }
 
 const Kernel* TraceFacts::kernel(int64_t id) const { return by_id(kernels, id); }
 const Transfer* TraceFacts::copy(int64_t id) const { return by_id(copies, id); }
 
-const Device* TraceFacts::device(std::optional<int64_t> id) const {
+const Device* TraceFacts::device(NullableInt id) const {
   return id ? by_id(devices, *id) : nullptr;
 }
 
 const HostCall* TraceFacts::next_call_on_thread(const HostCall& call) const {
   auto thread = calls_by_thread.find(call.tid);
   if (thread == calls_by_thread.end()) return nullptr;
-  const std::vector<size_t>& order = thread->second;
-  auto after = std::upper_bound(order.begin(), order.end(), call, [&](const HostCall& c, size_t i) {
+  const std::vector<uint32_t>& order = thread->second;
+  auto after = std::upper_bound(order.begin(), order.end(), call, [&](const HostCall& c, uint32_t i) {
     const HostCall& other = all_calls[i];
     return c.start_ns != other.start_ns ? c.start_ns < other.start_ns : c.id < other.id;
   });
   return after == order.end() ? nullptr : &all_calls[*after];
 }
 
-std::string TraceFacts::nvtx_at(std::optional<int64_t> tid, int64_t ns) const {
+std::string TraceFacts::nvtx_at(NullableInt tid, int64_t ns) const {
   const NvtxRange* innermost = nullptr;
   for (const NvtxRange& range : nvtx) {
     if (range.start_ns > ns) break;
@@ -240,19 +257,18 @@ std::string TraceFacts::nvtx_at(std::optional<int64_t> tid, int64_t ns) const {
     // Ranges are sorted by start: a later start inside is a nested one.
     innermost = &range;
   }
-  return innermost ? innermost->name : std::string();
+  return innermost ? std::string(innermost->name) : std::string();
 }
 
-std::string TraceFacts::call_site(std::optional<int64_t> correlation) const {
+std::string TraceFacts::call_site(NullableInt correlation) const {
   const HostCall* found = call(correlation);
   if (!found) return "";
-  return found->name + " (thread " + std::to_string(found->tid) + ")";
+  return std::string(found->name) + " (thread " + std::to_string(found->tid) + ")";
 }
 
 std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
   std::unordered_map<int64_t, Intervals> busy;
-  auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
-                 std::optional<int64_t> end) {
+  auto add = [&](NullableInt device, NullableInt start, NullableInt end) {
     if (!start || !end || *end < *start) return;
     busy[device.value_or(0)].emplace_back(*start, *end);
   };
@@ -263,18 +279,9 @@ std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
   return busy;
 }
 
-TraceFacts read_trace_facts(Database& db) {
+TraceFacts read_trace_facts(trace::Trace& trace) {
   TraceFacts facts;
-  read_calls(db, facts);
-  read_copies(db, facts);
-  read_memsets(db, facts);
-  read_kernels(db, facts);
-  read_syncs(db, facts);
-  read_allocations(db, facts);
-  read_annotations(db, facts);
-  trace::Trace trace(db);
-  facts.um = trace.unified_memory();
-  facts.graph = dvdg::build_graph_from_trace(trace);
+  Reader(trace, facts).read();
   return facts;
 }
 
@@ -304,7 +311,7 @@ std::string transfer_name(const Transfer& transfer) {
   return std::string(to_string(transfer.kind)) + " copy of " + dvdg::format_bytes(transfer.bytes);
 }
 
-std::string allocation_name(const TraceFacts& facts, std::optional<int64_t> alloc_id) {
+std::string allocation_name(const TraceFacts& facts, NullableInt alloc_id) {
   const Allocation* found = facts.allocation(alloc_id);
   if (!found) return "memory in no known allocation";
   std::string name = "alloc #" + std::to_string(found->id) + " (" +

@@ -1,28 +1,37 @@
-// What the diagnoses read from a trace, read once: copies, memsets, kernels,
-// synchronizations, allocations, the host calls that issued them, NVTX
-// ranges, unified-memory events and hints, devices, and the DVDG built by
-// analyzer/dvdg. Rules look things up here instead of each querying SQL.
+// What the diagnoses read from a trace, through the trace model: copies,
+// memsets, kernels, synchronizations, allocations, the host calls that
+// issued them, NVTX ranges, unified-memory events and hints, devices, and
+// the DVDG built by analyzer/dvdg. Rules look things up here instead of each
+// reading the trace. Compact, for long runs' millions of launches: names are
+// views of text held once (TraceFacts::names), nullable numbers 8 bytes.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "analyzer/trace/time_origin.h"
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 #include "apptracer/saturating.h"
-#include "apptracer/sqlite.h"
 #include "graph.h"
 #include "analyzer/trace/unified_memory.h"
+#include "apptracer/enums.h"
+#include "graph.h"
 
 namespace apptracer::diagnose {
+
+using trace::NullableInt;
 
 // A runtime or driver call (the runtime one where both carry the same
 // correlation id).
 struct HostCall {
   int64_t id = 0;  // api_calls.id
-  std::string name;
+  std::string_view name;
   int64_t tid = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
@@ -37,31 +46,31 @@ struct Transfer {
   int64_t bytes = 0;
   MemoryKind src_memory = MemoryKind::Unknown;  // memsets: the target's memory
   MemoryKind dst_memory = MemoryKind::Unknown;
-  std::optional<int64_t> src_alloc, dst_alloc;  // memsets: dst only
-  std::optional<int64_t> src_address, dst_address;
-  std::optional<int64_t> src_offset, dst_offset;
-  std::optional<int64_t> src_numa, dst_numa;
-  std::optional<int64_t> device;  // the GPU whose memory it touches
-  std::optional<int64_t> stream;
+  NullableInt src_alloc, dst_alloc;  // memsets: dst only
+  NullableInt src_address, dst_address;
+  NullableInt src_offset, dst_offset;
+  NullableInt src_numa, dst_numa;
+  NullableInt device;  // the GPU whose memory it touches
+  NullableInt stream;
   bool is_async = false;
-  std::optional<int64_t> correlation;
-  std::optional<int64_t> api_start_ns;
-  std::optional<int64_t> gpu_start_ns, gpu_end_ns;
+  NullableInt correlation;
+  NullableInt api_start_ns;
+  NullableInt gpu_start_ns, gpu_end_ns;
 
   bool timed() const { return gpu_start_ns && gpu_end_ns; }
   int64_t gpu_ns() const { return timed() ? elapsed_ns(*gpu_start_ns, *gpu_end_ns) : 0; }
   // The host endpoint's memory of a copy between host and device (else Unknown).
   MemoryKind host_memory() const;
-  std::optional<int64_t> host_numa() const;
-  std::optional<int64_t> host_alloc() const;
+  NullableInt host_numa() const;
+  NullableInt host_alloc() const;
 };
 
 struct Kernel {
   int64_t id = 0;
-  std::string name;
-  std::optional<int64_t> device, stream, correlation;
-  std::optional<int64_t> api_start_ns;
-  std::optional<int64_t> gpu_start_ns, gpu_end_ns;
+  std::string_view name;
+  NullableInt device, stream, correlation;
+  NullableInt api_start_ns;
+  NullableInt gpu_start_ns, gpu_end_ns;
   bool timed() const { return gpu_start_ns && gpu_end_ns; }
   int64_t gpu_ns() const { return timed() ? elapsed_ns(*gpu_start_ns, *gpu_end_ns) : 0; }
 };
@@ -69,7 +78,7 @@ struct Kernel {
 struct Sync {
   int64_t id = 0;
   SyncKind kind = SyncKind::Device;
-  std::optional<int64_t> device, stream, correlation, tid;
+  NullableInt device, stream, correlation, tid;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
 };
@@ -79,15 +88,15 @@ struct Allocation {
   AllocKind kind = AllocKind::Device;
   int64_t address = 0;
   int64_t bytes = 0;
-  std::optional<int64_t> device, numa_node;
-  std::optional<int64_t> alloc_correlation, free_correlation;
+  NullableInt device, numa_node;
+  NullableInt alloc_correlation, free_correlation;
   int64_t alloc_ns = 0;
-  std::optional<int64_t> free_ns;
+  NullableInt free_ns;
 };
 
 struct NvtxRange {
-  std::string name;
-  std::optional<int64_t> tid;
+  std::string_view name;
+  NullableInt tid;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int64_t depth = 0;
@@ -96,20 +105,23 @@ struct NvtxRange {
 struct Advice {
   int64_t id = 0;
   MemAdvice advice = MemAdvice::SetPreferredLocation;
-  std::optional<int64_t> alloc_id;
+  NullableInt alloc_id;
   int64_t ns = 0;
 };
 
 struct Device {
   int64_t id = 0;
   std::string name;
-  std::optional<int64_t> numa_node;  // NULL or -1: unknown
+  NullableInt numa_node;  // NULL or -1: unknown
 };
 
 // GPU work of one device as busy intervals, merged and sorted.
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
 struct TraceFacts {
+  // The text of every name the facts show, once (a node-based map: views of
+  // it stay valid as it grows and when the facts move).
+  std::unordered_map<int64_t, std::string> names;  // by strings.id
   std::vector<Transfer> copies;  // memcpys rows, prefetches included, by id
   std::vector<Transfer> memsets;
   std::vector<Kernel> kernels;   // by id
@@ -118,32 +130,36 @@ struct TraceFacts {
   std::vector<NvtxRange> nvtx;
   std::vector<Advice> advice;
   std::vector<Device> devices;
-  std::unordered_map<int64_t, HostCall> calls;  // by correlation id
   std::vector<HostCall> all_calls;  // every runtime call (and driver calls no runtime call made), by start
-  std::unordered_map<int64_t, std::vector<size_t>> calls_by_thread;  // into all_calls, by start
+  // (correlation id, position in all_calls) by correlation id: the runtime
+  // call where a driver call has the same.
+  std::vector<std::pair<int64_t, uint32_t>> calls;
+  std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
   trace::UmTrace um;
   dvdg::Graph graph;
   int64_t start_ns = 0;  // first and last timestamp of the trace
   int64_t end_ns = 0;
+  trace::TimeOrigin origin;  // what the times shown count from
 
-  const HostCall* call(std::optional<int64_t> correlation) const;
-  const Allocation* allocation(std::optional<int64_t> id) const;
+  const HostCall* call(NullableInt correlation) const;
+  const Allocation* allocation(NullableInt id) const;
   const Kernel* kernel(int64_t id) const;
   const Transfer* copy(int64_t id) const;
-  const Device* device(std::optional<int64_t> id) const;
+  const Device* device(NullableInt id) const;
   // The calling thread's next host call after `call`, nullptr when none.
   const HostCall* next_call_on_thread(const HostCall& call) const;
   // The innermost NVTX range open on `tid` at `ns` ("" when none); with no
   // thread known, any thread's.
-  std::string nvtx_at(std::optional<int64_t> tid, int64_t ns) const;
+  std::string nvtx_at(NullableInt tid, int64_t ns) const;
   // "cudaMemcpy (thread 4242)", or "" when the call is unknown.
-  std::string call_site(std::optional<int64_t> correlation) const;
+  std::string call_site(NullableInt correlation) const;
   // Busy intervals of each device's GPU work (kernels, copies, memsets).
   std::unordered_map<int64_t, Intervals> busy_by_device() const;
   int64_t span_ns() const { return elapsed_ns(start_ns, end_ns); }
 };
 
-TraceFacts read_trace_facts(Database& db);
+// Reads the facts and builds the DVDG, sharing the model's rows.
+TraceFacts read_trace_facts(trace::Trace& trace);
 
 // Sorts and merges overlapping intervals in place.
 void merge_intervals(Intervals& intervals);
@@ -152,7 +168,7 @@ int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to);
 
 // Names people read: "HtoD copy of 4 MiB", "memset of 1 MiB", "alloc #3 (device, 4 MiB)".
 std::string transfer_name(const Transfer& transfer);
-std::string allocation_name(const TraceFacts& facts, std::optional<int64_t> alloc_id);
+std::string allocation_name(const TraceFacts& facts, NullableInt alloc_id);
 // "12.3 ms", "45 us", "800 ns".
 std::string format_ns(int64_t ns);
 

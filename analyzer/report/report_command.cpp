@@ -10,7 +10,7 @@
 #include "output_file.h"
 #include "report_data.h"
 #include "report_page.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -30,10 +30,10 @@ std::string file_name(const std::string& path) {
 
 int run_report(const ReportOptions& options) {
   std::string output = options.output.empty() ? replace_extension(options.trace, ".html") : options.output;
-  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   nlohmann::json data;
   try {
-    data = report::report_data(db, options.trace, options.system);
+    data = report::report_data(trace, options.trace, options.system);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }

@@ -13,7 +13,6 @@
 #include "measured_transfer_cost.h"
 #include "rules.h"
 #include "trace_facts.h"
-#include "analyzer/trace/trace_file.h"
 
 namespace apptracer::report {
 
@@ -25,15 +24,16 @@ using nlohmann::json;
 
 double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
-json overview(Database& db, const TraceFacts& facts, const std::string& trace) {
+json overview(trace::Trace& trace, const TraceFacts& facts, const std::string& path) {
   json devices = json::array();
   for (const diagnose::Device& d : facts.devices)
     devices.push_back({{"id", d.id}, {"name", d.name}, {"numa_node", d.numa_node.value_or(-1)}});
-  return {{"trace", trace},
-          {"command_line", trace_meta(db, "command_line")},
-          {"host", trace_meta(db, "host")},
-          {"status", trace_meta(db, "status")},
-          {"tracer_version", trace_meta(db, "tracer_version")},
+  return {{"trace", path},
+          {"command_line", trace.meta("command_line")},
+          {"host", trace.meta("host")},
+          {"status", trace.meta("status")},
+          {"tracer_version", trace.meta("tracer_version")},
+          {"time_origin", facts.origin.describe()},
           {"devices", devices}};
 }
 
@@ -91,7 +91,7 @@ json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
 json top_kernels(const TraceFacts& facts) {
   std::map<std::string, std::pair<int64_t, int64_t>> by_name;
   for (const diagnose::Kernel& k : facts.kernels) {
-    auto& entry = by_name[k.name];
+    auto& entry = by_name[std::string(k.name)];
     ++entry.first;
     entry.second = saturating_add(entry.second, k.gpu_ns());
   }
@@ -128,7 +128,7 @@ json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
                     {"time_ns", t->gpu_ns()},
                     {"gbps", double(t->bytes) / t->gpu_ns()},
                     {"peak_gbps", peaks[name] ? json(*peaks[name]) : json()},
-                    {"start_ms", ms(saturating_sub(*t->gpu_start_ns, facts.start_ns))}});
+                    {"start_ms", ms(facts.origin.since(*t->gpu_start_ns))}});
   }
   return list;
 }
@@ -139,8 +139,8 @@ json memory_series(const TraceFacts& facts) {
   for (const diagnose::Allocation& a : facts.allocations) {
     if (a.kind == AllocKind::VmmReserve || a.kind == AllocKind::VmmMapping) continue;
     auto& list = changes[std::string(to_string(a.kind))];
-    list.emplace_back(saturating_sub(a.alloc_ns, facts.start_ns), a.bytes);
-    if (a.free_ns) list.emplace_back(saturating_sub(*a.free_ns, facts.start_ns), saturating_sub(0, a.bytes));
+    list.emplace_back(facts.origin.since(a.alloc_ns), a.bytes);
+    if (a.free_ns) list.emplace_back(facts.origin.since(*a.free_ns), saturating_sub(0, a.bytes));
   }
   json series = json::array();
   for (auto& [kind, list] : changes) {
@@ -152,7 +152,7 @@ json memory_series(const TraceFacts& facts) {
       held = saturating_add(held, list[i].second);
       if (i % step == 0 || i + 1 == list.size()) points.push_back({ms(list[i].first), held});
     }
-    points.push_back({ms(facts.span_ns()), held});
+    points.push_back({ms(facts.origin.since(facts.end_ns)), held});
     series.push_back({{"name", kind}, {"points", points}});
   }
   return series;
@@ -189,10 +189,7 @@ json timeline(const TraceFacts& facts) {
     std::optional<int64_t> start, end;
     std::string kind;
     auto flush = [&] {
-      if (end) {
-        bars.push_back({ms(saturating_sub(*start, facts.start_ns)),
-                        ms(saturating_sub(*end, facts.start_ns)), kind});
-      }
+      if (end) bars.push_back({ms(facts.origin.since(*start)), ms(facts.origin.since(*end)), kind});
     };
     for (auto& [s, e, k] : lane.bars) {
       if (end && k == kind && saturating_sub(s, *end) < resolution) {
@@ -223,7 +220,7 @@ json nvtx_breakdown(const TraceFacts& facts) {
   for (auto& [tid, list] : issued) std::sort(list.begin(), list.end());
   std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> by_name;  // count, ns, gpu ns
   for (const diagnose::NvtxRange& r : facts.nvtx) {
-    auto& [count, ns, gpu] = by_name[r.name];
+    auto& [count, ns, gpu] = by_name[std::string(r.name)];
     ++count;
     ns = saturating_add(ns, elapsed_ns(r.start_ns, r.end_ns));
     for (auto& [tid, list] : issued) {
@@ -256,6 +253,7 @@ json series_json(const std::vector<diagnose::Series>& all) {
 json dvdg_json(const dvdg::Graph& graph) {
   dvdg::ViewFilter filter;
   filter.collapse_iterations = true;
+  filter.value_limit = kGraphValueLimit;
   dvdg::GraphView view = dvdg::make_view(graph, filter);
   std::vector<uint32_t> shown(view.values.begin(),
                               view.values.begin() + std::min(view.values.size(), kGraphValueLimit));
@@ -328,13 +326,13 @@ json whatif_tables(Database& db) {
 
 }  // namespace
 
-json report_data(Database& db, const std::string& trace, const std::string& system_file) {
-  TraceFacts facts = diagnose::read_trace_facts(db);
+json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file) {
+  TraceFacts facts = diagnose::read_trace_facts(trace);
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   diagnose::Thresholds limits;
   json analyses = json::array();
   for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
-  return {{"overview", overview(db, facts, trace)},
+  return {{"overview", overview(trace, facts, path)},
           {"link_model", model.name},
           {"findings", diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits))},
           {"summary", summary(facts, *model.cost)},
@@ -347,7 +345,7 @@ json report_data(Database& db, const std::string& trace, const std::string& syst
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
           {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
           {"dvdg", dvdg_json(facts.graph)},
-          {"whatif", whatif_tables(db)}};
+          {"whatif", whatif_tables(trace.db())}};
 }
 
 }  // namespace apptracer::report

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer::report {
 
@@ -21,6 +21,7 @@ inline constexpr size_t kSeriesPointLimit = 2000;
 inline constexpr size_t kTransferLimit = 1000;
 
 // `system_file`: empty for the trace's measured link model.
-nlohmann::json report_data(Database& db, const std::string& trace, const std::string& system_file);
+nlohmann::json report_data(trace::Trace& trace, const std::string& path,
+                           const std::string& system_file);
 
 }  // namespace apptracer::report

@@ -5,8 +5,8 @@
 namespace apptracer::trace {
 
 std::string TimeOrigin::describe() const {
-  if (!recorded) return "times: ns on the trace's clock (the trace records no start)";
-  return "times: ns since the trace's start (meta start_ns " + std::to_string(ns) + ")";
+  if (!recorded) return "times on the trace's clock (the trace records no start)";
+  return "times since the trace's start (meta start_ns " + std::to_string(ns) + ")";
 }
 
 TimeOrigin time_origin(const TraceProcesses& processes) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "analyzer/trace/processes.h"
+#include "apptracer/saturating.h"
 
 namespace apptracer::trace {
 
@@ -17,7 +18,7 @@ struct TimeOrigin {
   int64_t ns = 0;         // on the trace's clock
   bool recorded = false;  // false: the trace says no start; times are shown as recorded
 
-  int64_t since(int64_t trace_ns) const { return trace_ns - ns; }
+  int64_t since(int64_t trace_ns) const { return saturating_sub(trace_ns, ns); }
   // One line for an output's header: what its times count from.
   std::string describe() const;
 };

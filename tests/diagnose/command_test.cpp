@@ -58,6 +58,27 @@ TEST(DiagnoseCommand, VectorAddInJson) {
   EXPECT_TRUE(rules.count("sync_copy")) << r.out;
 }
 
+// Times count from the trace's start (meta start_ns), as the Python API's
+// do, and every output says so.
+TEST(DiagnoseCommand, SaysWhatItsTimesCountFrom) {
+  std::string trace = copy_example("vector_add.db");
+  std::string start;
+  {
+    apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
+    apptracer::Statement query = db.prepare("SELECT value FROM meta WHERE key = 'start_ns'");
+    ASSERT_TRUE(query.step());
+    start = query.text(0);
+  }
+  std::string origin = "times since the trace's start (meta start_ns " + start + ")";
+  Output text = run("diagnose " + trace);
+  ASSERT_EQ(text.status, 0) << text.out;
+  EXPECT_NE(text.out.substr(0, text.out.find('\n')).find(origin), std::string::npos) << text.out;
+  Output json = run("diagnose " + trace + " --json");
+  ASSERT_EQ(json.status, 0) << json.out;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["time_origin"], origin);
+  std::remove(trace.c_str());
+}
+
 TEST(DiagnoseCommand, StoreWritesTheDeclaredTables) {
   ScratchDir scratch;
   std::string trace = copy_example(scratch, "um_bandwidth_h100.db");

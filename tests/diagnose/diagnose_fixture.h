@@ -129,7 +129,8 @@ class DiagnoseTest : public ::testing::Test {
 
   // Findings of one rule with the trace's measured link model (or `cost`).
   std::vector<Finding> findings(const std::string& rule, const TransferCost* cost = nullptr) {
-    facts_ = read_trace_facts(trace.db());
+    trace::Trace model(trace.db());
+    facts_ = read_trace_facts(model);
     MeasuredTransferCost measured(facts_);
     std::vector<Finding> all = diagnose(facts_, cost ? *cost : measured);
     std::vector<Finding> matching;

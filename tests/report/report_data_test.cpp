@@ -25,7 +25,8 @@ TEST_F(ReportData, SectionsFromATrace) {
   range.start_ns = 0;
   range.end_ns = 300'000;
   trace.add(range);
-  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
   EXPECT_EQ(data["summary"]["kernels"], 1);
   ASSERT_EQ(data["summary"]["paths"].size(), 1u);
   const auto& path = data["summary"]["paths"][0];
@@ -42,11 +43,25 @@ TEST_F(ReportData, SectionsFromATrace) {
   EXPECT_EQ(data["analyses"].size(), 8u);
 }
 
+// The page's times count from the trace's start (meta start_ns), which it names.
+TEST_F(ReportData, TimesCountFromTheTracesStart) {
+  trace.set_meta("start_ns", "4000");
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  EXPECT_EQ(data["overview"]["time_origin"], "times since the trace's start (meta start_ns 4000)");
+  ASSERT_EQ(data["transfers"].size(), 1u);
+  EXPECT_DOUBLE_EQ(data["transfers"][0]["start_ms"].get<double>(), (10'000 - 4000) / 1e6);
+}
+
 TEST_F(ReportData, TheGraphIsLimited) {
   int64_t host = buffer(AllocKind::PinnedHost, 1000);
   // Distinct buffers, so nothing folds as a repeated iteration.
   for (int i = 0; i < 450; ++i) pinned_copy(host, buffer(AllocKind::Device, 1000), 1000, 10'000 + i * 5'000);
-  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
   EXPECT_EQ(data["dvdg"]["values"].size(), kGraphValueLimit);
   EXPECT_GT(data["dvdg"]["total_values"].get<size_t>(), kGraphValueLimit);
   for (const auto& edge : data["dvdg"]["edges"]) {
@@ -57,7 +72,8 @@ TEST_F(ReportData, TheGraphIsLimited) {
 TEST_F(ReportData, WhatIfTablesAreShownAsTheyAre) {
   trace.db().exec("CREATE TABLE whatif_phases (phase TEXT, recorded_ns INTEGER, predicted_ns REAL);"
                   "INSERT INTO whatif_phases VALUES ('all', 1000, 812.5)");
-  nlohmann::json data = report_data(trace.db(), "t.db", "");
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
   ASSERT_EQ(data["whatif"].size(), 1u);
   EXPECT_EQ(data["whatif"][0]["name"], "whatif_phases");
   EXPECT_EQ(data["whatif"][0]["columns"], (nlohmann::json{"phase", "recorded_ns", "predicted_ns"}));

@@ -14,7 +14,7 @@ function header() {
     el('p', { class: 'meta', text: `command: ${o.command_line || 'unknown'}` }),
     el('p', { class: 'meta', text: `host ${o.host || '?'}, trace ${o.status || '?'}, tracer ${o.tracer_version || '?'}; ` +
       (o.devices.map((d) => `GPU ${d.id} ${d.name}${d.numa_node >= 0 ? ` (NUMA node ${d.numa_node})` : ''}`).join(', ') || 'no GPU recorded') }),
-    el('p', { class: 'meta', text: `savings estimated from ${data.link_model}` }));
+    el('p', { class: 'meta', text: `savings estimated from ${data.link_model}; ${o.time_origin}` }));
 }
 
 function nav() {
