@@ -21,6 +21,18 @@ class HostRules : public DiagnoseTest {
 };
 
 // Each sync blocks 100 us; the GPU then waits 40 us and 60 us for new work.
+// What busy intervals cover of a window: the parts inside it only.
+TEST(Intervals, CoveredCountsWhatLiesInsideTheWindow) {
+  Intervals busy{{50, 60}, {0, 10}, {20, 30}, {25, 40}};
+  merge_intervals(busy);
+  EXPECT_EQ(busy, (Intervals{{0, 10}, {20, 40}, {50, 60}}));
+  EXPECT_EQ(covered_ns(busy, INT64_MIN, INT64_MAX), 40);
+  EXPECT_EQ(covered_ns(busy, 5, 55), 5 + 20 + 5);
+  EXPECT_EQ(covered_ns(busy, 10, 20), 0);
+  EXPECT_EQ(covered_ns(busy, 41, 49), 0);
+  EXPECT_EQ(covered_ns(busy, 60, 100), 0);
+}
+
 TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
   int64_t d = buffer(AllocKind::Device, 4096);
   kernel("work", 10'000, 100'000, {{d, A::Write}});
