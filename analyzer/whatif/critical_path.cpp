@@ -9,18 +9,7 @@ namespace apptracer::whatif {
 
 namespace {
 
-const char* kind_name(OpKind kind) {
-  switch (kind) {
-    case OpKind::Kernel: return "kernel";
-    case OpKind::Copy: return "copy";
-    case OpKind::Memset: return "memset";
-    case OpKind::Prefetch: return "prefetch";
-    case OpKind::EventRecord: return "event record";
-    case OpKind::EventWait: return "event wait";
-  }
-  return "?";
-}
-
+// The table a replayed op's row is in.
 const char* table_of(OpKind kind) {
   switch (kind) {
     case OpKind::Kernel: return "kernels";
@@ -29,8 +18,8 @@ const char* table_of(OpKind kind) {
     case OpKind::Memset: return "memsets";
     case OpKind::EventRecord:
     case OpKind::EventWait: return "stream_events";
+    default: return "?";  // no replayed op is of the DVDG's other kinds
   }
-  return "?";
 }
 
 std::string name_of(const ReplayInput& input, int64_t id) {
@@ -63,7 +52,7 @@ CriticalPath critical_path(const ReplayInput& input, const ReplayGraph& graph, c
     } else {
       uint32_t op = node - graph.calls;
       const ReplayOp& record = input.ops[op];
-      step.kind = kind_name(record.kind);
+      step.kind = std::string(trace::to_string(record.kind));
       step.source_table = table_of(record.kind);
       step.source_id = record.source_id;
       step.name = record.kind == OpKind::Kernel ? name_of(input, record.name_id)

@@ -29,11 +29,11 @@ class OpIndex {
   std::optional<uint32_t> find(const dvdg::Op& op) const {
     std::optional<OpKind> kind;
     switch (op.kind) {
-      case dvdg::OpKind::Kernel: kind = OpKind::Kernel; break;
-      case dvdg::OpKind::Copy: kind = OpKind::Copy; break;
-      case dvdg::OpKind::Memset: kind = OpKind::Memset; break;
+      case OpKind::Kernel:
+      case OpKind::Copy:
+      case OpKind::Memset: kind = op.kind; break;
       // A prefetch's migration is its own op; others happen inside GPU work.
-      case dvdg::OpKind::Migration:
+      case OpKind::Migration:
         if (op.caused_by == dvdg::Op::kNoOp) kind = OpKind::Prefetch;
         break;
       default: break;

@@ -10,10 +10,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "analyzer/trace/operations.h"
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
-#include "apptracer/sqlite.h"
 
 namespace apptracer::whatif {
+
+using trace::NullableInt;
+using trace::OpKind;
 
 // One API call of a thread, as the host saw it. Calls made inside another
 // call (a library calling the runtime) are folded into the outermost one:
@@ -27,26 +31,16 @@ struct HostCall {
   int32_t previous = -1;  // the thread's call before it, -1 for its first
 };
 
-enum class OpKind : uint8_t { Kernel, Copy, Memset, Prefetch, EventRecord, EventWait };
-
-// One operation on a stream: GPU work, or an event recorded into or waited
-// for on a stream (zero-length markers that order streams).
-struct ReplayOp {
-  OpKind kind = OpKind::Kernel;
-  int64_t source_id = 0;  // its row: kernels, memcpys, memsets or stream_events
-  int32_t call = -1;      // the HostCall that issued it; -1 unknown
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
-  int64_t issue_ns = 0;  // recorded: when the host issued it
-  int64_t start_ns = 0;  // recorded GPU start (markers: issue)
-  int64_t end_ns = 0;    // recorded GPU end
-  int64_t bytes = 0;     // copies, memsets, prefetches (bytes that moved)
-  int64_t name_id = 0;   // kernels
+// One operation on a stream, as recorded (the trace model's: a kernel, copy,
+// memset or prefetch, or an event recorded into or waited for on a stream,
+// zero-length markers that order streams), with what replaying it needs. A
+// prefetch's bytes are those that moved.
+struct ReplayOp : trace::Operation {
+  int32_t call = -1;  // the HostCall that issued it; -1 unknown
   // Copies (and prefetches: their direction and GPU).
-  CopyKind copy_kind = CopyKind::Unknown;
   MemoryKind src_memory = MemoryKind::Unknown;
   MemoryKind dst_memory = MemoryKind::Unknown;
-  std::optional<int64_t> src_device, dst_device, src_numa, dst_numa;
+  NullableInt src_device, dst_device, src_numa, dst_numa;
   bool is_async = true;
   // Markers.
   int64_t event_handle = 0;
@@ -55,9 +49,9 @@ struct ReplayOp {
 struct SyncCall {
   int32_t call = -1;
   SyncKind kind = SyncKind::Device;
-  std::optional<int64_t> device;
-  std::optional<int64_t> stream;
-  std::optional<int64_t> event_handle;
+  NullableInt device;
+  NullableInt stream;
+  NullableInt event_handle;
 };
 
 struct NvtxRange {
@@ -80,9 +74,9 @@ struct ReplayInput {
 // The tables a replay reads; a trace lacking one is refused (TraceError).
 const std::vector<const char*>& replay_tables();
 
-// Throws TraceError (trace_file.h) naming `path` when a needed table is
+// Throws TraceError (trace_file.h) naming the trace when a needed table is
 // missing, the trace is a merged one (its processes' streams and threads
 // are not one program's), or there is nothing to replay.
-ReplayInput read_replay_input(Database& db, const std::string& path);
+ReplayInput read_replay_input(trace::Trace& trace);
 
 }  // namespace apptracer::whatif

@@ -1,4 +1,3 @@
-#include "analyzer/trace/trace.h"
 #include "whatif.h"
 
 #include <map>
@@ -43,12 +42,13 @@ std::string copy_description(const ReplayOp& op) {
          std::string(to_string(op.dst_memory));
 }
 
-std::string recorded_on(Database& db, const ReplayInput& input) {
+std::string recorded_on(trace::Trace& trace, const ReplayInput& input) {
   std::map<std::string, int> gpus;
   for (const std::string& name : input.device_names) {
     if (!name.empty()) ++gpus[name];
   }
-  std::string text = trace_meta(db, "host", "unknown host");
+  std::string text = trace.meta("host");
+  if (text.empty()) text = "unknown host";
   std::string inside;
   for (const auto& [name, count] : gpus) {
     inside += (inside.empty() ? "" : ", ") + std::to_string(count) + "x " + name;
@@ -208,7 +208,8 @@ std::vector<std::string> WhatifOptions::describe() const {
   return words;
 }
 
-WhatifResult run_whatif(Database& db, const std::string& trace_path, const WhatifOptions& options) {
+WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
+  const std::string& trace_path = trace.path();
   model::SystemModel system = model::load_system(options.system_path);
   model::SystemModel changed =
       options.system2_path.empty() ? system : model::load_system(options.system2_path);
@@ -224,11 +225,11 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
 
   ReplayInput input;
   try {
-    input = read_replay_input(db, trace_path);
+    input = read_replay_input(trace);
   } catch (const SqliteError& error) {
     throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  result.recorded_on = recorded_on(db, input);
+  result.recorded_on = recorded_on(trace, input);
   GraphOptions recorded_options;
   recorded_options.blocking = blocking_copies(input, false);
   ReplayGraph recorded_graph = build_replay_graph(input, recorded_options);
@@ -251,7 +252,6 @@ WhatifResult run_whatif(Database& db, const std::string& trace_path, const Whati
   if (options.overlap) {
     dvdg::Graph graph;
     try {
-      trace::Trace trace(db);
       graph = dvdg::build_graph_from_trace(trace);
     } catch (const SqliteError& error) {
       throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");

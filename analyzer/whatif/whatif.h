@@ -5,7 +5,7 @@
 //   whatif::WhatifOptions options;
 //   options.system_path = "system.json";
 //   options.pin = true;
-//   whatif::WhatifResult result = whatif::run_whatif(db, "trace.db", options);
+//   whatif::WhatifResult result = whatif::run_whatif(trace, options);
 //   result.predicted_ns / result.recorded_ns ...
 //
 // What is modeled and what is not: README.md, "What-if".
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 #include "critical_path.h"
 #include "phases.h"
 
@@ -67,6 +67,6 @@ struct WhatifResult {
 
 // Throws model::SystemFileError, TraceError, std::invalid_argument (a bad
 // --link), each with a one-line message.
-WhatifResult run_whatif(Database& db, const std::string& trace_path, const WhatifOptions& options);
+WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options);
 
 }  // namespace apptracer::whatif

@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "output_file.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 #include "whatif.h"
 #include "whatif_report.h"
 #include "whatif_store.h"
@@ -28,18 +28,20 @@ struct WhatifCommandOptions {
 
 int run_whatif_command(WhatifCommandOptions& options) {
   options.whatif.numa_node = options.numa;
-  Database db = open_trace(options.trace, options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
-  if (options.store) refuse_store_while_recording(options.trace, db, options.force);
-  whatif::WhatifResult result = whatif::run_whatif(db, options.trace, options.whatif);
-  if (options.store) {
-    try {
-      whatif::store_whatif(db, result);
-    } catch (const SqliteError& error) {
-      throw TraceError(options.trace + ": cannot store the what-if (" + error.what() +
-                       "); leave out --store to only print it");
+  whatif::WhatifResult result;
+  {
+    trace::Trace trace(options.trace, options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
+    if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
+    result = whatif::run_whatif(trace, options.whatif);
+    if (options.store) {
+      try {
+        whatif::store_whatif(trace.db(), result);
+      } catch (const SqliteError& error) {
+        throw TraceError(options.trace + ": cannot store the what-if (" + error.what() +
+                         "); leave out --store to only print it");
+      }
     }
   }
-  db.close();
   if (options.json == "-") {
     std::cout << whatif::whatif_json(result);
     return 0;

@@ -131,7 +131,8 @@ class WhatifTest : public ::testing::Test {
 
   WhatifResult run(WhatifOptions options = {}) {
     if (options.system_path.empty()) options.system_path = system_path_;
-    return run_whatif(trace_->db(), trace_path_, options);
+    trace::Trace trace(trace_->db(), trace_path_);
+    return run_whatif(trace, options);
   }
 
   testing::ScratchDir scratch_;
