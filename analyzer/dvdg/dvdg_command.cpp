@@ -171,6 +171,8 @@ int run_dvdg(const DvdgOptions& options) {
     }
   }
 
+  bool queried = !options.why.empty() || !options.consumers.empty() || !options.lifetime.empty();
+  if (queried) std::cout << graph.origin.describe() << "\n";
   if (!options.why.empty()) {
     dvdg::print_why(graph, dvdg::resolve_value(graph, options.why), std::cout);
   }
@@ -180,11 +182,11 @@ int run_dvdg(const DvdgOptions& options) {
   if (!options.lifetime.empty()) {
     dvdg::print_lifetime(graph, dvdg::resolve_target(graph, options.lifetime).location, std::cout);
   }
-  bool queried = !options.why.empty() || !options.consumers.empty() || !options.lifetime.empty();
 
+  // --from and --to count from the trace's start, as the times shown do.
   dvdg::ViewFilter filter;
-  filter.from_ns = options.from_ns;
-  filter.to_ns = options.to_ns;
+  if (options.from_ns) filter.from_ns = graph.origin.ns + *options.from_ns;
+  if (options.to_ns) filter.to_ns = graph.origin.ns + *options.to_ns;
   filter.device = options.device;
   filter.issue_windows = windows;
   filter.min_bytes = options.min_bytes;
@@ -237,9 +239,11 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
       ->type_name("FILE");
   cmd->add_option("--proto", options->proto, "Write an apptracer.dvdg.proto.Graph message to FILE")
       ->type_name("FILE");
-  cmd->add_option("--from", options->from_ns, "Export only operations ending at or after NS")
+  cmd->add_option("--from", options->from_ns,
+                  "Export only operations ending at or after NS (since the trace's start)")
       ->type_name("NS");
-  cmd->add_option("--to", options->to_ns, "Export only operations starting at or before NS")
+  cmd->add_option("--to", options->to_ns,
+                  "Export only operations starting at or before NS (since the trace's start)")
       ->type_name("NS");
   cmd->add_option("--nvtx", options->nvtx,
                   "Export only operations issued inside NVTX ranges named NAME (repeatable)")

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/trace/operations.h"
+#include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/unified_memory.h"
 #include "apptracer/enums.h"
 
@@ -149,6 +150,8 @@ struct Graph {
   std::vector<bool> op_reads_uninitialized;
   // Kernel names by strings.id, for labels.
   std::unordered_map<int64_t, std::string> names;
+  // What the times it shows count from (ops keep the trace's clock, as stored).
+  trace::TimeOrigin origin;
 
   // Calls f(const Edge&) for each edge of op `op`: for each value it wrote,
   // the edges into it.

@@ -446,7 +446,9 @@ Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
 Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses) {
   TraceOps trace = read_trace_ops(source, kernel_accesses);
   std::vector<uint32_t> order = program_order(trace);
-  return build_graph(std::move(trace), order);
+  Graph graph = build_graph(std::move(trace), order);
+  graph.origin = source.origin();
+  return graph;
 }
 
 }  // namespace apptracer::dvdg

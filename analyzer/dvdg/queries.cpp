@@ -52,7 +52,7 @@ std::string op_line(const Graph& graph, uint32_t op) {
   std::string name =
       record.kind == OpKind::Kernel ? "kernel " + op_name(graph, op) : op_name(graph, op);
   std::string line = "op " + std::to_string(int64_t{op} + 1) + ": " + name + " at " +
-                     std::to_string(record.start_ns) + " ns";
+                     std::to_string(graph.origin.since(record.start_ns)) + " ns";
   if (record.stream) line += " (stream " + std::to_string(*record.stream) + ")";
   return terminal_text(line);
 }
@@ -219,7 +219,8 @@ void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
   };
   std::optional<uint32_t> freed;
   // A sub-allocation's life starts and ends outside any op.
-  if (where.sub_allocation_id) out << "  allocated   at " << where.alloc_ns << " ns\n";
+  if (where.sub_allocation_id)
+    out << "  allocated   at " << graph.origin.since(where.alloc_ns) << " ns\n";
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
     const Value& record = graph.values[value];
     if (record.location != location) continue;
@@ -250,7 +251,7 @@ void print_lifetime(const Graph& graph, uint32_t location, std::ostream& out) {
     for (const std::string& line : lines) out << "  " << line << "\n";
   }
   if (where.free_ns) {
-    out << "  freed       at " << *where.free_ns << " ns\n";
+    out << "  freed       at " << graph.origin.since(*where.free_ns) << " ns\n";
   } else if (!freed) {
     out << "  not freed before the trace ended\n";
   }

@@ -176,6 +176,20 @@ TEST_F(DvdgTest, WhyPrintsTheChainThatProducedAValue) {
   EXPECT_NE(d, std::string::npos);
 }
 
+// The times a query shows count from the trace's start (meta start_ns).
+TEST_F(DvdgTest, QueriesShowTimesSinceTheTracesStart) {
+  trace_->set_meta("start_ns", "90");
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128);
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128);
+  copy(CopyKind::HtoD, h, d, 128, 100);
+  Graph graph = build();
+  EXPECT_EQ(graph.origin.ns, 90);
+  std::ostringstream out;
+  print_why(graph, resolve_value(graph, "0x7f0000000000"), out);
+  // The copy's GPU start, 105 on the trace's clock.
+  EXPECT_NE(out.str().find("HtoD copy at 15 ns"), std::string::npos) << out.str();
+}
+
 TEST_F(DvdgTest, WhyPointsAtAReadOfUninitializedMemory) {
   int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 128);
   int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 128);
