@@ -14,7 +14,25 @@ KernelWord word_of(NullableInt alloc_id, NullableInt alloc_offset, int64_t offse
   return {alloc_id, alloc_offset.value_or(0), static_cast<uint32_t>(offset), access, source};
 }
 
+KernelWord word_of(const Packed<KernelArgWordRow>& row) {
+  return word_of(row.alloc_id, row.alloc_offset, row.offset, row.access, row.access_source);
+}
+
+// Schema 2's kernel_args table, a shape that no longer changes: a launch's
+// words by its id.
+constexpr const char* kWordsPerLaunch =
+    "SELECT kernel_id, alloc_id, alloc_offset, offset, access, access_source FROM kernel_args";
+
+KernelWord word_per_launch(const Statement& rows) {
+  return word_of(rows.optional_int64(1), rows.optional_int64(2), rows.int64(3),
+                 static_cast<AccessKind>(rows.int64(4)), static_cast<AccessSource>(rows.int64(5)));
+}
+
 }  // namespace
+
+bool has_words_per_launch(Database& db) {
+  return db.has_table("kernel_args") && !db.has_table(KernelArgWordRow::kTable);
+}
 
 KernelArguments::KernelArguments(Trace& trace) {
   Database& db = trace.db();
@@ -24,23 +42,16 @@ KernelArguments::KernelArguments(Trace& trace) {
     set_of_word.push_back(set);
     words_.push_back(word);
   };
-  sets_per_launch_ = db.has_table("kernel_args") && !db.has_table("kernel_arg_words");
+  sets_per_launch_ = has_words_per_launch(db);
   if (sets_per_launch_) {
-    // Schema 2's kernel_args table, a shape that no longer changes.
-    Statement rows = db.prepare(
-        "SELECT kernel_id, alloc_id, alloc_offset, offset, access, access_source FROM kernel_args");
-    while (rows.step()) {
-      add(rows.int64(0), word_of(rows.optional_int64(1), rows.optional_int64(2), rows.int64(3),
-                                 static_cast<AccessKind>(rows.int64(4)),
-                                 static_cast<AccessSource>(rows.int64(5))));
-    }
+    Statement rows = db.prepare(kWordsPerLaunch);
+    while (rows.step()) add(rows.int64(0), word_per_launch(rows));
   } else if (db.has_table(KernelArgWordRow::kTable)) {
     size_t expected = detail::expected_rows(db, table_of<KernelArgWordRow>());
     words_.reserve(expected);
     set_of_word.reserve(expected);
     trace.stream<KernelArgWordRow>("", [&](const Packed<KernelArgWordRow>& row) {
-      add(row.arg_set_id,
-          word_of(row.alloc_id, row.alloc_offset, row.offset, row.access, row.access_source));
+      add(row.arg_set_id, word_of(row));
     });
   }
   // A set's words are written together, in order: sorting them is the exception.
@@ -81,6 +92,32 @@ KernelArguments::Words KernelArguments::of_set(int64_t set) const {
   uint32_t last = std::next(found) == sets_.end() ? static_cast<uint32_t>(words_.size())
                                                   : std::next(found)->second;
   return {words_.data() + found->second, words_.data() + last};
+}
+
+KernelWordLookup::KernelWordLookup(Trace& trace) {
+  Database& db = trace.db();
+  if (has_words_per_launch(db)) {
+    launch_words_ = db.prepare(std::string(kWordsPerLaunch) + " WHERE kernel_id = ? ORDER BY offset");
+  } else {
+    set_words_ = trace.cursor<KernelArgWordRow>("WHERE arg_set_id = ? ORDER BY offset");
+  }
+}
+
+std::vector<KernelWord> KernelWordLookup::of(const Packed<KernelRow>& kernel) {
+  std::vector<KernelWord> words;
+  if (set_words_) {
+    if (!kernel.arg_set_id) return words;
+    Statement& query = set_words_->statement();
+    query.reset();
+    query.bind(1, *kernel.arg_set_id);
+    Packed<KernelArgWordRow> row;
+    while (set_words_->next(row)) words.push_back(word_of(row));
+  } else if (launch_words_) {
+    launch_words_->reset();
+    launch_words_->bind(1, kernel.id);
+    while (launch_words_->step()) words.push_back(word_per_launch(*launch_words_));
+  }
+  return words;
 }
 
 }  // namespace apptracer::trace

@@ -6,10 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "analyzer/trace/packed_rows.h"
+#include "analyzer/trace/table_reader.h"
 
 namespace apptracer::trace {
 
@@ -23,6 +25,10 @@ struct KernelWord {
   AccessKind access = AccessKind::Unknown;
   AccessSource source = AccessSource::None;
 };
+
+// Whether the trace keeps each launch's words in schema 2's kernel_args
+// table rather than in shared sets (kernel_arg_words).
+bool has_words_per_launch(Database& db);
 
 class KernelArguments {
  public:
@@ -51,6 +57,20 @@ class KernelArguments {
   bool sets_per_launch_ = false;
   std::vector<KernelWord> words_;                     // by set, then offset
   std::vector<std::pair<int64_t, uint32_t>> sets_;  // set id -> its first word, ascending
+};
+
+// A launch's words read when asked, through their set's index: for a
+// command that streams launches and must not hold every set (a trace whose
+// launches share none has as many sets as launches).
+class KernelWordLookup {
+ public:
+  explicit KernelWordLookup(Trace& trace);
+  // The launch's words, by offset.
+  std::vector<KernelWord> of(const Packed<KernelRow>& kernel);
+
+ private:
+  std::optional<PackedReader<KernelArgWordRow>> set_words_;
+  std::optional<Statement> launch_words_;  // schema 2
 };
 
 }  // namespace apptracer::trace

@@ -30,11 +30,11 @@ TraceProcess single_process(Trace& trace) {
 
 }  // namespace
 
-const TraceProcess& TraceProcesses::get(int64_t process_id) const {
+const TraceProcess* TraceProcesses::find(int64_t process_id) const {
   for (const TraceProcess& process : list) {
-    if (process.process_id == process_id) return process;
+    if (process.process_id == process_id) return &process;
   }
-  throw std::out_of_range("trace has no process " + std::to_string(process_id));
+  return nullptr;
 }
 
 std::string process_display_name(const std::string& command_line, int64_t pid) {

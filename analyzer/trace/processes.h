@@ -30,8 +30,8 @@ struct TraceProcesses {
   bool merged = false;
   std::vector<TraceProcess> list;
 
-  // The process with this id; throws std::out_of_range for an unknown one.
-  const TraceProcess& get(int64_t process_id) const;
+  // The process with this id; null for one the trace does not list.
+  const TraceProcess* find(int64_t process_id) const;
 };
 
 TraceProcesses read_processes(Trace& trace);

@@ -54,20 +54,23 @@ class PackedReader {
   // `rest`: what follows FROM table (WHERE, ORDER BY); may be empty.
   PackedReader(Database& db, TextPool& texts, std::string_view rest = {})
       : statement_(db.prepare(detail::packed_select(db, table_of<Row>()) + " " + std::string(rest))),
-        texts_(texts) {}
+        texts_(&texts) {}
+
+  // For the `?` parameters of `rest`; reset() before binding them again.
+  Statement& statement() { return statement_; }
 
   // Fills `row` with the next row; false at the end.
   bool next(Packed<Row>& row) {
     if (!statement_.step()) return false;
     int index = 0;
-    for_each_column(row, [&](auto& value) { detail::read_packed(statement_, index++, value, texts_); });
+    for_each_column(row, [&](auto& value) { detail::read_packed(statement_, index++, value, *texts_); });
     row.process = static_cast<ProcessId>(statement_.int64(index));
     return true;
   }
 
  private:
   Statement statement_;
-  TextPool& texts_;
+  TextPool* texts_;
 };
 
 // Every row of Row's table in rowid order (ids ascending); none when the

@@ -7,6 +7,8 @@
 namespace apptracer::trace {
 
 TextRef TextPool::add(std::string_view text) {
+  auto held = refs_.find(text);
+  if (held != refs_.end()) return held->second;
   if (texts_.size() >= UINT32_MAX - 1) throw std::length_error("more texts than a trace's pool holds");
   if (blocks_.empty() || used_ + text.size() > kBlockBytes) {
     // A text longer than a block gets one of its own.
@@ -17,7 +19,9 @@ TextRef TextPool::add(std::string_view text) {
   if (!text.empty()) std::memcpy(at, text.data(), text.size());
   used_ += text.size();
   texts_.emplace_back(at, text.size());
-  return static_cast<TextRef>(texts_.size());
+  auto ref = static_cast<TextRef>(texts_.size());
+  refs_.emplace(texts_.back(), ref);
+  return ref;
 }
 
 std::string_view TextPool::text(TextRef ref) const {

@@ -26,6 +26,12 @@ const TraceProcesses& Trace::processes() {
   return *processes_;
 }
 
+const TraceProcess& Trace::process(int64_t process_id) {
+  if (const TraceProcess* found = processes().find(process_id)) return *found;
+  throw TraceError(path_ + ": a row of process " + std::to_string(process_id) +
+                   ", which the trace does not list; is it damaged?");
+}
+
 const TimeOrigin& Trace::origin() {
   if (!origin_) origin_ = time_origin(processes());
   return *origin_;

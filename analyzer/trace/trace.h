@@ -82,6 +82,15 @@ class Trace {
     stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit));
   }
 
+  // A cursor over Row's table in the order `rest` asks, holding one row at a
+  // time: for a command merging several tables as it streams them. None
+  // when the trace has no such table.
+  template <typename Row>
+  std::optional<PackedReader<Row>> cursor(std::string_view rest) {
+    if (!db_->has_table(Row::kTable)) return std::nullopt;
+    return PackedReader<Row>(*db_, texts_, rest);
+  }
+
   std::string_view text(TextRef ref) const { return texts_.text(ref); }
   // An interned name (strings.id): kernel, function, NVTX range; `fallback`
   // for an id with no text.
@@ -90,6 +99,9 @@ class Trace {
   std::string meta(std::string_view key);
 
   const TraceProcesses& processes();
+  // A row's process; throws TraceError for one the trace does not list (a
+  // damaged trace).
+  const TraceProcess& process(int64_t process_id);
   const TimeOrigin& origin();
   // Unified-memory events with the operation each belongs to.
   const UmTrace& unified_memory();

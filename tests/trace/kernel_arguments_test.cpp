@@ -42,6 +42,12 @@ TEST(KernelArguments, LaunchesSharingASetShareItsWords) {
   }
   EXPECT_FALSE(arguments.captured(kernels[2]));
   EXPECT_EQ(arguments.of(kernels[2]).size(), 0u);
+  // Read when asked, the same words.
+  KernelWordLookup lookup(trace);
+  std::vector<KernelWord> second_words = lookup.of(kernels[1]);
+  ASSERT_EQ(second_words.size(), 2u);
+  EXPECT_EQ(second_words[1].alloc_offset, 16);
+  EXPECT_TRUE(lookup.of(kernels[2]).empty());
 }
 
 TEST(KernelArguments, BeforeSetsEachLaunchHasItsOwnWords) {
@@ -57,6 +63,10 @@ TEST(KernelArguments, BeforeSetsEachLaunchHasItsOwnWords) {
   EXPECT_GT(words, 0u);
   EXPECT_EQ(words, static_cast<size_t>(count.int64(0)));
   EXPECT_EQ(launches, static_cast<size_t>(count.int64(1)));
+  KernelWordLookup lookup(trace);
+  size_t looked_up = 0;
+  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) looked_up += lookup.of(kernel).size();
+  EXPECT_EQ(looked_up, words);
 }
 
 }  // namespace

@@ -109,6 +109,7 @@ TEST(TextPool, TextOnceAddedStaysWhereItIs) {
   EXPECT_EQ(pool.text(large), big);
   EXPECT_EQ(pool.text(pool.add("")), "");
   EXPECT_EQ(pool.text(kNoText), "");
+  EXPECT_EQ(pool.add("cudaLaunchKernel"), first) << "the same text is held once";
 }
 
 TEST(Trace, ReadsATableOnceHoweverOftenAsked) {
@@ -170,8 +171,10 @@ TEST(Processes, AMergedTraceSaysEachRowsProcessAndStartsAtTheEarliestStart) {
   const TraceProcesses& processes = trace.processes();
   EXPECT_TRUE(processes.merged);
   ASSERT_EQ(processes.list.size(), 2u);
-  EXPECT_EQ(processes.get(2).name, "rank1");
-  EXPECT_EQ(processes.get(2).start_ns, 6500);
+  EXPECT_EQ(trace.process(2).name, "rank1");
+  EXPECT_EQ(processes.find(2)->start_ns, 6500);
+  EXPECT_EQ(processes.find(3), nullptr);
+  EXPECT_THROW(trace.process(3), TraceError);
   EXPECT_EQ(trace.origin().ns, 5000);
   ASSERT_EQ(trace.rows<KernelRow>().size(), 2u);
   EXPECT_EQ(trace.rows<KernelRow>()[0].process, 1);
