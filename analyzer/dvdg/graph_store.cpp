@@ -270,6 +270,46 @@ std::string indexes_and_view_sql() {
 
 std::string dvdg_tables_sql() { return tables_sql() + indexes_and_view_sql(); }
 
+void for_each_stored_edge(trace::Trace& trace, const std::function<void(const StoredEdge&)>& f) {
+  Database& db = trace.db();
+  if (!db.has_table(ops_table().name) || !db.has_table(op_values_table().name) ||
+      !db.has_table(listed_edges_table().name))
+    return;
+  std::vector<bool> kernel;  // by dvdg_ops.id
+  trace.stream<DvdgOpRow>("", [&](const trace::Packed<DvdgOpRow>& op) {
+    if (op.id < 0) return;
+    if (static_cast<size_t>(op.id) >= kernel.size()) kernel.resize(op.id + 1, false);
+    kernel[op.id] = trace.text(op.kind) == trace::to_string(OpKind::Kernel);
+  });
+  auto kind_of = [](std::string_view text) {
+    for (EdgeKind kind : {EdgeKind::Data, EdgeKind::Carry, EdgeKind::Migration}) {
+      if (text == to_string(kind)) return kind;
+    }
+    return EdgeKind::Data;
+  };
+  trace.stream<DvdgListedEdgeRow>("", [&](const trace::Packed<DvdgListedEdgeRow>& edge) {
+    f({edge.src_value_id, edge.dst_value_id, edge.op_id, kind_of(trace.text(edge.kind))});
+  });
+  // An op's values are stored together: its data edges are made once all are in.
+  int64_t op = 0;
+  std::vector<int64_t> reads, writes;
+  auto flush = [&] {
+    for (int64_t w : writes) {
+      for (int64_t r : reads) f({r, w, op, EdgeKind::Data});
+    }
+    reads.clear();
+    writes.clear();
+  };
+  trace.stream<DvdgOpValueRow>("ORDER BY op_id", [&](const trace::Packed<DvdgOpValueRow>& value) {
+    if (value.op_id < 0 || static_cast<size_t>(value.op_id) >= kernel.size() || !kernel[value.op_id])
+      return;
+    if (value.op_id != op) flush();
+    op = value.op_id;
+    (value.written ? writes : reads).push_back(value.value_id);
+  });
+  flush();
+}
+
 void store_graph(Database& db, const Graph& graph) {
   with_transaction(db, [&] {
     for (const std::string& name : {std::string(kEdgesView), listed_edges_table().name,

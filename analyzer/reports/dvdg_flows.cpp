@@ -2,82 +2,88 @@
 
 #include <algorithm>
 #include <optional>
-#include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
+
+#include "graph_store.h"
 
 namespace apptracer {
 
 namespace {
 
-std::optional<GpuOp> gpu_op(const std::string& kind) {
-  if (kind == "kernel") return GpuOp::Kernel;
-  if (kind == "copy") return GpuOp::Copy;
-  if (kind == "memset") return GpuOp::Memset;
+std::optional<GpuOp> gpu_op(std::string_view kind) {
+  if (kind == trace::to_string(trace::OpKind::Kernel)) return GpuOp::Kernel;
+  if (kind == trace::to_string(trace::OpKind::Copy)) return GpuOp::Copy;
+  if (kind == trace::to_string(trace::OpKind::Memset)) return GpuOp::Memset;
   return std::nullopt;
 }
 
-// A value a unified-memory migration produced holds what the value it moved
-// held: flows reach back through migrations to the work that wrote it.
-class MigratedOrigins {
+// The stored graph's ops and values, as much as flows need: by row id, what
+// kind of GPU work an op is (if any) and its row, and the op that wrote each
+// value; a migration's value holds what the value it moved held.
+class StoredGraph {
  public:
-  explicit MigratedOrigins(Database& db)
-      : producer_(db.prepare("SELECT p.kind, p.source_id FROM dvdg_values v "
-                             "JOIN dvdg_ops p ON p.id = v.producer_op_id WHERE v.id = ?")) {
-    Statement moves =
-        db.prepare("SELECT dst_value_id, src_value_id FROM dvdg_edges WHERE kind = 'migration'");
-    while (moves.step()) moved_from_[moves.int64(0)] = moves.int64(1);
+  explicit StoredGraph(trace::Trace& trace) {
+    trace.stream<DvdgOpRow>("", [&](const trace::Packed<DvdgOpRow>& op) {
+      if (op.id < 0) return;
+      if (static_cast<size_t>(op.id) >= ops_.size()) ops_.resize(op.id + 1);
+      ops_[op.id] = {gpu_op(trace.text(op.kind)), op.source_id};
+    });
+    trace.stream<DvdgValueRow>("", [&](const trace::Packed<DvdgValueRow>& value) {
+      if (value.id < 0) return;
+      if (static_cast<size_t>(value.id) >= producer_.size()) producer_.resize(value.id + 1, 0);
+      producer_[value.id] = static_cast<uint32_t>(value.producer_op_id.value_or(0));
+    });
   }
 
-  // The op that wrote what `value` holds: (kind, source_id), if any.
-  std::optional<std::pair<std::string, int64_t>> origin(int64_t value) {
-    for (auto from = moved_from_.find(value); from != moved_from_.end();
-         from = moved_from_.find(value)) {
+  void moved(int64_t to, int64_t from) { moved_from_[to] = from; }
+
+  // The GPU work that wrote what `value` holds, if GPU work did.
+  std::optional<std::pair<GpuOp, int64_t>> origin(int64_t value) const {
+    for (auto from = moved_from_.find(value); from != moved_from_.end(); from = moved_from_.find(value))
       value = from->second;
-    }
-    producer_.bind(1, value);
-    std::optional<std::pair<std::string, int64_t>> found;
-    if (producer_.step()) found.emplace(producer_.text(0), producer_.int64(1));
-    producer_.reset();
-    return found;
+    if (value < 0 || static_cast<size_t>(value) >= producer_.size()) return std::nullopt;
+    return work(producer_[value]);
+  }
+
+  std::optional<std::pair<GpuOp, int64_t>> work(int64_t op) const {
+    if (op <= 0 || static_cast<size_t>(op) >= ops_.size() || !ops_[op].kind) return std::nullopt;
+    return std::make_pair(*ops_[op].kind, ops_[op].source_id);
   }
 
  private:
-  Statement producer_;
+  struct StoredOp {
+    std::optional<GpuOp> kind;
+    int64_t source_id = 0;
+  };
+  std::vector<StoredOp> ops_;          // by dvdg_ops.id
+  std::vector<uint32_t> producer_;     // by dvdg_values.id: dvdg_ops.id, 0 for none
   std::unordered_map<int64_t, int64_t> moved_from_;  // migrated value -> the value it moved
 };
 
 }  // namespace
 
-std::vector<DvdgFlow> read_dvdg_flows(Database& db) {
+std::vector<DvdgFlow> read_dvdg_flows(trace::Trace& trace) {
   std::vector<DvdgFlow> flows;
-  // dvdg_edges is a view over dvdg_listed_edges (a table in graphs stored
-  // before kernels' data edges were held as their reads and writes).
-  if (!db.has_table("dvdg_ops") || !db.has_table("dvdg_values") ||
-      !(db.has_table("dvdg_edges") || db.has_table("dvdg_listed_edges"))) {
-    return flows;
-  }
-  // Carry edges (the unwritten rest of a partially written buffer) move no
-  // data through the operation, so only data edges become arrows.
-  Statement rows = db.prepare(
-      "SELECT DISTINCT p.kind, p.source_id, c.kind, c.source_id, e.src_value_id FROM dvdg_edges e "
-      "JOIN dvdg_values v ON v.id = e.src_value_id JOIN dvdg_ops p ON p.id = v.producer_op_id "
-      "JOIN dvdg_ops c ON c.id = e.op_id WHERE e.kind = 'data' "
-      "ORDER BY p.start_ns, p.id, c.start_ns, c.id");
-  std::optional<MigratedOrigins> migrations;
-  while (rows.step()) {
-    std::optional<GpuOp> to = gpu_op(rows.text(2));
-    if (!to) continue;
-    std::string kind = rows.text(0);
-    int64_t source = rows.int64(1);
-    if (kind == "migration") {
-      if (!migrations) migrations.emplace(db);
-      auto origin = migrations->origin(rows.int64(4));
-      if (!origin) continue;
-      std::tie(kind, source) = *origin;
-    }
-    std::optional<GpuOp> from = gpu_op(kind);
-    if (from) flows.push_back({*from, source, *to, rows.int64(3)});
+  StoredGraph graph(trace);
+  // Data edges, once every migration is known: carry edges (the unwritten
+  // rest of a partially written buffer) move no data through the operation.
+  std::vector<std::pair<int64_t, int64_t>> reads;  // (consumer op, value read), each once
+  // An op's edges come together; a kernel's once per value it wrote.
+  int64_t op = -1;
+  std::unordered_set<int64_t> read_by_op;
+  dvdg::for_each_stored_edge(trace, [&](const dvdg::StoredEdge& edge) {
+    if (edge.kind == dvdg::EdgeKind::Migration) graph.moved(edge.dst_value_id, edge.src_value_id);
+    if (edge.kind != dvdg::EdgeKind::Data || !graph.work(edge.op_id)) return;
+    if (edge.op_id != op) read_by_op.clear();
+    op = edge.op_id;
+    if (read_by_op.insert(edge.src_value_id).second) reads.emplace_back(edge.op_id, edge.src_value_id);
+  });
+  for (const auto& [op, value] : reads) {
+    auto from = graph.origin(value);
+    auto to = graph.work(op);
+    if (from && to) flows.push_back({from->first, from->second, to->first, to->second});
   }
   // Each pair once (sorted, not kept in a set beside the list: big graphs
   // have millions of them).

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -21,8 +21,9 @@ struct DvdgFlow {
 };
 
 // One flow per distinct (producer, consumer) pair of a data edge whose value
-// was written by GPU work and read by GPU work. Empty when the trace has no
-// DVDG tables.
-std::vector<DvdgFlow> read_dvdg_flows(Database& db);
+// was written by GPU work and read by GPU work (through migrations, to what
+// the value moved held), by (producer, consumer). Empty when the trace has
+// no DVDG tables.
+std::vector<DvdgFlow> read_dvdg_flows(trace::Trace& trace);
 
 }  // namespace apptracer

@@ -1,13 +1,12 @@
 #include "timeline.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
 #include <utility>
 
-#include "analyzer/trace/trace.h"
+#include "analyzer/trace/operations.h"
 #include "apptracer/enums.h"
 #include "dvdg_flows.h"
 
@@ -15,7 +14,10 @@ namespace apptracer {
 
 namespace {
 
-std::string optional_text(std::optional<int64_t> value) {
+using trace::NullableInt;
+using trace::Packed;
+
+std::string optional_text(NullableInt value) {
   return value ? std::to_string(*value) : std::string("?");
 }
 
@@ -27,129 +29,122 @@ uint64_t call_flow_id(GpuOp kind, int64_t id) {
 }
 uint64_t dvdg_flow_id(uint64_t number) { return number << 2; }
 
-bool has_index_on(Database& db, const std::string& table, const std::string& column) {
-  Statement indexes = db.prepare("SELECT name FROM pragma_index_list(?)");
-  indexes.bind(1, table);
-  while (indexes.step()) {
-    Statement columns = db.prepare("SELECT name FROM pragma_index_info(?) WHERE seqno = 0");
-    columns.bind(1, indexes.text(0));
-    if (columns.step() && columns.text(0) == column) return true;
-  }
-  return false;
-}
+bool timed(NullableInt start, NullableInt end) { return start && end; }
 
-// The three joins a slice needs beyond its own row, one indexed lookup each.
-// A trace cut short has no indexes (the tracer builds them last); then the
-// rows the lookups need are first copied into indexed temporary tables
-// (SQLite keeps them in a temporary file, not in memory).
+// What a slice needs beyond its own row, read once before the slices: the
+// first call (by start) of each correlation id, the timed GPU work each call
+// issued, and what each launch's arguments point into. Small beside the
+// trace (a few integers per row): the slices themselves are streamed.
 class Lookups {
  public:
-  explicit Lookups(Database& db) : db_(db) {
-    std::string calls = "SELECT a.rowid AS call_row, a.correlation_id, a.start_ns FROM api_calls a "
-                        "JOIN strings s ON s.id = a.name_id";
-    if (!has_index_on(db, "api_calls", "correlation_id")) {
-      calls = temporary_table("apptracer_calls", calls, "correlation_id");
+  explicit Lookups(trace::Trace& trace) : trace_(trace), words_(trace) {
+    // A call without a name in strings has no slice, as before.
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> calls;  // (correlation, start, row)
+    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+      if (!trace.find<StringRow>(call.name_id)) return;
+      calls.emplace_back(call.correlation_id, call.start_ns, call.id);
+      last_ns_ = std::max(last_ns_, std::max(call.end_ns, call.start_ns));
+      ++rows_;
+    });
+    std::sort(calls.begin(), calls.end());
+    for (const auto& [correlation, start, row] : calls) {
+      if (first_calls_.empty() || first_calls_.back().first != correlation)
+        first_calls_.emplace_back(correlation, row);
     }
-    // min() picks the first call without sorting (SQLite returns the row
-    // holding the minimum).
-    first_call_ = db.prepare("SELECT call_row, min(start_ns) FROM (" + calls +
-                             ") WHERE correlation_id = ?1");
-
-    std::string work;
-    bool indexed = true;
-    for (auto [kind, table] : {std::pair{GpuOp::Kernel, "kernels"}, std::pair{GpuOp::Copy, "memcpys"},
-                               std::pair{GpuOp::Memset, "memsets"}}) {
-      work += std::string(work.empty() ? "" : " UNION ALL ") + "SELECT " +
-              std::to_string(static_cast<int>(kind)) + " AS kind, id, call_correlation_id FROM " +
-              table + " WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL";
-      indexed = indexed && has_index_on(db, table, "call_correlation_id");
-    }
-    if (!indexed) work = temporary_table("apptracer_gpu_work", work, "call_correlation_id");
-    gpu_work_ = db.prepare("SELECT kind, id FROM (" + work + ") WHERE call_correlation_id = ?1");
-
-    // kernel_args is a view over kernel_arg_words (schema 3) or a table (2).
-    bool view = !db.has_table("kernel_args");
-    std::string used = "SELECT ka.kernel_id, al.id AS alloc_id, al.kind, al.bytes, ka.access, "
-                       "ka.offset FROM kernel_args ka JOIN allocations al ON al.id = ka.alloc_id";
-    if (!(view ? has_index_on(db, "kernel_arg_words", "arg_set_id")
-               : has_index_on(db, "kernel_args", "kernel_id"))) {
-      used = temporary_table("apptracer_kernel_allocations", used, "kernel_id");
-    }
-    kernel_allocations_ = db.prepare("SELECT alloc_id, kind, bytes, access, offset FROM (" + used +
-                                     ") WHERE kernel_id = ?1");
+    add_work<KernelRow>(GpuOp::Kernel);
+    add_work<MemcpyRow>(GpuOp::Copy);
+    add_work<MemsetRow>(GpuOp::Memset);
+    std::sort(work_.begin(), work_.end());
+    for (std::vector<int64_t>& ids : timed_) std::sort(ids.begin(), ids.end());
   }
 
-  // The rowid of the first call (by start) with this correlation id.
-  std::optional<int64_t> first_call(std::optional<int64_t> correlation_id) {
-    if (!correlation_id) return std::nullopt;
-    first_call_.bind(1, *correlation_id);
-    std::optional<int64_t> row;
-    if (first_call_.step() && !first_call_.is_null(0)) row = first_call_.int64(0);
-    first_call_.reset();
-    return row;
+  // Rows of the tables that become slices (but NVTX ranges), for progress.
+  int64_t rows() const { return rows_; }
+  // The last end of every call and timed GPU operation: where an NVTX range
+  // still open when the trace ended is drawn to.
+  int64_t last_ns() const { return std::max<int64_t>(0, last_ns_); }
+
+  // The row id of the first call (by start) with this correlation id.
+  std::optional<int64_t> first_call(NullableInt correlation) const {
+    if (!correlation) return std::nullopt;
+    auto found = std::lower_bound(first_calls_.begin(), first_calls_.end(),
+                                  std::make_pair(*correlation, INT64_MIN));
+    if (found == first_calls_.end() || found->first != *correlation) return std::nullopt;
+    return found->second;
   }
 
   // The flows from a call to the timed GPU work it issued.
-  std::vector<uint64_t> gpu_work(int64_t correlation_id) {
+  std::vector<uint64_t> gpu_work(int64_t correlation) const {
     std::vector<uint64_t> flows;
-    gpu_work_.bind(1, correlation_id);
-    while (gpu_work_.step()) {
-      flows.push_back(call_flow_id(static_cast<GpuOp>(gpu_work_.int64(0)), gpu_work_.int64(1)));
-    }
-    gpu_work_.reset();
+    auto it = std::lower_bound(work_.begin(), work_.end(),
+                               std::make_tuple(correlation, GpuOp::Kernel, INT64_MIN));
+    for (; it != work_.end() && std::get<0>(*it) == correlation; ++it)
+      flows.push_back(call_flow_id(std::get<1>(*it), std::get<2>(*it)));
     return flows;
   }
 
-  // "#12 device 4096 B rw; #13 pinned host 64 B r" for every allocation a kernel's arguments
-  // point into (once, however many words point into it): the link from GPU
-  // work to the memory it used.
-  // (A launch has a few words: they are grouped here rather than by SQL,
-  // whose GROUP BY and ORDER BY would build two temporary trees per launch.)
-  std::string kernel_allocations(int64_t kernel_id) {
+  // Whether the GPU operation has GPU times (is on the timeline).
+  bool on_timeline(GpuOp kind, int64_t id) const {
+    const std::vector<int64_t>& ids = timed_[static_cast<int>(kind)];
+    return std::binary_search(ids.begin(), ids.end(), id);
+  }
+
+  // "#12 device 4096 B rw; #13 ..." for every allocation a kernel's arguments
+  // point into (once per access, however many words point into it): the link
+  // from GPU work to the memory it used.
+  std::string kernel_allocations(const Packed<KernelRow>& kernel) {
     struct Use {
-      int64_t offset, alloc_id, kind, bytes, access;
+      int64_t offset;
+      const Packed<AllocationRow>* allocation;
+      AccessKind access;
     };
     std::vector<Use> uses;
-    kernel_allocations_.bind(1, kernel_id);
-    while (kernel_allocations_.step()) {
-      Use use{kernel_allocations_.int64(4), kernel_allocations_.int64(0),
-              kernel_allocations_.int64(1), kernel_allocations_.int64(2),
-              kernel_allocations_.int64(3)};
+    for (const trace::KernelWord& word : words_.of(kernel)) {
+      const Packed<AllocationRow>* allocation =
+          word.alloc_id ? trace_.find<AllocationRow>(*word.alloc_id) : nullptr;
+      if (!allocation) continue;
       auto same = std::find_if(uses.begin(), uses.end(), [&](const Use& u) {
-        return u.alloc_id == use.alloc_id && u.access == use.access;
+        return u.allocation == allocation && u.access == word.access;
       });
       if (same == uses.end()) {
-        uses.push_back(use);
+        uses.push_back({word.offset, allocation, word.access});
       } else {
-        same->offset = std::min(same->offset, use.offset);
+        same->offset = std::min<int64_t>(same->offset, word.offset);
       }
     }
-    kernel_allocations_.reset();
     std::stable_sort(uses.begin(), uses.end(),
                      [](const Use& a, const Use& b) { return a.offset < b.offset; });
     std::string text;
     for (const Use& use : uses) {
       if (!text.empty()) text += "; ";
-      text += "#" + std::to_string(use.alloc_id) + " " +
-              std::string(to_string(static_cast<AllocKind>(use.kind))) + " " +
-              std::to_string(use.bytes) + " B " +
-              std::string(to_string(static_cast<AccessKind>(use.access)));
+      text += "#" + std::to_string(use.allocation->id) + " " +
+              std::string(to_string(use.allocation->kind)) + " " +
+              std::to_string(use.allocation->bytes) + " B " + std::string(to_string(use.access));
     }
     return text;
   }
 
  private:
-  std::string temporary_table(const std::string& name, const std::string& select,
-                              const std::string& key) {
-    db_.exec("DROP TABLE IF EXISTS temp." + name + "; CREATE TEMP TABLE " + name + " AS " + select +
-             "; CREATE INDEX temp." + name + "_key ON " + name + "(" + key + ")");
-    return "SELECT * FROM temp." + name;
+  template <typename Row>
+  void add_work(GpuOp kind) {
+    trace_.stream<Row>("", [&](const Packed<Row>& row) {
+      ++rows_;
+      if (!timed(row.gpu_start_ns, row.gpu_end_ns)) return;
+      last_ns_ = std::max(last_ns_, std::max(*row.gpu_end_ns, *row.gpu_start_ns));
+      timed_[static_cast<int>(kind)].push_back(row.id);
+      if (row.call_correlation_id) work_.emplace_back(*row.call_correlation_id, kind, row.id);
+    });
   }
 
-  Database& db_;
-  Statement first_call_;
-  Statement gpu_work_;
-  Statement kernel_allocations_;
+  trace::Trace& trace_;
+  // Read per launch as its slice is made: held, a trace whose launches
+  // share no argument set would have all of them in memory.
+  trace::KernelWordLookup words_;
+  int64_t rows_ = 0;
+  int64_t last_ns_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> first_calls_;         // (correlation, row), ascending
+  std::vector<std::tuple<int64_t, GpuOp, int64_t>> work_;        // (correlation, kind, id), ascending
+  std::vector<int64_t> timed_[3];                                // by GpuOp: ids, ascending
 };
 
 // Flows along DVDG edges, looked up by the GPU operation at either end.
@@ -157,21 +152,11 @@ class DvdgFlowIndex {
  public:
   // Only flows between two different operations that are both on the
   // timeline (have GPU times) are drawn.
-  explicit DvdgFlowIndex(Database& db) {
-    std::vector<DvdgFlow> flows = read_dvdg_flows(db);
-    if (flows.empty()) return;
-    Statement timed[] = {db.prepare(timed_sql("kernels")), db.prepare(timed_sql("memcpys")),
-                         db.prepare(timed_sql("memsets"))};
-    auto on_timeline = [&](GpuOp kind, int64_t id) {
-      Statement& query = timed[static_cast<int>(kind)];
-      query.bind(1, id);
-      bool found = query.step();
-      query.reset();
-      return found;
-    };
-    for (const DvdgFlow& flow : flows) {
+  DvdgFlowIndex(trace::Trace& trace, const Lookups& lookups) {
+    for (const DvdgFlow& flow : read_dvdg_flows(trace)) {
       if (std::pair{flow.from_kind, flow.from_id} == std::pair{flow.to_kind, flow.to_id} ||
-          !on_timeline(flow.from_kind, flow.from_id) || !on_timeline(flow.to_kind, flow.to_id)) {
+          !lookups.on_timeline(flow.from_kind, flow.from_id) ||
+          !lookups.on_timeline(flow.to_kind, flow.to_id)) {
         continue;
       }
       uint64_t id = dvdg_flow_id(++count_);
@@ -193,11 +178,6 @@ class DvdgFlowIndex {
  private:
   using Entry = std::pair<std::pair<GpuOp, int64_t>, uint64_t>;
 
-  static std::string timed_sql(const char* table) {
-    return std::string("SELECT 1 FROM ") + table +
-           " WHERE id = ?1 AND gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL";
-  }
-
   static void append(const std::vector<Entry>& entries, GpuOp kind, int64_t id,
                      std::vector<uint64_t>& flows) {
     auto first = std::lower_bound(entries.begin(), entries.end(), Entry{{kind, id}, 0});
@@ -212,55 +192,88 @@ class DvdgFlowIndex {
 };
 
 // One table's slices, in start order, a row at a time.
-struct SliceSource {
-  Statement rows;
-  std::function<TimelineSlice(Statement&)> make;
-  int start_column = 0;  // the slice's start and (clamped) end in each row
-  int end_column = 0;
-  bool has_row = false;
-
-  void next() { has_row = rows.step(); }
-  int64_t start() const { return rows.int64(start_column); }
-  int64_t end() const { return rows.int64(end_column); }
+class SliceSource {
+ public:
+  virtual ~SliceSource() = default;
+  // False at the end.
+  virtual bool next() = 0;
+  virtual int64_t start() const = 0;
+  virtual int64_t end() const = 0;  // never before start
+  virtual TimelineSlice make() = 0;
 };
+
+// The slices of Row's table: make(row) turns the current row into one.
+template <typename Row, typename Make, typename Times>
+class TableSlices : public SliceSource {
+ public:
+  TableSlices(trace::Trace& trace, std::string_view order, Times times, Make make)
+      : rows_(trace.cursor<Row>(order)), times_(times), make_(make) {}
+
+  bool next() override {
+    if (!rows_ || !rows_->next(row_)) return false;
+    std::tie(start_, end_) = times_(row_);
+    return true;
+  }
+  int64_t start() const override { return start_; }
+  int64_t end() const override { return end_; }
+  TimelineSlice make() override { return make_(row_, start_, end_); }
+
+ private:
+  std::optional<trace::PackedReader<Row>> rows_;
+  Packed<Row> row_;
+  Times times_;
+  Make make_;
+  int64_t start_ = 0, end_ = 0;
+};
+
+template <typename Row, typename Times, typename Make>
+std::unique_ptr<SliceSource> slices(trace::Trace& trace, std::string_view order, Times times,
+                                    Make make) {
+  return std::make_unique<TableSlices<Row, Make, Times>>(trace, order, times, make);
+}
+
+// A GPU operation's GPU start and end, the end never before the start.
+template <typename Row>
+std::pair<int64_t, int64_t> gpu_times(const Packed<Row>& row) {
+  return {*row.gpu_start_ns, std::max(*row.gpu_end_ns, *row.gpu_start_ns)};
+}
+
+// Timed rows by start, the longer first, then by id.
+constexpr const char* kTimedInOrder =
+    "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
+    "ORDER BY gpu_start_ns, max(gpu_end_ns, gpu_start_ns) DESC, id";
 
 class TimelineReader {
  public:
-  TimelineReader(Database& db, TimelineSink& sink, Progress& progress)
-      : db_(db),
-        sink_(sink),
-        progress_(progress),
-        processes_(trace::Trace(db).processes()),
-        lookups_(db),
-        dvdg_(db) {}
+  TimelineReader(trace::Trace& trace, TimelineSink& sink, Progress& progress)
+      : trace_(trace), sink_(sink), progress_(progress), lookups_(trace), dvdg_(trace, lookups_) {}
 
   TimelineCounts read() {
-    for (const trace::TraceProcess& process : processes_.list) process_track(process.process_id);
-    read_thread_names();
-    std::vector<SliceSource> sources;
+    for (const trace::TraceProcess& process : trace_.processes().list) process_track(process.process_id);
+    for (const Packed<ThreadRow>& thread : trace_.rows<ThreadRow>())
+      thread_names_[{thread.process, thread.tid}] = std::string(trace_.text(thread.name));
+    std::vector<std::unique_ptr<SliceSource>> sources;
     sources.push_back(api_calls());
     sources.push_back(kernels());
     sources.push_back(copies());
     sources.push_back(memsets());
     sources.push_back(nvtx_ranges());
-    int64_t total = 0;
-    for (const char* table : {"api_calls", "kernels", "memcpys", "memsets", "nvtx_ranges"}) {
-      total += row_count(table);
-    }
-    for (SliceSource& source : sources) source.next();
+    int64_t total = lookups_.rows();
+    std::vector<bool> has_row;
+    for (auto& source : sources) has_row.push_back(source->next());
     // Merges the tables' slices by start, longer first, then table order.
     for (;;) {
-      SliceSource* next = nullptr;
-      for (SliceSource& source : sources) {
-        if (!source.has_row) continue;
-        if (!next || source.start() < next->start() ||
-            (source.start() == next->start() && source.end() > next->end())) {
-          next = &source;
+      size_t next = sources.size();
+      for (size_t i = 0; i < sources.size(); ++i) {
+        if (!has_row[i]) continue;
+        if (next == sources.size() || sources[i]->start() < sources[next]->start() ||
+            (sources[i]->start() == sources[next]->start() && sources[i]->end() > sources[next]->end())) {
+          next = i;
         }
       }
-      if (!next) break;
-      sink_.slice(next->make(next->rows));
-      next->next();
+      if (next == sources.size()) break;
+      sink_.slice(sources[next]->make());
+      has_row[next] = sources[next]->next();
       if (++counts_.slices % 4096 == 0) {
         progress_.update("slices", static_cast<int64_t>(counts_.slices), total);
       }
@@ -274,16 +287,6 @@ class TimelineReader {
   }
 
  private:
-  std::string process_column(const char* alias = "") const {
-    return processes_.merged ? std::string(alias) + "process_id" : "1";
-  }
-
-  int64_t row_count(const std::string& table) {
-    Statement count = db_.prepare("SELECT count(*) FROM " + table);
-    count.step();
-    return count.int64(0);
-  }
-
   size_t add_track(TimelineTrack track) {
     track.uuid = tracks_.size() + 1;
     tracks_.push_back(track);
@@ -294,7 +297,7 @@ class TimelineReader {
   size_t process_track(int64_t process_id) {
     auto found = process_tracks_.find(process_id);
     if (found != process_tracks_.end()) return found->second;
-    const trace::TraceProcess& process = processes_.get(process_id);
+    const trace::TraceProcess& process = trace_.process(process_id);
     TimelineTrack track;
     track.kind = TimelineTrack::Kind::Process;
     track.name = process.name;
@@ -324,8 +327,7 @@ class TimelineReader {
     return index;
   }
 
-  size_t stream_track(int64_t process_id, std::optional<int64_t> device,
-                      std::optional<int64_t> stream) {
+  size_t stream_track(int64_t process_id, NullableInt device, NullableInt stream) {
     auto key = std::make_tuple(process_id, device, stream);
     auto found = stream_tracks_.find(key);
     if (found != stream_tracks_.end()) return found->second;
@@ -340,14 +342,20 @@ class TimelineReader {
     return index;
   }
 
-  void read_thread_names() {
-    Statement rows = db_.prepare("SELECT " + process_column() + ", tid, name FROM threads");
-    while (rows.step()) thread_names_[{rows.int64(0), rows.int64(1)}] = rows.text(2);
+  // A slice of the timeline: times since the trace's start.
+  TimelineSlice slice(size_t track, int64_t start, int64_t end, std::string name,
+                      std::string_view category) {
+    TimelineSlice slice;
+    slice.track = track;
+    slice.start_ns = trace_.origin().since(start);
+    slice.end_ns = trace_.origin().since(end);
+    slice.name = std::move(name);
+    slice.category = category;
+    return slice;
   }
 
   // A GPU operation's flows: from the call that issued it, and along DVDG edges.
-  void add_gpu_flows(TimelineSlice& slice, GpuOp kind, int64_t id,
-                     std::optional<int64_t> correlation_id) {
+  void add_gpu_flows(TimelineSlice& slice, GpuOp kind, int64_t id, NullableInt correlation_id) {
     if (lookups_.first_call(correlation_id)) {
       slice.flows_in.push_back(call_flow_id(kind, id));
       ++counts_.api_flows;
@@ -356,194 +364,117 @@ class TimelineReader {
     dvdg_.append_out(kind, id, slice.flows_out);
   }
 
-  SliceSource api_calls() {
-    SliceSource source;
-    source.rows = db_.prepare(
-        "SELECT " + process_column("a.") + ", a.correlation_id, a.domain, s.text, a.tid, "
-        "a.start_ns, max(a.end_ns, a.start_ns) AS end_ns, a.return_code, a.rowid, " +
-        std::string(db_.has_column("api_calls", "driver_name_id")
-                        ? "(SELECT text FROM strings WHERE id = a.driver_name_id) "
-                        : "NULL ") +
-        "FROM api_calls a JOIN strings s ON s.id = a.name_id "
-        "ORDER BY a.start_ns, 7 DESC, a.rowid");
-    source.start_column = 5;
-    source.end_column = 6;
-    source.make = [this](Statement& rows) {
-      TimelineSlice slice;
-      slice.track = thread_track(rows.int64(0), rows.int64(4), TimelineTrack::Kind::Thread);
-      slice.start_ns = rows.int64(5);
-      slice.end_ns = rows.int64(6);
-      slice.name = rows.text(3);
-      slice.category = "cuda_api";
-      int64_t correlation_id = rows.int64(1);
-      slice.args.push_back({"correlation_id", correlation_id});
-      slice.args.push_back(
-          {"domain", std::string(to_string(static_cast<ApiDomain>(rows.int64(2))))});
-      if (rows.int64(7) != 0) slice.args.push_back({"return_code", rows.int64(7)});
-      if (!rows.is_null(9)) slice.args.push_back({"driver_call", rows.text(9)});
-      // The outermost call of a correlation id draws the flows to its GPU work.
-      slice.flows_out = lookups_.gpu_work(correlation_id);
-      if (!slice.flows_out.empty() && lookups_.first_call(correlation_id) != rows.int64(8)) {
-        slice.flows_out.clear();
-      }
-      return slice;
+  std::unique_ptr<SliceSource> api_calls() {
+    auto times = [](const Packed<ApiCallRow>& call) {
+      return std::make_pair(call.start_ns, std::max(call.end_ns, call.start_ns));
     };
-    return source;
+    return slices<ApiCallRow>(
+        trace_,
+        "WHERE name_id IN (SELECT id FROM strings) "
+        "ORDER BY start_ns, max(end_ns, start_ns) DESC, rowid",
+        times,
+        [this](const Packed<ApiCallRow>& call, int64_t start, int64_t end) {
+          const Packed<StringRow>* name = trace_.find<StringRow>(call.name_id);
+          TimelineSlice made = slice(thread_track(call.process, call.tid, TimelineTrack::Kind::Thread),
+                                     start, end, std::string(name ? trace_.text(name->text) : ""),
+                                     "cuda_api");
+          made.args.push_back({"correlation_id", call.correlation_id});
+          made.args.push_back({"domain", std::string(to_string(call.domain))});
+          if (call.return_code != 0) made.args.push_back({"return_code", call.return_code});
+          if (call.driver_name_id)
+            made.args.push_back({"driver_call", std::string(trace_.string(call.driver_name_id))});
+          // The outermost call of a correlation id draws the flows to its GPU work.
+          if (lookups_.first_call(call.correlation_id) == call.id)
+            made.flows_out = lookups_.gpu_work(call.correlation_id);
+          return made;
+        });
   }
 
-  // The columns every GPU operation's query ends with: start, clamped end.
-  static std::string gpu_times(const char* alias) {
-    std::string a = alias;
-    return a + "gpu_start_ns, max(" + a + "gpu_end_ns, " + a + "gpu_start_ns) AS end_ns";
-  }
-  static std::string timed_in_order(const char* alias, int end_column) {
-    std::string a = alias;
-    return " WHERE " + a + "gpu_start_ns IS NOT NULL AND " + a + "gpu_end_ns IS NOT NULL ORDER BY " +
-           a + "gpu_start_ns, " + std::to_string(end_column + 1) + " DESC, " + a + "id";
+  std::unique_ptr<SliceSource> kernels() {
+    return slices<KernelRow>(
+        trace_, kTimedInOrder, gpu_times<KernelRow>,
+        [this](const Packed<KernelRow>& kernel, int64_t start, int64_t end) {
+          std::string name(trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")));
+          TimelineSlice made = slice(stream_track(kernel.process, kernel.device, kernel.stream), start,
+                                     end, std::move(name), "kernel");
+          made.args.push_back({"kernel_id", kernel.id});
+          if (kernel.call_correlation_id)
+            made.args.push_back({"correlation_id", *kernel.call_correlation_id});
+          made.args.push_back({"grid", optional_text(kernel.grid_x) + "," + optional_text(kernel.grid_y) +
+                                           "," + optional_text(kernel.grid_z)});
+          made.args.push_back({"block", optional_text(kernel.block_x) + "," + optional_text(kernel.block_y) +
+                                            "," + optional_text(kernel.block_z)});
+          std::string used = lookups_.kernel_allocations(kernel);
+          if (!used.empty()) made.args.push_back({"allocations", std::move(used)});
+          add_gpu_flows(made, GpuOp::Kernel, kernel.id, kernel.call_correlation_id);
+          return made;
+        });
   }
 
-  SliceSource kernels() {
-    SliceSource source;
-    source.rows = db_.prepare(
-        "SELECT " + process_column("k.") + ", k.id, k.call_correlation_id, "
-        "COALESCE(d.text, m.text, '?'), k.device, k.stream, k.grid_x, k.grid_y, k.grid_z, "
-        "k.block_x, k.block_y, k.block_z, " + gpu_times("k.") +
-        " FROM kernels k LEFT JOIN strings d ON d.id = k.demangled_id "
-        "LEFT JOIN strings m ON m.id = k.name_id" + timed_in_order("k.", 13));
-    source.start_column = 12;
-    source.end_column = 13;
-    source.make = [this](Statement& rows) {
-      TimelineSlice slice;
-      slice.track = stream_track(rows.int64(0), rows.optional_int64(4), rows.optional_int64(5));
-      slice.start_ns = rows.int64(12);
-      slice.end_ns = rows.int64(13);
-      slice.name = rows.text(3);
-      slice.category = "kernel";
-      int64_t kernel_id = rows.int64(1);
-      slice.args.push_back({"kernel_id", kernel_id});
-      if (!rows.is_null(2)) slice.args.push_back({"correlation_id", rows.int64(2)});
-      auto dims = [&](int first) {
-        return optional_text(rows.optional_int64(first)) + "," +
-               optional_text(rows.optional_int64(first + 1)) + "," +
-               optional_text(rows.optional_int64(first + 2));
-      };
-      slice.args.push_back({"grid", dims(6)});
-      slice.args.push_back({"block", dims(9)});
-      std::string used = lookups_.kernel_allocations(kernel_id);
-      if (!used.empty()) slice.args.push_back({"allocations", std::move(used)});
-      add_gpu_flows(slice, GpuOp::Kernel, kernel_id, rows.optional_int64(2));
-      return slice;
+  std::unique_ptr<SliceSource> copies() {
+    return slices<MemcpyRow>(
+        trace_, kTimedInOrder, gpu_times<MemcpyRow>,
+        [this](const Packed<MemcpyRow>& copy, int64_t start, int64_t end) {
+          TimelineSlice made = slice(stream_track(copy.process, trace::copy_device(copy), copy.stream),
+                                     start, end, "memcpy " + std::string(to_string(copy.kind)), "memcpy");
+          made.args.push_back({"memcpy_id", copy.id});
+          if (copy.call_correlation_id) made.args.push_back({"correlation_id", *copy.call_correlation_id});
+          made.args.push_back({"bytes", copy.bytes});
+          made.args.push_back({"src_memory", std::string(to_string(copy.src_memory))});
+          made.args.push_back({"dst_memory", std::string(to_string(copy.dst_memory))});
+          if (copy.src_alloc_id) made.args.push_back({"src_allocation", *copy.src_alloc_id});
+          if (copy.dst_alloc_id) made.args.push_back({"dst_allocation", *copy.dst_alloc_id});
+          add_gpu_flows(made, GpuOp::Copy, copy.id, copy.call_correlation_id);
+          return made;
+        });
+  }
+
+  std::unique_ptr<SliceSource> memsets() {
+    return slices<MemsetRow>(
+        trace_, kTimedInOrder, gpu_times<MemsetRow>,
+        [this](const Packed<MemsetRow>& memset, int64_t start, int64_t end) {
+          TimelineSlice made = slice(stream_track(memset.process, memset.device, memset.stream), start,
+                                     end, "memset", "memset");
+          made.args.push_back({"memset_id", memset.id});
+          if (memset.call_correlation_id)
+            made.args.push_back({"correlation_id", *memset.call_correlation_id});
+          made.args.push_back({"bytes", memset.bytes});
+          made.args.push_back({"value", memset.value});
+          made.args.push_back({"memory", std::string(to_string(memset.memory))});
+          if (memset.alloc_id) made.args.push_back({"allocation", *memset.alloc_id});
+          add_gpu_flows(made, GpuOp::Memset, memset.id, memset.call_correlation_id);
+          return made;
+        });
+  }
+
+  // A range still open when the trace ended is drawn to the trace's last end.
+  std::unique_ptr<SliceSource> nvtx_ranges() {
+    int64_t last = lookups_.last_ns();
+    auto times = [last](const Packed<NvtxRangeRow>& range) {
+      return std::make_pair(range.start_ns, std::max(range.end_ns.value_or(last), range.start_ns));
     };
-    return source;
+    return slices<NvtxRangeRow>(
+        trace_, "ORDER BY start_ns, max(coalesce(end_ns, " + std::to_string(last) +
+                    "), start_ns) DESC, rowid",
+        times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end) {
+          TimelineSlice made = slice(thread_track(range.process, range.tid.value_or(0),
+                                                  TimelineTrack::Kind::Nvtx),
+                                     start, end, std::string(trace_.string(range.name_id, "?")), "nvtx");
+          if (!range.end_ns) made.args.push_back({"unclosed", int64_t{1}});
+          return made;
+        });
   }
 
-  SliceSource copies() {
-    SliceSource source;
-    source.rows = db_.prepare(
-        "SELECT " + process_column() + ", id, call_correlation_id, kind, bytes, src_alloc_id, "
-        "dst_alloc_id, src_memory, dst_memory, COALESCE(dst_device, src_device), stream, " +
-        gpu_times("") + " FROM memcpys" + timed_in_order("", 12));
-    source.start_column = 11;
-    source.end_column = 12;
-    source.make = [this](Statement& rows) {
-      TimelineSlice slice;
-      slice.track = stream_track(rows.int64(0), rows.optional_int64(9), rows.optional_int64(10));
-      slice.start_ns = rows.int64(11);
-      slice.end_ns = rows.int64(12);
-      slice.name = "memcpy " + std::string(to_string(static_cast<CopyKind>(rows.int64(3))));
-      slice.category = "memcpy";
-      int64_t copy_id = rows.int64(1);
-      slice.args.push_back({"memcpy_id", copy_id});
-      if (!rows.is_null(2)) slice.args.push_back({"correlation_id", rows.int64(2)});
-      slice.args.push_back({"bytes", rows.int64(4)});
-      slice.args.push_back(
-          {"src_memory", std::string(to_string(static_cast<MemoryKind>(rows.int64(7))))});
-      slice.args.push_back(
-          {"dst_memory", std::string(to_string(static_cast<MemoryKind>(rows.int64(8))))});
-      if (!rows.is_null(5)) slice.args.push_back({"src_allocation", rows.int64(5)});
-      if (!rows.is_null(6)) slice.args.push_back({"dst_allocation", rows.int64(6)});
-      add_gpu_flows(slice, GpuOp::Copy, copy_id, rows.optional_int64(2));
-      return slice;
-    };
-    return source;
-  }
-
-  SliceSource memsets() {
-    SliceSource source;
-    source.rows = db_.prepare(
-        "SELECT " + process_column() + ", id, call_correlation_id, bytes, value, alloc_id, memory, "
-        "device, stream, " + gpu_times("") + " FROM memsets" + timed_in_order("", 10));
-    source.start_column = 9;
-    source.end_column = 10;
-    source.make = [this](Statement& rows) {
-      TimelineSlice slice;
-      slice.track = stream_track(rows.int64(0), rows.optional_int64(7), rows.optional_int64(8));
-      slice.start_ns = rows.int64(9);
-      slice.end_ns = rows.int64(10);
-      slice.name = "memset";
-      slice.category = "memset";
-      int64_t memset_id = rows.int64(1);
-      slice.args.push_back({"memset_id", memset_id});
-      if (!rows.is_null(2)) slice.args.push_back({"correlation_id", rows.int64(2)});
-      slice.args.push_back({"bytes", rows.int64(3)});
-      slice.args.push_back({"value", rows.int64(4)});
-      slice.args.push_back({"memory", std::string(to_string(static_cast<MemoryKind>(rows.int64(6))))});
-      if (!rows.is_null(5)) slice.args.push_back({"allocation", rows.int64(5)});
-      add_gpu_flows(slice, GpuOp::Memset, memset_id, rows.optional_int64(2));
-      return slice;
-    };
-    return source;
-  }
-
-  // The last end of every call and timed GPU operation: where an NVTX range
-  // still open when the trace ended is drawn to.
-  int64_t trace_end() {
-    Statement last = db_.prepare(
-        "SELECT max(e) FROM (SELECT max(max(a.end_ns, a.start_ns)) AS e FROM api_calls a "
-        "JOIN strings s ON s.id = a.name_id "
-        "UNION ALL SELECT max(max(gpu_end_ns, gpu_start_ns)) FROM kernels "
-        "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
-        "UNION ALL SELECT max(max(gpu_end_ns, gpu_start_ns)) FROM memcpys "
-        "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
-        "UNION ALL SELECT max(max(gpu_end_ns, gpu_start_ns)) FROM memsets "
-        "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL)");
-    return last.step() ? std::max<int64_t>(0, last.optional_int64(0).value_or(0)) : 0;
-  }
-
-  SliceSource nvtx_ranges() {
-    SliceSource source;
-    source.rows = db_.prepare(
-        "SELECT " + process_column("n.") + ", n.tid, COALESCE(s.text, '?'), n.start_ns, "
-        "max(COALESCE(n.end_ns, ?1), n.start_ns) AS end_ns, n.end_ns IS NULL "
-        "FROM nvtx_ranges n LEFT JOIN strings s ON s.id = n.name_id "
-        "ORDER BY n.start_ns, 5 DESC, n.rowid");
-    source.rows.bind(1, trace_end());
-    source.start_column = 3;
-    source.end_column = 4;
-    source.make = [this](Statement& rows) {
-      TimelineSlice slice;
-      slice.track = thread_track(rows.int64(0), rows.int64(1), TimelineTrack::Kind::Nvtx);
-      slice.start_ns = rows.int64(3);
-      slice.end_ns = rows.int64(4);
-      slice.name = rows.text(2);
-      slice.category = "nvtx";
-      if (rows.int64(5) != 0) slice.args.push_back({"unclosed", int64_t{1}});
-      return slice;
-    };
-    return source;
-  }
-
-  Database& db_;
+  trace::Trace& trace_;
   TimelineSink& sink_;
   Progress& progress_;
-  trace::TraceProcesses processes_;
   Lookups lookups_;
   DvdgFlowIndex dvdg_;
   TimelineCounts counts_;
   std::vector<TimelineTrack> tracks_;
   std::map<int64_t, size_t> process_tracks_;
   std::map<std::tuple<int64_t, int64_t, TimelineTrack::Kind>, size_t> thread_tracks_;
-  std::map<std::tuple<int64_t, std::optional<int64_t>, std::optional<int64_t>>, size_t> stream_tracks_;
+  std::map<std::tuple<int64_t, NullableInt, NullableInt>, size_t> stream_tracks_;
   std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
 };
 
@@ -560,14 +491,14 @@ class CollectingSink : public TimelineSink {
 
 }  // namespace
 
-TimelineCounts stream_timeline(Database& db, TimelineSink& sink, Progress& progress) {
-  return TimelineReader(db, sink, progress).read();
+TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress) {
+  return TimelineReader(trace, sink, progress).read();
 }
 
-Timeline build_timeline(Database& db, Progress& progress) {
+Timeline build_timeline(trace::Trace& trace, Progress& progress) {
   Timeline timeline;
   CollectingSink sink(timeline);
-  TimelineCounts counts = stream_timeline(db, sink, progress);
+  TimelineCounts counts = stream_timeline(trace, sink, progress);
   timeline.flow_count = counts.flows;
   timeline.api_flow_count = counts.api_flows;
   timeline.dvdg_flow_count = counts.dvdg_flows;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 #include "progress.h"
 #include "table.h"
 
@@ -61,10 +61,14 @@ struct TimelineCounts {
   uint64_t dvdg_flows = 0;  // producer -> consumer along DVDG edges
 };
 
-// Reads the whole trace into `sink`. Memory: the tracks, the slices of a few
-// rows per table, and the flows along DVDG edges (drawn when the trace holds
-// the tables `apptracer dvdg` writes, skipped otherwise); never the slices.
-TimelineCounts stream_timeline(Database& db, TimelineSink& sink, Progress& progress);
+// Reads the whole trace into `sink`, slice times since the trace's start.
+// Memory: the tracks, a few integers per call and GPU operation, the slices
+// of a row per table, and the flows along DVDG edges (drawn when the trace
+// holds the tables `apptracer dvdg` writes, skipped otherwise); never the
+// slices. So the calls and the GPU work are read twice: first for who issued
+// what (a call's slice names the flows to its GPU work, which starts later),
+// then streamed in time order as slices.
+TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress);
 
 // The whole timeline in memory, for tests and small traces.
 struct Timeline {
@@ -77,7 +81,7 @@ struct Timeline {
   const std::string& name_of(const TimelineSlice& slice) const { return slice.name; }
 };
 
-Timeline build_timeline(Database& db, Progress& progress);
+Timeline build_timeline(trace::Trace& trace, Progress& progress);
 
 // Hands a timeline held in memory to a writer, as stream_timeline would.
 void replay_timeline(const Timeline& timeline, TimelineSink& sink);

@@ -10,7 +10,7 @@
 #include "perfetto_writer.h"
 #include "progress.h"
 #include "timeline.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -29,7 +29,7 @@ int run_timeline(const TimelineOptions& options) {
                            ? replace_extension(options.trace, perfetto ? ".pftrace" : ".json")
                            : options.output;
   OutputFile file(output, {options.trace}, options.force);
-  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
   std::unique_ptr<TimelineSink> writer;
   if (perfetto) {
@@ -37,14 +37,15 @@ int run_timeline(const TimelineOptions& options) {
   } else {
     writer = std::make_unique<ChromeJsonWriter>(file.stream());
   }
-  TimelineCounts counts = stream_timeline(db, *writer, progress);
+  TimelineCounts counts = stream_timeline(trace, *writer, progress);
   file.commit();
   std::fprintf(stderr,
-               "apptracer: wrote %s: %zu tracks, %zu slices, %llu flows (%llu call->GPU, %llu DVDG)\n",
+               "apptracer: wrote %s: %zu tracks, %zu slices, %llu flows (%llu call->GPU, %llu DVDG); "
+               "%s\n",
                output.c_str(), counts.tracks, counts.slices,
                static_cast<unsigned long long>(counts.flows),
                static_cast<unsigned long long>(counts.api_flows),
-               static_cast<unsigned long long>(counts.dvdg_flows));
+               static_cast<unsigned long long>(counts.dvdg_flows), trace.origin().describe().c_str());
   return 0;
 }
 

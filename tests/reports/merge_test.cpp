@@ -171,7 +171,8 @@ TEST_F(Merge, TheMergedTraceReadsWithTheAnalyzerCommands) {
   EXPECT_EQ(integer(kernels, 0, "count"), 2);
   EXPECT_EQ(streams_report(db).rows.size(), 2u);
   Progress quiet("test");
-  Timeline timeline = build_timeline(db, quiet);
+  trace::Trace model(db);
+  Timeline timeline = build_timeline(model, quiet);
   size_t processes = 0;
   for (const TimelineTrack& track : timeline.tracks) {
     processes += track.kind == TimelineTrack::Kind::Process;
@@ -233,7 +234,8 @@ TEST_F(Merge, TheSampleTwiceDoublesEveryReportAndKeepsEveryReference) {
   Table streams = streams_report(db);
   EXPECT_EQ(streams.rows.size(), 6u);  // streams 7-9 of each process kept apart
   Progress quiet_timeline("test");
-  Timeline timeline = build_timeline(db, quiet_timeline);
+  trace::Trace model(db);
+  Timeline timeline = build_timeline(model, quiet_timeline);
   EXPECT_EQ(timeline.tracks.size(), 2 * kSampleTracks);
   EXPECT_EQ(timeline.slices.size(), 2 * kSampleSlices);
   EXPECT_EQ(timeline.api_flow_count, 2 * kSampleApiFlows);

@@ -155,10 +155,12 @@ TEST_F(OutputRules, AnExistingFileIsReplacedOnlyWithForce) {
 TEST_F(OutputRules, AFailedRunLeavesTheOldFileWhole) {
   std::string out = dir_ + "/old.pftrace";
   std::ofstream(out) << "old timeline";
-  // The timeline fails half way: memsets lost a column it reads.
+  // The timeline fails half way: memsets are of a process the trace does
+  // not list (it names none, so its rows are process 1's).
   std::string broken = dir_ + "/broken.db";
   std::ofstream(broken, std::ios::binary) << read_file(trace_);
-  Database(broken, Database::Mode::ReadWrite).exec("ALTER TABLE memsets DROP COLUMN value");
+  Database(broken, Database::Mode::ReadWrite)
+      .exec("ALTER TABLE memsets ADD COLUMN process_id INTEGER; UPDATE memsets SET process_id = 7");
   CommandRun run = apptracer("timeline " + broken + " --force -o " + out);
   expect_one_line_error(run, broken);
   EXPECT_EQ(read_file(out), "old timeline");

@@ -24,7 +24,8 @@ class TimelineTest : public ::testing::Test {
     ids_ = build_sample_trace(builder_);
     add_sample_dvdg(builder_.db(), ids_);
     Progress quiet("test");
-    timeline_ = build_timeline(builder_.db(), quiet);
+    trace::Trace model(builder_.db());
+    timeline_ = build_timeline(model, quiet);
   }
 
   const TimelineSlice* slice_named(const std::string& name) const {
@@ -124,7 +125,8 @@ TEST_F(TimelineTest, WithoutDvdgTablesOnlyCallFlowsAreDrawn) {
   TraceBuilder plain;
   build_sample_trace(plain);
   Progress quiet("test");
-  Timeline timeline = build_timeline(plain.db(), quiet);
+  trace::Trace model(plain.db());
+  Timeline timeline = build_timeline(model, quiet);
   EXPECT_EQ(timeline.flow_count, kSampleApiFlows);
   EXPECT_EQ(timeline.dvdg_flow_count, 0u);
 }

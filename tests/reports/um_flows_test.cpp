@@ -71,8 +71,11 @@ TEST(UmFlows, AFlowFollowsTheDataThroughItsMigrations) {
   }
   std::string command = std::string(APPTRACER_BIN) + " dvdg " + path + " >/dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0);
-  Database db(path, Database::Mode::ReadOnly);
-  std::vector<DvdgFlow> flows = read_dvdg_flows(db);
+  std::vector<DvdgFlow> flows;
+  {
+    trace::Trace trace(path, TraceAccess::ReadOnly);
+    flows = read_dvdg_flows(trace);
+  }
   ASSERT_EQ(flows.size(), 1u);
   EXPECT_EQ(flows[0].from_kind, GpuOp::Kernel);
   EXPECT_EQ(flows[0].from_id, produce);
