@@ -309,7 +309,6 @@ int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to) {
   int64_t total = 0;
   for (auto it = first; it != merged.end() && it->first < to; ++it)
     total = saturating_add(total, elapsed_ns(std::max(it->first, from), std::min(it->second, to)));
-  }
   return total;
 }
 

@@ -89,7 +89,7 @@ class Lookups {
     return std::binary_search(ids.begin(), ids.end(), id);
   }
 
-  // "#12 device 4096 B rw; #13 ..." for every allocation a kernel's arguments
+  // "#12 device 4096 B rw; #13 pinned host 64 B r" for every allocation a kernel's arguments
   // point into (once per access, however many words point into it): the link
   // from GPU work to the memory it used.
   std::string kernel_allocations(const Packed<KernelRow>& kernel) {

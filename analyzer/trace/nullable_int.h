@@ -1,7 +1,9 @@
 // An INTEGER column that may be NULL, held in 8 bytes where
 // std::optional<int64_t> takes 16: the model keeps millions of rows, most of
 // whose columns may be NULL. NULL is INT64_MIN, which no id, time, size,
-// device, stream or address of a trace is.
+// device, stream or address of a trace is; a damaged trace's INT64_MIN is
+// held as INT64_MIN + 1, as extreme (saturating arithmetic treats both
+// alike) and still a value.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +15,9 @@ class NullableInt {
  public:
   constexpr NullableInt() = default;
   constexpr NullableInt(std::nullopt_t) {}                 // NOLINT: as std::optional
-  constexpr NullableInt(int64_t value) : value_(value) {}  // NOLINT
+  constexpr NullableInt(int64_t value) : value_(value == kNull ? kNull + 1 : value) {}  // NOLINT
   constexpr NullableInt(const std::optional<int64_t>& value)  // NOLINT
-      : value_(value.value_or(kNull)) {}
+      : NullableInt(value ? NullableInt(*value) : NullableInt()) {}
 
   constexpr bool has_value() const { return value_ != kNull; }
   constexpr explicit operator bool() const { return has_value(); }

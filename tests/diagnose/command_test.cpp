@@ -61,7 +61,8 @@ TEST(DiagnoseCommand, VectorAddInJson) {
 // Times count from the trace's start (meta start_ns), as the Python API's
 // do, and every output says so.
 TEST(DiagnoseCommand, SaysWhatItsTimesCountFrom) {
-  std::string trace = copy_example("vector_add.db");
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
   std::string start;
   {
     apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
@@ -76,7 +77,6 @@ TEST(DiagnoseCommand, SaysWhatItsTimesCountFrom) {
   Output json = run("diagnose " + trace + " --json");
   ASSERT_EQ(json.status, 0) << json.out;
   EXPECT_EQ(nlohmann::json::parse(json.out)["time_origin"], origin);
-  std::remove(trace.c_str());
 }
 
 TEST(DiagnoseCommand, StoreWritesTheDeclaredTables) {

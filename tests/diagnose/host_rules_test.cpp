@@ -119,7 +119,8 @@ TEST_F(HostRules, ExtremeTimesEndInBoundedTimeWithoutWrappingAround) {
 
   trace.db().exec("UPDATE kernels SET gpu_start_ns = -9223372036854775808 WHERE gpu_start_ns = 0");
   trace.db().exec("UPDATE api_calls SET end_ns = 9223372036854775807");
-  TraceFacts facts = read_trace_facts(trace.db());
+  trace::Trace model(trace.db());
+  TraceFacts facts = read_trace_facts(model);
   MeasuredTransferCost measured(facts);
   for (const Finding& f : diagnose(facts, measured)) {
     EXPECT_GE(f.cost_ns, 0) << f.rule << ": " << f.what;

@@ -83,6 +83,11 @@ TEST(PackedRows, ReadBackFieldByFieldWithNullsAndNames) {
 TEST(PackedRows, ANullableColumnTakesEightBytes) {
   static_assert(sizeof(NullableInt) == 8);
   EXPECT_LE(sizeof(Packed<KernelRow>), 200u);
+  // NULL is INT64_MIN: a damaged trace's INT64_MIN stays a value, as extreme.
+  EXPECT_FALSE(NullableInt().has_value());
+  EXPECT_EQ(NullableInt(INT64_MIN), INT64_MIN + 1);
+  EXPECT_EQ(NullableInt(std::optional<int64_t>(INT64_MIN)), INT64_MIN + 1);
+  EXPECT_EQ(NullableInt(-1), -1);
 }
 
 TEST(PackedRows, AColumnOrTableTheTraceLacksReadsAsNone) {
