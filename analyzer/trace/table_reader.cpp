@@ -2,9 +2,24 @@
 
 #include <algorithm>
 
+#include "analyzer/trace/trace_file.h"
+#include "apptracer/schema.h"
+
 namespace apptracer::trace::detail {
 
 std::string packed_select(Database& db, const TableInfo& table) {
+  // An older trace lacks the columns declared since, which read as none or
+  // as their default. A trace of this version lacking a column that always
+  // holds a value is damaged: a default read in its place would be shown
+  // as recorded.
+  if (trace_meta(db, "schema_version") == std::to_string(kSchemaVersion)) {
+    for (const ColumnInfo& column : table.columns) {
+      bool always_holds_a_value = column.sql_type.find("NOT NULL") != std::string::npos;
+      if (always_holds_a_value && !db.has_column(table.name, column.name))
+        throw DamagedTrace(table.name + " has no column " + column.name +
+                           " (no such column), though its schema version declares it; is it damaged?");
+    }
+  }
   bool merged = db.has_column(table.name, "process_id");
   return apptracer::detail::select_sql(
       db, table, merged ? ", coalesce(process_id, 1)" : ", " + std::to_string(kSingleProcess));

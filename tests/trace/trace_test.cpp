@@ -100,6 +100,34 @@ TEST(PackedRows, AColumnOrTableTheTraceLacksReadsAsNone) {
   EXPECT_TRUE(trace.rows<CollectiveRow>().empty());  // nor collectives
 }
 
+// A trace of this schema version lacking a column that always holds a value
+// is damaged: its rows are refused, not read with a made-up value. A
+// nullable column it lacks reads as none.
+TEST(PackedRows, ATraceOfThisVersionLackingAColumnIsDamaged) {
+  testing::TraceBuilder builder;
+  builder.add(testing::MemsetRow());
+  builder.db().exec("ALTER TABLE memsets DROP COLUMN value");
+  Trace trace(builder.db());
+  try {
+    trace.rows<MemsetRow>();
+    FAIL() << "read a memset without the value it set";
+  } catch (const DamagedTrace& error) {
+    EXPECT_NE(std::string(error.what()).find("memsets has no column value"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(PackedRows, ATraceOfThisVersionLackingANullableColumnReadsItAsNone) {
+  testing::TraceBuilder builder;
+  testing::KernelRow launch;
+  launch.stream = 7;
+  builder.add(launch);
+  builder.db().exec("ALTER TABLE kernels DROP COLUMN stream");
+  Trace trace(builder.db());
+  ASSERT_EQ(trace.rows<KernelRow>().size(), 1u);
+  EXPECT_FALSE(trace.rows<KernelRow>()[0].stream.has_value());
+}
+
 // Names are handed out as string_views: what the pool holds never moves.
 TEST(TextPool, TextOnceAddedStaysWhereItIs) {
   TextPool pool;
