@@ -83,6 +83,20 @@ class Reader {
 
   bool is_runtime(uint32_t call) const { return runtime_[call]; }
 
+  // What a copy and a memset share: the stream and call that issued it, and
+  // its times.
+  template <typename Row>
+  void read_issue_and_times(const Packed<Row>& row, Transfer& t) {
+    t.stream = row.stream;
+    t.is_async = row.is_async != 0;
+    t.correlation = row.call_correlation_id;
+    t.api_start_ns = row.api_start_ns;
+    t.gpu_start_ns = row.gpu_start_ns;
+    t.gpu_end_ns = row.gpu_end_ns;
+    widen(t.gpu_start_ns);
+    widen(t.gpu_end_ns);
+  }
+
   void read_copies() {
     for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
       Transfer t;
@@ -100,14 +114,7 @@ class Reader {
       t.src_numa = row.src_numa_node;
       t.dst_numa = row.dst_numa_node;
       t.device = trace::copy_device(row);
-      t.stream = row.stream;
-      t.is_async = row.is_async != 0;
-      t.correlation = row.call_correlation_id;
-      t.api_start_ns = row.api_start_ns;
-      t.gpu_start_ns = row.gpu_start_ns;
-      t.gpu_end_ns = row.gpu_end_ns;
-      widen(t.gpu_start_ns);
-      widen(t.gpu_end_ns);
+      read_issue_and_times(row, t);
       facts_.copies.push_back(t);
     }
   }
@@ -123,14 +130,7 @@ class Reader {
       t.dst_address = row.address;
       t.dst_offset = row.alloc_offset;
       t.device = row.device;
-      t.stream = row.stream;
-      t.is_async = row.is_async != 0;
-      t.correlation = row.call_correlation_id;
-      t.api_start_ns = row.api_start_ns;
-      t.gpu_start_ns = row.gpu_start_ns;
-      t.gpu_end_ns = row.gpu_end_ns;
-      widen(t.gpu_start_ns);
-      widen(t.gpu_end_ns);
+      read_issue_and_times(row, t);
       facts_.memsets.push_back(t);
     }
   }
