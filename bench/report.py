@@ -12,8 +12,10 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
+# analyzer-real is written by hand from bench/analyzer_real.sh: kept as it is.
 ORDER = ["real", "um", "launch", "pytorch", "pytorch-hooks", "jax", "exact", "trace-size", "malloc",
-         "malloc-gpu-host", "fork", "fork-gpu-host", "nvtx", "store", "store-gpu-host", "analyzer", "whatif"]
+         "malloc-gpu-host", "fork", "fork-gpu-host", "nvtx", "store", "store-gpu-host", "analyzer",
+         "analyzer-real", "whatif"]
 # The allocator's and the writer's costs depend on the host (with a GPU driver
 # the default mode keeps a live map of host blocks; the GPU machine's CPU is
 # not this one): their sections are kept per kind of host, side by side.
