@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "dvdg_fixture.h"
-#include "exact_join.h"
+#include "analyzer/record/exact_join.h"
 #include "report_test_helpers.h"
 #include "stats_reports.h"
 

@@ -29,8 +29,8 @@
 #include "apptracer/output_path.h"
 #include "apptracer/schema.h"
 #include "apptracer/um_counter_groups.h"
-#include "commands.h"
-#include "record_exact.h"
+#include "analyzer/commands.h"
+#include "analyzer/record/record_exact.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {

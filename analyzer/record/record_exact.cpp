@@ -1,4 +1,4 @@
-#include "record_exact.h"
+#include "analyzer/record/record_exact.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -13,7 +13,7 @@
 #include <cstring>
 
 #include "apptracer/schema.h"
-#include "exact_join.h"
+#include "analyzer/record/exact_join.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
@@ -121,7 +121,7 @@ ProbeVerdict probe_exact(const std::string& library) {
       start_traced({probe}, library, {{"APPTRACER_OUTPUT", trace}, {"APPTRACER_EXACT", "1"}}, log),
       kProbeLimitSeconds);
   ProbeVerdict verdict;
-  constexpr int kProbeFoundNoGpu = 77;  // exact_probe/probe.cu
+  constexpr int kProbeFoundNoGpu = 77;  // probe.cu
   if (WIFEXITED(status) && WEXITSTATUS(status) == kProbeFoundNoGpu) {
     verdict = {ExactPath::Unavailable, "no usable GPU"};
   } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "exact_probe.h"
+#include "analyzer/record/exact_probe.h"
 
 namespace apptracer {
 

@@ -1,4 +1,4 @@
-#include "exact_join.h"
+#include "analyzer/record/exact_join.h"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 // Whether CUPTI and the Compute Sanitizer work together in one process here
 // (nothing NVIDIA documents): `record --exact` first runs a small program
-// (exact_probe/probe.cu: two kernels with known accesses) under the tracer
+// (probe.cu: two kernels with known accesses) under the tracer
 // in one-run exact mode, and judges the trace it wrote. One run when the
 // trace has every CUPTI row (calls, kernels, GPU times) and every exact
 // range right, joined by correlation id; two runs otherwise; unavailable
@@ -22,7 +22,7 @@ struct ProbeVerdict {
 
 ProbeVerdict judge_probe_trace(Database& trace);
 
-// The size of each of the probe's two buffers (exact_probe/probe.cu).
+// The size of each of the probe's two buffers (probe.cu).
 inline constexpr int kProbeBytes = 4096;
 
 }  // namespace apptracer

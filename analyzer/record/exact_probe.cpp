@@ -1,4 +1,4 @@
-#include "exact_probe.h"
+#include "analyzer/record/exact_probe.h"
 
 #include <tuple>
 #include <vector>

@@ -1,4 +1,4 @@
-// The probe `apptracer record --exact` runs first (analyzer/exact_probe.h):
+// The probe `apptracer record --exact` runs first (exact_probe.h):
 // two kernels whose accesses are known to the byte. a (4 KiB) is
 // incremented in place: read and written whole; then copied to b: a read,
 // b written. Exit status 0 when CUDA worked, 77 when there is no usable GPU.
