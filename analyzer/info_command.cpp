@@ -5,7 +5,7 @@
 #include <string>
 
 #include "commands.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {

@@ -1,6 +1,6 @@
 #include "findings_output.h"
 
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 #include "trace_facts.h"
 
 namespace apptracer::diagnose {

@@ -19,7 +19,7 @@
 #include "labels.h"
 #include "output_file.h"
 #include "queries.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

@@ -2,7 +2,7 @@
 
 #include "exporters.h"
 #include "labels.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 namespace apptracer::dvdg {
 

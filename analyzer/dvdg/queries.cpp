@@ -8,7 +8,7 @@
 
 #include "apptracer/saturating.h"
 #include "labels.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 namespace apptracer::dvdg {
 

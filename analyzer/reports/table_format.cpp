@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 namespace apptracer {
 

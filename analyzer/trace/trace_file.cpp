@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "apptracer/schema.h"
-#include "analyzer/text_escape.h"
+#include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/read_only_vfs.h"
 
 namespace apptracer {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "table_format.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 namespace apptracer::whatif {
 

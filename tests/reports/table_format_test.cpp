@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "table_format.h"
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 namespace apptracer {
 namespace {

@@ -1,4 +1,4 @@
-#include "text_escape.h"
+#include "analyzer/trace/text_escape.h"
 
 #include <cstdint>
 #include <cstdio>
