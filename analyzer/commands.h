@@ -35,6 +35,7 @@ void add_merge_command(CLI::App& app, CommandResult& result);
 void add_dvdg_command(CLI::App& app, CommandResult& result);
 void add_links_command(CLI::App& app, CommandResult& result);
 void add_whatif_command(CLI::App& app, CommandResult& result);
+void add_diff_command(CLI::App& app, CommandResult& result);
 
 void add_diagnose_command(CLI::App& app, CommandResult& result);
 void add_report_command(CLI::App& app, CommandResult& result);

@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   apptracer::add_dvdg_command(app, result);
   apptracer::add_links_command(app, result);
   apptracer::add_whatif_command(app, result);
+  apptracer::add_diff_command(app, result);
 
   apptracer::add_diagnose_command(app, result);
   apptracer::add_report_command(app, result);

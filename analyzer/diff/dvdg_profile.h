@@ -1,0 +1,16 @@
+// A trace's data-flow graph (DVDG) per kernel name and copy path: how many
+// values its operations wrote, how many dependence edges they made, and how
+// many bytes moved along those edges (copies, memsets, collectives: a
+// kernel's edges carry no byte count).
+#pragma once
+
+#include "analyzer/trace/trace.h"
+#include "profile.h"
+
+namespace apptracer::diff {
+
+// Measures "values", "edges", "edge_bytes". Builds the graph without storing
+// it: the trace is not changed.
+Profile dvdg_profile(trace::Trace& trace);
+
+}  // namespace apptracer::diff
