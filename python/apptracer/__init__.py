@@ -6,6 +6,7 @@ networkx, and recording from scripts and notebooks.
     t.kernels                               # DataFrame: enums decoded, names joined, times in µs
     t.dvdg()                                # networkx.MultiDiGraph, built by the analyzer
     t.stats("kernels"); t.diagnose()        # the analyzer's reports as DataFrames
+    t.diff("after.db")["operations"]        # what changed from t to another run, largest first
     apptracer.record(["./app", "arg"], "app.db")
     with apptracer.capture("step.db"):      # in-process, no LD_PRELOAD (attaches late)
         train_step()
@@ -207,6 +208,22 @@ class Trace:
         if system:
             arguments += ["--system", os.fspath(system)]
         return pandas.DataFrame(json.loads(_run(arguments, "diagnose"))["findings"])
+
+    def diff(self, other, step=None, dvdg=True):
+        """`apptracer diff` of this trace (A) and `other` (B: a Trace or a
+        path): a dict of DataFrames, each B minus A with the largest change
+        first: "operations" (kernels, copy paths, memsets, allocation kinds,
+        collectives), "nvtx_ranges", "steps" (when both repeat an NVTX range,
+        or `step` names one) and "dvdg" (unless `dvdg` is False)."""
+        import pandas
+        other = other.path if isinstance(other, Trace) else os.fspath(other)
+        arguments = ["diff", self.path, other, "--json"]
+        if step:
+            arguments += ["--step", step]
+        if not dvdg:
+            arguments.append("--no-dvdg")
+        tables = json.loads(_run(arguments, "diff"))
+        return {name: pandas.DataFrame(rows) for name, rows in tables.items()}
 
     def dvdg(self, *filters):
         """The dynamic value dependence graph as a networkx MultiDiGraph, built

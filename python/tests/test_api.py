@@ -94,6 +94,22 @@ def test_stats_and_diagnose(t):
         t.stats("no-such-report")
 
 
+def test_diff(t):
+    against_itself = t.diff(VECTOR_ADD)
+    assert set(against_itself) == {"operations", "nvtx_ranges", "dvdg"}
+    assert (against_itself["operations"]["change"] == "same").all()
+    changes = t.diff(apptracer.open(UM), dvdg=False)
+    assert "dvdg" not in changes
+    operations = changes["operations"]
+    assert {"category", "name", "change", "time_ns_a", "time_ns_b", "time_ns_diff"} <= set(
+        operations.columns)
+    assert list(operations["time_ns_diff"].abs()) == sorted(operations["time_ns_diff"].abs(),
+                                                            reverse=True)
+    copies = operations[operations["category"] == "copy path"]
+    assert set(copies["change"]) == {"disappeared"}
+    assert copies["bytes_a"].sum() == 3 * (4 << 20)
+
+
 def test_merged_trace(tmp_path):
     for name in ("vector_add.db", "um_bandwidth_h100.db"):
         shutil.copy(os.path.join(EXAMPLES, name), tmp_path / name)
