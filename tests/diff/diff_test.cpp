@@ -9,6 +9,7 @@
 
 #include "command_runner.h"
 #include "profile_diff.h"
+#include "report_test_helpers.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 
@@ -209,15 +210,15 @@ TEST(DiffProfiles, AppearedAndDisappearedSortedByAbsoluteImpact) {
   Table table = diff_profiles("t", a, b, "time_ns");
   ASSERT_EQ(table.rows.size(), 4u);
   std::vector<std::string> order, changes;
-  for (const auto& row : table.rows) {
-    order.push_back(std::get<std::string>(row[1]));
-    changes.push_back(std::get<std::string>(row[2]));
+  for (size_t row = 0; row < table.rows.size(); ++row) {
+    order.push_back(testing::text(table, row, "name"));
+    changes.push_back(testing::text(table, row, "change"));
   }
   EXPECT_EQ(order, (std::vector<std::string>{"slower", "gone", "new", "same"}));
   EXPECT_EQ(changes, (std::vector<std::string>{"changed", "disappeared", "appeared", "same"}));
-  // count_a, count_b, count_diff, time_ns_a, time_ns_b, time_ns_diff
-  EXPECT_EQ(std::get<int64_t>(table.rows[1][8]), -500);
-  EXPECT_EQ(std::get<int64_t>(table.rows[0][8]), 1000);
+  EXPECT_EQ(testing::integer(table, 0, "time_ns_diff"), 1000);
+  EXPECT_EQ(testing::integer(table, 1, "time_ns_diff"), -500);
+  EXPECT_EQ(testing::integer(table, 2, "count_a"), 0);
 }
 
 TEST(DiffProfiles, OnlyWorkOfOneRouteIsPairedAsAPathChange) {
@@ -227,12 +228,11 @@ TEST(DiffProfiles, OnlyWorkOfOneRouteIsPairedAsAPathChange) {
                           {{"copy path", "DtoH device->pinned gpu1", "DtoH gpu1"}, {1, 20}}});
   Table table = diff_profiles("t", a, b, "time_ns");
   ASSERT_EQ(table.rows.size(), 3u);
-  EXPECT_EQ(std::get<std::string>(table.rows[0][1]),
-            "HtoD pageable->device gpu0 -> HtoD pinned->device gpu0");
-  EXPECT_EQ(std::get<std::string>(table.rows[0][2]), "path changed");
-  EXPECT_EQ(std::get<int64_t>(table.rows[0][8]), -600);
-  EXPECT_EQ(std::get<std::string>(table.rows[1][2]), "disappeared");
-  EXPECT_EQ(std::get<std::string>(table.rows[2][2]), "appeared");
+  EXPECT_EQ(testing::text(table, 0, "name"), "HtoD pageable->device gpu0 -> HtoD pinned->device gpu0");
+  EXPECT_EQ(testing::text(table, 0, "change"), "path changed");
+  EXPECT_EQ(testing::integer(table, 0, "time_ns_diff"), -600);
+  EXPECT_EQ(testing::text(table, 1, "change"), "disappeared");
+  EXPECT_EQ(testing::text(table, 2, "change"), "appeared");
 }
 
 }  // namespace
