@@ -32,6 +32,10 @@ const std::vector<StatsReport>& stats_reports() {
        "NCCL / MPI operations by kind, ranks and size: count, time, algorithm, algbw and busbw "
        "as nccl-tests define them",
        one_table<collectives_report>},
+      {"stragglers",
+       "merged traces: per collective, the rank that arrived last, the others' wait and what held "
+       "it back (GPU work, a synchronization, a host call or a host gap)",
+       stragglers_report},
       {"um",
        "unified memory: migrations, faults, advice per managed allocation; first vs later "
        "launches per kernel",

@@ -43,6 +43,9 @@ Table collectives_report(Database& db);
 ReportOutput um_report(Database& db);
 Table um_allocations_report(Database& db, const trace::UmTrace& um);
 Table um_kernels_report(Database& db, const trace::UmTrace& um);
+// A merged trace's collectives whose last rank arrived late: by how much,
+// the others' wait, and what held it back; or a note when none is joined.
+ReportOutput stragglers_report(Database& db);
 // --exact: where the signature heuristic was wrong, per kernel name, or a
 // note when the trace has no exact data.
 ReportOutput exact_report(Database& db);
