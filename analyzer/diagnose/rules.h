@@ -70,6 +70,7 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings);
 void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& findings);
 void um_thrashing(const RuleContext& context, std::vector<Finding>& findings);
+void collective_straggler(const RuleContext& context, std::vector<Finding>& findings);
 
 // Shared by the rules: a finding located at a transfer or kernel (NVTX range
 // and host call of its issue), with its rows added once each, up to the

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/ranks/stragglers.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
@@ -137,6 +138,8 @@ struct TraceFacts {
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
   trace::UmTrace um;
   dvdg::Graph graph;
+  // Merged traces: collectives whose last rank arrived late, costliest first.
+  std::vector<ranks::Straggler> stragglers;
   int64_t start_ns = 0;  // first and last timestamp of the trace
   int64_t end_ns = 0;
   trace::TimeOrigin origin;  // what the times shown count from

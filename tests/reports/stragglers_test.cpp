@@ -6,10 +6,13 @@
 // collective and what held it, priced at the others' wait.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
 #include "analyzer/ranks/stragglers.h"
+#include "command_runner.h"
 #include "merge.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
@@ -190,6 +193,23 @@ TEST_F(Stragglers, StatsReportListsThemMostCostlyFirst) {
   EXPECT_EQ(testing::integer(table, 0, "step"), 5);
   EXPECT_EQ(testing::text(table, 0, "held_by"), "host gap");
   EXPECT_EQ(testing::text(table, 1, "held_by"), "kernel");
+}
+
+TEST_F(Stragglers, DiagnoseFindsThemWithTheirCostToTheJob) {
+  auto result = dvdg::run_apptracer("diagnose " + dir / "job.db" + " --json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  nlohmann::json diagnosis = nlohmann::json::parse(result.out);
+  std::vector<nlohmann::json> found;
+  for (const nlohmann::json& finding : diagnosis["findings"]) {
+    if (finding["rule"] == "collective_straggler") found.push_back(finding);
+  }
+  ASSERT_EQ(found.size(), 3u) << result.out;
+  const nlohmann::json& gap = found[0];
+  std::string what = gap["what"];
+  EXPECT_EQ(what.rfind("rank 1 arrived 20.00 ms late at AllGather (seq 5), step 5; held by host gap", 0),
+            0u) << what;
+  EXPECT_NEAR(gap["cost_ns"].get<double>(), kHostGapNs, kHostGapNs / 5);
+  EXPECT_NEAR(gap["saving_ns"].get<double>(), kHostGapNs, kHostGapNs / 5);
 }
 
 TEST(StragglersReport, ASingleRanksTraceSaysToMergeFirst) {

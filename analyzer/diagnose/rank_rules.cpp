@@ -1,0 +1,80 @@
+// Rules across ranks (a merged trace): a collective every rank waited on
+// because one rank arrived late, and what on that rank held it
+// (analyzer/ranks/stragglers.h).
+#include <algorithm>
+#include <string>
+
+#include "rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+// Below this a late rank is the jitter of a balanced job, not a straggler.
+constexpr int64_t kMinLateNs = 1'000'000;
+// The costliest ones each get a finding; the rest one finding together.
+constexpr size_t kMaxFindings = 20;
+
+std::string held_by_text(const ranks::Straggler& late) {
+  std::string text = late.held_by;
+  if (!late.cause.empty()) text += " " + late.cause;
+  return text + " (" + format_ns(late.cause_ns) + ")";
+}
+
+std::string fix_for(const ranks::Straggler& late) {
+  if (late.held_by == "host gap") {
+    return "move the host work before this collective off the step's critical path (or spread it "
+           "evenly over the ranks)";
+  }
+  if (late.held_by == "synchronization") return "remove the synchronization before this collective";
+  if (late.held_by == "host call") return "issue the collective before this host call, or make it asynchronous";
+  return "balance the GPU work before this collective across the ranks";
+}
+
+}  // namespace
+
+void collective_straggler(const RuleContext& context, std::vector<Finding>& findings) {
+  Finding rest;
+  int64_t rest_count = 0;
+  size_t reported = 0;
+  for (const ranks::Straggler& late : context.facts.stragglers) {
+    if (late.late_by_ns < std::max(kMinLateNs, context.limits.min_cost_ns)) continue;
+    // Ended late_by earlier at most: when the late rank arrives with the one before it.
+    int64_t saving = std::min(late.late_by_ns, late.cause_ns);
+    if (reported == kMaxFindings) {
+      if (rest_count++ == 0) {
+        rest.rule = "collective_straggler";
+        rest.saving_ns = 0;
+        rest.fix = "see the findings above";
+        rest.estimate = "as above";
+      }
+      rest.cost_ns = saturating_add(rest.cost_ns, late.wait_ns);
+      *rest.saving_ns = saturating_add(*rest.saving_ns, saving);
+      continue;
+    }
+    ++reported;
+    Finding finding;
+    finding.rule = "collective_straggler";
+    finding.what = "rank " + std::to_string(late.late_rank) + " arrived " +
+                   format_ns(late.late_by_ns) + " late at " + std::string(to_string(late.kind)) +
+                   (late.seq ? " (seq " + std::to_string(*late.seq) + ")" : "") +
+                   (late.step ? ", " + late.step_range + " " + std::to_string(late.step) : "") +
+                   "; held by " + held_by_text(late) + "; " + std::to_string(late.nranks - 1) +
+                   " other ranks waited " + format_ns(late.wait_ns);
+    finding.rows.push_back({"collectives", late.collective_id});
+    if (!late.cause.empty()) finding.names.push_back(late.cause);
+    finding.nvtx = late.step_range;
+    finding.cost_ns = late.wait_ns;
+    finding.saving_ns = saving;
+    finding.estimate = "the late rank arriving with the one before it: its lateness, at most what "
+                       "held it";
+    finding.fix = fix_for(late);
+    findings.push_back(std::move(finding));
+  }
+  if (rest_count > 0) {
+    rest.what = std::to_string(rest_count) + " more collectives a rank arrived late at";
+    findings.push_back(std::move(rest));
+  }
+}
+
+}  // namespace apptracer::diagnose
