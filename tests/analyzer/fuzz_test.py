@@ -12,7 +12,7 @@ time, random mutants: a copy of one of examples/*.db with one mutation: bytes
 flipped, the file truncated, a table or column dropped, values replaced by
 huge, negative, text, blob or NULL ones, ids made huge, meta's schema version
 or status garbled, NOT NULL constraints dropped and columns nulled. Every
-command (info, stats, query, timeline, dvdg, merge, diagnose, whatif, report)
+command (info, stats, query, timeline, dvdg, merge, diagnose, diff, whatif, report)
 runs on each and must not die of a signal, must not take more than
 TIMEOUT_S, must fail with exactly one line on stderr, and (the read-only ones)
 must leave the mutant byte for byte as it was with no file beside it. Which
@@ -268,6 +268,8 @@ def commands(mutant, work):
         (["merge", original, mutant, "--force", "-o", os.path.join(work, "merged.db")], True),
         (["merge", mutant, original, "--force", "-o", os.path.join(work, "merged.db")], True),
         (["diagnose", mutant, "--analyses"], True),
+        (["diff", original, mutant], True),
+        (["diff", mutant, original, "--json"], True),
         (["whatif", mutant, "--system", system, "--overlap", "--pin"], True),
         (["report", mutant, "--system", system, "--force", "-o", os.path.join(work, "out.html")], True),
         (["dvdg", mutant, "--why", "v1"], False),
