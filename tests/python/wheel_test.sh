@@ -43,7 +43,7 @@ echo "wheel: $wheel"
 
 rm -rf venv
 python3 -m venv venv
-venv/bin/pip install -q --disable-pip-version-check "$wheel" pytest
+venv/bin/pip install -q --disable-pip-version-check "$wheel[duckdb]" pytest
 export PATH="$work/venv/bin:$PATH"
 venv/bin/python -c 'import apptracer, sys; sys.exit(0 if "/venv/" in apptracer.__file__ else
   "apptracer imported from " + apptracer.__file__ + ", not the venv")'
