@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analyzer/trace/operations.h"
+#include "analyzer/trace/step_names.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::diff {
@@ -24,7 +25,7 @@ std::map<std::string, RangeUse> range_uses(trace::Trace& trace) {
   std::map<std::string, RangeUse> uses;
   for (const auto& range : trace.rows<NvtxRangeRow>()) {
     if (!range.end_ns) continue;  // a mark, or a range never closed
-    RangeUse& use = uses[std::string(trace.string(range.name_id, "?"))];
+    RangeUse& use = uses[trace::step_name(trace.string(range.name_id, "?")).family];
     ++use.count;
     use.depth = std::min(use.depth, range.depth.value_or(0));
     use.total_ns = saturating_add(use.total_ns, elapsed_ns(range.start_ns, *range.end_ns));
@@ -42,12 +43,12 @@ struct Steps {
   std::vector<Window> windows;  // in start order
 };
 
-// The occurrences of `name` in the first process that has it.
+// The occurrences of the range family `name` in the first process that has it.
 Steps steps_of(trace::Trace& trace, const std::string& name) {
   Steps steps;
   bool found = false;
   for (const auto& range : trace.rows<NvtxRangeRow>()) {
-    if (!range.end_ns || trace.string(range.name_id, "?") != name) continue;
+    if (!range.end_ns || trace::step_name(trace.string(range.name_id, "?")).family != name) continue;
     if (!found) steps.process = range.process;
     found = true;
     if (range.process == steps.process) steps.windows.push_back({range.start_ns, *range.end_ns});
@@ -67,7 +68,7 @@ const Window* window_of(const std::vector<Window>& windows, int64_t issue_ns) {
   return issue_ns <= window.end_ns ? &window : nullptr;
 }
 
-std::string step_name(const std::string& name, size_t index) {
+std::string occurrence_name(const std::string& name, size_t index) {
   char number[24];
   std::snprintf(number, sizeof number, "%06zu", index + 1);
   return name + " " + number;
@@ -98,7 +99,7 @@ Profile step_profile(trace::Trace& trace, const std::string& name) {
   profile.measures = {"time_ns", "kernel_ns", "copy_ns"};
   std::vector<std::vector<int64_t>*> entries;
   for (size_t i = 0; i < windows.size(); ++i) {
-    entries.push_back(&profile.entry({"step", step_name(name, i), ""}));
+    entries.push_back(&profile.entry({"step", occurrence_name(name, i), ""}));
     (*entries.back())[kTime] = elapsed_ns(windows[i].start_ns, windows[i].end_ns);
   }
   auto attribute = [&](const trace::Operation& op, Measure measure) {

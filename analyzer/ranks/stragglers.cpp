@@ -7,6 +7,7 @@
 
 #include "analyzer/trace/collectives.h"
 #include "analyzer/trace/operations.h"
+#include "analyzer/trace/step_names.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::ranks {
@@ -83,8 +84,9 @@ int64_t arrival_of(const trace::CollectiveCall& call) {
   return call.gpu_start_ns.value_or(call.api_start_ns);
 }
 
-// The outermost NVTX range of the process open at `ns`, and its occurrence
-// among the process's ranges of that name.
+// The outermost NVTX range of the process open at `ns`: its family, and the
+// number in its name ("step 5") or else its occurrence among the process's
+// ranges of that family.
 void locate_step(trace::Trace& trace, ProcessId process, int64_t ns, Straggler& straggler) {
   const trace::Packed<NvtxRangeRow>* outermost = nullptr;
   for (const auto& range : trace.rows<NvtxRangeRow>()) {
@@ -92,10 +94,15 @@ void locate_step(trace::Trace& trace, ProcessId process, int64_t ns, Straggler& 
     if (!outermost || range.depth.value_or(0) < outermost->depth.value_or(0)) outermost = &range;
   }
   if (!outermost) return;
-  straggler.step_range = std::string(trace.string(outermost->name_id, "?"));
+  trace::StepName name = trace::step_name(trace.string(outermost->name_id, "?"));
+  straggler.step_range = name.family;
+  if (name.number) {
+    straggler.step = *name.number;
+    return;
+  }
   for (const auto& range : trace.rows<NvtxRangeRow>()) {
-    if (range.process == process && range.name_id == outermost->name_id &&
-        range.start_ns <= outermost->start_ns) {
+    if (range.process == process && range.start_ns <= outermost->start_ns &&
+        trace::step_name(trace.string(range.name_id, "?")).family == name.family) {
       ++straggler.step;
     }
   }

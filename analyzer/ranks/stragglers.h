@@ -30,8 +30,10 @@ struct Straggler {
   int64_t arrival_ns = 0;  // on the trace's clock
   int64_t late_by_ns = 0;  // after the rank that arrived just before it
   int64_t wait_ns = 0;     // the other ranks' waits for it, summed: its cost to the job
-  // The outermost NVTX range open on the late rank when it issued the call,
-  // and which occurrence of that range (from 1) it was; "" and 0 when none.
+  // The outermost NVTX range open on the late rank when it issued the call
+  // (its family: "step" for "step 5", analyzer/trace/step_names.h), and
+  // which step: the number in its name, else which occurrence of the family
+  // (from 1); "" and 0 when none.
   std::string step_range;
   int64_t step = 0;
   std::string held_by;  // "kernel", "copy", "memset", "synchronization", "host call", "host gap"

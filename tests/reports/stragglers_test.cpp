@@ -1,6 +1,6 @@
 // Cross-rank stragglers on a fabricated 2-rank job, merged as `apptracer
-// merge` merges: eight steps (NVTX "step"), each a forward kernel then an
-// all-gather. In step 5 rank 1's host pauses 20 ms before the all-gather; in
+// merge` merges: eight steps (NVTX ranges "step" on rank 0, "step 1",
+// "step 2", ... on rank 1), each a forward kernel then an all-gather. In step 5 rank 1's host pauses 20 ms before the all-gather; in
 // step 3 its forward kernel runs 10 ms longer; in step 7 its host is blocked
 // 5 ms in a synchronization. The analysis names the rank, the step, the
 // collective and what held it, priced at the others' wait.
@@ -118,7 +118,7 @@ void write_rank(const std::string& path, int64_t rank, const Anomalies& anomalie
     trace.add(nccl);
 
     testing::NvtxRangeRow range;
-    range.name = "step";
+    range.name = rank == 0 ? "step" : "step " + std::to_string(step);
     range.start_ns = start;
     range.end_ns = issue + 20'000;
     trace.add(range);
