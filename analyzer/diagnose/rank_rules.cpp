@@ -10,8 +10,6 @@ namespace apptracer::diagnose {
 
 namespace {
 
-// Below this a late rank is the jitter of a balanced job, not a straggler.
-constexpr int64_t kMinLateNs = 1'000'000;
 // The costliest ones each get a finding; the rest one finding together.
 constexpr size_t kMaxFindings = 20;
 
@@ -38,7 +36,7 @@ void collective_straggler(const RuleContext& context, std::vector<Finding>& find
   int64_t rest_count = 0;
   size_t reported = 0;
   for (const ranks::Straggler& late : context.facts.stragglers) {
-    if (late.late_by_ns < std::max(kMinLateNs, context.limits.min_cost_ns)) continue;
+    if (late.late_by_ns < std::max(ranks::kStragglerMinLateNs, context.limits.min_cost_ns)) continue;
     // Ended late_by earlier at most: when the late rank arrives with the one before it.
     int64_t saving = std::min(late.late_by_ns, late.cause_ns);
     if (reported == kMaxFindings) {

@@ -29,7 +29,7 @@ class Reader {
     facts_.origin = trace_.origin();
     facts_.um = trace_.unified_memory();
     facts_.graph = dvdg::build_graph_from_trace(trace_);
-    facts_.stragglers = ranks::find_stragglers(trace_, 0).late;
+    facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
   }
 
  private:

@@ -138,7 +138,8 @@ struct TraceFacts {
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
   trace::UmTrace um;
   dvdg::Graph graph;
-  // Merged traces: collectives whose last rank arrived late, costliest first.
+  // Merged traces: collectives whose last rank arrived late (by
+  // kStragglerMinLateNs at least), costliest first.
   std::vector<ranks::Straggler> stragglers;
   int64_t start_ns = 0;  // first and last timestamp of the trace
   int64_t end_ns = 0;

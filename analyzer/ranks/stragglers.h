@@ -42,6 +42,10 @@ struct Straggler {
   int64_t cause_ns = 0;        // how long it held the rank back before the collective could start
 };
 
+// Below this a late rank is the jitter of a balanced job, not a straggler
+// worth a diagnosis.
+inline constexpr int64_t kStragglerMinLateNs = 1'000'000;
+
 struct Stragglers {
   int64_t joined = 0;  // collectives of two calls or more
   // Those whose last rank arrived at least min_late_ns after the one before
