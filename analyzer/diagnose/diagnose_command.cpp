@@ -1,5 +1,6 @@
-// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--store] [--analyses]`:
+// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--all] [--store] [--analyses]`:
 // what to fix, with what it costs and what fixing it saves.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -26,6 +27,7 @@ struct DiagnoseOptions {
   bool store = false;
   bool force = false;
   bool analyses = false;
+  bool all = false;
 };
 
 int run_diagnose(const DiagnoseOptions& options) {
@@ -51,21 +53,24 @@ int run_diagnose(const DiagnoseOptions& options) {
   }
   std::vector<Table> analyses;
   if (options.analyses) analyses = diagnose::all_analyses(facts, limits);
+  size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
   if (options.json) {
     nlohmann::json out{{"trace", options.trace},
                        {"time_origin", facts.origin.describe()},
                        {"link_model", model.name},
-                       {"findings", diagnose::findings_json(findings)}};
+                       {"findings", diagnose::findings_json(findings, shown)},
+                       {"left_out", findings.size() - std::min(shown, findings.size())}};
     for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (options.csv) {
-    std::vector<Table> tables{diagnose::findings_table(findings)};
+    std::vector<Table> tables{diagnose::findings_table(findings, shown),
+                              diagnose::left_out_table(findings, shown)};
     tables.insert(tables.end(), analyses.begin(), analyses.end());
     write_tables(std::cout, tables, OutputFormat::Csv);
   } else {
     std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
               << "; " << facts.origin.describe() << ")\n";
-    diagnose::write_findings_text(std::cout, findings);
+    diagnose::write_findings_text(std::cout, findings, shown);
     if (!analyses.empty()) {
       std::cout << "\n";
       write_tables(std::cout, analyses, OutputFormat::Table);
@@ -93,6 +98,9 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--analyses", options->analyses,
                 "Also print the Holistic Trace Analysis tables (temporal and idle breakdown, "
                 "kernels, launches, overlap, bandwidth, queue length, kernel sequences)");
+  cmd->add_flag("--all", options->all,
+                "Show every finding (default: the " + std::to_string(diagnose::kShownFindings) +
+                    " largest, and how many more)");
   cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };

@@ -28,6 +28,13 @@ struct Finding {
   std::optional<int64_t> saving_ns;  // estimated saving; nullopt: the model cannot say
   std::string estimate;   // how the saving was estimated, or why it could not be
   std::string fix;        // one line
+  bool correctness = false;  // wrong results rather than lost time: no saving
+  // What it claims besides its rows, e.g. "GPU idle time": findings with the
+  // same claim (or a row in common) count the same time, so their savings
+  // do not add up.
+  std::string claim;
+  int64_t occurrences = 1;  // how often it happens at its site (site_groups.h)
+  std::vector<size_t> overlaps;  // positions of the findings it overlaps (ranked_findings.h)
 };
 
 }  // namespace apptracer::diagnose

@@ -1,5 +1,7 @@
 #include "findings_output.h"
 
+#include <algorithm>
+
 #include "analyzer/trace/text_escape.h"
 #include "trace_facts.h"
 
@@ -20,11 +22,26 @@ std::string joined_names(const Finding& finding) {
   return text;
 }
 
+// The overlapping findings by their number in the list (from 1).
+std::vector<size_t> overlap_numbers(const Finding& finding) {
+  std::vector<size_t> numbers;
+  for (size_t i : finding.overlaps) numbers.push_back(i + 1);
+  return numbers;
+}
+
+std::string joined_numbers(const std::vector<size_t>& numbers) {
+  std::string text;
+  for (size_t n : numbers) text += (text.empty() ? "" : ", ") + std::to_string(n);
+  return text;
+}
+
 }  // namespace
 
-nlohmann::json findings_json(const std::vector<Finding>& findings) {
+nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown) {
   nlohmann::json list = nlohmann::json::array();
-  for (const Finding& f : findings) {
+  size_t count = std::min(shown, findings.size());
+  for (size_t i = 0; i < count; ++i) {
+    const Finding& f = findings[i];
     nlohmann::json rows = nlohmann::json::array();
     for (const Evidence& e : f.rows) rows.push_back({{"table", e.table}, {"id", e.row}});
     list.push_back({{"rule", f.rule},
@@ -37,7 +54,10 @@ nlohmann::json findings_json(const std::vector<Finding>& findings) {
                     {"cost_ns", f.cost_ns},
                     {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
                     {"estimate", f.estimate},
-                    {"fix", f.fix}});
+                    {"fix", f.fix},
+                    {"correctness", f.correctness},
+                    {"occurrences", f.occurrences},
+                    {"overlaps", overlap_numbers(f)}});
   }
   return list;
 }
@@ -62,25 +82,40 @@ nlohmann::json table_json(const Table& table) {
   return {{"name", table.name}, {"columns", table.columns}, {"rows", rows}};
 }
 
-Table findings_table(const std::vector<Finding>& findings) {
+Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
-               "estimate", "fix"},
+               "estimate", "fix", "occurrences", "overlaps"},
               {}};
-  for (const Finding& f : findings) {
+  for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
+    const Finding& f = findings[i];
     table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
-                          f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix});
+                          f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix,
+                          f.occurrences, joined_numbers(overlap_numbers(f))});
   }
   return table;
 }
 
-void write_findings_text(std::ostream& out, const std::vector<Finding>& findings) {
+Table left_out_table(const std::vector<Finding>& findings, size_t shown) {
+  int64_t count = static_cast<int64_t>(std::min(shown, findings.size()));
+  return {"diagnoses_left_out",
+          {"shown", "left_out"},
+          {{count, static_cast<int64_t>(findings.size()) - count}}};
+}
+
+void write_findings_text(std::ostream& out, const std::vector<Finding>& findings,
+                         size_t shown) {
   if (findings.empty()) {
     out << "no findings: nothing in this trace crossed a rule's threshold\n";
     return;
   }
-  out << findings.size() << " finding(s), largest estimated saving first\n";
-  for (size_t i = 0; i < findings.size(); ++i) {
+  size_t count = std::min(shown, findings.size());
+  out << findings.size()
+      << " finding(s): correctness first, then by estimated saving (by cost where the saving "
+         "is unknown)";
+  if (count < findings.size()) out << "; the first " << count << " shown";
+  out << "\n";
+  for (size_t i = 0; i < count; ++i) {
     const Finding& f = findings[i];
     out << "\n" << i + 1 << ". [" << f.rule << "] " << terminal_text(f.what) << "\n";
     std::string where = joined_names(f);
@@ -89,9 +124,19 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
     if (!f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
     out << "   cost:   " << (f.cost_ns > 0 ? format_ns(f.cost_ns) : std::string("-"));
-    out << "   saving: " << (f.saving_ns ? format_ns(*f.saving_ns) : std::string("unknown"));
+    out << "   saving: "
+        << (f.saving_ns ? format_ns(*f.saving_ns)
+                        : std::string(f.correctness ? "- (wrong results)" : "unknown"));
     if (!f.estimate.empty()) out << " (" << terminal_text(f.estimate) << ")";
+    if (!f.overlaps.empty()) {
+      out << "\n   overlap: counts some of the same time or rows as finding(s) "
+          << joined_numbers(overlap_numbers(f)) << ": do not add their savings";
+    }
     out << "\n   fix:    " << terminal_text(f.fix) << "\n";
+  }
+  if (count < findings.size()) {
+    out << "\n" << findings.size() - count
+        << " more finding(s) with smaller savings left out: --all shows every finding\n";
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <ostream>
 #include <vector>
 
@@ -11,11 +12,19 @@
 
 namespace apptracer::diagnose {
 
-nlohmann::json findings_json(const std::vector<Finding>& findings);
+// By default the first kShownFindings findings are shown (text, JSON, CSV)
+// and the rest counted in one line; `shown` = SIZE_MAX shows every one.
+inline constexpr size_t kShownFindings = 20;
+
+// The first `shown` findings as a JSON array.
+nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);
 // A table as {"name", "columns", "rows": [[cell, ...], ...]} (NULL cells null).
 nlohmann::json table_json(const Table& table);
-// One row per finding; rows as "table:id" separated by spaces.
-Table findings_table(const std::vector<Finding>& findings);
-void write_findings_text(std::ostream& out, const std::vector<Finding>& findings);
+// One row per finding shown; rows as "table:id" separated by spaces.
+Table findings_table(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);
+// How many findings were shown and left out, as a table (for CSV).
+Table left_out_table(const std::vector<Finding>& findings, size_t shown);
+void write_findings_text(std::ostream& out, const std::vector<Finding>& findings,
+                         size_t shown = SIZE_MAX);
 
 }  // namespace apptracer::diagnose

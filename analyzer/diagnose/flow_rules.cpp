@@ -311,7 +311,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
     f.rule = "uninitialized_read";
     f.what = std::to_string(reads[location]) + " read(s) of " +
              dvdg::location_name(graph, location) + " before anything wrote it";
-    f.saving_ns = 0;
+    f.correctness = true;
     f.estimate = "a correctness problem: the data read is garbage";
     f.fix = "write " + dvdg::location_name(graph, location) +
             " (copy or cudaMemset) before it is read, or read the buffer that was meant";
@@ -373,9 +373,11 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
                       : name + " is written " + std::to_string(writes) +
                             " time(s) and never read by a copy or kernel";
     f.cost_ns = now;
-    f.saving_ns = now;
-    f.estimate = "the copies and memsets among those writes can be dropped (kernels' time is "
-                 "not counted: they may make other outputs)";
+    if (now > 0) f.saving_ns = now;
+    f.estimate = now > 0 ? "the copies and memsets among those writes can be dropped (kernels' "
+                           "time is not counted: they may make other outputs)"
+                         : "kernels wrote it, and may make other outputs: what dropping the "
+                           "writes saves is unknown";
     f.fix = any_read ? "drop the writes whose data is overwritten unread"
                      : "drop the writes to " + name + " (and the allocation) or use the result";
     findings.push_back(std::move(f));

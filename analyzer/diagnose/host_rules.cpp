@@ -94,12 +94,15 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
     if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
     group.blocked = saturating_add(group.blocked, elapsed_ns(sync.start_ns, sync.end_ns));
-    // The GPU ran dry at the sync: idle until the host queues new work.
+    // The GPU ran dry at the sync: idle until the host queues new work. Work
+    // after the sync's process ended is another run's (a merged trace), not
+    // what this sync held back.
     int64_t idle = 0;
+    int64_t run_end = facts.process_end_ns(sync.process);
     for (auto& [device, intervals] : busy) {
       if (sync.device && *sync.device != device) continue;
       std::optional<int64_t> next = next_busy(intervals, sync.end_ns);
-      if (next) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
+      if (next && *next <= run_end) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
     }
     group.idle_after = saturating_add(group.idle_after, idle);
     add_row(context, group.finding, "syncs", sync.id);
@@ -119,6 +122,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.names.push_back(name);
     f.cost_ns = group.blocked;
     f.saving_ns = group.idle_after;
+    f.claim = "GPU idle time";
     f.estimate = "GPU idle time after the synchronizations, until the host queued more work";
     f.fix = "wait only for what the host needs (cudaEventSynchronize on an event after the "
             "producing work, cudaStreamWaitEvent between streams) instead of " + name +
@@ -165,6 +169,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
       if (rest_count++ == 0) {
         rest.rule = "gpu_idle_gap";
+        rest.claim = "GPU idle time";
         rest.saving_ns = 0;
       }
       rest.cost_ns = saturating_add(rest.cost_ns, length);
@@ -227,6 +232,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     }
     f.cost_ns = length;
     f.saving_ns = late;
+    f.claim = "GPU idle time";
     f.estimate = "the part of the gap before the host issued the next GPU work";
     f.fix = dominant.empty() ? "the host computed for " + format_ns(outside) +
                                    " outside CUDA calls: queue the next GPU work before that CPU "
@@ -383,6 +389,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     f.names.push_back(name);
     f.cost_ns = group.waiting;
     f.saving_ns = group.waiting;
+    f.claim = "GPU idle time";
     f.estimate = "the GPU idle time before these launches on their stream, which a CUDA graph "
                  "(or one fused kernel) removes";
     f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ranked_findings.h"
+#include "site_groups.h"
+
 namespace apptracer::diagnose {
 
 const std::vector<Rule>& all_rules() {
@@ -53,11 +56,8 @@ std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
   RuleContext context{facts, cost, limits};
   std::vector<Finding> findings;
   for (const Rule& rule : all_rules()) rule.run(context, findings);
-  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    int64_t sa = a.saving_ns.value_or(-1), sb = b.saving_ns.value_or(-1);
-    if (sa != sb) return sa > sb;
-    return a.cost_ns > b.cost_ns;
-  });
+  findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
+  rank_findings(findings, facts.run_ns());
   return findings;
 }
 

@@ -48,7 +48,8 @@ struct Rule {
 // Every rule, in the order findings of equal saving are listed.
 const std::vector<Rule>& all_rules();
 
-// Runs every rule; findings by estimated saving (unknown last), then cost.
+// Runs every rule; findings grouped by site and ranked (site_groups.h,
+// ranked_findings.h).
 std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
                               const Thresholds& limits = {});
 

@@ -41,10 +41,14 @@ class Reader {
     return it->second;
   }
 
-  void widen(NullableInt ns) {
+  void widen(NullableInt ns, int64_t process) {
     if (!ns || *ns <= 0) return;
     if (facts_.start_ns == 0 || *ns < facts_.start_ns) facts_.start_ns = *ns;
     facts_.end_ns = std::max(facts_.end_ns, *ns);
+    auto [span, added] = facts_.process_spans.try_emplace(process, *ns, *ns);
+    if (added) return;
+    span->second.first = std::min(span->second.first, *ns);
+    span->second.second = std::max(span->second.second, *ns);
   }
 
   // Runtime calls, and driver calls no runtime call made (CUDA 13 gives a
@@ -68,8 +72,8 @@ class Reader {
       facts_.calls_by_thread[call.tid].push_back(index);
       facts_.calls.emplace_back(row->correlation_id, index);
       facts_.all_calls.push_back(call);
-      widen(call.start_ns);
-      widen(call.end_ns);
+      widen(call.start_ns, row->process);
+      widen(call.end_ns, row->process);
     }
     // By correlation id, the runtime call first where a driver call shares it.
     std::stable_sort(facts_.calls.begin(), facts_.calls.end(), [&](const auto& a, const auto& b) {
@@ -94,8 +98,8 @@ class Reader {
     t.api_start_ns = row.api_start_ns;
     t.gpu_start_ns = row.gpu_start_ns;
     t.gpu_end_ns = row.gpu_end_ns;
-    widen(t.gpu_start_ns);
-    widen(t.gpu_end_ns);
+    widen(t.gpu_start_ns, row.process);
+    widen(t.gpu_end_ns, row.process);
   }
 
   void read_copies() {
@@ -148,8 +152,8 @@ class Reader {
       k.api_start_ns = row.api_start_ns;
       k.gpu_start_ns = row.gpu_start_ns;
       k.gpu_end_ns = row.gpu_end_ns;
-      widen(k.gpu_start_ns);
-      widen(k.gpu_end_ns);
+      widen(k.gpu_start_ns, row.process);
+      widen(k.gpu_end_ns, row.process);
       facts_.kernels.push_back(k);
     }
   }
@@ -157,7 +161,9 @@ class Reader {
   void read_syncs() {
     for (const Packed<SyncRow>& row : trace_.rows<SyncRow>()) {
       facts_.syncs.push_back({row.id, row.kind, row.device, row.stream, row.call_correlation_id,
-                              row.tid, row.start_ns, row.end_ns});
+                              row.tid, row.start_ns, row.end_ns, row.process});
+      widen(row.start_ns, row.process);
+      widen(row.end_ns, row.process);
     }
     std::stable_sort(facts_.syncs.begin(), facts_.syncs.end(),
                      [](const Sync& a, const Sync& b) { return a.start_ns < b.start_ns; });
@@ -168,8 +174,8 @@ class Reader {
       facts_.allocations.push_back({row.id, row.kind, row.address, row.bytes, row.device,
                                     row.numa_node, row.alloc_correlation_id,
                                     row.free_correlation_id, row.alloc_ns, row.free_ns});
-      widen(row.alloc_ns);
-      widen(row.free_ns);
+      widen(row.alloc_ns, row.process);
+      widen(row.free_ns, row.process);
     }
   }
 
@@ -278,6 +284,18 @@ std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
   for (const Transfer& t : memsets) add(t.device, t.gpu_start_ns, t.gpu_end_ns);
   for (auto& [device, intervals] : busy) merge_intervals(intervals);
   return busy;
+}
+
+int64_t TraceFacts::run_ns() const {
+  Intervals spans;
+  for (const auto& [process, span] : process_spans) spans.push_back(span);
+  merge_intervals(spans);
+  return covered_ns(spans, INT64_MIN, INT64_MAX);
+}
+
+int64_t TraceFacts::process_end_ns(int64_t process) const {
+  auto found = process_spans.find(process);
+  return found == process_spans.end() ? end_ns : found->second.second;
 }
 
 TraceFacts read_trace_facts(trace::Trace& trace) {

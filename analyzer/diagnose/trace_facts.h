@@ -21,8 +21,6 @@
 #include "apptracer/saturating.h"
 #include "graph.h"
 #include "analyzer/trace/unified_memory.h"
-#include "apptracer/enums.h"
-#include "graph.h"
 
 namespace apptracer::diagnose {
 
@@ -82,6 +80,7 @@ struct Sync {
   NullableInt device, stream, correlation, tid;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
+  int64_t process = trace::kSingleProcess;
 };
 
 struct Allocation {
@@ -143,6 +142,9 @@ struct TraceFacts {
   std::vector<ranks::Straggler> stragglers;
   int64_t start_ns = 0;  // first and last timestamp of the trace
   int64_t end_ns = 0;
+  // Per process, its first and last timestamp: a merged trace of runs made
+  // apart holds the time between them, when nothing it traced ran.
+  std::unordered_map<int64_t, std::pair<int64_t, int64_t>> process_spans;
   trace::TimeOrigin origin;  // what the times shown count from
 
   const HostCall* call(NullableInt correlation) const;
@@ -160,6 +162,10 @@ struct TraceFacts {
   // Busy intervals of each device's GPU work (kernels, copies, memsets).
   std::unordered_map<int64_t, Intervals> busy_by_device() const;
   int64_t span_ns() const { return elapsed_ns(start_ns, end_ns); }
+  // The time some traced process ran: its spans, overlaps counted once.
+  int64_t run_ns() const;
+  // The last timestamp of `process` (end_ns when it has none).
+  int64_t process_end_ns(int64_t process) const;
 };
 
 // Reads the facts and builds the DVDG, sharing the model's rows.

@@ -92,6 +92,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
     Finding& f = group.finding;
     std::string name = allocation_name(facts, alloc_id);
     f.rule = "um_on_demand_migration";
+    f.claim = "migrations of " + name;
     f.what = dvdg::format_bytes(group.bytes) + " of managed " + name + " migrated " +
              dvdg::residency_name(from) + " -> " + dvdg::residency_name(to) + " on demand (" +
              std::to_string(group.records) + " migration records), " +
@@ -149,6 +150,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     Finding& f = a.finding;
     std::string name = allocation_name(facts, alloc_id);
     f.rule = "um_thrashing";
+    f.claim = "migrations of " + name;
     f.what = "managed " + name + " moved back and forth " + std::to_string(a.turns + 1) +
              " times (" + dvdg::format_bytes(a.bytes) + " migrated" +
              (a.thrashing ? ", " + std::to_string(a.thrashing) + " thrashing reports" : "") + ")";

@@ -116,6 +116,21 @@ TEST(DiagnoseCommand, CsvAndAnalyses) {
   }
 }
 
+// Every output says how many findings it left out; --all leaves out none.
+TEST(DiagnoseCommand, SaysHowManyFindingsItLeftOut) {
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "vector_add.db");
+  for (const char* all : {"", " --all"}) {
+    Output json = run("diagnose " + trace + " --json" + all);
+    ASSERT_EQ(json.status, 0) << json.out;
+    EXPECT_EQ(nlohmann::json::parse(json.out)["left_out"], 0) << all;
+    Output csv = run("diagnose " + trace + " --csv" + all);
+    ASSERT_EQ(csv.status, 0) << csv.out;
+    EXPECT_NE(csv.out.find("# diagnoses_left_out\r\nshown,left_out\r\n"), std::string::npos)
+        << csv.out;
+  }
+}
+
 TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
   ScratchDir scratch;
   std::string trace = copy_example(scratch, "vector_add.db");

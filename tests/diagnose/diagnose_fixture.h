@@ -127,14 +127,18 @@ class DiagnoseTest : public ::testing::Test {
     return id;
   }
 
-  // Findings of one rule with the trace's measured link model (or `cost`).
-  std::vector<Finding> findings(const std::string& rule, const TransferCost* cost = nullptr) {
+  // Every finding, ranked, with the trace's measured link model (or `cost`).
+  std::vector<Finding> all_findings(const TransferCost* cost = nullptr) {
     trace::Trace model(trace.db());
     facts_ = read_trace_facts(model);
     MeasuredTransferCost measured(facts_);
-    std::vector<Finding> all = diagnose(facts_, cost ? *cost : measured);
+    return diagnose(facts_, cost ? *cost : measured);
+  }
+
+  // Findings of one rule with the trace's measured link model (or `cost`).
+  std::vector<Finding> findings(const std::string& rule, const TransferCost* cost = nullptr) {
     std::vector<Finding> matching;
-    for (Finding& f : all) {
+    for (Finding& f : all_findings(cost)) {
       if (f.rule == rule) matching.push_back(std::move(f));
     }
     return matching;

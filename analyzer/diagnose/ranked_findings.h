@@ -1,0 +1,17 @@
+// The findings a user reads first: none that saves nothing, no saving larger
+// than the run it would shorten, wrong results first, then the largest saving
+// (a finding the model cannot price by what it costs now), and each one told
+// which others count some of the same time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "finding.h"
+
+namespace apptracer::diagnose {
+
+// `run_ns`: how long the traced run(s) lasted (TraceFacts::run_ns).
+void rank_findings(std::vector<Finding>& findings, int64_t run_ns);
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,85 @@
+#include "site_groups.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_map>
+
+#include "apptracer/saturating.h"
+#include "rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+// `text` with every run of digits after `marker` (all of them when `marker`
+// is empty) replaced by one '#'.
+std::string without_numbers(const std::string& text, const std::string& marker) {
+  std::string out;
+  for (size_t i = 0; i < text.size();) {
+    bool at_marker = marker.empty() || (i >= marker.size() &&
+                                        text.compare(i - marker.size(), marker.size(), marker) == 0);
+    if (std::isdigit(static_cast<unsigned char>(text[i])) && at_marker) {
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+      out += '#';
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += name + ";";
+  return text;
+}
+
+}  // namespace
+
+std::string site_of(const Finding& finding) {
+  return finding.rule + "|" + without_numbers(joined(finding.names), "alloc #") + "|" +
+         without_numbers(finding.nvtx, "") + "|" + finding.call_site;
+}
+
+std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_rows) {
+  std::vector<Finding> groups;
+  std::unordered_map<std::string, size_t> by_site;
+  std::vector<std::string> last_nvtx;
+  for (Finding& f : findings) {
+    auto [found, added] = by_site.try_emplace(site_of(f), groups.size());
+    if (added) {
+      last_nvtx.push_back(f.nvtx);
+      groups.push_back(std::move(f));
+      continue;
+    }
+    Finding& group = groups[found->second];
+    group.occurrences = saturating_add(group.occurrences, f.occurrences);
+    group.cost_ns = saturating_add(group.cost_ns, f.cost_ns);
+    if (group.saving_ns && f.saving_ns) {
+      group.saving_ns = saturating_add(*group.saving_ns, *f.saving_ns);
+    } else {
+      group.saving_ns.reset();
+    }
+    for (const Evidence& e : f.rows) {
+      if (group.rows.size() >= max_rows) break;
+      if (std::find_if(group.rows.begin(), group.rows.end(), [&](const Evidence& known) {
+            return known.row == e.row && known.table == e.table;
+          }) == group.rows.end())
+        group.rows.push_back(e);
+    }
+    for (const std::string& name : f.names) add_name(group, name);
+    if (!f.nvtx.empty()) last_nvtx[found->second] = f.nvtx;
+  }
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Finding& group = groups[i];
+    if (group.occurrences < 2) continue;
+    group.what += "; " + std::to_string(group.occurrences) +
+                  " times at this site in all (other buffers or steps alike): cost and saving "
+                  "are the totals";
+    if (last_nvtx[i] != group.nvtx)
+      group.what += ", from NVTX range " + group.nvtx + " to " + last_nvtx[i];
+  }
+  return groups;
+}
+
+}  // namespace apptracer::diagnose

@@ -1,0 +1,202 @@
+// What a user reads first: one finding per site however often it repeats,
+// no finding that saves nothing, no saving larger than the run, unknown
+// savings ranked by cost, overlapping findings marked, the top 20 shown.
+#include <sstream>
+
+#include "diagnose_fixture.h"
+#include "findings_output.h"
+#include "ranked_findings.h"
+#include "system_file_cost.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr int64_t kMs = 1'000'000;
+
+Finding priced(const std::string& rule, std::optional<int64_t> saving, int64_t cost) {
+  Finding f;
+  f.rule = rule;
+  f.what = rule;
+  f.saving_ns = saving;
+  f.cost_ns = cost;
+  return f;
+}
+
+std::vector<std::string> rules_of(const std::vector<Finding>& findings) {
+  std::vector<std::string> rules;
+  for (const Finding& f : findings) rules.push_back(f.rule);
+  return rules;
+}
+
+class Ranking : public DiagnoseTest {};
+
+// A training loop: each step copies a new pageable tensor (another host
+// address each time) inside NVTX range "step N". 2,000 steps, one site.
+TEST_F(Ranking, AFloodOfSimilarFindingsComesOutAsOneFindingPerSite) {
+  int64_t device = buffer(AllocKind::Device, kMiB);
+  for (int64_t step = 0; step < 2000; ++step) {
+    testing::NvtxRangeRow range;
+    range.name = "step " + std::to_string(step);
+    range.start_ns = step * kMs;
+    range.end_ns = step * kMs + 900'000;
+    trace.add(range);
+    int64_t id = copy(CopyKind::HtoD, device, device, kMiB, step * kMs + 1000, 100'000,
+                      MemoryKind::Pageable);
+    Statement host = trace.db().prepare(
+        "UPDATE memcpys SET src_alloc_id = NULL, src_address = ? WHERE id = ?");
+    host.bind(1, 0x100000000 + step * 2 * kMiB).bind(2, id).run();
+  }
+  std::vector<Finding> all = all_findings();
+  EXPECT_LE(all.size(), 3u) << ::testing::PrintToString(rules_of(all));
+  auto pageable = findings("pageable_copy");
+  ASSERT_EQ(pageable.size(), 1u);
+  EXPECT_EQ(pageable[0].occurrences, 2000);
+  EXPECT_EQ(pageable[0].cost_ns, 2000 * 100'000);
+  EXPECT_EQ(pageable[0].rows.size(), 64u);  // the evidence limit, not 2,000 rows
+  EXPECT_NE(pageable[0].what.find("2000 times at this site in all"), std::string::npos)
+      << pageable[0].what;
+  EXPECT_NE(pageable[0].what.find("from NVTX range step 0 to step 1999"), std::string::npos)
+      << pageable[0].what;
+}
+
+TEST(RankFindings, AFindingThatSavesNothingIsNotShown) {
+  Finding wrong = priced("uninitialized_read", std::nullopt, 0);
+  wrong.correctness = true;
+  std::vector<Finding> findings{priced("sync_api", 0, 5 * kMs), priced("gpu_idle_gap", 2 * kMs, 3 * kMs),
+                                priced("pageable_copy", std::nullopt, kMs), wrong};
+  rank_findings(findings, 1000 * kMs);
+  EXPECT_EQ(rules_of(findings),
+            (std::vector<std::string>{"uninitialized_read", "gpu_idle_gap", "pageable_copy"}));
+}
+
+// Six 1 ms gaps do not come before 198 ms of pageable copies the model
+// cannot price: unknown savings rank by what they cost now.
+TEST(RankFindings, UnknownSavingsRankByTheirCost) {
+  std::vector<Finding> findings;
+  for (int i = 0; i < 6; ++i) findings.push_back(priced("gpu_idle_gap", kMs, kMs));
+  findings.push_back(priced("pageable_copy", std::nullopt, 198 * kMs));
+  findings.push_back(priced("sync_copy", 3 * kMs, 4 * kMs));
+  rank_findings(findings, 1000 * kMs);
+  ASSERT_EQ(findings.size(), 8u);
+  EXPECT_EQ(findings[0].rule, "pageable_copy");
+  EXPECT_EQ(findings[1].rule, "sync_copy");
+}
+
+TEST(RankFindings, NoSavingExceedsTheRun) {
+  std::vector<Finding> findings{priced("sync_api", 358'710 * kMs, 424'000)};
+  rank_findings(findings, 2 * kMs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].saving_ns, 2 * kMs);
+  EXPECT_NE(findings[0].estimate.find("bounded by how long the traced run lasted (2.00 ms)"),
+            std::string::npos)
+      << findings[0].estimate;
+}
+
+// `apptracer merge` of two runs made 400 s apart on one GPU: the first run
+// ends in a synchronization, and the next work on the device is the second
+// run's. That wait is not the first run's to save, and no saving is longer
+// than the two runs together.
+TEST_F(Ranking, TheBoundHoldsOnAMergedTraceOfTwoRuns) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int64_t run = 0; run < 2; ++run) {
+    int64_t at = run * 400'000 * kMs;
+    kernel("work", at + 10'000, kMs, {{d, AccessKind::Write}});
+    testing::SyncRow sync;
+    sync.start_ns = at + 20'000;
+    sync.end_ns = at + kMs + 20'000;
+    sync.call_correlation_id = call("cudaDeviceSynchronize", sync.start_ns, sync.end_ns);
+    trace.add(sync);
+  }
+  Database& db = trace.db();
+  for (const TableInfo* table : tables_with_role(TableRole::Merge)) db.exec(create_table_sql(*table));
+  db.exec(
+      "INSERT INTO processes(process_id, pid, command_line, status) VALUES "
+      "(1, 10, './train', 'complete'), (2, 11, './train', 'complete')");
+  for (const char* table : {"kernels", "syncs", "api_calls", "allocations"}) {
+    db.exec(std::string("ALTER TABLE ") + table + " ADD COLUMN process_id INTEGER DEFAULT 1");
+  }
+  db.exec("UPDATE kernels SET process_id = 2 WHERE gpu_start_ns > 1000000000;"
+          "UPDATE syncs SET process_id = 2 WHERE start_ns > 1000000000;"
+          "UPDATE api_calls SET process_id = 2 WHERE start_ns > 1000000000");
+  std::vector<Finding> all = all_findings();
+  for (const Finding& f : all) {
+    EXPECT_LE(f.saving_ns.value_or(0), 3 * kMs) << f.rule << ": " << f.what;
+  }
+  EXPECT_TRUE(findings("sync_api").empty());
+}
+
+// um_thrashing and um_on_demand_migration price the same migrations: each
+// names the other, and the text says not to add them.
+TEST_F(Ranking, FindingsOverTheSameMigrationsOverlap) {
+  int64_t managed = buffer(AllocKind::Managed, 8 * kMiB);
+  kernel("reader", 1 * kMs, 1 * kMs, {{managed, AccessKind::Read}});
+  kernel("reader", 4 * kMs, 1 * kMs, {{managed, AccessKind::Read}});
+  int64_t address = 0;
+  {
+    Statement q = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
+    q.bind(1, managed);
+    q.step();
+    address = q.int64(0);
+  }
+  for (auto [start, to_device] : {std::pair{1 * kMs, true}, {3 * kMs, false}, {4 * kMs, true}}) {
+    testing::UmEventRow row;
+    row.counter_kind = to_device ? UmCounterKind::BytesHtoD : UmCounterKind::BytesDtoH;
+    row.address = address;
+    row.bytes = row.value = 4 * kMiB;
+    row.alloc_id = managed;
+    row.alloc_offset = 0;
+    row.dst_device = to_device ? std::optional<int64_t>(0) : std::nullopt;
+    row.src_device = to_device ? std::nullopt : std::optional<int64_t>(0);
+    row.start_ns = start;
+    row.end_ns = start + 400'000;
+    row.cause = static_cast<int64_t>(UmMigrationCause::Coherence);
+    trace.add(row);
+  }
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("prefetch.HtoD.gpu0"), {},
+                           model::LinkModel::constant(0, 100.0), ""});
+  SystemFileCost system("system.json", machine);
+  std::vector<Finding> all = all_findings(&system);
+  std::optional<size_t> thrashing;
+  std::vector<size_t> on_demand;
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].rule == "um_thrashing") thrashing = i;
+    if (all[i].rule == "um_on_demand_migration") on_demand.push_back(i);
+  }
+  ASSERT_TRUE(thrashing);
+  ASSERT_FALSE(on_demand.empty());
+  for (size_t i : on_demand) {
+    EXPECT_NE(std::find(all[i].overlaps.begin(), all[i].overlaps.end(), *thrashing),
+              all[i].overlaps.end());
+    EXPECT_NE(std::find(all[*thrashing].overlaps.begin(), all[*thrashing].overlaps.end(), i),
+              all[*thrashing].overlaps.end());
+  }
+  std::ostringstream text;
+  write_findings_text(text, all);
+  EXPECT_NE(text.str().find("do not add their savings"), std::string::npos) << text.str();
+}
+
+TEST(FindingsOutput, TheTopTwentyAndOneLineForTheRest) {
+  std::vector<Finding> findings;
+  for (int i = 0; i < 30; ++i) findings.push_back(priced("sync_api", (30 - i) * kMs, kMs));
+  std::ostringstream text;
+  write_findings_text(text, findings, kShownFindings);
+  EXPECT_NE(text.str().find("\n20. [sync_api]"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("\n21. "), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("10 more finding(s) with smaller savings left out: --all shows every"),
+            std::string::npos)
+      << text.str();
+  EXPECT_EQ(findings_json(findings, kShownFindings).size(), 20u);
+  EXPECT_EQ(findings_table(findings, kShownFindings).rows.size(), 20u);
+  Table left_out = left_out_table(findings, kShownFindings);
+  ASSERT_EQ(left_out.rows.size(), 1u);
+  EXPECT_EQ(left_out.rows[0], (std::vector<Cell>{int64_t{20}, int64_t{10}}));
+  std::ostringstream every;
+  write_findings_text(every, findings);
+  EXPECT_NE(every.str().find("\n30. [sync_api]"), std::string::npos);
+  EXPECT_EQ(every.str().find("left out"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose
