@@ -1,5 +1,6 @@
 // Which link model estimates savings: the system file given with --system
-// (`apptracer links`), else the bandwidths measured in the trace.
+// (`apptracer links`), else the bandwidths measured in the trace and, for
+// paths it did not measure, the nominal PCIe link (nominal_link_cost.h).
 #pragma once
 
 #include <memory>
@@ -12,7 +13,7 @@ namespace apptracer::diagnose {
 
 struct LinkModel {
   std::unique_ptr<TransferCost> cost;
-  std::string name;  // "measured in the trace" or "system file PATH"
+  std::string name;  // "bandwidths measured in the trace; ..." or "system file PATH"
 };
 
 // Throws std::runtime_error (one line) when the system file is unusable.

@@ -192,7 +192,8 @@ class Reader {
     std::stable_sort(facts_.advice.begin(), facts_.advice.end(),
                      [](const Advice& a, const Advice& b) { return a.ns < b.ns; });
     for (const Packed<DeviceRow>& row : trace_.rows<DeviceRow>())
-      facts_.devices.push_back({row.id, std::string(trace_.text(row.name)), row.numa_node});
+      facts_.devices.push_back({row.id, std::string(trace_.text(row.name)), row.numa_node,
+                                row.cc_major, row.cc_minor});
   }
 
   trace::Trace& trace_;

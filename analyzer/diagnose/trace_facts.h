@@ -113,6 +113,7 @@ struct Device {
   int64_t id = 0;
   std::string name;
   NullableInt numa_node;  // NULL or -1: unknown
+  NullableInt cc_major, cc_minor;  // compute capability
 };
 
 // GPU work of one device as busy intervals, merged and sorted.
