@@ -222,6 +222,7 @@ class Builder {
         previous.begin = std::min(previous.begin, next.begin);
         previous.end = std::max(previous.end, next.end);
         previous.known_read = previous.known_read | next.known_read;
+        previous.to_end = previous.to_end & next.to_end;
       } else {
         accesses_[kept++] = next;
       }
@@ -274,10 +275,24 @@ class Builder {
     }
   }
 
+  // Whether a pointer's read (its extent assumed: to the end of its region)
+  // reaches any data. A signature says that a kernel reads through the
+  // pointer, not how far: where part of the extent holds data, the kernel may
+  // have read only that part (a chunk copied in before the launch), so the
+  // rest is a possible read, not a certain one.
+  bool reaches_data(uint32_t op, const Access& access) {
+    if (!access.to_end) return false;
+    bool found = false;
+    for_each_overlap(access.location, op, access.begin, access.end,
+                     [&](uint32_t value, int64_t, int64_t) { found = found || may_hold_data(value); });
+    return found;
+  }
+
   void gather_reads(uint32_t op, Op& record) {
     reads_.clear();
     for (const Access& access : accesses_) {
       if (!access.reads) continue;
+      bool certain = access.known_read && !reaches_data(op, access);
       for_each_overlap(access.location, op, access.begin, access.end,
                        [&](uint32_t value, int64_t from, int64_t to) {
                          int64_t bytes = saturating_sub(to, from);
@@ -289,7 +304,7 @@ class Builder {
                                    false, bytes};
                          if (may_hold_data(value)) {
                            reads_.push_back(read);
-                         } else if (access.known_read) {
+                         } else if (certain) {
                            // Memory nothing wrote holds nothing: only a certain
                            // read of it is worth an edge, and that edge is a bug report.
                            graph_.values[value].read_uninitialized = true;

@@ -23,7 +23,8 @@ struct Access {
   uint32_t reads : 1;
   uint32_t writes : 1;
   // The read is certain (copy source, const parameter), not assumed; only a
-  // certain read of memory holding no data is reported as uninitialized.
+  // certain read of memory holding no data is reported as uninitialized (a
+  // pointer's, `to_end`, only when nothing in its extent holds data).
   uint32_t known_read : 1;
   // The write replaces [begin, end) entirely (linear copies, memsets): nothing
   // of what was there survives. Kernels (and 2D copies) may leave parts as they were.

@@ -94,6 +94,7 @@ class DiagnoseTest : public ::testing::Test {
   struct Arg {
     int64_t alloc;
     AccessKind access;
+    int64_t offset = 0;  // the pointer passed: the allocation's address plus this
   };
   int64_t kernel(const std::string& name, int64_t start, int64_t duration, std::vector<Arg> args,
                  int64_t stream = 7, int64_t launch_ns = 300) {
@@ -112,7 +113,7 @@ class DiagnoseTest : public ::testing::Test {
       arg.param_index = static_cast<int64_t>(i);
       arg.offset = static_cast<int64_t>(8 * i);
       arg.alloc_id = args[i].alloc;
-      arg.alloc_offset = 0;
+      arg.alloc_offset = args[i].offset;
       arg.access = args[i].access;
       arg.access_source = AccessSource::ConstSignature;
       trace.add(arg);

@@ -102,6 +102,44 @@ TEST_F(FlowRules, ReadOfMemoryNothingWrote) {
   EXPECT_NE(found[0].what.find("alloc #" + std::to_string(input)), std::string::npos);
 }
 
+// The chunked pipeline: one buffer; per chunk, a copy of that chunk in, then
+// a kernel given base + offset that reads it. Its signature says it reads
+// through the pointer, not how far: the chunks not yet copied are a possible
+// read, not a certain one, and no correctness problem.
+TEST_F(FlowRules, AChunkedPipelineReadsOnlyWhatWasCopiedIn) {
+  constexpr int64_t kChunk = 1 << 20;
+  constexpr int64_t kChunks = 8;
+  int64_t host = buffer(AllocKind::PinnedHost, kChunks * kChunk);
+  int64_t input = buffer(AllocKind::Device, kChunks * kChunk);
+  int64_t output = buffer(AllocKind::Device, kChunks * kChunk);
+  for (int64_t i = 0; i < kChunks; ++i) {
+    int64_t start = 1'000'000 + i * 1'000'000;
+    int64_t row = pinned_copy(host, input, kChunk, start);
+    Statement offset = trace.db().prepare(
+        "UPDATE memcpys SET src_offset = ?1, dst_offset = ?1 WHERE id = ?2");
+    offset.bind(1, i * kChunk).bind(2, row).run();
+    kernel("relax", start + 500'000, 100'000,
+           {{input, A::Read, i * kChunk}, {output, A::Write, i * kChunk}});
+  }
+  EXPECT_TRUE(findings("uninitialized_read").empty());
+}
+
+// The same kernel given a chunk nothing copied in: every byte its pointer
+// can reach holds no data, so its read is certainly of garbage.
+TEST_F(FlowRules, APointerIntoMemoryNothingWroteIsStillFound) {
+  constexpr int64_t kChunk = 1 << 20;
+  int64_t host = buffer(AllocKind::PinnedHost, 2 * kChunk);
+  int64_t input = buffer(AllocKind::Device, 2 * kChunk);
+  int64_t output = buffer(AllocKind::Device, 2 * kChunk);
+  pinned_copy(host, input, kChunk, 1'000'000);  // the first chunk only
+  int64_t k = kernel("relax", 2'000'000, 100'000,
+                     {{input, A::Read, kChunk}, {output, A::Write, kChunk}});
+  auto found = findings("uninitialized_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "kernels"), std::vector<int64_t>{k});
+  EXPECT_TRUE(found[0].correctness);
+}
+
 TEST_F(FlowRules, ReadAfterAMemsetIsInitialized) {
   int64_t input = buffer(AllocKind::Device, 4096);
   int64_t output = buffer(AllocKind::Device, 4096);
