@@ -72,11 +72,14 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
     f.saving_ns = group.overlappable;
     f.estimate = "host work right after the calls that could run while the GPU works (" +
                  format_ns(group.overlappable) + ")";
+    bool host_side = std::get<1>(key) == static_cast<int>(CopyKind::HtoD) ||
+                     std::get<1>(key) == static_cast<int>(CopyKind::DtoH);
     f.fix = std::string(rule) == "sync_memset"
                 ? "use cudaMemsetAsync on the stream that uses the memory and synchronize only "
                   "where the host needs the result"
-                : "use cudaMemcpyAsync on a stream with pinned host memory and synchronize only "
-                  "where the host needs the data";
+                : std::string("use cudaMemcpyAsync on a stream") +
+                      (host_side ? " with pinned host memory" : "") +
+                      " and synchronize only where the host needs the data";
     findings.push_back(std::move(f));
   }
 }

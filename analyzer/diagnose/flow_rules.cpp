@@ -254,6 +254,7 @@ void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& f
     });
     Finding f;
     int64_t copies = 0, copy_ns = 0, saving = 0;
+    bool host_side = false;  // any of the copies between host and device
     for (size_t i = 0; i + 1 < ops.size(); ++i) {
       uint32_t a = ops[i], b = ops[i + 1];
       const Op& first = graph.ops[a];
@@ -267,6 +268,8 @@ void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& f
       OpRow kernel_row = row_of(facts, graph.ops[kernel]);
       if (copies == 0) locate(context, f, copy_row.correlation, graph.ops[copy].issue_ns);
       ++copies;
+      host_side = host_side || graph.ops[copy].copy_kind == CopyKind::HtoD ||
+                  graph.ops[copy].copy_kind == CopyKind::DtoH;
       copy_ns = saturating_add(copy_ns, copy_row.gpu_ns);
       saving = saturating_add(saving, std::min(copy_row.gpu_ns, kernel_row.gpu_ns));
       add_row(context, f, "memcpys", graph.ops[copy].source_id);
@@ -283,8 +286,10 @@ void no_copy_compute_overlap(const RuleContext& context, std::vector<Finding>& f
     f.cost_ns = copy_ns;
     f.saving_ns = saving;
     f.estimate = "each copy overlapped with its neighbouring kernel: the shorter of the two";
-    f.fix = "issue these copies with cudaMemcpyAsync from pinned memory on a second stream "
-            "(ordered by events only where the data flow needs it) so they run under the kernels";
+    f.fix = std::string("issue these copies with cudaMemcpyAsync") +
+            (host_side ? " from pinned memory" : "") +
+            " on a second stream (ordered by events only where the data flow needs it) so they "
+            "run under the kernels";
     findings.push_back(std::move(f));
   }
 }

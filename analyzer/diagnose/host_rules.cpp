@@ -61,14 +61,29 @@ std::optional<int64_t> next_busy(const Intervals& busy, int64_t ns) {
 
 std::string fix_for_host_call(const std::string& name) {
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  bool async = has("Async");
   if (has("Malloc") || has("Free") || has("HostAlloc") || has("HostRegister") ||
       has("MemAlloc") || has("MemFree")) {
+    if (async) {
+      return "keep the pool's memory between uses (cudaMemPoolSetAttribute "
+             "cudaMemPoolAttrReleaseThreshold) or allocate once before the loop, so " + name +
+             " does not go to the driver between GPU work";
+    }
     return "allocate once before the loop and reuse the memory (or cudaMallocAsync from a pool) "
            "instead of calling " + name + " between GPU work";
+  }
+  if (has("Event") && has("Synchronize")) {
+    return "queue the next GPU work before " + name +
+           " so the GPU has work while the host waits for the event";
   }
   if (has("Synchronize") || has("Query")) {
     return "do not block in " + name +
            " here: wait on an event for the data the host needs, after queuing the next GPU work";
+  }
+  if ((has("Memcpy") || has("Memset")) && async) {
+    // An asynchronous copy that held the host this long staged pageable memory.
+    return "pin the host memory " + name + " copies (cudaMallocHost, or cudaHostRegister it "
+           "once): from pageable memory it blocks the host until the copy is done";
   }
   if (has("Memcpy") || has("Memset")) {
     return "replace " + name + " by its Async form on a stream (pinned host memory) so the host "
@@ -124,9 +139,12 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.saving_ns = group.idle_after;
     f.claim = "GPU idle time";
     f.estimate = "GPU idle time after the synchronizations, until the host queued more work";
-    f.fix = "wait only for what the host needs (cudaEventSynchronize on an event after the "
-            "producing work, cudaStreamWaitEvent between streams) instead of " + name +
-            ", and queue the next GPU work before waiting";
+    f.fix = static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
+                ? "queue the next GPU work before " + name +
+                      " so the GPU has work while the host waits for the event"
+                : "wait only for what the host needs (cudaEventSynchronize on an event after the "
+                  "producing work, cudaStreamWaitEvent between streams) instead of " + name +
+                      ", and queue the next GPU work before waiting";
     findings.push_back(std::move(f));
   }
 }
@@ -343,8 +361,13 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
                "one allocation and one free instead of " + std::to_string(list.size()));
     f.fix = pinned ? "pin the host buffer once and reuse it: page-locking and unlocking memory "
                      "costs far more than a copy"
-                   : "allocate once outside the loop and reuse the buffer (or cudaMallocAsync / "
-                     "cudaFreeAsync with a memory pool)";
+            : first.kind == AllocKind::Pool
+                ? "keep the pool's memory between uses (cudaMemPoolSetAttribute "
+                  "cudaMemPoolAttrReleaseThreshold) or allocate once outside the loop"
+            : first.kind == AllocKind::Managed
+                ? "allocate the managed buffer once outside the loop and reuse it"
+                : "allocate once outside the loop and reuse the buffer (or cudaMallocAsync / "
+                  "cudaFreeAsync with a memory pool)";
     findings.push_back(std::move(f));
   }
 }
