@@ -54,12 +54,14 @@ int run_diagnose(const DiagnoseOptions& options) {
   std::vector<Table> analyses;
   if (options.analyses) analyses = diagnose::all_analyses(facts, limits);
   size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
+  std::vector<std::string> notes = diagnose::diagnosis_notes(facts);
   if (options.json) {
     nlohmann::json out{{"trace", options.trace},
                        {"time_origin", facts.origin.describe()},
                        {"link_model", model.name},
                        {"findings", diagnose::findings_json(findings, shown)},
-                       {"left_out", findings.size() - std::min(shown, findings.size())}};
+                       {"left_out", findings.size() - std::min(shown, findings.size())},
+                       {"notes", notes}};
     for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (options.csv) {
@@ -70,6 +72,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   } else {
     std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
               << "; " << facts.origin.describe() << ")\n";
+    for (const std::string& note : notes) std::cout << "note: " << note << "\n";
     diagnose::write_findings_text(std::cout, findings, shown);
     if (!analyses.empty()) {
       std::cout << "\n";

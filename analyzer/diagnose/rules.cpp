@@ -61,6 +61,16 @@ std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
   return findings;
 }
 
+std::vector<std::string> diagnosis_notes(const TraceFacts& facts) {
+  std::vector<std::string> notes;
+  if (facts.um_migrations_not_recorded) {
+    notes.push_back(
+        "the program uses managed memory but its migrations were not recorded: the unified-memory "
+        "rules need 'apptracer record --unified-memory migrations' (or all)");
+  }
+  return notes;
+}
+
 void locate(const RuleContext& context, Finding& finding, std::optional<int64_t> correlation,
             int64_t issue_ns) {
   const HostCall* call = context.facts.call(correlation);

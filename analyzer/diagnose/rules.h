@@ -53,6 +53,10 @@ const std::vector<Rule>& all_rules();
 std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
                               const Thresholds& limits = {});
 
+// What the rules could not look at, one line each (e.g. unified-memory
+// migrations the trace did not record).
+std::vector<std::string> diagnosis_notes(const TraceFacts& facts);
+
 // The rules, by family (one file each).
 void pageable_copy(const RuleContext& context, std::vector<Finding>& findings);
 void small_copies(const RuleContext& context, std::vector<Finding>& findings);

@@ -28,6 +28,7 @@ class Reader {
     read_annotations();
     facts_.origin = trace_.origin();
     facts_.um = trace_.unified_memory();
+    facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
   }
@@ -100,6 +101,19 @@ class Reader {
     t.gpu_end_ns = row.gpu_end_ns;
     widen(t.gpu_start_ns, row.process);
     widen(t.gpu_end_ns, row.process);
+  }
+
+  bool uses_managed_memory() const {
+    return std::any_of(facts_.allocations.begin(), facts_.allocations.end(),
+                       [](const Allocation& a) { return a.kind == AllocKind::Managed; });
+  }
+
+  // meta um_counters: "enabled: ...; unsupported: ...; not asked for: bytes HtoD, ...".
+  bool migrations_not_asked_for() {
+    std::string counters = trace_.meta("um_counters");
+    size_t not_asked = counters.find("not asked for:");
+    return not_asked != std::string::npos &&
+           counters.find(to_string(UmCounterKind::BytesHtoD), not_asked) != std::string::npos;
   }
 
   void read_copies() {

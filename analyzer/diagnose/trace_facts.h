@@ -137,6 +137,9 @@ struct TraceFacts {
   std::vector<std::pair<int64_t, uint32_t>> calls;
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
   trace::UmTrace um;
+  // The program used managed memory, and its migrations were not asked for
+  // (meta um_counters): the unified-memory rules have nothing to read.
+  bool um_migrations_not_recorded = false;
   dvdg::Graph graph;
   // Merged traces: collectives whose last rank arrived late (by
   // kStragglerMinLateNs at least), costliest first.

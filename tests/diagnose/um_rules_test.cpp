@@ -112,5 +112,32 @@ TEST_F(UmRules, MigratingOnceIsNotThrashing) {
   EXPECT_TRUE(findings("um_thrashing").empty());
 }
 
+// Migrations are recorded only when asked for: without them the rules see
+// no movement at all, and diagnose says what to record instead of nothing.
+TEST_F(UmRules, MigrationsNotRecordedAreSaidInOneLine) {
+  kernel("reader", 1'000'000, 1'000'000, {{managed, A::Read}});
+  auto notes_with = [&](const std::string& counters) {
+    trace.set_meta("um_counters", counters);
+    trace::Trace model(trace.db());
+    return diagnosis_notes(read_trace_facts(model));
+  };
+  std::vector<std::string> notes = notes_with(
+      "enabled: CPU page fault; unsupported: none; not asked for: bytes HtoD, bytes DtoH");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0],
+            "the program uses managed memory but its migrations were not recorded: the "
+            "unified-memory rules need 'apptracer record --unified-memory migrations' (or all)");
+  EXPECT_TRUE(notes_with("enabled: bytes HtoD, bytes DtoH; unsupported: none; not asked for: "
+                         "thrashing")
+                  .empty());
+}
+
+TEST(DiagnosisNotes, NoManagedMemoryNoNote) {
+  testing::TraceBuilder trace;
+  trace.set_meta("um_counters", "enabled: none; unsupported: none; not asked for: bytes HtoD");
+  trace::Trace model(trace.db());
+  EXPECT_TRUE(diagnosis_notes(read_trace_facts(model)).empty());
+}
+
 }  // namespace
 }  // namespace apptracer::diagnose
