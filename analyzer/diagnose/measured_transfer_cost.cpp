@@ -100,9 +100,7 @@ std::optional<LinkFit> MeasuredTransferCost::fit(const TransferPath& path) const
 
 std::optional<double> MeasuredTransferCost::time_ns(const TransferPath& path,
                                                     int64_t bytes) const {
-  std::optional<LinkFit> found = fit(path);
-  if (!found) return std::nullopt;
-  return found->time_ns(bytes);
+  return time_on(fit(path), bytes);
 }
 
 std::string MeasuredTransferCost::describe(const TransferPath& path) const {

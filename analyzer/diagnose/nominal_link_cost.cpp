@@ -46,9 +46,7 @@ std::optional<LinkFit> NominalLinkCost::fit(const TransferPath& path) const {
 }
 
 std::optional<double> NominalLinkCost::time_ns(const TransferPath& path, int64_t bytes) const {
-  std::optional<LinkFit> found = fit(path);
-  if (!found) return std::nullopt;
-  return found->time_ns(bytes);
+  return time_on(fit(path), bytes);
 }
 
 std::string NominalLinkCost::describe(const TransferPath& path) const {

@@ -44,4 +44,9 @@ struct LinkFit {
   }
 };
 
+// The time `bytes` take on a path's fit; nullopt for a path without one.
+inline std::optional<double> time_on(const std::optional<LinkFit>& fit, int64_t bytes) {
+  return fit ? std::optional<double>(fit->time_ns(bytes)) : std::nullopt;
+}
+
 }  // namespace apptracer::diagnose

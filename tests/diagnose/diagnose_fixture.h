@@ -61,6 +61,25 @@ class DiagnoseTest : public ::testing::Test {
     return correlation_;
   }
 
+  // Five allocations of `kind` and 1 MiB at one address, each made (10 us of
+  // cudaMalloc) after the previous one was freed (5 us of cudaFree); their ids.
+  std::vector<int64_t> churn(AllocKind kind) {
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 5; ++i) {
+      testing::AllocationRow row;
+      row.kind = kind;
+      row.address = 0x7e0000000000;
+      row.bytes = 1 << 20;
+      int64_t t = i * 100'000;
+      row.alloc_ns = t;
+      row.alloc_correlation_id = call("cudaMalloc", t, t + 10'000);
+      row.free_ns = t + 50'000;
+      row.free_correlation_id = call("cudaFree", t + 50'000, t + 55'000);
+      ids.push_back(trace.add(row));
+    }
+    return ids;
+  }
+
   // A copy whose GPU time is [start, start + duration], issued by a call at `issue`.
   int64_t copy(CopyKind kind, int64_t src, int64_t dst, int64_t bytes, int64_t start,
                int64_t duration, MemoryKind host = MemoryKind::Pinned, bool async = true,

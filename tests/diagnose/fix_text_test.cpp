@@ -53,22 +53,6 @@ class FixText : public DiagnoseTest, public ::testing::WithParamInterface<Situat
     copy(kind, src, dst, 1 << 20, 10'000, 200'000, MemoryKind::Pinned, /*async=*/false);
     call("cudaFree", 500'000, 510'000);
   }
-
-  // Five allocations of `kind`, each made after the previous one was freed.
-  void churn_of(AllocKind kind) {
-    for (int i = 0; i < 5; ++i) {
-      testing::AllocationRow row;
-      row.kind = kind;
-      row.address = 0x7e0000000000;
-      row.bytes = 1 << 20;
-      int64_t t = i * 100'000;
-      row.alloc_ns = t;
-      row.alloc_correlation_id = call("cudaMalloc", t, t + 10'000);
-      row.free_ns = t + 50'000;
-      row.free_correlation_id = call("cudaFree", t + 50'000, t + 55'000);
-      trace.add(row);
-    }
-  }
 };
 
 const Situation kSituations[] = {
@@ -96,14 +80,14 @@ const Situation kSituations[] = {
      "cudaMemcpyAsync on a stream with pinned host memory", ""},
     {"SyncCopyOnTheDevice", "sync_copy", [](FixText& t) { t.sync_copy_of(CopyKind::DtoD); },
      "cudaMemcpyAsync on a stream and synchronize", "pinned"},
-    {"ChurnOfDeviceMemory", "allocation_churn", [](FixText& t) { t.churn_of(AllocKind::Device); },
+    {"ChurnOfDeviceMemory", "allocation_churn", [](FixText& t) { t.churn(AllocKind::Device); },
      "allocate once outside the loop", "ReleaseThreshold"},
     {"ChurnOfPinnedMemory", "allocation_churn",
-     [](FixText& t) { t.churn_of(AllocKind::PinnedHost); }, "pin the host buffer once", ""},
-    {"ChurnOfAPool", "allocation_churn", [](FixText& t) { t.churn_of(AllocKind::Pool); },
+     [](FixText& t) { t.churn(AllocKind::PinnedHost); }, "pin the host buffer once", ""},
+    {"ChurnOfAPool", "allocation_churn", [](FixText& t) { t.churn(AllocKind::Pool); },
      "cudaMemPoolAttrReleaseThreshold", "or cudaMallocAsync"},
     {"ChurnOfManagedMemory", "allocation_churn",
-     [](FixText& t) { t.churn_of(AllocKind::Managed); }, "managed buffer once", "cudaMallocAsync"},
+     [](FixText& t) { t.churn(AllocKind::Managed); }, "managed buffer once", "cudaMallocAsync"},
 };
 
 TEST_P(FixText, FitsTheSituation) {

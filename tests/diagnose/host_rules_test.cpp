@@ -133,19 +133,7 @@ TEST_F(HostRules, ExtremeTimesEndInBoundedTimeWithoutWrappingAround) {
 }
 
 TEST_F(HostRules, AllocationChurn) {
-  std::vector<int64_t> ids;
-  for (int i = 0; i < 5; ++i) {
-    testing::AllocationRow row;
-    row.kind = AllocKind::Device;
-    row.address = 0x7e0000000000;
-    row.bytes = 1 << 20;
-    int64_t t = i * 100'000;
-    row.alloc_ns = t;
-    row.alloc_correlation_id = call("cudaMalloc", t, t + 10'000);
-    row.free_ns = t + 50'000;
-    row.free_correlation_id = call("cudaFree", t + 50'000, t + 55'000);
-    ids.push_back(trace.add(row));
-  }
+  std::vector<int64_t> ids = churn(AllocKind::Device);
   auto found = findings("allocation_churn");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(rows_of(found[0], "allocations"), ids);
