@@ -204,7 +204,7 @@ class Trace:
         """`apptracer diagnose`'s findings as a DataFrame, one row per finding
         (with `system`, savings are estimated with that system file)."""
         import pandas
-        arguments = ["diagnose", self.path, "--json"]
+        arguments = ["diagnose", self.path, "--json", "--all"]
         if system:
             arguments += ["--system", os.fspath(system)]
         return pandas.DataFrame(json.loads(_run(arguments, "diagnose"))["findings"])

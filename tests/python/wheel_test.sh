@@ -63,7 +63,7 @@ for expected in \
     "dvdg: 6 values, 5 edges" \
     "dvdg: v10 comes from v1, v2 through DtoH copy, HtoD copy, vector_add" \
     "api: slowest call cudaMalloc" \
-    "top: sync_copy saves"; do
+    "top: pageable_copy saves"; do
   grep -qF -- "$expected" tour.out || fail "notebook_tour.py did not print '$expected'"
 done
 echo "python package: ok"
