@@ -8,6 +8,11 @@
 #      three-stream twin's run (within 15%)
 #  (d) the copy-bound traces of one machine predicted with another machine's
 #      system file (--system2), against that machine's runs (within 10%)
+#  (e) an independent program, whatif_chunked (one buffer, a chunk at a
+#      time): on one stream predicted with --overlap against its runs on 4
+#      streams; pageable predicted with --pin against pinned runs, and with
+#      --pin --overlap against pinned runs on 4 streams (within 10%). Its
+#      twins run without the tracer, 3 interleaved rounds, median.
 # The time compared is the programs' work phase: whatif's "period 2", from
 # the end of the set-up's cudaDeviceSynchronize to the end of the work's
 # (test_apps/whatif_*.cu); the whole run is printed beside it.
@@ -56,6 +61,11 @@ EOF
 }
 
 # One comparison: prints its result lines.
+# The median of the numbers in FILE, one per line.
+median() {
+  sort -g "$1" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
 compare_line() {
   local key=$1 predicted=$2 actual=$3
   python3 - "$key" "$predicted" "$actual" <<'EOF'
@@ -72,7 +82,7 @@ write_results() {
   local log=$1 results=$2 device=$3 report
   report=$(mktemp)
   cat "$log" >"$report"
-  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%" >>"$report"
+  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%, e 10%" >>"$report"
   python3 "$here/report.py" --log "$report" --results "$results" --device "$device" \
     --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     --commit "$("$here/commit.sh" "${dist:-}")"
@@ -88,7 +98,7 @@ for line in open(sys.argv[1]):
     if len(words) == 3 and words[0] == "result" and words[1].startswith("whatif."):
         key, metric = words[1].rsplit(".", 1)
         rows.setdefault(key, {})[metric] = float(words[2])
-targets = {"a": 5, "b": 10, "c": 15, "d": 10}
+targets = {"a": 5, "b": 10, "c": 15, "d": 10, "e": 10}
 print(f"{'check':<6}{'machine':<14}{'case':<34}{'predicted ms':>14}{'actual ms':>12}{'error':>9}  target")
 for key in sorted(rows):
     _, check, machine, case = key.split(".", 3)
@@ -118,7 +128,8 @@ measure() {
   "$apptracer" links --quick -f -o "$dir/system.json" | tee "$dir/links.txt"
   echo "links --quick: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
   local runs=("copies-pageable:whatif_copies" "copies-pinned:whatif_copies --pinned"
-              "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3")
+              "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3"
+              "chunked-pageable:whatif_chunked --pageable 1" "chunked-1:whatif_chunked")
   for run in "${runs[@]}"; do
     local name=${run%%:*} command=${run#*:}
     started=$SECONDS
@@ -132,6 +143,22 @@ measure() {
     --json "$dir/copies-pageable.pin.json" >"$dir/copies-pageable.pin.txt"
   "$apptracer" whatif "$dir/pipeline-1.db" --system "$dir/system.json" --overlap \
     --json "$dir/pipeline-1.overlap.json" >"$dir/pipeline-1.overlap.txt"
+  local change
+  for change in overlap pin pin-overlap; do
+    local from=chunked-1 options=(--overlap)
+    [ "$change" = overlap ] || from=chunked-pageable
+    [ "$change" = pin ] && options=(--pin)
+    [ "$change" = pin-overlap ] && options=(--pin --overlap)
+    "$apptracer" whatif "$dir/$from.db" --system "$dir/system.json" "${options[@]}" \
+      --json "$dir/$from.$change.json" >"$dir/$from.$change.txt"
+  done
+  # The twins predicted, untraced: the program times its own pipeline.
+  local round twin
+  for round in 1 2 3; do
+    for twin in 1 4; do
+      "$apps/whatif_chunked" --streams "$twin" | sed -n 's/^work_ms //p' >>"$dir/chunked-$twin.untraced"
+    done
+  done
 
   local log=$dir/results.log
   duplex_note "$dir/system.json" "$label" >"$log"
@@ -148,6 +175,13 @@ measure() {
   compare_line "whatif.c.$label.pipeline-1-overlap-vs-3" \
     "$(ms "$dir/pipeline-1.overlap.json" "period 2" predicted_ns)" \
     "$(ms "$dir/pipeline-3.baseline.json" "period 2" recorded_ns)" >>"$log"
+  compare_line "whatif.e.$label.chunked-1-overlap-vs-4" \
+    "$(ms "$dir/chunked-1.overlap.json" "period 2" predicted_ns)" "$(median "$dir/chunked-4.untraced")" >>"$log"
+  compare_line "whatif.e.$label.chunked-pageable-pin-vs-pinned" \
+    "$(ms "$dir/chunked-pageable.pin.json" "period 2" predicted_ns)" "$(median "$dir/chunked-1.untraced")" >>"$log"
+  compare_line "whatif.e.$label.chunked-pageable-pin-overlap-vs-4" \
+    "$(ms "$dir/chunked-pageable.pin-overlap.json" "period 2" predicted_ns)" \
+    "$(median "$dir/chunked-4.untraced")" >>"$log"
   cat "$log"
   table "$log"
   if [ -n "$results" ]; then

@@ -837,6 +837,31 @@ def diagnose_findings(c, trace):
 CORRECTNESS_RULES = {"uninitialized_read"}
 
 
+CHUNKED_CHUNKS = 4
+
+
+def check_whatif_chunked(c, t):
+    """One buffer in, one out, a chunk at a time: each kernel, given both at its
+    chunk, reads the chunk its copy filled and nothing else (its launches step
+    through the buffers, so its pointers reach one chunk), and no read of a
+    chunk not yet copied in is taken for an uninitialized read."""
+    copies = t.rows("SELECT kind, bytes, dst_offset FROM memcpys WHERE kind = ? ORDER BY api_start_ns", HTOD)
+    c.equal(copies, [(HTOD, MiB, i * MiB) for i in range(CHUNKED_CHUNKS)], "one copy in per chunk")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE kind = ? AND bytes = ?", DTOH, MiB), CHUNKED_CHUNKS,
+            "one copy out per chunk")
+    c.equal(t.one("SELECT count(*) FROM kernels"), CHUNKED_CHUNKS, "one kernel per chunk")
+    result = subprocess.run([APPTRACER, "dvdg", t.path], capture_output=True, text=True)
+    c.equal(result.returncode, 0, f"apptracer dvdg ({result.stderr.strip()})")
+    read = t.rows("SELECT o.id, s.region_offset, s.bytes FROM dvdg_edges e "
+                  "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_ops o ON o.id = e.op_id "
+                  "WHERE o.kind = 'kernel' AND e.kind = 'data' AND s.holds_data = 1 "
+                  "GROUP BY o.id, s.id ORDER BY o.id, s.region_offset")
+    c.equal([r[1:] for r in read], [(i * MiB, MiB) for i in range(CHUNKED_CHUNKS)],
+            "each kernel reads its own chunk, as copied in")
+    rules = {f["rule"] for f in diagnose_findings(c, t)}
+    c.expect("uninitialized_read" not in rules, f"no uninitialized read (found: {sorted(rules)})")
+
+
 def check_diagnosis(rule, bad, more=None):
     """The bad program has a `rule` finding (with a cost, a fix and its rows);
     its fixed twin has none. `more(c, findings)` checks the bad one further."""
@@ -1116,6 +1141,9 @@ CASES = {
     "graphs_capture": Case(check_graphs_capture, "graphs", ["capture"]),
     "graphs_update": Case(check_graphs_update, "graphs", ["update"]),
     "host_copies": Case(check_host_copies),
+    "whatif_chunked": Case(check_whatif_chunked, "whatif_chunked",
+                           ["--chunks", str(CHUNKED_CHUNKS), "--chunk-mib", "1", "--streams", "2",
+                            "--work", "50"], timing_lines="work_ms"),
     # Migrations and page faults are recorded only when asked for (--unified-memory).
     "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING,
                        record_args=UM_ALL),

@@ -15,6 +15,7 @@
 #include "analyzer/trace/migration_groups.h"
 #include "apptracer/saturating.h"
 #include "block_resolution.h"
+#include "strided_pointers.h"
 
 namespace apptracer::dvdg {
 
@@ -370,10 +371,12 @@ class Reader {
   }
 
   // A kernel's pointer arguments: each reaches from where it points to the
-  // end of its allocation (split by the blocks in it later).
+  // end of its allocation (split by the blocks in it later), or one stride
+  // where its launches step through a buffer (strided_pointers.h).
   void add_kernel_accesses() {
     const trace::KernelArguments& arguments = trace_.kernel_arguments();
     const trace::Rows<KernelRow>& kernels = trace_.rows<KernelRow>();
+    StridedPointers strided;
     for (size_t i = 0; i < kernels.size(); ++i) {
       uint32_t kernel = kernel_ops_[i];
       if (exact_and_complete(kernels[i].id) || out_.ops[kernel].runs_collective != Op::kNoOp)
@@ -392,6 +395,10 @@ class Reader {
                             (word.access == AccessKind::ReadWrite &&
                              word.source != AccessSource::Assumed && word.source != AccessSource::None);
         add_access(kernel, access);
+        if (kernels[i].name_id) {
+          strided.see(*kernels[i].name_id, word.offset, *word.alloc_id, access.begin,
+                      pending_.size() - 1, pending_);
+        }
       }
     }
   }

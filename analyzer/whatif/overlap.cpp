@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "apptracer/saturating.h"
+
 namespace apptracer::whatif {
 
 namespace {
@@ -48,23 +50,58 @@ class OpIndex {
   std::map<std::pair<OpKind, int64_t>, uint32_t> index_;
 };
 
-// For each value: the value of the same location before it, and the ops
-// that read it.
+// For each value: the values it replaced (those that held its bytes just
+// before it; a chunk written into a buffer replaces what held that chunk, not
+// the whole buffer), and the ops that read it.
 struct ValueHistory {
-  std::vector<uint32_t> previous;
+  std::vector<uint32_t> replaced_begin;  // per value + 1: its range in `replaced`
+  std::vector<uint32_t> replaced;
   std::vector<std::vector<uint32_t>> readers;
 };
 
+// Which value holds each byte of each location, as values are made in order.
+class Holders {
+ public:
+  explicit Holders(size_t locations) : by_location_(locations) {}
+
+  // Gives [begin, end) of `location` to `value`; adds the values that held
+  // any of it to `replaced`.
+  void write(uint32_t location, int64_t begin, int64_t end, uint32_t value,
+             std::vector<uint32_t>& replaced) {
+    Pieces& pieces = by_location_[location];
+    auto it = pieces.upper_bound(begin);
+    if (it != pieces.begin() && std::prev(it)->second.end > begin) --it;
+    while (it != pieces.end() && it->first < end) {
+      Piece piece = it->second;
+      int64_t piece_begin = it->first;
+      if (replaced.empty() || replaced.back() != piece.value) replaced.push_back(piece.value);
+      it = pieces.erase(it);
+      if (piece_begin < begin) pieces.emplace(piece_begin, Piece{begin, piece.value});
+      if (piece.end > end) pieces.emplace(end, Piece{piece.end, piece.value});
+    }
+    pieces.emplace(begin, Piece{end, value});
+  }
+
+ private:
+  struct Piece {
+    int64_t end;
+    uint32_t value;
+  };
+  using Pieces = std::map<int64_t, Piece>;
+  std::vector<Pieces> by_location_;
+};
+
 ValueHistory value_history(const Graph& graph) {
-  constexpr uint32_t kNone = UINT32_MAX;
   ValueHistory history;
-  history.previous.assign(graph.values.size(), kNone);
+  history.replaced_begin.reserve(graph.values.size() + 1);
+  history.replaced_begin.push_back(0);
   history.readers.resize(graph.values.size());
-  std::vector<uint32_t> last(graph.locations.size(), kNone);
+  Holders holders(graph.locations.size());
   for (uint32_t v = 0; v < graph.values.size(); ++v) {
-    uint32_t& latest = last[graph.values[v].location];
-    history.previous[v] = latest;
-    latest = v;
+    const dvdg::Value& value = graph.values[v];
+    holders.write(value.location, value.offset, saturating_add(value.offset, std::max<int64_t>(value.bytes, 1)),
+                  v, history.replaced);
+    history.replaced_begin.push_back(static_cast<uint32_t>(history.replaced.size()));
   }
   // Edges come by op, so an op reading a value into several it wrote is
   // one reader of it.
@@ -128,11 +165,13 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
       if (edge.kind != dvdg::EdgeKind::Carry) depend(producer(edge.src_value), op);
     });
     for (uint32_t w = graph.op_writes_begin[g]; w < graph.op_writes_begin[g + 1]; ++w) {
-      uint32_t previous = history.previous[graph.op_writes[w]];
-      if (previous == UINT32_MAX) continue;
-      depend(producer(previous), op);
-      for (uint32_t reader : history.readers[previous]) {
-        if (reader != g) depend(replay_of[reader], op);
+      uint32_t written = graph.op_writes[w];
+      for (uint32_t r = history.replaced_begin[written]; r < history.replaced_begin[written + 1]; ++r) {
+        uint32_t previous = history.replaced[r];
+        depend(producer(previous), op);
+        for (uint32_t reader : history.readers[previous]) {
+          if (reader != g) depend(replay_of[reader], op);
+        }
       }
     }
   }

@@ -62,6 +62,42 @@ TEST_F(DvdgTest, MemoryAllocatedAfterAnUncapturedKernelIsStillUninitialized) {
   EXPECT_EQ(edges(graph), (Edges{"d:0 -> h:1 [DtoH copy] (uninitialized)"}));
 }
 
+// A chunked pipeline over one buffer: chunk i copied in at i * 256, then a
+// kernel given the buffer at i * 256. The launches step through the buffer,
+// so each kernel reads its chunk, not every later chunk (not yet copied in,
+// which a pointer reaching the buffer's end took for uninitialized reads).
+TEST_F(DvdgTest, LaunchesSteppingThroughABufferReadOneStrideEach) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 1024);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 1024);
+  for (int i = 0; i < 4; ++i) {
+    copy(CopyKind::HtoD, h, d, 256, 100 + 100 * i, 7, /*dst_offset=*/256 * i);
+    kernel("relax", {{d, AccessKind::Read, AccessSource::ConstSignature, 256 * i}}, 150 + 100 * i);
+  }
+  Graph graph = build();
+  for (const Value& value : graph.values) EXPECT_FALSE(value.read_uninitialized);
+  EXPECT_EQ(edges(graph), (Edges{
+                              "h:0 -> d[0,256):1 [HtoD copy]",
+                              "h:0 -> d[256,512):2 [HtoD copy]",
+                              "h:0 -> d[512,768):3 [HtoD copy]",
+                              "h:0 -> d[768,1024):4 [HtoD copy]",
+                          }));
+}
+
+// Two launches at different places are no stride (it could be chance): the
+// first pointer still reaches the buffer's end, past what was copied in.
+TEST_F(DvdgTest, TwoLaunchesAreNoStride) {
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 1024);
+  int64_t d = buffer("d", AllocKind::Device, 0x7f0000000000, 1024);
+  for (int i = 0; i < 2; ++i) {
+    copy(CopyKind::HtoD, h, d, 256, 100 + 100 * i, 7, /*dst_offset=*/256 * i);
+    kernel("relax", {{d, AccessKind::Read, AccessSource::ConstSignature, 256 * i}}, 150 + 100 * i);
+  }
+  Graph graph = build();
+  size_t uninitialized = 0;
+  for (const Value& value : graph.values) uninitialized += value.read_uninitialized;
+  EXPECT_GT(uninitialized, 0u);
+}
+
 // A copy into part of a buffer versions only that part; a read of the whole
 // depends on each part's own version, by the bytes it took from it.
 TEST_F(DvdgTest, PartialCopiesVersionOnlyTheirBytes) {

@@ -17,13 +17,14 @@ class Overlap : public WhatifTest {
     row.device = kind == AllocKind::Device ? std::optional<int64_t>(0) : std::nullopt;
     return trace_->add(row);
   }
-  void argument(int64_t kernel_id, int index, int64_t alloc, AccessKind access) {
+  void argument(int64_t kernel_id, int index, int64_t alloc, AccessKind access,
+                int64_t alloc_offset = 0) {
     testing::KernelArgRow row;
     row.kernel_id = kernel_id;
     row.param_index = index;
     row.offset = 8 * index;
     row.alloc_id = alloc;
-    row.alloc_offset = 0;
+    row.alloc_offset = alloc_offset;
     row.access = access;
     row.access_source = AccessSource::Sanitizer;
     trace_->add(row);
@@ -97,6 +98,67 @@ TEST_F(Overlap, AKernelWithUnknownArgumentsKeepsCopiesInPlace) {
   WhatifOptions options;
   options.overlap = true;
   EXPECT_EQ(run(options).predicted_ns, 2025);
+}
+
+// One device buffer in and one out, filled and drained a chunk at a time, the
+// kernel of chunk i given both buffers at i * chunk: as one stream records
+// it, everything takes turns (copy in, kernel, copy out: 1000 ns each).
+class ChunkedPipeline : public Overlap {
+ public:
+  static constexpr int kChunks = 4;
+  static constexpr int64_t kChunk = 1000;
+
+  // `stride`: how far each launch's pointers move (0: every launch is given
+  // the buffers' start, so each may touch all of them).
+  WhatifResult overlapped(int64_t stride) {
+    write_system({"HtoD.pinned.node0.gpu0 0 1", "DtoH.pinned.node0.gpu0 0 1"});
+    int64_t in_h = buffer(AllocKind::PinnedHost, 0x900000, kChunks * kChunk);
+    int64_t out_h = buffer(AllocKind::PinnedHost, 0xa00000, kChunks * kChunk);
+    int64_t in_d = buffer(AllocKind::Device, 0x100000, kChunks * kChunk);
+    int64_t out_d = buffer(AllocKind::Device, 0x200000, kChunks * kChunk);
+    int64_t issue = 0;
+    for (int i = 0; i < kChunks; ++i) {
+      int64_t at = 3000 * i + 100;
+      Copy in{CopyKind::HtoD, MemoryKind::Pinned, kChunk};
+      in.src_alloc = in_h;
+      in.dst_alloc = in_d;
+      in.src_offset = in.dst_offset = i * kChunk;
+      copy(call("cudaMemcpyAsync", issue, issue + 5), in, issue, at, at + 1000);
+      issue += 10;
+      int64_t k = kernel(call("cudaLaunchKernel", issue, issue + 5), issue, at + 1000, at + 2000);
+      argument(k, 0, in_d, AccessKind::Read, i * stride);
+      argument(k, 1, out_d, AccessKind::Write, i * stride);
+      issue += 10;
+      Copy out{CopyKind::DtoH, MemoryKind::Pinned, kChunk};
+      out.src_alloc = out_d;
+      out.dst_alloc = out_h;
+      out.src_offset = out.dst_offset = i * kChunk;
+      copy(call("cudaMemcpyAsync", issue, issue + 5), out, issue, at + 2000, at + 3000);
+      issue += 10;
+    }
+    int64_t end = 3000 * kChunks + 110;
+    sync(call("cudaDeviceSynchronize", issue, end), SyncKind::Device, issue, end);
+    WhatifOptions options;
+    options.overlap = true;
+    return run(options);
+  }
+};
+
+// The launches step through the buffers a chunk at a time, so each kernel
+// works on its chunk: chunk i + 1's copy in runs beside chunk i's kernel,
+// and the pipeline takes the copies in, one kernel and one copy out.
+TEST_F(ChunkedPipeline, ChunkByChunkLaunchesOverlapWithTheNextChunksCopy) {
+  WhatifResult result = overlapped(kChunk);
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns);
+  EXPECT_GE(result.predicted_ns, (kChunks + 2) * 1000);
+  EXPECT_LT(result.predicted_ns, (kChunks + 2) * 1000 + 500);
+}
+
+// Every launch given the buffers' start may read all of them: chunk i + 1's
+// copy in must wait for chunk i's kernel.
+TEST_F(ChunkedPipeline, LaunchesOnTheWholeBufferKeepCopiesInAfterThem) {
+  WhatifResult result = overlapped(0);
+  EXPECT_GE(result.predicted_ns, (2 * kChunks + 1) * 1000);
 }
 
 }  // namespace

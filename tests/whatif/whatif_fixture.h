@@ -66,6 +66,7 @@ class WhatifTest : public ::testing::Test {
     bool async;
     int64_t stream;
     std::optional<int64_t> src_alloc, dst_alloc;
+    int64_t src_offset = 0, dst_offset = 0;  // into src_alloc, dst_alloc
   };
   int64_t copy(int64_t correlation, const Copy& c, int64_t issue, int64_t gpu_start, int64_t gpu_end) {
     testing::MemcpyRow row;
@@ -80,7 +81,8 @@ class WhatifTest : public ::testing::Test {
     (to_device ? row.src_numa_node : row.dst_numa_node) = 0;
     row.src_alloc_id = c.src_alloc;
     row.dst_alloc_id = c.dst_alloc;
-    row.src_offset = row.dst_offset = 0;
+    row.src_offset = c.src_offset;
+    row.dst_offset = c.dst_offset;
     row.stream = c.stream;
     row.is_async = c.async;
     row.api_start_ns = issue;
