@@ -387,6 +387,7 @@ WHATIF_CHECKS = {
     "b": ("pageable run with --pin vs its pinned twin", 10),
     "c": ("one-stream run with --overlap vs its 3-stream twin", 15),
     "d": ("trace of one machine with --system2 of another vs the other's run", 10),
+    "e": ("independent one-buffer chunked pipeline: --overlap / --pin vs its untraced twins", 10),
 }
 
 
