@@ -62,11 +62,13 @@ class Splitter {
     index_ = index;
     auto it = live_.from(start);
     if (original.to_end) {
-      // Its end is the region's, or nearer when its launches showed a stride.
+      // A live block is the extent (a stride its launches seemed to show
+      // may be blocks handed out one after another, each larger); outside
+      // one, the stride, if any, or the next block.
       int64_t reach = std::min(limit, saturating_add(parent.address, original.end));
       if (it != live_.end() && it->first <= start) {
         const Block& b = live_.block(it->second);
-        add(original, b.location, b.address, start, std::min(reach, live_.end_of(it->second)), start);
+        add(original, b.location, b.address, start, live_.end_of(it->second), start);
       } else {
         int64_t stop = it != live_.end() ? std::min(it->first, reach) : reach;
         add(original, original.location, parent.address, start, stop, start);

@@ -18,8 +18,10 @@ namespace apptracer::dvdg {
 //    and one of the allocation itself per stretch no live block covers;
 //  * a pointer (`to_end`: kernel arguments) inside a live block reaches from
 //    the pointer to the block's end; outside every live block, to the next
-//    live block or the allocation's end; never past the access's own end
-//    (one stride, strided_pointers.h).
+//    live block, the allocation's end or the access's own end (one stride,
+//    strided_pointers.h), whichever comes first. A block's end wins over a
+//    stride: an allocator handing out blocks one after another can make
+//    launches on different, larger tensors look like strides.
 // Linear copies keep their position in the copied bytes. Accesses are
 // rewritten in place and added at the end of `accesses`.
 void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,

@@ -9,7 +9,9 @@
 // copied in looked uninitialized.
 //
 // Three launches in a row at one stride make a run (two could be chance);
-// each launch of a run reaches one stride. A kernel that really reads past
+// each launch of a run reaches one stride, unless the pointer lies in a
+// tensor block a framework allocator reported, whose end is known
+// (block_resolution.h). A kernel that really reads past
 // its stride (a halo) loses those bytes' edges: `record --exact` records
 // what it touched.
 #pragma once
