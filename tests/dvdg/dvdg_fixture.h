@@ -55,13 +55,13 @@ class DvdgTest : public ::testing::Test {
 
   // A copy between two named buffers: whole buffers unless offsets say otherwise.
   int64_t copy(CopyKind kind, int64_t src, int64_t dst, int64_t bytes, int64_t api_ns,
-               std::optional<int64_t> stream = 7, int64_t dst_offset = 0) {
+               std::optional<int64_t> stream = 7, int64_t dst_offset = 0, int64_t src_offset = 0) {
     testing::MemcpyRow row;
     row.kind = kind;
     row.bytes = bytes;
     row.src_alloc_id = src;
     row.dst_alloc_id = dst;
-    row.src_offset = 0;
+    row.src_offset = src_offset;
     row.dst_offset = dst_offset;
     row.src_memory = kind == CopyKind::HtoD ? MemoryKind::Pageable : MemoryKind::Device;
     row.dst_memory = kind == CopyKind::DtoH ? MemoryKind::Pageable : MemoryKind::Device;

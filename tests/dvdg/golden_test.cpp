@@ -98,6 +98,26 @@ TEST_F(DvdgTest, TwoLaunchesAreNoStride) {
   EXPECT_GT(uninitialized, 0u);
 }
 
+// A caching allocator handing out one block after another: launches on
+// three tensors, each 1 KiB, at 256 bytes from each other over time, look
+// like a stride of 256. Each block's end is known, and wins: each kernel
+// wrote its whole tensor, and the copy of it reads what the kernel wrote.
+TEST_F(DvdgTest, ATensorBlocksEndWinsOverAStride) {
+  int64_t segment = buffer("segment", AllocKind::Device, 0x7f0000000000, 4096, /*alloc_ns=*/1);
+  int64_t h = buffer("h", AllocKind::PinnedHost, 0x1000, 1024, /*alloc_ns=*/2);
+  for (int i = 0; i < 3; ++i) {
+    block("t" + std::to_string(i), segment, 256 * i, 1024, 100 * i + 10, 100 * i + 90);
+    kernel("fill", {{segment, AccessKind::Write, AccessSource::ConstSignature, 256 * i}}, 100 * i + 20);
+    copy(CopyKind::DtoH, segment, h, 1024, 100 * i + 40, 7, /*dst_offset=*/0, /*src_offset=*/256 * i);
+  }
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{
+                              "t0:1 -> h:1 [DtoH copy]",
+                              "t1:1 -> h:2 [DtoH copy]",
+                              "t2:1 -> h:3 [DtoH copy]",
+                          }));
+}
+
 // A copy into part of a buffer versions only that part; a read of the whole
 // depends on each part's own version, by the bytes it took from it.
 TEST_F(DvdgTest, PartialCopiesVersionOnlyTheirBytes) {
