@@ -10,9 +10,6 @@ namespace apptracer::diagnose {
 
 namespace {
 
-// The costliest ones each get a finding; the rest one finding together.
-constexpr size_t kMaxFindings = 20;
-
 std::string held_by_text(const ranks::Straggler& late) {
   std::string text = late.held_by;
   if (!late.cause.empty()) text += " " + late.cause;
@@ -32,25 +29,10 @@ std::string fix_for(const ranks::Straggler& late) {
 }  // namespace
 
 void collective_straggler(const RuleContext& context, std::vector<Finding>& findings) {
-  Finding rest;
-  int64_t rest_count = 0;
-  size_t reported = 0;
+  // One finding per late arrival: diagnose groups them by site (the
+  // costliest speaks for its group) and shows the top ones.
   for (const ranks::Straggler& late : context.facts.stragglers) {
     if (late.late_by_ns < std::max(ranks::kStragglerMinLateNs, context.limits.min_cost_ns)) continue;
-    // Ended late_by earlier at most: when the late rank arrives with the one before it.
-    int64_t saving = std::min(late.late_by_ns, late.cause_ns);
-    if (reported == kMaxFindings) {
-      if (rest_count++ == 0) {
-        rest.rule = "collective_straggler";
-        rest.saving_ns = 0;
-        rest.fix = "see the findings above";
-        rest.estimate = "as above";
-      }
-      rest.cost_ns = saturating_add(rest.cost_ns, late.wait_ns);
-      *rest.saving_ns = saturating_add(*rest.saving_ns, saving);
-      continue;
-    }
-    ++reported;
     Finding finding;
     finding.rule = "collective_straggler";
     finding.what = "rank " + std::to_string(late.late_rank) + " arrived " +
@@ -63,15 +45,12 @@ void collective_straggler(const RuleContext& context, std::vector<Finding>& find
     if (!late.cause.empty()) finding.names.push_back(late.cause);
     finding.nvtx = late.step_range;
     finding.cost_ns = late.wait_ns;
-    finding.saving_ns = saving;
+    // Ended late_by earlier at most: when the late rank arrives with the one before it.
+    finding.saving_ns = std::min(late.late_by_ns, late.cause_ns);
     finding.estimate = "the late rank arriving with the one before it: its lateness, at most what "
                        "held it";
     finding.fix = fix_for(late);
     findings.push_back(std::move(finding));
-  }
-  if (rest_count > 0) {
-    rest.what = std::to_string(rest_count) + " more collectives a rank arrived late at";
-    findings.push_back(std::move(rest));
   }
 }
 

@@ -43,7 +43,8 @@ void rank_findings(std::vector<Finding>& findings, int64_t run_ns) {
                                 }),
                  findings.end());
   for (Finding& f : findings) {
-    if (!f.saving_ns || *f.saving_ns <= run_ns) continue;
+    // run_ns 0: no process's span is known, so there is nothing to bound by.
+    if (!f.saving_ns || run_ns <= 0 || *f.saving_ns <= run_ns) continue;
     f.saving_ns = run_ns;
     f.estimate += "; bounded by how long the traced run lasted (" + format_ns(run_ns) + ")";
   }

@@ -36,12 +36,20 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+// Findings that ask for different fixes are different problems, even at one
+// site (data copied back vs uploaded again): the fix, numbers aside, is part
+// of the site.
 std::string site_of(const Finding& finding) {
   return finding.rule + "|" + without_numbers(joined(finding.names), "alloc #") + "|" +
-         without_numbers(finding.nvtx, "") + "|" + finding.call_site;
+         without_numbers(finding.nvtx, "") + "|" + finding.call_site + "|" +
+         without_numbers(finding.fix, "");
 }
 
 std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_rows) {
+  // The costliest occurrence speaks for its site: a 20 ms straggler must not
+  // hide behind the first of many 3 ms ones.
+  std::stable_sort(findings.begin(), findings.end(),
+                   [](const Finding& a, const Finding& b) { return a.cost_ns > b.cost_ns; });
   std::vector<Finding> groups;
   std::unordered_map<std::string, size_t> by_site;
   std::vector<std::string> last_nvtx;

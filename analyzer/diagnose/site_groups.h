@@ -15,8 +15,8 @@ namespace apptracer::diagnose {
 // NVTX range names) left out.
 std::string site_of(const Finding& finding);
 
-// Merges findings of one site into the first of them: occurrences, cost and
-// saving added up (unknown if any is), rows and names kept up to the limits.
+// Merges findings of one site into the costliest of them: occurrences, cost
+// and saving added up (unknown if any is), rows and names kept up to the limits.
 std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_rows);
 
 }  // namespace apptracer::diagnose

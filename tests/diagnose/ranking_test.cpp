@@ -6,6 +6,7 @@
 #include "diagnose_fixture.h"
 #include "findings_output.h"
 #include "ranked_findings.h"
+#include "site_groups.h"
 #include "system_file_cost.h"
 
 namespace apptracer::diagnose {
@@ -58,6 +59,22 @@ TEST_F(Ranking, AFloodOfSimilarFindingsComesOutAsOneFindingPerSite) {
       << pageable[0].what;
   EXPECT_NE(pageable[0].what.find("from NVTX range step 0 to step 1999"), std::string::npos)
       << pageable[0].what;
+}
+
+// One site, two problems: data copied back where it came from, and data
+// uploaded again. Different fixes keep them apart; the same fix at another
+// buffer or step joins its group.
+TEST(SiteGroups, FindingsAskingForDifferentFixesStayApart) {
+  Finding back = priced("redundant_copy", kMs, kMs);
+  back.fix = "keep using the data in alloc #3 device (device 0) instead of copying it back from alloc #1";
+  Finding again = priced("redundant_copy", kMs, kMs);
+  again.fix = "copy once and reuse alloc #3 device (device 0): nothing wrote it since the data arrived";
+  Finding again_later = again;
+  again_later.fix = "copy once and reuse alloc #7 device (device 0): nothing wrote it since the data arrived";
+  std::vector<Finding> groups = group_by_site({back, again, again_later}, 100);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].occurrences, 1);
+  EXPECT_EQ(groups[1].occurrences, 2);
 }
 
 TEST(RankFindings, AFindingThatSavesNothingIsNotShown) {
