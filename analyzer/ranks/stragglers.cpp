@@ -52,10 +52,44 @@ class Timelines {
     for (auto& [lane, work] : work_) sort_by_end(work);
   }
 
-  // The thread's call that ended last at or before `ns`; null when none.
-  const HostCall* call_before(Lane thread, int64_t ns) const { return last_before(calls_, thread, ns); }
   // The stream's GPU work that ended last at or before `ns`; null when none.
   const GpuWork* work_before(Lane stream, int64_t ns) const { return last_before(work_, stream, ns); }
+
+  // What took most of [from, to) on the thread: one of its calls, or a gap
+  // between calls (call null), with its part inside [from, to).
+  struct Stretch {
+    const HostCall* call = nullptr;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  Stretch longest_stretch(Lane thread, int64_t from, int64_t to) const {
+    Stretch best;
+    int64_t best_inside = -1;
+    auto consider = [&](const HostCall* call, int64_t start, int64_t end) {
+      int64_t inside_start = std::max(start, from), inside_end = std::min(end, to);
+      int64_t inside = elapsed_ns(inside_start, inside_end);
+      if (inside > best_inside) best_inside = inside, best = {call, inside_start, inside_end};
+    };
+    auto found = calls_.find(thread);
+    int64_t gap_start = INT64_MIN;
+    if (found != calls_.end()) {
+      for (const HostCall& call : found->second) {
+        if (call.end_ns <= from) {
+          gap_start = call.end_ns;
+          continue;
+        }
+        if (call.start_ns >= to) {
+          consider(nullptr, gap_start, call.start_ns);
+          return best;
+        }
+        if (gap_start != INT64_MIN) consider(nullptr, gap_start, call.start_ns);
+        consider(&call, call.start_ns, call.end_ns);
+        gap_start = call.end_ns;
+      }
+    }
+    if (gap_start != INT64_MIN) consider(nullptr, gap_start, to);
+    return best;
+  }
 
  private:
   void add_work(const trace::Operation& op) {
@@ -129,19 +163,19 @@ void walk_back(trace::Trace& trace, const Timelines& timelines, const trace::Col
       return;
     }
   }
-  const HostCall* before = timelines.call_before({late.process, tid}, issue_ns);
-  int64_t gap_start = before ? before->end_ns : trace.origin().ns;
-  int64_t gap_ns = elapsed_ns(gap_start, issue_ns);
-  if (before && elapsed_ns(before->start_ns, before->end_ns) > gap_ns) {
-    straggler.held_by = before->synchronization ? "synchronization" : "host call";
-    straggler.cause = std::string(trace.string(before->name_id, "?"));
-    straggler.cause_start_ns = before->start_ns;
-    straggler.cause_ns = elapsed_ns(before->start_ns, before->end_ns);
-    return;
+  // Host-bound: what the thread did in the time it fell behind, just before
+  // it issued the call (a long gap a few calls back, not only the last one),
+  // counted within that time.
+  int64_t behind_from = saturating_sub(issue_ns, std::max<int64_t>(straggler.late_by_ns, 1));
+  Timelines::Stretch stretch = timelines.longest_stretch({late.process, tid}, behind_from, issue_ns);
+  if (stretch.call) {
+    straggler.held_by = stretch.call->synchronization ? "synchronization" : "host call";
+    straggler.cause = std::string(trace.string(stretch.call->name_id, "?"));
+  } else {
+    straggler.held_by = "host gap";
   }
-  straggler.held_by = "host gap";
-  straggler.cause_start_ns = gap_start;
-  straggler.cause_ns = gap_ns;
+  straggler.cause_start_ns = stretch.start_ns;
+  straggler.cause_ns = elapsed_ns(stretch.start_ns, stretch.end_ns);
 }
 
 }  // namespace
