@@ -16,6 +16,7 @@ namespace {
 enum Measure { kTime, kKernel, kCopy };
 
 struct RangeUse {
+  int64_t numbered = 0;  // occurrences whose name carried a step number ("step 5")
   int64_t count = 0;
   int64_t depth = INT64_MAX;  // the least nested occurrence's
   int64_t total_ns = 0;
@@ -25,7 +26,9 @@ std::map<std::string, RangeUse> range_uses(trace::Trace& trace) {
   std::map<std::string, RangeUse> uses;
   for (const auto& range : trace.rows<NvtxRangeRow>()) {
     if (!range.end_ns) continue;  // a mark, or a range never closed
-    RangeUse& use = uses[trace::step_name(trace.string(range.name_id, "?")).family];
+    trace::StepName name = trace::step_name(trace.string(range.name_id, "?"));
+    RangeUse& use = uses[name.family];
+    use.numbered += name.number ? 1 : 0;
     ++use.count;
     use.depth = std::min(use.depth, range.depth.value_or(0));
     use.total_ns = saturating_add(use.total_ns, elapsed_ns(range.start_ns, *range.end_ns));
@@ -79,11 +82,12 @@ std::string occurrence_name(const std::string& name, size_t index) {
 std::optional<std::string> step_range(trace::Trace& a, trace::Trace& b) {
   std::map<std::string, RangeUse> in_a = range_uses(a), in_b = range_uses(b);
   std::optional<std::string> chosen;
-  std::tuple<int64_t, int64_t, int64_t> best{};
+  std::tuple<bool, int64_t, int64_t, int64_t> best{};
   for (const auto& [name, use] : in_a) {
     auto other = in_b.find(name);
     if (use.count < 2 || other == in_b.end() || other->second.count < 2) continue;
-    std::tuple<int64_t, int64_t, int64_t> rank{-use.depth, use.count, use.total_ns};
+    std::tuple<bool, int64_t, int64_t, int64_t> rank{use.numbered > 0, -use.depth, use.count,
+                                                     use.total_ns};
     if (!chosen || rank > best) {
       chosen = name;
       best = rank;

@@ -13,9 +13,10 @@
 
 namespace apptracer::diff {
 
-// The range family both traces repeat (at least twice each) that marks steps: the
-// outermost (least nested), then the most repeated, then the longest in
-// total in A. None when they repeat none.
+// The range family both traces repeat (at least twice each) that marks steps: one
+// whose names carry numbers ("step 5") before others (a library's ranges, such
+// as NCCL's, repeat more often), then the outermost (least nested), then the
+// most repeated, then the longest in total in A. None when they repeat none.
 std::optional<std::string> step_range(trace::Trace& a, trace::Trace& b);
 
 // Measures "time_ns", "kernel_ns", "copy_ns" of each occurrence of the range

@@ -12,6 +12,14 @@ namespace apptracer {
 
 namespace {
 
+// A C++ template kernel's name runs to thousands of characters: in aligned
+// text a cell keeps its start, enough to tell it (CSV and JSON keep it whole).
+constexpr size_t kMaxTextCell = 100;
+std::string shortened(std::string text) {
+  if (text.size() > kMaxTextCell) text = text.substr(0, kMaxTextCell - 3) + "...";
+  return text;
+}
+
 // People read three decimals; trailing zeros say nothing.
 std::string human_real(double value) {
   char buffer[64];
@@ -139,7 +147,7 @@ void TableStream::row(std::vector<Cell> cells) {
     case OutputFormat::Table: {
       std::vector<std::string> texts;
       for (size_t i = 0; i < cells.size(); ++i) {
-        texts.push_back(terminal_text(human_text(cells[i])));
+        texts.push_back(shortened(terminal_text(human_text(cells[i]))));
         numeric_[i] = numeric_[i] || is_number(cells[i]);
       }
       block_.push_back(std::move(texts));

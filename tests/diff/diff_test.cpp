@@ -29,7 +29,9 @@ constexpr int64_t kKernelNs = 50'000;
 // ... with `numbered_steps`), a 4 MiB copy from host memory of `host` kind
 // into a device buffer taking `copy_ns` on the GPU, then a kernel reading
 // that buffer into another.
-void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool numbered_steps = false) {
+// `library_ranges`: NCCL's own NVTX ranges too, three per step, beside it.
+void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool numbered_steps = false,
+               bool library_ranges = false) {
   TraceBuilder trace(path);
   trace.add_device(testing::DeviceRow{});
   testing::AllocationRow source;
@@ -51,6 +53,13 @@ void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool nu
     range.start_ns = start;
     range.end_ns = start + copy_ns + kKernelNs + 1'000;
     trace.add(range);
+    for (int i = 0; library_ranges && i < 3; ++i) {
+      testing::NvtxRangeRow library;
+      library.name = "ncclAllGather";
+      library.start_ns = start + 10 * i;
+      library.end_ns = start + 10 * i + 5;
+      trace.add(library);
+    }
     testing::MemcpyRow copy;
     copy.src_memory = memory_kind_of(host);
     copy.bytes = kBytes;
@@ -168,6 +177,17 @@ TEST_F(PinnedTwin, TextSaysWhatItComparesAndLeadsWithTheLargestChange) {
   size_t first_row = result.out.find("copy path", heading);
   EXPECT_LT(first_row, result.out.find("kernel", heading)) << result.out;
   EXPECT_EQ(result.out.find("== dvdg =="), std::string::npos) << result.out;
+}
+
+// A library's ranges repeat more often than the steps: numbered ranges
+// ("step 5") are the steps.
+TEST(DiffCommand, NumberedRangesAreTheStepsBeforeALibrarysRanges) {
+  ScratchDir dir;
+  write_run(dir / "a.db", AllocKind::PageableHost, kPageableNs, true, true);
+  write_run(dir / "b.db", AllocKind::PinnedHost, kPinnedNs, true, true);
+  auto result = run_apptracer("diff " + dir / "a.db" + " " + dir / "b.db" + " --no-dvdg");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("NVTX range \"step\""), std::string::npos) << result.out;
 }
 
 TEST(DiffCommand, ATraceAgainstItselfChangesNothing) {
