@@ -12,7 +12,8 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 
-# analyzer-real is written by hand from bench/analyzer_real.sh: kept as it is.
+# analyzer-real is written by hand from bench/analyzer_real.sh: kept as it is, as is
+# every section not listed here.
 ORDER = ["real", "um", "launch", "pytorch", "pytorch-hooks", "jax", "exact", "trace-size", "malloc",
          "malloc-gpu-host", "fork", "fork-gpu-host", "nvtx", "store", "store-gpu-host", "analyzer",
          "analyzer-real", "whatif"]
@@ -463,7 +464,9 @@ def main():
             print(sections[name])
     with open(args.results, "w") as out:
         out.write(HEADER)
-        for name in ORDER:
+        # Sections no benchmark here writes (soak runs, hand-made tables) stay,
+        # after those it does.
+        for name in ORDER + [name for name in sections if name not in ORDER]:
             if name in sections:
                 out.write(f"\n<!-- section {name} -->\n{sections[name]}<!-- end {name} -->\n")
     print(f"results written to {args.results}")
