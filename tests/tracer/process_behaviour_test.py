@@ -133,11 +133,14 @@ time.sleep(5)
 # A crash: the program's own SIGSEGV handler (faulthandler here) still runs
 # and the process still dies by the signal. Without CUDA no handler of ours is
 # installed (see trace_abort_signal on the GPU for the flush), so the trace
-# stays incomplete with what the writer had committed.
+# stays incomplete with what the writer had committed. The program lives a
+# second first: on a loaded machine the writer had not yet created the file
+# when a program crashing at once died (no trace at all, which is right then).
 CRASH_PROGRAM = """
-import ctypes, faulthandler, sys
+import ctypes, faulthandler, sys, time
 faulthandler.enable()
 buffer = bytearray(1 << 20)
+time.sleep(1)
 print("crashing", flush=True)
 ctypes.string_at(0)
 """
