@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "check.h"
+#include "int_options.h"
 #include "relax_kernel.h"
 
 namespace {
@@ -29,31 +30,18 @@ struct Options {
   int work = 400;
 };
 
-[[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: whatif_chunked [--streams N] [--pageable 0|1] [--chunks N] [--chunk-mib M] [--work K]\n");
-  std::exit(2);
-}
-
 Options parse(int argc, char** argv) {
   Options o;
-  if (argc % 2 == 0) usage();
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string arg = argv[i];
-    int value = std::atoi(argv[i + 1]);
-    if (arg == "--streams" && value >= 1 && value <= 16) {
-      o.streams = value;
-    } else if (arg == "--pageable" && (value == 0 || value == 1)) {
-      o.pageable = value == 1;
-    } else if (arg == "--chunks" && value > 2) {
-      o.chunks = value;
-    } else if (arg == "--chunk-mib" && value > 0) {
-      o.chunk_bytes = size_t(value) << 20;
-    } else if (arg == "--work" && value > 0) {
-      o.work = value;
-    } else {
-      usage();
-    }
-  }
+  parse_int_options(argc, argv,
+                    "whatif_chunked [--streams N] [--pageable 0|1] [--chunks N] [--chunk-mib M] [--work K]",
+                    [&o](const std::string& name, int value) {
+                      if (name == "--streams" && value >= 1 && value <= 16) return o.streams = value, true;
+                      if (name == "--pageable" && (value == 0 || value == 1)) return o.pageable = value == 1, true;
+                      if (name == "--chunks" && value > 2) return o.chunks = value, true;
+                      if (name == "--chunk-mib" && value > 0) return o.chunk_bytes = size_t(value) << 20, true;
+                      if (name == "--work" && value > 0) return o.work = value, true;
+                      return false;
+                    });
   return o;
 }
 

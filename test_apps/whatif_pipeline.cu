@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "check.h"
+#include "int_options.h"
 #include "relax_kernel.h"
 
 namespace {
@@ -33,26 +34,14 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string arg = argv[i];
-    int value = std::atoi(argv[i + 1]);
-    if (arg == "--streams" && (value == 1 || value == 3)) {
-      o.streams = value;
-    } else if (arg == "--chunks" && value > 2) {
-      o.chunks = value;
-    } else if (arg == "--chunk-mib" && value > 0) {
-      o.chunk_bytes = size_t(value) << 20;
-    } else if (arg == "--work" && value > 0) {
-      o.work = value;
-    } else {
-      std::fprintf(stderr, "usage: whatif_pipeline [--streams 1|3] [--chunks N] [--chunk-mib M] [--work K]\n");
-      std::exit(2);
-    }
-  }
-  if (argc % 2 == 0) {
-    std::fprintf(stderr, "whatif_pipeline: every option takes a value\n");
-    std::exit(2);
-  }
+  parse_int_options(argc, argv, "whatif_pipeline [--streams 1|3] [--chunks N] [--chunk-mib M] [--work K]",
+                    [&o](const std::string& name, int value) {
+                      if (name == "--streams" && (value == 1 || value == 3)) return o.streams = value, true;
+                      if (name == "--chunks" && value > 2) return o.chunks = value, true;
+                      if (name == "--chunk-mib" && value > 0) return o.chunk_bytes = size_t(value) << 20, true;
+                      if (name == "--work" && value > 0) return o.work = value, true;
+                      return false;
+                    });
   return o;
 }
 
