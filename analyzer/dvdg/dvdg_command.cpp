@@ -107,6 +107,10 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
   std::printf(
       stored ? "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n" : " (not stored)\n",
       options.trace.c_str());
+  if (graph.broken_order_constraints > 0)
+    std::printf("%zu ordering constraint(s) between ranks contradicted each other (clocks the merge "
+                "aligned only approximately): the earliest operation went first\n",
+                graph.broken_order_constraints);
   size_t uninitialized = 0;
   graph.for_each_edge([&](const dvdg::Edge& edge) {
     if (!edge.uninitialized_read) return;

@@ -152,6 +152,8 @@ struct Graph {
   std::unordered_map<int64_t, std::string> names;
   // What the times it shows count from (ops keep the trace's clock, as stored).
   trace::TimeOrigin origin;
+  // Cross-rank ordering constraints broken to place every op (program_order.h).
+  size_t broken_order_constraints = 0;
 
   // Calls f(const Edge&) for each edge of op `op`: for each value it wrote,
   // the edges into it.

@@ -460,8 +460,9 @@ Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
 
 Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses) {
   TraceOps trace = read_trace_ops(source, kernel_accesses);
-  std::vector<uint32_t> order = program_order(trace);
-  Graph graph = build_graph(std::move(trace), order);
+  ProgramOrder order = program_order(trace);
+  Graph graph = build_graph(std::move(trace), order.ops);
+  graph.broken_order_constraints = order.broken_constraints;
   graph.origin = source.origin();
   return graph;
 }

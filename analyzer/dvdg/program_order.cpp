@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
-#include <stdexcept>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -24,11 +24,13 @@ struct Constraint {
 };
 
 // The operations of one stream (or of a process's host: allocations, frees
-// and work without a stream), in issue order.
+// and work without a stream), in issue order; or one MPI operation, which
+// each rank's call orders against that rank's lanes (add_rank_calls).
 struct Lane {
   ProcessId process = trace::kSingleProcess;
   std::optional<int64_t> device;
   std::optional<int64_t> stream;
+  bool rank_op = false;
   std::vector<uint32_t> ops;
   std::vector<int64_t> issue_ns;  // parallel to ops, ascending
   std::vector<Constraint> constraints;
@@ -40,7 +42,7 @@ class Orderer {
  public:
   explicit Orderer(const TraceOps& trace) : trace_(trace) {}
 
-  std::vector<uint32_t> run() {
+  ProgramOrder run() {
     build_lanes();
     add_event_waits();
     add_syncs();
@@ -50,7 +52,8 @@ class Orderer {
           lane.constraints.begin(), lane.constraints.end(),
           [](const Constraint& a, const Constraint& b) { return a.position < b.position; });
     }
-    return place_caused_migrations(merge());
+    std::vector<uint32_t> merged = merge();
+    return {place_caused_migrations(std::move(merged)), broken_};
   }
 
  private:
@@ -61,6 +64,14 @@ class Orderer {
       const Op& record = trace_.ops[op];
       if (record.caused_by != Op::kNoOp) {
         ++caused_migrations_;
+        continue;
+      }
+      bool joins_ranks = record.kind == OpKind::Collective || record.kind == OpKind::Message;
+      if (joins_ranks && !record.stream) {
+        lanes_.emplace_back();
+        lanes_.back().process = record.process;
+        lanes_.back().rank_op = true;
+        lanes_.back().ops.push_back(op);
         continue;
       }
       bool on_stream = record.stream && !is_lifetime_op(record.kind);
@@ -190,9 +201,16 @@ class Orderer {
     }
   }
 
-  // A collective or message joins the lanes of its ranks: its op (in its
-  // first rank's lane) waits for what each other rank issued to its lane
-  // before its call, and what that rank issued after waits for the op.
+  // A collective or message joins the lanes of its ranks. On streams (NCCL)
+  // its op, in its first rank's lane, waits for what each other rank issued
+  // to its lane before its call, and what that rank issued after waits for
+  // the op. On the host (MPI) the op has a lane of its own and every rank's
+  // call orders it against all of that rank's lanes: after what the rank
+  // issued before the call, and, where the rank receives, before what it
+  // issued once the call was done. Work issued while a nonblocking call was
+  // in flight is left free, and a sender's later work does not wait for its
+  // receiver: an eager send returns before the receive, so with that
+  // constraint two ranks exchanging messages would wait for each other.
   // Ranks' clocks differ, so this is what puts the op between each rank's
   // producers and consumers, not time.
   void add_rank_calls() {
@@ -207,7 +225,9 @@ class Orderer {
     }
     for (const RankCall& call : trace_.rank_calls) {
       auto [lane, position] = placed.at(call.op);
-      std::vector<uint32_t> others = lanes_of(call.process, call.stream, call.device);
+      bool on_host = lanes_[lane].rank_op;
+      std::vector<uint32_t> others =
+          on_host ? process_lanes(call.process) : lanes_of(call.process, call.stream, call.device);
       if (others.empty()) others = host_lanes(call.process);
       for (uint32_t other : others) {
         if (other == lane) continue;
@@ -216,16 +236,31 @@ class Orderer {
             std::lower_bound(rank.issue_ns.begin(), rank.issue_ns.end(), call.issue_ns) -
             rank.issue_ns.begin());
         if (before > 0) lanes_[lane].constraints.push_back({position, other, before});
-        if (before < rank.ops.size())
-          lanes_[other].constraints.push_back({before, lane, position + 1});
+        size_t after = before;
+        if (on_host) {
+          if (!call.receives) continue;
+          after = static_cast<size_t>(
+              std::upper_bound(rank.issue_ns.begin(), rank.issue_ns.end(), call.host_done_ns) -
+              rank.issue_ns.begin());
+        }
+        if (after < rank.ops.size()) lanes_[other].constraints.push_back({after, lane, position + 1});
       }
     }
   }
 
-  std::vector<uint32_t> host_lanes(ProcessId process) const {
+  // A process's lanes other than those of single MPI operations.
+  std::vector<uint32_t> process_lanes(ProcessId process) const {
     std::vector<uint32_t> found;
     for (uint32_t i = 0; i < lanes_.size(); ++i) {
-      if (lanes_[i].process == process && !lanes_[i].stream) found.push_back(i);
+      if (lanes_[i].process == process && !lanes_[i].rank_op) found.push_back(i);
+    }
+    return found;
+  }
+
+  std::vector<uint32_t> host_lanes(ProcessId process) const {
+    std::vector<uint32_t> found;
+    for (uint32_t i : process_lanes(process)) {
+      if (!lanes_[i].stream) found.push_back(i);
     }
     return found;
   }
@@ -253,12 +288,31 @@ class Orderer {
       ready.emplace(head_time(lane), index);
     };
 
+    // Constraints point forward in time, so on one clock they form no cycle.
+    // Across ranks they point forward on clocks the merge aligned only
+    // approximately: where they wait for each other, the earliest waiting
+    // operation goes first, and the constraint it broke is counted.
+    auto break_cycle = [&]() {
+      std::optional<uint32_t> earliest;
+      for (uint32_t i = 0; i < lanes_.size(); ++i) {
+        if (lanes_[i].next < lanes_[i].ops.size() &&
+            (!earliest || head_time(lanes_[i]) < head_time(lanes_[*earliest])))
+          earliest = i;
+      }
+      if (!earliest) return false;
+      for (std::vector<uint32_t>& parked : waiting)
+        parked.erase(std::remove(parked.begin(), parked.end(), *earliest), parked.end());
+      ++lanes_[*earliest].next_constraint;
+      ++broken_;
+      try_ready(*earliest);
+      return true;
+    };
+
     for (uint32_t i = 0; i < lanes_.size(); ++i) try_ready(i);
     std::vector<uint32_t> order;
     order.reserve(trace_.ops.size());
-    // Constraints point forward in time, so they form no cycle and the merge
-    // takes every operation.
-    while (!ready.empty()) {
+    while (!ready.empty() || break_cycle()) {
+      if (ready.empty()) continue;
       uint32_t index = std::get<1>(ready.top());
       ready.pop();
       Lane& lane = lanes_[index];
@@ -270,8 +324,6 @@ class Orderer {
         for (uint32_t other : woken) try_ready(other);
       }
     }
-    if (order.size() + caused_migrations_ != trace_.ops.size())
-      throw std::logic_error("program order: circular stream dependencies");
     return order;
   }
 
@@ -296,6 +348,7 @@ class Orderer {
 
   const TraceOps& trace_;
   size_t caused_migrations_ = 0;  // left out of the lanes, placed before their cause
+  size_t broken_ = 0;             // constraints broken to end a cycle
   std::vector<Lane> lanes_;
   std::map<std::pair<ProcessId, int64_t>, std::vector<const StreamEvent*>> records_;  // by (process, handle)
   // Per (after, blocked) lane pair: the last constraint added between them.
@@ -304,6 +357,6 @@ class Orderer {
 
 }  // namespace
 
-std::vector<uint32_t> program_order(const TraceOps& trace) { return Orderer(trace).run(); }
+ProgramOrder program_order(const TraceOps& trace) { return Orderer(trace).run(); }
 
 }  // namespace apptracer::dvdg

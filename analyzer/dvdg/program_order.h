@@ -5,7 +5,9 @@
 // waited for on another, or a synchronization after which the host issued
 // more work. Between those constraints, operations are taken by start time
 // (GPU start when known, else the time they were issued), so a trace whose
-// GPU timestamps are missing or skewed still yields a valid order.
+// GPU timestamps are missing or skewed still yields a valid order. The ranks
+// of a merged trace order a collective's or message's op against their own
+// work (add_rank_calls).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,13 @@
 
 namespace apptracer::dvdg {
 
-// Positions into trace.ops, in program order.
-std::vector<uint32_t> program_order(const TraceOps& trace);
+struct ProgramOrder {
+  std::vector<uint32_t> ops;  // positions into trace.ops, in program order
+  // Constraints between ranks that contradicted each other (their clocks
+  // aligned only approximately), broken so that every op is placed.
+  size_t broken_constraints = 0;
+};
+
+ProgramOrder program_order(const TraceOps& trace);
 
 }  // namespace apptracer::dvdg

@@ -288,8 +288,9 @@ class Reader {
   // One op per NCCL/MPI operation (docs/dvdg.md): a collective reads every
   // rank's send range and writes every rank's receive range through one
   // exchanged value (graph_builder); a message reads the sender's buffer and
-  // writes the receiver's, byte by byte. The op sits in its first rank's
-  // lane; the other ranks' calls order it against their own lanes. The
+  // writes the receiver's, byte by byte. On streams (NCCL) the op sits in
+  // its first rank's lane and the other ranks' calls order it against their
+  // own lanes; on the host (MPI) every rank's call orders it. The
   // NCCL kernel that ran a call stays an op (its time, its stream) without
   // accesses of its own: the collective says what it read and wrote.
   void read_collectives() {
@@ -318,8 +319,11 @@ class Reader {
       op.bytes = received > 0 ? received : sent;
       uint32_t index = add_op(op);
       for (const trace::CollectiveCall& call : calls) {
-        if (&call != &first)
-          out_.rank_calls.push_back({index, call.process, call.device, call.stream, call.api_start_ns});
+        if (&call != &first || !first.stream) {
+          bool receives = !message || call.recv.has_value();
+          out_.rank_calls.push_back({index, call.process, call.device, call.stream, call.api_start_ns,
+                                     call.host_done_ns, receives});
+        }
         add_buffer_access(index, call, call.send, false, message);
         add_buffer_access(index, call, call.recv, true, message);
         std::optional<uint32_t> kernel = call.kernel_id ? kernel_op(*call.kernel_id) : std::nullopt;

@@ -50,15 +50,18 @@ struct Block {
   int64_t free_ns = INT64_MAX;  // INT64_MAX: live at the end of the trace
 };
 
-// A collective's or message's call on a rank other than the one whose lane
-// holds its op: the op comes after the work that rank issued to that lane
-// before the call, and the work it issued after comes after the op.
+// A rank's call of a collective or message, where it orders the op against
+// that rank's own work (program_order says how): on a stream, the calls of
+// the ranks other than the one whose lane holds the op; on the host (MPI),
+// every rank's call, the op having a lane of its own.
 struct RankCall {
   uint32_t op = 0;  // position in TraceOps::ops
   ProcessId process = trace::kSingleProcess;
   trace::NullableInt device;
   trace::NullableInt stream;
   int64_t issue_ns = 0;
+  int64_t host_done_ns = 0;  // the call returned, or a wait saw it done
+  bool receives = false;     // the rank's later work may read what the op wrote
 };
 
 struct TraceOps {

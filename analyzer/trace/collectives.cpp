@@ -71,6 +71,7 @@ std::vector<std::vector<CollectiveCall>> read_collective_operations(Trace& trace
     call.device = row.device;
     call.stream = row.stream;
     call.api_start_ns = row.api_start_ns;
+    call.host_done_ns = row.nonblocking && row.complete_ns ? *row.complete_ns : row.api_end_ns;
     call.gpu_start_ns = row.gpu_start_ns;
     call.gpu_end_ns = row.gpu_end_ns;
     call.kernel_id = kernels.of(row.process, row.launch_correlation_id);

@@ -32,6 +32,9 @@ struct CollectiveCall {
   std::optional<int64_t> device;
   std::optional<int64_t> stream;
   int64_t api_start_ns = 0;
+  // When the host saw it done: the call's return, or for an MPI nonblocking
+  // call the wait or test that completed it.
+  int64_t host_done_ns = 0;
   std::optional<int64_t> gpu_start_ns;
   std::optional<int64_t> gpu_end_ns;
   std::optional<int64_t> kernel_id;  // NCCL: the kernel that ran it

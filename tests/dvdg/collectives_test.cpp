@@ -32,26 +32,51 @@ constexpr int64_t kParam = 0x7f0000020000;
 // only the collective's join, not time, can put its producers first).
 class RankTrace {
  public:
-  RankTrace(const std::string& path, int64_t rank, int64_t clock)
-      : builder_(path), rank_(rank), clock_(clock) {
+  RankTrace(const std::string& path, int64_t rank, int64_t clock,
+            CommLibrary library = CommLibrary::Nccl)
+      : builder_(path), rank_(rank), clock_(clock), library_(library) {
     builder_.set_meta("pid", std::to_string(100 + rank));
     testing::DeviceRow device;
     device.uuid = "GPU-" + std::to_string(rank);
     builder_.add_device(device);
     apptracer::CommunicatorRow comm;
-    comm.library = CommLibrary::Nccl;
+    comm.library = library;
     comm.comm_id = kWorld;
     comm.rank = rank;
     comm.nranks = 2;
     communicator_ = builder_.add(comm);
   }
 
-  int64_t buffer(int64_t address) {
+  int64_t buffer(int64_t address, AllocKind kind = AllocKind::Device) {
     testing::AllocationRow row;
+    row.kind = kind;
+    if (kind != AllocKind::Device) row.device = std::nullopt;
     row.address = address;
     row.bytes = kBytes;
     row.alloc_ns = clock_;
     return builder_.add(row);
+  }
+
+  // A blocking copy between a device buffer and a pageable host one.
+  void copy(CopyKind kind, int64_t src, int64_t dst, int64_t at) {
+    testing::MemcpyRow row;
+    row.kind = kind;
+    bool to_host = kind == CopyKind::DtoH;
+    row.src_memory = to_host ? MemoryKind::Device : MemoryKind::Pageable;
+    row.dst_memory = to_host ? MemoryKind::Pageable : MemoryKind::Device;
+    row.src_device = to_host ? std::optional<int64_t>(0) : std::nullopt;
+    row.dst_device = to_host ? std::nullopt : std::optional<int64_t>(0);
+    row.src_address = address_of(src);
+    row.dst_address = address_of(dst);
+    row.src_alloc_id = src;
+    row.dst_alloc_id = dst;
+    row.src_offset = row.dst_offset = 0;
+    row.bytes = kBytes;
+    row.stream = 7;
+    row.api_start_ns = clock_ + at;
+    row.gpu_start_ns = clock_ + at + 5;
+    row.gpu_end_ns = clock_ + at + 9;
+    builder_.add(row);
   }
 
   int64_t kernel(const std::string& name,
@@ -82,11 +107,12 @@ class RankTrace {
     return id;
   }
 
-  // A collective or point-to-point call at `at`, run by an NCCL kernel that
-  // (as NCCL's do) points at its buffers.
+  // A collective or point-to-point call at `at`: NCCL's is run by an NCCL
+  // kernel that (as NCCL's do) points at its buffers; MPI's runs on the host
+  // and returns `host_ns` later.
   void call(CollectiveKind kind, std::optional<int64_t> send, std::optional<int64_t> recv,
             int64_t seq, int64_t at, std::optional<int64_t> peer = std::nullopt,
-            int64_t recv_bytes = kBytes) {
+            int64_t recv_bytes = kBytes, int64_t host_ns = 2) {
     apptracer::CollectiveRow row;
     row.communicator_id = communicator_;
     row.kind = kind;
@@ -113,7 +139,13 @@ class RankTrace {
     int64_t correlation = 1000 + seq + (peer ? 100 : 0);
     row.launch_correlation_id = correlation;
     row.api_start_ns = clock_ + at;
-    row.api_end_ns = clock_ + at + 2;
+    row.api_end_ns = clock_ + at + host_ns;
+    if (library_ == CommLibrary::Mpi) {
+      row.stream = row.device = std::nullopt;
+      row.launch_correlation_id = std::nullopt;
+      builder_.add(row);
+      return;
+    }
     row.gpu_start_ns = clock_ + at + 5;
     row.gpu_end_ns = clock_ + at + 9;
     builder_.add(row);
@@ -135,6 +167,7 @@ class RankTrace {
   testing::TraceBuilder builder_;
   int64_t rank_;
   int64_t clock_;
+  CommLibrary library_;
   int64_t communicator_ = 0;
 };
 
@@ -148,7 +181,9 @@ class Collectives : public ::testing::Test {
   }
 
   // Rank r's trace; rank 1's clock starts 10 us later.
-  RankTrace rank(int64_t r) { return RankTrace(ranks_[r], r, r * 10'000); }
+  RankTrace rank(int64_t r, CommLibrary library = CommLibrary::Nccl) {
+    return RankTrace(ranks_[r], r, r * 10'000, library);
+  }
 
   Graph merged_graph() {
     Progress quiet("test");
@@ -414,6 +449,102 @@ TEST_F(Collectives, SingleRankTraceSaysThePeerIsNotInTheTrace) {
       " WHERE v.exchanged = 1 AND o.kind = 'collective'");
   ASSERT_TRUE(exchanged.step());
   EXPECT_EQ(exchanged.int64(0), 1);
+}
+
+// An MPI program exchanging GPU data through host memory (mpi4py's way):
+// each rank copies its result to the host, all-reduces it, swaps the sum
+// with its peer in one MPI_Sendrecv (a send and a receive entered at the
+// same instant) and copies what it received back to the GPU. The calls run
+// on the host, so no stream orders them: each rank's call does.
+TEST_F(Collectives, MpiExchangeThroughHostMemoryJoinsBothRanks) {
+  constexpr int64_t kHost = 0x10000, kSum = 0x20000, kReceived = 0x30000;
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r, CommLibrary::Mpi);
+    int64_t gpu = trace.buffer(kGrad);
+    int64_t host = trace.buffer(kHost, AllocKind::PageableHost);
+    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
+    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
+    int64_t back = trace.buffer(kOut);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("produce" + suffix, {{gpu, AccessKind::Write}}, 100);
+    trace.copy(CopyKind::DtoH, gpu, host, 200);
+    trace.call(CollectiveKind::AllReduce, host, sum, 0, 300, std::nullopt, kBytes, 50);
+    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 400, 1 - r, kBytes, 50);
+    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 400, 1 - r, kBytes, 50);
+    trace.copy(CopyKind::HtoD, received, back, 500);
+    trace.kernel("consume" + suffix, {{back, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
+                 600);
+  }
+  Graph graph = merged_graph();
+  EXPECT_EQ(graph.broken_order_constraints, 0u);
+  EXPECT_EQ(ops_of(graph, OpKind::Collective).size(), 1u);
+  std::vector<uint32_t> messages = ops_of(graph, OpKind::Message);
+  ASSERT_EQ(messages.size(), 2u);
+  for (uint32_t message : messages) {
+    ASSERT_EQ(edges_of(graph, message).size(), 1u);
+    const Edge edge = edges_of(graph, message)[0];
+    EXPECT_NE(graph.locations[graph.values[edge.src_value].location].process,
+              graph.locations[graph.values[edge.dst_value].location].process);
+    EXPECT_NE(graph.values[edge.src_value].producer_op, Value::kNoOp)
+        << "the message sends the all-reduced sum, not the buffer's older content";
+  }
+  for (const std::string& consumer : {"consume_rank0", "consume_rank1"}) {
+    uint32_t input = first_read(graph, kernel_op(graph, consumer));
+    EXPECT_EQ(producing_kernels(graph, input),
+              (std::set<std::string>{"produce_rank0", "produce_rank1"}))
+        << consumer << " reads what the peer received, made of both ranks' results";
+  }
+}
+
+// The same exchange with the receive posted after the send returned (an
+// eager send): each rank's send comes before its receive, so a message
+// ordered before its sender's later work would wait for the other one.
+TEST_F(Collectives, MpiEagerSendsInBothDirectionsLeaveNoCycle) {
+  constexpr int64_t kSum = 0x20000, kReceived = 0x30000, kStaged = 0x40000;
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r, CommLibrary::Mpi);
+    int64_t gpu = trace.buffer(kGrad);
+    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
+    int64_t staged = trace.buffer(kStaged, AllocKind::PageableHost);
+    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
+    int64_t back = trace.buffer(kOut);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("produce" + suffix, {{gpu, AccessKind::Write}}, 100);
+    trace.copy(CopyKind::DtoH, gpu, sum, 200);
+    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 300, 1 - r, kBytes, 5);
+    trace.copy(CopyKind::DtoH, gpu, staged, 400);
+    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 500, 1 - r, kBytes, 50);
+    trace.copy(CopyKind::HtoD, received, back, 600);
+    trace.kernel("consume" + suffix, {{back, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
+                 700);
+  }
+  Graph graph = merged_graph();
+  EXPECT_EQ(graph.broken_order_constraints, 0u);
+  EXPECT_EQ(ops_of(graph, OpKind::Message).size(), 2u);
+  EXPECT_EQ(producing_kernels(graph, first_read(graph, kernel_op(graph, "consume_rank0"))),
+            (std::set<std::string>{"produce_rank1"}));
+  EXPECT_EQ(producing_kernels(graph, first_read(graph, kernel_op(graph, "consume_rank1"))),
+            (std::set<std::string>{"produce_rank0"}));
+}
+
+// Clocks aligned badly enough that each rank received before the other
+// sent: the ranks' constraints wait for each other. The graph still holds
+// every op, and says how many constraints it broke.
+TEST_F(Collectives, ContradictoryRankClocksBreakAConstraintInsteadOfFailing) {
+  constexpr int64_t kSum = 0x20000, kReceived = 0x30000;
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r, CommLibrary::Mpi);
+    int64_t gpu = trace.buffer(kGrad);
+    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
+    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
+    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 100, 1 - r, kBytes, 10);
+    trace.copy(CopyKind::DtoH, gpu, sum, 150);
+    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 200, 1 - r, kBytes, 10);
+  }
+  Graph graph = merged_graph();
+  EXPECT_GT(graph.broken_order_constraints, 0u);
+  EXPECT_EQ(ops_of(graph, OpKind::Message).size(), 2u);
+  EXPECT_EQ(ops_of(graph, OpKind::Copy).size(), 2u);
 }
 
 }  // namespace
