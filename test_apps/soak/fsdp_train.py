@@ -1,9 +1,11 @@
 """FSDP2 training (torch.distributed.fsdp.fully_shard) of a small
 transformer-like MLP stack under torchrun, on any number of ranks:
 all-gathers and reduce-scatters every step, each step an NVTX range
-"step N". Rank 0 prints the loss every 100 steps.
+"step N". Rank 0 prints the loss every 100 steps. With `ddp` the same model
+is trained by DistributedDataParallel instead (all-reduces of gradient
+buckets).
 
-    [FSDP_STRAGGLER=RANK:STEP:MS] torchrun --nproc_per_node N fsdp_train.py STEPS
+    [FSDP_STRAGGLER=RANK:STEP:MS] torchrun --nproc_per_node N fsdp_train.py STEPS [fsdp|ddp]
 
 FSDP_STRAGGLER makes one rank a straggler once: RANK waits for its GPU, then
 sleeps MS milliseconds on the host before step STEP's forward (what a
@@ -17,22 +19,28 @@ import time
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
+from torch.nn.parallel import DistributedDataParallel
 
 from marks import mark
 
 
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    wrapping = sys.argv[2] if len(sys.argv) > 2 else "fsdp"
     dist.init_process_group("nccl")
     rank = dist.get_rank()
-    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
     torch.manual_seed(0)
     blocks = [torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.GELU(),
                                   torch.nn.Linear(2048, 512)) for _ in range(4)]
     model = torch.nn.Sequential(*blocks).cuda()
-    for block in blocks:
-        fully_shard(block)
-    fully_shard(model)
+    if wrapping == "ddp":
+        model = DistributedDataParallel(model, device_ids=[local_rank])
+    else:
+        for block in blocks:
+            fully_shard(block)
+        fully_shard(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     generator = torch.Generator(device="cuda").manual_seed(rank)
     x = torch.randn(32, 512, device="cuda", generator=generator)
