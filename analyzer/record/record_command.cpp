@@ -87,6 +87,7 @@ struct RecordOptions {
   std::optional<uint64_t> host_min_bytes;
   std::string framework_allocators = "hooks";
   std::string unified_memory;  // empty: the tracer's default
+  bool self_cost = false;
   bool exact = false;
   std::string exact_path = "auto";  // auto, one-run, two-run
 };
@@ -104,6 +105,7 @@ Environment tracer_environment(const RecordOptions& options, const std::string& 
   if (!options.unified_memory.empty()) {
     env.emplace_back("APPTRACER_UNIFIED_MEMORY", options.unified_memory);
   }
+  if (options.self_cost) env.emplace_back("APPTRACER_SELF_COST", "1");
   if (exact == ExactPath::OneRun) env.emplace_back("APPTRACER_EXACT", "1");
   add_framework_environment(env, options.framework_allocators, library);
   return env;
@@ -354,6 +356,10 @@ void add_record_command(CLI::App& app, CommandResult& result) {
         return um_counter_kinds(value) ? std::string()
                                        : "not a list of " + um_counter_group_names();
       });
+  cmd->add_flag("--self-cost", options->self_cost,
+                "Time the tracer's own work per site (CUDA callbacks, kernel arguments, host and "
+                "framework allocator hooks, activity buffers, the writer's CPU) into meta "
+                "self_cost; adds two clock reads per timed call");
   cmd->add_flag("--exact", options->exact,
                 "Also record what each kernel launch really read and wrote, from the GPU "
                 "(Compute Sanitizer; slower, see README)");

@@ -106,6 +106,31 @@ def check_alloc_functions(c, apptracer, apps):
                  "alloc_functions --host-min-bytes=150000: only the 200003-byte block")
 
 
+def check_self_cost(c, apptracer, apps):
+    """--self-cost: the tracer's own time per site, in meta self_cost; none without it."""
+    program = [os.path.join(apps, "host_alloc_functions")]
+    with tempfile.TemporaryDirectory() as out:
+        record(apptracer, out, program, "all", ["--self-cost"])
+        files = traces(out)
+        meta = dict(query(files[0], "SELECT key, value FROM meta")) if files else {}
+        cost = json.loads(meta.get("self_cost", "{}"))
+        rows = query(files[0], "SELECT count(*) FROM allocations")[0][0] if files else 0
+        allocate, free, append = (cost.get(site, {}) for site in ("host_allocate", "host_free", "record_append"))
+        c.expect(allocate.get("calls", 0) >= 1000 and allocate.get("ns", 0) > 0,
+                 f"self-cost: every malloc family call of the program timed (1000 small blocks too): {allocate}")
+        c.expect(free.get("calls", 0) >= 12, f"self-cost: the frees of tracked blocks timed: {free}")
+        c.expect(append.get("calls", 0) >= rows > 0, f"self-cost: each stored row's record queued ({rows} rows): {append}")
+        c.expect(cost.get("writer_cpu_ns", 0) > 0 and 0 < cost.get("timer_ns", 0) < 10_000,
+                 f"self-cost: the writer's CPU time, and what one timing costs "
+                 f"({cost.get('writer_cpu_ns')}, {cost.get('timer_ns')} ns)")
+        c.expect("self_cost=1" in meta.get("options", ""), "self-cost: in meta options")
+    with tempfile.TemporaryDirectory() as out:
+        record(apptracer, out, program, "all")
+        files = traces(out)
+        c.expect(bool(files) and not query(files[0], "SELECT 1 FROM meta WHERE key = 'self_cost'"),
+                 "self-cost: off by default")
+
+
 def check_stress(c, apptracer, apps):
     program = [os.path.join(apps, "host_alloc_stress"), "4", "2500000"]
     plain = run(program)
@@ -189,6 +214,7 @@ def main():
     apptracer, apps = sys.argv[1], sys.argv[2]
     c = Checks()
     check_alloc_functions(c, apptracer, apps)
+    check_self_cost(c, apptracer, apps)
     check_stress(c, apptracer, apps)
     check_fork_exec(c, apptracer, apps)
     check_fork_while_allocating(c, apptracer, apps)

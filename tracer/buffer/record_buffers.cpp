@@ -10,6 +10,7 @@
 #include <new>
 
 #include "base/clock.h"
+#include "base/self_cost.h"
 
 namespace apptracer {
 
@@ -57,6 +58,7 @@ uint32_t RecordBuffers::current_tid() {
 }
 
 void RecordBuffers::append(Record& record) {
+  self_cost::Timer timer(self_cost::Site::RecordAppend);
   if (closed()) {
     dropped_.fetch_add(1, std::memory_order_relaxed);
     return;

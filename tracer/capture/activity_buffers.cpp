@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "base/inside_tracer.h"
+#include "base/self_cost.h"
 #include "apptracer/um_counter_groups.h"
 #include "base/log.h"
 #include "capture/activity_buffer_pool.h"
@@ -41,6 +42,7 @@ void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_re
 void CUPTIAPI on_buffer_completed(CUcontext context, uint32_t stream_id, uint8_t* buffer, size_t,
                                   size_t valid_bytes) {
   InsideTracer inside;
+  self_cost::Timer timer(self_cost::Site::ActivityBuffer);
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid_bytes, &record) == CUPTI_SUCCESS) {
     convert_activity(*capture_context, *record);

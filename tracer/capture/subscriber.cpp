@@ -9,6 +9,7 @@
 #include "base/driver.h"
 #include "base/log.h"
 #include "base/inside_tracer.h"
+#include "base/self_cost.h"
 #include "capture/capture.h"
 #include "capture/cupti_requests.h"
 #include "base/cupti_loader.h"
@@ -31,9 +32,11 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   InsideTracer inside;
   switch (domain) {
     case CUPTI_CB_DOMAIN_RUNTIME_API:
-    case CUPTI_CB_DOMAIN_DRIVER_API:
+    case CUPTI_CB_DOMAIN_DRIVER_API: {
+      self_cost::Timer timer(self_cost::Site::ApiCallback);
       on_api_callback(*context, domain, cbid, static_cast<const CUpti_CallbackData*>(data));
       break;
+    }
     case CUPTI_CB_DOMAIN_RESOURCE:
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         if (hooks.context_created) hooks.context_created();

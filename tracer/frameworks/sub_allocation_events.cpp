@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "base/self_cost.h"
+
 namespace apptracer::frameworks {
 
 namespace {
@@ -41,6 +43,7 @@ void refuse_allocator(SubAllocator allocator) {
 }
 
 bool record_event(const FrameworkEvent& event) {
+  self_cost::Timer timer(self_cost::Site::FrameworkAllocator);
   if (!recording() || !allocator_enabled(event.allocator)) return false;
   Record record{};
   record.type = RecordType::SubAllocation;

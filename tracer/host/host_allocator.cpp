@@ -23,6 +23,7 @@
 
 #include "host/host_allocator.h"
 #include "base/inside_tracer.h"
+#include "base/self_cost.h"
 #include "host/host_blocks.h"
 
 namespace apptracer {
@@ -122,6 +123,7 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
     return;
   }
   if (thread_inside_tracer) return;
+  self_cost::Timer timer(self_cost::Site::HostAllocate);
   InsideTracer inside;
   host_blocks::on_allocate(reinterpret_cast<uint64_t>(p), bytes, mapped);
 }
@@ -130,6 +132,7 @@ void note_allocation(void* p, size_t bytes, bool mapped = false) {
 // size (a read of the allocator's header) says so without a lookup.
 void note_free(void* p) {
   if (!p || !tracking()) return;
+  self_cost::Timer timer(self_cost::Site::HostFree);
   if (real.malloc_usable_size && real.malloc_usable_size(p) < host_blocks::min_bytes()) return;
   InsideTracer inside;
   host_blocks::on_free(reinterpret_cast<uint64_t>(p));

@@ -30,6 +30,7 @@
 
 #include <cupti.h>
 
+#include "base/self_cost.h"
 #include "apptracer/output_path.h"
 #include "apptracer/schema.h"
 #include "apptracer/version.h"
@@ -152,6 +153,8 @@ void finish(const char* status) {
   writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   writer_instance->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
   writer_instance->set_meta("host_block_lookups_cut", std::to_string(host_blocks::lookups_cut()));
+  if (self_cost::enabled)
+    writer_instance->set_meta("self_cost", self_cost::json(writer_instance->thread_cpu_ns()));
   writer_instance->finish(status);
   final_write_done = true;
 }
@@ -407,6 +410,7 @@ void start(const Config& given) {
   Config config = given;
   config.output = absolute_output_path(given.output);
   init_logging(config.log_level);
+  self_cost::enabled = config.self_cost;
   owner_pid = getpid();
   bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
   buffers_instance =

@@ -41,9 +41,17 @@ void Writer::start() {
   stopping_ = false;
   SignalsBlocked blocked(all_but_faults());
   thread_ = std::thread([this] { run(); });
+  cpu_clock_known_ = pthread_getcpuclockid(thread_.native_handle(), &cpu_clock_) == 0;
 }
 
 bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+uint64_t Writer::thread_cpu_ns() const {
+  timespec used{};
+  if (!cpu_clock_known_ || clock_gettime(cpu_clock_, &used) != 0)
+    return 0;
+  return static_cast<uint64_t>(used.tv_sec) * 1000000000ull + static_cast<uint64_t>(used.tv_nsec);
+}
 
 std::string Writer::path() const {
   std::lock_guard<std::mutex> lock(pending_mutex_);

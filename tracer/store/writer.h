@@ -3,6 +3,8 @@
 // the database lazily, so a process that never uses CUDA leaves no file.
 #pragma once
 
+#include <time.h>
+
 #include <atomic>
 #include <deque>
 #include <functional>
@@ -59,6 +61,8 @@ class Writer {
   void restart_after_fork();
 
   bool on_writer_thread() const;
+  // CPU time the writer thread has used so far (0 when it is not running).
+  uint64_t thread_cpu_ns() const;
 
   // Create the file on the first pass even if no record has come (by
   // default a process that never uses CUDA leaves no file).
@@ -90,6 +94,8 @@ class Writer {
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
+  clockid_t cpu_clock_{};  // the writer thread's CPU clock, where cpu_clock_known_
+  bool cpu_clock_known_ = false;
   std::atomic<bool> stopping_{false};
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};

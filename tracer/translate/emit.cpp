@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/numa.h"
+#include "base/self_cost.h"
 
 namespace apptracer {
 
@@ -214,7 +215,10 @@ void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape,
   const LaunchedFunction& info = call.ctx.cuda.function(function, call.data->symbolName);
   bool args_read = kernel_params || extra;
   ArgWords args;
-  if (args_read) gather_arg_words(call.ctx, info, kernel_params, extra, args);
+  if (args_read) {
+    self_cost::Timer timer(self_cost::Site::KernelArguments);
+    gather_arg_words(call.ctx, info, kernel_params, extra, args);
+  }
   Record r = make_record(call, RecordType::Kernel);
   KernelRecord& k = r.kernel;
   k.function_handle = reinterpret_cast<uint64_t>(function);

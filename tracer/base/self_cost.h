@@ -1,0 +1,72 @@
+// Where the tracer's own time goes (APPTRACER_SELF_COST=1, `apptracer record
+// --self-cost`): each site counts its calls and the nanoseconds spent in it,
+// on the thread that called it, and the trace's meta `self_cost` holds the
+// totals. Off by default: a timed site reads the clock twice (a vDSO call
+// each, no syscall) and adds to two shared counters, which the totals
+// report as `timer_ns` per call so a reader can take it out.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "base/clock.h"
+
+namespace apptracer::self_cost {
+
+// Sites, inner ones timed inside outer ones (kernel arguments inside the
+// API callback): their times are parts, not additions.
+#define APPTRACER_COST_SITES(X)                                                  \
+  X(ApiCallback, "api_callback")     /* a traced CUDA call's enter and exit callbacks */ \
+  X(KernelArguments, "kernel_arguments") /* a launch's parameter words checked for pointers */ \
+  X(RecordAppend, "record_append")   /* a record queued for the writer */              \
+  X(HostAllocate, "host_allocate")   /* an interposed malloc family call's bookkeeping */ \
+  X(HostFree, "host_free")           /* an interposed free's bookkeeping */            \
+  X(FrameworkAllocator, "framework_allocator") /* a framework allocator's block event */ \
+  X(ActivityBuffer, "activity_buffer") /* a CUPTI activity buffer converted (CUPTI's thread) */
+
+enum class Site : uint8_t {
+#define APPTRACER_COST_SITE_ENUM(name, key) name,
+  APPTRACER_COST_SITES(APPTRACER_COST_SITE_ENUM)
+#undef APPTRACER_COST_SITE_ENUM
+      kCount
+};
+
+struct Totals {
+  std::atomic<uint64_t> calls{0};
+  std::atomic<uint64_t> ns{0};
+};
+
+// Set once, before any site can run (the options are read at load).
+extern bool enabled;
+extern Totals totals[static_cast<size_t>(Site::kCount)];
+
+inline uint64_t monotonic_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// Times its scope when self-cost is on; one predictable branch when off.
+class Timer {
+ public:
+  explicit Timer(Site site) : site_(site), start_(enabled ? monotonic_ns() : 0) {}
+  ~Timer() {
+    if (!start_) return;
+    Totals& total = totals[static_cast<size_t>(site_)];
+    total.calls.fetch_add(1, std::memory_order_relaxed);
+    total.ns.fetch_add(monotonic_ns() - start_, std::memory_order_relaxed);
+  }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+
+ private:
+  Site site_;
+  uint64_t start_;
+};
+
+// {"api_callback": {"calls": N, "ns": T}, ..., "writer_cpu_ns": W,
+//  "timer_ns": what one timed call adds, measured here}.
+std::string json(uint64_t writer_cpu_ns);
+
+}  // namespace apptracer::self_cost
