@@ -165,10 +165,34 @@ def real_section(r):
                      ("both together beyond their sum", full - no_hooks - no_host + core)]
             parts.append("Where a step's extra time goes (µs): " +
                          "; ".join(f"{what} {value:+,.0f}" for what, value in where))
+        inside = self_cost_line(r, workload)
+        if inside:
+            parts.append(inside)
         if full is not None:
             targets.append(f"{label}: ≤ 1.10× untraced and ≤ 1.05× bare: {ratio(full, base):.2f}× and "
                            f"{fmt(ratio(full, bare), 2)}× → {verdict(full <= base * 1.10 and bare is not None and full <= bare * 1.05)}")
     return "Real programs: step time, and where the tracer's cost goes (GPU)", "\n\n".join(parts), targets
+
+
+SELF_COST_SITES = [("api_callback", "CUDA callbacks"), ("kernel_arguments", "of which kernel arguments"),
+                   ("record_append", "records queued (in the sites above)"),
+                   ("host_allocate", "malloc hooks"), ("host_free", "free hooks"),
+                   ("framework_allocator", "framework-allocator events"),
+                   ("activity_buffer", "activity buffers (CUPTI's thread)")]
+
+
+def self_cost_line(r, workload):
+    """The tracer's own time per step, by site (bench/self_cost.py)."""
+    get = lambda site, what: r.get(f"real-{workload}.self.{site}.{what}")  # noqa: E731
+    if get("api_callback", "us_per_step") is None:
+        return None
+    sites = [f"{label} {get(site, 'us_per_step'):,.0f} ({get(site, 'calls_per_step'):,.0f} calls)"
+             for site, label in SELF_COST_SITES if get(site, "us_per_step") is not None]
+    writer = get("writer_cpu", "us_per_step")
+    timer = r.get(f"real-{workload}.self.timer_ns")
+    return ("Inside the tracer, per step (µs, `apptracer record --self-cost`, N and 3N steps differenced): " +
+            "; ".join(sites) + (f"; the writer thread's CPU {writer:,.0f}" if writer is not None else "") +
+            (f". Each timed call includes about {timer:.0f} ns of timing itself." if timer else ""))
 
 
 def um_section(r):

@@ -176,6 +176,7 @@ if wanted real; then
     step "real $workload" "$here/compare.sh" "real-$workload" "$dist" "$torch_rounds" \
       untraced,bare,apptracer-core,apptracer-no-hooks,apptracer-no-host,apptracer,torch-profiler \
       "us per step" -- python3 "$here/real_steps.py" "$workload" "$n" "$warmup"
+    step "real $workload self-cost" python3 "$here/self_cost.py" "$dist" "$workload" "$n" "$warmup"
   done
 fi
 if wanted um; then

@@ -1,0 +1,51 @@
+"""Where the tracer's own time goes in a real program, per step (GPU): runs
+the workload of real_steps.py under `apptracer record --self-cost` with N
+and 3N steps and divides the difference of each site's totals (meta
+self_cost) by 2N, so loading, warm-up and the final write cancel out.
+Prints, per site, "result real-WORKLOAD.self.SITE.us_per_step V" and
+".calls_per_step V" lines for bench/report.py.
+
+    python3 self_cost.py DIST WORKLOAD STEPS WARMUP
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def totals(apptracer, workload, steps, warmup, work):
+    trace = os.path.join(work, f"{workload}-{steps}.db")
+    program = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "real_steps.py"),
+               workload, str(steps), str(warmup)]
+    subprocess.run([apptracer, "record", "--self-cost", "-f", "-o", trace, "--", *program],
+                   check=True, stdout=subprocess.DEVNULL)
+    db = sqlite3.connect(trace)
+    try:
+        return json.loads(db.execute("SELECT value FROM meta WHERE key = 'self_cost'").fetchone()[0])
+    finally:
+        db.close()
+
+
+def main():
+    dist, workload, steps, warmup = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    apptracer = os.path.join(dist, "bin", "apptracer")
+    with tempfile.TemporaryDirectory() as work:
+        short = totals(apptracer, workload, steps, warmup, work)
+        long = totals(apptracer, workload, 3 * steps, warmup, work)
+    per_step = 2 * steps
+    for site, value in long.items():
+        if not isinstance(value, dict):
+            continue
+        calls = (value["calls"] - short[site]["calls"]) / per_step
+        us = (value["ns"] - short[site]["ns"]) / per_step / 1000
+        print(f"result real-{workload}.self.{site}.us_per_step {us:.1f}")
+        print(f"result real-{workload}.self.{site}.calls_per_step {calls:.0f}")
+    writer = (long["writer_cpu_ns"] - short["writer_cpu_ns"]) / per_step / 1000
+    print(f"result real-{workload}.self.writer_cpu.us_per_step {writer:.1f}")
+    print(f"result real-{workload}.self.timer_ns {long['timer_ns']}")
+
+
+if __name__ == "__main__":
+    main()
