@@ -1,0 +1,89 @@
+"""Findings against the fixed program (GPU): for each bad/fixed pair of
+test_apps/diagnose_cases.cu whose rule prices a saving, the bad program is
+traced and diagnosed, and the rule's estimated saving is set beside what
+fixing it saved: the median of the bad program's own time (its "work_ms")
+minus the fixed one's, both untraced, in interleaved rounds.
+
+    python3 diagnose_truth.py DIST [ROUNDS] [--system FILE]
+
+Prints a Markdown table (scenario, rule, estimated saving, measured saving,
+error) and "result diagnose-truth.SCENARIO.{estimated,measured}_ms V" lines.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+
+# Scenario -> the rule whose saving it prices, and what `apptracer record`
+# needs to see it (docs/diagnose.md; test_apps/check_trace.py asserts each).
+PRICED = {
+    "pageable": ("pageable_copy", ()), "small_copies": ("small_copies", ()),
+    "sync_copy": ("sync_copy", ()), "sync_memset": ("sync_memset", ()),
+    "redundant": ("redundant_copy", ()), "no_overlap": ("no_copy_compute_overlap", ()),
+    "sync_api": ("sync_api", ()), "gpu_gap": ("gpu_idle_gap", ()),
+    "churn": ("allocation_churn", ()), "launch_bound": ("launch_bound_kernels", ()),
+    "um_faults": ("um_on_demand_migration", ("--unified-memory", "all")),
+    "um_thrash": ("um_thrashing", ("--unified-memory", "all")),
+    "numa": ("numa_far_host_buffer", ()),
+}
+SKIPPED = 77
+
+
+def work_ms(program, scenario, variant):
+    """The scenario's own time in ms, or None where it cannot run here."""
+    done = subprocess.run([program, scenario, variant], capture_output=True, text=True, timeout=300)
+    found = re.search(r"work_ms ([0-9.]+)", done.stderr)
+    if done.returncode == SKIPPED or not found:
+        return None
+    return float(found.group(1))
+
+
+def estimated_ms(apptracer, program, scenario, rule, record_args, system, work):
+    trace = os.path.join(work, f"{scenario}.db")
+    subprocess.run([apptracer, "record", "-f", *record_args, "-o", trace, "--", program, scenario, "bad"],
+                   check=True, capture_output=True, timeout=300)
+    command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
+    findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
+    savings = [f["saving_ns"] for f in findings if f["rule"] == rule and f["saving_ns"] is not None]
+    return sum(savings) / 1e6 if savings else None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dist")
+    parser.add_argument("rounds", nargs="?", type=int, default=5)
+    parser.add_argument("--system")
+    args = parser.parse_args()
+    apptracer = os.path.join(args.dist, "bin", "apptracer")
+    program = os.path.join(args.dist, "test_apps", "diagnose_cases")
+    print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")
+    print("|---|---|---|---|---|")
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for scenario, (rule, record_args) in PRICED.items():
+            times = {"bad": [], "fixed": []}
+            for _ in range(args.rounds):
+                for variant in times:
+                    value = work_ms(program, scenario, variant)
+                    if value is not None:
+                        times[variant].append(value)
+            if not times["bad"] or not times["fixed"]:
+                print(f"| {scenario} | {rule} | | | cannot run here |")
+                continue
+            measured = statistics.median(times["bad"]) - statistics.median(times["fixed"])
+            estimated = estimated_ms(apptracer, program, scenario, rule, record_args, args.system, work)
+            error = "no saving estimated" if estimated is None else (
+                f"{(estimated - measured) / measured:+.0%}" if measured > 0 else "fix measured no faster")
+            print(f"| {scenario} | {rule} | {'-' if estimated is None else f'{estimated:.2f}'} | "
+                  f"{measured:.2f} | {error} |", flush=True)
+            results.append(f"result diagnose-truth.{scenario}.measured_ms {measured:.3f}")
+            if estimated is not None:
+                results.append(f"result diagnose-truth.{scenario}.estimated_ms {estimated:.3f}")
+    print("\n".join(results))
+
+
+if __name__ == "__main__":
+    main()
