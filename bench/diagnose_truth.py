@@ -34,7 +34,8 @@ SKIPPED = 77
 
 def work_ms(program, scenario, variant):
     """The scenario's own time in ms, or None where it cannot run here."""
-    done = subprocess.run([program, scenario, variant], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([program, scenario, variant, "--time"], capture_output=True, text=True,
+                          timeout=300)
     found = re.search(r"work_ms ([0-9.]+)", done.stderr)
     if done.returncode == SKIPPED or not found:
         return None
