@@ -21,9 +21,11 @@ PARTITION = "job_rank"
 # Per joined collective (communicator, sequence number, kind) whose last rank
 # arrived after the one before it: who, by how much, the others' wait, the
 # outermost NVTX range it was issued in and which occurrence, and what held
-# it (the stream still busy with GPU work when it was issued; else the
-# thread's previous CUDA call, a synchronization or another call, when it
-# lasted longer than the time since; else a host gap). Standard SQL over the
+# it: the stream still busy with GPU work when it was issued; else what took
+# most of the time the rank fell behind, just before it issued the call, on
+# the issuing thread (a CUDA call, a synchronization, or a host gap between
+# calls, a few calls back as often as not), counted within that time, as
+# `apptracer stats --report stragglers` walks it. Standard SQL over the
 # exported tables: the same text runs on DuckDB, Spark SQL and dask-sql.
 STRAGGLERS_SQL = """
 WITH calls AS (
@@ -67,21 +69,54 @@ busy AS (
   JOIN gpu_work g ON g.job_rank = l.job_rank AND g.stream = l.stream AND g.gpu_end_ns <= l.arrival_ns
   GROUP BY l.job_rank, l.comm_id, l.seq, l.kind
 ),
-previous_end AS (
-  SELECT l.job_rank, l.comm_id, l.seq, l.kind, MAX(a.end_ns) AS end_ns
-  FROM late l
-  JOIN api_calls a ON a.job_rank = l.job_rank AND a.tid = l.tid AND a.end_ns <= l.api_start_ns
-  GROUP BY l.job_rank, l.comm_id, l.seq, l.kind
+thread_calls AS (
+  SELECT a.job_rank, a.tid, a.start_ns, a.end_ns, a.name_id, a.correlation_id,
+         LAG(a.end_ns) OVER (PARTITION BY a.job_rank, a.tid ORDER BY a.start_ns) AS previous_end_ns
+  FROM api_calls a
+  WHERE COALESCE(a.parent_correlation_id, 0) = 0
 ),
-previous_call AS (
-  SELECT p.job_rank, p.comm_id, p.seq, p.kind, a.start_ns, a.end_ns, s.text AS name,
-         CASE WHEN EXISTS (SELECT 1 FROM syncs y WHERE y.job_rank = a.job_rank
-                           AND y.call_correlation_id = a.correlation_id) THEN 1 ELSE 0 END
-           AS synchronization
-  FROM previous_end p
-  JOIN late l ON l.job_rank = p.job_rank AND l.comm_id = p.comm_id AND l.seq = p.seq AND l.kind = p.kind
-  JOIN api_calls a ON a.job_rank = p.job_rank AND a.tid = l.tid AND a.end_ns = p.end_ns
-  LEFT JOIN strings s ON s.job_rank = a.job_rank AND s.id = a.name_id
+-- Each call, and the gap before it; the gap after the last call before the
+-- collective is its own.
+stretches AS (
+  SELECT job_rank, tid, start_ns, end_ns, name_id, correlation_id, 0 AS is_gap FROM thread_calls
+  UNION ALL
+  SELECT job_rank, tid, previous_end_ns, start_ns, NULL, NULL, 1 FROM thread_calls
+  WHERE previous_end_ns < start_ns
+),
+behind AS (
+  SELECT l.job_rank, l.comm_id, l.seq, l.kind, l.tid, l.api_start_ns,
+         l.api_start_ns - GREATEST(l.late_by_ns, 1) AS from_ns
+  FROM late l
+),
+last_end AS (
+  SELECT b.job_rank, b.comm_id, b.seq, b.kind, MAX(a.end_ns) AS end_ns
+  FROM behind b
+  JOIN thread_calls a ON a.job_rank = b.job_rank AND a.tid = b.tid AND a.end_ns <= b.api_start_ns
+  GROUP BY b.job_rank, b.comm_id, b.seq, b.kind
+),
+inside AS (
+  SELECT b.job_rank, b.comm_id, b.seq, b.kind, x.name_id, x.correlation_id, x.is_gap,
+         LEAST(x.end_ns, b.api_start_ns) - GREATEST(x.start_ns, b.from_ns) AS inside_ns
+  FROM behind b
+  JOIN stretches x ON x.job_rank = b.job_rank AND x.tid = b.tid AND x.end_ns > b.from_ns
+                  AND x.start_ns < b.api_start_ns
+  UNION ALL
+  SELECT b.job_rank, b.comm_id, b.seq, b.kind, NULL, NULL, 1,
+         b.api_start_ns - GREATEST(e.end_ns, b.from_ns)
+  FROM behind b
+  JOIN last_end e ON e.job_rank = b.job_rank AND e.comm_id = b.comm_id AND e.seq = b.seq
+                 AND e.kind = b.kind
+  WHERE e.end_ns < b.api_start_ns
+),
+longest AS (
+  SELECT i.*, s.text AS name,
+         CASE WHEN EXISTS (SELECT 1 FROM syncs y WHERE y.job_rank = i.job_rank
+                           AND y.call_correlation_id = i.correlation_id) THEN 1 ELSE 0 END
+           AS synchronization,
+         ROW_NUMBER() OVER (PARTITION BY i.job_rank, i.comm_id, i.seq, i.kind
+                            ORDER BY i.inside_ns DESC) AS rank_in_window
+  FROM inside i
+  LEFT JOIN strings s ON s.job_rank = i.job_rank AND s.id = i.name_id
 ),
 open_ranges AS (
   SELECT l.job_rank, l.comm_id, l.seq, l.kind, n.name_id, n.start_ns,
@@ -102,19 +137,16 @@ steps AS (
 SELECT l.comm_id, l.seq, l.kind, l.ranks, l.job_rank AS late_rank, l.arrival_ns, l.late_by_ns,
        l.wait_ns, st.step_range, st.step,
        CASE WHEN b.busy_until_ns > l.api_start_ns THEN 'gpu work'
-            WHEN c.end_ns - c.start_ns > l.api_start_ns - c.end_ns
-              THEN CASE WHEN c.synchronization = 1 THEN 'synchronization' ELSE 'host call' END
-            ELSE 'host gap' END AS held_by,
+            WHEN c.is_gap = 1 THEN 'host gap'
+            WHEN c.synchronization = 1 THEN 'synchronization' ELSE 'host call' END AS held_by,
        CASE WHEN b.busy_until_ns > l.api_start_ns THEN b.busy_until_ns - l.api_start_ns
-            WHEN c.end_ns - c.start_ns > l.api_start_ns - c.end_ns THEN c.end_ns - c.start_ns
-            ELSE l.api_start_ns - c.end_ns END AS cause_ns,
-       CASE WHEN b.busy_until_ns > l.api_start_ns THEN NULL
-            WHEN c.end_ns - c.start_ns > l.api_start_ns - c.end_ns THEN c.name END AS cause
+            ELSE c.inside_ns END AS cause_ns,
+       CASE WHEN b.busy_until_ns > l.api_start_ns THEN NULL ELSE c.name END AS cause
 FROM late l
 LEFT JOIN busy b ON b.job_rank = l.job_rank AND b.comm_id = l.comm_id AND b.seq = l.seq
                 AND b.kind = l.kind
-LEFT JOIN previous_call c ON c.job_rank = l.job_rank AND c.comm_id = l.comm_id AND c.seq = l.seq
-                         AND c.kind = l.kind
+LEFT JOIN longest c ON c.job_rank = l.job_rank AND c.comm_id = l.comm_id AND c.seq = l.seq
+                   AND c.kind = l.kind AND c.rank_in_window = 1
 LEFT JOIN steps st ON st.job_rank = l.job_rank AND st.comm_id = l.comm_id AND st.seq = l.seq
                   AND st.kind = l.kind
 WHERE l.late_by_ns >= {min_late_ns}

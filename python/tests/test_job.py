@@ -1,8 +1,9 @@
 """A job's traces on DuckDB (apptracer.job): a 2-rank job fabricated from
 the bundled vector_add trace (its schema, with rows added per rank): eight
 steps of a forward kernel then an all-gather; rank 1's host pauses 20 ms
-before step 5's all-gather and blocks 5 ms in a synchronization before step
-7's. Exported as Parquet partitioned by rank, the stragglers query names the
+in step 5 and then launches three short kernels before the all-gather (the
+pause a few calls back, as in real FSDP steps), and blocks 5 ms in a
+synchronization before step 7's. Exported as Parquet partitioned by rank, the stragglers query names the
 rank, the step and what held it."""
 import os
 import shutil
@@ -58,6 +59,12 @@ def write_rank(path, rank, late):
                start_ns=start + 10_000, end_ns=start + 15_000, return_code=0)
         insert(db, "kernels", call_correlation_id=correlation, launch_kind=driver, stream=7,
                gpu_start_ns=start + 20_000, gpu_end_ns=start + 520_000)
+        # After a pause, a few quick launches: the pause is not the last gap.
+        for quick in range(3 if gap else 0):
+            correlation += 1
+            launched = issue - 300_000 + quick * 100_000
+            insert(db, "api_calls", correlation_id=correlation, domain=runtime, cbid=0, name_id=launch,
+                   tid=7, start_ns=launched, end_ns=launched + 50_000, return_code=0)
         if blocked:
             correlation += 1
             insert(db, "api_calls", correlation_id=correlation, domain=runtime, cbid=0,
