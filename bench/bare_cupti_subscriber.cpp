@@ -51,6 +51,12 @@ __attribute__((constructor)) void subscribe() {
     return;
   }
   apptracer::enable_traced_callbacks(subscriber, nullptr);
+  // What a runtime launch's own callback pair costs, beside the nested
+  // driver launch's (a launch fires both): BARE_WITHOUT_RUNTIME_LAUNCH=1
+  // turns the runtime's off.
+  if (const char* without = std::getenv("BARE_WITHOUT_RUNTIME_LAUNCH"); without && *without == '1')
+    cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
   apptracer::request_zeroed_activity_buffers();
   cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
   for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) cuptiActivityEnable(kind);
