@@ -451,29 +451,45 @@ TEST_F(Collectives, SingleRankTraceSaysThePeerIsNotInTheTrace) {
   EXPECT_EQ(exchanged.int64(0), 1);
 }
 
-// An MPI program exchanging GPU data through host memory (mpi4py's way):
-// each rank copies its result to the host, all-reduces it, swaps the sum
+// One rank of an MPI job that moves GPU data through host memory (mpi4py's
+// way): a kernel's result on the GPU, host buffers for MPI, and the GPU
+// buffer what it received is copied back to.
+struct HostStagedRank {
+  HostStagedRank(RankTrace& trace, int64_t rank)
+      : trace(trace),
+        suffix("_rank" + std::to_string(rank)),
+        gpu(trace.buffer(kGrad)),
+        staged(trace.buffer(0x10000, AllocKind::PageableHost)),
+        sum(trace.buffer(0x20000, AllocKind::PageableHost)),
+        received(trace.buffer(0x30000, AllocKind::PageableHost)),
+        back(trace.buffer(kOut)) {
+    trace.kernel("produce" + suffix, {{gpu, AccessKind::Write}}, 100);
+  }
+  // What the rank received, copied back to the GPU and used there.
+  void consume_received(int64_t at) {
+    trace.copy(CopyKind::HtoD, received, back, at);
+    trace.kernel("consume" + suffix, {{back, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
+                 at + 100);
+  }
+
+  RankTrace& trace;
+  std::string suffix;
+  int64_t gpu, staged, sum, received, back;
+};
+
+// Each rank copies its result to the host, all-reduces it, swaps the sum
 // with its peer in one MPI_Sendrecv (a send and a receive entered at the
 // same instant) and copies what it received back to the GPU. The calls run
 // on the host, so no stream orders them: each rank's call does.
 TEST_F(Collectives, MpiExchangeThroughHostMemoryJoinsBothRanks) {
-  constexpr int64_t kHost = 0x10000, kSum = 0x20000, kReceived = 0x30000;
   for (int64_t r = 0; r < 2; ++r) {
     RankTrace trace = rank(r, CommLibrary::Mpi);
-    int64_t gpu = trace.buffer(kGrad);
-    int64_t host = trace.buffer(kHost, AllocKind::PageableHost);
-    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
-    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
-    int64_t back = trace.buffer(kOut);
-    std::string suffix = "_rank" + std::to_string(r);
-    trace.kernel("produce" + suffix, {{gpu, AccessKind::Write}}, 100);
-    trace.copy(CopyKind::DtoH, gpu, host, 200);
-    trace.call(CollectiveKind::AllReduce, host, sum, 0, 300, std::nullopt, kBytes, 50);
-    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 400, 1 - r, kBytes, 50);
-    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 400, 1 - r, kBytes, 50);
-    trace.copy(CopyKind::HtoD, received, back, 500);
-    trace.kernel("consume" + suffix, {{back, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
-                 600);
+    HostStagedRank job(trace, r);
+    trace.copy(CopyKind::DtoH, job.gpu, job.staged, 200);
+    trace.call(CollectiveKind::AllReduce, job.staged, job.sum, 0, 300, std::nullopt, kBytes, 50);
+    trace.call(CollectiveKind::Send, job.sum, std::nullopt, 0, 400, 1 - r, kBytes, 50);
+    trace.call(CollectiveKind::Recv, std::nullopt, job.received, 0, 400, 1 - r, kBytes, 50);
+    job.consume_received(500);
   }
   Graph graph = merged_graph();
   EXPECT_EQ(graph.broken_order_constraints, 0u);
@@ -497,26 +513,18 @@ TEST_F(Collectives, MpiExchangeThroughHostMemoryJoinsBothRanks) {
 }
 
 // The same exchange with the receive posted after the send returned (an
-// eager send): each rank's send comes before its receive, so a message
-// ordered before its sender's later work would wait for the other one.
+// eager send) and a copy between them: each rank's send comes before its
+// receive, so a message ordered before its sender's later work would wait
+// for the other one.
 TEST_F(Collectives, MpiEagerSendsInBothDirectionsLeaveNoCycle) {
-  constexpr int64_t kSum = 0x20000, kReceived = 0x30000, kStaged = 0x40000;
   for (int64_t r = 0; r < 2; ++r) {
     RankTrace trace = rank(r, CommLibrary::Mpi);
-    int64_t gpu = trace.buffer(kGrad);
-    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
-    int64_t staged = trace.buffer(kStaged, AllocKind::PageableHost);
-    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
-    int64_t back = trace.buffer(kOut);
-    std::string suffix = "_rank" + std::to_string(r);
-    trace.kernel("produce" + suffix, {{gpu, AccessKind::Write}}, 100);
-    trace.copy(CopyKind::DtoH, gpu, sum, 200);
-    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 300, 1 - r, kBytes, 5);
-    trace.copy(CopyKind::DtoH, gpu, staged, 400);
-    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 500, 1 - r, kBytes, 50);
-    trace.copy(CopyKind::HtoD, received, back, 600);
-    trace.kernel("consume" + suffix, {{back, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}},
-                 700);
+    HostStagedRank job(trace, r);
+    trace.copy(CopyKind::DtoH, job.gpu, job.sum, 200);
+    trace.call(CollectiveKind::Send, job.sum, std::nullopt, 0, 300, 1 - r, kBytes, 5);
+    trace.copy(CopyKind::DtoH, job.gpu, job.staged, 400);
+    trace.call(CollectiveKind::Recv, std::nullopt, job.received, 0, 500, 1 - r, kBytes, 50);
+    job.consume_received(600);
   }
   Graph graph = merged_graph();
   EXPECT_EQ(graph.broken_order_constraints, 0u);
@@ -531,15 +539,12 @@ TEST_F(Collectives, MpiEagerSendsInBothDirectionsLeaveNoCycle) {
 // sent: the ranks' constraints wait for each other. The graph still holds
 // every op, and says how many constraints it broke.
 TEST_F(Collectives, ContradictoryRankClocksBreakAConstraintInsteadOfFailing) {
-  constexpr int64_t kSum = 0x20000, kReceived = 0x30000;
   for (int64_t r = 0; r < 2; ++r) {
     RankTrace trace = rank(r, CommLibrary::Mpi);
-    int64_t gpu = trace.buffer(kGrad);
-    int64_t sum = trace.buffer(kSum, AllocKind::PageableHost);
-    int64_t received = trace.buffer(kReceived, AllocKind::PageableHost);
-    trace.call(CollectiveKind::Recv, std::nullopt, received, 0, 100, 1 - r, kBytes, 10);
-    trace.copy(CopyKind::DtoH, gpu, sum, 150);
-    trace.call(CollectiveKind::Send, sum, std::nullopt, 0, 200, 1 - r, kBytes, 10);
+    HostStagedRank job(trace, r);
+    trace.call(CollectiveKind::Recv, std::nullopt, job.received, 0, 150, 1 - r, kBytes, 10);
+    trace.copy(CopyKind::DtoH, job.gpu, job.sum, 200);
+    trace.call(CollectiveKind::Send, job.sum, std::nullopt, 0, 250, 1 - r, kBytes, 10);
   }
   Graph graph = merged_graph();
   EXPECT_GT(graph.broken_order_constraints, 0u);
