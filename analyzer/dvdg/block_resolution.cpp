@@ -127,22 +127,29 @@ bool splittable(OpKind kind) {
 
 void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
                      const std::vector<Location>& locations, std::vector<Block> blocks,
-                     const std::vector<bool>& holds_blocks) {
+                     const std::vector<bool>& holds_blocks, const std::vector<RankCall>& rank_calls) {
   blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
                               [](const Block& b) { return b.bytes <= 0; }),
                blocks.end());
   if (blocks.empty()) return;
   // Accesses to split, in issue order: a block is live for work issued at or
   // after its allocation and before its free.
-  std::vector<uint32_t> pending;
+  std::map<std::pair<uint32_t, ProcessId>, int64_t> rank_call_ns;  // by (op, rank's process)
+  for (const RankCall& call : rank_calls) rank_call_ns.emplace(std::pair(call.op, call.process), call.issue_ns);
+  std::vector<std::pair<int64_t, uint32_t>> pending;  // (issued, access)
   for (size_t i = 0; i < accesses.size(); ++i) {
     const Access& access = accesses[i];
-    if (holds_blocks[access.location] && splittable(ops[access.op].kind))
-      pending.push_back(static_cast<uint32_t>(i));
+    const Op& op = ops[access.op];
+    if (!holds_blocks[access.location] || !splittable(op.kind)) continue;
+    int64_t issued = op.issue_ns;
+    if (op.kind == OpKind::Collective || op.kind == OpKind::Message) {
+      auto call = rank_call_ns.find({access.op, locations[access.location].process});
+      if (call != rank_call_ns.end()) issued = call->second;
+    }
+    pending.emplace_back(issued, static_cast<uint32_t>(i));
   }
-  std::stable_sort(pending.begin(), pending.end(), [&](uint32_t a, uint32_t b) {
-    return ops[accesses[a].op].issue_ns < ops[accesses[b].op].issue_ns;
-  });
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
   std::iota(allocated.begin(), allocated.end(), 0);
   std::iota(freed.begin(), freed.end(), 0);
@@ -154,8 +161,7 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
   LiveBlocks live(blocks);
   Splitter splitter(accesses, locations, live);
   size_t next_alloc = 0, next_free = 0;
-  for (uint32_t index : pending) {
-    int64_t now = ops[accesses[index].op].issue_ns;
+  for (auto [now, index] : pending) {
     // Events up to now in time order; an allocation before a free at the same instant.
     while (true) {
       bool alloc_due = next_alloc < allocated.size() && blocks[allocated[next_alloc]].alloc_ns <= now;

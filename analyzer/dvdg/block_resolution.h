@@ -13,7 +13,9 @@
 namespace apptracer::dvdg {
 
 // Rewrites each access of a copy, memset, kernel, collective or message to a location marked in
-// `holds_blocks` into accesses of the blocks live at its op's issue time:
+// `holds_blocks` into accesses of the blocks live when it was issued (its op's
+// issue time; a collective's or message's access to a rank's buffer: that
+// rank's call, on that rank's clock, in `rank_calls`):
 //  * a byte range (copies, memsets) becomes one access per block it overlaps,
 //    and one of the allocation itself per stretch no live block covers;
 //  * a pointer (`to_end`: kernel arguments) inside a live block reaches from
@@ -26,6 +28,6 @@ namespace apptracer::dvdg {
 // rewritten in place and added at the end of `accesses`.
 void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
                      const std::vector<Location>& locations, std::vector<Block> blocks,
-                     const std::vector<bool>& holds_blocks);
+                     const std::vector<bool>& holds_blocks, const std::vector<RankCall>& rank_calls);
 
 }  // namespace apptracer::dvdg

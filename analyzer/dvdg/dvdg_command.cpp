@@ -133,13 +133,23 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
     std::printf("unified memory: %zu migration(s), %s moved\n", migrations,
                 dvdg::format_bytes(migrated).c_str());
   }
-  size_t opaque = 0;
-  for (const dvdg::Op& op : graph.ops) opaque += op.arguments_unknown;
+  size_t opaque = 0, unseen = 0;
+  for (const dvdg::Op& op : graph.ops) {
+    opaque += op.arguments_unknown;
+    unseen += op.writes_unseen && !op.arguments_unknown;
+  }
   if (opaque > 0) {
     std::printf(
         "note: %zu kernel launch(es) without captured arguments (no kernel_args rows): what they "
         "read and wrote is not in the graph\n",
         opaque);
+  }
+  if (unseen > 0) {
+    std::printf(
+        "note: %zu kernel launch(es) write through arrays of pointers (a T** parameter): what "
+        "they wrote there is not in the graph, so memory allocated before them is not reported "
+        "as read uninitialized\n",
+        unseen);
   }
 }
 

@@ -47,7 +47,7 @@ struct Location {
   std::optional<AllocKind> alloc_kind;  // allocations (and sub-allocations': the parent's)
   trace::NullableInt sub_allocation_id;
   std::optional<SubAllocator> allocator;  // sub-allocations only
-  int64_t alloc_ns = 0;                   // sub-allocations: when the block was handed out
+  int64_t alloc_ns = 0;                   // when allocated (a sub-allocation's block: handed out)
   trace::NullableInt free_ns;             // ... and back in the pool
   int64_t address = 0;
   int64_t bytes = 0;
@@ -77,6 +77,9 @@ struct Op : trace::Operation {
   // A kernel with no kernel_args rows (arguments not captured): what it read
   // and wrote is missing from the graph.
   bool arguments_unknown = false;
+  // A kernel that may write memory its arguments do not point at (through
+  // arrays of pointers): memory nothing visibly wrote may hold its data.
+  bool writes_unseen = false;
   // Migrations: from and to which residency (here, where the struct has room).
   int16_t from = kNoResidency;
   int16_t to = kNoResidency;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <tuple>
+#include <unordered_map>
 
 #include "apptracer/saturating.h"
 #include "program_order.h"
@@ -51,7 +52,6 @@ class Builder {
     version_.assign(locations, 0);
     last_writer_.assign(locations, Op::kNoOp);
     freed_by_.assign(locations, Value::kNoOp);
-    opaque_kernels_at_creation_.assign(locations, 0);
   }
 
   Graph build(const std::vector<uint32_t>& order) {
@@ -121,7 +121,6 @@ class Builder {
   std::vector<Piece>& state(uint32_t location, uint32_t op) {
     std::vector<Piece>& pieces = pieces_[location];
     if (pieces.empty()) {
-      opaque_kernels_at_creation_[location] = opaque_kernels_seen_;
       // Managed memory is populated where it is first touched; without a
       // record of that, version 0 is taken to be on the host, whose
       // accesses the tracer cannot see.
@@ -179,12 +178,15 @@ class Builder {
     if (keep_after) pieces.insert(std::next(at), {end, after});
   }
 
-  // Version 0 of device memory holds no data, unless a kernel whose arguments
-  // were not captured ran since it was allocated: that kernel may have written it.
+  // Version 0 of device memory holds no data, unless its process issued,
+  // since it was allocated, a kernel that may write memory the graph does not
+  // see (arguments not captured, or reached through arrays of pointers).
   bool may_hold_data(uint32_t value) const {
     const Value& record = graph_.values[value];
-    return record.holds_data ||
-           opaque_kernels_seen_ > opaque_kernels_at_creation_[record.location];
+    if (record.holds_data) return true;
+    const Location& where = trace_.locations[record.location];
+    auto unseen = unseen_writes_ns_.find(where.process);
+    return unseen != unseen_writes_ns_.end() && unseen->second >= where.alloc_ns;
   }
 
   // Several kernel arguments (or an argument and an exact range) may reach
@@ -264,7 +266,10 @@ class Builder {
       migrate(op);
       return;
     }
-    if (record.arguments_unknown) ++opaque_kernels_seen_;
+    if (record.arguments_unknown || record.writes_unseen) {
+      int64_t& latest = unseen_writes_ns_.try_emplace(record.process, INT64_MIN).first->second;
+      latest = std::max(latest, record.issue_ns);
+    }
     gather_reads(op, record);
     if (record.kind == OpKind::Collective) {
       exchange(op, record);
@@ -444,8 +449,9 @@ class Builder {
   std::vector<uint32_t> version_;           // per location: its latest version
   std::vector<uint32_t> last_writer_;       // per location: the op that made it
   std::vector<uint32_t> freed_by_;          // per location: the op that freed it
-  uint32_t opaque_kernels_seen_ = 0;  // kernels so far whose arguments are unknown
-  std::vector<uint32_t> opaque_kernels_at_creation_;  // per location: at its version 0
+  // Per process: when the latest kernel so far that may write memory the
+  // graph does not see was issued.
+  std::unordered_map<ProcessId, int64_t> unseen_writes_ns_;
   std::vector<Access> accesses_;
   std::vector<Read> reads_;
   std::vector<uint32_t> carried_;

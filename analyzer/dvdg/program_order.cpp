@@ -203,8 +203,8 @@ class Orderer {
 
   // A collective or message joins the lanes of its ranks. On streams (NCCL)
   // its op, in its first rank's lane, waits for what each other rank issued
-  // to its lane before its call, and what that rank issued after waits for
-  // the op. On the host (MPI) the op has a lane of its own and every rank's
+  // to its lane up to its call (its NCCL kernel included), and what that
+  // rank issued after waits for the op. On the host (MPI) the op has a lane of its own and every rank's
   // call orders it against all of that rank's lanes: after what the rank
   // issued before the call, and, where the rank receives, before what it
   // issued once the call was done. Work issued while a nonblocking call was
@@ -235,6 +235,14 @@ class Orderer {
         size_t before = static_cast<size_t>(
             std::lower_bound(rank.issue_ns.begin(), rank.issue_ns.end(), call.issue_ns) -
             rank.issue_ns.begin());
+        // Through the rank's NCCL kernel, issued inside the call: event waits
+        // issued before the call constrain that kernel (the first op after
+        // them), not the op.
+        auto returned = rank.ops.begin() +
+                        static_cast<std::ptrdiff_t>(std::max(before, issued_by(rank, call.host_done_ns)));
+        auto kernel = std::find(rank.ops.begin() + static_cast<std::ptrdiff_t>(before), returned, call.kernel);
+        if (call.kernel != Op::kNoOp && kernel != returned)
+          before = static_cast<size_t>(kernel - rank.ops.begin()) + 1;
         if (before > 0) lanes_[lane].constraints.push_back({position, other, before});
         size_t after = before;
         if (on_host) {

@@ -14,6 +14,7 @@
 #include "analyzer/trace/exact_accesses.h"
 #include "analyzer/trace/migration_groups.h"
 #include "apptracer/saturating.h"
+#include "apptracer/signature.h"
 #include "block_resolution.h"
 #include "strided_pointers.h"
 
@@ -109,6 +110,7 @@ class Reader {
       location.memory = memory_kind_of(row.kind);
       location.starts_with_data = !is_device_memory(location.memory);
       location.process = row.process;
+      location.alloc_ns = row.alloc_ns;
       uint32_t index = add_location(location);
       alloc_locations_.emplace(row.id, index);
       add_lifetime(index, row.alloc_ns, row.free_ns);
@@ -283,6 +285,24 @@ class Reader {
       if (op.name_id != 0) out_.names.emplace(op.name_id, std::string());
     }
     for (auto& [id, name] : out_.names) name = std::string(trace_.string(id));
+    std::unordered_map<int64_t, bool> writes_unseen;  // by name
+    for (uint32_t kernel : kernel_ops_) {
+      Op& op = out_.ops[kernel];
+      if (op.name_id == 0) continue;
+      auto [known, inserted] = writes_unseen.emplace(op.name_id, false);
+      if (inserted) known->second = reaches_through_pointer_arrays(out_.names.at(op.name_id));
+      op.writes_unseen = known->second;
+    }
+  }
+
+  // A parameter that points to writable pointers (PyTorch's
+  // split_with_sizes_copy_out takes its destination tensors as char**):
+  // what the kernel writes through them is not in its arguments.
+  static bool reaches_through_pointer_arrays(const std::string& demangled) {
+    std::optional<std::vector<std::string>> types = parameter_types(demangled);
+    return types && std::any_of(types->begin(), types->end(), [](const std::string& type) {
+             return points_to_writable_pointers(type);
+           });
   }
 
   // One op per NCCL/MPI operation (docs/dvdg.md): a collective reads every
@@ -319,17 +339,17 @@ class Reader {
       op.bytes = received > 0 ? received : sent;
       uint32_t index = add_op(op);
       for (const trace::CollectiveCall& call : calls) {
+        uint32_t kernel = call.kernel_id ? kernel_op(*call.kernel_id).value_or(Op::kNoOp) : Op::kNoOp;
         if (&call != &first || !first.stream) {
           bool receives = !message || call.recv.has_value();
           out_.rank_calls.push_back({index, call.process, call.device, call.stream, call.api_start_ns,
-                                     call.host_done_ns, receives});
+                                     call.host_done_ns, receives, kernel});
         }
         add_buffer_access(index, call, call.send, false, message);
         add_buffer_access(index, call, call.recv, true, message);
-        std::optional<uint32_t> kernel = call.kernel_id ? kernel_op(*call.kernel_id) : std::nullopt;
-        if (kernel && out_.ops[*kernel].runs_collective == Op::kNoOp) {
-          out_.ops[*kernel].runs_collective = index;
-          out_.ops[*kernel].arguments_unknown = false;
+        if (kernel != Op::kNoOp && out_.ops[kernel].runs_collective == Op::kNoOp) {
+          out_.ops[kernel].runs_collective = index;
+          out_.ops[kernel].arguments_unknown = false;
         }
       }
       if (message) continue;
@@ -385,7 +405,8 @@ class Reader {
       uint32_t kernel = kernel_ops_[i];
       if (exact_and_complete(kernels[i].id) || out_.ops[kernel].runs_collective != Op::kNoOp)
         continue;
-      for (const trace::KernelWord& word : arguments.of(kernels[i])) {
+      trace::KernelArguments::Words words = arguments.of(kernels[i]);
+      for (const trace::KernelWord& word : words) {
         if (!word.alloc_id) continue;
         auto location = alloc_locations_.find(*word.alloc_id);
         if (location == alloc_locations_.end()) continue;
@@ -395,9 +416,10 @@ class Reader {
         // An argument of unknown access is assumed read-write (docs/dvdg.md).
         access.reads = word.access != AccessKind::Write;
         access.writes = word.access != AccessKind::Read;
-        access.known_read = word.access == AccessKind::Read ||
-                            (word.access == AccessKind::ReadWrite &&
-                             word.source != AccessSource::Assumed && word.source != AccessSource::None);
+        access.known_read = (word.access == AccessKind::Read ||
+                             (word.access == AccessKind::ReadWrite &&
+                              word.source != AccessSource::Assumed && word.source != AccessSource::None)) &&
+                            !updated_in_place(words, word);
         add_access(kernel, access);
         if (kernels[i].name_id) {
           strided.see(*kernels[i].name_id, word.offset, *word.alloc_id, access.begin,
@@ -405,6 +427,18 @@ class Reader {
         }
       }
     }
+  }
+
+  // A read-only pointer equal to one the kernel may write through: an
+  // in-place update, which BLAS-style calls with a zero scale (beta = 0) make
+  // without reading (cuBLAS scales a split-K GEMM's output by 0 first, its
+  // input and output the same pointer), so the read is possible, not certain.
+  static bool updated_in_place(const trace::KernelArguments::Words& words, const trace::KernelWord& read) {
+    if (read.access != AccessKind::Read) return false;
+    return std::any_of(words.begin(), words.end(), [&](const trace::KernelWord& other) {
+      return other.access != AccessKind::Read && other.alloc_id == read.alloc_id &&
+             other.alloc_offset == read.alloc_offset;
+    });
   }
 
   // A kernel recorded with --exact whose ranges miss nothing: its arguments'
@@ -541,7 +575,8 @@ class Reader {
     std::set<ProcessId> processes;
     for (const Block& block : blocks_) processes.insert(block.process);
     if (processes.size() <= 1) {
-      split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_);
+      split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_,
+                      out_.rank_calls);
       return;
     }
     for (ProcessId process : processes) {
@@ -551,7 +586,7 @@ class Reader {
       std::vector<bool> holds_own = holds_blocks_;
       for (size_t i = 0; i < holds_own.size(); ++i)
         holds_own[i] = holds_own[i] && out_.locations[i].process == process;
-      split_by_blocks(pending_, out_.ops, out_.locations, std::move(own), holds_own);
+      split_by_blocks(pending_, out_.ops, out_.locations, std::move(own), holds_own, out_.rank_calls);
     }
   }
 

@@ -62,6 +62,10 @@ struct RankCall {
   int64_t issue_ns = 0;
   int64_t host_done_ns = 0;  // the call returned, or a wait saw it done
   bool receives = false;     // the rank's later work may read what the op wrote
+  // The NCCL kernel that ran the rank's part, in the rank's stream lane: what
+  // that stream waited for before the call (an event from another stream)
+  // is ordered before this kernel, so the op comes after it. Op::kNoOp: none traced.
+  uint32_t kernel = Op::kNoOp;
 };
 
 struct TraceOps {

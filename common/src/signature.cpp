@@ -83,6 +83,13 @@ bool is_pointer_to_const(std::string_view type) {
   return starts_with(pointee, "const ") && pointee.find('*') == std::string_view::npos;
 }
 
+bool points_to_writable_pointers(std::string_view type) {
+  if (!is_data_pointer(type)) return false;
+  std::string_view t = strip_trailing_qualifiers(type);
+  std::string_view pointee = trim(t.substr(0, t.size() - 1));
+  return is_data_pointer(pointee) && !is_pointer_to_const(pointee);
+}
+
 bool is_arithmetic(std::string_view type) {
   std::string_view t = trim(type);
   if (starts_with(t, "const ")) t = t.substr(6);

@@ -48,6 +48,16 @@ TEST(Signature, ConstPointeesAreReadOnly) {
   EXPECT_TRUE(is_pointer_to_const("float* const*"));
 }
 
+TEST(Signature, PointersToWritablePointersReachFurther) {
+  EXPECT_TRUE(points_to_writable_pointers("char**"));
+  EXPECT_TRUE(points_to_writable_pointers("float* const*"));
+  EXPECT_TRUE(points_to_writable_pointers("void** __restrict__"));
+  EXPECT_FALSE(points_to_writable_pointers("float const* const*")) << "reads only";
+  EXPECT_FALSE(points_to_writable_pointers("const float**")) << "reads only";
+  EXPECT_FALSE(points_to_writable_pointers("float*"));
+  EXPECT_FALSE(points_to_writable_pointers("at::native::Array<char*, 2>")) << "by value: scanned";
+}
+
 TEST(Signature, ArithmeticTypesAreNeverPointers) {
   EXPECT_TRUE(is_arithmetic("unsigned long"));
   EXPECT_TRUE(is_arithmetic("int const"));

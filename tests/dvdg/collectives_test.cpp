@@ -27,6 +27,8 @@ constexpr int64_t kBytes = 4096;
 constexpr int64_t kGrad = 0x7f0000000000;
 constexpr int64_t kOut = 0x7f0000010000;
 constexpr int64_t kParam = 0x7f0000020000;
+constexpr int64_t kCommStream = 7;     // where the NCCL calls run
+constexpr int64_t kComputeStream = 5;  // a framework's own stream
 
 // One rank's process. Its clock starts at `clock` (rank 1's runs later, so
 // only the collective's join, not time, can put its producers first).
@@ -57,6 +59,18 @@ class RankTrace {
     return builder_.add(row);
   }
 
+  // A caching allocator's block: all of `parent`, live from `from` to `to`.
+  void block(int64_t parent, int64_t from, int64_t to) {
+    testing::SubAllocationRow row;
+    row.parent_alloc_id = parent;
+    row.parent_offset = 0;
+    row.address = address_of(parent);
+    row.bytes = kBytes;
+    row.alloc_ns = clock_ + from;
+    row.free_ns = clock_ + to;
+    builder_.add(row);
+  }
+
   // A blocking copy between a device buffer and a pageable host one.
   void copy(CopyKind kind, int64_t src, int64_t dst, int64_t at) {
     testing::MemcpyRow row;
@@ -72,7 +86,7 @@ class RankTrace {
     row.dst_alloc_id = dst;
     row.src_offset = row.dst_offset = 0;
     row.bytes = kBytes;
-    row.stream = 7;
+    row.stream = kCommStream;
     row.api_start_ns = clock_ + at;
     row.gpu_start_ns = clock_ + at + 5;
     row.gpu_end_ns = clock_ + at + 9;
@@ -81,11 +95,11 @@ class RankTrace {
 
   int64_t kernel(const std::string& name,
                  const std::vector<std::pair<int64_t, AccessKind>>& args, int64_t at,
-                 int64_t correlation = 0) {
+                 int64_t correlation = 0, int64_t stream = kCommStream) {
     testing::KernelRow row;
     row.mangled_name = "_Z" + name;
     row.demangled_name = name;
-    row.stream = 7;
+    row.stream = stream;
     row.call_correlation_id = correlation;
     row.api_start_ns = clock_ + at;
     row.gpu_start_ns = clock_ + at + 5;
@@ -107,6 +121,20 @@ class RankTrace {
     return id;
   }
 
+  // An event recorded on `from` at `at` and waited for by `to` at `at + 1`.
+  void event(int64_t from, int64_t to, int64_t at) {
+    testing::StreamEventRow record;
+    record.event_handle = 0xe0 + at;
+    record.stream = from;
+    record.ns = clock_ + at;
+    builder_.add(record);
+    testing::StreamEventRow wait = record;
+    wait.kind = StreamEventKind::Wait;
+    wait.stream = to;
+    wait.ns = clock_ + at + 1;
+    builder_.add(wait);
+  }
+
   // A collective or point-to-point call at `at`: NCCL's is run by an NCCL
   // kernel that (as NCCL's do) points at its buffers; MPI's runs on the host
   // and returns `host_ns` later.
@@ -122,7 +150,7 @@ class RankTrace {
     row.seq = seq;
     row.peer = peer;
     row.tid = 1;
-    row.stream = 7;
+    row.stream = kCommStream;
     row.device = 0;
     if (send) {
       row.send_address = address_of(*send);
@@ -398,6 +426,64 @@ TEST_F(Collectives, AllGatherGathersEveryRanksChunk) {
   EXPECT_EQ(exchange_edges(graph, collectives[0]), std::make_pair(2, 2));
   uint32_t input = first_read(graph, kernel_op(graph, "use_rank0"));
   EXPECT_EQ(producing_kernels(graph, input), (std::set<std::string>{"shard_rank0", "shard_rank1"}));
+}
+
+// FSDP's shape: each rank copies its shard into the all-gather's input on
+// its compute stream, the communication stream waits for that by an event,
+// and the compute stream waits for the gathered output the same way. Rank
+// 1's clock runs later, so only the event waits around its call, not time,
+// put its copy before the collective and its use after it.
+TEST_F(Collectives, AllGatherWaitsForWhatEachRanksStreamWaitedForBeforeItsCall) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    int64_t chunk = trace.buffer(kGrad);
+    int64_t all = trace.buffer(kOut);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("copy_in" + suffix, {{chunk, AccessKind::Write}}, 100, 0, kComputeStream);
+    trace.event(kComputeStream, kCommStream, 110);
+    trace.call(CollectiveKind::AllGather, chunk, all, 0, 200, std::nullopt, kBytes);
+    trace.event(kCommStream, kComputeStream, 250);
+    trace.kernel("use" + suffix,
+                 {{all, AccessKind::Read}, {trace.buffer(kParam), AccessKind::Write}}, 300, 0,
+                 kComputeStream);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  EXPECT_EQ(exchange_edges(graph, collectives[0]), std::make_pair(2, 2));
+  for (const Edge& edge : edges_of(graph, collectives[0]))
+    EXPECT_FALSE(edge.uninitialized_read) << "a rank's shard read before its copy";
+  for (const char* use : {"use_rank0", "use_rank1"}) {
+    uint32_t input = first_read(graph, kernel_op(graph, use));
+    EXPECT_EQ(graph.values[input].producer_op, collectives[0]) << use;
+    EXPECT_EQ(producing_kernels(graph, input),
+              (std::set<std::string>{"copy_in_rank0", "copy_in_rank1"}))
+        << use;
+  }
+}
+
+// A caching allocator hands each rank's buffer out anew before the call:
+// which block a rank's buffer is depends on that rank's call, on its own
+// clock (rank 1's runs 10 us later: at rank 0's call, rank 1's block was
+// not yet handed out).
+TEST_F(Collectives, EachRanksBufferIsTheBlockLiveAtItsOwnCall) {
+  for (int64_t r = 0; r < 2; ++r) {
+    RankTrace trace = rank(r);
+    int64_t grad = trace.buffer(kGrad);
+    trace.block(grad, 10, 90);
+    trace.block(grad, 95, 1000);
+    std::string suffix = "_rank" + std::to_string(r);
+    trace.kernel("backward" + suffix, {{grad, AccessKind::Write}}, 100);
+    trace.call(CollectiveKind::AllReduce, grad, grad, 0, 200);
+    trace.kernel("optimizer" + suffix, {{grad, AccessKind::Read}}, 300);
+  }
+  Graph graph = merged_graph();
+  std::vector<uint32_t> collectives = ops_of(graph, OpKind::Collective);
+  ASSERT_EQ(collectives.size(), 1u);
+  for (const Edge& edge : edges_of(graph, collectives[0]))
+    EXPECT_FALSE(edge.uninitialized_read) << "a rank's buffer resolved at another rank's time";
+  EXPECT_EQ(producing_kernels(graph, first_read(graph, kernel_op(graph, "optimizer_rank1"))),
+            (std::set<std::string>{"backward_rank0", "backward_rank1"}));
 }
 
 // One rank's trace, unmerged: the collective reads and writes what this rank

@@ -62,6 +62,43 @@ TEST_F(DvdgTest, MemoryAllocatedAfterAnUncapturedKernelIsStillUninitialized) {
   EXPECT_EQ(edges(graph), (Edges{"d:0 -> h:1 [DtoH copy] (uninitialized)"}));
 }
 
+// PyTorch's split_with_sizes_copy_out takes its destination tensors as an
+// array of pointers (char**): what it writes is in no argument. A tensor
+// block handed out before it ran may hold its data; one handed out after
+// it still holds nothing.
+TEST_F(DvdgTest, AKernelWritingThroughPointerArraysMayHaveWrittenEarlierBlocks) {
+  int64_t segment = buffer("seg", AllocKind::Device, 0x7f0000000000, 1024, /*alloc_ns=*/10);
+  int64_t pointers = buffer("ptrs", AllocKind::Device, 0x7f0000100000, 64, /*alloc_ns=*/11);
+  block("before", segment, 0, 512, /*alloc_ns=*/20);
+  kernel("split_copy(char**, char**, long)",
+         {{pointers, AccessKind::Read, AccessSource::ConstSignature}}, 50);
+  block("after", segment, 512, 512, /*alloc_ns=*/60);
+  kernel("use(float const*)", {{segment, AccessKind::Read, AccessSource::ConstSignature}}, 100);
+  kernel("use(float const*)", {{segment, AccessKind::Read, AccessSource::ConstSignature, 512}}, 110);
+  Graph graph = build();
+  std::vector<std::string> uninitialized;
+  for (uint32_t value = 0; value < graph.values.size(); ++value) {
+    if (graph.values[value].read_uninitialized) uninitialized.push_back(value_name(graph, value));
+  }
+  EXPECT_EQ(uninitialized, (std::vector<std::string>{"after:0"}));
+  size_t unseen = 0;
+  for (const Op& op : graph.ops) unseen += op.writes_unseen;
+  EXPECT_EQ(unseen, 1u);
+}
+
+// cuBLAS scales a split-K GEMM's output by beta = 0 before the GEMM, passing
+// it as input and output (scal_kernel(..., float const*, float*, ...)): the
+// in-place read need not happen, so memory nothing wrote is no bug there.
+TEST_F(DvdgTest, AnInPlaceReadOfMemoryNothingWroteIsPossibleNotCertain) {
+  int64_t c = buffer("c", AllocKind::Device, 0x7f0000000000, 256, /*alloc_ns=*/10);
+  kernel("scal(float const*, float*)",
+         {{c, AccessKind::Read, AccessSource::ConstSignature},
+          {c, AccessKind::ReadWrite, AccessSource::Assumed}},
+         50);
+  Graph graph = build();
+  for (const Value& value : graph.values) EXPECT_FALSE(value.read_uninitialized);
+}
+
 // A chunked pipeline over one buffer: chunk i copied in at i * 256, then a
 // kernel given the buffer at i * 256. The launches step through the buffer,
 // so each kernel reads its chunk, not every later chunk (not yet copied in,

@@ -22,6 +22,11 @@ bool is_data_pointer(std::string_view type);
 // A data pointer whose pointee is const: "float const*", "const float*".
 bool is_pointer_to_const(std::string_view type);
 
+// A pointer to data pointers through which the kernel may write ("char**",
+// "float* const*"; not "float const* const*"): it reaches memory that its own
+// value does not point at (PyTorch passes arrays of tensor pointers this way).
+bool points_to_writable_pointers(std::string_view type);
+
 // A built-in arithmetic type ("int", "unsigned long", "float", "bool"...):
 // a value of it is never a pointer, whatever it happens to equal.
 bool is_arithmetic(std::string_view type);
