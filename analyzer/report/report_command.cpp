@@ -1,7 +1,7 @@
 // `apptracer report TRACE [-o report.html] [--system FILE]`: one
-// self-contained HTML page (opens offline) with the diagnoses first, then
-// the summary, kernels, transfers, memory, timeline, NVTX, analyses, the
-// DVDG and the what-if results.
+// self-contained HTML page (opens offline) with the summary and where the
+// time went first, then the diagnoses, kernels, transfers, memory, timeline,
+// NVTX, analyses, the DVDG and the what-if results.
 #include <cstdio>
 #include <memory>
 #include <string>

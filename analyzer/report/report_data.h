@@ -1,7 +1,8 @@
 // Everything `apptracer report` shows, as one JSON document the page's
-// JavaScript renders: findings, summary, kernels, transfers against their
-// path's peak, memory in use, timeline, NVTX, the HTA analyses, the DVDG
-// (limited to kGraphValueLimit values) and the what-if tables when present.
+// JavaScript renders: summary and where the time went, findings, kernels,
+// transfers against their path's peak, memory in use, timeline, NVTX, the
+// HTA analyses, the DVDG (limited to kGraphValueLimit values) and the what-if
+// tables when present.
 #pragma once
 
 #include <nlohmann/json.hpp>

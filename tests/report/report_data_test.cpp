@@ -1,6 +1,7 @@
 // What `apptracer report` puts in the page: the sections' data from a
-// synthetic trace, the graph limit, what-if tables when present, and a page
-// whose inline data cannot end its <script> early.
+// synthetic trace (where the time went, the timeline over the program's work,
+// unified-memory migrations), the graph limit, what-if tables when present,
+// and a page whose inline data cannot end its <script> early.
 #include <gtest/gtest.h>
 
 #include "diagnose_fixture.h"
@@ -54,6 +55,87 @@ TEST_F(ReportData, TimesCountFromTheTracesStart) {
   EXPECT_EQ(data["overview"]["time_origin"], "times since the trace's start (meta start_ns 4000)");
   ASSERT_EQ(data["transfers"].size(), 1u);
   EXPECT_DOUBLE_EQ(data["transfers"][0]["start_ms"].get<double>(), (10'000 - 4000) / 1e6);
+}
+
+// From 1 ms, a pinned buffer allocated by a 5 ms call; then, after 8 ms of
+// start-up, a copy and a kernel.
+class FirstScreen : public ReportData {
+ protected:
+  static constexpr int64_t kStart = 1'000'000;
+  static constexpr int64_t kWorkStart = kStart + 8'000'000;
+  static constexpr int64_t kKernelNs = 50'000;
+  FirstScreen() {
+    testing::AllocationRow pinned;
+    pinned.kind = AllocKind::PinnedHost;
+    pinned.device = std::nullopt;
+    pinned.address = 0x10000;
+    pinned.bytes = 1'000'000;
+    pinned.alloc_ns = kStart;
+    pinned.alloc_correlation_id = call("cudaMallocHost", kStart, kStart + 5'000'000);
+    int64_t host = trace.add(pinned);
+    int64_t device = buffer(AllocKind::Device, 1'000'000, kStart);
+    pinned_copy(host, device, 1'000'000, kWorkStart);
+    kernel("work", kWorkStart + 200'000, kKernelNs, {{device, A::ReadWrite}});
+  }
+};
+
+TEST_F(FirstScreen, SaysWhereTheTimeWentLargestFirst) {
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  std::vector<std::pair<std::string, int64_t>> rows;
+  for (const auto& row : data["summary"]["time"])
+    rows.emplace_back(row["what"].get<std::string>(), row["ns"].get<int64_t>());
+  int64_t copy_ns = diagnose::pinned_ns(1'000'000);
+  std::vector<std::pair<std::string, int64_t>> expected{
+      {"start-up before the first GPU work", kWorkStart - kStart},
+      {"allocating memory", 5'000'000},
+      {"copies", copy_ns},
+      {"GPU idle between its first and last work", 200'000 - copy_ns},
+      {"kernels", kKernelNs}};
+  EXPECT_EQ(rows, expected) << data["summary"]["time"].dump();
+}
+
+TEST_F(FirstScreen, TheTimelineStartsAtTheFirstGpuWork) {
+  trace::Trace model(trace.db());
+  nlohmann::json timeline = report_data(model, "t.db", "")["timeline"];
+  EXPECT_DOUBLE_EQ(timeline["start_ms"].get<double>(), kWorkStart / 1e6);
+  EXPECT_DOUBLE_EQ(timeline["end_ms"].get<double>(), (kWorkStart + 200'000 + kKernelNs) / 1e6);
+  EXPECT_GE(timeline["trace_end_ms"].get<double>(), timeline["end_ms"].get<double>());
+  ASSERT_EQ(timeline["lanes"].size(), 1u);
+  EXPECT_EQ(timeline["lanes"][0]["lane"], "GPU 0 stream 7");
+}
+
+// A managed buffer the GPU faulted in: one 2 MiB migration to device 0.
+TEST_F(ReportData, UnifiedMemoryMigrationsAreWorkAndBytesMoved) {
+  int64_t managed = buffer(AllocKind::Managed, 2 << 20);
+  testing::UmEventRow move;
+  move.counter_kind = UmCounterKind::BytesHtoD;
+  move.address = 0x7f0000000000;
+  move.bytes = move.value = 2 << 20;
+  move.alloc_id = managed;
+  move.alloc_offset = 0;
+  move.dst_device = 0;
+  move.start_ns = 1'000'000;
+  move.end_ns = 1'300'000;
+  move.cause = static_cast<int64_t>(UmMigrationCause::Coherence);
+  trace.add(move);
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  ASSERT_EQ(data["summary"]["paths"].size(), 1u) << data["summary"]["paths"].dump();
+  const auto& path = data["summary"]["paths"][0];
+  EXPECT_EQ(path["path"], "HtoD managed, device 0 (unified-memory migrations)");
+  EXPECT_EQ(path["count"], 1);
+  EXPECT_EQ(path["bytes"], 2 << 20);
+  EXPECT_EQ(path["time_ns"], 300'000);
+  EXPECT_EQ(data["summary"]["migrations"], 1);
+  const auto& timeline = data["timeline"];
+  ASSERT_EQ(timeline["lanes"].size(), 1u);
+  EXPECT_EQ(timeline["lanes"][0]["lane"], "GPU 0 unified-memory migrations");
+  EXPECT_EQ(timeline["lanes"][0]["bars"][0], (nlohmann::json{1.0, 1.3, "migration"}));
+  EXPECT_DOUBLE_EQ(timeline["start_ms"].get<double>(), 1.0);
+  EXPECT_EQ(data["summary"]["time"][0]["what"], "start-up before the first GPU work");
+  EXPECT_EQ(data["summary"]["time"][1]["what"], "unified-memory migrations");
+  EXPECT_EQ(data["summary"]["time"][1]["ns"], 300'000);
 }
 
 TEST_F(ReportData, TheGraphIsLimited) {
