@@ -372,4 +372,10 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
           {"whatif", whatif_tables(trace.db())}};
 }
 
+json comparison_data(const std::string& a, const std::string& b, const diff::TraceComparison& comparison) {
+  json tables = json::array();
+  for (const Table& table : comparison.tables) tables.push_back(diagnose::table_json(table));
+  return {{"a", a}, {"b", b}, {"notes", comparison.notes}, {"tables", tables}};
+}
+
 }  // namespace apptracer::report

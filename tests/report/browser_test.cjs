@@ -10,7 +10,9 @@
 //    axis overlap; the timeline starts at the program's first GPU work, and
 //    says how to open the full timeline in Perfetto;
 //  * the DVDG has nodes, a screenshot of it is not blank, and clicking a
-//    value lists what produced it.
+//    value lists what produced it;
+//  * the first trace's report with --compare SECOND shows `apptracer diff`'s
+//    tables, the same rows.
 // Screenshots are kept in OUT_DIR (NAME-first-screen.png: what a reader sees
 // on opening). Exits 77 (skipped) only when Chromium is not installed.
 //
@@ -81,10 +83,11 @@ async function overlappingTicks(page) {
   });
 }
 
-async function check(browser, trace) {
-  const name = path.basename(trace, '.db');
+async function check(browser, trace, compareWith) {
+  const name = path.basename(trace, '.db') + (compareWith ? '-compared' : '');
   const html = path.join(outDir, `${name}.html`);
-  execFileSync(apptracer, ['report', trace, '-o', html, '--force'], { stdio: 'inherit' });
+  execFileSync(apptracer, ['report', trace, '-o', html, '--force', ...(compareWith ? ['--compare', compareWith] : [])],
+    { stdio: 'inherit' });
   checked.push(name);
   const page = await browser.newPage();
   const problems = [];
@@ -119,6 +122,8 @@ async function check(browser, trace) {
     dataTimelineStart: JSON.parse(document.getElementById('report-data').textContent).timeline.start_ms,
     perfetto: [...document.querySelectorAll('#timeline a')].map((a) => a.href).includes('https://ui.perfetto.dev/') &&
       document.querySelector('#timeline code')?.textContent.startsWith('apptracer timeline '),
+    comparison: [...document.querySelectorAll('#comparison h3')].map((h) => ({ name: h.textContent,
+      rows: [...h.nextElementSibling.querySelectorAll('tbody tr')].map((r) => r.cells[1].textContent) })),
   }));
   console.log(`${name}: ${JSON.stringify({ ...state, canvases: state.canvases.length })}`);
   expect(problems.length === 0, `${name}: ${problems.join('; ')}`);
@@ -157,7 +162,16 @@ async function check(browser, trace) {
   });
   expect(sorted && sorted.sort === 'ascending' && sorted.values.every((v, i) => i === 0 || v >= sorted.values[i - 1]),
     `${name}: a clicked heading sorts (${JSON.stringify(sorted)})`);
-
+  if (compareWith) {
+    const tables = JSON.parse(execFileSync(apptracer, ['diff', trace, compareWith, '--json']).toString());
+    const shown = Object.fromEntries(state.comparison.map((t) => [t.name.replaceAll(' ', '_'), t.rows]));
+    // (diff's JSON is an object: its tables come in name order.)
+    expect(Object.keys(tables).sort().join() === Object.keys(shown).sort().join(), `${name}: the comparison's tables (${Object.keys(shown)})`);
+    for (const [table, rows] of Object.entries(tables)) {
+      expect(JSON.stringify(rows.map((r) => r.name)) === JSON.stringify(shown[table]),
+        `${name}: comparison ${table} shows diff's rows (${rows.length} against ${shown[table]?.length})`);
+    }
+  }
   expect(state.canvases.length >= 3 && state.canvases.length === state.report.charts,
     `${name}: every chart has a canvas (${state.canvases.length} of ${state.report.charts})`);
   state.canvases.forEach((painted, i) => expect(painted > 500, `${name}: plot ${i} is drawn (${painted} pixels)`));
@@ -197,6 +211,7 @@ async function check(browser, trace) {
   try {
     const states = {};
     for (const trace of traces) states[path.basename(trace, '.db')] = await check(browser, trace);
+    if (traces.length >= 2) await check(browser, traces[0], traces[1]);
     const vectorAdd = states.vector_add;
     if (vectorAdd) {
       expect(vectorAdd.rules.includes('pageable_copy') && vectorAdd.rules.includes('sync_copy'),

@@ -1,12 +1,14 @@
 // What `apptracer report` puts in the page: the sections' data from a
 // synthetic trace (where the time went, the timeline over the program's work,
 // unified-memory migrations), the graph limit, what-if tables when present,
-// and a page whose inline data cannot end its <script> early.
+// the comparison with another trace, and a page whose inline data cannot end
+// its <script> early.
 #include <gtest/gtest.h>
 
 #include "diagnose_fixture.h"
 #include "report_data.h"
 #include "report_page.h"
+#include "scratch_dir.h"
 
 namespace apptracer::report {
 namespace {
@@ -160,6 +162,34 @@ TEST_F(ReportData, WhatIfTablesAreShownAsTheyAre) {
   EXPECT_EQ(data["whatif"][0]["name"], "whatif_phases");
   EXPECT_EQ(data["whatif"][0]["columns"], (nlohmann::json{"phase", "recorded_ns", "predicted_ns"}));
   EXPECT_EQ(data["whatif"][0]["rows"][0], (nlohmann::json{"all", 1000, 812.5}));
+}
+
+// --compare: `apptracer diff`'s notes and tables, every one, for the page.
+TEST(ReportComparison, CarriesDiffsNotesAndTables) {
+  testing::ScratchDir dir;
+  for (int64_t device : {0, 1}) {
+    testing::TraceBuilder run(dir / ("gpu" + std::to_string(device) + ".db"));
+    testing::MemcpyRow copy;
+    copy.dst_device = device;
+    copy.bytes = 4096;
+    copy.gpu_start_ns = 1000;
+    copy.gpu_end_ns = 2000 + 1000 * device;
+    run.add(copy);
+  }
+  diff::TraceComparison comparison = diff::compare_traces(dir / "gpu0.db", dir / "gpu1.db", {});
+  nlohmann::json data = comparison_data("gpu0.db", "gpu1.db", comparison);
+  EXPECT_EQ(data["a"], "gpu0.db");
+  EXPECT_EQ(data["b"], "gpu1.db");
+  ASSERT_EQ(data["notes"].size(), 1u);
+  EXPECT_NE(data["notes"][0].get<std::string>().find("devices:"), std::string::npos);
+  std::vector<std::string> names;
+  for (const auto& table : data["tables"]) names.push_back(table["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"operations", "allocations", "nvtx_ranges", "dvdg"}));
+  const auto& operations = data["tables"][0];
+  EXPECT_EQ(operations["columns"], comparison.tables[0].columns);
+  ASSERT_EQ(operations["rows"].size(), 1u);
+  EXPECT_EQ(operations["rows"][0][1], "HtoD pageable->device gpu");
+  EXPECT_EQ(operations["rows"][0][2], "changed");
 }
 
 TEST(ReportPage, InlineDataCannotCloseItsScript) {

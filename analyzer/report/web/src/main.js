@@ -18,7 +18,7 @@ function header() {
 }
 
 function nav() {
-  const links = [['summary', 'Summary'], ['diagnoses', 'Diagnoses'],
+  const links = [['summary', 'Summary'], ['diagnoses', 'Diagnoses'], ...(data.comparison ? [['comparison', 'Comparison']] : []),
     ['kernels', 'Top kernels'], ['transfers', 'Transfers'], ['memory', 'Memory'], ['timeline', 'Timeline'], ['nvtx', 'NVTX'],
     ['analyses', 'Analyses'], ['dvdg', 'Data flow'], ['whatif', 'What-if']];
   return el('nav', {}, links.map(([id, text]) => el('a', { href: `#${id}`, text })));
@@ -85,6 +85,16 @@ function summary() {
     el('p', { class: 'note', text: 'GPU and host times overlap (the host waits while the GPU works): each is a share of the traced time.' }),
     whereTheTimeWent(s),
     el('h3', { text: 'Bytes moved per path' }), paths);
+}
+
+// `apptracer diff` of this trace (A) with another (B): its tables as it prints them.
+function comparison() {
+  const c = data.comparison;
+  return section('comparison', 'Comparison',
+    el('p', { text: `A: ${c.a}, B: ${c.b}. Differences are B minus A, largest change first (apptracer diff A B prints the same tables).` }),
+    ...c.notes.map((note) => el('p', { class: 'note', text: note })),
+    ...c.tables.flatMap((t) => [el('h3', { text: t.name.replaceAll('_', ' ') }),
+      t.rows.length ? dataTable(t.columns, t.rows) : empty('nothing to compare')]));
 }
 
 function kernels() {
@@ -154,7 +164,7 @@ function whatif() {
 function render() {
   const root = document.getElementById('report');
   const graph = graphSection(data.dvdg);
-  root.replaceChildren(...[header(), nav(), summary(), diagnoses(), kernels(), transfers(),
+  root.replaceChildren(...[header(), nav(), summary(), diagnoses(), data.comparison && comparison(), kernels(), transfers(),
     memory(), timeline(), nvtx(), analyses(), section('dvdg', 'Data flow (DVDG)', graph.node), whatif()].filter(Boolean));
   const cy = graph.start();
   // What the browser test (tests/report/browser_test.cjs) checks the page against.
