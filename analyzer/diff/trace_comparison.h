@@ -18,9 +18,8 @@ struct TraceComparison {
   // What was compared and how, one line each: the step range chosen, how
   // devices were matched.
   std::vector<std::string> notes;
-  // In order: "operations" (GPU time), "allocations" (host time of the
-  // allocating calls), "nvtx_ranges", "steps" (when a step range is known),
-  // "dvdg" (unless left out). Each is B minus A, largest change first.
+  // In order: "operations", "nvtx_ranges", "steps" (when a step range is
+  // known), "dvdg" (unless left out). Each is B minus A, largest change first.
   std::vector<Table> tables;
 };
 

@@ -178,13 +178,15 @@ TEST_F(PinnedTwin, NamesTheCopyPathChangeFirstWithItsMeasuredTime) {
   EXPECT_EQ(kernel["change"], "same");
   EXPECT_EQ(kernel["time_ns_a"], kSteps * kKernelNs);
 
-  // The allocating calls' host time: in its own table, after the GPU time.
-  for (const nlohmann::json& row : tables["operations"]) EXPECT_NE(row["category"], "allocation") << row.dump();
-  EXPECT_EQ(find_row(tables["allocations"], "allocation", "pageable host")["change"], "disappeared");
-  nlohmann::json pinning = find_row(tables["allocations"], "allocation", "pinned host");
+  // The allocating calls' host time: a column of its own, ranked after GPU time.
+  EXPECT_EQ(find_row(tables["operations"], "allocation", "pageable host")["change"], "disappeared");
+  nlohmann::json pinning = find_row(tables["operations"], "allocation", "pinned host");
   EXPECT_EQ(pinning["change"], "appeared");
   EXPECT_EQ(pinning["host_ns_b"], kPinningNs);
+  EXPECT_EQ(pinning["time_ns_b"], 0);
   EXPECT_EQ(pinning["bytes_b"], kBytes);
+  EXPECT_EQ(first["host_ns_diff"], 0);
+  EXPECT_EQ(tables["operations"].at(1), pinning);
 
   // The ranges enclosing the work, apart from it.
   EXPECT_EQ(find_row(tables["nvtx_ranges"], "nvtx range", "step")["change"], "disappeared");
@@ -219,7 +221,6 @@ TEST_F(PinnedTwin, TextSaysWhatItComparesAndLeadsWithTheLargestChange) {
   ASSERT_NE(heading, std::string::npos) << result.out;
   size_t first_row = result.out.find("copy path", heading);
   EXPECT_LT(first_row, result.out.find("kernel", heading)) << result.out;
-  EXPECT_LT(first_row, result.out.find("== allocations ==")) << result.out;
   EXPECT_EQ(result.out.find("== dvdg =="), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("devices:"), std::string::npos) << result.out;
 }
@@ -318,7 +319,7 @@ TEST(DiffProfiles, AppearedAndDisappearedSortedByAbsoluteImpact) {
   Profile b = profile_of({{{"kernel", "new", ""}, {1, 200}},
                           {{"kernel", "slower", ""}, {2, 1100}},
                           {{"kernel", "same", ""}, {4, 40}}});
-  Table table = diff_profiles("t", a, b, "time_ns");
+  Table table = diff_profiles("t", a, b, {"time_ns"});
   ASSERT_EQ(table.rows.size(), 4u);
   std::vector<std::string> order, changes;
   for (size_t row = 0; row < table.rows.size(); ++row) {
@@ -332,12 +333,29 @@ TEST(DiffProfiles, AppearedAndDisappearedSortedByAbsoluteImpact) {
   EXPECT_EQ(testing::integer(table, 2, "count_a"), 0);
 }
 
+// GPU time, then host time: a large host-time change never leads.
+TEST(DiffProfiles, ImpactsRankInTheirOrder) {
+  Profile a, b;
+  a.measures = b.measures = {"count", "time_ns", "host_ns"};
+  a.entries[{"copy path", "faster", ""}] = {1, 900, 0};
+  b.entries[{"copy path", "faster", ""}] = {1, 300, 0};
+  b.entries[{"allocation", "pinned host", ""}] = {1, 0, 50'000'000};
+  a.entries[{"kernel", "same", ""}] = b.entries[{"kernel", "same", ""}] = {1, 40, 0};
+  a.entries[{"allocation", "device", ""}] = {2, 0, 10};
+  b.entries[{"allocation", "device", ""}] = {1, 0, 10};
+  Table table = diff_profiles("t", a, b, {"time_ns", "host_ns"});
+  std::vector<std::string> order;
+  for (size_t row = 0; row < table.rows.size(); ++row) order.push_back(testing::text(table, row, "name"));
+  EXPECT_EQ(order, (std::vector<std::string>{"faster", "pinned host", "device", "same"}));
+  EXPECT_THROW(diff_profiles("t", a, b, {"time_ns", "edges"}), std::invalid_argument);
+}
+
 TEST(DiffProfiles, OnlyWorkOfOneRouteIsPairedAsAPathChange) {
   Profile a = profile_of({{{"copy path", "HtoD pageable->device gpu0", "HtoD gpu0"}, {2, 900}},
                           {{"copy path", "DtoH device->pageable gpu0", "DtoH gpu0"}, {1, 50}}});
   Profile b = profile_of({{{"copy path", "HtoD pinned->device gpu0", "HtoD gpu0"}, {2, 300}},
                           {{"copy path", "DtoH device->pinned gpu1", "DtoH gpu1"}, {1, 20}}});
-  Table table = diff_profiles("t", a, b, "time_ns");
+  Table table = diff_profiles("t", a, b, {"time_ns"});
   ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_EQ(testing::text(table, 0, "name"), "HtoD pageable->device gpu0 -> HtoD pinned->device gpu0");
   EXPECT_EQ(testing::text(table, 0, "change"), "path changed");
