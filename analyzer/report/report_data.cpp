@@ -11,6 +11,7 @@
 #include "labels.h"
 #include "link_model.h"
 #include "measured_transfer_cost.h"
+#include "perfetto_embed.h"
 #include "rules.h"
 #include "time_breakdown.h"
 #include "trace_facts.h"
@@ -347,6 +348,13 @@ json whatif_tables(Database& db) {
   return tables;
 }
 
+// The Perfetto timeline as base64, or null past kEmbeddedTimelineLimit.
+json perfetto_json(trace::Trace& trace) {
+  std::optional<std::string> bytes = perfetto_timeline(trace, kEmbeddedTimelineLimit);
+  if (!bytes) return {{"base64", nullptr}, {"limit", kEmbeddedTimelineLimit}};
+  return {{"base64", base64(*bytes)}, {"bytes", bytes->size()}};
+}
+
 }  // namespace
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file) {
@@ -364,6 +372,7 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory_series(facts)},
           {"timeline", timeline(facts, moves)},
+          {"perfetto", perfetto_json(trace)},
           {"nvtx", nvtx_breakdown(facts)},
           {"analyses", analyses},
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},

@@ -8,7 +8,8 @@
 //    heading;
 //  * every plot's canvas has pixels drawn on it and no two tick labels of an
 //    axis overlap; the timeline starts at the program's first GPU work, and
-//    says how to open the full timeline in Perfetto;
+//    the page carries the full Perfetto timeline (`apptracer timeline`'s
+//    file) to open in ui.perfetto.dev or save;
 //  * the DVDG has nodes, a screenshot of it is not blank, and clicking a
 //    value lists what produced it;
 //  * the first trace's report with --compare SECOND shows `apptracer diff`'s
@@ -140,6 +141,13 @@ async function check(browser, trace, compareWith) {
   expect(Math.abs(state.timelineStart - state.dataTimelineStart) < 1e-9 && state.dataTimelineStart > 0,
     `${name}: the timeline starts at the first GPU work (${state.timelineStart} ms, the work at ${state.dataTimelineStart} ms)`);
   expect(state.perfetto, `${name}: how to open the timeline in Perfetto`);
+  // The timeline carried in the page is the one `apptracer timeline` writes.
+  const pftrace = path.join(outDir, `${name}.pftrace`);
+  execFileSync(apptracer, ['timeline', trace, '-o', pftrace, '--force'], { stdio: 'ignore' });
+  const carried = await page.evaluate(() => document.querySelector('#timeline a[download]')?.href || '');
+  expect(carried === `data:application/octet-stream;base64,${fs.readFileSync(pftrace).toString('base64')}`,
+    `${name}: the page carries apptracer timeline's file (${carried.length} characters)`);
+  expect(await page.locator('#timeline button', { hasText: 'Perfetto' }).count() === 1, `${name}: a button opens Perfetto`);
   const overlaps = await overlappingTicks(page);
   expect(overlaps.length === 0, `${name}: overlapping tick labels: ${overlaps.slice(0, 5).join('; ')}`);
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "diagnose_fixture.h"
+#include "perfetto_embed.h"
 #include "report_data.h"
 #include "report_page.h"
 #include "scratch_dir.h"
@@ -105,6 +106,27 @@ TEST_F(FirstScreen, TheTimelineStartsAtTheFirstGpuWork) {
   EXPECT_GE(timeline["trace_end_ms"].get<double>(), timeline["end_ms"].get<double>());
   ASSERT_EQ(timeline["lanes"].size(), 1u);
   EXPECT_EQ(timeline["lanes"][0]["lane"], "GPU 0 stream 7");
+}
+
+// The Perfetto timeline rides along, up to its limit.
+TEST_F(FirstScreen, CarriesThePerfettoTimelineUpToALimit) {
+  trace::Trace model(trace.db());
+  std::optional<std::string> timeline = perfetto_timeline(model, kEmbeddedTimelineLimit);
+  ASSERT_TRUE(timeline);
+  EXPECT_GT(timeline->size(), 100u);
+  EXPECT_FALSE(perfetto_timeline(model, timeline->size() - 1));
+  nlohmann::json data = report_data(model, "t.db", "");
+  EXPECT_EQ(data["perfetto"]["bytes"], timeline->size());
+  EXPECT_EQ(data["perfetto"]["base64"], base64(*timeline));
+}
+
+TEST(Base64, Rfc4648Vectors) {
+  EXPECT_EQ(base64(""), "");
+  EXPECT_EQ(base64("f"), "Zg==");
+  EXPECT_EQ(base64("fo"), "Zm8=");
+  EXPECT_EQ(base64("foo"), "Zm9v");
+  EXPECT_EQ(base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(base64(std::string("\xff\x00\xfe", 3)), "/wD+");
 }
 
 // A managed buffer the GPU faulted in: one 2 MiB migration to device 0.

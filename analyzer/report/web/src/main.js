@@ -128,11 +128,39 @@ function timeline() {
     el('p', { class: 'note', text: `GPU work per stream, unified-memory migrations and the host's synchronizations, from the first GPU work ` +
       `(${t.start_ms.toFixed(3)} ms) to the last (${t.end_ms.toFixed(3)} ms); the trace ran ${t.trace_end_ms.toFixed(3)} ms. ` +
       'Neighbouring bars of one kind are merged.' }),
-    timelineChart(t.lanes, t.start_ms, t.end_ms),
-    el('p', { class: 'perfetto' }, 'Every call, flow and counter in Perfetto: run ',
-      el('code', { text: `apptracer timeline ${trace} -o timeline.pftrace` }), ', open ',
-      el('a', { href: 'https://ui.perfetto.dev', target: '_blank', rel: 'noopener', text: 'ui.perfetto.dev' }),
-      ' and drop timeline.pftrace on it (or "Open trace file").'));
+    timelineChart(t.lanes, t.start_ms, t.end_ms), perfetto());
+}
+
+// Every call, flow and counter: `apptracer timeline`'s Perfetto file, carried
+// in the page when small enough (opened in ui.perfetto.dev by postMessage, its
+// documented way, or saved), else the command that writes it.
+function perfetto() {
+  const trace = data.overview.trace;
+  const origin = 'https://ui.perfetto.dev';
+  const command = el('p', { class: 'perfetto' }, 'Every call, flow and counter in Perfetto: run ',
+    el('code', { text: `apptracer timeline ${trace} -o timeline.pftrace` }), ', open ',
+    el('a', { href: origin, target: '_blank', rel: 'noopener', text: 'ui.perfetto.dev' }),
+    ' and drop timeline.pftrace on it (or "Open trace file").');
+  const embedded = data.perfetto.base64;
+  if (!embedded) return command;
+  const name = `${trace.split('/').pop().replace(/\.db$/, '')}.pftrace`;
+  const open = el('button', { type: 'button', text: 'Open the full timeline in Perfetto' });
+  open.addEventListener('click', () => {
+    const buffer = Uint8Array.from(atob(embedded), (c) => c.charCodeAt(0)).buffer;
+    const ui = window.open(origin);
+    const ping = setInterval(() => ui.postMessage('PING', origin), 100);
+    const ready = (event) => {
+      if (event.origin !== origin || event.data !== 'PONG') return;
+      clearInterval(ping);
+      window.removeEventListener('message', ready);
+      ui.postMessage({ perfetto: { buffer, title: trace, fileName: name } }, origin);
+    };
+    window.addEventListener('message', ready);
+  });
+  return el('div', { class: 'perfetto toolbar' }, open,
+    el('a', { href: `data:application/octet-stream;base64,${embedded}`, download: name, text: `save ${name}` }),
+    el('span', { class: 'note', text: ` (opens ${origin} in a new tab and hands it the timeline; nothing else leaves the page)` }),
+    command);
 }
 
 function nvtx() {
