@@ -1,21 +1,13 @@
 // `apptracer diff A B [--json|--csv] [--step NAME] [--no-dvdg]`: two traces
-// of one program (before and after a change, or two ranks) compared per
-// kernel name, copy path, memset, allocation kind and collective, per NVTX
-// range, per step, and per DVDG producer; B minus A, largest change first.
+// of one program (before and after a change, or two ranks) compared
+// (trace_comparison.h), printed as text, JSON or CSV.
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
-#include <vector>
 
 #include "commands.h"
-#include "dvdg_profile.h"
-#include "nvtx_profile.h"
-#include "operations_profile.h"
-#include "profile_diff.h"
-#include "step_profile.h"
 #include "table_format.h"
-#include "analyzer/trace/trace.h"
+#include "trace_comparison.h"
 
 namespace apptracer {
 
@@ -24,67 +16,25 @@ namespace {
 struct DiffOptions {
   std::string a;
   std::string b;
-  std::string step;
+  diff::ComparisonOptions compare;
   bool json = false;
   bool csv = false;
   bool no_dvdg = false;
 };
 
-// One trace, opened and read where an error names it.
-class DiffInput {
- public:
-  explicit DiffInput(const std::string& path) : path_(path) {
-    read([&] { trace_.emplace(path, TraceAccess::ReadOnly); });
-  }
-  trace::Trace& trace() { return *trace_; }
-
-  template <typename Read>
-  diff::Profile profile(Read&& read_profile) {
-    diff::Profile profile;
-    read([&] { profile = read_profile(*trace_); });
-    return profile;
-  }
-
- private:
-  template <typename Work>
-  void read(Work&& work) {
-    reading_trace(path_, [&] {
-      work();
-      return 0;
-    });
-  }
-
-  std::string path_;
-  std::optional<trace::Trace> trace_;
-};
-
-// Both traces' profiles of one kind, compared.
-template <typename Read>
-Table compare(const char* name, DiffInput& a, DiffInput& b, Read&& read_profile, const char* impact) {
-  return diff::diff_profiles(name, a.profile(read_profile), b.profile(read_profile), impact);
-}
-
 int run_diff(const DiffOptions& options) {
-  DiffInput a(options.a), b(options.b);
-  std::vector<Table> tables{compare("operations", a, b, diff::operations_profile, "time_ns"),
-                            compare("nvtx_ranges", a, b, diff::nvtx_profile, "time_ns")};
-  std::optional<std::string> step = options.step;
-  if (step->empty()) step = diff::step_range(a.trace(), b.trace());
-  if (step) {
-    tables.push_back(compare(
-        "steps", a, b, [&](trace::Trace& trace) { return diff::step_profile(trace, *step); },
-        "time_ns"));
-  }
-  if (!options.no_dvdg) tables.push_back(compare("dvdg", a, b, diff::dvdg_profile, "edges"));
+  diff::ComparisonOptions compare = options.compare;
+  compare.dvdg = !options.no_dvdg;
+  diff::TraceComparison comparison = diff::compare_traces(options.a, options.b, compare);
   if (options.json) {
-    write_tables(std::cout, tables, OutputFormat::Json);
+    write_tables(std::cout, comparison.tables, OutputFormat::Json);
   } else if (options.csv) {
-    write_tables(std::cout, tables, OutputFormat::Csv);
+    write_tables(std::cout, comparison.tables, OutputFormat::Csv);
   } else {
     std::cout << "apptracer diff: A " << options.a << ", B " << options.b
               << " (diff: B minus A; times in ns; largest change first)\n";
-    if (step) std::cout << "steps: NVTX range \"" << *step << "\", the Nth of A against the Nth of B\n";
-    write_tables(std::cout, tables, OutputFormat::Table);
+    for (const std::string& note : comparison.notes) std::cout << note << "\n";
+    write_tables(std::cout, comparison.tables, OutputFormat::Table);
   }
   return 0;
 }
@@ -97,7 +47,7 @@ void add_diff_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<DiffOptions>();
   input_files(cmd->add_option("a", options->a, "Trace A (before)"))->required();
   input_files(cmd->add_option("b", options->b, "Trace B (after)"))->required();
-  cmd->add_option("--step", options->step,
+  cmd->add_option("--step", options->compare.step,
                   "NVTX range that marks a step (default: the outermost range both traces repeat)")
       ->type_name("NAME");
   auto* json = cmd->add_flag("--json", options->json, "Print JSON");

@@ -5,12 +5,13 @@
 #pragma once
 
 #include "analyzer/trace/trace.h"
+#include "device_labels.h"
 #include "profile.h"
 
 namespace apptracer::diff {
 
 // Measures "values", "edges", "edge_bytes". Builds the graph without storing
 // it: the trace is not changed.
-Profile dvdg_profile(trace::Trace& trace);
+Profile dvdg_profile(trace::Trace& trace, const DeviceLabels& devices);
 
 }  // namespace apptracer::diff

@@ -9,12 +9,12 @@ namespace apptracer::diff {
 
 namespace {
 
-enum Measure { kCount, kTime, kBytes };
+enum Measure { kCount, kGpuTime, kHostTime, kBytes };
 
-void add(Profile& profile, const ProfileKey& key, int64_t time_ns, int64_t bytes) {
+void add(Profile& profile, const ProfileKey& key, Measure time, int64_t time_ns, int64_t bytes) {
   std::vector<int64_t>& entry = profile.entry(key);
   entry[kCount] = saturating_add(entry[kCount], 1);
-  entry[kTime] = saturating_add(entry[kTime], time_ns);
+  entry[time] = saturating_add(entry[time], time_ns);
   entry[kBytes] = saturating_add(entry[kBytes], bytes);
 }
 
@@ -22,8 +22,7 @@ int64_t gpu_time(trace::NullableInt start, trace::NullableInt end) {
   return start && end ? elapsed_ns(*start, *end) : 0;
 }
 
-// How long each allocation's call took on the host, by correlation id
-// (pinning memory is slow: a pinned twin pays for it there).
+// How long each allocation's call took on the host, by correlation id.
 std::unordered_map<int64_t, int64_t> allocation_call_times(trace::Trace& trace) {
   std::unordered_map<int64_t, int64_t> times;
   for (const auto& allocation : trace.rows<AllocationRow>()) {
@@ -39,32 +38,32 @@ std::unordered_map<int64_t, int64_t> allocation_call_times(trace::Trace& trace) 
 
 }  // namespace
 
-Profile operations_profile(trace::Trace& trace) {
+Profile operations_profile(trace::Trace& trace, const DeviceLabels& devices) {
   Profile profile;
-  profile.measures = {"count", "time_ns", "bytes"};
+  profile.measures = {"count", "time_ns", "host_ns", "bytes"};
   for (const auto& kernel : trace.rows<KernelRow>()) {
     trace::NullableInt name = kernel.demangled_id ? kernel.demangled_id : kernel.name_id;
-    add(profile, {"kernel", std::string(trace.string(name, "?")), ""},
+    add(profile, {"kernel", std::string(trace.string(name, "?")), ""}, kGpuTime,
         gpu_time(kernel.gpu_start_ns, kernel.gpu_end_ns), 0);
   }
   for (const auto& copy : trace.rows<MemcpyRow>()) {
-    add(profile, {"copy path", copy_path_name(copy), copy_route(copy)},
+    add(profile, {"copy path", copy_path_name(copy, devices), copy_route(copy, devices)}, kGpuTime,
         gpu_time(copy.gpu_start_ns, copy.gpu_end_ns), copy.bytes);
   }
   for (const auto& memset : trace.rows<MemsetRow>()) {
-    std::string device = memset.device ? " gpu" + std::to_string(*memset.device) : "";
-    add(profile, {"memset", std::string(to_string(memset.memory)) + device, ""},
+    std::string device = memset.device ? " " + devices(memset.device) : "";
+    add(profile, {"memset", std::string(to_string(memset.memory)) + device, ""}, kGpuTime,
         gpu_time(memset.gpu_start_ns, memset.gpu_end_ns), memset.bytes);
   }
   std::unordered_map<int64_t, int64_t> call_times = allocation_call_times(trace);
   for (const auto& allocation : trace.rows<AllocationRow>()) {
     int64_t time_ns = 0;
     if (allocation.alloc_correlation_id) time_ns = call_times[*allocation.alloc_correlation_id];
-    add(profile, {"allocation", std::string(to_string(allocation.kind)), ""}, time_ns,
+    add(profile, {"allocation", std::string(to_string(allocation.kind)), ""}, kHostTime, time_ns,
         allocation.bytes);
   }
   for (const auto& collective : trace.rows<CollectiveRow>()) {
-    add(profile, {"collective", std::string(to_string(collective.kind)), ""},
+    add(profile, {"collective", std::string(to_string(collective.kind)), ""}, kGpuTime,
         gpu_time(collective.gpu_start_ns, collective.gpu_end_ns),
         collective.send_bytes.value_or(collective.recv_bytes.value_or(0)));
   }

@@ -4,13 +4,16 @@
 #pragma once
 
 #include "analyzer/trace/trace.h"
+#include "device_labels.h"
 #include "profile.h"
 
 namespace apptracer::diff {
 
-// Measures "count", "time_ns", "bytes". Time is GPU time for GPU work (work
-// whose GPU record was lost counts, without time) and the allocating call's
-// host time for allocations.
-Profile operations_profile(trace::Trace& trace);
+// Measures "count", "time_ns", "host_ns", "bytes". time_ns is GPU time for
+// GPU work (work whose GPU record was lost counts, without time); host_ns is
+// the allocating call's host time for allocations (pinning memory is slow: a
+// pinned twin pays for it there), kept apart so it is never taken for GPU
+// time saved or lost.
+Profile operations_profile(trace::Trace& trace, const DeviceLabels& devices);
 
 }  // namespace apptracer::diff

@@ -77,13 +77,16 @@ uint64_t magnitude(int64_t value) {
 }  // namespace
 
 Table diff_profiles(const std::string& table_name, const Profile& a, const Profile& b,
-                    const std::string& impact) {
+                    const std::vector<std::string>& impacts) {
   if (a.measures != b.measures) throw std::invalid_argument("diff: profiles measure different things");
-  auto impact_at = std::find(a.measures.begin(), a.measures.end(), impact);
-  if (impact_at == a.measures.end()) throw std::invalid_argument("diff: no measure " + impact);
-  std::vector<size_t> order{static_cast<size_t>(impact_at - a.measures.begin())};
+  std::vector<size_t> order;
+  for (const std::string& impact : impacts) {
+    auto impact_at = std::find(a.measures.begin(), a.measures.end(), impact);
+    if (impact_at == a.measures.end()) throw std::invalid_argument("diff: no measure " + impact);
+    order.push_back(static_cast<size_t>(impact_at - a.measures.begin()));
+  }
   for (size_t m = 0; m < a.measures.size(); ++m) {
-    if (m != order.front()) order.push_back(m);
+    if (std::find(order.begin(), order.end(), m) == order.end()) order.push_back(m);
   }
   std::vector<Row> rows = pair_changed_paths(side_by_side(a, b));
   std::stable_sort(rows.begin(), rows.end(), [&](const Row& x, const Row& y) {

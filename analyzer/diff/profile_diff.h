@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analyzer/reports/table.h"
 #include "profile.h"
@@ -14,10 +15,11 @@ namespace apptracer::diff {
 // (B minus A). change is "appeared" (only in B), "disappeared" (only in A),
 // "changed", "same", or "path changed": the work of one route done another
 // way (A's entry that disappeared and B's that appeared, as one row named
-// "A's -> B's"). Rows go by the absolute difference of `impact` (a measure
-// of both profiles), largest first, then of the other measures in order.
-// Throws std::invalid_argument when the profiles measure different things.
+// "A's -> B's"). Rows go by the absolute difference of the `impacts` (measures
+// of both profiles) in their order, largest first, then of the other
+// measures in order. Throws std::invalid_argument when the profiles measure
+// different things.
 Table diff_profiles(const std::string& table_name, const Profile& a, const Profile& b,
-                    const std::string& impact);
+                    const std::vector<std::string>& impacts);
 
 }  // namespace apptracer::diff

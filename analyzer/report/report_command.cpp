@@ -1,7 +1,8 @@
-// `apptracer report TRACE [-o report.html] [--system FILE]`: one
-// self-contained HTML page (opens offline) with the diagnoses first, then
-// the summary, kernels, transfers, memory, timeline, NVTX, analyses, the
-// DVDG and the what-if results.
+// `apptracer report TRACE [-o report.html] [--system FILE] [--compare B]`:
+// one self-contained HTML page (opens offline) with the summary and where
+// the time went first, then the diagnoses, kernels, transfers, memory,
+// timeline, NVTX, analyses, the DVDG, the what-if results and, with
+// --compare, `apptracer diff TRACE B`'s tables.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "output_file.h"
 #include "report_data.h"
 #include "report_page.h"
+#include "trace_comparison.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {
@@ -20,6 +22,7 @@ struct ReportOptions {
   std::string trace;
   std::string output;
   std::string system;
+  std::string compare;
   bool force = false;
 };
 
@@ -37,7 +40,11 @@ int run_report(const ReportOptions& options) {
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  OutputFile file(output, {options.trace}, options.force);
+  if (!options.compare.empty()) {
+    data["comparison"] = report::comparison_data(
+        options.trace, options.compare, diff::compare_traces(options.trace, options.compare, {}));
+  }
+  OutputFile file(output, {options.trace, options.compare}, options.force);
   file.stream() << report::report_html(data, file_name(options.trace));
   file.commit();
   std::fprintf(stderr, "apptracer: wrote %s (%zu finding(s)); open it in a browser\n", output.c_str(),
@@ -55,6 +62,9 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   input_files(cmd->add_option("--system", options->system,
                               "System file (apptracer links) for the savings and each path's peak"))
       ->type_name("FILE");
+  input_files(cmd->add_option("--compare", options->compare,
+                              "Another trace of the program (B): add `apptracer diff TRACE B`'s comparison"))
+      ->type_name("B");
   cmd->add_flag("-f,--force", options->force, "Replace the HTML file if it exists");
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_report(*options); }); };

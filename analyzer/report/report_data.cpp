@@ -11,8 +11,11 @@
 #include "labels.h"
 #include "link_model.h"
 #include "measured_transfer_cost.h"
+#include "perfetto_embed.h"
 #include "rules.h"
+#include "time_breakdown.h"
 #include "trace_facts.h"
+#include "unified_memory_moves.h"
 
 namespace apptracer::report {
 
@@ -45,7 +48,8 @@ std::optional<double> peak_gbps(const diagnose::TransferCost& cost, const diagno
   return static_cast<double>(kLarge) / *t;
 }
 
-json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
+json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
+             const diagnose::TransferCost& cost) {
   json devices = json::array();
   for (auto& [device, busy] : facts.busy_by_device()) {
     devices.push_back({{"device", device},
@@ -56,15 +60,22 @@ json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
     int64_t count = 0, bytes = 0, ns = 0;
   };
   std::map<std::string, PathTotals> paths;
-  for (const Transfer& t : facts.copies) {
-    if (t.kind == CopyKind::Prefetch) continue;
-    diagnose::TransferPath path = diagnose::path_of(t);
-    path.numa_node.reset();
-    PathTotals& totals = paths[diagnose::path_name(path)];
+  auto add = [&](const std::string& name, const diagnose::TransferPath& path, int64_t bytes, int64_t ns) {
+    PathTotals& totals = paths[name];
     totals.path = path;
     ++totals.count;
-    totals.bytes = saturating_add(totals.bytes, t.bytes);
-    totals.ns = saturating_add(totals.ns, t.gpu_ns());
+    totals.bytes = saturating_add(totals.bytes, bytes);
+    totals.ns = saturating_add(totals.ns, ns);
+  };
+  for (const Transfer& t : facts.copies) {
+    if (t.kind == CopyKind::Prefetch) continue;  // moved by its migrations, below
+    diagnose::TransferPath path = diagnose::path_of(t);
+    path.numa_node.reset();
+    add(diagnose::path_name(path), path, t.bytes, t.gpu_ns());
+  }
+  for (const Migration& m : moves) {
+    add(diagnose::path_name(m.path) + " (unified-memory migrations)", m.path, m.bytes,
+        elapsed_ns(m.start_ns, m.end_ns));
   }
   json by_path = json::array();
   for (auto& [name, totals] : paths) {
@@ -83,8 +94,10 @@ json summary(const TraceFacts& facts, const diagnose::TransferCost& cost) {
           {"kernel_ns", kernel_ns},
           {"copies", facts.copies.size()},
           {"memsets", facts.memsets.size()},
+          {"migrations", moves.size()},
           {"allocations", facts.allocations.size()},
           {"devices", devices},
+          {"time", where_time_went(facts, moves)},
           {"paths", by_path}};
 }
 
@@ -158,7 +171,9 @@ json memory_series(const TraceFacts& facts) {
   return series;
 }
 
-json timeline(const TraceFacts& facts) {
+// GPU work per stream, migrations per device and the host's syncs, over the
+// program's work: the tracer's start-up before it is left out.
+json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
   struct Lane {
     std::vector<std::tuple<int64_t, int64_t, std::string>> bars;
   };
@@ -177,11 +192,17 @@ json timeline(const TraceFacts& facts) {
             *t.gpu_start_ns, *t.gpu_end_ns, t.is_memset ? "memset" : "copy");
     }
   }
+  for (const Migration& m : moves) {
+    lanes["GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations"].bars.emplace_back(
+        m.start_ns, m.end_ns, "migration");
+  }
   for (const diagnose::Sync& s : facts.syncs) {
     lanes["host: synchronizations"].bars.emplace_back(s.start_ns, s.end_ns, "sync");
   }
+  WorkWindow window = work_window(facts, moves);
   // Bars closer than this are merged so a lane stays drawable.
-  int64_t resolution = std::max<int64_t>(1, facts.span_ns() / static_cast<int64_t>(kTimelineIntervalLimit));
+  int64_t resolution =
+      std::max<int64_t>(1, elapsed_ns(window.start_ns, window.end_ns) / static_cast<int64_t>(kTimelineIntervalLimit));
   json out = json::array();
   for (auto& [name, lane] : lanes) {
     std::sort(lane.bars.begin(), lane.bars.end());
@@ -204,7 +225,10 @@ json timeline(const TraceFacts& facts) {
     flush();
     out.push_back({{"lane", name}, {"bars", bars}});
   }
-  return out;
+  return {{"lanes", out},
+          {"start_ms", ms(facts.origin.since(window.start_ns))},
+          {"end_ms", ms(facts.origin.since(window.end_ns))},
+          {"trace_end_ms", ms(facts.origin.since(facts.end_ns))}};
 }
 
 json nvtx_breakdown(const TraceFacts& facts) {
@@ -324,28 +348,43 @@ json whatif_tables(Database& db) {
   return tables;
 }
 
+// The Perfetto timeline as base64, or null past kEmbeddedTimelineLimit.
+json perfetto_json(trace::Trace& trace) {
+  std::optional<std::string> bytes = perfetto_timeline(trace, kEmbeddedTimelineLimit);
+  if (!bytes) return {{"base64", nullptr}, {"limit", kEmbeddedTimelineLimit}};
+  return {{"base64", base64(*bytes)}, {"bytes", bytes->size()}};
+}
+
 }  // namespace
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file) {
   TraceFacts facts = diagnose::read_trace_facts(trace);
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   diagnose::Thresholds limits;
+  std::vector<Migration> moves = migrations(facts);
   json analyses = json::array();
   for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
   return {{"overview", overview(trace, facts, path)},
           {"link_model", model.name},
           {"findings", diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits))},
-          {"summary", summary(facts, *model.cost)},
+          {"summary", summary(facts, moves, *model.cost)},
           {"kernels", top_kernels(facts)},
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory_series(facts)},
-          {"timeline", timeline(facts)},
+          {"timeline", timeline(facts, moves)},
+          {"perfetto", perfetto_json(trace)},
           {"nvtx", nvtx_breakdown(facts)},
           {"analyses", analyses},
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
           {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
           {"dvdg", dvdg_json(facts.graph)},
           {"whatif", whatif_tables(trace.db())}};
+}
+
+json comparison_data(const std::string& a, const std::string& b, const diff::TraceComparison& comparison) {
+  json tables = json::array();
+  for (const Table& table : comparison.tables) tables.push_back(diagnose::table_json(table));
+  return {{"a", a}, {"b", b}, {"notes", comparison.notes}, {"tables", tables}};
 }
 
 }  // namespace apptracer::report

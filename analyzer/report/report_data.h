@@ -1,13 +1,15 @@
 // Everything `apptracer report` shows, as one JSON document the page's
-// JavaScript renders: findings, summary, kernels, transfers against their
-// path's peak, memory in use, timeline, NVTX, the HTA analyses, the DVDG
-// (limited to kGraphValueLimit values) and the what-if tables when present.
+// JavaScript renders: summary and where the time went, findings, kernels,
+// transfers against their path's peak, memory in use, timeline, NVTX, the
+// HTA analyses, the DVDG (limited to kGraphValueLimit values), the what-if
+// tables when present and, with --compare, the comparison with another trace.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "analyzer/trace/trace.h"
+#include "trace_comparison.h"
 
 namespace apptracer::report {
 
@@ -23,5 +25,9 @@ inline constexpr size_t kTransferLimit = 1000;
 // `system_file`: empty for the trace's measured link model.
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
                            const std::string& system_file);
+
+// `apptracer diff`'s comparison of trace A (the report's) with B, for the page.
+nlohmann::json comparison_data(const std::string& a, const std::string& b,
+                               const diff::TraceComparison& comparison);
 
 }  // namespace apptracer::report

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "command_runner.h"
+#include "device_labels.h"
 #include "profile_diff.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
@@ -27,20 +28,48 @@ constexpr int64_t kKernelNs = 50'000;
 
 // One program run: per step (an NVTX range "step", or "step 1", "step 2",
 // ... with `numbered_steps`), a 4 MiB copy from host memory of `host` kind
-// into a device buffer taking `copy_ns` on the GPU, then a kernel reading
-// that buffer into another.
-// `library_ranges`: NCCL's own NVTX ranges too, three per step, beside it.
-void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool numbered_steps = false,
-               bool library_ranges = false) {
+// into a buffer on `device` taking `copy_ns` on the GPU, then a kernel
+// reading that buffer into another.
+struct ProgramRun {
+  AllocKind host = AllocKind::PageableHost;
+  int64_t copy_ns = 0;
+  bool numbered_steps = false;
+  bool library_ranges = false;  // NCCL's own NVTX ranges too, three per step, beside it
+  int64_t device = 0;
+  // The host buffer's allocating call's host time (0: allocated by malloc,
+  // no call recorded).
+  int64_t alloc_call_ns = 0;
+};
+
+ProgramRun run_of(AllocKind host, int64_t copy_ns) {
+  ProgramRun run;
+  run.host = host;
+  run.copy_ns = copy_ns;
+  return run;
+}
+
+void write_run(const std::string& path, const ProgramRun& run) {
   TraceBuilder trace(path);
-  trace.add_device(testing::DeviceRow{});
+  testing::DeviceRow gpu;
+  gpu.id = run.device;
+  trace.add_device(gpu);
   testing::AllocationRow source;
-  source.kind = host;
+  source.kind = run.host;
   source.device = std::nullopt;
   source.address = 0x10000;
   source.bytes = kBytes;
+  if (run.alloc_call_ns > 0) {
+    testing::ApiCallRow call;
+    call.name = "cudaMallocHost";
+    call.correlation_id = 1;
+    call.start_ns = 1'000;
+    call.end_ns = call.start_ns + run.alloc_call_ns;
+    trace.add(call);
+    source.alloc_correlation_id = call.correlation_id;
+  }
   int64_t source_id = trace.add(source);
   testing::AllocationRow input, output;
+  input.device = output.device = run.device;
   input.address = 0x7f0000000000;
   output.address = input.address + 2 * kBytes;
   input.bytes = output.bytes = kBytes;
@@ -49,11 +78,11 @@ void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool nu
   for (int64_t step = 0; step < kSteps; ++step) {
     int64_t start = 10'000 + step * kStepNs;
     testing::NvtxRangeRow range;
-    range.name = numbered_steps ? "step " + std::to_string(step + 1) : "step";
+    range.name = run.numbered_steps ? "step " + std::to_string(step + 1) : "step";
     range.start_ns = start;
-    range.end_ns = start + copy_ns + kKernelNs + 1'000;
+    range.end_ns = start + run.copy_ns + kKernelNs + 1'000;
     trace.add(range);
-    for (int i = 0; library_ranges && i < 3; ++i) {
+    for (int i = 0; run.library_ranges && i < 3; ++i) {
       testing::NvtxRangeRow library;
       library.name = "ncclAllGather";
       library.start_ns = start + 10 * i;
@@ -61,7 +90,8 @@ void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool nu
       trace.add(library);
     }
     testing::MemcpyRow copy;
-    copy.src_memory = memory_kind_of(host);
+    copy.src_memory = memory_kind_of(run.host);
+    copy.dst_device = run.device;
     copy.bytes = kBytes;
     copy.src_address = source.address;
     copy.dst_address = input.address;
@@ -70,9 +100,10 @@ void write_run(const std::string& path, AllocKind host, int64_t copy_ns, bool nu
     copy.src_offset = copy.dst_offset = 0;
     copy.api_start_ns = start + 100;
     copy.gpu_start_ns = start + 200;
-    copy.gpu_end_ns = start + 200 + copy_ns;
+    copy.gpu_end_ns = start + 200 + run.copy_ns;
     trace.add(copy);
     testing::KernelRow kernel;
+    kernel.device = run.device;
     kernel.api_start_ns = start + 300;
     kernel.gpu_start_ns = *copy.gpu_end_ns + 100;
     kernel.gpu_end_ns = *kernel.gpu_start_ns + kKernelNs;
@@ -105,15 +136,21 @@ nlohmann::json find_row(const nlohmann::json& table, const std::string& category
 
 constexpr int64_t kPageableNs = 1'300'000 / 2;
 constexpr int64_t kPinnedNs = 320'000 / 2;
+// Pinning the host buffer: far longer on the host than all the copy time it saves.
+constexpr int64_t kPinningNs = 52'800'000;
 const char* const kPathChange = "HtoD pageable->device gpu0 -> HtoD pinned->device gpu0";
 
 // A pageable run (A) and its pinned twin (B), whose steps are numbered
-// NVTX ranges ("step 1", ...): the same steps.
+// NVTX ranges ("step 1", ...): the same steps. B's cudaMallocHost took
+// longer on the host than the GPU time its copies saved.
 class PinnedTwin : public ::testing::Test {
  protected:
   PinnedTwin() {
-    write_run(dir / "pageable.db", AllocKind::PageableHost, kPageableNs);
-    write_run(dir / "pinned.db", AllocKind::PinnedHost, kPinnedNs, true);
+    write_run(dir / "pageable.db", run_of(AllocKind::PageableHost, kPageableNs));
+    ProgramRun pinned = run_of(AllocKind::PinnedHost, kPinnedNs);
+    pinned.numbered_steps = true;
+    pinned.alloc_call_ns = kPinningNs;
+    write_run(dir / "pinned.db", pinned);
   }
   dvdg::CommandOutput diff(const std::string& options) {
     return run_apptracer("diff " + dir / "pageable.db" + " " + dir / "pinned.db" + " " + options);
@@ -140,8 +177,16 @@ TEST_F(PinnedTwin, NamesTheCopyPathChangeFirstWithItsMeasuredTime) {
   nlohmann::json kernel = find_row(tables["operations"], "kernel", "kernel()");
   EXPECT_EQ(kernel["change"], "same");
   EXPECT_EQ(kernel["time_ns_a"], kSteps * kKernelNs);
+
+  // The allocating calls' host time: a column of its own, ranked after GPU time.
   EXPECT_EQ(find_row(tables["operations"], "allocation", "pageable host")["change"], "disappeared");
-  EXPECT_EQ(find_row(tables["operations"], "allocation", "pinned host")["change"], "appeared");
+  nlohmann::json pinning = find_row(tables["operations"], "allocation", "pinned host");
+  EXPECT_EQ(pinning["change"], "appeared");
+  EXPECT_EQ(pinning["host_ns_b"], kPinningNs);
+  EXPECT_EQ(pinning["time_ns_b"], 0);
+  EXPECT_EQ(pinning["bytes_b"], kBytes);
+  EXPECT_EQ(first["host_ns_diff"], 0);
+  EXPECT_EQ(tables["operations"].at(1), pinning);
 
   // The ranges enclosing the work, apart from it.
   EXPECT_EQ(find_row(tables["nvtx_ranges"], "nvtx range", "step")["change"], "disappeared");
@@ -177,14 +222,18 @@ TEST_F(PinnedTwin, TextSaysWhatItComparesAndLeadsWithTheLargestChange) {
   size_t first_row = result.out.find("copy path", heading);
   EXPECT_LT(first_row, result.out.find("kernel", heading)) << result.out;
   EXPECT_EQ(result.out.find("== dvdg =="), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("devices:"), std::string::npos) << result.out;
 }
 
 // A library's ranges repeat more often than the steps: numbered ranges
 // ("step 5") are the steps.
 TEST(DiffCommand, NumberedRangesAreTheStepsBeforeALibrarysRanges) {
   ScratchDir dir;
-  write_run(dir / "a.db", AllocKind::PageableHost, kPageableNs, true, true);
-  write_run(dir / "b.db", AllocKind::PinnedHost, kPinnedNs, true, true);
+  ProgramRun a = run_of(AllocKind::PageableHost, kPageableNs), b = run_of(AllocKind::PinnedHost, kPinnedNs);
+  a.numbered_steps = b.numbered_steps = true;
+  a.library_ranges = b.library_ranges = true;
+  write_run(dir / "a.db", a);
+  write_run(dir / "b.db", b);
   auto result = run_apptracer("diff " + dir / "a.db" + " " + dir / "b.db" + " --no-dvdg");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("NVTX range \"step\""), std::string::npos) << result.out;
@@ -192,7 +241,7 @@ TEST(DiffCommand, NumberedRangesAreTheStepsBeforeALibrarysRanges) {
 
 TEST(DiffCommand, ATraceAgainstItselfChangesNothing) {
   ScratchDir dir;
-  write_run(dir / "run.db", AllocKind::PageableHost, kPageableNs);
+  write_run(dir / "run.db", run_of(AllocKind::PageableHost, kPageableNs));
   auto result = run_apptracer("diff " + dir / "run.db" + " " + dir / "run.db" + " --json");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   nlohmann::json tables = nlohmann::json::parse(result.out);
@@ -208,12 +257,52 @@ TEST(DiffCommand, ATraceAgainstItselfChangesNothing) {
 
 TEST(DiffCommand, AMissingTraceIsOneLineNamingIt) {
   ScratchDir dir;
-  write_run(dir / "run.db", AllocKind::PageableHost, kPageableNs);
+  write_run(dir / "run.db", run_of(AllocKind::PageableHost, kPageableNs));
   auto result = run_apptracer("diff " + dir / "run.db" + " " + dir / "missing.db");
   EXPECT_NE(result.exit_code, 0);
   EXPECT_NE(result.err.find("missing.db"), std::string::npos) << result.err;
   EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
   EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
+// Two ranks of one job, rank 0 on gpu0 and rank 1 on gpu1: their devices are
+// matched, not "gpu0 gone, gpu1 new", and the text says so.
+TEST(DiffCommand, TracesOfOneGpuEachCompareTheirDevicesAsOne) {
+  ScratchDir dir;
+  write_run(dir / "rank0.db", run_of(AllocKind::PinnedHost, kPinnedNs));
+  ProgramRun rank1 = run_of(AllocKind::PinnedHost, kPinnedNs + 500);
+  rank1.device = 1;
+  write_run(dir / "rank1.db", rank1);
+  auto result = run_apptracer("diff " + dir / "rank0.db" + " " + dir / "rank1.db" + " --json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  nlohmann::json tables = nlohmann::json::parse(result.out);
+  nlohmann::json copies = find_row(tables["operations"], "copy path", "HtoD pinned->device gpu");
+  EXPECT_EQ(copies["change"], "changed");
+  EXPECT_EQ(copies["time_ns_diff"], kSteps * 500);
+  EXPECT_EQ(find_row(tables["dvdg"], "copy path", "HtoD pinned->device gpu")["change"], "same");
+  for (const auto& [name, table] : tables.items()) {
+    for (const nlohmann::json& row : table) {
+      EXPECT_NE(row["change"], "appeared") << name << ": " << row.dump();
+      EXPECT_NE(row["change"], "disappeared") << name << ": " << row.dump();
+    }
+  }
+  auto text = run_apptracer("diff " + dir / "rank0.db" + " " + dir / "rank1.db" + " --no-dvdg");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("devices: A ran on gpu0 only and B on gpu1 only"), std::string::npos) << text.out;
+}
+
+TEST(DeviceLabels, OnlyOneGpuEachOnDifferentGpusIsNamedAlike) {
+  ComparedDevices apart = compare_devices({0}, {1});
+  EXPECT_EQ(apart.a(0), "gpu");
+  EXPECT_EQ(apart.b(1), "gpu");
+  EXPECT_EQ(apart.b(std::nullopt), "host");
+  EXPECT_FALSE(apart.note.empty());
+  for (const ComparedDevices& by_ordinal : {compare_devices({0}, {0}), compare_devices({0, 1}, {1}),
+                                            compare_devices({}, {1})}) {
+    EXPECT_EQ(by_ordinal.a(0), "gpu0");
+    EXPECT_EQ(by_ordinal.b(1), "gpu1");
+    EXPECT_TRUE(by_ordinal.note.empty());
+  }
 }
 
 Profile profile_of(std::initializer_list<std::pair<ProfileKey, std::vector<int64_t>>> entries) {
@@ -230,7 +319,7 @@ TEST(DiffProfiles, AppearedAndDisappearedSortedByAbsoluteImpact) {
   Profile b = profile_of({{{"kernel", "new", ""}, {1, 200}},
                           {{"kernel", "slower", ""}, {2, 1100}},
                           {{"kernel", "same", ""}, {4, 40}}});
-  Table table = diff_profiles("t", a, b, "time_ns");
+  Table table = diff_profiles("t", a, b, {"time_ns"});
   ASSERT_EQ(table.rows.size(), 4u);
   std::vector<std::string> order, changes;
   for (size_t row = 0; row < table.rows.size(); ++row) {
@@ -244,12 +333,29 @@ TEST(DiffProfiles, AppearedAndDisappearedSortedByAbsoluteImpact) {
   EXPECT_EQ(testing::integer(table, 2, "count_a"), 0);
 }
 
+// GPU time, then host time: a large host-time change never leads.
+TEST(DiffProfiles, ImpactsRankInTheirOrder) {
+  Profile a, b;
+  a.measures = b.measures = {"count", "time_ns", "host_ns"};
+  a.entries[{"copy path", "faster", ""}] = {1, 900, 0};
+  b.entries[{"copy path", "faster", ""}] = {1, 300, 0};
+  b.entries[{"allocation", "pinned host", ""}] = {1, 0, 50'000'000};
+  a.entries[{"kernel", "same", ""}] = b.entries[{"kernel", "same", ""}] = {1, 40, 0};
+  a.entries[{"allocation", "device", ""}] = {2, 0, 10};
+  b.entries[{"allocation", "device", ""}] = {1, 0, 10};
+  Table table = diff_profiles("t", a, b, {"time_ns", "host_ns"});
+  std::vector<std::string> order;
+  for (size_t row = 0; row < table.rows.size(); ++row) order.push_back(testing::text(table, row, "name"));
+  EXPECT_EQ(order, (std::vector<std::string>{"faster", "pinned host", "device", "same"}));
+  EXPECT_THROW(diff_profiles("t", a, b, {"time_ns", "edges"}), std::invalid_argument);
+}
+
 TEST(DiffProfiles, OnlyWorkOfOneRouteIsPairedAsAPathChange) {
   Profile a = profile_of({{{"copy path", "HtoD pageable->device gpu0", "HtoD gpu0"}, {2, 900}},
                           {{"copy path", "DtoH device->pageable gpu0", "DtoH gpu0"}, {1, 50}}});
   Profile b = profile_of({{{"copy path", "HtoD pinned->device gpu0", "HtoD gpu0"}, {2, 300}},
                           {{"copy path", "DtoH device->pinned gpu1", "DtoH gpu1"}, {1, 20}}});
-  Table table = diff_profiles("t", a, b, "time_ns");
+  Table table = diff_profiles("t", a, b, {"time_ns"});
   ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_EQ(testing::text(table, 0, "name"), "HtoD pageable->device gpu0 -> HtoD pinned->device gpu0");
   EXPECT_EQ(testing::text(table, 0, "change"), "path changed");

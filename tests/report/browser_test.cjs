@@ -2,11 +2,20 @@
 // by playwright-core from the report's own node_modules) opens the report of
 // each bundled trace from a file:// URL with the network cut off, and
 //  * no console error, page error or network request happens;
-//  * the diagnoses are listed, every plot's canvas has pixels drawn on it;
+//  * the first screen is the summary and where the time went, then the
+//    diagnoses; an unknown saving does not look like a real one;
+//  * tables read in human units (no `_ns` heading) and sort by a clicked
+//    heading;
+//  * every plot's canvas has pixels drawn on it and no two tick labels of an
+//    axis overlap; the timeline starts at the program's first GPU work, and
+//    the page carries the full Perfetto timeline (`apptracer timeline`'s
+//    file) to open in ui.perfetto.dev or save;
 //  * the DVDG has nodes, a screenshot of it is not blank, and clicking a
-//    value lists what produced it.
-// Screenshots are kept in OUT_DIR. Exits 77 (skipped) only when Chromium is
-// not installed.
+//    value lists what produced it;
+//  * the first trace's report with --compare SECOND shows `apptracer diff`'s
+//    tables, the same rows.
+// Screenshots are kept in OUT_DIR (NAME-first-screen.png: what a reader sees
+// on opening). Exits 77 (skipped) only when Chromium is not installed.
 //
 //   node browser_test.cjs NODE_MODULES APPTRACER OUT_DIR TRACE...
 'use strict';
@@ -23,6 +32,7 @@ if (!fs.existsSync(executable)) {
 const { chromium } = require(path.resolve(nodeModules, 'playwright-core'));
 
 const failures = [];
+const checked = [];  // the pages opened
 const expect = (condition, what) => { if (!condition) failures.push(what); };
 
 // Painted pixels of a PNG (base64), counted by the page itself.
@@ -45,10 +55,41 @@ async function paintedPixels(page, png) {
   }, png.toString('base64'));
 }
 
-async function check(browser, trace) {
-  const name = path.basename(trace, '.db');
+// Pairs of tick labels of one axis that overlap, as "LABEL/LABEL" (the
+// chart's own label positions and fonts, measured on a canvas).
+async function overlappingTicks(page) {
+  return page.evaluate(() => {
+    const context = document.createElement('canvas').getContext('2d');
+    const overlaps = [];
+    window.apptracerReport.chartObjects.forEach((chart, index) => {
+      for (const scale of Object.values(chart.scales)) {
+        const horizontal = scale.isHorizontal();
+        const extents = scale.getLabelItems().filter((item) => String(item.label) !== '').map((item) => {
+          context.font = item.font.string;
+          const rotated = item.options.rotation !== 0;
+          const along = horizontal && !rotated ? context.measureText(String(item.label)).width : item.font.lineHeight;
+          const at = item.options.translation[horizontal ? 0 : 1];
+          const from = horizontal && !rotated && item.options.textAlign === 'left' ? at
+            : horizontal && !rotated && item.options.textAlign === 'right' ? at - along : at - along / 2;
+          return { label: String(item.label), from, to: from + along };
+        }).sort((x, y) => x.from - y.from);
+        for (let i = 1; i < extents.length; i++) {
+          if (extents[i].from < extents[i - 1].to - 0.5) {
+            overlaps.push(`chart ${index} axis ${scale.id}: ${extents[i - 1].label}/${extents[i].label}`);
+          }
+        }
+      }
+    });
+    return overlaps;
+  });
+}
+
+async function check(browser, trace, compareWith) {
+  const name = path.basename(trace, '.db') + (compareWith ? '-compared' : '');
   const html = path.join(outDir, `${name}.html`);
-  execFileSync(apptracer, ['report', trace, '-o', html, '--force'], { stdio: 'inherit' });
+  execFileSync(apptracer, ['report', trace, '-o', html, '--force', ...(compareWith ? ['--compare', compareWith] : [])],
+    { stdio: 'inherit' });
+  checked.push(name);
   const page = await browser.newPage();
   const problems = [];
   page.on('console', (message) => { if (message.type() === 'error') problems.push(`console: ${message.text()}`); });
@@ -57,6 +98,7 @@ async function check(browser, trace) {
   await page.goto(`file://${html}`);
   await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
   await page.waitForTimeout(500);  // the graph layout and last paints
+  await page.screenshot({ path: path.join(outDir, `${name}-first-screen.png`) });
 
   const state = await page.evaluate(() => ({
     report: { charts: window.apptracerReport.charts, findings: window.apptracerReport.findings,
@@ -71,13 +113,73 @@ async function check(browser, trace) {
       return painted;
     }),
     graphNodes: Number(document.getElementById('graph')?.dataset.nodes || 0),
+    timeRows: [...document.querySelectorAll('#summary table.time tbody tr')].map((r) => r.cells[0].textContent),
+    paths: [...document.querySelectorAll('#summary table.sortable tbody tr')].map((r) => r.cells[0].textContent),
+    headings: [...document.querySelectorAll('th')].map((th) => th.textContent),
+    savingColors: [...document.querySelectorAll('.finding .saving')].map((e) =>
+      `${e.classList.contains('unknown') ? 'unknown' : 'known'} ${getComputedStyle(e).color}`),
+    lanes: window.apptracerReport.chartObjects.flatMap((c) => (c.canvas.closest('#timeline') ? c.data.labels : [])),
+    timelineStart: window.apptracerReport.chartObjects.find((c) => c.canvas.closest('#timeline'))?.scales.x.min,
+    dataTimelineStart: JSON.parse(document.getElementById('report-data').textContent).timeline.start_ms,
+    perfetto: [...document.querySelectorAll('#timeline a')].map((a) => a.href).includes('https://ui.perfetto.dev/') &&
+      document.querySelector('#timeline code')?.textContent.startsWith('apptracer timeline '),
+    comparison: [...document.querySelectorAll('#comparison h3')].map((h) => ({ name: h.textContent,
+      rows: [...h.nextElementSibling.querySelectorAll('tbody tr')].map((r) => r.cells[1].textContent) })),
   }));
   console.log(`${name}: ${JSON.stringify({ ...state, canvases: state.canvases.length })}`);
   expect(problems.length === 0, `${name}: ${problems.join('; ')}`);
   expect(state.findings > 0 && state.findings === state.report.findings, `${name}: diagnoses listed (${state.findings})`);
-  expect(state.sections[0] === 'diagnoses', `${name}: diagnoses come first (${state.sections})`);
-  for (const id of ['summary', 'kernels', 'transfers', 'memory', 'timeline', 'nvtx', 'analyses', 'dvdg', 'whatif'])
+  expect(state.sections[0] === 'summary' && state.sections[1] === 'diagnoses',
+    `${name}: the summary comes first, then the diagnoses (${state.sections})`);
+  for (const id of ['kernels', 'transfers', 'memory', 'timeline', 'nvtx', 'analyses', 'dvdg', 'whatif'])
     expect(state.sections.includes(id), `${name}: section ${id}`);
+  expect(state.timeRows.length >= 3, `${name}: where the time went (${state.timeRows})`);
+  expect(!state.headings.some((h) => /_ns\b|_ns_/.test(h)), `${name}: headings in words (${state.headings.filter((h) => h.includes('_ns'))})`);
+  const known = new Set(state.savingColors.filter((c) => c.startsWith('known')).map((c) => c.slice(6)));
+  for (const unknown of state.savingColors.filter((c) => c.startsWith('unknown')))
+    expect(!known.has(unknown.slice(8)) && unknown.slice(8) !== 'rgb(27, 127, 59)', `${name}: an unknown saving looks unlike a real one (${state.savingColors})`);
+  expect(Math.abs(state.timelineStart - state.dataTimelineStart) < 1e-9 && state.dataTimelineStart > 0,
+    `${name}: the timeline starts at the first GPU work (${state.timelineStart} ms, the work at ${state.dataTimelineStart} ms)`);
+  expect(state.perfetto, `${name}: how to open the timeline in Perfetto`);
+  // The timeline carried in the page is the one `apptracer timeline` writes.
+  const pftrace = path.join(outDir, `${name}.pftrace`);
+  execFileSync(apptracer, ['timeline', trace, '-o', pftrace, '--force'], { stdio: 'ignore' });
+  const carried = await page.evaluate(() => document.querySelector('#timeline a[download]')?.href || '');
+  expect(carried === `data:application/octet-stream;base64,${fs.readFileSync(pftrace).toString('base64')}`,
+    `${name}: the page carries apptracer timeline's file (${carried.length} characters)`);
+  expect(await page.locator('#timeline button', { hasText: 'Perfetto' }).count() === 1, `${name}: a button opens Perfetto`);
+  const overlaps = await overlappingTicks(page);
+  expect(overlaps.length === 0, `${name}: overlapping tick labels: ${overlaps.slice(0, 5).join('; ')}`);
+
+  // Clicking a heading sorts by it: the first column of whole numbers of a
+  // table of several rows, clicked twice (descending, then ascending).
+  const sorted = await page.evaluate(() => {
+    for (const table of document.querySelectorAll('table.sortable')) {
+      const rows = [...table.tBodies[0].rows];
+      if (rows.length < 2) continue;
+      const headings = table.tHead.rows[0].cells;
+      for (let column = 0; column < headings.length; column++) {
+        if (!rows.every((r) => /^-?\d+$/.test(r.cells[column].textContent))) continue;
+        headings[column].click();
+        headings[column].click();
+        return { heading: headings[column].textContent, sort: headings[column].getAttribute('aria-sort'),
+          values: [...table.tBodies[0].rows].map((r) => Number(r.cells[column].textContent)) };
+      }
+    }
+    return null;
+  });
+  expect(sorted && sorted.sort === 'ascending' && sorted.values.every((v, i) => i === 0 || v >= sorted.values[i - 1]),
+    `${name}: a clicked heading sorts (${JSON.stringify(sorted)})`);
+  if (compareWith) {
+    const tables = JSON.parse(execFileSync(apptracer, ['diff', trace, compareWith, '--json']).toString());
+    const shown = Object.fromEntries(state.comparison.map((t) => [t.name.replaceAll(' ', '_'), t.rows]));
+    // (diff's JSON is an object: its tables come in name order.)
+    expect(Object.keys(tables).sort().join() === Object.keys(shown).sort().join(), `${name}: the comparison's tables (${Object.keys(shown)})`);
+    for (const [table, rows] of Object.entries(tables)) {
+      expect(JSON.stringify(rows.map((r) => r.name)) === JSON.stringify(shown[table]),
+        `${name}: comparison ${table} shows diff's rows (${rows.length} against ${shown[table]?.length})`);
+    }
+  }
   expect(state.canvases.length >= 3 && state.canvases.length === state.report.charts,
     `${name}: every chart has a canvas (${state.canvases.length} of ${state.report.charts})`);
   state.canvases.forEach((painted, i) => expect(painted > 500, `${name}: plot ${i} is drawn (${painted} pixels)`));
@@ -117,19 +219,25 @@ async function check(browser, trace) {
   try {
     const states = {};
     for (const trace of traces) states[path.basename(trace, '.db')] = await check(browser, trace);
+    if (traces.length >= 2) await check(browser, traces[0], traces[1]);
     const vectorAdd = states.vector_add;
     if (vectorAdd) {
       expect(vectorAdd.rules.includes('pageable_copy') && vectorAdd.rules.includes('sync_copy'),
         `vector_add: its pageable synchronous copies are diagnosed (${vectorAdd.rules})`);
     }
     const um = states.um_bandwidth_h100;
-    if (um) expect(um.rules.includes('um_on_demand_migration'), `um_bandwidth_h100: on-demand migration (${um.rules})`);
+    if (um) {
+      expect(um.rules.includes('um_on_demand_migration'), `um_bandwidth_h100: on-demand migration (${um.rules})`);
+      expect(um.lanes.some((l) => l.includes('unified-memory migrations')), `um_bandwidth_h100: migrations in the timeline (${um.lanes})`);
+      expect(um.paths.some((p) => p.includes('unified-memory migrations')), `um_bandwidth_h100: migrations in bytes moved per path (${um.paths})`);
+    }
   } finally {
     await browser.close();
     fs.rmSync(profile, { recursive: true, force: true });
   }
   for (const failure of failures) console.log(`FAIL ${failure}`);
-  console.log(`${traces.length - new Set(failures.map((f) => f.split(':')[0])).size} passed, ${new Set(failures.map((f) => f.split(':')[0])).size} failed`);
+  const failed = new Set(failures.map((f) => f.split(':')[0])).size;
+  console.log(`${checked.length - failed} passed, ${failed} failed`);
   process.exit(failures.length ? 1 : 0);
 })().catch((error) => {
   console.log(`FAIL ${error.stack || error}`);

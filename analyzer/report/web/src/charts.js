@@ -8,7 +8,7 @@ Chart.defaults.font.size = 11;
 
 const palette = ['#2f6fde', '#e8743b', '#19a979', '#ed4a7b', '#945ecf', '#13a4b4', '#525df4',
   '#bf399e', '#6c8893', '#ee6868'];
-const kindColors = { kernel: '#2f6fde', copy: '#e8743b', memset: '#19a979', sync: '#b3261e' };
+const kindColors = { kernel: '#2f6fde', copy: '#e8743b', memset: '#19a979', migration: '#945ecf', sync: '#b3261e' };
 
 export const charts = [];
 
@@ -59,6 +59,16 @@ export function lineChart(series, yLabel, format, stepped = false) {
   return box;
 }
 
+// A logarithmic byte axis ticks at powers of 2 (1 KiB, 2 KiB, 4 KiB, ...),
+// which bytes() writes exactly; Chart.js's decimal ticks (1000, 2000, ...)
+// print as crowded fractions of KiB. autoSkip then drops labels that would
+// touch. A range too narrow for two powers of 2 keeps Chart.js's ticks.
+function binaryTicks(scale) {
+  const ticks = [];
+  for (let v = 2 ** Math.ceil(Math.log2(Math.max(1, scale.min))); v <= scale.max; v *= 2) ticks.push({ value: v });
+  if (ticks.length >= 2) scale.ticks = ticks;
+}
+
 // Each copy's bandwidth against its size, per path, with the path's peak as a dashed line.
 export function transferChart(transfers) {
   const { box, canvas } = plot(true);
@@ -71,9 +81,10 @@ export function transferChart(transfers) {
       backgroundColor: color, pointRadius: 3 });
     const peak = mine.find((t) => t.peak_gbps !== null);
     if (peak) {
-      const xs = mine.map((t) => t.bytes);
+      // Across the plot (a factor 2 past the copies), so copies of one size still get a line.
+      const xs = transfers.map((t) => t.bytes);
       datasets.push({ type: 'line', label: `${path}: peak`, borderDash: [6, 4], borderColor: color,
-        pointRadius: 0, data: [{ x: Math.min(...xs), y: peak.peak_gbps }, { x: Math.max(...xs), y: peak.peak_gbps }] });
+        pointRadius: 0, data: [{ x: Math.min(...xs) / 2, y: peak.peak_gbps }, { x: Math.max(...xs) * 2, y: peak.peak_gbps }] });
     }
   });
   make(canvas, {
@@ -81,7 +92,8 @@ export function transferChart(transfers) {
     data: { datasets },
     options: {
       parsing: false,
-      scales: { x: { type: 'logarithmic', title: { display: true, text: 'bytes per copy' }, ticks: { callback: (v) => bytes(v) } },
+      scales: { x: { type: 'logarithmic', title: { display: true, text: 'bytes per copy' }, afterBuildTicks: binaryTicks,
+                     ticks: { callback: (v) => bytes(v), maxRotation: 0, autoSkipPadding: 16 } },
                 y: { title: { display: true, text: 'GB/s' }, beginAtZero: true } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${bytes(c.raw.x)} at ${c.raw.y.toFixed(2)} GB/s` } } },
     },
@@ -89,8 +101,9 @@ export function transferChart(transfers) {
   return box;
 }
 
-// Lanes of busy bars (ms), one row per stream (and the host's syncs).
-export function timelineChart(lanes) {
+// Lanes of busy bars (ms), one row per stream (and the host's syncs), shown
+// from `min` to `max` ms.
+export function timelineChart(lanes, min, max) {
   const { box, canvas } = plot(true);
   const labels = lanes.map((l) => l.lane);
   const kinds = [...new Set(lanes.flatMap((l) => l.bars.map((b) => b[2])))];
@@ -107,7 +120,8 @@ export function timelineChart(lanes) {
     options: {
       indexAxis: 'y',
       parsing: { xAxisKey: 'x', yAxisKey: 'y' },
-      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' } }, y: { type: 'category', labels } },
+      scales: { x: { type: 'linear', min, max, title: { display: true, text: 'ms from the start of the trace' } },
+                y: { type: 'category', labels } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.raw.x[0].toFixed(3)}..${c.raw.x[1].toFixed(3)} ms (${ns((c.raw.x[1] - c.raw.x[0]) * 1e6)})` } } },
     },
   });
