@@ -21,15 +21,25 @@ using dvdg::Op;
 using dvdg::OpKind;
 using dvdg::Value;
 
-const char* table_of(const Op& op) {
+// The table an op's source_id is a row of (docs/schema.md, dvdg_ops).
+const char* table_of(const Graph& graph, const Op& op) {
   switch (op.kind) {
-    case OpKind::Copy: return "memcpys";
+    case OpKind::Copy:
+    case OpKind::Prefetch: return "memcpys";
     case OpKind::Memset: return "memsets";
     case OpKind::Kernel: return "kernels";
     case OpKind::Allocation:
     case OpKind::Free: return "allocations";
-    default: return "um_events";
+    case OpKind::HostPhase: return "um_events";
+    case OpKind::Collective:
+    case OpKind::Message: return "collectives";
+    case OpKind::EventRecord:
+    case OpKind::EventWait: return "stream_events";
+    case OpKind::Migration:
+      // Its cause's row, or its prefetch's when nothing else caused it.
+      return op.caused_by == Op::kNoOp ? "memcpys" : table_of(graph, graph.ops[op.caused_by]);
   }
+  return "";
 }
 
 // The trace row an op came from: the GPU time (0 when untimed) and the call.
@@ -308,7 +318,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
         locate(context, f, row_of(context.facts, graph.ops[op]).correlation,
                graph.ops[op].issue_ns);
       }
-      add_row(context, f, table_of(graph.ops[op]), graph.ops[op].source_id);
+      add_row(context, f, table_of(graph, graph.ops[op]), graph.ops[op].source_id);
       add_name(f, dvdg::op_name(graph, op));
     });
   }
@@ -367,7 +377,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       if (producer.kind != OpKind::Kernel) {
         now = saturating_add(now, row_of(facts, producer).gpu_ns);
       }
-      add_row(context, f, table_of(producer), producer.source_id);
+      add_row(context, f, table_of(graph, producer), producer.source_id);
       add_name(f, dvdg::op_name(graph, value.producer_op));
     }
     if (writes == 0) continue;

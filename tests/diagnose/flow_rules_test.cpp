@@ -102,6 +102,41 @@ TEST_F(FlowRules, ReadOfMemoryNothingWrote) {
   EXPECT_NE(found[0].what.find("alloc #" + std::to_string(input)), std::string::npos);
 }
 
+// An MPI all-reduce of a device buffer nothing wrote: the finding's row is
+// the collective's, in the collectives table.
+TEST_F(FlowRules, AReadByACollectiveIsACollectivesRow) {
+  int64_t send = buffer(AllocKind::Device, 4096);
+  int64_t recv = buffer(AllocKind::Device, 4096);
+  apptracer::CommunicatorRow comm;
+  comm.library = CommLibrary::Mpi;
+  comm.comm_id = 0x5eed;
+  comm.rank = 0;
+  comm.nranks = 1;
+  apptracer::CollectiveRow row;
+  row.communicator_id = trace.add(comm);
+  row.kind = CollectiveKind::AllReduce;
+  row.datatype = DataType::Float32;
+  row.element_bytes = 4;
+  row.count = 1024;
+  row.seq = 0;
+  row.tid = 1;
+  row.send_address = 0x7f0000000000;
+  row.send_bytes = 4096;
+  row.send_alloc_id = send;
+  row.send_offset = 0;
+  row.recv_address = 0x7f0000000000 + 4096 + 4096;
+  row.recv_bytes = 4096;
+  row.recv_alloc_id = recv;
+  row.recv_offset = 0;
+  row.api_start_ns = 10'000;
+  row.api_end_ns = 12'000;
+  int64_t collective = trace.add(row);
+  auto found = findings("uninitialized_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "collectives"), std::vector<int64_t>{collective});
+  EXPECT_TRUE(rows_of(found[0], "um_events").empty());
+}
+
 // The chunked pipeline: one buffer; per chunk, a copy of that chunk in, then
 // a kernel given base + offset that reads it. Its signature says it reads
 // through the pointer, not how far: the chunks not yet copied are a possible
