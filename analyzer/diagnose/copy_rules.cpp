@@ -38,6 +38,16 @@ int64_t overlappable_host_time(const TraceFacts& facts, const HostCall& call) {
   return std::min(elapsed_ns(call.end_ns, next->start_ns), call.duration());
 }
 
+// How long a pageable copy held the program: its GPU time, or longer, the
+// call that staged it through a driver buffer, less the wait in that call
+// for work queued before it (which a pinned copy waits for too).
+int64_t pageable_copy_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy) {
+  const HostCall* call = facts.call(copy.correlation);
+  if (!call) return copy.gpu_ns();
+  int64_t queued = covered_ns(busy, call->start_ns, std::max(call->start_ns, *copy.gpu_start_ns));
+  return std::max(copy.gpu_ns(), saturating_sub(call->duration(), queued));
+}
+
 // Synchronous copies or memsets: host blocked, grouped by call and direction.
 void blocking_transfers(const RuleContext& context, const std::vector<Transfer>& transfers,
                         const char* rule, std::vector<Finding>& findings) {
@@ -96,6 +106,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     bool known = true;
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
+  auto busy = facts.busy_by_device();
   for (const Transfer& t : facts.copies) {
     if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed()) continue;
     auto [alloc, address] = host_buffer(t);
@@ -112,7 +123,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     ++group.count;
     group.async += t.is_async;
     group.bytes = saturating_add(group.bytes, t.bytes);
-    group.now = saturating_add(group.now, t.gpu_ns());
+    group.now = saturating_add(group.now, pageable_copy_ns(facts, busy[t.device.value_or(0)], t));
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }
@@ -133,7 +144,8 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
     set_saving(f, group.now, group.known ? std::optional<double>(group.pinned) : std::nullopt,
-               "pinned: " + context.cost.describe(pinned));
+               "the copies' time (GPU time, or the staging call's where longer) minus the same "
+               "copies pinned: " + context.cost.describe(pinned));
     f.fix = "allocate this host buffer with cudaMallocHost (or cudaHostRegister it once) so "
             "copies DMA straight from it";
     findings.push_back(std::move(f));
