@@ -35,6 +35,19 @@ std::pair<std::optional<double>, std::string> prefetch_time(const RuleContext& c
   return {t, "prefetch at pinned-copy speed: " + context.cost.describe(path)};
 }
 
+// The time a migration held the program: its transfer and, when a kernel
+// faulted it in, the kernel's wait from its start (faults are serviced
+// between the transfers the records time). A prefetch ahead removes both.
+void add_stall(const TraceFacts& facts, const trace::UmEvent& event, const trace::UmCause& cause,
+               Intervals& time) {
+  int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
+  if (cause.kind == trace::UmCauseKind::Kernel) {
+    const Kernel* k = facts.kernel(cause.row);
+    if (k && k->timed() && *k->gpu_start_ns < start) start = *k->gpu_start_ns;
+  }
+  time.emplace_back(start, end);
+}
+
 // Whether any kernel wrote the allocation (else read-mostly advice fits).
 bool kernels_write(const TraceFacts& facts, int64_t alloc_id) {
   const dvdg::Graph& graph = facts.graph;
@@ -71,7 +84,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
       }
     }
     group.bytes = saturating_add(group.bytes, event.bytes);
-    group.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
+    add_stall(facts, event, cause, group.time);
     add_row(context, group.finding, "um_events", event.id);
     if (by_kernel) {
       if (const Kernel* k = facts.kernel(cause.row)) {
@@ -138,7 +151,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     a.last_to_device = to_device;
     if (to_device) a.device = event.dst;
     a.bytes = saturating_add(a.bytes, event.bytes);
-    a.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
+    add_stall(facts, event, facts.um.causes[i], a.time);
   }
   for (auto& [alloc_id, a] : allocations) {
     // Host -> device -> host -> device: the data keeps moving.

@@ -62,6 +62,22 @@ TEST_F(UmRules, KernelFaultingItsDataInOnDemand) {
   EXPECT_EQ(found[0].saving_ns, 200'000 - 83'886);  // 8 MiB at 100 GB/s
 }
 
+// The kernel starts at 1 ms and waits on faults until its last page
+// arrives at 1.4 ms; the records time only the 200 us of transfers. The
+// prefetch removes the whole wait.
+TEST_F(UmRules, AFaultingKernelWaitsFromItsStartToItsLastPage) {
+  kernel("reader", 1'000'000, 1'000'000, {{managed, A::Read}});
+  migrate(1'200'000, 4, true, UmMigrationCause::Coherence);
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("prefetch.HtoD.gpu0"), {},
+                           model::LinkModel::constant(0, 100.0), ""});
+  SystemFileCost system("system.json", machine);
+  auto found = findings("um_on_demand_migration", &system);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 400'000);
+  EXPECT_EQ(found[0].saving_ns, 400'000 - 83'886);  // 8 MiB at 100 GB/s
+}
+
 TEST_F(UmRules, PrefetchedDataIsNotOnDemand) {
   testing::MemcpyRow prefetch;
   prefetch.kind = CopyKind::Prefetch;
