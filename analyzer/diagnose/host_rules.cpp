@@ -99,7 +99,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
   auto busy = facts.busy_by_device();
   struct Group {
     Finding finding;
-    int64_t count = 0, blocked = 0, idle_after = 0;
+    int64_t count = 0, blocked = 0, idle_after = 0, overlappable = 0;
   };
   std::map<std::tuple<int, std::string, int64_t>, Group> groups;
   for (const Sync& sync : facts.syncs) {
@@ -108,7 +108,8 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
         call ? std::string(call->name) : std::string(to_string(sync.kind)) + " synchronization";
     Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
     if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
-    group.blocked = saturating_add(group.blocked, elapsed_ns(sync.start_ns, sync.end_ns));
+    int64_t blocked = elapsed_ns(sync.start_ns, sync.end_ns);
+    group.blocked = saturating_add(group.blocked, blocked);
     // The GPU ran dry at the sync: idle until the host queues new work. Work
     // after the sync's process ended is another run's (a merged trace), not
     // what this sync held back.
@@ -120,12 +121,15 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
       if (next && *next <= run_end) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
     }
     group.idle_after = saturating_add(group.idle_after, idle);
+    // Not waiting lets the host's work until the next launch run while the
+    // GPU finishes what the sync waited for: the shorter of the two goes.
+    group.overlappable = saturating_add(group.overlappable, std::min(blocked, idle));
     add_row(context, group.finding, "syncs", sync.id);
   }
   for (auto& [key, group] : groups) {
     // A sync the GPU had nothing to follow (the last one, say) cost nothing but waiting.
     if (group.blocked < context.limits.min_blocked_ns ||
-        group.idle_after < context.limits.min_cost_ns)
+        group.overlappable < context.limits.min_cost_ns)
       continue;
     Finding& f = group.finding;
     const std::string& name = std::get<1>(key);
@@ -136,9 +140,11 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
              " for new work";
     f.names.push_back(name);
     f.cost_ns = group.blocked;
-    f.saving_ns = group.idle_after;
+    f.saving_ns = group.overlappable;
     f.claim = "GPU idle time";
-    f.estimate = "GPU idle time after the synchronizations, until the host queued more work";
+    f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
+                 "work, at most the time the host blocked in it: the host's work overlaps the "
+                 "GPU's instead of following it";
     f.fix = static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
                 ? "queue the next GPU work before " + name +
                       " so the GPU has work while the host waits for the event"

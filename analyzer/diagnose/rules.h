@@ -21,7 +21,7 @@ struct Thresholds {
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
   int64_t max_gap_findings = 20;          // the longest gaps, then one line for the rest
   int64_t min_blocked_ns = 100'000;       // host blocked in syncs, sync copies, memsets
-                                          // (syncs: and the GPU then idle min_cost_ns)
+                                          // (syncs: and saving min_cost_ns)
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
   int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is launch-bound ...
   int64_t short_kernel_count = 100;       // ... when it is launched this often

@@ -48,6 +48,24 @@ TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
   EXPECT_NE(found[0].fix.find("cudaEventSynchronize"), std::string::npos);
 }
 
+// Each sync waits 41 us for a kernel; the host then works 549 us before the
+// next kernel starts. Not waiting, that work runs under the kernel: 41 us a
+// sync go, not the 549 us the GPU then idled (the host does that work anyway).
+TEST_F(HostRules, SyncsSaveNoMoreThanTheyBlocked) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int64_t i = 0; i < 3; ++i) {
+    int64_t t = 10'000 + i * 600'000;
+    kernel("work", t, 50'000, {{d, A::ReadWrite}});
+    sync(t + 10'000, t + 51'000);
+  }
+  kernel("work", 1'810'000, 50'000, {{d, A::ReadWrite}});
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 3 * 41'000);
+  EXPECT_EQ(found[0].saving_ns, 3 * 41'000);
+  EXPECT_NE(found[0].what.find("the GPU then waited 1.65 ms"), std::string::npos) << found[0].what;
+}
+
 TEST_F(HostRules, ShortSyncsAreNotWorthAFinding) {
   int64_t d = buffer(AllocKind::Device, 4096);
   kernel("work", 10'000, 100'000, {{d, A::Write}});
