@@ -381,10 +381,11 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   auto work = work_by_device(facts);
-  // Per kernel name: short launches, and the GPU idle before each on its stream.
+  // Per kernel name: short launches, the GPU idle before each on its stream,
+  // and the part of that idle time the host spent in the launch call.
   struct Group {
     Finding finding;
-    int64_t count = 0, gpu = 0, launch = 0, waiting = 0;
+    int64_t count = 0, gpu = 0, launch = 0, waiting = 0, in_launch = 0;
   };
   std::map<std::string, Group> groups;
   for (auto& [device, list] : work) {
@@ -392,7 +393,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     for (const Work& w : list) {
       int64_t stream = w.stream.value_or(-1);
       auto previous = stream_end.find(stream);
-      int64_t idle = previous != stream_end.end() ? elapsed_ns(previous->second, w.start) : 0;
+      int64_t idle_from = previous != stream_end.end() ? previous->second : w.start;
+      int64_t idle = elapsed_ns(idle_from, w.start);
       stream_end[stream] = w.end;
       if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
         continue;
@@ -402,12 +404,14 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       group.waiting = saturating_add(group.waiting, idle);
       if (const HostCall* call = facts.call(w.correlation)) {
         group.launch = saturating_add(group.launch, call->duration());
+        int64_t from = std::max(idle_from, call->start_ns), to = std::min(w.start, call->end_ns);
+        if (from < to) group.in_launch = saturating_add(group.in_launch, elapsed_ns(from, to));
       }
       add_row(context, group.finding, "kernels", w.id);
     }
   }
   for (auto& [name, group] : groups) {
-    if (group.count < context.limits.short_kernel_count || group.waiting < context.limits.min_cost_ns)
+    if (group.count < context.limits.short_kernel_count || group.in_launch < context.limits.min_cost_ns)
       continue;
     Finding& f = group.finding;
     f.rule = "launch_bound_kernels";
@@ -417,10 +421,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
              format_ns(group.waiting) + " between them";
     f.names.push_back(name);
     f.cost_ns = group.waiting;
-    f.saving_ns = group.waiting;
+    f.saving_ns = group.in_launch;
     f.claim = "GPU idle time";
-    f.estimate = "the GPU idle time before these launches on their stream, which a CUDA graph "
-                 "(or one fused kernel) removes";
+    f.estimate = "the GPU idle time before these launches while the host was inside their "
+                 "launch calls, which a CUDA graph (or one fused kernel) removes; the host's "
+                 "own time between the calls stays";
     f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "
             "or fuse the work into fewer, larger kernels";
     findings.push_back(std::move(f));
