@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/trace/step_names.h"
 #include "labels.h"
 #include "rules.h"
 
@@ -92,6 +93,20 @@ std::string fix_for_host_call(const std::string& name) {
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
 }
 
+// Where the program's numbered steps begin: the first NVTX range named with
+// a step number ("step 0"); INT64_MIN when it names none.
+int64_t first_numbered_step_ns(const TraceFacts& facts) {
+  std::optional<int64_t> first;
+  for (const NvtxRange& range : facts.nvtx) {
+    if (trace::step_name(range.name).number) first = std::min(first.value_or(range.start_ns), range.start_ns);
+  }
+  return first.value_or(INT64_MIN);
+}
+
+constexpr const char* kGapEstimate =
+    "the part of each gap before the host issued the next GPU work, at most the GPU work that "
+    "follows it (to the next gap): queued first, that work runs while the host works";
+
 }  // namespace
 
 void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
@@ -161,6 +176,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t device, start, end;
     const Work* before;
     const Work* after;
+    // GPU busy time from the gap's end to the device's next gap: the work
+    // that, queued before the host's work, would have run under it.
+    int64_t following = 0;
   };
   auto work = work_by_device(facts);
   auto busy = facts.busy_by_device();
@@ -172,12 +190,18 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       ending[w.end] = &w;
       starting.emplace(w.start, &w);
     }
+    size_t first_of_device = gaps.size();
     for (size_t i = 0; i + 1 < intervals.size(); ++i) {
       int64_t start = intervals[i].second, end = intervals[i + 1].first;
       if (elapsed_ns(start, end) < context.limits.min_gap_ns) continue;
       gaps.push_back({device, start, end, ending[start], starting[end]});
     }
+    for (size_t g = first_of_device; g < gaps.size(); ++g) {
+      int64_t until = g + 1 < gaps.size() ? gaps[g + 1].start : INT64_MAX;
+      gaps[g].following = covered_ns(intervals, gaps[g].end, until);
+    }
   }
+  int64_t first_step = first_numbered_step_ns(facts);
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
@@ -190,6 +214,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t issue = issuer ? issuer->start_ns
                            : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
     int64_t late = std::min(elapsed_ns(gap.start, issue), length);
+    // Queuing that work before the host's own lets it run under it: no more
+    // of the gap goes than the work there was to run.
+    int64_t saving = std::min(late, gap.following);
     if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
       if (rest_count++ == 0) {
         rest.rule = "gpu_idle_gap";
@@ -197,7 +224,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
         rest.saving_ns = 0;
       }
       rest.cost_ns = saturating_add(rest.cost_ns, length);
-      *rest.saving_ns = saturating_add(*rest.saving_ns, late);
+      *rest.saving_ns = saturating_add(*rest.saving_ns, saving);
       continue;
     }
     // What the host did between the GPU running dry and issuing the next work.
@@ -255,19 +282,21 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       locate(context, f, gap.after->correlation, issue);
     }
     f.cost_ns = length;
-    f.saving_ns = late;
+    f.saving_ns = saving;
     f.claim = "GPU idle time";
-    f.estimate = "the part of the gap before the host issued the next GPU work";
+    f.estimate = kGapEstimate;
     f.fix = dominant.empty() ? "the host computed for " + format_ns(outside) +
                                    " outside CUDA calls: queue the next GPU work before that CPU "
                                    "work (or move it to another thread)"
                              : fix_for_host_call(dominant);
+    // Start-up is paid once: its own finding, not one more step's gap.
+    if (gap.start < first_step) f.fix = "at start-up, before the first step: " + f.fix;
     findings.push_back(std::move(f));
   }
   if (rest_count > 0) {
     rest.what = std::to_string(rest_count) + " more GPU idle gaps of at least " +
                 format_ns(context.limits.min_gap_ns) + " (" + format_ns(rest.cost_ns) + " in all)";
-    rest.estimate = "the part of each gap before the host issued the next GPU work";
+    rest.estimate = kGapEstimate;
     rest.fix = "see the longest gaps above: the same causes usually repeat";
     findings.push_back(std::move(rest));
   }
