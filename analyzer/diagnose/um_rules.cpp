@@ -35,18 +35,31 @@ std::pair<std::optional<double>, std::string> prefetch_time(const RuleContext& c
   return {t, "prefetch at pinned-copy speed: " + context.cost.describe(path)};
 }
 
-// The time a migration held the program: its transfer and, when a kernel
-// faulted it in, the kernel's wait from its start (faults are serviced
-// between the transfers the records time). A prefetch ahead removes both.
-void add_stall(const TraceFacts& facts, const trace::UmEvent& event, const trace::UmCause& cause,
-               Intervals& time) {
-  int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
-  if (cause.kind == trace::UmCauseKind::Kernel) {
-    const Kernel* k = facts.kernel(cause.row);
-    if (k && k->timed() && *k->gpu_start_ns < start) start = *k->gpu_start_ns;
+// The time migrations held the program: their transfers and the faults
+// serviced between them, which the records do not time. A kernel faulting
+// data in waits from its start; the CPU pulling an allocation back waits
+// from its first migration of it in that host phase. A prefetch ahead
+// removes both.
+class Stalls {
+ public:
+  explicit Stalls(const TraceFacts& facts) : facts_(facts) {}
+
+  void add(const trace::UmEvent& event, const trace::UmCause& cause, Intervals& time) {
+    int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
+    if (cause.kind == trace::UmCauseKind::Kernel) {
+      const Kernel* k = facts_.kernel(cause.row);
+      if (k && k->timed()) start = std::min(start, *k->gpu_start_ns);
+    } else if (cause.kind == trace::UmCauseKind::HostPhase && event.alloc_id) {
+      start = phase_starts_.try_emplace({*event.alloc_id, cause.row}, start).first->second;
+    }
+    time.emplace_back(start, end);
   }
-  time.emplace_back(start, end);
-}
+
+ private:
+  const TraceFacts& facts_;
+  // (allocation, host phase) -> its first migration's start (events come in time order)
+  std::map<std::pair<int64_t, int64_t>, int64_t> phase_starts_;
+};
 
 // Whether any kernel wrote the allocation (else read-mostly advice fits).
 bool kernels_write(const TraceFacts& facts, int64_t alloc_id) {
@@ -70,6 +83,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
   };
   // By (allocation, from, to, caused by kernels rather than the host).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Group> groups;
+  Stalls stalls(facts);
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
     const trace::UmEvent& event = facts.um.events[i];
     const trace::UmCause& cause = facts.um.causes[i];
@@ -84,7 +98,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
       }
     }
     group.bytes = saturating_add(group.bytes, event.bytes);
-    add_stall(facts, event, cause, group.time);
+    stalls.add(event, cause, group.time);
     add_row(context, group.finding, "um_events", event.id);
     if (by_kernel) {
       if (const Kernel* k = facts.kernel(cause.row)) {
@@ -134,6 +148,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     Intervals time;
   };
   std::map<int64_t, PerAllocation> allocations;
+  Stalls stalls(facts);
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
     const trace::UmEvent& event = facts.um.events[i];
     if (!event.alloc_id) continue;
@@ -151,7 +166,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     a.last_to_device = to_device;
     if (to_device) a.device = event.dst;
     a.bytes = saturating_add(a.bytes, event.bytes);
-    add_stall(facts, event, facts.um.causes[i], a.time);
+    stalls.add(event, facts.um.causes[i], a.time);
   }
   for (auto& [alloc_id, a] : allocations) {
     // Host -> device -> host -> device: the data keeps moving.

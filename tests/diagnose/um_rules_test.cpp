@@ -78,6 +78,18 @@ TEST_F(UmRules, AFaultingKernelWaitsFromItsStartToItsLastPage) {
   EXPECT_EQ(found[0].saving_ns, 400'000 - 83'886);  // 8 MiB at 100 GB/s
 }
 
+// After the kernel, the CPU pulls the data back: two 50 us transfers 250 us
+// apart, the CPU faulting in between. It waits from the first to the last.
+TEST_F(UmRules, TheCpuPullingDataBackWaitsFromItsFirstMigrationToItsLast) {
+  kernel("writer", 1'000'000, 1'000'000, {{managed, A::ReadWrite}});
+  migrate(3'000'000, 1, false, UmMigrationCause::Coherence);
+  migrate(3'300'000, 1, false, UmMigrationCause::Coherence);
+  auto found = findings("um_on_demand_migration");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("pulled back by the CPU"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].cost_ns, 350'000);
+}
+
 TEST_F(UmRules, PrefetchedDataIsNotOnDemand) {
   testing::MemcpyRow prefetch;
   prefetch.kind = CopyKind::Prefetch;
