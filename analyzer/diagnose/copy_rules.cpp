@@ -38,16 +38,6 @@ int64_t overlappable_host_time(const TraceFacts& facts, const HostCall& call) {
   return std::min(elapsed_ns(call.end_ns, next->start_ns), call.duration());
 }
 
-// How long a pageable copy held the program: its GPU time, or longer, the
-// call that staged it through a driver buffer, less the wait in that call
-// for work queued before it (which a pinned copy waits for too).
-int64_t pageable_copy_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy) {
-  const HostCall* call = facts.call(copy.correlation);
-  if (!call) return copy.gpu_ns();
-  int64_t queued = covered_ns(busy, call->start_ns, std::max(call->start_ns, *copy.gpu_start_ns));
-  return std::max(copy.gpu_ns(), saturating_sub(call->duration(), queued));
-}
-
 // Synchronous copies or memsets: host blocked, grouped by call and direction.
 void blocking_transfers(const RuleContext& context, const std::vector<Transfer>& transfers,
                         const char* rule, std::vector<Finding>& findings) {
@@ -123,7 +113,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     ++group.count;
     group.async += t.is_async;
     group.bytes = saturating_add(group.bytes, t.bytes);
-    group.now = saturating_add(group.now, pageable_copy_ns(facts, busy[t.device.value_or(0)], t));
+    group.now = saturating_add(group.now, held_ns(facts, busy[t.device.value_or(0)], t));
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }

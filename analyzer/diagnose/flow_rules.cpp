@@ -156,6 +156,7 @@ struct Redundant {
 void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
+  auto busy = facts.busy_by_device();
   std::vector<uint32_t> current(graph.locations.size(), Value::kNoOp);
   for (uint32_t v = 0; v < graph.values.size(); ++v) {
     uint32_t& first = current[graph.values[v].location];
@@ -187,7 +188,7 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
           }
           ++group.count;
           group.bytes = saturating_add(group.bytes, t->bytes);
-          group.now = saturating_add(group.now, t->gpu_ns());
+          group.now = saturating_add(group.now, held_ns(facts, busy[t->device.value_or(0)], *t));
           add_row(context, group.finding, "memcpys", t->id);
           add_name(group.finding, transfer_name(*t));
         }
@@ -224,7 +225,8 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
     }
     f.cost_ns = group.now;
     f.saving_ns = group.now;
-    f.estimate = "the copies' own GPU time: they can be dropped";
+    f.estimate = "the time the copies held the program (GPU time, or a blocking call's where "
+                 "longer): they can be dropped";
     findings.push_back(std::move(f));
   }
 }

@@ -85,6 +85,11 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
 void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row);
 // Adds `name` to the finding's names unless it is there (at most 8 kept).
 void add_name(Finding& finding, std::string_view name);
+// How long a copy held the program: its GPU time or, where longer, its call
+// (a synchronous copy, or one staged from pageable memory, blocks the host
+// until it is done), less the call's wait for work queued before the copy,
+// which the program waits for anyway. `busy`: its device's busy intervals.
+int64_t held_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy);
 // saving = now - predicted, or unknown with the model's reason.
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
                 const std::string& estimate);
