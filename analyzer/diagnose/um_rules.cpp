@@ -146,6 +146,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t thrashing = 0, turns = 0, bytes = 0, device = 0;
     std::optional<bool> last_to_device;
     Intervals time;
+    Intervals first_move;  // the migrations before the first turn
   };
   std::map<int64_t, PerAllocation> allocations;
   Stalls stalls(facts);
@@ -167,14 +168,14 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     if (to_device) a.device = event.dst;
     a.bytes = saturating_add(a.bytes, event.bytes);
     stalls.add(event, facts.um.causes[i], a.time);
+    if (a.turns == 0) a.first_move.push_back(a.time.back());
   }
   for (auto& [alloc_id, a] : allocations) {
     // Host -> device -> host -> device: the data keeps moving.
     if (a.thrashing == 0 && a.turns < 2) continue;
     merge_intervals(a.time);
     int64_t now = covered_ns(a.time, INT64_MIN, INT64_MAX);
-    const Allocation* alloc = facts.allocation(alloc_id);
-    int64_t size = alloc ? alloc->bytes : a.bytes;
+    merge_intervals(a.first_move);
     Finding& f = a.finding;
     std::string name = allocation_name(facts, alloc_id);
     f.rule = "um_thrashing";
@@ -183,8 +184,11 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
              " times (" + dvdg::format_bytes(a.bytes) + " migrated" +
              (a.thrashing ? ", " + std::to_string(a.thrashing) + " thrashing reports" : "") + ")";
     f.cost_ns = now;
-    auto [predicted, estimate] = prefetch_time(context, true, a.device, size);
-    set_saving(f, now, predicted, "one migration of the allocation; " + estimate);
+    // The advice moves nothing ahead: the data's first move, as it happened
+    // here, stays; every move back and forth after it goes.
+    set_saving(f, now, static_cast<double>(covered_ns(a.first_move, INT64_MIN, INT64_MAX)),
+               "all but the allocation's first move (advice does not move data ahead), at the "
+               "time it took here");
     f.fix = kernels_write(facts, alloc_id)
                 ? "cudaMemAdvise(ptr, size, cudaMemAdviseSetPreferredLocation, device " +
                       std::to_string(a.device) +
