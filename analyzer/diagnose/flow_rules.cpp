@@ -42,20 +42,22 @@ const char* table_of(const Graph& graph, const Op& op) {
   return "";
 }
 
-// The trace row an op came from: the GPU time (0 when untimed) and the call.
+// The trace row an op came from: the GPU time (0 when untimed), the call,
+// and for a copy or memset its row.
 struct OpRow {
   int64_t gpu_ns = 0;
   std::optional<int64_t> correlation;
+  const Transfer* transfer = nullptr;
 };
 
 OpRow row_of(const TraceFacts& facts, const Op& op) {
   if (op.kind == OpKind::Kernel) {
     if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->correlation};
   } else if (op.kind == OpKind::Copy) {
-    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation};
+    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation, t};
   } else if (op.kind == OpKind::Memset) {
     for (const Transfer& t : facts.memsets) {
-      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation};
+      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation, &t};
     }
   }
   return {};
@@ -339,6 +341,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
 void written_never_read(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
+  auto busy = facts.busy_by_device();
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
   graph.for_each_edge([&](const Edge& edge) {
     if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
@@ -376,8 +379,8 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
         locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
       }
       dead = saturating_add(dead, overwritten);
-      if (producer.kind != OpKind::Kernel) {
-        now = saturating_add(now, row_of(facts, producer).gpu_ns);
+      if (const Transfer* t = row_of(facts, producer).transfer) {
+        now = saturating_add(now, held_ns(facts, busy[t->device.value_or(0)], *t));
       }
       add_row(context, f, table_of(graph, producer), producer.source_id);
       add_name(f, dvdg::op_name(graph, value.producer_op));
@@ -391,8 +394,9 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
                             " time(s) and never read by a copy or kernel";
     f.cost_ns = now;
     if (now > 0) f.saving_ns = now;
-    f.estimate = now > 0 ? "the copies and memsets among those writes can be dropped (kernels' "
-                           "time is not counted: they may make other outputs)"
+    f.estimate = now > 0 ? "the copies and memsets among those writes can be dropped: the time "
+                           "they held the program (kernels' time is not counted: they may make "
+                           "other outputs)"
                          : "kernels wrote it, and may make other outputs: what dropping the "
                            "writes saves is unknown";
     f.fix = any_read ? "drop the writes whose data is overwritten unread"
