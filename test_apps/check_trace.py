@@ -898,7 +898,7 @@ def has_saving(c, findings):
 
 DIAGNOSIS_CASES = {
     "pageable": ("pageable_copy", None), "small_copies": ("small_copies", has_saving),
-    "sync_copy": ("sync_copy", None), "sync_memset": ("sync_memset", None),
+    "sync_copy": ("sync_copy", None), "sync_memset": ("sync_memset", has_saving),
     "redundant": ("redundant_copy", redundant_both_ways),
     "no_overlap": ("no_copy_compute_overlap", has_saving), "sync_api": ("sync_api", has_saving),
     "gpu_gap": ("gpu_idle_gap", has_saving), "churn": ("allocation_churn", churn_device_and_pinned),

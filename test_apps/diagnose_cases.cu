@@ -130,18 +130,21 @@ void sync_copy(bool bad) {
   CHECK(cudaFree(device));
 }
 
+// Both variants set managed memory, whose cudaMemset blocks the host (its
+// Async form does not): they differ only in that call, as the fix says.
 void sync_memset(bool bad) {
   size_t bytes = 256 * kMiB;
   float* memory;
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));
-  if (bad) {
-    // Memsets of managed memory block the host.
-    CHECK(cudaMallocManaged(&memory, bytes));
-    for (int i = 0; i < 8; ++i) CHECK(cudaMemset(memory, i, bytes));
-  } else {
-    CHECK(cudaMalloc(&memory, bytes));
-    for (int i = 0; i < 8; ++i) CHECK(cudaMemsetAsync(memory, i, bytes, stream));
+  CHECK(cudaMallocManaged(&memory, bytes));
+  for (int i = 0; i < 8; ++i) {
+    if (bad) {
+      CHECK(cudaMemset(memory, i, bytes));
+    } else {
+      CHECK(cudaMemsetAsync(memory, i, bytes, stream));
+    }
+    host_work(300);
   }
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaStreamDestroy(stream));

@@ -96,6 +96,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     bool known = true;
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
+  auto busy = facts.busy_by_device();
   for (const Transfer& t : facts.copies) {
     if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed()) continue;
     auto [alloc, address] = host_buffer(t);
@@ -112,7 +113,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     ++group.count;
     group.async += t.is_async;
     group.bytes = saturating_add(group.bytes, t.bytes);
-    group.now = saturating_add(group.now, t.gpu_ns());
+    group.now = saturating_add(group.now, held_ns(facts, busy[t.device.value_or(0)], t));
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }
@@ -133,7 +134,8 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
     set_saving(f, group.now, group.known ? std::optional<double>(group.pinned) : std::nullopt,
-               "pinned: " + context.cost.describe(pinned));
+               "the copies' time (GPU time, or the staging call's where longer) minus the same "
+               "copies pinned: " + context.cost.describe(pinned));
     f.fix = "allocate this host buffer with cudaMallocHost (or cudaHostRegister it once) so "
             "copies DMA straight from it";
     findings.push_back(std::move(f));

@@ -21,31 +21,43 @@ using dvdg::Op;
 using dvdg::OpKind;
 using dvdg::Value;
 
-const char* table_of(const Op& op) {
+// The table an op's source_id is a row of (docs/schema.md, dvdg_ops).
+const char* table_of(const Graph& graph, const Op& op) {
   switch (op.kind) {
-    case OpKind::Copy: return "memcpys";
+    case OpKind::Copy:
+    case OpKind::Prefetch: return "memcpys";
     case OpKind::Memset: return "memsets";
     case OpKind::Kernel: return "kernels";
     case OpKind::Allocation:
     case OpKind::Free: return "allocations";
-    default: return "um_events";
+    case OpKind::HostPhase: return "um_events";
+    case OpKind::Collective:
+    case OpKind::Message: return "collectives";
+    case OpKind::EventRecord:
+    case OpKind::EventWait: return "stream_events";
+    case OpKind::Migration:
+      // Its cause's row, or its prefetch's when nothing else caused it.
+      return op.caused_by == Op::kNoOp ? "memcpys" : table_of(graph, graph.ops[op.caused_by]);
   }
+  return "";
 }
 
-// The trace row an op came from: the GPU time (0 when untimed) and the call.
+// The trace row an op came from: the GPU time (0 when untimed), the call,
+// and for a copy or memset its row.
 struct OpRow {
   int64_t gpu_ns = 0;
   std::optional<int64_t> correlation;
+  const Transfer* transfer = nullptr;
 };
 
 OpRow row_of(const TraceFacts& facts, const Op& op) {
   if (op.kind == OpKind::Kernel) {
     if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->correlation};
   } else if (op.kind == OpKind::Copy) {
-    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation};
+    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation, t};
   } else if (op.kind == OpKind::Memset) {
     for (const Transfer& t : facts.memsets) {
-      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation};
+      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation, &t};
     }
   }
   return {};
@@ -146,6 +158,7 @@ struct Redundant {
 void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
+  auto busy = facts.busy_by_device();
   std::vector<uint32_t> current(graph.locations.size(), Value::kNoOp);
   for (uint32_t v = 0; v < graph.values.size(); ++v) {
     uint32_t& first = current[graph.values[v].location];
@@ -177,7 +190,7 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
           }
           ++group.count;
           group.bytes = saturating_add(group.bytes, t->bytes);
-          group.now = saturating_add(group.now, t->gpu_ns());
+          group.now = saturating_add(group.now, held_ns(facts, busy[t->device.value_or(0)], *t));
           add_row(context, group.finding, "memcpys", t->id);
           add_name(group.finding, transfer_name(*t));
         }
@@ -214,7 +227,8 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
     }
     f.cost_ns = group.now;
     f.saving_ns = group.now;
-    f.estimate = "the copies' own GPU time: they can be dropped";
+    f.estimate = "the time the copies held the program (GPU time, or a blocking call's where "
+                 "longer): they can be dropped";
     findings.push_back(std::move(f));
   }
 }
@@ -308,7 +322,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
         locate(context, f, row_of(context.facts, graph.ops[op]).correlation,
                graph.ops[op].issue_ns);
       }
-      add_row(context, f, table_of(graph.ops[op]), graph.ops[op].source_id);
+      add_row(context, f, table_of(graph, graph.ops[op]), graph.ops[op].source_id);
       add_name(f, dvdg::op_name(graph, op));
     });
   }
@@ -327,6 +341,7 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
 void written_never_read(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
+  auto busy = facts.busy_by_device();
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
   graph.for_each_edge([&](const Edge& edge) {
     if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
@@ -364,10 +379,10 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
         locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
       }
       dead = saturating_add(dead, overwritten);
-      if (producer.kind != OpKind::Kernel) {
-        now = saturating_add(now, row_of(facts, producer).gpu_ns);
+      if (const Transfer* t = row_of(facts, producer).transfer) {
+        now = saturating_add(now, held_ns(facts, busy[t->device.value_or(0)], *t));
       }
-      add_row(context, f, table_of(producer), producer.source_id);
+      add_row(context, f, table_of(graph, producer), producer.source_id);
       add_name(f, dvdg::op_name(graph, value.producer_op));
     }
     if (writes == 0) continue;
@@ -379,8 +394,9 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
                             " time(s) and never read by a copy or kernel";
     f.cost_ns = now;
     if (now > 0) f.saving_ns = now;
-    f.estimate = now > 0 ? "the copies and memsets among those writes can be dropped (kernels' "
-                           "time is not counted: they may make other outputs)"
+    f.estimate = now > 0 ? "the copies and memsets among those writes can be dropped: the time "
+                           "they held the program (kernels' time is not counted: they may make "
+                           "other outputs)"
                          : "kernels wrote it, and may make other outputs: what dropping the "
                            "writes saves is unknown";
     f.fix = any_read ? "drop the writes whose data is overwritten unread"

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/trace/step_names.h"
 #include "labels.h"
 #include "rules.h"
 
@@ -92,6 +93,20 @@ std::string fix_for_host_call(const std::string& name) {
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
 }
 
+// Where the program's numbered steps begin: the first NVTX range named with
+// a step number ("step 0"); INT64_MIN when it names none.
+int64_t first_numbered_step_ns(const TraceFacts& facts) {
+  std::optional<int64_t> first;
+  for (const NvtxRange& range : facts.nvtx) {
+    if (trace::step_name(range.name).number) first = std::min(first.value_or(range.start_ns), range.start_ns);
+  }
+  return first.value_or(INT64_MIN);
+}
+
+constexpr const char* kGapEstimate =
+    "the part of each gap before the host issued the next GPU work, at most the GPU work that "
+    "follows it (to the next gap): queued first, that work runs while the host works";
+
 }  // namespace
 
 void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
@@ -99,7 +114,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
   auto busy = facts.busy_by_device();
   struct Group {
     Finding finding;
-    int64_t count = 0, blocked = 0, idle_after = 0;
+    int64_t count = 0, blocked = 0, idle_after = 0, overlappable = 0;
   };
   std::map<std::tuple<int, std::string, int64_t>, Group> groups;
   for (const Sync& sync : facts.syncs) {
@@ -108,7 +123,8 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
         call ? std::string(call->name) : std::string(to_string(sync.kind)) + " synchronization";
     Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
     if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
-    group.blocked = saturating_add(group.blocked, elapsed_ns(sync.start_ns, sync.end_ns));
+    int64_t blocked = elapsed_ns(sync.start_ns, sync.end_ns);
+    group.blocked = saturating_add(group.blocked, blocked);
     // The GPU ran dry at the sync: idle until the host queues new work. Work
     // after the sync's process ended is another run's (a merged trace), not
     // what this sync held back.
@@ -120,12 +136,15 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
       if (next && *next <= run_end) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
     }
     group.idle_after = saturating_add(group.idle_after, idle);
+    // Not waiting lets the host's work until the next launch run while the
+    // GPU finishes what the sync waited for: the shorter of the two goes.
+    group.overlappable = saturating_add(group.overlappable, std::min(blocked, idle));
     add_row(context, group.finding, "syncs", sync.id);
   }
   for (auto& [key, group] : groups) {
     // A sync the GPU had nothing to follow (the last one, say) cost nothing but waiting.
     if (group.blocked < context.limits.min_blocked_ns ||
-        group.idle_after < context.limits.min_cost_ns)
+        group.overlappable < context.limits.min_cost_ns)
       continue;
     Finding& f = group.finding;
     const std::string& name = std::get<1>(key);
@@ -136,9 +155,11 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
              " for new work";
     f.names.push_back(name);
     f.cost_ns = group.blocked;
-    f.saving_ns = group.idle_after;
+    f.saving_ns = group.overlappable;
     f.claim = "GPU idle time";
-    f.estimate = "GPU idle time after the synchronizations, until the host queued more work";
+    f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
+                 "work, at most the time the host blocked in it: the host's work overlaps the "
+                 "GPU's instead of following it";
     f.fix = static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
                 ? "queue the next GPU work before " + name +
                       " so the GPU has work while the host waits for the event"
@@ -155,6 +176,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t device, start, end;
     const Work* before;
     const Work* after;
+    // GPU busy time from the gap's end to the device's next gap: the work
+    // that, queued before the host's work, would have run under it.
+    int64_t following = 0;
   };
   auto work = work_by_device(facts);
   auto busy = facts.busy_by_device();
@@ -166,12 +190,18 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       ending[w.end] = &w;
       starting.emplace(w.start, &w);
     }
+    size_t first_of_device = gaps.size();
     for (size_t i = 0; i + 1 < intervals.size(); ++i) {
       int64_t start = intervals[i].second, end = intervals[i + 1].first;
       if (elapsed_ns(start, end) < context.limits.min_gap_ns) continue;
       gaps.push_back({device, start, end, ending[start], starting[end]});
     }
+    for (size_t g = first_of_device; g < gaps.size(); ++g) {
+      int64_t until = g + 1 < gaps.size() ? gaps[g + 1].start : INT64_MAX;
+      gaps[g].following = covered_ns(intervals, gaps[g].end, until);
+    }
   }
+  int64_t first_step = first_numbered_step_ns(facts);
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
@@ -184,6 +214,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t issue = issuer ? issuer->start_ns
                            : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
     int64_t late = std::min(elapsed_ns(gap.start, issue), length);
+    // Queuing that work before the host's own lets it run under it: no more
+    // of the gap goes than the work there was to run.
+    int64_t saving = std::min(late, gap.following);
     if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
       if (rest_count++ == 0) {
         rest.rule = "gpu_idle_gap";
@@ -191,7 +224,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
         rest.saving_ns = 0;
       }
       rest.cost_ns = saturating_add(rest.cost_ns, length);
-      *rest.saving_ns = saturating_add(*rest.saving_ns, late);
+      *rest.saving_ns = saturating_add(*rest.saving_ns, saving);
       continue;
     }
     // What the host did between the GPU running dry and issuing the next work.
@@ -249,19 +282,21 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       locate(context, f, gap.after->correlation, issue);
     }
     f.cost_ns = length;
-    f.saving_ns = late;
+    f.saving_ns = saving;
     f.claim = "GPU idle time";
-    f.estimate = "the part of the gap before the host issued the next GPU work";
+    f.estimate = kGapEstimate;
     f.fix = dominant.empty() ? "the host computed for " + format_ns(outside) +
                                    " outside CUDA calls: queue the next GPU work before that CPU "
                                    "work (or move it to another thread)"
                              : fix_for_host_call(dominant);
+    // Start-up is paid once: its own finding, not one more step's gap.
+    if (gap.start < first_step) f.fix = "at start-up, before the first step: " + f.fix;
     findings.push_back(std::move(f));
   }
   if (rest_count > 0) {
     rest.what = std::to_string(rest_count) + " more GPU idle gaps of at least " +
                 format_ns(context.limits.min_gap_ns) + " (" + format_ns(rest.cost_ns) + " in all)";
-    rest.estimate = "the part of each gap before the host issued the next GPU work";
+    rest.estimate = kGapEstimate;
     rest.fix = "see the longest gaps above: the same causes usually repeat";
     findings.push_back(std::move(rest));
   }
@@ -375,10 +410,11 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   auto work = work_by_device(facts);
-  // Per kernel name: short launches, and the GPU idle before each on its stream.
+  // Per kernel name: short launches, the GPU idle before each on its stream,
+  // and the part of that idle time the host spent in the launch call.
   struct Group {
     Finding finding;
-    int64_t count = 0, gpu = 0, launch = 0, waiting = 0;
+    int64_t count = 0, gpu = 0, launch = 0, waiting = 0, in_launch = 0;
   };
   std::map<std::string, Group> groups;
   for (auto& [device, list] : work) {
@@ -386,7 +422,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     for (const Work& w : list) {
       int64_t stream = w.stream.value_or(-1);
       auto previous = stream_end.find(stream);
-      int64_t idle = previous != stream_end.end() ? elapsed_ns(previous->second, w.start) : 0;
+      int64_t idle_from = previous != stream_end.end() ? previous->second : w.start;
+      int64_t idle = elapsed_ns(idle_from, w.start);
       stream_end[stream] = w.end;
       if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
         continue;
@@ -396,12 +433,14 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       group.waiting = saturating_add(group.waiting, idle);
       if (const HostCall* call = facts.call(w.correlation)) {
         group.launch = saturating_add(group.launch, call->duration());
+        int64_t from = std::max(idle_from, call->start_ns), to = std::min(w.start, call->end_ns);
+        if (from < to) group.in_launch = saturating_add(group.in_launch, elapsed_ns(from, to));
       }
       add_row(context, group.finding, "kernels", w.id);
     }
   }
   for (auto& [name, group] : groups) {
-    if (group.count < context.limits.short_kernel_count || group.waiting < context.limits.min_cost_ns)
+    if (group.count < context.limits.short_kernel_count || group.in_launch < context.limits.min_cost_ns)
       continue;
     Finding& f = group.finding;
     f.rule = "launch_bound_kernels";
@@ -411,10 +450,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
              format_ns(group.waiting) + " between them";
     f.names.push_back(name);
     f.cost_ns = group.waiting;
-    f.saving_ns = group.waiting;
+    f.saving_ns = group.in_launch;
     f.claim = "GPU idle time";
-    f.estimate = "the GPU idle time before these launches on their stream, which a CUDA graph "
-                 "(or one fused kernel) removes";
+    f.estimate = "the GPU idle time before these launches while the host was inside their "
+                 "launch calls, which a CUDA graph (or one fused kernel) removes; the host's "
+                 "own time between the calls stays";
     f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "
             "or fuse the work into fewer, larger kernels";
     findings.push_back(std::move(f));

@@ -92,6 +92,13 @@ void add_name(Finding& finding, std::string_view name) {
     finding.names.emplace_back(name);
 }
 
+int64_t held_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy) {
+  const HostCall* call = facts.call(copy.correlation);
+  if (!call || !copy.timed()) return copy.gpu_ns();
+  int64_t queued = covered_ns(busy, call->start_ns, std::max(call->start_ns, *copy.gpu_start_ns));
+  return std::max(copy.gpu_ns(), saturating_sub(call->duration(), queued));
+}
+
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
                 const std::string& estimate) {
   finding.estimate = estimate;

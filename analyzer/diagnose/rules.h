@@ -21,7 +21,7 @@ struct Thresholds {
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
   int64_t max_gap_findings = 20;          // the longest gaps, then one line for the rest
   int64_t min_blocked_ns = 100'000;       // host blocked in syncs, sync copies, memsets
-                                          // (syncs: and the GPU then idle min_cost_ns)
+                                          // (syncs: and saving min_cost_ns)
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
   int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is launch-bound ...
   int64_t short_kernel_count = 100;       // ... when it is launched this often
@@ -85,6 +85,11 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
 void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row);
 // Adds `name` to the finding's names unless it is there (at most 8 kept).
 void add_name(Finding& finding, std::string_view name);
+// How long a copy held the program: its GPU time or, where longer, its call
+// (a synchronous copy, or one staged from pageable memory, blocks the host
+// until it is done), less the call's wait for work queued before the copy,
+// which the program waits for anyway. `busy`: its device's busy intervals.
+int64_t held_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy);
 // saving = now - predicted, or unknown with the model's reason.
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
                 const std::string& estimate);

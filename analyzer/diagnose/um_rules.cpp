@@ -35,6 +35,32 @@ std::pair<std::optional<double>, std::string> prefetch_time(const RuleContext& c
   return {t, "prefetch at pinned-copy speed: " + context.cost.describe(path)};
 }
 
+// The time migrations held the program: their transfers and the faults
+// serviced between them, which the records do not time. A kernel faulting
+// data in waits from its start; the CPU pulling an allocation back waits
+// from its first migration of it in that host phase. A prefetch ahead
+// removes both.
+class Stalls {
+ public:
+  explicit Stalls(const TraceFacts& facts) : facts_(facts) {}
+
+  void add(const trace::UmEvent& event, const trace::UmCause& cause, Intervals& time) {
+    int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
+    if (cause.kind == trace::UmCauseKind::Kernel) {
+      const Kernel* k = facts_.kernel(cause.row);
+      if (k && k->timed()) start = std::min(start, *k->gpu_start_ns);
+    } else if (cause.kind == trace::UmCauseKind::HostPhase && event.alloc_id) {
+      start = phase_starts_.try_emplace({*event.alloc_id, cause.row}, start).first->second;
+    }
+    time.emplace_back(start, end);
+  }
+
+ private:
+  const TraceFacts& facts_;
+  // (allocation, host phase) -> its first migration's start (events come in time order)
+  std::map<std::pair<int64_t, int64_t>, int64_t> phase_starts_;
+};
+
 // Whether any kernel wrote the allocation (else read-mostly advice fits).
 bool kernels_write(const TraceFacts& facts, int64_t alloc_id) {
   const dvdg::Graph& graph = facts.graph;
@@ -57,6 +83,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
   };
   // By (allocation, from, to, caused by kernels rather than the host).
   std::map<std::tuple<int64_t, int64_t, int64_t, bool>, Group> groups;
+  Stalls stalls(facts);
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
     const trace::UmEvent& event = facts.um.events[i];
     const trace::UmCause& cause = facts.um.causes[i];
@@ -71,7 +98,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
       }
     }
     group.bytes = saturating_add(group.bytes, event.bytes);
-    group.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
+    stalls.add(event, cause, group.time);
     add_row(context, group.finding, "um_events", event.id);
     if (by_kernel) {
       if (const Kernel* k = facts.kernel(cause.row)) {
@@ -119,8 +146,10 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t thrashing = 0, turns = 0, bytes = 0, device = 0;
     std::optional<bool> last_to_device;
     Intervals time;
+    Intervals first_move;  // the migrations before the first turn
   };
   std::map<int64_t, PerAllocation> allocations;
+  Stalls stalls(facts);
   for (size_t i = 0; i < facts.um.events.size(); ++i) {
     const trace::UmEvent& event = facts.um.events[i];
     if (!event.alloc_id) continue;
@@ -138,15 +167,15 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     a.last_to_device = to_device;
     if (to_device) a.device = event.dst;
     a.bytes = saturating_add(a.bytes, event.bytes);
-    a.time.emplace_back(event.start_ns, std::max(event.start_ns, event.end_ns));
+    stalls.add(event, facts.um.causes[i], a.time);
+    if (a.turns == 0) a.first_move.push_back(a.time.back());
   }
   for (auto& [alloc_id, a] : allocations) {
     // Host -> device -> host -> device: the data keeps moving.
     if (a.thrashing == 0 && a.turns < 2) continue;
     merge_intervals(a.time);
     int64_t now = covered_ns(a.time, INT64_MIN, INT64_MAX);
-    const Allocation* alloc = facts.allocation(alloc_id);
-    int64_t size = alloc ? alloc->bytes : a.bytes;
+    merge_intervals(a.first_move);
     Finding& f = a.finding;
     std::string name = allocation_name(facts, alloc_id);
     f.rule = "um_thrashing";
@@ -155,8 +184,11 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
              " times (" + dvdg::format_bytes(a.bytes) + " migrated" +
              (a.thrashing ? ", " + std::to_string(a.thrashing) + " thrashing reports" : "") + ")";
     f.cost_ns = now;
-    auto [predicted, estimate] = prefetch_time(context, true, a.device, size);
-    set_saving(f, now, predicted, "one migration of the allocation; " + estimate);
+    // The advice moves nothing ahead: the data's first move, as it happened
+    // here, stays; every move back and forth after it goes.
+    set_saving(f, now, static_cast<double>(covered_ns(a.first_move, INT64_MIN, INT64_MAX)),
+               "all but the allocation's first move (advice does not move data ahead), at the "
+               "time it took here");
     f.fix = kernels_write(facts, alloc_id)
                 ? "cudaMemAdvise(ptr, size, cudaMemAdviseSetPreferredLocation, device " +
                       std::to_string(a.device) +

@@ -143,6 +143,32 @@ TEST(DiagnoseCommand, ABadSystemFileIsOneLine) {
                        "write one with 'apptracer links -o " + system + "'\n");
 }
 
+// The H100's unified-memory trace: one kernel faults 128 MiB in, then the
+// same kernel runs four times on resident data. Its faults cost what the
+// first run took beyond a resident one (58.1 ms), not just the 16.5 ms of
+// transfers the migration records time.
+TEST(DiagnoseCommand, FaultsCostTheFaultingKernelsStallOnTheH100) {
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "um_bandwidth_h100.db");
+  double stall = 0;
+  {
+    apptracer::Database db(trace, apptracer::Database::Mode::ReadOnly);
+    apptracer::Statement query = db.prepare(
+        "SELECT max(gpu_end_ns - gpu_start_ns) - min(gpu_end_ns - gpu_start_ns) FROM kernels");
+    ASSERT_TRUE(query.step());
+    stall = static_cast<double>(query.int64(0));
+  }
+  Output r = run("diagnose " + trace + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  std::vector<double> costs;
+  for (const auto& f : doc["findings"]) {
+    if (f["rule"] == "um_on_demand_migration") costs.push_back(f["cost_ns"].get<double>());
+  }
+  ASSERT_EQ(costs.size(), 1u) << r.out;
+  EXPECT_NEAR(costs[0], stall, 0.05 * stall);
+}
+
 TEST(DiagnoseCommand, ReadOnlyWithoutStore) {
   ScratchDir scratch;
   std::string trace = copy_example(scratch, "vector_add.db");

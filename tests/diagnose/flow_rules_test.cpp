@@ -25,6 +25,20 @@ TEST_F(FlowRules, CopyingTheSameDataTwiceIsRedundant) {
   EXPECT_NE(found[0].what.find("unless CPU code rewrote"), std::string::npos) << found[0].what;
 }
 
+// The second upload is a synchronous cudaMemcpy: its call holds the host
+// 0.6 us beyond the DMA, and dropping the copy saves the call.
+TEST_F(FlowRules, DroppingASynchronousCopySavesItsCall) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("use", 20'000, 5'000, {{device, A::Read}});
+  copy(CopyKind::HtoD, host, device, 1000, 30'000, pinned_ns(1000), MemoryKind::Pinned, false);
+  auto found = findings("redundant_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, pinned_ns(1000) + 600);
+  EXPECT_EQ(found[0].saving_ns, pinned_ns(1000) + 600);
+}
+
 TEST_F(FlowRules, CopyingAfterTheDestinationChangedIsNotRedundant) {
   int64_t host = buffer(AllocKind::PinnedHost, 1000);
   int64_t device = buffer(AllocKind::Device, 1000);
@@ -102,6 +116,41 @@ TEST_F(FlowRules, ReadOfMemoryNothingWrote) {
   EXPECT_NE(found[0].what.find("alloc #" + std::to_string(input)), std::string::npos);
 }
 
+// An MPI all-reduce of a device buffer nothing wrote: the finding's row is
+// the collective's, in the collectives table.
+TEST_F(FlowRules, AReadByACollectiveIsACollectivesRow) {
+  int64_t send = buffer(AllocKind::Device, 4096);
+  int64_t recv = buffer(AllocKind::Device, 4096);
+  apptracer::CommunicatorRow comm;
+  comm.library = CommLibrary::Mpi;
+  comm.comm_id = 0x5eed;
+  comm.rank = 0;
+  comm.nranks = 1;
+  apptracer::CollectiveRow row;
+  row.communicator_id = trace.add(comm);
+  row.kind = CollectiveKind::AllReduce;
+  row.datatype = DataType::Float32;
+  row.element_bytes = 4;
+  row.count = 1024;
+  row.seq = 0;
+  row.tid = 1;
+  row.send_address = 0x7f0000000000;
+  row.send_bytes = 4096;
+  row.send_alloc_id = send;
+  row.send_offset = 0;
+  row.recv_address = 0x7f0000000000 + 4096 + 4096;
+  row.recv_bytes = 4096;
+  row.recv_alloc_id = recv;
+  row.recv_offset = 0;
+  row.api_start_ns = 10'000;
+  row.api_end_ns = 12'000;
+  int64_t collective = trace.add(row);
+  auto found = findings("uninitialized_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "collectives"), std::vector<int64_t>{collective});
+  EXPECT_TRUE(rows_of(found[0], "um_events").empty());
+}
+
 // The chunked pipeline: one buffer; per chunk, a copy of that chunk in, then
 // a kernel given base + offset that reads it. Its signature says it reads
 // through the pointer, not how far: the chunks not yet copied are a possible
@@ -165,6 +214,18 @@ TEST_F(FlowRules, DeviceMemoryWrittenAndNeverRead) {
   EXPECT_EQ(found[0].cost_ns, pinned_ns(1000));
   EXPECT_EQ(found[0].saving_ns, pinned_ns(1000));
   EXPECT_NE(found[0].what.find("never read"), std::string::npos);
+}
+
+// Written by a synchronous cudaMemcpy, whose call holds the host 0.6 us
+// beyond the DMA: dropping it saves the call.
+TEST_F(FlowRules, DroppingASynchronousWriteNothingReadsSavesItsCall) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t unused = buffer(AllocKind::Device, 1000);
+  copy(CopyKind::HtoD, host, unused, 1000, 10'000, pinned_ns(1000), MemoryKind::Pinned, false);
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, pinned_ns(1000) + 600);
+  EXPECT_EQ(found[0].saving_ns, pinned_ns(1000) + 600);
 }
 
 TEST_F(FlowRules, AWriteOverwrittenBeforeAnyReadIsWasted) {

@@ -62,6 +62,34 @@ TEST_F(UmRules, KernelFaultingItsDataInOnDemand) {
   EXPECT_EQ(found[0].saving_ns, 200'000 - 83'886);  // 8 MiB at 100 GB/s
 }
 
+// The kernel starts at 1 ms and waits on faults until its last page
+// arrives at 1.4 ms; the records time only the 200 us of transfers. The
+// prefetch removes the whole wait.
+TEST_F(UmRules, AFaultingKernelWaitsFromItsStartToItsLastPage) {
+  kernel("reader", 1'000'000, 1'000'000, {{managed, A::Read}});
+  migrate(1'200'000, 4, true, UmMigrationCause::Coherence);
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("prefetch.HtoD.gpu0"), {},
+                           model::LinkModel::constant(0, 100.0), ""});
+  SystemFileCost system("system.json", machine);
+  auto found = findings("um_on_demand_migration", &system);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 400'000);
+  EXPECT_EQ(found[0].saving_ns, 400'000 - 83'886);  // 8 MiB at 100 GB/s
+}
+
+// After the kernel, the CPU pulls the data back: two 50 us transfers 250 us
+// apart, the CPU faulting in between. It waits from the first to the last.
+TEST_F(UmRules, TheCpuPullingDataBackWaitsFromItsFirstMigrationToItsLast) {
+  kernel("writer", 1'000'000, 1'000'000, {{managed, A::ReadWrite}});
+  migrate(3'000'000, 1, false, UmMigrationCause::Coherence);
+  migrate(3'300'000, 1, false, UmMigrationCause::Coherence);
+  auto found = findings("um_on_demand_migration");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("pulled back by the CPU"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].cost_ns, 350'000);
+}
+
 TEST_F(UmRules, PrefetchedDataIsNotOnDemand) {
   testing::MemcpyRow prefetch;
   prefetch.kind = CopyKind::Prefetch;
@@ -89,6 +117,8 @@ TEST_F(UmRules, ThrashingBetweenHostAndDevice) {
   auto found = findings("um_thrashing");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 150'000);
+  // The advice keeps the first move in; the two after it go.
+  EXPECT_EQ(found[0].saving_ns, 100'000);
   EXPECT_NE(found[0].what.find("3 times"), std::string::npos) << found[0].what;
   EXPECT_NE(found[0].fix.find("cudaMemAdviseSetReadMostly"), std::string::npos) << found[0].fix;
 }
