@@ -16,6 +16,16 @@ bool matches(const TransferPath& sample, const TransferPath& wanted) {
 
 }  // namespace
 
+TransferPath migration_path(int64_t src_residency, int64_t dst_residency) {
+  TransferPath path;
+  bool to_device = dst_residency != trace::kHostResidency;
+  bool from_device = src_residency != trace::kHostResidency;
+  path.kind = to_device ? (from_device ? CopyKind::DtoD : CopyKind::HtoD) : CopyKind::DtoH;
+  path.host_memory = MemoryKind::Managed;
+  path.device = to_device ? dst_residency : src_residency;
+  return path;
+}
+
 std::string path_name(const TransferPath& path) {
   std::string name = std::string(to_string(path.kind));
   if (path.kind == CopyKind::HtoD || path.kind == CopyKind::DtoH)
@@ -77,13 +87,8 @@ MeasuredTransferCost::MeasuredTransferCost(const TraceFacts& facts) {
     if (!event.is_migration() || event.end_ns <= event.start_ns ||
         static_cast<UmMigrationCause>(event.cause) != UmMigrationCause::User)
       continue;
-    TransferPath path;
-    bool to_device = event.dst != trace::kHostResidency;
-    path.kind = to_device ? (event.src != trace::kHostResidency ? CopyKind::DtoD : CopyKind::HtoD)
-                          : CopyKind::DtoH;
-    path.host_memory = MemoryKind::Managed;
-    path.device = to_device ? event.dst : event.src;
-    samples_.push_back({path, event.bytes, elapsed_ns(event.start_ns, event.end_ns)});
+    samples_.push_back({migration_path(event.src, event.dst), event.bytes,
+                        elapsed_ns(event.start_ns, event.end_ns)});
   }
 }
 

@@ -25,6 +25,10 @@ struct TransferPath {
 
 std::string path_name(const TransferPath& path);
 
+// A unified-memory migration's path: the managed-memory path of its
+// direction and device (where prefetches are fitted and migrations drawn).
+TransferPath migration_path(int64_t src_residency, int64_t dst_residency);
+
 class TransferCost {
  public:
   virtual ~TransferCost() = default;
