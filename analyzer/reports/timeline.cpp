@@ -293,6 +293,24 @@ class TableSlices : public SliceSource {
   int64_t start_ = 0, end_ = 0;
 };
 
+// The slices of a list held in memory, by start: make(item) turns an item
+// (with start and end) into one.
+template <typename Item, typename Make>
+class ListSlices : public SliceSource {
+ public:
+  ListSlices(const std::vector<Item>& items, Make make) : items_(items), make_(make) {}
+
+  bool next() override { return ++next_ <= items_.size(); }
+  int64_t start() const override { return items_[next_ - 1].start; }
+  int64_t end() const override { return items_[next_ - 1].end; }
+  TimelineSlice make() override { return make_(items_[next_ - 1]); }
+
+ private:
+  const std::vector<Item>& items_;
+  Make make_;
+  size_t next_ = 0;  // the current item + 1
+};
+
 template <typename Row, typename Times, typename Make>
 std::unique_ptr<SliceSource> slices(trace::Trace& trace, std::string_view order, Times times,
                                     Make make) {
@@ -310,6 +328,87 @@ constexpr const char* kTimedInOrder =
     "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
     "ORDER BY gpu_start_ns, max(gpu_end_ns, gpu_start_ns) DESC, id";
 
+// Kineto's gpu_user_annotation: each NVTX range drawn on every GPU stream
+// that ran work its thread issued inside it, from the first such work's start
+// to the last one's end. Read before the slices (a few integers per call and
+// GPU operation, only in a trace with NVTX ranges), held by start.
+class GpuAnnotations {
+ public:
+  struct Annotation {
+    int64_t start, end;  // on the trace's clock
+    trace::ProcessId process;
+    NullableInt device, stream;
+    NullableInt name_id;
+  };
+
+  GpuAnnotations(trace::Trace& trace, int64_t last_ns) {
+    std::vector<Packed<NvtxRangeRow>> ranges;
+    trace.stream<NvtxRangeRow>("", [&](const Packed<NvtxRangeRow>& range) { ranges.push_back(range); });
+    if (ranges.empty()) return;
+    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+      calls_.push_back({call.process, call.tid, call.start_ns, call.correlation_id});
+    });
+    std::sort(calls_.begin(), calls_.end());
+    add_work<KernelRow>(trace, [](const Packed<KernelRow>& row) { return row.device; });
+    add_work<MemcpyRow>(trace, trace::copy_device);
+    add_work<MemsetRow>(trace, [](const Packed<MemsetRow>& row) { return row.device; });
+    std::sort(work_.begin(), work_.end());
+    for (const Packed<NvtxRangeRow>& range : ranges) {
+      if (range.tid) add(range, range.end_ns.value_or(last_ns));
+    }
+    std::sort(annotations_.begin(), annotations_.end(), [](const Annotation& a, const Annotation& b) {
+      return std::tie(a.start, b.end) < std::tie(b.start, a.end);
+    });
+  }
+
+  const std::vector<Annotation>& list() const { return annotations_; }
+
+ private:
+  struct Call {
+    trace::ProcessId process;
+    int64_t tid, start, correlation;
+    bool operator<(const Call& o) const {
+      return std::tie(process, tid, start, correlation) < std::tie(o.process, o.tid, o.start, o.correlation);
+    }
+  };
+  struct Work {
+    int64_t correlation;
+    NullableInt device, stream;
+    int64_t start, end;
+    bool operator<(const Work& o) const {
+      return std::tie(correlation, device, stream, start) < std::tie(o.correlation, o.device, o.stream, o.start);
+    }
+  };
+
+  template <typename Row, typename Device>
+  void add_work(trace::Trace& trace, Device device) {
+    trace.stream<Row>(kTimedInOrder, [&](const Packed<Row>& row) {
+      if (!row.call_correlation_id) return;
+      auto [start, end] = gpu_times(row);
+      work_.push_back({*row.call_correlation_id, device(row), row.stream, start, end});
+    });
+  }
+
+  // The range's span on each stream that ran work the calls inside it issued.
+  void add(const Packed<NvtxRangeRow>& range, int64_t end) {
+    std::map<std::pair<NullableInt, NullableInt>, std::pair<int64_t, int64_t>> spans;
+    auto call = std::lower_bound(calls_.begin(), calls_.end(), Call{range.process, *range.tid, range.start_ns, INT64_MIN});
+    for (; call != calls_.end() && call->process == range.process && call->tid == *range.tid && call->start <= end; ++call) {
+      auto work = std::lower_bound(work_.begin(), work_.end(), Work{call->correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
+      for (; work != work_.end() && work->correlation == call->correlation; ++work) {
+        auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
+        span->second = {std::min(span->second.first, work->start), std::max(span->second.second, work->end)};
+      }
+    }
+    for (const auto& [where, span] : spans)
+      annotations_.push_back({span.first, span.second, range.process, where.first, where.second, range.name_id});
+  }
+
+  std::vector<Call> calls_;  // by thread, then start
+  std::vector<Work> work_;   // by correlation
+  std::vector<Annotation> annotations_;
+};
+
 class TimelineReader {
  public:
   TimelineReader(trace::Trace& trace, TimelineSink& sink, Progress& progress, DvdgFlowSource dvdg)
@@ -317,6 +416,7 @@ class TimelineReader {
         sink_(sink),
         progress_(progress),
         lookups_(trace),
+        gpu_annotations_(trace, lookups_.last_ns()),
         dvdg_origin_(has_stored_dvdg(trace)                 ? TimelineCounts::Dvdg::Stored
                      : dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
                                                              : TimelineCounts::Dvdg::None),
@@ -335,6 +435,7 @@ class TimelineReader {
     sources.push_back(copies());
     sources.push_back(memsets());
     sources.push_back(nvtx_ranges());
+    sources.push_back(gpu_annotations());
     int64_t total = lookups_.rows();
     std::vector<bool> has_row;
     for (auto& source : sources) has_row.push_back(source->next());
@@ -574,10 +675,20 @@ class TimelineReader {
         });
   }
 
+  std::unique_ptr<SliceSource> gpu_annotations() {
+    auto make = [this](const GpuAnnotations::Annotation& annotation) {
+      return slice(stream_track(annotation.process, annotation.device, annotation.stream), annotation.start,
+                   annotation.end, std::string(trace_.string(annotation.name_id, "?")), "gpu_user_annotation");
+    };
+    return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(gpu_annotations_.list(),
+                                                                                    make);
+  }
+
   trace::Trace& trace_;
   TimelineSink& sink_;
   Progress& progress_;
   Lookups lookups_;
+  GpuAnnotations gpu_annotations_;
   TimelineCounts::Dvdg dvdg_origin_;
   DvdgFlowIndex dvdg_;
   TimelineCounts counts_;

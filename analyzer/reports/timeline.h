@@ -71,7 +71,8 @@ struct TimelineSlice {
   int64_t end_ns = 0;  // never before start_ns
   std::string name;
   // Kineto's: "cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy",
-  // "gpu_memset" or "user_annotation" (NVTX)
+  // "gpu_memset", "user_annotation" (an NVTX range on its thread) or
+  // "gpu_user_annotation" (an NVTX range on a stream that ran work issued in it)
   std::string_view category;
   std::vector<TimelineArg> args;
   std::vector<uint64_t> flows_out;  // flows that start at this slice

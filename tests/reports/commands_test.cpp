@@ -185,7 +185,7 @@ TEST_F(Commands, TimelineWritesPerfettoByDefaultAndChromeJsonOnRequest) {
   CommandRun run = apptracer("timeline " + trace_);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_FALSE(read_file(base_ + ".pftrace").empty());
-  EXPECT_NE(run.err.find("9 tracks, 23 slices, 6 counter values, 5 flows (5 call->GPU, 0 DVDG; "
+  EXPECT_NE(run.err.find("9 tracks, 26 slices, 6 counter values, 5 flows (5 call->GPU, 0 DVDG; "
                          "no DVDG stored: --dvdg builds it)"),
             std::string::npos)
       << run.err;

@@ -4,8 +4,9 @@ JSON of `apptracer timeline -f chrome-json` as it reads the PyTorch
 profiler's: on the bundled traces, on the sample trace (memsets, NVTX, three
 streams) and on vector_add made rank 1 of a 2-rank NCCL job, its temporal
 breakdown splits the span of the GPU work into idle, compute and non-compute
-time (on the recorded traces), and the kernels, copies and memsets it finds
-are those `apptracer stats` counts.
+time (on the recorded traces), the kernels, copies and memsets it finds are
+those `apptracer stats` counts, and its GPU user-annotation breakdown has the
+NVTX ranges.
 
 Usage: hta_test.py APPTRACER MAKE_SAMPLE_TRACE EXAMPLES_DIR
 
@@ -37,6 +38,14 @@ def stats(apptracer, trace, report):
 
 def kineto_memory(name):
     return " ".join(word.capitalize() for word in name.split(" "))
+
+
+def nvtx_names(trace):
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    names = {name for (name,) in db.execute(
+        "SELECT s.text FROM nvtx_ranges r JOIN strings s ON s.id = r.name_id")}
+    db.close()
+    return names
 
 
 def gpu_span_us(trace):
@@ -93,6 +102,12 @@ def check(apptracer, trace, directory, rank, failures, temporal=True):
     expect("kernel breakdown: compute kernels", by_type["COMPUTATION"], set(kernels))
     expect("kernel breakdown: memory kernels", by_type["MEMORY"], set(copies) | set(memsets))
     expect("kernel breakdown: ranks", set(metrics["rank"]), {rank})
+
+    # Every NVTX range of the traces here issued GPU work: each is on a stream.
+    annotations = analysis.get_gpu_user_annotation_breakdown(visualize=False,
+                                                             num_kernels=1_000_000)
+    expect("GPU user annotations", set() if annotations is None else set(annotations["name"]),
+           nvtx_names(trace))
 
     if not temporal:
         return

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "chrome_json_writer.h"
 #include "perfetto_trace.pb.h"
@@ -69,10 +70,29 @@ TEST_F(TimelineTest, HasASliceForEveryCallTimedGpuOperationAndRange) {
   EXPECT_EQ(by_category["gpu_memcpy"], 2);
   EXPECT_EQ(by_category["gpu_memset"], 2);
   EXPECT_EQ(by_category["user_annotation"], 3);
+  EXPECT_EQ(by_category["gpu_user_annotation"], 3);
   // An NVTX range never closed runs to the trace's last event (memset at 6100).
   const TimelineSlice* unclosed = slice_named("unclosed");
   ASSERT_NE(unclosed, nullptr);
   EXPECT_EQ(unclosed->end_ns, 6100);
+}
+
+// Each NVTX range on each stream that ran work its thread issued inside it,
+// from the first such work's start to the last one's end.
+TEST_F(TimelineTest, NvtxRangesAreDrawnOnTheStreamsOfTheirGpuWork) {
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t>> annotations;
+  for (const TimelineSlice& slice : timeline_.slices) {
+    if (slice.category != "gpu_user_annotation") continue;
+    annotations.emplace(slice.name, timeline_.tracks[slice.track].name, slice.start_ns, slice.end_ns);
+  }
+  // epoch (main thread, 900..5500): the HtoD copy at 2100 .. the DtoH copy's
+  // end at 5000; forward (3000..4000): vec_add from 3300, the memset to 4500;
+  // unclosed (worker, from 3100): the worker's vec_add on stream 8.
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t>> expected = {
+      {"epoch", "GPU 0 stream 7", 2100, 5000},
+      {"forward", "GPU 0 stream 7", 3300, 4500},
+      {"unclosed", "GPU 0 stream 8", 3400, 3700}};
+  EXPECT_EQ(annotations, expected);
 }
 
 TEST_F(TimelineTest, KernelSlicesNameTheAllocationsTheyUse) {
