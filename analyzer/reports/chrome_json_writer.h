@@ -5,9 +5,11 @@
 //
 // Kineto's layout: host calls on (OS pid, OS tid); GPU work on (device
 // ordinal, stream id), whose process is named "GPU N"; NVTX ranges
-// ("user_annotation") on their thread; "ac2g" flows from a call to the GPU
-// work it issued; memory counters as counter ("C") events of their process. Top level: "deviceProperties", "distributedInfo" for a
-// rank of a job, "traceEvents", "displayTimeUnit".
+// ("user_annotation") on their thread and ("gpu_user_annotation") on the
+// streams of their work; "ac2g" flows from a call to the GPU work it issued;
+// memory counters as counter ("C") events of their process. Top level:
+// "deviceProperties", "distributedInfo" for a rank of a job, "traceEvents",
+// "displayTimeUnit".
 //
 // JSON numbers are doubles, which cannot hold CUPTI timestamps to the
 // nanosecond, so times are microseconds since the first event; the absolute

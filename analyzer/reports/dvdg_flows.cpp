@@ -41,7 +41,8 @@ class FlowGraph {
   }
 
   // A graph built in memory.
-  explicit FlowGraph(const dvdg::Graph& graph) : ops_(graph.ops.size() + 1), producer_(graph.values.size() + 1, 0) {
+  explicit FlowGraph(const dvdg::Graph& graph)
+      : ops_(graph.ops.size() + 1), producer_(graph.values.size() + 1, 0) {
     for (size_t op = 0; op < graph.ops.size(); ++op)
       ops_[op + 1] = {gpu_op(trace::to_string(graph.ops[op].kind)), graph.ops[op].source_id};
     for (size_t value = 0; value < graph.values.size(); ++value) {
@@ -124,7 +125,8 @@ std::vector<DvdgFlow> build_dvdg_flows(trace::Trace& trace) {
   FlowGraph graph(built);
   return flows_of(graph, [&](const auto& f) {
     built.for_each_edge([&](const dvdg::Edge& edge) {
-      f(dvdg::StoredEdge{edge.src_value + int64_t{1}, edge.dst_value + int64_t{1}, edge.op + int64_t{1}, edge.kind});
+      f(dvdg::StoredEdge{edge.src_value + int64_t{1}, edge.dst_value + int64_t{1},
+                         edge.op + int64_t{1}, edge.kind});
     });
   });
 }

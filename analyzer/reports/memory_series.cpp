@@ -79,7 +79,8 @@ std::vector<MemorySeries> read_memory_series(trace::Trace& trace) {
     changes[{row.process, *name}].emplace_back(*at, *row.bytes);
   });
   std::vector<MemorySeries> series;
-  for (auto& [key, list] : changes) series.push_back({key.first, key.second, running_sum(std::move(list))});
+  for (auto& [key, list] : changes)
+    series.push_back({key.first, key.second, running_sum(std::move(list))});
   return series;
 }
 

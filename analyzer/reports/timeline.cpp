@@ -27,7 +27,8 @@ std::string optional_text(NullableInt value) {
 std::string memory_name(MemoryKind kind) {
   std::string name(to_string(kind));
   for (size_t i = 0; i < name.size(); ++i) {
-    if (i == 0 || name[i - 1] == ' ') name[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+    if (i == 0 || name[i - 1] == ' ')
+      name[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
   }
   return name;
 }
@@ -47,7 +48,8 @@ void add_dims(std::vector<TimelineArg>& args, std::string_view name, NullableInt
 // Kineto's bandwidth of a copy or memset: bytes per nanosecond is GB/s.
 void add_bandwidth(std::vector<TimelineArg>& args, int64_t bytes, int64_t start, int64_t end) {
   args.push_back({"bytes", bytes});
-  if (end > start) args.push_back({"memory bandwidth (GB/s)", static_cast<double>(bytes) / (end - start)});
+  if (end > start)
+    args.push_back({"memory bandwidth (GB/s)", static_cast<double>(bytes) / (end - start)});
 }
 
 // The arguments Kineto gives every GPU operation: its stream, device and the
@@ -368,7 +370,8 @@ class GpuAnnotations {
     trace::ProcessId process;
     int64_t tid, start, correlation;
     bool operator<(const Call& o) const {
-      return std::tie(process, tid, start, correlation) < std::tie(o.process, o.tid, o.start, o.correlation);
+      return std::tie(process, tid, start, correlation) <
+             std::tie(o.process, o.tid, o.start, o.correlation);
     }
   };
   struct Work {
@@ -376,7 +379,8 @@ class GpuAnnotations {
     NullableInt device, stream;
     int64_t start, end;
     bool operator<(const Work& o) const {
-      return std::tie(correlation, device, stream, start) < std::tie(o.correlation, o.device, o.stream, o.start);
+      return std::tie(correlation, device, stream, start) <
+             std::tie(o.correlation, o.device, o.stream, o.start);
     }
   };
 
@@ -392,16 +396,22 @@ class GpuAnnotations {
   // The range's span on each stream that ran work the calls inside it issued.
   void add(const Packed<NvtxRangeRow>& range, int64_t end) {
     std::map<std::pair<NullableInt, NullableInt>, std::pair<int64_t, int64_t>> spans;
-    auto call = std::lower_bound(calls_.begin(), calls_.end(), Call{range.process, *range.tid, range.start_ns, INT64_MIN});
-    for (; call != calls_.end() && call->process == range.process && call->tid == *range.tid && call->start <= end; ++call) {
-      auto work = std::lower_bound(work_.begin(), work_.end(), Work{call->correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
+    auto call = std::lower_bound(calls_.begin(), calls_.end(),
+                                 Call{range.process, *range.tid, range.start_ns, INT64_MIN});
+    for (; call != calls_.end() && call->process == range.process && call->tid == *range.tid &&
+           call->start <= end;
+         ++call) {
+      auto work = std::lower_bound(work_.begin(), work_.end(),
+                                   Work{call->correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
       for (; work != work_.end() && work->correlation == call->correlation; ++work) {
         auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
-        span->second = {std::min(span->second.first, work->start), std::max(span->second.second, work->end)};
+        span->second = {std::min(span->second.first, work->start),
+                        std::max(span->second.second, work->end)};
       }
     }
     for (const auto& [where, span] : spans)
-      annotations_.push_back({span.first, span.second, range.process, where.first, where.second, range.name_id});
+      annotations_.push_back(
+          {span.first, span.second, range.process, where.first, where.second, range.name_id});
   }
 
   std::vector<Call> calls_;  // by thread, then start
@@ -420,7 +430,8 @@ class TimelineReader {
         dvdg_origin_(has_stored_dvdg(trace)                 ? TimelineCounts::Dvdg::Stored
                      : dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
                                                              : TimelineCounts::Dvdg::None),
-        dvdg_(dvdg_origin_ == TimelineCounts::Dvdg::Built ? build_dvdg_flows(trace) : read_dvdg_flows(trace),
+        dvdg_(dvdg_origin_ == TimelineCounts::Dvdg::Built ? build_dvdg_flows(trace)
+                                                          : read_dvdg_flows(trace),
               lookups_) {}
 
   TimelineCounts read() {
@@ -669,7 +680,8 @@ class TimelineReader {
         times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end) {
           TimelineSlice made = slice(thread_track(range.process, range.tid.value_or(0),
                                                   TimelineTrack::Kind::Nvtx),
-                                     start, end, std::string(trace_.string(range.name_id, "?")), "user_annotation");
+                                     start, end, std::string(trace_.string(range.name_id, "?")),
+                                     "user_annotation");
           if (!range.end_ns) made.args.push_back({"unclosed", int64_t{1}});
           return made;
         });
@@ -677,11 +689,12 @@ class TimelineReader {
 
   std::unique_ptr<SliceSource> gpu_annotations() {
     auto make = [this](const GpuAnnotations::Annotation& annotation) {
-      return slice(stream_track(annotation.process, annotation.device, annotation.stream), annotation.start,
-                   annotation.end, std::string(trace_.string(annotation.name_id, "?")), "gpu_user_annotation");
+      return slice(stream_track(annotation.process, annotation.device, annotation.stream),
+                   annotation.start, annotation.end,
+                   std::string(trace_.string(annotation.name_id, "?")), "gpu_user_annotation");
     };
-    return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(gpu_annotations_.list(),
-                                                                                    make);
+    return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(
+        gpu_annotations_.list(), make);
   }
 
   trace::Trace& trace_;
@@ -736,7 +749,8 @@ void replay_timeline(const Timeline& timeline, TimelineSink& sink) {
   for (const TimelineTrack& track : timeline.tracks) sink.track(track);
   auto counter = timeline.counters.begin();
   for (const TimelineSlice& slice : timeline.slices) {
-    for (; counter != timeline.counters.end() && counter->ns <= slice.start_ns; ++counter) sink.counter(*counter);
+    for (; counter != timeline.counters.end() && counter->ns <= slice.start_ns; ++counter)
+      sink.counter(*counter);
     sink.slice(slice);
   }
   for (; counter != timeline.counters.end(); ++counter) sink.counter(*counter);

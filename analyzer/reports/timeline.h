@@ -121,9 +121,10 @@ enum class DvdgFlowSource { Stored, StoredOrBuilt };
 // Memory: the tracks, a few integers per call and GPU operation, the
 // counters' values (a few per allocation and migration), the slices of a
 // row per table, and the flows along DVDG edges (and, while they are found,
-// the graph when it is built); never the slices. So the calls and the GPU work are read twice: first for who issued
-// what (a call's slice names the flows to its GPU work, which starts later),
-// then streamed in time order as slices.
+// the graph when it is built); never the slices. So the calls and the GPU
+// work are read twice: first for who issued what (a call's slice names the
+// flows to its GPU work, which starts later; an NVTX range's GPU span is its
+// calls' work), then streamed in time order as slices.
 TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress,
                                DvdgFlowSource dvdg = DvdgFlowSource::Stored);
 
