@@ -93,12 +93,14 @@ wheel_cuda() {
 }
 
 # The Python the tests run: with the `perfetto` package, whose official
-# schema decodes our timelines in a test, and numpy, which a host-memory test
-# traces. The marker names the package set, so a cache from before a change
-# is rebuilt.
+# schema decodes our timelines in a test, numpy, which a host-memory test
+# traces, and Holistic Trace Analysis, which reads our Chrome JSON timelines
+# in a test (with pandas 2: HTA 0.5 downcasts correlation ids to the smallest
+# integer type, which pandas 3 then refuses to widen). The marker names the
+# package set, so a cache from before a change is rebuilt.
 test_python() {
   local venv=$cache/python-tools
-  local packages="perfetto numpy"
+  local packages="perfetto numpy HolisticTraceAnalysis pandas<3"
   local marker="$venv/.complete-${packages// /-}"
   if [ ! -f "$marker" ]; then
     say "installing Python test tools ($packages) into $venv"

@@ -2,16 +2,14 @@
 // bytes in all, the most bytes live at once, and the bytes never freed.
 //
 // Each place also gets an "all" row whose peak is over every kind that holds
-// memory of its own. VMM reservations (address space only), VMM mappings (of
-// physical allocations already counted) and registered host memory (pageable
-// memory already counted when the program allocated it) are left out of it,
-// so one byte is never counted twice.
+// memory of its own (holds_own_memory), so one byte is never counted twice.
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
 
 #include "apptracer/enums.h"
+#include "memory_series.h"
 #include "stats_reports.h"
 #include "sums.h"
 
@@ -31,11 +29,6 @@ struct KindTotals {
   int64_t live_at_end = 0;
   std::vector<Lifetime> lifetimes;
 };
-
-bool holds_own_memory(AllocKind kind) {
-  return kind != AllocKind::VmmReserve && kind != AllocKind::VmmMapping &&
-         kind != AllocKind::RegisteredHost;
-}
 
 // The largest sum of bytes live at one time. At equal timestamps frees come
 // first: memory freed and reallocated in the same instant was never held twice.

@@ -40,6 +40,10 @@ void set_annotation(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
     annotation.set_double_value(std::get<double>(arg.value));
   } else if (std::holds_alternative<std::string>(arg.value)) {
     annotation.set_string_value(std::get<std::string>(arg.value));
+  } else if (std::holds_alternative<Dim3>(arg.value)) {
+    const Dim3& dims = std::get<Dim3>(arg.value);
+    annotation.set_string_value(std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
+                                std::to_string(dims[2]));
   }
 }
 
@@ -58,6 +62,9 @@ pb::TracePacket track_packet(const TimelineTrack& track) {
       descriptor->mutable_thread()->set_tid(static_cast<int32_t>(track.tid));
       descriptor->mutable_thread()->set_thread_name(track.name);
       break;
+    case TimelineTrack::Kind::Counter:
+      descriptor->mutable_counter()->set_unit(pb::CounterDescriptor::UNIT_SIZE_BYTES);
+      [[fallthrough]];
     case TimelineTrack::Kind::Nvtx:
     case TimelineTrack::Kind::Stream:
       descriptor->set_parent_uuid(track.parent_uuid);
@@ -114,6 +121,18 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   for (const TimelineArg& arg : slice.args) set_annotation(*event->add_debug_annotations(), arg);
   for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
   for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);
+  write_packet(out_, packet);
+}
+
+void PerfettoWriter::counter(const TimelineCounter& counter) {
+  end_slices_until(counter.ns);
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequenceId);
+  packet.set_timestamp(static_cast<uint64_t>(counter.ns));
+  pb::TrackEvent* event = packet.mutable_track_event();
+  event->set_track_uuid(uuids_[counter.track]);
+  event->set_type(pb::TrackEvent::TYPE_COUNTER);
+  event->set_counter_value(counter.value);
   write_packet(out_, packet);
 }
 

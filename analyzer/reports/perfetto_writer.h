@@ -19,8 +19,10 @@ namespace apptracer {
 class PerfettoWriter : public TimelineSink {
  public:
   explicit PerfettoWriter(std::ostream& out) : out_(out) {}
+  void source(const TimelineSource&) override {}
   void track(const TimelineTrack& track) override;
   void slice(const TimelineSlice& slice) override;
+  void counter(const TimelineCounter& counter) override;
   void finish() override;
 
  private:

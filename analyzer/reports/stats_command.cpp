@@ -25,7 +25,7 @@ int run_stats(const StatsOptions& options) {
   OutputFormat format = parse_output_format(options.format);
   std::vector<const StatsReport*> selected;
   for (const StatsReport& report : stats_reports()) {
-    bool wanted = options.reports.empty();
+    bool wanted = options.reports.empty() && report.by_default;
     for (const std::string& name : options.reports) wanted = wanted || name == report.name;
     if (wanted) selected.push_back(&report);
   }

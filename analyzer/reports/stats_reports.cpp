@@ -44,6 +44,10 @@ const std::vector<StatsReport>& stats_reports() {
        "--exact: per kernel, pointers whose assumed access was wrong (only read, only written, "
        "never touched) and memory touched outside its arguments",
        exact_report},
+      {"memory_timeline",
+       "only when asked for: bytes in use per GPU (allocations, framework blocks) and unified "
+       "memory migrated, at each change",
+       one_table<memory_timeline_report>, false},
   };
   return reports;
 }

@@ -23,6 +23,7 @@ struct StatsReport {
   const char* name;         // what --report takes
   const char* description;  // one line for --help
   ReportOutput (*compute)(Database& db);
+  bool by_default = true;  // printed by `stats` without --report
 };
 
 // Every report, in the order `stats` prints them.
@@ -49,5 +50,7 @@ ReportOutput stragglers_report(Database& db);
 // --exact: where the signature heuristic was wrong, per kernel name, or a
 // note when the trace has no exact data.
 ReportOutput exact_report(Database& db);
+// Bytes in use per GPU and unified memory migrated over time.
+Table memory_timeline_report(Database& db);
 
 }  // namespace apptracer

@@ -6,6 +6,7 @@ networkx, and recording from scripts and notebooks.
     t.kernels                               # DataFrame: enums decoded, names joined, times in µs
     t.dvdg()                                # networkx.MultiDiGraph, built by the analyzer
     t.stats("kernels"); t.diagnose()        # the analyzer's reports as DataFrames
+    t.analyses()["temporal_breakdown"]      # Holistic Trace Analysis's analyses, by its names
     t.diff("after.db")["operations"]        # what changed from t to another run, largest first
     apptracer.record(["./app", "arg"], "app.db")
     with apptracer.capture("step.db"):      # in-process, no LD_PRELOAD (attaches late)
@@ -18,12 +19,15 @@ prints (`apptracer schema`), so nothing here restates the trace format.
 import contextlib
 import ctypes
 import functools
+import html
 import io
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
+import warnings
 
 from . import _native
 
@@ -49,6 +53,45 @@ def schema():
     """The trace schema as `apptracer schema` prints it: tables (columns with
     type, role, target, doc), views and enums."""
     return json.loads(_run(["schema"], "schema"))
+
+
+def _frame(rows, columns=None):
+    """Rows of the analyzer's JSON as a DataFrame: a column whose values are
+    all integers (or null) is Int64, not float64 with NaN."""
+    import pandas
+    frame = pandas.DataFrame(rows, columns=columns)
+    for name in frame.columns:
+        values = [v for v in frame[name] if v is not None and v == v]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            frame[name] = frame[name].astype("Int64")
+    return frame
+
+
+# Holistic Trace Analysis's names (its TraceAnalysis.get_<name> methods) for
+# the analyses `apptracer diagnose --analyses` computes the same way.
+HTA_ANALYSES = {
+    "temporal_breakdown": "temporal_breakdown",
+    "idle_breakdown": "idle_time_breakdown",
+    "kernel_breakdown": "gpu_kernel_breakdown",
+    "launch_statistics": "cuda_kernel_launch_stats",
+    "copy_compute_overlap": "comm_comp_overlap",
+    "memory_bandwidth": "memory_bw_summary",
+    "queue_length": "queue_length_summary",
+    "kernel_sequences": "frequent_cuda_kernel_sequences",
+}
+
+
+def _view_sources(select):
+    """A view's columns that are a table's column, from its SELECT: view
+    column -> (table, column)."""
+    aliases = dict((alias, table) for table, alias in
+                   re.findall(r"(?:FROM|JOIN)\s+(\w+)\s+(?!ON\b|JOIN\b|WHERE\b)(\w+)", select))
+    fields = select.split(" FROM ", 1)[0].split("SELECT", 1)[1]
+    sources = {}
+    for alias, column, renamed in re.findall(r"(\w+)\.(\w+)(?:\s+AS\s+(\w+))?", fields):
+        if alias in aliases:
+            sources[renamed or column] = (aliases[alias], column)
+    return sources
 
 
 def open(path, unit="us"):  # noqa: A001 - the module's entry point, as in sqlite3-like APIs
@@ -92,6 +135,27 @@ class Trace:
     def __repr__(self):
         return f"<apptracer.Trace {self.path} ({self.meta.get('status', '?')}, unit {self.unit})>"
 
+    def _repr_html_(self):
+        """Jupyter's view: what the trace is of and how much it holds."""
+        def count(table):
+            if table not in self.tables():
+                return 0
+            return self._db.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0]
+
+        devices = ", ".join(name for (name,) in self._db.execute(
+            "SELECT name FROM devices ORDER BY id") if name) if "devices" in self.tables() else ""
+        rows = [("program", self.meta.get("command_line", "?")),
+                ("status", self.meta.get("status", "?")),
+                ("GPUs", devices or "none recorded"),
+                ("processes", len(self.processes) if self.merged else 1)]
+        rows += [(table, f"{count(table):,}") for table in
+                 ("kernels", "memcpys", "memsets", "allocations", "api_calls", "nvtx_ranges")]
+        cells = "".join(f"<tr><th style=\"text-align:left\">{html.escape(str(name))}</th>"
+                        f"<td style=\"text-align:left\">{html.escape(str(value))}</td></tr>"
+                        for name, value in rows)
+        return (f"<div><b>apptracer trace</b> <code>{html.escape(self.path)}</code>"
+                f"<table>{cells}</table></div>")
+
     # --- what the trace holds ---------------------------------------------------
 
     @property
@@ -127,7 +191,7 @@ class Trace:
         # Times leave SQLite already counted from the origin: nanoseconds since
         # the epoch (~1.8e18) lose their last 8 bits in a float64, so a
         # kernel of 4,672 ns read as 4.9 µs.
-        declared = schema()["tables"].get(name, {}).get("columns", [])
+        declared = self._declared_columns(name) or []
         times = {c["name"] for c in declared if c["role"] == "time" and c["name"].endswith("_ns")}
         present = [row[1] for row in self._db.execute(f'PRAGMA table_info("{name}")')]
         if not present:  # a view: its columns as it gives them
@@ -137,20 +201,40 @@ class Trace:
         frame = self.sql(f'SELECT {selected} FROM "{name}"')
         return self._decode(name, frame, unit or self.unit)
 
+    def _declared_columns(self, name):
+        """A table's columns as the schema declares them; a view's, those of
+        the tables its columns come from (under the view's names)."""
+        tables = schema()["tables"]
+        if name in tables:
+            return tables[name]["columns"]
+        if name not in schema()["views"]:
+            return None
+        (select,) = self._db.execute("SELECT sql FROM sqlite_master WHERE type = 'view' AND "
+                                     "name = ?", (name,)).fetchone()
+        columns = []
+        for column, (table, source) in _view_sources(select).items():
+            declared = next((c for c in tables.get(table, {}).get("columns", [])
+                             if c["name"] == source), None)
+            if declared is not None:
+                columns.append(dict(declared, name=column))
+        return columns
+
     def _decode(self, name, frame, unit):
-        declared = schema()["tables"].get(name)
+        declared = self._declared_columns(name)
         if declared is None:
             return frame
         enums = schema()["enums"]
         scale = TIME_UNITS[unit]
         strings = None
         renames = {}
-        for column in declared["columns"]:
+        for column in declared:
             column_name, role = column["name"], column["role"]
             if column_name not in frame.columns:
                 continue  # a column newer than this trace
             values = frame[column_name]
-            if role == "enum":
+            if column["type"] == "INTEGER" and role not in ("enum", "string", "time", "duration"):
+                frame[column_name] = values.astype("Int64")  # NULLs made them float64
+            elif role == "enum":
                 names = {int(value): text for value, text in enums[column["target"]].items()}
                 frame[column_name] = values.map(names, na_action="ignore")
             elif role == "string":
@@ -194,20 +278,45 @@ class Trace:
     def stats(self, report):
         """One `apptracer stats --report REPORT` table as a DataFrame (a
         report of several tables, such as `um`, gives a dict of them)."""
-        import pandas
         tables = json.loads(_run(["stats", self.path, "--report", report, "--format", "json"],
                                  "stats"))
-        frames = {name: pandas.DataFrame(rows) for name, rows in tables.items()}
+        frames = {name: _frame(rows) for name, rows in tables.items()}
         return next(iter(frames.values())) if len(frames) == 1 else frames
 
     def diagnose(self, system=None):
-        """`apptracer diagnose`'s findings as a DataFrame, one row per finding
-        (with `system`, savings are estimated with that system file)."""
-        import pandas
+        """`apptracer diagnose`'s findings as a flat DataFrame, one row per
+        finding: rule, what, names ("; "-joined), nvtx_range, call_site,
+        rows ("table:id" pairs), cost_ns, saving_ns, estimate, fix,
+        correctness, occurrences, overlaps (numbers of the findings it
+        overlaps). With `system`, savings are estimated with that system file."""
         arguments = ["diagnose", self.path, "--json", "--all"]
         if system:
             arguments += ["--system", os.fspath(system)]
-        return pandas.DataFrame(json.loads(_run(arguments, "diagnose"))["findings"])
+        findings = []
+        for finding in json.loads(_run(arguments, "diagnose"))["findings"]:
+            where = finding.pop("where")
+            findings.append(dict(
+                finding,
+                names="; ".join(where["names"]),
+                nvtx_range=where["nvtx_range"],
+                call_site=where["call_site"],
+                rows=" ".join(f"{row['table']}:{row['id']}" for row in where["rows"]),
+                overlaps=", ".join(map(str, finding["overlaps"]))))
+        columns = ["rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns",
+                   "saving_ns", "estimate", "fix", "correctness", "occurrences", "overlaps"]
+        return _frame(findings, columns)
+
+    def analyses(self):
+        """Holistic Trace Analysis's single-trace analyses, computed by
+        `apptracer diagnose --analyses`, as a dict of DataFrames under HTA's
+        names (HTA_ANALYSES), and "memory_timeline": bytes in use per GPU and
+        unified memory migrated at each change (`apptracer stats --report
+        memory_timeline`), times in ns since the trace's start."""
+        document = json.loads(_run(["diagnose", self.path, "--json", "--analyses"], "diagnose"))
+        frames = {HTA_ANALYSES.get(table["name"], table["name"]):
+                  _frame(table["rows"], table["columns"]) for table in document["analyses"]}
+        frames["memory_timeline"] = self.stats("memory_timeline")
+        return frames
 
     def diff(self, other, step=None, dvdg=True):
         """`apptracer diff` of this trace (A) and `other` (B: a Trace or a
@@ -223,7 +332,7 @@ class Trace:
         if not dvdg:
             arguments.append("--no-dvdg")
         tables = json.loads(_run(arguments, "diff"))
-        return {name: pandas.DataFrame(rows) for name, rows in tables.items()}
+        return {name: _frame(rows) for name, rows in tables.items()}
 
     def dvdg(self, *filters):
         """The dynamic value dependence graph as a networkx MultiDiGraph, built
@@ -277,18 +386,23 @@ def _torch_in_use():
 
 
 @contextlib.contextmanager
-def capture(path, overwrite=False):
+def capture(path, force=False, overwrite=None):
     """Records the CUDA work of the `with` block of this process into `path`,
-    without LD_PRELOAD. It attaches late: allocations made before the block
+    without LD_PRELOAD; `force` replaces an existing file, as `record`'s
+    -f/--force does (`overwrite` is its old name, deprecated). It attaches late: allocations made before the block
     are not in the trace (their copies and kernels still are, naming no
     allocation), nor host blocks, nor tensors PyTorch carved before it; the
     trace's meta `attach` says so. PyTorch's device is synchronized before the
     block ends so its GPU work is complete in the trace; other programs should
     synchronize themselves. Once per process (CUPTI is not re-attached)."""
+    if overwrite is not None:
+        warnings.warn("apptracer.capture: overwrite= is deprecated; use force=, as record's "
+                      "-f/--force", DeprecationWarning, stacklevel=3)
+        force = overwrite
     path = os.path.abspath(os.fspath(path))
     if os.path.exists(path):
-        if not overwrite:
-            raise FileExistsError(f"apptracer.capture: {path} exists (overwrite=True replaces it)")
+        if not force:
+            raise FileExistsError(f"apptracer.capture: {path} exists (force=True replaces it)")
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(path + suffix)

@@ -64,6 +64,7 @@ TEST_F(Commands, StatsPrintsEveryReportAsJson) {
        {"processes", "api", "kernels", "copies", "memsets", "allocations", "buffers", "syncs", "streams"}) {
     EXPECT_TRUE(document.contains(report)) << report;
   }
+  EXPECT_FALSE(document.contains("memory_timeline")) << "a row per allocation: only when asked for";
   EXPECT_EQ(document["kernels"][0]["total_ns"], 1300);
   EXPECT_TRUE(run.err.empty()) << run.err;  // stderr is no terminal: no progress
 }
@@ -184,7 +185,10 @@ TEST_F(Commands, TimelineWritesPerfettoByDefaultAndChromeJsonOnRequest) {
   CommandRun run = apptracer("timeline " + trace_);
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_FALSE(read_file(base_ + ".pftrace").empty());
-  EXPECT_NE(run.err.find("8 tracks, 23 slices, 5 flows"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("9 tracks, 26 slices, 6 counter values, 5 flows (5 call->GPU, 0 DVDG; "
+                         "no DVDG stored: --dvdg builds it)"),
+            std::string::npos)
+      << run.err;
   run = apptracer("timeline " + trace_ + " --format chrome-json -o " + base_ + ".json");
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_TRUE(nlohmann::json::parse(read_file(base_ + ".json")).contains("traceEvents"));
@@ -199,7 +203,18 @@ TEST_F(Commands, TimelineDrawsFlowsAlongTheGraphApptracerDvdgStores) {
   // HtoD copy -> vec_add (reads the copied buffer) -> DtoH copy (reads its output).
   run = apptracer("timeline " + trace_);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("7 flows (5 call->GPU, 2 DVDG)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("7 flows (5 call->GPU, 2 DVDG; DVDG stored in the trace)"), std::string::npos)
+      << run.err;
+}
+
+TEST_F(Commands, TimelineWithDvdgBuildsTheGraphInMemoryAndLeavesTheTraceAsItWas) {
+  std::string before = read_file(trace_);
+  CommandRun run = apptracer("timeline " + trace_ + " --dvdg");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("7 flows (5 call->GPU, 2 DVDG; DVDG built in memory, not stored)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(read_file(trace_), before);
 }
 
 TEST_F(Commands, MergeWritesOneTraceFromSeveral) {

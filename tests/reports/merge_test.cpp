@@ -178,7 +178,7 @@ TEST_F(Merge, TheMergedTraceReadsWithTheAnalyzerCommands) {
     processes += track.kind == TimelineTrack::Kind::Process;
   }
   EXPECT_EQ(processes, 2u);
-  EXPECT_EQ(timeline.tracks.size(), 6u);  // per process: process, thread, stream
+  EXPECT_EQ(timeline.tracks.size(), 8u);  // per process: process, thread, stream, GPU memory
   EXPECT_EQ(timeline.api_flow_count, 2u);
 }
 

@@ -1,21 +1,72 @@
 #!/usr/bin/env python3
-"""Decodes `apptracer timeline` output with Perfetto's official schema.
+"""Decodes `apptracer timeline` output with Perfetto's official schema: the
+sample trace's tracks, slices and flows, and the counter tracks of the
+bundled unified-memory trace (device memory allocated, bytes migrated).
 
-Usage: perfetto_decode_test.py APPTRACER MAKE_SAMPLE_TRACE WORKDIR
+Usage: perfetto_decode_test.py APPTRACER MAKE_SAMPLE_TRACE WORKDIR EXAMPLES_DIR
 
 Uses perfetto_trace_pb2 from the `perfetto` package on PyPI when it is
 installed, and exits 77 (reported by ctest as skipped) when it is not; the
 C++ timeline tests decode the same file with our own proto in any case.
 """
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 
 SKIP = 77
 
 
+def counter_values(pb, path):
+    """Per counter track name: its values, in file order."""
+    decoded = pb.Trace()
+    with open(path, "rb") as f:
+        decoded.ParseFromString(f.read())
+    names, values = {}, {}
+    for packet in decoded.packet:
+        descriptor = packet.track_descriptor
+        if packet.HasField("track_descriptor") and descriptor.HasField("counter"):
+            assert descriptor.counter.unit == pb.CounterDescriptor.UNIT_SIZE_BYTES
+            names[descriptor.uuid] = descriptor.name
+            values[descriptor.name] = []
+        elif packet.track_event.type == pb.TrackEvent.TYPE_COUNTER:
+            values[names[packet.track_event.track_uuid]].append(packet.track_event.counter_value)
+    return values
+
+
+def check_counters(pb, apptracer, examples, workdir):
+    """The UM trace's counters against its tables and `apptracer stats`."""
+    trace = os.path.join(examples, "um_bandwidth_h100.db")
+    timeline = os.path.join(workdir, "um.pftrace")
+    subprocess.run([apptracer, "timeline", trace, "--force", "-o", timeline], check=True)
+    values = counter_values(pb, timeline)
+    stats = json.loads(subprocess.run([apptracer, "stats", trace, "--report", "allocations",
+                                       "--format", "json"], check=True, capture_output=True,
+                                      text=True).stdout)["allocations"]
+    peak = next(row["peak_live_bytes"] for row in stats
+                if row["place"] == "device 0" and row["kind"] == "all")
+    db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
+    migrated = dict(db.execute(
+        "SELECT e.name, sum(u.bytes) FROM um_events u JOIN enum_values e "
+        "ON e.enum = 'um_counter_kind' AND e.value = u.counter_kind "
+        "WHERE e.name IN ('bytes HtoD', 'bytes DtoH') GROUP BY e.name"))
+    db.close()
+    memory = values.get("GPU 0 memory allocated", [])
+    return [
+        ("counter tracks", sorted(values),
+         ["GPU 0 memory allocated", "UM migrated DtoH", "UM migrated HtoD"]),
+        ("most GPU 0 memory allocated", max(memory, default=None), peak),
+        ("GPU 0 memory allocated at the end", memory[-1] if memory else None, 0),
+        ("UM migrated HtoD, all", values["UM migrated HtoD"][-1], migrated["bytes HtoD"]),
+        ("UM migrated DtoH, all", values["UM migrated DtoH"][-1], migrated["bytes DtoH"]),
+        ("UM migrated HtoD only grows", values["UM migrated HtoD"] == sorted(values["UM migrated HtoD"]),
+         True),
+    ]
+
+
 def main():
-    apptracer, make_sample_trace, workdir = sys.argv[1:4]
+    apptracer, make_sample_trace, workdir, examples = sys.argv[1:5]
     try:
         from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb
     except ImportError as error:
@@ -34,7 +85,7 @@ def main():
         decoded.ParseFromString(f.read())
 
     tracks = {}
-    begins = ends = 0
+    begins = ends = counters = 0
     flow_starts, flow_ends = {}, {}
     names = set()
     for packet in decoded.packet:
@@ -53,23 +104,26 @@ def main():
                 flow_ends[flow] = flow_ends.get(flow, 0) + 1
         elif event.type == pb.TrackEvent.TYPE_SLICE_END:
             ends += 1
+        elif event.type == pb.TrackEvent.TYPE_COUNTER:
+            counters += 1
 
     processes = [t for t in tracks.values() if t.HasField("process")]
     threads = [t for t in tracks.values() if t.HasField("thread")]
     checks = [
-        ("tracks", len(tracks), 8),
+        ("tracks", len(tracks), 9),
         ("process tracks", len(processes), 1),
         ("thread tracks", len(threads), 2),
         ("pid", processes[0].process.pid if processes else None, 4242),
         ("process name", processes[0].process.process_name if processes else None, "vector_add"),
-        ("slice begins", begins, 23),
-        ("slice ends", ends, 23),
+        ("slice begins", begins, 26),
+        ("slice ends", ends, 26),
         ("flows started", len(flow_starts), 7),
         ("flows ended", len(flow_ends), 7),
         ("flows matched", set(flow_starts) == set(flow_ends), True),
         ("kernel slice", "vec_add(float*, float*)" in names, True),
-        ("copy slice", "memcpy HtoD" in names, True),
-    ]
+        ("copy slice", "Memcpy HtoD (Pageable -> Device)" in names, True),
+        ("counter values", counters, 6),
+    ] + check_counters(pb, apptracer, examples, workdir)
     failed = [(what, got, want) for what, got, want in checks if got != want]
     for what, got, want in failed:
         print(f"FAIL: {what}: got {got!r}, want {want!r}", file=sys.stderr)

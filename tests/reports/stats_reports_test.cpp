@@ -157,6 +157,21 @@ TEST_F(StatsReports, AllocationsWithPeakLiveBytesPerPlace) {
   EXPECT_EQ(integer(table, 6, "live_at_end_bytes"), 3000);
 }
 
+TEST_F(StatsReports, MemoryTimelineListsBytesInUsePerGpuAtEachChange) {
+  Table table = memory_timeline_report(builder_.db());
+  // The device allocations above and the managed one; at 5400 a free and an
+  // allocation make one row.
+  const int64_t times[] = {1500, 1900, 2000, 3000, 5400, 6000};
+  const int64_t bytes[] = {1000, 4000, 8000, 4000, 5000, 3000};
+  ASSERT_EQ(table.rows.size(), 6u);
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(integer(table, i, "pid"), 4242);
+    EXPECT_EQ(text(table, i, "series"), "GPU 0 memory allocated");
+    EXPECT_EQ(integer(table, i, "time_ns"), times[i]);
+    EXPECT_EQ(integer(table, i, "bytes"), bytes[i]);
+  }
+}
+
 TEST_F(StatsReports, SyncsByKindWithHostTimeBlocked) {
   Table table = syncs_report(builder_.db());
   ASSERT_EQ(table.rows.size(), 3u);

@@ -2,10 +2,12 @@
 // with our own proto, and the Chrome JSON parsed back.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "chrome_json_writer.h"
 #include "perfetto_trace.pb.h"
@@ -47,7 +49,7 @@ TEST_F(TimelineTest, HasATrackPerProcessThreadNvtxThreadAndStream) {
   EXPECT_EQ(names, (std::multiset<std::string>{"vector_add", "main 100", "worker 101",
                                                "NVTX main 100", "NVTX worker 101",
                                                "GPU 0 stream 7", "GPU 0 stream 8",
-                                               "GPU 0 stream 9"}));
+                                               "GPU 0 stream 9", "GPU 0 memory allocated"}));
   EXPECT_EQ(timeline_.tracks[0].kind, TimelineTrack::Kind::Process);
   EXPECT_EQ(timeline_.tracks[0].pid, 4242);
   for (const TimelineTrack& track : timeline_.tracks) {
@@ -61,15 +63,36 @@ TEST_F(TimelineTest, HasASliceForEveryCallTimedGpuOperationAndRange) {
   EXPECT_EQ(timeline_.slices.size(), kSampleSlices);
   std::map<std::string, int> by_category;
   for (const TimelineSlice& slice : timeline_.slices) ++by_category[std::string(slice.category)];
-  EXPECT_EQ(by_category["cuda_api"], 12);
+  // Kineto's categories.
+  EXPECT_EQ(by_category["cuda_runtime"], 11);
+  EXPECT_EQ(by_category["cuda_driver"], 1);
   EXPECT_EQ(by_category["kernel"], 4);  // the lost launch has no GPU times
-  EXPECT_EQ(by_category["memcpy"], 2);
-  EXPECT_EQ(by_category["memset"], 2);
-  EXPECT_EQ(by_category["nvtx"], 3);
+  EXPECT_EQ(by_category["gpu_memcpy"], 2);
+  EXPECT_EQ(by_category["gpu_memset"], 2);
+  EXPECT_EQ(by_category["user_annotation"], 3);
+  EXPECT_EQ(by_category["gpu_user_annotation"], 3);
   // An NVTX range never closed runs to the trace's last event (memset at 6100).
   const TimelineSlice* unclosed = slice_named("unclosed");
   ASSERT_NE(unclosed, nullptr);
   EXPECT_EQ(unclosed->end_ns, 6100);
+}
+
+// Each NVTX range on each stream that ran work its thread issued inside it,
+// from the first such work's start to the last one's end.
+TEST_F(TimelineTest, NvtxRangesAreDrawnOnTheStreamsOfTheirGpuWork) {
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t>> annotations;
+  for (const TimelineSlice& slice : timeline_.slices) {
+    if (slice.category != "gpu_user_annotation") continue;
+    annotations.emplace(slice.name, timeline_.tracks[slice.track].name, slice.start_ns, slice.end_ns);
+  }
+  // epoch (main thread, 900..5500): the HtoD copy at 2100 .. the DtoH copy's
+  // end at 5000; forward (3000..4000): vec_add from 3300, the memset to 4500;
+  // unclosed (worker, from 3100): the worker's vec_add on stream 8.
+  std::set<std::tuple<std::string, std::string, int64_t, int64_t>> expected = {
+      {"epoch", "GPU 0 stream 7", 2100, 5000},
+      {"forward", "GPU 0 stream 7", 3300, 4500},
+      {"unclosed", "GPU 0 stream 8", 3400, 3700}};
+  EXPECT_EQ(annotations, expected);
 }
 
 TEST_F(TimelineTest, KernelSlicesNameTheAllocationsTheyUse) {
@@ -78,15 +101,33 @@ TEST_F(TimelineTest, KernelSlicesNameTheAllocationsTheyUse) {
     if (slice.category == "kernel" && slice.start_ns == 3300) kernel = &slice;
   }
   ASSERT_NE(kernel, nullptr);
-  std::map<std::string, Cell> args;
+  std::map<std::string, decltype(TimelineArg::value)> args;
   for (const TimelineArg& arg : kernel->args) args[std::string(arg.name)] = arg.value;
   EXPECT_EQ(std::get<std::string>(args["allocations"]), "#1 device 1000 B r; #2 device 3000 B rw");
-  EXPECT_EQ(std::get<std::string>(args["grid"]), "4,1,1");
-  EXPECT_EQ(std::get<int64_t>(args["correlation_id"]), 4);
+}
+
+TEST_F(TimelineTest, GpuSlicesCarryKinetosArguments) {
+  std::map<std::string, std::map<std::string, decltype(TimelineArg::value)>> by_name;
+  for (const TimelineSlice& slice : timeline_.slices) {
+    if (slice.start_ns != 3300 && slice.category != "gpu_memcpy" && slice.category != "gpu_memset") continue;
+    for (const TimelineArg& arg : slice.args) by_name[slice.name][std::string(arg.name)] = arg.value;
+  }
+  auto& kernel = by_name["vec_add(float*, float*)"];
+  EXPECT_EQ(std::get<Dim3>(kernel["grid"]), (Dim3{4, 1, 1}));
+  EXPECT_EQ(std::get<int64_t>(kernel["correlation"]), 4);
+  EXPECT_EQ(std::get<int64_t>(kernel["External id"]), 4);
+  EXPECT_EQ(std::get<int64_t>(kernel["stream"]), 7);
+  EXPECT_EQ(std::get<int64_t>(kernel["device"]), 0);
+  auto& copy = by_name["Memcpy HtoD (Pageable -> Device)"];
+  ASSERT_EQ(copy.count("bytes"), 1u);
+  EXPECT_GT(std::get<double>(copy["memory bandwidth (GB/s)"]), 0);
+  auto& memset = by_name["Memset (Device)"];
+  EXPECT_EQ(std::get<int64_t>(memset["bytes"]), 904);  // the later one of the two
+  EXPECT_DOUBLE_EQ(std::get<double>(memset["memory bandwidth (GB/s)"]), 9.04);  // 904 B in 100 ns
 }
 
 TEST_F(TimelineTest, ARuntimeCallSlicesNamesTheDriverCallFoldedIntoIt) {
-  std::map<int64_t, std::map<std::string, Cell>> launch_args;
+  std::map<int64_t, std::map<std::string, decltype(TimelineArg::value)>> launch_args;
   for (const TimelineSlice& slice : timeline_.slices) {
     if (timeline_.name_of(slice) != "cudaLaunchKernel") continue;
     for (const TimelineArg& arg : slice.args) launch_args[slice.start_ns][std::string(arg.name)] = arg.value;
@@ -131,6 +172,75 @@ TEST_F(TimelineTest, WithoutDvdgTablesOnlyCallFlowsAreDrawn) {
   EXPECT_EQ(timeline.dvdg_flow_count, 0u);
 }
 
+// The (producer, consumer) slice pairs of a timeline's DVDG flows.
+std::set<std::pair<std::string, std::string>> dvdg_pairs(const Timeline& timeline) {
+  std::map<uint64_t, std::string> from, to;
+  for (const TimelineSlice& slice : timeline.slices) {
+    std::string name = slice.name + "@" + std::to_string(slice.start_ns);
+    for (uint64_t flow : slice.flows_out) if (!is_call_flow(flow)) from[flow] = name;
+    for (uint64_t flow : slice.flows_in) if (!is_call_flow(flow)) to[flow] = name;
+  }
+  std::set<std::pair<std::string, std::string>> pairs;
+  for (const auto& [flow, name] : from) pairs.emplace(name, to[flow]);
+  return pairs;
+}
+
+TEST_F(TimelineTest, WithoutDvdgTablesTheGraphIsBuiltInMemoryWhenAsked) {
+  TraceBuilder plain;
+  build_sample_trace(plain);
+  Progress quiet("test");
+  trace::Trace model(plain.db());
+  Timeline built = build_timeline(model, quiet, DvdgFlowSource::StoredOrBuilt);
+  EXPECT_EQ(built.dvdg_flow_count, kSampleDvdgFlows);
+  EXPECT_EQ(dvdg_pairs(built), dvdg_pairs(timeline_)) << "the same flows as from the stored graph";
+  EXPECT_FALSE(plain.db().has_table("dvdg_ops")) << "nothing is written into the trace";
+}
+
+TEST_F(TimelineTest, DeviceMemoryInUseIsACounterTrack) {
+  size_t track = timeline_.tracks.size();
+  for (size_t i = 0; i < timeline_.tracks.size(); ++i) {
+    if (timeline_.tracks[i].name == "GPU 0 memory allocated") track = i;
+  }
+  ASSERT_LT(track, timeline_.tracks.size());
+  EXPECT_EQ(timeline_.tracks[track].kind, TimelineTrack::Kind::Counter);
+  EXPECT_EQ(timeline_.tracks[track].parent_uuid, timeline_.tracks[0].uuid);
+  // Device allocations 1000 B [1500, 5400), 3000 B [1900, end), 2000 B
+  // [5400, 6000) and managed 4000 B [2000, 3000); host ones do not count.
+  std::vector<std::pair<int64_t, int64_t>> values;
+  for (const TimelineCounter& counter : timeline_.counters) {
+    EXPECT_EQ(counter.track, track);
+    values.emplace_back(counter.ns, counter.value);
+  }
+  std::vector<std::pair<int64_t, int64_t>> expected = {
+      {1500, 1000}, {1900, 4000}, {2000, 8000}, {3000, 4000}, {5400, 5000}, {6000, 3000}};
+  EXPECT_EQ(values, expected);
+}
+
+// Counter values and slices reach a writer in one time order, also in a
+// trace whose times count from a recorded start.
+TEST(TimelineOrder, CounterValuesComeAmongTheSlicesByTime) {
+  class TimeOrder : public TimelineSink {
+   public:
+    void source(const TimelineSource&) override {}
+    void track(const TimelineTrack&) override {}
+    void slice(const TimelineSlice& slice) override { times.push_back(slice.start_ns); }
+    void counter(const TimelineCounter& counter) override { times.push_back(counter.ns); }
+    void finish() override {}
+    std::vector<int64_t> times;
+  };
+  TraceBuilder builder;
+  build_sample_trace(builder);
+  builder.set_meta("start_ns", "1000");
+  Progress quiet("test");
+  trace::Trace model(builder.db());
+  TimeOrder order;
+  TimelineCounts counts = stream_timeline(model, order, quiet);
+  EXPECT_EQ(counts.counter_values, kSampleCounterValues);
+  ASSERT_EQ(order.times.size(), kSampleSlices + kSampleCounterValues);
+  EXPECT_TRUE(std::is_sorted(order.times.begin(), order.times.end()));
+  EXPECT_EQ(order.times.front(), -900) << "the overlap kernel at 100 ns, before the start";
+}
+
 TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   std::ostringstream out;
   write_perfetto_trace(out, timeline_);
@@ -138,7 +248,7 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   ASSERT_TRUE(trace.ParseFromString(out.str()));
 
   std::set<uint64_t> track_uuids;
-  size_t processes = 0, threads = 0, begins = 0, ends = 0;
+  size_t processes = 0, threads = 0, counter_tracks = 0, begins = 0, ends = 0, counter_values = 0;
   std::map<uint64_t, int> open_per_track;
   std::map<uint64_t, int> flow_starts, flow_ends;
   uint64_t last_timestamp = 0;
@@ -149,6 +259,10 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
       EXPECT_TRUE(track_uuids.insert(track.uuid()).second);
       processes += track.has_process();
       threads += track.has_thread();
+      if (track.has_counter()) {
+        ++counter_tracks;
+        EXPECT_EQ(track.counter().unit(), pb::CounterDescriptor::UNIT_SIZE_BYTES);
+      }
       continue;
     }
     ASSERT_TRUE(packet.has_track_event());
@@ -162,6 +276,9 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
       EXPECT_FALSE(event.name().empty());
       for (uint64_t flow : event.flow_ids()) ++flow_starts[flow];
       for (uint64_t flow : event.terminating_flow_ids()) ++flow_ends[flow];
+    } else if (event.type() == pb::TrackEvent::TYPE_COUNTER) {
+      ++counter_values;
+      EXPECT_LE(event.counter_value(), 8000);
     } else {
       ASSERT_EQ(event.type(), pb::TrackEvent::TYPE_SLICE_END);
       ++ends;
@@ -171,6 +288,8 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   EXPECT_EQ(track_uuids.size(), kSampleTracks);
   EXPECT_EQ(processes, 1u);
   EXPECT_EQ(threads, 2u);
+  EXPECT_EQ(counter_tracks, 1u);
+  EXPECT_EQ(counter_values, kSampleCounterValues);
   EXPECT_EQ(begins, kSampleSlices);
   EXPECT_EQ(ends, kSampleSlices);
   for (const auto& [track, open] : open_per_track) EXPECT_EQ(open, 0) << track;
@@ -204,7 +323,7 @@ TEST_F(TimelineTest, OverlappingRecordsOnOneStreamAreClippedToNest) {
   EXPECT_EQ(events, expected);
 }
 
-TEST_F(TimelineTest, ChromeJsonHasSlicesTrackNamesAndFlowPairs) {
+TEST_F(TimelineTest, ChromeJsonHasSlicesTrackNamesAndFlowPairsInKinetosLayout) {
   std::ostringstream out;
   write_chrome_json(out, timeline_);
   nlohmann::json document = nlohmann::json::parse(out.str());
@@ -213,9 +332,20 @@ TEST_F(TimelineTest, ChromeJsonHasSlicesTrackNamesAndFlowPairs) {
   std::map<std::string, int> phases;
   std::set<std::string> thread_names;
   std::map<uint64_t, int> starts, finishes;
+  std::map<std::string, int> flow_categories;
   for (const nlohmann::json& event : document["traceEvents"]) {
     std::string phase = event["ph"];
     ++phases[phase];
+    if (phase == "s") ++flow_categories[event["cat"]];
+    // GPU work on (device, stream), as Kineto lays it out.
+    if (phase == "X" && event["cat"] == "kernel" && event["name"] == "vec_add(float*, float*)") {
+      EXPECT_EQ(event["pid"], 0);
+      EXPECT_EQ(event["tid"], event["args"]["stream"]);
+      EXPECT_EQ(event["args"]["grid"], nlohmann::json::array({4, 1, 1}));
+    }
+    if (phase == "X" && event["cat"] == "user_annotation") {
+      EXPECT_EQ(event["pid"], 4242);
+    }
     if (phase == "M" && event["name"] == "thread_name") thread_names.insert(event["args"]["name"]);
     if (phase == "s") ++starts[event["id"].get<uint64_t>()];
     if (phase == "f") {
@@ -228,12 +358,44 @@ TEST_F(TimelineTest, ChromeJsonHasSlicesTrackNamesAndFlowPairs) {
     }
   }
   EXPECT_EQ(phases["X"], static_cast<int>(kSampleSlices));
-  EXPECT_EQ(phases["M"], static_cast<int>(kSampleTracks));
+  // A name per thread and stream, a name and label per process and GPU.
+  EXPECT_EQ(phases["M"], 9);
+  EXPECT_EQ(phases["C"], static_cast<int>(kSampleCounterValues));
+  EXPECT_EQ(flow_categories["ac2g"], static_cast<int>(kSampleApiFlows));
+  EXPECT_EQ(flow_categories["dvdg"], static_cast<int>(kSampleDvdgFlows));
+  EXPECT_EQ(document["schemaVersion"], 1);
+  EXPECT_EQ(document["deviceProperties"].size(), 1u);
+  EXPECT_FALSE(document.contains("distributedInfo")) << "the sample is no rank of a job";
   EXPECT_EQ(phases["s"], static_cast<int>(kSampleApiFlows + kSampleDvdgFlows));
   EXPECT_EQ(phases["f"], static_cast<int>(kSampleApiFlows + kSampleDvdgFlows));
   EXPECT_EQ(starts.size(), finishes.size());
   EXPECT_TRUE(thread_names.count("GPU 0 stream 7"));
   EXPECT_TRUE(thread_names.count("main 100"));
+}
+
+// A trace of one rank: distributedInfo names the rank and size of its widest
+// communicator, written as Kineto writes it (HTA finds it with the pattern
+// `"rank":\s+(\d+)`).
+TEST(TimelineRanks, ChromeJsonOfOneRankSaysWhichRankOfHowMany) {
+  TraceBuilder builder;
+  build_sample_trace(builder);
+  for (int64_t nranks : {2, 8, 4}) {
+    CommunicatorRow communicator;
+    communicator.library = CommLibrary::Nccl;
+    communicator.comm_id = 100 + nranks;
+    communicator.rank = nranks == 8 ? 5 : 1;
+    communicator.nranks = nranks;
+    builder.add(communicator);
+  }
+  Progress quiet("test");
+  trace::Trace model(builder.db());
+  std::ostringstream out;
+  write_chrome_json(out, build_timeline(model, quiet));
+  EXPECT_NE(out.str().find("\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 5, \"world_size\": 8}"),
+            std::string::npos)
+      << out.str().substr(0, 400);
+  nlohmann::json document = nlohmann::json::parse(out.str());
+  EXPECT_EQ(document["distributedInfo"]["rank"], 5);
 }
 
 }  // namespace
