@@ -118,3 +118,22 @@ def test_an_existing_export_is_kept_and_errors_are_one_line(exported, tmp_path):
         job.export_parquet([tmp_path / "missing.db"], tmp_path / "other")
     with pytest.raises(ValueError, match="rank 0 again"):
         job.export_parquet([tmp_path / "rank0.db", tmp_path / "rank0.db"], tmp_path / "twice")
+
+
+def test_spark_runs_the_same_stragglers_query(exported):
+    """The query is standard SQL: Spark (local mode; skipped where PySpark is
+    not installed) gives DuckDB's rows."""
+    sql = pytest.importorskip("pyspark.sql")
+    spark = (sql.SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+             .getOrCreate())
+    try:
+        for table in job.EXPORTED_TABLES:
+            spark.read.parquet(os.path.join(exported, table)).createOrReplaceTempView(table)
+        rows = spark.sql(job.STRAGGLERS_SQL.format(min_late_ns=100_000)).collect()
+    finally:
+        spark.stop()
+    duck = job.stragglers(exported, min_late_ns=100_000)
+    assert len(rows) == len(duck) == 2
+    for row, (_, expected) in zip(rows, duck.iterrows()):
+        for column in ("late_rank", "seq", "step", "held_by", "late_by_ns", "cause_ns"):
+            assert row[column] == expected[column], column
