@@ -9,15 +9,7 @@ import pytest
 
 import apptracer
 
-EXAMPLES = os.environ["APPTRACER_EXAMPLES"]
-VECTOR_ADD = os.path.join(EXAMPLES, "vector_add.db")
-UM = os.path.join(EXAMPLES, "um_bandwidth_h100.db")
-
-
-@pytest.fixture
-def t():
-    with apptracer.open(VECTOR_ADD) as trace:
-        yield trace
+from bundled import UM, VECTOR_ADD
 
 
 def test_analyses_are_named_as_hta_names_them(t):

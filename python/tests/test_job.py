@@ -12,8 +12,8 @@ import sqlite3
 import pytest
 
 from apptracer import job
+from bundled import VECTOR_ADD
 
-EXAMPLES = os.environ["APPTRACER_EXAMPLES"]
 STEP_NS = 50_000_000
 HOST_GAP_NS = 20_000_000
 SYNC_NS = 5_000_000
@@ -40,7 +40,7 @@ def string_id(db, text):
 
 def write_rank(path, rank, late):
     """`late`: step -> (host gap ns, synchronization ns) before its all-gather."""
-    shutil.copy(os.path.join(EXAMPLES, "vector_add.db"), path)
+    shutil.copy(VECTOR_ADD, path)
     db = sqlite3.connect(path)
     origin = int(db.execute("SELECT value FROM meta WHERE key = 'start_ns'").fetchone()[0])
     comm = db.execute("INSERT INTO communicators (library, comm_id, rank, nranks, created_ns) "
