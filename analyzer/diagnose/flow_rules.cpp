@@ -413,6 +413,13 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     if (value.version > 0) used[value.location] = true;
   }
   graph.for_each_edge([&](const Edge& edge) { used[graph.values[edge.src_value].location] = true; });
+  // A framework's segment is used through its tensor blocks, which are
+  // locations of their own with the segment's alloc_id.
+  std::set<int64_t> used_allocations;
+  for (uint32_t location = 0; location < graph.locations.size(); ++location) {
+    if (used[location] && graph.locations[location].alloc_id)
+      used_allocations.insert(*graph.locations[location].alloc_id);
+  }
   std::set<int64_t> migrated;
   for (const trace::UmEvent& event : facts.um.events) {
     if (event.alloc_id) migrated.insert(*event.alloc_id);
@@ -423,7 +430,11 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
   }
   for (uint32_t location = 0; location < graph.locations.size(); ++location) {
     const dvdg::Location& where = graph.locations[location];
-    if (used[location] || !where.alloc_id || !where.alloc_kind) continue;
+    // A block the framework handed out and nobody used is the framework's
+    // to keep: the program allocated the segment.
+    if (used[location] || !where.alloc_id || !where.alloc_kind || where.sub_allocation_id ||
+        used_allocations.count(*where.alloc_id))
+      continue;
     switch (*where.alloc_kind) {
       case AllocKind::Device:
       case AllocKind::PinnedHost:

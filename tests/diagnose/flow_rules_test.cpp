@@ -280,5 +280,25 @@ TEST_F(FlowRules, AnAllocationAKernelUsesIsUsed) {
   EXPECT_TRUE(findings("allocation_never_used").empty());
 }
 
+// A caching allocator's segment is used through its tensor blocks; a block
+// nobody used is the framework's to keep, not the program's to remove.
+TEST_F(FlowRules, ASegmentUsedThroughOneOfItsBlocksIsUsed) {
+  int64_t segment = buffer(AllocKind::Device, 8192);
+  Statement address = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
+  address.bind(1, segment);
+  ASSERT_TRUE(address.step());
+  for (int64_t offset : {0, 4096}) {
+    testing::SubAllocationRow block;
+    block.parent_alloc_id = segment;
+    block.parent_offset = offset;
+    block.address = address.int64(0) + offset;
+    block.bytes = 4096;
+    block.alloc_ns = 500;
+    trace.add(block);
+  }
+  kernel("fill", 10'000, 1'000, {{segment, A::Write}});
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+}
+
 }  // namespace
 }  // namespace apptracer::diagnose
