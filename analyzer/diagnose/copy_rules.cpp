@@ -98,7 +98,9 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
   auto busy = facts.busy_by_device();
   for (const Transfer& t : facts.copies) {
-    if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed()) continue;
+    if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed() ||
+        facts.inside_communication_call(t.correlation))
+      continue;
     auto [alloc, address] = host_buffer(t);
     Group& group = groups[{static_cast<int>(t.kind), alloc, address, t.device.value_or(-1)}];
     if (!group.first) {

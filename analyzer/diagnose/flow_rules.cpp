@@ -371,6 +371,8 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       const Op& producer = graph.ops[value.producer_op];
       if (producer.kind == OpKind::Migration) continue;
       if (first_opaque != Value::kNoOp && first_opaque > value.producer_op) continue;
+      // NCCL's work descriptors, which its kernels read unseen.
+      if (facts.inside_communication_call(row_of(facts, producer).correlation)) continue;
       bool overwritten = version_read.count(value.version + 1) > 0;
       bool wasted = any_read ? overwritten && !version_read[value.version] && !carried[values[i]]
                              : true;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <iterator>
 
 #include "graph_builder.h"
 #include "labels.h"
@@ -25,6 +26,7 @@ class Reader {
     read_kernels();
     read_syncs();
     read_allocations();
+    read_communication_calls();
     read_annotations();
     facts_.origin = trace_.origin();
     facts_.um = trace_.unified_memory();
@@ -193,6 +195,17 @@ class Reader {
     }
   }
 
+  void read_communication_calls() {
+    for (const Packed<CollectiveRow>& row : trace_.rows<CollectiveRow>()) {
+      facts_.communication_calls[row.tid].push_back(
+          {row.id, "", row.tid, row.api_start_ns, row.api_end_ns});
+    }
+    for (auto& [tid, calls] : facts_.communication_calls) {
+      std::stable_sort(calls.begin(), calls.end(),
+                       [](const HostCall& a, const HostCall& b) { return a.start_ns < b.start_ns; });
+    }
+  }
+
   void read_annotations() {
     for (const Packed<NvtxRangeRow>& row : trace_.rows<NvtxRangeRow>()) {
       facts_.nvtx.push_back({name(row.name_id, "?"), row.tid, row.start_ns,
@@ -246,6 +259,18 @@ const HostCall* TraceFacts::call(NullableInt correlation) const {
   if (!correlation) return nullptr;
   auto found = std::lower_bound(calls.begin(), calls.end(), std::make_pair(*correlation, uint32_t{0}));
   return found != calls.end() && found->first == *correlation ? &all_calls[found->second] : nullptr;
+}
+
+bool TraceFacts::inside_communication_call(NullableInt correlation) const {
+  const HostCall* made = call(correlation);
+  if (!made) return false;
+  auto thread = communication_calls.find(made->tid);
+  if (thread == communication_calls.end()) return false;
+  // A thread's calls do not nest: only the latest to start before can hold it.
+  const std::vector<HostCall>& calls_here = thread->second;
+  auto after = std::upper_bound(calls_here.begin(), calls_here.end(), made->start_ns,
+                                [](int64_t ns, const HostCall& c) { return ns < c.start_ns; });
+  return after != calls_here.begin() && std::prev(after)->end_ns >= made->end_ns;
 }
 
 const Allocation* TraceFacts::allocation(NullableInt id) const {

@@ -136,6 +136,9 @@ struct TraceFacts {
   // call where a driver call has the same.
   std::vector<std::pair<int64_t, uint32_t>> calls;
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
+  // NCCL and MPI calls per thread (collectives rows: id, tid, entered,
+  // returned), by start.
+  std::unordered_map<int64_t, std::vector<HostCall>> communication_calls;
   trace::UmTrace um;
   // The program used managed memory, and its migrations were not asked for
   // (meta um_counters): the unified-memory rules have nothing to read.
@@ -152,6 +155,11 @@ struct TraceFacts {
   trace::TimeOrigin origin;  // what the times shown count from
 
   const HostCall* call(NullableInt correlation) const;
+  // Whether the call was made inside an NCCL or MPI call on its thread: the
+  // library's own work (its work descriptors, its staging buffers), which the
+  // program cannot change and the library's kernels read through pointers
+  // no argument shows.
+  bool inside_communication_call(NullableInt correlation) const;
   const Allocation* allocation(NullableInt id) const;
   const Kernel* kernel(int64_t id) const;
   const Transfer* copy(int64_t id) const;

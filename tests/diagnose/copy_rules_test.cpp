@@ -56,6 +56,19 @@ TEST_F(CopyRules, APageableCopyCostsTheCallThatStagedIt) {
   EXPECT_EQ(found[0].saving_ns, 300'100 - pinned_ns(1'000'000));
 }
 
+// NCCL copies its work descriptors from pageable memory inside its calls:
+// the library's own copies, which the program cannot pin.
+TEST_F(CopyRules, APageableCopyInsideAnNcclCallIsTheLibrarysOwn) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  nccl_call(199'000, 460'000);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  EXPECT_TRUE(findings("pageable_copy").empty());
+  copy(CopyKind::HtoD, host, device, 1'000'000, 600'000, 250'000, MemoryKind::Pageable);
+  EXPECT_EQ(findings("pageable_copy").size(), 1u) << "the program's own copy after the call";
+}
+
 TEST_F(CopyRules, PinnedTwinHasNoPageableCopy) {
   calibrate_pinned_path();
   int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);

@@ -61,6 +61,18 @@ class DiagnoseTest : public ::testing::Test {
     return correlation_;
   }
 
+  // An NCCL all-reduce call on thread 1 from `start` to `end`.
+  void nccl_call(int64_t start, int64_t end) {
+    apptracer::CollectiveRow row;
+    row.kind = CollectiveKind::AllReduce;
+    row.datatype = DataType::Float32;
+    row.element_bytes = 4;
+    row.tid = 1;
+    row.api_start_ns = start;
+    row.api_end_ns = end;
+    trace.add(row);
+  }
+
   // Five allocations of `kind` and 1 MiB at one address, each made (10 us of
   // cudaMalloc) after the previous one was freed (5 us of cudaFree); their ids.
   std::vector<int64_t> churn(AllocKind kind) {

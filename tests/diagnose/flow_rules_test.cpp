@@ -216,6 +216,16 @@ TEST_F(FlowRules, DeviceMemoryWrittenAndNeverRead) {
   EXPECT_NE(found[0].what.find("never read"), std::string::npos);
 }
 
+// NCCL writes its work descriptors into its own buffers inside its calls;
+// its kernels read them through pointers no argument shows.
+TEST_F(FlowRules, WritesInsideAnNcclCallAreTheLibrarysOwn) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t descriptors = buffer(AllocKind::Device, 1000);
+  nccl_call(9'000, 20'000);
+  pinned_copy(host, descriptors, 1000, 10'000);
+  EXPECT_TRUE(findings("written_never_read").empty());
+}
+
 // Written by a synchronous cudaMemcpy, whose call holds the host 0.6 us
 // beyond the DMA: dropping it saves the call.
 TEST_F(FlowRules, DroppingASynchronousWriteNothingReadsSavesItsCall) {
