@@ -10,7 +10,7 @@
 #include "commands.h"
 #include "findings_output.h"
 #include "findings_store.h"
-#include "link_model.h"
+#include "link_model_choice.h"
 #include "rules.h"
 #include "table_format.h"
 #include "analyzer/trace/trace.h"

@@ -9,7 +9,7 @@
 #include "graph_view.h"
 #include "exporters.h"
 #include "labels.h"
-#include "link_model.h"
+#include "link_model_choice.h"
 #include "measured_transfer_cost.h"
 #include "perfetto_embed.h"
 #include "rules.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "replay_input.h"
-#include "timeline.h"
+#include "replay_timeline.h"
 
 namespace apptracer::whatif {
 

@@ -22,7 +22,7 @@
 
 #include "replay_graph.h"
 #include "replay_input.h"
-#include "timeline.h"
+#include "replay_timeline.h"
 
 namespace apptracer::whatif {
 

@@ -20,7 +20,7 @@
 #include "replay_graph.h"
 #include "replay_input.h"
 #include "system_model.h"
-#include "timeline.h"
+#include "replay_timeline.h"
 
 namespace apptracer::whatif {
 

@@ -14,7 +14,7 @@
 #include "replay_input.h"
 #include "scenario.h"
 #include "system_file.h"
-#include "timeline.h"
+#include "replay_timeline.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "link_model.h"
+#include "link_model_choice.h"
 #include "measured_transfer_cost.h"
 #include "rules.h"
 #include "trace_builder.h"

@@ -1,4 +1,4 @@
-#include "timeline.h"
+#include "replay_timeline.h"
 
 #include <algorithm>
 #include <climits>

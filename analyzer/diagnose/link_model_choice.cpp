@@ -1,4 +1,4 @@
-#include "link_model.h"
+#include "link_model_choice.h"
 
 #include "nominal_link_cost.h"
 #include "system_file_cost.h"
