@@ -15,7 +15,14 @@ held to what a user needs from a long run:
   windows differ; growth is what a day-long run cannot afford),
 - the traced process's peak RSS and wall time beside untraced.
 
-    soak.py --apptracer BIN --out DIR [--repeat N] [--only CASE,...] [--scale F]
+Repetition 0 runs alone: its wall time, peak RSS and bytes per step are the
+measurements. With --parallel N the further repetitions run N at a time
+(processes sharing the GPU and the cores): they are held to everything but
+the wall time, which sharing makes meaningless, so that ten repetitions of
+a long case fit in one run; sharing perturbs each process's timing, which
+is what shakes out a rare hang.
+
+    soak.py --apptracer BIN --out DIR [--repeat N] [--parallel N] [--only CASE,...] [--scale F]
 
 Prints a line per run and a summary per case, writes OUT/soak.json; exit 0
 when every run of every case that could run passed, 1 otherwise, 77 when no
@@ -23,6 +30,7 @@ case could run. SOAK_STACKS names a command printing a process's native
 stacks (its pid appended), e.g. "eu-stack -p"; py-spy is used where installed.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -220,15 +228,25 @@ def soak_case(case, args, scale):
     if code != 0:
         fail(f"untraced run failed ({code}): {plain_err.strip()[-400:]}")
         return result
-    for repetition in range(args.repeat):
+    def traced_run(repetition):
         out = os.path.join(work, f"traced-{repetition}")
         os.makedirs(out)
         traced = [args.apptracer, "record", "-o", os.path.join(out, f"{case.name}-%p.db"), "--", *program]
-        code, stdout, stderr, wall, rss = run(traced, args.limit_s, os.path.join(out, "stacks.txt"))
+        return out, run(traced, args.limit_s, os.path.join(out, "stacks.txt"))
+
+    first = [traced_run(0)] if args.repeat > 0 else []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        rest = list(pool.map(traced_run, range(1, args.repeat)))
+    for repetition, (out, (code, stdout, stderr, wall, rss)) in enumerate(first + rest):
         with open(os.path.join(out, "stderr.txt"), "w") as f:
             f.write(stderr)
+        shared = repetition > 0 and args.parallel > 1
         entry = {"repetition": repetition, "wall_s": round(wall, 1), "peak_rss_mb": round(rss),
-                 "wall_ratio": round(wall / plain_wall, 3), "extra_rss_mb": round(rss - plain_rss)}
+                 "extra_rss_mb": round(rss - plain_rss)}
+        if shared:
+            entry["shared_with"] = args.parallel - 1
+        else:
+            entry["wall_ratio"] = round(wall / plain_wall, 3)
         result["runs"].append(entry)
         if code is None:
             fail(f"run {repetition}: HUNG past {args.limit_s} s (stacks in {out}/stacks.txt)")
@@ -282,6 +300,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", default="")
+    parser.add_argument("--parallel", type=int, default=1,
+                        help="run repetitions after the first this many at a time")
     parser.add_argument("--scale", type=float, default=1.0, help="steps multiplied by this")
     parser.add_argument("--limit-s", type=int, default=540, help="a run longer than this hung")
     parser.add_argument("--keep", action="store_true", help="keep the traces")
