@@ -52,9 +52,10 @@ MAX_EXTRA_RSS_MB = 512   # traced peak RSS over untraced
 
 
 class Case:
-    def __init__(self, name, modules, script, steps, launcher=(), gpus=1):
+    def __init__(self, name, modules, script, steps, launcher=(), gpus=1, env=None):
         self.name, self.modules, self.script, self.steps = name, modules, script, steps
         self.launcher, self.gpus = launcher, gpus
+        self.env = {**os.environ, **(env or {})}
 
     def command(self, scale):
         steps = max(300, int(self.steps * scale))
@@ -69,7 +70,12 @@ CASES = [
     Case("transformer", ["torch", "transformers"], "transformer_train.py", 2000),
     Case("dataloader", ["torch"], "dataloader_train.py", 2000),
     Case("compile", ["torch", "triton"], "compile_replay.py", 5000),
-    Case("jax", ["jax"], "jax_train.py", 2000),
+    # XLA picks its GEMM algorithms by timing them, so a run's losses may
+    # differ in the last digits from another's, traced or not: autotuning off.
+    # Its default 75% of the GPU for one process would leave parallel
+    # repetitions none.
+    Case("jax", ["jax"], "jax_train.py", 2000,
+         env={"XLA_FLAGS": "--xla_gpu_autotune_level=0", "XLA_PYTHON_CLIENT_MEM_FRACTION": "0.08"}),
     Case("cupy", ["cupy"], "cupy_churn.py", 3000),
     Case("fsdp", ["torch"], "fsdp_train.py", 1000, launcher=torchrun(2), gpus=2),
     # Where 4 or 8 GPUs are lent: every GPU a rank, fewer steps.
@@ -223,7 +229,7 @@ def soak_case(case, args, scale):
     result = {"case": case.name, "steps": steps, "runs": [], "failures": []}
     fail = result["failures"].append
     code, plain_out, plain_err, plain_wall, plain_rss = run(
-        program, args.limit_s, os.path.join(work, "untraced-stacks.txt"))
+        program, args.limit_s, os.path.join(work, "untraced-stacks.txt"), case.env)
     result.update(untraced_wall_s=round(plain_wall, 1), untraced_peak_rss_mb=round(plain_rss))
     if code != 0:
         fail(f"untraced run failed ({code}): {plain_err.strip()[-400:]}")
@@ -232,7 +238,7 @@ def soak_case(case, args, scale):
         out = os.path.join(work, f"traced-{repetition}")
         os.makedirs(out)
         traced = [args.apptracer, "record", "-o", os.path.join(out, f"{case.name}-%p.db"), "--", *program]
-        return out, run(traced, args.limit_s, os.path.join(out, "stacks.txt"))
+        return out, run(traced, args.limit_s, os.path.join(out, "stacks.txt"), case.env)
 
     first = [traced_run(0)] if args.repeat > 0 else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
@@ -251,8 +257,13 @@ def soak_case(case, args, scale):
         if code is None:
             fail(f"run {repetition}: HUNG past {args.limit_s} s (stacks in {out}/stacks.txt)")
             continue
-        if code != 0 or stdout != plain_out:
-            fail(f"run {repetition}: exit {code} or stdout differs from untraced: {stderr.strip()[-400:]}")
+        if code != 0:
+            fail(f"run {repetition}: exit {code}: {stderr.strip()[-400:]}")
+        elif stdout != plain_out:
+            first = next((i for i, (a, b) in enumerate(zip(stdout.splitlines(), plain_out.splitlines()))
+                          if a != b), min(len(stdout.splitlines()), len(plain_out.splitlines())))
+            fail(f"run {repetition}: stdout differs from untraced from line {first + 1}: "
+                 f"{stdout.splitlines()[first:first + 1]} vs {plain_out.splitlines()[first:first + 1]}")
         listed = [m.groups() for m in map(LISTED.match, stderr.splitlines()) if m]
         if not listed or any(status != "complete" for _, status in listed):
             fail(f"run {repetition}: traces not all complete: {listed or stderr.strip()[-300:]}")
