@@ -138,8 +138,10 @@ def measured(command):
 
 
 def run(command, limit_s, stacks_file, env=None):
-    """(exit code, or None when it hung; stdout; stderr; wall s; peak RSS MB)."""
+    """(exit code, or None when it hung; stdout; stderr; wall s; peak RSS MB;
+    the run's start and end on the marks' clock)."""
     start = time.monotonic()
+    start_ns = time.time_ns()
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--measure", "--", *command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=env)
@@ -153,7 +155,19 @@ def run(command, limit_s, stacks_file, env=None):
         code = None
     wall = time.monotonic() - start
     peaks = [int(m.group(1)) for m in map(PEAK.match, stderr.splitlines()) if m]
-    return code, stdout, stderr, wall, (peaks[-1] / 1024 if peaks else 0.0)
+    return code, stdout, stderr, wall, (peaks[-1] / 1024 if peaks else 0.0), (start_ns, time.time_ns())
+
+
+def phases(span, stderr):
+    """Seconds before the first step mark (start-up: imports, CUDA, the
+    tracer's start), between the first and the last (the steps) and after it
+    (exit: the tracer's last records written)."""
+    marks = [int(m.group(2)) for m in map(MARK.match, stderr.splitlines()) if m]
+    if len(marks) < 2:
+        return {}
+    start, end = span
+    return {"startup_s": round((marks[0] - start) / 1e9, 1), "steps_s": round((marks[-1] - marks[0]) / 1e9, 1),
+            "exit_s": round((end - marks[-1]) / 1e9, 1)}
 
 
 # The columns that place a row of a table in time, the first set one first.
@@ -228,9 +242,11 @@ def soak_case(case, args, scale):
     program = [*command[:len(case.launcher)], *python, *command[len(case.launcher):]]
     result = {"case": case.name, "steps": steps, "runs": [], "failures": []}
     fail = result["failures"].append
-    code, plain_out, plain_err, plain_wall, plain_rss = run(
+    code, plain_out, plain_err, plain_wall, plain_rss, plain_span = run(
         program, args.limit_s, os.path.join(work, "untraced-stacks.txt"), case.env)
-    result.update(untraced_wall_s=round(plain_wall, 1), untraced_peak_rss_mb=round(plain_rss))
+    plain_phases = phases(plain_span, plain_err)
+    result.update(untraced_wall_s=round(plain_wall, 1), untraced_peak_rss_mb=round(plain_rss),
+                  untraced_phases=plain_phases)
     if code != 0:
         fail(f"untraced run failed ({code}): {plain_err.strip()[-400:]}")
         return result
@@ -243,7 +259,7 @@ def soak_case(case, args, scale):
     first = [traced_run(0)] if args.repeat > 0 else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
         rest = list(pool.map(traced_run, range(1, args.repeat)))
-    for repetition, (out, (code, stdout, stderr, wall, rss)) in enumerate(first + rest):
+    for repetition, (out, (code, stdout, stderr, wall, rss, span)) in enumerate(first + rest):
         with open(os.path.join(out, "stderr.txt"), "w") as f:
             f.write(stderr)
         shared = repetition > 0 and args.parallel > 1
@@ -253,6 +269,9 @@ def soak_case(case, args, scale):
             entry["shared_with"] = args.parallel - 1
         else:
             entry["wall_ratio"] = round(wall / plain_wall, 3)
+            entry["phases"] = phases(span, stderr)
+            if plain_phases.get("steps_s") and entry["phases"].get("steps_s"):
+                entry["steps_ratio"] = round(entry["phases"]["steps_s"] / plain_phases["steps_s"], 3)
         result["runs"].append(entry)
         if code is None:
             fail(f"run {repetition}: HUNG past {args.limit_s} s (stacks in {out}/stacks.txt)")
