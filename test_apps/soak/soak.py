@@ -295,6 +295,8 @@ def soak_case(case, args, scale):
         if main:
             entry["trace_mb"] = round(os.path.getsize(main) / 2**20, 1)
             entry["producer_wait_ms"] = round(int(metas[main].get("producer_wait_ns", "0")) / 1e6)
+            entry["finish_ms"] = {key[len("finish."):-len("_ms")]: int(value)
+                                  for key, value in metas[main].items() if key.startswith("finish.")}
         marks = [(int(a), int(b)) for a, b in (m.groups() for m in map(MARK.match, stderr.splitlines()) if m)]
         if main and repetition == 0:
             per_step = window_bytes(main, marks)

@@ -171,6 +171,18 @@ def check_subprocess(c, apptracer):
              f"subprocess: the parent's trace is complete, not ended by a child's exec ({parent})")
 
 
+def check_finish_costs(c, apptracer):
+    """A finished trace says what each step of its finish cost the exiting program."""
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as out:
+        traced = record(apptracer, out, script("print(sum(range(10)))\n", scratch))
+        c.expect(traced.returncode == 0, f"finish costs: the program runs ({traced.stderr.strip()[-300:]})")
+        found = traces(out)
+        steps = ("activity", "last_records", "rows_and_indexes", "checkpoint")
+        costs = {step: meta(t, f"finish.{step}_ms") for t in found for step in steps}
+        c.expect(len(found) == 1 and all(v is not None and v.isdigit() for v in costs.values()),
+                 f"finish costs: meta.finish.*_ms in the trace ({costs})")
+
+
 def check_early_sigterm(c, apptracer):
     found, states = python_case(c, apptracer, "killed by SIGTERM at 100 ms", EARLY_SIGTERM_PROGRAM, 1,
                                 -signal.SIGTERM)
@@ -233,6 +245,7 @@ def main():
     check_sigint(c, apptracer)
     check_multiprocessing(c, apptracer)
     check_subprocess(c, apptracer)
+    check_finish_costs(c, apptracer)
     check_early_sigterm(c, apptracer)
     check_crash(c, apptracer)
     check_shell_forks(c, apptracer)

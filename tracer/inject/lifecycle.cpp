@@ -145,9 +145,12 @@ void finish(const char* status) {
   if (finished.exchange(true)) return;
   SignalsBlocked held(termination_signals());
   InsideTracer inside;  // the final write may open the trace on this thread
+  uint64_t finish_start = now_ns();
   if (exact_active) exact::finish_exact();
   if (activity_flusher) activity_flusher->stop();
   if (activity_usable) flush_activity();
+  // What exiting costs a program is part of what tracing costs it.
+  writer_instance->set_meta("finish.activity_ms", std::to_string((now_ns() - finish_start) / 1000000));
   host_blocks::disable();
   writer_instance->set_meta("host_alloc_histogram", host_blocks::histogram_json());
   writer_instance->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));

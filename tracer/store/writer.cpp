@@ -227,6 +227,9 @@ void Writer::write_records() {
 
 void Writer::finish(const std::string& status) {
   if (!thread_.joinable()) return;
+  // Each step's time goes in meta: a program's exit waits for all of them.
+  auto ms_since = [this](uint64_t start) { return std::to_string((now_ns() - start) / 1000000); };
+  uint64_t step_start = now_ns();
   stopping_ = true;
   buffers_.wake_writer();
   thread_.join();
@@ -236,9 +239,12 @@ void Writer::finish(const std::string& status) {
   std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
   try {
     store_->begin();
+    store_->set_meta("finish.last_records_ms", ms_since(step_start));
+    step_start = now_ns();
     for (const auto& [table, rows] : store_->finish()) {
       store_->set_meta("rows." + table, std::to_string(rows));
     }
+    store_->set_meta("finish.rows_and_indexes_ms", ms_since(step_start));
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
     store_->set_meta("dropped_records", std::to_string(buffers_.dropped_records()));
@@ -251,7 +257,12 @@ void Writer::finish(const std::string& status) {
     store_->set_meta("end_ns", std::to_string(now_ns()));
     store_->set_meta("status", status);
     store_->commit();
+    step_start = now_ns();
     store_->checkpoint();
+    // Written after the checkpoint it times: a small write to the checkpointed file.
+    store_->begin();
+    store_->set_meta("finish.checkpoint_ms", ms_since(step_start));
+    store_->commit();
     log_info("trace written to {}", path_);
   } catch (const std::exception& error) {
     log_error("finishing the trace failed: {}", error.what());
