@@ -155,7 +155,7 @@ class DiagnoseTest : public ::testing::Test {
                  int64_t stream = 7, int64_t launch_ns = 300) {
     testing::KernelRow row;
     row.mangled_name = "_Z" + name;
-    row.demangled_name = name + "()";
+    row.demangled_name = name.find('(') == std::string::npos ? name + "()" : name;
     row.stream = stream;
     row.call_correlation_id = call("cudaLaunchKernel", start - 1000, start - 1000 + launch_ns);
     row.api_start_ns = start - 1000;

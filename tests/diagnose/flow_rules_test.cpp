@@ -249,6 +249,26 @@ TEST_F(FlowRules, WritesToALibrarysOwnMemoryAreNotTheProgramsWaste) {
   EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{wasted});
 }
 
+// PyTorch's chunk_cat gathers FSDP's gradients through an array of pointers
+// (char**): a write it follows may have been read by it; one after it is
+// still found.
+TEST_F(FlowRules, AKernelReadingThroughPointerArraysMayReadEarlierWrites) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t pointers = buffer(AllocKind::Device, 64);
+  int64_t gathered = buffer(AllocKind::Device, 1000);
+  int64_t early = buffer(AllocKind::Device, 1000);
+  int64_t later = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, pointers, 64, 5'000);
+  pinned_copy(host, early, 1000, 10'000);
+  kernel("chunk_cat(char**, char*, long)", 20'000, 1'000,
+         {{pointers, A::Read}, {gathered, A::Write}});
+  kernel("reduce", 30'000, 1'000, {{gathered, A::Read}, {sink(), A::Write}});
+  int64_t unread = pinned_copy(host, later, 1000, 40'000);
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{unread});
+}
+
 // Written by a synchronous cudaMemcpy, whose call holds the host 0.6 us
 // beyond the DMA: dropping it saves the call.
 TEST_F(FlowRules, DroppingASynchronousWriteNothingReadsSavesItsCall) {
