@@ -376,7 +376,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
     // argument shows (NCCL's communicator structures, set up by memsets and
     // copies while it initializes).
     const Allocation* alloc = facts.allocation(where.alloc_id);
-    if (alloc && !facts.library_memory(*alloc).empty()) continue;
+    if (alloc && facts.library_memory(*alloc)) continue;
     const std::vector<uint32_t>& values = versions[location];
     std::map<uint32_t, bool> version_read;  // version -> read (by any twin)
     for (uint32_t v : values) version_read[graph.values[v].version] |= read[v];
@@ -476,7 +476,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     }
     if (migrated.count(*where.alloc_id)) continue;
     const Allocation* alloc = facts.allocation(where.alloc_id);
-    if (!alloc || !facts.library_memory(*alloc).empty()) continue;
+    if (!alloc || facts.library_memory(*alloc)) continue;
     int64_t end = alloc->free_ns.value_or(facts.end_ns);
     bool maybe_used = std::any_of(opaque.begin(), opaque.end(), [&](const auto& window) {
       return window.first <= end && window.second >= alloc->alloc_ns;

@@ -197,8 +197,9 @@ class Reader {
     }
   }
 
-  // An allocation holds framework blocks when any block overlaps it (an
-  // expandable segment's block may span several of its mappings).
+  // An allocation holds framework blocks when any block's bytes overlap it
+  // (an expandable segment's block may span several of its mappings); the
+  // intervals here are address ranges.
   void read_framework_blocks() {
     std::unordered_map<int64_t, Intervals> blocks;  // by process
     for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
@@ -292,28 +293,22 @@ bool TraceFacts::inside_communication_call(NullableInt correlation) const {
   return after != calls_here.begin() && std::prev(after)->end_ns >= made->end_ns;
 }
 
-std::string_view TraceFacts::library_memory(const Allocation& alloc) const {
-  if (inside_communication_call(alloc.alloc_correlation)) return "made inside an NCCL or MPI call";
+bool TraceFacts::library_memory(const Allocation& alloc) const {
+  if (inside_communication_call(alloc.alloc_correlation)) return true;
   bool outside_framework = framework_processes.count(alloc.process) && !alloc.holds_framework_blocks;
   switch (alloc.kind) {
     case AllocKind::Device:
     case AllocKind::VmmMapping:
-    case AllocKind::MappedHost:
-      if (outside_framework) {
-        return "made outside the framework's allocator, which holds this process's data: a "
-               "library's own (NCCL's buffers and flags, a cuBLAS handle's workspace)";
-      }
-      break;
-    default: break;
+    case AllocKind::MappedHost: return outside_framework;
+    default: return false;
   }
-  return "";
 }
 
 bool TraceFacts::library_transfer(const Transfer& transfer) const {
   if (inside_communication_call(transfer.correlation)) return true;
   for (NullableInt id : {transfer.src_alloc, transfer.dst_alloc}) {
     const Allocation* alloc = allocation(id);
-    if (alloc && !library_memory(*alloc).empty()) return true;
+    if (alloc && library_memory(*alloc)) return true;
   }
   return false;
 }

@@ -168,12 +168,14 @@ struct TraceFacts {
   // program cannot change and the library's kernels read through pointers
   // no argument shows.
   bool inside_communication_call(NullableInt correlation) const;
-  // Why `alloc` is memory a library made for itself rather than the
-  // program's ("" when nothing says so): its kernels reach such memory
-  // through pointers kept in device structures (NCCL's communicator, a cuBLAS
-  // handle), which no launch argument shows, and the program cannot remove
-  // it or its writes.
-  std::string_view library_memory(const Allocation& alloc) const;
+  // Whether `alloc` is memory a library made for itself rather than the
+  // program's: made inside an NCCL or MPI call, or, where a framework's
+  // allocator holds the process's data, device memory, a vmm mapping or
+  // mapped host memory outside its blocks (NCCL's buffers and flags, a cuBLAS
+  // handle's workspace). Its kernels reach such memory through pointers kept
+  // in device structures, which no launch argument shows, and the program
+  // cannot remove it or its writes.
+  bool library_memory(const Allocation& alloc) const;
   // Whether a copy or memset is a library's own: made inside an NCCL or MPI
   // call, or into or out of a library's memory (NCCL copying its device
   // structures in while it initializes).
