@@ -99,7 +99,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
   auto busy = facts.busy_by_device();
   for (const Transfer& t : facts.copies) {
     if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed() ||
-        facts.inside_communication_call(t.correlation))
+        facts.library_transfer(t))
       continue;
     auto [alloc, address] = host_buffer(t);
     Group& group = groups[{static_cast<int>(t.kind), alloc, address, t.device.value_or(-1)}];

@@ -352,12 +352,31 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
   for (uint32_t op = 0; op < graph.ops.size() && first_opaque == Value::kNoOp; ++op) {
     if (graph.ops[op].arguments_unknown) first_opaque = op;
   }
+  // Kernels reaching through arrays of pointers (PyTorch's chunk_cat gathers
+  // FSDP's gradients through a char**) read memory no argument shows, by
+  // process in program order: a write one of them follows, still held when
+  // it ran, may have been read.
+  std::unordered_map<int64_t, std::vector<uint32_t>> unseen_readers;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (graph.ops[op].writes_unseen) unseen_readers[graph.ops[op].process].push_back(op);
+  }
+  auto read_unseen = [&](int64_t process, uint32_t written_by, uint32_t gone_by) {
+    auto readers = unseen_readers.find(process);
+    if (readers == unseen_readers.end()) return false;
+    auto next = std::upper_bound(readers->second.begin(), readers->second.end(), written_by);
+    return next != readers->second.end() && *next < gone_by;
+  };
   // Values per location, in version order (migrated twins share a version).
   std::vector<std::vector<uint32_t>> versions(graph.locations.size());
   for (uint32_t v = 0; v < graph.values.size(); ++v) versions[graph.values[v].location].push_back(v);
   for (uint32_t location = 0; location < graph.locations.size(); ++location) {
     const dvdg::Location& where = graph.locations[location];
     if (is_host(where)) continue;  // CPU code reads host memory invisibly
+    // A library's own memory is read by its kernels through pointers no
+    // argument shows (NCCL's communicator structures, set up by memsets and
+    // copies while it initializes).
+    const Allocation* alloc = facts.allocation(where.alloc_id);
+    if (alloc && facts.library_memory(*alloc)) continue;
     const std::vector<uint32_t>& values = versions[location];
     std::map<uint32_t, bool> version_read;  // version -> read (by any twin)
     for (uint32_t v : values) version_read[graph.values[v].version] |= read[v];
@@ -371,6 +390,15 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       const Op& producer = graph.ops[value.producer_op];
       if (producer.kind == OpKind::Migration) continue;
       if (first_opaque != Value::kNoOp && first_opaque > value.producer_op) continue;
+      // Until the next version's write (or the free) replaces it.
+      uint32_t gone_by = value.freed_by_op;
+      for (size_t next = i + 1; next < values.size(); ++next) {
+        if (graph.values[values[next]].version > value.version) {
+          gone_by = graph.values[values[next]].producer_op;
+          break;
+        }
+      }
+      if (read_unseen(producer.process, value.producer_op, gone_by)) continue;
       // NCCL's work descriptors, which its kernels read unseen.
       if (facts.inside_communication_call(row_of(facts, producer).correlation)) continue;
       bool overwritten = version_read.count(value.version + 1) > 0;
@@ -448,7 +476,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     }
     if (migrated.count(*where.alloc_id)) continue;
     const Allocation* alloc = facts.allocation(where.alloc_id);
-    if (!alloc) continue;
+    if (!alloc || facts.library_memory(*alloc)) continue;
     int64_t end = alloc->free_ns.value_or(facts.end_ns);
     bool maybe_used = std::any_of(opaque.begin(), opaque.end(), [&](const auto& window) {
       return window.first <= end && window.second >= alloc->alloc_ns;

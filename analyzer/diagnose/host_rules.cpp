@@ -3,6 +3,7 @@
 // kernels too short for their launch.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -412,13 +413,17 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   auto work = work_by_device(facts);
   // Per kernel name: short launches, the GPU idle before each on its stream,
   // and the part of that idle time the host spent in the launch call.
+  // A kernel's first launch on a device loads its module (CUDA loads them
+  // lazily), which a CUDA graph pays as well: only later launches count.
   struct Group {
     Finding finding;
-    int64_t count = 0, gpu = 0, launch = 0, waiting = 0, in_launch = 0;
+    int64_t count = 0, gpu = 0, waiting = 0;
+    int64_t later = 0, launch = 0, in_launch = 0;  // launches after the first on each device
   };
   std::map<std::string, Group> groups;
   for (auto& [device, list] : work) {
     std::map<int64_t, int64_t> stream_end;  // stream -> end of its previous work
+    std::set<std::string> launched;         // kernels launched on this device so far
     for (const Work& w : list) {
       int64_t stream = w.stream.value_or(-1);
       auto previous = stream_end.find(stream);
@@ -427,11 +432,14 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       stream_end[stream] = w.end;
       if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
         continue;
-      Group& group = groups[w.name()];
+      std::string name = w.name();
+      Group& group = groups[name];
       if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
       group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
       group.waiting = saturating_add(group.waiting, idle);
-      if (const HostCall* call = facts.call(w.correlation)) {
+      bool first = launched.insert(std::move(name)).second;
+      if (const HostCall* call = facts.call(w.correlation); call && !first) {
+        ++group.later;
         group.launch = saturating_add(group.launch, call->duration());
         int64_t from = std::max(idle_from, call->start_ns), to = std::min(w.start, call->end_ns);
         if (from < to) group.in_launch = saturating_add(group.in_launch, elapsed_ns(from, to));
@@ -446,7 +454,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     f.rule = "launch_bound_kernels";
     f.what = std::to_string(group.count) + " launches of " + name + " ran " +
              format_ns(group.gpu / group.count) + " each on the GPU and took " +
-             format_ns(group.launch / group.count) + " each to launch; the GPU waited " +
+             format_ns(group.launch / group.later) + " each to launch; the GPU waited " +
              format_ns(group.waiting) + " between them";
     f.names.push_back(name);
     f.cost_ns = group.waiting;
@@ -454,7 +462,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     f.claim = "GPU idle time";
     f.estimate = "the GPU idle time before these launches while the host was inside their "
                  "launch calls, which a CUDA graph (or one fused kernel) removes; the host's "
-                 "own time between the calls stays";
+                 "own time between the calls stays, and so does each kernel's first launch on a "
+                 "device, which loads its module";
     f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "
             "or fuse the work into fewer, larger kernels";
     findings.push_back(std::move(f));

@@ -26,6 +26,7 @@ class Reader {
     read_kernels();
     read_syncs();
     read_allocations();
+    read_framework_blocks();
     read_communication_calls();
     read_annotations();
     facts_.origin = trace_.origin();
@@ -189,9 +190,28 @@ class Reader {
     for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
       facts_.allocations.push_back({row.id, row.kind, row.address, row.bytes, row.device,
                                     row.numa_node, row.alloc_correlation_id,
-                                    row.free_correlation_id, row.alloc_ns, row.free_ns});
+                                    row.free_correlation_id, row.alloc_ns, row.free_ns,
+                                    row.process});
       widen(row.alloc_ns, row.process);
       widen(row.free_ns, row.process);
+    }
+  }
+
+  // An allocation holds framework blocks when any block's bytes overlap it
+  // (an expandable segment's block may span several of its mappings); the
+  // intervals here are address ranges.
+  void read_framework_blocks() {
+    std::unordered_map<int64_t, Intervals> blocks;  // by process
+    for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
+      facts_.framework_processes.insert(row.process);
+      blocks[row.process].emplace_back(row.address, saturating_add(row.address, row.bytes));
+    }
+    for (auto& [process, spans] : blocks) merge_intervals(spans);
+    for (Allocation& alloc : facts_.allocations) {
+      auto spans = blocks.find(alloc.process);
+      if (spans == blocks.end()) continue;
+      int64_t end = saturating_add(alloc.address, alloc.bytes);
+      alloc.holds_framework_blocks = covered_ns(spans->second, alloc.address, end) > 0;
     }
   }
 
@@ -271,6 +291,26 @@ bool TraceFacts::inside_communication_call(NullableInt correlation) const {
   auto after = std::upper_bound(calls_here.begin(), calls_here.end(), made->start_ns,
                                 [](int64_t ns, const HostCall& c) { return ns < c.start_ns; });
   return after != calls_here.begin() && std::prev(after)->end_ns >= made->end_ns;
+}
+
+bool TraceFacts::library_memory(const Allocation& alloc) const {
+  if (inside_communication_call(alloc.alloc_correlation)) return true;
+  bool outside_framework = framework_processes.count(alloc.process) && !alloc.holds_framework_blocks;
+  switch (alloc.kind) {
+    case AllocKind::Device:
+    case AllocKind::VmmMapping:
+    case AllocKind::MappedHost: return outside_framework;
+    default: return false;
+  }
+}
+
+bool TraceFacts::library_transfer(const Transfer& transfer) const {
+  if (inside_communication_call(transfer.correlation)) return true;
+  for (NullableInt id : {transfer.src_alloc, transfer.dst_alloc}) {
+    const Allocation* alloc = allocation(id);
+    if (alloc && library_memory(*alloc)) return true;
+  }
+  return false;
 }
 
 const Allocation* TraceFacts::allocation(NullableInt id) const {

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -92,6 +93,10 @@ struct Allocation {
   NullableInt alloc_correlation, free_correlation;
   int64_t alloc_ns = 0;
   NullableInt free_ns;
+  int64_t process = trace::kSingleProcess;
+  // It holds a block a framework's allocator handed out (a PyTorch caching
+  // allocator segment).
+  bool holds_framework_blocks = false;
 };
 
 struct NvtxRange {
@@ -139,6 +144,9 @@ struct TraceFacts {
   // NCCL and MPI calls per thread (collectives rows: id, tid, entered,
   // returned), by start.
   std::unordered_map<int64_t, std::vector<HostCall>> communication_calls;
+  // Processes whose memory a framework's allocator hands out (it reported
+  // blocks): there the program's data lives in those blocks.
+  std::unordered_set<int64_t> framework_processes;
   trace::UmTrace um;
   // The program used managed memory, and its migrations were not asked for
   // (meta um_counters): the unified-memory rules have nothing to read.
@@ -160,6 +168,18 @@ struct TraceFacts {
   // program cannot change and the library's kernels read through pointers
   // no argument shows.
   bool inside_communication_call(NullableInt correlation) const;
+  // Whether `alloc` is memory a library made for itself rather than the
+  // program's: made inside an NCCL or MPI call, or, where a framework's
+  // allocator holds the process's data, device memory, a vmm mapping or
+  // mapped host memory outside its blocks (NCCL's buffers and flags, a cuBLAS
+  // handle's workspace). Its kernels reach such memory through pointers kept
+  // in device structures, which no launch argument shows, and the program
+  // cannot remove it or its writes.
+  bool library_memory(const Allocation& alloc) const;
+  // Whether a copy or memset is a library's own: made inside an NCCL or MPI
+  // call, or into or out of a library's memory (NCCL copying its device
+  // structures in while it initializes).
+  bool library_transfer(const Transfer& transfer) const;
   const Allocation* allocation(NullableInt id) const;
   const Kernel* kernel(int64_t id) const;
   const Transfer* copy(int64_t id) const;

@@ -69,6 +69,22 @@ TEST_F(CopyRules, APageableCopyInsideAnNcclCallIsTheLibrarysOwn) {
   EXPECT_EQ(findings("pageable_copy").size(), 1u) << "the program's own copy after the call";
 }
 
+// NCCL copies its device structures from its pageable host memory into
+// memory it mapped itself while it initializes, outside any NCCL call the
+// trace records; where a framework's allocator holds the program's data,
+// that memory is the library's, and so are the copies.
+TEST_F(CopyRules, APageableCopyIntoALibrarysMemoryIsTheLibrarysOwn) {
+  calibrate_pinned_path();
+  int64_t segment = buffer(AllocKind::Device, 1'000'000);
+  block(segment, 0, 1'000'000);
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t communicator = buffer(AllocKind::VmmMapping, 1'000'000);
+  copy(CopyKind::HtoD, host, communicator, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  EXPECT_TRUE(findings("pageable_copy").empty());
+  copy(CopyKind::HtoD, host, segment, 1'000'000, 600'000, 250'000, MemoryKind::Pageable);
+  EXPECT_EQ(findings("pageable_copy").size(), 1u) << "the program's own copy into its tensor";
+}
+
 TEST_F(CopyRules, PinnedTwinHasNoPageableCopy) {
   calibrate_pinned_path();
   int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);

@@ -43,6 +43,30 @@ class DiagnoseTest : public ::testing::Test {
     return trace.add(row);
   }
 
+  // A buffer made by a 50 us call named `by` at `ns`: not using it would
+  // save that call.
+  int64_t allocated_by(const std::string& by, AllocKind kind, int64_t bytes, int64_t ns) {
+    int64_t id = buffer(kind, bytes, ns);
+    Statement made = trace.db().prepare("UPDATE allocations SET alloc_correlation_id = ? WHERE id = ?");
+    made.bind(1, call(by, ns, ns + 50'000)).bind(2, id).run();
+    return id;
+  }
+
+  // A block a framework's allocator (PyTorch's caching allocator) handed out
+  // at `offset` in `segment`; its id.
+  int64_t block(int64_t segment, int64_t offset, int64_t bytes) {
+    Statement address = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
+    address.bind(1, segment);
+    EXPECT_TRUE(address.step());
+    testing::SubAllocationRow row;
+    row.parent_alloc_id = segment;
+    row.parent_offset = offset;
+    row.address = address.int64(0) + offset;
+    row.bytes = bytes;
+    row.alloc_ns = 500;
+    return trace.add(row);
+  }
+
   // Page-locked host memory a kernel writes its result to: an op reads only
   // if it writes (DVDG edges go from what an op read to what it wrote), and
   // host memory is read by CPU code the trace cannot see, so it is never
@@ -131,7 +155,7 @@ class DiagnoseTest : public ::testing::Test {
                  int64_t stream = 7, int64_t launch_ns = 300) {
     testing::KernelRow row;
     row.mangled_name = "_Z" + name;
-    row.demangled_name = name + "()";
+    row.demangled_name = name.find('(') == std::string::npos ? name + "()" : name;
     row.stream = stream;
     row.call_correlation_id = call("cudaLaunchKernel", start - 1000, start - 1000 + launch_ns);
     row.api_start_ns = start - 1000;

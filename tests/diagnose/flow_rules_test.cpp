@@ -226,6 +226,49 @@ TEST_F(FlowRules, WritesInsideAnNcclCallAreTheLibrarysOwn) {
   EXPECT_TRUE(findings("written_never_read").empty());
 }
 
+// NCCL sets its communicator up in memory it maps itself (a memset, then a
+// copy of its device structures), which its kernels read through pointers
+// no argument shows; the program's own write nobody reads is still found.
+TEST_F(FlowRules, WritesToALibrarysOwnMemoryAreNotTheProgramsWaste) {
+  int64_t segment = buffer(AllocKind::Device, 8192);
+  block(segment, 0, 8192);
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t communicator = buffer(AllocKind::VmmMapping, 1000);
+  testing::MemsetRow memset;
+  memset.alloc_id = communicator;
+  memset.alloc_offset = 0;
+  memset.bytes = 1000;
+  memset.stream = 7;
+  memset.gpu_start_ns = 1'000;
+  memset.gpu_end_ns = 2'000;
+  trace.add(memset);
+  pinned_copy(host, communicator, 1000, 10'000);
+  int64_t wasted = pinned_copy(host, segment, 1000, 30'000);
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{wasted});
+}
+
+// PyTorch's chunk_cat gathers FSDP's gradients through an array of pointers
+// (char**): a write it follows may have been read by it; one after it is
+// still found.
+TEST_F(FlowRules, AKernelReadingThroughPointerArraysMayReadEarlierWrites) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t pointers = buffer(AllocKind::Device, 64);
+  int64_t gathered = buffer(AllocKind::Device, 1000);
+  int64_t early = buffer(AllocKind::Device, 1000);
+  int64_t later = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, pointers, 64, 5'000);
+  pinned_copy(host, early, 1000, 10'000);
+  kernel("chunk_cat(char**, char*, long)", 20'000, 1'000,
+         {{pointers, A::Read}, {gathered, A::Write}});
+  kernel("reduce", 30'000, 1'000, {{gathered, A::Read}, {sink(), A::Write}});
+  int64_t unread = pinned_copy(host, later, 1000, 40'000);
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "memcpys"), std::vector<int64_t>{unread});
+}
+
 // Written by a synchronous cudaMemcpy, whose call holds the host 0.6 us
 // beyond the DMA: dropping it saves the call.
 TEST_F(FlowRules, DroppingASynchronousWriteNothingReadsSavesItsCall) {
@@ -294,20 +337,44 @@ TEST_F(FlowRules, AnAllocationAKernelUsesIsUsed) {
 // nobody used is the framework's to keep, not the program's to remove.
 TEST_F(FlowRules, ASegmentUsedThroughOneOfItsBlocksIsUsed) {
   int64_t segment = buffer(AllocKind::Device, 8192);
-  Statement address = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
-  address.bind(1, segment);
-  ASSERT_TRUE(address.step());
-  for (int64_t offset : {0, 4096}) {
-    testing::SubAllocationRow block;
-    block.parent_alloc_id = segment;
-    block.parent_offset = offset;
-    block.address = address.int64(0) + offset;
-    block.bytes = 4096;
-    block.alloc_ns = 500;
-    trace.add(block);
-  }
+  for (int64_t offset : {0, 4096}) block(segment, offset, 4096);
   kernel("fill", 10'000, 1'000, {{segment, A::Write}});
   EXPECT_TRUE(findings("allocation_never_used").empty());
+}
+
+// Where a framework's allocator holds the program's data, a cudaMalloc or a
+// mapped host buffer outside it is a library's own (a cuBLAS handle's
+// workspace, NCCL's abort flag), which its kernels reach through pointers no
+// launch argument shows: not the program's to remove.
+TEST_F(FlowRules, MemoryOutsideTheFrameworksAllocatorIsALibrarysOwn) {
+  int64_t segment = buffer(AllocKind::Device, 8192);
+  block(segment, 0, 8192);
+  kernel("fill", 10'000, 1'000, {{segment, A::Write}});
+  allocated_by("cudaMalloc", AllocKind::Device, 1024, 20'000);
+  allocated_by("cudaHostAlloc", AllocKind::MappedHost, 4, 100'000);
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+}
+
+// ... while a segment the framework made for a tensor nobody used is the
+// program's unused tensor.
+TEST_F(FlowRules, AFrameworkSegmentWhoseBlocksNobodyUsedIsNeverUsed) {
+  int64_t used = buffer(AllocKind::Device, 8192);
+  block(used, 0, 8192);
+  kernel("fill", 10'000, 1'000, {{used, A::Write}});
+  int64_t unused = allocated_by("cudaMalloc", AllocKind::Device, 8192, 20'000);
+  block(unused, 0, 8192);
+  auto found = findings("allocation_never_used");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{unused});
+}
+
+// NCCL allocates its flags and buffers inside its own calls.
+TEST_F(FlowRules, AnAllocationMadeInsideAnNcclCallIsTheLibrarysOwn) {
+  nccl_call(1'000, 100'000);
+  allocated_by("cudaHostAlloc", AllocKind::MappedHost, 4, 2'000);
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+  allocated_by("cudaHostAlloc", AllocKind::MappedHost, 4, 200'000);
+  EXPECT_EQ(findings("allocation_never_used").size(), 1u) << "the program's own, after the call";
 }
 
 }  // namespace

@@ -236,6 +236,22 @@ TEST_F(HostRules, LaunchBoundKernels) {
   EXPECT_NE(found[0].fix.find("CUDA graph"), std::string::npos);
 }
 
+// The first launch of a kernel on a device loads its module (CUDA loads
+// modules lazily; 5 ms on the real FSDP trace): a CUDA graph pays that too.
+TEST_F(HostRules, AKernelsFirstLaunchLoadingItsModuleIsNoSaving) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("setup", 1'000, 1'000, {{d, A::Write}});
+  int64_t first = kernel("tiny", 20'000, 2'000, {{d, A::ReadWrite}}, 7, 1'500);
+  trace.db().exec("UPDATE api_calls SET start_ns = 3000 WHERE correlation_id = "
+                  "(SELECT call_correlation_id FROM kernels WHERE id = " + std::to_string(first) + ")");
+  for (int i = 0; i < 100; ++i)
+    kernel("tiny", 30'000 + i * 5'000, 2'000, {{d, A::ReadWrite}}, 7, 1'500);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].saving_ns, 100 * 1'000);
+  EXPECT_NE(found[0].what.find("took 1.5 us each to launch"), std::string::npos) << found[0].what;
+}
+
 TEST_F(HostRules, LongKernelsAreNotLaunchBound) {
   int64_t d = buffer(AllocKind::Device, 4096);
   for (int i = 0; i < 100; ++i) kernel("big", 10'000 + i * 25'000, 20'000, {{d, A::ReadWrite}});
