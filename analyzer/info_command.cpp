@@ -1,12 +1,14 @@
 // `apptracer info TRACE`: what a trace is (process, devices, status) and how
 // many rows each table holds. The first thing to run on a trace from elsewhere.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "analyzer/trace/text_escape.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -17,30 +19,31 @@ constexpr const char* kCountedTables[] = {
     "syncs",     "stream_events", "um_events", "mem_advice", "nvtx_ranges", "threads"};
 
 int print_info(const std::string& path) {
-  Database db = open_trace(path, TraceAccess::ReadOnly);
+  trace::Trace trace(path, TraceAccess::ReadOnly);
   std::printf("trace       %s\n", path.c_str());
-  Statement meta = db.prepare("SELECT key, value FROM meta ORDER BY key");
-  while (meta.step()) {
-    std::printf("%-30s %s\n", terminal_text(meta.text(0)).c_str(), terminal_text(meta.text(1)).c_str());
+  std::vector<const trace::Packed<MetaRow>*> meta;
+  for (const trace::Packed<MetaRow>& row : trace.rows<MetaRow>()) meta.push_back(&row);
+  std::sort(meta.begin(), meta.end(),
+            [&](const auto* a, const auto* b) { return trace.text(a->key) < trace.text(b->key); });
+  for (const trace::Packed<MetaRow>* row : meta) {
+    std::printf("%-30s %s\n", terminal_text(trace.text(row->key)).c_str(),
+                terminal_text(trace.text(row->value)).c_str());
   }
-  Statement devices = db.prepare(
-      "SELECT id, name, cc_major, cc_minor, total_memory_bytes, sm_count FROM devices ORDER BY id");
-  while (devices.step()) {
+  for (const trace::Packed<DeviceRow>& device : trace.rows<DeviceRow>()) {
     std::printf("device %lld    %s (sm_%lld%lld, %lld MiB, %lld SMs)\n",
-                static_cast<long long>(devices.int64(0)), terminal_text(devices.text(1)).c_str(),
-                static_cast<long long>(devices.int64(2)), static_cast<long long>(devices.int64(3)),
-                static_cast<long long>(devices.int64(4) >> 20),
-                static_cast<long long>(devices.int64(5)));
+                static_cast<long long>(device.id), terminal_text(trace.text(device.name)).c_str(),
+                static_cast<long long>(device.cc_major.value_or(0)),
+                static_cast<long long>(device.cc_minor.value_or(0)),
+                static_cast<long long>(device.total_memory_bytes.value_or(0) >> 20),
+                static_cast<long long>(device.sm_count.value_or(0)));
   }
   auto print_count = [&](const char* table) {
-    Statement count = db.prepare(std::string("SELECT count(*) FROM ") + table);
-    count.step();
-    std::printf("rows %-25s %lld\n", table, static_cast<long long>(count.int64(0)));
+    std::printf("rows %-25s %lld\n", table, static_cast<long long>(trace.row_count(table)));
   };
   for (const char* table : kCountedTables) print_count(table);
   // Traces recorded before framework allocators' blocks were have none.
-  if (db.has_table("sub_allocations")) print_count("sub_allocations");
-  if (trace_meta(db, "status") != "complete") {
+  if (trace.db().has_table("sub_allocations")) print_count("sub_allocations");
+  if (trace.meta("status") != "complete") {
     std::fprintf(stderr, "apptracer: note: %s is incomplete (the program did not exit normally)\n",
                  path.c_str());
   }

@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "buffer/string_table.h"
@@ -101,10 +102,10 @@ void RecordSource::emit_launch() {
   kernel.kernel.function_handle = 0x1000 + operations_ % kKernelNames;
   kernel.kernel.api_start_ns = clock_ns_;
   kernel.kernel.name_id = kernel_names_[operations_ % kKernelNames];
-  kernel.kernel.grid[0] = 256;
-  kernel.kernel.grid[1] = kernel.kernel.grid[2] = 1;
-  kernel.kernel.block[0] = 128;
-  kernel.kernel.block[1] = kernel.kernel.block[2] = 1;
+  kernel.kernel.launch.grid_x = 256;
+  kernel.kernel.launch.grid_y = kernel.kernel.launch.grid_z = 1;
+  kernel.kernel.launch.block_x = 128;
+  kernel.kernel.launch.block_y = kernel.kernel.launch.block_z = 1;
   kernel.kernel.device = -1;
   kernel.kernel.arg_words = 3;
   kernel.kernel.args_captured = true;
@@ -134,10 +135,11 @@ void RecordSource::emit_launch() {
   activity.gpu_kernel.end_ns = clock_ns_ + 7000;
   activity.gpu_kernel.name_id = kernel.kernel.name_id;
   activity.gpu_kernel.stream = 7;
-  for (int i = 0; i < 3; ++i) {
-    activity.gpu_kernel.grid[i] = kernel.kernel.grid[i];
-    activity.gpu_kernel.block[i] = kernel.kernel.block[i];
-  }
+  const LaunchValues& launch = kernel.kernel.launch;
+  uint32_t grid[3] = {launch.grid_x, launch.grid_y, launch.grid_z};
+  uint32_t block[3] = {launch.block_x, launch.block_y, launch.block_z};
+  std::copy(grid, grid + 3, activity.gpu_kernel.grid);
+  std::copy(block, block + 3, activity.gpu_kernel.block);
   activity.gpu_kernel.registers_per_thread = 32;
   activity.gpu_kernel.device = 0;
   trail(activity);

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "apptracer/row_inserter.h"
 #include "apptracer/row_reader.h"
 #include "apptracer/schema.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -23,17 +25,21 @@ struct NormalKernel {
   std::string demangled;
 };
 
-std::vector<NormalKernel> normal_kernels(Database& db) {
+// In launch order: by correlation id, then GPU start (unknown ones last).
+std::vector<NormalKernel> normal_kernels(trace::Trace& trace) {
+  std::vector<const trace::Packed<KernelRow>*> launched;
+  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) launched.push_back(&kernel);
+  auto order = [](const trace::Packed<KernelRow>* k) {
+    return std::make_tuple(!k->call_correlation_id, k->call_correlation_id.value_or(0),
+                           !k->gpu_start_ns, k->gpu_start_ns.value_or(0), k->id);
+  };
+  std::sort(launched.begin(), launched.end(),
+            [&](const auto* a, const auto* b) { return order(a) < order(b); });
   std::vector<NormalKernel> out;
-  Statement rows = db.prepare(
-      "SELECT k.id, k.call_correlation_id, k.name_id, k.api_start_ns, coalesce(m.text, ''), "
-      "coalesce(d.text, '') FROM kernels k LEFT JOIN strings m ON m.id = k.name_id "
-      "LEFT JOIN strings d ON d.id = k.demangled_id "
-      "ORDER BY k.call_correlation_id IS NULL, k.call_correlation_id, k.gpu_start_ns IS NULL, "
-      "k.gpu_start_ns, k.id");
-  while (rows.step()) {
-    out.push_back({rows.int64(0), rows.optional_int64(1), rows.optional_int64(2),
-                   rows.optional_int64(3), rows.text(4), rows.text(5)});
+  for (const trace::Packed<KernelRow>* k : launched) {
+    out.push_back({k->id, k->call_correlation_id.optional(), k->name_id.optional(),
+                   k->api_start_ns.optional(), std::string(trace.string(k->name_id)),
+                   std::string(trace.string(k->demangled_id))});
   }
   return out;
 }
@@ -44,22 +50,25 @@ struct Allocation {
 };
 
 // Allocations by (memory kind, bytes), each list in allocation order.
-using AllocationsAlike = std::map<std::pair<int64_t, int64_t>, std::vector<Allocation>>;
+using AllocationsAlike = std::map<std::pair<MemoryKind, int64_t>, std::vector<Allocation>>;
 
-AllocationsAlike allocations_alike(Database& db) {
+AllocationsAlike allocations_alike(trace::Trace& trace) {
+  std::vector<const trace::Packed<AllocationRow>*> in_order;
+  for (const auto& allocation : trace.rows<AllocationRow>()) in_order.push_back(&allocation);
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [](const auto* a, const auto* b) { return a->alloc_ns < b->alloc_ns; });
   AllocationsAlike out;
-  Statement rows =
-      db.prepare("SELECT id, kind, address, bytes FROM allocations ORDER BY alloc_ns, id");
-  while (rows.step()) {
-    auto memory = static_cast<int64_t>(memory_kind_of(static_cast<AllocKind>(rows.int64(1))));
-    out[{memory, rows.int64(3)}].push_back({rows.int64(0), rows.int64(2)});
+  for (const trace::Packed<AllocationRow>* allocation : in_order) {
+    out[{memory_kind_of(allocation->kind), allocation->bytes}].push_back(
+        {allocation->id, allocation->address});
   }
   return out;
 }
 
 // Sanitizer-run allocation id -> the normal run's allocation of the same
 // kind and size at the same position among those alike.
-std::unordered_map<int64_t, Allocation> match_allocations(Database& normal, Database& sanitizer) {
+std::unordered_map<int64_t, Allocation> match_allocations(trace::Trace& normal,
+                                                          trace::Trace& sanitizer) {
   AllocationsAlike theirs = allocations_alike(sanitizer);
   AllocationsAlike ours = allocations_alike(normal);
   std::unordered_map<int64_t, Allocation> matched;
@@ -81,27 +90,15 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
   if (!sanitizer.has_table("exact_launches")) {
     throw ExactJoinError("the sanitizer run recorded no --exact data");
   }
-  Statement existing = normal.prepare("SELECT count(*) FROM exact_launches");
-  if (existing.step() && existing.int64(0) > 0) {
+  trace::Trace ours(normal);
+  trace::Trace theirs(sanitizer);
+  if (ours.row_count("exact_launches") > 0) {
     throw ExactJoinError("the normal run's trace already has --exact data");
   }
-  std::vector<NormalKernel> kernels = normal_kernels(normal);
-  struct Launch {
-    int64_t id;
-    std::string name;
-    std::optional<int64_t> device, graph_position;
-    int64_t pages, approximate, incomplete;
-  };
-  std::vector<Launch> launches;
-  Statement rows = sanitizer.prepare(
-      "SELECT l.id, coalesce(s.text, ''), l.device, l.graph_position, l.pages, l.approximate, "
-      "l.incomplete FROM exact_launches l LEFT JOIN strings s ON s.id = l.name_id ORDER BY l.id");
-  while (rows.step()) {
-    launches.push_back({rows.int64(0), rows.text(1), rows.optional_int64(2),
-                        rows.optional_int64(3), rows.int64(4), rows.int64(5), rows.int64(6)});
-  }
+  std::vector<NormalKernel> kernels = normal_kernels(ours);
+  const trace::Rows<ExactLaunchRow>& launches = theirs.rows<ExactLaunchRow>();
   for (size_t i = 0; i < std::min(kernels.size(), launches.size()); ++i) {
-    const std::string& name = launches[i].name;
+    std::string name(theirs.string(launches[i].name_id));
     if (name != kernels[i].name && name != kernels[i].demangled) {
       throw ExactJoinError("the two runs diverge at kernel launch " + std::to_string(i + 1) +
                            ": the normal run launched " + quoted(kernels[i].name) +
@@ -116,10 +113,11 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
                          std::to_string(launches.size()) +
                          "; the program must launch the same kernels in the same order each run");
   }
-  std::unordered_map<int64_t, Allocation> matched = match_allocations(normal, sanitizer);
+  std::unordered_map<int64_t, Allocation> matched = match_allocations(ours, theirs);
   std::unordered_map<int64_t, int64_t> their_address;
-  Statement addresses = sanitizer.prepare("SELECT id, address FROM allocations");
-  while (addresses.step()) their_address[addresses.int64(0)] = addresses.int64(1);
+  for (const auto& allocation : theirs.rows<AllocationRow>()) {
+    their_address[allocation.id] = allocation.address;
+  }
 
   ExactJoinSummary summary;
   with_transaction(normal, [&] {
@@ -127,7 +125,7 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
     BatchInserter<ExactAccessRow> insert_access(normal);
     std::unordered_map<int64_t, int64_t> launch_ids;  // theirs -> ours (the same numbers)
     for (size_t i = 0; i < launches.size(); ++i) {
-      const Launch& l = launches[i];
+      const trace::Packed<ExactLaunchRow>& l = launches[i];
       ExactLaunchRow row;
       row.id = l.id;
       row.call_correlation_id = kernels[i].correlation_id;
@@ -138,7 +136,7 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
       row.api_start_ns = kernels[i].api_start_ns;
       row.pages = l.pages;
       row.approximate = l.approximate;
-      row.incomplete = static_cast<ExactGap>(l.incomplete);
+      row.incomplete = l.incomplete;
       insert_launch.insert(row);
     }
     // Launch ids are the same numbers in both traces; allocations and
@@ -159,12 +157,15 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
       ++summary.ranges;
     });
     insert_access.flush();
-    Statement meta = sanitizer.prepare("SELECT key, value FROM meta WHERE key LIKE 'exact.%'");
-    Statement upsert = normal.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)");
-    auto set = [&](const std::string& key, const std::string& value) {
-      upsert.bind(1, key).bind(2, value).run();
+    // The normal run's meta gains what the sanitizer run said of --exact.
+    RowInserter<MetaRow> upsert(normal, OnConflict::Replace);
+    auto set = [&](std::string_view key, std::string_view value) {
+      upsert.insert({std::string(key), std::string(value)});
     };
-    while (meta.step()) set(meta.text(0), meta.text(1));
+    for (const trace::Packed<MetaRow>& meta : theirs.rows<MetaRow>()) {
+      std::string_view key = theirs.text(meta.key);
+      if (key.substr(0, 6) == "exact.") set(key, theirs.text(meta.value));
+    }
     set("exact", "on");
     set("exact_path", "two runs");
     set("exact.unmatched_ranges", std::to_string(summary.unmatched_ranges));
@@ -181,11 +182,10 @@ std::vector<std::pair<std::string, std::string>> pair_run_traces(
   auto by_command = [](const std::vector<std::string>& paths, const char* launches) {
     std::map<std::string, std::vector<std::pair<int64_t, std::string>>> out;
     for (const std::string& path : paths) {
-      Database db = open_trace(path, TraceAccess::ReadOnly);
-      Statement launched = db.prepare(std::string("SELECT EXISTS (SELECT 1 FROM ") + launches + ")");
-      if (!launched.step() || launched.int64(0) == 0) continue;
-      out[trace_meta(db, "command_line")].emplace_back(
-          std::stoll(trace_meta(db, "start_time_utc_ns", "0")), path);
+      trace::Trace trace(path, TraceAccess::ReadOnly);
+      if (trace.row_count(launches) == 0) continue;
+      out[trace_meta(trace.db(), "command_line")].emplace_back(
+          std::stoll(trace_meta(trace.db(), "start_time_utc_ns", "0")), path);
     }
     for (auto& [command, list] : out) std::sort(list.begin(), list.end());
     return out;

@@ -1,10 +1,12 @@
 #include "analyzer/record/exact_probe.h"
 
+#include <algorithm>
 #include <tuple>
 #include <vector>
 
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
-#include "analyzer/trace/trace_file.h"
+#include "apptracer/saturating.h"
 
 namespace apptracer {
 
@@ -12,18 +14,18 @@ namespace {
 
 using Range = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // alloc, lo offset, hi offset, access
 
-int64_t scalar(Database& db, const std::string& sql) {
-  Statement rows = db.prepare(sql);
-  return rows.step() && !rows.is_null(0) ? rows.int64(0) : 0;
-}
-
-std::vector<Range> ranges_of(Database& db, int64_t launch) {
+// A launch's ranges, each as offsets into its allocation.
+std::vector<Range> ranges_of(trace::Trace& trace, int64_t launch) {
   std::vector<Range> out;
-  Statement rows = db.prepare(
-      "SELECT a.alloc_id, a.lo - al.address, a.hi - al.address, a.access FROM exact_accesses a "
-      "JOIN allocations al ON al.id = a.alloc_id WHERE a.launch_id = ? ORDER BY a.alloc_id, a.lo");
-  rows.bind(1, launch);
-  while (rows.step()) out.emplace_back(rows.int64(0), rows.int64(1), rows.int64(2), rows.int64(3));
+  for (const trace::Packed<ExactAccessRow>& access : trace.rows<ExactAccessRow>()) {
+    if (access.launch_id != launch || !access.alloc_id) continue;
+    const trace::Packed<AllocationRow>* allocation = trace.find<AllocationRow>(*access.alloc_id);
+    if (!allocation) continue;
+    out.emplace_back(allocation->id, saturating_sub(access.lo, allocation->address),
+                     saturating_sub(access.hi, allocation->address),
+                     static_cast<int64_t>(access.access));
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -48,30 +50,36 @@ ProbeVerdict judge_probe_trace(Database& trace) {
     return {ExactPath::Unavailable, exact.substr(unavailable.size())};
   }
   if (exact != "on") return {ExactPath::Unavailable, "the probe's trace says nothing of --exact"};
-  int64_t kernels = scalar(trace, "SELECT count(*) FROM kernels");
-  int64_t timed = scalar(trace, "SELECT count(gpu_start_ns) FROM kernels");
+  trace::Trace model(trace);
+  const trace::Rows<KernelRow>& launched = model.rows<KernelRow>();
+  auto kernels = static_cast<int64_t>(launched.size());
+  auto timed = std::count_if(launched.begin(), launched.end(),
+                             [](const auto& kernel) { return kernel.gpu_start_ns.has_value(); });
   if (kernels != 2 || timed != 2) {
     return two_runs("with the sanitizer subscribed, CUPTI recorded " + std::to_string(kernels) +
                     " of the probe's 2 kernels, " + std::to_string(timed) + " with GPU times");
   }
-  int64_t launches = scalar(trace, "SELECT count(*) FROM exact_launches");
-  if (launches != 2) {
-    return two_runs("with CUPTI subscribed, the sanitizer saw " + std::to_string(launches) +
+  const trace::Rows<ExactLaunchRow>& launches = model.rows<ExactLaunchRow>();
+  if (launches.size() != 2) {
+    return two_runs("with CUPTI subscribed, the sanitizer saw " + std::to_string(launches.size()) +
                     " of the probe's 2 launches");
   }
-  if (scalar(trace, "SELECT count(*) FROM exact_launches WHERE kernel_id IS NULL") != 0) {
+  if (std::any_of(launches.begin(), launches.end(),
+                  [](const auto& launch) { return !launch.kernel_id; })) {
     return two_runs("the sanitizer's launches could not be joined to CUPTI's kernels by "
                     "correlation id");
   }
-  if (scalar(trace, "SELECT count(*) FROM exact_launches WHERE incomplete != 0 OR "
-                    "approximate != 0") != 0) {
+  if (std::any_of(launches.begin(), launches.end(), [](const auto& launch) {
+        return launch.incomplete != ExactGap::None || launch.approximate != 0;
+      })) {
     return two_runs("the probe's launches came back incomplete or approximate");
   }
   std::vector<int64_t> buffers;
-  Statement rows =
-      trace.prepare("SELECT id FROM allocations WHERE kind = ? AND bytes = ? ORDER BY id");
-  rows.bind(1, static_cast<int64_t>(AllocKind::Device)).bind(2, int64_t{kProbeBytes});
-  while (rows.step()) buffers.push_back(rows.int64(0));
+  for (const trace::Packed<AllocationRow>& allocation : model.rows<AllocationRow>()) {
+    if (allocation.kind == AllocKind::Device && allocation.bytes == kProbeBytes) {
+      buffers.push_back(allocation.id);
+    }
+  }
   if (buffers.size() != 2) return two_runs("the probe's two buffers are not in its trace");
   int64_t a = buffers[0], b = buffers[1];
   auto rw = static_cast<int64_t>(AccessKind::ReadWrite);
@@ -81,9 +89,8 @@ ProbeVerdict judge_probe_trace(Database& trace) {
       {{a, 0, kProbeBytes, rw}},
       {{a, 0, kProbeBytes, r}, {b, 0, kProbeBytes, w}},
   };
-  Statement ids = trace.prepare("SELECT id FROM exact_launches ORDER BY id");
-  for (size_t launch = 0; launch < expected.size() && ids.step(); ++launch) {
-    std::vector<Range> got = ranges_of(trace, ids.int64(0));
+  for (size_t launch = 0; launch < expected.size(); ++launch) {
+    std::vector<Range> got = ranges_of(model, launches[launch].id);
     if (got != expected[launch]) {
       return two_runs("probe launch " + std::to_string(launch + 1) + " came back as " +
                       describe(got) + ", expected " + describe(expected[launch]));

@@ -54,14 +54,13 @@ std::string place_name(std::optional<int64_t> device) {
 
 }  // namespace
 
-Table allocations_report(Database& db) {
+Table allocations_report(trace::Trace& trace) {
   // Keyed by (device or none, kind): std::nullopt sorts first, so host comes
   // before the devices.
-  std::map<std::optional<int64_t>, std::map<int64_t, KindTotals>> places;
-  Statement rows = db.prepare("SELECT device, kind, bytes, alloc_ns, free_ns FROM allocations");
-  while (rows.step()) {
-    KindTotals& totals = places[rows.optional_int64(0)][rows.int64(1)];
-    Lifetime lifetime{rows.int64(2), rows.int64(3), rows.optional_int64(4)};
+  std::map<std::optional<int64_t>, std::map<AllocKind, KindTotals>> places;
+  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+    KindTotals& totals = places[allocation.device.optional()][allocation.kind];
+    Lifetime lifetime{allocation.bytes, allocation.alloc_ns, allocation.free_ns.optional()};
     ++totals.count;
     totals.bytes = saturating_add(totals.bytes, lifetime.bytes);
     if (!lifetime.free_ns) totals.live_at_end = saturating_add(totals.live_at_end, lifetime.bytes);
@@ -74,10 +73,10 @@ Table allocations_report(Database& db) {
   for (const auto& [device, kinds] : places) {
     KindTotals all;
     for (const auto& [kind, totals] : kinds) {
-      table.rows.push_back({place_name(device), std::string(to_string(static_cast<AllocKind>(kind))),
+      table.rows.push_back({place_name(device), std::string(to_string(kind)),
                             totals.count, totals.bytes, peak_live_bytes(totals.lifetimes),
                             totals.live_at_end});
-      if (!holds_own_memory(static_cast<AllocKind>(kind))) continue;
+      if (!holds_own_memory(kind)) continue;
       all.count += totals.count;
       all.bytes = saturating_add(all.bytes, totals.bytes);
       all.live_at_end = saturating_add(all.live_at_end, totals.live_at_end);

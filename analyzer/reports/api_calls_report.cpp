@@ -11,22 +11,19 @@
 
 namespace apptracer {
 
-Table api_calls_report(Database& db) {
+Table api_calls_report(trace::Trace& trace) {
   // Grouped by interned name id; the text is looked up once per group.
-  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> by_name_id;
-  Statement rows = db.prepare("SELECT domain, name_id, end_ns - start_ns FROM api_calls");
-  while (rows.step()) by_name_id[{rows.int64(0), rows.int64(1)}].push_back(rows.int64(2));
-  std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> durations;
-  Statement name = db.prepare("SELECT text FROM strings WHERE id = ?");
+  std::map<std::pair<ApiDomain, int64_t>, std::vector<int64_t>> by_name_id;
+  for (const trace::Packed<ApiCallRow>& call : trace.rows<ApiCallRow>()) {
+    by_name_id[{call.domain, call.name_id}].push_back(saturating_sub(call.end_ns, call.start_ns));
+  }
+  std::map<std::pair<ApiDomain, std::string>, std::vector<int64_t>> durations;
   for (auto& [key, values] : by_name_id) {
-    name.bind(1, key.second);
-    std::string text = name.step() ? name.text(0) : "?";
-    name.reset();
-    auto& group = durations[{key.first, text}];
+    auto& group = durations[{key.first, std::string(trace.string(key.second, "?"))}];
     group.insert(group.end(), values.begin(), values.end());
   }
 
-  std::vector<std::pair<std::pair<int64_t, std::string>, DurationSummary>> summaries;
+  std::vector<std::pair<std::pair<ApiDomain, std::string>, DurationSummary>> summaries;
   for (auto& [key, values] : durations) summaries.emplace_back(key, summarize_durations(values));
   std::stable_sort(summaries.begin(), summaries.end(),
                    [](const auto& a, const auto& b) { return a.second.total > b.second.total; });
@@ -34,7 +31,7 @@ Table api_calls_report(Database& db) {
   Table table{"api", {"domain", "name", "count"}, {}};
   table.columns.insert(table.columns.end(), std::begin(kDurationColumns), std::end(kDurationColumns));
   for (const auto& [key, summary] : summaries) {
-    std::vector<Cell> row{std::string(to_string(static_cast<ApiDomain>(key.first))), key.second,
+    std::vector<Cell> row{std::string(to_string(key.first)), key.second,
                           summary.count};
     append_duration_cells(row, summary);
     table.rows.push_back(std::move(row));

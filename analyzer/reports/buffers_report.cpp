@@ -3,44 +3,66 @@
 // argument pointing into the allocation (resolved by the tracer); copies count
 // in both directions with their bytes; memsets count fills. Allocations no
 // GPU work used are left out.
+#include <set>
+#include <unordered_map>
+
 #include "apptracer/enums.h"
 #include "stats_reports.h"
 #include "sums.h"
 
 namespace apptracer {
 
-Table buffers_report(Database& db) {
-  Statement rows = db.prepare(R"sql(
-    WITH k AS (SELECT alloc_id, count(DISTINCT kernel_id) AS n FROM kernel_args
-               WHERE alloc_id IS NOT NULL GROUP BY alloc_id),
-         copied_in AS (SELECT dst_alloc_id AS alloc_id, count(*) AS n, )sql" + saturating_sum_sql("bytes") + R"sql( AS bytes
-                       FROM memcpys WHERE dst_alloc_id IS NOT NULL GROUP BY dst_alloc_id),
-         copied_out AS (SELECT src_alloc_id AS alloc_id, count(*) AS n, )sql" + saturating_sum_sql("bytes") + R"sql( AS bytes
-                        FROM memcpys WHERE src_alloc_id IS NOT NULL GROUP BY src_alloc_id),
-         filled AS (SELECT alloc_id, count(*) AS n FROM memsets
-                    WHERE alloc_id IS NOT NULL GROUP BY alloc_id)
-    SELECT a.id, a.device, a.kind, a.bytes, COALESCE(k.n, 0), COALESCE(copied_in.n, 0),
-           COALESCE(copied_in.bytes, 0), COALESCE(copied_out.n, 0), COALESCE(copied_out.bytes, 0),
-           COALESCE(filled.n, 0)
-    FROM allocations a
-    LEFT JOIN k ON k.alloc_id = a.id
-    LEFT JOIN copied_in ON copied_in.alloc_id = a.id
-    LEFT JOIN copied_out ON copied_out.alloc_id = a.id
-    LEFT JOIN filled ON filled.alloc_id = a.id
-    WHERE k.n IS NOT NULL OR copied_in.n IS NOT NULL OR copied_out.n IS NOT NULL
-       OR filled.n IS NOT NULL
-    ORDER BY a.id)sql");
+namespace {
+
+struct BufferUse {
+  int64_t kernels = 0;
+  int64_t copies_in = 0, bytes_in = 0;
+  int64_t copies_out = 0, bytes_out = 0;
+  int64_t memsets = 0;
+};
+
+}  // namespace
+
+Table buffers_report(trace::Trace& trace) {
+  std::unordered_map<int64_t, BufferUse> uses;
+  const trace::KernelArguments& arguments = trace.kernel_arguments();
+  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    std::set<int64_t> used;
+    for (const trace::KernelWord& word : arguments.of(kernel)) {
+      if (word.alloc_id) used.insert(*word.alloc_id);
+    }
+    for (int64_t alloc_id : used) ++uses[alloc_id].kernels;
+  }
+  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+    if (copy.dst_alloc_id) {
+      BufferUse& use = uses[*copy.dst_alloc_id];
+      ++use.copies_in;
+      use.bytes_in = saturating_add(use.bytes_in, copy.bytes);
+    }
+    if (copy.src_alloc_id) {
+      BufferUse& use = uses[*copy.src_alloc_id];
+      ++use.copies_out;
+      use.bytes_out = saturating_add(use.bytes_out, copy.bytes);
+    }
+  }
+  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+    if (memset.alloc_id) ++uses[*memset.alloc_id].memsets;
+  }
+
   Table table{"buffers",
               {"allocation", "place", "kind", "bytes", "kernels", "copies_in", "bytes_in",
                "copies_out", "bytes_out", "memsets"},
               {}};
-  while (rows.step()) {
-    std::vector<Cell> row{rows.int64(0),
-                          rows.is_null(1) ? std::string("host")
-                                          : "device " + std::to_string(rows.int64(1)),
-                          std::string(to_string(static_cast<AllocKind>(rows.int64(2))))};
-    for (int column = 3; column <= 9; ++column) row.emplace_back(rows.int64(column));
-    table.rows.push_back(std::move(row));
+  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+    auto found = uses.find(allocation.id);
+    if (found == uses.end()) continue;
+    const BufferUse& use = found->second;
+    table.rows.push_back({allocation.id,
+                          allocation.device ? "device " + std::to_string(*allocation.device)
+                                            : std::string("host"),
+                          std::string(to_string(allocation.kind)), allocation.bytes, use.kernels,
+                          use.copies_in, use.bytes_in, use.copies_out, use.bytes_out,
+                          use.memsets});
   }
   return table;
 }

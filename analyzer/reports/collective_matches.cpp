@@ -5,7 +5,9 @@
 #include <tuple>
 #include <vector>
 
+#include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
+#include "apptracer/row_inserter.h"
 
 namespace apptracer {
 
@@ -19,7 +21,7 @@ struct Member {
 
 // (library, comm_id, sender, receiver, tag, seq); collectives: sender =
 // receiver = -1 and tag 0.
-using OperationKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+using OperationKey = std::tuple<CommLibrary, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 bool is_one_operation(const std::vector<Member>& members) {
   if (members.size() < 2) return false;
@@ -37,28 +39,33 @@ bool is_one_operation(const std::vector<Member>& members) {
 
 int64_t match_collectives(Database& merged) {
   std::map<OperationKey, std::vector<Member>> operations;
-  Statement rows = merged.prepare(
-      "SELECT c.id, m.library, m.comm_id, m.rank, c.kind, c.peer, coalesce(c.tag, 0), c.seq"
-      " FROM collectives c JOIN communicators m ON m.id = c.communicator_id"
-      " WHERE c.seq IS NOT NULL ORDER BY c.id");
-  while (rows.step()) {
-    auto kind = static_cast<CollectiveKind>(rows.int64(4));
-    int64_t rank = rows.int64(3);
+  trace::Trace trace(merged);
+  for (const trace::Packed<CollectiveRow>& call : trace.rows<CollectiveRow>()) {
+    const trace::Packed<CommunicatorRow>* communicator =
+        trace.find<CommunicatorRow>(call.communicator_id);
+    if (!call.seq || !communicator) continue;
+    int64_t rank = communicator->rank;
     int64_t sender = -1, receiver = -1;
-    if (is_point_to_point(kind)) {
-      if (rows.is_null(5)) continue;
-      sender = kind == CollectiveKind::Send ? rank : rows.int64(5);
-      receiver = kind == CollectiveKind::Send ? rows.int64(5) : rank;
+    if (is_point_to_point(call.kind)) {
+      if (!call.peer) continue;
+      sender = call.kind == CollectiveKind::Send ? rank : *call.peer;
+      receiver = call.kind == CollectiveKind::Send ? *call.peer : rank;
     }
-    operations[{rows.int64(1), rows.int64(2), sender, receiver, rows.int64(6), rows.int64(7)}]
-        .push_back({rows.int64(0), rank, kind});
+    operations[{communicator->library, communicator->comm_id, sender, receiver,
+                call.tag.value_or(0), *call.seq}]
+        .push_back({call.id, rank, call.kind});
   }
-  Statement insert = merged.prepare("INSERT INTO collective_matches VALUES (?, ?)");
+  RowInserter<CollectiveMatchRow> insert(merged);
   int64_t match_id = 0;
   for (const auto& [key, members] : operations) {
     if (!is_one_operation(members)) continue;
     ++match_id;
-    for (const Member& m : members) insert.bind(1, m.row_id).bind(2, match_id).run();
+    for (const Member& m : members) {
+      CollectiveMatchRow row;
+      row.collective_id = m.row_id;
+      row.match_id = match_id;
+      insert.insert(row);
+    }
   }
   return match_id;
 }

@@ -16,6 +16,7 @@
 #include "apptracer/enums.h"
 #include "duration_summary.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
@@ -49,43 +50,44 @@ double nccl_tests_bus_factor(CollectiveKind kind, int64_t nranks) {
   }
 }
 
+// A call's time (the header's `time`); none when it has none.
+std::optional<int64_t> call_ns(const trace::Packed<CollectiveRow>& call, CommLibrary library) {
+  if (call.gpu_start_ns) return recorded_ns(call.gpu_start_ns, call.gpu_end_ns);
+  if (library != CommLibrary::Mpi) return std::nullopt;
+  return saturating_sub(call.complete_ns.value_or(call.api_end_ns), call.api_start_ns);
+}
+
 }  // namespace
 
-Table collectives_report(Database& db) {
+Table collectives_report(trace::Trace& trace) {
   Table table{"collectives",
               {"library", "kind", "nranks", "bytes", "algorithm", "count"},
               {}};
   table.columns.insert(table.columns.end(), std::begin(kDurationColumns), std::end(kDurationColumns));
   table.columns.insert(table.columns.end(), {"algbw_gbps", "busbw_gbps"});
-  if (!db.has_table("collectives")) return table;
-  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, std::string>;
+  using Key = std::tuple<CommLibrary, CollectiveKind, int64_t, int64_t, std::string>;
   std::map<Key, std::vector<int64_t>> groups;
   std::map<Key, int64_t> counts;
-  Statement rows = db.prepare(
-      "SELECT m.library, c.kind, m.nranks, c.count, c.element_bytes, c.algorithm, c.protocol,"
-      " CASE WHEN c.gpu_start_ns IS NOT NULL THEN c.gpu_end_ns - c.gpu_start_ns"
-      "      WHEN m.library = ? THEN coalesce(c.complete_ns, c.api_end_ns) - c.api_start_ns END"
-      " FROM collectives c JOIN communicators m ON m.id = c.communicator_id");
-  rows.bind(1, static_cast<int64_t>(CommLibrary::Mpi));
-  while (rows.step()) {
-    auto kind = static_cast<CollectiveKind>(rows.int64(1));
-    int64_t nranks = rows.int64(2);
+  for (const trace::Packed<CollectiveRow>& call : trace.rows<CollectiveRow>()) {
+    const trace::Packed<CommunicatorRow>* communicator =
+        trace.find<CommunicatorRow>(call.communicator_id);
+    if (!communicator) continue;
+    int64_t nranks = communicator->nranks;
     std::string algorithm;
-    if (!rows.is_null(5)) {
-      algorithm = std::string(to_string(static_cast<CollAlgorithm>(rows.int64(5)))) + "/" +
-                  std::string(to_string(static_cast<CollProtocol>(rows.int64(6))));
+    if (call.algorithm) {
+      algorithm = std::string(to_string(*call.algorithm)) + "/" +
+                  std::string(to_string(call.protocol.value_or(CollProtocol{})));
     }
-    Key key{rows.int64(0), rows.int64(1), nranks,
-            nccl_tests_bytes(kind, rows.int64(3), rows.int64(4), nranks), algorithm};
+    Key key{communicator->library, call.kind, nranks,
+            nccl_tests_bytes(call.kind, call.count, call.element_bytes, nranks), algorithm};
     ++counts[key];
     std::vector<int64_t>& durations = groups[key];
-    if (!rows.is_null(7)) durations.push_back(rows.int64(7));
+    if (auto duration = call_ns(call, communicator->library)) durations.push_back(*duration);
   }
   for (const auto& [key, durations] : groups) {
     const auto& [library, kind, nranks, bytes, algorithm] = key;
     DurationSummary timed = summarize_durations(durations);
-    std::vector<Cell> row{std::string(to_string(static_cast<CommLibrary>(library))),
-                          std::string(to_string(static_cast<CollectiveKind>(kind))), nranks, bytes,
+    std::vector<Cell> row{std::string(to_string(library)), std::string(to_string(kind)), nranks, bytes,
                           algorithm, counts.at(key)};
     append_duration_cells(row, timed);
     if (timed.count > 0 && timed.total > 0 && bytes > 0) {
@@ -93,7 +95,7 @@ Table collectives_report(Database& db) {
       double algbw = static_cast<double>(bytes) * static_cast<double>(timed.count) /
                      static_cast<double>(timed.total);
       row.emplace_back(algbw);
-      row.emplace_back(algbw * nccl_tests_bus_factor(static_cast<CollectiveKind>(kind), nranks));
+      row.emplace_back(algbw * nccl_tests_bus_factor(kind, nranks));
     } else {
       row.emplace_back(Cell{});
       row.emplace_back(Cell{});

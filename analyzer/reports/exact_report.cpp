@@ -18,6 +18,7 @@
 #include "apptracer/saturating.h"
 #include "analyzer/trace/trace.h"
 #include "analyzer/trace/exact_accesses.h"
+#include "analyzer/trace/operations.h"
 #include "stats_reports.h"
 
 namespace apptracer {
@@ -42,15 +43,14 @@ struct KernelVerdicts {
   }
 };
 
-// Each launch's pointed-to allocations and the access assumed for each.
-std::map<int64_t, std::map<int64_t, AccessKind>> pointers_by_kernel(Database& db) {
-  std::map<int64_t, std::map<int64_t, AccessKind>> out;
-  Statement rows = db.prepare(
-      "SELECT a.kernel_id, a.alloc_id, a.access FROM kernel_args a "
-      "JOIN exact_launches l ON l.kernel_id = a.kernel_id WHERE a.alloc_id IS NOT NULL");
-  while (rows.step()) {
-    AccessKind& assumed = out[rows.int64(0)][rows.int64(1)];
-    auto access = static_cast<AccessKind>(rows.int64(2));
+// A launch's pointed-to allocations and the access assumed for each.
+std::map<int64_t, AccessKind> pointers_of(const trace::KernelArguments& arguments,
+                                          const trace::Packed<KernelRow>& kernel) {
+  std::map<int64_t, AccessKind> out;
+  for (const trace::KernelWord& word : arguments.of(kernel)) {
+    if (!word.alloc_id) continue;
+    AccessKind& assumed = out[*word.alloc_id];
+    AccessKind access = word.access;
     assumed = static_cast<AccessKind>(static_cast<int>(assumed) |
                                       static_cast<int>(access == AccessKind::Unknown
                                                            ? AccessKind::ReadWrite
@@ -93,29 +93,21 @@ void judge(KernelVerdicts& v, const trace::KernelExact& exact,
 
 }  // namespace
 
-ReportOutput exact_report(Database& db) {
-  trace::Trace trace(db);
+ReportOutput exact_report(trace::Trace& trace) {
   trace::ExactAccesses exact = trace::ExactAccesses::read(trace);
   if (exact.empty()) {
     return {{}, "no --exact data in this trace: record it with `apptracer record --exact`"};
   }
-  std::map<int64_t, std::map<int64_t, AccessKind>> pointers = pointers_by_kernel(db);
+  const trace::KernelArguments& arguments = trace.kernel_arguments();
   std::map<int64_t, KernelVerdicts> by_name_id;
-  Statement names = db.prepare("SELECT coalesce(demangled_id, name_id, 0) FROM kernels WHERE id = ?");
   for (const auto& [kernel_id, kernel] : exact.kernels()) {
-    names.bind(1, kernel_id);
-    int64_t name_id = names.step() ? names.int64(0) : 0;
-    names.reset();
-    auto found = pointers.find(kernel_id);
-    judge(by_name_id[name_id], kernel,
-          found == pointers.end() ? std::map<int64_t, AccessKind>{} : found->second);
+    const trace::Packed<KernelRow>* launch = trace.find<KernelRow>(kernel_id);
+    judge(by_name_id[launch ? trace::kernel_name_id(*launch) : 0], kernel,
+          launch ? pointers_of(arguments, *launch) : std::map<int64_t, AccessKind>{});
   }
-  Statement text = db.prepare("SELECT text FROM strings WHERE id = ?");
   std::vector<std::pair<std::string, KernelVerdicts>> rows;
   for (const auto& [name_id, verdicts] : by_name_id) {
-    text.bind(1, name_id);
-    rows.emplace_back(text.step() ? text.text(0) : "?", verdicts);
-    text.reset();
+    rows.emplace_back(trace.string(name_id, "?"), verdicts);
   }
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
     return a.second.wrong() != b.second.wrong() ? a.second.wrong() > b.second.wrong()

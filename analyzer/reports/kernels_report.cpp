@@ -5,31 +5,30 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/trace/operations.h"
 #include "duration_summary.h"
 #include "stats_reports.h"
+#include "sums.h"
 
 namespace apptracer {
 
-Table kernels_report(Database& db) {
+Table kernels_report(trace::Trace& trace) {
   struct Launches {
     int64_t count = 0;
     std::vector<int64_t> durations;
   };
   // Grouped by interned name id; the text is looked up once per group.
   std::map<int64_t, Launches> by_name_id;
-  Statement rows = db.prepare(
-      "SELECT COALESCE(demangled_id, name_id, 0), gpu_end_ns - gpu_start_ns FROM kernels");
-  while (rows.step()) {
-    Launches& launches = by_name_id[rows.int64(0)];
+  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    Launches& launches = by_name_id[kernel_name_id(kernel)];
     ++launches.count;
-    if (!rows.is_null(1)) launches.durations.push_back(rows.int64(1));
+    if (auto duration = recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns)) {
+      launches.durations.push_back(*duration);
+    }
   }
   std::map<std::string, Launches> by_name;
-  Statement name = db.prepare("SELECT text FROM strings WHERE id = ?");
   for (auto& [name_id, launches] : by_name_id) {
-    name.bind(1, name_id);
-    Launches& group = by_name[name.step() ? name.text(0) : "?"];
-    name.reset();
+    Launches& group = by_name[std::string(trace.string(name_id, "?"))];
     group.count += launches.count;
     group.durations.insert(group.durations.end(), launches.durations.begin(), launches.durations.end());
   }

@@ -7,8 +7,7 @@
 
 namespace apptracer {
 
-Table memory_timeline_report(Database& db) {
-  trace::Trace trace(db);
+Table memory_timeline_report(trace::Trace& trace) {
   Table table{"memory_timeline", {"pid", "series", "time_ns", "bytes"}, {}};
   for (const MemorySeries& series : read_memory_series(trace)) {
     int64_t pid = trace.process(series.process).pid;

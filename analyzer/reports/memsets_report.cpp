@@ -3,18 +3,20 @@
 
 #include "apptracer/enums.h"
 #include "stats_reports.h"
+#include "sums.h"
 #include "transfer_totals.h"
 
 namespace apptracer {
 
-Table memsets_report(Database& db) {
-  std::map<int64_t, TransferTotals> groups;
-  Statement rows = db.prepare("SELECT memory, bytes, gpu_end_ns - gpu_start_ns FROM memsets");
-  while (rows.step()) groups[rows.int64(0)].add(rows.int64(1), rows.optional_int64(2));
+Table memsets_report(trace::Trace& trace) {
+  std::map<MemoryKind, TransferTotals> groups;
+  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+    groups[memset.memory].add(memset.bytes, recorded_ns(memset.gpu_start_ns, memset.gpu_end_ns));
+  }
   Table table{"memsets", {"memory"}, {}};
   table.columns.insert(table.columns.end(), std::begin(kTransferColumns), std::end(kTransferColumns));
   for (const auto& [memory, totals] : groups) {
-    std::vector<Cell> row{std::string(to_string(static_cast<MemoryKind>(memory)))};
+    std::vector<Cell> row{std::string(to_string(memory))};
     append_transfer_cells(row, totals);
     table.rows.push_back(std::move(row));
   }

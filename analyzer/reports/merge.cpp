@@ -1,3 +1,8 @@
+// Merging copies every per-process table from file to file column by column,
+// under the names tables.def declares (copy_table), remapping ids by each
+// column's role: that copy is SQL by nature, and reads no column for its
+// meaning. What merge itself reads and writes (meta, devices, strings, its own
+// tables) goes through the typed rows of row_reader.h and row_inserter.h.
 #include "merge.h"
 
 #include <sqlite3.h>
@@ -11,6 +16,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "apptracer/row_inserter.h"
+#include "apptracer/row_reader.h"
 #include "apptracer/saturating.h"
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
@@ -72,16 +79,16 @@ const std::vector<TableRule>& table_rules() {
 
 // What merge adds to every per-process table, described like the rest.
 void describe_process_columns(Database& out) {
-  Statement insert = out.prepare(
-      "INSERT INTO schema_columns VALUES (?, 'process_id', ?, 'INTEGER', 'process', 'processes',"
-      " 'the process the row came from (processes.process_id)')");
+  RowInserter<SchemaColumnRow> insert(out);
   for (const TableRule& rule : table_rules()) {
     const TableInfo* table = find_table(rule.table);
-    insert.bind(1, rule.table).bind(2, static_cast<int64_t>(table->columns.size())).run();
+    insert.insert({rule.table, "process_id", static_cast<int64_t>(table->columns.size()), "INTEGER",
+                   "process", std::string("processes"),
+                   "the process the row came from (processes.process_id)"});
   }
-  Statement describe = out.prepare("INSERT INTO schema_tables VALUES (?, ?, ?)");
+  RowInserter<SchemaTableRow> describe(out);
   for (const TableInfo* table : tables_with_role(TableRole::Merge)) {
-    describe.bind(1, table->name).bind(2, std::string(to_string(table->role))).bind(3, table->doc).run();
+    describe.insert({table->name, std::string(to_string(table->role)), table->doc});
   }
 }
 
@@ -229,26 +236,26 @@ class Merger {
       for (const auto& index : deferred_indexes_) out_.exec(index.second);
       match_collectives(out_);
     });
-    Statement meta = out_.prepare("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
-    std::string status = all_complete_ ? kStatusComplete : kStatusRecording;
-    meta.bind(1, std::string("status")).bind(2, status).run();
-    meta.bind(1, std::string("merged_processes")).bind(2, std::to_string(processes)).run();
+    RowInserter<MetaRow> meta(out_, OnConflict::Replace);
+    meta.insert({std::string("status"), all_complete_ ? kStatusComplete : kStatusRecording});
+    meta.insert({std::string("merged_processes"), std::to_string(processes)});
   }
 
   int64_t rows_copied() const { return rows_copied_; }
 
  private:
   void record_process(Database& in, const std::string& path) {
-    Statement meta_rows = in.prepare("SELECT key, value FROM meta");
-    Statement insert_meta = out_.prepare("INSERT INTO process_meta VALUES (?, ?, ?)");
+    RowInserter<ProcessMetaRow> insert_meta(out_);
     std::map<std::string, std::string> meta;
-    while (meta_rows.step()) {
-      if (!meta.emplace(meta_rows.text(0), meta_rows.text(1)).second) {
-        throw TraceError(path + ": its meta table holds the key '" + one_line(meta_rows.text(0), 40) +
+    for_each_row<MetaRow>(in, "", [&](const MetaRow& row) {
+      // A value of NULL is kept as '', as every reader of meta reads it.
+      std::string value = row.value.value_or("");
+      if (!meta.emplace(row.key.value, value).second) {
+        throw TraceError(path + ": its meta table holds the key '" + one_line(row.key.value, 40) +
                          "' twice; is the trace damaged?");
       }
-      insert_meta.bind(1, process_id_).bind(2, meta_rows.text(0)).bind(3, meta_rows.text(1)).run();
-    }
+      insert_meta.insert({process_id_, row.key.value, value});
+    });
     auto number = [&](const std::string& key) -> std::optional<int64_t> {
       try {
         return meta.count(key) ? std::optional<int64_t>(std::stoll(meta[key])) : std::nullopt;
@@ -256,10 +263,8 @@ class Merger {
         return std::nullopt;
       }
     };
-    Statement insert = out_.prepare("INSERT INTO processes VALUES (?, ?, ?, ?, ?, ?, ?)");
-    insert.bind(1, process_id_).bind(2, number("pid")).bind(3, number("ppid"));
-    insert.bind(4, meta["host"]).bind(5, meta["command_line"]).bind(6, meta["status"]);
-    insert.bind(7, path).run();
+    RowInserter<ProcessRow>(out_).insert({process_id_, number("pid"), number("ppid"), meta["host"],
+                                          meta["command_line"], meta["status"], path});
   }
 
   void set_offset(const std::string& space, std::optional<int64_t> offset) {
@@ -268,8 +273,7 @@ class Merger {
                        "traces merged before it (past 2^63 - 1); is the trace damaged?");
     }
     offsets_[space] = *offset;
-    Statement insert = out_.prepare("INSERT INTO merge_offsets VALUES (?, ?, ?)");
-    insert.bind(1, process_id_).bind(2, space).bind(3, *offset).run();
+    RowInserter<MergeOffsetRow>(out_).insert({process_id_, space, *offset});
   }
 
   // An id moved by `offset`; one that does not fit refuses the trace.
@@ -322,27 +326,28 @@ class Merger {
   // ordinal when that is free, else takes the next free id.
   void map_devices(Database& in) {
     devices_.clear();
-    Statement rows = in.prepare("SELECT id, uuid FROM devices ORDER BY id");
-    Statement insert_map = out_.prepare("INSERT INTO merge_devices VALUES (?, ?, ?)");
-    while (rows.step()) {
-      int64_t ordinal = rows.int64(0);
-      std::string uuid = rows.text(1);
+    RowInserter<MergeDeviceRow> insert_map(out_);
+    RowReader<DeviceRow> same_uuid(out_, "WHERE uuid = ?");
+    RowById<DeviceRow> merged_device(out_);
+    for_each_row<DeviceRow>(in, "ORDER BY id", [&](const DeviceRow& device) {
+      int64_t ordinal = device.id.value.value_or(0);
+      std::string uuid = device.uuid.value_or("");
       std::optional<int64_t> merged_id;
+      DeviceRow found;
       if (!uuid.empty()) {
-        Statement same = out_.prepare("SELECT id FROM devices WHERE uuid = ?");
-        same.bind(1, uuid);
-        if (same.step()) merged_id = same.int64(0);
+        same_uuid.statement().bind(1, uuid);
+        if (same_uuid.next(found)) merged_id = found.id.value;
+        same_uuid.statement().reset();
       }
       if (!merged_id) {
-        Statement taken = out_.prepare("SELECT 1 FROM devices WHERE id = ?");
-        taken.bind(1, ordinal);
-        merged_id = taken.step() ? single_value(out_, "SELECT max(id) + 1 FROM devices").value()
-                                 : ordinal;
+        merged_id = merged_device.read(ordinal, found)
+                        ? single_value(out_, "SELECT max(id) + 1 FROM devices").value()
+                        : ordinal;
         copy_device_row(in, ordinal, *merged_id);
       }
       devices_[ordinal] = *merged_id;
-      insert_map.bind(1, process_id_).bind(2, ordinal).bind(3, *merged_id).run();
-    }
+      insert_map.insert({process_id_, ordinal, *merged_id});
+    });
   }
 
   void copy_device_row(Database& in, int64_t ordinal, int64_t merged_id) {
@@ -375,20 +380,18 @@ class Merger {
   void map_strings(Database& in) {
     strings_.clear();
     if (merged_strings_.empty()) {
-      Statement existing = out_.prepare("SELECT id, text FROM strings");
-      while (existing.step()) merged_strings_.emplace(existing.text(1), existing.int64(0));
+      for_each_row<StringRow>(out_, "", [&](const StringRow& merged) {
+        merged_strings_.emplace(merged.text, merged.id.value.value_or(0));
+      });
     }
-    Statement rows = in.prepare("SELECT id, text FROM strings");
-    Statement insert = out_.prepare("INSERT INTO strings(text) VALUES (?)");
-    while (rows.step()) {
-      std::string text = rows.text(1);
-      auto found = merged_strings_.find(text);
+    RowInserter<StringRow> insert(out_);
+    for_each_row<StringRow>(in, "", [&](const StringRow& row) {
+      auto found = merged_strings_.find(row.text);
       if (found == merged_strings_.end()) {
-        insert.bind(1, text).run();
-        found = merged_strings_.emplace(text, out_.last_insert_rowid()).first;
+        found = merged_strings_.emplace(row.text, insert.insert({RowId(), row.text})).first;
       }
-      strings_[rows.int64(0)] = found->second;
-    }
+      strings_[row.id.value.value_or(0)] = found->second;
+    });
   }
 
   int64_t remap(const ColumnRule& rule, int64_t value) const {
@@ -464,7 +467,9 @@ class Merger {
   // Schema 2 stored every launch's parameter words in a kernel_args table;
   // the merged trace shares sets of words between launches (kernel_arg_sets,
   // kernel_arg_words). Each launch's words become a set of its own: without
-  // them the merged DVDG lost every kernel's reads and writes.
+  // them the merged DVDG lost every kernel's reads and writes. That table is
+  // no longer declared (tables.def has a view of that name), so its columns
+  // are read here, by position, as schema 2 wrote them.
   void copy_schema2_kernel_args(Database& in) {
     if (!in.has_table("kernel_args") || in.has_table("kernel_arg_words")) return;
     const ColumnRule kernel_id{"kernel_id", IdSpace::RowId, "kernels"};

@@ -12,55 +12,46 @@ namespace apptracer {
 
 namespace {
 
-// Per process, the `width` sums a `SELECT process, sum, ... GROUP BY 1` gives.
+// A process's sums; a sum over no value is 0.
 struct ProcessSums {
-  size_t width;
-  std::map<int64_t, std::vector<int64_t>> sums;
-
-  ProcessSums(Database& db, const std::string& sql, size_t values) : width(values) {
-    Statement rows = db.prepare(sql);
-    while (rows.step()) {
-      std::vector<int64_t>& row = sums[rows.int64(0)];
-      for (size_t i = 0; i < width; ++i) {
-        row.push_back(rows.optional_int64(static_cast<int>(i) + 1).value_or(0));
-      }
-    }
-  }
-
-  void append_to(std::vector<Cell>& row, int64_t process_id) const {
-    auto found = sums.find(process_id);
-    for (size_t i = 0; i < width; ++i) {
-      row.emplace_back(found == sums.end() ? int64_t{0} : found->second[i]);
-    }
-  }
+  int64_t api_calls = 0, api_ns = 0, kernels = 0, kernel_ns = 0, copies = 0, copy_bytes = 0,
+          sync_ns = 0;
 };
+
+void add(int64_t& sum, int64_t value) { sum = saturating_add(sum, value); }
 
 }  // namespace
 
-Table processes_report(Database& db) {
-  trace::TraceProcesses processes = trace::Trace(db).processes();
-  std::string select = std::string("SELECT ") + (processes.merged ? "process_id" : "1") + ", ";
-  std::vector<ProcessSums> columns;
-  columns.emplace_back(
-      db, select + "count(*), " + saturating_sum_sql("end_ns - start_ns") + " FROM api_calls GROUP BY 1",
-      2);
-  columns.emplace_back(db,
-                       select + "count(*), " + saturating_sum_sql("gpu_end_ns - gpu_start_ns") +
-                           " FROM kernels GROUP BY 1",
-                       2);
-  columns.emplace_back(
-      db, select + "count(*), " + saturating_sum_sql("bytes") + " FROM memcpys GROUP BY 1", 2);
-  columns.emplace_back(
-      db, select + saturating_sum_sql("end_ns - start_ns") + " FROM syncs GROUP BY 1", 1);
+Table processes_report(trace::Trace& trace) {
+  std::map<int64_t, ProcessSums> sums;
+  for (const auto& call : trace.rows<ApiCallRow>()) {
+    ProcessSums& process = sums[call.process];
+    ++process.api_calls;
+    add(process.api_ns, saturating_sub(call.end_ns, call.start_ns));
+  }
+  for (const auto& kernel : trace.rows<KernelRow>()) {
+    ProcessSums& process = sums[kernel.process];
+    ++process.kernels;
+    add(process.kernel_ns, recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns).value_or(0));
+  }
+  for (const auto& copy : trace.rows<MemcpyRow>()) {
+    ProcessSums& process = sums[copy.process];
+    ++process.copies;
+    add(process.copy_bytes, copy.bytes);
+  }
+  for (const auto& sync : trace.rows<SyncRow>()) {
+    add(sums[sync.process].sync_ns, saturating_sub(sync.end_ns, sync.start_ns));
+  }
 
   Table table{"processes",
               {"process_id", "pid", "program", "status", "api_calls", "api_ns", "kernels",
                "kernel_ns", "copies", "copy_bytes", "sync_ns"},
               {}};
-  for (const trace::TraceProcess& process : processes.list) {
-    std::vector<Cell> row{process.process_id, process.pid, process.name, process.status};
-    for (const ProcessSums& sums : columns) sums.append_to(row, process.process_id);
-    table.rows.push_back(std::move(row));
+  for (const trace::TraceProcess& process : trace.processes().list) {
+    const ProcessSums& sum = sums[process.process_id];
+    table.rows.push_back({process.process_id, process.pid, process.name, process.status,
+                          sum.api_calls, sum.api_ns, sum.kernels, sum.kernel_ns, sum.copies,
+                          sum.copy_bytes, sum.sync_ns});
   }
   return table;
 }

@@ -9,7 +9,8 @@
 #include "progress.h"
 #include "stats_reports.h"
 #include "table_format.h"
-#include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/declared_tables.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer {
 
@@ -29,14 +30,15 @@ int run_stats(const StatsOptions& options) {
     for (const std::string& name : options.reports) wanted = wanted || name == report.name;
     if (wanted) selected.push_back(&report);
   }
-  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  trace::Trace trace(options.trace, TraceAccess::ReadOnly);
+  trace::require_declared_tables(trace.db());
   Progress progress("stats");
   std::vector<Table> tables;
   std::vector<std::string> notes;
   for (size_t i = 0; i < selected.size(); ++i) {
     progress.update(selected[i]->name, static_cast<int64_t>(i),
                     static_cast<int64_t>(selected.size()));
-    ReportOutput output = selected[i]->compute(db);
+    ReportOutput output = selected[i]->compute(trace);
     tables.insert(tables.end(), output.tables.begin(), output.tables.end());
     // A report that has nothing to say only says so when it was asked for.
     if (!output.note.empty() && !options.reports.empty()) notes.push_back(output.note);

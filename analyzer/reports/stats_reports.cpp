@@ -4,9 +4,9 @@ namespace apptracer {
 
 namespace {
 
-template <Table (*Report)(Database&)>
-ReportOutput one_table(Database& db) {
-  return {{Report(db)}, {}};
+template <Table (*Report)(trace::Trace&)>
+ReportOutput one_table(trace::Trace& trace) {
+  return {{Report(trace)}, {}};
 }
 
 }  // namespace

@@ -1,14 +1,16 @@
-// The reports of `apptracer stats`: each reads a trace and returns its
-// tables (most have one) whose numbers are defined in its own file. All durations are nanoseconds;
+// The reports of `apptracer stats`: each reads a trace through the trace
+// model (analyzer/trace/trace.h), which `stats` opens once so every report
+// shares each table it reads, and returns its tables (most have one) whose
+// numbers are defined in its own file. All durations are nanoseconds;
 // bandwidths are GB/s (10^9 bytes per second, which is bytes per ns).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
-#include "apptracer/sqlite.h"
+#include "analyzer/trace/trace.h"
 #include "table.h"
-#include "analyzer/trace/unified_memory.h"
 
 namespace apptracer {
 
@@ -22,35 +24,40 @@ struct ReportOutput {
 struct StatsReport {
   const char* name;         // what --report takes
   const char* description;  // one line for --help
-  ReportOutput (*compute)(Database& db);
+  ReportOutput (*compute)(trace::Trace& trace);
   bool by_default = true;  // printed by `stats` without --report
 };
 
 // Every report, in the order `stats` prints them.
 const std::vector<StatsReport>& stats_reports();
 
-Table processes_report(Database& db);
-Table api_calls_report(Database& db);
-Table kernels_report(Database& db);
-Table copies_report(Database& db);
-Table memsets_report(Database& db);
-Table allocations_report(Database& db);
-Table buffers_report(Database& db);
-Table syncs_report(Database& db);
-Table streams_report(Database& db);
-Table collectives_report(Database& db);
+Table processes_report(trace::Trace& trace);
+Table api_calls_report(trace::Trace& trace);
+Table kernels_report(trace::Trace& trace);
+Table copies_report(trace::Trace& trace);
+Table memsets_report(trace::Trace& trace);
+Table allocations_report(trace::Trace& trace);
+Table buffers_report(trace::Trace& trace);
+Table syncs_report(trace::Trace& trace);
+Table streams_report(trace::Trace& trace);
+Table collectives_report(trace::Trace& trace);
 // Unified memory: um_allocations and um_kernels, or a note when the trace
 // has no unified-memory data or predates it.
-ReportOutput um_report(Database& db);
-Table um_allocations_report(Database& db, const trace::UmTrace& um);
-Table um_kernels_report(Database& db, const trace::UmTrace& um);
+ReportOutput um_report(trace::Trace& trace);
+Table um_allocations_report(trace::Trace& trace, const trace::UmTrace& um);
+Table um_kernels_report(trace::Trace& trace, const trace::UmTrace& um);
+// visit(kernel, alloc_id) for each launch's argument word that points into
+// managed memory (a launch with two such words: twice).
+void for_each_managed_argument(
+    trace::Trace& trace,
+    const std::function<void(const trace::Packed<KernelRow>& kernel, int64_t alloc_id)>& visit);
 // A merged trace's collectives whose last rank arrived late: by how much,
 // the others' wait, and what held it back; or a note when none is joined.
-ReportOutput stragglers_report(Database& db);
+ReportOutput stragglers_report(trace::Trace& trace);
 // --exact: where the signature heuristic was wrong, per kernel name, or a
 // note when the trace has no exact data.
-ReportOutput exact_report(Database& db);
+ReportOutput exact_report(trace::Trace& trace);
 // Bytes in use per GPU and unified memory migrated over time.
-Table memory_timeline_report(Database& db);
+Table memory_timeline_report(trace::Trace& trace);
 
 }  // namespace apptracer

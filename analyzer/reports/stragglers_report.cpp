@@ -13,8 +13,7 @@ constexpr int64_t kMinLateNs = 100'000;
 
 }  // namespace
 
-ReportOutput stragglers_report(Database& db) {
-  trace::Trace trace(db);
+ReportOutput stragglers_report(trace::Trace& trace) {
   ranks::Stragglers stragglers = ranks::find_stragglers(trace, kMinLateNs);
   if (stragglers.joined == 0) {
     return {{}, "stragglers: no collective joins two ranks' calls (merge the ranks' traces first: "

@@ -38,19 +38,20 @@ int64_t union_length(std::vector<std::pair<int64_t, int64_t>> intervals) {
 
 }  // namespace
 
-Table streams_report(Database& db) {
+Table streams_report(trace::Trace& trace) {
   using StreamKey = std::pair<std::optional<int64_t>, std::optional<int64_t>>;
   std::map<StreamKey, StreamWork> streams;
-  Statement rows = db.prepare(
-      "SELECT 0, device, stream, gpu_start_ns, gpu_end_ns FROM kernels UNION ALL "
-      "SELECT 1, COALESCE(dst_device, src_device), stream, gpu_start_ns, gpu_end_ns FROM memcpys "
-      "UNION ALL SELECT 2, device, stream, gpu_start_ns, gpu_end_ns FROM memsets");
-  while (rows.step()) {
-    StreamWork& work = streams[{rows.optional_int64(1), rows.optional_int64(2)}];
-    int64_t operation = rows.int64(0);
-    ++(operation == 0 ? work.kernels : operation == 1 ? work.copies : work.memsets);
-    if (!rows.is_null(3) && !rows.is_null(4)) work.intervals.emplace_back(rows.int64(3), rows.int64(4));
+  // Counts the operation as `counted` of its stream's work.
+  auto add = [&](int64_t StreamWork::*counted, trace::NullableInt device, const auto& row) {
+    StreamWork& work = streams[{device.optional(), row.stream.optional()}];
+    ++(work.*counted);
+    if (row.gpu_start_ns && row.gpu_end_ns) work.intervals.emplace_back(*row.gpu_start_ns, *row.gpu_end_ns);
+  };
+  for (const auto& kernel : trace.rows<KernelRow>()) add(&StreamWork::kernels, kernel.device, kernel);
+  for (const auto& copy : trace.rows<MemcpyRow>()) {
+    add(&StreamWork::copies, copy.dst_device ? copy.dst_device : copy.src_device, copy);
   }
+  for (const auto& memset : trace.rows<MemsetRow>()) add(&StreamWork::memsets, memset.device, memset);
   Table table{"streams",
               {"device", "stream", "kernels", "copies", "memsets", "busy_ns", "span_ns", "busy_pct"},
               {}};

@@ -3,8 +3,10 @@
 // do the sums SQL computes for the reports.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "analyzer/trace/nullable_int.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer {
@@ -15,6 +17,13 @@ namespace apptracer {
 inline std::string saturating_sum_sql(const std::string& expression) {
   return "CASE WHEN count(" + expression + ") = 0 THEN NULL ELSE CAST(max(min(total(" +
          expression + "), 9.3e18), -9.3e18) AS INTEGER) END";
+}
+
+// How long from `start` to `end` as recorded (negative when the end came
+// first, saturating); none when either time is missing.
+inline std::optional<int64_t> recorded_ns(trace::NullableInt start, trace::NullableInt end) {
+  if (!start || !end) return std::nullopt;
+  return saturating_sub(*end, *start);
 }
 
 }  // namespace apptracer

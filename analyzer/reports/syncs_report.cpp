@@ -8,15 +8,16 @@
 
 namespace apptracer {
 
-Table syncs_report(Database& db) {
-  std::map<int64_t, std::vector<int64_t>> durations;
-  Statement rows = db.prepare("SELECT kind, end_ns - start_ns FROM syncs");
-  while (rows.step()) durations[rows.int64(0)].push_back(rows.int64(1));
+Table syncs_report(trace::Trace& trace) {
+  std::map<SyncKind, std::vector<int64_t>> durations;
+  for (const trace::Packed<SyncRow>& sync : trace.rows<SyncRow>()) {
+    durations[sync.kind].push_back(saturating_sub(sync.end_ns, sync.start_ns));
+  }
   Table table{"syncs", {"kind", "count"}, {}};
   table.columns.insert(table.columns.end(), std::begin(kDurationColumns), std::end(kDurationColumns));
   for (auto& [kind, values] : durations) {
     DurationSummary summary = summarize_durations(values);
-    std::vector<Cell> row{std::string(to_string(static_cast<SyncKind>(kind))), summary.count};
+    std::vector<Cell> row{std::string(to_string(kind)), summary.count};
     append_duration_cells(row, summary);
     table.rows.push_back(std::move(row));
   }

@@ -67,8 +67,8 @@ std::string hex(int64_t address) {
   return text;
 }
 
-std::string location_text(std::optional<int64_t> type, std::optional<int64_t> id) {
-  switch (static_cast<MemLocationType>(type.value_or(0))) {
+std::string location_text(std::optional<MemLocationType> type, trace::NullableInt id) {
+  switch (type.value_or(MemLocationType{})) {
     case MemLocationType::Device: return "device " + std::to_string(id.value_or(0));
     case MemLocationType::Host: return "host";
     case MemLocationType::HostNuma: return "host NUMA node " + std::to_string(id.value_or(0));
@@ -87,16 +87,19 @@ struct Listed {
   std::optional<int64_t> device;
 };
 
-std::vector<Listed> listed_allocations(Database& db) {
+std::vector<Listed> listed_allocations(trace::Trace& trace) {
+  std::unordered_set<int64_t> named;
+  for (const auto& event : trace.rows<UmEventRow>()) {
+    if (event.alloc_id) named.insert(*event.alloc_id);
+  }
+  for (const auto& advice : trace.rows<MemAdviceRow>()) {
+    if (advice.alloc_id) named.insert(*advice.alloc_id);
+  }
   std::vector<Listed> listed;
-  Statement rows = db.prepare(
-      "SELECT id, kind, address, bytes, device FROM allocations WHERE kind = ? "
-      "OR id IN (SELECT alloc_id FROM um_events) OR id IN (SELECT alloc_id FROM mem_advice) "
-      "ORDER BY id");
-  rows.bind(1, static_cast<int64_t>(AllocKind::Managed));
-  while (rows.step()) {
-    listed.push_back({rows.int64(0), std::string(to_string(static_cast<AllocKind>(rows.int64(1)))),
-                      rows.int64(2), rows.int64(3), rows.optional_int64(4)});
+  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+    if (allocation.kind != AllocKind::Managed && !named.count(allocation.id)) continue;
+    listed.push_back({allocation.id, std::string(to_string(allocation.kind)), allocation.address,
+                      allocation.bytes, allocation.device.optional()});
   }
   return listed;
 }
@@ -118,41 +121,40 @@ class Regions {
 
 // Kernels that used an allocation (an argument pointing into it) and
 // prefetches of it touch it too, even where no record says so.
-void add_touches_from_work(Database& db, const Regions& regions,
+void add_touches_from_work(trace::Trace& trace, const Regions& regions,
                            std::map<Region, RegionUse>& uses) {
-  Statement rows = db.prepare(R"sql(
-    SELECT ka.alloc_id, min(coalesce(k.gpu_start_ns, k.api_start_ns)) FROM kernel_args ka
-    JOIN kernels k ON k.id = ka.kernel_id JOIN allocations a ON a.id = ka.alloc_id
-    WHERE a.kind = ?1 GROUP BY ka.alloc_id
-    UNION ALL
-    SELECT coalesce(dst_alloc_id, src_alloc_id), min(api_start_ns) FROM memcpys
-    WHERE kind = ?2 AND coalesce(dst_alloc_id, src_alloc_id) IS NOT NULL GROUP BY 1)sql");
-  rows.bind(1, static_cast<int64_t>(AllocKind::Managed))
-      .bind(2, static_cast<int64_t>(CopyKind::Prefetch));
-  while (rows.step()) {
-    Region region = regions.of(rows.int64(0));
-    if (region && !rows.is_null(1)) uses[region].touch(rows.int64(1));
+  for_each_managed_argument(trace, [&](const trace::Packed<KernelRow>& kernel, int64_t alloc_id) {
+    Region region = regions.of(alloc_id);
+    trace::NullableInt start = kernel.gpu_start_ns ? kernel.gpu_start_ns : kernel.api_start_ns;
+    if (region && start) uses[region].touch(*start);
+  });
+  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+    if (copy.kind != CopyKind::Prefetch) continue;
+    Region region = regions.of(copy.dst_alloc_id ? copy.dst_alloc_id : copy.src_alloc_id);
+    if (region && copy.api_start_ns) uses[region].touch(*copy.api_start_ns);
   }
 }
 
 // "set preferred location device 0 (before first touch); set read mostly (after first touch)"
-std::map<Region, std::string> advice_texts(Database& db, const Regions& regions,
+std::map<Region, std::string> advice_texts(trace::Trace& trace, const Regions& regions,
                                            const std::map<Region, RegionUse>& uses) {
+  std::vector<const trace::Packed<MemAdviceRow>*> in_time_order;
+  for (const auto& advice : trace.rows<MemAdviceRow>()) in_time_order.push_back(&advice);
+  std::stable_sort(in_time_order.begin(), in_time_order.end(),
+                   [](const auto* a, const auto* b) { return a->ns < b->ns; });
   std::map<Region, std::string> texts;
-  Statement rows = db.prepare(
-      "SELECT alloc_id, advice, location_type, location_id, ns FROM mem_advice ORDER BY ns, id");
-  while (rows.step()) {
-    Region region = regions.of(rows.optional_int64(0));
-    auto advice = static_cast<MemAdvice>(rows.int64(1));
+  for (const trace::Packed<MemAdviceRow>* given : in_time_order) {
+    Region region = regions.of(given->alloc_id);
+    MemAdvice advice = given->advice;
     std::string text(to_string(advice));
     if (advice == MemAdvice::SetPreferredLocation || advice == MemAdvice::SetAccessedBy ||
         advice == MemAdvice::UnsetAccessedBy) {
-      std::string where = location_text(rows.optional_int64(2), rows.optional_int64(3));
+      std::string where = location_text(given->location_type, given->location_id);
       if (!where.empty()) text += " " + where;
     }
     auto use = uses.find(region);
     bool before = use == uses.end() || !use->second.first_touch_ns ||
-                  rows.int64(4) < *use->second.first_touch_ns;
+                  given->ns < *use->second.first_touch_ns;
     text += before ? " (before first touch)" : " (after first touch)";
     std::string& all = texts[region];
     all += (all.empty() ? "" : "; ") + text;
@@ -170,8 +172,8 @@ void append_counters(std::vector<Cell>& row, const Counters& counters) {
 
 }  // namespace
 
-Table um_allocations_report(Database& db, const trace::UmTrace& um) {
-  std::vector<Listed> listed = listed_allocations(db);
+Table um_allocations_report(trace::Trace& trace, const trace::UmTrace& um) {
+  std::vector<Listed> listed = listed_allocations(trace);
   Regions regions(listed);
   std::map<Region, RegionUse> uses;
   for (size_t i = 0; i < um.events.size(); ++i) {
@@ -182,8 +184,8 @@ Table um_allocations_report(Database& db, const trace::UmTrace& um) {
     use.low = std::min(use.low, event.address);
     use.high = std::max(use.high, saturating_add(event.address, std::max<int64_t>(event.bytes, 1)));
   }
-  add_touches_from_work(db, regions, uses);
-  std::map<Region, std::string> advice = advice_texts(db, regions, uses);
+  add_touches_from_work(trace, regions, uses);
+  std::map<Region, std::string> advice = advice_texts(trace, regions, uses);
 
   Table table{"um_allocations",
               {"allocation", "kind", "address", "bytes", "device", "advice", "htod_bytes",

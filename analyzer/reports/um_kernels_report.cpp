@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analyzer/trace/operations.h"
 #include "apptracer/enums.h"
 #include "stats_reports.h"
 #include "sums.h"
@@ -50,14 +51,11 @@ std::unordered_map<int64_t, LaunchUm> per_launch(const trace::UmTrace& um) {
   return launches;
 }
 
-std::unordered_set<int64_t> names_using_managed_memory(Database& db) {
+std::unordered_set<int64_t> names_using_managed_memory(trace::Trace& trace) {
   std::unordered_set<int64_t> names;
-  Statement rows = db.prepare(
-      "SELECT DISTINCT coalesce(k.demangled_id, k.name_id, 0) FROM kernel_args ka "
-      "JOIN allocations a ON a.id = ka.alloc_id JOIN kernels k ON k.id = ka.kernel_id "
-      "WHERE a.kind = ?");
-  rows.bind(1, static_cast<int64_t>(AllocKind::Managed));
-  while (rows.step()) names.insert(rows.int64(0));
+  for_each_managed_argument(trace, [&](const trace::Packed<KernelRow>& kernel, int64_t) {
+    names.insert(trace::kernel_name_id(kernel));
+  });
   return names;
 }
 
@@ -67,30 +65,25 @@ Cell mean(int64_t total, int64_t count) {
 
 }  // namespace
 
-Table um_kernels_report(Database& db, const trace::UmTrace& um) {
+Table um_kernels_report(trace::Trace& trace, const trace::UmTrace& um) {
   std::unordered_map<int64_t, LaunchUm> attributed = per_launch(um);
-  std::unordered_set<int64_t> managed_users = names_using_managed_memory(db);
+  std::unordered_set<int64_t> managed_users = names_using_managed_memory(trace);
   std::map<int64_t, std::vector<Launch>> by_name_id;
-  Statement rows = db.prepare(
-      "SELECT id, coalesce(demangled_id, name_id, 0), coalesce(gpu_start_ns, api_start_ns, 0), "
-      "gpu_end_ns - gpu_start_ns FROM kernels");
-  while (rows.step()) {
-    Launch launch{rows.int64(2), rows.int64(0), rows.optional_int64(3), {}};
+  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    int64_t order_ns = kernel.gpu_start_ns.value_or(kernel.api_start_ns.value_or(0));
+    Launch launch{order_ns, kernel.id, recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns), {}};
     auto found = attributed.find(launch.id);
     if (found != attributed.end()) launch.um = found->second;
-    by_name_id[rows.int64(1)].push_back(launch);
+    by_name_id[trace::kernel_name_id(kernel)].push_back(launch);
   }
 
   std::map<std::string, std::vector<Launch>> by_name;
-  Statement name = db.prepare("SELECT text FROM strings WHERE id = ?");
   for (auto& [name_id, launches] : by_name_id) {
     bool touched_um = managed_users.count(name_id) > 0 ||
                       std::any_of(launches.begin(), launches.end(),
                                   [&](const Launch& l) { return attributed.count(l.id) > 0; });
     if (!touched_um) continue;
-    name.bind(1, name_id);
-    std::vector<Launch>& group = by_name[name.step() ? name.text(0) : "?"];
-    name.reset();
+    std::vector<Launch>& group = by_name[std::string(trace.string(name_id, "?"))];
     group.insert(group.end(), launches.begin(), launches.end());
   }
 

@@ -69,9 +69,13 @@ Operation operation_of(const Packed<MemsetRow>& memset) {
   return op;
 }
 
+int64_t kernel_name_id(const Packed<KernelRow>& kernel) {
+  return kernel.demangled_id.value_or(kernel.name_id.value_or(0));
+}
+
 Operation operation_of(const Packed<KernelRow>& kernel) {
   Operation op = operation(OpKind::Kernel, kernel, kernel.device);
-  op.name_id = kernel.demangled_id.value_or(kernel.name_id.value_or(0));
+  op.name_id = kernel_name_id(kernel);
   set_times(op, kernel.api_start_ns, kernel.gpu_start_ns, kernel.gpu_end_ns);
   return op;
 }

@@ -59,6 +59,9 @@ void set_times(Operation& op, NullableInt api_start_ns, NullableInt gpu_start_ns
 // destination's first (a copy into managed memory: the destination's).
 NullableInt copy_device(const Packed<MemcpyRow>& copy);
 
+// strings.id of a kernel's demangled name, else of its mangled name; 0: none.
+int64_t kernel_name_id(const Packed<KernelRow>& kernel);
+
 // The operation a row is. A copy of kind prefetch is a Prefetch.
 Operation operation_of(const Packed<MemcpyRow>& copy);
 Operation operation_of(const Packed<MemsetRow>& memset);

@@ -14,6 +14,12 @@ std::string_view Trace::string(std::optional<int64_t> id, std::string_view fallb
   return found ? text(found->text) : fallback;
 }
 
+int64_t Trace::row_count(std::string_view table) {
+  Statement count = db_->prepare("SELECT count(*) FROM \"" + std::string(table) + "\"");
+  count.step();
+  return count.int64(0);
+}
+
 std::string Trace::meta(std::string_view key) {
   for (const Packed<MetaRow>& row : rows<MetaRow>()) {
     if (text(row.key) == key) return std::string(text(row.value));

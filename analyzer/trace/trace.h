@@ -91,6 +91,11 @@ class Trace {
     return PackedReader<Row>(*db_, texts_, rest);
   }
 
+  // How many rows a table (or view) holds, counted without reading them: for
+  // a command that only says how big a trace is. Throws SqliteError when the
+  // trace has no such table.
+  int64_t row_count(std::string_view table);
+
   std::string_view text(TextRef ref) const { return texts_.text(ref); }
   // An interned name (strings.id): kernel, function, NVTX range; `fallback`
   // for an id with no text.

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "apptracer/row_inserter.h"
+#include "apptracer/row_reader.h"
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
 
@@ -35,12 +36,13 @@ void create_tables(Database& db) {
   }
 }
 
+// Deleting a run's rows is SQL: the model only reads.
 void remove_run_like(Database& db, const WhatifRunRow& run) {
-  Statement find = db.prepare(
-      "SELECT id FROM whatif_runs WHERE system = ? AND coalesce(system2, '') = ? AND changes = ?");
-  find.bind(1, run.system).bind(2, run.system2.value_or("")).bind(3, run.changes);
+  RowReader<WhatifRunRow> find(db, "WHERE system = ? AND coalesce(system2, '') = ? AND changes = ?");
+  find.statement().bind(1, run.system).bind(2, run.system2.value_or("")).bind(3, run.changes);
   std::vector<int64_t> ids;
-  while (find.step()) ids.push_back(find.int64(0));
+  WhatifRunRow same;
+  while (find.next(same)) ids.push_back(same.id.value.value_or(0));
   for (int64_t id : ids) {
     for (const char* table : {"whatif_phases", "whatif_transfers", "whatif_critical_path"}) {
       Statement remove = db.prepare(std::string("DELETE FROM ") + table + " WHERE run_id = ?");

@@ -30,8 +30,9 @@ import sys
 import warnings
 
 from . import _native
+from ._package_version import version as _version
 
-__version__ = "0.1.0"
+__version__ = _version()
 __all__ = ["open", "record", "capture", "schema", "Trace", "TIME_UNITS"]
 
 # Nanoseconds per unit for time and duration columns.

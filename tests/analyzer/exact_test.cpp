@@ -166,7 +166,7 @@ TEST_F(ExactTest, ReportCountsWhereTheSignatureWasWrong) {
     exact_range(launch, w, 0x7f0000004000, 128, 64, AccessKind::ReadWrite);  // no argument
   }
   kernel("not_recorded", {{x, AccessKind::ReadWrite, AccessSource::Assumed}}, 300);
-  ReportOutput output = exact_report(trace_->db());
+  ReportOutput output = testing::run_report(exact_report, trace_->db());
   ASSERT_EQ(output.tables.size(), 1u);
   const Table& table = output.tables[0];
   ASSERT_EQ(table.rows.size(), 1u) << "kernels without exact data are not judged";
@@ -187,7 +187,7 @@ TEST_F(ExactTest, ReportCountsWhereTheSignatureWasWrong) {
 
 TEST_F(ExactTest, ReportSaysWhenTheTraceHasNoExactData) {
   kernel("k", {}, 100);
-  ReportOutput output = exact_report(trace_->db());
+  ReportOutput output = testing::run_report(exact_report, trace_->db());
   EXPECT_TRUE(output.tables.empty());
   EXPECT_NE(output.note.find("--exact"), std::string::npos) << output.note;
 }

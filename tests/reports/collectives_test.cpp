@@ -154,7 +154,7 @@ TEST_F(Collectives, StatsReportNcclTestsBandwidths) {
     trace.operation(comm, CollectiveKind::AllReduce, 1024, 0, std::nullopt, 2048);
   }
   Database db = open_trace(ranks_[0], TraceAccess::ReadOnly);
-  Table table = collectives_report(db);
+  Table table = run_report(collectives_report, db);
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(text(table, 0, "kind"), "AllReduce");
   EXPECT_EQ(integer(table, 0, "bytes"), 4096);

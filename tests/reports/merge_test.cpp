@@ -156,7 +156,7 @@ TEST_F(Merge, TheSameGpuInTwoProcessesIsOneDevice) {
   merge_traces({a_, b_ + "same"}, out_, false, quiet);
   EXPECT_EQ(number("SELECT count(*) FROM devices"), 1);
   Database db = open_trace(out_, TraceAccess::ReadOnly);
-  Table allocations = allocations_report(db);
+  Table allocations = run_report(allocations_report, db);
   ASSERT_EQ(allocations.rows.size(), 2u);  // device 0: "device" and "all"
   EXPECT_EQ(integer(allocations, 1, "bytes"), 2048);
   EXPECT_EQ(integer(allocations, 1, "peak_live_bytes"), 2048);
@@ -166,10 +166,10 @@ TEST_F(Merge, TheMergedTraceReadsWithTheAnalyzerCommands) {
   merge();
   Database db = open_trace(out_, TraceAccess::ReadOnly);
   EXPECT_EQ(trace_meta(db, "status"), "complete");
-  Table kernels = kernels_report(db);
+  Table kernels = run_report(kernels_report, db);
   ASSERT_EQ(kernels.rows.size(), 1u);
   EXPECT_EQ(integer(kernels, 0, "count"), 2);
-  EXPECT_EQ(streams_report(db).rows.size(), 2u);
+  EXPECT_EQ(run_report(streams_report, db).rows.size(), 2u);
   Progress quiet("test");
   trace::Trace model(db);
   Timeline timeline = build_timeline(model, quiet);
@@ -216,14 +216,14 @@ TEST_F(Merge, TheSampleTwiceDoublesEveryReportAndKeepsEveryReference) {
                    "WHERE s.text = 'cuLaunchKernel'"),
             2);
   Database db = open_trace(out_, TraceAccess::ReadOnly);
-  Table copies = copies_report(db);
+  Table copies = run_report(copies_report, db);
   ASSERT_EQ(copies.rows.size(), 3u);
   EXPECT_EQ(integer(copies, 0, "bytes"), 10000);
   EXPECT_DOUBLE_EQ(real(copies, 0, "bandwidth_gbps"), 10.0);
-  Table api = api_calls_report(db);
+  Table api = run_report(api_calls_report, db);
   EXPECT_EQ(integer(api, 0, "count"), 4);  // cudaMemcpy, twice per process
   EXPECT_EQ(integer(api, 0, "total_ns"), 3000);
-  Table processes = processes_report(db);
+  Table processes = run_report(processes_report, db);
   ASSERT_EQ(processes.rows.size(), 2u);
   for (size_t row = 0; row < 2; ++row) {
     EXPECT_EQ(integer(processes, row, "process_id"), static_cast<int64_t>(row + 1));
@@ -231,7 +231,7 @@ TEST_F(Merge, TheSampleTwiceDoublesEveryReportAndKeepsEveryReference) {
     EXPECT_EQ(integer(processes, row, "api_ns"), 4110);
     EXPECT_EQ(integer(processes, row, "kernel_ns"), 1700);
   }
-  Table streams = streams_report(db);
+  Table streams = run_report(streams_report, db);
   EXPECT_EQ(streams.rows.size(), 6u);  // streams 7-9 of each process kept apart
   Progress quiet_timeline("test");
   trace::Trace model(db);

@@ -8,9 +8,18 @@
 #include <string>
 #include <variant>
 
+#include "analyzer/trace/trace.h"
 #include "table.h"
 
 namespace apptracer::testing {
+
+// A stats report (stats_reports.h) of the database as it is now, read
+// through a trace model of its own.
+template <typename Report>
+auto run_report(Report report, Database& db) {
+  trace::Trace trace(db);
+  return report(trace);
+}
 
 inline const Cell& cell(const Table& table, size_t row, const std::string& column) {
   auto found = std::find(table.columns.begin(), table.columns.end(), column);

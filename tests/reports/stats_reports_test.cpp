@@ -16,7 +16,7 @@ class StatsReports : public ::testing::Test {
 };
 
 TEST_F(StatsReports, ProcessesSummarizeTheWholeTrace) {
-  Table table = processes_report(builder_.db());
+  Table table = run_report(processes_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 1u);
   EXPECT_EQ(integer(table, 0, "pid"), 4242);
   EXPECT_EQ(text(table, 0, "program"), "vector_add");
@@ -34,7 +34,7 @@ TEST_F(StatsReports, ProcessesSummarizeTheWholeTrace) {
 }
 
 TEST_F(StatsReports, ApiCallsPerFunctionSortedByTotalTime) {
-  Table table = api_calls_report(builder_.db());
+  Table table = run_report(api_calls_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 8u);
   // Totals 1500, 800, 800, 500, 300, 100, 60, 50; the two 800s in name order.
   const char* names[] = {"cudaMemcpy",       "cudaDeviceSynchronize", "cudaMalloc",
@@ -61,7 +61,7 @@ TEST_F(StatsReports, ApiCallsPerFunctionSortedByTotalTime) {
 }
 
 TEST_F(StatsReports, KernelsByDemangledNameWithLostRecordsUntimed) {
-  Table table = kernels_report(builder_.db());
+  Table table = run_report(kernels_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 3u);
   // vec_add: 1000 + 300 ns on two streams.
   EXPECT_EQ(text(table, 0, "name"), "vec_add(float*, float*)");
@@ -86,7 +86,7 @@ TEST_F(StatsReports, KernelsByDemangledNameWithLostRecordsUntimed) {
 }
 
 TEST_F(StatsReports, CopiesByKindAndMemoryWithAchievedBandwidth) {
-  Table table = copies_report(builder_.db());
+  Table table = run_report(copies_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 3u);
   // HtoD pageable -> device: 5000 B in 500 ns = 10 GB/s.
   EXPECT_EQ(text(table, 0, "kind"), "HtoD");
@@ -111,7 +111,7 @@ TEST_F(StatsReports, CopiesByKindAndMemoryWithAchievedBandwidth) {
 }
 
 TEST_F(StatsReports, MemsetsByMemoryKind) {
-  Table table = memsets_report(builder_.db());
+  Table table = run_report(memsets_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 1u);
   // 4096 + 904 = 5000 B in 100 + 100 ns = 25 GB/s.
   EXPECT_EQ(text(table, 0, "memory"), "device");
@@ -122,7 +122,7 @@ TEST_F(StatsReports, MemsetsByMemoryKind) {
 }
 
 TEST_F(StatsReports, AllocationsWithPeakLiveBytesPerPlace) {
-  Table table = allocations_report(builder_.db());
+  Table table = run_report(allocations_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 7u);
   // Host: pinned 500 B [100, 200), pageable 700 B from 150, registered 700 B
   // from 160 (the pageable memory again, so not in "all").
@@ -158,7 +158,7 @@ TEST_F(StatsReports, AllocationsWithPeakLiveBytesPerPlace) {
 }
 
 TEST_F(StatsReports, MemoryTimelineListsBytesInUsePerGpuAtEachChange) {
-  Table table = memory_timeline_report(builder_.db());
+  Table table = run_report(memory_timeline_report, builder_.db());
   // The device allocations above and the managed one; at 5400 a free and an
   // allocation make one row.
   const int64_t times[] = {1500, 1900, 2000, 3000, 5400, 6000};
@@ -173,7 +173,7 @@ TEST_F(StatsReports, MemoryTimelineListsBytesInUsePerGpuAtEachChange) {
 }
 
 TEST_F(StatsReports, SyncsByKindWithHostTimeBlocked) {
-  Table table = syncs_report(builder_.db());
+  Table table = run_report(syncs_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 3u);
   // Device: 800 and 100 ns.
   EXPECT_EQ(text(table, 0, "kind"), "device");
@@ -189,7 +189,7 @@ TEST_F(StatsReports, SyncsByKindWithHostTimeBlocked) {
 }
 
 TEST_F(StatsReports, StreamBusyTimeIsTheUnionOfGpuIntervals) {
-  Table table = streams_report(builder_.db());
+  Table table = run_report(streams_report, builder_.db());
   ASSERT_EQ(table.rows.size(), 3u);
   // Stream 7: copies [2100,2600] [4800,5000] (+1 untimed), kernel [3300,4300]
   // (+1 untimed), memset [4400,4500]: busy 500+1000+100+200 = 1800 of 2900.
@@ -212,7 +212,7 @@ TEST_F(StatsReports, StreamBusyTimeIsTheUnionOfGpuIntervals) {
 }
 
 TEST_F(StatsReports, BuffersListTheAllocationsGpuWorkUsed) {
-  Table table = buffers_report(builder_.db());
+  Table table = run_report(buffers_report, builder_.db());
   // Only the kernel's input (copied in) and output (copied out) were used.
   ASSERT_EQ(table.rows.size(), 2u);
   EXPECT_EQ(integer(table, 0, "allocation"), 1);
@@ -264,7 +264,7 @@ TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
     arg.alloc_id = alloc;
     builder.add(arg);
   }
-  Table table = buffers_report(builder.db());
+  Table table = run_report(buffers_report, builder.db());
   ASSERT_EQ(table.rows.size(), 3u);
   EXPECT_EQ(integer(table, 0, "allocation"), a);
   EXPECT_EQ(integer(table, 0, "kernels"), 1);
@@ -288,7 +288,7 @@ TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
 TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   TraceBuilder builder;
   for (const StatsReport& report : stats_reports()) {
-    ReportOutput output = report.compute(builder.db());
+    ReportOutput output = run_report(report.compute, builder.db());
     // The um report has nothing to say about a trace without unified memory.
     if (std::string(report.name) == "um") {
       EXPECT_TRUE(output.tables.empty());
@@ -340,25 +340,25 @@ TEST_F(StatsReports, HugeValuesSaturateInsteadOfOverflowing) {
       "UPDATE api_calls SET start_ns = -9223372036854775808, end_ns = 9223372036854775807;"
       "UPDATE syncs SET start_ns = -9223372036854775808, end_ns = 9223372036854775807");
   constexpr int64_t kMax = INT64_MAX;
-  Table copies = copies_report(builder_.db());
+  Table copies = run_report(copies_report, builder_.db());
   ASSERT_FALSE(copies.rows.empty());
   for (size_t row = 0; row < copies.rows.size(); ++row) {
     if (integer(copies, row, "count") > 1) EXPECT_EQ(integer(copies, row, "bytes"), kMax);
   }
-  Table processes = processes_report(builder_.db());
+  Table processes = run_report(processes_report, builder_.db());
   EXPECT_EQ(integer(processes, 0, "copy_bytes"), kMax);
   EXPECT_EQ(integer(processes, 0, "api_ns"), kMax);
   EXPECT_EQ(integer(processes, 0, "kernel_ns"), kMax);
-  Table kernels = kernels_report(builder_.db());
+  Table kernels = run_report(kernels_report, builder_.db());
   EXPECT_EQ(integer(kernels, 0, "total_ns"), kMax);
-  Table memsets = memsets_report(builder_.db());
+  Table memsets = run_report(memsets_report, builder_.db());
   EXPECT_EQ(integer(memsets, 0, "bytes"), kMax);
-  Table streams = streams_report(builder_.db());
+  Table streams = run_report(streams_report, builder_.db());
   for (size_t row = 0; row < streams.rows.size(); ++row) {
     if (!is_null(streams, row, "span_ns")) EXPECT_EQ(integer(streams, row, "span_ns"), kMax);
   }
   // Every report runs to its end on such a trace.
-  for (const StatsReport& report : stats_reports()) report.compute(builder_.db());
+  for (const StatsReport& report : stats_reports()) run_report(report.compute, builder_.db());
 }
 
 }  // namespace

@@ -184,7 +184,7 @@ TEST_F(Stragglers, NameTheLateRankStepCollectiveAndTheHostGapThatHeldIt) {
 
 TEST_F(Stragglers, StatsReportListsThemMostCostlyFirst) {
   Database db = open_trace(dir / "job.db", TraceAccess::ReadOnly);
-  ReportOutput output = stragglers_report(db);
+  ReportOutput output = testing::run_report(stragglers_report, db);
   ASSERT_EQ(output.tables.size(), 1u) << output.note;
   const Table& table = output.tables[0];
   ASSERT_EQ(table.rows.size(), 3u);
@@ -216,7 +216,7 @@ TEST(StragglersReport, ASingleRanksTraceSaysToMergeFirst) {
   ScratchDir dir;
   write_rank(dir / "rank0.db", 0, {}, std::vector<int64_t>(kSteps + 1, 0));
   Database db = open_trace(dir / "rank0.db", TraceAccess::ReadOnly);
-  ReportOutput output = stragglers_report(db);
+  ReportOutput output = testing::run_report(stragglers_report, db);
   EXPECT_TRUE(output.tables.empty());
   EXPECT_NE(output.note.find("apptracer merge"), std::string::npos) << output.note;
 }

@@ -22,7 +22,7 @@ class UmReport : public ::testing::Test {
   void SetUp() override { ids_ = add_um_scenario(builder_); }
 
   std::vector<Table> tables() {
-    ReportOutput output = um_report(builder_.db());
+    ReportOutput output = run_report(um_report, builder_.db());
     EXPECT_TRUE(output.note.empty()) << output.note;
     return output.tables;
   }
@@ -147,7 +147,7 @@ TEST(UmReportLaunches, LaterLaunchesAreAveraged) {
       builder.add(event);
     }
   }
-  ReportOutput output = um_report(builder.db());
+  ReportOutput output = run_report(um_report, builder.db());
   ASSERT_EQ(output.tables.size(), 2u);
   const Table& table = output.tables[1];
   ASSERT_EQ(table.rows.size(), 1u);
@@ -204,7 +204,7 @@ TEST(UmReportPrefetch, UserMigrationsBesideAKernelAreThePrefetchs) {
   event.cause = static_cast<int64_t>(UmMigrationCause::Prefetch);  // the driver's, in a fault
   builder.add(event);
 
-  ReportOutput output = um_report(builder.db());
+  ReportOutput output = run_report(um_report, builder.db());
   ASSERT_EQ(output.tables.size(), 2u);
   const Table& allocations = output.tables[0];
   ASSERT_EQ(allocations.rows.size(), 1u);
@@ -238,7 +238,7 @@ TEST(UmReportRegions, PageableMemoryIsListedAndDanglingRecordsAreNotDropped) {
   event.address = 0x20000000;
   event.bytes = event.value = 4096;
   builder.add(event);
-  ReportOutput output = um_report(builder.db());
+  ReportOutput output = run_report(um_report, builder.db());
   ASSERT_EQ(output.tables.size(), 2u);
   const Table& table = output.tables[0];
   ASSERT_EQ(table.rows.size(), 2u);

@@ -310,10 +310,10 @@ TEST_F(LaunchTranslationTest, ADriverLaunchSendsItsPointerWordsAfterIt) {
   ASSERT_EQ(records.size(), 3u);
   const KernelRecord& k = records[0].kernel;
   EXPECT_EQ(records[0].type, RecordType::Kernel);
-  EXPECT_EQ(k.grid[0], 4u);
-  EXPECT_EQ(k.grid[1], 2u);
-  EXPECT_EQ(k.block[0], 128u);
-  EXPECT_EQ(k.dynamic_shared_bytes, 64u);
+  EXPECT_EQ(k.launch.grid_x, 4u);
+  EXPECT_EQ(k.launch.grid_y, 2u);
+  EXPECT_EQ(k.launch.block_x, 128u);
+  EXPECT_EQ(k.launch.dynamic_shared_bytes, 64u);
   EXPECT_EQ(k.launch_kind, LaunchKind::Driver);
   EXPECT_EQ(k.name_id, strings_.intern("_Z6kernelPfPKfi"));
   EXPECT_TRUE(k.args_captured);
@@ -413,7 +413,7 @@ TEST_F(LaunchTranslationTest, ARuntimeLaunchAloneHasItsSymbolButNoArguments) {
                       0, "_Z6kernelPfPKfi");
   ASSERT_EQ(records.size(), 2u);
   EXPECT_FALSE(records[0].kernel.args_captured) << "only the driver knows the layout";
-  EXPECT_EQ(records[0].kernel.grid[0], 2u);
+  EXPECT_EQ(records[0].kernel.launch.grid_x, 2u);
   EXPECT_EQ(records[1].api.stream, 1) << "the legacy default stream";
 }
 

@@ -107,6 +107,13 @@ void store_row(Row& row, bool again, BatchInserter<Row>& batch, RowInserter<Row>
   replace.insert(row);
 }
 
+// The columns a launch's call gives, as it gave them: one assignment per
+// APPTRACER_LAUNCH_COLUMN of tables.def.
+void copy_launch_columns(const LaunchValues& launch, KernelRow& row) {
+#define APPTRACER_LAUNCH_COLUMN(name, type, record_type, meaning, doc) row.name = launch.name;
+#include "apptracer/tables.def"
+}
+
 }  // namespace
 
 // --- how GPU activity fills rows --------------------------------------------
@@ -502,13 +509,7 @@ void TraceStore::write_kernel(const Record& r) {
   }
   row.launch_kind = k.launch_kind;
   row.device = optional_device(k.device);
-  row.grid_x = k.grid[0];
-  row.grid_y = k.grid[1];
-  row.grid_z = k.grid[2];
-  row.block_x = k.block[0];
-  row.block_y = k.block[1];
-  row.block_z = k.block[2];
-  row.dynamic_shared_bytes = k.dynamic_shared_bytes;
+  copy_launch_columns(k.launch, row);
   row.function_handle = optional_nonzero(k.function_handle);
   row.api_start_ns = optional_nonzero(k.api_start_ns);
   if (k.args_captured) {

@@ -31,10 +31,9 @@ void copy_pitched(CallSite& call, const Copy& c, size_t rows, uint64_t src_offse
 template <typename Launch>
 void launch(CallSite& call, const Launch& p, LaunchKind kind, void** extra) {
   call.name_stream(p.hStream);
-  LaunchShape shape{{p.gridDimX, p.gridDimY, p.gridDimZ},
-                    {p.blockDimX, p.blockDimY, p.blockDimZ},
-                    p.sharedMemBytes};
-  emit_kernel(call, p.f, shape, kind, p.kernelParams, extra);
+  LaunchValues launch = launch_values({p.gridDimX, p.gridDimY, p.gridDimZ},
+                                      {p.blockDimX, p.blockDimY, p.blockDimZ}, p.sharedMemBytes);
+  emit_kernel(call, p.f, launch, kind, p.kernelParams, extra);
 }
 
 // The async forms' parameter structs extend the synchronous ones with a
@@ -253,10 +252,9 @@ void launch_kernel_ex(CallSite& call) {
       kind = LaunchKind::Cooperative;
     }
   }
-  LaunchShape shape{{c.gridDimX, c.gridDimY, c.gridDimZ},
-                    {c.blockDimX, c.blockDimY, c.blockDimZ},
-                    c.sharedMemBytes};
-  emit_kernel(call, p.f, shape, kind, p.kernelParams, p.extra);
+  LaunchValues launch = launch_values({c.gridDimX, c.gridDimY, c.gridDimZ},
+                                      {c.blockDimX, c.blockDimY, c.blockDimZ}, c.sharedMemBytes);
+  emit_kernel(call, p.f, launch, kind, p.kernelParams, p.extra);
 }
 
 void ctx_synchronize(CallSite& call) { emit_sync(call, SyncKind::Context, nullptr, 0); }

@@ -209,7 +209,7 @@ void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t eleme
   append(call, r);
 }
 
-void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape, LaunchKind kind,
+void emit_kernel(CallSite& call, const void* function, const LaunchValues& launch, LaunchKind kind,
                  void** kernel_params, void** extra) {
   if (call.captured) return;
   const LaunchedFunction& info = call.ctx.cuda.function(function, call.data->symbolName);
@@ -224,9 +224,7 @@ void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape,
   k.function_handle = reinterpret_cast<uint64_t>(function);
   k.api_start_ns = call.start_ns;
   k.name_id = info.name_id;
-  std::copy(shape.grid, shape.grid + 3, k.grid);
-  std::copy(shape.block, shape.block + 3, k.block);
-  k.dynamic_shared_bytes = shape.dynamic_shared_bytes;
+  k.launch = launch;
   k.device = call.device();
   k.arg_words = static_cast<uint16_t>(args.count);
   k.args_captured = args_read;

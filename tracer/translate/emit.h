@@ -51,14 +51,26 @@ void emit_memcpy(CallSite& call, const MemcpyRecord& copy);
 void emit_memset(CallSite& call, uint64_t address, uint32_t value, uint8_t element_size,
                  uint64_t width, uint64_t height, uint64_t pitch);
 
+// The values every launch call gives; a handler sets any further
+// LaunchValues its call gives on what this returns.
+struct LaunchDims {
+  uint32_t x, y, z;
+};
+inline LaunchValues launch_values(LaunchDims grid, LaunchDims block, uint32_t dynamic_shared_bytes) {
+  LaunchValues launch{};
+  launch.grid_x = grid.x;
+  launch.grid_y = grid.y;
+  launch.grid_z = grid.z;
+  launch.block_x = block.x;
+  launch.block_y = block.y;
+  launch.block_z = block.z;
+  launch.dynamic_shared_bytes = dynamic_shared_bytes;
+  return launch;
+}
+
 // `kernel_params` / `extra` are the driver launch's argument forms (null
 // when unknown): words that may be pointers are sent after the launch.
-struct LaunchShape {
-  uint32_t grid[3];
-  uint32_t block[3];
-  uint32_t dynamic_shared_bytes;
-};
-void emit_kernel(CallSite& call, const void* function, const LaunchShape& shape, LaunchKind kind,
+void emit_kernel(CallSite& call, const void* function, const LaunchValues& launch, LaunchKind kind,
                  void** kernel_params, void** extra);
 
 // Words of a kernel's parameters that may be pointers, gathered on the

@@ -50,9 +50,10 @@ void memset_bytes(CallSite& call, const void* ptr, int value, size_t width, size
 // driver call is recorded without its arguments.
 void launch_function(CallSite& call, const void* func, dim3 grid, dim3 block, size_t shared,
             LaunchKind kind) {
-  LaunchShape shape{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
-                    static_cast<uint32_t>(shared)};
-  emit_kernel(call, func, shape, kind, nullptr, nullptr);
+  emit_kernel(call, func,
+              launch_values({grid.x, grid.y, grid.z}, {block.x, block.y, block.z},
+                            static_cast<uint32_t>(shared)),
+              kind, nullptr, nullptr);
 }
 
 // CUDA 12's device-ordinal forms, which programs built against it still call

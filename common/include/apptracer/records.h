@@ -111,13 +111,20 @@ struct MemsetRecord {
   bool is_async;
 };
 
+// What a launch's call says of the launch that is stored as it is: a field
+// per kernels column tables.def declares with APPTRACER_LAUNCH_COLUMN, which
+// the store copies into the row by the same declaration. A value added there
+// needs only its capture.
+struct LaunchValues {
+#define APPTRACER_LAUNCH_COLUMN(name, type, record_type, meaning, doc) record_type name;
+#include "apptracer/tables.def"
+};
+
 struct KernelRecord {
   uint64_t function_handle;
   uint64_t api_start_ns;
   uint32_t name_id;  // interned mangled name, 0 when unknown
-  uint32_t grid[3];
-  uint32_t block[3];
-  uint32_t dynamic_shared_bytes;
+  LaunchValues launch;
   int32_t device;
   uint16_t arg_words;  // candidate pointer words, sent in KernelArgs records after this one
   bool args_captured;  // the parameters were read: KernelArgs records follow, at least one
