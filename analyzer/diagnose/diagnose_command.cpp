@@ -11,6 +11,7 @@
 #include "findings_output.h"
 #include "findings_store.h"
 #include "link_model_choice.h"
+#include "progress.h"
 #include "rules.h"
 #include "table_format.h"
 #include "analyzer/trace/trace.h"
@@ -34,16 +35,19 @@ int run_diagnose(const DiagnoseOptions& options) {
   trace::Trace trace(options.trace,
                      options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
+  Progress progress("diagnose");
   diagnose::TraceFacts facts;
   try {
-    facts = diagnose::read_trace_facts(trace);
+    facts = diagnose::read_trace_facts(trace, &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
   diagnose::LinkModel model = diagnose::choose_link_model(facts, options.system);
   diagnose::Thresholds limits;
+  progress.phase("rules");
   std::vector<diagnose::Finding> findings = diagnose::diagnose(facts, *model.cost, limits);
   if (options.store) {
+    progress.phase("storing the findings");
     try {
       diagnose::store_findings(trace.db(), findings);
     } catch (const SqliteError& error) {
@@ -52,7 +56,11 @@ int run_diagnose(const DiagnoseOptions& options) {
     }
   }
   std::vector<Table> analyses;
-  if (options.analyses) analyses = diagnose::all_analyses(facts, limits);
+  if (options.analyses) {
+    progress.phase("analyses");
+    analyses = diagnose::all_analyses(facts, limits);
+  }
+  progress.finish();
   size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
   std::vector<std::string> notes = diagnose::diagnosis_notes(facts);
   if (options.json) {

@@ -19,7 +19,8 @@ class Reader {
  public:
   Reader(trace::Trace& trace, TraceFacts& facts) : trace_(trace), facts_(facts) {}
 
-  void read() {
+  void read(Progress* progress) {
+    show_phase(progress, "reading the trace");
     read_calls();
     read_copies();
     read_memsets();
@@ -32,7 +33,7 @@ class Reader {
     facts_.origin = trace_.origin();
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
-    facts_.graph = dvdg::build_graph_from_trace(trace_);
+    facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
   }
 
@@ -378,9 +379,9 @@ int64_t TraceFacts::process_end_ns(int64_t process) const {
   return found == process_spans.end() ? end_ns : found->second.second;
 }
 
-TraceFacts read_trace_facts(trace::Trace& trace) {
+TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {
   TraceFacts facts;
-  Reader(trace, facts).read();
+  Reader(trace, facts).read(progress);
   return facts;
 }
 

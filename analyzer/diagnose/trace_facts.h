@@ -21,6 +21,7 @@
 #include "apptracer/enums.h"
 #include "apptracer/saturating.h"
 #include "graph.h"
+#include "progress.h"
 #include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::diagnose {
@@ -200,8 +201,9 @@ struct TraceFacts {
   int64_t process_end_ns(int64_t process) const;
 };
 
-// Reads the facts and builds the DVDG, sharing the model's rows.
-TraceFacts read_trace_facts(trace::Trace& trace);
+// Reads the facts and builds the DVDG, sharing the model's rows; each phase
+// shown on `progress` when one is given.
+TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress = nullptr);
 
 // Sorts and merges overlapping intervals in place.
 void merge_intervals(Intervals& intervals);

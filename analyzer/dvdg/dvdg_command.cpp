@@ -18,6 +18,7 @@
 #include "graph_view.h"
 #include "labels.h"
 #include "output_file.h"
+#include "progress.h"
 #include "queries.h"
 #include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace.h"
@@ -165,17 +166,19 @@ int run_dvdg(const DvdgOptions& options) {
                (options.force || not_being_recorded(options.trace));
   dvdg::Graph graph;
   std::vector<std::pair<int64_t, int64_t>> windows;
+  Progress progress("dvdg");
   {
     trace::Trace trace(options.trace, store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
     try {
-      graph = dvdg::build_graph_from_trace(trace, options.ignore_exact
-                                                      ? dvdg::KernelAccesses::Signatures
-                                                      : dvdg::KernelAccesses::Exact);
+      graph = dvdg::build_graph_from_trace(
+          trace, options.ignore_exact ? dvdg::KernelAccesses::Signatures : dvdg::KernelAccesses::Exact,
+          &progress);
       windows = nvtx_windows(trace, options.nvtx);
     } catch (const SqliteError& error) {
       throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
     }
     if (store) {
+      progress.phase("storing the graph");
       try {
         dvdg::store_graph(trace.db(), graph);
       } catch (const SqliteError& error) {
@@ -185,6 +188,7 @@ int run_dvdg(const DvdgOptions& options) {
     }
   }
 
+  progress.finish();
   bool queried = !options.why.empty() || !options.consumers.empty() || !options.lifetime.empty();
   if (queried) std::cout << graph.origin.describe() << "\n";
   if (!options.why.empty()) {
@@ -210,7 +214,12 @@ int run_dvdg(const DvdgOptions& options) {
 
   bool exporting = !options.dot.empty() || !options.svg.empty() || !options.graphml.empty() ||
                    !options.json.empty() || !options.proto.empty();
+  // Exports to standard output must stay parseable.
+  bool exports_to_stdout =
+      options.dot == "-" || options.graphml == "-" || options.json == "-" || options.proto == "-";
   if (exporting) {
+    // A progress line would be drawn into, then erase, an export on the terminal.
+    if (!exports_to_stdout) progress.phase("exporting");
     dvdg::GraphView view = dvdg::make_view(graph, filter);
     export_to(dot, [&](std::ostream& out) { dvdg::write_dot(graph, view, out); });
     export_to(graphml, [&](std::ostream& out) { dvdg::write_graphml(graph, view, out); });
@@ -222,10 +231,8 @@ int run_dvdg(const DvdgOptions& options) {
       dvdg::render_svg(dot_text.str(), svg->file_path());
       svg->commit();
     }
+    progress.finish();
   }
-  // Exports to standard output must stay parseable.
-  bool exports_to_stdout =
-      options.dot == "-" || options.graphml == "-" || options.json == "-" || options.proto == "-";
   if (!queried && !exports_to_stdout) print_summary(graph, options, store);
   return 0;
 }

@@ -464,9 +464,13 @@ Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
   return Builder(std::move(trace)).build(order);
 }
 
-Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses) {
+Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses,
+                             Progress* progress) {
+  show_phase(progress, "reading the operations");
   TraceOps trace = read_trace_ops(source, kernel_accesses);
+  show_phase(progress, "ordering the operations");
   ProgramOrder order = program_order(trace);
+  show_phase(progress, "building the graph");
   Graph graph = build_graph(std::move(trace), order.ops);
   graph.broken_order_constraints = order.broken_constraints;
   graph.origin = source.origin();

@@ -4,6 +4,7 @@
 
 #include "analyzer/trace/trace.h"
 #include "graph.h"
+#include "progress.h"
 #include "trace_reader.h"
 
 namespace apptracer::dvdg {
@@ -11,8 +12,10 @@ namespace apptracer::dvdg {
 // `order` lists positions into trace.ops in program order.
 Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order);
 
-// Reads the trace, orders its operations and builds the graph.
+// Reads the trace, orders its operations and builds the graph; each phase
+// shown on `progress` when one is given.
 Graph build_graph_from_trace(trace::Trace& trace,
-                             KernelAccesses kernel_accesses = KernelAccesses::Exact);
+                             KernelAccesses kernel_accesses = KernelAccesses::Exact,
+                             Progress* progress = nullptr);
 
 }  // namespace apptracer::dvdg

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "output_file.h"
+#include "progress.h"
 #include "report_data.h"
 #include "report_page.h"
 #include "trace_comparison.h"
@@ -34,19 +35,23 @@ std::string file_name(const std::string& path) {
 int run_report(const ReportOptions& options) {
   std::string output = options.output.empty() ? replace_extension(options.trace, ".html") : options.output;
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
+  Progress progress("report");
   nlohmann::json data;
   try {
-    data = report::report_data(trace, options.trace, options.system);
+    data = report::report_data(trace, options.trace, options.system, &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
   if (!options.compare.empty()) {
+    progress.phase("comparing the traces");
     data["comparison"] = report::comparison_data(
         options.trace, options.compare, diff::compare_traces(options.trace, options.compare, {}));
   }
+  progress.phase("writing the page");
   OutputFile file(output, {options.trace, options.compare}, options.force);
   file.stream() << report::report_html(data, file_name(options.trace));
   file.commit();
+  progress.finish();
   std::fprintf(stderr, "apptracer: wrote %s (%zu finding(s)); open it in a browser\n", output.c_str(),
                data["findings"].size());
   return 0;

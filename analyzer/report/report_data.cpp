@@ -357,22 +357,28 @@ json perfetto_json(trace::Trace& trace) {
 
 }  // namespace
 
-json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file) {
-  TraceFacts facts = diagnose::read_trace_facts(trace);
+json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
+                 Progress* progress) {
+  TraceFacts facts = diagnose::read_trace_facts(trace, progress);
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   diagnose::Thresholds limits;
-  std::vector<Migration> moves = migrations(facts);
+  show_phase(progress, "rules");
+  json findings = diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits));
+  show_phase(progress, "analyses");
   json analyses = json::array();
   for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
+  json perfetto = perfetto_json(trace);  // shows its own progress: "report: timeline"
+  show_phase(progress, "plots and tables");
+  std::vector<Migration> moves = migrations(facts);
   return {{"overview", overview(trace, facts, path)},
           {"link_model", model.name},
-          {"findings", diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits))},
+          {"findings", findings},
           {"summary", summary(facts, moves, *model.cost)},
           {"kernels", top_kernels(facts)},
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory_series(facts)},
           {"timeline", timeline(facts, moves)},
-          {"perfetto", perfetto_json(trace)},
+          {"perfetto", perfetto},
           {"nvtx", nvtx_breakdown(facts)},
           {"analyses", analyses},
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analyzer/trace/trace.h"
+#include "progress.h"
 #include "trace_comparison.h"
 
 namespace apptracer::report {
@@ -22,9 +23,10 @@ inline constexpr size_t kSeriesPointLimit = 2000;
 // Copies listed one by one (the largest ones; totals count them all).
 inline constexpr size_t kTransferLimit = 1000;
 
-// `system_file`: empty for the trace's measured link model.
+// `system_file`: empty for the trace's measured link model. Each phase is
+// shown on `progress` when one is given.
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
-                           const std::string& system_file);
+                           const std::string& system_file, Progress* progress = nullptr);
 
 // `apptracer diff`'s comparison of trace A (the report's) with B, for the page.
 nlohmann::json comparison_data(const std::string& a, const std::string& b,

