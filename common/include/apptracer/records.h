@@ -97,6 +97,11 @@ struct MemcpyRecord {
   int32_t dst_device;
   CopyKind kind;  // from the call's direction argument; Unknown for "default"
   bool is_async;
+  // Large copies that may go to the host: of the destination's sampled pages,
+  // how many were mapped and how many not yet touched as the call began
+  // (tracer/translate/copy_destination.h); 0 and 0 when not probed.
+  uint8_t dst_pages_mapped;
+  uint8_t dst_pages_untouched;
 };
 
 struct MemsetRecord {
