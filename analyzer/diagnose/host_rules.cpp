@@ -422,29 +422,43 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   };
   std::map<std::string, Group> groups;
   for (auto& [device, list] : work) {
-    std::map<int64_t, int64_t> stream_end;  // stream -> end of its previous work
-    std::set<std::string> launched;         // kernels launched on this device so far
+    struct Last {
+      int64_t end = 0;
+      bool short_kernel = false;
+    };
+    std::map<int64_t, Last> stream_last;  // stream -> its previous work
+    std::set<std::string> launched;       // kernels launched on this device so far
     for (const Work& w : list) {
       int64_t stream = w.stream.value_or(-1);
-      auto previous = stream_end.find(stream);
-      int64_t idle_from = previous != stream_end.end() ? previous->second : w.start;
+      auto previous = stream_last.find(stream);
+      int64_t idle_from = previous != stream_last.end() ? previous->second.end : w.start;
       int64_t idle = elapsed_ns(idle_from, w.start);
-      stream_end[stream] = w.end;
-      if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
-        continue;
+      bool after_short = previous != stream_last.end() && previous->second.short_kernel;
+      bool short_kernel = w.kernel && elapsed_ns(w.start, w.end) < context.limits.short_kernel_ns;
+      stream_last[stream] = {w.end, short_kernel};
+      if (!short_kernel) continue;
       std::string name = w.name();
       Group& group = groups[name];
       if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
       group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
-      group.waiting = saturating_add(group.waiting, idle);
+      add_row(context, group.finding, "kernels", w.id);
       bool first = launched.insert(std::move(name)).second;
-      if (const HostCall* call = facts.call(w.correlation); call && !first) {
+      const HostCall* call = facts.call(w.correlation);
+      if (call && !first) {
         ++group.later;
         group.launch = saturating_add(group.launch, call->duration());
+      }
+      // Only waits inside a launch-bound stretch count: right after another
+      // short kernel on the stream, and shorter than a GPU idle gap (a
+      // launch takes microseconds; a longer wait is the host doing something
+      // else, such as the program's start-up or loading data, which
+      // gpu_idle_gap reports with its cause).
+      if (first || !after_short || idle >= context.limits.min_gap_ns) continue;
+      group.waiting = saturating_add(group.waiting, idle);
+      if (call) {
         int64_t from = std::max(idle_from, call->start_ns), to = std::min(w.start, call->end_ns);
         if (from < to) group.in_launch = saturating_add(group.in_launch, elapsed_ns(from, to));
       }
-      add_row(context, group.finding, "kernels", w.id);
     }
   }
   for (auto& [name, group] : groups) {

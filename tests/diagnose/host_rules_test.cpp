@@ -252,6 +252,33 @@ TEST_F(HostRules, AKernelsFirstLaunchLoadingItsModuleIsNoSaving) {
   EXPECT_NE(found[0].what.find("took 1.5 us each to launch"), std::string::npos) << found[0].what;
 }
 
+// The program uploads its input, starts up for 50 ms (loading modules,
+// reading files), runs 100 tiny kernels, computes on the GPU, loads data on
+// the host for 30 ms and runs 100 more, one of them 5 ms after the previous
+// one. Each tiny kernel starts 3 us after the previous one ended, 1 us of it
+// in its launch call. Only those waits are the launches': start-up, the
+// host's data loading and the 5 ms pause are gpu_idle_gap's.
+TEST_F(HostRules, LaunchBoundWaitsAreOnlyThoseBetweenShortKernels) {
+  int64_t d = buffer(AllocKind::Device, 1 << 20);
+  int64_t h = buffer(AllocKind::PinnedHost, 1 << 20);
+  pinned_copy(h, d, 1 << 20, 1'000);
+  auto tiny_run = [&](int64_t start, int64_t pause_at, int64_t pause) {
+    for (int i = 0; i < 100; ++i) {
+      int64_t at = start + i * 5'000 + (i >= pause_at ? pause : 0);
+      kernel("tiny", at, 2'000, {{d, A::ReadWrite}}, 7, 1'000);
+    }
+  };
+  tiny_run(50'000'000, 100, 0);
+  kernel("big", 51'000'000, 500'000, {{d, A::ReadWrite}});
+  tiny_run(81'500'000, 50, 5'000'000);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, (99 + 98) * 3'000);
+  EXPECT_EQ(found[0].saving_ns, (99 + 98) * 1'000);
+  EXPECT_NE(found[0].what.find("the GPU waited 591.0 us between them"), std::string::npos)
+      << found[0].what;
+}
+
 TEST_F(HostRules, LongKernelsAreNotLaunchBound) {
   int64_t d = buffer(AllocKind::Device, 4096);
   for (int i = 0; i < 100; ++i) kernel("big", 10'000 + i * 25'000, 20'000, {{d, A::ReadWrite}});
