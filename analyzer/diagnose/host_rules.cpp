@@ -305,7 +305,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
 
 void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  for (auto& [device, intervals] : facts.busy_by_device()) {
+  auto busy = facts.busy_by_device();
+  // By device, so that devices' findings of equal cost list in that order.
+  for (auto& [device, intervals] : std::map<int64_t, Intervals>(busy.begin(), busy.end())) {
     if (intervals.empty()) continue;
     int64_t begin = intervals.front().first, end = intervals.back().second;
     int64_t chunks = std::max<int64_t>(1, context.limits.utilization_chunks);
@@ -323,6 +325,9 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
                format_ns(length) + " (" + format_ns(facts.origin.since(from)) + " to " +
                format_ns(facts.origin.since(to)) + " into the trace)";
       f.nvtx = facts.nvtx_at(std::nullopt, from);
+      // Each device's stretches are its own finding: summed over devices,
+      // idle time would count the run's time once per GPU and could exceed it.
+      f.names.push_back("device " + std::to_string(device));
       f.cost_ns = idle;
       f.estimate = "the gpu_idle_gap findings in this stretch say what kept the GPU waiting and "
                    "what removing it saves";

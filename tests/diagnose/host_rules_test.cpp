@@ -170,6 +170,29 @@ TEST_F(HostRules, LowUtilizationStretch) {
   EXPECT_NE(found[0].what.find("busy 0% of 26.40 ms"), std::string::npos) << found[0].what;
 }
 
+// Two GPUs idle over the same 26.4 ms: one finding each, each costing its
+// own idle time, none more than the run lasted.
+TEST_F(HostRules, LowUtilizationIsPerDevice) {
+  testing::DeviceRow second;
+  second.id = 1;
+  trace.add_device(second);
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int64_t device : {0, 1}) {
+    int64_t first = kernel("first", 0, 3'000'000, {{d, A::Write}});
+    int64_t last = kernel("second", 30'000'000, 3'000'000, {{d, A::ReadWrite}});
+    trace.db().exec("UPDATE kernels SET device = " + std::to_string(device) + " WHERE id IN (" +
+                    std::to_string(first) + ", " + std::to_string(last) + ")");
+  }
+  auto found = findings("gpu_low_utilization");
+  ASSERT_EQ(found.size(), 2u);
+  for (const Finding& f : found) {
+    EXPECT_EQ(f.cost_ns, 24 * 1'100'000) << f.what;
+    EXPECT_EQ(f.occurrences, 1) << f.what;
+  }
+  EXPECT_NE(found[0].what.find("device 0"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[1].what.find("device 1"), std::string::npos) << found[1].what;
+}
+
 // A damaged trace whose work spans all of int64: every rule finishes (the
 // utilization chunks are as many as ever, not one per nanosecond) and no
 // time wraps around to a negative one.
