@@ -275,6 +275,23 @@ TEST_F(HostRules, AKernelsFirstLaunchLoadingItsModuleIsNoSaving) {
   EXPECT_NE(found[0].what.find("took 1.5 us each to launch"), std::string::npos) << found[0].what;
 }
 
+// A tight launch loop: each 4 us launch call returns 2 us before its 1 us
+// kernel starts, and the host is 1 us later in the next call. Of each 4 us
+// the GPU waits, 2 us are in the kernel's own call, 1 us in the next one's,
+// and 1 us is the host's own time between the calls, which stays (before
+// the last kernel there is no next call).
+TEST_F(HostRules, LaunchBoundSavesTheGpuWaitWhileTheHostIsInAnyLaunchCall) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 100; ++i)
+    kernel("tiny", 10'000 + i * 5'000, 1'000, {{d, A::ReadWrite}}, 7, 4'000);
+  trace.db().exec("UPDATE api_calls SET start_ns = start_ns - 5000, end_ns = end_ns - 5000 "
+                  "WHERE name_id = (SELECT id FROM strings WHERE text = 'cudaLaunchKernel')");
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 99 * 4'000);
+  EXPECT_EQ(found[0].saving_ns, 98 * 3'000 + 2'000);
+}
+
 // The program uploads its input, starts up for 50 ms (loading modules,
 // reading files), runs 100 tiny kernels, computes on the GPU, loads data on
 // the host for 30 ms and runs 100 more, one of them 5 ms after the previous
