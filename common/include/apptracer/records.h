@@ -357,6 +357,9 @@ struct CommunicatorRecord {
   uint64_t parent_comm_id;  // 0: none
   uint64_t handle;          // ncclComm_t / MPI_Comm
   uint64_t ns;
+  // The interposed call that made it (NCCL's init or split), on the record's
+  // thread: when it was entered (0: not seen); it returned at `ns`.
+  uint64_t call_start_ns;
   int32_t rank;
   int32_t nranks;
   int32_t n_nodes;     // -1 when unknown
