@@ -183,7 +183,9 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
            (stream ? std::to_string(*stream) : std::string("?"));
   };
   for (const diagnose::Kernel& k : facts.kernels) {
-    if (k.timed()) lanes[lane_name(k.device, k.stream)].bars.emplace_back(*k.gpu_start_ns, *k.gpu_end_ns, "kernel");
+    if (k.timed())
+      lanes[lane_name(k.row->device, k.row->stream)].bars.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns,
+                                                                       "kernel");
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {
@@ -238,7 +240,7 @@ json nvtx_breakdown(const TraceFacts& facts) {
     if (const diagnose::HostCall* call = facts.call(correlation))
       issued[call->tid].emplace_back(call->start_ns, gpu_ns);
   };
-  for (const diagnose::Kernel& k : facts.kernels) add(k.correlation, k.gpu_ns());
+  for (const diagnose::Kernel& k : facts.kernels) add(k.row->call_correlation_id, k.gpu_ns());
   for (const Transfer& t : facts.copies) add(t.correlation, t.gpu_ns());
   for (const Transfer& t : facts.memsets) add(t.correlation, t.gpu_ns());
   for (auto& [tid, list] : issued) std::sort(list.begin(), list.end());

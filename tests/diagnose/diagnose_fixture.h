@@ -186,9 +186,9 @@ class DiagnoseTest : public ::testing::Test {
   // Every finding, ranked, with the trace's measured link model (or `cost`).
   std::vector<Finding> all_findings(const TransferCost* cost = nullptr) {
     trace::Trace model(trace.db());
-    facts_ = read_trace_facts(model);
-    MeasuredTransferCost measured(facts_);
-    return diagnose(facts_, cost ? *cost : measured);
+    TraceFacts facts = read_trace_facts(model);
+    MeasuredTransferCost measured(facts);
+    return diagnose(facts, cost ? *cost : measured);
   }
 
   // Findings of one rule with the trace's measured link model (or `cost`).
@@ -203,7 +203,6 @@ class DiagnoseTest : public ::testing::Test {
   testing::TraceBuilder trace;
 
  private:
-  TraceFacts facts_;
   int64_t next_address_ = 0x7f0000000000;
   int64_t correlation_ = 0;
 };
