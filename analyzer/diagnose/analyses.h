@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "rules.h"
-#include "table.h"
+#include "analyzer/table/table.h"
 #include "trace_facts.h"
 
 namespace apptracer::diagnose {

@@ -13,7 +13,7 @@
 #include "link_model_choice.h"
 #include "progress.h"
 #include "rules.h"
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "finding.h"
-#include "table.h"
+#include "analyzer/table/table.h"
 
 namespace apptracer::diagnose {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "commands.h"
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 #include "trace_comparison.h"
 
 namespace apptracer {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/table.h"
+#include "analyzer/table/table.h"
 #include "profile.h"
 
 namespace apptracer::diff {

@@ -21,7 +21,7 @@
 #include "path_plan.h"
 #include "progress.h"
 #include "system_file.h"
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 
 namespace apptracer {
 

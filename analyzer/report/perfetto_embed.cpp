@@ -3,9 +3,9 @@
 #include <ostream>
 #include <streambuf>
 
-#include "perfetto_writer.h"
+#include "analyzer/timeline/perfetto_writer.h"
 #include "progress.h"
-#include "timeline.h"
+#include "analyzer/timeline/timeline.h"
 
 namespace apptracer::report {
 

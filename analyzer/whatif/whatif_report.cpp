@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer::whatif {

@@ -13,7 +13,7 @@
 #include "graph_builder.h"
 #include "graph_store.h"
 #include "labels.h"
-#include "merge.h"
+#include "analyzer/merge/merge.h"
 #include "queries.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
