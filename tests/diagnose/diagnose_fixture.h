@@ -55,16 +55,7 @@ class DiagnoseTest : public ::testing::Test {
   // A block a framework's allocator (PyTorch's caching allocator) handed out
   // at `offset` in `segment`; its id.
   int64_t block(int64_t segment, int64_t offset, int64_t bytes) {
-    Statement address = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
-    address.bind(1, segment);
-    EXPECT_TRUE(address.step());
-    testing::SubAllocationRow row;
-    row.parent_alloc_id = segment;
-    row.parent_offset = offset;
-    row.address = address.int64(0) + offset;
-    row.bytes = bytes;
-    row.alloc_ns = 500;
-    return trace.add(row);
+    return trace.add_block(segment, offset, bytes, 500);
   }
 
   // Page-locked host memory a kernel writes its result to: an op reads only
