@@ -4,10 +4,16 @@ traced and diagnosed, and the rule's estimated saving is set beside what
 fixing it saved: the median of the bad program's own time (its "work_ms")
 minus the fixed one's, both untraced, in interleaved rounds.
 
-    python3 diagnose_truth.py DIST [ROUNDS] [--system FILE]
+    python3 diagnose_truth.py DIST [ROUNDS] [--system FILE] [--keep DIR]
+    python3 diagnose_truth.py DIST --from DIR [--system FILE]
 
 Prints a Markdown table (scenario, rule, estimated saving, measured saving,
 error) and "result diagnose-truth.SCENARIO.{estimated,measured}_ms V" lines.
+--keep DIR keeps what was measured: each bad program's trace (SCENARIO.db),
+its fixed twin's (SCENARIO.fixed.db, to compare what the fix changed) and
+every round's times (times.json). --from DIR estimates again from kept
+traces and times, without a GPU: how a change to a rule's model fares
+against the same measurements.
 """
 import argparse
 import json
@@ -42,14 +48,29 @@ def work_ms(program, scenario, variant):
     return float(found.group(1))
 
 
-def estimated_ms(apptracer, program, scenario, rule, record_args, system, work):
-    trace = os.path.join(work, f"{scenario}.db")
-    subprocess.run([apptracer, "record", "-f", *record_args, "-o", trace, "--", program, scenario, "bad"],
+def record(apptracer, program, scenario, variant, record_args, trace):
+    subprocess.run([apptracer, "record", "-f", *record_args, "-o", trace, "--", program, scenario, variant],
                    check=True, capture_output=True, timeout=300)
+
+
+def estimated_ms(apptracer, trace, rule, system):
     command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
     findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
     savings = [f["saving_ns"] for f in findings if f["rule"] == rule and f["saving_ns"] is not None]
     return sum(savings) / 1e6 if savings else None
+
+
+def measure(program, rounds):
+    """Per scenario, its bad and fixed variants' times over interleaved rounds."""
+    times = {}
+    for scenario in PRICED:
+        times[scenario] = {"bad": [], "fixed": []}
+        for _ in range(rounds):
+            for variant in times[scenario]:
+                value = work_ms(program, scenario, variant)
+                if value is not None:
+                    times[scenario][variant].append(value)
+    return times
 
 
 def main():
@@ -57,25 +78,39 @@ def main():
     parser.add_argument("dist")
     parser.add_argument("rounds", nargs="?", type=int, default=5)
     parser.add_argument("--system")
+    kept = parser.add_mutually_exclusive_group()
+    kept.add_argument("--keep", help="keep the traces and times here")
+    kept.add_argument("--from", dest="kept", help="estimate from the traces and times kept here")
     args = parser.parse_args()
     apptracer = os.path.join(args.dist, "bin", "apptracer")
     program = os.path.join(args.dist, "test_apps", "diagnose_cases")
     print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")
     print("|---|---|---|---|---|")
     results = []
-    with tempfile.TemporaryDirectory() as work:
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.kept or args.keep or temporary
+        if args.kept:
+            with open(os.path.join(work, "times.json")) as file:
+                times = json.load(file)
+        else:
+            os.makedirs(work, exist_ok=True)
+            times = measure(program, args.rounds)
+            if args.keep:
+                with open(os.path.join(work, "times.json"), "w") as file:
+                    json.dump(times, file)
         for scenario, (rule, record_args) in PRICED.items():
-            times = {"bad": [], "fixed": []}
-            for _ in range(args.rounds):
-                for variant in times:
-                    value = work_ms(program, scenario, variant)
-                    if value is not None:
-                        times[variant].append(value)
-            if not times["bad"] or not times["fixed"]:
+            bad, fixed = times.get(scenario, {}).get("bad"), times.get(scenario, {}).get("fixed")
+            if not bad or not fixed:
                 print(f"| {scenario} | {rule} | | | cannot run here |")
                 continue
-            measured = statistics.median(times["bad"]) - statistics.median(times["fixed"])
-            estimated = estimated_ms(apptracer, program, scenario, rule, record_args, args.system, work)
+            measured = statistics.median(bad) - statistics.median(fixed)
+            trace = os.path.join(work, f"{scenario}.db")
+            if not args.kept:
+                record(apptracer, program, scenario, "bad", record_args, trace)
+                if args.keep:
+                    record(apptracer, program, scenario, "fixed", record_args,
+                           os.path.join(work, f"{scenario}.fixed.db"))
+            estimated = estimated_ms(apptracer, trace, rule, args.system)
             error = "no saving estimated" if estimated is None else (
                 f"{(estimated - measured) / measured:+.0%}" if measured > 0 else "fix measured no faster")
             print(f"| {scenario} | {rule} | {'-' if estimated is None else f'{estimated:.2f}'} | "

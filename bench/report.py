@@ -11,6 +11,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 """
 import argparse
 import re
+import statistics
 
 # analyzer-real is written by hand from bench/analyzer_real.sh: kept as it is, as is
 # every section not listed here.
@@ -413,7 +414,11 @@ WHATIF_CHECKS = {
     "c": ("one-stream run with --overlap vs its 3-stream twin", 15),
     "d": ("trace of one machine with --system2 of another vs the other's run", 10),
     "e": ("independent one-buffer chunked pipeline: --overlap / --pin vs its untraced twins", 10),
+    "f": ("independent pairs (chunk counts and sizes, untouched pageable memory, PyTorch DataLoader): "
+          "A traced, B predicted, B measured untraced", 10),
 }
+# The independent pairs' median error, over checks e and f.
+WHATIF_INDEPENDENT_MEDIAN = 5
 
 
 def whatif_section(r):
@@ -436,6 +441,12 @@ def whatif_section(r):
     for check, error in sorted(worst.items()):
         what, target = WHATIF_CHECKS[check]
         targets.append(f"({check}) {what} within {target}%: worst {error:.1f}% → {verdict(error <= target)}")
+    independent = sorted(abs(r[f"{case}.error_pct"]) for case in cases
+                         if case.split(".")[1] in ("e", "f") and f"{case}.error_pct" in r)
+    if independent:
+        middle = statistics.median(independent)
+        targets.append(f"median error of the independent pairs (e, f) within {WHATIF_INDEPENDENT_MEDIAN}%: "
+                       f"{middle:.1f}% of {len(independent)} → {verdict(middle <= WHATIF_INDEPENDENT_MEDIAN)}")
     return "What-if predictions against real runs (GPU)", body, targets
 
 

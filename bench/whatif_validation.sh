@@ -13,6 +13,15 @@
 #      streams; pageable predicted with --pin against pinned runs, and with
 #      --pin --overlap against pinned runs on 4 streams (within 10%). Its
 #      twins run without the tracer, 3 interleaved rounds, median.
+#  (f) more independent pairs, each program traced as variant A and `whatif`
+#      predicting variant B, B run without the tracer (3 interleaved rounds,
+#      median); within 10% each, their median within 5%:
+#      whatif_chunked at three chunk counts and sizes (one stream ->
+#      4 streams with --overlap; pageable -> pinned with --pin; pageable
+#      never touched before the copies out -> pinned, --pin and --pin
+#      --overlap), and a PyTorch training loop fed by a DataLoader
+#      (test_apps/whatif_dataloader.py, pin_memory=False -> True with --pin;
+#      its phase is the NVTX range "train"). Their baselines are (a) rows.
 # The time compared is the programs' work phase: whatif's "period 2", from
 # the end of the set-up's cudaDeviceSynchronize to the end of the work's
 # (test_apps/whatif_*.cu); the whole run is printed beside it.
@@ -82,7 +91,7 @@ write_results() {
   local log=$1 results=$2 device=$3 report
   report=$(mktemp)
   cat "$log" >"$report"
-  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2); targets: a 5%, b 10%, c 15%, d 10%, e 10%" >>"$report"
+  echo "note whatif measured with apptracer links --quick, the work phase of each program (period 2; the PyTorch loop's NVTX range train); targets: a 5%, b 10%, c 15%, d 10%, e 10%, f 10% (median of e and f 5%)" >>"$report"
   python3 "$here/report.py" --log "$report" --results "$results" --device "$device" \
     --date "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     --commit "$("$here/commit.sh" "${dist:-}")"
@@ -98,7 +107,7 @@ for line in open(sys.argv[1]):
     if len(words) == 3 and words[0] == "result" and words[1].startswith("whatif."):
         key, metric = words[1].rsplit(".", 1)
         rows.setdefault(key, {})[metric] = float(words[2])
-targets = {"a": 5, "b": 10, "c": 15, "d": 10, "e": 10}
+targets = {"a": 5, "b": 10, "c": 15, "d": 10, "e": 10, "f": 10}
 print(f"{'check':<6}{'machine':<14}{'case':<34}{'predicted ms':>14}{'actual ms':>12}{'error':>9}  target")
 for key in sorted(rows):
     _, check, machine, case = key.split(".", 3)
@@ -152,12 +161,59 @@ measure() {
     "$apptracer" whatif "$dir/$from.db" --system "$dir/system.json" "${options[@]}" \
       --json "$dir/$from.$change.json" >"$dir/$from.$change.txt"
   done
-  # The twins predicted, untraced: the program times its own pipeline.
+  # (f): each size traced on one stream from pinned, touched pageable and
+  # untouched pageable memory; the PyTorch loop from pageable memory.
+  local sizes=("24x4:--chunks 24 --chunk-mib 4" "6x64:--chunks 6 --chunk-mib 64"
+               "48x1:--chunks 48 --chunk-mib 1 --work 800")
+  local pairs=("chunked-fresh:$apps/whatif_chunked --pageable 1 --touch-out 0")
+  local size
+  for size in "${sizes[@]}"; do
+    local tag=${size%%:*} args=${size#*:}
+    pairs+=("chunked-$tag-1:$apps/whatif_chunked $args" "chunked-$tag-pageable:$apps/whatif_chunked $args --pageable 1"
+            "chunked-$tag-fresh:$apps/whatif_chunked $args --pageable 1 --touch-out 0")
+  done
+  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    pairs+=("dataloader-pageable:python3 $apps/whatif_dataloader.py --pin-memory 0")
+  fi
+  for run in "${pairs[@]}"; do
+    local name=${run%%:*} command=${run#*:}
+    # shellcheck disable=SC2086  # the program's arguments are words
+    "$apptracer" record -f -o "$dir/$name.db" -- $command | tee -a "$dir/programs.txt"
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" --json "$dir/$name.baseline.json" \
+      >"$dir/$name.baseline.txt"
+  done
+  predict() {  # NAME CHANGE OPTIONS...: NAME's trace with OPTIONS, as NAME.CHANGE.json
+    local name=$1 change=$2
+    shift 2
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --json "$dir/$name.$change.json" \
+      >"$dir/$name.$change.txt"
+  }
+  for size in "${sizes[@]}"; do
+    local tag=${size%%:*}
+    predict "chunked-$tag-1" overlap --overlap
+    predict "chunked-$tag-pageable" pin --pin
+    predict "chunked-$tag-fresh" pin --pin
+    predict "chunked-$tag-fresh" pin-overlap --pin --overlap
+  done
+  [ -f "$dir/dataloader-pageable.db" ] && predict dataloader-pageable pin --pin
+
+  # The twins predicted, untraced: each program times its own work.
   local round twin
   for round in 1 2 3; do
     for twin in 1 4; do
       "$apps/whatif_chunked" --streams "$twin" | sed -n 's/^work_ms //p' >>"$dir/chunked-$twin.untraced"
     done
+    for size in "${sizes[@]}"; do
+      local tag=${size%%:*} args=${size#*:}
+      for twin in 1 4; do
+        # shellcheck disable=SC2086
+        "$apps/whatif_chunked" $args --streams "$twin" | sed -n 's/^work_ms //p' \
+          >>"$dir/chunked-$tag-$twin.untraced"
+      done
+    done
+    if [ -f "$dir/dataloader-pageable.db" ]; then
+      python3 "$apps/whatif_dataloader.py" --pin-memory 1 | sed -n 's/^work_ms //p' >>"$dir/dataloader-pinned.untraced"
+    fi
   done
 
   local log=$dir/results.log
@@ -182,6 +238,28 @@ measure() {
   compare_line "whatif.e.$label.chunked-pageable-pin-overlap-vs-4" \
     "$(ms "$dir/chunked-pageable.pin-overlap.json" "period 2" predicted_ns)" \
     "$(median "$dir/chunked-4.untraced")" >>"$log"
+  for run in "${pairs[@]}"; do
+    local name=${run%%:*} phase="period 2"
+    [ "$name" = dataloader-pageable ] && phase=train
+    compare_line "whatif.a.$label.$name-work" "$(ms "$dir/$name.baseline.json" "$phase" baseline_ns)" \
+      "$(ms "$dir/$name.baseline.json" "$phase" recorded_ns)" >>"$log"
+  done
+  for size in "${sizes[@]}"; do
+    local tag=${size%%:*}
+    compare_line "whatif.f.$label.chunked-$tag-overlap-vs-4" \
+      "$(ms "$dir/chunked-$tag-1.overlap.json" "period 2" predicted_ns)" "$(median "$dir/chunked-$tag-4.untraced")" >>"$log"
+    compare_line "whatif.f.$label.chunked-$tag-pageable-pin-vs-pinned" \
+      "$(ms "$dir/chunked-$tag-pageable.pin.json" "period 2" predicted_ns)" "$(median "$dir/chunked-$tag-1.untraced")" >>"$log"
+    compare_line "whatif.f.$label.chunked-$tag-fresh-pin-vs-pinned" \
+      "$(ms "$dir/chunked-$tag-fresh.pin.json" "period 2" predicted_ns)" "$(median "$dir/chunked-$tag-1.untraced")" >>"$log"
+    compare_line "whatif.f.$label.chunked-$tag-fresh-pin-overlap-vs-4" \
+      "$(ms "$dir/chunked-$tag-fresh.pin-overlap.json" "period 2" predicted_ns)" \
+      "$(median "$dir/chunked-$tag-4.untraced")" >>"$log"
+  done
+  if [ -f "$dir/dataloader-pageable.db" ]; then
+    compare_line "whatif.f.$label.dataloader-pin-vs-pinned" \
+      "$(ms "$dir/dataloader-pageable.pin.json" train predicted_ns)" "$(median "$dir/dataloader-pinned.untraced")" >>"$log"
+  fi
   cat "$log"
   table "$log"
   if [ -n "$results" ]; then

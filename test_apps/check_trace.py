@@ -862,6 +862,45 @@ def check_whatif_chunked(c, t):
     c.expect("uninitialized_read" not in rules, f"no uninitialized read (found: {sorted(rules)})")
 
 
+def check_whatif_chunked_fresh(touched):
+    """Copies out into pageable memory say how many of 16 sampled destination
+    pages nothing had touched as they began: none in one the program wrote;
+    in a new malloc'd array, all but the first (malloc's header is there, and
+    the array does not start on a page: each chunk's first page also holds
+    the end of the chunk before it, copied out already)."""
+    def check(c, t):
+        out = t.rows("SELECT dst_sampled_pages, dst_untouched_pages FROM memcpys WHERE kind = ?", DTOH)
+        c.equal([sampled for sampled, _ in out], [16] * CHUNKED_CHUNKS, "each copy out sampled 16 pages")
+        untouched = [n for _, n in out]
+        if touched:
+            c.equal(untouched, [0] * CHUNKED_CHUNKS, "all touched")
+        else:
+            c.expect(all(n >= 15 for n in untouched), f"none touched but the first page: {untouched}")
+        c.equal(t.one("SELECT count(*) FROM memcpys WHERE kind = ? AND dst_sampled_pages IS NOT NULL", HTOD), 0,
+                "copies in are not probed")
+    return check
+
+
+MANAGED_ROUNDS = 3
+
+
+def check_whatif_managed(prefetch):
+    """Each round's kernel reads the managed input the host just wrote: one
+    kernel per round and, prefetched, one prefetch of the whole input before
+    each (its bytes moved to GPU 0); on demand, none and the kernels migrate
+    the pages themselves."""
+    def check(c, t):
+        alloc = t.one("SELECT id FROM allocations WHERE kind = ?", MANAGED)
+        c.equal(t.one("SELECT count(*) FROM kernels"), MANAGED_ROUNDS, "one kernel per round")
+        rows = t.rows("SELECT bytes, dst_alloc_id, dst_device FROM memcpys WHERE kind = ?", PREFETCH)
+        c.equal(rows, [(8 * MiB, alloc, 0)] * MANAGED_ROUNDS if prefetch else [],
+                "a prefetch of the input to GPU 0 per round" if prefetch else "no prefetch")
+        moved = t.one("SELECT coalesce(sum(bytes), 0) FROM um_events WHERE counter_kind = ? AND alloc_id = ?",
+                      UM_HTOD, alloc)
+        c.expect(moved >= MANAGED_ROUNDS * 8 * MiB * 0.9, f"each round moves the input to the GPU ({moved} bytes)")
+    return check
+
+
 def check_diagnosis(rule, bad, more=None):
     """The bad program has a `rule` finding (with a cost, a fix and its rows);
     its fixed twin has none. `more(c, findings)` checks the bad one further."""
@@ -1144,6 +1183,18 @@ CASES = {
     "whatif_chunked": Case(check_whatif_chunked, "whatif_chunked",
                            ["--chunks", str(CHUNKED_CHUNKS), "--chunk-mib", "1", "--streams", "2",
                             "--work", "50"], timing_lines="work_ms"),
+    "whatif_chunked_fresh": Case(check_whatif_chunked_fresh(False), "whatif_chunked",
+                                 ["--chunks", str(CHUNKED_CHUNKS), "--chunk-mib", "1", "--work", "50",
+                                  "--pageable", "1", "--touch-out", "0"], timing_lines="work_ms"),
+    "whatif_chunked_touched": Case(check_whatif_chunked_fresh(True), "whatif_chunked",
+                                   ["--chunks", str(CHUNKED_CHUNKS), "--chunk-mib", "1", "--work", "50",
+                                    "--pageable", "1"], timing_lines="work_ms"),
+    "whatif_managed": Case(check_whatif_managed(False), "whatif_managed",
+                           ["--rounds", str(MANAGED_ROUNDS), "--mib", "8", "--work", "5"], timing_lines="work_ms",
+                           record_args=UM_ALL),
+    "whatif_managed_prefetch": Case(check_whatif_managed(True), "whatif_managed",
+                                    ["--rounds", str(MANAGED_ROUNDS), "--mib", "8", "--work", "5", "--prefetch", "1"],
+                                    timing_lines="work_ms", record_args=UM_ALL),
     # Migrations and page faults are recorded only when asked for (--unified-memory).
     "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING,
                        record_args=UM_ALL),

@@ -1,6 +1,7 @@
 // Rules about copies and memsets as the host issued them: pageable memory,
 // latency-bound small copies, synchronous copies and memsets, NUMA placement.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <tuple>
 
@@ -29,34 +30,73 @@ std::string host_buffer_name(const TraceFacts& facts, const Transfer& t) {
   return "host memory at " + dvdg::hex_address(address.value_or(0));
 }
 
-// Host time the program could have spent working while a blocking call
-// waited: from the call's return to the thread's next CUDA call, at most
-// the time it blocked.
-int64_t overlappable_host_time(const TraceFacts& facts, const HostCall& call) {
-  const HostCall* next = facts.next_call_on_thread(call);
-  if (!next) return 0;
-  return std::min(elapsed_ns(call.end_ns, next->start_ns), call.duration());
+// What making each blocking call asynchronous saves, per thread in call
+// order: the time it blocked becomes work queued behind the host, which the
+// host's own work after the call (until its next CUDA call) runs under,
+// oldest first. Work queued by consecutive such calls carries over (a long
+// memset runs under the host work after the short ones that follow it); at
+// any other call, or the thread's last, what is still queued is waited for.
+// Per call: the time it blocked less what of it is still waited for; alone,
+// the host work right after it, at most the time it blocked.
+std::vector<int64_t> overlappable_host_time(const TraceFacts& facts,
+                                            const std::vector<const HostCall*>& calls) {
+  std::vector<size_t> order(calls.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(calls[a]->tid, calls[a]->start_ns) < std::tie(calls[b]->tid, calls[b]->start_ns);
+  });
+  std::vector<int64_t> saving(calls.size(), 0);
+  std::deque<std::pair<size_t, int64_t>> queued;  // (call, its work still queued)
+  for (size_t k = 0; k < order.size(); ++k) {
+    const HostCall& call = *calls[order[k]];
+    queued.emplace_back(order[k], call.duration());
+    const HostCall* next = facts.next_call_on_thread(call);
+    int64_t host_work = next ? elapsed_ns(call.end_ns, next->start_ns) : 0;
+    while (host_work > 0 && !queued.empty()) {
+      int64_t ran = std::min(host_work, queued.front().second);
+      host_work -= ran;
+      queued.front().second -= ran;
+      if (queued.front().second == 0) {
+        saving[queued.front().first] = calls[queued.front().first]->duration();
+        queued.pop_front();
+      }
+    }
+    bool carries = next && k + 1 < order.size() && calls[order[k + 1]]->id == next->id;
+    if (carries) continue;
+    for (auto [waited, left] : queued) saving[waited] = calls[waited]->duration() - left;
+    queued.clear();
+  }
+  return saving;
 }
 
 // Synchronous copies or memsets: host blocked, grouped by call and direction.
 void blocking_transfers(const RuleContext& context, const std::vector<Transfer>& transfers,
                         const char* rule, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
+  std::vector<const Transfer*> blocking;
+  std::vector<const HostCall*> calls;
+  for (const Transfer& t : transfers) {
+    if (t.is_async || t.kind == CopyKind::Prefetch) continue;
+    const HostCall* call = facts.call(t.correlation);
+    if (!call) continue;
+    blocking.push_back(&t);
+    calls.push_back(call);
+  }
+  std::vector<int64_t> overlappable = overlappable_host_time(facts, calls);
   struct Group {
     Finding finding;
     int64_t count = 0, bytes = 0, blocked = 0, overlappable = 0;
   };
   std::map<std::tuple<std::string, int, int>, Group> groups;
-  for (const Transfer& t : transfers) {
-    if (t.is_async || t.kind == CopyKind::Prefetch) continue;
-    const HostCall* call = facts.call(t.correlation);
-    if (!call) continue;
+  for (size_t i = 0; i < blocking.size(); ++i) {
+    const Transfer& t = *blocking[i];
+    const HostCall* call = calls[i];
     Group& group = groups[{std::string(call->name), static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
     if (group.count == 0) locate(context, group.finding, t.correlation, call->start_ns);
     ++group.count;
     group.bytes = saturating_add(group.bytes, t.bytes);
     group.blocked = saturating_add(group.blocked, call->duration());
-    group.overlappable = saturating_add(group.overlappable, overlappable_host_time(facts, *call));
+    group.overlappable = saturating_add(group.overlappable, overlappable[i]);
     add_row(context, group.finding, t.is_memset ? "memsets" : "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }
@@ -70,8 +110,9 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
              format_ns(group.blocked);
     f.cost_ns = group.blocked;
     f.saving_ns = group.overlappable;
-    f.estimate = "host work right after the calls that could run while the GPU works (" +
-                 format_ns(group.overlappable) + ")";
+    f.estimate = "made asynchronous, the time the calls blocked runs under the host's work after "
+                 "them and after the blocking calls that follow (" + format_ns(group.overlappable) +
+                 "); what is still queued at the host's next other call is waited for";
     bool host_side = std::get<1>(key) == static_cast<int>(CopyKind::HtoD) ||
                      std::get<1>(key) == static_cast<int>(CopyKind::DtoH);
     f.fix = std::string(rule) == "sync_memset"

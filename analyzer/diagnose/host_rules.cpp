@@ -306,7 +306,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
 
 void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  for (auto& [device, intervals] : facts.busy_by_device()) {
+  auto busy = facts.busy_by_device();
+  // By device, so that devices' findings of equal cost list in that order.
+  for (auto& [device, intervals] : std::map<int64_t, Intervals>(busy.begin(), busy.end())) {
     if (intervals.empty()) continue;
     int64_t begin = intervals.front().first, end = intervals.back().second;
     int64_t chunks = std::max<int64_t>(1, context.limits.utilization_chunks);
@@ -324,6 +326,9 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
                format_ns(length) + " (" + format_ns(facts.origin.since(from)) + " to " +
                format_ns(facts.origin.since(to)) + " into the trace)";
       f.nvtx = facts.nvtx_at(std::nullopt, from);
+      // Each device's stretches are its own finding: summed over devices,
+      // idle time would count the run's time once per GPU and could exceed it.
+      f.names.push_back("device " + std::to_string(device));
       f.cost_ns = idle;
       f.estimate = "the gpu_idle_gap findings in this stretch say what kept the GPU waiting and "
                    "what removing it saves";
@@ -413,7 +418,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   const TraceFacts& facts = context.facts;
   auto work = work_by_device(facts);
   // Per kernel name: short launches, the GPU idle before each on its stream,
-  // and the part of that idle time the host spent in the launch call.
+  // and the part of that idle time the host spent launching them.
   // A kernel's first launch on a device loads its module (CUDA loads them
   // lazily), which a CUDA graph pays as well: only later launches count.
   struct Group {
@@ -423,29 +428,55 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   };
   std::map<std::string, Group> groups;
   for (auto& [device, list] : work) {
-    std::map<int64_t, int64_t> stream_end;  // stream -> end of its previous work
-    std::set<std::string> launched;         // kernels launched on this device so far
-    for (const Work& w : list) {
+    auto short_kernel = [&](const Work& w) {
+      return w.kernel && elapsed_ns(w.start, w.end) < context.limits.short_kernel_ns;
+    };
+    // The host launching short kernels on this device: their calls, but for
+    // each kernel's first (its module load).
+    std::vector<bool> first(list.size(), false);
+    Intervals launching;
+    std::set<std::string> launched;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!short_kernel(list[i])) continue;
+      first[i] = launched.insert(list[i].name()).second;
+      const HostCall* call = facts.call(list[i].correlation);
+      if (call && !first[i]) launching.emplace_back(call->start_ns, call->end_ns);
+    }
+    merge_intervals(launching);
+    struct Last {
+      int64_t end = 0;
+      bool short_kernel = false;
+    };
+    std::map<int64_t, Last> stream_last;  // stream -> its previous work
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Work& w = list[i];
       int64_t stream = w.stream.value_or(-1);
-      auto previous = stream_end.find(stream);
-      int64_t idle_from = previous != stream_end.end() ? previous->second : w.start;
+      auto previous = stream_last.find(stream);
+      int64_t idle_from = previous != stream_last.end() ? previous->second.end : w.start;
       int64_t idle = elapsed_ns(idle_from, w.start);
-      stream_end[stream] = w.end;
-      if (std::string(w.table) != "kernels" || elapsed_ns(w.start, w.end) >= context.limits.short_kernel_ns)
-        continue;
-      std::string name = w.name();
-      Group& group = groups[name];
+      bool after_short = previous != stream_last.end() && previous->second.short_kernel;
+      stream_last[stream] = {w.end, short_kernel(w)};
+      if (!short_kernel(w)) continue;
+      Group& group = groups[w.name()];
       if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
       group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
-      group.waiting = saturating_add(group.waiting, idle);
-      bool first = launched.insert(std::move(name)).second;
-      if (const HostCall* call = facts.call(w.correlation); call && !first) {
+      add_row(context, group.finding, "kernels", w.id);
+      if (const HostCall* call = facts.call(w.correlation); call && !first[i]) {
         ++group.later;
         group.launch = saturating_add(group.launch, call->duration());
-        int64_t from = std::max(idle_from, call->start_ns), to = std::min(w.start, call->end_ns);
-        if (from < to) group.in_launch = saturating_add(group.in_launch, elapsed_ns(from, to));
       }
-      add_row(context, group.finding, "kernels", w.id);
+      // Only waits inside a launch-bound stretch count: right after another
+      // short kernel on the stream, and shorter than a GPU idle gap (a
+      // launch takes microseconds; a longer wait is the host doing something
+      // else, such as the program's start-up or loading data, which
+      // gpu_idle_gap reports with its cause).
+      if (first[i] || !after_short || idle >= context.limits.min_gap_ns) continue;
+      group.waiting = saturating_add(group.waiting, idle);
+      // The GPU waits on launching while the host is in any launch call, not
+      // only this kernel's: a kernel starts microseconds after its call
+      // returns, by which time a tight loop is in the next call. The host's
+      // time between the calls is its own work, which stays.
+      group.in_launch = saturating_add(group.in_launch, covered_ns(launching, idle_from, w.start));
     }
   }
   for (auto& [name, group] : groups) {
@@ -461,8 +492,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     f.cost_ns = group.waiting;
     f.saving_ns = group.in_launch;
     f.claim = "GPU idle time";
-    f.estimate = "the GPU idle time before these launches while the host was inside their "
-                 "launch calls, which a CUDA graph (or one fused kernel) removes; the host's "
+    f.estimate = "the GPU idle time between these launches while the host was inside launch "
+                 "calls, which a CUDA graph (or one fused kernel) removes; the host's "
                  "own time between the calls stays, and so does each kernel's first launch on a "
                  "device, which loads its module";
     f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "

@@ -212,6 +212,13 @@ class Reader {
       facts_.communication_calls[row.tid].push_back(
           {row.id, "", row.tid, row.api_start_ns, row.api_end_ns});
     }
+    // NCCL allocates its buffers while an init runs, before any collective.
+    for (const Packed<CommunicatorRow>& row : trace_.rows<CommunicatorRow>()) {
+      if (row.call_tid && row.call_start_ns && row.call_end_ns) {
+        facts_.communication_calls[*row.call_tid].push_back(
+            {row.id, "", *row.call_tid, *row.call_start_ns, *row.call_end_ns});
+      }
+    }
     for (auto& [tid, calls] : facts_.communication_calls) {
       std::stable_sort(calls.begin(), calls.end(),
                        [](const HostCall& a, const HostCall& b) { return a.start_ns < b.start_ns; });

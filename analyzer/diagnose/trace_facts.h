@@ -143,8 +143,8 @@ struct TraceFacts {
   // call where a driver call has the same.
   std::vector<std::pair<int64_t, uint32_t>> calls;
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
-  // NCCL and MPI calls per thread (collectives rows: id, tid, entered,
-  // returned), by start.
+  // NCCL and MPI calls per thread (collectives rows, and the init and split
+  // calls that made communicators rows: id, tid, entered, returned), by start.
   std::unordered_map<int64_t, std::vector<HostCall>> communication_calls;
   // Processes whose memory a framework's allocator hands out (it reported
   // blocks): there the program's data lives in those blocks.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 namespace apptracer::links {
@@ -46,6 +47,12 @@ NodeBuffer::NodeBuffer(size_t bytes, int node) : bytes_(bytes), node_(node) {
 
 NodeBuffer::~NodeBuffer() {
   if (data_) munmap(data_, bytes_);
+}
+
+void NodeBuffer::discard(void* region, size_t bytes) {
+  if (madvise(region, bytes, MADV_DONTNEED) != 0) {
+    throw std::runtime_error(std::string("madvise(MADV_DONTNEED) failed: ") + std::strerror(errno));
+  }
 }
 
 int node_of_pages(const void* data, size_t bytes) {

@@ -23,6 +23,9 @@ class NodeBuffer {
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
   int node() const { return node_; }
+  // Gives back the pages of [region, region + bytes) (page-aligned, inside
+  // the buffer): the next write to each faults in a new one.
+  void discard(void* region, size_t bytes);
   // Empty when the pages are where asked, else why not (one line).
   const std::string& placement_problem() const { return problem_; }
 

@@ -51,8 +51,10 @@ std::vector<PlannedPath> plan_paths(const PlanInput& input) {
   // Node by node: the measuring allocates one node's host buffer at a time.
   for (int node : nodes) {
     for (const model::GpuInfo& gpu : input.gpus) {
-      for (HostMemory host : {HostMemory::Pageable, HostMemory::Pinned}) {
+      for (HostMemory host : {HostMemory::Pageable, HostMemory::Fresh, HostMemory::Pinned}) {
         for (LinkKind kind : {LinkKind::HtoD, LinkKind::DtoH}) {
+          // Only a write makes a page: a copy from untouched memory has none to fault in.
+          if (host == HostMemory::Fresh && kind == LinkKind::HtoD) continue;
           add({kind, host, node, gpu.ordinal, -1}, sizes);
         }
       }

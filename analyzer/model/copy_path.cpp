@@ -26,6 +26,9 @@ std::optional<LinkPath> path_of_copy(const CopyEndpoints& copy, const Placement&
     case CopyKind::DtoH: {
       std::optional<HostMemory> host = host_memory(copy.dst_memory, placement.pin);
       if (!host || !copy.src_device) return std::nullopt;
+      if (host == HostMemory::Pageable && 2 * copy.dst_untouched_pages > copy.dst_sampled_pages) {
+        host = HostMemory::Fresh;
+      }
       return LinkPath{LinkKind::DtoH, *host, node(copy.dst_numa), static_cast<int>(*copy.src_device), -1};
     }
     case CopyKind::DtoD:

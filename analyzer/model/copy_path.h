@@ -21,6 +21,10 @@ struct CopyEndpoints {
   MemoryKind dst_memory = MemoryKind::Unknown;
   std::optional<int64_t> src_device, dst_device;
   std::optional<int64_t> src_numa, dst_numa;
+  // Pageable destinations: of the pages the tracer sampled as the copy began
+  // (memcpys.dst_sampled_pages), how many nothing had touched yet.
+  int64_t dst_sampled_pages = 0;
+  int64_t dst_untouched_pages = 0;
 };
 
 // Changes to where the copy's host memory is.
@@ -29,7 +33,9 @@ struct Placement {
   std::optional<int> numa_node;  // host memory on this node
 };
 
-// HtoD and DtoH from pageable or pinned memory (node from the host side),
+// HtoD and DtoH from pageable or pinned memory (node from the host side;
+// DtoH into pageable memory most of whose sampled pages were untouched:
+// fresh),
 // DtoD within a GPU, PtoP.peer between two GPUs (a trace does not say
 // whether peer access was on: SystemModel callers fall back to
 // PeerStaged). nullopt for what no path models: host to host, managed

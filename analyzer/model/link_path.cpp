@@ -38,7 +38,7 @@ std::string LinkPath::name() const {
     case LinkKind::HtoD:
     case LinkKind::DtoH: {
       std::string text = kind == LinkKind::HtoD ? "HtoD." : "DtoH.";
-      text += host == HostMemory::Pinned ? "pinned." : "pageable.";
+      text += host == HostMemory::Pinned ? "pinned." : host == HostMemory::Fresh ? "fresh." : "pageable.";
       if (numa_node >= 0) text += "node" + std::to_string(numa_node) + ".";
       return text + gpu(device);
     }
@@ -66,6 +66,8 @@ std::optional<LinkPath> LinkPath::parse(std::string_view name) {
       path.host = HostMemory::Pinned;
     } else if (parts[1] == "pageable") {
       path.host = HostMemory::Pageable;
+    } else if (parts[1] == "fresh" && path.kind == LinkKind::DtoH) {
+      path.host = HostMemory::Fresh;
     } else {
       return std::nullopt;
     }

@@ -9,6 +9,9 @@
 //
 //   HtoD.pinned.node0.gpu0     host -> GPU 0 from pinned memory on NUMA node 0
 //   DtoH.pageable.node1.gpu0   GPU 0 -> pageable memory on node 1
+//   DtoH.fresh.node0.gpu0      GPU 0 -> pageable memory nothing touched yet:
+//                              the driver's staging copy takes the first-touch
+//                              page fault of every page
 //   HtoD.pinned.gpu0           the host buffer's node unknown
 //   DtoD.gpu0                  within GPU 0's memory
 //   PtoP.peer.gpu0.gpu1        GPU 0 -> GPU 1 with peer access (NVLink or PCIe)
@@ -36,8 +39,10 @@ enum class LinkKind : uint8_t {
   FaultHtoD,
 };
 
-// Host memory of a HtoD or DtoH path; None for every other kind.
-enum class HostMemory : uint8_t { None, Pageable, Pinned };
+// Host memory of a HtoD or DtoH path; None for every other kind. Fresh:
+// pageable memory never touched before the copy (DtoH only: a copy from such
+// memory reads no page it would have to make).
+enum class HostMemory : uint8_t { None, Pageable, Pinned, Fresh };
 
 struct LinkPath {
   LinkKind kind = LinkKind::HtoD;

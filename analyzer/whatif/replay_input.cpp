@@ -18,6 +18,7 @@ class Reader {
   explicit Reader(trace::Trace& trace) : trace_(trace) {}
 
   ReplayInput read() {
+    group_migrations();
     read_calls();
     read_kernels();
     read_copies();
@@ -84,28 +85,33 @@ class Reader {
   void read_kernels() {
     for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
       ReplayOp op = op_of(row);
+      auto faulted = faulted_in_.find(op.source_id);
+      if (faulted != faulted_in_.end()) op.faulted_in_bytes = faulted->second;
       names_.push_back(op.name_id);
       out_.ops.push_back(op);
     }
   }
 
-  // What each prefetch moved, from the migrations attributed to it: bytes,
-  // direction and when (prefetch rows have no GPU times of their own).
-  std::map<int64_t, trace::MigrationGroup> prefetch_migrations() {
-    std::map<int64_t, trace::MigrationGroup> moved;
+  // The migrations attributed to their causes: what each prefetch moved
+  // (bytes, direction and when: prefetch rows have no GPU times of their
+  // own), and what each kernel's accesses moved to its GPU.
+  void group_migrations() {
     for (const trace::MigrationGroup& group : trace::group_migrations(trace_.unified_memory())) {
+      if (group.cause.kind == trace::UmCauseKind::Kernel && group.to != trace::kHostResidency) {
+        int64_t& bytes = faulted_in_[group.cause.row];
+        bytes = saturating_add(bytes, group.bytes);
+      }
       if (group.cause.kind != trace::UmCauseKind::Prefetch) continue;
-      auto [it, inserted] = moved.emplace(group.cause.row, group);
+      auto [it, inserted] = prefetched_.emplace(group.cause.row, group);
       if (inserted) continue;
       it->second.bytes = saturating_add(it->second.bytes, group.bytes);
       it->second.start_ns = std::min(it->second.start_ns, group.start_ns);
       it->second.end_ns = std::max(it->second.end_ns, group.end_ns);
     }
-    return moved;
   }
 
   void read_copies() {
-    std::map<int64_t, trace::MigrationGroup> prefetched = prefetch_migrations();
+    const std::map<int64_t, trace::MigrationGroup>& prefetched = prefetched_;
     for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
       ReplayOp op = op_of(row);
       op.src_memory = row.src_memory;
@@ -114,6 +120,8 @@ class Reader {
       op.dst_device = row.dst_device;
       op.src_numa = row.src_numa_node;
       op.dst_numa = row.dst_numa_node;
+      op.dst_sampled_pages = row.dst_sampled_pages.value_or(0);
+      op.dst_untouched_pages = row.dst_untouched_pages.value_or(0);
       op.is_async = row.is_async != 0;
       if (op.kind == OpKind::Prefetch) {
         op.bytes = 0;
@@ -179,6 +187,8 @@ class Reader {
   ReplayInput out_;
   std::unordered_map<int64_t, int32_t> calls_by_correlation_;
   std::vector<int64_t> names_;
+  std::map<int64_t, trace::MigrationGroup> prefetched_;  // by memcpys.id
+  std::unordered_map<int64_t, int64_t> faulted_in_;       // kernels.id -> bytes
 };
 
 }  // namespace

@@ -41,7 +41,12 @@ struct ReplayOp : trace::Operation {
   MemoryKind src_memory = MemoryKind::Unknown;
   MemoryKind dst_memory = MemoryKind::Unknown;
   NullableInt src_device, dst_device, src_numa, dst_numa;
+  int64_t dst_sampled_pages = 0;    // pageable destinations: pages sampled as it began,
+  int64_t dst_untouched_pages = 0;  // and how many of them nothing had touched
   bool is_async = true;
+  // Kernels: the managed memory their accesses migrated to their GPU on
+  // demand (um_events, recorded with --unified-memory).
+  int64_t faulted_in_bytes = 0;
   // Markers.
   int64_t event_handle = 0;
 };

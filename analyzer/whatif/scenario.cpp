@@ -1,5 +1,6 @@
 #include "scenario.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -31,6 +32,22 @@ std::string link_name(const LinkPath& path) {
   return "?";
 }
 
+// A kernel whose on-demand migrations were prefetched before it (Scenario).
+double prefetched_kernel_ns(const ReplayOp& op, double own, const model::SystemModel& system, PrefetchUse& use) {
+  int device = static_cast<int>(*op.device);
+  std::optional<double> fault = system.transfer_ns({LinkKind::FaultHtoD, HostMemory::None, -1, device, -1},
+                                                   op.faulted_in_bytes);
+  std::optional<double> prefetch = system.transfer_ns(
+      {LinkKind::PrefetchHtoD, HostMemory::None, -1, device, -1}, op.faulted_in_bytes);
+  if (!fault || !prefetch) {
+    ++use.unpriced;
+    return own;
+  }
+  ++use.kernels;
+  use.bytes = saturating_add(use.bytes, op.faulted_in_bytes);
+  return std::max(0.0, own - *fault) + *prefetch;
+}
+
 }  // namespace
 
 std::vector<bool> blocking_copies(const ReplayInput& input, bool pin) {
@@ -51,8 +68,9 @@ std::optional<LinkPath> wanted_path(const ReplayOp& op, const Scenario& scenario
     return std::nullopt;
   }
   if (op.kind != OpKind::Copy) return std::nullopt;
-  model::CopyEndpoints copy{op.copy_kind, op.src_memory, op.dst_memory, op.src_device,
-                            op.dst_device,  op.src_numa,   op.dst_numa};
+  model::CopyEndpoints copy{op.copy_kind, op.src_memory, op.dst_memory,       op.src_device,
+                            op.dst_device, op.src_numa,   op.dst_numa,         op.dst_sampled_pages,
+                            op.dst_untouched_pages};
   return model::path_of_copy(copy, {scenario.pin, scenario.numa_node});
 }
 
@@ -67,7 +85,11 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
   for (size_t i = 0; i < input.ops.size(); ++i) {
     const ReplayOp& op = input.ops[i];
     if (op.kind == OpKind::Kernel) {
-      t.duration[i] = saturating_round(static_cast<double>(t.duration[i]) * scenario.kernel_scale);
+      double own = static_cast<double>(t.duration[i]) * scenario.kernel_scale;
+      if (scenario.prefetch_managed && op.faulted_in_bytes > 0 && op.device) {
+        own = prefetched_kernel_ns(op, own, *scenario.system, out.prefetch);
+      }
+      t.duration[i] = saturating_round(own);
       continue;
     }
     std::optional<LinkPath> wanted = wanted_path(op, scenario);
@@ -84,6 +106,11 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     if (!resolved.path && wanted->kind == LinkKind::PeerDirect) {
       // No peer access measured here: the driver stages the copy through the host.
       wanted->kind = LinkKind::PeerStaged;
+      resolved = scenario.system->resolve(*wanted);
+    }
+    if (!resolved.path && wanted->host == HostMemory::Fresh) {
+      // A system file from before `links` measured untouched destinations.
+      wanted->host = HostMemory::Pageable;
       resolved = scenario.system->resolve(*wanted);
     }
     if (!resolved.path) continue;

@@ -30,6 +30,19 @@ struct Scenario {
   std::optional<int> numa_node;        // every host buffer on this node
   bool overlap = false;                // copies to their own lanes (overlap.h)
   double kernel_scale = 1.0;
+  // Managed memory kernels faulted in on demand is prefetched to their GPU
+  // on their stream just before them: the kernel loses the stall `links`
+  // measured for faulting those bytes in (fault.HtoD: a faulting kernel less
+  // the same kernel on resident pages) and gains the prefetch's time
+  // (prefetch.HtoD), which runs before it in stream order.
+  bool prefetch_managed = false;
+};
+
+// What --prefetch-managed changed.
+struct PrefetchUse {
+  int64_t kernels = 0;  // kernels whose migrations became prefetches
+  int64_t bytes = 0;
+  int64_t unpriced = 0;  // kernels kept as recorded: the system has no fault.HtoD or prefetch.HtoD path
 };
 
 // How one copy was priced in a scenario.
@@ -42,6 +55,7 @@ struct TransferUse {
 struct ScenarioTiming {
   NodeTiming timing;
   std::vector<TransferUse> transfers;  // per op; empty for ops that are not copies
+  PrefetchUse prefetch;
 };
 
 // Per op: the host waits in the copy's call until the copy is done. A

@@ -151,6 +151,23 @@ void add_duplex_notes(const ScenarioTiming& timing, const Timeline& run, bool wh
   }
 }
 
+void add_prefetch_note(const PrefetchUse& use, const WhatifOptions& options, std::vector<std::string>& notes) {
+  const std::string& system = options.system2_path.empty() ? options.system_path : options.system2_path;
+  if (use.kernels == 0 && use.unpriced == 0) {
+    notes.push_back("--prefetch-managed: no kernel migrated managed memory on demand in this trace "
+                    "(migrations are recorded with apptracer record --unified-memory)");
+    return;
+  }
+  if (use.kernels > 0) {
+    notes.push_back("--prefetch-managed: " + std::to_string(use.kernels) + " kernel(s) had their on-demand " +
+                    "migrations (" + std::to_string(use.bytes >> 20) + " MiB) prefetched before them");
+  }
+  if (use.unpriced > 0) {
+    notes.push_back("--prefetch-managed: " + std::to_string(use.unpriced) + " kernel(s) kept as recorded: " +
+                    system + " has no fault.HtoD or prefetch.HtoD path for their GPU");
+  }
+}
+
 // Paths that were not measured and were priced by a stand-in.
 void add_fallback_notes(const std::vector<TransferSummary>& transfers, std::vector<std::string>& notes) {
   std::set<std::pair<std::string, std::string>> fallbacks;
@@ -190,7 +207,8 @@ std::vector<std::string> copy_names(const ScenarioTiming& timing) {
 }  // namespace
 
 bool WhatifOptions::changes_anything() const {
-  return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0;
+  return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0 ||
+         prefetch_managed;
 }
 
 std::vector<std::string> WhatifOptions::describe() const {
@@ -200,6 +218,7 @@ std::vector<std::string> WhatifOptions::describe() const {
   if (numa_node) words.push_back("--numa " + std::to_string(*numa_node));
   for (const std::string& link : links) words.push_back("--link " + link);
   if (overlap) words.push_back("--overlap");
+  if (prefetch_managed) words.push_back("--prefetch-managed");
   if (kernel_scale != 1.0) {
     std::ostringstream scale;
     scale << kernel_scale;
@@ -247,6 +266,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   what.numa_node = options.numa_node;
   what.overlap = options.overlap;
   what.kernel_scale = options.kernel_scale;
+  what.prefetch_managed = options.prefetch_managed;
   GraphOptions what_options;
   what_options.blocking = blocking_copies(input, options.pin);
   if (options.overlap) {
@@ -266,6 +286,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   ReplayGraph what_graph = options.changes_anything() ? build_replay_graph(input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
   Timeline predicted = options.changes_anything() ? simulate(input, what_graph, what_timing.timing) : baseline;
+  if (options.prefetch_managed) add_prefetch_note(what_timing.prefetch, options, result.notes);
 
   result.recorded_ns = elapsed_ns(recording.first_ns, recording.last_ns);
   result.baseline_ns = elapsed_ns(baseline.first_ns, baseline.last_ns);

@@ -30,6 +30,7 @@ struct WhatifOptions {
   std::vector<std::string> links;    // PATH=bw:GBPS,lat:US (model/link_override.h)
   bool overlap = false;              // copies on their own streams where the DVDG allows
   double kernel_scale = 1.0;         // kernel durations times this
+  bool prefetch_managed = false;     // kernels' on-demand migrations prefetched before them (scenario.h)
 
   bool changes_anything() const;
   // The changes as command-line words, e.g. {"--pin", "--link HtoD=bw:50"}.

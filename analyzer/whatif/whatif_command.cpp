@@ -83,6 +83,9 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--kernel-scale", options->whatif.kernel_scale, "What-if: kernel durations times X")
       ->type_name("X")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--prefetch-managed", options->whatif.prefetch_managed,
+                "What-if: managed memory kernels faulted in on demand is prefetched before them "
+                "(a trace recorded with --unified-memory)");
   cmd->add_option("--json", options->json, "Write the result as JSON to FILE ('-': standard output)")
       ->type_name("FILE");
   cmd->add_flag("--store", options->store,

@@ -228,6 +228,34 @@ TEST_F(CopyRules, SyncMemsetsBlockingTheHost) {
   EXPECT_NE(found[0].fix.find("cudaMemsetAsync"), std::string::npos);
 }
 
+// A first memset of fresh managed memory blocks 10 ms (it maps the pages),
+// three more 100 us each; the host works 300 us after each. Made
+// asynchronous, the first runs under all four stretches of host work, not
+// only the one right after it: 1.2 ms go, and the rest is waited for at the
+// synchronization.
+TEST_F(CopyRules, SyncMemsetsQueuedWorkRunsUnderTheHostWorkAfterLaterOnes) {
+  int64_t managed = buffer(AllocKind::Managed, 1'000'000);
+  int64_t start = 100'000;
+  for (int64_t blocked : {10'000'000, 100'000, 100'000, 100'000}) {
+    testing::MemsetRow row;
+    row.alloc_id = managed;
+    row.alloc_offset = 0;
+    row.bytes = 1'000'000;
+    row.is_async = false;
+    row.stream = 7;
+    row.call_correlation_id = call("cudaMemset", start, start + blocked);
+    row.gpu_start_ns = start + 1000;
+    row.gpu_end_ns = start + blocked - 1000;
+    trace.add(row);
+    start += blocked + 300'000;
+  }
+  call("cudaStreamSynchronize", start, start + 9'000'000);
+  auto found = findings("sync_memset");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 10'300'000);
+  EXPECT_EQ(found[0].saving_ns, 4 * 300'000);
+}
+
 TEST_F(CopyRules, HostBufferOnAFarNumaNode) {
   calibrate_pinned_path();
   trace.db().exec("UPDATE memcpys SET src_numa_node = 0");  // the calibration copies: node 0

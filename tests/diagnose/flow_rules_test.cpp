@@ -377,5 +377,23 @@ TEST_F(FlowRules, AnAllocationMadeInsideAnNcclCallIsTheLibrarysOwn) {
   EXPECT_EQ(findings("allocation_never_used").size(), 1u) << "the program's own, after the call";
 }
 
+// ... and inside ncclCommInitRank, before any collective: a plain C++
+// program's NCCL buffers, which no framework allocator tells apart.
+TEST_F(FlowRules, AnAllocationMadeWhileNcclInitializesIsTheLibrarysOwn) {
+  CommunicatorRow comm;
+  comm.library = CommLibrary::Nccl;
+  comm.rank = 0;
+  comm.nranks = 2;
+  comm.created_ns = 50'000;
+  comm.call_tid = 1;
+  comm.call_start_ns = 1'000;
+  comm.call_end_ns = 100'000;
+  trace.add(comm);
+  allocated_by("cudaMalloc", AllocKind::Device, 1 << 20, 2'000);
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+  allocated_by("cudaMalloc", AllocKind::Device, 1 << 20, 200'000);
+  EXPECT_EQ(findings("allocation_never_used").size(), 1u) << "the program's own, after the init";
+}
+
 }  // namespace
 }  // namespace apptracer::diagnose

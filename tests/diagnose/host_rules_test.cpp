@@ -170,6 +170,29 @@ TEST_F(HostRules, LowUtilizationStretch) {
   EXPECT_NE(found[0].what.find("busy 0% of 26.40 ms"), std::string::npos) << found[0].what;
 }
 
+// Two GPUs idle over the same 26.4 ms: one finding each, each costing its
+// own idle time, none more than the run lasted.
+TEST_F(HostRules, LowUtilizationIsPerDevice) {
+  testing::DeviceRow second;
+  second.id = 1;
+  trace.add_device(second);
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int64_t device : {0, 1}) {
+    int64_t first = kernel("first", 0, 3'000'000, {{d, A::Write}});
+    int64_t last = kernel("second", 30'000'000, 3'000'000, {{d, A::ReadWrite}});
+    trace.db().exec("UPDATE kernels SET device = " + std::to_string(device) + " WHERE id IN (" +
+                    std::to_string(first) + ", " + std::to_string(last) + ")");
+  }
+  auto found = findings("gpu_low_utilization");
+  ASSERT_EQ(found.size(), 2u);
+  for (const Finding& f : found) {
+    EXPECT_EQ(f.cost_ns, 24 * 1'100'000) << f.what;
+    EXPECT_EQ(f.occurrences, 1) << f.what;
+  }
+  EXPECT_NE(found[0].what.find("device 0"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[1].what.find("device 1"), std::string::npos) << found[1].what;
+}
+
 // A damaged trace whose work spans all of int64: every rule finishes (the
 // utilization chunks are as many as ever, not one per nanosecond) and no
 // time wraps around to a negative one.
@@ -250,6 +273,50 @@ TEST_F(HostRules, AKernelsFirstLaunchLoadingItsModuleIsNoSaving) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].saving_ns, 100 * 1'000);
   EXPECT_NE(found[0].what.find("took 1.5 us each to launch"), std::string::npos) << found[0].what;
+}
+
+// A tight launch loop: each 4 us launch call returns 2 us before its 1 us
+// kernel starts, and the host is 1 us later in the next call. Of each 4 us
+// the GPU waits, 2 us are in the kernel's own call, 1 us in the next one's,
+// and 1 us is the host's own time between the calls, which stays (before
+// the last kernel there is no next call).
+TEST_F(HostRules, LaunchBoundSavesTheGpuWaitWhileTheHostIsInAnyLaunchCall) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 100; ++i)
+    kernel("tiny", 10'000 + i * 5'000, 1'000, {{d, A::ReadWrite}}, 7, 4'000);
+  trace.db().exec("UPDATE api_calls SET start_ns = start_ns - 5000, end_ns = end_ns - 5000 "
+                  "WHERE name_id = (SELECT id FROM strings WHERE text = 'cudaLaunchKernel')");
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 99 * 4'000);
+  EXPECT_EQ(found[0].saving_ns, 98 * 3'000 + 2'000);
+}
+
+// The program uploads its input, starts up for 50 ms (loading modules,
+// reading files), runs 100 tiny kernels, computes on the GPU, loads data on
+// the host for 30 ms and runs 100 more, one of them 5 ms after the previous
+// one. Each tiny kernel starts 3 us after the previous one ended, 1 us of it
+// in its launch call. Only those waits are the launches': start-up, the
+// host's data loading and the 5 ms pause are gpu_idle_gap's.
+TEST_F(HostRules, LaunchBoundWaitsAreOnlyThoseBetweenShortKernels) {
+  int64_t d = buffer(AllocKind::Device, 1 << 20);
+  int64_t h = buffer(AllocKind::PinnedHost, 1 << 20);
+  pinned_copy(h, d, 1 << 20, 1'000);
+  auto tiny_run = [&](int64_t start, int64_t pause_at, int64_t pause) {
+    for (int i = 0; i < 100; ++i) {
+      int64_t at = start + i * 5'000 + (i >= pause_at ? pause : 0);
+      kernel("tiny", at, 2'000, {{d, A::ReadWrite}}, 7, 1'000);
+    }
+  };
+  tiny_run(50'000'000, 100, 0);
+  kernel("big", 51'000'000, 500'000, {{d, A::ReadWrite}});
+  tiny_run(81'500'000, 50, 5'000'000);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, (99 + 98) * 3'000);
+  EXPECT_EQ(found[0].saving_ns, (99 + 98) * 1'000);
+  EXPECT_NE(found[0].what.find("the GPU waited 591.0 us between them"), std::string::npos)
+      << found[0].what;
 }
 
 TEST_F(HostRules, LongKernelsAreNotLaunchBound) {

@@ -52,15 +52,15 @@ std::vector<std::string> names(const std::vector<PlannedPath>& plan) {
 TEST(PathPlan, EveryGpuNodeAndPairInFullMode) {
   std::vector<PlannedPath> plan = plan_paths(three_gpus(false));
   std::vector<std::string> all = names(plan);
-  // 2 nodes x 3 GPUs x {pageable, pinned} x {HtoD, DtoH}, 3 DtoD, 2 x 3 managed,
-  // 6 ordered pairs staged + 4 with peer access.
-  EXPECT_EQ(plan.size(), 24u + 3 + 6 + 6 + 4);
+  // 2 nodes x 3 GPUs x ({pageable, pinned} x {HtoD, DtoH} + fresh DtoH), 3 DtoD,
+  // 2 x 3 managed, 6 ordered pairs staged + 4 with peer access.
+  EXPECT_EQ(plan.size(), 30u + 3 + 6 + 6 + 4);
   EXPECT_EQ(all.front(), "HtoD.pageable.node0.gpu0");
-  for (const char* expected : {"DtoH.pinned.node1.gpu2", "DtoD.gpu1", "fault.HtoD.gpu2", "prefetch.DtoH.gpu0",
+  for (const char* expected : {"DtoH.pinned.node1.gpu2", "DtoH.fresh.node1.gpu0", "DtoD.gpu1", "fault.HtoD.gpu2", "prefetch.DtoH.gpu0",
                                "PtoP.staged.gpu1.gpu2", "PtoP.peer.gpu2.gpu0"}) {
     EXPECT_NE(std::find(all.begin(), all.end(), expected), all.end()) << expected;
   }
-  for (const char* absent : {"prefetch.HtoD.gpu1", "PtoP.peer.gpu1.gpu2"}) {
+  for (const char* absent : {"prefetch.HtoD.gpu1", "PtoP.peer.gpu1.gpu2", "HtoD.fresh.node0.gpu0"}) {
     EXPECT_EQ(std::find(all.begin(), all.end(), absent), all.end()) << absent;
   }
   EXPECT_EQ(plan.front().sizes.front(), 4);

@@ -15,7 +15,7 @@ TEST(LinkPath, EveryKindRoundTripsThroughItsName) {
       {LinkKind::DtoH, HostMemory::Pageable, 1, 2, -1}, {LinkKind::DtoD, HostMemory::None, -1, 1, -1},
       {LinkKind::PeerDirect, HostMemory::None, -1, 0, 1}, {LinkKind::PeerStaged, HostMemory::None, -1, 1, 0},
       {LinkKind::PrefetchHtoD, HostMemory::None, -1, 0, -1}, {LinkKind::PrefetchDtoH, HostMemory::None, -1, 0, -1},
-      {LinkKind::FaultHtoD, HostMemory::None, -1, 7, -1}};
+      {LinkKind::FaultHtoD, HostMemory::None, -1, 7, -1},  {LinkKind::DtoH, HostMemory::Fresh, 0, 1, -1}};
   for (const LinkPath& path : paths) {
     std::optional<LinkPath> parsed = LinkPath::parse(path.name());
     ASSERT_TRUE(parsed) << path.name();
@@ -25,12 +25,13 @@ TEST(LinkPath, EveryKindRoundTripsThroughItsName) {
   EXPECT_EQ(paths[1].name(), "HtoD.pageable.gpu3");
   EXPECT_EQ(paths[4].name(), "PtoP.peer.gpu0.gpu1");
   EXPECT_EQ(paths[8].name(), "fault.HtoD.gpu7");
+  EXPECT_EQ(paths[9].name(), "DtoH.fresh.node0.gpu1");
 }
 
 TEST(LinkPath, RejectsWhatIsNotAPath) {
   for (const char* name : {"", "HtoD", "HtoD.pinned", "HtoD.fast.gpu0", "HtoD.pinned.node.gpu0",
                            "HtoD.pinned.node0.gpu", "DtoD.gpu-1", "PtoP.peer.gpu0.gpu0", "PtoP.gpu0.gpu1",
-                           "fault.DtoH.gpu0", "prefetch.HtoD", "DtoD.gpu0.extra"}) {
+                           "fault.DtoH.gpu0", "prefetch.HtoD", "DtoD.gpu0.extra", "HtoD.fresh.node0.gpu0"}) {
     EXPECT_FALSE(LinkPath::parse(name)) << name;
   }
 }
@@ -72,6 +73,20 @@ TEST(CopyPath, ARecordedCopyTakesThePathOfItsKindMemoryNodeAndGpus) {
   EXPECT_EQ(path_name(managed), "(none)");
   CopyEndpoints htoh{CopyKind::HtoH, MemoryKind::Pageable, MemoryKind::Pinned, std::nullopt, std::nullopt, 0, 0};
   EXPECT_EQ(path_name(htoh), "(none)");
+}
+
+// A copy into pageable memory most of whose sampled pages nothing had touched
+// pays their first touch: the fresh path. Pinning makes that moot (pinned
+// memory gets its pages when it is allocated).
+TEST(CopyPath, ACopyIntoMostlyUntouchedPageableMemoryTakesTheFreshPath) {
+  CopyEndpoints dtoh{CopyKind::DtoH, MemoryKind::Device, MemoryKind::Pageable, 0, std::nullopt, std::nullopt, 0,
+                     16, 16};
+  EXPECT_EQ(path_name(dtoh), "DtoH.fresh.node0.gpu0");
+  EXPECT_EQ(path_name(dtoh, {true, std::nullopt}), "DtoH.pinned.node0.gpu0");
+  dtoh.dst_untouched_pages = 8;
+  EXPECT_EQ(path_name(dtoh), "DtoH.pageable.node0.gpu0");
+  dtoh.dst_sampled_pages = dtoh.dst_untouched_pages = 0;  // not probed
+  EXPECT_EQ(path_name(dtoh), "DtoH.pageable.node0.gpu0");
 }
 
 MeasuredPath measured(const std::string& name, double gbps) {

@@ -282,7 +282,8 @@ TEST_F(CollectiveRowsTest, WhatThePluginAndTheInterposerSayOfOneCommunicatorIsOn
   Record from_interposer = communicator(CommLibrary::Nccl, kCommId, 1, 4);
   from_interposer.communicator.handle = 0xABC;
   from_interposer.communicator.device = 1;
-  from_interposer.communicator.ns = 1;
+  from_interposer.communicator.call_start_ns = 1;  // the init ran from 1 to 3
+  from_interposer.communicator.ns = 3;
   Record destroyed = communicator(CommLibrary::Nccl, kCommId, 1, 4);
   destroyed.communicator.ended = true;
   destroyed.communicator.ns = 90;
@@ -290,15 +291,18 @@ TEST_F(CollectiveRowsTest, WhatThePluginAndTheInterposerSayOfOneCommunicatorIsOn
   finish();
   Database db = read();
   Statement q = db.prepare(
-      "SELECT n_nodes, handle, device, created_ns, destroyed_ns, s.text FROM communicators"
-      " JOIN strings s ON s.id = name_id");
+      "SELECT n_nodes, handle, device, created_ns, destroyed_ns, s.text, call_tid, call_start_ns,"
+      " call_end_ns FROM communicators JOIN strings s ON s.id = name_id");
   ASSERT_TRUE(q.step());
   EXPECT_EQ(q.int64(0), 2);
   EXPECT_EQ(q.int64(1), 0xABC);
   EXPECT_EQ(q.int64(2), 1);
-  EXPECT_EQ(q.int64(3), 1);
+  EXPECT_EQ(q.int64(3), 2);  // the plugin's, during the init
   EXPECT_EQ(q.int64(4), 90);
   EXPECT_EQ(q.text(5), "dp");
+  EXPECT_EQ(q.int64(6), kThread);
+  EXPECT_EQ(q.int64(7), 1);
+  EXPECT_EQ(q.int64(8), 3);
   EXPECT_FALSE(q.step());
 }
 

@@ -93,6 +93,10 @@ TEST_F(NcclCapture, PluginAndInterposerNameACommunicatorByNcclsHash) {
   }
   EXPECT_EQ(communicators[0].communicator.n_nodes, 1);
   EXPECT_EQ(communicators[1].communicator.handle, reinterpret_cast<uint64_t>(comm));
+  // The interposer saw the init call: when it was entered (what NCCL
+  // allocates until it returns is NCCL's); the plugin did not.
+  EXPECT_EQ(communicators[0].communicator.call_start_ns, 0u);
+  EXPECT_EQ(communicators[1].communicator.call_start_ns, fake_now());
 }
 
 TEST_F(NcclCapture, AnAllReduceIsOneCallRecordAndThePlanNcclMadeForIt) {

@@ -96,6 +96,29 @@ TEST_F(TraceStoreTest, CopyEndpointsResolveToAllocationsIncludingInteriorPointer
   EXPECT_EQ(q.int64(4), static_cast<int>(MemoryKind::Pageable));
 }
 
+// What the call's entry saw of a copy's destination pages is kept for
+// pageable destinations, where the driver's staging copy pays first touches;
+// pinned memory has all its pages from its allocation.
+TEST_F(TraceStoreTest, ACopyIntoPageableMemoryKeepsHowManyOfItsPagesWereUntouched) {
+  Record pageable = copy(1, 0x1000, 0x9000, 4 << 20, CopyKind::DtoH, 20);
+  pageable.memcpy.dst_pages_mapped = 16;
+  pageable.memcpy.dst_pages_untouched = 12;
+  Record pinned = copy(2, 0x1000, 0x20000, 4 << 20, CopyKind::DtoH, 30);
+  pinned.memcpy.dst_pages_mapped = 16;
+  Record small = copy(3, 0x1000, 0x9000, 64, CopyKind::DtoH, 40);
+  write_and_settle({allocation(0x1000, 0x100, AllocKind::Device, 10),
+                    allocation(0x20000, 8 << 20, AllocKind::PinnedHost, 10), pageable, pinned, small});
+  Database db = read();
+  Statement q = db.prepare("SELECT dst_sampled_pages, dst_untouched_pages FROM memcpys ORDER BY call_correlation_id");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 16);
+  EXPECT_EQ(q.int64(1), 12);
+  ASSERT_TRUE(q.step());
+  EXPECT_TRUE(q.is_null(0)) << "pinned memory";
+  ASSERT_TRUE(q.step());
+  EXPECT_TRUE(q.is_null(0) && q.is_null(1)) << "not probed";
+}
+
 TEST_F(TraceStoreTest, ResolutionFollowsLifetimesWhenAnAddressIsReused) {
   Record first = allocation(0x1000, 0x100, AllocKind::Device, 10);
   registry_.remove(0x1000, 30);

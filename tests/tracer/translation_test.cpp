@@ -4,7 +4,11 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
+#include <cstring>
+
+#include "translate/copy_destination.h"
 #include "translation_fixture.h"
 
 namespace apptracer::testing {
@@ -196,6 +200,36 @@ TEST_F(TranslationTest, ASynchronousCopyIsNotAsync) {
   EXPECT_EQ(records[0].memcpy.kind, CopyKind::DtoH);
   EXPECT_FALSE(records[0].memcpy.is_async);
   EXPECT_EQ(records[1].api.stream, -1);
+}
+
+// A large copy that may go to the host says, as its call began, how many of
+// its destination's sampled pages nothing had touched: a fresh anonymous
+// mapping has none, a written one all, and a small copy is not probed.
+TEST_F(TranslationTest, ALargeCopyToTheHostSaysWhetherItsDestinationWasUntouched) {
+  constexpr size_t kBytes = size_t(4) << 20;
+  void* fresh = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(fresh, MAP_FAILED);
+  madvise(fresh, kBytes, MADV_NOHUGEPAGE);  // a write makes one page, not 512
+  cudaMemcpy_v3020_params p{fresh, ptr(0x900000), kBytes, cudaMemcpyDeviceToHost};
+  const MemcpyRecord untouched = call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy;
+  EXPECT_EQ(untouched.dst_pages_mapped, kSampledPages);
+  EXPECT_EQ(untouched.dst_pages_untouched, kSampledPages);
+  std::memset(fresh, 1, kBytes / 2);
+  const MemcpyRecord half = call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy;
+  EXPECT_EQ(half.dst_pages_untouched, kSampledPages / 2);
+  cuMemcpyDtoH_v2_params driver{fresh, 0x900000, kBytes};
+  std::memset(fresh, 1, kBytes);
+  const MemcpyRecord touched = call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuMemcpyDtoH_v2), "cuMemcpyDtoH_v2", driver)[0].memcpy;
+  EXPECT_EQ(touched.dst_pages_mapped, kSampledPages);
+  EXPECT_EQ(touched.dst_pages_untouched, 0);
+  p.count = kProbedCopyBytes - 1;
+  const MemcpyRecord small = call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy;
+  EXPECT_EQ(small.dst_pages_mapped, 0) << "a small copy is not probed";
+  p.count = kBytes;
+  p.kind = cudaMemcpyHostToDevice;
+  EXPECT_EQ(call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy.dst_pages_mapped, 0)
+      << "nor one to the device";
+  munmap(fresh, kBytes);
 }
 
 TEST_F(TranslationTest, DriverPitchedCopiesStartAtTheirOffsets) {

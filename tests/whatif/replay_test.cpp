@@ -233,6 +233,72 @@ TEST_F(Pageable, ALinkChangeAndAnotherMachineReplaceTheModel) {
   EXPECT_NE(result.system2.find("NVIDIA H200"), std::string::npos);
 }
 
+// A copy into pageable memory nothing had touched paid the first touch of
+// its pages: priced by the fresh path where the system file measured one,
+// else by the pageable path, said in a note; pinned, it pays none.
+TEST_F(WhatifTest, ACopyIntoUntouchedPageableMemoryIsPricedByTheFreshPath) {
+  write_system({"DtoH.pageable.node0.gpu0 0 4", "DtoH.fresh.node0.gpu0 0 1", "DtoH.pinned.node0.gpu0 0 8"});
+  Copy dtoh{CopyKind::DtoH, MemoryKind::Pageable, 8000, false};
+  dtoh.untouched_pages = 16;
+  copy(call("cudaMemcpy", 0, 8010), dtoh, 0, 5, 8005);
+  WhatifResult result = run();
+  ASSERT_EQ(result.transfers.size(), 1u);
+  EXPECT_EQ(result.transfers[0].baseline_by, "DtoH.fresh.node0.gpu0");
+  EXPECT_EQ(result.transfers[0].baseline_ns, 8000);
+  WhatifOptions pin;
+  pin.pin = true;
+  EXPECT_EQ(run(pin).transfers[0].predicted_ns, 1000);
+  write_system({"DtoH.pageable.node0.gpu0 0 4"});
+  result = run();
+  EXPECT_EQ(result.transfers[0].baseline_ns, 2000);
+  bool noted = false;
+  for (const std::string& note : result.notes) {
+    noted |= note.find("DtoH.fresh.node0.gpu0 was not measured: priced as DtoH.pageable.node0.gpu0") !=
+             std::string::npos;
+  }
+  EXPECT_TRUE(noted);
+}
+
+// A kernel that faulted 4 MiB of managed memory in: prefetched before it, it
+// loses the fault path's time for those bytes and the prefetch's is added
+// (in stream order, before it); without those paths, it stays as recorded.
+TEST_F(WhatifTest, PrefetchingManagedMemoryReplacesAKernelsFaultsByAPrefetch) {
+  constexpr int64_t kBytes = 4 << 20;
+  write_system({"fault.HtoD.gpu0 0 1", "prefetch.HtoD.gpu0 0 4"});
+  testing::AllocationRow managed;
+  managed.kind = AllocKind::Managed;
+  managed.address = 0x7e0000000000;
+  managed.bytes = kBytes;
+  managed.alloc_ns = 1;
+  int64_t alloc = trace_->add(managed);
+  kernel(call("cudaLaunchKernel", 0, 10), 0, 20, 20 + 2 * kBytes);
+  testing::UmEventRow moved;
+  moved.address = managed.address;
+  moved.bytes = moved.value = kBytes;
+  moved.alloc_id = alloc;
+  moved.alloc_offset = 0;
+  moved.dst_device = 0;
+  moved.start_ns = 100;
+  moved.end_ns = 200;
+  moved.cause = static_cast<int64_t>(UmMigrationCause::Coherence);  // a page fault
+  trace_->add(moved);
+  sync(call("cudaDeviceSynchronize", 20, 30 + 2 * kBytes), SyncKind::Device, 20, 30 + 2 * kBytes);
+  WhatifOptions options;
+  options.prefetch_managed = true;
+  WhatifResult result = run(options);
+  // The kernel [20, 20 + 2 * kBytes] becomes kBytes (its faults at 1 B/ns
+  // gone) + kBytes / 4 (the prefetch at 4 B/ns).
+  EXPECT_EQ(result.recorded_ns - result.predicted_ns, kBytes - kBytes / 4);
+  ASSERT_FALSE(result.notes.empty());
+  EXPECT_EQ(result.notes.front(), "--prefetch-managed: 1 kernel(s) had their on-demand migrations (4 MiB) "
+                                  "prefetched before them");
+  write_system({"DtoD.gpu0 0 1"});
+  result = run(options);
+  EXPECT_EQ(result.predicted_ns, result.recorded_ns);
+  EXPECT_EQ(result.notes.front(), "--prefetch-managed: 1 kernel(s) kept as recorded: " + system_path_ +
+                                      " has no fault.HtoD or prefetch.HtoD path for their GPU");
+}
+
 TEST_F(WhatifTest, CopiesNoPathModelsKeepTheirRecordedTimeAndSaySo) {
   write_system({"DtoD.gpu0 0 1"});
   Copy htod{CopyKind::HtoD, MemoryKind::Pinned, 1000};

@@ -49,6 +49,7 @@ class WhatifTest : public ::testing::Test {
     row.call_correlation_id = correlation;
     row.mangled_name = "_Z" + name;
     row.demangled_name = name;
+    row.device = 0;
     row.stream = stream;
     row.api_start_ns = issue;
     row.gpu_start_ns = gpu_start;
@@ -67,6 +68,7 @@ class WhatifTest : public ::testing::Test {
     int64_t stream;
     std::optional<int64_t> src_alloc, dst_alloc;
     int64_t src_offset = 0, dst_offset = 0;  // into src_alloc, dst_alloc
+    std::optional<int64_t> untouched_pages;  // of 16 sampled at the destination as the call began
   };
   int64_t copy(int64_t correlation, const Copy& c, int64_t issue, int64_t gpu_start, int64_t gpu_end) {
     testing::MemcpyRow row;
@@ -83,6 +85,10 @@ class WhatifTest : public ::testing::Test {
     row.dst_alloc_id = c.dst_alloc;
     row.src_offset = c.src_offset;
     row.dst_offset = c.dst_offset;
+    if (c.untouched_pages) {
+      row.dst_sampled_pages = 16;
+      row.dst_untouched_pages = c.untouched_pages;
+    }
     row.stream = c.stream;
     row.is_async = c.async;
     row.api_start_ns = issue;

@@ -35,6 +35,7 @@ void emit_communicator(CollectiveCapture& c, const CommState& comm, const Commun
   out.parent_comm_id = facts.parent_comm_id;
   out.handle = facts.handle;
   out.ns = c.now_ns();
+  out.call_start_ns = facts.call_start_ns;
   out.rank = comm.rank;
   out.nranks = comm.nranks;
   out.n_nodes = facts.n_nodes;

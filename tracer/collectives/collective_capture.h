@@ -49,6 +49,7 @@ struct CommunicatorFacts {
   int32_t world_rank = -1;
   int32_t device = -1;
   uint32_t name_id = 0;
+  uint64_t call_start_ns = 0;  // the call that made it, which returns now: when it was entered
 };
 void emit_communicator(CollectiveCapture& capture, const CommState& comm,
                        const CommunicatorFacts& facts);

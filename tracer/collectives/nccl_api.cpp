@@ -75,23 +75,33 @@ int comm_device(ncclComm_t comm);
 int comm_rank(ncclComm_t comm);
 int comm_count(ncclComm_t comm);
 
+// When the calling thread entered an init or split call (0 when nothing is
+// captured): what NCCL allocates for itself until it returns is its own.
+uint64_t entered_ns() {
+  CollectiveCapture* capture = collective_capture();
+  return capture ? capture->now_ns() : 0;
+}
+
 // A communicator NCCL made: its state under its rank-invariant id, bound to
-// its handle, announced.
+// its handle, announced. `entered`: when the call that made it was entered
+// (0: unknown), which returns now.
 void adopt(CollectiveCapture& capture, ncclComm_t handle, CommState* state,
-           uint64_t parent_comm_id = 0) {
+           uint64_t parent_comm_id = 0, uint64_t entered = 0) {
   comm_registry().bind(handle_of(handle), state);
   CommunicatorFacts facts;
   facts.handle = handle_of(handle);
   facts.parent_comm_id = parent_comm_id;
   facts.device = comm_device(handle);
+  facts.call_start_ns = entered;
   emit_communicator(capture, *state, facts);
 }
 
-// A communicator an init call made, under NCCL's id for it.
-void adopt_created(ncclComm_t handle, uint64_t comm_id, int rank, int nranks) {
+// A communicator an init call entered at `entered` made, under NCCL's id for it.
+void adopt_created(ncclComm_t handle, uint64_t comm_id, int rank, int nranks, uint64_t entered) {
   CollectiveCapture* capture = collective_capture();
   if (!capture) return;
-  adopt(*capture, handle, comm_registry().find_or_create(CommLibrary::Nccl, comm_id, rank, nranks));
+  adopt(*capture, handle, comm_registry().find_or_create(CommLibrary::Nccl, comm_id, rank, nranks),
+        0, entered);
 }
 
 // A communicator whose creation we missed: a local id.
@@ -182,6 +192,7 @@ using apptracer::nccl::Operation;
 using apptracer::nccl::adopt_created;
 using apptracer::nccl::unique_id_hash;
 using apptracer::nccl::call_real;
+using apptracer::nccl::entered_ns;
 using apptracer::nccl::forwarded;
 using apptracer::nccl::traced;
 
@@ -215,16 +226,18 @@ int comm_count(ncclComm_t comm) { return query(ncclCommCount, comm); }
 APPTRACER_EXPORT ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id,
                                                int rank) {
   APPTRACER_REAL_NCCL(ncclCommInitRank);
+  uint64_t entered = entered_ns();
   ncclResult_t result = forwarded([&] { return call_real(real, comm, nranks, id, rank); });
-  if (succeeded(result)) adopt_created(*comm, unique_id_hash(id.internal), rank, nranks);
+  if (succeeded(result)) adopt_created(*comm, unique_id_hash(id.internal), rank, nranks, entered);
   return result;
 }
 
 APPTRACER_EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id,
                                                      int rank, ncclConfig_t* config) {
   APPTRACER_REAL_NCCL(ncclCommInitRankConfig);
+  uint64_t entered = entered_ns();
   ncclResult_t result = forwarded([&] { return call_real(real, comm, nranks, id, rank, config); });
-  if (succeeded(result)) adopt_created(*comm, unique_id_hash(id.internal), rank, nranks);
+  if (succeeded(result)) adopt_created(*comm, unique_id_hash(id.internal), rank, nranks, entered);
   return result;
 }
 
@@ -233,10 +246,11 @@ APPTRACER_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nra
                                                        int id_count, ncclUniqueId* ids,
                                                        ncclConfig_t* config) {
   APPTRACER_REAL_NCCL(ncclCommInitRankScalable);
+  uint64_t entered = entered_ns();
   ncclResult_t result =
       forwarded([&] { return call_real(real, comm, nranks, rank, id_count, ids, config); });
   if (succeeded(result) && id_count > 0) {
-    adopt_created(*comm, unique_id_hash(ids[0].internal), rank, nranks);
+    adopt_created(*comm, unique_id_hash(ids[0].internal), rank, nranks, entered);
   }
   return result;
 }
@@ -245,11 +259,12 @@ APPTRACER_EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nra
 // for all of them.
 APPTRACER_EXPORT ncclResult_t ncclCommInitAll(ncclComm_t* comms, int ndev, const int* devices) {
   APPTRACER_REAL_NCCL(ncclCommInitAll);
+  uint64_t entered = entered_ns();
   ncclResult_t result = forwarded([&] { return call_real(real, comms, ndev, devices); });
   if (succeeded(result) && ndev > 0) {
     uint64_t comm_id =
         apptracer::nccl::Hash().eat(getpid()).eat(reinterpret_cast<uint64_t>(comms[0])).digest();
-    for (int rank = 0; rank < ndev; ++rank) adopt_created(comms[rank], comm_id, rank, ndev);
+    for (int rank = 0; rank < ndev; ++rank) adopt_created(comms[rank], comm_id, rank, ndev, entered);
   }
   return result;
 }
@@ -261,6 +276,7 @@ APPTRACER_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
   APPTRACER_REAL_NCCL(ncclCommSplit);
   apptracer::CommState* parent = apptracer::comm_registry().by_handle(reinterpret_cast<uint64_t>(comm));
   int split_count = parent ? parent->next_split_count() : 0;
+  uint64_t entered = entered_ns();
   ncclResult_t result = forwarded([&] { return call_real(real, comm, color, key, newcomm, config); });
   auto* capture = apptracer::collective_capture();
   if (!capture || !succeeded(result) || color == kSplitNoColor || !newcomm || !*newcomm) {
@@ -274,7 +290,7 @@ APPTRACER_EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key,
                      apptracer::CommLibrary::Nccl,
                      apptracer::nccl::split_hash(parent->comm_id, split_count, color), rank, nranks)
                : apptracer::comm_registry().create_local(apptracer::CommLibrary::Nccl, rank, nranks);
-  apptracer::nccl::adopt(*capture, *newcomm, child, parent ? parent->comm_id : 0);
+  apptracer::nccl::adopt(*capture, *newcomm, child, parent ? parent->comm_id : 0, entered);
   return result;
 }
 

@@ -94,6 +94,11 @@ void CollectiveRows::write_communicator(const Record& r) {
     if (c.world_rank >= 0) row.world_rank = c.world_rank;
     if (c.name_id) row.name_id = c.name_id;
     if (c.device >= 0) row.device = c.device;
+    if (c.call_start_ns) {
+      row.call_tid = static_cast<int64_t>(r.tid);
+      row.call_start_ns = static_cast<int64_t>(c.call_start_ns);
+      row.call_end_ns = static_cast<int64_t>(c.ns);
+    }
   }
   if (c.handle && !row.handle) row.handle = static_cast<int64_t>(c.handle);
   communicators_.insert(row);

@@ -471,6 +471,10 @@ void TraceStore::write_memcpy(const Record& r) {
   row.src_pitch = optional_nonzero(m.src_pitch);
   row.dst_pitch = optional_nonzero(m.dst_pitch);
   row.api_start_ns = as_int(m.api_start_ns);
+  if (row.dst_memory == MemoryKind::Pageable && m.dst_pages_mapped > 0) {
+    row.dst_sampled_pages = m.dst_pages_mapped;
+    row.dst_untouched_pages = m.dst_pages_untouched;
+  }
   // A prefetch moves pages through the unified-memory driver: CUPTI reports
   // it as um_events, never as copy activity.
   if (m.kind == CopyKind::Prefetch) {

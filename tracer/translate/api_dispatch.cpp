@@ -11,6 +11,7 @@
 #include "translate/api_dispatch.h"
 
 #include "translate/call_site.h"
+#include "translate/copy_destination.h"
 
 namespace apptracer {
 
@@ -24,6 +25,7 @@ struct ThreadCallState {
   bool captured = false;            // stream capture made a graph node of the outermost call
   const char* folded_driver_call = nullptr;  // the driver call folded into the outer call's record
   int64_t folded_stream = -1;                // the stream it named
+  PageTouch destination;  // the outermost call's copy destination, probed at its entry
 };
 
 thread_local ThreadCallState call_state;
@@ -38,6 +40,7 @@ void on_enter(CaptureContext& ctx, const TracedFunction& function,
     call_state.captured = false;
     call_state.folded_driver_call = nullptr;
     call_state.folded_stream = -1;
+    call_state.destination = probe_copy_destination(function, data->functionParams);
   }
   ++call_state.depth;
 }
@@ -114,6 +117,10 @@ CallInProgress call_in_progress() {
   if (call_state.depth == 0) return {};
   return {call_state.outer_function, call_state.outer_correlation_id};
 }
+
+// Handlers run after their call left the depth count; every outermost
+// call's entry sets it anew.
+PageTouch copy_destination_at_entry() { return call_state.destination; }
 
 void mark_calls_captured() {
   if (call_state.depth > 0) call_state.captured = true;

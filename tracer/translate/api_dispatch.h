@@ -4,6 +4,7 @@
 
 #include <cupti.h>
 
+#include "base/numa.h"
 #include "translate/capture_context.h"
 
 namespace apptracer {
@@ -25,6 +26,10 @@ struct CallInProgress {
   uint32_t correlation_id = 0;               // its correlation id (what rows name)
 };
 CallInProgress call_in_progress();
+
+// The pages of the destination of the copy in progress on this thread as its
+// outermost call began (translate/copy_destination.h); {0, 0} when not probed.
+PageTouch copy_destination_at_entry();
 
 // The calls in progress on this thread were captured into a graph (a node was
 // made where their work would have been): their handlers record no operation.

@@ -8,6 +8,7 @@
 
 #include "base/numa.h"
 #include "base/self_cost.h"
+#include "translate/api_dispatch.h"
 
 namespace apptracer {
 
@@ -188,6 +189,9 @@ void emit_memcpy(CallSite& call, const MemcpyRecord& copy) {
   Record r = make_record(call, RecordType::Memcpy);
   r.memcpy = copy;
   r.memcpy.api_start_ns = call.start_ns;
+  PageTouch destination = copy_destination_at_entry();
+  r.memcpy.dst_pages_mapped = destination.mapped;
+  r.memcpy.dst_pages_untouched = destination.untouched;
   append(call, r);
 }
 

@@ -97,6 +97,11 @@ struct MemcpyRecord {
   int32_t dst_device;
   CopyKind kind;  // from the call's direction argument; Unknown for "default"
   bool is_async;
+  // Large copies that may go to the host: of the destination's sampled pages,
+  // how many were mapped and how many not yet touched as the call began
+  // (tracer/translate/copy_destination.h); 0 and 0 when not probed.
+  uint8_t dst_pages_mapped;
+  uint8_t dst_pages_untouched;
 };
 
 struct MemsetRecord {
@@ -352,6 +357,9 @@ struct CommunicatorRecord {
   uint64_t parent_comm_id;  // 0: none
   uint64_t handle;          // ncclComm_t / MPI_Comm
   uint64_t ns;
+  // The interposed call that made it (NCCL's init or split), on the record's
+  // thread: when it was entered (0: not seen); it returned at `ns`.
+  uint64_t call_start_ns;
   int32_t rank;
   int32_t nranks;
   int32_t n_nodes;     // -1 when unknown
