@@ -1,4 +1,4 @@
-#include "analyses.h"
+#include "analyzer/diagnose/analyses.h"
 
 #include <algorithm>
 #include <cmath>

@@ -7,7 +7,7 @@
 #include <ostream>
 #include <vector>
 
-#include "finding.h"
+#include "analyzer/diagnose/finding.h"
 #include "analyzer/table/table.h"
 
 namespace apptracer::diagnose {

@@ -7,8 +7,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "analyzer/trace/step_names.h"
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

@@ -1,13 +1,13 @@
 #include "analyzer/trace/trace.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <iterator>
 
-#include "graph_builder.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::diagnose {
 

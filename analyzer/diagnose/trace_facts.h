@@ -20,8 +20,8 @@
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 #include "apptracer/saturating.h"
-#include "graph.h"
-#include "progress.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/progress.h"
 #include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::diagnose {

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analyzer/table/table.h"
-#include "profile.h"
+#include "analyzer/diff/profile.h"
 
 namespace apptracer::diff {
 

@@ -22,7 +22,7 @@
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
 #include "apptracer/sqlite.h"
-#include "output_file.h"
+#include "analyzer/output_file.h"
 #include "analyzer/merge/collective_matches.h"
 #include "analyzer/trace/trace_file.h"
 

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "progress.h"
+#include "analyzer/progress.h"
 
 namespace apptracer {
 

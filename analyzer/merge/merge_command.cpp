@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "analyzer/commands.h"
 #include "analyzer/merge/merge.h"
-#include "progress.h"
+#include "analyzer/progress.h"
 
 namespace apptracer {
 

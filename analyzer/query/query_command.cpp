@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
+#include "analyzer/commands.h"
 #include "analyzer/query/sql_query.h"
 #include "analyzer/table/table_format.h"
 #include "analyzer/trace/trace_file.h"

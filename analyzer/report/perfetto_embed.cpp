@@ -1,10 +1,10 @@
-#include "perfetto_embed.h"
+#include "analyzer/report/perfetto_embed.h"
 
 #include <ostream>
 #include <streambuf>
 
 #include "analyzer/timeline/perfetto_writer.h"
-#include "progress.h"
+#include "analyzer/progress.h"
 #include "analyzer/timeline/timeline.h"
 
 namespace apptracer::report {

@@ -1,21 +1,21 @@
-#include "report_data.h"
+#include "analyzer/report/report_data.h"
 
 #include <algorithm>
 #include <map>
 
-#include "analyses.h"
+#include "analyzer/diagnose/analyses.h"
 #include "apptracer/enums.h"
-#include "findings_output.h"
-#include "graph_view.h"
-#include "exporters.h"
-#include "labels.h"
-#include "link_model_choice.h"
-#include "measured_transfer_cost.h"
-#include "perfetto_embed.h"
-#include "rules.h"
-#include "time_breakdown.h"
-#include "trace_facts.h"
-#include "unified_memory_moves.h"
+#include "analyzer/diagnose/findings_output.h"
+#include "analyzer/dvdg/graph_view.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/link_model_choice.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/report/perfetto_embed.h"
+#include "analyzer/diagnose/rules.h"
+#include "analyzer/report/time_breakdown.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/report/unified_memory_moves.h"
 
 namespace apptracer::report {
 

@@ -1,4 +1,4 @@
-#include "time_breakdown.h"
+#include "analyzer/report/time_breakdown.h"
 
 #include <algorithm>
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
-#include "progress.h"
+#include "analyzer/commands.h"
+#include "analyzer/progress.h"
 #include "analyzer/stats/stats_reports.h"
 #include "analyzer/table/table_format.h"
 #include "analyzer/trace/declared_tables.h"

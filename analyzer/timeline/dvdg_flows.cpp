@@ -6,8 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "graph_builder.h"
-#include "graph_store.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/graph_store.h"
 
 namespace apptracer {
 

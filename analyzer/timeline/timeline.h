@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "analyzer/trace/trace.h"
-#include "progress.h"
+#include "analyzer/progress.h"
 #include "analyzer/table/table.h"
 
 namespace apptracer {

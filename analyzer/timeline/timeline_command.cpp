@@ -6,10 +6,10 @@
 #include <string>
 
 #include "analyzer/timeline/chrome_json_writer.h"
-#include "commands.h"
-#include "output_file.h"
+#include "analyzer/commands.h"
+#include "analyzer/output_file.h"
 #include "analyzer/timeline/perfetto_writer.h"
-#include "progress.h"
+#include "analyzer/progress.h"
 #include "analyzer/timeline/timeline.h"
 #include "analyzer/trace/trace.h"
 

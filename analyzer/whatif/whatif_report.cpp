@@ -1,4 +1,4 @@
-#include "whatif_report.h"
+#include "analyzer/whatif/whatif_report.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

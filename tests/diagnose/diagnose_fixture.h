@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "link_model_choice.h"
-#include "measured_transfer_cost.h"
-#include "rules.h"
+#include "analyzer/diagnose/link_model_choice.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/diagnose/rules.h"
 #include "trace_builder.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 namespace apptracer::diagnose {
 

@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "dvdg_fixture.h"
-#include "graph_builder.h"
-#include "graph_store.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/graph_store.h"
+#include "analyzer/dvdg/labels.h"
 #include "analyzer/merge/merge.h"
-#include "queries.h"
+#include "analyzer/dvdg/queries.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 #include "analyzer/trace/trace_file.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph_builder.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/labels.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 
