@@ -1,4 +1,4 @@
-#include "command_suggestion.h"
+#include "analyzer/command_suggestion.h"
 
 #include <algorithm>
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "commands.h"
+#include "analyzer/commands.h"
 #include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace.h"
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "apptracer/version.h"
-#include "command_suggestion.h"
-#include "commands.h"
-#include "output_file.h"
+#include "analyzer/command_suggestion.h"
+#include "analyzer/commands.h"
+#include "analyzer/output_file.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace {

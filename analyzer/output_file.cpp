@@ -1,4 +1,4 @@
-#include "output_file.h"
+#include "analyzer/output_file.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "progress.h"
+#include "analyzer/progress.h"
 
 #include <unistd.h>
 

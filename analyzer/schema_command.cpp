@@ -15,7 +15,7 @@
 #include "apptracer/enums.h"
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
-#include "commands.h"
+#include "analyzer/commands.h"
 
 namespace apptracer {
 

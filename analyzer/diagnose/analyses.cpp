@@ -1,4 +1,4 @@
-#include "analyses.h"
+#include "analyzer/diagnose/analyses.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +20,8 @@ struct DeviceWork {
 std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   std::map<int64_t, DeviceWork> work;
   for (const Kernel& k : facts.kernels) {
-    if (k.timed()) work[k.device.value_or(0)].kernels.emplace_back(*k.gpu_start_ns, *k.gpu_end_ns);
+    if (k.timed())
+      work[k.row->device.value_or(0)].kernels.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns);
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {
@@ -46,7 +47,8 @@ std::map<int64_t, std::unordered_map<int64_t, int64_t>> issue_times(const TraceF
     const HostCall* call = facts.call(correlation);
     issued[device.value_or(0)].emplace(*start, call ? call->start_ns : api_start.value_or(*start));
   };
-  for (const Kernel& k : facts.kernels) add(k.device, k.gpu_start_ns, k.correlation, k.api_start_ns);
+  for (const Kernel& k : facts.kernels)
+    add(k.row->device, k.row->gpu_start_ns, k.row->call_correlation_id, k.row->api_start_ns);
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) add(t.device, t.gpu_start_ns, t.correlation, t.api_start_ns);
   }
@@ -141,11 +143,11 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
   for (const Kernel& k : facts.kernels) {
     Stats& s = by_name[std::string(k.name)];
     ++s.count;
-    if (const HostCall* call = facts.call(k.correlation)) {
+    if (const HostCall* call = facts.call(k.row->call_correlation_id)) {
       s.call = saturating_add(s.call, call->duration());
       ++s.calls;
-      if (k.gpu_start_ns) {
-        int64_t delay = saturating_sub(*k.gpu_start_ns, call->start_ns);
+      if (k.row->gpu_start_ns) {
+        int64_t delay = saturating_sub(*k.row->gpu_start_ns, call->start_ns);
         s.delay = saturating_add(s.delay, delay);
         ++s.delays;
         s.delay_max = std::max(s.delay_max, delay);
@@ -242,7 +244,8 @@ std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
     list.emplace_back(facts.origin.since(*issued), +1);
     list.emplace_back(facts.origin.since(*end), -1);
   };
-  for (const Kernel& k : facts.kernels) add(k.stream, k.correlation, k.api_start_ns, k.gpu_end_ns);
+  for (const Kernel& k : facts.kernels)
+    add(k.row->stream, k.row->call_correlation_id, k.row->api_start_ns, k.row->gpu_end_ns);
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) add(t.stream, t.correlation, t.api_start_ns, t.gpu_end_ns);
   }
@@ -281,12 +284,12 @@ Table kernel_sequences(const TraceFacts& facts) {
   Table table{"kernel_sequences", {"sequence", "length", "count"}, {}};
   std::map<int64_t, std::vector<const Kernel*>> by_stream;
   for (const Kernel& k : facts.kernels) {
-    if (k.gpu_start_ns) by_stream[k.stream.value_or(0)].push_back(&k);
+    if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].push_back(&k);
   }
   std::map<std::string, std::pair<int64_t, int64_t>> counts;  // sequence -> (length, count)
   for (auto& [stream, list] : by_stream) {
     std::stable_sort(list.begin(), list.end(), [](const Kernel* a, const Kernel* b) {
-      return *a->gpu_start_ns < *b->gpu_start_ns;
+      return *a->row->gpu_start_ns < *b->row->gpu_start_ns;
     });
     for (size_t length = 2; length <= 3; ++length) {
       for (size_t i = 0; i + length <= list.size(); ++i) {

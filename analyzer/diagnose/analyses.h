@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "rules.h"
-#include "table.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/rules.h"
+#include "analyzer/table/table.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 namespace apptracer::diagnose {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <tuple>
 
-#include "labels.h"
-#include "measured_transfer_cost.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

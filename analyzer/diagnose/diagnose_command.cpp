@@ -6,14 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analyses.h"
-#include "commands.h"
-#include "findings_output.h"
-#include "findings_store.h"
-#include "link_model_choice.h"
-#include "progress.h"
-#include "rules.h"
-#include "table_format.h"
+#include "analyzer/diagnose/analyses.h"
+#include "analyzer/commands.h"
+#include "analyzer/diagnose/findings_output.h"
+#include "analyzer/diagnose/findings_store.h"
+#include "analyzer/diagnose/link_model_choice.h"
+#include "analyzer/progress.h"
+#include "analyzer/diagnose/rules.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

@@ -1,9 +1,9 @@
-#include "findings_output.h"
+#include "analyzer/diagnose/findings_output.h"
 
 #include <algorithm>
 
 #include "analyzer/trace/text_escape.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 namespace apptracer::diagnose {
 

@@ -7,8 +7,8 @@
 #include <ostream>
 #include <vector>
 
-#include "finding.h"
-#include "table.h"
+#include "analyzer/diagnose/finding.h"
+#include "analyzer/table/table.h"
 
 namespace apptracer::diagnose {
 

@@ -1,4 +1,4 @@
-#include "findings_store.h"
+#include "analyzer/diagnose/findings_store.h"
 
 #include "apptracer/row_inserter.h"
 

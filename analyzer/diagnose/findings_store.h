@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "apptracer/sqlite.h"
-#include "finding.h"
+#include "analyzer/diagnose/finding.h"
 
 namespace apptracer::diagnose {
 

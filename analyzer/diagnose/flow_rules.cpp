@@ -7,8 +7,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 
@@ -52,7 +52,7 @@ struct OpRow {
 
 OpRow row_of(const TraceFacts& facts, const Op& op) {
   if (op.kind == OpKind::Kernel) {
-    if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->correlation};
+    if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->row->call_correlation_id};
   } else if (op.kind == OpKind::Copy) {
     if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation, t};
   } else if (op.kind == OpKind::Memset) {

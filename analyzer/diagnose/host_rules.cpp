@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "analyzer/trace/step_names.h"
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 
@@ -33,9 +33,10 @@ struct Work {
 std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
   std::map<int64_t, std::vector<Work>> work;
   for (const Kernel& k : facts.kernels) {
+    const trace::Packed<KernelRow>& row = *k.row;
     if (k.timed())
-      work[k.device.value_or(0)].push_back({*k.gpu_start_ns, *k.gpu_end_ns, &k, nullptr, "kernels",
-                                            k.id, k.correlation, k.api_start_ns, k.stream});
+      work[row.device.value_or(0)].push_back({*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr, "kernels",
+                                              row.id, row.call_correlation_id, row.api_start_ns, row.stream});
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {

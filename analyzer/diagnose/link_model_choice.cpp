@@ -1,7 +1,7 @@
-#include "link_model_choice.h"
+#include "analyzer/diagnose/link_model_choice.h"
 
-#include "nominal_link_cost.h"
-#include "system_file_cost.h"
+#include "analyzer/diagnose/nominal_link_cost.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 namespace apptracer::diagnose {
 

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "trace_facts.h"
-#include "transfer_cost.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/diagnose/transfer_cost.h"
 
 namespace apptracer::diagnose {
 

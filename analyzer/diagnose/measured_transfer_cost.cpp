@@ -1,4 +1,4 @@
-#include "measured_transfer_cost.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -8,8 +8,8 @@
 #include <tuple>
 #include <vector>
 
-#include "trace_facts.h"
-#include "transfer_cost.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/diagnose/transfer_cost.h"
 
 namespace apptracer::diagnose {
 

@@ -1,4 +1,4 @@
-#include "nominal_link_cost.h"
+#include "analyzer/diagnose/nominal_link_cost.h"
 
 #include <algorithm>
 #include <cstdio>

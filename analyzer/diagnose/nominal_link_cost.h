@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "measured_transfer_cost.h"
-#include "trace_facts.h"
-#include "transfer_cost.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/diagnose/transfer_cost.h"
 
 namespace apptracer::diagnose {
 

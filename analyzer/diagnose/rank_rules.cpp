@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "rules.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

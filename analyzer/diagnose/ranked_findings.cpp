@@ -1,9 +1,9 @@
-#include "ranked_findings.h"
+#include "analyzer/diagnose/ranked_findings.h"
 
 #include <algorithm>
 #include <map>
 
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 namespace apptracer::diagnose {
 

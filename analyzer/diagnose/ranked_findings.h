@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "finding.h"
+#include "analyzer/diagnose/finding.h"
 
 namespace apptracer::diagnose {
 

@@ -1,10 +1,10 @@
-#include "rules.h"
+#include "analyzer/diagnose/rules.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "ranked_findings.h"
-#include "site_groups.h"
+#include "analyzer/diagnose/ranked_findings.h"
+#include "analyzer/diagnose/site_groups.h"
 
 namespace apptracer::diagnose {
 

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "finding.h"
-#include "trace_facts.h"
-#include "transfer_cost.h"
+#include "analyzer/diagnose/finding.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/diagnose/transfer_cost.h"
 
 namespace apptracer::diagnose {
 

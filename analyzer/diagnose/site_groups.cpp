@@ -1,11 +1,11 @@
-#include "site_groups.h"
+#include "analyzer/diagnose/site_groups.h"
 
 #include <algorithm>
 #include <cctype>
 #include <unordered_map>
 
 #include "apptracer/saturating.h"
-#include "rules.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "finding.h"
+#include "analyzer/diagnose/finding.h"
 
 namespace apptracer::diagnose {
 

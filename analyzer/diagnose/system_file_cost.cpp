@@ -1,8 +1,8 @@
-#include "system_file_cost.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 #include <cstdio>
 
-#include "system_file.h"
+#include "analyzer/model/system_file.h"
 
 namespace apptracer::diagnose {
 

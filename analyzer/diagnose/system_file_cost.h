@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "system_model.h"
-#include "transfer_cost.h"
+#include "analyzer/model/system_model.h"
+#include "analyzer/diagnose/transfer_cost.h"
 
 namespace apptracer::diagnose {
 

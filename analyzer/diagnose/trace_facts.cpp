@@ -1,13 +1,13 @@
 #include "analyzer/trace/trace.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <iterator>
 
-#include "graph_builder.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::diagnose {
 
@@ -161,18 +161,9 @@ class Reader {
   void read_kernels() {
     facts_.kernels.reserve(trace_.rows<KernelRow>().size());
     for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
-      Kernel k;
-      k.id = row.id;
-      k.name = name(row.demangled_id ? row.demangled_id : row.name_id, "kernel");
-      k.device = row.device;
-      k.stream = row.stream;
-      k.correlation = row.call_correlation_id;
-      k.api_start_ns = row.api_start_ns;
-      k.gpu_start_ns = row.gpu_start_ns;
-      k.gpu_end_ns = row.gpu_end_ns;
-      widen(k.gpu_start_ns, row.process);
-      widen(k.gpu_end_ns, row.process);
-      facts_.kernels.push_back(k);
+      facts_.kernels.push_back({&row, name(row.demangled_id ? row.demangled_id : row.name_id, "kernel")});
+      widen(row.gpu_start_ns, row.process);
+      widen(row.gpu_end_ns, row.process);
     }
   }
 
@@ -256,11 +247,17 @@ class Reader {
   std::vector<bool> runtime_;  // per call in all_calls, while the calls are read
 };
 
+int64_t id_of(const Kernel& kernel) { return kernel.row->id; }
+template <typename Fact>
+int64_t id_of(const Fact& fact) {
+  return fact.id;
+}
+
 template <typename Rows>
 const typename Rows::value_type* by_id(const Rows& rows, int64_t id) {
   auto found = std::lower_bound(rows.begin(), rows.end(), id,
-                                [](const auto& row, int64_t wanted) { return row.id < wanted; });
-  return found != rows.end() && found->id == id ? &*found : nullptr;
+                                [](const auto& row, int64_t wanted) { return id_of(row) < wanted; });
+  return found != rows.end() && id_of(*found) == id ? &*found : nullptr;
 }
 
 }  // namespace
@@ -367,7 +364,7 @@ std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
     if (!start || !end || *end < *start) return;
     busy[device.value_or(0)].emplace_back(*start, *end);
   };
-  for (const Kernel& k : kernels) add(k.device, k.gpu_start_ns, k.gpu_end_ns);
+  for (const Kernel& k : kernels) add(k.row->device, k.row->gpu_start_ns, k.row->gpu_end_ns);
   for (const Transfer& t : copies) add(t.device, t.gpu_start_ns, t.gpu_end_ns);
   for (const Transfer& t : memsets) add(t.device, t.gpu_start_ns, t.gpu_end_ns);
   for (auto& [device, intervals] : busy) merge_intervals(intervals);

@@ -20,8 +20,8 @@
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 #include "apptracer/saturating.h"
-#include "graph.h"
-#include "progress.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/progress.h"
 #include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::diagnose {
@@ -66,14 +66,15 @@ struct Transfer {
   NullableInt host_alloc() const;
 };
 
+// A kernels row as the trace model holds it, every column by name
+// (kernel.row->grid_x): a column declared in tables.def is readable by a rule
+// with no change here. The row is the model's own, not a copy (a long run has
+// millions), so the trace outlives the facts read from it.
 struct Kernel {
-  int64_t id = 0;
-  std::string_view name;
-  NullableInt device, stream, correlation;
-  NullableInt api_start_ns;
-  NullableInt gpu_start_ns, gpu_end_ns;
-  bool timed() const { return gpu_start_ns && gpu_end_ns; }
-  int64_t gpu_ns() const { return timed() ? elapsed_ns(*gpu_start_ns, *gpu_end_ns) : 0; }
+  const trace::Packed<KernelRow>* row = nullptr;
+  std::string_view name;  // the demangled name where the trace has it
+  bool timed() const { return row->gpu_start_ns && row->gpu_end_ns; }
+  int64_t gpu_ns() const { return timed() ? elapsed_ns(*row->gpu_start_ns, *row->gpu_end_ns) : 0; }
 };
 
 struct Sync {
@@ -201,8 +202,8 @@ struct TraceFacts {
   int64_t process_end_ns(int64_t process) const;
 };
 
-// Reads the facts and builds the DVDG, sharing the model's rows; each phase
-// shown on `progress` when one is given.
+// Reads the facts and builds the DVDG, sharing the model's rows (`trace`
+// must outlive the facts); each phase shown on `progress` when one is given.
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress = nullptr);
 
 // Sorts and merges overlapping intervals in place.

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "labels.h"
-#include "rules.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 
@@ -48,7 +48,7 @@ class Stalls {
     int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
     if (cause.kind == trace::UmCauseKind::Kernel) {
       const Kernel* k = facts_.kernel(cause.row);
-      if (k && k->timed()) start = std::min(start, *k->gpu_start_ns);
+      if (k && k->timed()) start = std::min(start, *k->row->gpu_start_ns);
     } else if (cause.kind == trace::UmCauseKind::HostPhase && event.alloc_id) {
       start = phase_starts_.try_emplace({*event.alloc_id, cause.row}, start).first->second;
     }
@@ -92,7 +92,8 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
     Group& group = groups[{*event.alloc_id, event.src, event.dst, by_kernel}];
     if (group.records++ == 0) {
       if (by_kernel) {
-        if (const Kernel* k = facts.kernel(cause.row)) locate(context, group.finding, k->correlation, event.start_ns);
+        if (const Kernel* k = facts.kernel(cause.row))
+          locate(context, group.finding, k->row->call_correlation_id, event.start_ns);
       } else {
         group.finding.nvtx = facts.nvtx_at(std::nullopt, event.start_ns);
       }
@@ -103,7 +104,7 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
     if (by_kernel) {
       if (const Kernel* k = facts.kernel(cause.row)) {
         add_name(group.finding, k->name);
-        add_row(context, group.finding, "kernels", k->id);
+        add_row(context, group.finding, "kernels", k->row->id);
       }
     }
   }

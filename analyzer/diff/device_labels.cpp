@@ -1,4 +1,4 @@
-#include "device_labels.h"
+#include "analyzer/diff/device_labels.h"
 
 namespace apptracer::diff {
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "table_format.h"
-#include "trace_comparison.h"
+#include "analyzer/commands.h"
+#include "analyzer/table/table_format.h"
+#include "analyzer/diff/trace_comparison.h"
 
 namespace apptracer {
 

@@ -1,8 +1,8 @@
-#include "dvdg_profile.h"
+#include "analyzer/diff/dvdg_profile.h"
 
 #include "apptracer/saturating.h"
-#include "graph_builder.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::diff {
 

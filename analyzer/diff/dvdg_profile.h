@@ -5,8 +5,8 @@
 #pragma once
 
 #include "analyzer/trace/trace.h"
-#include "device_labels.h"
-#include "profile.h"
+#include "analyzer/diff/device_labels.h"
+#include "analyzer/diff/profile.h"
 
 namespace apptracer::diff {
 

@@ -1,4 +1,4 @@
-#include "nvtx_profile.h"
+#include "analyzer/diff/nvtx_profile.h"
 
 #include "apptracer/saturating.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "analyzer/trace/trace.h"
-#include "profile.h"
+#include "analyzer/diff/profile.h"
 
 namespace apptracer::diff {
 

@@ -1,4 +1,4 @@
-#include "operations_profile.h"
+#include "analyzer/diff/operations_profile.h"
 
 #include <unordered_map>
 

@@ -1,4 +1,4 @@
-#include "profile.h"
+#include "analyzer/diff/profile.h"
 
 #include "apptracer/enums.h"
 

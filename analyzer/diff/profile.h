@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyzer/trace/packed_rows.h"
-#include "device_labels.h"
+#include "analyzer/diff/device_labels.h"
 
 namespace apptracer::diff {
 

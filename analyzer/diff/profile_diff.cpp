@@ -1,4 +1,4 @@
-#include "profile_diff.h"
+#include "analyzer/diff/profile_diff.h"
 
 #include <algorithm>
 #include <stdexcept>

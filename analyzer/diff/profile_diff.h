@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/table.h"
-#include "profile.h"
+#include "analyzer/table/table.h"
+#include "analyzer/diff/profile.h"
 
 namespace apptracer::diff {
 

@@ -1,4 +1,4 @@
-#include "step_profile.h"
+#include "analyzer/diff/step_profile.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "analyzer/trace/trace.h"
-#include "profile.h"
+#include "analyzer/diff/profile.h"
 
 namespace apptracer::diff {
 

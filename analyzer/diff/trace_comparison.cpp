@@ -1,15 +1,15 @@
-#include "trace_comparison.h"
+#include "analyzer/diff/trace_comparison.h"
 
 #include <optional>
 
 #include "analyzer/trace/trace.h"
 #include "analyzer/trace/trace_file.h"
-#include "device_labels.h"
-#include "dvdg_profile.h"
-#include "nvtx_profile.h"
-#include "operations_profile.h"
-#include "profile_diff.h"
-#include "step_profile.h"
+#include "analyzer/diff/device_labels.h"
+#include "analyzer/diff/dvdg_profile.h"
+#include "analyzer/diff/nvtx_profile.h"
+#include "analyzer/diff/operations_profile.h"
+#include "analyzer/diff/profile_diff.h"
+#include "analyzer/diff/step_profile.h"
 
 namespace apptracer::diff {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/reports/table.h"
+#include "analyzer/table/table.h"
 
 namespace apptracer::diff {
 

@@ -1,4 +1,4 @@
-#include "block_resolution.h"
+#include "analyzer/dvdg/block_resolution.h"
 
 #include <algorithm>
 #include <map>

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph.h"
-#include "trace_reader.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/dvdg/trace_reader.h"
 
 namespace apptracer::dvdg {
 

@@ -5,8 +5,8 @@
 #include <ostream>
 #include <string>
 
-#include "graph.h"
-#include "graph_view.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/dvdg/graph_view.h"
 
 namespace apptracer::dvdg {
 

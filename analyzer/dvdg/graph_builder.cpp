@@ -1,4 +1,4 @@
-#include "graph_builder.h"
+#include "analyzer/dvdg/graph_builder.h"
 
 #include <algorithm>
 #include <iterator>
@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "apptracer/saturating.h"
-#include "program_order.h"
+#include "analyzer/dvdg/program_order.h"
 
 namespace apptracer::dvdg {
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include "analyzer/trace/trace.h"
-#include "graph.h"
-#include "progress.h"
-#include "trace_reader.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/progress.h"
+#include "analyzer/dvdg/trace_reader.h"
 
 namespace apptracer::dvdg {
 

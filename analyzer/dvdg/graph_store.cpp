@@ -1,4 +1,4 @@
-#include "graph_store.h"
+#include "analyzer/dvdg/graph_store.h"
 
 #include <sqlite3.h>
 

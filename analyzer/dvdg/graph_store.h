@@ -9,7 +9,7 @@
 
 #include "analyzer/trace/trace.h"
 #include "apptracer/sqlite.h"
-#include "graph.h"
+#include "analyzer/dvdg/graph.h"
 
 namespace apptracer::dvdg {
 

@@ -1,4 +1,4 @@
-#include "graph_view.h"
+#include "analyzer/dvdg/graph_view.h"
 
 #include <algorithm>
 #include <functional>

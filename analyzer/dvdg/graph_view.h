@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "graph.h"
+#include "analyzer/dvdg/graph.h"
 
 namespace apptracer::dvdg {
 

@@ -1,7 +1,7 @@
 #include <string_view>
 
-#include "exporters.h"
-#include "labels.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/labels.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer::dvdg {

@@ -1,8 +1,8 @@
 #include <charconv>
 #include <string_view>
 
-#include "exporters.h"
-#include "labels.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/labels.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer::dvdg {

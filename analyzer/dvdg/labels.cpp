@@ -1,4 +1,4 @@
-#include "labels.h"
+#include "analyzer/dvdg/labels.h"
 
 #include <cinttypes>
 #include <cstdio>

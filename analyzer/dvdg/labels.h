@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "graph.h"
+#include "analyzer/dvdg/graph.h"
 
 namespace apptracer::dvdg {
 

@@ -1,4 +1,4 @@
-#include "program_order.h"
+#include "analyzer/dvdg/program_order.h"
 
 #include <algorithm>
 #include <map>

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "trace_reader.h"
+#include "analyzer/dvdg/trace_reader.h"
 
 namespace apptracer::dvdg {
 

@@ -6,8 +6,8 @@
 
 #include "apptracer/saturating.h"
 #include "dvdg.pb.h"
-#include "exporters.h"
-#include "labels.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::dvdg {
 

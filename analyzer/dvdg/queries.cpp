@@ -1,4 +1,4 @@
-#include "queries.h"
+#include "analyzer/dvdg/queries.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "apptracer/saturating.h"
-#include "labels.h"
+#include "analyzer/dvdg/labels.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer::dvdg {

@@ -8,7 +8,7 @@
 #include <ostream>
 #include <string>
 
-#include "graph.h"
+#include "analyzer/dvdg/graph.h"
 
 namespace apptracer::dvdg {
 

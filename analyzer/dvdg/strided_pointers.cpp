@@ -1,4 +1,4 @@
-#include "strided_pointers.h"
+#include "analyzer/dvdg/strided_pointers.h"
 
 #include <algorithm>
 

@@ -21,7 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "trace_reader.h"
+#include "analyzer/dvdg/trace_reader.h"
 
 namespace apptracer::dvdg {
 

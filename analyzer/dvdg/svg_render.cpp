@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "exporters.h"
+#include "analyzer/dvdg/exporters.h"
 
 extern char** environ;
 

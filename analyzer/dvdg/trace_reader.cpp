@@ -1,4 +1,4 @@
-#include "trace_reader.h"
+#include "analyzer/dvdg/trace_reader.h"
 
 #include <algorithm>
 #include <iterator>
@@ -15,8 +15,8 @@
 #include "analyzer/trace/migration_groups.h"
 #include "apptracer/saturating.h"
 #include "apptracer/signature.h"
-#include "block_resolution.h"
-#include "strided_pointers.h"
+#include "analyzer/dvdg/block_resolution.h"
+#include "analyzer/dvdg/strided_pointers.h"
 
 namespace apptracer::dvdg {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analyzer/trace/trace.h"
-#include "graph.h"
+#include "analyzer/dvdg/graph.h"
 
 namespace apptracer::dvdg {
 

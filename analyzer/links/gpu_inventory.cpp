@@ -1,4 +1,4 @@
-#include "gpu_inventory.h"
+#include "analyzer/links/gpu_inventory.h"
 
 #include "apptracer/gpu_identity.h"
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "cuda_driver.h"
-#include "system_model.h"
+#include "analyzer/links/cuda_driver.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::links {
 

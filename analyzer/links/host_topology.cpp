@@ -1,4 +1,4 @@
-#include "host_topology.h"
+#include "analyzer/links/host_topology.h"
 
 #include <dirent.h>
 #include <dlfcn.h>

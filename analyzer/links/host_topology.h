@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "system_model.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::links {
 

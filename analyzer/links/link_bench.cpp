@@ -1,4 +1,4 @@
-#include "link_bench.h"
+#include "analyzer/links/link_bench.h"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@
 #include <exception>
 #include <thread>
 
-#include "kernels_ptx.h"
+#include "analyzer/links/kernels_ptx.h"
 
 namespace apptracer::links {
 

@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "cuda_driver.h"
-#include "node_buffer.h"
-#include "path_plan.h"
-#include "system_model.h"
+#include "analyzer/links/cuda_driver.h"
+#include "analyzer/links/node_buffer.h"
+#include "analyzer/links/path_plan.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::links {
 

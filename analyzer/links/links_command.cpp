@@ -11,17 +11,17 @@
 #include <memory>
 #include <optional>
 
-#include "commands.h"
-#include "cuda_driver.h"
-#include "gpu_inventory.h"
-#include "host_topology.h"
-#include "link_bench.h"
-#include "nvml_topology.h"
-#include "output_file.h"
-#include "path_plan.h"
-#include "progress.h"
-#include "system_file.h"
-#include "table_format.h"
+#include "analyzer/commands.h"
+#include "analyzer/links/cuda_driver.h"
+#include "analyzer/links/gpu_inventory.h"
+#include "analyzer/links/host_topology.h"
+#include "analyzer/links/link_bench.h"
+#include "analyzer/links/nvml_topology.h"
+#include "analyzer/output_file.h"
+#include "analyzer/links/path_plan.h"
+#include "analyzer/progress.h"
+#include "analyzer/model/system_file.h"
+#include "analyzer/table/table_format.h"
 
 namespace apptracer {
 

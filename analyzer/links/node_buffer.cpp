@@ -1,4 +1,4 @@
-#include "node_buffer.h"
+#include "analyzer/links/node_buffer.h"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "nvml_topology.h"
+#include "analyzer/links/nvml_topology.h"
 
 #include <dlfcn.h>
 

@@ -1,4 +1,4 @@
-#include "path_plan.h"
+#include "analyzer/links/path_plan.h"
 
 namespace apptracer::links {
 

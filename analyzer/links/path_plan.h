@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "link_path.h"
-#include "system_model.h"
+#include "analyzer/model/link_path.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::links {
 

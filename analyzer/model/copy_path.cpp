@@ -1,4 +1,4 @@
-#include "copy_path.h"
+#include "analyzer/model/copy_path.h"
 
 namespace apptracer::model {
 

@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "apptracer/enums.h"
-#include "link_path.h"
+#include "analyzer/model/link_path.h"
 
 namespace apptracer::model {
 

@@ -1,4 +1,4 @@
-#include "link_model.h"
+#include "analyzer/model/link_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "link_override.h"
+#include "analyzer/model/link_override.h"
 
 #include <stdexcept>
 

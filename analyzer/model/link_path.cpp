@@ -1,4 +1,4 @@
-#include "link_path.h"
+#include "analyzer/model/link_path.h"
 
 #include <charconv>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "system_file.h"
+#include "analyzer/model/system_file.h"
 
 
 #include <cerrno>

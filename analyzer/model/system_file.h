@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "system_model.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::model {
 

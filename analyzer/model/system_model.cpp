@@ -1,4 +1,4 @@
-#include "system_model.h"
+#include "analyzer/model/system_model.h"
 
 #include <map>
 

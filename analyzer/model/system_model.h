@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "link_model.h"
-#include "link_path.h"
+#include "analyzer/model/link_model.h"
+#include "analyzer/model/link_path.h"
 
 namespace apptracer::model {
 

@@ -1,4 +1,4 @@
-#include "stragglers.h"
+#include "analyzer/ranks/stragglers.h"
 
 #include <algorithm>
 #include <map>

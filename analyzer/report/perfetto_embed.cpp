@@ -1,11 +1,11 @@
-#include "perfetto_embed.h"
+#include "analyzer/report/perfetto_embed.h"
 
 #include <ostream>
 #include <streambuf>
 
-#include "perfetto_writer.h"
-#include "progress.h"
-#include "timeline.h"
+#include "analyzer/timeline/perfetto_writer.h"
+#include "analyzer/progress.h"
+#include "analyzer/timeline/timeline.h"
 
 namespace apptracer::report {
 

@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "output_file.h"
-#include "progress.h"
-#include "report_data.h"
-#include "report_page.h"
-#include "trace_comparison.h"
+#include "analyzer/commands.h"
+#include "analyzer/output_file.h"
+#include "analyzer/progress.h"
+#include "analyzer/report/report_data.h"
+#include "analyzer/report/report_page.h"
+#include "analyzer/diff/trace_comparison.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

@@ -1,21 +1,21 @@
-#include "report_data.h"
+#include "analyzer/report/report_data.h"
 
 #include <algorithm>
 #include <map>
 
-#include "analyses.h"
+#include "analyzer/diagnose/analyses.h"
 #include "apptracer/enums.h"
-#include "findings_output.h"
-#include "graph_view.h"
-#include "exporters.h"
-#include "labels.h"
-#include "link_model_choice.h"
-#include "measured_transfer_cost.h"
-#include "perfetto_embed.h"
-#include "rules.h"
-#include "time_breakdown.h"
-#include "trace_facts.h"
-#include "unified_memory_moves.h"
+#include "analyzer/diagnose/findings_output.h"
+#include "analyzer/dvdg/graph_view.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/diagnose/link_model_choice.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/report/perfetto_embed.h"
+#include "analyzer/diagnose/rules.h"
+#include "analyzer/report/time_breakdown.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/report/unified_memory_moves.h"
 
 namespace apptracer::report {
 
@@ -183,7 +183,9 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
            (stream ? std::to_string(*stream) : std::string("?"));
   };
   for (const diagnose::Kernel& k : facts.kernels) {
-    if (k.timed()) lanes[lane_name(k.device, k.stream)].bars.emplace_back(*k.gpu_start_ns, *k.gpu_end_ns, "kernel");
+    if (k.timed())
+      lanes[lane_name(k.row->device, k.row->stream)].bars.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns,
+                                                                       "kernel");
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {
@@ -238,7 +240,7 @@ json nvtx_breakdown(const TraceFacts& facts) {
     if (const diagnose::HostCall* call = facts.call(correlation))
       issued[call->tid].emplace_back(call->start_ns, gpu_ns);
   };
-  for (const diagnose::Kernel& k : facts.kernels) add(k.correlation, k.gpu_ns());
+  for (const diagnose::Kernel& k : facts.kernels) add(k.row->call_correlation_id, k.gpu_ns());
   for (const Transfer& t : facts.copies) add(t.correlation, t.gpu_ns());
   for (const Transfer& t : facts.memsets) add(t.correlation, t.gpu_ns());
   for (auto& [tid, list] : issued) std::sort(list.begin(), list.end());

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "analyzer/trace/trace.h"
-#include "progress.h"
-#include "trace_comparison.h"
+#include "analyzer/progress.h"
+#include "analyzer/diff/trace_comparison.h"
 
 namespace apptracer::report {
 

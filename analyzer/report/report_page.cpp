@@ -1,8 +1,8 @@
-#include "report_page.h"
+#include "analyzer/report/report_page.h"
 
 #include <stdexcept>
 
-#include "report_assets.h"
+#include "analyzer/report/report_assets.h"
 
 namespace apptracer::report {
 

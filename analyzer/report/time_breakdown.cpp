@@ -1,4 +1,4 @@
-#include "time_breakdown.h"
+#include "analyzer/report/time_breakdown.h"
 
 #include <algorithm>
 
@@ -24,7 +24,7 @@ WorkWindow work_window(const TraceFacts& facts, const std::vector<Migration>& mo
     last = std::max(last, end);
   };
   for (const diagnose::Kernel& k : facts.kernels) {
-    if (k.timed()) add(*k.gpu_start_ns, *k.gpu_end_ns);
+    if (k.timed()) add(*k.row->gpu_start_ns, *k.row->gpu_end_ns);
   }
   for (const auto* list : {&facts.copies, &facts.memsets}) {
     for (const Transfer& t : *list) {

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "trace_facts.h"
-#include "unified_memory_moves.h"
+#include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/report/unified_memory_moves.h"
 
 namespace apptracer::report {
 

@@ -1,4 +1,4 @@
-#include "unified_memory_moves.h"
+#include "analyzer/report/unified_memory_moves.h"
 
 namespace apptracer::report {
 

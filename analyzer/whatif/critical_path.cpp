@@ -1,4 +1,4 @@
-#include "critical_path.h"
+#include "analyzer/whatif/critical_path.h"
 
 #include <algorithm>
 #include <map>

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "replay_graph.h"
-#include "replay_input.h"
-#include "replay_timeline.h"
+#include "analyzer/whatif/replay_graph.h"
+#include "analyzer/whatif/replay_input.h"
+#include "analyzer/whatif/replay_timeline.h"
 
 namespace apptracer::whatif {
 

@@ -1,4 +1,4 @@
-#include "overlap.h"
+#include "analyzer/whatif/overlap.h"
 
 #include <algorithm>
 #include <map>

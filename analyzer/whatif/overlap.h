@@ -14,8 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "graph.h"
-#include "replay_input.h"
+#include "analyzer/dvdg/graph.h"
+#include "analyzer/whatif/replay_input.h"
 
 namespace apptracer::whatif {
 

@@ -1,4 +1,4 @@
-#include "phases.h"
+#include "analyzer/whatif/phases.h"
 
 #include <algorithm>
 #include <map>

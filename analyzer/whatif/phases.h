@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "replay_input.h"
-#include "replay_timeline.h"
+#include "analyzer/whatif/replay_input.h"
+#include "analyzer/whatif/replay_timeline.h"
 
 namespace apptracer::whatif {
 

@@ -1,4 +1,4 @@
-#include "recorded.h"
+#include "analyzer/whatif/recorded.h"
 
 #include <algorithm>
 #include <climits>

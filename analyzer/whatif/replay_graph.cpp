@@ -1,4 +1,4 @@
-#include "replay_graph.h"
+#include "analyzer/whatif/replay_graph.h"
 
 #include <algorithm>
 #include <map>

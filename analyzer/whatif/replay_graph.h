@@ -24,7 +24,7 @@
 #include <optional>
 #include <vector>
 
-#include "replay_input.h"
+#include "analyzer/whatif/replay_input.h"
 
 namespace apptracer::whatif {
 

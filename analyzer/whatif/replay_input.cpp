@@ -1,4 +1,4 @@
-#include "replay_input.h"
+#include "analyzer/whatif/replay_input.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "replay_timeline.h"
+#include "analyzer/whatif/replay_timeline.h"
 
 #include <algorithm>
 #include <climits>

@@ -33,8 +33,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "replay_graph.h"
-#include "replay_input.h"
+#include "analyzer/whatif/replay_graph.h"
+#include "analyzer/whatif/replay_input.h"
 
 namespace apptracer::whatif {
 

@@ -1,11 +1,11 @@
-#include "scenario.h"
+#include "analyzer/whatif/scenario.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "apptracer/saturating.h"
-#include "copy_path.h"
+#include "analyzer/model/copy_path.h"
 
 namespace apptracer::whatif {
 

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "recorded.h"
-#include "replay_graph.h"
-#include "replay_input.h"
-#include "system_model.h"
-#include "replay_timeline.h"
+#include "analyzer/whatif/recorded.h"
+#include "analyzer/whatif/replay_graph.h"
+#include "analyzer/whatif/replay_input.h"
+#include "analyzer/model/system_model.h"
+#include "analyzer/whatif/replay_timeline.h"
 
 namespace apptracer::whatif {
 

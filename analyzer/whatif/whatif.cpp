@@ -1,4 +1,4 @@
-#include "whatif.h"
+#include "analyzer/whatif/whatif.h"
 
 #include <map>
 #include <set>
@@ -6,15 +6,15 @@
 #include <tuple>
 
 #include "apptracer/saturating.h"
-#include "graph_builder.h"
-#include "link_override.h"
-#include "overlap.h"
-#include "recorded.h"
-#include "replay_graph.h"
-#include "replay_input.h"
-#include "scenario.h"
-#include "system_file.h"
-#include "replay_timeline.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/model/link_override.h"
+#include "analyzer/whatif/overlap.h"
+#include "analyzer/whatif/recorded.h"
+#include "analyzer/whatif/replay_graph.h"
+#include "analyzer/whatif/replay_input.h"
+#include "analyzer/whatif/scenario.h"
+#include "analyzer/model/system_file.h"
+#include "analyzer/whatif/replay_timeline.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {

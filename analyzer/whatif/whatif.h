@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "analyzer/trace/trace.h"
-#include "critical_path.h"
-#include "phases.h"
+#include "analyzer/whatif/critical_path.h"
+#include "analyzer/whatif/phases.h"
 
 namespace apptracer::whatif {
 

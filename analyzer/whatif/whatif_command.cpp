@@ -5,12 +5,12 @@
 #include <iostream>
 #include <memory>
 
-#include "commands.h"
-#include "output_file.h"
+#include "analyzer/commands.h"
+#include "analyzer/output_file.h"
 #include "analyzer/trace/trace.h"
-#include "whatif.h"
-#include "whatif_report.h"
-#include "whatif_store.h"
+#include "analyzer/whatif/whatif.h"
+#include "analyzer/whatif/whatif_report.h"
+#include "analyzer/whatif/whatif_store.h"
 
 namespace apptracer {
 

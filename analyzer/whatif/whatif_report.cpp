@@ -1,9 +1,9 @@
-#include "whatif_report.h"
+#include "analyzer/whatif/whatif_report.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer::whatif {

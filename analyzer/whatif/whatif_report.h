@@ -4,7 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include "whatif.h"
+#include "analyzer/whatif/whatif.h"
 
 namespace apptracer::whatif {
 

@@ -1,4 +1,4 @@
-#include "whatif_store.h"
+#include "analyzer/whatif/whatif_store.h"
 
 #include <ctime>
 

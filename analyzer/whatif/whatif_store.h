@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "apptracer/sqlite.h"
-#include "whatif.h"
+#include "analyzer/whatif/whatif.h"
 
 namespace apptracer::whatif {
 

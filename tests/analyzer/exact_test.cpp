@@ -8,7 +8,7 @@
 #include "dvdg_fixture.h"
 #include "analyzer/record/exact_join.h"
 #include "report_test_helpers.h"
-#include "stats_reports.h"
+#include "analyzer/stats/stats_reports.h"
 
 namespace apptracer::dvdg {
 namespace {

@@ -1,6 +1,6 @@
 // The progress line: drawn only on a terminal, redrawn at most every 200 ms
 // while counting, always for a phase or the last count, and erased at the end.
-#include "progress.h"
+#include "analyzer/progress.h"
 
 #include <gtest/gtest.h>
 

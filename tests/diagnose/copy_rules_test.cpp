@@ -2,7 +2,7 @@
 // memsets, NUMA placement. Each rule fires on its bad trace with exact cost
 // and saving, and not on the fixed twin.
 #include "diagnose_fixture.h"
-#include "system_file_cost.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 namespace apptracer::diagnose {
 namespace {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "link_model_choice.h"
-#include "measured_transfer_cost.h"
-#include "rules.h"
+#include "analyzer/diagnose/link_model_choice.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/diagnose/rules.h"
 #include "trace_builder.h"
-#include "trace_facts.h"
+#include "analyzer/diagnose/trace_facts.h"
 
 namespace apptracer::diagnose {
 
@@ -55,16 +55,7 @@ class DiagnoseTest : public ::testing::Test {
   // A block a framework's allocator (PyTorch's caching allocator) handed out
   // at `offset` in `segment`; its id.
   int64_t block(int64_t segment, int64_t offset, int64_t bytes) {
-    Statement address = trace.db().prepare("SELECT address FROM allocations WHERE id = ?");
-    address.bind(1, segment);
-    EXPECT_TRUE(address.step());
-    testing::SubAllocationRow row;
-    row.parent_alloc_id = segment;
-    row.parent_offset = offset;
-    row.address = address.int64(0) + offset;
-    row.bytes = bytes;
-    row.alloc_ns = 500;
-    return trace.add(row);
+    return trace.add_block(segment, offset, bytes, 500);
   }
 
   // Page-locked host memory a kernel writes its result to: an op reads only
@@ -186,9 +177,9 @@ class DiagnoseTest : public ::testing::Test {
   // Every finding, ranked, with the trace's measured link model (or `cost`).
   std::vector<Finding> all_findings(const TransferCost* cost = nullptr) {
     trace::Trace model(trace.db());
-    facts_ = read_trace_facts(model);
-    MeasuredTransferCost measured(facts_);
-    return diagnose(facts_, cost ? *cost : measured);
+    TraceFacts facts = read_trace_facts(model);
+    MeasuredTransferCost measured(facts);
+    return diagnose(facts, cost ? *cost : measured);
   }
 
   // Findings of one rule with the trace's measured link model (or `cost`).
@@ -203,7 +194,6 @@ class DiagnoseTest : public ::testing::Test {
   testing::TraceBuilder trace;
 
  private:
-  TraceFacts facts_;
   int64_t next_address_ = 0x7f0000000000;
   int64_t correlation_ = 0;
 };

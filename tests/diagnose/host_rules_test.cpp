@@ -1,6 +1,6 @@
 // Time lost between the host and the GPU: synchronizations, idle gaps and
 // their causes, low utilization, allocation churn, launch-bound kernels.
-#include "analyses.h"
+#include "analyzer/diagnose/analyses.h"
 #include "diagnose_fixture.h"
 
 namespace apptracer::diagnose {

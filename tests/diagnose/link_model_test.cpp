@@ -4,9 +4,9 @@
 
 #include <stdexcept>
 
-#include "measured_transfer_cost.h"
-#include "system_file.h"
-#include "system_file_cost.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/model/system_file.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 namespace apptracer::diagnose {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
-#include "measured_transfer_cost.h"
-#include "rules.h"
+#include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/diagnose/rules.h"
 
 namespace apptracer::diagnose {
 namespace {

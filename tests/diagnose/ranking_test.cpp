@@ -4,10 +4,10 @@
 #include <sstream>
 
 #include "diagnose_fixture.h"
-#include "findings_output.h"
-#include "ranked_findings.h"
-#include "site_groups.h"
-#include "system_file_cost.h"
+#include "analyzer/diagnose/findings_output.h"
+#include "analyzer/diagnose/ranked_findings.h"
+#include "analyzer/diagnose/site_groups.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 namespace apptracer::diagnose {
 namespace {

@@ -1,7 +1,7 @@
 // Unified memory: on-demand migration (with the prefetch that avoids it)
 // and data moving back and forth (with the advice that stops it).
 #include "diagnose_fixture.h"
-#include "system_file_cost.h"
+#include "analyzer/diagnose/system_file_cost.h"
 
 namespace apptracer::diagnose {
 namespace {

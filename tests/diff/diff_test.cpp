@@ -8,8 +8,8 @@
 #include <string>
 
 #include "command_runner.h"
-#include "device_labels.h"
-#include "profile_diff.h"
+#include "analyzer/diff/device_labels.h"
+#include "analyzer/diff/profile_diff.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"

@@ -10,11 +10,11 @@
 #include <sstream>
 
 #include "dvdg_fixture.h"
-#include "graph_builder.h"
-#include "graph_store.h"
-#include "labels.h"
-#include "merge.h"
-#include "queries.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/graph_store.h"
+#include "analyzer/dvdg/labels.h"
+#include "analyzer/merge/merge.h"
+#include "analyzer/dvdg/queries.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 #include "analyzer/trace/trace_file.h"
@@ -61,14 +61,7 @@ class RankTrace {
 
   // A caching allocator's block: all of `parent`, live from `from` to `to`.
   void block(int64_t parent, int64_t from, int64_t to) {
-    testing::SubAllocationRow row;
-    row.parent_alloc_id = parent;
-    row.parent_offset = 0;
-    row.address = address_of(parent);
-    row.bytes = kBytes;
-    row.alloc_ns = clock_ + from;
-    row.free_ns = clock_ + to;
-    builder_.add(row);
+    builder_.add_block(parent, 0, kBytes, clock_ + from, clock_ + to);
   }
 
   // A blocking copy between a device buffer and a pageable host one.

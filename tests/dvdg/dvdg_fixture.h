@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "graph_builder.h"
-#include "labels.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/labels.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 
@@ -75,17 +75,7 @@ class DvdgTest : public ::testing::Test {
   // A tensor block inside a named allocation, at `offset`; `name` it.
   int64_t block(const std::string& name, int64_t parent, int64_t offset, int64_t bytes,
                 int64_t alloc_ns, std::optional<int64_t> free_ns = std::nullopt) {
-    Statement address = trace_->db().prepare("SELECT address FROM allocations WHERE id = ?");
-    address.bind(1, parent);
-    EXPECT_TRUE(address.step());
-    testing::SubAllocationRow row;
-    row.parent_alloc_id = parent;
-    row.parent_offset = offset;
-    row.address = address.int64(0) + offset;
-    row.bytes = bytes;
-    row.alloc_ns = alloc_ns;
-    row.free_ns = free_ns;
-    int64_t id = trace_->add(row);
+    int64_t id = trace_->add_block(parent, offset, bytes, alloc_ns, free_ns);
     block_names_[id] = name;
     return id;
   }

@@ -11,7 +11,7 @@
 #include "command_runner.h"
 #include "dvdg.pb.h"
 #include "dvdg_fixture.h"
-#include "exporters.h"
+#include "analyzer/dvdg/exporters.h"
 
 namespace apptracer::dvdg {
 namespace {

@@ -5,8 +5,8 @@
 
 #include "command_runner.h"
 #include "dvdg_fixture.h"
-#include "graph_view.h"
-#include "queries.h"
+#include "analyzer/dvdg/graph_view.h"
+#include "analyzer/dvdg/queries.h"
 
 namespace apptracer::dvdg {
 namespace {

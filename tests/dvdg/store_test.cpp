@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "dvdg_fixture.h"
-#include "graph_store.h"
+#include "analyzer/dvdg/graph_store.h"
 
 namespace apptracer::dvdg {
 namespace {

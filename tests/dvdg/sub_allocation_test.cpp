@@ -9,7 +9,7 @@
 
 #include "command_runner.h"
 #include "dvdg_fixture.h"
-#include "queries.h"
+#include "analyzer/dvdg/queries.h"
 
 namespace apptracer::dvdg {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "dvdg.pb.h"
 #include "dvdg_fixture.h"
-#include "exporters.h"
-#include "graph_store.h"
-#include "queries.h"
+#include "analyzer/dvdg/exporters.h"
+#include "analyzer/dvdg/graph_store.h"
+#include "analyzer/dvdg/queries.h"
 #include "um_scenario.h"
 
 namespace apptracer::dvdg {

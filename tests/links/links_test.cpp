@@ -9,9 +9,9 @@
 
 #include "apptracer/gpu_identity.h"
 #include "command_runner.h"
-#include "host_topology.h"
-#include "node_buffer.h"
-#include "path_plan.h"
+#include "analyzer/links/host_topology.h"
+#include "analyzer/links/node_buffer.h"
+#include "analyzer/links/path_plan.h"
 #include "scratch_dir.h"
 
 namespace apptracer::links {

@@ -1,6 +1,6 @@
 // The transfer-time model and its fit: synthetic measurements made from a
 // known latency and bandwidth curve must give them back.
-#include "link_model.h"
+#include "analyzer/model/link_model.h"
 
 #include <gtest/gtest.h>
 

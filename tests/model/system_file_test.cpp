@@ -1,7 +1,7 @@
 // The system file: what is written is read back the same, a model can be
 // given by hand or fitted from samples, and every way a file can be wrong is
 // one line naming the file.
-#include "system_file.h"
+#include "analyzer/model/system_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
 // Path names, looking paths up with fallbacks, and hand-made link changes.
 #include <gtest/gtest.h>
 
-#include "copy_path.h"
-#include "link_override.h"
-#include "link_path.h"
-#include "system_model.h"
+#include "analyzer/model/copy_path.h"
+#include "analyzer/model/link_override.h"
+#include "analyzer/model/link_path.h"
+#include "analyzer/model/system_model.h"
 
 namespace apptracer::model {
 namespace {

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "diagnose_fixture.h"
-#include "perfetto_embed.h"
-#include "report_data.h"
-#include "report_page.h"
+#include "analyzer/report/perfetto_embed.h"
+#include "analyzer/report/report_data.h"
+#include "analyzer/report/report_page.h"
 #include "scratch_dir.h"
 
 namespace apptracer::report {

@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include "apptracer/enums.h"
-#include "merge.h"
+#include "analyzer/merge/merge.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
-#include "sql_query.h"
-#include "stats_reports.h"
+#include "analyzer/query/sql_query.h"
+#include "analyzer/stats/stats_reports.h"
 #include "trace_builder.h"
 #include "analyzer/trace/trace_file.h"
 

@@ -6,13 +6,13 @@
 #include <fstream>
 #include <iterator>
 
-#include "merge.h"
+#include "analyzer/merge/merge.h"
 #include "report_test_helpers.h"
 #include "sample_trace.h"
 #include "scratch_dir.h"
-#include "sql_query.h"
-#include "stats_reports.h"
-#include "timeline.h"
+#include "analyzer/query/sql_query.h"
+#include "analyzer/stats/stats_reports.h"
+#include "analyzer/timeline/timeline.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::testing {

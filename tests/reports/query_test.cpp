@@ -9,7 +9,7 @@
 #include "report_test_helpers.h"
 #include "sample_trace.h"
 #include "scratch_dir.h"
-#include "sql_query.h"
+#include "analyzer/query/sql_query.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::testing {

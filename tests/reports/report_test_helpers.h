@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "analyzer/trace/trace.h"
-#include "table.h"
+#include "analyzer/table/table.h"
 
 namespace apptracer::testing {
 

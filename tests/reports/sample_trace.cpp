@@ -1,6 +1,6 @@
 #include "sample_trace.h"
 
-#include "graph_store.h"
+#include "analyzer/dvdg/graph_store.h"
 
 namespace apptracer::testing {
 

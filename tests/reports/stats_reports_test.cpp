@@ -4,7 +4,7 @@
 
 #include "report_test_helpers.h"
 #include "sample_trace.h"
-#include "stats_reports.h"
+#include "analyzer/stats/stats_reports.h"
 
 namespace apptracer::testing {
 namespace {

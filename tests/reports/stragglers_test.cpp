@@ -13,10 +13,10 @@
 
 #include "analyzer/ranks/stragglers.h"
 #include "command_runner.h"
-#include "merge.h"
+#include "analyzer/merge/merge.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
-#include "stats_reports.h"
+#include "analyzer/stats/stats_reports.h"
 #include "trace_builder.h"
 
 namespace apptracer {

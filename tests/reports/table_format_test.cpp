@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "table_format.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/text_escape.h"
 
 namespace apptracer {

@@ -9,11 +9,11 @@
 #include <sstream>
 #include <tuple>
 
-#include "chrome_json_writer.h"
+#include "analyzer/timeline/chrome_json_writer.h"
 #include "perfetto_trace.pb.h"
-#include "perfetto_writer.h"
+#include "analyzer/timeline/perfetto_writer.h"
 #include "sample_trace.h"
-#include "timeline.h"
+#include "analyzer/timeline/timeline.h"
 
 namespace apptracer::testing {
 namespace {

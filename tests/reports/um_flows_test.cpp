@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "dvdg_flows.h"
+#include "analyzer/timeline/dvdg_flows.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
 #include "analyzer/trace/unified_memory.h"

@@ -11,7 +11,7 @@
 
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
-#include "stats_reports.h"
+#include "analyzer/stats/stats_reports.h"
 #include "um_scenario.h"
 
 namespace apptracer::testing {

@@ -1,5 +1,7 @@
 #include "trace_builder.h"
 
+#include <stdexcept>
+
 #include "apptracer/schema.h"
 
 namespace apptracer::testing {
@@ -69,6 +71,21 @@ void TraceBuilder::add(const KernelArgRow& row) {
   add_row(word);
   Statement count = db_.prepare("UPDATE kernel_arg_sets SET words = words + 1 WHERE id = ?");
   count.bind(1, *set).run();
+}
+
+int64_t TraceBuilder::add_block(int64_t parent, int64_t offset, int64_t bytes, int64_t alloc_ns,
+                                std::optional<int64_t> free_ns) {
+  Statement address = db_.prepare("SELECT address FROM allocations WHERE id = ?");
+  address.bind(1, parent);
+  if (!address.step()) throw std::invalid_argument("no allocation " + std::to_string(parent));
+  SubAllocationRow row;
+  row.parent_alloc_id = parent;
+  row.parent_offset = offset;
+  row.address = address.int64(0) + offset;
+  row.bytes = bytes;
+  row.alloc_ns = alloc_ns;
+  row.free_ns = free_ns;
+  return add(row);
 }
 
 }  // namespace apptracer::testing

@@ -145,6 +145,11 @@ class TraceBuilder {
   int64_t add(const KernelRow& row);
   int64_t add(const NvtxRangeRow& row);
   void add(const KernelArgRow& row);
+  // A block a framework's allocator (PyTorch's caching allocator) handed out
+  // at `offset` inside the allocation `parent`, live from `alloc_ns` (until
+  // `free_ns`).
+  int64_t add_block(int64_t parent, int64_t offset, int64_t bytes, int64_t alloc_ns,
+                    std::optional<int64_t> free_ns = std::nullopt);
   // Every other table: the row as it is.
   template <typename Row>
   int64_t add(const Row& row) {

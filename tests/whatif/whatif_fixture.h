@@ -14,7 +14,7 @@
 
 #include "scratch_dir.h"
 #include "trace_builder.h"
-#include "whatif.h"
+#include "analyzer/whatif/whatif.h"
 
 namespace apptracer::whatif {
 

@@ -1,0 +1,55 @@
+// `apptracer query TRACE "SQL" [--format table|csv|json]`: SQL on a trace,
+// opened read-only; a statement that would write is refused.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "analyzer/commands.h"
+#include "analyzer/query/sql_query.h"
+#include "analyzer/table/table_format.h"
+#include "analyzer/trace/trace_file.h"
+
+namespace apptracer {
+
+namespace {
+
+struct QueryOptions {
+  std::string trace;
+  std::string sql;
+  std::string format = "table";
+  int64_t memory_limit_mib = 1024;
+};
+
+int run_query(const QueryOptions& options) {
+  OutputFormat format = parse_output_format(options.format);
+  Database db = open_trace(options.trace, TraceAccess::ReadOnly);
+  limit_query_memory(options.memory_limit_mib);
+  try {
+    TableStream out(std::cout, format);
+    run_read_only_query(db, options.sql, out);
+    out.finish();
+  } catch (const QueryError& error) {
+    throw QueryError(options.trace + ": " + error.what());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_query_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("query", "Run one read-only SQL statement on a trace");
+  auto options = std::make_shared<QueryOptions>();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
+  cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
+  cmd->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->add_option("--memory-limit", options->memory_limit_mib,
+                  "Memory the query may use, in MiB (sorts, DISTINCT, recursive queries; default 1024)")
+      ->type_name("MIB")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([&result, options] { result = [options] {
+      return reading_trace(options->trace, [&] { return run_query(*options); });
+    }; });
+}
+
+}  // namespace apptracer

@@ -1,0 +1,73 @@
+// `apptracer stats TRACE [--report NAME]... [--format table|csv|json]`:
+// summaries in the spirit of `nsys stats`, from a trace opened read-only.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analyzer/commands.h"
+#include "analyzer/progress.h"
+#include "analyzer/stats/stats_reports.h"
+#include "analyzer/table/table_format.h"
+#include "analyzer/trace/declared_tables.h"
+#include "analyzer/trace/trace.h"
+
+namespace apptracer {
+
+namespace {
+
+struct StatsOptions {
+  std::string trace;
+  std::vector<std::string> reports;
+  std::string format = "table";
+};
+
+int run_stats(const StatsOptions& options) {
+  OutputFormat format = parse_output_format(options.format);
+  std::vector<const StatsReport*> selected;
+  for (const StatsReport& report : stats_reports()) {
+    bool wanted = options.reports.empty() && report.by_default;
+    for (const std::string& name : options.reports) wanted = wanted || name == report.name;
+    if (wanted) selected.push_back(&report);
+  }
+  trace::Trace trace(options.trace, TraceAccess::ReadOnly);
+  trace::require_declared_tables(trace.db());
+  Progress progress("stats");
+  std::vector<Table> tables;
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    progress.update(selected[i]->name, static_cast<int64_t>(i),
+                    static_cast<int64_t>(selected.size()));
+    ReportOutput output = selected[i]->compute(trace);
+    tables.insert(tables.end(), output.tables.begin(), output.tables.end());
+    // A report that has nothing to say only says so when it was asked for.
+    if (!output.note.empty() && !options.reports.empty()) notes.push_back(output.note);
+  }
+  progress.finish();
+  // On stderr, so CSV and JSON on stdout stay parseable.
+  for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
+  write_tables(std::cout, tables, format);
+  return 0;
+}
+
+}  // namespace
+
+void add_stats_command(CLI::App& app, CommandResult& result) {
+  auto* cmd = app.add_subcommand("stats", "Summaries: API calls, kernels, copies, memory, syncs, streams");
+  auto options = std::make_shared<StatsOptions>();
+  input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
+  std::vector<std::string> names;
+  std::string help = "Report to print (repeatable; default all):";
+  for (const StatsReport& report : stats_reports()) {
+    names.push_back(report.name);
+    help += std::string("\n  ") + report.name + ": " + report.description;
+  }
+  cmd->add_option("-r,--report", options->reports, help)->check(CLI::IsMember(names));
+  cmd->add_option("-f,--format", options->format, "Output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  cmd->callback([&result, options] { result = [options] {
+      return reading_trace(options->trace, [&] { return run_stats(*options); });
+    }; });
+}
+
+}  // namespace apptracer

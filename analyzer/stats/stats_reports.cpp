@@ -1,0 +1,55 @@
+#include "analyzer/stats/stats_reports.h"
+
+namespace apptracer {
+
+namespace {
+
+template <Table (*Report)(trace::Trace&)>
+ReportOutput one_table(trace::Trace& trace) {
+  return {{Report(trace)}, {}};
+}
+
+}  // namespace
+
+const std::vector<StatsReport>& stats_reports() {
+  static const std::vector<StatsReport> reports = {
+      {"processes", "per process: API calls, kernels, copies, time blocked",
+       one_table<processes_report>},
+      {"api", "API calls by function: count and host time", one_table<api_calls_report>},
+      {"kernels", "GPU kernels by demangled name: count and GPU time",
+       one_table<kernels_report>},
+      {"copies", "copies by kind and memory kinds: bytes, time, achieved bandwidth",
+       one_table<copies_report>},
+      {"memsets", "memsets by memory kind: bytes, time, achieved bandwidth",
+       one_table<memsets_report>},
+      {"allocations", "allocations by place and kind: bytes, peak live bytes",
+       one_table<allocations_report>},
+      {"buffers", "each allocation GPU work used: kernels, copies in/out, memsets",
+       one_table<buffers_report>},
+      {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
+      {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
+      {"collectives",
+       "NCCL / MPI operations by kind, ranks and size: count, time, algorithm, algbw and busbw "
+       "as nccl-tests define them",
+       one_table<collectives_report>},
+      {"stragglers",
+       "merged traces: per collective, the rank that arrived last, the others' wait and what held "
+       "it back (GPU work, a synchronization, a host call or a host gap)",
+       stragglers_report},
+      {"um",
+       "unified memory: migrations, faults, advice per managed allocation; first vs later "
+       "launches per kernel",
+       um_report},
+      {"exact",
+       "--exact: per kernel, pointers whose assumed access was wrong (only read, only written, "
+       "never touched) and memory touched outside its arguments",
+       exact_report},
+      {"memory_timeline",
+       "only when asked for: bytes in use per GPU (allocations, framework blocks) and unified "
+       "memory migrated, at each change",
+       one_table<memory_timeline_report>, false},
+  };
+  return reports;
+}
+
+}  // namespace apptracer

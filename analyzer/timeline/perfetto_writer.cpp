@@ -1,0 +1,146 @@
+#include "analyzer/timeline/perfetto_writer.h"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "perfetto_trace.pb.h"
+
+namespace apptracer {
+
+namespace {
+
+namespace pb = ::apptracer::perfetto;
+
+// Every packet comes from this one writer.
+constexpr uint32_t kSequenceId = 1;
+
+void write_varint(std::ostream& out, uint64_t value) {
+  while (value >= 0x80) {
+    out.put(static_cast<char>((value & 0x7f) | 0x80));
+    value >>= 7;
+  }
+  out.put(static_cast<char>(value));
+}
+
+// A Trace message is the concatenation of its `packet` fields, so packets are
+// streamed one at a time instead of building the whole trace in memory.
+void write_packet(std::ostream& out, const pb::TracePacket& packet) {
+  std::string bytes = packet.SerializeAsString();
+  write_varint(out, (uint64_t{1} << 3) | 2);  // field 1, length-delimited
+  write_varint(out, bytes.size());
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void set_annotation(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
+  annotation.set_name(std::string(arg.name));
+  if (std::holds_alternative<int64_t>(arg.value)) {
+    annotation.set_int_value(std::get<int64_t>(arg.value));
+  } else if (std::holds_alternative<double>(arg.value)) {
+    annotation.set_double_value(std::get<double>(arg.value));
+  } else if (std::holds_alternative<std::string>(arg.value)) {
+    annotation.set_string_value(std::get<std::string>(arg.value));
+  } else if (std::holds_alternative<Dim3>(arg.value)) {
+    const Dim3& dims = std::get<Dim3>(arg.value);
+    annotation.set_string_value(std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
+                                std::to_string(dims[2]));
+  }
+}
+
+pb::TracePacket track_packet(const TimelineTrack& track) {
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequenceId);
+  pb::TrackDescriptor* descriptor = packet.mutable_track_descriptor();
+  descriptor->set_uuid(track.uuid);
+  switch (track.kind) {
+    case TimelineTrack::Kind::Process:
+      descriptor->mutable_process()->set_pid(static_cast<int32_t>(track.pid));
+      descriptor->mutable_process()->set_process_name(track.name);
+      break;
+    case TimelineTrack::Kind::Thread:
+      descriptor->mutable_thread()->set_pid(static_cast<int32_t>(track.pid));
+      descriptor->mutable_thread()->set_tid(static_cast<int32_t>(track.tid));
+      descriptor->mutable_thread()->set_thread_name(track.name);
+      break;
+    case TimelineTrack::Kind::Counter:
+      descriptor->mutable_counter()->set_unit(pb::CounterDescriptor::UNIT_SIZE_BYTES);
+      [[fallthrough]];
+    case TimelineTrack::Kind::Nvtx:
+    case TimelineTrack::Kind::Stream:
+      descriptor->set_parent_uuid(track.parent_uuid);
+      descriptor->set_name(track.name);
+      break;
+  }
+  return packet;
+}
+
+}  // namespace
+
+void PerfettoWriter::track(const TimelineTrack& track) {
+  pb::TracePacket packet = track_packet(track);
+  if (first_packet_) packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+  first_packet_ = false;
+  write_packet(out_, packet);
+  uuids_.push_back(track.uuid);  // tracks come in index order
+  open_.emplace_back();
+}
+
+void PerfettoWriter::end_slices_until(int64_t ns) {
+  while (!ends_.empty() && std::get<0>(ends_.top()) <= ns) {
+    auto [end, track, depth] = ends_.top();
+    ends_.pop();
+    open_[track].pop_back();
+    pb::TracePacket packet;
+    packet.set_trusted_packet_sequence_id(kSequenceId);
+    packet.set_timestamp(static_cast<uint64_t>(end));
+    pb::TrackEvent* event = packet.mutable_track_event();
+    event->set_track_uuid(uuids_[track]);
+    event->set_type(pb::TrackEvent::TYPE_SLICE_END);
+    write_packet(out_, packet);
+  }
+}
+
+// Slices come by start time, longer first on ties: one that starts inside
+// the innermost open slice of its track nests in it (clipped to its end),
+// and every slice that ended by then is closed first.
+void PerfettoWriter::slice(const TimelineSlice& slice) {
+  end_slices_until(slice.start_ns);
+  std::vector<int64_t>& open = open_[slice.track];
+  int64_t end = open.empty() ? slice.end_ns : std::min(slice.end_ns, open.back());
+  open.push_back(end);
+  ends_.emplace(end, slice.track, -static_cast<int64_t>(open.size()));
+
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequenceId);
+  packet.set_timestamp(static_cast<uint64_t>(slice.start_ns));
+  pb::TrackEvent* event = packet.mutable_track_event();
+  event->set_track_uuid(uuids_[slice.track]);
+  event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
+  event->set_name(slice.name);
+  event->add_categories(std::string(slice.category));
+  for (const TimelineArg& arg : slice.args) set_annotation(*event->add_debug_annotations(), arg);
+  for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
+  for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);
+  write_packet(out_, packet);
+}
+
+void PerfettoWriter::counter(const TimelineCounter& counter) {
+  end_slices_until(counter.ns);
+  pb::TracePacket packet;
+  packet.set_trusted_packet_sequence_id(kSequenceId);
+  packet.set_timestamp(static_cast<uint64_t>(counter.ns));
+  pb::TrackEvent* event = packet.mutable_track_event();
+  event->set_track_uuid(uuids_[counter.track]);
+  event->set_type(pb::TrackEvent::TYPE_COUNTER);
+  event->set_counter_value(counter.value);
+  write_packet(out_, packet);
+}
+
+void PerfettoWriter::finish() { end_slices_until(INT64_MAX); }
+
+void write_perfetto_trace(std::ostream& out, const Timeline& timeline) {
+  PerfettoWriter writer(out);
+  replay_timeline(timeline, writer);
+}
+
+}  // namespace apptracer

@@ -1,0 +1,760 @@
+#include "analyzer/timeline/timeline.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "analyzer/trace/operations.h"
+#include "apptracer/enums.h"
+#include "analyzer/timeline/dvdg_flows.h"
+#include "analyzer/trace/memory_series.h"
+
+namespace apptracer {
+
+namespace {
+
+using trace::NullableInt;
+using trace::Packed;
+
+std::string optional_text(NullableInt value) {
+  return value ? std::to_string(*value) : std::string("?");
+}
+
+// Kineto's name of a memory kind: "Pageable", "Device Static".
+std::string memory_name(MemoryKind kind) {
+  std::string name(to_string(kind));
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (i == 0 || name[i - 1] == ' ')
+      name[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+  }
+  return name;
+}
+
+// Kineto's name of a copy: "Memcpy HtoD (Pageable -> Device)".
+std::string copy_name(const Packed<MemcpyRow>& copy) {
+  return "Memcpy " + std::string(to_string(copy.kind)) + " (" + memory_name(copy.src_memory) + " -> " +
+         memory_name(copy.dst_memory) + ")";
+}
+
+// Kineto's "grid" and "block": written only when every dimension is known.
+void add_dims(std::vector<TimelineArg>& args, std::string_view name, NullableInt x, NullableInt y,
+              NullableInt z) {
+  if (x && y && z) args.push_back({name, Dim3{*x, *y, *z}});
+}
+
+// Kineto's bandwidth of a copy or memset: bytes per nanosecond is GB/s.
+void add_bandwidth(std::vector<TimelineArg>& args, int64_t bytes, int64_t start, int64_t end) {
+  args.push_back({"bytes", bytes});
+  if (end > start)
+    args.push_back({"memory bandwidth (GB/s)", static_cast<double>(bytes) / (end - start)});
+}
+
+// The arguments Kineto gives every GPU operation: its stream, device and the
+// correlation id of the call that issued it, which is also its "External id"
+// (the id that ties Kineto's events of one operation together).
+void add_gpu_ids(std::vector<TimelineArg>& args, NullableInt device, NullableInt stream,
+                 NullableInt correlation) {
+  if (device) args.push_back({"device", *device});
+  if (stream) args.push_back({"stream", *stream});
+  if (correlation) {
+    args.push_back({"correlation", *correlation});
+    args.push_back({"External id", *correlation});
+  }
+}
+
+// A trace of one process that held a rank: the rank of its largest
+// communicator (the job's world, or the widest group it was in).
+std::optional<TimelineRank> job_rank(trace::Trace& trace) {
+  if (trace.processes().merged) return std::nullopt;
+  std::optional<TimelineRank> rank;
+  for (const Packed<CommunicatorRow>& communicator : trace.rows<CommunicatorRow>()) {
+    if (rank && communicator.nranks <= rank->world_size) continue;
+    std::string backend(to_string(communicator.library));
+    std::transform(backend.begin(), backend.end(), backend.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    rank = TimelineRank{backend, communicator.rank, communicator.nranks};
+  }
+  return rank;
+}
+
+TimelineSource timeline_source(trace::Trace& trace) {
+  TimelineSource source;
+  for (const Packed<DeviceRow>& row : trace.rows<DeviceRow>()) {
+    source.devices.push_back({row.id, std::string(trace.text(row.name)), row.cc_major, row.cc_minor,
+                              row.total_memory_bytes, row.sm_count});
+  }
+  source.rank = job_rank(trace);
+  return source;
+}
+
+// Flow ids: a call -> GPU work flow is named by its GPU operation (kind in the
+// low two bits, 1 to 3), a DVDG flow by its number (low bits 0), so both ends
+// of a flow compute the same id without remembering anything.
+uint64_t call_flow_id(GpuOp kind, int64_t id) {
+  return (static_cast<uint64_t>(id) << 2) | (static_cast<uint64_t>(kind) + 1);
+}
+uint64_t dvdg_flow_id(uint64_t number) { return number << 2; }
+
+bool timed(NullableInt start, NullableInt end) { return start && end; }
+
+// What a slice needs beyond its own row, read once before the slices: the
+// first call (by start) of each correlation id, the timed GPU work each call
+// issued, and what each launch's arguments point into. Small beside the
+// trace (a few integers per row): the slices themselves are streamed.
+class Lookups {
+ public:
+  explicit Lookups(trace::Trace& trace) : trace_(trace), words_(trace) {
+    // A call without a name in strings has no slice, as before.
+    std::vector<std::tuple<int64_t, int64_t, int64_t>> calls;  // (correlation, start, row)
+    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+      if (!trace.find<StringRow>(call.name_id)) return;
+      calls.emplace_back(call.correlation_id, call.start_ns, call.id);
+      last_ns_ = std::max(last_ns_, std::max(call.end_ns, call.start_ns));
+      ++rows_;
+    });
+    std::sort(calls.begin(), calls.end());
+    for (const auto& [correlation, start, row] : calls) {
+      if (first_calls_.empty() || first_calls_.back().first != correlation)
+        first_calls_.emplace_back(correlation, row);
+    }
+    add_work<KernelRow>(GpuOp::Kernel);
+    add_work<MemcpyRow>(GpuOp::Copy);
+    add_work<MemsetRow>(GpuOp::Memset);
+    std::sort(work_.begin(), work_.end());
+    for (std::vector<int64_t>& ids : timed_) std::sort(ids.begin(), ids.end());
+  }
+
+  // Rows of the tables that become slices (but NVTX ranges), for progress.
+  int64_t rows() const { return rows_; }
+  // The last end of every call and timed GPU operation: where an NVTX range
+  // still open when the trace ended is drawn to.
+  int64_t last_ns() const { return std::max<int64_t>(0, last_ns_); }
+
+  // The row id of the first call (by start) with this correlation id.
+  std::optional<int64_t> first_call(NullableInt correlation) const {
+    if (!correlation) return std::nullopt;
+    auto found = std::lower_bound(first_calls_.begin(), first_calls_.end(),
+                                  std::make_pair(*correlation, INT64_MIN));
+    if (found == first_calls_.end() || found->first != *correlation) return std::nullopt;
+    return found->second;
+  }
+
+  // The flows from a call to the timed GPU work it issued.
+  std::vector<uint64_t> gpu_work(int64_t correlation) const {
+    std::vector<uint64_t> flows;
+    auto it = std::lower_bound(work_.begin(), work_.end(),
+                               std::make_tuple(correlation, GpuOp::Kernel, INT64_MIN));
+    for (; it != work_.end() && std::get<0>(*it) == correlation; ++it)
+      flows.push_back(call_flow_id(std::get<1>(*it), std::get<2>(*it)));
+    return flows;
+  }
+
+  // Whether the GPU operation has GPU times (is on the timeline).
+  bool on_timeline(GpuOp kind, int64_t id) const {
+    const std::vector<int64_t>& ids = timed_[static_cast<int>(kind)];
+    return std::binary_search(ids.begin(), ids.end(), id);
+  }
+
+  // "#12 device 4096 B rw; #13 pinned host 64 B r" for every allocation a kernel's arguments
+  // point into (once per access, however many words point into it): the link
+  // from GPU work to the memory it used.
+  std::string kernel_allocations(const Packed<KernelRow>& kernel) {
+    struct Use {
+      int64_t offset;
+      const Packed<AllocationRow>* allocation;
+      AccessKind access;
+    };
+    std::vector<Use> uses;
+    for (const trace::KernelWord& word : words_.of(kernel)) {
+      const Packed<AllocationRow>* allocation =
+          word.alloc_id ? trace_.find<AllocationRow>(*word.alloc_id) : nullptr;
+      if (!allocation) continue;
+      auto same = std::find_if(uses.begin(), uses.end(), [&](const Use& u) {
+        return u.allocation == allocation && u.access == word.access;
+      });
+      if (same == uses.end()) {
+        uses.push_back({word.offset, allocation, word.access});
+      } else {
+        same->offset = std::min<int64_t>(same->offset, word.offset);
+      }
+    }
+    std::stable_sort(uses.begin(), uses.end(),
+                     [](const Use& a, const Use& b) { return a.offset < b.offset; });
+    std::string text;
+    for (const Use& use : uses) {
+      if (!text.empty()) text += "; ";
+      text += "#" + std::to_string(use.allocation->id) + " " +
+              std::string(to_string(use.allocation->kind)) + " " +
+              std::to_string(use.allocation->bytes) + " B " + std::string(to_string(use.access));
+    }
+    return text;
+  }
+
+ private:
+  template <typename Row>
+  void add_work(GpuOp kind) {
+    trace_.stream<Row>("", [&](const Packed<Row>& row) {
+      ++rows_;
+      if (!timed(row.gpu_start_ns, row.gpu_end_ns)) return;
+      last_ns_ = std::max(last_ns_, std::max(*row.gpu_end_ns, *row.gpu_start_ns));
+      timed_[static_cast<int>(kind)].push_back(row.id);
+      if (row.call_correlation_id) work_.emplace_back(*row.call_correlation_id, kind, row.id);
+    });
+  }
+
+  trace::Trace& trace_;
+  // Read per launch as its slice is made: held, a trace whose launches
+  // share no argument set would have all of them in memory.
+  trace::KernelWordLookup words_;
+  int64_t rows_ = 0;
+  int64_t last_ns_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> first_calls_;         // (correlation, row), ascending
+  std::vector<std::tuple<int64_t, GpuOp, int64_t>> work_;        // (correlation, kind, id), ascending
+  std::vector<int64_t> timed_[3];                                // by GpuOp: ids, ascending
+};
+
+// Flows along DVDG edges, looked up by the GPU operation at either end.
+class DvdgFlowIndex {
+ public:
+  // Only flows between two different operations that are both on the
+  // timeline (have GPU times) are drawn.
+  DvdgFlowIndex(const std::vector<DvdgFlow>& flows, const Lookups& lookups) {
+    for (const DvdgFlow& flow : flows) {
+      if (std::pair{flow.from_kind, flow.from_id} == std::pair{flow.to_kind, flow.to_id} ||
+          !lookups.on_timeline(flow.from_kind, flow.from_id) ||
+          !lookups.on_timeline(flow.to_kind, flow.to_id)) {
+        continue;
+      }
+      uint64_t id = dvdg_flow_id(++count_);
+      out_.push_back({{flow.from_kind, flow.from_id}, id});
+      in_.push_back({{flow.to_kind, flow.to_id}, id});
+    }
+    std::sort(out_.begin(), out_.end());
+    std::sort(in_.begin(), in_.end());
+  }
+
+  size_t count() const { return count_; }
+  void append_out(GpuOp kind, int64_t id, std::vector<uint64_t>& flows) const {
+    append(out_, kind, id, flows);
+  }
+  void append_in(GpuOp kind, int64_t id, std::vector<uint64_t>& flows) const {
+    append(in_, kind, id, flows);
+  }
+
+ private:
+  using Entry = std::pair<std::pair<GpuOp, int64_t>, uint64_t>;
+
+  static void append(const std::vector<Entry>& entries, GpuOp kind, int64_t id,
+                     std::vector<uint64_t>& flows) {
+    auto first = std::lower_bound(entries.begin(), entries.end(), Entry{{kind, id}, 0});
+    for (auto it = first; it != entries.end() && it->first == std::pair{kind, id}; ++it) {
+      flows.push_back(it->second);
+    }
+  }
+
+  std::vector<Entry> out_;
+  std::vector<Entry> in_;
+  size_t count_ = 0;
+};
+
+// One table's slices, in start order, a row at a time.
+class SliceSource {
+ public:
+  virtual ~SliceSource() = default;
+  // False at the end.
+  virtual bool next() = 0;
+  virtual int64_t start() const = 0;
+  virtual int64_t end() const = 0;  // never before start
+  virtual TimelineSlice make() = 0;
+};
+
+// The slices of Row's table: make(row) turns the current row into one.
+template <typename Row, typename Make, typename Times>
+class TableSlices : public SliceSource {
+ public:
+  TableSlices(trace::Trace& trace, std::string_view order, Times times, Make make)
+      : rows_(trace.cursor<Row>(order)), times_(times), make_(make) {}
+
+  bool next() override {
+    if (!rows_ || !rows_->next(row_)) return false;
+    std::tie(start_, end_) = times_(row_);
+    return true;
+  }
+  int64_t start() const override { return start_; }
+  int64_t end() const override { return end_; }
+  TimelineSlice make() override { return make_(row_, start_, end_); }
+
+ private:
+  std::optional<trace::PackedReader<Row>> rows_;
+  Packed<Row> row_;
+  Times times_;
+  Make make_;
+  int64_t start_ = 0, end_ = 0;
+};
+
+// The slices of a list held in memory, by start: make(item) turns an item
+// (with start and end) into one.
+template <typename Item, typename Make>
+class ListSlices : public SliceSource {
+ public:
+  ListSlices(const std::vector<Item>& items, Make make) : items_(items), make_(make) {}
+
+  bool next() override { return ++next_ <= items_.size(); }
+  int64_t start() const override { return items_[next_ - 1].start; }
+  int64_t end() const override { return items_[next_ - 1].end; }
+  TimelineSlice make() override { return make_(items_[next_ - 1]); }
+
+ private:
+  const std::vector<Item>& items_;
+  Make make_;
+  size_t next_ = 0;  // the current item + 1
+};
+
+template <typename Row, typename Times, typename Make>
+std::unique_ptr<SliceSource> slices(trace::Trace& trace, std::string_view order, Times times,
+                                    Make make) {
+  return std::make_unique<TableSlices<Row, Make, Times>>(trace, order, times, make);
+}
+
+// A GPU operation's GPU start and end, the end never before the start.
+template <typename Row>
+std::pair<int64_t, int64_t> gpu_times(const Packed<Row>& row) {
+  return {*row.gpu_start_ns, std::max(*row.gpu_end_ns, *row.gpu_start_ns)};
+}
+
+// Timed rows by start, the longer first, then by id.
+constexpr const char* kTimedInOrder =
+    "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
+    "ORDER BY gpu_start_ns, max(gpu_end_ns, gpu_start_ns) DESC, id";
+
+// Kineto's gpu_user_annotation: each NVTX range drawn on every GPU stream
+// that ran work its thread issued inside it, from the first such work's start
+// to the last one's end. Read before the slices (a few integers per call and
+// GPU operation, only in a trace with NVTX ranges), held by start.
+class GpuAnnotations {
+ public:
+  struct Annotation {
+    int64_t start, end;  // on the trace's clock
+    trace::ProcessId process;
+    NullableInt device, stream;
+    NullableInt name_id;
+  };
+
+  GpuAnnotations(trace::Trace& trace, int64_t last_ns) {
+    std::vector<Packed<NvtxRangeRow>> ranges;
+    trace.stream<NvtxRangeRow>("", [&](const Packed<NvtxRangeRow>& range) { ranges.push_back(range); });
+    if (ranges.empty()) return;
+    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+      calls_.push_back({call.process, call.tid, call.start_ns, call.correlation_id});
+    });
+    std::sort(calls_.begin(), calls_.end());
+    add_work<KernelRow>(trace, [](const Packed<KernelRow>& row) { return row.device; });
+    add_work<MemcpyRow>(trace, trace::copy_device);
+    add_work<MemsetRow>(trace, [](const Packed<MemsetRow>& row) { return row.device; });
+    std::sort(work_.begin(), work_.end());
+    for (const Packed<NvtxRangeRow>& range : ranges) {
+      if (range.tid) add(range, range.end_ns.value_or(last_ns));
+    }
+    std::sort(annotations_.begin(), annotations_.end(), [](const Annotation& a, const Annotation& b) {
+      return std::tie(a.start, b.end) < std::tie(b.start, a.end);
+    });
+  }
+
+  const std::vector<Annotation>& list() const { return annotations_; }
+
+ private:
+  struct Call {
+    trace::ProcessId process;
+    int64_t tid, start, correlation;
+    bool operator<(const Call& o) const {
+      return std::tie(process, tid, start, correlation) <
+             std::tie(o.process, o.tid, o.start, o.correlation);
+    }
+  };
+  struct Work {
+    int64_t correlation;
+    NullableInt device, stream;
+    int64_t start, end;
+    bool operator<(const Work& o) const {
+      return std::tie(correlation, device, stream, start) <
+             std::tie(o.correlation, o.device, o.stream, o.start);
+    }
+  };
+
+  template <typename Row, typename Device>
+  void add_work(trace::Trace& trace, Device device) {
+    trace.stream<Row>(kTimedInOrder, [&](const Packed<Row>& row) {
+      if (!row.call_correlation_id) return;
+      auto [start, end] = gpu_times(row);
+      work_.push_back({*row.call_correlation_id, device(row), row.stream, start, end});
+    });
+  }
+
+  // The range's span on each stream that ran work the calls inside it issued.
+  void add(const Packed<NvtxRangeRow>& range, int64_t end) {
+    std::map<std::pair<NullableInt, NullableInt>, std::pair<int64_t, int64_t>> spans;
+    auto call = std::lower_bound(calls_.begin(), calls_.end(),
+                                 Call{range.process, *range.tid, range.start_ns, INT64_MIN});
+    for (; call != calls_.end() && call->process == range.process && call->tid == *range.tid &&
+           call->start <= end;
+         ++call) {
+      auto work = std::lower_bound(work_.begin(), work_.end(),
+                                   Work{call->correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
+      for (; work != work_.end() && work->correlation == call->correlation; ++work) {
+        auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
+        span->second = {std::min(span->second.first, work->start),
+                        std::max(span->second.second, work->end)};
+      }
+    }
+    for (const auto& [where, span] : spans)
+      annotations_.push_back(
+          {span.first, span.second, range.process, where.first, where.second, range.name_id});
+  }
+
+  std::vector<Call> calls_;  // by thread, then start
+  std::vector<Work> work_;   // by correlation
+  std::vector<Annotation> annotations_;
+};
+
+class TimelineReader {
+ public:
+  TimelineReader(trace::Trace& trace, TimelineSink& sink, Progress& progress, DvdgFlowSource dvdg)
+      : trace_(trace),
+        sink_(sink),
+        progress_(progress),
+        lookups_(trace),
+        gpu_annotations_(trace, lookups_.last_ns()),
+        dvdg_origin_(has_stored_dvdg(trace)                 ? TimelineCounts::Dvdg::Stored
+                     : dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
+                                                             : TimelineCounts::Dvdg::None),
+        dvdg_(dvdg_origin_ == TimelineCounts::Dvdg::Built ? build_dvdg_flows(trace)
+                                                          : read_dvdg_flows(trace),
+              lookups_) {}
+
+  TimelineCounts read() {
+    sink_.source(timeline_source(trace_));
+    for (const trace::TraceProcess& process : trace_.processes().list) process_track(process.process_id);
+    read_counters();
+    for (const Packed<ThreadRow>& thread : trace_.rows<ThreadRow>())
+      thread_names_[{thread.process, thread.tid}] = std::string(trace_.text(thread.name));
+    std::vector<std::unique_ptr<SliceSource>> sources;
+    sources.push_back(api_calls());
+    sources.push_back(kernels());
+    sources.push_back(copies());
+    sources.push_back(memsets());
+    sources.push_back(nvtx_ranges());
+    sources.push_back(gpu_annotations());
+    int64_t total = lookups_.rows();
+    std::vector<bool> has_row;
+    for (auto& source : sources) has_row.push_back(source->next());
+    // Merges the tables' slices by start, longer first, then table order.
+    for (;;) {
+      size_t next = sources.size();
+      for (size_t i = 0; i < sources.size(); ++i) {
+        if (!has_row[i]) continue;
+        if (next == sources.size() || sources[i]->start() < sources[next]->start() ||
+            (sources[i]->start() == sources[next]->start() && sources[i]->end() > sources[next]->end())) {
+          next = i;
+        }
+      }
+      if (next == sources.size()) break;
+      counters_until(sources[next]->start());
+      sink_.slice(sources[next]->make());
+      has_row[next] = sources[next]->next();
+      if (++counts_.slices % 4096 == 0) {
+        progress_.update("slices", static_cast<int64_t>(counts_.slices), total);
+      }
+    }
+    counters_until(INT64_MAX);
+    sink_.finish();
+    progress_.finish();
+    counts_.tracks = tracks_.size();
+    counts_.dvdg_flows = dvdg_.count();
+    counts_.dvdg = dvdg_origin_;
+    counts_.flows = counts_.api_flows + counts_.dvdg_flows;
+    return counts_;
+  }
+
+ private:
+  size_t add_track(TimelineTrack track) {
+    track.uuid = tracks_.size() + 1;
+    tracks_.push_back(track);
+    sink_.track(tracks_.back());
+    return tracks_.size() - 1;
+  }
+
+  size_t process_track(int64_t process_id) {
+    auto found = process_tracks_.find(process_id);
+    if (found != process_tracks_.end()) return found->second;
+    const trace::TraceProcess& process = trace_.process(process_id);
+    TimelineTrack track;
+    track.kind = TimelineTrack::Kind::Process;
+    track.name = process.name;
+    track.pid = process.pid;
+    size_t index = add_track(std::move(track));
+    process_tracks_.emplace(process_id, index);
+    return index;
+  }
+
+  // A counter track per series, under its process; the values of all of
+  // them by time.
+  void read_counters() {
+    for (MemorySeries& series : read_memory_series(trace_)) {
+      TimelineTrack track;
+      track.kind = TimelineTrack::Kind::Counter;
+      const TimelineTrack& process = tracks_[process_track(series.process)];
+      track.parent_uuid = process.uuid;
+      track.pid = process.pid;
+      track.name = std::move(series.name);
+      size_t index = add_track(std::move(track));
+      ++counts_.counter_tracks;
+      for (const auto& [ns, value] : series.points) counters_.push_back({index, ns, value});
+    }
+    std::stable_sort(counters_.begin(), counters_.end(),
+                     [](const TimelineCounter& a, const TimelineCounter& b) { return a.ns < b.ns; });
+  }
+
+  // Hands the sink every counter value up to `ns` (on the trace's clock, as
+  // the slice sources' times), its time since the trace's start.
+  void counters_until(int64_t ns) {
+    for (; next_counter_ < counters_.size() && counters_[next_counter_].ns <= ns; ++next_counter_) {
+      TimelineCounter counter = counters_[next_counter_];
+      counter.ns = trace_.origin().since(counter.ns);
+      sink_.counter(counter);
+      ++counts_.counter_values;
+    }
+  }
+
+  size_t thread_track(int64_t process_id, int64_t tid, TimelineTrack::Kind kind) {
+    auto key = std::make_tuple(process_id, tid, kind);
+    auto found = thread_tracks_.find(key);
+    if (found != thread_tracks_.end()) return found->second;
+    const TimelineTrack& process = tracks_[process_track(process_id)];
+    TimelineTrack track;
+    track.kind = kind;
+    track.parent_uuid = process.uuid;
+    track.pid = process.pid;
+    track.tid = tid;
+    auto name = thread_names_.find({process_id, tid});
+    std::string thread = name != thread_names_.end() && !name->second.empty()
+                             ? name->second + " " + std::to_string(tid)
+                             : "thread " + std::to_string(tid);
+    track.name = kind == TimelineTrack::Kind::Nvtx ? "NVTX " + thread : thread;
+    size_t index = add_track(std::move(track));
+    thread_tracks_.emplace(key, index);
+    return index;
+  }
+
+  size_t stream_track(int64_t process_id, NullableInt device, NullableInt stream) {
+    auto key = std::make_tuple(process_id, device, stream);
+    auto found = stream_tracks_.find(key);
+    if (found != stream_tracks_.end()) return found->second;
+    const TimelineTrack& process = tracks_[process_track(process_id)];
+    TimelineTrack track;
+    track.kind = TimelineTrack::Kind::Stream;
+    track.parent_uuid = process.uuid;
+    track.pid = process.pid;
+    track.device = device;
+    track.stream = stream;
+    track.name = "GPU " + optional_text(device) + " stream " + optional_text(stream);
+    size_t index = add_track(std::move(track));
+    stream_tracks_.emplace(key, index);
+    return index;
+  }
+
+  // A slice of the timeline: times since the trace's start.
+  TimelineSlice slice(size_t track, int64_t start, int64_t end, std::string name,
+                      std::string_view category) {
+    TimelineSlice slice;
+    slice.track = track;
+    slice.start_ns = trace_.origin().since(start);
+    slice.end_ns = trace_.origin().since(end);
+    slice.name = std::move(name);
+    slice.category = category;
+    return slice;
+  }
+
+  // A GPU operation's flows: from the call that issued it, and along DVDG edges.
+  void add_gpu_flows(TimelineSlice& slice, GpuOp kind, int64_t id, NullableInt correlation_id) {
+    if (lookups_.first_call(correlation_id)) {
+      slice.flows_in.push_back(call_flow_id(kind, id));
+      ++counts_.api_flows;
+    }
+    dvdg_.append_in(kind, id, slice.flows_in);
+    dvdg_.append_out(kind, id, slice.flows_out);
+  }
+
+  std::unique_ptr<SliceSource> api_calls() {
+    auto times = [](const Packed<ApiCallRow>& call) {
+      return std::make_pair(call.start_ns, std::max(call.end_ns, call.start_ns));
+    };
+    return slices<ApiCallRow>(
+        trace_,
+        "WHERE name_id IN (SELECT id FROM strings) "
+        "ORDER BY start_ns, max(end_ns, start_ns) DESC, rowid",
+        times,
+        [this](const Packed<ApiCallRow>& call, int64_t start, int64_t end) {
+          const Packed<StringRow>* name = trace_.find<StringRow>(call.name_id);
+          TimelineSlice made = slice(thread_track(call.process, call.tid, TimelineTrack::Kind::Thread),
+                                     start, end, std::string(name ? trace_.text(name->text) : ""),
+                                     call.domain == ApiDomain::Driver ? "cuda_driver" : "cuda_runtime");
+          made.args.push_back({"correlation", call.correlation_id});
+          made.args.push_back({"External id", call.correlation_id});
+          made.args.push_back({"cbid", call.cbid});
+          made.args.push_back({"domain", std::string(to_string(call.domain))});
+          if (call.return_code != 0) made.args.push_back({"return_code", call.return_code});
+          if (call.driver_name_id)
+            made.args.push_back({"driver_call", std::string(trace_.string(call.driver_name_id))});
+          // The outermost call of a correlation id draws the flows to its GPU work.
+          if (lookups_.first_call(call.correlation_id) == call.id)
+            made.flows_out = lookups_.gpu_work(call.correlation_id);
+          return made;
+        });
+  }
+
+  std::unique_ptr<SliceSource> kernels() {
+    return slices<KernelRow>(
+        trace_, kTimedInOrder, gpu_times<KernelRow>,
+        [this](const Packed<KernelRow>& kernel, int64_t start, int64_t end) {
+          std::string name(trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")));
+          TimelineSlice made = slice(stream_track(kernel.process, kernel.device, kernel.stream), start,
+                                     end, std::move(name), "kernel");
+          made.args.push_back({"kernel_id", kernel.id});
+          add_gpu_ids(made.args, kernel.device, kernel.stream, kernel.call_correlation_id);
+          add_dims(made.args, "grid", kernel.grid_x, kernel.grid_y, kernel.grid_z);
+          add_dims(made.args, "block", kernel.block_x, kernel.block_y, kernel.block_z);
+          std::string used = lookups_.kernel_allocations(kernel);
+          if (!used.empty()) made.args.push_back({"allocations", std::move(used)});
+          add_gpu_flows(made, GpuOp::Kernel, kernel.id, kernel.call_correlation_id);
+          return made;
+        });
+  }
+
+  std::unique_ptr<SliceSource> copies() {
+    return slices<MemcpyRow>(
+        trace_, kTimedInOrder, gpu_times<MemcpyRow>,
+        [this](const Packed<MemcpyRow>& copy, int64_t start, int64_t end) {
+          TimelineSlice made = slice(stream_track(copy.process, trace::copy_device(copy), copy.stream),
+                                     start, end, copy_name(copy), "gpu_memcpy");
+          made.args.push_back({"memcpy_id", copy.id});
+          add_gpu_ids(made.args, trace::copy_device(copy), copy.stream, copy.call_correlation_id);
+          add_bandwidth(made.args, copy.bytes, start, end);
+          made.args.push_back({"src_memory", std::string(to_string(copy.src_memory))});
+          made.args.push_back({"dst_memory", std::string(to_string(copy.dst_memory))});
+          if (copy.src_alloc_id) made.args.push_back({"src_allocation", *copy.src_alloc_id});
+          if (copy.dst_alloc_id) made.args.push_back({"dst_allocation", *copy.dst_alloc_id});
+          add_gpu_flows(made, GpuOp::Copy, copy.id, copy.call_correlation_id);
+          return made;
+        });
+  }
+
+  std::unique_ptr<SliceSource> memsets() {
+    return slices<MemsetRow>(
+        trace_, kTimedInOrder, gpu_times<MemsetRow>,
+        [this](const Packed<MemsetRow>& memset, int64_t start, int64_t end) {
+          TimelineSlice made = slice(stream_track(memset.process, memset.device, memset.stream), start,
+                                     end, "Memset (" + memory_name(memset.memory) + ")", "gpu_memset");
+          made.args.push_back({"memset_id", memset.id});
+          add_gpu_ids(made.args, memset.device, memset.stream, memset.call_correlation_id);
+          add_bandwidth(made.args, memset.bytes, start, end);
+          made.args.push_back({"value", memset.value});
+          made.args.push_back({"memory", std::string(to_string(memset.memory))});
+          if (memset.alloc_id) made.args.push_back({"allocation", *memset.alloc_id});
+          add_gpu_flows(made, GpuOp::Memset, memset.id, memset.call_correlation_id);
+          return made;
+        });
+  }
+
+  // A range still open when the trace ended is drawn to the trace's last end.
+  std::unique_ptr<SliceSource> nvtx_ranges() {
+    int64_t last = lookups_.last_ns();
+    auto times = [last](const Packed<NvtxRangeRow>& range) {
+      return std::make_pair(range.start_ns, std::max(range.end_ns.value_or(last), range.start_ns));
+    };
+    return slices<NvtxRangeRow>(
+        trace_, "ORDER BY start_ns, max(coalesce(end_ns, " + std::to_string(last) +
+                    "), start_ns) DESC, rowid",
+        times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end) {
+          TimelineSlice made = slice(thread_track(range.process, range.tid.value_or(0),
+                                                  TimelineTrack::Kind::Nvtx),
+                                     start, end, std::string(trace_.string(range.name_id, "?")),
+                                     "user_annotation");
+          if (!range.end_ns) made.args.push_back({"unclosed", int64_t{1}});
+          return made;
+        });
+  }
+
+  std::unique_ptr<SliceSource> gpu_annotations() {
+    auto make = [this](const GpuAnnotations::Annotation& annotation) {
+      return slice(stream_track(annotation.process, annotation.device, annotation.stream),
+                   annotation.start, annotation.end,
+                   std::string(trace_.string(annotation.name_id, "?")), "gpu_user_annotation");
+    };
+    return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(
+        gpu_annotations_.list(), make);
+  }
+
+  trace::Trace& trace_;
+  TimelineSink& sink_;
+  Progress& progress_;
+  Lookups lookups_;
+  GpuAnnotations gpu_annotations_;
+  TimelineCounts::Dvdg dvdg_origin_;
+  DvdgFlowIndex dvdg_;
+  TimelineCounts counts_;
+  std::vector<TimelineTrack> tracks_;
+  std::vector<TimelineCounter> counters_;  // by time on the trace's clock
+  size_t next_counter_ = 0;
+  std::map<int64_t, size_t> process_tracks_;
+  std::map<std::tuple<int64_t, int64_t, TimelineTrack::Kind>, size_t> thread_tracks_;
+  std::map<std::tuple<int64_t, NullableInt, NullableInt>, size_t> stream_tracks_;
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names_;
+};
+
+class CollectingSink : public TimelineSink {
+ public:
+  explicit CollectingSink(Timeline& timeline) : timeline_(timeline) {}
+  void source(const TimelineSource& source) override { timeline_.source = source; }
+  void track(const TimelineTrack& track) override { timeline_.tracks.push_back(track); }
+  void slice(const TimelineSlice& slice) override { timeline_.slices.push_back(slice); }
+  void counter(const TimelineCounter& counter) override { timeline_.counters.push_back(counter); }
+  void finish() override {}
+
+ private:
+  Timeline& timeline_;
+};
+
+}  // namespace
+
+TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress,
+                               DvdgFlowSource dvdg) {
+  return TimelineReader(trace, sink, progress, dvdg).read();
+}
+
+Timeline build_timeline(trace::Trace& trace, Progress& progress, DvdgFlowSource dvdg) {
+  Timeline timeline;
+  CollectingSink sink(timeline);
+  TimelineCounts counts = stream_timeline(trace, sink, progress, dvdg);
+  timeline.flow_count = counts.flows;
+  timeline.api_flow_count = counts.api_flows;
+  timeline.dvdg_flow_count = counts.dvdg_flows;
+  return timeline;
+}
+
+void replay_timeline(const Timeline& timeline, TimelineSink& sink) {
+  sink.source(timeline.source);
+  for (const TimelineTrack& track : timeline.tracks) sink.track(track);
+  auto counter = timeline.counters.begin();
+  for (const TimelineSlice& slice : timeline.slices) {
+    for (; counter != timeline.counters.end() && counter->ns <= slice.start_ns; ++counter)
+      sink.counter(*counter);
+    sink.slice(slice);
+  }
+  for (; counter != timeline.counters.end(); ++counter) sink.counter(*counter);
+  sink.finish();
+}
+
+}  // namespace apptracer

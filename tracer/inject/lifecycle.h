@@ -1,0 +1,76 @@
+// What the files of inject/ share: the tracer's process-wide state, held in
+// one place, and starting and finishing, which every route calls.
+//
+//   injection_routes.cpp  LD_PRELOAD's constructor, CUDA_INJECTION64_PATH's
+//                         and NVTX's entry points, in-process capture
+//   lifecycle.cpp         start() and finish()
+//   fatal_signals.cpp     one last flush when a signal ends the process
+//   fork.cpp              the writer held across fork; the child's own trace
+//   exit_exec.cpp         _exit and the exec family finish the trace first
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <mutex>
+
+#include "base/config.h"
+
+namespace apptracer {
+
+class RecordBuffers;
+class Writer;
+class ActivityFlusher;
+struct CaptureContext;
+
+namespace inject {
+
+struct TracerState {
+  RecordBuffers* buffers = nullptr;
+  Writer* writer = nullptr;
+  ActivityFlusher* activity_flusher = nullptr;
+  CaptureContext* capture_context = nullptr;
+  std::atomic<bool> started{false};
+  std::atomic<bool> finished{false};
+  std::atomic<bool> final_write_done{false};  // finish() has written the trace's end
+  std::atomic<pid_t> owner_pid{0};
+  bool callbacks_active = false;
+  // CUPTI's activity machinery does not survive fork: in a child, flushing it
+  // waits forever for a worker thread that only the parent has (seen on the
+  // H100). Children record API calls; their GPU times are not available.
+  bool activity_usable = false;
+  // Whether the program's malloc calls reach host_allocator.cpp (preloaded).
+  bool allocator_hooked = false;
+  // --exact is recording (tracer/exact/).
+  bool exact_active = false;
+  // Started by apptracer_capture_start rather than at load or cuInit.
+  bool attached_late = false;
+  // Why start() left the process untraced, for apptracer_capture_start to say
+  // ("" while tracing).
+  const char* not_tracing_reason = "";
+  std::atomic<bool> signal_handlers_installed{false};
+  // The handlers ours replaced, by signal number, which ours hands on to.
+  struct sigaction previous_actions[NSIG]{};
+  // In-process capture's start and stop, one at a time.
+  std::mutex capture_mutex;
+};
+
+// Constant-initialized (no constructor runs): LD_PRELOAD's constructor may
+// start the tracer before the dynamic initializers of other files have run.
+extern __constinit TracerState state;
+
+// Starts tracing once, whichever route comes first; later calls do nothing.
+void start(const Config& config);
+// Writes the trace's end with `status`, once, in the process that started it.
+void finish(const char* status);
+// Describes the process in the trace's meta (again in a forked child).
+void record_process_meta(const Config& config);
+void install_signal_handlers_once();
+// pthread_atfork's handlers.
+void before_fork();
+void after_fork_in_parent();
+void after_fork_in_child();
+
+}  // namespace inject
+}  // namespace apptracer
