@@ -67,9 +67,11 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     const ReplayOp& op = input.ops[i];
     if (is_marker(op)) continue;
     int64_t start = r.start[calls + i];
+    // A staged copy's start waited for its staging, not for a launch or a gap.
+    if (from_pageable(op)) continue;
     if (ready[i] <= op.issue_ns) {
       launches.push_back(saturating_sub(start, op.issue_ns));
-      if (op.kind == OpKind::Copy && !from_pageable(op)) copy_launches.push_back(launches.back());
+      if (op.kind == OpKind::Copy) copy_launches.push_back(launches.back());
     } else {
       gaps.push_back(elapsed_ns(ready[i], start));
     }
@@ -86,6 +88,7 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   t.issue_offset.resize(ops);
   t.link.assign(ops, -1);
   t.duplex.assign(ops, 1.0);
+  r.held.assign(ops, false);
   std::vector<bool> issued_async_copy(calls, false), issued_work(calls, false);
   for (size_t i = 0; i < ops; ++i) {
     const ReplayOp& op = input.ops[i];
@@ -102,6 +105,7 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     } else {
       t.gap[i] = elapsed_ns(ready[i], start);
       t.launch[i] = std::min(typical.launch_ns, own_launch);
+      r.held[i] = true;
     }
     if (op.call >= 0) {
       const HostCall& call = input.calls[op.call];
@@ -111,6 +115,10 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
       if (op.kind == OpKind::Copy && op.is_async && !from_pageable(op)) issued_async_copy[op.call] = true;
     }
   }
+
+  // As recorded, the op before an op on its stream held it as any other
+  // dependency did.
+  t.lane_gap = t.gap;
 
   t.call_duration.resize(calls);
   t.call_own.resize(calls);

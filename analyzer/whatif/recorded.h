@@ -27,15 +27,19 @@
 namespace apptracer::whatif {
 
 struct Typicals {
+  // Staged (pageable) copies are left out: they start after their staging.
   int64_t launch_ns = 0;         // issue -> start of ops nothing held
   int64_t gap_ns = 0;            // dependency's end -> start of ops a dependency held
-  int64_t copy_launch_ns = 0;    // the same for copies not from pageable memory
+  int64_t copy_launch_ns = 0;    // the same as launch_ns for copies
   int64_t async_call_ns = 0;     // an asynchronous copy's call
   int64_t sync_tail_ns = 0;      // awaited end -> return of a blocking call
 };
 
 struct RecordedTiming {
   NodeTiming timing;  // recorded durations: a replay with it reproduces the recording
+  // Per op: a dependency still ran when it was issued, so what came before
+  // its start is `gap` (else `launch`).
+  std::vector<bool> held;
   std::vector<int64_t> start;  // per node: recorded start and end (markers: when
   std::vector<int64_t> end;    // their stream reached them)
   Typicals typical;

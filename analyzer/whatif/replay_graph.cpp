@@ -60,13 +60,17 @@ class Builder {
   void assign_lanes() {
     std::map<LaneKey, int32_t> lanes;
     graph_.lane.resize(input_.ops.size());
+    graph_.moved.assign(input_.ops.size(), false);
     std::vector<int32_t> last(0);
     for (uint32_t i = 0; i < input_.ops.size(); ++i) {
       const ReplayOp& op = input_.ops[i];
       LaneKey origin{op.device, op.stream, -1};
       int32_t origin_lane = lanes.emplace(origin, static_cast<int32_t>(lanes.size())).first->second;
       LaneKey actual = origin;
-      if (moved(i)) actual = {op.device, std::nullopt, static_cast<int>(op.copy_kind)};
+      if (moved(i)) {
+        actual = {op.device, std::nullopt, static_cast<int>(op.copy_kind)};
+        graph_.moved[i] = true;
+      }
       int32_t lane = lanes.emplace(actual, static_cast<int32_t>(lanes.size())).first->second;
       graph_.lane[i] = lane;
       if (static_cast<size_t>(lane) >= last.size()) last.resize(lane + 1, -1);

@@ -63,6 +63,7 @@ struct ReplayGraph {
   std::vector<Dependency> deps;
   std::vector<uint32_t> order;  // every node, dependencies first
   std::vector<int32_t> lane;    // per op: its lane (moved copies: a copy lane)
+  std::vector<bool> moved;      // per op: moved to a copy lane
 
   uint32_t op_node(uint32_t op) const { return calls + op; }
   bool is_call(uint32_t node) const { return node < calls; }

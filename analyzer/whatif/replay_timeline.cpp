@@ -170,10 +170,14 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
     int64_t start = saturating_add(t.issue[op], timing.launch[op]);
     Dependency bound = record.call >= 0 ? Dependency{static_cast<uint32_t>(record.call), DepReason::Issue}
                                         : Dependency{0, DepReason::None};
-    int64_t after_dependency = saturating_add(dependency_end, timing.gap[op]);
-    if (dependency.reason != DepReason::None && after_dependency > start) {
-      start = after_dependency;
-      bound = dependency;
+    for (uint32_t d = graph.deps_begin[node]; d < graph.deps_begin[node + 1]; ++d) {
+      const Dependency& dep = graph.deps[d];
+      int64_t gap = dep.reason == DepReason::Stream ? timing.lane_gap[op] : timing.gap[op];
+      int64_t after_dependency = saturating_add(t.end[dep.node], gap);
+      if (after_dependency > start) {
+        start = after_dependency;
+        bound = dep;
+      }
     }
     if (timing.link[op] >= 0) {
       auto [booked, waited_for] = links[timing.link[op]].book(start, timing.duration[op], node);

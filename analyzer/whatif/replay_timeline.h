@@ -5,8 +5,10 @@
 //          end   = start + duration                      (it blocked for nothing)
 //                  max(start + own, awaited end + tail)  (it blocked)
 //   op:    issued at its call's start + the offset recorded inside the call
-//          start = max(issue + launch, latest dependency's end + gap),
+//          start = max(issue + launch, each dependency's end + its gap),
 //                  then the first time its link is free for its whole duration
+//          (the gap after the op before it on its lane: lane_gap; after
+//          any other dependency: gap)
 //          end   = start + duration
 //
 // launch and gap are the op's own recorded latencies (recorded.h), so a
@@ -43,6 +45,7 @@ struct NodeTiming {
   std::vector<int64_t> duration;
   std::vector<int64_t> launch;        // issue -> start when nothing else held it
   std::vector<int64_t> gap;           // dependency's end -> start
+  std::vector<int64_t> lane_gap;      // the same after the op before it on its lane
   std::vector<int64_t> issue_offset;  // its call's start -> its issue
   std::vector<int32_t> link;          // the link it occupies, -1: none (kept at its recorded time)
   std::vector<double> duplex;         // the share of its speed it keeps while opposite_link is busy

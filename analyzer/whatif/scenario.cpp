@@ -48,6 +48,40 @@ double prefetched_kernel_ns(const ReplayOp& op, double own, const model::SystemM
   return std::max(0.0, own - *fault) + *prefetch;
 }
 
+// A copy staged through the driver's pinned buffer (from or into pageable
+// memory): its path's model is the whole copy as `links` times it, from when
+// its stream reaches it until the last byte is in place, while the trace
+// splits it in three: the staging before the DMA (in the call, before the
+// activity's start), the DMA (the activity) and the copy out of the staging
+// buffer after it (in the call, after the activity's end). Each part takes
+// its recorded share of the model's time, so a model that matches the
+// recording replays it as recorded.
+void price_staged(uint32_t i, const ReplayOp& op, double priced, const RecordedTiming& recorded,
+                  const ReplayGraph& recorded_graph, NodeTiming& t) {
+  const NodeTiming& was = recorded.timing;
+  int64_t before = recorded.held[i] ? was.gap[i] : was.launch[i];
+  bool call_waits_for_it = false;
+  if (op.call >= 0) {
+    auto c = static_cast<uint32_t>(op.call);
+    uint32_t begin = recorded_graph.deps_begin[c], end = recorded_graph.deps_begin[c + 1];
+    call_waits_for_it = end == begin + 1 && recorded_graph.deps[begin].node == recorded_graph.op_node(i);
+  }
+  int64_t after = call_waits_for_it ? std::max<int64_t>(0, was.call_tail[op.call]) : 0;
+  double whole = static_cast<double>(saturating_add(saturating_add(before, was.duration[i]), after));
+  if (whole <= 0) {
+    t.duration[i] = saturating_round(priced);
+    return;
+  }
+  double share = priced / whole;
+  auto scaled = [share](int64_t ns) { return saturating_round(static_cast<double>(ns) * share); };
+  (recorded.held[i] ? t.gap[i] : t.launch[i]) = scaled(before);
+  t.duration[i] = scaled(was.duration[i]);
+  if (call_waits_for_it) {
+    t.call_own[op.call] = scaled(was.call_own[op.call]);
+    t.call_tail[op.call] = scaled(was.call_tail[op.call]);
+  }
+}
+
 }  // namespace
 
 std::vector<bool> blocking_copies(const ReplayInput& input, bool pin) {
@@ -84,6 +118,11 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
   std::map<std::string, int32_t> links;
   for (size_t i = 0; i < input.ops.size(); ++i) {
     const ReplayOp& op = input.ops[i];
+    // A copy moved to a copy lane queues on the copy engine behind the
+    // copies before it, issued from other streams: it starts as the engine
+    // frees (the path's latency is in its duration), not after the turnaround
+    // its stream took between two of its own operations.
+    if (graph.moved[i]) t.lane_gap[i] = 0;
     if (op.kind == OpKind::Kernel) {
       double own = static_cast<double>(t.duration[i]) * scenario.kernel_scale;
       if (scenario.prefetch_managed && op.faulted_in_bytes > 0 && op.device) {
@@ -96,7 +135,11 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     if (op.kind == OpKind::Copy && scenario.pin && from_pageable(op)) {
       // No longer staged by the host: issued like the trace's other copies.
       t.launch[i] = recorded.typical.copy_launch_ns;
-      if (op.call >= 0) t.call_tail[op.call] = recorded.typical.sync_tail_ns;
+      if (op.call >= 0) {
+        // Its call no longer stages it: it issues the copy and waits.
+        t.call_own[op.call] = std::min(t.call_own[op.call], recorded.typical.async_call_ns);
+        t.call_tail[op.call] = recorded.typical.sync_tail_ns;
+      }
     }
     if (!wanted) continue;
     TransferUse& use = out.transfers[i];
@@ -116,7 +159,13 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     if (!resolved.path) continue;
     use.used = resolved.path->path.name();
     use.duplex_measured = resolved.path->duplex.has_value();
-    t.duration[i] = saturating_round(resolved.path->model.transfer_ns(op.bytes));
+    double priced = resolved.path->model.transfer_ns(op.bytes);
+    bool staged = wanted->host == HostMemory::Pageable || wanted->host == HostMemory::Fresh;
+    if (staged && from_pageable(op)) {
+      price_staged(static_cast<uint32_t>(i), op, priced, recorded, recorded_graph, t);
+    } else {
+      t.duration[i] = saturating_round(priced);
+    }
     t.duplex[i] = use.duplex_measured ? resolved.path->duplex->factor : 1.0;
     t.link[i] = links.emplace(link_name(*wanted), static_cast<int32_t>(links.size())).first->second;
   }

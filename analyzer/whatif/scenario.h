@@ -4,7 +4,9 @@
 // Copies (and prefetches) take the time the system's model gives their path
 // (model/system_model.h): the path is the copy's direction, host memory
 // kind and NUMA node, and GPUs, as the trace recorded them, with the changes
-// applied. A copy no path models (host to host, managed memory copied with
+// applied. A copy staged through pageable memory is priced whole, its
+// staging in the call before or after the DMA included, and the model's time
+// is split between them as the recording split it. A copy no path models (host to host, managed memory copied with
 // cudaMemcpy, an unknown endpoint) keeps its recorded time. While a copy
 // the other way over the same GPU's host link runs, a copy keeps its path's
 // duplex share of its speed (timeline.h; prefetches, whose paths have none,

@@ -166,14 +166,16 @@ TEST_F(HostGaps, TheCriticalPathCountsHostTimeBetweenCalls) {
 }
 
 // A synchronous cudaMemcpy from pageable memory, a launch, a synchronization.
+// The copy took 10000 ns, as its path's model says: 5 before its DMA, the
+// DMA's 9900, and 95 in the call after it.
 class Pageable : public WhatifTest {
  public:
   void build(bool async) {
     write_system({"HtoD.pageable.node0.gpu0 0 1", "HtoD.pinned.node0.gpu0 0 2"});
     Copy htod{CopyKind::HtoD, MemoryKind::Pageable, 10000, async};
-    copy(call(async ? "cudaMemcpyAsync" : "cudaMemcpy", 0, 10010), htod, 0, 5, 10005);
-    kernel(call("cudaLaunchKernel", 10020, 10030), 10020, 10025, 11025);
-    sync(call("cudaDeviceSynchronize", 10030, 11035), SyncKind::Device, 10030, 11035);
+    copy(call(async ? "cudaMemcpyAsync" : "cudaMemcpy", 0, 10000), htod, 0, 5, 9905);
+    kernel(call("cudaLaunchKernel", 10010, 10020), 10010, 10015, 11015);
+    sync(call("cudaDeviceSynchronize", 10020, 11025), SyncKind::Device, 10020, 11025);
   }
 };
 
@@ -182,16 +184,17 @@ TEST_F(Pageable, PinningHalvesTheCopyAndTheHostWaitsLess) {
   WhatifOptions options;
   options.pin = true;
   WhatifResult result = run(options);
-  EXPECT_EQ(result.recorded_ns, 11035);
-  EXPECT_EQ(result.baseline_ns, 11035);  // the pageable path's model is what was recorded
+  EXPECT_EQ(result.recorded_ns, 11025);
+  EXPECT_EQ(result.baseline_ns, 11025);  // the pageable path's model is what was recorded
   ASSERT_EQ(result.transfers.size(), 1u);
   EXPECT_EQ(result.transfers[0].path, "HtoD.pageable.node0.gpu0");
   EXPECT_EQ(result.transfers[0].whatif_path, "HtoD.pinned.node0.gpu0");
-  EXPECT_EQ(result.transfers[0].baseline_ns, 10000);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 9900);  // its DMA; the staging is in the call
   EXPECT_EQ(result.transfers[0].predicted_ns, 5000);
   // The copy [5, 5005]; cudaMemcpy still blocks and returns the trace's
-  // typical tail (10) later: 5015; the launch at 5025, the kernel [5030, 6030],
-  // the sync returns at 6040.
+  // typical tail (10) later: 5015, no longer staging (the 95 ns it spent
+  // after the DMA); the launch at 5025, the kernel [5030, 6030], the sync
+  // returns at 6040.
   EXPECT_EQ(result.predicted_ns, 6040);
 }
 
@@ -213,24 +216,60 @@ TEST_F(Pageable, AnotherNumaNodeIsPricedByItsPath) {
   options.numa_node = 1;
   WhatifResult result = run(options);
   EXPECT_EQ(result.transfers[0].whatif_by, "HtoD.pageable.node1.gpu0");
-  EXPECT_EQ(result.transfers[0].predicted_ns, 20000);
-  EXPECT_EQ(result.predicted_ns, 11035 + 10000);
+  EXPECT_EQ(result.transfers[0].predicted_ns, 2 * 9900);  // each part of the copy twice as long
+  EXPECT_EQ(result.predicted_ns, 11025 + 10000);
 }
 
 TEST_F(Pageable, ALinkChangeAndAnotherMachineReplaceTheModel) {
   build(false);
   WhatifOptions options;
   options.links = {"HtoD.pageable=bw:4,lat:1"};
-  EXPECT_EQ(run(options).transfers[0].predicted_ns, 1000 + 2500);
+  WhatifResult changed = run(options);
+  EXPECT_EQ(changed.transfers[0].predicted_ns, 3465);  // the DMA's share of 1000 + 2500
+  EXPECT_EQ(changed.predicted_ns, 11025 - 10000 + 3500);
   std::string other = base_ + "_other.json";
   write_system({"HtoD.pageable.node0.gpu0 0 4"}, other, "NVIDIA H200");
   WhatifOptions machine;
   machine.system2_path = other;
   WhatifResult result = run(machine);
   std::remove(other.c_str());
-  EXPECT_EQ(result.transfers[0].predicted_ns, 2500);
-  EXPECT_EQ(result.predicted_ns, 11035 - 7500);
+  EXPECT_EQ(result.transfers[0].predicted_ns, 2475);
+  EXPECT_EQ(result.predicted_ns, 11025 - 7500);
   EXPECT_NE(result.system2.find("NVIDIA H200"), std::string::npos);
+}
+
+// A small pageable copy spends most of its time staging in its call (HtoD:
+// before the DMA; DtoH: after it, copying out of the staging buffer), which
+// the path's model includes: the model's time is split as recorded, not
+// added to the recorded staging.
+TEST_F(WhatifTest, AStagedCopysModelTimeIsSplitBetweenItsStagingAndItsDma) {
+  write_system({"HtoD.pageable.node0.gpu0 0 1", "DtoH.pageable.node0.gpu0 0 1", "HtoD.pinned.node0.gpu0 0 5",
+                "DtoH.pinned.node0.gpu0 0 5"});
+  copy(call("cudaMemcpy", 0, 5000), Copy{CopyKind::HtoD, MemoryKind::Pageable, 5000, false}, 0, 4000, 5000);
+  copy(call("cudaMemcpy", 5010, 10010), Copy{CopyKind::DtoH, MemoryKind::Pageable, 5000, false}, 5010, 5020,
+       6020);
+  kernel(call("cudaLaunchKernel", 10020, 10030), 10020, 10025, 11025);
+  sync(call("cudaDeviceSynchronize", 10030, 11035), SyncKind::Device, 10030, 11035);
+  WhatifResult result = run();
+  EXPECT_EQ(result.recorded_ns, 11035);
+  EXPECT_EQ(result.baseline_ns, 11035);
+  ASSERT_EQ(result.transfers.size(), 2u);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 1000);
+  EXPECT_EQ(result.transfers[1].baseline_ns, 1000);
+
+  WhatifOptions slower;
+  slower.links = {"HtoD.pageable=bw:0.5", "DtoH.pageable=bw:0.5"};
+  EXPECT_EQ(run(slower).predicted_ns, 21035);  // each part of each copy twice as long
+
+  // Pinned, each copy takes 1000 ns after the trace's launch latency (5),
+  // and its call returns the typical tail (10) after it, no longer staging:
+  // HtoD [5, 1005], its call ends at 1015; DtoH [1030, 2030], its call ends
+  // at 2040; the kernel [2055, 3055]; the sync returns at 3065.
+  WhatifOptions pin;
+  pin.pin = true;
+  WhatifResult pinned = run(pin);
+  EXPECT_EQ(pinned.transfers[1].predicted_ns, 1000);
+  EXPECT_EQ(pinned.predicted_ns, 3065);
 }
 
 // A copy into pageable memory nothing had touched paid the first touch of
@@ -240,7 +279,7 @@ TEST_F(WhatifTest, ACopyIntoUntouchedPageableMemoryIsPricedByTheFreshPath) {
   write_system({"DtoH.pageable.node0.gpu0 0 4", "DtoH.fresh.node0.gpu0 0 1", "DtoH.pinned.node0.gpu0 0 8"});
   Copy dtoh{CopyKind::DtoH, MemoryKind::Pageable, 8000, false};
   dtoh.untouched_pages = 16;
-  copy(call("cudaMemcpy", 0, 8010), dtoh, 0, 5, 8005);
+  copy(call("cudaMemcpy", 0, 8000), dtoh, 0, 0, 8000);
   WhatifResult result = run();
   ASSERT_EQ(result.transfers.size(), 1u);
   EXPECT_EQ(result.transfers[0].baseline_by, "DtoH.fresh.node0.gpu0");
