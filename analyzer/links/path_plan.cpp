@@ -11,6 +11,11 @@ using model::LinkPath;
 constexpr int64_t kSmallest = 4;
 constexpr int64_t kLargest = int64_t{256} << 20;
 constexpr int64_t kLargestQuick = int64_t{64} << 20;
+// --quick steps by 16 up to this size, then by 4: a copy's time bends
+// between 256 KiB and 4 MiB (latency-bound to bandwidth-bound, and the
+// driver's staging buffer for pageable memory), and a 1 MiB copy priced
+// between those two samples was off by half on an H200.
+constexpr int64_t kQuickFineFrom = int64_t{256} << 10;
 constexpr int64_t kPage = 4096;
 // Copies timed per direction in a duplex measurement; the first of each is
 // left out (the other direction may not have started yet). A few are
@@ -30,8 +35,8 @@ std::vector<int64_t> from(const std::vector<int64_t>& sizes, int64_t smallest) {
 
 std::vector<int64_t> planned_sizes(bool quick) {
   std::vector<int64_t> sizes;
-  int64_t step = quick ? 16 : 2;
-  for (int64_t size = kSmallest; size <= (quick ? kLargestQuick : kLargest); size *= step) {
+  for (int64_t size = kSmallest; size <= (quick ? kLargestQuick : kLargest);
+       size *= !quick ? 2 : size < kQuickFineFrom ? 16 : 4) {
     sizes.push_back(size);
   }
   return sizes;
