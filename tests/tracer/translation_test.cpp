@@ -232,6 +232,29 @@ TEST_F(TranslationTest, ALargeCopyToTheHostSaysWhetherItsDestinationWasUntouched
   munmap(fresh, kBytes);
 }
 
+// A copy whose direction the driver infers is probed only where CUDA never
+// allocated: a destination in a region of CUDA's memory is a device buffer
+// (here host pages the registry is told are CUDA's, so a probe would see them).
+TEST_F(TranslationTest, ACopyInAnInferredDirectionIsNotProbedInCudasMemory) {
+  constexpr size_t kBytes = size_t(4) << 20;
+  void* pages = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(pages, MAP_FAILED);
+  std::memset(pages, 1, kBytes);
+  cudaMemcpy_v3020_params p{pages, ptr(0x900000), kBytes, cudaMemcpyDefault};
+  EXPECT_EQ(call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy.dst_pages_mapped,
+            kSampledPages)
+      << "host memory is probed";
+  allocations_.add(reinterpret_cast<uintptr_t>(pages), kBytes, AllocKind::Device, 0, 1);
+  EXPECT_EQ(call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy.dst_pages_mapped, 0);
+  cuMemcpy_params driver{reinterpret_cast<uintptr_t>(pages), 0x900000, kBytes};
+  EXPECT_EQ(call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuMemcpy), "cuMemcpy", driver)[0].memcpy.dst_pages_mapped, 0);
+  p.kind = cudaMemcpyDeviceToHost;
+  EXPECT_EQ(call(CUPTI_CB_DOMAIN_RUNTIME_API, RT(cudaMemcpy_v3020), "cudaMemcpy", p)[0].memcpy.dst_pages_mapped,
+            kSampledPages)
+      << "a copy to the host is probed wherever it goes";
+  munmap(pages, kBytes);
+}
+
 TEST_F(TranslationTest, DriverPitchedCopiesStartAtTheirOffsets) {
   CUDA_MEMCPY2D c{};
   c.srcMemoryType = CU_MEMORYTYPE_HOST;

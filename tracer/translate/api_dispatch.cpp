@@ -40,7 +40,7 @@ void on_enter(CaptureContext& ctx, const TracedFunction& function,
     call_state.captured = false;
     call_state.folded_driver_call = nullptr;
     call_state.folded_stream = -1;
-    call_state.destination = probe_copy_destination(function, data->functionParams);
+    call_state.destination = probe_copy_destination(function, data->functionParams, ctx.allocations.regions());
   }
   ++call_state.depth;
 }
