@@ -30,6 +30,9 @@
 #       on a GPU machine (after scripts/gpu_dist.sh; no compiler needed):
 #       `apptracer links --quick`, the four runs traced, (a)-(c). Everything
 #       is kept in OUT_DIR/LABEL (LABEL: the GPU, e.g. h100) for `compare`.
+#   bench/whatif_validation.sh predict DIR [--apptracer BIN] [--results FILE]
+#       anywhere, later: every prediction again from what `measure` kept in
+#       DIR (its traces, system file and untraced times), by another analyzer.
 #   bench/whatif_validation.sh compare DIR_A DIR_B [--apptracer BIN] [--results FILE]
 #       anywhere, later: (d) both ways between two measured machines, then
 #       the table of every check of both, and (with --results) the whatif
@@ -40,7 +43,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 # Milliseconds of a what-if JSON: FIELD (recorded_ns, baseline_ns,
 # predicted_ns) of PHASE ("total" for the whole run).
@@ -119,6 +122,36 @@ for key in sorted(rows):
 EOF
 }
 
+# The programs traced: NAME:COMMAND, the command's first word a test
+# program (test_apps; a .py one runs under python3). (a)-(c) and (e):
+own_runs=("copies-pageable:whatif_copies" "copies-pinned:whatif_copies --pinned"
+          "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3"
+          "chunked-pageable:whatif_chunked --pageable 1" "chunked-1:whatif_chunked")
+# (f): each size traced on one stream from pinned, touched pageable and
+# untouched pageable memory; the PyTorch loop from pageable memory.
+sizes=("24x4:--chunks 24 --chunk-mib 4" "6x64:--chunks 6 --chunk-mib 64"
+       "48x1:--chunks 48 --chunk-mib 1 --work 800")
+pair_runs=("chunked-fresh:whatif_chunked --pageable 1 --touch-out 0")
+for size in "${sizes[@]}"; do
+  pair_runs+=("chunked-${size%%:*}-1:whatif_chunked ${size#*:}"
+              "chunked-${size%%:*}-pageable:whatif_chunked ${size#*:} --pageable 1"
+              "chunked-${size%%:*}-fresh:whatif_chunked ${size#*:} --pageable 1 --touch-out 0")
+done
+pair_runs+=("dataloader-pageable:whatif_dataloader.py --pin-memory 0")
+
+# Runs COMMAND (a NAME:COMMAND's command) from the test programs in APPS,
+# after PREFIX (e.g. apptracer record ... --).
+run_app() {
+  local apps=$1 program=${2%% *} args=""
+  [ "$program" = "$2" ] || args=${2#* }
+  shift 2
+  # shellcheck disable=SC2086  # the program's arguments are words
+  case $program in
+    *.py) "$@" python3 "$apps/$program" $args ;;
+    *) "$@" "$apps/$program" $args ;;
+  esac
+}
+
 measure() {
   local dist=$1 out=$2 label=$3 results=$4
   dist=$(cd "$dist" && pwd)
@@ -133,63 +166,65 @@ measure() {
   mkdir -p "$dir"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >"$dir/device.txt" 2>/dev/null ||
     echo "$label" >"$dir/device.txt"
+  cp "$dist/COMMIT" "$dir/measured_commit" 2>/dev/null || true
   local started=$SECONDS
   "$apptracer" links --quick -f -o "$dir/system.json" | tee "$dir/links.txt"
   echo "links --quick: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
-  local runs=("copies-pageable:whatif_copies" "copies-pinned:whatif_copies --pinned"
-              "pipeline-1:whatif_pipeline --streams 1" "pipeline-3:whatif_pipeline --streams 3"
-              "chunked-pageable:whatif_chunked --pageable 1" "chunked-1:whatif_chunked")
-  for run in "${runs[@]}"; do
+  local torch=1 run
+  python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || torch=0
+  for run in "${own_runs[@]}" "${pair_runs[@]}"; do
     local name=${run%%:*} command=${run#*:}
+    [ "$torch" = 1 ] || [[ $command != *.py* ]] || continue
     started=$SECONDS
-    # shellcheck disable=SC2086  # the program's arguments are words
-    "$apptracer" record -f -o "$dir/$name.db" -- "$apps"/$command | tee -a "$dir/programs.txt"
+    run_app "$apps" "$command" "$apptracer" record -f -o "$dir/$name.db" -- | tee -a "$dir/programs.txt"
     echo "$name: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
-    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" --json "$dir/$name.baseline.json" \
-      >"$dir/$name.baseline.txt"
   done
-  "$apptracer" whatif "$dir/copies-pageable.db" --system "$dir/system.json" --pin \
-    --json "$dir/copies-pageable.pin.json" >"$dir/copies-pageable.pin.txt"
-  "$apptracer" whatif "$dir/pipeline-1.db" --system "$dir/system.json" --overlap \
-    --json "$dir/pipeline-1.overlap.json" >"$dir/pipeline-1.overlap.txt"
-  local change
-  for change in overlap pin pin-overlap; do
-    local from=chunked-1 options=(--overlap)
-    [ "$change" = overlap ] || from=chunked-pageable
-    [ "$change" = pin ] && options=(--pin)
-    [ "$change" = pin-overlap ] && options=(--pin --overlap)
-    "$apptracer" whatif "$dir/$from.db" --system "$dir/system.json" "${options[@]}" \
-      --json "$dir/$from.$change.json" >"$dir/$from.$change.txt"
+
+  # The twins predicted, untraced: each program times its own work.
+  local round twin size
+  for round in 1 2 3; do
+    for twin in 1 4; do
+      run_app "$apps" "whatif_chunked --streams $twin" | sed -n 's/^work_ms //p' >>"$dir/chunked-$twin.untraced"
+    done
+    for size in "${sizes[@]}"; do
+      for twin in 1 4; do
+        run_app "$apps" "whatif_chunked ${size#*:} --streams $twin" | sed -n 's/^work_ms //p' \
+          >>"$dir/chunked-${size%%:*}-$twin.untraced"
+      done
+    done
+    if [ "$torch" = 1 ]; then
+      run_app "$apps" "whatif_dataloader.py --pin-memory 1" | sed -n 's/^work_ms //p' \
+        >>"$dir/dataloader-pinned.untraced"
+    fi
   done
-  # (f): each size traced on one stream from pinned, touched pageable and
-  # untouched pageable memory; the PyTorch loop from pageable memory.
-  local sizes=("24x4:--chunks 24 --chunk-mib 4" "6x64:--chunks 6 --chunk-mib 64"
-               "48x1:--chunks 48 --chunk-mib 1 --work 800")
-  local pairs=("chunked-fresh:$apps/whatif_chunked --pageable 1 --touch-out 0")
-  local size
-  for size in "${sizes[@]}"; do
-    local tag=${size%%:*} args=${size#*:}
-    pairs+=("chunked-$tag-1:$apps/whatif_chunked $args" "chunked-$tag-pageable:$apps/whatif_chunked $args --pageable 1"
-            "chunked-$tag-fresh:$apps/whatif_chunked $args --pageable 1 --touch-out 0")
-  done
-  if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    pairs+=("dataloader-pageable:python3 $apps/whatif_dataloader.py --pin-memory 0")
-  fi
-  for run in "${pairs[@]}"; do
-    local name=${run%%:*} command=${run#*:}
-    # shellcheck disable=SC2086  # the program's arguments are words
-    "$apptracer" record -f -o "$dir/$name.db" -- $command | tee -a "$dir/programs.txt"
-    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" --json "$dir/$name.baseline.json" \
-      >"$dir/$name.baseline.txt"
-  done
+  predict_all "$dir" "$apptracer" "$results"
+}
+
+# Every prediction of the checks from the traces and untraced times a
+# `measure` kept in DIR, with APPTRACER; then the table (and RESULTS).
+predict_all() {
+  local dir=$1 apptracer=$2 results=$3 label run
+  label=$(basename "$dir")
   predict() {  # NAME CHANGE OPTIONS...: NAME's trace with OPTIONS, as NAME.CHANGE.json
     local name=$1 change=$2
     shift 2
-    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --json "$dir/$name.$change.json" \
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force --json "$dir/$name.$change.json" \
       >"$dir/$name.$change.txt"
   }
+  local traced=()
+  for run in "${own_runs[@]}" "${pair_runs[@]}"; do
+    [ -f "$dir/${run%%:*}.db" ] && traced+=("${run%%:*}")
+  done
+  local name
+  for name in "${traced[@]}"; do predict "$name" baseline; done
+  predict copies-pageable pin --pin
+  predict pipeline-1 overlap --overlap
+  predict chunked-1 overlap --overlap
+  predict chunked-pageable pin --pin
+  predict chunked-pageable pin-overlap --pin --overlap
+  local size tag
   for size in "${sizes[@]}"; do
-    local tag=${size%%:*}
+    tag=${size%%:*}
     predict "chunked-$tag-1" overlap --overlap
     predict "chunked-$tag-pageable" pin --pin
     predict "chunked-$tag-fresh" pin --pin
@@ -197,32 +232,16 @@ measure() {
   done
   [ -f "$dir/dataloader-pageable.db" ] && predict dataloader-pageable pin --pin
 
-  # The twins predicted, untraced: each program times its own work.
-  local round twin
-  for round in 1 2 3; do
-    for twin in 1 4; do
-      "$apps/whatif_chunked" --streams "$twin" | sed -n 's/^work_ms //p' >>"$dir/chunked-$twin.untraced"
-    done
-    for size in "${sizes[@]}"; do
-      local tag=${size%%:*} args=${size#*:}
-      for twin in 1 4; do
-        # shellcheck disable=SC2086
-        "$apps/whatif_chunked" $args --streams "$twin" | sed -n 's/^work_ms //p' \
-          >>"$dir/chunked-$tag-$twin.untraced"
-      done
-    done
-    if [ -f "$dir/dataloader-pageable.db" ]; then
-      python3 "$apps/whatif_dataloader.py" --pin-memory 1 | sed -n 's/^work_ms //p' >>"$dir/dataloader-pinned.untraced"
-    fi
-  done
-
   local log=$dir/results.log
   duplex_note "$dir/system.json" "$label" >"$log"
-  for run in "${runs[@]}"; do
-    local name=${run%%:*} json=$dir/${run%%:*}.baseline.json
-    compare_line "whatif.a.$label.$name-work" "$(ms "$json" "period 2" baseline_ns)" \
+  if [ -s "$dir/measured_commit" ]; then
+    echo "note whatif $label traced and timed with the tracer of commit $(cat "$dir/measured_commit")" >>"$log"
+  fi
+  for run in "${own_runs[@]}"; do
+    local json=$dir/${run%%:*}.baseline.json
+    compare_line "whatif.a.$label.${run%%:*}-work" "$(ms "$json" "period 2" baseline_ns)" \
       "$(ms "$json" "period 2" recorded_ns)" >>"$log"
-    compare_line "whatif.a.$label.$name-whole-run" "$(ms "$json" total baseline_ns)" \
+    compare_line "whatif.a.$label.${run%%:*}-whole-run" "$(ms "$json" total baseline_ns)" \
       "$(ms "$json" total recorded_ns)" >>"$log"
   done
   compare_line "whatif.b.$label.copies-pageable-pin-vs-pinned" \
@@ -238,14 +257,16 @@ measure() {
   compare_line "whatif.e.$label.chunked-pageable-pin-overlap-vs-4" \
     "$(ms "$dir/chunked-pageable.pin-overlap.json" "period 2" predicted_ns)" \
     "$(median "$dir/chunked-4.untraced")" >>"$log"
-  for run in "${pairs[@]}"; do
-    local name=${run%%:*} phase="period 2"
+  for run in "${pair_runs[@]}"; do
+    local phase="period 2"
+    name=${run%%:*}
+    [ -f "$dir/$name.db" ] || continue
     [ "$name" = dataloader-pageable ] && phase=train
     compare_line "whatif.a.$label.$name-work" "$(ms "$dir/$name.baseline.json" "$phase" baseline_ns)" \
       "$(ms "$dir/$name.baseline.json" "$phase" recorded_ns)" >>"$log"
   done
   for size in "${sizes[@]}"; do
-    local tag=${size%%:*}
+    tag=${size%%:*}
     compare_line "whatif.f.$label.chunked-$tag-overlap-vs-4" \
       "$(ms "$dir/chunked-$tag-1.overlap.json" "period 2" predicted_ns)" "$(median "$dir/chunked-$tag-4.untraced")" >>"$log"
     compare_line "whatif.f.$label.chunked-$tag-pageable-pin-vs-pinned" \
@@ -267,7 +288,7 @@ measure() {
     device=$(head -n 1 "$dir/device.txt" 2>/dev/null || echo "$label")
     write_results "$log" "$results" "$device"
   fi
-  echo "kept in $dir; later: bench/whatif_validation.sh compare $dir OTHER_MACHINE_DIR --results bench/RESULTS.md"
+  echo "kept in $dir; later: bench/whatif_validation.sh predict $dir (again, with another analyzer) or compare $dir OTHER_MACHINE_DIR --results bench/RESULTS.md"
 }
 
 compare() {
@@ -297,6 +318,16 @@ compare() {
   fi
 }
 
+# The analyzer to predict with: BIN if given, else this repository's.
+find_apptracer() {
+  local candidate
+  for candidate in "$1" "$repo/dist/bin/apptracer" "${BUILD_DIR:-$repo/build}/analyzer/apptracer"; do
+    [ -n "$candidate" ] && [ -x "$candidate" ] && echo "$candidate" && return
+  done
+  echo "whatif_validation: no apptracer binary; pass --apptracer BIN" >&2
+  exit 2
+}
+
 [ $# -ge 1 ] || usage
 mode=$1
 shift
@@ -315,6 +346,20 @@ case $mode in
     done
     measure "$dist" "$out" "$label" "$results"
     ;;
+  predict)
+    [ $# -ge 1 ] || usage
+    dir=$(cd "$1" && pwd) results="" apptracer=""
+    shift
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --apptracer) apptracer=${2:?--apptracer needs a path}; shift ;;
+        --results) results=${2:?--results needs a file}; shift ;;
+        *) usage ;;
+      esac
+      shift
+    done
+    predict_all "$dir" "$(find_apptracer "$apptracer")" "$results"
+    ;;
   compare)
     [ $# -ge 2 ] || usage
     a=$(cd "$1" && pwd) b=$(cd "$2" && pwd) results="" apptracer=""
@@ -327,13 +372,7 @@ case $mode in
       esac
       shift
     done
-    if [ -z "$apptracer" ]; then
-      for candidate in "$repo/dist/bin/apptracer" "${BUILD_DIR:-$repo/build}/analyzer/apptracer"; do
-        [ -x "$candidate" ] && apptracer=$candidate && break
-      done
-    fi
-    [ -n "$apptracer" ] || { echo "whatif_validation: no apptracer binary; pass --apptracer BIN" >&2; exit 2; }
-    compare "$a" "$b" "$apptracer" "$results"
+    compare "$a" "$b" "$(find_apptracer "$apptracer")" "$results"
     ;;
   *) usage ;;
 esac
