@@ -9,14 +9,6 @@ namespace {
 
 class Overlap : public WhatifTest {
  public:
-  int64_t buffer(AllocKind kind, int64_t address, int64_t bytes) {
-    testing::AllocationRow row;
-    row.kind = kind;
-    row.address = address;
-    row.bytes = bytes;
-    row.device = kind == AllocKind::Device ? std::optional<int64_t>(0) : std::nullopt;
-    return trace_->add(row);
-  }
   void argument(int64_t kernel_id, int index, int64_t alloc, AccessKind access,
                 int64_t alloc_offset = 0) {
     testing::KernelArgRow row;
