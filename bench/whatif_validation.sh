@@ -19,12 +19,16 @@
 #      whatif_chunked at three chunk counts and sizes (one stream ->
 #      4 streams with --overlap; pageable -> pinned with --pin; pageable
 #      never touched before the copies out -> pinned, --pin and --pin
-#      --overlap), and a PyTorch training loop fed by a DataLoader
+#      --overlap), a PyTorch training loop fed by a DataLoader
 #      (test_apps/whatif_dataloader.py, pin_memory=False -> True with --pin;
-#      its phase is the NVTX range "train"). Their baselines are (a) rows.
+#      its phase is the NVTX range "train") and, on a machine with two GPUs
+#      that reach each other's memory, a halo exchange between them
+#      (test_apps/whatif_halo.cu, staged through pinned host memory -> peer
+#      to peer with --peer-copies). Their baselines are (a) rows.
 # The time compared is the programs' work phase: whatif's "period 2", from
-# the end of the set-up's cudaDeviceSynchronize to the end of the work's
-# (test_apps/whatif_*.cu); the whole run is printed beside it.
+# the end of the set-up's cudaDeviceSynchronize to the end of the
+# synchronization that ends the work (test_apps/whatif_*.cu); the whole run
+# is printed beside it.
 #
 #   bench/whatif_validation.sh measure DIST_DIR OUT_DIR [--label NAME] [--results FILE]
 #       on a GPU machine (after scripts/gpu_dist.sh; no compiler needed):
@@ -40,7 +44,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '2,43p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 # Milliseconds of a what-if JSON: FIELD (recorded_ns, baseline_ns,
 # predicted_ns) of PHASE ("total" for the whole run).
@@ -175,6 +179,13 @@ measure() {
   if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     pairs+=("dataloader-pageable:python3 $apps/whatif_dataloader.py --pin-memory 0")
   fi
+  # The halo pair needs two GPUs with peer access: its peer run says when not (exit 77).
+  local halo_check
+  if halo_check=$("$apps/whatif_halo" --peer 1 --iterations 2 2>&1); then
+    pairs+=("halo-staged:$apps/whatif_halo")
+  else
+    echo "whatif_validation: halo pair skipped: $halo_check" | tee -a "$dir/timings.txt"
+  fi
   for run in "${pairs[@]}"; do
     local name=${run%%:*} command=${run#*:}
     # shellcheck disable=SC2086  # the program's arguments are words
@@ -196,6 +207,7 @@ measure() {
     predict "chunked-$tag-fresh" pin-overlap --pin --overlap
   done
   [ -f "$dir/dataloader-pageable.db" ] && predict dataloader-pageable pin --pin
+  [ -f "$dir/halo-staged.db" ] && predict halo-staged peer-copies --peer-copies
 
   # The twins predicted, untraced: each program times its own work.
   local round twin
@@ -213,6 +225,9 @@ measure() {
     done
     if [ -f "$dir/dataloader-pageable.db" ]; then
       python3 "$apps/whatif_dataloader.py" --pin-memory 1 | sed -n 's/^work_ms //p' >>"$dir/dataloader-pinned.untraced"
+    fi
+    if [ -f "$dir/halo-staged.db" ]; then
+      "$apps/whatif_halo" --peer 1 | sed -n 's/^work_ms //p' >>"$dir/halo-peer.untraced"
     fi
   done
 
@@ -259,6 +274,10 @@ measure() {
   if [ -f "$dir/dataloader-pageable.db" ]; then
     compare_line "whatif.f.$label.dataloader-pin-vs-pinned" \
       "$(ms "$dir/dataloader-pageable.pin.json" train predicted_ns)" "$(median "$dir/dataloader-pinned.untraced")" >>"$log"
+  fi
+  if [ -f "$dir/halo-staged.db" ]; then
+    compare_line "whatif.f.$label.halo-staged-peer-copies-vs-peer" \
+      "$(ms "$dir/halo-staged.peer-copies.json" "period 2" predicted_ns)" "$(median "$dir/halo-peer.untraced")" >>"$log"
   fi
   cat "$log"
   table "$log"
