@@ -414,7 +414,8 @@ WHATIF_CHECKS = {
     "c": ("one-stream run with --overlap vs its 3-stream twin", 15),
     "d": ("trace of one machine with --system2 of another vs the other's run", 10),
     "e": ("independent one-buffer chunked pipeline: --overlap / --pin vs its untraced twins", 10),
-    "f": ("independent pairs (chunk counts and sizes, untouched pageable memory, PyTorch DataLoader): "
+    "f": ("independent pairs (chunk counts and sizes, untouched pageable memory, PyTorch DataLoader, "
+          "2-GPU halo exchange staged through the host -> peer to peer): "
           "A traced, B predicted, B measured untraced", 10),
 }
 # The independent pairs' median error, over checks e and f.

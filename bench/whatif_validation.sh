@@ -19,12 +19,16 @@
 #      whatif_chunked at three chunk counts and sizes (one stream ->
 #      4 streams with --overlap; pageable -> pinned with --pin; pageable
 #      never touched before the copies out -> pinned, --pin and --pin
-#      --overlap), and a PyTorch training loop fed by a DataLoader
+#      --overlap), a PyTorch training loop fed by a DataLoader
 #      (test_apps/whatif_dataloader.py, pin_memory=False -> True with --pin;
-#      its phase is the NVTX range "train"). Their baselines are (a) rows.
+#      its phase is the NVTX range "train") and, on a machine with two GPUs
+#      that reach each other's memory, a halo exchange between them
+#      (test_apps/whatif_halo.cu, staged through pinned host memory -> peer
+#      to peer with --peer-copies). Their baselines are (a) rows.
 # The time compared is the programs' work phase: whatif's "period 2", from
-# the end of the set-up's cudaDeviceSynchronize to the end of the work's
-# (test_apps/whatif_*.cu); the whole run is printed beside it.
+# the end of the set-up's cudaDeviceSynchronize to the end of the
+# synchronization that ends the work (test_apps/whatif_*.cu); the whole run
+# is printed beside it.
 #
 #   bench/whatif_validation.sh measure DIST_DIR OUT_DIR [--label NAME] [--results FILE]
 #       on a GPU machine (after scripts/gpu_dist.sh; no compiler needed):
@@ -137,7 +141,7 @@ for size in "${sizes[@]}"; do
               "chunked-${size%%:*}-pageable:whatif_chunked ${size#*:} --pageable 1"
               "chunked-${size%%:*}-fresh:whatif_chunked ${size#*:} --pageable 1 --touch-out 0")
 done
-pair_runs+=("dataloader-pageable:whatif_dataloader.py --pin-memory 0")
+pair_runs+=("dataloader-pageable:whatif_dataloader.py --pin-memory 0" "halo-staged:whatif_halo")
 
 # Runs COMMAND (a NAME:COMMAND's command) from the test programs in APPS,
 # after PREFIX (e.g. apptracer record ... --).
@@ -170,11 +174,17 @@ measure() {
   local started=$SECONDS
   "$apptracer" links --quick -f -o "$dir/system.json" | tee "$dir/links.txt"
   echo "links --quick: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
-  local torch=1 run
+  local torch=1 halo=1 halo_check run
   python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null || torch=0
+  # The halo pair needs two GPUs with peer access: its peer run says when not (exit 77).
+  if ! halo_check=$(run_app "$apps" "whatif_halo --peer 1 --iterations 2" 2>&1); then
+    halo=0
+    echo "whatif_validation: halo pair skipped: $halo_check" | tee -a "$dir/timings.txt"
+  fi
   for run in "${own_runs[@]}" "${pair_runs[@]}"; do
     local name=${run%%:*} command=${run#*:}
     [ "$torch" = 1 ] || [[ $command != *.py* ]] || continue
+    [ "$halo" = 1 ] || [[ $command != whatif_halo* ]] || continue
     started=$SECONDS
     run_app "$apps" "$command" "$apptracer" record -f -o "$dir/$name.db" -- | tee -a "$dir/programs.txt"
     echo "$name: $((SECONDS - started)) s" | tee -a "$dir/timings.txt"
@@ -195,6 +205,9 @@ measure() {
     if [ "$torch" = 1 ]; then
       run_app "$apps" "whatif_dataloader.py --pin-memory 1" | sed -n 's/^work_ms //p' \
         >>"$dir/dataloader-pinned.untraced"
+    fi
+    if [ "$halo" = 1 ]; then
+      run_app "$apps" "whatif_halo --peer 1" | sed -n 's/^work_ms //p' >>"$dir/halo-peer.untraced"
     fi
   done
   predict_all "$dir" "$apptracer" "$results"
@@ -231,6 +244,7 @@ predict_all() {
     predict "chunked-$tag-fresh" pin-overlap --pin --overlap
   done
   [ -f "$dir/dataloader-pageable.db" ] && predict dataloader-pageable pin --pin
+  [ -f "$dir/halo-staged.db" ] && predict halo-staged peer-copies --peer-copies
 
   local log=$dir/results.log
   duplex_note "$dir/system.json" "$label" >"$log"
@@ -280,6 +294,10 @@ predict_all() {
   if [ -f "$dir/dataloader-pageable.db" ]; then
     compare_line "whatif.f.$label.dataloader-pin-vs-pinned" \
       "$(ms "$dir/dataloader-pageable.pin.json" train predicted_ns)" "$(median "$dir/dataloader-pinned.untraced")" >>"$log"
+  fi
+  if [ -f "$dir/halo-staged.db" ]; then
+    compare_line "whatif.f.$label.halo-staged-peer-copies-vs-peer" \
+      "$(ms "$dir/halo-staged.peer-copies.json" "period 2" predicted_ns)" "$(median "$dir/halo-peer.untraced")" >>"$log"
   fi
   cat "$log"
   table "$log"

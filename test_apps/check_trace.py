@@ -901,6 +901,70 @@ def check_whatif_managed(prefetch):
     return check
 
 
+HALO_ITERATIONS = 3
+HALO_ARGS = ["--iterations", str(HALO_ITERATIONS), "--domain-mib", "8", "--halo-mib", "1", "--work", "50"]
+
+# A machine written by hand for whatif_halo's trace (docs/whatif.md, "a system
+# file written by hand"): host paths of both GPUs at 20 GB/s, peer paths at 100.
+HALO_SYSTEM = {"format": "apptracer system", "version": 1,
+               "machine": {"hostname": "assumed", "gpus": [{"ordinal": g, "name": "GPU", "numa_node": 0}
+                                                           for g in (0, 1)]},
+               "paths": [{"name": f"{direction}.{memory}.node0.gpu{g}",
+                          "model": {"latency_ns": 5000, "bandwidth": [{"bytes": MiB, "gbps": 20}]}}
+                         for direction in ("HtoD", "DtoH") for memory in ("pinned", "pageable") for g in (0, 1)]
+               + [{"name": f"PtoP.peer.gpu{a}.gpu{1 - a}",
+                   "model": {"latency_ns": 5000, "bandwidth": [{"bytes": MiB, "gbps": 100}]}} for a in (0, 1)]}
+
+
+def check_whatif_halo(c, t):
+    """Staged through pinned memory: per iteration, each GPU's halo (1 MiB)
+    copied from it into a pinned host buffer and from there into the other
+    GPU; GPUs wait for each other with events, so the exchange is whatif's
+    period 2, ended by one stream synchronization. `whatif --peer-copies`
+    finds every pair of copies a relay and sends it peer to peer."""
+    out = t.rows("SELECT src_device, count(*) FROM memcpys WHERE kind = ? AND bytes = ? AND dst_memory = ? "
+                 "GROUP BY src_device ORDER BY src_device", DTOH, MiB, MEM_PINNED)
+    c.equal(out, [(0, HALO_ITERATIONS), (1, HALO_ITERATIONS)], "each GPU's halo copied to pinned memory per iteration")
+    into = t.rows("SELECT dst_device, count(*) FROM memcpys WHERE kind = ? AND bytes = ? AND src_memory = ? "
+                  "GROUP BY dst_device ORDER BY dst_device", HTOD, MiB, MEM_PINNED)
+    c.equal(into, [(0, HALO_ITERATIONS), (1, HALO_ITERATIONS)], "each GPU's ghost region copied in per iteration")
+    c.equal(t.one("SELECT count(*) FROM memcpys WHERE kind = ? AND bytes = ?", HTOD, 8 * MiB), 2,
+            "each domain copied in once, in set-up")
+    c.equal(t.rows("SELECT device, count(*) FROM kernels GROUP BY device ORDER BY device"),
+            [(0, HALO_ITERATIONS), (1, HALO_ITERATIONS)], "one kernel per GPU and iteration")
+    system = os.path.join(os.path.dirname(t.path), "halo_system.json")
+    with open(system, "w") as f:
+        json.dump(HALO_SYSTEM, f)
+    result = subprocess.run([APPTRACER, "whatif", t.path, "--system", system, "--peer-copies", "--json", "-"],
+                            capture_output=True, text=True)
+    c.equal(result.returncode, 0, f"apptracer whatif --peer-copies ({result.stderr.strip()})")
+    if result.returncode != 0:
+        return
+    whatif = json.loads(result.stdout)
+    relays = 2 * HALO_ITERATIONS
+    c.expect(f"--peer-copies: {relays} relay(s) through host memory ({relays} MiB) became peer copies; "
+             "their copies to the GPU take no time" in whatif["notes"], f"every pair a relay: {whatif['notes']}")
+    by_path = {}
+    for transfer in whatif["transfers"]:
+        by_path[transfer["whatif_path"]] = by_path.get(transfer["whatif_path"], 0) + transfer["copies"]
+    c.equal([by_path.get(f"PtoP.peer.gpu{a}.gpu{1 - a}") for a in (0, 1)], [HALO_ITERATIONS] * 2,
+            "each GPU's halos sent peer to peer")
+    work = next((p for p in whatif["phases"] if p["name"] == "period 2"), None)
+    c.expect(work is not None and work["detail"] == "until cudaStreamSynchronize",
+             f"the exchange is period 2, ended by its stream synchronization: {whatif['phases']}")
+    if work is not None:
+        c.expect(work["predicted_ns"] < work["baseline_ns"],
+                 f"peer to peer at 100 GB/s beats the host at 20: {work}")
+
+
+def check_whatif_halo_peer(c, t):
+    """Peer to peer: each GPU copies the other's halo in, one copy per
+    iteration, and nothing goes through the host in the exchange."""
+    rows = t.rows("SELECT src_device, dst_device, count(*) FROM memcpys WHERE bytes = ? "
+                  "GROUP BY src_device, dst_device ORDER BY src_device", MiB)
+    c.equal(rows, [(0, 1, HALO_ITERATIONS), (1, 0, HALO_ITERATIONS)], "one peer copy each way per iteration")
+
+
 def check_diagnosis(rule, bad, more=None):
     """The bad program has a `rule` finding (with a cost, a fix and its rows);
     its fixed twin has none. `more(c, findings)` checks the bad one further."""
@@ -1195,6 +1259,9 @@ CASES = {
     "whatif_managed_prefetch": Case(check_whatif_managed(True), "whatif_managed",
                                     ["--rounds", str(MANAGED_ROUNDS), "--mib", "8", "--work", "5", "--prefetch", "1"],
                                     timing_lines="work_ms", record_args=UM_ALL),
+    "whatif_halo": Case(check_whatif_halo, "whatif_halo", HALO_ARGS, timing_lines="work_ms"),
+    "whatif_halo_peer": Case(check_whatif_halo_peer, "whatif_halo", HALO_ARGS + ["--peer", "1"],
+                             timing_lines="work_ms"),
     # Migrations and page faults are recorded only when asked for (--unified-memory).
     "um_default": Case(check_um_default, "um_bandwidth", um_args(), timing_lines=UM_TIMING,
                        record_args=UM_ALL),

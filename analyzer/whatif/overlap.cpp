@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "apptracer/saturating.h"
+#include "analyzer/whatif/op_index.h"
 
 namespace apptracer::whatif {
 
@@ -17,38 +18,6 @@ using dvdg::Graph;
 
 // An op's stream as the recording had it, or a moved copy's copy lane.
 using LaneKey = std::tuple<std::optional<int64_t>, std::optional<int64_t>, int>;
-
-// Replay ops by what the DVDG calls them: (kind, row id).
-class OpIndex {
- public:
-  explicit OpIndex(const ReplayInput& input) {
-    for (uint32_t i = 0; i < input.ops.size(); ++i) {
-      const ReplayOp& op = input.ops[i];
-      if (op.kind == OpKind::EventRecord || op.kind == OpKind::EventWait) continue;
-      index_.emplace(std::make_pair(op.kind, op.source_id), i);
-    }
-  }
-  std::optional<uint32_t> find(const dvdg::Op& op) const {
-    std::optional<OpKind> kind;
-    switch (op.kind) {
-      case OpKind::Kernel:
-      case OpKind::Copy:
-      case OpKind::Memset: kind = op.kind; break;
-      // A prefetch's migration is its own op; others happen inside GPU work.
-      case OpKind::Migration:
-        if (op.caused_by == dvdg::Op::kNoOp) kind = OpKind::Prefetch;
-        break;
-      default: break;
-    }
-    if (!kind) return std::nullopt;
-    auto found = index_.find({*kind, op.source_id});
-    if (found == index_.end()) return std::nullopt;
-    return found->second;
-  }
-
- private:
-  std::map<std::pair<OpKind, int64_t>, uint32_t> index_;
-};
 
 // For each value: the values it replaced (those that held its bytes just
 // before it; a chunk written into a buffer replaces what held that chunk, not

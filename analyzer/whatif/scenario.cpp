@@ -131,8 +131,16 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
       t.duration[i] = saturating_round(own);
       continue;
     }
-    std::optional<LinkPath> wanted = wanted_path(op, scenario);
-    if (op.kind == OpKind::Copy && scenario.pin && from_pageable(op)) {
+    const PeerRelayPlan* relays = scenario.peer_relays;
+    if (relays && relays->relayed_by[i] >= 0) {
+      // Its bytes came with the peer copy it waits for: nothing left to move.
+      t.duration[i] = t.launch[i] = t.gap[i] = t.lane_gap[i] = 0;
+      out.transfers[i] = {kSentPeerToPeer, kSentPeerToPeer, false};
+      continue;
+    }
+    bool to_peer = relays && relays->peer_path[i];
+    std::optional<LinkPath> wanted = to_peer ? relays->peer_path[i] : wanted_path(op, scenario);
+    if (op.kind == OpKind::Copy && (scenario.pin || to_peer) && from_pageable(op)) {
       // No longer staged by the host: issued like the trace's other copies.
       t.launch[i] = recorded.typical.copy_launch_ns;
       if (op.call >= 0) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/whatif/peer_relays.h"
 #include "analyzer/whatif/recorded.h"
 #include "analyzer/whatif/replay_graph.h"
 #include "analyzer/whatif/replay_input.h"
@@ -38,6 +39,9 @@ struct Scenario {
   // the same kernel on resident pages) and gains the prefetch's time
   // (prefetch.HtoD), which runs before it in stream order.
   bool prefetch_managed = false;
+  // --peer-copies: relays through host memory between GPUs sent peer to
+  // peer (peer_relays.h); nullptr: none.
+  const PeerRelayPlan* peer_relays = nullptr;
 };
 
 // What --prefetch-managed changed.

@@ -9,6 +9,7 @@
 #include "analyzer/dvdg/graph_builder.h"
 #include "analyzer/model/link_override.h"
 #include "analyzer/whatif/overlap.h"
+#include "analyzer/whatif/peer_relays.h"
 #include "analyzer/whatif/recorded.h"
 #include "analyzer/whatif/replay_graph.h"
 #include "analyzer/whatif/replay_input.h"
@@ -197,6 +198,14 @@ void add_machine_note(const ReplayInput& input, const model::SystemModel& system
                   system.machine.gpus.front().name + ": its baseline is not the recording's machine");
 }
 
+dvdg::Graph read_dvdg(trace::Trace& trace) {
+  try {
+    return dvdg::build_graph_from_trace(trace);
+  } catch (const SqliteError& error) {
+    throw TraceError(trace.path() + ": damaged or incomplete trace (" + error.what() + ")");
+  }
+}
+
 // The path names to show for copies on the critical path.
 std::vector<std::string> copy_names(const ScenarioTiming& timing) {
   std::vector<std::string> names;
@@ -208,7 +217,7 @@ std::vector<std::string> copy_names(const ScenarioTiming& timing) {
 
 bool WhatifOptions::changes_anything() const {
   return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0 ||
-         prefetch_managed;
+         prefetch_managed || peer_copies;
 }
 
 std::vector<std::string> WhatifOptions::describe() const {
@@ -219,6 +228,7 @@ std::vector<std::string> WhatifOptions::describe() const {
   for (const std::string& link : links) words.push_back("--link " + link);
   if (overlap) words.push_back("--overlap");
   if (prefetch_managed) words.push_back("--prefetch-managed");
+  if (peer_copies) words.push_back("--peer-copies");
   if (kernel_scale != 1.0) {
     std::ostringstream scale;
     scale << kernel_scale;
@@ -269,19 +279,23 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   what.prefetch_managed = options.prefetch_managed;
   GraphOptions what_options;
   what_options.blocking = blocking_copies(input, options.pin);
+  dvdg::Graph graph;
+  if (options.overlap || options.peer_copies) graph = read_dvdg(trace);
   if (options.overlap) {
-    dvdg::Graph graph;
-    try {
-      graph = dvdg::build_graph_from_trace(trace);
-    } catch (const SqliteError& error) {
-      throw TraceError(trace_path + ": damaged or incomplete trace (" + error.what() + ")");
-    }
     OverlapPlan plan = plan_overlap(input, graph);
     what_options.moved = plan.moved;
     what_options.data = plan.data;
     result.notes.push_back("--overlap: " + std::to_string(plan.moved_copies) +
                            " cop" + (plan.moved_copies == 1 ? "y" : "ies") +
                            " moved off the streams of their kernels");
+  }
+  const std::string& whatif_system = options.system2_path.empty() ? options.system_path : options.system2_path;
+  PeerRelayPlan relays;
+  if (options.peer_copies) {
+    relays = plan_peer_relays(input, graph, changed);
+    apply_peer_relays(relays, input, what_options);
+    what.peer_relays = &relays;
+    add_peer_relay_notes(relays, whatif_system, result.notes);
   }
   ReplayGraph what_graph = options.changes_anything() ? build_replay_graph(input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
@@ -298,7 +312,6 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   add_kept_note(result.transfers, false, options.system_path, result.notes);
   add_duplex_notes(base, baseline, false, options.system_path, result.notes);
   if (options.changes_anything()) {
-    const std::string& whatif_system = options.system2_path.empty() ? options.system_path : options.system2_path;
     add_kept_note(result.transfers, true, whatif_system, result.notes);
     add_duplex_notes(what_timing, predicted, true, whatif_system, result.notes);
   }

@@ -86,6 +86,9 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--prefetch-managed", options->whatif.prefetch_managed,
                 "What-if: managed memory kernels faulted in on demand is prefetched before them "
                 "(a trace recorded with --unified-memory)");
+  cmd->add_flag("--peer-copies", options->whatif.peer_copies,
+                "What-if: data one GPU sends another through host memory (a copy to the host, then to "
+                "the other GPU) goes peer to peer instead");
   cmd->add_option("--json", options->json, "Write the result as JSON to FILE ('-': standard output)")
       ->type_name("FILE");
   cmd->add_flag("--store", options->store,

@@ -9,14 +9,6 @@ namespace {
 
 class Overlap : public WhatifTest {
  public:
-  int64_t buffer(AllocKind kind, int64_t address, int64_t bytes) {
-    testing::AllocationRow row;
-    row.kind = kind;
-    row.address = address;
-    row.bytes = bytes;
-    row.device = kind == AllocKind::Device ? std::optional<int64_t>(0) : std::nullopt;
-    return trace_->add(row);
-  }
   void argument(int64_t kernel_id, int index, int64_t alloc, AccessKind access,
                 int64_t alloc_offset = 0) {
     testing::KernelArgRow row;
@@ -64,6 +56,38 @@ TEST_F(Overlap, AnIndependentCopyRunsBesideTheKernelBeforeIt) {
   // lanes of the stream and returns its tail (10) later.
   EXPECT_EQ(result.predicted_ns, 2045);
   EXPECT_EQ(result.notes.front(), "--overlap: 1 copy moved off the streams of their kernels");
+}
+
+// Two copies to the GPU with a kernel between them on one stream: the
+// second waited the stream's turnaround (5) after the kernel. Moved to the
+// HtoD copy lane, it follows the first copy as its copy engine frees, with
+// no turnaround: it needs nothing the kernel touches.
+TEST_F(Overlap, AMovedCopyStartsAsTheCopyBeforeItOnItsLaneEnds) {
+  write_system({"HtoD.pinned.node0.gpu0 0 1"});
+  int64_t a_h = buffer(AllocKind::PinnedHost, 0x900000, 1000);
+  int64_t a_d = buffer(AllocKind::Device, 0x10000, 4096);
+  int64_t b_h = buffer(AllocKind::PinnedHost, 0xa00000, 2000);
+  int64_t b_d = buffer(AllocKind::Device, 0x20000, 4096);
+  int64_t c_d = buffer(AllocKind::Device, 0x30000, 4096);
+  Copy first{CopyKind::HtoD, MemoryKind::Pinned, 1000};
+  first.src_alloc = a_h;
+  first.dst_alloc = a_d;
+  copy(call("cudaMemcpyAsync", 0, 10), first, 0, 10, 1010);
+  int64_t k = kernel(call("cudaLaunchKernel", 20, 30), 20, 1015, 2015);
+  argument(k, 0, a_d, AccessKind::Read);
+  argument(k, 1, c_d, AccessKind::Write);
+  Copy second{CopyKind::HtoD, MemoryKind::Pinned, 2000};
+  second.src_alloc = b_h;
+  second.dst_alloc = b_d;
+  copy(call("cudaMemcpyAsync", 40, 50), second, 40, 2020, 4020);
+  sync(call("cudaDeviceSynchronize", 60, 4030), SyncKind::Device, 60, 4030);
+  EXPECT_EQ(run().baseline_ns, 4030);
+
+  WhatifOptions options;
+  options.overlap = true;
+  WhatifResult result = run(options);
+  // The second copy [1010, 3010]; the sync returns its tail (10) after it.
+  EXPECT_EQ(result.predicted_ns, 3020);
 }
 
 TEST_F(Overlap, ACopyOfWhatAKernelWroteStillWaitsForIt) {

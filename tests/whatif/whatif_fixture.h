@@ -44,12 +44,12 @@ class WhatifTest : public ::testing::Test {
   }
 
   int64_t kernel(int64_t correlation, int64_t issue, int64_t gpu_start, int64_t gpu_end, int64_t stream = 7,
-                 const std::string& name = "work") {
+                 const std::string& name = "work", int64_t device = 0) {
     testing::KernelRow row;
     row.call_correlation_id = correlation;
     row.mangled_name = "_Z" + name;
     row.demangled_name = name;
-    row.device = 0;
+    row.device = device;
     row.stream = stream;
     row.api_start_ns = issue;
     row.gpu_start_ns = gpu_start;
@@ -57,7 +57,7 @@ class WhatifTest : public ::testing::Test {
     return trace_->add(row);
   }
 
-  // A copy between the host (memory `host`) and GPU 0.
+  // A copy between the host (memory `host`) and GPU `device`.
   struct Copy {
     Copy(CopyKind kind, MemoryKind host, int64_t bytes, bool async = true, int64_t stream = 7)
         : kind(kind), host(host), bytes(bytes), async(async), stream(stream) {}
@@ -69,6 +69,7 @@ class WhatifTest : public ::testing::Test {
     std::optional<int64_t> src_alloc, dst_alloc;
     int64_t src_offset = 0, dst_offset = 0;  // into src_alloc, dst_alloc
     std::optional<int64_t> untouched_pages;  // of 16 sampled at the destination as the call began
+    int64_t device = 0;
   };
   int64_t copy(int64_t correlation, const Copy& c, int64_t issue, int64_t gpu_start, int64_t gpu_end) {
     testing::MemcpyRow row;
@@ -78,8 +79,8 @@ class WhatifTest : public ::testing::Test {
     bool to_device = c.kind == CopyKind::HtoD;
     row.src_memory = to_device ? c.host : MemoryKind::Device;
     row.dst_memory = to_device ? MemoryKind::Device : c.host;
-    row.src_device = to_device ? std::nullopt : std::optional<int64_t>(0);
-    row.dst_device = to_device ? std::optional<int64_t>(0) : std::nullopt;
+    row.src_device = to_device ? std::nullopt : std::optional<int64_t>(c.device);
+    row.dst_device = to_device ? std::optional<int64_t>(c.device) : std::nullopt;
     (to_device ? row.src_numa_node : row.dst_numa_node) = 0;
     row.src_alloc_id = c.src_alloc;
     row.dst_alloc_id = c.dst_alloc;
@@ -98,11 +99,12 @@ class WhatifTest : public ::testing::Test {
   }
 
   void sync(int64_t correlation, SyncKind kind, int64_t start, int64_t end,
-            std::optional<int64_t> stream = std::nullopt, std::optional<int64_t> event = std::nullopt) {
+            std::optional<int64_t> stream = std::nullopt, std::optional<int64_t> event = std::nullopt,
+            int64_t device = 0) {
     testing::SyncRow row;
     row.call_correlation_id = correlation;
     row.kind = kind;
-    row.device = 0;
+    row.device = device;
     row.stream = stream;
     row.event_handle = event;
     row.start_ns = start;
@@ -110,14 +112,26 @@ class WhatifTest : public ::testing::Test {
     trace_->add(row);
   }
 
-  void event(int64_t correlation, StreamEventKind kind, int64_t handle, int64_t stream, int64_t ns) {
+  void event(int64_t correlation, StreamEventKind kind, int64_t handle, int64_t stream, int64_t ns,
+             int64_t device = 0) {
     testing::StreamEventRow row;
+    row.device = device;
     row.call_correlation_id = correlation;
     row.kind = kind;
     row.event_handle = handle;
     row.stream = stream;
     row.ns = ns;
     trace_->add(row);
+  }
+
+  // An allocation (device memory on GPU `device`); returns its id.
+  int64_t buffer(AllocKind kind, int64_t address, int64_t bytes, int64_t device = 0) {
+    testing::AllocationRow row;
+    row.kind = kind;
+    row.address = address;
+    row.bytes = bytes;
+    row.device = kind == AllocKind::Device ? std::optional<int64_t>(device) : std::nullopt;
+    return trace_->add(row);
   }
 
   // One path per line: "NAME LATENCY_NS GBPS [DUPLEX]" (GB/s = bytes per ns;
