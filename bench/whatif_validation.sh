@@ -346,50 +346,43 @@ find_apptracer() {
   exit 2
 }
 
+# The options after a mode's operands (each mode uses those it names).
+label="" results="" apptracer=""
+parse_options() {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --label) label=${2:?--label needs a name}; shift ;;
+      --results) results=${2:?--results needs a file}; shift ;;
+      --apptracer) apptracer=${2:?--apptracer needs a path}; shift ;;
+      *) usage ;;
+    esac
+    shift
+  done
+}
+
 [ $# -ge 1 ] || usage
 mode=$1
 shift
 case $mode in
   measure)
     [ $# -ge 2 ] || usage
-    dist=$1 out=$2 label="" results=""
+    dist=$1 out=$2
     shift 2
-    while [ $# -gt 0 ]; do
-      case $1 in
-        --label) label=${2:?--label needs a name}; shift ;;
-        --results) results=${2:?--results needs a file}; shift ;;
-        *) usage ;;
-      esac
-      shift
-    done
+    parse_options "$@"
     measure "$dist" "$out" "$label" "$results"
     ;;
   predict)
     [ $# -ge 1 ] || usage
-    dir=$(cd "$1" && pwd) results="" apptracer=""
+    dir=$(cd "$1" && pwd)
     shift
-    while [ $# -gt 0 ]; do
-      case $1 in
-        --apptracer) apptracer=${2:?--apptracer needs a path}; shift ;;
-        --results) results=${2:?--results needs a file}; shift ;;
-        *) usage ;;
-      esac
-      shift
-    done
+    parse_options "$@"
     predict_all "$dir" "$(find_apptracer "$apptracer")" "$results"
     ;;
   compare)
     [ $# -ge 2 ] || usage
-    a=$(cd "$1" && pwd) b=$(cd "$2" && pwd) results="" apptracer=""
+    a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
     shift 2
-    while [ $# -gt 0 ]; do
-      case $1 in
-        --apptracer) apptracer=${2:?--apptracer needs a path}; shift ;;
-        --results) results=${2:?--results needs a file}; shift ;;
-        *) usage ;;
-      esac
-      shift
-    done
+    parse_options "$@"
     compare "$a" "$b" "$(find_apptracer "$apptracer")" "$results"
     ;;
   *) usage ;;
