@@ -16,6 +16,7 @@
 #include "analyzer/report/time_breakdown.h"
 #include "analyzer/diagnose/trace_facts.h"
 #include "analyzer/report/unified_memory_moves.h"
+#include "analyzer/trace/remote_kernel_traffic.h"
 
 namespace apptracer::report {
 
@@ -99,6 +100,20 @@ json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
           {"devices", devices},
           {"time", where_time_went(facts, moves)},
           {"paths", by_path}};
+}
+
+// Kernels' loads and stores in another GPU's or pinned host memory, per
+// path: bytes no copy moved.
+json kernel_traffic(trace::Trace& trace) {
+  json rows = json::array();
+  for (const trace::TrafficTotal& total : trace::traffic_by_path(trace::remote_kernel_traffic(trace))) {
+    rows.push_back({{"path", total.path},
+                    {"kind", total.kind},
+                    {"kernels", total.kernels},
+                    {"bytes", total.bytes},
+                    {"bytes_are", trace::bytes_are(total.exact)}});
+  }
+  return rows;
 }
 
 json top_kernels(const TraceFacts& facts) {
@@ -376,6 +391,7 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
           {"link_model", model.name},
           {"findings", findings},
           {"summary", summary(facts, moves, *model.cost)},
+          {"kernel_traffic", kernel_traffic(trace)},
           {"kernels", top_kernels(facts)},
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory_series(facts)},

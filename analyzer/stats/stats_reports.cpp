@@ -20,6 +20,10 @@ const std::vector<StatsReport>& stats_reports() {
        one_table<kernels_report>},
       {"copies", "copies by kind and memory kinds: bytes, time, achieved bandwidth",
        one_table<copies_report>},
+      {"kernel_traffic",
+       "kernels' loads and stores in another GPU's memory or pinned host memory, by path: bytes "
+       "exact (record --exact) or a bound (pointer arguments to their allocations' ends)",
+       kernel_traffic_report},
       {"memsets", "memsets by memory kind: bytes, time, achieved bandwidth",
        one_table<memsets_report>},
       {"allocations", "allocations by place and kind: bytes, peak live bytes",

@@ -35,6 +35,9 @@ Table processes_report(trace::Trace& trace);
 Table api_calls_report(trace::Trace& trace);
 Table kernels_report(trace::Trace& trace);
 Table copies_report(trace::Trace& trace);
+// Kernels' loads and stores over peer and host paths, per path: bytes exact
+// (--exact) or a bound; a note when no kernel reached such memory.
+ReportOutput kernel_traffic_report(trace::Trace& trace);
 Table memsets_report(trace::Trace& trace);
 Table allocations_report(trace::Trace& trace);
 Table buffers_report(trace::Trace& trace);

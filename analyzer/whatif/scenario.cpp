@@ -6,6 +6,7 @@
 
 #include "apptracer/saturating.h"
 #include "analyzer/model/copy_path.h"
+#include "analyzer/whatif/kernel_traffic.h"
 
 namespace apptracer::whatif {
 
@@ -128,6 +129,7 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
       if (scenario.prefetch_managed && op.faulted_in_bytes > 0 && op.device) {
         own = prefetched_kernel_ns(op, own, *scenario.system, out.prefetch);
       }
+      if (scenario.kernel_traffic) own = scenario.kernel_traffic->kernel_ns(op.source_id, own);
       t.duration[i] = saturating_round(own);
       continue;
     }

@@ -11,7 +11,9 @@
 // the other way over the same GPU's host link runs, a copy keeps its path's
 // duplex share of its speed (timeline.h; prefetches, whose paths have none,
 // keep all of it). Kernels keep their recorded durations (times
-// --kernel-scale); memsets theirs.
+// --kernel-scale), less or plus what their loads and stores over a peer or
+// host path gain or lose where the scenario prices it differently
+// (kernel_traffic.h); memsets theirs.
 #pragma once
 
 #include <optional>
@@ -26,6 +28,8 @@
 #include "analyzer/whatif/replay_timeline.h"
 
 namespace apptracer::whatif {
+
+class KernelTraffic;
 
 struct Scenario {
   const model::SystemModel* system = nullptr;  // nullptr: copies keep their recorded times
@@ -42,6 +46,8 @@ struct Scenario {
   // --peer-copies: relays through host memory between GPUs sent peer to
   // peer (peer_relays.h); nullptr: none.
   const PeerRelayPlan* peer_relays = nullptr;
+  // Kernels' loads and stores over peer and host paths, repriced (kernel_traffic.h).
+  const KernelTraffic* kernel_traffic = nullptr;
 };
 
 // What --prefetch-managed changed.

@@ -8,6 +8,8 @@
 #include "apptracer/saturating.h"
 #include "analyzer/dvdg/graph_builder.h"
 #include "analyzer/model/link_override.h"
+#include "analyzer/trace/remote_kernel_traffic.h"
+#include "analyzer/whatif/kernel_traffic.h"
 #include "analyzer/whatif/overlap.h"
 #include "analyzer/whatif/peer_relays.h"
 #include "analyzer/whatif/recorded.h"
@@ -105,7 +107,7 @@ void add_kept_note(const std::vector<TransferSummary>& transfers, bool whatif, c
   for (const TransferSummary& t : transfers) {
     const std::string& by = whatif ? t.whatif_by : t.baseline_by;
     const std::string& path = whatif ? t.whatif_path : t.path;
-    if (!by.empty()) continue;
+    if (!by.empty() || t.kernel_traffic) continue;
     kept += t.copies;
     kinds.insert(path.empty() ? t.kind : path);
   }
@@ -277,6 +279,8 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   what.overlap = options.overlap;
   what.kernel_scale = options.kernel_scale;
   what.prefetch_managed = options.prefetch_managed;
+  KernelTraffic kernel_traffic(trace::remote_kernel_traffic(trace), system, changed, options.numa_node);
+  if (options.changes_anything()) what.kernel_traffic = &kernel_traffic;
   GraphOptions what_options;
   what_options.blocking = blocking_copies(input, options.pin);
   dvdg::Graph graph;
@@ -307,6 +311,10 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   result.predicted_ns = elapsed_ns(predicted.first_ns, predicted.last_ns);
   result.phases = phases(input, {&recording, &baseline, &predicted});
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
+  for (TransferSummary& row :
+       kernel_traffic_summaries(kernel_traffic, input, recorded_graph, recorded, baseline, predicted)) {
+    result.transfers.push_back(std::move(row));
+  }
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);
@@ -314,6 +322,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   if (options.changes_anything()) {
     add_kept_note(result.transfers, true, whatif_system, result.notes);
     add_duplex_notes(what_timing, predicted, true, whatif_system, result.notes);
+    add_kernel_traffic_notes(kernel_traffic, options.system_path, whatif_system, result.notes);
   }
   add_fallback_notes(result.transfers, result.notes);
   if (system.machine.quick) result.notes.push_back(options.system_path + " was measured with links --quick");

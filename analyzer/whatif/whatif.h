@@ -38,10 +38,14 @@ struct WhatifOptions {
   std::vector<std::string> describe() const;
 };
 
-// Copies of one path: what they took and would take.
+// Copies of one path: what they took and would take. Or kernels' loads or
+// stores over it (kernel_traffic.h): `copies` counts the kernels, the times
+// are their durations.
 struct TransferSummary {
   std::string path;          // their path as recorded ("" for copies no path models: see kind)
-  std::string kind;          // copy kind and memory, e.g. "HtoD pageable -> device"
+  std::string kind;          // copy kind and memory, e.g. "HtoD pageable -> device"; "kernel peer stores"
+  bool kernel_traffic = false;
+  bool bytes_bound = false;  // kernel traffic: the bytes are an upper bound (no --exact)
   std::string baseline_by;   // the measured path that priced them, "" none (recorded time kept)
   std::string whatif_path;   // their path in the what-if
   std::string whatif_by;

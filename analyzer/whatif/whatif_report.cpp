@@ -14,6 +14,12 @@ Cell ms(int64_t ns) { return Cell(static_cast<double>(ns) / 1e6); }
 
 Cell ratio(int64_t a, int64_t b) { return b == 0 ? Cell() : Cell(static_cast<double>(a) / static_cast<double>(b)); }
 
+// Copies by their path (or kind); kernels' traffic by its path and kind.
+std::string transfer_label(const TransferSummary& t) {
+  if (t.kernel_traffic) return t.path + " (" + t.kind + (t.bytes_bound ? ", bytes a bound)" : ")");
+  return t.path.empty() ? t.kind : t.path;
+}
+
 Table time_table(const WhatifResult& r) {
   Table table{"time", {"phase", "count", "recorded (ms)", "baseline (ms)", "what-if (ms)", "what-if / recorded"}, {}};
   table.rows.push_back({std::string("total"), Cell(int64_t{1}), ms(r.recorded_ns), ms(r.baseline_ns),
@@ -32,7 +38,7 @@ Table transfer_table(const WhatifResult& r) {
                "priced by"},
               {}};
   for (const TransferSummary& t : r.transfers) {
-    table.rows.push_back({t.path.empty() ? t.kind : t.path, Cell(t.copies),
+    table.rows.push_back({transfer_label(t), Cell(t.copies),
                           Cell(static_cast<double>(t.bytes) / (1 << 20)), ms(t.recorded_ns), ms(t.baseline_ns),
                           ms(t.predicted_ns), t.whatif_path, t.whatif_by.empty() ? "(recorded)" : t.whatif_by});
   }
@@ -71,7 +77,7 @@ void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
   for (const std::string& change : r.changes) changes += (changes.empty() ? "" : " ") + change;
   out << "what-if:  " << (changes.empty() ? "no changes (= baseline)" : changes) << "\n\n";
   write_tables(out, {time_table(r)}, OutputFormat::Table);
-  out << "\ntransfers: sums of their durations\n";
+  out << "\ntransfers: sums of their durations (kernels' loads and stores over a path: the kernels')\n";
   write_tables(out, {transfer_table(r)}, OutputFormat::Table);
   out << "\ncritical path of the what-if: " << static_cast<double>(r.predicted_ns) / 1e6 << " ms in "
       << r.critical_path.steps.size()
@@ -99,6 +105,8 @@ std::string whatif_json(const WhatifResult& r, size_t max_steps) {
   for (const TransferSummary& t : r.transfers) {
     transfers.push_back({{"path", t.path},
                          {"kind", t.kind},
+                         {"kernel_traffic", t.kernel_traffic},
+                         {"bytes_bound", t.bytes_bound},
                          {"baseline_by", t.baseline_by},
                          {"whatif_path", t.whatif_path},
                          {"whatif_by", t.whatif_by},

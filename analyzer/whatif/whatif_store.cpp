@@ -26,12 +26,19 @@ std::string joined(const std::vector<std::string>& parts, const char* separator)
 
 OptText optional_text(const std::string& text) { return text.empty() ? OptText() : OptText(text); }
 
-// The whatif tables, created the first time a what-if is stored.
+// The whatif tables, created the first time a what-if is stored. Tables an
+// older apptracer stored get the columns declared since (each may be NULL).
 void create_tables(Database& db) {
   bool describe = db.has_table("schema_tables");
   for (const TableInfo* table : tables_with_role(TableRole::Analysis)) {
-    if (table->name.rfind("whatif_", 0) == 0 && !db.has_table(table->name)) {
+    if (table->name.rfind("whatif_", 0) != 0) continue;
+    if (!db.has_table(table->name)) {
       db.exec(analysis_table_sql(*table, describe));
+      continue;
+    }
+    for (const ColumnInfo& column : table->columns) {
+      if (!db.has_column(table->name, column.name))
+        db.exec("ALTER TABLE " + table->name + " ADD COLUMN \"" + column.name + "\" " + column.sql_type);
     }
   }
 }
@@ -91,6 +98,10 @@ int64_t store_whatif(Database& db, const WhatifResult& result) {
       WhatifTransferRow row;
       row.run_id = run_id;
       row.path = t.path.empty() ? t.kind : t.path;
+      if (t.kernel_traffic) {
+        row.kernel_traffic = t.kind;
+        row.bytes_bound = t.bytes_bound ? 1 : 0;
+      }
       row.baseline_by = optional_text(t.baseline_by);
       row.whatif_path = optional_text(t.whatif_path);
       row.whatif_by = optional_text(t.whatif_by);

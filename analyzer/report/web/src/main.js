@@ -80,11 +80,17 @@ function summary() {
       s.paths.map((p) => [p.path, p.count, p.bytes, p.time_ns, p.gbps, p.peak_gbps]),
       { bytes, 'GPU time': ns, achieved: gbps, peak: gbps })
     : empty('No copies.');
+  const kernelTraffic = data.kernel_traffic.length
+    ? [el('h3', { text: 'Kernel loads and stores over a path' }),
+      el('p', { class: 'note', text: 'Bytes kernels read or wrote in another GPU\'s memory (peer access) or in pinned host memory, which no copy moved: exact with apptracer record --exact, else a bound (each pointer argument reaching to its allocation\'s end).' }),
+      table(['path', 'kind', 'kernels', 'bytes', 'bytes are'],
+        data.kernel_traffic.map((k) => [k.path, k.kind, k.kernels, k.bytes, k.bytes_are]), { bytes })]
+    : [];
   return section('summary', 'Summary', el('div', { class: 'cards' }, cards),
     el('h3', { text: 'Where the time went' }),
     el('p', { class: 'note', text: 'GPU and host times overlap (the host waits while the GPU works): each is a share of the traced time.' }),
     whereTheTimeWent(s),
-    el('h3', { text: 'Bytes moved per path' }), paths);
+    el('h3', { text: 'Bytes moved per path' }), paths, ...kernelTraffic);
 }
 
 // `apptracer diff` of this trace (A) with another (B): its tables as it prints them.
