@@ -314,6 +314,45 @@ def check_peer_copy(c, t):
     c.equal(rows, [(8 * MiB, 0, 1, 1, 1)], "one peer copy between resolved allocations")
 
 
+def check_peer_store(exact):
+    """GPU 0's kernels store 16 MiB into GPU 1's buffer and read it back over
+    peer access: their arguments resolve to GPU 1's allocation, and `stats
+    --report kernel_traffic` puts the bytes on the peer paths (exact under
+    --exact; else a bound: the store's non-const pointer may read too)."""
+    def check(c, t):
+        on1 = t.rows("SELECT id FROM allocations WHERE kind = ? AND device = 1 AND bytes = ?",
+                     DEVICE, 16 * MiB)
+        c.equal(len(on1), 1, "GPU 1's 16 MiB buffer")
+        if not on1:
+            return
+        on1 = on1[0][0]
+        kernels = t.rows("SELECT k.id, k.device, d.text FROM kernels k JOIN strings d ON d.id = k.demangled_id "
+                         "ORDER BY k.api_start_ns")
+        c.equal([(device, name.split("(")[0]) for _, device, name in kernels],
+                [(0, "store_values"), (0, "sum_values")], "both kernels on GPU 0")
+        for kernel_id, _, name in kernels:
+            args = t.rows("SELECT alloc_id, alloc_offset FROM kernel_args WHERE kernel_id = ? AND offset = 0",
+                          kernel_id)
+            c.equal(args, [(on1, 0)], f"{name}: its pointer resolves to GPU 1's buffer")
+        report = subprocess.run([APPTRACER, "stats", "--report", "kernel_traffic", "--format", "csv", t.path],
+                                capture_output=True, text=True)
+        c.equal(report.returncode, 0, f"stats --report kernel_traffic: {report.stderr.strip()}")
+        lines = [line for line in csv.reader(report.stdout.splitlines()) if line]
+        header = next((line for line in lines if line[0] == "path"), [])
+        rows = {(r["path"], r["kind"]): r for r in (dict(zip(header, line)) for line in lines)
+                if r.get("path") != "path"}
+        bytes_are = "exact" if exact else "bound"
+        store = rows.get(("PtoP.peer.gpu0.gpu1", "kernel peer stores"), {})
+        c.equal((store.get("kernels"), store.get("bytes"), store.get("bytes_are")),
+                ("1", str(16 * MiB), bytes_are), f"16 MiB stored from GPU 0 into GPU 1: {report.stdout}")
+        load = rows.get(("PtoP.peer.gpu1.gpu0", "kernel peer loads"), {})
+        # Without --exact the store's pointer (not const) may have read the buffer too.
+        c.equal((load.get("kernels"), load.get("bytes"), load.get("bytes_are")),
+                ("1", str(16 * MiB), "exact") if exact else ("2", str(32 * MiB), "bound"),
+                f"the read back over GPU 1 -> GPU 0: {report.stdout}")
+    return check
+
+
 FORK_SIZES = {1 * MiB, 2 * MiB, 4 * MiB}
 
 
@@ -1227,6 +1266,8 @@ CASES = {
     "multithreaded": Case(check_multithreaded),
     "failing_call": Case(check_failing_call, common=False),
     "peer_copy": Case(check_peer_copy),
+    "peer_store": Case(check_peer_store(False)),
+    "peer_store_exact": Case(check_peer_store(True), "peer_store", record_args=["--exact"]),
     "forking": Case(check_forking_ending("complete")),
     "forking_term": Case(check_forking_ending("incomplete", "signal 15"), "forking", ["--term"]),
     "exit_from_thread": Case(check_exit_status("complete"), "exit_paths", ["thread-exit"]),

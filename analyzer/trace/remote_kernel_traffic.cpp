@@ -89,6 +89,10 @@ class KernelSpans {
       same->bytes = saturating_add(same->bytes, bytes);
       same->exact = same->exact && !approximate;
     }
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+              [](const RemoteTraffic& a, const RemoteTraffic& b) {
+                return std::make_pair(a.path.name(), a.stores) < std::make_pair(b.path.name(), b.stores);
+              });
   }
 
  private:

@@ -47,6 +47,22 @@ TEST_F(ReportData, SectionsFromATrace) {
   EXPECT_EQ(data["analyses"].size(), 8u);
 }
 
+// A kernel reading pinned host memory in place: bytes over the host path that
+// no copy moved, listed beside the copies' paths (a bound: its pointer's reach).
+TEST_F(ReportData, KernelTrafficOverAPathIsListed) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+  kernel("gather", 200'000, 50'000, {{host, A::Read}});
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  ASSERT_EQ(data["kernel_traffic"].size(), 1u) << data["kernel_traffic"].dump();
+  const auto& row = data["kernel_traffic"][0];
+  EXPECT_EQ(row["path"], "HtoD.pinned.gpu0");
+  EXPECT_EQ(row["kind"], "kernel host loads");
+  EXPECT_EQ(row["kernels"], 1);
+  EXPECT_EQ(row["bytes"], 1'000'000);
+  EXPECT_EQ(row["bytes_are"], "bound");
+}
+
 // The page's times count from the trace's start (meta start_ns), which it names.
 TEST_F(ReportData, TimesCountFromTheTracesStart) {
   trace.set_meta("start_ns", "4000");
