@@ -1,6 +1,7 @@
 #include "analyzer/trace/remote_kernel_traffic.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <tuple>

@@ -6,6 +6,9 @@
 // is chosen so 16 MiB take 1 ms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <stdexcept>
+
 #include "whatif_fixture.h"
 
 namespace apptracer::whatif {
