@@ -54,8 +54,7 @@ double KernelTraffic::kernel_ns(int64_t kernel_id, double own_ns) const {
 }
 
 std::vector<TransferSummary> kernel_traffic_summaries(const KernelTraffic& traffic, const ReplayInput& input,
-                                                      const ReplayGraph& graph, const RecordedTiming& recorded,
-                                                      const Timeline& baseline, const Timeline& whatif) {
+                                                      const ReplayGraph& graph, const RecordedTiming& recorded) {
   std::unordered_map<int64_t, uint32_t> kernel_ops;  // kernels.id -> op
   for (uint32_t i = 0; i < input.ops.size(); ++i) {
     if (input.ops[i].kind == OpKind::Kernel) kernel_ops.emplace(input.ops[i].source_id, i);
@@ -81,8 +80,8 @@ std::vector<TransferSummary> kernel_traffic_summaries(const KernelTraffic& traff
     ++summary.copies;
     summary.bytes = saturating_add(summary.bytes, t.bytes);
     summary.recorded_ns = saturating_add(summary.recorded_ns, elapsed_ns(recorded.start[node], recorded.end[node]));
-    summary.baseline_ns = saturating_add(summary.baseline_ns, elapsed_ns(baseline.start[node], baseline.end[node]));
-    summary.predicted_ns = saturating_add(summary.predicted_ns, elapsed_ns(whatif.start[node], whatif.end[node]));
+    summary.baseline_ns = saturating_add(summary.baseline_ns, saturating_round(p.baseline_ns));
+    summary.predicted_ns = saturating_add(summary.predicted_ns, saturating_round(p.whatif_ns));
   }
   std::vector<TransferSummary> summaries;
   for (auto& [key, summary] : groups) summaries.push_back(std::move(summary));

@@ -53,11 +53,11 @@ class KernelTraffic {
 };
 
 // The transfers table's rows of kernel traffic, one per path, kind, pricing
-// and whether the bytes are a bound; their times are the sums of those
-// kernels' durations (which hold the traffic).
+// and whether the bytes are a bound: recorded, the sum of those kernels'
+// durations (which hold the traffic); baseline and what-if, the traffic's
+// time at each path's bandwidth (0 where none prices it).
 std::vector<TransferSummary> kernel_traffic_summaries(const KernelTraffic& traffic, const ReplayInput& input,
-                                                      const ReplayGraph& graph, const RecordedTiming& recorded,
-                                                      const Timeline& baseline, const Timeline& whatif);
+                                                      const ReplayGraph& graph, const RecordedTiming& recorded);
 
 // One line per system that prices no path of some kernels' traffic, and
 // one when repriced bytes are bounds.

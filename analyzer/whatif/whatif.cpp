@@ -312,7 +312,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   result.phases = phases(input, {&recording, &baseline, &predicted});
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   for (TransferSummary& row :
-       kernel_traffic_summaries(kernel_traffic, input, recorded_graph, recorded, baseline, predicted)) {
+       kernel_traffic_summaries(kernel_traffic, input, recorded_graph, recorded)) {
     result.transfers.push_back(std::move(row));
   }
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));

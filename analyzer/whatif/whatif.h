@@ -39,8 +39,8 @@ struct WhatifOptions {
 };
 
 // Copies of one path: what they took and would take. Or kernels' loads or
-// stores over it (kernel_traffic.h): `copies` counts the kernels, the times
-// are their durations.
+// stores over it (kernel_traffic.h): `copies` counts the kernels, recorded
+// is their durations, baseline and predicted the traffic's modeled time.
 struct TransferSummary {
   std::string path;          // their path as recorded ("" for copies no path models: see kind)
   std::string kind;          // copy kind and memory, e.g. "HtoD pageable -> device"; "kernel peer stores"

@@ -77,7 +77,8 @@ void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
   for (const std::string& change : r.changes) changes += (changes.empty() ? "" : " ") + change;
   out << "what-if:  " << (changes.empty() ? "no changes (= baseline)" : changes) << "\n\n";
   write_tables(out, {time_table(r)}, OutputFormat::Table);
-  out << "\ntransfers: sums of their durations (kernels' loads and stores over a path: the kernels')\n";
+  out << "\ntransfers: sums of their durations (kernels' loads and stores over a path: recorded, the kernels'; "
+         "baseline and what-if, the bytes at the path's bandwidth)\n";
   write_tables(out, {transfer_table(r)}, OutputFormat::Table);
   out << "\ncritical path of the what-if: " << static_cast<double>(r.predicted_ns) / 1e6 << " ms in "
       << r.critical_path.steps.size()
