@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "analyzer/whatif/whatif_store.h"
 #include "whatif_fixture.h"
 
 namespace apptracer::whatif {
@@ -153,6 +154,25 @@ TEST_F(PeerStores, AMachineWithoutThePathKeepsTheKernelAndSaysSo) {
                          other + " models no such path";
   EXPECT_NE(std::find(result.notes.begin(), result.notes.end(), expected), result.notes.end())
       << ::testing::PrintToString(result.notes);
+}
+
+// --store: the rows say they are kernels' traffic, also into a
+// whatif_transfers table an older apptracer made without those columns.
+TEST_F(PeerStores, StoredRowsSayTheyAreKernelTraffic) {
+  store_kernel(3'000'000);
+  write_system({kPeer});
+  WhatifResult result = with_link("PtoP.peer=bw:8.388608");
+  store_whatif(trace_->db(), result);
+  trace_->db().exec("ALTER TABLE whatif_transfers DROP COLUMN kernel_traffic;"
+                    "ALTER TABLE whatif_transfers DROP COLUMN bytes_bound");
+  store_whatif(trace_->db(), result);
+  Statement rows = trace_->db().prepare("SELECT path, kernel_traffic, bytes_bound, copies FROM whatif_transfers");
+  ASSERT_TRUE(rows.step());
+  EXPECT_EQ(rows.text(0), "PtoP.peer.gpu0.gpu1");
+  EXPECT_EQ(rows.text(1), "kernel peer stores");
+  EXPECT_EQ(rows.int64(2), 1);
+  EXPECT_EQ(rows.int64(3), 1);
+  EXPECT_FALSE(rows.step());
 }
 
 }  // namespace
