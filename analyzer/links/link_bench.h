@@ -1,11 +1,20 @@
 // Measuring planned paths on the GPUs (path_plan.h) with the driver API.
 //
 // Every sample is the GPU's time for one transfer: on the GPU's stream a
-// short spin kernel holds the stream, then event, transfer, event are
-// issued; the interval between the events, less the interval of two events
-// with nothing between them, is the transfer's time. Holding the stream
-// keeps the host's issue time out of the interval (what a trace's copy
-// durations, from CUPTI, also leave out). A copy from pageable memory makes
+// short spin kernel holds the stream, then event, transfer(s), event are
+// issued. Holding the stream keeps the host's issue time out of the
+// interval (what a trace's copy durations, from CUPTI, also leave out). A
+// copy's time is what one more copy adds to a stream already copying: the
+// interval around two back to back, less the interval around one. A trace
+// leaves the copy engine's start after what came before on the stream out
+// of a copy's duration (it is in the gap the trace records before the copy,
+// which a replay keeps), and one copy after an event holds that start: a
+// pinned 1 MiB copy's single interval was 26.8 us on an H200 where CUPTI's
+// activity says 21.3 us. A copy from or to pageable memory (staged by the
+// host: a replay prices it whole and splits it as the trace did) and a
+// prefetch take their interval less that of two events with nothing between
+// them; two staged copies back to back overlap one's staging with the
+// other's DMA. A copy from pageable memory makes
 // the host wait for the stream and stage the data itself, so that host work
 // is inside its interval: it is part of what such a copy costs.
 //
@@ -43,8 +52,12 @@ class GpuSession {
   CUdeviceptr buffer(int which) const { return which == 0 ? a_ : b_; }
   void make_current() const;
 
-  // The GPU's time for what `issue` puts on stream(), in ns (see above).
+  // The GPU's time for what `issue` puts on stream(), in ns: its interval
+  // less that of two events alone.
   double time_ns(const std::function<void()>& issue);
+  // What one more copy adds, in ns (see above): `copy(k)` issues the k-th of
+  // three copies (0 alone, then 1 and 2 back to back), each of its own data.
+  double added_ns(const std::function<void(int)>& copy);
   // The raw event interval around `issue`, holding the stream first.
   double interval_ns(const std::function<void()>& issue);
   // Launches the page-touching kernel over [data, data + bytes) on stream().
