@@ -212,7 +212,8 @@ void ExactCapture::on_memory(Sanitizer_CallbackId cbid, const Sanitizer_Resource
   if (cbid == SANITIZER_CBID_RESOURCE_DEVICE_MEMORY_FREE ||
       cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_FREE ||
       cbid == SANITIZER_CBID_RESOURCE_MEMORY_FREE_ASYNC) {
-    record_free(hooks_.buffers, hooks_.allocations, m.address, ns);
+    // A peer mapping's end leaves its GPU's allocation live.
+    if (!is_peer_mapping(m.flags)) record_free(hooks_.buffers, hooks_.allocations, m.address, ns);
     return;
   }
   MemoryOrigin origin = cbid == SANITIZER_CBID_RESOURCE_HOST_MEMORY_ALLOC ? MemoryOrigin::PinnedHost

@@ -4,8 +4,10 @@
 
 namespace apptracer::exact {
 
+bool is_peer_mapping(uint32_t flags) { return (flags & SANITIZER_MEMORY_FLAG_PEER) != 0; }
+
 std::optional<AllocKind> allocation_kind(uint32_t flags, MemoryOrigin origin) {
-  if (flags & SANITIZER_MEMORY_FLAG_MODULE) return std::nullopt;
+  if ((flags & SANITIZER_MEMORY_FLAG_MODULE) || is_peer_mapping(flags)) return std::nullopt;
   if (flags & SANITIZER_MEMORY_FLAG_MANAGED) return AllocKind::Managed;
   if (flags & SANITIZER_MEMORY_FLAG_HOST_MAPPED) return AllocKind::MappedHost;
   if ((flags & SANITIZER_MEMORY_FLAG_HOST_PINNED) || origin == MemoryOrigin::PinnedHost) {
