@@ -30,19 +30,6 @@ class ExactTest : public DvdgTest {
     row.incomplete = incomplete;
     return trace_->add(row);
   }
-  // A range [offset, offset + bytes) of the allocation at `base`.
-  void exact_range(int64_t launch, int64_t alloc_id, int64_t base, int64_t offset, int64_t bytes,
-                   AccessKind access) {
-    ExactAccessRow row;
-    row.launch_id = launch;
-    row.alloc_id = alloc_id;
-    row.alloc_offset = offset;
-    row.access = access;
-    row.lo = base + offset;
-    row.hi = base + offset + bytes;
-    row.approximate = 0;
-    trace_->add(row);
-  }
 
   // Device buffers x and y at kX and kY; x (and y when asked) copied in
   // from host buffer h at 100 (150).
@@ -84,8 +71,8 @@ TEST_F(ExactTest, AnAssumedReadWritePointerOnlyReadMakesNoNewVersion) {
   EXPECT_EQ(edges(build()), assumed);
 
   int64_t launch = exact_launch(k);
-  exact_range(launch, x, kX, 0, kBytes, AccessKind::Read);
-  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  trace_->add_exact_range(launch, x, 0, kBytes, AccessKind::Read);
+  trace_->add_exact_range(launch, y, 0, kBytes, AccessKind::Write);
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [scale]",
                                    "x:1 -> h:1 [DtoH copy]"}));
   // `dvdg --ignore-exact`: the graph the signatures alone give, for comparison.
@@ -104,8 +91,8 @@ TEST_F(ExactTest, AnExactReadOfNeverWrittenMemoryIsFlagged) {
   for (const Value& value : build().values) EXPECT_FALSE(value.read_uninitialized);
 
   int64_t launch = exact_launch(k);
-  exact_range(launch, x, kX, 0, 64, AccessKind::Read);
-  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  trace_->add_exact_range(launch, x, 0, 64, AccessKind::Read);
+  trace_->add_exact_range(launch, y, 0, kBytes, AccessKind::Write);
   Graph graph = build();
   EXPECT_EQ(edges(graph), (Edges{"x:0 -> y:1 [use_garbage] (uninitialized)"}));
   size_t flagged = 0;
@@ -120,8 +107,8 @@ TEST_F(ExactTest, PartialWritesCarryAndAccessesOutsideTheArgumentsCount) {
   auto [x, y] = device_pair(true);
   int64_t k = kernel("head", {{y, AccessKind::ReadWrite, AccessSource::Assumed}}, 200);
   int64_t launch = exact_launch(k);
-  exact_range(launch, x, kX, 0, 256, AccessKind::Read);  // through a pointer in a struct
-  exact_range(launch, y, kY, 0, 512, AccessKind::Write);
+  trace_->add_exact_range(launch, x, 0, 256, AccessKind::Read);  // through a pointer in a struct
+  trace_->add_exact_range(launch, y, 0, 512, AccessKind::Write);
   Edges got = edges(build());
   EXPECT_EQ(got, (Edges{"h:0 -> x:1 [HtoD copy]", "h:0 -> y:1 [HtoD copy]",
                         "x:1 -> y[0,512):2 [head]"}));
@@ -132,7 +119,7 @@ TEST_F(ExactTest, PartialWritesCarryAndAccessesOutsideTheArgumentsCount) {
 TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
   auto [x, y] = device_pair(false);
   int64_t launch = tma_launch(x, y);
-  exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
+  trace_->add_exact_range(launch, y, 0, kBytes, AccessKind::Write);
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "x:1 -> y:1 [tma]"}));
 }
 
@@ -141,7 +128,7 @@ TEST_F(ExactTest, AnIncompleteLaunchKeepsItsArgumentsAccesses) {
 TEST_F(ExactTest, TwoWritesOfOneLocationByOneLaunchAreOneWrite) {
   auto [x, y] = device_pair(true);
   int64_t launch = tma_launch(x, y);
-  exact_range(launch, y, kY, 0, 512, AccessKind::Write);
+  trace_->add_exact_range(launch, y, 0, 512, AccessKind::Write);
   EXPECT_EQ(edges(build()), (Edges{"h:0 -> x:1 [HtoD copy]", "h:0 -> y:1 [HtoD copy]",
                                    "x:1 -> y:2 [tma]", "y:1 -> y:2 [tma]"}));
 }
@@ -160,10 +147,10 @@ TEST_F(ExactTest, ReportCountsWhereTheSignatureWasWrong) {
                         {c, AccessKind::Read, AccessSource::ConstSignature}},  // right
                        ns);
     int64_t launch = exact_launch(k, ns == 200 ? ExactGap::TensorCopies : ExactGap::None);
-    exact_range(launch, x, kX, 0, kBytes, AccessKind::Read);
-    exact_range(launch, y, kY, 0, kBytes, AccessKind::Write);
-    exact_range(launch, c, 0x7f0000003000, 0, 64, AccessKind::Read);
-    exact_range(launch, w, 0x7f0000004000, 128, 64, AccessKind::ReadWrite);  // no argument
+    trace_->add_exact_range(launch, x, 0, kBytes, AccessKind::Read);
+    trace_->add_exact_range(launch, y, 0, kBytes, AccessKind::Write);
+    trace_->add_exact_range(launch, c, 0, 64, AccessKind::Read);
+    trace_->add_exact_range(launch, w, 128, 64, AccessKind::ReadWrite);  // no argument
   }
   kernel("not_recorded", {{x, AccessKind::ReadWrite, AccessSource::Assumed}}, 300);
   ReportOutput output = testing::run_report(exact_report, trace_->db());

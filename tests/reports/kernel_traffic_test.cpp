@@ -45,17 +45,6 @@ class KernelTraffic : public dvdg::DvdgTest {
     row.incomplete = ExactGap::None;
     return trace_->add(row);
   }
-  void exact_range(int64_t launch, int64_t alloc_id, int64_t base, int64_t offset, int64_t bytes, A access) {
-    ExactAccessRow row;
-    row.launch_id = launch;
-    row.alloc_id = alloc_id;
-    row.alloc_offset = offset;
-    row.access = access;
-    row.lo = base + offset;
-    row.hi = base + offset + bytes;
-    row.approximate = 0;
-    trace_->add(row);
-  }
 
   // "PATH kind bytes exact|bound" per kernel and path.
   std::vector<std::string> traffic() {
@@ -96,9 +85,9 @@ TEST_F(KernelTraffic, ExactRangesGiveTheBytesTouched) {
   int64_t on1 = gpu_buffer(1, kOn1, 16 * kMiB);
   int64_t k = kernel("store", {{on1, A::ReadWrite, S::Assumed}}, 100);
   int64_t launch = exact_launch(k);
-  exact_range(launch, on1, kOn1, 0, kMiB, A::Write);
-  exact_range(launch, on1, kOn1, 2 * kMiB, kMiB, A::Write);
-  exact_range(launch, on1, kOn1, 8 * kMiB, 4096, A::ReadWrite);
+  trace_->add_exact_range(launch, on1, 0, kMiB, A::Write);
+  trace_->add_exact_range(launch, on1, 2 * kMiB, kMiB, A::Write);
+  trace_->add_exact_range(launch, on1, 8 * kMiB, 4096, A::ReadWrite);
   EXPECT_EQ(traffic(), (Lines{"PtoP.peer.gpu0.gpu1 kernel peer stores 2101248 exact",
                               "PtoP.peer.gpu1.gpu0 kernel peer loads 4096 exact"}));
 }
@@ -132,7 +121,7 @@ TEST_F(KernelTraffic, MappedHostMemoryIsTheHostPath) {
 TEST_F(KernelTraffic, StatsReportSumsPerPath) {
   int64_t on1 = gpu_buffer(1, kOn1, 16 * kMiB);
   int64_t exact = kernel("store", {{on1, A::ReadWrite, S::Assumed}}, 100);
-  exact_range(exact_launch(exact), on1, kOn1, 0, 16 * kMiB, A::Write);
+  trace_->add_exact_range(exact_launch(exact), on1, 0, 16 * kMiB, A::Write);
   kernel("store", {{on1, A::Write, S::Sanitizer}}, 200);
   kernel("store", {{on1, A::Write, S::Sanitizer}}, 300);
   ReportOutput report = testing::run_report(kernel_traffic_report, trace_->db());

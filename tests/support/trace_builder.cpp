@@ -88,4 +88,20 @@ int64_t TraceBuilder::add_block(int64_t parent, int64_t offset, int64_t bytes, i
   return add(row);
 }
 
+int64_t TraceBuilder::add_exact_range(int64_t launch, int64_t alloc_id, int64_t offset, int64_t bytes,
+                                      AccessKind access) {
+  Statement address = db_.prepare("SELECT address FROM allocations WHERE id = ?");
+  address.bind(1, alloc_id);
+  if (!address.step()) throw std::invalid_argument("no allocation " + std::to_string(alloc_id));
+  ExactAccessRow row;
+  row.launch_id = launch;
+  row.alloc_id = alloc_id;
+  row.alloc_offset = offset;
+  row.access = access;
+  row.lo = address.int64(0) + offset;
+  row.hi = row.lo + bytes;
+  row.approximate = 0;
+  return add(row);
+}
+
 }  // namespace apptracer::testing

@@ -150,6 +150,9 @@ class TraceBuilder {
   // `free_ns`).
   int64_t add_block(int64_t parent, int64_t offset, int64_t bytes, int64_t alloc_ns,
                     std::optional<int64_t> free_ns = std::nullopt);
+  // An exact range [offset, offset + bytes) of the allocation `alloc_id` that
+  // launch `launch` (exact_launches.id) touched.
+  int64_t add_exact_range(int64_t launch, int64_t alloc_id, int64_t offset, int64_t bytes, AccessKind access);
   // Every other table: the row as it is.
   template <typename Row>
   int64_t add(const Row& row) {
