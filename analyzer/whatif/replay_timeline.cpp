@@ -141,8 +141,8 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
   };
 
   for (uint32_t node : graph.order) {
-    auto [dependency, dependency_end] = latest_dependency(node);
     if (graph.is_call(node)) {
+      auto [dependency, dependency_end] = latest_dependency(node);
       const HostCall& call = input.calls[node];
       t.start[node] = call_start(node);
       t.call_start_bound_by[node] =

@@ -73,15 +73,19 @@ void TraceBuilder::add(const KernelArgRow& row) {
   count.bind(1, *set).run();
 }
 
+int64_t TraceBuilder::allocation_address(int64_t alloc_id) {
+  Statement address = db_.prepare("SELECT address FROM allocations WHERE id = ?");
+  address.bind(1, alloc_id);
+  if (!address.step()) throw std::invalid_argument("no allocation " + std::to_string(alloc_id));
+  return address.int64(0);
+}
+
 int64_t TraceBuilder::add_block(int64_t parent, int64_t offset, int64_t bytes, int64_t alloc_ns,
                                 std::optional<int64_t> free_ns) {
-  Statement address = db_.prepare("SELECT address FROM allocations WHERE id = ?");
-  address.bind(1, parent);
-  if (!address.step()) throw std::invalid_argument("no allocation " + std::to_string(parent));
   SubAllocationRow row;
   row.parent_alloc_id = parent;
   row.parent_offset = offset;
-  row.address = address.int64(0) + offset;
+  row.address = allocation_address(parent) + offset;
   row.bytes = bytes;
   row.alloc_ns = alloc_ns;
   row.free_ns = free_ns;
@@ -90,15 +94,12 @@ int64_t TraceBuilder::add_block(int64_t parent, int64_t offset, int64_t bytes, i
 
 int64_t TraceBuilder::add_exact_range(int64_t launch, int64_t alloc_id, int64_t offset, int64_t bytes,
                                       AccessKind access) {
-  Statement address = db_.prepare("SELECT address FROM allocations WHERE id = ?");
-  address.bind(1, alloc_id);
-  if (!address.step()) throw std::invalid_argument("no allocation " + std::to_string(alloc_id));
   ExactAccessRow row;
   row.launch_id = launch;
   row.alloc_id = alloc_id;
   row.alloc_offset = offset;
   row.access = access;
-  row.lo = address.int64(0) + offset;
+  row.lo = allocation_address(alloc_id) + offset;
   row.hi = row.lo + bytes;
   row.approximate = 0;
   return add(row);

@@ -160,6 +160,9 @@ class TraceBuilder {
   }
 
  private:
+  // The address of allocation `alloc_id` (allocations.id); throws when there is none.
+  int64_t allocation_address(int64_t alloc_id);
+
   template <typename Row>
   int64_t add_row(const Row& row) {
     using Table = typename Row::Table;
