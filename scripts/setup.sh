@@ -22,7 +22,7 @@ debian_packages=(
   build-essential cmake ninja-build pkg-config python3 python3-venv
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   libgtest-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  graphviz
+  graphviz ccache
 )
 # Node.js and npm build the report's JavaScript; Debian's unless one is installed.
 command -v npm >/dev/null || debian_packages+=(nodejs npm)
@@ -77,8 +77,13 @@ install_chromium
 cuda_root=$("$repo/scripts/cuda_toolkit.sh")
 python=$(test_python)
 
+# A compiler cache makes a second build of the same sources (another clone, the
+# wheel's build, a rebuild after a branch switch) take seconds instead of minutes.
+launchers=()
+command -v ccache >/dev/null &&
+  launchers=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
-  cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launchers[@]}" \
     -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" \
     -DPython3_EXECUTABLE="$python" >/dev/null
 fi
