@@ -4,7 +4,9 @@
 # nothing), and prints each variant's per-round values and median.
 #   bench/compare.sh NAME DIST ROUNDS VARIANTS UNIT -- PROGRAM [ARGS...]
 # PROGRAM prints its cost per operation in UNIT on its last line; a program
-# that prints no number there is compared by its process wall time only.
+# that prints no number there is compared by its process wall time only. A
+# program that runs several workloads prints "KEY=VALUE KEY=VALUE ..." there:
+# each is then compared as NAME-KEY (its wall time is the whole process's).
 # VARIANTS is a comma-separated list of
 #   untraced        the program alone
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
@@ -75,28 +77,46 @@ run_variant() {
   value=$(env "${env[@]}" "$@" 2>"$tmp/stderr" | tail -n 1) ||
     { echo "compare.sh: $name failed as $variant: $(tail -n 2 "$tmp/stderr")" >&2; return 1; }
   end=$(date +%s%N)
-  [[ $value =~ ^[0-9.]+$ ]] || value=-
+  local several='^([A-Za-z0-9_-]+=[0-9.]+ ?)+$'
+  [[ $value =~ ^[0-9.]+$ || $value =~ $several ]] || value=-
   rm -f "$tmp"/*.db*  # traces are not kept: only their cost matters here
-  echo "$value $(((end - start) / 1000000))"
+  echo "$(((end - start) / 1000000)) $value"
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# Series by name (NAME, or NAME-KEY for each workload of a several-workload
+# program), in the order they first came.
 declare -A per_op wall
+series=()
 for ((r = 0; r < rounds; r++)); do
   for v in "${variants[@]}"; do
     out=$(run_variant "$v" "$@")
-    read -r value ms <<<"$out"
-    per_op[$v]+="$value "
-    wall[$v]+="$ms "
+    read -r ms values <<<"$out"
+    [[ $values == *=* ]] || values="=$values"
+    for pair in $values; do
+      key=${pair%%=*}
+      s=$name${key:+-$key}
+      [[ " ${series[*]} " == *" $s "* ]] || series+=("$s")
+      per_op[$s.$v]+="${pair#*=} "
+      wall[$s.$v]+="$ms "
+    done
   done
 done
 
-echo "$name: $* ($rounds interleaved rounds; $unit, each round then median; process wall ms median)"
-for v in "${variants[@]}"; do
-  # shellcheck disable=SC2086  # word splitting of the value lists is intended
-  m=$(median ${per_op[$v]}) w=$(median ${wall[$v]})
-  printf '  %-15s %s -> %s   wall %s ms\n' "$v" "${per_op[$v]}" "$m" "$w"
-  [ "$m" = - ] || echo "result $name.$v.per_op $m"
-  echo "result $name.$v.wall_ms $w"
+echo "$name: $* ($rounds interleaved rounds; $unit, each round then median; process wall ms median;"
+echo "  x: the median over the first variant's)"
+for s in "${series[@]}"; do
+  [ "$s" = "$name" ] || echo "$s:"
+  first=""
+  for v in "${variants[@]}"; do
+    # shellcheck disable=SC2086  # word splitting of the value lists is intended
+    m=$(median ${per_op[$s.$v]}) w=$(median ${wall[$s.$v]})
+    [ -n "$first" ] || first=$m
+    x=-
+    [ "$m" = - ] || [ "$first" = - ] || x=$(awk -v a="$m" -v b="$first" 'BEGIN {printf "%.2f", a / b}')
+    printf '  %-15s %s -> %s  x%s   wall %s ms\n' "$v" "${per_op[$s.$v]}" "$m" "$x" "$w"
+    [ "$m" = - ] || echo "result $s.$v.per_op $m"
+    echo "result $s.$v.wall_ms $w"
+  done
 done

@@ -3,11 +3,19 @@ iteration (GPU): prints the median step time in microseconds on its last
 line, for compare.sh. With BENCH_TORCH_PROFILER=1 the steps run under
 torch.profiler (CPU and CUDA activities).
 
-    python3 real_steps.py transformer|generate|dataloader [STEPS] [WARMUP]
+    python3 real_steps.py WORKLOAD[,WORKLOAD...] [STEPS] [WARMUP]
+
+Several workloads run one after the other in the same process (one Python
+start for all), and the last line names each: "resnet=11230.5 vit=44610.2".
+Models are built from their configurations: nothing is downloaded.
 
 transformer: GPT-2-style training (transformers' GPT2LMHeadModel from a
   config: 6 layers, width 384, bf16 autocast, AdamW foreach), one step a
   forward, backward and optimizer step;
+resnet: ResNet-style training (torchvision's resnet18, channels_last, bf16
+  autocast, SGD with momentum, batch 64 at 96x96);
+vit: ViT-style training (timm's vit_tiny_patch16_224 at 112x112, batch 32,
+  bf16 autocast, fused AdamW);
 generate: the same model's greedy generate() of 32 tokens with its KV cache,
   one step a whole generate call;
 dataloader: an MLP fed by a DataLoader with two workers and pinned memory,
@@ -57,6 +65,41 @@ def generate_step():
     return step
 
 
+def image_training_step(model, optimizer, batch, size, channels_last):
+    model = model.cuda()
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    images = torch.randn(batch, 3, size, size, device="cuda")
+    if channels_last:
+        images = images.contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, 1000, (batch,), device="cuda")
+    optimizer = optimizer(model.parameters())
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(model(images), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def resnet_step():
+    import torchvision
+    return image_training_step(
+        torchvision.models.resnet18(num_classes=1000),
+        lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9), batch=64, size=96,
+        channels_last=True)
+
+
+def vit_step():
+    import timm
+    return image_training_step(
+        timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=112, num_classes=1000),
+        lambda params: torch.optim.AdamW(params, lr=1e-3, fused=True), batch=32, size=112,
+        channels_last=False)
+
+
 class Synthetic(torch.utils.data.Dataset):
     def __len__(self):
         return 1 << 30
@@ -83,13 +126,13 @@ def dataloader_step():
     return step
 
 
-def main():
-    workload = sys.argv[1]
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+WORKLOADS = {"transformer": transformer_step, "generate": generate_step,
+             "dataloader": dataloader_step, "resnet": resnet_step, "vit": vit_step}
+
+
+def median_step_us(workload, steps, warmup):
     torch.manual_seed(0)
-    step = {"transformer": transformer_step, "generate": generate_step,
-            "dataloader": dataloader_step}[workload]()
+    step = WORKLOADS[workload]()
     times = []
     with profiler():
         for i in range(warmup + steps):
@@ -99,7 +142,25 @@ def main():
             torch.cuda.synchronize()
             if i >= warmup:
                 times.append((time.perf_counter() - start) * 1e6)
-    print(f"{statistics.median(times):.1f}")
+    return statistics.median(times)
+
+
+def main():
+    workloads = sys.argv[1].split(",")
+    unknown = [w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        sys.exit(f"real_steps.py: unknown workload {unknown[0]}; choose from {', '.join(WORKLOADS)}")
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+    medians = {}
+    for workload in workloads:
+        medians[workload] = median_step_us(workload, steps, warmup)
+        # The next workload starts with the memory this one held back in the pool.
+        torch.cuda.empty_cache()
+    if len(workloads) == 1:
+        print(f"{medians[workloads[0]]:.1f}")
+    else:
+        print(" ".join(f"{w}={us:.1f}" for w, us in medians.items()))
 
 
 if __name__ == "__main__":

@@ -138,7 +138,9 @@ def pytorch_hooks_section(r):
     return "Recording tensors: the caching allocator's blocks (GPU)", body, targets
 
 
-REAL_WORKLOADS = (("transformer", "GPT-2-style training step"), ("generate", "GPT-2-style generate (32 tokens)"),
+REAL_WORKLOADS = (("resnet", "ResNet-18 training step (channels_last, bf16, SGD momentum, batch 64 at 96×96)"),
+                  ("vit", "ViT-tiny training step (112×112, batch 32, bf16, fused AdamW)"),
+                  ("transformer", "GPT-2-style training step"), ("generate", "GPT-2-style generate (32 tokens)"),
                   ("dataloader", "MLP step fed by a pinned DataLoader"))
 REAL_VARIANTS = (("untraced", "untraced"), ("bare", "bare CUPTI subscriber"),
                  ("apptracer-core", "apptracer: callbacks and writer only"),

@@ -9,8 +9,8 @@
 #   --dist DIR      use an installed tree (scripts/gpu_dist.sh makes one)
 #   --gpu DIR       the same, on the GPU machine: the GPU benchmarks run too
 #   --quick         tiny sizes, one round: what CI runs so the benchmarks do not rot
-#   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch real um
-#                   pytorch-hooks jax exact trace-size whatif
+#   --only          comma-separated subset of: launch malloc fork nvtx store analyzer pytorch real
+#                   training um pytorch-hooks jax exact trace-size whatif
 #   --results FILE  default bench/RESULTS.md
 # REAL_WORKLOADS (environment) narrows the real section, e.g. "transformer":
 # a device call runs ten minutes at most.
@@ -20,7 +20,10 @@
 # untraced / apptracer), store (writer throughput, database bytes per
 # operation), analyzer (stats and dvdg time and memory, 10k to 10M
 # operations), pytorch (GPU: MLP training steps, untraced / bare CUPTI
-# subscriber / torch.profiler / apptracer), pytorch-hooks (GPU: the same steps with and
+# subscriber / torch.profiler / apptracer), training (GPU, only when asked for:
+# ResNet-, ViT- and GPT-style training steps, all three in one process per
+# variant and round so that 5 rounds fit in one device call; then each under
+# record --self-cost), pytorch-hooks (GPU: the same steps with and
 # without the caching allocator's blocks recorded, more rounds), exact (GPU:
 # test programs and MLP steps untraced / apptracer record / record --exact),
 # trace-size (GPU: bytes per kernel launch of the MLP steps' trace),
@@ -70,12 +73,15 @@ wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 real_steps=8 warmup=5 size_steps=2
+  training_rounds=1 training_steps=3 training_warmup=2
   nvtx_pairs=20000 nvtx_sustained_pairs= exact_steps=5 exact_warmup=2
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
 else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 real_steps=100 warmup=20
+  # Five rounds of five variants of three programs in one device call: few steps.
+  training_rounds=5 training_steps=30 training_warmup=10
   size_steps=20
   # 100,000 pairs fit in the default 64 MiB of record buffers (128 B per
   # push or pop): the cost to the program. 1,000,000 do not: then the
@@ -177,6 +183,17 @@ if wanted real; then
       untraced,bare,apptracer-core,apptracer-no-hooks,apptracer-no-host,apptracer,torch-profiler \
       "us per step" -- python3 "$here/real_steps.py" "$workload" "$n" "$warmup"
     step "real $workload self-cost" python3 "$here/self_cost.py" "$dist" "$workload" "$n" "$warmup"
+  done
+fi
+if wanted training; then
+  note real "training: resnet, vit and transformer one after the other in one process per variant and round, $training_steps steps after $training_warmup warm-up steps each, $training_rounds interleaved rounds, median"
+  note real "no-hooks: framework allocators off"
+  step "real training" "$here/compare.sh" real "$dist" "$training_rounds" \
+    untraced,bare,apptracer-no-hooks,apptracer,torch-profiler \
+    "us per step" -- python3 "$here/real_steps.py" resnet,vit,transformer "$training_steps" "$training_warmup"
+  for workload in resnet vit transformer; do
+    step "real $workload self-cost" python3 "$here/self_cost.py" "$dist" "$workload" \
+      "$training_steps" "$training_warmup"
   done
 fi
 if wanted um; then
