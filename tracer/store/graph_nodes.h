@@ -38,6 +38,11 @@ class GraphNodes {
   // kMaxLaunches are kept: work reaches the writer in a later pass than its call.
   void add_launch(uint32_t correlation_id, uint64_t start_ns);
   std::optional<uint64_t> launch_start(uint32_t correlation_id) const;
+  // The same for a row's call_correlation_id (none: no launch).
+  std::optional<uint64_t> launch_start(const std::optional<int64_t>& correlation_id) const {
+    if (!correlation_id) return std::nullopt;
+    return launch_start(static_cast<uint32_t>(*correlation_id));
+  }
 
  private:
   struct Node {
