@@ -95,7 +95,9 @@ void SubAllocationRows::add_block(const Record& r) {
   if (e.pool_id != 0) row.pool_id = e.pool_id;
   row.alloc_ns = static_cast<int64_t>(e.ns);
   row.alloc_tid = r.tid;
-  Open open{rows_.insert(row), e.ns, false};
+  row.id = next_id_++;
+  Open open{*row.id.value, e.ns, false};
+  held_.emplace(open.row_id, row);
   // Frees of this block that arrived first: the earliest at or after it.
   Key key{e.allocator, e.address};
   auto pending = pending_frees_.find(key);
@@ -142,6 +144,21 @@ void SubAllocationRows::free_block(const Record& r, bool completed) {
 
 // A completed free closes the row: row_id becomes -1.
 void SubAllocationRows::apply_free(Open& open, uint64_t ns, uint32_t tid, bool completed) {
+  auto held = held_.find(open.row_id);
+  if (held != held_.end()) {
+    SubAllocationRow& row = held->second;
+    if (completed) {
+      row.free_ns = static_cast<int64_t>(ns);
+      row.free_tid = tid;
+      rows_.add(row);
+      held_.erase(held);
+      open.row_id = -1;
+    } else {
+      row.free_requested_ns = static_cast<int64_t>(ns);
+      open.free_requested = true;
+    }
+    return;
+  }
   if (completed) {
     set_free_.bind(1, static_cast<int64_t>(ns))
         .bind(2, static_cast<int64_t>(tid))
@@ -152,6 +169,12 @@ void SubAllocationRows::apply_free(Open& open, uint64_t ns, uint32_t tid, bool c
     set_free_requested_.bind(1, static_cast<int64_t>(ns)).bind(2, open.row_id).run();
     open.free_requested = true;
   }
+}
+
+void SubAllocationRows::end_pass() {
+  for (const auto& [id, row] : held_) rows_.add(row);
+  held_.clear();
+  rows_.flush();
 }
 
 void SubAllocationRows::finish() {

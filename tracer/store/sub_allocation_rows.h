@@ -1,6 +1,9 @@
 // Framework allocators' events (tracer/frameworks/) as rows of
 // sub_allocations: an allocation event makes a row, with its parent CUDA
 // allocation resolved by address and time; the frees that follow fill it in.
+// A block's row waits in memory until the end of the writer's pass: most
+// blocks (a step's temporaries) are freed within it, and are then stored
+// once, complete, in a batch, rather than inserted and updated twice.
 //
 // Each allocator's first event is checked against the CUDA allocations the
 // tracer saw (a segment must be one of them exactly, a block must lie in
@@ -13,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -27,6 +31,8 @@ class SubAllocationRows {
   SubAllocationRows(Database& db, const AddressResolver& resolver, SetMeta set_meta);
 
   void write(const Record& r);
+  // Stores the rows waiting in memory (once per pass, before its commit).
+  void end_pass();
 
   // Frees whose block never appeared are counted in meta.
   void finish();
@@ -55,8 +61,11 @@ class SubAllocationRows {
 
   const AddressResolver& resolver_;
   SetMeta set_meta_;
-  RowInserter<SubAllocationRow> rows_;
+  BatchInserter<SubAllocationRow> rows_;
   Statement set_free_requested_, set_free_;
+  int64_t next_id_ = 1;
+  // Rows of this pass not stored yet, by id.
+  std::unordered_map<int64_t, SubAllocationRow> held_;
   std::map<SubAllocator, Check> checks_;
   std::map<Key, std::vector<Open>> open_;
   std::map<Key, std::vector<PendingFree>> pending_frees_;

@@ -192,6 +192,7 @@ void TraceStore::flush_batches() {
   kernels_->flush();
   memcpys_->flush();
   memsets_->flush();
+  sub_allocations_->end_pass();
   exact_rows_->flush();
 }
 
