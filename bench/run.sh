@@ -149,7 +149,7 @@ if wanted nvtx; then
 fi
 if wanted store; then
   note store "$store_ops operations per run"
-  for run in mixed:1 mixed:2 launch:1 copy:1 host-alloc:1; do
+  for run in mixed:1 mixed:2 launch:1 launch:2 copy:1 host-alloc:1 tensor:1; do
     step "store ${run%:*} ${run#*:} thread(s)" "$dist/bench/store_throughput" --mix "${run%:*}" \
       --threads "${run#*:}" --ops "$store_ops" --trace "$work/store.db"
   done

@@ -6,9 +6,11 @@
 // and time spent waiting for the writer, and database bytes per operation
 // (the file minus that of a run with no operations).
 //
-//   store_throughput [--mix launch|copy|host-alloc|mixed] [--threads T] [--ops N] [--trace PATH]
+//   store_throughput [--mix launch|copy|host-alloc|tensor|mixed] [--threads T] [--ops N]
+//                    [--trace PATH]
 //
-// mixed: per 10 operations, 8 launches, 1 copy, 1 host allocation.
+// mixed: per 10 operations, 8 launches, 1 copy, 1 host allocation; tensor: framework
+// allocators' blocks (not in mixed).
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,11 +23,13 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/config.h"
 #include "base/log.h"
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
+#include "frameworks/sub_allocation_events.h"
 #include "store/writer.h"
 #include "synthetic_records.h"
 
@@ -44,6 +48,7 @@ Operation operation_of(const std::string& mix, long i) {
   if (mix == "launch") return Operation::Launch;
   if (mix == "copy") return Operation::Copy;
   if (mix == "host-alloc") return Operation::HostAlloc;
+  if (mix == "tensor") return Operation::TensorBlock;
   long slot = i % 10;
   return slot == 8 ? Operation::Copy : slot == 9 ? Operation::HostAlloc : Operation::Launch;
 }
@@ -75,6 +80,7 @@ Outcome run(const Options& options, long ops) {
   apptracer::AllocationRegistry registry;
   apptracer::Writer writer(buffers, registry, apptracer::strings(), config);
   writer.start();
+  apptracer::frameworks::start_recording({&buffers, &apptracer::now_ns, nullptr});
 
   std::vector<double> producer_seconds(options.threads);
   auto start = std::chrono::steady_clock::now();
@@ -91,6 +97,7 @@ Outcome run(const Options& options, long ops) {
     });
   }
   for (std::thread& producer : producers) producer.join();
+  apptracer::frameworks::start_recording({});
   writer.finish("complete");
   Outcome outcome;
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -132,7 +139,7 @@ Options parse(int argc, char** argv) {
     else throw std::runtime_error("unknown option " + arg);
   }
   if (options.mix != "launch" && options.mix != "copy" && options.mix != "host-alloc" &&
-      options.mix != "mixed") {
+      options.mix != "tensor" && options.mix != "mixed") {
     throw std::runtime_error("unknown mix " + options.mix);
   }
   if (options.threads < 1 || options.ops < 1) throw std::runtime_error("threads and ops must be positive");
@@ -160,6 +167,8 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(o.dropped), o.bytes / 1048576.0, bytes_per_op);
     std::printf("result %s.records_per_s %.0f\n", key.c_str(), records_per_s);
     std::printf("result %s.producer_wait_s %.2f\n", key.c_str(), o.producer_wait_ns / 1e9);
+    std::printf("result %s.producer_ns_per_record %.0f\n", key.c_str(),
+                o.producer_seconds * 1e9 / o.records);
     std::printf("result %s.bytes_per_op %.1f\n", key.c_str(), bytes_per_op);
     return 0;
   } catch (const std::exception& error) {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "buffer/string_table.h"
+#include "frameworks/sub_allocation_events.h"
 
 namespace apptracer::bench {
 
@@ -19,6 +20,7 @@ constexpr uint64_t kDeviceBuffers = 1000;
 constexpr uint64_t kPinnedBuffers = 100;
 constexpr uint64_t kCopyBytes = 64;
 constexpr uint64_t kHostAllocBytes = 256;
+constexpr uint64_t kTensorBytes = 4096;
 constexpr int kKernelNames = 40;
 // Activity arrives this many operations after its call: CUPTI hands it over
 // in buffers, later and from another thread.
@@ -89,6 +91,7 @@ void RecordSource::emit(Operation op) {
     case Operation::Launch: emit_launch(); break;
     case Operation::Copy: emit_copy(); break;
     case Operation::HostAlloc: emit_host_alloc(); break;
+    case Operation::TensorBlock: emit_tensor_block(); break;
   }
   ++operations_;
 }
@@ -199,6 +202,20 @@ void RecordSource::emit_host_alloc() {
   free.free.ns = clock_ns_ + 500;
   free.free.alloc_id = registry_.remove(address, free.free.ns)->id;
   buffers_.append(free);
+}
+
+void RecordSource::emit_tensor_block() {
+  frameworks::FrameworkEvent e;
+  e.allocator = SubAllocator::PytorchCaching;
+  e.device = 0;
+  e.address = device_buffer(operations_ * 7 + thread_index_) + (operations_ % 256) * kTensorBytes;
+  e.bytes = kTensorBytes;
+  e.stream = 7;
+  for (SubAllocationEvent event :
+       {SubAllocationEvent::Alloc, SubAllocationEvent::FreeRequested, SubAllocationEvent::Free}) {
+    e.event = event;
+    frameworks::record_event(e);
+  }
 }
 
 void RecordSource::trail(const Record& activity) {

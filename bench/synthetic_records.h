@@ -11,6 +11,10 @@
 //               its GPU copy activity (3 records)
 //   host-alloc  a pageable host allocation and its free (2 records): what
 //               --host-allocations=all stores; no API row
+//   tensor      a tensor block a framework allocator hands out of a device
+//               buffer and takes back (allocated, free requested, freed: 3
+//               records), through the tracer's framework-allocator hook as
+//               PyTorch's trace tracker calls it (frameworks::record_event)
 #pragma once
 
 #include <cstdint>
@@ -22,7 +26,7 @@
 
 namespace apptracer::bench {
 
-enum class Operation { Launch, Copy, HostAlloc };
+enum class Operation { Launch, Copy, HostAlloc, TensorBlock };
 
 // The device and pinned host buffers copies and launches touch, registered in
 // `registry` with their allocation records appended to `buffers`.
@@ -47,6 +51,7 @@ class RecordSource {
   void emit_launch();
   void emit_copy();
   void emit_host_alloc();
+  void emit_tensor_block();
   void trail(const Record& activity);
 
   RecordBuffers& buffers_;
