@@ -158,7 +158,7 @@ def real_section(r):
         if base is None:
             continue
         rows = [[name, fmt(get(v)), fmt(ratio(get(v), base), 2), fmt(ratio(get(v), bare), 2)]
-                for v, name in REAL_VARIANTS]
+                for v, name in REAL_VARIANTS if get(v) is not None]
         parts.append(f"**{label}**\n\n" + table(["run", "median step (µs)", "/ untraced", "/ bare"], rows))
         core, no_hooks, no_host = get("apptracer-core"), get("apptracer-no-hooks"), get("apptracer-no-host")
         if None not in (bare, core, no_hooks, no_host, full):
@@ -168,6 +168,10 @@ def real_section(r):
                      ("both together beyond their sum", full - no_hooks - no_host + core)]
             parts.append("Where a step's extra time goes (µs): " +
                          "; ".join(f"{what} {value:+,.0f}" for what, value in where))
+        elif None not in (base, bare, no_hooks, full):
+            parts.append(f"Where a step's extra time goes (µs): CUPTI (bare − untraced) {bare - base:+,.0f}; "
+                         f"the rest of the tracer without the framework hook (no-hooks − bare) {no_hooks - bare:+,.0f}; "
+                         f"the framework-allocator hook (apptracer − no-hooks) {full - no_hooks:+,.0f}")
         inside = self_cost_line(r, workload)
         if inside:
             parts.append(inside)
