@@ -73,7 +73,7 @@ wanted() { [[ ",$only," == *",$1,"* ]]; }
 
 if [ "$quick" = 1 ]; then
   rounds=1 torch_rounds=1 launch_calls=20000 churn_calls=20000 store_ops=20000 steps=20 real_steps=8 warmup=5 size_steps=2
-  training_rounds=1 training_steps=3 training_warmup=2
+  training_rounds=1 training_steps=4 training_warmup=2
   nvtx_pairs=20000 nvtx_sustained_pairs= exact_steps=5 exact_warmup=2
   dvdg_kernels=10000
   : "${analyzer_sizes:=10000,100000}"
@@ -81,7 +81,7 @@ else
   # PyTorch runs cost seconds each (importing torch): fewer rounds.
   rounds=5 torch_rounds=3 launch_calls=200000 churn_calls=2000000 store_ops=1000000 steps=200 real_steps=100 warmup=20
   # Five rounds of five variants of three programs in one device call: few steps.
-  training_rounds=5 training_steps=30 training_warmup=10
+  training_rounds=5 training_steps=20 training_warmup=10
   size_steps=20
   # 100,000 pairs fit in the default 64 MiB of record buffers (128 B per
   # push or pop): the cost to the program. 1,000,000 do not: then the
@@ -187,13 +187,13 @@ if wanted real; then
 fi
 if wanted training; then
   note real "training: resnet, vit and transformer one after the other in one process per variant and round, $training_steps steps after $training_warmup warm-up steps each, $training_rounds interleaved rounds, median"
-  note real "no-hooks: framework allocators off"
+  note real "no-hooks: framework allocators off; self-cost: $((training_steps / 2)) and $((3 * training_steps / 2)) steps differenced"
   step "real training" "$here/compare.sh" real "$dist" "$training_rounds" \
     untraced,bare,apptracer-no-hooks,apptracer,torch-profiler \
     "us per step" -- python3 "$here/real_steps.py" resnet,vit,transformer "$training_steps" "$training_warmup"
   for workload in resnet vit transformer; do
     step "real $workload self-cost" python3 "$here/self_cost.py" "$dist" "$workload" \
-      "$training_steps" "$training_warmup"
+      "$((training_steps / 2))" "$training_warmup"
   done
 fi
 if wanted um; then
