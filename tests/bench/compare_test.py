@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""bench/compare.sh: a program that runs several workloads prints
+"KEY=VALUE ..." on its last line, and each workload is compared as NAME-KEY,
+each variant's median with its ratio to the first variant's.
+
+    compare_test.py COMPARE_SH
+"""
+import subprocess
+import sys
+import unittest
+
+COMPARE = sys.argv.pop(1) if len(sys.argv) > 1 else "bench/compare.sh"
+
+
+def compare(rounds, variants, program):
+    # The variants need no installed tree: untraced runs the program alone,
+    # torch-profiler only sets an environment variable the program reads.
+    out = subprocess.run(["bash", COMPARE, "t", "/nonexistent", str(rounds), variants, "us", "--",
+                          "sh", "-c", program], check=True, capture_output=True, text=True).stdout
+    results = {}
+    for line in out.splitlines():
+        words = line.split()
+        if len(words) == 3 and words[0] == "result":
+            results[words[1]] = float(words[2])
+    return out, results
+
+
+class SeveralWorkloads(unittest.TestCase):
+    def test_each_workload_is_a_series_of_its_own(self):
+        program = 'if [ -n "$BENCH_TORCH_PROFILER" ]; then echo "a=30 b=8"; else echo "a=10 b=4"; fi'
+        out, results = compare(3, "untraced,torch-profiler", program)
+        self.assertEqual(results["t-a.untraced.per_op"], 10)
+        self.assertEqual(results["t-a.torch-profiler.per_op"], 30)
+        self.assertEqual(results["t-b.untraced.per_op"], 4)
+        self.assertEqual(results["t-b.torch-profiler.per_op"], 8)
+        self.assertIn("t-a.untraced.wall_ms", results)
+        self.assertRegex(out, r"torch-profiler +30 30 30 +-> 30 +x3\.00")
+        self.assertRegex(out, r"torch-profiler +8 8 8 +-> 8 +x2\.00")
+
+    def test_one_value_keeps_the_name(self):
+        _, results = compare(2, "untraced", "echo 7.5")
+        self.assertEqual(results["t.untraced.per_op"], 7.5)
+
+    def test_no_number_compares_wall_time_only(self):
+        _, results = compare(1, "untraced", "echo done")
+        self.assertNotIn("t.untraced.per_op", results)
+        self.assertIn("t.untraced.wall_ms", results)
+
+
+if __name__ == "__main__":
+    unittest.main()
