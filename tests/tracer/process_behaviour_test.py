@@ -330,9 +330,9 @@ def check_hand_set_force(c, library):
                        APPTRACER_HOST_ALLOCATIONS="all", LD_PRELOAD=library)
             ran = run(["bash", "-c", command], cwd=work, env=env)
             c.expect(ran.returncode == 0, f"hand-set force, {how}: runs ({ran.stderr.strip()[-300:]})")
-            with open(os.path.join(other, "t.db")) as f:
+            with open(os.path.join(other, "t.db"), "rb") as f:
                 kept = f.read()
-            c.expect(kept == "someone's notes" and os.listdir(other) == ["t.db"],
+            c.expect(kept == b"someone's notes" and os.listdir(other) == ["t.db"],
                      f"hand-set force, {how}: another directory's t.db untouched ({kept!r}, {os.listdir(other)})")
             with open(os.path.join(work, "t.db"), "rb") as f:
                 replaced = f.read(15)
