@@ -387,6 +387,15 @@ def check_exit_status(status, reason=None):
     return check
 
 
+def check_signal_before_context(c, t):
+    """SIGTERM before the first CUDA context: the trace still holds what came before it."""
+    c.equal(t.meta("status"), "incomplete", "meta.status")
+    c.equal(t.meta("end_reason"), "signal 15", "meta.end_reason")
+    c.equal(t.rows("SELECT kind, bytes FROM allocations WHERE bytes = ?", MiB), [(PAGEABLE_HOST, MiB)],
+            "the host block allocated before the signal")
+    c.equal(t.one("SELECT count(*) FROM allocations WHERE kind = ?", DEVICE), 0, "no device memory yet")
+
+
 def check_device_reset(c, t):
     common_checks(c, t)
     c.equal(t.rows("SELECT bytes FROM allocations WHERE kind = ?", DEVICE), [(MiB,), (MiB,)],
@@ -1275,6 +1284,10 @@ CASES = {
     "abort_signal": Case(check_exit_status("incomplete", "signal 6"), "exit_paths", ["abort"],
                          common=False),
     "sigkill": Case(check_exit_status("incomplete"), "exit_paths", ["kill"], common=False),
+    "term_signal": Case(check_exit_status("incomplete", "signal 15"), "exit_paths", ["term"],
+                        common=False),
+    "term_before_context": Case(check_signal_before_context, "exit_paths", ["term-before-context"],
+                                common=False, record_args=["--host-allocations=all"]),
     "device_reset": Case(check_device_reset, "exit_paths", ["device-reset"], common=False),
     "injection": Case(check_vector_add, "vector_add", route="injection"),
     "cupti_in_use": Case(None, "vector_add", route="cupti_in_use"),

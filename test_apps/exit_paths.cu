@@ -4,11 +4,16 @@
 //   _exit         _exit(6), which skips atexit handlers
 //   abort         abort() half a second later: SIGABRT
 //   kill          SIGKILL to itself a second later
+//   term          SIGTERM to itself, at its default action
 //   device-reset  cudaDeviceReset(), the same work again, normal exit
+// and one without it:
+//   term-before-context  a 1 MiB host block, the driver initialised
+//                        (cudaGetDeviceCount), then SIGTERM before any context
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -29,6 +34,14 @@ static void work() {
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
+  if (!std::strcmp(mode, "term-before-context")) {
+    void* volatile block = std::malloc(1 << 20);
+    int devices = 0;
+    CHECK(cudaGetDeviceCount(&devices));
+    std::printf("block %s, driver initialised\n", block ? "allocated" : "missing");
+    std::fflush(stdout);
+    raise(SIGTERM);
+  }
   work();
   if (!std::strcmp(mode, "thread-exit")) {
     std::thread([] { std::exit(5); }).join();
@@ -37,6 +50,8 @@ int main(int argc, char** argv) {
   } else if (!std::strcmp(mode, "abort")) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     std::abort();
+  } else if (!std::strcmp(mode, "term")) {
+    raise(SIGTERM);
   } else if (!std::strcmp(mode, "kill")) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     raise(SIGKILL);
@@ -45,6 +60,7 @@ int main(int argc, char** argv) {
     work();
     return 0;
   }
-  std::fprintf(stderr, "usage: exit_paths thread-exit|_exit|abort|kill|device-reset\n");
+  std::fprintf(stderr,
+               "usage: exit_paths thread-exit|_exit|abort|kill|term|device-reset|term-before-context\n");
   return 2;
 }

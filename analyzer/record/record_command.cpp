@@ -31,6 +31,7 @@
 #include "apptracer/um_counter_groups.h"
 #include "analyzer/commands.h"
 #include "analyzer/record/record_exact.h"
+#include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
@@ -147,7 +148,9 @@ class RunDirectory {
       AnnouncedTrace trace;
       std::string pid;
       struct stat info {};
-      if (std::getline(in, trace.path) && !trace.path.empty() && stat(entry.c_str(), &info) == 0) {
+      // The path ends at a NUL (tracer/base/config.h): it may hold a newline.
+      if (std::getline(in, trace.path, '\0') && !trace.path.empty() &&
+          stat(entry.c_str(), &info) == 0) {
         if (std::getline(in, pid)) trace.pid = std::atoi(pid.c_str());
         found.emplace_back(info.st_mtim.tv_sec * 1000000000LL + info.st_mtim.tv_nsec, trace);
       }
@@ -194,27 +197,29 @@ bool still_running(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno ==
 // One line on a trace the run wrote: "trace written to PATH (complete)",
 // "(incomplete: signal 15)", or, for a file its process created and never
 // began, what it is. Such a file holds nothing: it is removed (with the
-// journal beside it) once its process is gone.
+// journal beside it) once its process is gone. The path is shown escaped: a
+// program may name its trace with any bytes.
 std::string trace_line(const AnnouncedTrace& trace) {
   const std::string& path = trace.path;
+  std::string shown = terminal_text(path);
   struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return "trace " + path + " is gone: removed since it was written";
+  if (stat(path.c_str(), &info) != 0) return "trace " + shown + " is gone: removed since it was written";
   try {
     std::string note;
     Database db = open_trace(path, TraceAccess::ReadOnly, note);
     std::string status = trace_meta(db, "status", "incomplete");
     std::string reason = trace_meta(db, "end_reason");
     if (!reason.empty() && status != kStatusComplete) status += ": " + reason;
-    return "trace written to " + path + " (" + status + ")";
+    return "trace written to " + shown + " (" + terminal_text(status) + ")";
   } catch (const EmptyTrace&) {
     if (still_running(trace.pid)) {
-      return "trace " + path + " not begun yet: its process " + std::to_string(trace.pid) +
+      return "trace " + shown + " not begun yet: its process " + std::to_string(trace.pid) +
              " still runs";
     }
     for (const char* suffix : {"", "-journal", "-wal", "-shm"}) unlink((path + suffix).c_str());
-    return "no trace in " + path + " (" + EmptyTrace::kWhy + "; the empty file was removed)";
+    return "no trace in " + shown + " (" + EmptyTrace::kWhy + "; the empty file was removed)";
   } catch (const std::exception& error) {
-    return "trace written to " + path + " (unreadable: " + one_line(error.what()) + ")";
+    return "trace written to " + shown + " (unreadable: " + one_line(error.what()) + ")";
   }
 }
 
@@ -256,7 +261,7 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
   }
   if (output.find("%p") == std::string::npos && !force && access(output.c_str(), F_OK) == 0) {
     std::fprintf(stderr, "apptracer: %s exists; use --force to overwrite it or -o to choose another\n",
-                 output.c_str());
+                 terminal_text(output).c_str());
     return 2;
   }
   ExactPath exact = options.exact ? choose_exact_path(options.exact_path, library)

@@ -2,7 +2,7 @@
 """The traced program behaves as untraced: signals, forks, spawned children
 (runs on CPU, in CI: `--host-allocations=all` traces programs without CUDA).
 
-    process_behaviour_test.py APPTRACER
+    process_behaviour_test.py APPTRACER LIBAPPTRACER
 
 Each case runs plain and under `apptracer record --host-allocations=all`;
 exit code and stdout must be the same, and the traces must say what happened.
@@ -130,19 +130,48 @@ os.kill(os.getpid(), signal.SIGTERM)
 time.sleep(5)
 """
 
-# A crash: the program's own SIGSEGV handler (faulthandler here) still runs
-# and the process still dies by the signal. Without CUDA no handler of ours is
-# installed (see trace_abort_signal on the GPU for the flush), so the trace
-# stays incomplete with what the writer had committed. The program lives a
-# second first: on a loaded machine the writer had not yet created the file
-# when a program crashing at once died (no trace at all, which is right then).
+# A crash: the program's own SIGSEGV handler (faulthandler here) still runs,
+# and the process still dies by the signal, after the tracer's flush.
 CRASH_PROGRAM = """
 import ctypes, faulthandler, sys, time
 faulthandler.enable()
 buffer = bytearray(1 << 20)
-time.sleep(1)
 print("crashing", flush=True)
 ctypes.string_at(0)
+"""
+
+# A signal that ends a program without CUDA (no context ever), at any time
+# after it starts: the blocks allocated before it are in the trace, which
+# says which signal ended it.
+SIGNALLED_PROGRAM = """
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+delay, name = float(sys.argv[1]), sys.argv[2]
+number = getattr(signal, name)
+signal.signal(signal.SIGINT, signal.SIG_DFL)  # Python's own ends in KeyboardInterrupt
+libc.malloc(100 << 10)
+time.sleep(delay)
+libc.malloc(200 << 10)
+if name == "SIGSEGV":
+    ctypes.string_at(0)
+elif name == "SIGABRT":
+    os.abort()
+else:
+    signal.raise_signal(number)
+time.sleep(5)
+"""
+
+# The program's own handler decides: this one goes on, and exits normally.
+HANDLED_PROGRAM = """
+import ctypes, signal
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+for name in ("SIGTERM", "SIGHUP", "SIGUSR1"):
+    signal.signal(getattr(signal, name), lambda number, frame: print("handled", number, flush=True))
+    signal.raise_signal(getattr(signal, name))
+libc.malloc(300 << 10)
+print("went on", signal.getsignal(signal.SIGPIPE), signal.getsignal(signal.SIGQUIT))
 """
 
 
@@ -155,13 +184,11 @@ def check_multiprocessing(c, apptracer):
     found, states = python_case(c, apptracer, "multiprocessing fork/forkserver/spawn pools",
                                 MULTIPROCESSING_PROGRAM)
     c.expect(0 < len(found) < 60, f"multiprocessing: one trace per process, no respawn storm ({len(found)})")
-    # Forked workers (fork and forkserver pools) carry the tracer's handlers:
-    # each trace ends complete, or says the pool's SIGTERM ended it, even when
-    # the signal came while the worker was writing its trace's end. (Spawned
-    # workers have none without CUDA: they install them at their first context.)
-    forked = [s for command, s in zip(found, states) if "multiprocessing.spawn" not in (command or "")]
-    c.expect(forked and all(s in (("complete", None), ("incomplete", "signal 15")) for s in forked),
-             f"multiprocessing: forked workers' traces end complete or by signal 15 ({forked})")
+    # Every worker (forked, forkserver's, spawned) carries the tracer's
+    # handlers: each trace ends complete, or says the pool's SIGTERM ended it,
+    # even when the signal came while the worker was writing its trace's end.
+    c.expect(states and all(s in (("complete", None), ("incomplete", "signal 15")) for s in states),
+             f"multiprocessing: every trace ends complete or by signal 15 ({states})")
 
 
 def check_subprocess(c, apptracer):
@@ -186,7 +213,7 @@ def check_finish_costs(c, apptracer):
 def check_early_sigterm(c, apptracer):
     found, states = python_case(c, apptracer, "killed by SIGTERM at 100 ms", EARLY_SIGTERM_PROGRAM, 1,
                                 -signal.SIGTERM)
-    c.expect(states == [("incomplete", None)], f"early SIGTERM: an incomplete trace ({states})")
+    c.expect(states == [("incomplete", "signal 15")], f"early SIGTERM: an incomplete trace ({states})")
 
 
 def check_crash(c, apptracer):
@@ -199,7 +226,54 @@ def check_crash(c, apptracer):
         c.expect("Fatal Python error" in traced.stderr, "crash: the program's faulthandler still ran")
         found = traces(out)
         states = [(meta(t, "status"), meta(t, "end_reason")) for t in found]
-        c.expect(states == [("incomplete", None)], f"crash: the trace is incomplete ({states})")
+        c.expect(states == [("incomplete", "signal 11")], f"crash: the trace is incomplete ({states})")
+
+
+def block_sizes(path, sizes):
+    """Which of `sizes` the trace holds host blocks of."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        marks = ",".join("?" * len(sizes))
+        return sorted(b for (b,) in db.execute(f"SELECT bytes FROM allocations WHERE bytes IN ({marks})", sizes))
+    except sqlite3.Error:
+        return []
+    finally:
+        db.close()
+
+
+def check_signals_without_cuda(c, apptracer):
+    """Each signal that ends a host-only program, at once and later: the
+    program dies of it as untraced, and its trace holds both blocks."""
+    with tempfile.TemporaryDirectory() as scratch:
+        program = script(SIGNALLED_PROGRAM, scratch)
+        for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGSEGV", "SIGABRT"):
+            number = getattr(signal, name)
+            for delay in ("0", "0.3"):
+                with tempfile.TemporaryDirectory() as out:
+                    plain = run(program + [delay, name])
+                    traced = record(apptracer, out, program + [delay, name])
+                    case = f"{name} after {delay} s without CUDA"
+                    c.expect(traced.returncode == plain.returncode == -number,
+                             f"{case}: dies of it ({traced.returncode}, untraced {plain.returncode})")
+                    found = traces(out)
+                    states = [(meta(t, "status"), meta(t, "end_reason")) for t in found]
+                    c.expect(states == [("incomplete", f"signal {number}")], f"{case}: says so ({states})")
+                    blocks = block_sizes(found[0], [100 << 10, 200 << 10]) if found else []
+                    c.expect(blocks == [100 << 10, 200 << 10], f"{case}: both blocks in the trace ({blocks})")
+
+
+def check_program_handlers(c, apptracer):
+    """A program's own handlers run and decide; it sees its dispositions as untraced."""
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as out:
+        program = script(HANDLED_PROGRAM, scratch)
+        plain = run(program)
+        traced = record(apptracer, out, program)
+        same_behaviour(c, "handled signals", plain, traced)
+        found = traces(out)
+        states = [(meta(t, "status"), meta(t, "end_reason")) for t in found]
+        c.expect(states == [("complete", None)], f"handled signals: the trace is complete ({states})")
+        c.expect(found and block_sizes(found[0], [300 << 10]) == [300 << 10],
+                 "handled signals: the block after them is in the trace")
 
 
 def check_shell_forks(c, apptracer, runs=20):
@@ -239,8 +313,34 @@ def check_shell_pipelines(c, apptracer, runs=8):
     c.expect(not leftovers, f"shell pipelines: no -wal, -shm or -journal left ({leftovers[:3]})")
 
 
+def check_hand_set_force(c, library):
+    """APPTRACER_FORCE=1 set by hand removes the trace at the output path
+    resolved where the run started, and nothing else: not a file of the same
+    name in the directory a process of the run execs in (bash execs with its
+    own copy of the environment, which the tracer's setenv does not reach)."""
+    for how in ("exec", "fork and exec"):
+        with tempfile.TemporaryDirectory() as work:
+            other = os.path.join(work, "other")
+            os.mkdir(other)
+            for directory, text in ((work, "the old trace"), (other, "someone's notes")):
+                with open(os.path.join(directory, "t.db"), "w") as f:
+                    f.write(text)
+            command = "cd other && " + ("exec " if how == "exec" else "") + f"{PYTHON} -c 'bytearray(1 << 20)'"
+            env = dict(os.environ, APPTRACER_OUTPUT="t.db", APPTRACER_FORCE="1",
+                       APPTRACER_HOST_ALLOCATIONS="all", LD_PRELOAD=library)
+            ran = run(["bash", "-c", command], cwd=work, env=env)
+            c.expect(ran.returncode == 0, f"hand-set force, {how}: runs ({ran.stderr.strip()[-300:]})")
+            with open(os.path.join(other, "t.db"), "rb") as f:
+                kept = f.read()
+            c.expect(kept == b"someone's notes" and os.listdir(other) == ["t.db"],
+                     f"hand-set force, {how}: another directory's t.db untouched ({kept!r}, {os.listdir(other)})")
+            with open(os.path.join(work, "t.db"), "rb") as f:
+                replaced = f.read(15)
+            c.expect(replaced == b"SQLite format 3", f"hand-set force, {how}: the old trace replaced ({replaced!r})")
+
+
 def main():
-    apptracer = sys.argv[1]
+    apptracer, library = sys.argv[1:3]
     c = Checks()
     check_sigint(c, apptracer)
     check_multiprocessing(c, apptracer)
@@ -248,6 +348,9 @@ def main():
     check_finish_costs(c, apptracer)
     check_early_sigterm(c, apptracer)
     check_crash(c, apptracer)
+    check_signals_without_cuda(c, apptracer)
+    check_program_handlers(c, apptracer)
+    check_hand_set_force(c, library)
     check_shell_forks(c, apptracer)
     check_shell_pipelines(c, apptracer)
     if c.failures:

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "apptracer/output_path.h"
+
 namespace apptracer {
 
 namespace {
@@ -32,17 +34,23 @@ bool preloaded() {
   return preload && std::string(preload).find("libapptracer") != std::string::npos;
 }
 
-// Runs when the library loads: preloaded, that is before main, while the
-// process has one thread and no children.
-const bool force_taken = [] {
-  const char* force = env("APPTRACER_FORCE");
-  if (!force || std::string(force) == "0" || !preloaded()) return false;
-  std::string output = env("APPTRACER_OUTPUT") ? env("APPTRACER_OUTPUT") : Config().output;
-  std::string path = expand_output_path(output, getpid(), host_name());
-  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
-  setenv("APPTRACER_FORCE", "0", 1);
-  return true;
-}();
+// Once per process image, at the first reading of the options: preloaded,
+// that is in the library's constructor, before main, while the process has
+// one thread and no children (a forked child has it done already). The path
+// is resolved here, in the directory the process starts in; the programs it
+// execs get APPTRACER_FORCE=0 and the resolved path (inject/exit_exec.cpp).
+bool take_force() {
+  static const bool taken = [] {
+    const char* force = env("APPTRACER_FORCE");
+    if (!force || std::string(force) == "0" || !preloaded()) return false;
+    std::string output = env("APPTRACER_OUTPUT") ? env("APPTRACER_OUTPUT") : Config().output;
+    std::string path = expand_output_path(absolute_output_path(output), getpid(), host_name());
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) unlink((path + suffix).c_str());
+    setenv("APPTRACER_FORCE", "0", 1);
+    return true;
+  }();
+  return taken;
+}
 
 // A positive 32-bit count from the environment, if one is given.
 void read_count(const char* name, uint32_t& out) {
@@ -78,7 +86,7 @@ const char* to_string(ExactMode mode) {
 Config Config::from_environment() {
   Config config;
   if (const char* v = env("APPTRACER_OUTPUT")) config.output = v;
-  config.force = force_taken;
+  config.force = take_force();
   if (const char* v = env("APPTRACER_RUN_DIR")) config.run_dir = v;
   if (const char* v = env("APPTRACER_LOG")) config.log_level = v;
   if (const char* v = env("APPTRACER_BUFFER_MB")) {
@@ -177,8 +185,9 @@ void announce_trace(const std::string& run_dir, const std::string& path) {
   // The path, then the pid: record tells a trace not begun yet from one
   // whose process ended before it began. The path as it was opened (made
   // absolute at start): looked up again now, after a chdir, it named
-  // another file.
-  std::string line = path + "\n" + std::to_string(getpid()) + "\n";
+  // another file. Ended by a NUL, the one byte no path holds (a newline
+  // may be part of one).
+  std::string line = path + '\0' + std::to_string(getpid()) + "\n";
   std::string name = run_dir + "/trace-XXXXXX";
   int fd = mkstemp(name.data());
   if (fd < 0) return;  // record is gone, or its directory: nobody to tell

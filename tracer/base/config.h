@@ -31,10 +31,12 @@ struct Config {
   std::string output = "apptracer-%p.db";  // APPTRACER_OUTPUT; %p pid, %h host, %% percent
   // APPTRACER_FORCE=1: the run replaces an existing trace. Only the first
   // traced process takes it: preloaded, it removes the trace at its output
-  // path (and the files beside it) when the library loads, before main, and
-  // sets APPTRACER_FORCE=0 for its children, so no process of the run ever
-  // replaces another's trace. (Loaded later, through CUDA_INJECTION64_PATH,
-  // changing the environment is not safe: there force has no effect.)
+  // path, resolved in the directory it starts in (and the files beside it),
+  // when the library loads, before main, and sets APPTRACER_FORCE=0 for its
+  // children and the programs it execs, so no process of the run ever
+  // replaces another's trace or a file elsewhere. (Loaded later, through
+  // CUDA_INJECTION64_PATH, changing the environment is not safe: there force
+  // has no effect.)
   bool force = false;
   std::string log_level = "warn";          // APPTRACER_LOG: trace|debug|info|warn|error|off
   size_t buffer_bytes = 64u << 20;         // APPTRACER_BUFFER_MB: cap on records in flight
@@ -80,7 +82,7 @@ struct ClaimedOutput {
 ClaimedOutput claim_output_path(const std::string& path, int pid);
 
 // Tells `apptracer record` that this process writes the trace at `path`: a
-// file in `run_dir` (none when empty) holding the path and the pid, so record
+// file in `run_dir` (none when empty) holding the path, a NUL and the pid, so record
 // can list every trace of the run, wherever each process wrote it.
 void announce_trace(const std::string& run_dir, const std::string& path);
 

@@ -1,9 +1,14 @@
 // _exit and the exec family, interposed: the trace is finished before the
-// process leaves without running its atexit handlers.
+// process leaves without running its atexit handlers, and the exec'd
+// program gets the output path and force as the run's first process left
+// them.
+#include <alloca.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include "apptracer/schema.h"
 #include "inject/lifecycle.h"
@@ -23,7 +28,43 @@ extern "C" __attribute__((visibility("default"))) void _exit(int status) {
 namespace {
 
 using ExecFunction = int (*)(const char*, char* const[], char* const[]);
-using ExecPathFunction = int (*)(const char*, char* const[]);
+
+bool starts_with(const char* text, const char* prefix) {
+  return std::strncmp(text, prefix, std::strlen(prefix)) == 0;
+}
+
+// One entry of the exec'd program's environment. The first traced process
+// resolved the output path where it started and took --force
+// (base/config.h); a program may exec with its own copy of the environment
+// as it was before (bash keeps one, and its setenv, which the tracer's calls
+// reach, changes only that copy). Given as it came, the exec'd program would
+// resolve the relative path in its own directory and remove what is there.
+char* exec_entry(char* entry) {
+  const char* output = apptracer::inject::state.exec_output_entry;
+  if (!output) return entry;  // not preloaded: nothing was resolved or taken
+  if (starts_with(entry, "APPTRACER_FORCE=")) return const_cast<char*>("APPTRACER_FORCE=0");
+  constexpr char kOutput[] = "APPTRACER_OUTPUT=";
+  const char* given = apptracer::inject::state.given_output;
+  if (starts_with(entry, kOutput) && std::strcmp(entry + sizeof kOutput - 1, given) == 0) {
+    return const_cast<char*>(output);
+  }
+  return entry;
+}
+
+size_t entries(char* const envp[]) {
+  size_t count = 0;
+  while (envp && envp[count]) ++count;
+  return count;
+}
+
+// `envp` with exec_entry applied, into `out` (room for entries(envp) + 1):
+// on the caller's stack, since a vfork child (subprocess) must not allocate.
+char* const* exec_environment(char* const envp[], char** out) {
+  size_t count = entries(envp);
+  for (size_t i = 0; i < count; ++i) out[i] = exec_entry(envp[i]);
+  out[count] = nullptr;
+  return out;
+}
 
 // A vfork'd child (posix_spawn, subprocess) runs in our memory until it
 // execs: only the process that owns the trace finishes it.
@@ -41,19 +82,16 @@ extern "C" __attribute__((visibility("default"))) int execve(const char* path, c
                                                              char* const envp[]) {
   static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execve"));
   finish_before_exec();
-  return real(path, argv, envp);
+  auto environment = static_cast<char**>(alloca((entries(envp) + 1) * sizeof(char*)));
+  return real(path, argv, exec_environment(envp, environment));
 }
 
 extern "C" __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
-  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execv"));
-  finish_before_exec();
-  return real(path, argv);
+  return execve(path, argv, environ);
 }
 
 extern "C" __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
-  static auto real = reinterpret_cast<ExecPathFunction>(dlsym(RTLD_NEXT, "execvp"));
-  finish_before_exec();
-  return real(file, argv);
+  return execvpe(file, argv, environ);
 }
 
 // The variadic forms reach glibc's execve without passing through ours.
@@ -109,5 +147,6 @@ extern "C" __attribute__((visibility("default"))) int execvpe(const char* file, 
                                                               char* const envp[]) {
   static auto real = reinterpret_cast<ExecFunction>(dlsym(RTLD_NEXT, "execvpe"));
   finish_before_exec();
-  return real(file, argv, envp);
+  auto environment = static_cast<char**>(alloca((entries(envp) + 1) * sizeof(char*)));
+  return real(file, argv, exec_environment(envp, environment));
 }

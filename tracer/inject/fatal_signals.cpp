@@ -1,5 +1,9 @@
-// One last flush when a signal ends the process: fatal signals, and SIGTERM
-// where it still kills. Our handlers chain to the ones they replaced.
+// One last flush when a signal ends the process: a crash, or a signal sent
+// from outside whose action is to end it. Ours chains to the program's
+// action, which stays the program's to set and to see
+// (signal_dispositions.cpp).
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,62 +15,134 @@ namespace apptracer::inject {
 
 namespace {
 
-// The signals a crash raises: chained to whatever handler is there.
-const int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-// SIGTERM only where it still kills the process (its default action):
-// multiprocessing's Pool and PyTorch's DataLoader end their workers with it,
-// and a worker killed before the writer's next pass lost its last GPU work
-// (seen on the H100: every pool worker's trace incomplete, kernels without
-// GPU times). The process still dies of SIGTERM, after the flush. Not
-// SIGINT: Python installs its KeyboardInterrupt handler only where SIGINT is
-// at its default. A program that installs its own handler later replaces
-// ours (Python's signal.getsignal never sees ours: it reads dispositions at
-// startup), and then ends as it chooses.
-const int kTerminationSignals[] = {SIGTERM};
+// The signals whose default action ends the process: those a crash raises,
+// and those sent from outside (kill, Ctrl-C, a closed terminal or pipe,
+// timers, resource limits). Not SIGKILL and SIGSTOP, which no handler sees.
+const int kHandledSignals[] = {SIGSEGV, SIGBUS,  SIGFPE,  SIGILL,  SIGABRT, SIGSYS,
+                               SIGTERM, SIGINT,  SIGHUP,  SIGQUIT, SIGPIPE, SIGALRM,
+                               SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
 
-// Flushes what was recorded, then does what would have happened without us:
-// the handler that was there before ours runs, or the default action.
-void on_fatal_signal(int signal_number, siginfo_t* info, void* context) {
-  if (getpid() == state.owner_pid.load()) {
-    if (!state.finished.load()) {
-      state.writer->flush_from_signal(signal_number);
-    } else {
-      wait_in_handler(state.final_write_done, 5000);  // the final write, indexes included
-    }
+using SigactionFunction = int (*)(int, const struct sigaction*, struct sigaction*);
+
+// Resolved when the handlers are installed, never first in a handler (dlsym
+// is not async-signal-safe).
+SigactionFunction libc_sigaction() {
+  static auto real = reinterpret_cast<SigactionFunction>(dlsym(RTLD_NEXT, "sigaction"));
+  return real;
+}
+
+bool is_default(const struct sigaction& action) {
+  return !(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_DFL;
+}
+
+bool is_ignored(const struct sigaction& action) {
+  return !(action.sa_flags & SA_SIGINFO) && action.sa_handler == SIG_IGN;
+}
+
+void on_signal(int signal_number, siginfo_t* info, void* context);
+
+// What the kernel holds for a handled signal: ours, with the program's mask
+// and flags (its SA_RESTART, SA_NODEFER, SA_ONSTACK keep their meaning);
+// SIG_IGN itself where the program ignores the signal (the kernel then
+// discards it at once, and exec keeps it ignored, as nohup needs).
+void install_for(int signal_number) {
+  const struct sigaction& program = state.program_actions[signal_number];
+  if (is_ignored(program)) {
+    libc_sigaction()(signal_number, &program, nullptr);
+    return;
   }
-  const struct sigaction& previous = state.previous_actions[signal_number];
-  sigaction(signal_number, &previous, nullptr);
-  if (previous.sa_flags & SA_SIGINFO) {
-    previous.sa_sigaction(signal_number, info, context);
-  } else if (previous.sa_handler == SIG_DFL) {
+  struct sigaction ours {};
+  ours.sa_sigaction = on_signal;
+  if (is_default(program)) {
+    sigemptyset(&ours.sa_mask);
+    // A stack overflow's SIGSEGV reaches a handler only on an alternate stack.
+    ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  } else {
+    // SA_RESETHAND is done by hand (on_signal): the kernel's would remove ours.
+    ours.sa_mask = program.sa_mask;
+    ours.sa_flags = (program.sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+  }
+  libc_sigaction()(signal_number, &ours, nullptr);
+}
+
+// The signal ends the process: what was recorded is written first.
+void flush_before_dying(int signal_number) {
+  if (getpid() != state.owner_pid.load()) return;
+  if (!state.finished.load()) {
+    state.writer->flush_from_signal(signal_number);
+  } else {
+    wait_in_handler(state.final_write_done, 5000);  // the final write, indexes included
+  }
+}
+
+// Does what would have happened without us: the program's handler runs and
+// decides (it may go on, exit, or restore the default and re-raise, which
+// comes back here), or, at the default action, the trace is flushed and the
+// process dies of the signal, with a core where the signal makes one.
+void on_signal(int signal_number, siginfo_t* info, void* context) {
+  struct sigaction program = state.program_actions[signal_number];
+  if (is_default(program)) {
+    int saved_errno = errno;
+    flush_before_dying(signal_number);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    libc_sigaction()(signal_number, &default_action, nullptr);
+    // Delivered when this handler returns (or at once under SA_NODEFER);
+    // a fault re-executed meanwhile faults again, at the default action.
     raise(signal_number);
-  } else if (previous.sa_handler != SIG_IGN) {
-    previous.sa_handler(signal_number);
+    errno = saved_errno;
+    return;
+  }
+  if (is_ignored(program)) return;  // set between the signal and this handler
+  if (program.sa_flags & SA_RESETHAND) {
+    struct sigaction reset {};
+    reset.sa_handler = SIG_DFL;
+    sigemptyset(&reset.sa_mask);
+    set_program_action(signal_number, reset);
+  }
+  if (program.sa_flags & SA_SIGINFO) {
+    program.sa_sigaction(signal_number, info, context);
+  } else {
+    program.sa_handler(signal_number);
   }
 }
 
 }  // namespace
 
-// Chained: the program's (or Python's faulthandler's) handlers stay in
-// force, before ours (installed earlier) or after (they find ours and call it).
-// Installed at the first CUDA context, not at load: a runtime that reads the
-// dispositions when it starts (Python's signal.getsignal) still sees its own,
-// and before a context there is no GPU activity a crash could lose. A forked
-// child that goes on tracing installs them at once (after_fork_in_child).
+int real_sigaction(int signal_number, const struct sigaction* action, struct sigaction* previous) {
+  return libc_sigaction()(signal_number, action, previous);
+}
+
+bool keeps_program_action(int signal_number) {
+  return signal_number > 0 && signal_number < NSIG && state.signal_handled[signal_number].load() &&
+         getpid() == state.owner_pid.load();
+}
+
+void set_program_action(int signal_number, const struct sigaction& action) {
+  // Not torn by a handler of this thread that reads it meanwhile.
+  sigset_t all;
+  sigfillset(&all);
+  SignalsBlocked blocked(all);
+  state.program_actions[signal_number] = action;
+  install_for(signal_number);
+}
+
+// When tracing starts, whichever the route. Preloaded, sigaction and signal
+// are interposed: the program (and a runtime that reads the dispositions as
+// it starts: Python's KeyboardInterrupt handler goes only where SIGINT is at
+// its default) sees and sets its own actions as if untraced, and ours stays
+// in front of them. Loaded later (CUDA_INJECTION64_PATH, in-process capture),
+// the program's calls reach libc: ours chains to what was there, until the
+// program sets another action, which then replaces ours. A forked child
+// inherits them.
 void install_signal_handlers_once() {
   if (state.signal_handlers_installed.exchange(true)) return;
-  struct sigaction ours {};
-  ours.sa_sigaction = on_fatal_signal;
-  sigemptyset(&ours.sa_mask);
-  ours.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-  for (int signal_number : kFatalSignals) {
-    sigaction(signal_number, &ours, &state.previous_actions[signal_number]);
-  }
-  for (int signal_number : kTerminationSignals) {
+  for (int signal_number : kHandledSignals) {
     struct sigaction current {};
-    sigaction(signal_number, nullptr, &current);
-    bool kills = !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
-    if (kills) sigaction(signal_number, &ours, &state.previous_actions[signal_number]);
+    if (libc_sigaction()(signal_number, nullptr, &current) != 0) continue;
+    set_program_action(signal_number, current);
+    state.signal_handled[signal_number] = true;
   }
 }
 

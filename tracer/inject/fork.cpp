@@ -93,11 +93,7 @@ void after_fork_in_child() {
   state.writer->restart_after_fork();
   record_process_meta(Config::from_environment());
   state.writer->set_meta("gpu_activity", "unavailable: CUPTI activity does not survive fork");
-  // Not waiting for the child's first context: a child that records host
-  // memory only never has one, and its pool's SIGTERM then left its trace
-  // unflushed. The program's runtime read its dispositions long ago.
-  // Handlers the parent installed are inherited, and left as they are.
-  install_signal_handlers_once();
+  // The parent's signal handlers, installed when it started, are inherited.
 }
 
 }  // namespace apptracer::inject

@@ -29,9 +29,13 @@ __attribute__((constructor)) void start_when_preloaded() {
   // waits for InitializeInjection.
   const char* preload = std::getenv("LD_PRELOAD");
   if (preload && std::string(preload).find("libapptracer") != std::string::npos) {
-    // Children started from another directory write where this process does.
+    // Children started from another directory write where this process
+    // does; an exec'd program gets it even from a program that execs with
+    // an environment of its own (exit_exec.cpp).
     Config config = Config::from_environment();
+    state.given_output = (new std::string(config.output))->c_str();
     config.output = absolute_output_path(config.output);
+    state.exec_output_entry = (new std::string("APPTRACER_OUTPUT=" + config.output))->c_str();
     setenv("APPTRACER_OUTPUT", config.output.c_str(), 1);
     start(config);
   }

@@ -129,7 +129,6 @@ std::string runtime_version() {
 }
 
 void on_context_created() {
-  install_signal_handlers_once();
   for (const DeviceInfo& device : driver_devices()) state.writer->add_device(device);
   state.writer->set_meta("cuda_driver_version", std::to_string(driver_version()));
   state.writer->set_meta("cuda_runtime_version", runtime_version());
@@ -255,8 +254,8 @@ constexpr const char* kLateAttachMisses =
 //  6. Files created eagerly; a late attach replays the contexts it missed.
 //  7. Every setenv (NCCL's profiler plugin among them) before the writer
 //     thread starts: it reads the environment.
-//  8. The writer and flusher threads, then the exit and fork handlers, which
-//     act on a running writer.
+//  8. The writer and flusher threads, then the exit, fork and signal
+//     handlers, which act on a running writer.
 void start(const Config& given) {
   if (state.started.exchange(true)) return;
   // Where the process is now: a later chdir moves nothing.
@@ -342,7 +341,9 @@ void start(const Config& given) {
   state.writer->start();
   if (state.activity_flusher) state.activity_flusher->start();
   std::atexit(finish_at_exit);
+  at_quick_exit(finish_at_exit);
   pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+  install_signal_handlers_once();
   log_debug("tracing pid {} into {}", getpid(), config.output);
 }
 

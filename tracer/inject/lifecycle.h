@@ -5,6 +5,8 @@
 //                         and NVTX's entry points, in-process capture
 //   lifecycle.cpp         start() and finish()
 //   fatal_signals.cpp     one last flush when a signal ends the process
+//   signal_dispositions.cpp  sigaction and signal, interposed: the program
+//                         sees and sets its own actions, ours stay in place
 //   fork.cpp              the writer held across fork; the child's own trace
 //   exit_exec.cpp         _exit and the exec family finish the trace first
 #pragma once
@@ -50,8 +52,15 @@ struct TracerState {
   // ("" while tracing).
   const char* not_tracing_reason = "";
   std::atomic<bool> signal_handlers_installed{false};
-  // The handlers ours replaced, by signal number, which ours hands on to.
-  struct sigaction previous_actions[NSIG]{};
+  // By signal number, for the signals ours handles: the program's own action
+  // (what it set, or what was there before ours), which ours hands on to.
+  struct sigaction program_actions[NSIG]{};
+  std::atomic<bool> signal_handled[NSIG]{};
+  // Preloaded: APPTRACER_OUTPUT as the process was given it, and the entry
+  // an exec'd program gets instead ("APPTRACER_OUTPUT=" and the path made
+  // absolute where the process started); null otherwise (exit_exec.cpp).
+  const char* given_output = nullptr;
+  const char* exec_output_entry = nullptr;
   // In-process capture's start and stop, one at a time.
   std::mutex capture_mutex;
 };
@@ -66,7 +75,17 @@ void start(const Config& config);
 void finish(const char* status);
 // Describes the process in the trace's meta (again in a forked child).
 void record_process_meta(const Config& config);
+// Installed when tracing starts (fatal_signals.cpp).
 void install_signal_handlers_once();
+// Whether sigaction, called by this process, reads and sets the program's
+// own action for `signal_number` while ours stays installed (not in a vfork
+// child, which shares our memory but not our dispositions).
+bool keeps_program_action(int signal_number);
+// The program's action for a signal ours handles, and what the kernel gets
+// for it: ours, or SIG_IGN itself.
+void set_program_action(int signal_number, const struct sigaction& action);
+// libc's sigaction, past the interposed one.
+int real_sigaction(int signal_number, const struct sigaction* action, struct sigaction* previous);
 // pthread_atfork's handlers.
 void before_fork();
 void after_fork_in_parent();

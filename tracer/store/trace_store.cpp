@@ -61,7 +61,27 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
 TraceStore::~TraceStore() = default;
 
 void TraceStore::begin() { db_.exec("BEGIN"); }
+
+bool TraceStore::try_begin(std::chrono::milliseconds wait) {
+  // BEGIN IMMEDIATE takes the write lock now or begins nothing, so another
+  // connection's lock never stops a pass halfway through its rows. It waits
+  // `wait` for it, then the connection waits as long as every other does
+  // (the final checkpoint may meet a reader).
+  constexpr int kConnectionWaitMs = 5000;
+  sqlite3* db = db_.handle();
+  sqlite3_busy_timeout(db, static_cast<int>(wait.count()));
+  int result = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+  sqlite3_busy_timeout(db, kConnectionWaitMs);
+  if ((result & 0xff) == SQLITE_BUSY) return false;
+  if (result != SQLITE_OK) throw SqliteError(std::string("cannot begin: ") + sqlite3_errmsg(db));
+  return true;
+}
+
 void TraceStore::commit() { db_.exec("COMMIT"); }
+
+void TraceStore::roll_back() {
+  if (!sqlite3_get_autocommit(db_.handle())) db_.exec("ROLLBACK");
+}
 
 void TraceStore::write_string(uint32_t id, const std::string& text) {
   insert_string_.bind(1, static_cast<int64_t>(id)).bind(2, text).run();

@@ -8,6 +8,7 @@
 // resolve in address_resolver; GPU activity joins its call in activity_join.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -51,7 +52,12 @@ class TraceStore {
   ~TraceStore();
 
   void begin();
+  // Begins with the write lock taken, waiting at most `wait` for another
+  // connection that holds it: false, with nothing begun, while it does.
+  bool try_begin(std::chrono::milliseconds wait);
   void commit();
+  // Undoes the transaction a failed write left open, if one is.
+  void roll_back();
 
   void write(const Record* records, size_t count);
   void write_string(uint32_t id, const std::string& text);

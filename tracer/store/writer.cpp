@@ -101,17 +101,62 @@ void Writer::write_signal_end(int signal_number) {
   } else {
     pass();
   }
-  if (!store_ || failed_) return;
+  if (!store_ || failed_ || records_in_hand_ || !begin_transaction()) return;
   std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
   try {
-    store_->begin();
     store_->store_waiting();
     store_->set_meta("status", "incomplete");
     store_->set_meta("end_reason", "signal " + std::to_string(signal_number));
     store_->commit();
   } catch (const std::exception& error) {
-    log_error("cannot mark the trace interrupted: {}", error.what());
+    give_up(std::string("marking the trace interrupted failed: ") + error.what());
   }
+}
+
+bool Writer::begin_transaction() {
+  // Short enough that a fork waiting for the gate is not turned away (it
+  // waits APPTRACER_FORK_WAIT_MS, 1 s by default).
+  constexpr auto kLockWaitSlice = std::chrono::milliseconds(100);
+  uint64_t wait_start = 0;
+  for (;;) {
+    {
+      std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
+      if (store_->try_begin(kLockWaitSlice)) break;
+    }
+    uint64_t now = now_ns();
+    if (wait_start == 0) {
+      wait_start = now;
+      // Once: the producers' stall bound counts from here.
+      buffers_.note_progress("waiting for another process's write lock on the trace");
+      log_warn("another process holds a write lock on the trace {}; the writer waits for it",
+               path_);
+    }
+    uint64_t deadline = lock_deadline_ns_.load();
+    if (deadline != 0 && now >= deadline) {
+      lock_wait_ns_ += now - wait_start;
+      return false;
+    }
+  }
+  if (wait_start != 0) {
+    lock_wait_ns_ += now_ns() - wait_start;
+    log_info("the trace {} is writable again; tracing goes on", path_);
+  }
+  return true;
+}
+
+void Writer::give_up(const std::string& why) {
+  log_error("{}; tracing stops, the program continues", why);
+  try {
+    store_->roll_back();
+  } catch (const std::exception& error) {
+    log_error("cannot undo the failed write: {}", error.what());
+  }
+  records_not_written_ += pass_records_.size();
+  pass_records_.clear();
+  records_in_hand_ = false;
+  if (gave_up_.empty()) gave_up_ = why;
+  failed_ = true;
+  buffers_.close();
 }
 
 bool Writer::open_store_if_needed() {
@@ -155,10 +200,19 @@ void Writer::pass() {
   // a while; an exit or exec before then writes it from the program's thread.
   if (!store_ && !stopping_ && !signal_flush_requested_ && drain_start < open_not_before_ns_) return;
   buffers_.note_progress("draining record buffers");
-  pass_records_.clear();
+  // Records a pass could not write for a lock on the trace stay for the next.
+  if (!records_in_hand_) {
+    pass_records_.clear();
+    hand_drain_start_ = drain_start;
+  }
   buffers_.drain([this](const Record* records, size_t count) {
     pass_records_.insert(pass_records_.end(), records, records + count);
   });
+  if (failed_) {
+    records_not_written_ += pass_records_.size();
+    pass_records_.clear();
+    return;
+  }
   std::vector<DeviceInfo> devices;
   std::map<std::string, std::string> meta;
   {
@@ -175,13 +229,17 @@ void Writer::pass() {
     buffers_.note_progress("opening the trace");
     if (!open_store_if_needed()) return;
   }
-  pass_starts_.push_back(drain_start);
+  if (!begin_transaction()) {
+    records_in_hand_ = true;
+    std::lock_guard<std::mutex> lock(pending_mutex_);
+    pending_devices_.insert(pending_devices_.begin(), devices.begin(), devices.end());
+    pending_meta_.insert(meta.begin(), meta.end());  // a newer value stays
+    return;
+  }
+  records_in_hand_ = false;
+  pass_starts_.push_back(hand_drain_start_);
   if (pass_starts_.size() > kPassesAFreedBlockIsKept) pass_starts_.pop_front();
   try {
-    {
-      std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
-      store_->begin();
-    }
     write_records();
     std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
     buffers_.note_progress("committing");
@@ -207,9 +265,8 @@ void Writer::pass() {
       host_.forget_freed_before(pass_starts_.front());
     }
   } catch (const std::exception& error) {
-    log_error("writing the trace failed: {}; tracing stops, the program continues", error.what());
-    failed_ = true;
-    buffers_.close();
+    std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
+    give_up(std::string("writing the trace failed: ") + error.what());
   }
 }
 
@@ -230,42 +287,67 @@ void Writer::finish(const std::string& status) {
   // Each step's time goes in meta: a program's exit waits for all of them.
   auto ms_since = [this](uint64_t start) { return std::to_string((now_ns() - start) / 1000000); };
   uint64_t step_start = now_ns();
+  // An exiting program waits for a lock on its trace no longer than a
+  // producer waits for the writer.
+  lock_deadline_ns_ = step_start + uint64_t{config_.stall_ms} * 1'000'000;
   stopping_ = true;
   buffers_.wake_writer();
   thread_.join();
   buffers_.close();
   pass();
-  if (!store_ || failed_) return;
+  if (!store_) return;
+  if (records_in_hand_ || !begin_transaction()) {
+    log_error("another process kept a write lock on the trace {} past the program's end: its "
+              "last {} records and its end are not written",
+              path_, pass_records_.size() + records_not_written_);
+    return;
+  }
   std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
   try {
-    store_->begin();
     store_->set_meta("finish.last_records_ms", ms_since(step_start));
     step_start = now_ns();
-    for (const auto& [table, rows] : store_->finish()) {
-      store_->set_meta("rows." + table, std::to_string(rows));
+    // After a failed write the store's rows in memory are not to be trusted:
+    // only what is known is added.
+    if (!failed_) {
+      for (const auto& [table, rows] : store_->finish()) {
+        store_->set_meta("rows." + table, std::to_string(rows));
+      }
+      for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     }
     store_->set_meta("finish.rows_and_indexes_ms", ms_since(step_start));
-    for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
-    store_->set_meta("dropped_records", std::to_string(buffers_.dropped_records()));
+    store_->set_meta("writer_lock_wait_ns", std::to_string(lock_wait_ns_));
+    store_->set_meta("dropped_records",
+                     std::to_string(buffers_.dropped_records() + records_not_written_));
     store_->set_meta("writer_stalls", std::to_string(buffers_.stalls()));
+    std::string gave_up = gave_up_;
     if (uint64_t stalls = buffers_.stalls()) {
-      store_->set_meta("gave_up", "records dropped (dropped_records) " + std::to_string(stalls) +
-                                      " time(s), while the writer made no progress for over " +
-                                      std::to_string(config_.stall_ms) + " ms");
+      if (!gave_up.empty()) gave_up += "; ";
+      gave_up += "records dropped (dropped_records) " + std::to_string(stalls) +
+                 " time(s), while the writer made no progress for over " +
+                 std::to_string(config_.stall_ms) + " ms";
     }
+    if (!gave_up.empty()) store_->set_meta("gave_up", gave_up);
     store_->set_meta("end_ns", std::to_string(now_ns()));
-    store_->set_meta("status", status);
+    if (failed_) store_->set_meta("end_reason", gave_up_);
+    store_->set_meta("status", failed_ ? "incomplete" : status);
     store_->commit();
     step_start = now_ns();
     store_->checkpoint();
-    // Written after the checkpoint it times: a small write to the checkpointed file.
-    store_->begin();
-    store_->set_meta("finish.checkpoint_ms", ms_since(step_start));
-    store_->commit();
+    // Written after the checkpoint it times: a small write to the checkpointed
+    // file, left out if another process took the lock meanwhile.
+    if (store_->try_begin(std::chrono::milliseconds(100))) {
+      store_->set_meta("finish.checkpoint_ms", ms_since(step_start));
+      store_->commit();
+    }
     log_info("trace written to {}", path_);
   } catch (const std::exception& error) {
     log_error("finishing the trace failed: {}", error.what());
+    try {
+      store_->roll_back();
+    } catch (const std::exception&) {
+      // The connection is closed below either way; what was committed stays.
+    }
   }
   store_.reset();
 }
@@ -274,7 +356,8 @@ void Writer::flush_from_signal(int signal_number) {
   if (!thread_.joinable() || on_writer_thread()) return;
   signal_flush_done_ = false;
   signal_flush_requested_ = signal_number;
-  wait_in_handler(signal_flush_done_, 1000);
+  // The writer may be asleep for its period first.
+  wait_in_handler(signal_flush_done_, 1000 + config_.flush_period_ms);
 }
 
 void Writer::restart_after_fork() {
@@ -293,7 +376,12 @@ void Writer::restart_after_fork() {
   new (&pass_records_) std::vector<Record>;
   new (&pass_starts_) std::deque<uint64_t>;
   new (&path_) std::string;
+  new (&gave_up_) std::string;
   failed_ = false;
+  lock_deadline_ns_ = 0;
+  records_not_written_ = 0;
+  lock_wait_ns_ = 0;
+  records_in_hand_ = false;
   open_not_before_ns_ = now_ns() + kForkedChildOpenDelayNs;
   start();
 }

@@ -45,7 +45,8 @@ class Writer {
   void finish(const std::string& status);
 
   // From a fatal-signal handler (async-signal-safe): asks the writer for one
-  // more pass marked with `reason`, waiting at most about a second.
+  // more pass marked with `reason`, waiting at most about a second more
+  // than the writer's period.
   void flush_from_signal(int signal_number);
 
   // Around fork (pthread_atfork, registered after the host allocator's so
@@ -80,6 +81,17 @@ class Writer {
   void pass();
   // Writes the drained records a slice at a time, each under sqlite_use_.
   void write_records();
+  // Begins a transaction, waiting for a write lock another connection holds
+  // on the trace (a reader's BEGIN IMMEDIATE, an analyzer storing into a live
+  // trace) as long as it is held, outside sqlite_use_: the pass's records
+  // stay in hand meanwhile, and producers, which the writer then no longer
+  // frees, are held only by the buffers' own bound (APPTRACER_STALL_MS), past
+  // which they drop and count. Once the program is ending, the wait is
+  // bounded by that too: false, the records in hand counted as not written.
+  bool begin_transaction();
+  // After a failed write: the transaction undone, the pass's records
+  // counted as not written, and why, for the trace's end.
+  void give_up(const std::string& why);
   // Marks the trace interrupted by `signal_number`, after asking for what
   // CUPTI still holds and draining what arrives in the handler's time.
   void write_signal_end(int signal_number);
@@ -100,6 +112,16 @@ class Writer {
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};
   std::atomic<bool> failed_{false};
+  // Set when the program is ending: how long a lock on the trace is waited for.
+  std::atomic<uint64_t> lock_deadline_ns_{0};
+  // What could not be written, and why (written into meta at the end).
+  uint64_t records_not_written_ = 0;
+  std::string gave_up_;
+  uint64_t lock_wait_ns_ = 0;  // time spent waiting for another process's lock
+  // pass_records_ holds records a pass could not write (the trace was locked),
+  // drained from hand_drain_start_ on.
+  bool records_in_hand_ = false;
+  uint64_t hand_drain_start_ = 0;
   std::atomic<bool> create_eagerly_{false};
 
   // Held while the writer is inside SQLite (see hold_for_fork).
