@@ -236,6 +236,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   allocations_ = RowInserter<AllocationRow>(db_);
   syncs_ = BatchInserter<SyncRow>(db_);
   stream_events_ = BatchInserter<StreamEventRow>(db_);
+  streams_ = BatchInserter<StreamRow>(db_);
   mem_advice_ = BatchInserter<MemAdviceRow>(db_);
   um_events_ = BatchInserter<UmEventRow>(db_);
   devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
@@ -319,6 +320,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::KernelArgs: write_kernel_args(r); break;
       case RecordType::Sync: write_sync(r); break;
       case RecordType::StreamEvent: write_stream_event(r); break;
+      case RecordType::Stream: write_stream(r); break;
       case RecordType::Thread: write_thread(r); break;
       case RecordType::MemAdvice: write_mem_advice(r); break;
       case RecordType::UmEvent: write_um_event(r); break;
@@ -687,6 +689,17 @@ void TraceStore::write_sync(const Record& r) {
   syncs_.add(row);
 }
 
+void TraceStore::write_stream(const Record& r) {
+  const StreamRecord& s = r.stream;
+  StreamRow row;
+  row.stream = s.stream;
+  row.context_id = s.context_id;
+  row.kind = s.kind;
+  row.priority = s.priority;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  streams_.add(row);
+}
+
 void TraceStore::write_stream_event(const Record& r) {
   const StreamEventRecord& e = r.stream_event;
   StreamEventRow row;
@@ -742,6 +755,7 @@ void TraceStore::flush_batches() {
   api_calls_.flush();
   syncs_.flush();
   stream_events_.flush();
+  streams_.flush();
   mem_advice_.flush();
   um_events_.flush();
   nvtx_ranges_.flush();

@@ -88,6 +88,7 @@ class TraceStore {
   void write_kernel_args(const Record& r);
   void write_sync(const Record& r);
   void write_stream_event(const Record& r);
+  void write_stream(const Record& r);
   void write_thread(const Record& r);
   void write_mem_advice(const Record& r);
   void write_um_event(const Record& r);
@@ -120,6 +121,7 @@ class TraceStore {
   RowInserter<AllocationRow> allocations_;
   BatchInserter<SyncRow> syncs_;
   BatchInserter<StreamEventRow> stream_events_;
+  BatchInserter<StreamRow> streams_;
   BatchInserter<MemAdviceRow> mem_advice_;
   BatchInserter<UmEventRow> um_events_;
   RowInserter<DeviceRow> devices_;
