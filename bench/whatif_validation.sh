@@ -21,7 +21,12 @@
 #      never touched before the copies out -> pinned, --pin and --pin
 #      --overlap), a PyTorch training loop fed by a DataLoader
 #      (test_apps/whatif_dataloader.py, pin_memory=False -> True with --pin;
-#      its phase is the NVTX range "train") and, on a machine with two GPUs
+#      its phase is the NVTX range "train"), a tiled pipeline of uneven tiles
+#      with two kernels a tile whose end is an event on the legacy default
+#      stream (test_apps/whatif_tiles.cu: registered on one stream ->
+#      its overlapped twin with --overlap; pageable -> the overlapped
+#      registered twin with --pin --overlap, and -> registered on one stream
+#      with --pin) and, on a machine with two GPUs
 #      that reach each other's memory, a halo exchange between them
 #      (test_apps/whatif_halo.cu, staged through pinned host memory -> peer
 #      to peer with --peer-copies). Their baselines are (a) rows.
@@ -141,7 +146,8 @@ for size in "${sizes[@]}"; do
               "chunked-${size%%:*}-pageable:whatif_chunked ${size#*:} --pageable 1"
               "chunked-${size%%:*}-fresh:whatif_chunked ${size#*:} --pageable 1 --touch-out 0")
 done
-pair_runs+=("dataloader-pageable:whatif_dataloader.py --pin-memory 0" "halo-staged:whatif_halo")
+pair_runs+=("dataloader-pageable:whatif_dataloader.py --pin-memory 0" "halo-staged:whatif_halo"
+           "tiles-1:whatif_tiles" "tiles-pageable:whatif_tiles --registered 0")
 
 # Runs COMMAND (a NAME:COMMAND's command) from the test programs in APPS,
 # after PREFIX (e.g. apptracer record ... --).
@@ -202,6 +208,9 @@ measure() {
           >>"$dir/chunked-${size%%:*}-$twin.untraced"
       done
     done
+    for twin in 0 1; do
+      run_app "$apps" "whatif_tiles --twin $twin" | sed -n 's/^work_ms //p' >>"$dir/tiles-twin$twin.untraced"
+    done
     if [ "$torch" = 1 ]; then
       run_app "$apps" "whatif_dataloader.py --pin-memory 1" | sed -n 's/^work_ms //p' \
         >>"$dir/dataloader-pinned.untraced"
@@ -243,6 +252,11 @@ predict_all() {
     predict "chunked-$tag-fresh" pin --pin
     predict "chunked-$tag-fresh" pin-overlap --pin --overlap
   done
+  if [ -f "$dir/tiles-1.db" ] && [ -f "$dir/tiles-pageable.db" ]; then
+    predict tiles-1 overlap --overlap
+    predict tiles-pageable pin --pin
+    predict tiles-pageable pin-overlap --pin --overlap
+  fi
   [ -f "$dir/dataloader-pageable.db" ] && predict dataloader-pageable pin --pin
   [ -f "$dir/halo-staged.db" ] && predict halo-staged peer-copies --peer-copies
 
@@ -291,6 +305,15 @@ predict_all() {
       "$(ms "$dir/chunked-$tag-fresh.pin-overlap.json" "period 2" predicted_ns)" \
       "$(median "$dir/chunked-$tag-4.untraced")" >>"$log"
   done
+  if [ -f "$dir/tiles-1.overlap.json" ]; then
+    compare_line "whatif.f.$label.tiles-1-overlap-vs-twin" \
+      "$(ms "$dir/tiles-1.overlap.json" "period 2" predicted_ns)" "$(median "$dir/tiles-twin1.untraced")" >>"$log"
+    compare_line "whatif.f.$label.tiles-pageable-pin-overlap-vs-twin" \
+      "$(ms "$dir/tiles-pageable.pin-overlap.json" "period 2" predicted_ns)" \
+      "$(median "$dir/tiles-twin1.untraced")" >>"$log"
+    compare_line "whatif.f.$label.tiles-pageable-pin-vs-registered" \
+      "$(ms "$dir/tiles-pageable.pin.json" "period 2" predicted_ns)" "$(median "$dir/tiles-twin0.untraced")" >>"$log"
+  fi
   if [ -f "$dir/dataloader-pageable.db" ]; then
     compare_line "whatif.f.$label.dataloader-pin-vs-pinned" \
       "$(ms "$dir/dataloader-pageable.pin.json" train predicted_ns)" "$(median "$dir/dataloader-pinned.untraced")" >>"$log"

@@ -35,7 +35,8 @@ ENUM_NAMES = {
     "PREFETCH": ("copy_kind", "prefetch"),
     "MEM_PAGEABLE": ("memory_kind", "pageable"), "MEM_PINNED": ("memory_kind", "pinned"),
     "MEM_DEVICE": ("memory_kind", "device"), "MEM_MANAGED": ("memory_kind", "managed"),
-    "SYNC_STREAM": ("sync_kind", "stream"),
+    "SYNC_STREAM": ("sync_kind", "stream"), "SYNC_EVENT": ("sync_kind", "event"),
+    "STREAM_BLOCKING": ("stream_kind", "blocking"), "STREAM_LEGACY": ("stream_kind", "legacy default"),
     "ACCESS_UNKNOWN": ("access_kind", "unknown"), "ACCESS_R": ("access_kind", "r"),
     "ACCESS_RW": ("access_kind", "rw"), "ACCESS_W": ("access_kind", "w"),
     "SOURCE_NONE": ("access_source", "none"), "SOURCE_ASSUMED": ("access_source", "assumed"),
@@ -929,6 +930,59 @@ def check_whatif_chunked_fresh(touched):
     return check
 
 
+TILES_MIB = [4, 24, 8]
+
+
+def check_whatif_tiles(registered, twin):
+    """Tiles of uneven sizes: per tile a copy in, two kernels and a copy out, from
+    host memory registered in place (or pageable); on one blocking stream, or
+    (the twin) copies in, kernels and copies out on three, joined by events;
+    the end an event recorded on the legacy default stream, synchronized.
+    The streams table says which stream is the legacy one and that the
+    program's are blocking, which is what orders them."""
+    def check(c, t):
+        host = MEM_PINNED if registered else MEM_PAGEABLE
+        tiles = [mib * MiB for mib in TILES_MIB]
+        copies_in = t.rows("SELECT bytes, src_memory, stream FROM memcpys WHERE kind = ? ORDER BY api_start_ns", HTOD)
+        copies_out = t.rows("SELECT bytes, dst_memory, stream FROM memcpys WHERE kind = ? ORDER BY api_start_ns",
+                            DTOH)
+        c.equal([(b, m) for b, m, _ in copies_in], [(b, host) for b in tiles], "a copy in per tile, in its size")
+        c.equal([(b, m) for b, m, _ in copies_out], [(b, host) for b in tiles], "a copy out per tile")
+        kernels = t.rows("SELECT stream FROM kernels ORDER BY api_start_ns")
+        c.equal(len(kernels), 2 * len(tiles), "two kernels per tile")
+        c.equal(t.one("SELECT count(*) FROM allocations WHERE kind = ? AND bytes = ?", REGISTERED, sum(tiles)),
+                2 if registered else 0, "input and output registered in place" if registered else "none registered")
+        streams = {s for _, _, s in copies_in} | {s for _, _, s in copies_out} | {s for (s,) in kernels}
+        c.equal(len(streams), 3 if twin else 1, "three streams" if twin else "one stream")
+        if twin:
+            c.expect({s for _, _, s in copies_in}.isdisjoint({s for (s,) in kernels}), "copies in on their own stream")
+            c.equal(t.one("SELECT count(*) FROM stream_events WHERE kind = ?", EVENT_WAIT), 2 * len(tiles),
+                    "each tile's kernels wait for its copy in, its copy out for its kernels")
+        # Tiles of uneven sizes, one after another in each device buffer: each
+        # kernel reads its own tile (its launches step through the buffer), so
+        # --overlap lets a tile's copy in run beside the kernels before it.
+        result = subprocess.run([APPTRACER, "dvdg", t.path], capture_output=True, text=True)
+        c.equal(result.returncode, 0, f"apptracer dvdg ({result.stderr.strip()})")
+        read = t.rows("SELECT o.id, s.region_offset, s.bytes FROM dvdg_edges e "
+                      "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_ops o ON o.id = e.op_id "
+                      "WHERE o.kind = 'kernel' AND e.kind = 'data' AND s.holds_data = 1 "
+                      "GROUP BY o.id, s.id ORDER BY o.id, s.region_offset")
+        starts = [sum(tiles[:i]) for i in range(len(tiles))]
+        c.equal([r[1:] for r in read], [tile for tile in zip(starts, tiles) for _ in range(2)],
+                "each kernel reads its own tile: the copy's, then the first kernel's")
+        kinds = dict(t.rows("SELECT stream, kind FROM streams"))
+        c.equal({kinds.get(s) for s in streams}, {STREAM_BLOCKING}, "the program's streams are blocking")
+        end = t.rows("SELECT e.stream, e.event_handle FROM stream_events e "
+                     "WHERE e.kind = ? ORDER BY e.ns DESC LIMIT 1", EVENT_RECORD)
+        c.equal(len(end), 1, "the end is an event record")
+        if end:
+            legacy, handle = end[0]
+            c.equal(kinds.get(legacy), STREAM_LEGACY, "recorded on the legacy default stream")
+            c.equal(t.rows("SELECT kind, event_handle FROM syncs WHERE kind = ?", SYNC_EVENT),
+                    [(SYNC_EVENT, handle)], "cudaEventSynchronize on it")
+    return check
+
+
 MANAGED_ROUNDS = 3
 
 
@@ -1307,6 +1361,14 @@ CASES = {
     "whatif_chunked_touched": Case(check_whatif_chunked_fresh(True), "whatif_chunked",
                                    ["--chunks", str(CHUNKED_CHUNKS), "--chunk-mib", "1", "--work", "50",
                                     "--pageable", "1"], timing_lines="work_ms"),
+    "whatif_tiles": Case(check_whatif_tiles(True, False), "whatif_tiles",
+                         ["--tiles", str(len(TILES_MIB)), "--work", "20"], timing_lines="work_ms"),
+    "whatif_tiles_pageable": Case(check_whatif_tiles(False, False), "whatif_tiles",
+                                  ["--tiles", str(len(TILES_MIB)), "--work", "20", "--registered", "0"],
+                                  timing_lines="work_ms"),
+    "whatif_tiles_twin": Case(check_whatif_tiles(True, True), "whatif_tiles",
+                              ["--tiles", str(len(TILES_MIB)), "--work", "20", "--twin", "1"],
+                              timing_lines="work_ms"),
     "whatif_managed": Case(check_whatif_managed(False), "whatif_managed",
                            ["--rounds", str(MANAGED_ROUNDS), "--mib", "8", "--work", "5"], timing_lines="work_ms",
                            record_args=UM_ALL),

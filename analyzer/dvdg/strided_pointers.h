@@ -1,17 +1,21 @@
 // How far a kernel's pointer argument reaches, when the program says so by
 // its launches: a kernel launched again and again on one buffer, each time at
-// a pointer a constant stride further (a chunked pipeline's chunk i at
-// base + i * stride), works on about one stride each time. Without this, a
-// pointer reaches to the end of its region (docs/dvdg.md), so chunk i's
-// kernel seemed to read every later chunk: the copy filling chunk i + 1 had
-// to wait for it (a false write-after-read, which kept `whatif --overlap`
-// from overlapping a one-buffer pipeline), and reads of chunks not yet
-// copied in looked uninitialized.
+// a pointer further the same way (a chunked pipeline's chunk i at
+// base + i * stride, or a tiled one's tiles of uneven sizes one after
+// another), works on the bytes between its launch and the next each time.
+// Without this, a pointer reaches to the end of its region (docs/dvdg.md),
+// so chunk i's kernel seemed to read every later chunk: the copy filling
+// chunk i + 1 had to wait for it (a false write-after-read, which kept
+// `whatif --overlap` from overlapping a one-buffer pipeline), and reads of
+// chunks not yet copied in looked uninitialized.
 //
-// Three launches in a row at one stride make a run (two could be chance);
-// each launch of a run reaches one stride, unless the pointer lies in a
-// tensor block a framework allocator reported, whose end is known
-// (block_resolution.h). A kernel that really reads past
+// Three launches in a row moving one way make a run (two could be chance).
+// Moving forward, each launch of a run reaches where the next one starts;
+// the latest reaches one stride while the run's steps are all one stride,
+// else to the end of its region (the last tile's size is not known).
+// Moving back, each reaches where the one before it started, the first one
+// stride. A pointer in a tensor block a framework allocator reported ends
+// with its block (block_resolution.h). A kernel that really reads past
 // its stride (a halo) loses those bytes' edges: `record --exact` records
 // what it touched.
 #pragma once
@@ -53,10 +57,13 @@ class StridedPointers {
   };
   struct Run {
     int64_t last_offset = 0;
-    int64_t stride = 0;
+    int64_t step = 0;       // the latest launch's offset less the one's before it
     uint32_t length = 0;    // launches in the run so far
-    size_t previous = 0;    // the access of the run's first launch (length 2)
+    bool uneven = false;    // its steps differ
+    size_t first = 0;       // the access of the run's first launch (length 2)
+    int64_t first_end = 0;  // its end before any reach was set
     size_t last = 0;        // the access of the latest launch
+    int64_t last_end = 0;
   };
 
   std::unordered_map<Key, Run, KeyHash> runs_;

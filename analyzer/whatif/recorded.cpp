@@ -25,6 +25,43 @@ bool is_marker(const ReplayOp& op) {
   return op.kind == OpKind::EventRecord || op.kind == OpKind::EventWait;
 }
 
+// The latest recorded end of what `node` waits for (INT64_MIN: nothing).
+int64_t latest_dependency_end(const ReplayGraph& graph, const std::vector<int64_t>& end, uint32_t node) {
+  int64_t latest = INT64_MIN;
+  for (uint32_t d = graph.deps_begin[node]; d < graph.deps_begin[node + 1]; ++d) {
+    latest = std::max(latest, end[graph.deps[d].node]);
+  }
+  return latest;
+}
+
+// A synchronization that waited for nothing the replay sees (none of the
+// work it awaits was still running as it began) spent its time on the call
+// itself, or waiting for work the trace does not show: it takes the
+// median of such calls, never its own duration, which would replay as host
+// work. One that waited keeps its recorded tail after the work.
+void own_sync_costs(const ReplayInput& input, const ReplayGraph& graph, RecordedTiming& r) {
+  std::vector<bool> is_sync(input.calls.size(), false);
+  for (const SyncCall& sync : input.syncs) is_sync[sync.call] = true;
+  std::vector<uint32_t> idle;
+  std::vector<int64_t> durations;
+  for (uint32_t c = 0; c < input.calls.size(); ++c) {
+    if (!is_sync[c]) continue;
+    const HostCall& call = input.calls[c];
+    bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
+    if (blocks && latest_dependency_end(graph, r.end, c) > call.start_ns) continue;
+    idle.push_back(c);
+    durations.push_back(elapsed_ns(call.start_ns, call.end_ns));
+  }
+  Typicals& typical = r.typical;
+  typical.idle_syncs = static_cast<int64_t>(durations.size());
+  typical.sync_call_ns = median(std::move(durations), typical.sync_tail_ns);
+  NodeTiming& t = r.timing;
+  for (uint32_t c : idle) {
+    t.call_duration[c] = t.call_own[c] = typical.sync_call_ns;
+    if (graph.deps_begin[c] != graph.deps_begin[c + 1]) t.call_tail[c] = typical.sync_tail_ns;
+  }
+}
+
 }  // namespace
 
 bool from_pageable(const ReplayOp& op) {
@@ -45,13 +82,7 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     r.start[calls + i] = input.ops[i].start_ns;
     r.end[calls + i] = input.ops[i].end_ns;
   }
-  auto latest_end = [&](uint32_t node) {
-    int64_t latest = INT64_MIN;
-    for (uint32_t d = graph.deps_begin[node]; d < graph.deps_begin[node + 1]; ++d) {
-      latest = std::max(latest, r.end[graph.deps[d].node]);
-    }
-    return latest;
-  };
+  auto latest_end = [&](uint32_t node) { return latest_dependency_end(graph, r.end, node); };
 
   // Markers end when their stream (or awaited record) gets there.
   std::vector<int64_t> ready(ops, INT64_MIN);
@@ -154,6 +185,7 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   }
   typical.async_call_ns = median(async_calls, median(work_calls, kFallbackAsyncCallNs));
   typical.sync_tail_ns = median(tails, kFallbackSyncTailNs);
+  own_sync_costs(input, graph, r);
   return r;
 }
 

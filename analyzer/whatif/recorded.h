@@ -10,7 +10,13 @@
 //    (from the awaited work's end to its return; negative when it returned
 //    before the awaited work ended, as a pageable HtoD copy does once its
 //    last chunk is staged);
-//  * the host time between a thread's calls.
+//  * the host time between a thread's calls;
+//  * a synchronization's own cost is the trace's typical one, never its
+//    recorded duration: a synchronization that waited for work the replay
+//    sees ends its recorded tail after that work, and one that waited for
+//    nothing the replay sees takes what the trace's synchronizations that
+//    waited for nothing took (their median), as its time went to waiting
+//    for the GPU, not to host work.
 //
 // Typical values stand in where a change makes an op's own value meaningless
 // (a pageable copy pinned no longer stages through the host): medians over
@@ -33,6 +39,8 @@ struct Typicals {
   int64_t copy_launch_ns = 0;    // the same as launch_ns for copies
   int64_t async_call_ns = 0;     // an asynchronous copy's call
   int64_t sync_tail_ns = 0;      // awaited end -> return of a blocking call
+  int64_t sync_call_ns = 0;      // a synchronization that waited for nothing: its call
+  int64_t idle_syncs = 0;        // how many such the trace has (0: sync_call_ns is a fallback)
 };
 
 struct RecordedTiming {

@@ -45,6 +45,7 @@ class Builder {
     graph_.calls = static_cast<uint32_t>(input_.calls.size());
     graph_.ops = static_cast<uint32_t>(input_.ops.size());
     assign_lanes();
+    add_legacy_order();
     add_event_waits();
     add_data();
     add_syncs();
@@ -83,6 +84,46 @@ class Builder {
   }
 
   void add(uint32_t node, uint32_t before, DepReason reason) { deps_[node].push_back({before, reason}); }
+
+  StreamKind kind_of(const NullableInt& stream) const {
+    if (!stream) return StreamKind::Unknown;
+    auto found = input_.stream_kinds.find(*stream);
+    return found == input_.stream_kinds.end() ? StreamKind::Unknown : found->second;
+  }
+
+  // The origins (streams) of `kind` on `device`.
+  std::vector<int32_t> origins_of(StreamKind kind, const std::optional<int64_t>& device) const {
+    std::vector<int32_t> found;
+    for (const auto& [key, origin] : origins_) {
+      if (key.device == device && kind_of(key.stream) == kind) found.push_back(origin);
+    }
+    return found;
+  }
+
+  // The legacy default stream's implicit ordering: an operation on it waits
+  // for what was issued before it on the device's blocking streams, and an
+  // operation on a blocking stream for what was issued before it on the
+  // legacy stream (which waited for the rest). Non-blocking streams, and
+  // streams the trace does not describe, take no part.
+  void add_legacy_order() {
+    if (input_.stream_kinds.empty()) return;
+    for (uint32_t i = 0; i < input_.ops.size(); ++i) {
+      const ReplayOp& op = input_.ops[i];
+      StreamKind kind = kind_of(op.stream);
+      if (kind != StreamKind::Legacy && kind != StreamKind::Blocking) continue;
+      StreamKind other = kind == StreamKind::Legacy ? StreamKind::Blocking : StreamKind::Legacy;
+      for (int32_t origin : origins_of(other, op.device)) await_origin_before(graph_.op_node(i), origin, i);
+    }
+  }
+
+  // Op node `node` follows, on each lane origin `origin`'s ops went to, the
+  // last of them issued before op `limit`.
+  void await_origin_before(uint32_t node, int32_t origin, uint32_t limit) {
+    for (const auto& [lane, members] : origin_members_[origin]) {
+      auto after = std::lower_bound(members.begin(), members.end(), limit);
+      if (after != members.begin()) add(node, graph_.op_node(*(after - 1)), DepReason::Stream);
+    }
+  }
 
   // The latest record of `handle` issued at or before `ns`.
   std::optional<uint32_t> record_before(int64_t handle, int64_t ns) const {
@@ -142,6 +183,12 @@ class Builder {
             if (key.stream != sync.stream) continue;
             if (sync.device && key.device && key.device != sync.device) continue;
             await_origin(node, origin, call.start_ns);
+            // The legacy stream's work waits for its blocking streams', so
+            // synchronizing it waits for theirs too.
+            if (kind_of(key.stream) != StreamKind::Legacy) continue;
+            for (int32_t blocking : origins_of(StreamKind::Blocking, key.device)) {
+              await_origin(node, blocking, call.start_ns);
+            }
           }
           break;
         case SyncKind::Event: {

@@ -6,13 +6,18 @@
 //  * stream order: an operation starts after the one before it on its stream
 //    ("lane"); copies moved to their own lane by --overlap are ordered among
 //    themselves per device and direction instead;
+//  * the legacy default stream's implicit ordering (stream_kinds): an
+//    operation on it after what was issued before it on the device's
+//    blocking streams, and an operation on a blocking stream after what was
+//    issued before it on the legacy stream;
 //  * event waits: a wait marker ends after the record marker it waits for
 //    (the latest record of that event issued before the wait);
 //  * host order: a call starts after the thread's previous call (plus the
 //    host time recorded between them);
 //  * blocking: a synchronization ends after the work it waited for (issued
-//    before it: what the host had put on the awaited streams), and a blocking
-//    copy's call after the copy;
+//    before it: what the host had put on the awaited streams; the legacy
+//    stream's: the blocking streams' too), and a blocking copy's call after
+//    the copy;
 //  * data (--overlap only): a moved copy after the operations whose values it
 //    reads or overwrites, and they after it (overlap.h).
 // Every dependency points to a node issued (or started) no later in the

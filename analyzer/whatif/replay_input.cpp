@@ -25,6 +25,7 @@ class Reader {
     read_memsets();
     read_stream_events();
     read_syncs();
+    read_streams();
     read_ranges();
     read_names();
     std::stable_sort(out_.ops.begin(), out_.ops.end(),
@@ -162,6 +163,12 @@ class Reader {
       sync.stream = row.stream;
       sync.event_handle = row.event_handle;
       out_.syncs.push_back(sync);
+    }
+  }
+
+  void read_streams() {
+    for (const Packed<StreamRow>& row : trace_.rows<StreamRow>()) {
+      if (row.stream) out_.stream_kinds[*row.stream] = row.kind;
     }
   }
 

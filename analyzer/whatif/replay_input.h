@@ -71,6 +71,9 @@ struct ReplayInput {
   std::vector<HostCall> calls;  // by thread, in start order
   std::vector<ReplayOp> ops;    // in issue order
   std::vector<SyncCall> syncs;
+  // How each stream (CUPTI's id) orders with its context's legacy default
+  // stream (`streams`; none in traces recorded before it was kept).
+  std::unordered_map<int64_t, StreamKind> stream_kinds;
   std::vector<NvtxRange> ranges;  // closed ranges only
   std::unordered_map<int64_t, std::string> names;  // strings.id -> text, for calls and kernels
   std::vector<std::string> device_names;            // the traced GPUs', by ordinal (`devices`)

@@ -1,5 +1,6 @@
 #include "analyzer/whatif/whatif.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -200,6 +201,28 @@ void add_machine_note(const ReplayInput& input, const model::SystemModel& system
                   system.machine.gpus.front().name + ": its baseline is not the recording's machine");
 }
 
+// Where a synchronization's own cost came from: `links` measures none, so
+// the trace's synchronizations that waited for nothing (recorded.h).
+void add_sync_cost_note(const ReplayInput& input, const Typicals& typical, std::vector<std::string>& notes) {
+  if (input.syncs.empty()) return;
+  char cost[32];
+  std::snprintf(cost, sizeof cost, "%.1f us", static_cast<double>(typical.sync_call_ns) / 1000);
+  std::string from = typical.idle_syncs > 0
+                         ? "the median of the trace's " + std::to_string(typical.idle_syncs) +
+                               " that waited for nothing"
+                         : "the trace's typical return after awaited work (none waited for nothing)";
+  notes.push_back("a synchronization waits for the work it awaits in the replay, plus its own cost: " +
+                  std::string(cost) + ", " + from + " (the system file measures none)");
+}
+
+// A trace from before the tracer kept `streams`: which stream is the legacy
+// default one, and which are blocking, is unknown.
+void add_stream_kinds_note(const ReplayInput& input, std::vector<std::string>& notes) {
+  if (!input.stream_kinds.empty() || input.ops.empty()) return;
+  notes.push_back("the trace does not say which stream is the legacy default one (recorded before apptracer "
+                  "kept streams): its implicit ordering with blocking streams is left out");
+}
+
 dvdg::Graph read_dvdg(trace::Trace& trace) {
   try {
     return dvdg::build_graph_from_trace(trace);
@@ -317,6 +340,8 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   }
   result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
+  add_sync_cost_note(input, recorded.typical, result.notes);
+  add_stream_kinds_note(input, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);
   add_duplex_notes(base, baseline, false, options.system_path, result.notes);
   if (options.changes_anything()) {

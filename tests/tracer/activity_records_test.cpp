@@ -99,6 +99,33 @@ TEST_F(ActivityTest, MemsetRecordsKeepTheirValueAndMemory) {
   EXPECT_EQ(records[0].gpu_memset.memory, MemoryKind::Device);
 }
 
+TEST_F(ActivityTest, StreamRecordsSayHowTheStreamOrdersWithTheLegacyStream) {
+  CUpti_ActivityStream s{};
+  s.kind = CUPTI_ACTIVITY_KIND_STREAM;
+  s.streamId = 13;
+  s.contextId = 1;
+  s.priority = 2;
+  s.correlationId = 5;
+  s.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING;
+  convert_activity(ctx_, reinterpret_cast<const CUpti_Activity&>(s));
+  s.streamId = 7;
+  s.correlationId = 0;
+  s.flag = CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL;
+  convert_activity(ctx_, reinterpret_cast<const CUpti_Activity&>(s));
+  s.flag = static_cast<CUpti_ActivityStreamFlag>(9);
+  convert_activity(ctx_, reinterpret_cast<const CUpti_Activity&>(s));
+  std::vector<Record> records = drained();
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].type, RecordType::Stream);
+  EXPECT_EQ(records[0].correlation_id, 5u);
+  EXPECT_EQ(records[0].stream.stream, 13u);
+  EXPECT_EQ(records[0].stream.context_id, 1u);
+  EXPECT_EQ(records[0].stream.priority, 2u);
+  EXPECT_EQ(records[0].stream.kind, StreamKind::NonBlocking);
+  EXPECT_EQ(records[1].stream.kind, StreamKind::Legacy);
+  EXPECT_EQ(records[2].stream.kind, StreamKind::Unknown);
+}
+
 TEST_F(ActivityTest, UnifiedMemoryCountersNameTheSidesTheirKindHas) {
   CUpti_ActivityUnifiedMemoryCounter3 u{};
   u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;

@@ -288,6 +288,29 @@ TEST_F(TraceStoreTest, MemAdviceRowsResolveAndKeepTheirLocation) {
   EXPECT_EQ(q.int64(7), 13);
 }
 
+TEST_F(TraceStoreTest, StreamRowsKeepTheirKindAndCreatingCall) {
+  Record created{};
+  created.type = RecordType::Stream;
+  created.correlation_id = 4;
+  created.stream = {13, 1, 0, StreamKind::Blocking};
+  Record legacy{};
+  legacy.type = RecordType::Stream;
+  legacy.stream = {7, 1, 0, StreamKind::Legacy};
+  write({created, legacy});
+  Database db = read();
+  Statement q = db.prepare("SELECT stream, context_id, kind, call_correlation_id FROM streams ORDER BY stream");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 7);
+  EXPECT_EQ(q.int64(2), static_cast<int>(StreamKind::Legacy));
+  EXPECT_TRUE(q.is_null(3)) << "made with its context, by no call";
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.int64(0), 13);
+  EXPECT_EQ(q.int64(1), 1);
+  EXPECT_EQ(q.int64(2), static_cast<int>(StreamKind::Blocking));
+  EXPECT_EQ(q.int64(3), 4);
+  EXPECT_FALSE(q.step());
+}
+
 Record um_event(UmCounterKind kind, uint64_t address, uint64_t value, uint32_t flags,
                 uint64_t start, uint64_t end) {
   Record r{};

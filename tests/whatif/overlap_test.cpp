@@ -185,5 +185,109 @@ TEST_F(ChunkedPipeline, LaunchesOnTheWholeBufferKeepCopiesInAfterThem) {
   EXPECT_GE(result.predicted_ns, (2 * kChunks + 1) * 1000);
 }
 
+// Two tiles of a one-stream pipeline on blocking stream 7, each its own
+// buffers: a copy in, two kernels, a copy out (1000 B copies, 500 ns
+// kernels), after a set-up kernel and cudaDeviceSynchronize; the end an
+// event recorded on the legacy default stream (1) and cudaEventSynchronize.
+// Moved to copy lanes, the copies in run back to back on their engine, the
+// copies out on theirs, each beside the kernels and the other direction,
+// as the pipeline's overlapped twin (a copy-in, a kernel and a copy-out
+// stream) runs them.
+class Tiles : public Overlap {
+ public:
+  static constexpr int kTiles = 2;
+
+  // `pageable`: the host buffers are pageable, so each copy's call stages it
+  // (2000 ns: 1000 before an HtoD's DMA, 1000 after a DtoH's DMA ends it).
+  void build(bool pageable) {
+    stream_kind(7, StreamKind::Blocking);
+    stream_kind(1, StreamKind::Legacy);
+    write_system({"HtoD.pinned.node0.gpu0 0 1", "DtoH.pinned.node0.gpu0 0 1", "HtoD.pageable.node0.gpu0 0 0.5",
+                  "DtoH.pageable.node0.gpu0 0 0.5"});
+    int64_t scratch = buffer(AllocKind::Device, 0x80000, 4096);
+    int64_t setup = kernel(call("cudaLaunchKernel", 0, 10), 0, 10, 510);
+    argument(setup, 0, scratch, AccessKind::Write);
+    sync(call("cudaDeviceSynchronize", 20, 520), SyncKind::Device, 20, 520);
+    MemoryKind host = pageable ? MemoryKind::Pageable : MemoryKind::Pinned;
+    AllocKind host_alloc = pageable ? AllocKind::PageableHost : AllocKind::PinnedHost;
+    int64_t t = 1000;  // the host's clock
+    int64_t gpu = 1100;  // registered: the stream's
+    for (int i = 0; i < kTiles; ++i) {
+      int64_t in_h = buffer(host_alloc, 0x900000 + 0x10000 * i, 1000);
+      int64_t out_h = buffer(host_alloc, 0xa00000 + 0x10000 * i, 1000);
+      int64_t in_d = buffer(AllocKind::Device, 0x100000 + 0x10000 * i, 1000);
+      int64_t mid_d = buffer(AllocKind::Device, 0x200000 + 0x10000 * i, 1000);
+      int64_t out_d = buffer(AllocKind::Device, 0x300000 + 0x10000 * i, 1000);
+      Copy in{CopyKind::HtoD, host, 1000};
+      in.src_alloc = in_h;
+      in.dst_alloc = in_d;
+      Copy out{CopyKind::DtoH, host, 1000};
+      out.src_alloc = out_d;
+      out.dst_alloc = out_h;
+      if (pageable) {
+        copy(call("cudaMemcpyAsync", t, t + 2000), in, t, t + 1000, t + 2000);
+        int64_t k1 = kernel(call("cudaLaunchKernel", t + 2010, t + 2020), t + 2010, t + 2020, t + 2520);
+        int64_t k2 = kernel(call("cudaLaunchKernel", t + 2030, t + 2040), t + 2030, t + 2525, t + 3025);
+        copy(call("cudaMemcpyAsync", t + 2050, t + 4050), out, t + 2050, t + 3030, t + 4030);
+        arguments(k1, in_d, mid_d);
+        arguments(k2, mid_d, out_d);
+        t += 4060;
+        continue;
+      }
+      copy(call("cudaMemcpyAsync", t, t + 10), in, t, gpu, gpu + 1000);
+      int64_t k1 = kernel(call("cudaLaunchKernel", t + 10, t + 20), t + 10, gpu + 1005, gpu + 1505);
+      int64_t k2 = kernel(call("cudaLaunchKernel", t + 20, t + 30), t + 20, gpu + 1510, gpu + 2010);
+      copy(call("cudaMemcpyAsync", t + 30, t + 40), out, t + 30, gpu + 2015, gpu + 3015);
+      arguments(k1, in_d, mid_d);
+      arguments(k2, mid_d, out_d);
+      t += 40;
+      gpu += 3020;
+    }
+    int64_t last = pageable ? t - 30 : gpu - 5;  // the last copy's end
+    event(call("cudaEventRecord", t + 10, t + 15), StreamEventKind::Record, 9, 1, t + 10);
+    sync(call("cudaEventSynchronize", t + 20, std::max(last + 10, t + 30)), SyncKind::Event, t + 20,
+         std::max(last + 10, t + 30), std::nullopt, 9);
+  }
+
+  void arguments(int64_t kernel_id, int64_t in, int64_t out) {
+    argument(kernel_id, 0, in, AccessKind::Read);
+    argument(kernel_id, 1, out, AccessKind::Write);
+  }
+};
+
+TEST_F(Tiles, RegisteredOnOneStreamOverlapsAsItsTwinWould) {
+  build(false);
+  WhatifResult recorded = run();
+  EXPECT_EQ(recorded.recorded_ns, 7145);
+  EXPECT_EQ(recorded.baseline_ns, 7145);
+  WhatifOptions options;
+  options.overlap = true;
+  // Copies in [1100, 2100], [2100, 3100]; tile 0's kernels [2105, 2605],
+  // [2610, 3110]; its copy out [3115, 4115] beside tile 1's kernels
+  // [3115, 3615], [3620, 4120]; tile 1's copy out after them and the first:
+  // [4125, 5125]; the event is reached then, and the synchronization
+  // returns its tail (10) later.
+  EXPECT_EQ(run(options).predicted_ns, 5135);
+}
+
+TEST_F(Tiles, PageablePinnedAndOverlappedRunsAsTheRegisteredTwin) {
+  build(true);
+  EXPECT_EQ(run().recorded_ns, 9150);
+  WhatifOptions pin;
+  pin.pin = true;
+  // The host no longer stages: its calls take the trace's 10 each, from
+  // 1000. On one stream, each copy 10 after its issue or 5 after what held
+  // it: [1010, 2010], kernels [2015, 2515], [2520, 3020], out [3025, 4025];
+  // tile 1 [4030, 5030], [5035, 5535], [5540, 6040], [6045, 7045]; the
+  // synchronization, which waited for nothing as recorded, returns the
+  // trace's typical tail (10, the set-up's) after the event.
+  EXPECT_EQ(run(pin).predicted_ns, 7055);
+  pin.overlap = true;
+  // Copies in [1010, 2010], [2010, 3010]; kernels [2015, 2515],
+  // [2520, 3020], [3025, 3525], [3530, 4030]; copies out [3025, 4025],
+  // [4035, 5035].
+  EXPECT_EQ(run(pin).predicted_ns, 5045);
+}
+
 }  // namespace
 }  // namespace apptracer::whatif

@@ -124,6 +124,15 @@ class WhatifTest : public ::testing::Test {
     trace_->add(row);
   }
 
+  // How `stream` orders with the legacy default stream (a `streams` row).
+  void stream_kind(int64_t stream, StreamKind kind) {
+    StreamRow row;
+    row.stream = stream;
+    row.context_id = 1;
+    row.kind = kind;
+    trace_->add(row);
+  }
+
   // An allocation (device memory on GPU `device`); returns its id.
   int64_t buffer(AllocKind kind, int64_t address, int64_t bytes, int64_t device = 0) {
     testing::AllocationRow row;

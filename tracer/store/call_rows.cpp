@@ -66,4 +66,15 @@ StreamEventRow stream_event_row(const Record& r) {
   return row;
 }
 
+StreamRow stream_row(const Record& r) {
+  const StreamRecord& s = r.stream;
+  StreamRow row;
+  row.stream = s.stream;
+  row.context_id = s.context_id;
+  row.kind = s.kind;
+  row.priority = s.priority;
+  row.call_correlation_id = optional_nonzero(r.correlation_id);
+  return row;
+}
+
 }  // namespace apptracer

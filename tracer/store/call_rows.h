@@ -1,6 +1,6 @@
 // Rows a call's record makes as it is, with nothing to resolve: api_calls
 // (with the interned names of the function and of its first driver call),
-// syncs and stream_events.
+// syncs, stream_events and streams.
 #pragma once
 
 #include <cstdint>
@@ -33,5 +33,6 @@ bool is_graph_launch(const ApiCallRecord& a);
 
 SyncRow sync_row(const Record& r);
 StreamEventRow stream_event_row(const Record& r);
+StreamRow stream_row(const Record& r);
 
 }  // namespace apptracer

@@ -45,6 +45,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
                                                   options.late_passes);
   syncs_ = BatchInserter<SyncRow>(db_);
   stream_events_ = BatchInserter<StreamEventRow>(db_);
+  streams_ = BatchInserter<StreamRow>(db_);
   mem_advice_ = BatchInserter<MemAdviceRow>(db_);
   um_events_ = BatchInserter<UmEventRow>(db_);
   nvtx_ranges_ = BatchInserter<NvtxRangeRow>(db_);
@@ -124,6 +125,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::KernelArgs: write_kernel_args(r); break;
       case RecordType::Sync: syncs_.add(sync_row(r)); break;
       case RecordType::StreamEvent: stream_events_.add(stream_event_row(r)); break;
+      case RecordType::Stream: streams_.add(stream_row(r)); break;
       case RecordType::Thread: write_thread(r); break;
       // Addresses in no allocation stay unresolved: `__managed__` variables,
       // for one, are managed memory that no allocation call created.
@@ -206,6 +208,7 @@ void TraceStore::flush_batches() {
   api_calls_->flush();
   syncs_.flush();
   stream_events_.flush();
+  streams_.flush();
   mem_advice_.flush();
   um_events_.flush();
   nvtx_ranges_.flush();

@@ -104,6 +104,7 @@ class TraceStore {
   // The many small rows go in batches, flushed at the end of every pass.
   BatchInserter<SyncRow> syncs_;
   BatchInserter<StreamEventRow> stream_events_;
+  BatchInserter<StreamRow> streams_;
   BatchInserter<MemAdviceRow> mem_advice_;
   BatchInserter<UmEventRow> um_events_;
   BatchInserter<NvtxRangeRow> nvtx_ranges_;

@@ -166,6 +166,17 @@ void convert_um_counter(CaptureContext& ctx, const CUpti_ActivityUnifiedMemoryCo
   ctx.buffers.append(r);
 }
 
+void convert_stream(CaptureContext& ctx, const CUpti_ActivityStream& s) {
+  Record r = with_type(RecordType::Stream, s.correlationId);
+  r.stream.stream = s.streamId;
+  r.stream.context_id = s.contextId;
+  r.stream.priority = s.priority;
+  auto flag = static_cast<uint32_t>(s.flag);
+  r.stream.kind = flag <= static_cast<uint32_t>(StreamKind::Legacy) ? static_cast<StreamKind>(flag)
+                                                                     : StreamKind::Unknown;
+  ctx.buffers.append(r);
+}
+
 }  // namespace
 
 void convert_activity(CaptureContext& ctx, const CUpti_Activity& activity) {
@@ -182,6 +193,9 @@ void convert_activity(CaptureContext& ctx, const CUpti_Activity& activity) {
       break;
     case CUPTI_ACTIVITY_KIND_MEMSET:
       convert_memset(ctx, reinterpret_cast<const CUpti_ActivityMemset4&>(activity));
+      break;
+    case CUPTI_ACTIVITY_KIND_STREAM:
+      convert_stream(ctx, reinterpret_cast<const CUpti_ActivityStream&>(activity));
       break;
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
       convert_um_counter(ctx, reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3&>(activity));

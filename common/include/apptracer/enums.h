@@ -71,6 +71,16 @@ namespace apptracer {
   X(Record, 1, "record")                \
   X(Wait, 2, "wait")
 
+// How a `streams` row's stream orders with the legacy default stream,
+// CUPTI's numbers (CUpti_ActivityStreamFlag): work on the legacy stream
+// waits for all earlier work of the context's blocking streams, and theirs
+// for it; a non-blocking stream does neither.
+#define APPTRACER_STREAM_KINDS(X)     \
+  X(Unknown, 0, "unknown")            \
+  X(Blocking, 1, "blocking")          \
+  X(NonBlocking, 2, "non-blocking")   \
+  X(Legacy, 3, "legacy default")
+
 // How a kernel was launched.
 #define APPTRACER_LAUNCH_KINDS(X)      \
   X(Driver, 1, "driver")               \
@@ -269,6 +279,7 @@ namespace apptracer {
   X(CopyKind, copy_kind, APPTRACER_COPY_KINDS)                            \
   X(SyncKind, sync_kind, APPTRACER_SYNC_KINDS)                            \
   X(StreamEventKind, stream_event_kind, APPTRACER_STREAM_EVENT_KINDS)     \
+  X(StreamKind, stream_kind, APPTRACER_STREAM_KINDS)                      \
   X(LaunchKind, launch_kind, APPTRACER_LAUNCH_KINDS)                      \
   X(AccessKind, access_kind, APPTRACER_ACCESS_KINDS)                      \
   X(AccessSource, access_source, APPTRACER_ACCESS_SOURCES)                \

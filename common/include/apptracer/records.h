@@ -40,6 +40,7 @@ enum class RecordType : uint8_t {
   CollectivePlan,
   CollectiveDone,
   NcclLaunch,
+  Stream,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -168,6 +169,15 @@ struct StreamEventRecord {
   int64_t stream;
   int32_t device;
   StreamEventKind kind;
+};
+
+// A stream CUPTI reported (activity only: correlation_id is the call that
+// created it, 0 for a context's legacy default stream).
+struct StreamRecord {
+  uint32_t stream;
+  uint32_t context_id;
+  uint32_t priority;
+  StreamKind kind;
 };
 
 // cudaMemAdvise / cuMemAdvise and stream attachment of managed memory.
@@ -476,6 +486,7 @@ struct Record {
     CollectivePlanRecord collective_plan;
     CollectiveDoneRecord collective_done;
     NcclLaunchRecord nccl_launch;
+    StreamRecord stream;
   };
 };
 
