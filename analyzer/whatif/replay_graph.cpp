@@ -178,19 +178,18 @@ class Builder {
             if (!sync.device || !key.device || key.device == sync.device) await_origin(node, origin, call.start_ns);
           }
           break;
-        case SyncKind::Stream:
+        case SyncKind::Stream: {
+          // The legacy stream's work waits for the blocking streams', so
+          // synchronizing it waits for theirs too.
+          bool legacy = kind_of(sync.stream) == StreamKind::Legacy;
           for (const auto& [key, origin] : origins_) {
-            if (key.stream != sync.stream) continue;
             if (sync.device && key.device && key.device != sync.device) continue;
-            await_origin(node, origin, call.start_ns);
-            // The legacy stream's work waits for its blocking streams', so
-            // synchronizing it waits for theirs too.
-            if (kind_of(key.stream) != StreamKind::Legacy) continue;
-            for (int32_t blocking : origins_of(StreamKind::Blocking, key.device)) {
-              await_origin(node, blocking, call.start_ns);
+            if (key.stream == sync.stream || (legacy && kind_of(key.stream) == StreamKind::Blocking)) {
+              await_origin(node, origin, call.start_ns);
             }
           }
           break;
+        }
         case SyncKind::Event: {
           if (!sync.event_handle) break;
           std::optional<uint32_t> record = record_before(*sync.event_handle, call.start_ns);

@@ -18,7 +18,7 @@ TEST(Schema, CreatesEveryContractTable) {
   Database db = create_schema();
   for (const char* table :
        {"meta", "strings", "enum_values", "devices", "threads", "api_calls", "allocations",
-        "memcpys", "memsets", "kernels", "syncs", "stream_events", "um_events", "mem_advice",
+        "memcpys", "memsets", "kernels", "syncs", "stream_events", "streams", "um_events", "mem_advice",
         "nvtx_ranges"}) {
     EXPECT_TRUE(db.has_table(table)) << table;
   }
