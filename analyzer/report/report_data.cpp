@@ -5,6 +5,7 @@
 
 #include "analyzer/diagnose/analyses.h"
 #include "apptracer/enums.h"
+#include "apptracer/tables.h"
 #include "analyzer/diagnose/findings_output.h"
 #include "analyzer/dvdg/graph_view.h"
 #include "analyzer/dvdg/exporters.h"
@@ -337,14 +338,14 @@ json dvdg_json(const dvdg::Graph& graph) {
           {"limit", kGraphValueLimit}};
 }
 
-// Tables the what-if work writes into a trace (named whatif*), shown as they are.
+// The tables `whatif --store` writes into a trace, shown as they are; only
+// declared ones, which open_trace checked are tables (a view of another name
+// could run anything).
 json whatif_tables(Database& db) {
   json tables = json::array();
-  Statement names = db.prepare(
-      "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name LIKE 'whatif%' "
-      "ORDER BY name");
-  while (names.step()) {
-    std::string name = names.text(0);
+  for (const TableInfo* table : tables_with_role(TableRole::Analysis)) {
+    const std::string& name = table->name;
+    if (name.rfind("whatif", 0) != 0 || !db.has_table(name)) continue;
     Statement rows = db.prepare("SELECT * FROM \"" + name + "\" LIMIT 500");
     json columns = json::array(), data = json::array();
     for (int c = 0; c < rows.column_count(); ++c) columns.push_back(rows.column_name(c));
