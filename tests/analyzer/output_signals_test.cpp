@@ -21,7 +21,7 @@ namespace apptracer {
 namespace {
 
 // Large enough that writing its timeline or merging it takes seconds.
-constexpr int64_t kLaunches = 300'000;
+constexpr int64_t kLaunches = 100'000;
 
 class StoppedWhileWriting : public ::testing::Test {
  protected:
