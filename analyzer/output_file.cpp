@@ -12,6 +12,8 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "analyzer/removed_on_signal.h"
+
 namespace apptracer {
 
 namespace {
@@ -20,15 +22,20 @@ std::runtime_error error(const std::string& path, const std::string& what) {
   return std::runtime_error((path == "-" ? std::string("standard output") : path) + ": " + what);
 }
 
-// A new empty file from `pattern` (ending in XXXXXX), closed; its name.
-std::string make_temporary(std::string pattern, const std::string& for_path) {
-  int fd = mkstemp(pattern.data());
-  if (fd < 0) {
+// A new empty file from `pattern` (ending in XXXXXX), closed, removed if
+// the user stops the command; its name.
+std::string make_temporary(const std::string& pattern, const std::string& for_path) {
+  std::string name = create_removed_on_signal(pattern);
+  if (name.empty()) {
     throw error(for_path, std::string("cannot create a temporary file (") + std::strerror(errno) +
                               ") in " + pattern.substr(0, pattern.rfind('/') + 1));
   }
-  close(fd);
-  return pattern;
+  return name;
+}
+
+void remove_temporary(const std::string& name) {
+  unlink(name.c_str());
+  keep_on_signal(name);
 }
 
 std::string directory_of(const std::string& path) {
@@ -108,7 +115,7 @@ OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& 
 
 OutputFile::~OutputFile() {
   if (file_.is_open()) file_.close();
-  if (!committed_ && !temporary_.empty()) unlink(temporary_.c_str());
+  if (!committed_ && !temporary_.empty()) remove_temporary(temporary_);
 }
 
 std::ostream& OutputFile::stream() {
@@ -156,7 +163,7 @@ void OutputFile::commit() {
     if (!file_) throw error(path_, "write failed (disk full?)");
   }
   if (kind_ == Target::Stream) {
-    if (!temporary_.empty()) unlink(temporary_.c_str());
+    if (!temporary_.empty()) remove_temporary(temporary_);
     committed_ = true;
     return;
   }
@@ -171,6 +178,7 @@ void OutputFile::commit() {
     throw error(path_, std::string("cannot move the finished file into place: ") +
                            std::strerror(errno));
   }
+  keep_on_signal(temporary_);
   committed_ = true;
 }
 

@@ -24,6 +24,7 @@ constexpr int64_t kStreams[] = {13, 14};
 constexpr const char* kApiNames[] = {"cudaLaunchKernel", "cuLaunchKernel", "cudaMemcpyAsync",
                                      "cuMemcpyAsync"};
 constexpr int64_t kApiCbids[] = {211, 307, 41, 306};  // CUPTI callback ids of those
+constexpr int64_t kRangeNameId = kKernelNames + 5;
 constexpr int64_t kDeviceBase = 0x7f0000000000;
 constexpr int64_t kHostBase = 0x500000000;
 // Sub-allocation mode: the device buffers are tensors in slots of these segments.
@@ -119,7 +120,7 @@ class DeviceMemory {
 
 // Written through the generated row inserters in one transaction.
 void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies, bool api_calls,
-                           bool sub_allocations) {
+                           bool sub_allocations, int64_t nvtx_depth) {
   std::remove(path.c_str());
   Database db(path, Database::Mode::Create);
   db.exec("PRAGMA journal_mode = WAL");
@@ -139,6 +140,10 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       row.text = kApiNames[i];
       strings.insert(row);
     }
+    StringRow range_name;
+    range_name.id = kRangeNameId;
+    range_name.text = "level";
+    strings.insert(range_name);
     DeviceMemory memory(db, sub_allocations);
     int64_t device_allocations = memory.allocations();
     RowInserter<AllocationRow> allocation(db);
@@ -272,6 +277,17 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
         row.end_ns = now + 20;
         sync.insert(row);
       }
+    }
+    RowInserter<NvtxRangeRow> range(db);
+    for (int64_t depth = 0; depth < nvtx_depth; ++depth) {
+      NvtxRangeRow row;
+      row.name_id = kRangeNameId;
+      row.tid = 1;
+      row.depth = depth;
+      row.start_ns = 1'000'000 - 1000 + depth;
+      row.end_ns = now + 10'000 - depth;
+      row.kind = NvtxKind::PushPop;
+      range.insert(row);
     }
   });
 }

@@ -7,7 +7,9 @@
 // programs have. With `sub_allocations`, the device buffers are tensors a framework
 // allocator carved out of 20 segments (sub_allocations rows), as PyTorch
 // traces have them: each kernel writes a new tensor, put where the oldest
-// of the 2000 live tensors was just freed, and reads two live ones.
+// of the 2000 live tensors was just freed, and reads two live ones. With
+// `nvtx_depth`, that many NVTX push/pop ranges nested on the launching
+// thread, each around every launch and copy.
 // Deterministic (fixed seed). Overwrites `path`.
 #pragma once
 
@@ -17,6 +19,7 @@
 namespace apptracer::bench {
 
 void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies,
-                           bool api_calls = false, bool sub_allocations = false);
+                           bool api_calls = false, bool sub_allocations = false,
+                           int64_t nvtx_depth = 0);
 
 }  // namespace apptracer::bench

@@ -115,6 +115,10 @@ QueryTarget resolve_target(const Graph& graph, const std::string& text) {
   }
   std::string digits = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? text.substr(1) : text;
   std::optional<int64_t> id = parse_integer(digits, 10);
+  if (graph.values.empty()) {
+    throw std::runtime_error("no value '" + text + "': the graph has no values (no operation "
+                             "read or wrote memory)");
+  }
   if (!id || *id < 1 || *id > static_cast<int64_t>(graph.values.size())) {
     throw std::runtime_error("no value '" + text + "' (values are v1..v" +
                              std::to_string(graph.values.size()) +

@@ -17,8 +17,21 @@ struct QueryOptions {
   std::string trace;
   std::string sql;
   std::string format = "table";
-  int64_t memory_limit_mib = 1024;
+  int64_t memory_limit_mib = kDefaultQueryMemoryMib;
+  int64_t timeout_s = kDefaultQueryTimeoutS;
 };
+
+// A CLI check: an integer from 1 to `most` (CLI's own range checks print
+// doubles' ranges with hundreds of digits).
+CLI::Validator from_one_to(int64_t most, const std::string& unit) {
+  return CLI::Validator(
+      [most, unit](std::string& text) -> std::string {
+        int64_t value = 0;
+        if (CLI::detail::lexical_cast(text, value) && value >= 1 && value <= most) return "";
+        return "give 1 to " + std::to_string(most) + " " + unit + ", not '" + text + "'";
+      },
+      "");
+}
 
 int run_query(const QueryOptions& options) {
   OutputFormat format = parse_output_format(options.format);
@@ -26,7 +39,7 @@ int run_query(const QueryOptions& options) {
   limit_query_memory(options.memory_limit_mib);
   try {
     TableStream out(std::cout, format);
-    run_read_only_query(db, options.sql, out);
+    run_read_only_query(db, options.sql, out, options.timeout_s);
     out.finish();
   } catch (const QueryError& error) {
     throw QueryError(options.trace + ": " + error.what());
@@ -44,9 +57,15 @@ void add_query_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
   cmd->add_option("--memory-limit", options->memory_limit_mib,
-                  "Memory the query may use, in MiB (sorts, DISTINCT, recursive queries; default 1024)")
+                  "Memory the query may use, in MiB (sorts, DISTINCT, recursive queries; default " +
+                      std::to_string(kDefaultQueryMemoryMib) + ")")
       ->type_name("MIB")
-      ->check(CLI::PositiveNumber);
+      ->check(from_one_to(kMostQueryMemoryMib, "MiB"));
+  cmd->add_option("--timeout", options->timeout_s,
+                  "Seconds the query may run before it is stopped (default " +
+                      std::to_string(kDefaultQueryTimeoutS) + ")")
+      ->type_name("SECONDS")
+      ->check(from_one_to(kMostQueryTimeoutS, "seconds"));
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_query(*options); });
     }; });

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <cctype>
+#include <chrono>
 #include <memory>
 
 namespace apptracer {
@@ -50,13 +51,49 @@ bool refused_function(const char* name) {
   return sqlite3_stricmp(name, "fts3_tokenizer") == 0 || sqlite3_stricmp(name, "load_extension") == 0;
 }
 
-// Keeps the name of the first refused function in `refused` (a std::string).
-int authorize(void* refused, int action, const char*, const char* name, const char*, const char*) {
-  if (action != SQLITE_FUNCTION || !name || !refused_function(name)) return SQLITE_OK;
+// Keeps why the first refused part was refused in `refused` (a std::string).
+int authorize(void* refused, int action, const char*, const char* function, const char*, const char*) {
+  std::string why;
+  if (action == SQLITE_ATTACH) {
+    why = "ATTACH would open another database as SQLite does, creating files beside it (its "
+          "-shm or journal); 'apptracer query' reads one trace (compare traces with 'apptracer "
+          "diff', combine them with 'apptracer merge')";
+  } else if (action == SQLITE_FUNCTION && function && refused_function(function)) {
+    why = std::string(function) + "() reads or sets memory addresses; 'apptracer query' does not run it";
+  } else {
+    return SQLITE_OK;
+  }
   auto* first = static_cast<std::string*>(refused);
-  if (first->empty()) *first = name;
+  if (first->empty()) *first = why;
   return SQLITE_DENY;
 }
+
+// The time SQLite may spend on a statement: only inside sqlite3_step, so a
+// reader that takes its time with the rows (a pager) does not use it up.
+class TimeBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit TimeBudget(int64_t seconds) : left_(std::chrono::seconds(seconds)) {}
+
+  void step_starts() { step_started_ = Clock::now(); }
+  void step_ends() { left_ -= Clock::now() - step_started_; }
+  bool spent() const { return spent_; }
+
+  // An SQLite progress handler: non-zero stops the statement (SQLITE_INTERRUPT).
+  static int stop_when_spent(void* budget) {
+    auto* self = static_cast<TimeBudget*>(budget);
+    self->spent_ = self->spent_ || Clock::now() - self->step_started_ >= self->left_;
+    return self->spent_ ? 1 : 0;
+  }
+
+ private:
+  Clock::duration left_;
+  Clock::time_point step_started_;
+  bool spent_ = false;
+};
+
+// Virtual machine instructions between two looks at the clock (~1 ms).
+constexpr int kStepsBetweenClockReads = 100000;
 
 std::string memory_limit_text() {
   int64_t limit = sqlite3_hard_heap_limit64(-1);
@@ -65,9 +102,15 @@ std::string memory_limit_text() {
 
 }  // namespace
 
-void limit_query_memory(int64_t mib) { sqlite3_hard_heap_limit64(mib << 20); }
+void limit_query_memory(int64_t mib) {
+  if (mib < 1 || mib > kMostQueryMemoryMib) {
+    throw QueryError("a memory limit of " + std::to_string(mib) + " MiB: give 1 to " +
+                     std::to_string(kMostQueryMemoryMib) + " MiB");
+  }
+  sqlite3_hard_heap_limit64(mib << 20);
+}
 
-void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
+void run_read_only_query(Database& db, const std::string& sql, RowSink& sink, int64_t timeout_s) {
   // Belt and braces: the connection is read-only already; query_only also
   // stops statements that write without touching the file (temp tables).
   db.exec("PRAGMA query_only = ON; PRAGMA temp_store = MEMORY");
@@ -79,8 +122,7 @@ void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
   sqlite3_set_authorizer(db.handle(), nullptr, nullptr);
   if (!refused.empty()) {
     sqlite3_finalize(raw);
-    throw QueryError("refused: " + refused + "() reads or sets memory addresses; 'apptracer query' "
-                     "does not run it");
+    throw QueryError("refused: " + refused);
   }
   if (prepared != SQLITE_OK) {
     throw QueryError(std::string("invalid SQL: ") + sqlite3_errmsg(db.handle()));
@@ -102,9 +144,24 @@ void run_read_only_query(Database& db, const std::string& sql, RowSink& sink) {
     names.push_back(name ? name : "");
   }
   sink.columns(names);
+  TimeBudget budget(timeout_s);
+  if (timeout_s > 0) {
+    sqlite3_progress_handler(db.handle(), kStepsBetweenClockReads, TimeBudget::stop_when_spent, &budget);
+  }
+  struct HandlerRemover {
+    sqlite3* db;
+    ~HandlerRemover() { sqlite3_progress_handler(db, 0, nullptr, nullptr); }
+  } remove_handler{db.handle()};
   for (;;) {
+    budget.step_starts();
     int rc = sqlite3_step(statement.get());
+    budget.step_ends();
     if (rc == SQLITE_DONE) break;
+    if (rc == SQLITE_INTERRUPT && budget.spent()) {
+      throw QueryError("the query ran past --timeout " + std::to_string(timeout_s) +
+                       " s and was stopped: narrow it with WHERE or LIMIT (a recursive query needs "
+                       "a condition that ends it), or raise --timeout");
+    }
     if ((rc & 0xff) == SQLITE_NOMEM) {
       throw QueryError("the query needs more than " + memory_limit_text() + " of memory (sorting, "
                        "DISTINCT, GROUP BY or a recursive query hold their rows there): narrow it "

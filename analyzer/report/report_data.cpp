@@ -5,6 +5,7 @@
 
 #include "analyzer/diagnose/analyses.h"
 #include "apptracer/enums.h"
+#include "apptracer/tables.h"
 #include "analyzer/diagnose/findings_output.h"
 #include "analyzer/dvdg/graph_view.h"
 #include "analyzer/dvdg/exporters.h"
@@ -248,28 +249,52 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
           {"trace_end_ms", ms(facts.origin.since(facts.end_ns))}};
 }
 
+// The GPU time of the work one thread issued, by issue time, with running
+// totals: the time issued in any span is two lookups, so nested NVTX ranges
+// cost a log factor, not their depth times the launches inside.
+class IssuedGpuTime {
+ public:
+  void add(int64_t issued_ns, int64_t gpu_ns) { work_.emplace_back(issued_ns, gpu_ns); }
+
+  void sum_up() {
+    std::sort(work_.begin(), work_.end());
+    before_.assign(1, 0);
+    for (const auto& [issued, gpu] : work_) before_.push_back(before_.back() + gpu);
+  }
+
+  // The GPU time of the work issued from `start_ns` to `end_ns`, inclusive.
+  int64_t between(int64_t start_ns, int64_t end_ns) const {
+    size_t from = static_cast<size_t>(
+        std::lower_bound(work_.begin(), work_.end(), std::make_pair(start_ns, INT64_MIN)) - work_.begin());
+    size_t to = static_cast<size_t>(
+        std::upper_bound(work_.begin(), work_.end(), std::make_pair(end_ns, INT64_MAX)) - work_.begin());
+    if (to <= from) return 0;
+    __int128 total = before_[to] - before_[from];
+    return static_cast<int64_t>(std::clamp<__int128>(total, INT64_MIN, INT64_MAX));
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> work_;  // issue time, GPU ns
+  std::vector<__int128> before_;                   // GPU ns of work_[0..i)
+};
+
 json nvtx_breakdown(const TraceFacts& facts) {
-  // GPU time of the work each thread issued, by issue time.
-  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issued;  // tid -> (issue, gpu ns)
+  std::map<int64_t, IssuedGpuTime> issued;  // by tid
   auto add = [&](std::optional<int64_t> correlation, int64_t gpu_ns) {
-    if (const diagnose::HostCall* call = facts.call(correlation))
-      issued[call->tid].emplace_back(call->start_ns, gpu_ns);
+    if (const diagnose::HostCall* call = facts.call(correlation)) issued[call->tid].add(call->start_ns, gpu_ns);
   };
   for (const diagnose::Kernel& k : facts.kernels) add(k.row->call_correlation_id, k.gpu_ns());
   for (const Transfer& t : facts.copies) add(t.correlation, t.gpu_ns());
   for (const Transfer& t : facts.memsets) add(t.correlation, t.gpu_ns());
-  for (auto& [tid, list] : issued) std::sort(list.begin(), list.end());
+  for (auto& [tid, thread] : issued) thread.sum_up();
   std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> by_name;  // count, ns, gpu ns
   for (const diagnose::NvtxRange& r : facts.nvtx) {
     auto& [count, ns, gpu] = by_name[std::string(r.name)];
     ++count;
     ns = saturating_add(ns, elapsed_ns(r.start_ns, r.end_ns));
-    for (auto& [tid, list] : issued) {
+    for (const auto& [tid, thread] : issued) {
       if (r.tid && *r.tid != tid) continue;
-      auto from = std::lower_bound(list.begin(), list.end(), std::make_pair(r.start_ns, INT64_MIN));
-      for (auto it = from; it != list.end() && it->first <= r.end_ns; ++it) {
-        gpu = saturating_add(gpu, it->second);
-      }
+      gpu = saturating_add(gpu, thread.between(r.start_ns, r.end_ns));
     }
   }
   json out = json::array();
@@ -337,14 +362,14 @@ json dvdg_json(const dvdg::Graph& graph) {
           {"limit", kGraphValueLimit}};
 }
 
-// Tables the what-if work writes into a trace (named whatif*), shown as they are.
+// The tables `whatif --store` writes into a trace, shown as they are; only
+// declared ones, which open_trace checked are tables (a view of another name
+// could run anything).
 json whatif_tables(Database& db) {
   json tables = json::array();
-  Statement names = db.prepare(
-      "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name LIKE 'whatif%' "
-      "ORDER BY name");
-  while (names.step()) {
-    std::string name = names.text(0);
+  for (const TableInfo* table : tables_with_role(TableRole::Analysis)) {
+    const std::string& name = table->name;
+    if (name.rfind("whatif", 0) != 0 || !db.has_table(name)) continue;
     Statement rows = db.prepare("SELECT * FROM \"" + name + "\" LIMIT 500");
     json columns = json::array(), data = json::array();
     for (int c = 0; c < rows.column_count(); ++c) columns.push_back(rows.column_name(c));

@@ -10,6 +10,7 @@
 #include "analyzer/trace/operations.h"
 #include "apptracer/enums.h"
 #include "analyzer/timeline/dvdg_flows.h"
+#include "analyzer/timeline/span_tree.h"
 #include "analyzer/trace/memory_series.h"
 
 namespace apptracer {
@@ -355,6 +356,7 @@ class GpuAnnotations {
     add_work<MemcpyRow>(trace, trace::copy_device);
     add_work<MemsetRow>(trace, [](const Packed<MemsetRow>& row) { return row.device; });
     std::sort(work_.begin(), work_.end());
+    index_streams();
     for (const Packed<NvtxRangeRow>& range : ranges) {
       if (range.tid) add(range, range.end_ns.value_or(last_ns));
     }
@@ -383,6 +385,14 @@ class GpuAnnotations {
              std::tie(o.correlation, o.device, o.stream, o.start);
     }
   };
+  using Thread = std::pair<trace::ProcessId, int64_t>;
+  using Where = std::pair<NullableInt, NullableInt>;  // device, stream
+  // A thread's calls that issued work on one stream (indexes into calls_,
+  // ascending) and the span of each one's work there.
+  struct StreamCalls {
+    std::vector<size_t> calls;
+    SpanTree spans;
+  };
 
   template <typename Row, typename Device>
   void add_work(trace::Trace& trace, Device device) {
@@ -393,20 +403,75 @@ class GpuAnnotations {
     });
   }
 
+  // What `call` issued: a run of work_, by stream.
+  std::pair<std::vector<Work>::const_iterator, std::vector<Work>::const_iterator> work_of(
+      const Call& call) const {
+    auto first = std::lower_bound(work_.begin(), work_.end(),
+                                  Work{call.correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
+    auto last = first;
+    while (last != work_.end() && last->correlation == call.correlation) ++last;
+    return {first, last};
+  }
+
+  // For each thread and stream, the calls that issued work there, so a range
+  // finds its span on a stream without visiting the calls inside it: nested
+  // ranges would visit each call once per level.
+  void index_streams() {
+    std::map<Thread, std::map<Where, std::pair<std::vector<size_t>, std::vector<SpanTree::Span>>>> found;
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      auto [first, last] = work_of(calls_[i]);
+      if (first == last) continue;
+      auto& streams = found[{calls_[i].process, calls_[i].tid}];
+      for (auto work = first; work != last; ++work) {
+        auto& [calls, spans] = streams[{work->device, work->stream}];
+        if (calls.empty() || calls.back() != i) {
+          calls.push_back(i);
+          spans.push_back(SpanTree::kNone);
+        }
+        spans.back() = {std::min(spans.back().first, work->start), std::max(spans.back().second, work->end)};
+      }
+    }
+    for (auto& [thread, streams] : found) {
+      std::map<Where, StreamCalls>& indexed = threads_[thread];
+      for (auto& [where, calls_and_spans] : streams) {
+        indexed.emplace(where, StreamCalls{std::move(calls_and_spans.first), SpanTree(calls_and_spans.second)});
+      }
+    }
+  }
+
   // The range's span on each stream that ran work the calls inside it issued.
   void add(const Packed<NvtxRangeRow>& range, int64_t end) {
-    std::map<std::pair<NullableInt, NullableInt>, std::pair<int64_t, int64_t>> spans;
-    auto call = std::lower_bound(calls_.begin(), calls_.end(),
-                                 Call{range.process, *range.tid, range.start_ns, INT64_MIN});
-    for (; call != calls_.end() && call->process == range.process && call->tid == *range.tid &&
-           call->start <= end;
-         ++call) {
-      auto work = std::lower_bound(work_.begin(), work_.end(),
-                                   Work{call->correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
-      for (; work != work_.end() && work->correlation == call->correlation; ++work) {
-        auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
-        span->second = {std::min(span->second.first, work->start),
-                        std::max(span->second.second, work->end)};
+    auto thread = threads_.find({range.process, *range.tid});
+    if (thread == threads_.end()) return;
+    const std::map<Where, StreamCalls>& streams = thread->second;
+    size_t from = static_cast<size_t>(
+        std::lower_bound(calls_.begin(), calls_.end(), Call{range.process, *range.tid, range.start_ns, INT64_MIN}) -
+        calls_.begin());
+    auto last_inside = std::make_tuple(range.process, *range.tid, end);
+    size_t to = static_cast<size_t>(
+        std::partition_point(calls_.begin() + static_cast<std::ptrdiff_t>(from), calls_.end(),
+                             [&](const Call& call) {
+                               return std::tie(call.process, call.tid, call.start) <= last_inside;
+                             }) -
+        calls_.begin());
+    if (to <= from) return;
+    std::map<Where, SpanTree::Span> spans;
+    if (to - from <= streams.size()) {
+      // Fewer calls than streams: visiting the calls costs less.
+      for (size_t i = from; i < to; ++i) {
+        auto [first, last] = work_of(calls_[i]);
+        for (auto work = first; work != last; ++work) {
+          auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
+          span->second = {std::min(span->second.first, work->start), std::max(span->second.second, work->end)};
+        }
+      }
+    } else {
+      for (const auto& [where, stream] : streams) {
+        size_t first = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), from) -
+                                           stream.calls.begin());
+        size_t last = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), to) -
+                                          stream.calls.begin());
+        if (first < last) spans.emplace(where, stream.spans.span(first, last));
       }
     }
     for (const auto& [where, span] : spans)
@@ -416,6 +481,7 @@ class GpuAnnotations {
 
   std::vector<Call> calls_;  // by thread, then start
   std::vector<Work> work_;   // by correlation
+  std::map<Thread, std::map<Where, StreamCalls>> threads_;
   std::vector<Annotation> annotations_;
 };
 

@@ -1,9 +1,9 @@
 #include "analyzer/trace/declared_tables.h"
 
-#include <algorithm>
-#include <cctype>
+#include <optional>
 #include <string>
 
+#include "analyzer/trace/schema_version.h"
 #include "analyzer/trace/trace_file.h"
 #include "apptracer/schema.h"
 #include "apptracer/tables.h"
@@ -12,13 +12,10 @@ namespace apptracer::trace {
 
 void require_declared_tables(Database& db) {
   // open_trace has refused a version that is no number.
-  std::string version = trace_meta(db, "schema_version");
-  bool number = !version.empty() && version.size() <= 6 &&
-                std::all_of(version.begin(), version.end(),
-                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  if (!number) return;
-  bool current = std::stoi(version) == kSchemaVersion;
-  bool too_old = std::stoi(version) < kOldestReadableSchemaVersion;
+  std::optional<int> version = trace_schema_version(db);
+  if (!version) return;
+  bool current = *version == kSchemaVersion;
+  bool too_old = *version < kOldestReadableSchemaVersion;
   if (!current && !too_old) return;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
     if (db.has_table(table->name)) continue;

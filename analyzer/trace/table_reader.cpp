@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/trace/schema_version.h"
 #include "analyzer/trace/trace_file.h"
 #include "apptracer/schema.h"
 
@@ -12,7 +13,7 @@ std::string packed_select(Database& db, const TableInfo& table) {
   // as their default. A trace of this version lacking a column that always
   // holds a value is damaged: a default read in its place would be shown
   // as recorded.
-  if (trace_meta(db, "schema_version") == std::to_string(kSchemaVersion)) {
+  if (trace_schema_version(db) == kSchemaVersion) {
     for (const ColumnInfo& column : table.columns) {
       bool always_holds_a_value = column.sql_type.find("NOT NULL") != std::string::npos;
       if (always_holds_a_value && !db.has_column(table.name, column.name))

@@ -17,6 +17,8 @@
 #include "apptracer/schema.h"
 #include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/read_only_vfs.h"
+#include "analyzer/trace/schema_objects.h"
+#include "analyzer/trace/schema_version.h"
 
 namespace apptracer {
 
@@ -94,14 +96,6 @@ ReadOnlyOpening read_only_opening(const std::string& path, bool wal_header) {
   return {uri + "?mode=ro", "", ""};
 }
 
-std::optional<int> parse_version(const std::string& text) {
-  if (text.empty() || text.size() > 6) return std::nullopt;
-  for (char c : text) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return std::nullopt;
-  }
-  return std::stoi(text);
-}
-
 void check_schema_version(Database& db, const std::string& path) {
   std::string version = trace_meta(db, "schema_version");
   if (version.empty()) throw TraceError(path + ": meta has no schema_version, not an apptracer trace");
@@ -111,7 +105,7 @@ void check_schema_version(Database& db, const std::string& path) {
                      "', not a version number; not an apptracer trace, or a damaged one");
   }
   if (*number > kSchemaVersion) {
-    throw TraceError(path + ": trace schema version " + version +
+    throw TraceError(path + ": trace schema version " + std::to_string(*number) +
                      " is newer than this apptracer understands (" +
                      std::to_string(kSchemaVersion) + "); upgrade apptracer");
   }
@@ -159,6 +153,9 @@ Database open_trace(const std::string& path, TraceAccess access, std::string& no
     } else {
       db = Database(path, Database::Mode::ReadWrite);
     }
+    // Before anything reads a table: what the file put under a declared
+    // name runs when it is read.
+    check_schema_objects(db, path);
     if (!db.has_table("meta")) {
       Statement tables = db.prepare("SELECT count(*) FROM sqlite_master");
       if (tables.step() && tables.int64(0) == 0) throw EmptyTrace(path);
@@ -225,7 +222,7 @@ int reading_trace(const std::string& path, const std::function<int()>& work) {
     try {
       std::string note;
       Database db = open_trace(path, TraceAccess::ReadOnly, note);
-      version = parse_version(trace_meta(db, "schema_version"));
+      version = trace_schema_version(db);
     } catch (const std::exception&) {
     }
     if (version && *version < kOldestReadableSchemaVersion) {

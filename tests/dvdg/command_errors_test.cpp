@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "command_runner.h"
+#include "apptracer/schema.h"
 #include "dvdg_fixture.h"
 
 namespace apptracer::dvdg {
@@ -71,6 +72,20 @@ TEST_F(BrokenTrace, NewerSchema) {
   trace_->set_meta("schema_version", "999");
   trace_.reset();
   expect_one_line_error(path_, "newer than this apptracer understands");
+}
+
+// A hand-edited meta keeps its meaning: white space around the number.
+TEST_F(BrokenTrace, SchemaVersionWithWhiteSpaceAroundIsTheNumber) {
+  add_vector_add(*this);
+  trace_->set_meta("schema_version", " " + std::to_string(kSchemaVersion) + "\n");
+  trace_.reset();
+  CommandOutput result = run_apptracer("dvdg --no-store " + path_);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  {
+    Database db(path_, Database::Mode::ReadWrite);
+    db.exec("UPDATE meta SET value = '4x' WHERE key = 'schema_version'");
+  }
+  expect_one_line_error("--no-store " + path_, "meta.schema_version is '4x', not a version number");
 }
 
 TEST_F(BrokenTrace, ReadOnlyTraceCannotStoreTheGraphButCanExport) {

@@ -233,5 +233,13 @@ TEST_F(DvdgTest, QueriesThroughTheCommandLine) {
   EXPECT_EQ(nowhere.err, "apptracer: no allocation or copied region contains 0x42\n");
 }
 
+TEST_F(DvdgTest, AGraphWithoutValuesSaysItHasNone) {
+  trace_.reset();  // no allocation, no operation
+  CommandOutput unknown = run_apptracer("dvdg --no-store " + path_ + " --why v1");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_EQ(unknown.err, "apptracer: no value 'v1': the graph has no values (no operation read or "
+                         "wrote memory)\n");
+}
+
 }  // namespace
 }  // namespace apptracer::dvdg

@@ -202,6 +202,15 @@ TEST_F(ReportData, WhatIfTablesAreShownAsTheyAre) {
   EXPECT_EQ(data["whatif"][0]["rows"][0], (nlohmann::json{"all", 1000, 812.5}));
 }
 
+// Only the tables whatif declares: a view of another whatif name could run
+// anything (a recursive query without end).
+TEST_F(ReportData, OnlyDeclaredWhatIfTablesAreRead) {
+  trace.db().exec("CREATE VIEW whatif_crafted AS SELECT 1 AS x");
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  EXPECT_TRUE(data["whatif"].empty()) << data["whatif"];
+}
+
 // --compare: `apptracer diff`'s notes and tables, every one, for the page.
 TEST(ReportComparison, CarriesDiffsNotesAndTables) {
   testing::ScratchDir dir;

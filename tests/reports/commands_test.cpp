@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -114,6 +115,54 @@ TEST_F(Commands, QueryTemporaryStorageIsBounded) {
   CommandRun ordered = apptracer("query " + trace_ + " \"SELECT id FROM kernels ORDER BY gpu_start_ns\" "
                                  "--memory-limit 16 --format csv");
   EXPECT_EQ(ordered.exit_code, 0) << ordered.err;
+}
+
+// A memory limit out of range is one short line naming the range, never a
+// shift that overflows into no limit at all.
+TEST_F(Commands, QueryMemoryLimitOutOfRangeIsOneLine) {
+  for (const char* limit : {"0", "-5", "16777217", "8796093022208", "99999999999999999999"}) {
+    CommandRun run = apptracer("query " + trace_ + " 'SELECT 1' --memory-limit " + limit);
+    EXPECT_NE(run.exit_code, 0) << limit;
+    EXPECT_NE(run.err.find("give 1 to 16777216 MiB"), std::string::npos) << limit << ": " << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_LT(run.err.size(), 160u) << run.err;
+  }
+}
+
+// A recursive query that never ends stops at --timeout with one line; the
+// default bound is finite.
+TEST_F(Commands, QueryStopsAtItsTimeout) {
+  auto started = std::chrono::steady_clock::now();
+  CommandRun run = apptracer("query " + trace_ +
+                             " \"WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) "
+                             "SELECT count(*) FROM n\" --timeout 1");
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find(trace_ + ": the query ran past --timeout 1 s and was stopped"), std::string::npos)
+      << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_LT(seconds, 30);
+  CommandRun help = apptracer("query --help");
+  EXPECT_NE(help.out.find("--timeout SECONDS"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("(default 600)"), std::string::npos) << help.out;
+}
+
+// ATTACH would make SQLite open another database its own way, creating its
+// -shm beside a WAL database: refused before it runs, nothing created.
+TEST_F(Commands, QueryRefusesAttachAndCreatesNoFile) {
+  std::string other = scratch_ / "w.db";
+  {
+    Database db(other, Database::Mode::Create);
+    db.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x); INSERT INTO t VALUES (1)");
+  }
+  for (const std::string& sql : {"ATTACH '" + other + "' AS x", "ATTACH DATABASE 'file:" + other + "' AS y"}) {
+    CommandRun run = apptracer("query " + trace_ + " \"" + sql + "\"");
+    EXPECT_NE(run.exit_code, 0) << sql;
+    EXPECT_NE(run.err.find("refused: ATTACH"), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_NE(access((other + "-shm").c_str(), F_OK), 0) << sql << " created " << other << "-shm";
+    EXPECT_NE(access((other + "-wal").c_str(), F_OK), 0) << sql << " created " << other << "-wal";
+  }
 }
 
 // Names from the trace (kernels, NVTX ranges, the command line) reach a
