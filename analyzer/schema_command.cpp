@@ -85,8 +85,8 @@ void print_markdown(std::ostream& out) {
          "Column roles are declared in "
          "[column_types.h](../common/include/apptracer/column_types.h).\n\n"
          "Who writes a table: `trace` the tracer, per process; `analysis` an analyzer command "
-         "(`dvdg`, `whatif --store`, `diagnose --store`); `merge` `apptracer merge`; `meta` "
-         "both, describing the trace itself.\n\n"
+         "(`dvdg`, `whatif --store`, `diagnose --store`, `record --exact`); `merge` `apptracer "
+         "merge`; `meta` both, describing the trace itself.\n\n"
          "| table | written by | what it holds |\n| --- | --- | --- |\n";
   for (const TableInfo& table : all_tables()) {
     out << "| " << table_link(table.name) << " | " << to_string(table.role) << " | "

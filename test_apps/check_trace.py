@@ -549,6 +549,119 @@ def check_exact_patterns(c, t):
              f"{report.stdout}")
 
 
+def dvdg_json(c, t):
+    """The trace's DVDG as `apptracer dvdg --json` gives it (not stored)."""
+    result = subprocess.run([APPTRACER, "dvdg", "--no-store", t.path, "--json", "-"],
+                            capture_output=True, text=True)
+    c.equal(result.returncode, 0, f"apptracer dvdg: {result.stderr.strip()}")
+    return json.loads(result.stdout) if result.returncode == 0 else {"values": [], "ops": [], "edges": []}
+
+
+def uninitialized_reads(graph):
+    """The DVDG's reads of memory nothing wrote: (reader, value) labels."""
+    ops = {op["id"]: op["name"] for op in graph["ops"]}
+    values = {value["id"]: value["label"] for value in graph["values"]}
+    return [(ops.get(e["op"]), values.get(e["src"])) for e in graph["edges"] if e["uninitialized_read"]]
+
+
+def exact_coverage(t, kernel_id):
+    """What record --exact stored of a launch's coverage: {alloc_id (None: the launch): name}."""
+    return dict(t.rows("SELECT c.alloc_id, v.name FROM exact_coverage c JOIN enum_values v "
+                       "ON v.enum = 'exact_coverage' AND v.value = c.coverage WHERE c.kernel_id = ?",
+                       kernel_id))
+
+
+def exact_gap(t, kernel_id):
+    return t.one("SELECT v.name FROM exact_launches e JOIN enum_values v ON v.enum = 'exact_gap' "
+                 "AND v.value = e.incomplete WHERE e.kernel_id = ?", kernel_id)
+
+
+def check_exact_tma(c, t):
+    """Bulk copies are seen by the sanitizer, TMA tensor copies are not: the
+    tensor kernel's launch is incomplete and not covered, so its arguments'
+    accesses stand; the plain kernel reading both outputs keeps its exact
+    ranges, and nothing is read uninitialized."""
+    c.equal(t.meta("exact"), "on", "meta.exact")
+    print(f"note: --exact path: {t.meta('exact_path')}")
+    buffers = [i for (i,) in t.rows("SELECT id FROM allocations WHERE kind = ? AND bytes = 32768 "
+                                    "ORDER BY id", DEVICE)]
+    if len(buffers) != 5:
+        c.expect(False, f"five 32 KiB device buffers, found {buffers}")
+        return
+    bulk_in, bulk_out, tensor_in, tensor_out, total = buffers
+    kernel = {}
+    for kernel_id, name in t.rows("SELECT k.id, d.text FROM kernels k JOIN strings d ON d.id = k.demangled_id"):
+        for short in ("bulk_copy(", "tensor_copy(", "sum_outputs("):
+            if short in name:
+                kernel[short[:-1]] = kernel_id
+    if len(kernel) != 3:
+        c.expect(False, f"the three kernels, found {kernel}")
+        return
+    c.equal(exact_gap(t, kernel["bulk_copy"]), "none", "bulk copies are seen: bulk_copy complete")
+    c.equal(exact_gap(t, kernel["tensor_copy"]), "TMA tensor copies", "tensor_copy incomplete")
+    c.equal(exact_gap(t, kernel["sum_outputs"]), "none", "sum_outputs complete")
+
+    def ranges(kernel_id):
+        return sorted(t.rows("SELECT e.alloc_id, e.lo - a.address, e.hi - a.address, e.access "
+                             "FROM exact_kernel_accesses e JOIN allocations a ON a.id = e.alloc_id "
+                             "WHERE e.kernel_id = ?", kernel_id))
+    R, W = ACCESS_R, ACCESS_W
+    c.equal(ranges(kernel["bulk_copy"]), [(bulk_in, 0, 32768, R), (bulk_out, 0, 32768, W)],
+            "bulk_copy's bulk copies, exact")
+    c.equal(ranges(kernel["sum_outputs"]),
+            sorted([(bulk_out, 0, 32768, R), (tensor_out, 0, 32768, R), (total, 0, 32768, W)]),
+            "sum_outputs's exact ranges")
+    c.equal([r for r in ranges(kernel["tensor_copy"]) if r[0] in (tensor_in, tensor_out)], [],
+            "the sanitizer sees none of tensor_copy's tensor copies")
+    c.equal(exact_coverage(t, kernel["bulk_copy"]), {None: "exact", bulk_in: "exact", bulk_out: "exact"},
+            "bulk_copy's coverage")
+    c.equal(exact_coverage(t, kernel["sum_outputs"]),
+            {None: "exact", bulk_out: "exact", tensor_out: "exact", total: "exact"}, "sum_outputs's coverage")
+    tensor_coverage = exact_coverage(t, kernel["tensor_copy"])
+    c.equal(tensor_coverage.get(None), "none", "tensor_copy's launch not covered")
+    resolved = tensor_coverage.keys() - {None}
+    c.equal({tensor_coverage[a] for a in resolved} - {"none"}, set(), "tensor_copy's pointers not covered")
+    print(f"note: tensor_copy's tensor maps resolved to {sorted(resolved)} "
+          f"(tensor_in {tensor_in}, tensor_out {tensor_out})")
+
+    graph = dvdg_json(c, t)
+    c.equal(uninitialized_reads(graph), [], "no uninitialized read")
+    op_of = {op["source_id"]: op["id"] for op in graph["ops"] if op["kind"] == "kernel"}
+    value = {v["id"]: v for v in graph["values"]}
+    read_by_sum = {value[e["src"]]["alloc_id"] for e in graph["edges"]
+                   if e["op"] == op_of.get(kernel["sum_outputs"]) and e["kind"] == "data"}
+    c.equal(read_by_sum, {bulk_out, tensor_out}, "sum_outputs reads the two outputs and nothing else")
+    written_by_sum = {v["alloc_id"] for v in graph["values"] if v.get("producer_op") == op_of.get(kernel["sum_outputs"])}
+    c.equal(written_by_sum, {total}, "sum_outputs writes only its result (its exact ranges)")
+    if tensor_out in resolved:
+        producers = {value[e["src"]].get("producer_op") for e in graph["edges"]
+                     if e["op"] == op_of.get(kernel["sum_outputs"]) and value[e["src"]]["alloc_id"] == tensor_out}
+        c.equal(producers, {op_of.get(kernel["tensor_copy"])},
+                "what sum_outputs read of tensor_out, tensor_copy wrote (its arguments' access)")
+
+
+def check_exact_pytorch_conv_gemm(c, t):
+    """cuDNN's and cuBLAS's Hopper kernels under --exact: launches the
+    sanitizer cannot see whole are not covered, and a correct program reads
+    nothing uninitialized."""
+    c.equal(t.meta("exact"), "on", "meta.exact")
+    launches = t.rows("SELECT d.text, v.name, c.coverage IS NOT NULL FROM exact_launches e "
+                      "JOIN kernels k ON k.id = e.kernel_id JOIN strings d ON d.id = k.demangled_id "
+                      "JOIN enum_values v ON v.enum = 'exact_gap' AND v.value = e.incomplete "
+                      "LEFT JOIN exact_coverage c ON c.launch_id = e.id AND c.alloc_id IS NULL")
+    c.expect(launches and all(stored for _, _, stored in launches), "every launch's coverage stored")
+    hopper = [(name, gap) for name, gap, _ in launches if name.startswith(("sm90_", "nvjet_"))]
+    print(f"note: {len(hopper)} launches of cuDNN/cuBLAS Hopper kernels, "
+          f"{sum(gap != 'none' for _, gap in hopper)} of them incomplete")
+    c.expect(hopper, "cuDNN or cuBLAS ran Hopper kernels (sm90_*, nvjet_*)")
+    graph = dvdg_json(c, t)
+    reads = uninitialized_reads(graph)
+    c.equal(len(reads), 0, f"no uninitialized read (the first: {reads[:3]})")
+    findings = diagnose_findings(c, t)
+    c.equal([f["what"] for f in findings if f["rule"] == "uninitialized_read"], [],
+            "no uninitialized_read finding")
+
+
 def check_exec_self(c, traces):
     c.equal(len(traces), 2, "one trace per image")
     c.equal(len({t.meta("pid") for t in traces}), 1, "same pid")
@@ -1348,6 +1461,9 @@ CASES = {
     "exec_self": Case(check_exec_self),
     "kernel_args": Case(check_kernel_args),
     "exact_patterns": Case(check_exact_patterns, record_args=["--exact"]),
+    "exact_tma": Case(check_exact_tma, record_args=["--exact"]),
+    "exact_pytorch_conv_gemm": Case(check_exact_pytorch_conv_gemm, "pytorch_conv_gemm.py",
+                                    timing_lines="pytorch_conv_gemm: ", record_args=["--exact"]),
     "graphs_explicit": Case(check_graphs_explicit, "graphs", ["explicit"]),
     "graphs_capture": Case(check_graphs_capture, "graphs", ["capture"]),
     "graphs_update": Case(check_graphs_update, "graphs", ["update"]),
@@ -1406,6 +1522,30 @@ for _scenario, (_rule, _more) in DIAGNOSIS_CASES.items():
         CASES[f"diag_{_scenario}_{_variant}"] = Case(
             check_diagnosis(_rule, _variant == "bad", _more), "diagnose_cases", [_scenario, _variant],
             record_args=DIAGNOSIS_RECORD_ARGS.get(_scenario, ()))
+# The scenarios that launch kernels, again under --exact: the same finding
+# for the bad program and none for the fixed one, which reads nothing
+# uninitialized either (what the sanitizer saw only sharpens the graph).
+DIAGNOSIS_KERNEL_SCENARIOS = ["redundant", "no_overlap", "sync_api", "gpu_gap", "churn", "launch_bound",
+                              "uninitialized", "never_read", "never_used", "um_faults", "um_thrash"]
+
+
+def check_diagnosis_exact(rule, bad, more):
+    plain = check_diagnosis(rule, bad, more)
+
+    def check(c, t):
+        c.equal(t.meta("exact"), "on", "meta.exact")
+        plain(c, t)
+        if not bad:
+            c.equal(uninitialized_reads(dvdg_json(c, t)), [], "the fixed twin reads nothing uninitialized")
+    return check
+
+
+for _scenario in DIAGNOSIS_KERNEL_SCENARIOS:
+    _rule, _more = DIAGNOSIS_CASES[_scenario]
+    for _variant in ("bad", "fixed"):
+        CASES[f"diag_{_scenario}_{_variant}_exact"] = Case(
+            check_diagnosis_exact(_rule, _variant == "bad", _more), "diagnose_cases", [_scenario, _variant],
+            record_args=list(DIAGNOSIS_RECORD_ARGS.get(_scenario, ())) + ["--exact"])
 
 # Cases whose check also reads the program's standard output.
 NEEDS_STDOUT = {"kernel_args", "pytorch_train_step", "cupy_pool", "jax_arrays"}

@@ -362,6 +362,7 @@ void um_thrash(bool bad) {
   float *data, *result;
   CHECK(cudaMallocManaged(&data, n * sizeof(float)));
   CHECK(cudaMalloc(&result, sizeof(float)));
+  CHECK(cudaMemset(result, 0, sizeof(float)));  // sum adds to it
   for (size_t i = 0; i < n; ++i) data[i] = 1.0f;
   // Fixed: both sides only read it, so each keeps a copy.
   if (!bad) CHECK(cudaMemAdvise(data, n * sizeof(float), cudaMemAdviseSetReadMostly, cudaMemLocation{cudaMemLocationTypeDevice, 0}));

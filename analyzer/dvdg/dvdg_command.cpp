@@ -147,9 +147,10 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
   }
   if (unseen > 0) {
     std::printf(
-        "note: %zu kernel launch(es) write through arrays of pointers (a T** parameter): what "
-        "they wrote there is not in the graph, so memory allocated before them is not reported "
-        "as read uninitialized\n",
+        "note: %zu kernel launch(es) write memory no argument points at (through arrays of "
+        "pointers, a T** parameter, or through TMA tensor maps whose addresses did not resolve): "
+        "what they wrote there is not in the graph, so memory allocated before them is not "
+        "reported as read uninitialized\n",
         unseen);
   }
 }

@@ -190,11 +190,13 @@ class Builder {
   }
 
   // Several kernel arguments (or an argument and an exact range) may reach
-  // into the same location: one read and one write per location, over the
-  // span they cover together. A kernel's read-write access counts as a read
-  // and a write here, so that a location's writes are one whatever each
-  // read: a second write would find the op's own first one and carry from
-  // it. Positioned (copy) accesses stay as they are.
+  // into the same location: one write per location, over the span they
+  // cover together, and one read likewise, except that a certain read (an
+  // exact range) is certain of its own bytes only: it joins only certain
+  // reads it touches. A kernel's read-write access counts as a read and a
+  // write here, so that a location's writes are one whatever each read: a
+  // second write would find the op's own first one and carry from it.
+  // Positioned (copy) accesses stay as they are.
   void merge_accesses(uint32_t source, OpKind kind) {
     accesses_.clear();
     for (uint32_t i = trace_.access_begin[source]; i < trace_.access_begin[source + 1]; ++i) {
@@ -208,7 +210,8 @@ class Builder {
     }
     if (accesses_.size() < 2) return;
     auto key = [](const Access& a) {
-      return std::tuple<uint32_t, bool, bool>(a.location, a.writes, a.reads);
+      return std::tuple<uint32_t, bool, bool, bool>(a.location, a.writes, a.reads,
+                                                    a.reads && !a.writes && a.known_read);
     };
     std::stable_sort(accesses_.begin(), accesses_.end(), [&](const Access& a, const Access& b) {
       return std::tuple_cat(key(a), std::tie(a.begin)) < std::tuple_cat(key(b), std::tie(b.begin));
@@ -217,8 +220,9 @@ class Builder {
     for (size_t i = 0; i < accesses_.size(); ++i) {
       Access& previous = accesses_[kept > 0 ? kept - 1 : 0];
       const Access& next = accesses_[i];
+      bool certain_read = next.reads && !next.writes && next.known_read;
       if (kept > 0 && previous.position < 0 && next.position < 0 &&
-          key(previous) == key(next)) {
+          key(previous) == key(next) && (!certain_read || next.begin <= previous.end)) {
         // Exact only when both were and no gap lies between them.
         previous.exact = previous.exact & next.exact & (next.begin <= previous.end);
         previous.begin = std::min(previous.begin, next.begin);

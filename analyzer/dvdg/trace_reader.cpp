@@ -12,6 +12,7 @@
 
 #include "analyzer/trace/collectives.h"
 #include "analyzer/trace/exact_accesses.h"
+#include "analyzer/trace/exact_coverage.h"
 #include "analyzer/trace/migration_groups.h"
 #include "apptracer/saturating.h"
 #include "apptracer/signature.h"
@@ -403,11 +404,15 @@ class Reader {
     StridedPointers strided;
     for (size_t i = 0; i < kernels.size(); ++i) {
       uint32_t kernel = kernel_ops_[i];
-      if (exact_and_complete(kernels[i].id) || out_.ops[kernel].runs_collective != Op::kNoOp)
-        continue;
+      if (out_.ops[kernel].runs_collective != Op::kNoOp) continue;
       trace::KernelArguments::Words words = arguments.of(kernels[i]);
+      const trace::KernelExact* exact = exact_.of(kernels[i].id);
+      std::optional<trace::LaunchCoverage> coverage;
+      if (exact) coverage = trace::coverage_of(*exact, words);
       for (const trace::KernelWord& word : words) {
         if (!word.alloc_id) continue;
+        // Where the sanitizer saw all the launch did, its ranges say it instead.
+        if (coverage && coverage->in(word.alloc_id) == ExactCoverage::Exact) continue;
         auto location = alloc_locations_.find(*word.alloc_id);
         if (location == alloc_locations_.end()) continue;
         Access access = whole(location->second);
@@ -441,44 +446,43 @@ class Reader {
     });
   }
 
-  // A kernel recorded with --exact whose ranges miss nothing: its arguments'
-  // assumed accesses give way to what it really did.
-  bool exact_and_complete(int64_t kernel_id) const {
-    const trace::KernelExact* exact = exact_.of(kernel_id);
-    return exact && exact->incomplete == ExactGap::None;
-  }
-
-  // --exact (access_source sanitizer): one access per allocation a kernel
-  // really touched, read and written as it was; its reads are certain, so a
-  // read of memory nothing wrote is reported. A write covers the location
-  // when its exact ranges do. Launches that may have missed accesses (TMA)
-  // keep their arguments' accesses too.
+  // --exact (access_source sanitizer): each range a kernel really read or
+  // wrote, as it did. A read is certain only where the sanitizer saw
+  // everything the launch did (exact_coverage.h): elsewhere a tensor copy it
+  // cannot see may have written those bytes first, and the arguments'
+  // accesses stand beside the ranges (add_kernel_accesses). Reads stay one
+  // access per range, so a read is certain of the bytes it read, not of the
+  // tensors between two ranges of one allocation. A write replaces its
+  // range unless it is a bound from an overflowed table.
   void add_exact_accesses() {
+    const trace::KernelArguments& arguments = trace_.kernel_arguments();
     for (const auto& [kernel_id, exact] : exact_.kernels()) {
       std::optional<uint32_t> kernel = kernel_op(kernel_id);
-      if (!kernel) continue;
+      const Packed<KernelRow>* row = trace_.find<KernelRow>(kernel_id);
+      if (!kernel || !row) continue;
       Op& op = out_.ops[*kernel];
-      op.arguments_unknown = false;
       if (op.runs_collective != Op::kNoOp) continue;
-      for (const trace::AllocationTouch& touch : trace::touches_by_allocation(exact)) {
-        std::optional<uint32_t> location = endpoint(touch.alloc_id, touch.lo, touch.hi - touch.lo,
+      trace::LaunchCoverage coverage = trace::coverage_of(exact, arguments.of(*row));
+      // A launch seen whole wrote nothing its ranges do not show. One that
+      // copies through tensor maps none of whose addresses resolved may have
+      // written any memory.
+      if (coverage.launch == ExactCoverage::Exact) op.arguments_unknown = false;
+      if (exact.incomplete == ExactGap::TensorCopies && coverage.pointers.empty()) op.writes_unseen = true;
+      for (const trace::ExactAccess& range : exact.accesses) {
+        std::optional<uint32_t> location = endpoint(range.alloc_id, range.lo, range.hi - range.lo,
                                                     MemoryKind::Unknown, op.device, op.process);
         if (!location) continue;
         const Location& where = out_.locations[*location];
         Access access;
         access.location = *location;
-        access.reads = touch.reads;
-        access.writes = touch.writes;
-        access.known_read = touch.read_bytes > 0;
-        // The span the GPU touched; the write replaces it when every byte
-        // of it was written (not a bound from an overflowed table).
-        int64_t lo = saturating_sub(static_cast<int64_t>(touch.lo), where.address);
-        int64_t hi = saturating_sub(static_cast<int64_t>(touch.hi), where.address);
-        access.begin = std::max<int64_t>(0, lo);
-        access.end = std::min<int64_t>(where.bytes, hi);
+        access.reads = range.access == AccessKind::Read || range.access == AccessKind::ReadWrite;
+        access.writes = range.access == AccessKind::Write || range.access == AccessKind::ReadWrite;
+        access.known_read = access.reads && !range.approximate &&
+                            coverage.in(range.alloc_id) == ExactCoverage::Exact;
+        access.begin = std::max<int64_t>(0, saturating_sub(range.lo, where.address));
+        access.end = std::min<int64_t>(where.bytes, saturating_sub(range.hi, where.address));
         if (access.end <= access.begin) continue;
-        access.exact = touch.writes && !touch.approximate &&
-                       touch.written_bytes >= access.end - access.begin;
+        access.exact = access.writes && !range.approximate;
         add_access(*kernel, access);
       }
     }

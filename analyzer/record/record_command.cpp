@@ -30,6 +30,7 @@
 #include "apptracer/schema.h"
 #include "apptracer/um_counter_groups.h"
 #include "analyzer/commands.h"
+#include "analyzer/record/exact_coverage_store.h"
 #include "analyzer/record/record_exact.h"
 #include "analyzer/trace/text_escape.h"
 #include "analyzer/trace/trace_file.h"
@@ -245,6 +246,27 @@ std::vector<std::string> report_traces(const RunDirectory& run, int status) {
   return written;
 }
 
+// Stores each trace's exact_coverage and says how much the sanitizer saw:
+// where it did not see everything, the analyzer takes the signatures'
+// accesses, and `stats --report exact` says which kernels those are.
+void say_exact_coverage(const std::vector<std::string>& traces) {
+  for (const std::string& path : traces) {
+    try {
+      Database db = open_trace(path, TraceAccess::ReadWrite);
+      StoredCoverage stored = store_exact_coverage(db);
+      if (stored.launches == 0) continue;
+      std::fprintf(stderr,
+                   "apptracer: --exact: the sanitizer saw all of %lld of %lld launches in %s; "
+                   "the rest fall back to their signatures (stats --report exact)\n",
+                   static_cast<long long>(stored.launches_exact),
+                   static_cast<long long>(stored.launches), path.c_str());
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "apptracer: --exact: coverage not stored in %s: %s\n", path.c_str(),
+                   one_line(error.what()).c_str());
+    }
+  }
+}
+
 int run_recorded(const std::vector<std::string>& command, const RecordOptions& given) {
   // Every process of the run writes where record was started, whatever
   // directory it starts in or changes to.
@@ -317,6 +339,7 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
     if (ran && exact == ExactPath::TwoRuns && !WIFSIGNALED(status)) {
       joined = run_sanitizer_and_join(command, library, environment, written);
     }
+    if (ran && exact != ExactPath::Unavailable && joined) say_exact_coverage(written);
   }
   if (WIFSIGNALED(status)) {
     signal(WTERMSIG(status), SIG_DFL);

@@ -15,6 +15,7 @@ ExactAccesses ExactAccesses::read(Trace& trace) {
     if (!launch.kernel_id) continue;
     kernel_of_launch.emplace(launch.id, *launch.kernel_id);
     KernelExact& kernel = out.kernels_[*launch.kernel_id];
+    kernel.launch_id = launch.id;
     kernel.incomplete = launch.incomplete;
     kernel.approximate = launch.approximate != 0;
   }

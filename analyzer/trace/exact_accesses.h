@@ -24,6 +24,7 @@ struct ExactAccess {
 };
 
 struct KernelExact {
+  int64_t launch_id = 0;              // its exact_launches row
   std::vector<ExactAccess> accesses;  // by address
   ExactGap incomplete = ExactGap::None;
   bool approximate = false;

@@ -176,6 +176,14 @@ namespace apptracer {
   X(TensorCopies, 1, "TMA tensor copies")           \
   X(NotInstrumented, 2, "code not instrumented")    \
   X(NotReadBack, 3, "not read back")
+// How much of what an `--exact` launch did through one pointer (or in all)
+// the Compute Sanitizer saw (exact_coverage): everything, part of it (the
+// launch also copies through tensor maps, which it cannot see), or nothing
+// (no access recorded: silence proves nothing).
+#define APPTRACER_EXACT_COVERAGES(X) \
+  X(Exact, 0, "exact")               \
+  X(Partial, 1, "partial")           \
+  X(None, 2, "none")
 // What a CUDA graph node does: CUgraphNodeType's numbers (unknown: the
 // driver did not say).
 #define APPTRACER_GRAPH_NODE_TYPES(X)                    \
@@ -291,6 +299,7 @@ namespace apptracer {
   X(MemLocationType, mem_location_type, APPTRACER_MEM_LOCATION_TYPES)     \
   X(SubAllocator, sub_allocator, APPTRACER_SUB_ALLOCATORS)                \
   X(ExactGap, exact_gap, APPTRACER_EXACT_GAPS)                            \
+  X(ExactCoverage, exact_coverage, APPTRACER_EXACT_COVERAGES)             \
   X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)           \
   X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)                            \
   X(CommLibrary, comm_library, APPTRACER_COMM_LIBRARIES)                  \
