@@ -20,13 +20,13 @@ import contextlib
 import ctypes
 import functools
 import html
-import io
 import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import warnings
 
 from . import _native
@@ -335,14 +335,119 @@ class Trace:
         tables = json.loads(_run(arguments, "diff"))
         return {name: _frame(rows) for name, rows in tables.items()}
 
-    def dvdg(self, *filters):
-        """The dynamic value dependence graph as a networkx MultiDiGraph, built
-        by `apptracer dvdg` without storing it (the trace is not changed).
-        `filters` are dvdg's export options, e.g. ("--device", "0")."""
-        import networkx
-        graphml = _run(["dvdg", self.path, "--no-store", "--graphml", "-", *map(str, filters)],
-                       "dvdg")
-        return networkx.read_graphml(io.BytesIO(graphml.encode()), force_multigraph=True)
+    def dvdg(self, *filters, store=False):
+        """The dynamic value dependence graph as a networkx MultiDiGraph: a
+        node per value (its dvdg_values id, the row's other columns as
+        attributes, `memory` by name), an edge per dependence (dvdg_edges'
+        op_id, kind, bytes, uninitialized_read, and its operation's op_kind,
+        copy_kind, op_name (a kernel's name), device, stream, and start and
+        end in the trace's unit since its start).
+
+        Read from the tables `apptracer dvdg` stores in the trace. A trace
+        that holds none is left as it is: the graph is built and stored in a
+        temporary copy; with `store=True`, in the trace itself (which then
+        holds the dvdg_* tables for the next time and for SQL). Either way
+        the node and edge counts are the command's "N values, M edges".
+
+        `filters` are dvdg's export options (e.g. ("--device", "0")): the
+        graph as that export shows it (`apptracer dvdg --json`), only the
+        values its operations read or wrote, as `dvdg --graphml` does."""
+        if filters:
+            return _dvdg_view(_run(["dvdg", self.path, "--no-store", "--json", "-",
+                                    *map(str, filters)], "dvdg"), self.start_ns, self.unit)
+        if store and not _has_stored_dvdg(self._db):
+            _run(["dvdg", self.path], "dvdg")
+        if _has_stored_dvdg(self._db):
+            return _dvdg_from_tables(self._db, self.start_ns, self.unit)
+        with tempfile.TemporaryDirectory(prefix="apptracer-dvdg-") as work:
+            copy = os.path.join(work, "trace.db")
+            target = sqlite3.connect(copy)
+            try:
+                self._db.backup(target)
+            finally:
+                target.close()
+            # A copy is nobody's recording: stored even where the trace says it is being recorded.
+            _run(["dvdg", copy, "--force"], "dvdg")
+            db = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+            try:
+                return _dvdg_from_tables(db, self.start_ns, self.unit)
+            finally:
+                db.close()
+
+
+# The tables `apptracer dvdg` stores (dvdg_edges is a view over the last two).
+_DVDG_TABLES = ("dvdg_ops", "dvdg_values", "dvdg_op_values", "dvdg_listed_edges")
+
+
+def _has_stored_dvdg(db):
+    present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return all(table in present for table in _DVDG_TABLES)
+
+
+def _enum_names(enum):
+    return {int(value): name for value, name in schema()["enums"][enum].items()}
+
+
+# The attributes of an edge: its row's, then its operation's.
+_EDGE_ATTRIBUTES = ("op_id", "kind", "bytes", "uninitialized_read", "op_kind", "copy_kind",
+                    "op_name", "device", "stream")
+
+
+def _dvdg_from_tables(db, start_ns, unit):
+    import networkx
+    memory, copy_kinds = _enum_names("memory_kind"), _enum_names("copy_kind")
+    graph = networkx.MultiDiGraph()
+    values = db.execute("SELECT * FROM dvdg_values ORDER BY id")
+    columns = [column[0] for column in values.description]
+    nodes = []
+    for row in values:
+        attributes = dict(zip(columns, row))
+        attributes["memory"] = memory.get(attributes["memory"], attributes["memory"])
+        nodes.append((attributes.pop("id"), attributes))
+    graph.add_nodes_from(nodes)
+    scale = TIME_UNITS[unit]
+    names = _EDGE_ATTRIBUTES + (f"start_{unit}", f"end_{unit}")
+    edges = []
+    for row in db.execute(
+            "SELECT e.src_value_id, e.dst_value_id, e.op_id, e.kind, e.bytes, e.uninitialized_read, "
+            "o.kind, o.copy_kind, s.text, o.device, o.stream, o.start_ns - ?, o.end_ns - ? "
+            "FROM dvdg_edges e JOIN dvdg_ops o ON o.id = e.op_id "
+            "LEFT JOIN strings s ON s.id = o.name_id", (start_ns, start_ns)):
+        attributes = dict(zip(names, row[2:]))
+        attributes["copy_kind"] = copy_kinds.get(attributes["copy_kind"])
+        if unit != "ns":
+            attributes[f"start_{unit}"] /= scale
+            attributes[f"end_{unit}"] /= scale
+        edges.append((row[0], row[1], attributes))
+    graph.add_edges_from(edges)
+    return graph
+
+
+def _dvdg_view(text, start_ns, unit):
+    """The graph of `apptracer dvdg --json` (an export's view), with the
+    attributes _dvdg_from_tables gives."""
+    import networkx
+    document = json.loads(text)
+    scale = TIME_UNITS[unit]
+    renamed = {"producer_op": "producer_op_id", "freed_by_op": "freed_op_id"}
+    graph = networkx.MultiDiGraph()
+    graph.add_nodes_from((value.pop("id"), {renamed.get(k, k): v for k, v in value.items()
+                                            if k not in ("ref", "label")})
+                         for value in document["values"])
+    ops = {op["id"]: op for op in document["ops"]}
+
+    def time(ns):
+        return ns - start_ns if unit == "ns" else (ns - start_ns) / scale
+
+    for edge in document["edges"]:
+        op = ops[edge["op"]]
+        graph.add_edge(edge["src"], edge["dst"], op_id=edge["op"], kind=edge["kind"],
+                       bytes=edge["bytes"], uninitialized_read=int(edge["uninitialized_read"]),
+                       op_kind=op["kind"], copy_kind=op.get("copy_kind"),
+                       op_name=op["name"] if op["kind"] == "kernel" else None,
+                       device=op["device"], stream=op["stream"],
+                       **{f"start_{unit}": time(op["start_ns"]), f"end_{unit}": time(op["end_ns"])})
+    return graph
 
 
 # --- recording -----------------------------------------------------------------------
