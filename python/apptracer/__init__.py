@@ -339,9 +339,9 @@ class Trace:
         """The dynamic value dependence graph as a networkx MultiDiGraph: a
         node per value (its dvdg_values id, the row's other columns as
         attributes, `memory` by name), an edge per dependence (dvdg_edges'
-        op_id, kind, bytes, uninitialized_read, and its operation's op_kind,
-        copy_kind, op_name (a kernel's name), device, stream, and start and
-        end in the trace's unit since its start).
+        op_id, kind, bytes, uninitialized_read); graph.graph["ops"] maps each
+        op_id to its operation's kind, copy_kind, name (a kernel's), device,
+        stream, and start and end in the trace's unit since its start.
 
         Read from the tables `apptracer dvdg` stores in the trace. A trace
         that holds none is left as it is: the graph is built and stored in a
@@ -388,15 +388,21 @@ def _enum_names(enum):
     return {int(value): name for value, name in schema()["enums"][enum].items()}
 
 
-# The attributes of an edge: its row's, then its operation's.
-_EDGE_ATTRIBUTES = ("op_id", "kind", "bytes", "uninitialized_read", "op_kind", "copy_kind",
-                    "op_name", "device", "stream")
-
-
 def _dvdg_from_tables(db, start_ns, unit):
     import networkx
     memory, copy_kinds = _enum_names("memory_kind"), _enum_names("copy_kind")
+    scale = TIME_UNITS[unit]
     graph = networkx.MultiDiGraph()
+    ops = {}
+    for op_id, kind, copy_kind, name, device, stream, start, end in db.execute(
+            "SELECT o.id, o.kind, o.copy_kind, s.text, o.device, o.stream, o.start_ns - ?, "
+            "o.end_ns - ? FROM dvdg_ops o LEFT JOIN strings s ON s.id = o.name_id",
+            (start_ns, start_ns)):
+        ops[op_id] = {"kind": kind, "copy_kind": copy_kinds.get(copy_kind), "name": name,
+                      "device": device, "stream": stream,
+                      f"start_{unit}": start if unit == "ns" else start / scale,
+                      f"end_{unit}": end if unit == "ns" else end / scale}
+    graph.graph["ops"] = ops
     values = db.execute("SELECT * FROM dvdg_values ORDER BY id")
     columns = [column[0] for column in values.description]
     nodes = []
@@ -405,48 +411,37 @@ def _dvdg_from_tables(db, start_ns, unit):
         attributes["memory"] = memory.get(attributes["memory"], attributes["memory"])
         nodes.append((attributes.pop("id"), attributes))
     graph.add_nodes_from(nodes)
-    scale = TIME_UNITS[unit]
-    names = _EDGE_ATTRIBUTES + (f"start_{unit}", f"end_{unit}")
-    edges = []
-    for row in db.execute(
-            "SELECT e.src_value_id, e.dst_value_id, e.op_id, e.kind, e.bytes, e.uninitialized_read, "
-            "o.kind, o.copy_kind, s.text, o.device, o.stream, o.start_ns - ?, o.end_ns - ? "
-            "FROM dvdg_edges e JOIN dvdg_ops o ON o.id = e.op_id "
-            "LEFT JOIN strings s ON s.id = o.name_id", (start_ns, start_ns)):
-        attributes = dict(zip(names, row[2:]))
-        attributes["copy_kind"] = copy_kinds.get(attributes["copy_kind"])
-        if unit != "ns":
-            attributes[f"start_{unit}"] /= scale
-            attributes[f"end_{unit}"] /= scale
-        edges.append((row[0], row[1], attributes))
-    graph.add_edges_from(edges)
+    # Four attributes an edge, its operation's in graph.graph["ops"]: a
+    # training step's graph has a hundred thousand edges.
+    graph.add_edges_from(
+        (src, dst, {"op_id": op_id, "kind": kind, "bytes": size, "uninitialized_read": uninitialized})
+        for src, dst, op_id, kind, size, uninitialized in db.execute(
+            "SELECT src_value_id, dst_value_id, op_id, kind, bytes, uninitialized_read "
+            "FROM dvdg_edges"))
     return graph
 
 
 def _dvdg_view(text, start_ns, unit):
-    """The graph of `apptracer dvdg --json` (an export's view), with the
-    attributes _dvdg_from_tables gives."""
+    """The graph of `apptracer dvdg --json` (an export's view), laid out as
+    _dvdg_from_tables lays out the stored one."""
     import networkx
     document = json.loads(text)
     scale = TIME_UNITS[unit]
     renamed = {"producer_op": "producer_op_id", "freed_by_op": "freed_op_id"}
     graph = networkx.MultiDiGraph()
+    graph.graph["ops"] = {
+        op["id"]: {"kind": op["kind"], "copy_kind": op.get("copy_kind"),
+                   "name": op["name"] if op["kind"] == "kernel" else None,
+                   "device": op["device"], "stream": op["stream"],
+                   **{f"{end}_{unit}": op[f"{end}_ns"] - start_ns if unit == "ns"
+                      else (op[f"{end}_ns"] - start_ns) / scale for end in ("start", "end")}}
+        for op in document["ops"]}
     graph.add_nodes_from((value.pop("id"), {renamed.get(k, k): v for k, v in value.items()
                                             if k not in ("ref", "label")})
                          for value in document["values"])
-    ops = {op["id"]: op for op in document["ops"]}
-
-    def time(ns):
-        return ns - start_ns if unit == "ns" else (ns - start_ns) / scale
-
-    for edge in document["edges"]:
-        op = ops[edge["op"]]
-        graph.add_edge(edge["src"], edge["dst"], op_id=edge["op"], kind=edge["kind"],
-                       bytes=edge["bytes"], uninitialized_read=int(edge["uninitialized_read"]),
-                       op_kind=op["kind"], copy_kind=op.get("copy_kind"),
-                       op_name=op["name"] if op["kind"] == "kernel" else None,
-                       device=op["device"], stream=op["stream"],
-                       **{f"start_{unit}": time(op["start_ns"]), f"end_{unit}": time(op["end_ns"])})
+    graph.add_edges_from((edge["src"], edge["dst"], {
+        "op_id": edge["op"], "kind": edge["kind"], "bytes": edge["bytes"],
+        "uninitialized_read": int(edge["uninitialized_read"])}) for edge in document["edges"])
     return graph
 
 
