@@ -10,17 +10,20 @@
 // past every earlier one, and references to rows that were repeated with
 // them follow; rows of no time (argument sets, strings, devices) are shared.
 //
-//   repeat_steps IN OUT --steps N [--window K] [--range NAME]
+//   repeat_steps IN OUT --steps N [--window K] [--range NAME] [--force]
+//
+// OUT follows the analyzer's output rules (analyzer/output_file.h): written
+// complete or not at all, never over IN, replaced only with --force.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "analyzer/output_file.h"
 #include "apptracer/sqlite.h"
 #include "apptracer/tables.h"
 
@@ -36,6 +39,7 @@ struct Options {
   int64_t steps = 0;   // wanted in all
   int64_t window = 1;  // the last K steps are repeated
   std::string range = "step";
+  bool force = false;
 };
 
 int64_t single_integer(Database& db, const std::string& sql) {
@@ -43,19 +47,22 @@ int64_t single_integer(Database& db, const std::string& sql) {
   return query.step() ? query.optional_int64(0).value_or(0) : 0;
 }
 
-bool has_role(const TableInfo& table, ColumnRole role) {
+// The table's columns of this role that the trace has: a trace of an older
+// tracer lacks columns declared since (its schema version is the same).
+std::vector<std::string> columns_with_role(Database& db, const TableInfo& table, ColumnRole role) {
+  std::vector<std::string> columns;
   for (const auto& column : table.columns) {
-    if (column.meaning.role == role) return true;
+    if (column.meaning.role == role && db.has_column(table.name, column.name))
+      columns.push_back(column.name);
   }
-  return false;
+  return columns;
 }
 
 // "coalesce(a, b)" over the table's times: when a row happened.
-std::string row_time(const TableInfo& table) {
+std::string row_time(Database& db, const TableInfo& table) {
   std::string times;
-  for (const auto& column : table.columns) {
-    if (column.meaning.role == ColumnRole::Time) times += (times.empty() ? "" : ", ") + column.name;
-  }
+  for (const std::string& column : columns_with_role(db, table, ColumnRole::Time))
+    times += (times.empty() ? "" : ", ") + column;
   return "coalesce(" + times + ", NULL)";
 }
 
@@ -63,8 +70,8 @@ std::string row_time(const TableInfo& table) {
 std::vector<const TableInfo*> repeated_tables(Database& db) {
   std::vector<const TableInfo*> tables;
   for (const TableInfo* table : apptracer::tables_with_role(apptracer::TableRole::Trace)) {
-    if (db.has_table(table->name) && has_role(*table, ColumnRole::Id) &&
-        has_role(*table, ColumnRole::Time))
+    if (db.has_table(table->name) && !columns_with_role(db, *table, ColumnRole::Id).empty() &&
+        !columns_with_role(db, *table, ColumnRole::Time).empty())
       tables.push_back(table);
   }
   return tables;
@@ -96,11 +103,9 @@ class Repeater {
                    options.window;
     for (const TableInfo& table : apptracer::all_tables()) {
       if (!db.has_table(table.name)) continue;
-      for (const auto& column : table.columns) {
-        if (column.meaning.role == ColumnRole::Correlation)
-          correlations_ = std::max(correlations_, single_integer(db, "SELECT max(" + column.name +
-                                                                         ") FROM " + table.name));
-      }
+      for (const std::string& column : columns_with_role(db, table, ColumnRole::Correlation))
+        correlations_ = std::max(correlations_,
+                                 single_integer(db, "SELECT max(" + column + ") FROM " + table.name));
     }
   }
 
@@ -116,12 +121,10 @@ class Repeater {
     // repetitions; the steps' own rows keep what ran on past them.
     for (const TableInfo& table : apptracer::all_tables()) {
       if (table.role != apptracer::TableRole::Trace || !db_.has_table(table.name)) continue;
-      bool has_time = has_role(table, ColumnRole::Time);
-      for (const auto& column : table.columns) {
-        if (column.meaning.role != ColumnRole::Time) continue;
-        db_.exec("UPDATE main." + table.name + " SET " + column.name + " = " + column.name + " + " +
-                 std::to_string(repetitions_ * period) + " WHERE " + column.name +
-                 " >= " + std::to_string(to_) + (has_time ? " AND NOT (" + in_steps(table) + ")" : ""));
+      for (const std::string& column : columns_with_role(db_, table, ColumnRole::Time)) {
+        db_.exec("UPDATE main." + table.name + " SET " + column + " = " + column + " + " +
+                 std::to_string(repetitions_ * period) + " WHERE " + column + " >= " +
+                 std::to_string(to_) + " AND NOT (" + in_steps(table) + ")");
       }
     }
     for (int64_t r = 1; r <= repetitions_; ++r) {
@@ -131,7 +134,7 @@ class Repeater {
 
  private:
   std::string in_steps(const TableInfo& table) const {
-    return row_time(table) + " BETWEEN " + std::to_string(from_) + " AND " + std::to_string(to_ - 1);
+    return row_time(db_, table) + " BETWEEN " + std::to_string(from_) + " AND " + std::to_string(to_ - 1);
   }
 
   void insert_repetition(const TableInfo& table, int64_t r, int64_t shift) {
@@ -192,12 +195,14 @@ Options parse(int argc, char** argv) {
       options.window = std::stoll(value());
     } else if (arg == "--range") {
       options.range = value();
+    } else if (arg == "--force") {
+      options.force = true;
     } else {
       positional.push_back(arg);
     }
   }
   if (positional.size() != 2 || options.steps <= 0 || options.window <= 0) {
-    throw std::runtime_error("usage: repeat_steps IN OUT --steps N [--window K] [--range NAME]");
+    throw std::runtime_error("usage: repeat_steps IN OUT --steps N [--window K] [--range NAME] [--force]");
   }
   options.in = positional[0];
   options.out = positional[1];
@@ -209,18 +214,23 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     Options options = parse(argc, argv);
-    if (std::ifstream(options.out)) throw std::runtime_error(options.out + " exists; remove it first");
+    apptracer::OutputFile file(options.out, {options.in}, options.force);
     {
       Database in(options.in, Database::Mode::ReadOnly);
       Statement copy = in.prepare("VACUUM INTO ?");
-      copy.bind(1, options.out).run();
+      copy.bind(1, file.file_path()).run();
     }
-    Database out(options.out, Database::Mode::ReadWrite);
-    out.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
-    Repeater repeater(out, options);
-    apptracer::with_transaction(out, [&] { repeater.run(); });
+    int64_t repetitions = 0;
+    {
+      Database out(file.file_path(), Database::Mode::ReadWrite);
+      out.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF");
+      Repeater repeater(out, options);
+      apptracer::with_transaction(out, [&] { repeater.run(); });
+      repetitions = repeater.repetitions();
+    }
+    file.commit();
     std::printf("%s: the last %" PRId64 " step(s) of %s repeated %" PRId64 " time(s)\n",
-                options.out.c_str(), options.window, options.in.c_str(), repeater.repetitions());
+                options.out.c_str(), options.window, options.in.c_str(), repetitions);
     return 0;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "repeat_steps: %s\n", error.what());

@@ -49,10 +49,13 @@ for (kind, src, dst), row in by_kind.iterrows():
 g = t.dvdg()
 print(f"dvdg: {g.number_of_nodes()} values, {g.number_of_edges()} edges")
 result = max((v for v, d in g.nodes(data=True) if d["memory"] == "pageable"),
-             key=lambda v: (g.in_degree(v) > 0, int(v[1:])))
+             key=lambda v: (g.in_degree(v) > 0, v))
 sources = sorted(v for v in nx.ancestors(g, result) if g.in_degree(v) == 0)
-print(f"dvdg: {result} comes from {', '.join(sources)} through "
-      f"{', '.join(sorted({d['label'] for _, _, d in g.edges(data=True)}))}")
+ops = g.graph["ops"]  # op_id -> the operation: kind, copy_kind, name, device, stream, start, end
+operations = {ops[d["op_id"]]["name"] or f"{ops[d['op_id']]['copy_kind']} {ops[d['op_id']]['kind']}"
+              for _, _, d in g.edges(data=True)}
+print(f"dvdg: v{result} comes from {', '.join(f'v{v}' for v in sources)} through "
+      f"{', '.join(sorted(operations))}")
 
 # %% [markdown]
 # The analyzer's summaries and diagnoses as DataFrames.

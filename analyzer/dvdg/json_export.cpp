@@ -139,6 +139,7 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.begin_object();
     json.field("id", op_id(op));
     json.field("kind", to_string(record.kind));
+    if (record.kind == OpKind::Copy) json.field("copy_kind", to_string(record.copy_kind));
     json.field("name", view_op_name(graph, view, op));
     json.field("source_id", record.source_id);
     json.optional_field("device", record.device.has_value(), record.device.value_or(0));

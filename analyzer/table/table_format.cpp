@@ -43,7 +43,7 @@ bool is_number(const Cell& cell) {
   return std::holds_alternative<int64_t>(cell) || std::holds_alternative<double>(cell);
 }
 
-nlohmann::json json_value(const Cell& cell) {
+nlohmann::ordered_json json_value(const Cell& cell) {
   if (std::holds_alternative<int64_t>(cell)) return std::get<int64_t>(cell);
   if (std::holds_alternative<double>(cell)) return std::get<double>(cell);
   if (std::holds_alternative<std::string>(cell)) return std::get<std::string>(cell);
@@ -64,21 +64,23 @@ void write_csv_line(std::ostream& out, const std::vector<Cell>& cells) {
   out << "\r\n";
 }
 
-nlohmann::json json_row(const std::vector<std::string>& columns, const std::vector<Cell>& row) {
-  nlohmann::json object = nlohmann::json::object();
+// A row's object keeps the table's column order, as its text and CSV do
+// (a DataFrame made from the rows has the columns in that order).
+nlohmann::ordered_json json_row(const std::vector<std::string>& columns, const std::vector<Cell>& row) {
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
   for (size_t i = 0; i < row.size() && i < columns.size(); ++i) object[columns[i]] = json_value(row[i]);
   return object;
 }
 
-nlohmann::json json_rows(const Table& table) {
-  nlohmann::json rows = nlohmann::json::array();
+nlohmann::ordered_json json_rows(const Table& table) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& row : table.rows) rows.push_back(json_row(table.columns, row));
   return rows;
 }
 
-std::string json_text(const nlohmann::json& value) {
+std::string json_text(const nlohmann::ordered_json& value) {
   // Invalid UTF-8 in a trace string must not abort the whole output.
-  return value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -93,7 +95,7 @@ OutputFormat parse_output_format(const std::string& name) {
 void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFormat format) {
   bool bare_array = tables.size() == 1 && tables.front().name.empty();
   if (format == OutputFormat::Json && !bare_array) {
-    nlohmann::json document = nlohmann::json::object();
+    nlohmann::ordered_json document = nlohmann::ordered_json::object();
     for (const Table& table : tables) document[table.name] = json_rows(table);
     out << json_text(document) << '\n';
     return;

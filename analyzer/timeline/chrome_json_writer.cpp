@@ -1,6 +1,7 @@
 #include "analyzer/timeline/chrome_json_writer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,6 +20,9 @@ double microseconds_between(int64_t from, int64_t to) {
   }
   return static_cast<double>(ns) / 1000.0;
 }
+
+// The nearest whole microsecond.
+int64_t whole_microseconds(double us) { return std::llround(us); }
 
 std::string compact(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -76,8 +80,17 @@ ChromeJsonWriter::Thread ChromeJsonWriter::thread_of(size_t track_index) const {
   return {track.pid, track.tid};
 }
 
-double ChromeJsonWriter::relative_us(int64_t ns) const {
-  return microseconds_between(origin_ns_, ns);
+nlohmann::json ChromeJsonWriter::relative_us(int64_t ns) const {
+  double us = microseconds_between(origin_ns_, ns);
+  if (times_ == ChromeJsonTimes::WholeMicroseconds) return whole_microseconds(us);
+  return us;
+}
+
+nlohmann::json ChromeJsonWriter::duration_us(int64_t start_ns, int64_t end_ns) const {
+  if (times_ == ChromeJsonTimes::Nanoseconds) return microseconds_between(start_ns, end_ns);
+  int64_t start = whole_microseconds(microseconds_between(origin_ns_, start_ns));
+  int64_t end = whole_microseconds(microseconds_between(origin_ns_, end_ns));
+  return end == start && end_ns > start_ns ? int64_t{1} : end - start;
 }
 
 void ChromeJsonWriter::emit(const nlohmann::json& event) {
@@ -129,9 +142,9 @@ void ChromeJsonWriter::slice(const TimelineSlice& slice) {
         arg.value);
   }
   Thread thread = thread_of(slice.track);
-  double ts = relative_us(slice.start_ns);
+  nlohmann::json ts = relative_us(slice.start_ns);
   emit({{"ph", "X"}, {"name", slice.name}, {"cat", std::string(slice.category)}, {"pid", thread.pid},
-        {"tid", thread.tid}, {"ts", ts}, {"dur", microseconds_between(slice.start_ns, slice.end_ns)},
+        {"tid", thread.tid}, {"ts", ts}, {"dur", duration_us(slice.start_ns, slice.end_ns)},
         {"args", std::move(args)}});
   // Flow events bind to the slice enclosing their timestamp on their thread.
   auto flow = [&](const char* phase, uint64_t id) {

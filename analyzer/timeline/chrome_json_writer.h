@@ -12,8 +12,12 @@
 // "displayTimeUnit".
 //
 // JSON numbers are doubles, which cannot hold CUPTI timestamps to the
-// nanosecond, so times are microseconds since the first event; the absolute
-// first timestamp is in "otherData": {"origin_ns": ...}. GPU work whose
+// nanosecond, so times are microseconds since the first event, to the
+// nanosecond as decimals (as Kineto writes them); the first event's time is
+// in "otherData": {"origin_ns": ...}. Holistic Trace Analysis rounds such
+// times itself, each start up and each end down to a whole microsecond,
+// which loses up to 2 us per event and makes shorter ones negative; for it
+// the writer can round instead (ChromeJsonTimes::WholeMicroseconds). GPU work whose
 // device or stream the trace does not know gets ids from kSyntheticTidBase
 // up, far above any device ordinal, stream id or Linux thread id.
 #pragma once
@@ -30,11 +34,19 @@ namespace apptracer {
 
 inline constexpr int64_t kSyntheticTidBase = 1'000'000'000;
 
+// How times are written. WholeMicroseconds: integers, each start and end
+// rounded to the nearest microsecond since the first event (so gaps and
+// overlaps keep their order and sums stay within half a microsecond per
+// event of the exact ones), an operation that then has no length keeping
+// one microsecond (a tool that divides by it still counts it).
+enum class ChromeJsonTimes { Nanoseconds, WholeMicroseconds };
+
 // Events are written as they come; the tracks announced before the first
 // slice or counter value wait for it (it gives the origin).
 class ChromeJsonWriter : public TimelineSink {
  public:
-  explicit ChromeJsonWriter(std::ostream& out) : out_(out) {}
+  explicit ChromeJsonWriter(std::ostream& out, ChromeJsonTimes times = ChromeJsonTimes::Nanoseconds)
+      : out_(out), times_(times) {}
   void source(const TimelineSource& source) override { source_ = source; }
   void track(const TimelineTrack& track) override;
   void slice(const TimelineSlice& slice) override;
@@ -51,9 +63,11 @@ class ChromeJsonWriter : public TimelineSink {
   void write_track(size_t index);
   void emit(const nlohmann::json& event);
   Thread thread_of(size_t track_index) const;
-  double relative_us(int64_t ns) const;
+  nlohmann::json relative_us(int64_t ns) const;
+  nlohmann::json duration_us(int64_t start_ns, int64_t end_ns) const;
 
   std::ostream& out_;
+  ChromeJsonTimes times_;
   TimelineSource source_;
   std::vector<TimelineTrack> tracks_;
   std::vector<int64_t> gpu_processes_;  // device pids already named

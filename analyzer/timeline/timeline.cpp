@@ -66,26 +66,19 @@ void add_gpu_ids(std::vector<TimelineArg>& args, NullableInt device, NullableInt
   }
 }
 
-// A trace of one process that held a rank: the rank of its largest
-// communicator (the job's world, or the widest group it was in).
+// A trace of one process that held a rank: that rank.
 std::optional<TimelineRank> job_rank(trace::Trace& trace) {
   if (trace.processes().merged) return std::nullopt;
-  std::optional<TimelineRank> rank;
-  for (const Packed<CommunicatorRow>& communicator : trace.rows<CommunicatorRow>()) {
-    if (rank && communicator.nranks <= rank->world_size) continue;
-    std::string backend(to_string(communicator.library));
-    std::transform(backend.begin(), backend.end(), backend.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    rank = TimelineRank{backend, communicator.rank, communicator.nranks};
-  }
-  return rank;
+  std::map<int64_t, TimelineRank> ranks = process_ranks(trace);
+  if (ranks.empty()) return std::nullopt;
+  return ranks.begin()->second;
 }
 
 TimelineSource timeline_source(trace::Trace& trace) {
   TimelineSource source;
   for (const Packed<DeviceRow>& row : trace.rows<DeviceRow>()) {
-    source.devices.push_back({row.id, std::string(trace.text(row.name)), row.cc_major, row.cc_minor,
-                              row.total_memory_bytes, row.sm_count});
+    source.devices.push_back({row.id, row.process, std::string(trace.text(row.name)), row.cc_major,
+                              row.cc_minor, row.total_memory_bytes, row.sm_count});
   }
   source.rank = job_rank(trace);
   return source;
@@ -558,6 +551,7 @@ class TimelineReader {
     const trace::TraceProcess& process = trace_.process(process_id);
     TimelineTrack track;
     track.kind = TimelineTrack::Kind::Process;
+    track.process = process_id;
     track.name = process.name;
     track.pid = process.pid;
     size_t index = add_track(std::move(track));
@@ -573,6 +567,7 @@ class TimelineReader {
       track.kind = TimelineTrack::Kind::Counter;
       const TimelineTrack& process = tracks_[process_track(series.process)];
       track.parent_uuid = process.uuid;
+      track.process = process.process;
       track.pid = process.pid;
       track.name = std::move(series.name);
       size_t index = add_track(std::move(track));
@@ -602,6 +597,7 @@ class TimelineReader {
     TimelineTrack track;
     track.kind = kind;
     track.parent_uuid = process.uuid;
+    track.process = process_id;
     track.pid = process.pid;
     track.tid = tid;
     auto name = thread_names_.find({process_id, tid});
@@ -622,6 +618,7 @@ class TimelineReader {
     TimelineTrack track;
     track.kind = TimelineTrack::Kind::Stream;
     track.parent_uuid = process.uuid;
+    track.process = process_id;
     track.pid = process.pid;
     track.device = device;
     track.stream = stream;
@@ -794,6 +791,19 @@ class CollectingSink : public TimelineSink {
 };
 
 }  // namespace
+
+std::map<int64_t, TimelineRank> process_ranks(trace::Trace& trace) {
+  std::map<int64_t, TimelineRank> ranks;
+  for (const Packed<CommunicatorRow>& communicator : trace.rows<CommunicatorRow>()) {
+    auto known = ranks.find(communicator.process);
+    if (known != ranks.end() && communicator.nranks <= known->second.world_size) continue;
+    std::string backend(to_string(communicator.library));
+    std::transform(backend.begin(), backend.end(), backend.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    ranks[communicator.process] = TimelineRank{backend, communicator.rank, communicator.nranks};
+  }
+  return ranks;
+}
 
 TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress,
                                DvdgFlowSource dvdg) {

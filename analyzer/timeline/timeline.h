@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,7 @@ struct TimelineTrack {
   uint64_t uuid = 0;         // unique in the timeline, never 0
   uint64_t parent_uuid = 0;  // the process track; 0 for processes
   std::string name;
+  int64_t process = 0;  // the trace's process it belongs to (processes.process_id)
   int64_t pid = 0;
   int64_t tid = 0;  // Thread and Nvtx tracks: the OS thread
   trace::NullableInt device;  // Stream tracks
@@ -34,6 +36,7 @@ struct TimelineTrack {
 // A GPU as the trace's devices table describes it.
 struct TimelineDevice {
   int64_t id = 0;  // the CUDA ordinal
+  int64_t process = 0;  // the trace's process that used it
   std::string name;
   trace::NullableInt cc_major, cc_minor, total_memory_bytes, sm_count;
 };
@@ -44,6 +47,11 @@ struct TimelineRank {
   int64_t rank = 0;
   int64_t world_size = 0;
 };
+
+// Each process's rank (by processes.process_id) in its largest communicator:
+// the job's world, or the widest group it was in; none for a process that
+// held no rank.
+std::map<int64_t, TimelineRank> process_ranks(trace::Trace& trace);
 
 // What the timeline is of, handed to a writer before any track.
 struct TimelineSource {

@@ -1,13 +1,16 @@
 // `apptracer timeline TRACE [-o FILE] [--format perfetto|chrome-json] [--dvdg]`:
 // the trace as a timeline for ui.perfetto.dev (default) or any Chrome-JSON
-// tool (Holistic Trace Analysis, TensorBoard: Kineto's layout).
+// tool (Holistic Trace Analysis, TensorBoard: Kineto's layout);
+// `apptracer timeline TRACE --hta DIR`: the folder HTA reads, a file per rank.
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "analyzer/timeline/chrome_json_writer.h"
 #include "analyzer/commands.h"
 #include "analyzer/output_file.h"
+#include "analyzer/timeline/hta_folder.h"
 #include "analyzer/timeline/perfetto_writer.h"
 #include "analyzer/progress.h"
 #include "analyzer/timeline/timeline.h"
@@ -20,7 +23,8 @@ namespace {
 struct TimelineOptions {
   std::string trace;
   std::string output;
-  std::string format = "perfetto";
+  std::string format;  // empty: from the output's extension, else perfetto
+  std::string hta;
   bool dvdg = false;
   bool force = false;
 };
@@ -35,8 +39,65 @@ const char* dvdg_note(TimelineCounts::Dvdg dvdg) {
   return "no DVDG stored: --dvdg builds it";
 }
 
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The format a file name says it holds: "" when it says none.
+std::string format_of_name(const std::string& path) {
+  if (ends_with(path, ".json")) return "chrome-json";
+  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return "perfetto";
+  return "";
+}
+
+// The format asked for, else the one -o's extension names, else Perfetto's;
+// a format the extension contradicts is refused (a .json file of protobuf
+// is what no tool reads).
+std::string output_format(const TimelineOptions& options) {
+  std::string named = format_of_name(options.output);
+  if (options.format.empty()) return named.empty() ? "perfetto" : named;
+  if (!named.empty() && named != options.format) {
+    throw std::runtime_error("timeline: -o " + options.output + " names a " + named +
+                             " file but --format is " + options.format +
+                             "; drop --format or give -o the format's extension (" +
+                             (options.format == "perfetto" ? ".pftrace" : ".json") + ")");
+  }
+  return options.format;
+}
+
+void print_counts(const std::string& wrote, const TimelineCounts& counts, trace::Trace& trace) {
+  std::fprintf(stderr,
+               "apptracer: wrote %s: %zu tracks, %zu slices, %zu counter values, %llu flows (%llu "
+               "call->GPU, %llu DVDG; %s); %s\n",
+               wrote.c_str(), counts.tracks, counts.slices, counts.counter_values,
+               static_cast<unsigned long long>(counts.flows),
+               static_cast<unsigned long long>(counts.api_flows),
+               static_cast<unsigned long long>(counts.dvdg_flows), dvdg_note(counts.dvdg),
+               trace.origin().describe().c_str());
+}
+
+DvdgFlowSource flow_source(const TimelineOptions& options) {
+  return options.dvdg ? DvdgFlowSource::StoredOrBuilt : DvdgFlowSource::Stored;
+}
+
+int run_hta_folder(const TimelineOptions& options) {
+  if (options.format == "perfetto")
+    throw std::runtime_error("timeline: --hta writes Chrome JSON, what HTA reads; drop --format perfetto");
+  trace::Trace trace(options.trace, TraceAccess::ReadOnly);
+  Progress progress("timeline");
+  HtaFolder folder = write_hta_folder(trace, options.trace, options.hta, options.force, progress,
+                                      flow_source(options));
+  std::string wrote = options.hta + " for HTA (" + std::to_string(folder.files.size()) +
+                      (folder.files.size() == 1 ? " rank" : " ranks") +
+                      (folder.ranks_by_order ? ", numbered in the trace's process order" : "") + ")";
+  print_counts(wrote, folder.counts, trace);
+  return 0;
+}
+
 int run_timeline(const TimelineOptions& options) {
-  bool perfetto = options.format == "perfetto";
+  if (!options.hta.empty()) return run_hta_folder(options);
+  bool perfetto = output_format(options) == "perfetto";
   std::string output = options.output.empty()
                            ? replace_extension(options.trace, perfetto ? ".pftrace" : ".json")
                            : options.output;
@@ -49,17 +110,9 @@ int run_timeline(const TimelineOptions& options) {
   } else {
     writer = std::make_unique<ChromeJsonWriter>(file.stream());
   }
-  TimelineCounts counts = stream_timeline(
-      trace, *writer, progress, options.dvdg ? DvdgFlowSource::StoredOrBuilt : DvdgFlowSource::Stored);
+  TimelineCounts counts = stream_timeline(trace, *writer, progress, flow_source(options));
   file.commit();
-  std::fprintf(stderr,
-               "apptracer: wrote %s: %zu tracks, %zu slices, %zu counter values, %llu flows (%llu "
-               "call->GPU, %llu DVDG; %s); %s\n",
-               output.c_str(), counts.tracks, counts.slices, counts.counter_values,
-               static_cast<unsigned long long>(counts.flows),
-               static_cast<unsigned long long>(counts.api_flows),
-               static_cast<unsigned long long>(counts.dvdg_flows),
-               dvdg_note(counts.dvdg), trace.origin().describe().c_str());
+  print_counts(output, counts, trace);
   return 0;
 }
 
@@ -69,11 +122,17 @@ void add_timeline_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("timeline", "Export a timeline for Perfetto (or Chrome JSON)");
   auto options = std::make_shared<TimelineOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
-  cmd->add_option("-o,--output", options->output,
-                  "Output file (default: the trace's name with .pftrace or .json; '-': standard "
-                  "output)");
-  cmd->add_option("-f,--format", options->format, "perfetto (protobuf) or chrome-json")
+  auto* output = cmd->add_option(
+      "-o,--output", options->output,
+      "Output file (default: the trace's name with .pftrace or .json; '-': standard output); its "
+      "extension says the format: .json Chrome JSON, .pftrace or .perfetto-trace Perfetto");
+  cmd->add_option("-f,--format", options->format,
+                  "perfetto (protobuf) or chrome-json (default: from -o's extension, else perfetto)")
       ->check(CLI::IsMember({"perfetto", "chrome-json"}));
+  cmd->add_option("--hta", options->hta,
+                  "Write the folder Holistic Trace Analysis reads (TraceAnalysis(trace_dir=DIR)): "
+                  "Chrome JSON, one file per rank (per process of a merged trace)")
+      ->excludes(output);
   cmd->add_flag("--dvdg", options->dvdg,
                 "Draw data flows along the DVDG even when `apptracer dvdg` stored no graph in the "
                 "trace: the graph is built in memory (the trace is not changed)");

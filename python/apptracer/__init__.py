@@ -20,13 +20,13 @@ import contextlib
 import ctypes
 import functools
 import html
-import io
 import json
 import os
 import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import warnings
 
 from . import _native
@@ -335,14 +335,114 @@ class Trace:
         tables = json.loads(_run(arguments, "diff"))
         return {name: _frame(rows) for name, rows in tables.items()}
 
-    def dvdg(self, *filters):
-        """The dynamic value dependence graph as a networkx MultiDiGraph, built
-        by `apptracer dvdg` without storing it (the trace is not changed).
-        `filters` are dvdg's export options, e.g. ("--device", "0")."""
-        import networkx
-        graphml = _run(["dvdg", self.path, "--no-store", "--graphml", "-", *map(str, filters)],
-                       "dvdg")
-        return networkx.read_graphml(io.BytesIO(graphml.encode()), force_multigraph=True)
+    def dvdg(self, *filters, store=False):
+        """The dynamic value dependence graph as a networkx MultiDiGraph: a
+        node per value (its dvdg_values id, the row's other columns as
+        attributes, `memory` by name), an edge per dependence (dvdg_edges'
+        op_id, kind, bytes, uninitialized_read); graph.graph["ops"] maps each
+        op_id to its operation's kind, copy_kind, name (a kernel's), device,
+        stream, and start and end in the trace's unit since its start.
+
+        Read from the tables `apptracer dvdg` stores in the trace. A trace
+        that holds none is left as it is: the graph is built and stored in a
+        temporary copy; with `store=True`, in the trace itself (which then
+        holds the dvdg_* tables for the next time and for SQL). Either way
+        the node and edge counts are the command's "N values, M edges".
+
+        `filters` are dvdg's export options (e.g. ("--device", "0")): the
+        graph as that export shows it (`apptracer dvdg --json`), only the
+        values its operations read or wrote, as `dvdg --graphml` does."""
+        if filters:
+            return _dvdg_view(_run(["dvdg", self.path, "--no-store", "--json", "-",
+                                    *map(str, filters)], "dvdg"), self.start_ns, self.unit)
+        if store and not _has_stored_dvdg(self._db):
+            _run(["dvdg", self.path], "dvdg")
+        if _has_stored_dvdg(self._db):
+            return _dvdg_from_tables(self._db, self.start_ns, self.unit)
+        with tempfile.TemporaryDirectory(prefix="apptracer-dvdg-") as work:
+            copy = os.path.join(work, "trace.db")
+            target = sqlite3.connect(copy)
+            try:
+                self._db.backup(target)
+            finally:
+                target.close()
+            # A copy is nobody's recording: stored even where the trace says it is being recorded.
+            _run(["dvdg", copy, "--force"], "dvdg")
+            db = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+            try:
+                return _dvdg_from_tables(db, self.start_ns, self.unit)
+            finally:
+                db.close()
+
+
+# The tables `apptracer dvdg` stores (dvdg_edges is a view over the last two).
+_DVDG_TABLES = ("dvdg_ops", "dvdg_values", "dvdg_op_values", "dvdg_listed_edges")
+
+
+def _has_stored_dvdg(db):
+    present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return all(table in present for table in _DVDG_TABLES)
+
+
+def _enum_names(enum):
+    return {int(value): name for value, name in schema()["enums"][enum].items()}
+
+
+def _dvdg_from_tables(db, start_ns, unit):
+    import networkx
+    memory, copy_kinds = _enum_names("memory_kind"), _enum_names("copy_kind")
+    scale = TIME_UNITS[unit]
+    graph = networkx.MultiDiGraph()
+    ops = {}
+    for op_id, kind, copy_kind, name, device, stream, start, end in db.execute(
+            "SELECT o.id, o.kind, o.copy_kind, s.text, o.device, o.stream, o.start_ns - ?, "
+            "o.end_ns - ? FROM dvdg_ops o LEFT JOIN strings s ON s.id = o.name_id",
+            (start_ns, start_ns)):
+        ops[op_id] = {"kind": kind, "copy_kind": copy_kinds.get(copy_kind), "name": name,
+                      "device": device, "stream": stream,
+                      f"start_{unit}": start if unit == "ns" else start / scale,
+                      f"end_{unit}": end if unit == "ns" else end / scale}
+    graph.graph["ops"] = ops
+    values = db.execute("SELECT * FROM dvdg_values ORDER BY id")
+    columns = [column[0] for column in values.description]
+    nodes = []
+    for row in values:
+        attributes = dict(zip(columns, row))
+        attributes["memory"] = memory.get(attributes["memory"], attributes["memory"])
+        nodes.append((attributes.pop("id"), attributes))
+    graph.add_nodes_from(nodes)
+    # Four attributes an edge, its operation's in graph.graph["ops"]: a
+    # training step's graph has a hundred thousand edges.
+    graph.add_edges_from(
+        (src, dst, {"op_id": op_id, "kind": kind, "bytes": size, "uninitialized_read": uninitialized})
+        for src, dst, op_id, kind, size, uninitialized in db.execute(
+            "SELECT src_value_id, dst_value_id, op_id, kind, bytes, uninitialized_read "
+            "FROM dvdg_edges"))
+    return graph
+
+
+def _dvdg_view(text, start_ns, unit):
+    """The graph of `apptracer dvdg --json` (an export's view), laid out as
+    _dvdg_from_tables lays out the stored one."""
+    import networkx
+    document = json.loads(text)
+    scale = TIME_UNITS[unit]
+    renamed = {"producer_op": "producer_op_id", "freed_by_op": "freed_op_id"}
+    graph = networkx.MultiDiGraph()
+    graph.graph["ops"] = {
+        op["id"]: {"kind": op["kind"], "copy_kind": op.get("copy_kind"),
+                   "name": op["name"] if op["kind"] == "kernel" else None,
+                   "device": op["device"], "stream": op["stream"],
+                   **{f"{end}_{unit}": op[f"{end}_ns"] - start_ns if unit == "ns"
+                      else (op[f"{end}_ns"] - start_ns) / scale for end in ("start", "end")}}
+        for op in document["ops"]}
+    graph.add_nodes_from((value.pop("id"), {renamed.get(k, k): v for k, v in value.items()
+                                            if k not in ("ref", "label")})
+                         for value in document["values"])
+    graph.add_edges_from((edge["src"], edge["dst"], {
+        "op_id": edge["op"], "kind": edge["kind"], "bytes": edge["bytes"],
+        "uninitialized_read": int(edge["uninitialized_read"])}) for edge in document["edges"])
+    return graph
 
 
 # --- recording -----------------------------------------------------------------------

@@ -162,13 +162,47 @@ def _duckdb():
     return duckdb
 
 
-def _rank(db, position):
-    """The process's rank in its largest communicator, else its position."""
+def _job_communicator(db):
+    """The process's largest communicator as (library, comm_id, nranks, rank):
+    the job's world, or the widest group it was in; None when it held no rank."""
     try:
-        row = db.execute("SELECT rank FROM communicators ORDER BY nranks DESC, id LIMIT 1").fetchone()
+        return db.execute("SELECT library, comm_id, nranks, rank FROM communicators "
+                          "ORDER BY nranks DESC, id LIMIT 1").fetchone()
     except sqlite3.DatabaseError:
-        row = None
-    return int(row[0]) if row else position
+        return None
+
+
+def _job_ranks(traces):
+    """Each trace's rank, after checking that the traces are ranks of one job:
+    one trace is a job of its own (rank 0 unless it held another); several
+    must each hold a rank of the same largest communicator (the comm_id that
+    `apptracer merge` joins their collectives by), each a different rank."""
+    communicators = []
+    for path in traces:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"apptracer: {path}: no such trace file")
+        db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
+        try:
+            communicators.append(_job_communicator(db))
+        finally:
+            db.close()
+    if len(traces) == 1:
+        return [communicators[0][3] if communicators[0] else 0]
+    ranks = {}
+    for path, communicator in zip(traces, communicators):
+        if communicator is None:
+            raise ValueError(f"apptracer: {path} held no rank of a job (it has no NCCL or MPI "
+                             "communicator): give the traces of one job's ranks")
+        if communicator[:3] != communicators[0][:3]:
+            raise ValueError(
+                f"apptracer: {traces[0]} and {path} are not ranks of one job (communicator "
+                f"{communicators[0][1]} of {communicators[0][2]} ranks vs {communicator[1]} of "
+                f"{communicator[2]}): give the traces of one job's ranks")
+        rank = communicator[3]
+        if rank in ranks:
+            raise ValueError(f"apptracer: {path} is rank {rank} again: give one trace per rank")
+        ranks[rank] = path
+    return [communicator[3] for communicator in communicators]
 
 
 # The Parquet type of each SQLite column type, so every rank's files agree
@@ -201,26 +235,22 @@ def _sql_literal(path):
 
 
 def export_parquet(traces, directory, force=False):
-    """Writes each process's trace (one per rank, not a merged one) as
-    DIRECTORY/TABLE/job_rank=R/part-0.parquet for the tables the cross-rank
-    analyses read; integer columns as recorded (times on the trace clock).
-    An existing DIRECTORY is replaced only with `force`. Returns DIRECTORY."""
-    duckdb = _duckdb()
+    """Writes each process's trace (one per rank of one job, not a merged
+    one) as DIRECTORY/TABLE/job_rank=R/part-0.parquet for the tables the
+    cross-rank analyses read; integer columns as recorded (times on the trace
+    clock). Traces that are not ranks of one job (see _job_ranks) raise
+    ValueError. An existing DIRECTORY is replaced only with `force`. Returns
+    DIRECTORY."""
     directory = os.fspath(directory)
     if os.path.exists(directory) and os.listdir(directory) and not force:
         raise FileExistsError(f"apptracer: {directory} exists and is not empty (force=True replaces it)")
+    traces = [os.fspath(path) for path in traces]
+    ranks = _job_ranks(traces)
+    duckdb = _duckdb()
     connection = duckdb.connect()
-    ranks = set()
-    for position, path in enumerate(traces):
-        path = os.fspath(path)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"apptracer: {path}: no such trace file")
+    for path, rank in zip(traces, ranks):
         db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
         try:
-            rank = _rank(db, position)
-            if rank in ranks:
-                raise ValueError(f"apptracer: {path} is rank {rank} again: give one trace per rank")
-            ranks.add(rank)
             present = {name for (name,) in db.execute("SELECT name FROM sqlite_master")}
             for table in EXPORTED_TABLES:
                 if table not in present:

@@ -65,13 +65,43 @@ def test_every_table_decodes(t):
 def test_dvdg_is_the_golden_graph(t):
     g = t.dvdg()
     assert isinstance(g, networkx.MultiDiGraph)
-    assert (g.number_of_nodes(), g.number_of_edges()) == (6, 5)
-    labels = sorted(d["label"] for _, _, d in g.edges(data=True))
-    assert labels == ["DtoH copy", "HtoD copy", "HtoD copy",
-                      "vector_add(float*, float const*, float const*, int)",
-                      "vector_add(float*, float const*, float const*, int)"]
-    # --no-store: reading the graph leaves the trace as it was.
+    # The command's "10 values, 5 edges": the six buffers as allocated, the
+    # four values the copies and the kernel wrote.
+    assert (g.number_of_nodes(), g.number_of_edges()) == (10, 5)
+    ops = g.graph["ops"]
+    operations = sorted(ops[d["op_id"]]["name"] or
+                        f"{ops[d['op_id']]['copy_kind']} {ops[d['op_id']]['kind']}"
+                        for _, _, d in g.edges(data=True))
+    assert operations == ["DtoH copy", "HtoD copy", "HtoD copy",
+                          "vector_add(float*, float const*, float const*, int)",
+                          "vector_add(float*, float const*, float const*, int)"]
+    assert {d["version"] for _, d in g.nodes(data=True)} == {0, 1}
+    assert {d["memory"] for _, d in g.nodes(data=True)} == {"pageable", "device"}
+    # Built in a copy: reading the graph leaves the trace as it was.
     assert "dvdg_edges" not in t.tables()
+
+
+def test_dvdg_counts_are_the_commands(tmp_path):
+    """From the stored tables, whether the trace held them or not; an
+    export's filters give the export's view, with the same attributes."""
+    trace = shutil.copy(VECTOR_ADD, tmp_path / "t.db")
+    before = open(trace, "rb").read()
+    t = apptracer.open(trace)
+    built = t.dvdg()
+    assert open(trace, "rb").read() == before
+    stored = t.dvdg(store=True)
+    assert "dvdg_edges" in t.tables()
+    summary = subprocess.run([apptracer._native.command(), "dvdg", str(trace), "--no-store"],
+                             capture_output=True, text=True, check=True).stdout
+    counts = f"{stored.number_of_nodes()} values, {stored.number_of_edges()} edges"
+    assert counts in summary
+    assert (built.number_of_nodes(), built.number_of_edges()) == (
+        stored.number_of_nodes(), stored.number_of_edges())
+    view = t.dvdg("--device", "0")
+    assert view.number_of_edges() == 5 and view.number_of_nodes() == 6
+    edge = next(d for _, _, d in view.edges(data=True) if view.graph["ops"][d["op_id"]]["kind"] == "copy")
+    assert set(edge) == set(next(iter(stored.edges(data=True)))[2])
+    assert view.graph["ops"][edge["op_id"]] == pytest.approx(stored.graph["ops"][edge["op_id"]])
 
 
 def test_stats_and_diagnose(t):

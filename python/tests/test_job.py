@@ -12,7 +12,7 @@ import sqlite3
 import pytest
 
 from apptracer import job
-from bundled import VECTOR_ADD
+from bundled import UM, VECTOR_ADD
 
 STEP_NS = 50_000_000
 HOST_GAP_NS = 20_000_000
@@ -84,6 +84,7 @@ def write_rank(path, rank, late):
 
 @pytest.fixture
 def exported(tmp_path):
+    pytest.importorskip("duckdb", reason="apptracer[duckdb] is not installed")
     ranks = [tmp_path / "rank0.db", tmp_path / "rank1.db"]
     write_rank(ranks[0], 0, {})
     write_rank(ranks[1], 1, {5: (HOST_GAP_NS, 0), 7: (0, SYNC_NS)})
@@ -137,3 +138,20 @@ def test_spark_runs_the_same_stragglers_query(exported):
     for row, (_, expected) in zip(rows, duck.iterrows()):
         for column in ("late_rank", "seq", "step", "held_by", "late_by_ns", "cause_ns"):
             assert row[column] == expected[column], column
+
+
+def test_traces_of_other_jobs_are_refused(tmp_path):
+    """Two unrelated programs are not ranks 0 and 1 of a job, nor are ranks of
+    two jobs' communicators; the check comes before DuckDB is needed."""
+    with pytest.raises(ValueError, match="held no rank of a job"):
+        job.export_parquet([VECTOR_ADD, UM], tmp_path / "unrelated")
+    write_rank(tmp_path / "rank0.db", 0, {})
+    other = tmp_path / "other_job_rank1.db"
+    write_rank(other, 1, {})
+    db = sqlite3.connect(other)
+    db.execute("UPDATE communicators SET comm_id = 99")
+    db.commit()
+    db.close()
+    with pytest.raises(ValueError, match="not ranks of one job"):
+        job.export_parquet([tmp_path / "rank0.db", other], tmp_path / "two_jobs")
+    assert not os.path.exists(tmp_path / "unrelated") and not os.path.exists(tmp_path / "two_jobs")

@@ -14,12 +14,15 @@ file, and say in one line what is wrong with the others.
   line naming the file; so are missing tables, and traces and system files
   the user may not read (permission denied, not "not an SQLite database");
 - `dvdg` on a trace still being recorded does not store a stale graph.
-As root, the read-only directories are read as `nobody` (setpriv).
+As root, the read-only directories are read as `nobody` (setpriv), with a
+copy of the command in a directory `nobody` can reach wherever the build is
+(a clone in root's home, mode 0700, is not).
 """
 import hashlib
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -43,6 +46,33 @@ def as_nobody():
         return []
     setpriv = shutil.which("setpriv")
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else None
+
+
+def reachable_by_all(path):
+    """Whether every user may enter `path` (each directory on the way)."""
+    path = os.path.realpath(path)
+    while True:
+        if not os.stat(path).st_mode & stat.S_IXOTH:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def work_directory():
+    """A fresh directory for the test's files. As root, one `nobody` can
+    reach: under TMPDIR when it can (ctest's is inside the build), else under
+    the first system one it can; None when there is none."""
+    bases = [tempfile.gettempdir()]
+    if os.geteuid() == 0:
+        bases = [base for base in bases + ["/tmp", "/var/tmp", "/dev/shm"]
+                 if os.path.isdir(base) and reachable_by_all(base)]
+    if not bases:
+        return None
+    work = tempfile.mkdtemp(prefix="apptracer-read-only-", dir=bases[0])
+    os.chmod(work, 0o755)
+    return work
 
 
 def run(apptracer, *arguments, prefix=()):
@@ -278,14 +308,24 @@ def test_dvdg_on_a_trace_being_recorded(apptracer, example, work):
 
 def main():
     apptracer, example = sys.argv[1:3]
-    work = tempfile.mkdtemp(prefix="apptracer-read-only-")
-    os.chmod(work, 0o755)
+    work = work_directory()
+    if work is None:
+        print("SKIP: no temporary directory `nobody` can reach (TMPDIR, /tmp, /var/tmp, /dev/shm) "
+              "to run the command as another user", file=sys.stderr)
+        return 77
+    previous = os.getcwd()
     try:
+        # The command as `nobody` can run it: the build may lie where only its owner can reach.
+        os.mkdir(os.path.join(work, "bin"), mode=0o755)
+        apptracer = shutil.copy(apptracer, os.path.join(work, "bin", "apptracer"))
+        os.chmod(apptracer, 0o755)
+        os.chdir(work)
         for test in (test_wal, test_wal_with_a_live_writer, test_hot_journal, test_wal_header_without_log,
                      test_versions_and_missing_tables, test_unreadable_files,
                      test_dvdg_on_a_trace_being_recorded):
             test(apptracer, example, work)
     finally:
+        os.chdir(previous)
         for root, dirs, _ in os.walk(work):
             for d in dirs:
                 os.chmod(os.path.join(root, d), 0o755)

@@ -53,7 +53,7 @@ for expected in \
     "kernel: vector_add(float*, float const*, float const*, int) grid 4096 block 256" \
     "copies: HtoD pageable->device: 2 copies, 8 MiB" \
     "copies: DtoH device->pageable: 1 copies, 4 MiB" \
-    "dvdg: 6 values, 5 edges" \
+    "dvdg: 10 values, 5 edges" \
     "dvdg: v10 comes from v1, v2 through DtoH copy, HtoD copy, vector_add" \
     "api: slowest call cudaMalloc" \
     "top: pageable_copy saves"; do

@@ -4,10 +4,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "sample_trace.h"
@@ -244,6 +248,93 @@ TEST_F(Commands, TimelineWritesPerfettoByDefaultAndChromeJsonOnRequest) {
   run = apptracer("timeline " + trace_ + " -o " + trace_);
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("is an input of this command"), std::string::npos) << run.err;
+}
+
+// A .json file of protobuf is read by no tool: -o's extension names the
+// format, and a --format it contradicts is refused before anything is written.
+TEST_F(Commands, TimelineFormatFollowsTheOutputsExtension) {
+  CommandRun run = apptracer("timeline " + trace_ + " -o " + base_ + "_t.json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_TRUE(nlohmann::json::parse(read_file(base_ + "_t.json")).contains("traceEvents"));
+  for (const char* extension : {".pftrace", ".perfetto-trace"}) {
+    run = apptracer("timeline " + trace_ + " -o " + base_ + "_t" + extension);
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    std::string written = read_file(base_ + "_t" + extension);
+    EXPECT_FALSE(written.empty());
+    EXPECT_FALSE(nlohmann::json::accept(written)) << extension << ": Perfetto's protobuf";
+  }
+  run = apptracer("timeline " + trace_ + " --format chrome-json -o " + base_ + "_c.json");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  run = apptracer("timeline " + trace_ + " --format perfetto -o " + base_ + "_p.json");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("names a chrome-json file but --format is perfetto"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find(".pftrace"), std::string::npos) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_FALSE(std::ifstream(base_ + "_p.json").good());
+  run = apptracer("timeline " + trace_ + " -f chrome-json -o " + base_ + "_c.pftrace");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find(".json"), std::string::npos) << run.err;
+}
+
+// HTA's folder: a file per rank with the rank in it, whole microseconds (HTA
+// rounds decimals itself, starts up and ends down); a merged job's ranks
+// each their own file; another trace file in the folder is refused.
+TEST_F(Commands, TimelineHtaWritesAFilePerRank) {
+  std::string folder = base_ + "_hta";
+  CommandRun run = apptracer("timeline " + trace_ + " --hta " + folder);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("for HTA (1 rank)"), std::string::npos) << run.err;
+  nlohmann::json one = nlohmann::json::parse(read_file(folder + "/rank0.json"));
+  EXPECT_EQ(one["distributedInfo"]["rank"], 0);
+  int slices = 0;
+  for (const nlohmann::json& event : one["traceEvents"]) {
+    if (event["ph"] != "X") continue;
+    ++slices;
+    EXPECT_TRUE(event["ts"].is_number_integer()) << event;
+    EXPECT_GE(event["dur"].get<int64_t>(), 1) << "the sample's 100 ns operations keep 1 us: " << event;
+  }
+  EXPECT_EQ(slices, 26);
+  run = apptracer("timeline " + trace_ + " --hta " + folder);
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("already exists"), std::string::npos) << run.err;
+
+  std::vector<std::string> ranks;
+  for (int rank : {0, 1}) {
+    ranks.push_back(base_ + "_rank" + std::to_string(rank) + ".db");
+    TraceBuilder builder(ranks.back());
+    build_sample_trace(builder);
+    CommunicatorRow communicator;
+    communicator.library = CommLibrary::Nccl;
+    communicator.comm_id = 77;
+    communicator.rank = 1 - rank;  // the order of the traces is not the ranks'
+    communicator.nranks = 2;
+    builder.add(communicator);
+  }
+  std::string merged = base_ + "_job.db";
+  run = apptracer("merge " + ranks[0] + " " + ranks[1] + " -o " + merged);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string job = base_ + "_job_hta";
+  run = apptracer("timeline " + merged + " --hta " + job);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("for HTA (2 ranks)"), std::string::npos) << run.err;
+  for (int rank : {0, 1}) {
+    nlohmann::json document = nlohmann::json::parse(read_file(job + "/rank" + std::to_string(rank) + ".json"));
+    EXPECT_EQ(document["distributedInfo"]["rank"], rank);
+    EXPECT_EQ(document["distributedInfo"]["world_size"], 2);
+    int rank_slices = 0;
+    for (const nlohmann::json& event : document["traceEvents"]) rank_slices += event["ph"] == "X";
+    EXPECT_EQ(rank_slices, 26) << "rank " << rank << " has its own process's slices";
+  }
+
+  std::string other = base_ + "_other_hta";
+  run = apptracer("timeline " + trace_ + " --hta " + other);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::rename((other + "/rank0.json").c_str(), (other + "/old.json").c_str());
+  run = apptracer("timeline " + trace_ + " --hta " + other + " --force");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_NE(run.err.find("holds old.json, which HTA would read as a rank too"), std::string::npos)
+      << run.err;
 }
 
 TEST_F(Commands, TimelineDrawsFlowsAlongTheGraphApptracerDvdgStores) {

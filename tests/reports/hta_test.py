@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
-"""Holistic Trace Analysis (PyPI `HolisticTraceAnalysis`) reads the Chrome
-JSON of `apptracer timeline -f chrome-json` as it reads the PyTorch
-profiler's: on the bundled traces, on the sample trace (memsets, NVTX, three
-streams) and on vector_add made rank 1 of a 2-rank NCCL job, its temporal
-breakdown splits the span of the GPU work into idle, compute and non-compute
-time (on the recorded traces), the kernels, copies and memsets it finds are
-those `apptracer stats` counts, and its GPU user-annotation breakdown has the
-NVTX ranges.
+"""Holistic Trace Analysis (PyPI `HolisticTraceAnalysis`) reads the folder of
+`apptracer timeline TRACE --hta DIR` as it reads the PyTorch profiler's, and
+its numbers are those `apptracer stats` counts: on copies of the bundled
+traces, the sample trace (memsets, NVTX, three streams, 100 ns operations),
+vector_add made rank 1 of a 2-rank NCCL job, and that job merged:
+
+- every kernel, copy and memset is an event of its stream, and the copies
+  of each kind are all in its memory bandwidth summary (none lost to a
+  length of zero or less);
+- its temporal breakdown splits the span of the GPU work into idle, compute
+  and non-compute time, the compute time within 1% of the time the trace's
+  kernels ran;
+- its kernel breakdown has the kernels and the copies and memsets by name,
+  its kernel and memory totals within 1% of the trace's;
+- its GPU user-annotation breakdown has the NVTX ranges;
+- a merged job is one file per rank, each rank its own process's.
 
 Usage: hta_test.py APPTRACER MAKE_SAMPLE_TRACE EXAMPLES_DIR
 
 Exits 77 (reported by ctest as skipped) when `hta` is not importable.
 """
 import collections
+import glob
 import json
 import logging
 import os
@@ -24,6 +33,7 @@ import tempfile
 import warnings
 
 SKIP = 77
+GPU_TABLES = ("kernels", "memcpys", "memsets")
 
 
 def stats(apptracer, trace, report):
@@ -48,81 +58,137 @@ def nvtx_names(trace):
     return names
 
 
-def gpu_span_us(trace):
-    """From the first GPU operation's start to the last one's end."""
+def intervals(trace, tables, process=None):
+    """The GPU intervals (ns) of the tables' timed rows (of one process of a merged trace)."""
     db = sqlite3.connect(f"file:{trace}?mode=ro", uri=True)
-    first, last = db.execute(
-        "SELECT min(s), max(e) FROM (SELECT gpu_start_ns s, gpu_end_ns e FROM kernels UNION ALL "
-        "SELECT gpu_start_ns, gpu_end_ns FROM memcpys UNION ALL SELECT gpu_start_ns, gpu_end_ns "
-        "FROM memsets) WHERE s IS NOT NULL AND e IS NOT NULL").fetchone()
+    rows = []
+    for table in tables:
+        where = "" if process is None else f" AND process_id = {process}"
+        rows += db.execute(f"SELECT gpu_start_ns, max(gpu_end_ns, gpu_start_ns) FROM {table} WHERE "
+                           f"gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL{where}").fetchall()
     db.close()
-    return (last - first) / 1000
+    return rows
 
 
-def check(apptracer, trace, directory, rank, failures, temporal=True):
-    from hta.trace_analysis import TraceAnalysis
+def union_us(spans):
+    """How long at least one of the intervals ran, in microseconds."""
+    total, end = 0, None
+    for start, stop in sorted(spans):
+        if end is None or start > end:
+            total += stop - start
+            end = stop
+        elif stop > end:
+            total += stop - end
+            end = stop
+    return total / 1000
 
-    name = os.path.basename(trace)
-    os.makedirs(directory)
-    subprocess.run([apptracer, "timeline", trace, "-f", "chrome-json", "-o",
-                    os.path.join(directory, "trace.json")], check=True, capture_output=True)
-    analysis = TraceAnalysis(trace_dir=directory)
 
-    def expect(what, got, want):
+def span_us(spans):
+    return (max(stop for _, stop in spans) - min(start for start, _ in spans)) / 1000
+
+
+def close(got, want, operations):
+    """Within 1%; on a trace of few operations, within the microsecond each
+    may gain or lose being rounded to whole microseconds."""
+    allowed = 0.01 * want if operations >= 100 else max(0.01 * want, operations)
+    return abs(got - want) <= allowed
+
+
+class Checks:
+    def __init__(self, apptracer):
+        self.apptracer = apptracer
+        self.failures = []
+
+    def expect(self, name, what, got, want):
         if got != want:
-            failures.append(f"{name}: {what}: got {got!r}, want {want!r}")
+            self.failures.append(f"{name}: {what}: got {got!r}, want {want!r}")
 
-    frame = analysis.t.get_trace(rank)
-    symbols = analysis.t.symbol_table.get_sym_table()
-    gpu = frame[frame["stream"].ne(-1)]
-    by_category = collections.defaultdict(collections.Counter)
-    for category, event in zip(gpu["cat"], gpu["name"]):
-        by_category[symbols[category]][symbols[event]] += 1
+    def near(self, name, what, got, want, operations):
+        if not close(got, want, operations):
+            self.failures.append(f"{name}: {what}: {got} us, the trace's {want:.3f} us")
 
-    kernels = {row["name"]: row["timed"] for row in stats(apptracer, trace, "kernels")}
-    copies = collections.Counter()
-    for row in stats(apptracer, trace, "copies"):
-        copies[f"Memcpy {row['kind']} ({kineto_memory(row['src_memory'])} -> "
-               f"{kineto_memory(row['dst_memory'])})"] += row["timed"]
-    memsets = collections.Counter()
-    for row in stats(apptracer, trace, "memsets"):
-        memsets[f"Memset ({kineto_memory(row['memory'])})"] += row["timed"]
-    expect("GPU categories", set(by_category), {c for c, n in
-                                                 (("kernel", kernels), ("gpu_memcpy", copies),
-                                                  ("gpu_memset", memsets)) if n})
-    expect("kernels", dict(by_category["kernel"]), kernels)
-    expect("copies", dict(by_category["gpu_memcpy"]), dict(copies))
-    expect("memsets", dict(by_category["gpu_memset"]), dict(memsets))
+    def folder(self, trace, directory, ranks):
+        """Writes the HTA folder of `trace`; checks it holds a file per rank."""
+        subprocess.run([self.apptracer, "timeline", trace, "--hta", directory], check=True,
+                       capture_output=True)
+        self.expect(os.path.basename(trace), "files", sorted(os.listdir(directory)),
+                    sorted(f"rank{rank}.json" for rank in ranks))
 
-    _, metrics = analysis.get_gpu_kernel_breakdown(visualize=False, num_kernels=1_000_000,
-                                                   duration_ratio=1.0, include_memory_kernels=True)
-    by_type = collections.defaultdict(set)
-    for kernel_type, kernel in zip(metrics["kernel_type"], metrics["name"]):
-        by_type[kernel_type].add(kernel)
-    expect("kernel breakdown: compute kernels", by_type["COMPUTATION"], set(kernels))
-    expect("kernel breakdown: memory kernels", by_type["MEMORY"], set(copies) | set(memsets))
-    expect("kernel breakdown: ranks", set(metrics["rank"]), {rank})
+    def rank(self, analysis, trace, rank, name, process=None, counts_of=None, temporal=True):
+        """HTA's view of one rank against the trace (of `process`, in a merged
+        one) and `apptracer stats` of `counts_of` (the trace of that process)."""
+        counts_of = counts_of or trace
+        frame = analysis.t.get_trace(rank)
+        symbols = analysis.t.symbol_table.get_sym_table()
+        gpu = frame[frame["stream"].ne(-1)]
+        by_category = collections.defaultdict(collections.Counter)
+        for category, event in zip(gpu["cat"], gpu["name"]):
+            by_category[symbols[category]][symbols[event]] += 1
 
-    # Every NVTX range of the traces here issued GPU work: each is on a stream.
-    annotations = analysis.get_gpu_user_annotation_breakdown(visualize=False,
-                                                             num_kernels=1_000_000)
-    expect("GPU user annotations", set() if annotations is None else set(annotations["name"]),
-           nvtx_names(trace))
+        kernels = {row["name"]: row["timed"] for row in stats(self.apptracer, counts_of, "kernels")}
+        copies = collections.Counter()
+        copy_kinds = collections.Counter()
+        for row in stats(self.apptracer, counts_of, "copies"):
+            copies[f"Memcpy {row['kind']} ({kineto_memory(row['src_memory'])} -> "
+                   f"{kineto_memory(row['dst_memory'])})"] += row["timed"]
+            copy_kinds[f"Memcpy {row['kind']}"] += row["timed"]
+        memsets = collections.Counter()
+        for row in stats(self.apptracer, counts_of, "memsets"):
+            memsets[f"Memset ({kineto_memory(row['memory'])})"] += row["timed"]
+        self.expect(name, "GPU categories", set(by_category),
+                    {c for c, n in (("kernel", kernels), ("gpu_memcpy", copies),
+                                    ("gpu_memset", memsets)) if n})
+        self.expect(name, "kernels", dict(by_category["kernel"]), kernels)
+        self.expect(name, "copies", dict(by_category["gpu_memcpy"]), dict(copies))
+        self.expect(name, "memsets", dict(by_category["gpu_memset"]), dict(memsets))
+        if copies:
+            # Its bandwidth is bytes over length: a copy of no length is left out.
+            summary = analysis.get_memory_bw_summary()
+            got = {kind: int(row[("memory_bw_gbps", "count")]) for (r, kind), row in
+                   summary.iterrows() if r == rank and kind.startswith("Memcpy")}
+            self.expect(name, "copies in the memory bandwidth summary", got, dict(copy_kinds))
 
-    if not temporal:
-        return
-    breakdown = analysis.get_temporal_breakdown(visualize=False)
-    expect("temporal breakdown: ranks", list(breakdown["rank"]), [rank])
-    row = breakdown.iloc[0]
-    parts = row["idle_time(us)"] + row["compute_time(us)"] + row["non_compute_time(us)"]
-    expect("idle + compute + non-compute = span", parts, row["kernel_time(us)"])
-    # HTA rounds each start up and each end down to a whole microsecond.
-    span = gpu_span_us(trace)
-    if abs(row["kernel_time(us)"] - span) > 2:
-        failures.append(f"{name}: temporal breakdown's span {row['kernel_time(us)']} us, "
-                        f"the GPU work's {span:.3f} us")
-    if not by_category["kernel"] or row["compute_time(us)"] <= 0:
-        failures.append(f"{name}: no compute time ({row['compute_time(us)']} us)")
+        types, metrics = analysis.get_gpu_kernel_breakdown(
+            visualize=False, num_kernels=1_000_000, duration_ratio=1.0, include_memory_kernels=True)
+        metrics = metrics[metrics["rank"] == rank]
+        by_type = collections.defaultdict(set)
+        for kernel_type, kernel in zip(metrics["kernel_type"], metrics["name"]):
+            by_type[kernel_type].add(kernel)
+        self.expect(name, "kernel breakdown: compute kernels", by_type["COMPUTATION"], set(kernels))
+        self.expect(name, "kernel breakdown: memory kernels", by_type["MEMORY"],
+                    set(copies) | set(memsets))
+
+        kernel_spans = intervals(trace, ("kernels",), process)
+        memory_spans = intervals(trace, ("memcpys", "memsets"), process)
+        if kernel_spans:
+            total = metrics[metrics["kernel_type"] == "COMPUTATION"]["sum (us)"].sum()
+            self.near(name, "kernel breakdown: kernels' total", total,
+                      sum(stop - start for start, stop in kernel_spans) / 1000, len(kernel_spans))
+        if len(analysis.t.traces) == 1:  # its kernel type totals are of every rank
+            sums = dict(zip(types["kernel_type"], types["sum"]))
+            for kernel_type, spans in (("COMPUTATION", kernel_spans), ("MEMORY", memory_spans)):
+                if spans:
+                    got = sum(v for k, v in sums.items() if kernel_type in k)
+                    self.near(name, f"kernel breakdown: {kernel_type} time", got, union_us(spans),
+                              len(spans))
+
+        annotations = analysis.get_gpu_user_annotation_breakdown(visualize=False,
+                                                                 num_kernels=1_000_000)
+        if len(analysis.t.traces) == 1:
+            self.expect(name, "GPU user annotations",
+                        set() if annotations is None else set(annotations["name"]),
+                        nvtx_names(counts_of))
+
+        if not temporal:
+            return
+        breakdown = analysis.get_temporal_breakdown(visualize=False)
+        row = breakdown[breakdown["rank"] == rank].iloc[0]
+        parts = row["idle_time(us)"] + row["compute_time(us)"] + row["non_compute_time(us)"]
+        self.expect(name, "idle + compute + non-compute = span", parts, row["kernel_time(us)"])
+        every = kernel_spans + memory_spans
+        self.near(name, "temporal breakdown: span", row["kernel_time(us)"], span_us(every), 1)
+        self.near(name, "temporal breakdown: compute time", row["compute_time(us)"],
+                  union_us(kernel_spans), len(kernel_spans))
 
 
 def make_rank(source, path, rank, nranks):
@@ -140,7 +206,7 @@ def make_rank(source, path, rank, nranks):
 def main():
     apptracer, make_sample_trace, examples = sys.argv[1:4]
     try:
-        import hta  # noqa: F401
+        from hta.trace_analysis import TraceAnalysis
     except ImportError as error:
         print(f"SKIP: Python package 'hta' not importable ({error}); "
               "pip install HolisticTraceAnalysis to run this test", file=sys.stderr)
@@ -150,25 +216,41 @@ def main():
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore", FutureWarning)
 
-    failures = []
+    checks = Checks(apptracer)
     with tempfile.TemporaryDirectory() as work:
+        traces = []
+        for example in sorted(glob.glob(os.path.join(examples, "*.db"))):
+            traces.append(shutil.copy(example, work))
         sample = os.path.join(work, "sample.db")
         subprocess.run([make_sample_trace, sample], check=True)
-        rank1 = os.path.join(work, "vector_add_rank1.db")
-        make_rank(os.path.join(examples, "vector_add.db"), rank1, 1, 2)
-        # HTA rounds each start up and each end down to a whole microsecond:
-        # the sample's operations of 100 ns come out negative, which its
-        # temporal breakdown refuses; the recorded traces' are microseconds long.
-        for trace, rank, temporal in ((os.path.join(examples, "vector_add.db"), 0, True),
-                                      (os.path.join(examples, "um_bandwidth_h100.db"), 0, True),
-                                      (sample, 0, False), (rank1, 1, True)):
-            check(apptracer, trace, os.path.join(work, os.path.basename(trace) + ".hta"), rank,
-                  failures, temporal)
-    for failure in failures:
+        traces.append(sample)
+        vector_add = os.path.join(work, "vector_add.db")
+        job = []
+        for rank in (0, 1):
+            job.append(os.path.join(work, f"vector_add_rank{rank}.db"))
+            make_rank(vector_add, job[-1], rank, 2)
+        traces.append(job[1])
+        for trace in traces:
+            name = os.path.basename(trace)
+            rank = 1 if trace == job[1] else 0
+            directory = os.path.join(work, name + ".hta")
+            checks.folder(trace, directory, [rank])
+            checks.rank(TraceAnalysis(trace_dir=directory), trace, rank, name)
+
+        merged = os.path.join(work, "job.db")
+        subprocess.run([apptracer, "merge", *job, "-o", merged], check=True, capture_output=True)
+        directory = os.path.join(work, "job.hta")
+        checks.folder(merged, directory, [0, 1])
+        analysis = TraceAnalysis(trace_dir=directory)
+        for rank in (0, 1):
+            checks.rank(analysis, merged, rank, f"job.db rank {rank}", process=rank + 1,
+                        counts_of=job[rank])
+        count = len(traces) + 1
+    for failure in checks.failures:
         print(f"FAIL: {failure}", file=sys.stderr)
-    if not failures:
-        print("ok: HTA reads the timelines of 4 traces")
-    return 1 if failures else 0
+    if not checks.failures:
+        print(f"ok: HTA reads the timelines of {count} traces as apptracer stats counts them")
+    return 1 if checks.failures else 0
 
 
 if __name__ == "__main__":

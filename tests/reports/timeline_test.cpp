@@ -400,3 +400,63 @@ TEST(TimelineRanks, ChromeJsonOfOneRankSaysWhichRankOfHowMany) {
 
 }  // namespace
 }  // namespace apptracer::testing
+
+namespace apptracer::testing {
+namespace {
+
+// Each slice's (ts, dur) as the writer wrote them, by name.
+std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> written_times(ChromeJsonTimes times) {
+  std::ostringstream out;
+  ChromeJsonWriter writer(out, times);
+  writer.source({});
+  TimelineTrack stream;
+  stream.kind = TimelineTrack::Kind::Stream;
+  stream.uuid = 1;
+  stream.device = 0;
+  stream.stream = 7;
+  writer.track(stream);
+  struct Span {
+    const char* name;
+    int64_t start, end;
+  };
+  for (const Span& span : {Span{"origin", 0, 0}, Span{"round", 1'400, 2'600},
+                           Span{"short", 3'100, 3'900}, Span{"tiny", 5'100, 5'400},
+                           Span{"long", 7'600, 9'400}}) {
+    TimelineSlice slice;
+    slice.start_ns = span.start;
+    slice.end_ns = span.end;
+    slice.name = span.name;
+    slice.category = "kernel";
+    writer.slice(slice);
+  }
+  writer.finish();
+  std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> found;
+  for (const nlohmann::json& event : nlohmann::json::parse(out.str())["traceEvents"]) {
+    if (event["ph"] == "X") found[event["name"]] = {event["ts"], event["dur"]};
+  }
+  return found;
+}
+
+// Kineto's nanoseconds as decimals; for HTA, which would round starts up and
+// ends down, whole microseconds rounded to the nearest, keeping every
+// operation that has a length at 1 us or more.
+TEST(ChromeJsonTimes, NanosecondDecimalsOrWholeMicrosecondsForHta) {
+  auto decimals = written_times(ChromeJsonTimes::Nanoseconds);
+  EXPECT_DOUBLE_EQ(decimals["round"].first.get<double>(), 1.4);
+  EXPECT_DOUBLE_EQ(decimals["round"].second.get<double>(), 1.2);
+  EXPECT_DOUBLE_EQ(decimals["tiny"].second.get<double>(), 0.3);
+
+  auto whole = written_times(ChromeJsonTimes::WholeMicroseconds);
+  using Times = std::pair<nlohmann::json, nlohmann::json>;
+  EXPECT_EQ(whole["origin"], Times(0, 0));
+  EXPECT_EQ(whole["round"], Times(1, 2));
+  EXPECT_EQ(whole["short"], Times(3, 1));
+  EXPECT_EQ(whole["tiny"], Times(5, 1)) << "0.3 us keeps 1 us";
+  EXPECT_EQ(whole["long"], Times(8, 1)) << "7.6..9.4 us: 8..9";
+  for (const auto& [name, times] : whole) {
+    EXPECT_TRUE(times.first.is_number_integer() && times.second.is_number_integer()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace apptracer::testing
