@@ -41,7 +41,7 @@ std::string ProcessSteps::how_found() const {
       return "the repeating launch sequence (" + std::to_string(period) + " launches a step)";
     case StepSource::None: break;
   }
-  return "none: no NVTX step ranges and no repeating launch sequence";
+  return "no NVTX step ranges and no repeating launch sequence";
 }
 
 const ProcessSteps* TraceSteps::find(ProcessId process) const {

@@ -3,12 +3,14 @@
 // to some steps.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "analyzer/trace/trace.h"
+#include "scratch_dir.h"
 #include "trace_builder.h"
 
 namespace apptracer::trace {
@@ -169,7 +171,7 @@ TEST_F(Steps, NoRepetitionIsNoSteps) {
   EXPECT_EQ(found.source, StepSource::None);
   EXPECT_TRUE(found.steps.empty());
   EXPECT_FALSE(found.startup_end_ns());
-  EXPECT_EQ(found.how_found(), "none: no NVTX step ranges and no repeating launch sequence");
+  EXPECT_EQ(found.how_found(), "no NVTX step ranges and no repeating launch sequence");
 }
 
 // Limited to steps 2-3, the event rows are those issued in them, read
@@ -230,6 +232,28 @@ TEST(StepsWithout, ATraceWithoutStepsCannotBeLimitedToSome) {
   testing::TraceBuilder builder;
   Trace trace(builder.db(), "t.db");
   EXPECT_THROW(trace.limit_to_steps(StepSelection{std::nullopt, true}), TraceError);
+}
+
+// The bundled PyTorch example marks its 30 steps with ranges named "step";
+// its first step (cuDNN and cuBLAS first-time work) is warm-up. Without the
+// ranges, its launches give the same 30 steps.
+TEST(StepsOfTheExample, ThirtyStepsMarkedOrNot) {
+  testing::ScratchDir scratch;
+  std::string copy = scratch / "pytorch_train.db";
+  std::filesystem::copy_file(std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db", copy);
+  Database db(copy, Database::Mode::ReadWrite);
+  {
+    Trace trace(db);
+    const ProcessSteps& marked = trace.steps().processes.at(0);
+    EXPECT_EQ(marked.source, StepSource::NvtxOrdered);
+    EXPECT_EQ(marked.steps.size(), 30u);
+    EXPECT_EQ(marked.first_steady(), 1u);
+  }
+  db.exec("DELETE FROM nvtx_ranges");
+  Trace trace(db);
+  const ProcessSteps& found = trace.steps().processes.at(0);
+  EXPECT_EQ(found.source, StepSource::LaunchCycle);
+  EXPECT_EQ(found.steps.size(), 30u);
 }
 
 TEST(StepNumbers, AreARangeOrOneNumber) {
