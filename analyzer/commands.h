@@ -5,7 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include "analyzer/trace/step_window.h"
 
 namespace apptracer {
 
@@ -24,6 +29,27 @@ inline std::vector<const CLI::Option*>& input_file_options() {
 inline CLI::Option* input_files(CLI::Option* option) {
   input_file_options().push_back(option);
   return option;
+}
+
+// Declares --steps A-B and --steady on a command that can look at part of a
+// trace; the command applies what they chose with Trace::limit_to_steps
+// (analyzer/trace/step_window.h) when selection->any().
+inline std::shared_ptr<trace::StepSelection> step_options(CLI::App* command) {
+  auto selection = std::make_shared<trace::StepSelection>();
+  auto* steps = command->add_option_function<std::string>(
+      "--steps",
+      [selection](const std::string& text) {
+        try {
+          selection->numbers = trace::parse_step_numbers(text);
+        } catch (const std::invalid_argument& error) {
+          throw CLI::ValidationError(error.what());
+        }
+      },
+      "Look only at these steps (numbered as `stats --report steps` lists them): A-B or N");
+  steps->type_name("A-B");
+  command->add_flag("--steady", selection->steady, "Look only at the steady steps: every step after start-up")
+      ->excludes(steps);
+  return selection;
 }
 
 void add_record_command(CLI::App& app, CommandResult& result);

@@ -29,6 +29,7 @@ struct DiagnoseOptions {
   bool force = false;
   bool analyses = false;
   bool all = false;
+  std::shared_ptr<trace::StepSelection> steps;
 };
 
 int run_diagnose(const DiagnoseOptions& options) {
@@ -36,6 +37,10 @@ int run_diagnose(const DiagnoseOptions& options) {
                      options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
   Progress progress("diagnose");
+  if (options.steps->any()) {
+    progress.phase("finding steps");
+    trace.limit_to_steps(*options.steps);
+  }
   diagnose::TraceFacts facts;
   try {
     facts = diagnose::read_trace_facts(trace, &progress);
@@ -113,6 +118,7 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
                 "Show every finding (default: the " + std::to_string(diagnose::kShownFindings) +
                     " largest, and how many more)");
   cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
+  options->steps = step_options(cmd);
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };
   });

@@ -7,7 +7,6 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analyzer/trace/step_names.h"
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/rules.h"
 
@@ -93,16 +92,6 @@ std::string fix_for_host_call(const std::string& name) {
            "queues GPU work while it runs";
   }
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
-}
-
-// Where the program's numbered steps begin: the first NVTX range named with
-// a step number ("step 0"); INT64_MIN when it names none.
-int64_t first_numbered_step_ns(const TraceFacts& facts) {
-  std::optional<int64_t> first;
-  for (const NvtxRange& range : facts.nvtx) {
-    if (trace::step_name(range.name).number) first = std::min(first.value_or(range.start_ns), range.start_ns);
-  }
-  return first.value_or(INT64_MIN);
 }
 
 constexpr const char* kGapEstimate =
@@ -203,7 +192,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       gaps[g].following = covered_ns(intervals, gaps[g].end, until);
     }
   }
-  int64_t first_step = first_numbered_step_ns(facts);
+  int64_t steady_from = facts.startup_end_ns.value_or(INT64_MIN);
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
@@ -292,7 +281,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
                                    "work (or move it to another thread)"
                              : fix_for_host_call(dominant);
     // Start-up is paid once: its own finding, not one more step's gap.
-    if (gap.start < first_step) f.fix = "at start-up, before the first step: " + f.fix;
+    if (gap.start < steady_from) f.fix = "at start-up, before the first steady step: " + f.fix;
     findings.push_back(std::move(f));
   }
   if (rest_count > 0) {

@@ -42,11 +42,11 @@ const std::vector<Rule>& all_rules() {
        "HTA straggler detection", collective_straggler},
       {"numa_far_host_buffer", "host buffers on a NUMA node other than their GPU's", "",
        numa_far_host_buffer},
-      {"uninitialized_read", "reads of memory nothing wrote (DVDG)", "", uninitialized_read},
+      {"uninitialized_read", "reads of memory nothing wrote (DVDG)", "", uninitialized_read, true},
       {"written_never_read", "device memory written and never read (DVDG)", "",
-       written_never_read},
+       written_never_read, true},
       {"allocation_never_used", "allocations nothing ever touched (DVDG)", "",
-       allocation_never_used},
+       allocation_never_used, true},
   };
   return rules;
 }
@@ -55,7 +55,9 @@ std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
                               const Thresholds& limits) {
   RuleContext context{facts, cost, limits};
   std::vector<Finding> findings;
-  for (const Rule& rule : all_rules()) rule.run(context, findings);
+  for (const Rule& rule : all_rules()) {
+    if (!rule.whole_run || facts.step_window.empty()) rule.run(context, findings);
+  }
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
   rank_findings(findings, facts.run_ns());
   return findings;
@@ -63,6 +65,14 @@ std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
 
 std::vector<std::string> diagnosis_notes(const TraceFacts& facts) {
   std::vector<std::string> notes;
+  if (!facts.step_window.empty()) {
+    std::string skipped;
+    for (const Rule& rule : all_rules()) {
+      if (rule.whole_run) skipped += (skipped.empty() ? "" : ", ") + std::string(rule.name);
+    }
+    notes.push_back("limited to " + facts.step_window + "; " + skipped +
+                    " need the whole run and did not run");
+  }
   if (facts.um_migrations_not_recorded) {
     notes.push_back(
         "the program uses managed memory but its migrations were not recorded: the unified-memory "

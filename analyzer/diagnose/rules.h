@@ -43,6 +43,9 @@ struct Rule {
   const char* summary;  // one line: what it finds
   const char* covers;   // the nsys analyze rule / HTA analysis it stands for ("" if none)
   void (*run)(const RuleContext& context, std::vector<Finding>& findings);
+  // Its conclusions need the whole run (what was written before or read
+  // after): it does not run on facts limited to some steps.
+  bool whole_run = false;
 };
 
 // Every rule, in the order findings of equal saving are listed.

@@ -31,6 +31,11 @@ class Reader {
     read_communication_calls();
     read_annotations();
     facts_.origin = trace_.origin();
+    for (const trace::ProcessSteps& process : trace_.steps().processes) {
+      std::optional<int64_t> end = process.startup_end_ns();
+      if (end) facts_.startup_end_ns = std::min(facts_.startup_end_ns.value_or(*end), *end);
+    }
+    if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);

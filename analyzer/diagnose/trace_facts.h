@@ -163,6 +163,11 @@ struct TraceFacts {
   // apart holds the time between them, when nothing it traced ran.
   std::unordered_map<int64_t, std::pair<int64_t, int64_t>> process_spans;
   trace::TimeOrigin origin;  // what the times shown count from
+  // When start-up ended: the earliest first steady step of a process
+  // (analyzer/trace/steps.h); none when no process has steps.
+  std::optional<int64_t> startup_end_ns;
+  // The steps the facts are limited to (--steps, --steady); "" for the whole run.
+  std::string step_window;
 
   const HostCall* call(NullableInt correlation) const;
   // Whether the call was made inside an NCCL or MPI call on its thread: the

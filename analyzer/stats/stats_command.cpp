@@ -20,6 +20,7 @@ struct StatsOptions {
   std::string trace;
   std::vector<std::string> reports;
   std::string format = "table";
+  std::shared_ptr<trace::StepSelection> steps;
 };
 
 int run_stats(const StatsOptions& options) {
@@ -33,6 +34,10 @@ int run_stats(const StatsOptions& options) {
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   trace::require_declared_tables(trace.db());
   Progress progress("stats");
+  if (options.steps->any()) {
+    progress.phase("finding steps");
+    trace.limit_to_steps(*options.steps);
+  }
   std::vector<Table> tables;
   std::vector<std::string> notes;
   for (size_t i = 0; i < selected.size(); ++i) {
@@ -45,6 +50,7 @@ int run_stats(const StatsOptions& options) {
   }
   progress.finish();
   // On stderr, so CSV and JSON on stdout stay parseable.
+  if (const trace::StepWindow* window = trace.window()) std::cerr << "note: limited to " << window->describe() << "\n";
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   write_tables(std::cout, tables, format);
   return 0;
@@ -65,6 +71,7 @@ void add_stats_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("-r,--report", options->reports, help)->check(CLI::IsMember(names));
   cmd->add_option("-f,--format", options->format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
+  options->steps = step_options(cmd);
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_stats(*options); });
     }; });

@@ -30,6 +30,11 @@ const std::vector<StatsReport>& stats_reports() {
        one_table<allocations_report>},
       {"buffers", "each allocation GPU work used: kernels, copies in/out, memsets",
        one_table<buffers_report>},
+      {"steps",
+       "per step (NVTX step ranges, else the repeating launch sequence) and for start-up: start, "
+       "wall, GPU busy, launches, copies, memsets, host gap; the median step and how steps were "
+       "found",
+       steps_report},
       {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
       {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
       {"collectives",

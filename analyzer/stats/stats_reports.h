@@ -41,6 +41,10 @@ ReportOutput kernel_traffic_report(trace::Trace& trace);
 Table memsets_report(trace::Trace& trace);
 Table allocations_report(trace::Trace& trace);
 Table buffers_report(trace::Trace& trace);
+// Per step and for start-up: wall, GPU busy, launches, copies, host gap;
+// per process the median step and how its steps were found; or a note when
+// the trace has no steps.
+ReportOutput steps_report(trace::Trace& trace);
 Table syncs_report(trace::Trace& trace);
 Table streams_report(trace::Trace& trace);
 Table collectives_report(trace::Trace& trace);

@@ -53,4 +53,18 @@ const KernelArguments& Trace::kernel_arguments() {
   return *kernel_arguments_;
 }
 
+const TraceSteps& Trace::steps() {
+  if (!steps_) steps_ = find_steps(*this);
+  return *steps_;
+}
+
+void Trace::limit_to_steps(const StepSelection& selection) {
+  window_.emplace(steps(), selection, path_);
+#define APPTRACER_TABLE(sql_name, RowType, table_role, doc)                      \
+  if (std::optional<Rows<RowType>>& slot = static_cast<detail::TableSlot<RowType>&>(tables_).rows) { \
+    keep_window(*slot);                                                          \
+  }
+#include "apptracer/tables.def"
+}
+
 }  // namespace apptracer::trace

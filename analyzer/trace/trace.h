@@ -18,6 +18,8 @@
 
 #include "analyzer/trace/kernel_arguments.h"
 #include "analyzer/trace/processes.h"
+#include "analyzer/trace/step_window.h"
+#include "analyzer/trace/steps.h"
 #include "analyzer/trace/table_reader.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace_file.h"
@@ -62,7 +64,10 @@ class Trace {
   template <typename Row>
   const Rows<Row>& rows() {
     std::optional<Rows<Row>>& slot = static_cast<detail::TableSlot<Row>&>(tables_).rows;
-    if (!slot) slot = read_rows<Row>(*db_, texts_);
+    if (!slot) {
+      slot = read_rows<Row>(*db_, texts_);
+      keep_window(*slot);
+    }
     return *slot;
   }
 
@@ -79,6 +84,14 @@ class Trace {
   // BY ...), holding one row at a time: for a command that can stream.
   template <typename Row, typename Visit>
   void stream(std::string_view rest, Visit&& visit) {
+    if constexpr (kIsEventRow<Row>) {
+      if (window_) {
+        stream_rows<Row>(*db_, texts_, rest, [&](const Packed<Row>& row) {
+          if (window_->holds(row.process, event_ns(row))) visit(row);
+        });
+        return;
+      }
+    }
     stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit));
   }
 
@@ -112,8 +125,27 @@ class Trace {
   const UmTrace& unified_memory();
   // What each launch's parameter words point into.
   const KernelArguments& kernel_arguments();
+  // The program's steps (steps.h), found from the whole trace on first use.
+  const TraceSteps& steps();
+  // From now on rows() and stream() of the event tables (step_window.h)
+  // hold only the rows issued in `selection`'s steps, whether already read
+  // or not. Throws TraceError when the trace has no such steps.
+  void limit_to_steps(const StepSelection& selection);
+  // What limit_to_steps chose; null for the whole trace.
+  const StepWindow* window() const { return window_ ? &*window_ : nullptr; }
 
  private:
+  template <typename Row>
+  void keep_window(Rows<Row>& rows) const {
+    if constexpr (kIsEventRow<Row>) {
+      if (!window_) return;
+      rows.erase(std::remove_if(rows.begin(), rows.end(),
+                                [&](const Packed<Row>& row) { return !window_->holds(row.process, event_ns(row)); }),
+                 rows.end());
+      rows.shrink_to_fit();
+    }
+  }
+
   Database opened_;  // unless borrowed
   Database* db_;
   std::string path_;
@@ -123,6 +155,8 @@ class Trace {
   std::optional<TimeOrigin> origin_;
   std::optional<UmTrace> unified_memory_;
   std::optional<KernelArguments> kernel_arguments_;
+  std::optional<TraceSteps> steps_;
+  std::optional<StepWindow> window_;
 };
 
 }  // namespace apptracer::trace

@@ -145,11 +145,46 @@ TEST_F(HostRules, StartUpBeforeTheFirstStepIsItsOwnGap) {
             [](const Finding& a, const Finding& b) { return a.occurrences < b.occurrences; });
   EXPECT_EQ(found[0].occurrences, 1);
   EXPECT_EQ(found[0].cost_ns, 3'400'000);
-  EXPECT_EQ(found[0].fix.rfind("at start-up, before the first step: ", 0), 0u) << found[0].fix;
+  EXPECT_EQ(found[0].fix.rfind("at start-up, before the first steady step: ", 0), 0u) << found[0].fix;
   EXPECT_EQ(found[1].occurrences, 2);
   EXPECT_EQ(found[1].cost_ns, 2 * 2'900'000);
   EXPECT_EQ(found[1].fix.find("start-up"), std::string::npos) << found[1].fix;
 }
+
+// Steps the program marks with ranges named alike ("step", as the bundled
+// PyTorch example does) or not at all: 3 ms of start-up after a first kernel,
+// then four steps of two kernels, each 2.8 ms after the last.
+class StartUp : public HostRules {
+ public:
+  void start_up_then_steps(bool marked) {
+    int64_t d = buffer(AllocKind::Device, 4096);
+    kernel("load", 0, 100'000, {{d, A::Write}});
+    for (int64_t step = 0; step < 4; ++step) {
+      int64_t start = 3'000'000 + step * 3'000'000;
+      if (marked) {
+        testing::NvtxRangeRow range;
+        range.name = "step";
+        range.start_ns = start;
+        range.end_ns = start + 1'000'000;
+        trace.add(range);
+      }
+      kernel("forward", start + 500'000, 100'000, {{d, A::ReadWrite}});
+      kernel("backward", start + 600'000, 100'000, {{d, A::ReadWrite}});
+    }
+    auto found = findings("gpu_idle_gap");
+    ASSERT_EQ(found.size(), 2u);
+    std::sort(found.begin(), found.end(),
+              [](const Finding& a, const Finding& b) { return a.occurrences < b.occurrences; });
+    EXPECT_EQ(found[0].cost_ns, 3'400'000);
+    EXPECT_EQ(found[0].fix.rfind("at start-up, before the first steady step: ", 0), 0u) << found[0].fix;
+    EXPECT_EQ(found[1].occurrences, 3);
+    EXPECT_EQ(found[1].fix.find("start-up"), std::string::npos) << found[1].fix;
+  }
+};
+
+TEST_F(StartUp, BeforeRangesNamedAlike) { start_up_then_steps(true); }
+
+TEST_F(StartUp, BeforeTheRepeatingLaunchesOfAnUnmarkedLoop) { start_up_then_steps(false); }
 
 TEST_F(HostRules, BackToBackWorkHasNoGap) {
   int64_t d = buffer(AllocKind::Device, 4096);

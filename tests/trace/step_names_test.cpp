@@ -22,5 +22,24 @@ TEST(StepNames, OtherNamesAreTheirOwnFamily) {
   }
 }
 
+TEST(StepNames, AStepAnnotationIsItsNameAndItsStep) {
+  StepName name = step_name("train#step_num=42,other=1#");
+  EXPECT_EQ(name.family, "train");
+  EXPECT_EQ(name.number, 42);
+  EXPECT_TRUE(name.annotated);
+  EXPECT_EQ(step_name("ProfilerStep#7").family, "ProfilerStep");
+  EXPECT_EQ(step_name("ProfilerStep#7").number, 7);
+}
+
+TEST(StepNames, OnlyStepMarkersRankAsSteps) {
+  EXPECT_GT(step_marker_rank(step_name("ProfilerStep#3")), step_marker_rank(step_name("step")));
+  EXPECT_GT(step_marker_rank(step_name("train#step_num=3#")), step_marker_rank(step_name("Iteration 4")));
+  EXPECT_GT(step_marker_rank(step_name("Iteration 4")), step_marker_rank(step_name("run_training_batch")));
+  EXPECT_GT(step_marker_rank(step_name("run_training_batch")), 0);
+  for (const char* other : {"epoch 3", "forward", "layer_12", "[LightningModule]Model.training_step", "train"}) {
+    EXPECT_EQ(step_marker_rank(step_name(other)), 0) << other;
+  }
+}
+
 }  // namespace
 }  // namespace apptracer::trace

@@ -1,0 +1,177 @@
+#include "analyzer/trace/launch_cycle.h"
+
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+namespace apptracer::trace {
+
+namespace {
+
+// Polynomial hashes modulo the Mersenne prime 2^61 - 1: any segment's hash
+// from two prefix hashes.
+constexpr uint64_t kModulus = (uint64_t{1} << 61) - 1;
+constexpr uint64_t kBase = 0x1f3d5b79a2c4e68bULL % kModulus;
+
+uint64_t mul_mod(uint64_t a, uint64_t b) {
+  unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
+  uint64_t sum = static_cast<uint64_t>(product & kModulus) + static_cast<uint64_t>(product >> 61);
+  return sum >= kModulus ? sum - kModulus : sum;
+}
+
+class SegmentHashes {
+ public:
+  explicit SegmentHashes(const std::vector<int64_t>& symbols)
+      : prefix_(symbols.size() + 1), power_(symbols.size() + 1) {
+    power_[0] = 1;
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      uint64_t value = static_cast<uint64_t>(symbols[i]) % (kModulus - 1) + 1;
+      prefix_[i + 1] = (mul_mod(prefix_[i], kBase) + value) % kModulus;
+      power_[i + 1] = mul_mod(power_[i], kBase);
+    }
+  }
+
+  // The content of [begin, end), its length folded in.
+  uint64_t of(size_t begin, size_t end) const {
+    uint64_t hash = (prefix_[end] + kModulus - mul_mod(prefix_[begin], power_[end - begin])) % kModulus;
+    return hash ^ (static_cast<uint64_t>(end - begin) * 0x9e3779b97f4a7c15ULL);
+  }
+
+ private:
+  std::vector<uint64_t> prefix_;
+  std::vector<uint64_t> power_;
+};
+
+// Each distinct symbol as 0..count-1, and where each occurs, in order.
+struct Occurrences {
+  std::vector<uint32_t> ids;        // per launch
+  std::vector<size_t> offsets;      // symbol s occurs at at[offsets[s] .. offsets[s + 1])
+  std::vector<size_t> at;
+
+  explicit Occurrences(const std::vector<int64_t>& symbols) : ids(symbols.size()) {
+    std::unordered_map<int64_t, uint32_t> dense;
+    std::vector<size_t> counts;
+    for (size_t i = 0; i < symbols.size(); ++i) {
+      auto [found, added] = dense.try_emplace(symbols[i], static_cast<uint32_t>(counts.size()));
+      if (added) counts.push_back(0);
+      ids[i] = found->second;
+      ++counts[found->second];
+    }
+    offsets.assign(counts.size() + 1, 0);
+    for (size_t s = 0; s < counts.size(); ++s) offsets[s + 1] = offsets[s] + counts[s];
+    at.resize(symbols.size());
+    std::vector<size_t> next(offsets.begin(), offsets.end() - 1);
+    for (size_t i = 0; i < ids.size(); ++i) at[next[ids[i]]++] = i;
+  }
+
+  size_t symbols() const { return offsets.size() - 1; }
+  const size_t* begin(uint32_t s) const { return at.data() + offsets[s]; }
+  const size_t* end(uint32_t s) const { return at.data() + offsets[s + 1]; }
+};
+
+// A candidate anchor's cycle: `copies` segments alike, `period` launches
+// each, the first of them beginning at `first`.
+struct Cycle {
+  size_t period = 0;
+  size_t first = 0;
+  size_t copies = 0;
+  uint32_t anchor = 0;
+};
+
+// The most common segment the anchor's occurrences cut; ties: the one that
+// appears first.
+Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& hashes, uint32_t anchor,
+                          size_t launches, std::vector<std::pair<uint64_t, size_t>>& scratch) {
+  scratch.clear();
+  for (const size_t* at = occurrences.begin(anchor); at != occurrences.end(anchor); ++at) {
+    size_t end = at + 1 != occurrences.end(anchor) ? at[1] : launches;
+    scratch.emplace_back(hashes.of(*at, end), *at);
+  }
+  std::sort(scratch.begin(), scratch.end());
+  Cycle best;
+  best.anchor = anchor;
+  for (size_t run = 0; run < scratch.size();) {
+    size_t run_end = run;
+    while (run_end < scratch.size() && scratch[run_end].first == scratch[run].first) ++run_end;
+    size_t copies = run_end - run;
+    if (copies > best.copies || (copies == best.copies && scratch[run].second < best.first)) {
+      best.copies = copies;
+      best.first = scratch[run].second;
+    }
+    run = run_end;
+  }
+  const size_t* first = std::lower_bound(occurrences.begin(anchor), occurrences.end(anchor), best.first);
+  best.period = (first + 1 != occurrences.end(anchor) ? first[1] : launches) - best.first;
+  return best;
+}
+
+// Every symbol that occurs at least as often as the cycle from its first
+// copy on is in the cycle.
+bool holds_every_frequent_symbol(const Occurrences& occurrences, const Cycle& cycle) {
+  std::vector<char> in_cycle(occurrences.symbols(), 0);
+  for (size_t i = cycle.first; i < cycle.first + cycle.period; ++i) in_cycle[occurrences.ids[i]] = 1;
+  for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
+    if (in_cycle[s]) continue;
+    const size_t* from = std::lower_bound(occurrences.begin(s), occurrences.end(s), cycle.first);
+    if (static_cast<size_t>(occurrences.end(s) - from) >= cycle.copies) return false;
+  }
+  return true;
+}
+
+// How many of the best candidates are checked for holding every frequent
+// symbol (each check is linear in symbols).
+constexpr size_t kCheckedCandidates = 16;
+
+}  // namespace
+
+std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols) {
+  size_t launches = symbols.size();
+  if (launches < kMinSteps) return std::nullopt;
+  Occurrences occurrences(symbols);
+  SegmentHashes hashes(symbols);
+  std::vector<Cycle> candidates;
+  std::vector<std::pair<uint64_t, size_t>> scratch;
+  for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
+    if (static_cast<size_t>(occurrences.end(s) - occurrences.begin(s)) < kMinSteps) continue;
+    Cycle cycle = most_common_segment(occurrences, hashes, s, launches, scratch);
+    if (cycle.copies < kMinSteps) continue;
+    double steady = static_cast<double>(launches - cycle.first);
+    if (static_cast<double>(cycle.copies * cycle.period) < kMinCycleShare * steady) continue;
+    candidates.push_back(cycle);
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Cycle& a, const Cycle& b) {
+    return std::tie(a.period, a.first, b.copies, a.anchor) < std::tie(b.period, b.first, a.copies, b.anchor);
+  });
+  for (size_t c = 0; c < candidates.size() && c < kCheckedCandidates; ++c) {
+    const Cycle& cycle = candidates[c];
+    if (!holds_every_frequent_symbol(occurrences, cycle)) continue;
+    LaunchCycle found;
+    found.period = cycle.period;
+    const size_t* from = std::lower_bound(occurrences.begin(cycle.anchor), occurrences.end(cycle.anchor),
+                                          cycle.first);
+    found.starts.assign(from, occurrences.end(cycle.anchor));
+    return found;
+  }
+  return std::nullopt;
+}
+
+size_t first_steady_step(const std::vector<int64_t>& symbols,
+                         const std::vector<std::pair<size_t, size_t>>& steps) {
+  SegmentHashes hashes(symbols);
+  std::unordered_map<uint64_t, size_t> alike;
+  std::vector<uint64_t> content;
+  content.reserve(steps.size());
+  for (auto [begin, end] : steps) {
+    content.push_back(hashes.of(begin, std::max(begin, end)));
+    ++alike[content.back()];
+  }
+  size_t most = 0;
+  for (const auto& [hash, count] : alike) most = std::max(most, count);
+  if (most < 2) return 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (alike[content[i]] == most) return i;
+  }
+  return 0;
+}
+
+}  // namespace apptracer::trace

@@ -1,0 +1,74 @@
+#include "analyzer/trace/step_window.h"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+#include "analyzer/trace/trace_file.h"
+
+namespace apptracer::trace {
+
+std::string StepSelection::describe() const {
+  if (!numbers) return steady ? "steady steps" : "all steps";
+  if (numbers->first == numbers->second) return "step " + std::to_string(numbers->first);
+  return "steps " + std::to_string(numbers->first) + "-" + std::to_string(numbers->second);
+}
+
+bool StepSelection::chooses(const Step& step) const {
+  if (numbers) return step.number >= numbers->first && step.number <= numbers->second;
+  return step.steady;
+}
+
+namespace {
+
+std::optional<int64_t> step_number(std::string_view text) {
+  int64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> parse_step_numbers(std::string_view text) {
+  size_t dash = text.find('-');
+  std::optional<int64_t> first = step_number(text.substr(0, dash));
+  std::optional<int64_t> last = dash == std::string_view::npos ? first : step_number(text.substr(dash + 1));
+  if (!first || !last || *last < *first) {
+    throw std::invalid_argument("--steps " + std::string(text) +
+                                ": give the step numbers as A-B (A <= B) or N, e.g. --steps 100-200");
+  }
+  return {*first, *last};
+}
+
+StepWindow::StepWindow(const TraceSteps& steps, const StepSelection& selection, const std::string& path) {
+  const ProcessSteps* with_steps = nullptr;
+  for (const ProcessSteps& process : steps.processes) {
+    if (process.steps.empty()) continue;
+    if (!with_steps) with_steps = &process;
+    std::optional<std::pair<int64_t, int64_t>> span;
+    for (const Step& step : process.steps) {
+      if (!selection.chooses(step)) continue;
+      span = span ? std::make_pair(std::min(span->first, step.start_ns), std::max(span->second, step.end_ns))
+                  : std::make_pair(step.start_ns, step.end_ns);
+    }
+    if (span) spans_[process.process] = *span;
+  }
+  if (!with_steps) {
+    throw TraceError(path + ": " + selection.describe() + " asked for, but the trace has no steps (" +
+                     ProcessSteps{}.how_found() + ")");
+  }
+  if (spans_.empty()) {
+    throw TraceError(path + ": " + selection.describe() + " asked for, but the trace's steps are " +
+                     std::to_string(with_steps->steps.front().number) + "-" +
+                     std::to_string(with_steps->steps.back().number) + " (from " + with_steps->how_found() + ")");
+  }
+  description_ = selection.describe() + " (from " + with_steps->how_found() + ")";
+}
+
+bool StepWindow::holds(ProcessId process, int64_t ns) const {
+  auto span = spans_.find(process);
+  return span != spans_.end() && ns >= span->second.first && ns < span->second.second;
+}
+
+}  // namespace apptracer::trace

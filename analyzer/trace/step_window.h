@@ -1,0 +1,73 @@
+// Looking at some steps of a trace (--steps A-B, --steady): a window of time
+// per process, from the first chosen step's start to the last one's end
+// (steps.h). Limited to it (Trace::limit_to_steps), the trace model's event
+// rows (API calls, copies, memsets, kernels, synchronizations, stream
+// events, unified-memory events, memory advice, collectives) are those issued
+// inside it, so every analysis reading them sees only those steps.
+// Allocations, tensor blocks and NVTX ranges stay whole: the steps use memory
+// made before them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "analyzer/trace/packed_rows.h"
+#include "analyzer/trace/steps.h"
+
+namespace apptracer::trace {
+
+// Which steps: numbers first..last, or every steady step; nothing chosen:
+// the whole trace.
+struct StepSelection {
+  std::optional<std::pair<int64_t, int64_t>> numbers;
+  bool steady = false;
+
+  bool any() const { return numbers || steady; }
+  bool chooses(const Step& step) const;
+  // "steps 100-200", "steady steps".
+  std::string describe() const;
+};
+
+// "A-B" or "N" (A <= B, both >= 0); throws std::invalid_argument with a
+// one-line message otherwise.
+std::pair<int64_t, int64_t> parse_step_numbers(std::string_view text);
+
+class StepWindow {
+ public:
+  // The window of `selection` in each process that has such steps. Throws
+  // TraceError naming `path` when no process has any.
+  StepWindow(const TraceSteps& steps, const StepSelection& selection, const std::string& path);
+
+  bool holds(ProcessId process, int64_t ns) const;
+  // "steps 3-10 (NVTX ranges "step" ...)": for an output's header.
+  const std::string& describe() const { return description_; }
+
+ private:
+  std::map<ProcessId, std::pair<int64_t, int64_t>> spans_;  // [start, end)
+  std::string description_;
+};
+
+// When an event row was issued (the operations' convention for copies,
+// memsets and kernels: the API call, else the GPU start); rows of other
+// tables are not limited.
+inline int64_t event_ns(const Packed<ApiCallRow>& row) { return row.start_ns; }
+inline int64_t event_ns(const Packed<MemcpyRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
+inline int64_t event_ns(const Packed<MemsetRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
+inline int64_t event_ns(const Packed<KernelRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
+inline int64_t event_ns(const Packed<SyncRow>& row) { return row.start_ns; }
+inline int64_t event_ns(const Packed<StreamEventRow>& row) { return row.ns; }
+inline int64_t event_ns(const Packed<UmEventRow>& row) { return row.start_ns.value_or(row.end_ns.value_or(0)); }
+inline int64_t event_ns(const Packed<MemAdviceRow>& row) { return row.ns; }
+inline int64_t event_ns(const Packed<CollectiveRow>& row) { return row.api_start_ns; }
+
+template <typename Row, typename = void>
+inline constexpr bool kIsEventRow = false;
+template <typename Row>
+inline constexpr bool kIsEventRow<Row, std::void_t<decltype(event_ns(std::declval<const Packed<Row>&>()))>> = true;
+
+}  // namespace apptracer::trace

@@ -1,0 +1,233 @@
+#include "analyzer/trace/steps.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyzer/trace/launch_cycle.h"
+#include "analyzer/trace/step_names.h"
+#include "analyzer/trace/trace.h"
+
+namespace apptracer::trace {
+
+size_t ProcessSteps::first_steady() const {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].steady) return i;
+  }
+  return steps.size();
+}
+
+std::optional<int64_t> ProcessSteps::startup_end_ns() const {
+  size_t first = first_steady();
+  if (first == steps.size()) return std::nullopt;
+  return steps[first].start_ns;
+}
+
+std::optional<size_t> ProcessSteps::step_at(int64_t ns) const {
+  auto after = std::upper_bound(steps.begin(), steps.end(), ns,
+                                [](int64_t at, const Step& step) { return at < step.start_ns; });
+  if (after == steps.begin()) return std::nullopt;
+  size_t index = static_cast<size_t>(after - steps.begin()) - 1;
+  if (index + 1 == steps.size() && ns > steps[index].end_ns) return std::nullopt;
+  return index;
+}
+
+std::string ProcessSteps::how_found() const {
+  switch (source) {
+    case StepSource::NvtxNumbered: return "NVTX ranges \"" + marker + "\" (numbered by the program)";
+    case StepSource::NvtxOrdered: return "NVTX ranges \"" + marker + "\" (numbered in order)";
+    case StepSource::LaunchCycle:
+      return "the repeating launch sequence (" + std::to_string(period) + " launches a step)";
+    case StepSource::None: break;
+  }
+  return "no NVTX step ranges and no repeating launch sequence";
+}
+
+const ProcessSteps* TraceSteps::find(ProcessId process) const {
+  for (const ProcessSteps& steps : processes) {
+    if (steps.process == process) return &steps;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> TraceSteps::step_of(const Operation& op) const {
+  const ProcessSteps* steps = find(op.process);
+  std::optional<size_t> index = steps ? steps->step_at(op.issue_ns) : std::nullopt;
+  if (!index) return std::nullopt;
+  return steps->steps[*index].number;
+}
+
+namespace {
+
+// What a process launched on its busiest device (kernels by name, copies and
+// memsets by kind), in issue order, and when each was issued.
+struct Launches {
+  std::vector<int64_t> symbols;
+  std::vector<int64_t> issue_ns;
+};
+
+// Everything the steps of one process are found from.
+struct ProcessWork {
+  std::vector<Operation> ops;  // kernels, copies, memsets
+  int64_t first_ns = INT64_MAX;
+  int64_t last_ns = INT64_MIN;
+};
+
+int64_t launch_symbol(const Operation& op) {
+  if (op.kind == OpKind::Kernel) return op.name_id;
+  return -1 - static_cast<int64_t>(op.kind) * 256 - static_cast<int64_t>(op.copy_kind);
+}
+
+Launches busiest_device_launches(std::vector<Operation>& ops) {
+  std::map<std::optional<int64_t>, size_t> per_device;
+  for (const Operation& op : ops) ++per_device[op.device.optional()];
+  std::optional<int64_t> busiest;
+  size_t most = 0;
+  for (const auto& [device, count] : per_device) {
+    if (count > most) std::tie(busiest, most) = std::tie(device, count);
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) {
+    return std::tie(a.issue_ns, a.kind, a.source_id) < std::tie(b.issue_ns, b.kind, b.source_id);
+  });
+  Launches launches;
+  for (const Operation& op : ops) {
+    if (op.device.optional() != busiest) continue;
+    launches.symbols.push_back(launch_symbol(op));
+    launches.issue_ns.push_back(op.issue_ns);
+  }
+  return launches;
+}
+
+struct MarkedRange {
+  int64_t start_ns = 0;
+  NullableInt end_ns;
+  std::optional<int64_t> number;
+};
+
+struct MarkerFamily {
+  int rank = 0;
+  std::vector<MarkedRange> ranges;
+};
+
+// Per process, per family of step-marking NVTX ranges, its ranges.
+std::map<ProcessId, std::map<std::string, MarkerFamily>> step_markers(Trace& trace) {
+  std::unordered_map<int64_t, StepName> names;
+  std::map<ProcessId, std::map<std::string, MarkerFamily>> markers;
+  for (const Packed<NvtxRangeRow>& range : trace.rows<NvtxRangeRow>()) {
+    if (range.kind == NvtxKind::Mark || !range.name_id) continue;
+    auto [named, added] = names.try_emplace(*range.name_id);
+    if (added) named->second = step_name(trace.string(range.name_id));
+    int rank = step_marker_rank(named->second);
+    if (rank == 0) continue;
+    MarkerFamily& family = markers[range.process][named->second.family];
+    family.rank = rank;
+    family.ranges.push_back({range.start_ns, range.end_ns, named->second.number});
+  }
+  return markers;
+}
+
+// The surest family; of equally sure ones, the one with the most ranges.
+const std::pair<const std::string, MarkerFamily>* surest(const std::map<std::string, MarkerFamily>& families) {
+  const std::pair<const std::string, MarkerFamily>* best = nullptr;
+  for (const auto& family : families) {
+    if (!best || std::make_pair(family.second.rank, family.second.ranges.size()) >
+                     std::make_pair(best->second.rank, best->second.ranges.size())) {
+      best = &family;
+    }
+  }
+  return best;
+}
+
+// Marked steps: each outermost range a step (a range inside another of its
+// family is part of it), numbered as the program numbered them when every
+// one is and the numbers increase, else in order from 1.
+void mark_steps(ProcessSteps& steps, std::string family, std::vector<MarkedRange> ranges, int64_t last_ns) {
+  std::sort(ranges.begin(), ranges.end(),
+            [](const MarkedRange& a, const MarkedRange& b) { return a.start_ns < b.start_ns; });
+  std::vector<MarkedRange> outermost;
+  for (const MarkedRange& range : ranges) {
+    if (!outermost.empty() && range.start_ns < outermost.back().end_ns.value_or(INT64_MAX)) continue;
+    outermost.push_back(range);
+  }
+  bool numbered = true;
+  for (size_t i = 0; i < outermost.size(); ++i) {
+    numbered = numbered && outermost[i].number && (i == 0 || *outermost[i].number > *outermost[i - 1].number);
+  }
+  steps.source = numbered ? StepSource::NvtxNumbered : StepSource::NvtxOrdered;
+  steps.marker = std::move(family);
+  for (size_t i = 0; i < outermost.size(); ++i) {
+    Step step;
+    step.number = numbered ? *outermost[i].number : static_cast<int64_t>(i) + 1;
+    step.start_ns = outermost[i].start_ns;
+    step.end_ns = i + 1 < outermost.size() ? outermost[i + 1].start_ns
+                                           : outermost[i].end_ns.value_or(std::max(last_ns, step.start_ns));
+    steps.steps.push_back(step);
+  }
+}
+
+// Marked steps before the first whose launches are most steps' are warm-up.
+void mark_warm_up(ProcessSteps& steps, const Launches& launches) {
+  std::vector<std::pair<size_t, size_t>> bounds;
+  auto index_at = [&](int64_t ns) {
+    return static_cast<size_t>(std::lower_bound(launches.issue_ns.begin(), launches.issue_ns.end(), ns) -
+                               launches.issue_ns.begin());
+  };
+  for (const Step& step : steps.steps) bounds.emplace_back(index_at(step.start_ns), index_at(step.end_ns));
+  size_t first = first_steady_step(launches.symbols, bounds);
+  for (size_t i = 0; i < first; ++i) steps.steps[i].steady = false;
+}
+
+void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns) {
+  std::optional<LaunchCycle> cycle = find_launch_cycle(launches.symbols);
+  if (!cycle) return;
+  steps.source = StepSource::LaunchCycle;
+  steps.period = cycle->period;
+  for (size_t i = 0; i < cycle->starts.size(); ++i) {
+    Step step;
+    step.number = static_cast<int64_t>(i) + 1;
+    step.start_ns = launches.issue_ns[cycle->starts[i]];
+    step.end_ns = i + 1 < cycle->starts.size() ? launches.issue_ns[cycle->starts[i + 1]]
+                                               : std::max(last_ns, step.start_ns);
+    steps.steps.push_back(step);
+  }
+}
+
+}  // namespace
+
+TraceSteps find_steps(Trace& trace) {
+  std::map<ProcessId, ProcessWork> work;
+  auto add = [&](const Operation& op) {
+    ProcessWork& process = work[op.process];
+    process.ops.push_back(op);
+    process.first_ns = std::min(process.first_ns, op.issue_ns);
+    process.last_ns = std::max(process.last_ns, op.end_ns);
+  };
+  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) add(operation_of(kernel));
+  for (const Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) add(operation_of(copy));
+  for (const Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) add(operation_of(memset));
+  auto markers = step_markers(trace);
+  for (const auto& [process, families] : markers) work.try_emplace(process);
+  TraceSteps found;
+  for (auto& [process, process_work] : work) {
+    ProcessSteps steps;
+    steps.process = process;
+    const TraceProcess* listed = trace.processes().find(process);
+    steps.start_ns = listed && listed->start_ns ? *listed->start_ns
+                                                : (process_work.ops.empty() ? 0 : process_work.first_ns);
+    Launches launches = busiest_device_launches(process_work.ops);
+    process_work.ops = {};
+    auto marked = markers.find(process);
+    if (marked != markers.end()) {
+      const auto* family = surest(marked->second);
+      mark_steps(steps, family->first, family->second.ranges, process_work.last_ns);
+      mark_warm_up(steps, launches);
+    } else {
+      detect_steps(steps, launches, process_work.last_ns);
+    }
+    found.processes.push_back(std::move(steps));
+  }
+  return found;
+}
+
+}  // namespace apptracer::trace

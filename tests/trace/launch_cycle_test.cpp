@@ -1,0 +1,88 @@
+// Steps found from a launch sequence alone: the period of what repeats, and
+// where each step begins.
+#include <gtest/gtest.h>
+
+#include "analyzer/trace/launch_cycle.h"
+
+namespace apptracer::trace {
+namespace {
+
+// `steps` copies of `step` after `startup`.
+std::vector<int64_t> repeated(const std::vector<int64_t>& startup, const std::vector<int64_t>& step, size_t steps) {
+  std::vector<int64_t> symbols = startup;
+  for (size_t i = 0; i < steps; ++i) symbols.insert(symbols.end(), step.begin(), step.end());
+  return symbols;
+}
+
+// A transformer-like step: the same layer six times forward, six times
+// backward, then the optimizer. The layer repeats too, but a step is all of it.
+TEST(LaunchCycle, AStepIsTheWholeCycleNotARepeatingLayer) {
+  enum : int64_t { embed = 1, ln, attn, mlp, loss, ln_b, attn_b, mlp_b, adam_a, adam_b, init };
+  std::vector<int64_t> step{embed};
+  for (int layer = 0; layer < 6; ++layer) step.insert(step.end(), {ln, attn, mlp});
+  step.push_back(loss);
+  for (int layer = 0; layer < 6; ++layer) step.insert(step.end(), {mlp_b, attn_b, ln_b});
+  step.insert(step.end(), {adam_a, adam_b});
+  std::optional<LaunchCycle> cycle = find_launch_cycle(repeated({init, init, ln, init}, step, 40));
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, step.size());
+  ASSERT_EQ(cycle->starts.size(), 40u);
+  EXPECT_EQ(cycle->starts[0], 4u);  // the first embed after start-up
+  EXPECT_EQ(cycle->starts[39], 4 + 39 * step.size());
+}
+
+// A kernel launched twice a step, 8 launches apart in a step of 10: its
+// 8-launch segments are alike and hold 80% of the launches, but the last
+// launch of each step would be in no such "step".
+TEST(LaunchCycle, AKernelTwiceAStepDoesNotCutTheStepInTwo) {
+  std::vector<int64_t> step{100, 1, 2, 3, 4, 5, 6, 7, 100, 8};
+  std::optional<LaunchCycle> cycle = find_launch_cycle(repeated({}, step, 50));
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, 10u);
+  EXPECT_EQ(cycle->starts.size(), 50u);
+}
+
+// An extra kernel in every tenth step, and a last step cut short: still one
+// step per cycle, and the cut one is a step.
+TEST(LaunchCycle, OccasionalExtraLaunchesAndAPartialLastStepAreSteps) {
+  std::vector<int64_t> step{10, 11, 12, 13, 14, 15, 16};
+  std::vector<int64_t> symbols{1, 2, 3};
+  for (int i = 0; i < 30; ++i) {
+    symbols.insert(symbols.end(), step.begin(), step.begin() + 3);
+    if (i % 10 == 4) symbols.push_back(99);
+    symbols.insert(symbols.end(), step.begin() + 3, step.end());
+  }
+  symbols.insert(symbols.end(), step.begin(), step.begin() + 4);
+  std::optional<LaunchCycle> cycle = find_launch_cycle(symbols);
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, step.size());
+  EXPECT_EQ(cycle->starts.size(), 31u);
+  EXPECT_EQ(cycle->starts.front(), 3u);
+  EXPECT_EQ(cycle->starts.back(), symbols.size() - 4);
+}
+
+TEST(LaunchCycle, NoRepetitionIsNoSteps) {
+  std::vector<int64_t> distinct;
+  for (int64_t i = 0; i < 1000; ++i) distinct.push_back(i);
+  EXPECT_FALSE(find_launch_cycle(distinct));
+  EXPECT_FALSE(find_launch_cycle({}));
+  // Twice is no pattern yet.
+  EXPECT_FALSE(find_launch_cycle(repeated({}, {1, 2, 3}, 2)));
+}
+
+// A sequence that repeats only at the start is start-up, not steps.
+TEST(LaunchCycle, RepetitionOnlyAtStartUpIsNoSteps) {
+  std::vector<int64_t> symbols = repeated({}, {1, 2}, 5);
+  for (int64_t i = 0; i < 200; ++i) symbols.push_back(100 + i);
+  EXPECT_FALSE(find_launch_cycle(symbols));
+}
+
+TEST(LaunchCycle, WarmUpStepsAreThoseBeforeTheFirstUsualOne) {
+  std::vector<int64_t> symbols{1, 9, 2, 1, 2, 1, 2, 1, 2};
+  EXPECT_EQ(first_steady_step(symbols, {{0, 3}, {3, 5}, {5, 7}, {7, 9}}), 1u);
+  // All different: none is usual, and none is warm-up.
+  EXPECT_EQ(first_steady_step(symbols, {{0, 2}, {2, 5}}), 0u);
+}
+
+}  // namespace
+}  // namespace apptracer::trace

@@ -1,0 +1,268 @@
+// A program's steps in the trace model: from NVTX step ranges however the
+// program names them, else from its repeating launches; and the model limited
+// to some steps.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analyzer/trace/trace.h"
+#include "scratch_dir.h"
+#include "trace_builder.h"
+
+namespace apptracer::trace {
+namespace {
+
+constexpr int64_t kLaunchNs = 10'000;  // one launch issued every 10 us
+
+class Steps : public ::testing::Test {
+ protected:
+  // A kernel issued now, running 1 us later for 5 us; the clock moves on.
+  int64_t kernel(const std::string& name) {
+    testing::KernelRow row;
+    row.demangled_name = name;
+    row.api_start_ns = now_;
+    row.gpu_start_ns = now_ + 1'000;
+    row.gpu_end_ns = now_ + 6'000;
+    now_ += kLaunchNs;
+    return builder_.add(row);
+  }
+
+  void kernels(const std::vector<std::string>& names) {
+    for (const std::string& name : names) kernel(name);
+  }
+
+  void range(const std::string& name, int64_t start, int64_t end) {
+    testing::NvtxRangeRow row;
+    row.name = name;
+    row.start_ns = start;
+    row.end_ns = end;
+    builder_.add(row);
+  }
+
+  // `count` steps, each a range named by `name(i)` around two kernels.
+  template <typename Name>
+  void marked_steps(int count, Name name) {
+    for (int i = 0; i < count; ++i) {
+      int64_t start = now_;
+      kernels({"forward", "backward"});
+      range(name(i), start, now_ - 1);
+    }
+  }
+
+  const ProcessSteps& steps() {
+    trace_.emplace(builder_.db());
+    const TraceSteps& all = trace_->steps();
+    EXPECT_EQ(all.processes.size(), 1u);
+    return all.processes.front();
+  }
+
+  std::vector<int64_t> numbers(const ProcessSteps& steps) {
+    std::vector<int64_t> found;
+    for (const Step& step : steps.steps) found.push_back(step.number);
+    return found;
+  }
+
+  testing::TraceBuilder builder_;
+  std::optional<Trace> trace_;
+  int64_t now_ = 1'000'000;
+};
+
+TEST_F(Steps, NumberedNvtxRangesAreStepsWithTheirNumbers) {
+  kernels({"init"});
+  int64_t first = now_;
+  marked_steps(4, [](int i) { return "step " + std::to_string(i + 5); });
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.source, StepSource::NvtxNumbered);
+  EXPECT_EQ(found.marker, "step");
+  EXPECT_EQ(numbers(found), (std::vector<int64_t>{5, 6, 7, 8}));
+  EXPECT_EQ(found.steps[0].start_ns, first);
+  EXPECT_EQ(found.steps[0].end_ns, found.steps[1].start_ns);  // to the next step's start
+  EXPECT_EQ(found.steps[3].end_ns, now_ - 1);                 // the last: to its range's end
+  EXPECT_EQ(found.startup_end_ns(), first);
+}
+
+TEST_F(Steps, RangesNamedAlikeAreNumberedInOrder) {
+  kernels({"init", "init"});
+  marked_steps(3, [](int) { return "step"; });
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.source, StepSource::NvtxOrdered);
+  EXPECT_EQ(numbers(found), (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(found.how_found(), "NVTX ranges \"step\" (numbered in order)");
+}
+
+// torch.profiler's steps, with other ranges around and inside them.
+TEST_F(Steps, ProfilerStepsAreStepsAndOtherRangesAreNot) {
+  range("epoch 0", now_, now_ + 100 * kLaunchNs);
+  int64_t first = now_;
+  marked_steps(3, [](int i) { return "ProfilerStep#" + std::to_string(i); });
+  range("forward", first, first + kLaunchNs);
+  range("iteration", first, first + kLaunchNs);  // less sure a marker than ProfilerStep
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.marker, "ProfilerStep");
+  EXPECT_EQ(numbers(found), (std::vector<int64_t>{0, 1, 2}));
+}
+
+// The first step ran other kernels as well (tuning, first-time work): it is
+// warm-up, and start-up lasts until the second.
+TEST_F(Steps, AMarkedStepUnlikeTheRestIsWarmUp) {
+  int64_t first = now_;
+  kernels({"autotune", "forward", "backward"});
+  range("step 0", first, now_ - 1);
+  int64_t second = now_;
+  marked_steps(3, [](int i) { return "step " + std::to_string(i + 1); });
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 4u);
+  EXPECT_FALSE(found.steps[0].steady);
+  EXPECT_TRUE(found.steps[1].steady);
+  EXPECT_EQ(found.first_steady(), 1u);
+  EXPECT_EQ(found.startup_end_ns(), second);
+}
+
+// Without markers: start-up's own kernels, then 20 steps of one cycle.
+TEST_F(Steps, UnmarkedStepsAreFoundFromTheRepeatingLaunches) {
+  kernels({"load_weights", "gemm", "cudnn_find", "gemm", "warm"});
+  std::vector<std::string> step{"embed", "gemm", "relu", "gemm", "loss", "gemm_bwd", "relu_bwd", "gemm_bwd", "sgd"};
+  std::vector<int64_t> starts;
+  for (int i = 0; i < 20; ++i) {
+    starts.push_back(now_);
+    kernels(step);
+  }
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.source, StepSource::LaunchCycle);
+  EXPECT_EQ(found.period, step.size());
+  ASSERT_EQ(found.steps.size(), 20u);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    EXPECT_EQ(found.steps[i].number, static_cast<int64_t>(i) + 1);
+    EXPECT_EQ(found.steps[i].start_ns, starts[i]);
+  }
+  EXPECT_EQ(found.startup_end_ns(), starts[0]);
+  EXPECT_EQ(found.how_found(), "the repeating launch sequence (9 launches a step)");
+  // An operation's step: the one it was issued in.
+  Operation op;
+  op.issue_ns = starts[3] + kLaunchNs;
+  EXPECT_EQ(trace_->steps().step_of(op), 4);
+  op.issue_ns = starts[0] - 1;
+  EXPECT_FALSE(trace_->steps().step_of(op));
+}
+
+// An extra kernel every tenth step and a last step cut short.
+TEST_F(Steps, UnmarkedStepsWithNoiseAndAPartialLastStep) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "conv", "bn", "relu", "conv_bwd", "bn_bwd", "adam"};
+  for (int i = 0; i < 30; ++i) {
+    kernels({step.begin(), step.begin() + 3});
+    if (i % 10 == 9) kernel("log_metrics");
+    kernels({step.begin() + 3, step.end()});
+  }
+  int64_t last = now_;
+  kernels({step.begin(), step.begin() + 2});
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 31u);
+  EXPECT_EQ(found.steps.back().start_ns, last);
+}
+
+TEST_F(Steps, NoRepetitionIsNoSteps) {
+  for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.source, StepSource::None);
+  EXPECT_TRUE(found.steps.empty());
+  EXPECT_FALSE(found.startup_end_ns());
+  EXPECT_EQ(found.how_found(), "no NVTX step ranges and no repeating launch sequence");
+}
+
+// Limited to steps 2-3, the event rows are those issued in them, read
+// before or after; allocations stay whole.
+TEST_F(Steps, TheModelLimitedToStepsHoldsTheirEventsOnly) {
+  testing::AllocationRow allocation;
+  allocation.alloc_ns = 0;
+  allocation.bytes = 4096;
+  builder_.add(allocation);
+  kernels({"init"});
+  std::vector<int64_t> call_at;
+  marked_steps(4, [&](int i) {
+    testing::ApiCallRow call;
+    call.name = "cudaLaunchKernel";
+    call.start_ns = call.end_ns = now_ - 1;
+    builder_.add(call);
+    return "step " + std::to_string(i + 1);
+  });
+  Trace trace(builder_.db());
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 9u);  // read before it is limited
+  trace.limit_to_steps(StepSelection{std::make_pair(2, 3), false});
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 4u);
+  EXPECT_EQ(trace.rows<ApiCallRow>().size(), 2u);  // read after
+  EXPECT_EQ(trace.rows<AllocationRow>().size(), 1u);
+  int64_t streamed = 0;
+  trace.stream<KernelRow>("", [&](const Packed<KernelRow>&) { ++streamed; });
+  EXPECT_EQ(streamed, 4);
+  EXPECT_EQ(trace.window()->describe(), "steps 2-3 (from NVTX ranges \"step\" (numbered by the program))");
+  // The steps stay those of the whole trace.
+  EXPECT_EQ(trace.steps().processes.front().steps.size(), 4u);
+}
+
+TEST_F(Steps, SteadyIsEveryStepAfterStartUp) {
+  kernels({"init"});
+  int64_t first = now_;
+  kernels({"autotune", "forward", "backward"});
+  range("step", first, now_ - 1);
+  marked_steps(3, [](int) { return "step"; });
+  Trace trace(builder_.db());
+  trace.limit_to_steps(StepSelection{std::nullopt, true});
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 6u);
+}
+
+TEST_F(Steps, StepsTheTraceLacksAreOneLineErrors) {
+  marked_steps(3, [](int i) { return "step " + std::to_string(i); });
+  Trace trace(builder_.db(), "t.db");
+  try {
+    trace.limit_to_steps(StepSelection{std::make_pair(100, 200), false});
+    FAIL() << "steps 100-200 of a trace of 3";
+  } catch (const TraceError& error) {
+    EXPECT_STREQ(error.what(),
+                 "t.db: steps 100-200 asked for, but the trace's steps are 0-2 (from NVTX ranges \"step\" "
+                 "(numbered by the program))");
+  }
+}
+
+TEST(StepsWithout, ATraceWithoutStepsCannotBeLimitedToSome) {
+  testing::TraceBuilder builder;
+  Trace trace(builder.db(), "t.db");
+  EXPECT_THROW(trace.limit_to_steps(StepSelection{std::nullopt, true}), TraceError);
+}
+
+// The bundled PyTorch example marks its 30 steps with ranges named "step";
+// its first step (cuDNN and cuBLAS first-time work) is warm-up. Without the
+// ranges, its launches give the same 30 steps.
+TEST(StepsOfTheExample, ThirtyStepsMarkedOrNot) {
+  testing::ScratchDir scratch;
+  std::string copy = scratch / "pytorch_train.db";
+  std::filesystem::copy_file(std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db", copy);
+  Database db(copy, Database::Mode::ReadWrite);
+  {
+    Trace trace(db);
+    const ProcessSteps& marked = trace.steps().processes.at(0);
+    EXPECT_EQ(marked.source, StepSource::NvtxOrdered);
+    EXPECT_EQ(marked.steps.size(), 30u);
+    EXPECT_EQ(marked.first_steady(), 1u);
+  }
+  db.exec("DELETE FROM nvtx_ranges");
+  Trace trace(db);
+  const ProcessSteps& found = trace.steps().processes.at(0);
+  EXPECT_EQ(found.source, StepSource::LaunchCycle);
+  EXPECT_EQ(found.steps.size(), 30u);
+}
+
+TEST(StepNumbers, AreARangeOrOneNumber) {
+  EXPECT_EQ(parse_step_numbers("100-200"), std::make_pair(int64_t{100}, int64_t{200}));
+  EXPECT_EQ(parse_step_numbers("7"), std::make_pair(int64_t{7}, int64_t{7}));
+  for (const char* bad : {"", "-", "5-", "-5", "9-3", "a-b", "1-2-3", "1.5"}) {
+    EXPECT_THROW(parse_step_numbers(bad), std::invalid_argument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace apptracer::trace
