@@ -10,7 +10,7 @@ file, and say in one line what is wrong with the others.
   as `apptracer dvdg` killed while storing leaves) is read as it was before
   that write;
 - a WAL trace without its log is read as it is, creating none;
-- schema versions 2 and 3 are read; older, newer and nonsense ones are one
+- schema versions 2 to 4 are read; older, newer and nonsense ones are one
   line naming the file; so are missing tables, and traces and system files
   the user may not read (permission denied, not "not an SQLite database");
 - `dvdg` on a trace still being recorded does not store a stale graph.

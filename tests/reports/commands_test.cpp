@@ -284,7 +284,7 @@ TEST_F(Commands, TimelineHtaWritesAFilePerRank) {
   std::string folder = base_ + "_hta";
   CommandRun run = apptracer("timeline " + trace_ + " --hta " + folder);
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_NE(run.err.find("for HTA (1 rank)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("for HTA (1 rank"), std::string::npos) << run.err;
   nlohmann::json one = nlohmann::json::parse(read_file(folder + "/rank0.json"));
   EXPECT_EQ(one["distributedInfo"]["rank"], 0);
   int slices = 0;

@@ -431,7 +431,9 @@ std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> written_times(C
   }
   writer.finish();
   std::map<std::string, std::pair<nlohmann::json, nlohmann::json>> found;
-  for (const nlohmann::json& event : nlohmann::json::parse(out.str())["traceEvents"]) {
+  // Held by name: a range-for over a temporary's member would outlive it.
+  nlohmann::json written = nlohmann::json::parse(out.str());
+  for (const nlohmann::json& event : written["traceEvents"]) {
     if (event["ph"] == "X") found[event["name"]] = {event["ts"], event["dur"]};
   }
   return found;

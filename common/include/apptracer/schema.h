@@ -13,7 +13,9 @@ namespace apptracer {
 //    (kernel_arg_sets, kernel_arg_words; kernel_args is a view).
 // 4: a runtime call's first driver call folded into its api_calls row
 //    (driver_name_id) instead of a row of its own; no index on api_calls.start_ns.
-inline constexpr int kSchemaVersion = 4;
+// 5: streams (each stream CUPTI reported and how it orders with the legacy
+//    default stream).
+inline constexpr int kSchemaVersion = 5;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
