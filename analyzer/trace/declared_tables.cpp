@@ -17,8 +17,14 @@ void require_declared_tables(Database& db) {
   bool current = *version == kSchemaVersion;
   bool too_old = *version < kOldestReadableSchemaVersion;
   if (!current && !too_old) return;
+  auto added_later = [&](const std::string& name) {
+    for (const TableAddedLater& later : kTablesAddedLater) {
+      if (name == later.table && *version < later.version) return true;
+    }
+    return false;
+  };
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
-    if (db.has_table(table->name)) continue;
+    if (db.has_table(table->name) || added_later(table->name)) continue;
     std::string lacks = "the trace has no table " + table->name + " (no such table)";
     if (too_old) throw SqliteError(lacks);
     throw DamagedTrace(lacks + ", though its schema version declares it; is it damaged?");
@@ -27,6 +33,7 @@ void require_declared_tables(Database& db) {
   // read (table_reader.cpp); an older one lacks what this apptracer needs.
   if (!too_old) return;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {
+    if (added_later(table->name)) continue;
     for (const ColumnInfo& column : table->columns) {
       bool always_holds_a_value = column.sql_type.find("NOT NULL") != std::string::npos;
       if (always_holds_a_value && !db.has_column(table->name, column.name)) {

@@ -143,7 +143,8 @@ class Checks:
         self.expect(name, "memsets", dict(by_category["gpu_memset"]), dict(memsets))
         if copies:
             # Its bandwidth is bytes over length: a copy of no length is left out.
-            summary = analysis.get_memory_bw_summary()
+            # HTA summarizes rank 0 unless told which.
+            summary = analysis.get_memory_bw_summary(ranks=[rank])
             got = {kind: int(row[("memory_bw_gbps", "count")]) for (r, kind), row in
                    summary.iterrows() if r == rank and kind.startswith("Memcpy")}
             self.expect(name, "copies in the memory bandwidth summary", got, dict(copy_kinds))

@@ -19,6 +19,14 @@ inline constexpr int kSchemaVersion = 5;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
+// Trace tables recorded only from a later version on: a trace of an earlier
+// version lacks them and is not damaged (their readers do without them).
+struct TableAddedLater {
+  const char* table;
+  int version;
+};
+inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}};
+
 // Values of meta's `status` key.
 inline constexpr const char* kStatusRecording = "incomplete";
 inline constexpr const char* kStatusComplete = "complete";
