@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analyzer/dvdg/labels.h"
+#include "analyzer/model/copy_path.h"
 #include "analyzer/diagnose/measured_transfer_cost.h"
 #include "analyzer/diagnose/rules.h"
 
@@ -151,12 +152,17 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
     std::optional<double> predicted = context.cost.time_ns(pinned, t.bytes);
+    int64_t now = held_ns(facts, busy[t.device.value_or(0)], t);
+    if (std::optional<double> staged = context.cost.time_ns(path_of(t), t.bytes); predicted && staged) {
+      // As whatif --pin prices it.
+      predicted = model::pinned_copy_ns(*predicted, *staged, static_cast<double>(now));
+    }
     group.known = group.known && predicted;
     group.pinned += predicted.value_or(0);
     ++group.count;
     group.async += t.is_async;
     group.bytes = saturating_add(group.bytes, t.bytes);
-    group.now = saturating_add(group.now, held_ns(facts, busy[t.device.value_or(0)], t));
+    group.now = saturating_add(group.now, now);
     add_row(context, group.finding, "memcpys", t.id);
     add_name(group.finding, transfer_name(t));
   }

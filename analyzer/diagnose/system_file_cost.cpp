@@ -2,9 +2,35 @@
 
 #include <cstdio>
 
+#include "analyzer/model/copy_path.h"
 #include "analyzer/model/system_file.h"
 
 namespace apptracer::diagnose {
+
+namespace {
+
+// A host copy as the trace records it (host memory other than pageable
+// counts as pinned; GPU 0 where none is known).
+model::CopyEndpoints host_copy(const TransferPath& path) {
+  MemoryKind host = path.host_memory == MemoryKind::Pageable ? MemoryKind::Pageable : MemoryKind::Pinned;
+  int64_t device = path.device.value_or(0);
+  model::CopyEndpoints copy;
+  copy.kind = path.kind;
+  if (path.kind == CopyKind::HtoD) {
+    copy.src_memory = host;
+    copy.dst_memory = MemoryKind::Device;
+    copy.dst_device = device;
+    copy.src_numa = path.numa_node;
+  } else {
+    copy.src_memory = MemoryKind::Device;
+    copy.dst_memory = host;
+    copy.src_device = device;
+    copy.dst_numa = path.numa_node;
+  }
+  return copy;
+}
+
+}  // namespace
 
 std::optional<model::LinkPath> link_path_of(const TransferPath& path) {
   model::LinkPath link;
@@ -20,10 +46,8 @@ std::optional<model::LinkPath> link_path_of(const TransferPath& path) {
         link.numa_node = -1;
         return link;
       }
-      link.kind = to_device ? model::LinkKind::HtoD : model::LinkKind::DtoH;
-      link.host = path.host_memory == MemoryKind::Pageable ? model::HostMemory::Pageable
-                                                            : model::HostMemory::Pinned;
-      return link;
+      // The path whatif takes for the same copy: one path model for both.
+      return model::path_of_copy(host_copy(path));
     case CopyKind::DtoD:
       link.kind = model::LinkKind::DtoD;
       link.numa_node = -1;

@@ -1,5 +1,7 @@
 #include "analyzer/model/copy_path.h"
 
+#include <algorithm>
+
 namespace apptracer::model {
 
 namespace {
@@ -42,6 +44,11 @@ std::optional<LinkPath> path_of_copy(const CopyEndpoints& copy, const Placement&
     }
     default: return std::nullopt;
   }
+}
+
+double pinned_copy_ns(double pinned_model_ns, double pageable_model_ns, double recorded_ns) {
+  if (pageable_model_ns <= 0 || recorded_ns <= 0) return pinned_model_ns;
+  return std::min(pinned_model_ns, pinned_model_ns * recorded_ns / pageable_model_ns);
 }
 
 }  // namespace apptracer::model

@@ -42,4 +42,14 @@ struct Placement {
 // memory, unknown endpoints.
 std::optional<LinkPath> path_of_copy(const CopyEndpoints& copy, const Placement& placement = {});
 
+// What a copy staged through pageable memory that took `recorded_ns` (its
+// staging and DMA) would take from pinned memory: its pinned path's time.
+// Where the copy ran faster than its pageable path's model, the machine is
+// faster than its system file says, and the pinned time is scaled by the
+// same ratio, so a copy the model prices faster pinned is never slower
+// pinned than recorded. (A copy slower than the model paid for its staging,
+// which pinning removes: the pinned time is kept.) `whatif --pin` and
+// diagnose's pageable_copy price pinning with it.
+double pinned_copy_ns(double pinned_model_ns, double pageable_model_ns, double recorded_ns);
+
 }  // namespace apptracer::model

@@ -49,38 +49,79 @@ double prefetched_kernel_ns(const ReplayOp& op, double own, const model::SystemM
   return std::max(0.0, own - *fault) + *prefetch;
 }
 
+// The measured path that prices `wanted` on `system`, with the stand-ins
+// for what it did not measure: a peer copy without peer access is staged
+// through the host; a system file from before `links` measured untouched
+// destinations prices them as pageable. `wanted` becomes the path looked up.
+model::ResolvedPath resolve_path(const model::SystemModel& system, LinkPath& wanted) {
+  model::ResolvedPath resolved = system.resolve(wanted);
+  if (!resolved.path && wanted.kind == LinkKind::PeerDirect) {
+    wanted.kind = LinkKind::PeerStaged;
+    resolved = system.resolve(wanted);
+  }
+  if (!resolved.path && wanted.host == HostMemory::Fresh) {
+    wanted.host = HostMemory::Pageable;
+    resolved = system.resolve(wanted);
+  }
+  return resolved;
+}
+
+// Whether the copy's call waited for the copy alone (a staging call): its
+// own time and tail are the copy's staging.
+bool staging_call_waits_for(uint32_t i, const ReplayOp& op, const ReplayGraph& recorded_graph) {
+  if (op.call < 0) return false;
+  auto c = static_cast<uint32_t>(op.call);
+  uint32_t begin = recorded_graph.deps_begin[c], end = recorded_graph.deps_begin[c + 1];
+  return end == begin + 1 && recorded_graph.deps[begin].node == recorded_graph.op_node(i);
+}
+
 // A copy staged through the driver's pinned buffer (from or into pageable
-// memory): its path's model is the whole copy as `links` times it, from when
-// its stream reaches it until the last byte is in place, while the trace
-// splits it in three: the staging before the DMA (in the call, before the
-// activity's start), the DMA (the activity) and the copy out of the staging
-// buffer after it (in the call, after the activity's end). Each part takes
-// its recorded share of the model's time, so a model that matches the
-// recording replays it as recorded.
-void price_staged(uint32_t i, const ReplayOp& op, double priced, const RecordedTiming& recorded,
-                  const ReplayGraph& recorded_graph, NodeTiming& t) {
+// memory) shows in the trace in three parts: the staging before the DMA (in
+// the call, before the activity's start: its launch, or its gap where the
+// stream still held it), the DMA (the activity) and the copy out of the
+// staging buffer after it (in the call, after the activity's end). Its path's
+// model is the whole copy as `links` times it, which misses what staging
+// costs a program (its first touch of pages, a busy CPU, the copy's place in
+// a pipeline): a 2 KiB copy of a PyTorch step staged for 13 us where `links`
+// priced it at 1 us. So each part keeps its recorded time, times `scale`:
+// what the scenario's path costs over what the recording's path costs on
+// the recording's machine (1 with nothing changed: the recording).
+void scale_staged(uint32_t i, const ReplayOp& op, double scale, const RecordedTiming& recorded,
+                  const ReplayGraph& recorded_graph, const ReplayGraph& graph, NodeTiming& t) {
   const NodeTiming& was = recorded.timing;
-  int64_t before = recorded.held[i] ? was.gap[i] : was.launch[i];
-  bool call_waits_for_it = false;
-  if (op.call >= 0) {
-    auto c = static_cast<uint32_t>(op.call);
-    uint32_t begin = recorded_graph.deps_begin[c], end = recorded_graph.deps_begin[c + 1];
-    call_waits_for_it = end == begin + 1 && recorded_graph.deps[begin].node == recorded_graph.op_node(i);
+  auto scaled = [scale](int64_t ns) { return saturating_round(static_cast<double>(ns) * scale); };
+  if (recorded.held[i]) {
+    t.gap[i] = scaled(was.gap[i]);
+    if (!graph.moved[i]) t.lane_gap[i] = scaled(was.lane_gap[i]);
+  } else {
+    t.launch[i] = scaled(was.launch[i]);
   }
-  int64_t after = call_waits_for_it ? std::max<int64_t>(0, was.call_tail[op.call]) : 0;
-  double whole = static_cast<double>(saturating_add(saturating_add(before, was.duration[i]), after));
-  if (whole <= 0) {
-    t.duration[i] = saturating_round(priced);
-    return;
-  }
-  double share = priced / whole;
-  auto scaled = [share](int64_t ns) { return saturating_round(static_cast<double>(ns) * share); };
-  (recorded.held[i] ? t.gap[i] : t.launch[i]) = scaled(before);
   t.duration[i] = scaled(was.duration[i]);
-  if (call_waits_for_it) {
+  if (staging_call_waits_for(i, op, recorded_graph)) {
     t.call_own[op.call] = scaled(was.call_own[op.call]);
     t.call_tail[op.call] = scaled(was.call_tail[op.call]);
   }
+}
+
+// The staged copy's recorded time, from its staging to the return of the
+// call that waited for it: what scale_staged scales.
+double staged_recorded_ns(uint32_t i, const ReplayOp& op, const RecordedTiming& recorded,
+                          const ReplayGraph& recorded_graph) {
+  const NodeTiming& was = recorded.timing;
+  int64_t before = recorded.held[i] ? was.gap[i] : was.launch[i];
+  int64_t after = staging_call_waits_for(i, op, recorded_graph) ? std::max<int64_t>(0, was.call_tail[op.call]) : 0;
+  return static_cast<double>(saturating_add(saturating_add(before, was.duration[i]), after));
+}
+
+// What the copy's recorded path costs on the recording's machine, or
+// nullopt where that system has no such path.
+std::optional<double> recorded_path_ns(const ReplayOp& op, const model::SystemModel& recorded_on) {
+  std::optional<LinkPath> path = wanted_path(op, Scenario{});
+  if (!path) return std::nullopt;
+  model::ResolvedPath resolved = resolve_path(recorded_on, *path);
+  if (!resolved.path) return std::nullopt;
+  double ns = resolved.path->model.transfer_ns(op.bytes);
+  return ns > 0 ? std::optional<double>(ns) : std::nullopt;
 }
 
 }  // namespace
@@ -143,8 +184,12 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     bool to_peer = relays && relays->peer_path[i];
     std::optional<LinkPath> wanted = to_peer ? relays->peer_path[i] : wanted_path(op, scenario);
     if (op.kind == OpKind::Copy && (scenario.pin || to_peer) && from_pageable(op)) {
-      // No longer staged by the host: issued like the trace's other copies.
+      // No longer staged by the host: issued like the trace's other copies,
+      // and started as they are once its stream frees, not after the
+      // staging that held it there.
       t.launch[i] = recorded.typical.copy_launch_ns;
+      t.gap[i] = std::min(t.gap[i], recorded.typical.gap_ns);
+      t.lane_gap[i] = std::min(t.lane_gap[i], t.gap[i]);
       if (op.call >= 0) {
         // Its call no longer stages it: it issues the copy and waits.
         t.call_own[op.call] = std::min(t.call_own[op.call], recorded.typical.async_call_ns);
@@ -155,28 +200,28 @@ ScenarioTiming scenario_timing(const ReplayInput& input, const RecordedTiming& r
     TransferUse& use = out.transfers[i];
     use.wanted = wanted->name();
     if (!scenario.system) continue;
-    model::ResolvedPath resolved = scenario.system->resolve(*wanted);
-    if (!resolved.path && wanted->kind == LinkKind::PeerDirect) {
-      // No peer access measured here: the driver stages the copy through the host.
-      wanted->kind = LinkKind::PeerStaged;
-      resolved = scenario.system->resolve(*wanted);
-    }
-    if (!resolved.path && wanted->host == HostMemory::Fresh) {
-      // A system file from before `links` measured untouched destinations.
-      wanted->host = HostMemory::Pageable;
-      resolved = scenario.system->resolve(*wanted);
-    }
+    model::ResolvedPath resolved = resolve_path(*scenario.system, *wanted);
     if (!resolved.path) continue;
     use.used = resolved.path->path.name();
     use.duplex_measured = resolved.path->duplex.has_value();
     double priced = resolved.path->model.transfer_ns(op.bytes);
-    bool staged = wanted->host == HostMemory::Pageable || wanted->host == HostMemory::Fresh;
-    if (staged && from_pageable(op)) {
-      price_staged(static_cast<uint32_t>(i), op, priced, recorded, recorded_graph, t);
+    auto index = static_cast<uint32_t>(i);
+    bool staged = from_pageable(op) && (wanted->host == HostMemory::Pageable || wanted->host == HostMemory::Fresh);
+    std::optional<double> reference;
+    if (from_pageable(op) && scenario.recorded_on) reference = recorded_path_ns(op, *scenario.recorded_on);
+    double whole = from_pageable(op) ? staged_recorded_ns(index, op, recorded, recorded_graph) : 0;
+    if (staged && (reference || whole > 0)) {
+      // Without a model of the recording's machine to compare with, the
+      // model's time is split between the parts as the recording split it.
+      scale_staged(index, op, priced / (reference ? *reference : whole), recorded, recorded_graph, graph, t);
+      use.from_recording = true;
+    } else if (reference && scenario.pin && !to_peer) {
+      t.duration[i] = saturating_round(model::pinned_copy_ns(priced, *reference, whole));
     } else {
       t.duration[i] = saturating_round(priced);
     }
-    t.duplex[i] = use.duplex_measured ? resolved.path->duplex->factor : 1.0;
+    // A time taken from the recording already holds the contention it met.
+    t.duplex[i] = use.duplex_measured && !use.from_recording ? resolved.path->duplex->factor : 1.0;
     t.link[i] = links.emplace(link_name(*wanted), static_cast<int32_t>(links.size())).first->second;
   }
   // A GPU's HtoD and DtoH links are the two directions of its host link.

@@ -4,9 +4,11 @@
 // Copies (and prefetches) take the time the system's model gives their path
 // (model/system_model.h): the path is the copy's direction, host memory
 // kind and NUMA node, and GPUs, as the trace recorded them, with the changes
-// applied. A copy staged through pageable memory is priced whole, its
-// staging in the call before or after the DMA included, and the model's time
-// is split between them as the recording split it. A copy no path models (host to host, managed memory copied with
+// applied. A copy staged through pageable memory keeps what the recording
+// shows of it (its staging in the call before or after the DMA, and the
+// DMA), each part times what its path in the scenario costs over what its
+// recorded path costs on the recording's machine: with nothing changed, the
+// recording; pinned, it takes its pinned path's time, not staged. A copy no path models (host to host, managed memory copied with
 // cudaMemcpy, an unknown endpoint) keeps its recorded time. While a copy
 // the other way over the same GPU's host link runs, a copy keeps its path's
 // duplex share of its speed (timeline.h; prefetches, whose paths have none,
@@ -33,6 +35,11 @@ class KernelTraffic;
 
 struct Scenario {
   const model::SystemModel* system = nullptr;  // nullptr: copies keep their recorded times
+  // The system file of the machine the trace was recorded on: a staged
+  // copy's recorded path is priced on it to scale the copy's recorded time
+  // (above). nullptr: the file describes another machine, and a staged
+  // copy takes its path's model time, split as the recording split it.
+  const model::SystemModel* recorded_on = nullptr;
   bool pin = false;                    // pageable host buffers become pinned
   std::optional<int> numa_node;        // every host buffer on this node
   bool overlap = false;                // copies to their own lanes (overlap.h)
@@ -62,6 +69,9 @@ struct TransferUse {
   std::string wanted;  // its path in this scenario ("" when no kind of path models it)
   std::string used;    // the measured path that priced it ("" none: recorded time kept)
   bool duplex_measured = false;  // `used` has a duplex share (else 1: not slowed by the other direction)
+  // A staged copy's recorded time, scaled: it holds the contention with the
+  // other direction it met, and is not slowed again.
+  bool from_recording = false;
 };
 
 struct ScenarioTiming {

@@ -132,6 +132,7 @@ void add_duplex_notes(const ScenarioTiming& timing, const Timeline& run, bool wh
     if (!run.opposed[i]) continue;
     const TransferUse& use = timing.transfers[i];
     bool host_copy = use.used.rfind("HtoD.", 0) == 0 || use.used.rfind("DtoH.", 0) == 0;
+    if (use.from_recording) continue;
     if (use.duplex_measured) {
       ++slowed;
     } else if (host_copy) {
@@ -189,14 +190,23 @@ void add_fallback_notes(const std::vector<TransferSummary>& transfers, std::vect
   }
 }
 
-void add_machine_note(const ReplayInput& input, const model::SystemModel& system, const std::string& file,
-                      std::vector<std::string>& notes) {
+// Whether `system` may describe the machine the trace was recorded on: it
+// has a GPU of a name the trace has (or either does not say).
+bool describes_recording_machine(const ReplayInput& input, const model::SystemModel& system) {
   std::set<std::string> traced(input.device_names.begin(), input.device_names.end());
   traced.erase("");
-  if (traced.empty() || system.machine.gpus.empty()) return;
+  if (traced.empty() || system.machine.gpus.empty()) return true;
   for (const model::GpuInfo& gpu : system.machine.gpus) {
-    if (traced.count(gpu.name)) return;
+    if (traced.count(gpu.name)) return true;
   }
+  return false;
+}
+
+void add_machine_note(const ReplayInput& input, const model::SystemModel& system, const std::string& file,
+                      std::vector<std::string>& notes) {
+  if (describes_recording_machine(input, system)) return;
+  std::set<std::string> traced(input.device_names.begin(), input.device_names.end());
+  traced.erase("");
   notes.push_back("the trace was recorded on " + *traced.begin() + ", " + file + " describes " +
                   system.machine.gpus.front().name + ": its baseline is not the recording's machine");
 }
@@ -290,13 +300,16 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   RecordedTiming recorded = recorded_timing(input, recorded_graph);
   Timeline recording = recorded_timeline(input, recorded);
 
+  const model::SystemModel* recorded_on = describes_recording_machine(input, system) ? &system : nullptr;
   Scenario base_scenario;
   base_scenario.system = &system;
+  base_scenario.recorded_on = recorded_on;
   ScenarioTiming base = scenario_timing(input, recorded, recorded_graph, recorded_graph, base_scenario);
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
   Scenario what;
   what.system = &changed;
+  what.recorded_on = recorded_on;
   what.pin = options.pin;
   what.numa_node = options.numa_node;
   what.overlap = options.overlap;

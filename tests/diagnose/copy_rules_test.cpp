@@ -153,6 +153,25 @@ TEST_F(CopyRules, ASystemFileGivesThePinnedPath) {
   EXPECT_NE(found[0].estimate.find("system file test.json"), std::string::npos);
 }
 
+// The copy took 250 us where the system file's pageable path says 501 us:
+// the machine is faster than the file, and so is the pinned copy, by the
+// same ratio (51 us -> 25.4 us), as whatif --pin prices it.
+TEST_F(CopyRules, ACopyFasterThanItsPageablePathIsFasterPinnedByTheSameRatio) {
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  model::SystemModel machine;
+  machine.paths.push_back({*model::LinkPath::parse("HtoD.pinned.gpu0"), {},
+                           model::LinkModel(1000, {{4, 20.0}, {65536, 20.0}}), ""});
+  machine.paths.push_back({*model::LinkPath::parse("HtoD.pageable.gpu0"), {},
+                           model::LinkModel(1000, {{4, 2.0}, {65536, 2.0}}), ""});
+  SystemFileCost system("test.json", machine);
+  auto found = findings("pageable_copy", &system);
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_TRUE(found[0].saving_ns);
+  EXPECT_EQ(*found[0].saving_ns, 250'000 - 25'449);  // 51,000 * 250,000 / 501,000
+}
+
 TEST_F(CopyRules, SmallCopiesSaveWhatOneBatchedCopyCosts) {
   calibrate_pinned_path();
   int64_t host = buffer(AllocKind::PinnedHost, 20'000);

@@ -238,6 +238,87 @@ TEST_F(Pageable, ALinkChangeAndAnotherMachineReplaceTheModel) {
   EXPECT_NE(result.system2.find("NVIDIA H200"), std::string::npos);
 }
 
+// `links` times a pageable copy as the GPU sees it, which misses much of
+// what staging costs a program: the copy replays as recorded (10000 ns
+// where the path's model says 2500), and a change scales each recorded part
+// by what the model says it changes.
+TEST_F(Pageable, AStagedCopyReplaysAsRecordedWhereItsModelDiffers) {
+  build(false);
+  write_system({"HtoD.pageable.node0.gpu0 0 4", "HtoD.pinned.node0.gpu0 0 8"});
+  WhatifResult result = run();
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 9900);
+  WhatifOptions slower;
+  slower.links = {"HtoD.pageable=bw:2"};  // 5000 ns: twice the model's time, so twice each part
+  EXPECT_EQ(run(slower).predicted_ns, 11025 + 10000);
+  // Pinned, 1250 ns: [5, 1255], the call returns the typical tail (10)
+  // later; the launch at 1275, the kernel [1280, 2280], the sync at 2290.
+  WhatifOptions pin;
+  pin.pin = true;
+  EXPECT_EQ(run(pin).predicted_ns, 2290);
+}
+
+// The copy ran faster (10000 ns) than its pageable path's model (20000 ns):
+// the machine is faster than its system file, and so is the pinned copy, by
+// the same ratio (12500 -> 6250 ns): pinning a copy the model prices faster
+// pinned never predicts it slower than recorded.
+TEST_F(Pageable, PinningACopyTheModelPricesFasterPinnedIsNeverSlower) {
+  build(false);
+  write_system({"HtoD.pageable.node0.gpu0 0 0.5", "HtoD.pinned.node0.gpu0 0 0.8"});
+  WhatifOptions pin;
+  pin.pin = true;
+  WhatifResult result = run(pin);
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns);
+  EXPECT_EQ(result.transfers[0].predicted_ns, 6250);
+  EXPECT_EQ(result.predicted_ns, 6250 + 1040);
+}
+
+// A pageable copy issued while a kernel ran on its stream: the stream held
+// it until 20100, its staging 5900 ns more (its gap), its DMA 4000 ns; its
+// call returned 1000 ns before the DMA ended. Replayed as recorded; pinned,
+// it starts when the kernel ends (the trace's typical gap: 5), not after
+// its staging.
+TEST_F(WhatifTest, APinnedCopyNoLongerWaitsForTheStagingThatHeldItOnItsStream) {
+  write_system({"HtoD.pageable.node0.gpu0 0 2", "HtoD.pinned.node0.gpu0 0 4"});
+  kernel(call("cudaLaunchKernel", 0, 50), 0, 100, 20100);
+  copy(call("cudaMemcpyAsync", 60, 29000), Copy{CopyKind::HtoD, MemoryKind::Pageable, 4000}, 60, 26000, 30000);
+  kernel(call("cudaLaunchKernel", 29010, 29020), 29010, 30005, 31005);
+  sync(call("cudaDeviceSynchronize", 29030, 31015), SyncKind::Device, 29030, 31015);
+  WhatifResult baseline = run();
+  EXPECT_EQ(baseline.recorded_ns, 31015);
+  EXPECT_EQ(baseline.baseline_ns, 31015);
+  // Pinned: the copy [20105, 21105]; its call returns after the trace's
+  // typical call (50): 110; the launch [120, 130]; the kernel [21110,
+  // 22110]; the sync (from 140) returns its recorded tail (10) after it.
+  WhatifOptions pin;
+  pin.pin = true;
+  WhatifResult pinned = run(pin);
+  EXPECT_EQ(pinned.transfers[0].predicted_ns, 1000);
+  EXPECT_EQ(pinned.predicted_ns, 22120);
+}
+
+// A tiled pipeline from and to pageable memory on one stream, three tiles:
+// HtoD (staged 3000 ns before its DMA, returning 200 ns before it ends), a
+// kernel, DtoH (its call copies out of the staging buffer 1600 ns after the
+// DMA), recorded about four times slower than the paths' models say: the
+// baseline is the recording.
+TEST_F(WhatifTest, APageablePipelinesBaselineIsItsRecording) {
+  write_system({"HtoD.pageable.node0.gpu0 0 4", "DtoH.pageable.node0.gpu0 0 4", "HtoD.pinned.node0.gpu0 0 8",
+                "DtoH.pinned.node0.gpu0 0 8"});
+  for (int64_t base = 0; base < 30000; base += 10000) {
+    copy(call("cudaMemcpyAsync", base, base + 4000), Copy{CopyKind::HtoD, MemoryKind::Pageable, 4096}, base,
+         base + 3000, base + 4200);
+    kernel(call("cudaLaunchKernel", base + 4300, base + 4310), base + 4300, base + 4315, base + 6315);
+    copy(call("cudaMemcpyAsync", base + 6320, base + 9000), Copy{CopyKind::DtoH, MemoryKind::Pageable, 4096},
+         base + 6320, base + 6400, base + 7400);
+  }
+  sync(call("cudaDeviceSynchronize", 29010, 29020), SyncKind::Device, 29010, 29020);
+  WhatifResult result = run();
+  EXPECT_EQ(result.recorded_ns, 29020);
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns);
+  for (const TransferSummary& row : result.transfers) EXPECT_EQ(row.baseline_ns, row.recorded_ns) << row.path;
+}
+
 // A small pageable copy spends most of its time staging in its call (HtoD:
 // before the DMA; DtoH: after it, copying out of the staging buffer), which
 // the path's model includes: the model's time is split as recorded, not
@@ -287,9 +368,14 @@ TEST_F(WhatifTest, ACopyIntoUntouchedPageableMemoryIsPricedByTheFreshPath) {
   WhatifOptions pin;
   pin.pin = true;
   EXPECT_EQ(run(pin).transfers[0].predicted_ns, 1000);
+  // Without a fresh path, the pageable one stands for it: as recorded with
+  // nothing changed, twice as long where that path is made twice as slow.
   write_system({"DtoH.pageable.node0.gpu0 0 4"});
-  result = run();
-  EXPECT_EQ(result.transfers[0].baseline_ns, 2000);
+  WhatifOptions slower;
+  slower.links = {"DtoH.pageable=bw:2"};
+  result = run(slower);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 8000);
+  EXPECT_EQ(result.transfers[0].predicted_ns, 16000);
   bool noted = false;
   for (const std::string& note : result.notes) {
     noted |= note.find("DtoH.fresh.node0.gpu0 was not measured: priced as DtoH.pageable.node0.gpu0") !=
