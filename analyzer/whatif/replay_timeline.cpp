@@ -84,22 +84,25 @@ Busy::const_iterator first_ending_after(const Busy& busy, int64_t at) {
 }
 
 // Where a copy taking `alone` ns at full speed from `start` ends, moving at
-// `share` of that speed while `other` is busy.
+// `share` of that speed while `other` is busy. Times are counted from
+// `start` in the doubles: trace clocks are nanoseconds since the epoch,
+// beyond a double's exact integers, where each would round to 256 ns.
 int64_t progressive_end(int64_t start, int64_t alone, double share, const Busy& other) {
+  auto since_start = [start](int64_t t) { return static_cast<double>(saturating_sub(t, start)); };
   double left = static_cast<double>(alone);
-  double now = static_cast<double>(start);
+  double now = 0;
   auto span = first_ending_after(other, start);
   for (; span != other.end(); ++span) {
-    double idle = std::max(0.0, static_cast<double>(span->first) - now);
+    double idle = std::max(0.0, since_start(span->first) - now);
     if (idle >= left) break;
     left -= idle;
     now += idle;
-    double shared = (static_cast<double>(span->second) - now) * share;
-    if (shared >= left) return saturating_round(now + left / share);
+    double shared = (since_start(span->second) - now) * share;
+    if (shared >= left) return saturating_add(start, saturating_round(now + left / share));
     left -= shared;
-    now = static_cast<double>(span->second);
+    now = since_start(span->second);
   }
-  return saturating_round(now + left);
+  return saturating_add(start, saturating_round(now + left));
 }
 
 bool overlaps(int64_t start, int64_t end, const Busy& other) {
