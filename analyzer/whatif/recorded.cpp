@@ -161,12 +161,14 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   t.call_tail.resize(calls);
   t.call_gap.resize(calls);
   t.call_first_start.resize(calls);
+  t.call_wake.resize(calls);
   std::vector<int64_t> async_calls, work_calls, tails;
   for (uint32_t c = 0; c < calls; ++c) {
     const HostCall& call = input.calls[c];
     int64_t duration = elapsed_ns(call.start_ns, call.end_ns);
     t.call_duration[c] = duration;
     t.call_first_start[c] = call.start_ns;
+    t.call_wake[c] = call.woken_by >= 0 ? elapsed_ns(input.calls[call.woken_by].end_ns, call.start_ns) : 0;
     t.call_gap[c] = call.previous >= 0 ? saturating_sub(call.start_ns, input.calls[call.previous].end_ns) : 0;
     bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
     if (!blocks) {

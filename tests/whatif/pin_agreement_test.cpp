@@ -78,12 +78,11 @@ TEST_F(WhatifTest, DiagnoseAndWhatifAgreeOnWhatPinningSaves) {
 // and a 2 KiB one from pageable memory with .cuda(), on an H200) and the
 // system file measured there: each path's pageable copies replay within 5%
 // of the recording (the system file's pageable path had made them 13%
-// faster), and pinning saves
-// time. It does not save what diagnose promises (7.7 ms): the backward pass
-// runs on autograd's own thread, whose calls the replay keeps at their
-// recorded times (a faster main thread does not start its workers sooner),
-// so the main thread, 3.7 ms ahead after its pinned set-up copies, waits
-// for the backward kernels of every step as recorded.
+// faster), and pinning saves about what diagnose promises (7.7 ms; the
+// replay 7.0 ms): the backward pass runs on autograd's own thread, which the
+// main thread wakes and waits for, so the replay moves it with the main
+// thread; what it saves less is the host time between a copy's call and the
+// next wait, which now runs under the pinned copy.
 TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves) {
   testing::ScratchDir scratch;
   std::string trace = scratch / "pytorch_train.db";
@@ -99,8 +98,7 @@ TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves
   }
   Savings found = savings(trace, system);
   EXPECT_NEAR(found.baseline_ns, found.recorded_ns, 0.001 * found.recorded_ns);
-  EXPECT_GT(found.whatif_ns, 0);
-  EXPECT_GT(found.diagnose_ns, found.whatif_ns);
+  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
 }
 
 }  // namespace
