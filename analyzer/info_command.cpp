@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "analyzer/commands.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

@@ -20,7 +20,7 @@
 #include "analyzer/output_file.h"
 #include "analyzer/progress.h"
 #include "analyzer/dvdg/queries.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {

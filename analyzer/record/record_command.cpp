@@ -32,7 +32,7 @@
 #include "analyzer/commands.h"
 #include "analyzer/record/exact_coverage_store.h"
 #include "analyzer/record/record_exact.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {

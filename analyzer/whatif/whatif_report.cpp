@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/table/table_format.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer::whatif {
 
