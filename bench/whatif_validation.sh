@@ -230,8 +230,8 @@ predict_all() {
   predict() {  # NAME CHANGE OPTIONS...: NAME's trace with OPTIONS, as NAME.CHANGE.json
     local name=$1 change=$2
     shift 2
-    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force --json "$dir/$name.$change.json" \
-      >"$dir/$name.$change.txt"
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force -o "$dir/$name.$change.json" &&
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force -o "$dir/$name.$change.txt"
   }
   local traced=()
   for run in "${own_runs[@]}" "${pair_runs[@]}"; do

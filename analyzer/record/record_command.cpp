@@ -1,8 +1,9 @@
-// `apptracer record [-o FILE] [--force] [--exact] -- PROGRAM ARGS...`
+// `apptracer record [-o FILE] [-f] [--exact] -- PROGRAM ARGS...`
 //
 // Runs the program with libapptracer.so preloaded and waits for it. The exit
 // status is the program's own (a program killed by a signal makes apptracer
-// die of the same signal), so scripts behave the same with and without us.
+// die of the same signal), so scripts behave the same with and without us;
+// record's own errors, before the program runs, exit 1.
 //
 // --exact first decides how (record_exact.h), and says which on stderr. When
 // the two runs cannot be joined, the normal trace is kept and the exit status
@@ -279,12 +280,12 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
     std::fprintf(stderr,
                  "apptracer: cannot find libapptracer.so next to this program; "
                  "set APPTRACER_LIBRARY to its path\n");
-    return 2;
+    return 1;
   }
   if (output.find("%p") == std::string::npos && !force && access(output.c_str(), F_OK) == 0) {
     std::fprintf(stderr, "apptracer: %s exists; use --force to overwrite it or -o to choose another\n",
                  terminal_text(output).c_str());
-    return 2;
+    return 1;
   }
   ExactPath exact = options.exact ? choose_exact_path(options.exact_path, library)
                                   : ExactPath::Unavailable;
@@ -298,12 +299,12 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
     int exec_failed[2];
     if (pipe2(exec_failed, O_CLOEXEC) != 0) {
       std::perror("apptracer: pipe");
-      return 2;
+      return 1;
     }
     pid_t child = fork();
     if (child < 0) {
       std::perror("apptracer: fork");
-      return 2;
+      return 1;
     }
     if (child == 0) {
       setenv("LD_PRELOAD", prepend_to("LD_PRELOAD", library).c_str(), 1);
@@ -356,10 +357,9 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("record", "Run a program under the tracer and write its trace");
   auto options = std::make_shared<RecordOptions>();
   auto command = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("-o,--output", options->output,
-                  "Trace file; %p expands to the process id, %h to the host name")
-      ->capture_default_str();
-  cmd->add_flag("-f,--force", options->force, "Overwrite an existing trace file");
+  auto output = written_files(cmd, "Trace file; %p expands to the process id, %h to the host name");
+  output->path = options->output;
+  output->output_option->capture_default_str();
   cmd->add_option("--host-allocations", options->host_allocations,
                   "Host blocks (malloc family, anonymous mmap) stored as allocations: those CUDA "
                   "touches, all of them (also in programs without CUDA), or off (allocator not "
@@ -397,7 +397,9 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"auto", "one-run", "two-run"}))
       ->capture_default_str();
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
-  cmd->callback([&result, options, command] {
+  cmd->callback([&result, options, command, output] {
+    options->output = output->path;
+    options->force = output->force;
     result = [options, command] { return run_recorded(*command, *options); };
   });
 }
