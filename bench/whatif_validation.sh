@@ -345,7 +345,9 @@ compare() {
     for name in copies-pinned copies-pageable; do
       local json=$from/$name.on-$(basename "$to").json
       "$apptracer" whatif "$from/$name.db" --system "$from/system.json" --system2 "$to/system.json" \
-        --json "$json" >"${json%.json}.txt"
+        -f -o "$json" &&
+        "$apptracer" whatif "$from/$name.db" --system "$from/system.json" --system2 "$to/system.json" \
+          -f -o "${json%.json}.txt"
       compare_line "whatif.d.$(basename "$from")-to-$(basename "$to").$name-work" \
         "$(ms "$json" "period 2" predicted_ns)" "$(ms "$to/$name.baseline.json" "period 2" recorded_ns)" \
         | tee -a "$log"
