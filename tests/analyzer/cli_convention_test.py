@@ -16,10 +16,11 @@ import sys
 import tempfile
 
 APPTRACER = os.path.abspath(sys.argv[1])
-EXAMPLES = sys.argv[2]
+EXAMPLES = os.path.abspath(sys.argv[2])
 PRINTS = "Commands that print results"
 WRITES = "Commands that write files"
 failures = []
+SCRATCH = None
 
 
 def check(condition, message):
@@ -28,8 +29,9 @@ def check(condition, message):
     return condition
 
 
-def run(*arguments, cwd=None):
-    return subprocess.run([APPTRACER, *arguments], capture_output=True, text=True, cwd=cwd, timeout=120)
+def run(*arguments):
+    # In the scratch folder: a command that wrote to its default name leaves nothing behind.
+    return subprocess.run([APPTRACER, *arguments], capture_output=True, text=True, cwd=SCRATCH, timeout=120)
 
 
 def one_line_error(result, what):
@@ -145,17 +147,18 @@ def check_outputs(command, group, arguments, scratch):
     check(forced.returncode == 0, f"{command} -o EXISTING -f exits {forced.returncode}: {forced.stderr}")
     if not group.startswith(PRINTS):
         return
-    with open(target) as written:
+    with open(target, errors="replace") as written:
         try:
             json.load(written)
         except ValueError:
             failures.append(f"{command} -o {target}: not JSON (the extension says JSON)")
     csv_path = os.path.join(scratch, f"{command}.csv")
-    by_name = run(command, *given, "-o", csv_path)
-    if check(by_name.returncode == 0, f"{command} -o {csv_path} exits {by_name.returncode}: {by_name.stderr}"):
+    by_name = run(command, "-o", csv_path, *given)
+    if check(by_name.returncode == 0 and os.path.exists(csv_path),
+             f"{command} -o {csv_path} exits {by_name.returncode}, wrote {os.path.exists(csv_path)}: {by_name.stderr}"):
         # Plain CSV: a header first; output of several tables puts a
         # `# NAME` line before each table's header (docs/cli.md).
-        with open(csv_path) as written:
+        with open(csv_path, errors="replace") as written:
             lines = written.read().splitlines()
         check(lines and lines[0] and (not lines[0].startswith("#") or
                                       (lines[0].startswith("# ") and len(lines) > 1 and lines[1])),
@@ -163,10 +166,10 @@ def check_outputs(command, group, arguments, scratch):
         if command in ("stats", "query", "diagnose"):  # one table each, as run here
             check(not any(line.startswith("#") for line in lines),
                   f"{command} -o x.csv: one table with a comment line: {lines[:2]!r}")
-    contradiction = run(command, *given, "--format", "csv", "-o", os.path.join(scratch, f"{command}.2.json"))
+    contradiction = run(command, "--format", "csv", "-o", os.path.join(scratch, f"{command}.2.json"), *given)
     check(contradiction.returncode == 2, f"{command} --format csv -o x.json exits {contradiction.returncode}, not 2")
     one_line_error(contradiction, f"{command} --format csv -o x.json")
-    alias = run(command, *given, "--json")
+    alias = run(command, "--json", *given)
     check(alias.returncode == 0 and alias.stdout.lstrip()[:1] in "[{",
           f"{command} --json (alias of --format json) exits {alias.returncode}: {alias.stdout[:80]!r}")
 
@@ -177,6 +180,8 @@ def main():
     for command, group in groups.items():
         check(group.startswith(PRINTS) or group.startswith(WRITES), f"{command} is in no group: {group}")
     with tempfile.TemporaryDirectory() as scratch:
+        global SCRATCH
+        SCRATCH = scratch
         trace = os.path.join(scratch, "vector_add.db")
         shutil.copy(os.path.join(EXAMPLES, "vector_add.db"), trace)
         system = os.path.join(EXAMPLES, "h200.system.json")
@@ -206,15 +211,16 @@ def main():
         unnamed = run("dvdg", trace, "--no-store", "-o", os.path.join(scratch, "graph.txt"))
         check(unnamed.returncode == 2, f"dvdg -o graph.txt (no format) exits {unnamed.returncode}, not 2")
 
-    for flag in ("-V", "--version"):
-        version = run(flag)
-        check(version.returncode == 0 and version.stdout.startswith("apptracer "),
-              f"{flag}: exit {version.returncode}, {version.stdout!r}")
-    unknown = run("help", "stat")
-    check(unknown.returncode == 2 and "stats" in unknown.stderr,
-          f"help stat: exit {unknown.returncode}, {unknown.stderr!r}")
-    listing = run("help")
-    check(listing.returncode == 0 and PRINTS in listing.stdout, "help without a command lists no commands")
+
+        for flag in ("-V", "--version"):
+            version = run(flag)
+            check(version.returncode == 0 and version.stdout.startswith("apptracer "),
+                  f"{flag}: exit {version.returncode}, {version.stdout!r}")
+        unknown = run("help", "stat")
+        check(unknown.returncode == 2 and "stats" in unknown.stderr,
+              f"help stat: exit {unknown.returncode}, {unknown.stderr!r}")
+        listing = run("help")
+        check(listing.returncode == 0 and PRINTS in listing.stdout, "help without a command lists no commands")
 
     for failure in failures:
         print("FAIL:", failure)
