@@ -229,7 +229,7 @@ std::string trace_line(const AnnouncedTrace& trace) {
 // generated; or, when a signal ended the program before any, that it did.
 // Returns the traces that hold something.
 // (A program that ran to its end without a trace was not traced, and the
-// tracer said why, or it never used CUDA: README.)
+// tracer said why, or it never used CUDA: docs/tracing.md.)
 std::vector<std::string> report_traces(const RunDirectory& run, int status) {
   std::vector<AnnouncedTrace> traces = run.traces();
   std::vector<std::string> written;
@@ -379,7 +379,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "Unified-memory counters recorded, a comma-separated list of groups: " +
                       um_counter_group_names() +
                       ". The default leaves migrations and page faults out: recording them "
-                      "slows on-demand migration itself (migrations halve it; see README)")
+                      "slows on-demand migration itself (migrations halve it; see docs/tracing.md)")
       ->check([](const std::string& value) {
         return um_counter_kinds(value) ? std::string()
                                        : "not a list of " + um_counter_group_names();
@@ -390,7 +390,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                 "self_cost; adds two clock reads per timed call");
   cmd->add_flag("--exact", options->exact,
                 "Also record what each kernel launch really read and wrote, from the GPU "
-                "(Compute Sanitizer; slower, see README)");
+                "(Compute Sanitizer; slower, see docs/tracing.md)");
   cmd->add_option("--exact-path", options->exact_path,
                   "--exact in one run with the normal capture, in two runs joined by launch "
                   "order, or whichever a probe finds works here")

@@ -5,7 +5,7 @@ profiler's: each bundled trace, written as a run's `worker0.pt.trace.json`,
 is read by the plugin's own loader into a profile with its Kernel and Trace
 views, and the Kernel view has the kernels, launches and GPU time `apptracer
 stats` counts. (Its Overview and Operator views are about PyTorch operators,
-which a CUDA trace has none of: see the README's timelines.)
+which a CUDA trace has none of: see docs/reading.md, Timelines.)
 
 Usage: tb_profiler_test.py APPTRACER EXAMPLES_DIR
 
