@@ -7,7 +7,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo/build}
-"$repo/scripts/setup.sh"
+"$repo/scripts/setup.sh" --demo
 apptracer=$build_dir/analyzer/apptracer
 work=$(mktemp -d)
 trace=$work/vector_add.db
