@@ -90,6 +90,10 @@ void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
   for (const std::string& note : r.notes) out << "note: " << terminal_text(note) << "\n";
 }
 
+std::vector<Table> whatif_tables(const WhatifResult& r, size_t steps) {
+  return {time_table(r), transfer_table(r), critical_table(r), longest_steps(r, steps)};
+}
+
 std::string whatif_json(const WhatifResult& r, size_t max_steps) {
   using nlohmann::json;
   json phases = json::array();

@@ -100,7 +100,7 @@ def check_record(apptracer, work):
     existing = os.path.join(work, "existing.db")
     open(existing, "w").write("keep")
     run = record(apptracer, "-o", existing, "--", "true")
-    expect(run.returncode == 2 and "use --force" in run.stderr, f"refuses to overwrite: {run.stderr!r}")
+    expect(run.returncode == 1 and "use --force" in run.stderr, f"refuses to overwrite: {run.stderr!r}")
     expect(open(existing).read() == "keep", "the existing file is untouched")
     # ...and with it only the first process replaces it; the others get their own names.
     out = os.path.join(work, "forced")

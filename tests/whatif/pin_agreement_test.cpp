@@ -39,7 +39,7 @@ Savings savings(const std::string& trace, const std::string& system) {
   for (const nlohmann::json& finding : diagnosis["findings"]) {
     if (finding["rule"] == "pageable_copy") out.diagnose_ns += finding["saving_ns"].get<double>();
   }
-  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --json -");
+  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --format json");
   EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
   nlohmann::json result = nlohmann::json::parse(predicted.out);
   out.baseline_ns = result["baseline_ns"].get<double>();
@@ -88,7 +88,7 @@ TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves
   std::string trace = scratch / "pytorch_train.db";
   std::filesystem::copy_file(std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db", trace);
   std::string system = std::string(APPTRACER_EXAMPLES) + "/h200.system.json";
-  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --json -");
+  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --format json");
   ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
   nlohmann::json result = nlohmann::json::parse(predicted.out);
   for (const nlohmann::json& row : result["transfers"]) {
