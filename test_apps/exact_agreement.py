@@ -24,7 +24,7 @@ from collections import defaultdict
 
 
 def graph(apptracer, trace, *options):
-    result = subprocess.run([apptracer, "dvdg", "--no-store", *options, trace, "--json", "-"],
+    result = subprocess.run([apptracer, "dvdg", "--no-store", *options, trace, "--format", "json", "-o", "-"],
                             capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"exact_agreement: dvdg {' '.join(options)} failed: {result.stderr.strip()}")

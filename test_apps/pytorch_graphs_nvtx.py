@@ -107,7 +107,7 @@ def check(path, apptracer=None):
     if apptracer:
         # The analyzer's views of the ranges, on this real trace: the DVDG
         # restricted to the 'step' ranges, and the timeline's NVTX tracks.
-        dvdg = subprocess.run([apptracer, "dvdg", "--no-store", path, "--nvtx", "step", "--json", "-"],
+        dvdg = subprocess.run([apptracer, "dvdg", "--no-store", path, "--nvtx", "step", "--format", "json", "-o", "-"],
                               capture_output=True, text=True)
         ops = json.loads(dvdg.stdout)["ops"] if dvdg.returncode == 0 else []
         everything = sum(db.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
