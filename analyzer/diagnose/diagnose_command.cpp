@@ -1,4 +1,4 @@
-// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--all] [--store] [--analyses]`:
+// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--all] [--rows] [--store] [--analyses]`:
 // what to fix, with what it costs and what fixing it saves.
 #include <algorithm>
 #include <iostream>
@@ -6,11 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analyzer/diagnose/analyses.h"
+#include "analyzer/diagnose/diagnosis.h"
 #include "analyzer/commands.h"
 #include "analyzer/diagnose/findings_output.h"
 #include "analyzer/diagnose/findings_store.h"
-#include "analyzer/diagnose/link_model_choice.h"
 #include "analyzer/progress.h"
 #include "analyzer/diagnose/rules.h"
 #include "analyzer/table/table_format.h"
@@ -29,6 +28,7 @@ struct DiagnoseOptions {
   bool force = false;
   bool analyses = false;
   bool all = false;
+  bool rows = false;
   std::shared_ptr<trace::StepSelection> steps;
 };
 
@@ -37,20 +37,17 @@ int run_diagnose(const DiagnoseOptions& options) {
                      options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
   if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
   Progress progress("diagnose");
-  if (options.steps->any()) {
-    progress.phase("finding steps");
-    trace.limit_to_steps(*options.steps);
-  }
-  diagnose::TraceFacts facts;
+  diagnose::DiagnosisRequest request;
+  request.system = options.system;
+  request.steps = *options.steps;
+  request.analyses = options.analyses;
+  diagnose::Diagnosis diagnosis;
   try {
-    facts = diagnose::read_trace_facts(trace, &progress);
+    diagnosis = diagnose::diagnose_trace(trace, request, &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  diagnose::LinkModel model = diagnose::choose_link_model(facts, options.system);
-  diagnose::Thresholds limits;
-  progress.phase("rules");
-  std::vector<diagnose::Finding> findings = diagnose::diagnose(facts, *model.cost, limits);
+  const std::vector<diagnose::Finding>& findings = diagnosis.findings;
   if (options.store) {
     progress.phase("storing the findings");
     try {
@@ -60,18 +57,14 @@ int run_diagnose(const DiagnoseOptions& options) {
                        "); run without --store");
     }
   }
-  std::vector<Table> analyses;
-  if (options.analyses) {
-    progress.phase("analyses");
-    analyses = diagnose::all_analyses(facts, limits);
-  }
+  const std::vector<Table>& analyses = diagnosis.analyses;
   progress.finish();
   size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
-  std::vector<std::string> notes = diagnose::diagnosis_notes(facts);
+  const std::vector<std::string>& notes = diagnosis.notes;
   if (options.json) {
     nlohmann::json out{{"trace", options.trace},
-                       {"time_origin", facts.origin.describe()},
-                       {"link_model", model.name},
+                       {"time_origin", diagnosis.time_origin},
+                       {"link_model", diagnosis.link_model},
                        {"findings", diagnose::findings_json(findings, shown)},
                        {"left_out", findings.size() - std::min(shown, findings.size())},
                        {"notes", notes}};
@@ -83,10 +76,10 @@ int run_diagnose(const DiagnoseOptions& options) {
     tables.insert(tables.end(), analyses.begin(), analyses.end());
     write_tables(std::cout, tables, OutputFormat::Csv);
   } else {
-    std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
-              << "; " << facts.origin.describe() << ")\n";
+    std::cout << "apptracer diagnose " << options.trace << " (savings from " << diagnosis.link_model
+              << "; " << diagnosis.time_origin << ")\n";
     for (const std::string& note : notes) std::cout << "note: " << note << "\n";
-    diagnose::write_findings_text(std::cout, findings, shown);
+    diagnose::write_findings_text(std::cout, findings, shown, options.rows);
     if (!analyses.empty()) {
       std::cout << "\n";
       write_tables(std::cout, analyses, OutputFormat::Table);
@@ -117,6 +110,8 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--all", options->all,
                 "Show every finding (default: the " + std::to_string(diagnose::kShownFindings) +
                     " largest, and how many more)");
+  cmd->add_flag("--rows", options->rows,
+                "Also print each finding's trace rows (JSON and CSV always have them)");
   cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
   options->steps = step_options(cmd);
   cmd->callback([&result, options] {
