@@ -151,7 +151,12 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
                  "work, at most the time the host blocked in it: the host's work overlaps the "
                  "GPU's instead of following it";
-    f.fix = static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
+    f.fix = facts.framework == trace::Framework::Pytorch
+                ? "do not read GPU results on the host every step (loss.item(), .cpu(), "
+                  ".tolist(), printing a CUDA tensor, torch.cuda.synchronize()): keep them on the "
+                  "GPU and read them every N steps, or copy them with non_blocking=True into "
+                  "pinned memory"
+            : static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
                 ? "queue the next GPU work before " + name +
                       " so the GPU has work while the host waits for the event"
                 : "wait only for what the host needs (cudaEventSynchronize on an event after the "

@@ -186,8 +186,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   f.rule = "launch_bound_kernels";
   f.what = unit + " is launch-bound: GPU busy " +
            std::to_string(static_cast<int>(100.0 * static_cast<double>(busy_ns) / static_cast<double>(std::max<int64_t>(wall, 1)))) +
-           "% of " + format_ns(wall / steps) + per + "; the host issues " + std::to_string(launches / steps) +
-           (in_graphs ? " graph and kernel launches" : " launches") + per + ", one every " +
+           "% of " + format_ns(wall / steps) + per + "; " + std::to_string(launches / steps) +
+           (in_graphs ? " graph and kernel launches" : " launches") + per + " from the host, one every " +
            format_ns(wall / std::max<int64_t>(launches, 1)) + ", and the GPU waits " + format_ns(idle / steps) +
            per + " between them";
   f.cost_ns = idle;

@@ -60,6 +60,22 @@ TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
   EXPECT_NE(found[0].fix.find("cudaEventSynchronize"), std::string::npos);
 }
 
+// In a PyTorch program the host syncs where it reads a GPU value (loss.item()):
+// the fix says so rather than naming CUDA calls it does not make.
+TEST_F(HostRules, PytorchSyncsAreToldNotToReadGpuValuesEachStep) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("work", 10'000, 100'000, {{d, A::Write}});
+  sync(20'000, 120'000);
+  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
+  sync(170'000, 270'000);
+  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  block(d, 0, 4096);
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].fix.find("loss.item()"), std::string::npos) << found[0].fix;
+  EXPECT_EQ(found[0].fix.find("cudaEventSynchronize"), std::string::npos) << found[0].fix;
+}
+
 // Each sync waits 41 us for a kernel; the host then works 549 us before the
 // next kernel starts. Not waiting, that work runs under the kernel: 41 us a
 // sync go, not the 549 us the GPU then idled (the host does that work anyway).

@@ -56,8 +56,8 @@ TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
   EXPECT_EQ(launch_bound.steps, 5);
   EXPECT_EQ(launch_bound.cost_ns, kIdle);
   EXPECT_EQ(launch_bound.saving_ns, kIdle - 500 * 1'000);
-  EXPECT_NE(launch_bound.what.find("the step is launch-bound: GPU busy 20% of 1.00 ms per step; the "
-                                   "host issues 100 launches per step"),
+  EXPECT_NE(launch_bound.what.find("the step is launch-bound: GPU busy 20% of 1.00 ms per step; 100 "
+                                   "launches per step from the host, one every 10.0 us"),
             std::string::npos)
       << launch_bound.what;
   const Finding& startup = diagnosis.findings.back();
