@@ -127,13 +127,14 @@ nlohmann::json table_json(const Table& table) {
 Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
-               "estimate", "fix", "occurrences", "overlaps"},
+               "estimate", "fix", "occurrences", "overlaps", "steps", "saving_per_step_ns"},
               {}};
   for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
     const Finding& f = findings[i];
     table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
                           f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix,
-                          f.occurrences, joined_numbers(overlap_numbers(f))});
+                          f.occurrences, joined_numbers(overlap_numbers(f)), f.steps,
+                          optional_cell(per_step(f, f.saving_ns))});
   }
   return table;
 }

@@ -20,7 +20,8 @@ inline constexpr size_t kShownFindings = 10;
 nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);
 // A table as {"name", "columns", "rows": [[cell, ...], ...]} (NULL cells null).
 nlohmann::json table_json(const Table& table);
-// One row per finding shown; rows as "table:id" separated by spaces.
+// One row per finding shown; rows as "table:id" separated by spaces; steps
+// and the saving per step where the finding is about steps.
 Table findings_table(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);
 // How many findings were shown and left out, as a table (for CSV).
 Table left_out_table(const std::vector<Finding>& findings, size_t shown);

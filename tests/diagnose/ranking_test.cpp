@@ -246,6 +246,9 @@ TEST(FindingsOutput, AFindingIsAtMostEightLinesWithShortNames) {
   EXPECT_EQ(json[0]["where"]["rows"].size(), 64u);
   EXPECT_EQ(json[0]["saving_per_step_ns"], 500'000);
   EXPECT_EQ(json[0]["details"]["rows"][0][0], name + "0");
+  Table csv = findings_table({f});
+  ASSERT_EQ(csv.columns.back(), "saving_per_step_ns");
+  EXPECT_EQ(csv.rows[0].back(), Cell(int64_t{500'000}));
 }
 
 }  // namespace
