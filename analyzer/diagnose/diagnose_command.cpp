@@ -29,6 +29,7 @@ struct DiagnoseOptions {
   bool analyses = false;
   bool all = false;
   bool rows = false;
+  bool whole_run = false;
   std::shared_ptr<trace::StepSelection> steps;
 };
 
@@ -40,6 +41,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   diagnose::DiagnosisRequest request;
   request.system = options.system;
   request.steps = *options.steps;
+  request.whole_run = options.whole_run;
   request.analyses = options.analyses;
   diagnose::Diagnosis diagnosis;
   try {
@@ -113,7 +115,12 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--rows", options->rows,
                 "Also print each finding's trace rows (JSON and CSV always have them)");
   cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
+  auto* whole_run = cmd->add_flag(
+      "--whole-run", options->whole_run,
+      "Look at the whole run, start-up included (default where the program has steps: the steady "
+      "steps, with start-up one finding)");
   options->steps = step_options(cmd);
+  for (const char* step_option : {"--steps", "--steady"}) whole_run->excludes(cmd->get_option(step_option));
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };
   });

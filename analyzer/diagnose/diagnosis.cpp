@@ -25,7 +25,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   Diagnosis diagnosis;
   std::vector<Finding> findings;
   int64_t run_ns = 0;
-  if (!request.steps.any() && has_steady_steps(trace)) {
+  if (!request.whole_run && !request.steps.any() && has_steady_steps(trace)) {
     // The whole run first, for the rules that need it and start-up; its
     // facts share the trace's rows, which limiting to the steps then filters.
     {

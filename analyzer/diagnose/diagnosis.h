@@ -3,7 +3,7 @@
 // steady steps (savings per step and over them), the rules needing the whole
 // run (data flow) at the whole run, and start-up is one finding of its own,
 // listed after the steady state's; chosen steps (--steps, --steady) limit
-// every rule that can be limited; without steps, the whole run.
+// every rule that can be limited; without steps (or asked to), the whole run.
 #pragma once
 
 #include <string>
@@ -21,6 +21,7 @@ namespace apptracer::diagnose {
 struct DiagnosisRequest {
   std::string system;             // system file for the link model; "" for the trace's own
   trace::StepSelection steps;     // none chosen: the steady steps, where the trace has any
+  bool whole_run = false;         // the whole run, start-up included, even where it has steps
   Thresholds limits;
   bool analyses = false;          // also the HTA tables (analyses.h), over what the rules saw
 };

@@ -34,10 +34,11 @@ class StepDiagnosis : public DiagnoseTest {
     }
   }
 
-  Diagnosis diagnosed(trace::StepSelection steps = {}) {
+  Diagnosis diagnosed(trace::StepSelection steps = {}, bool whole_run = false) {
     trace::Trace model(trace.db());
     DiagnosisRequest request;
     request.steps = steps;
+    request.whole_run = whole_run;
     return diagnose_trace(model, request);
   }
 };
@@ -84,6 +85,20 @@ TEST_F(StepDiagnosis, ChosenStepsAreThoseLookedAt) {
   EXPECT_EQ(diagnosis.findings.front().steps, 2);
   EXPECT_EQ(diagnosis.findings.front().cost_ns, 2 * kStepIdle);
   for (const Finding& f : diagnosis.findings) EXPECT_NE(f.rule, "startup");
+}
+
+// Asked for the whole run, the rules see start-up too: its idle GPU is a
+// gap of its own, and no finding is per step but the step's own.
+TEST_F(StepDiagnosis, TheWholeRunWhenAskedFor) {
+  Diagnosis diagnosis = diagnosed({}, true);
+  bool startup_gap = false;
+  for (const Finding& f : diagnosis.findings) {
+    startup_gap = startup_gap || (f.rule == "gpu_idle_gap" && f.fix.rfind("at start-up", 0) == 0);
+    if (f.rule != "launch_bound_kernels") EXPECT_EQ(f.steps, 0) << f.rule;
+  }
+  EXPECT_TRUE(startup_gap);
+  EXPECT_EQ(diagnosis.findings.back().rule, "startup");
+  for (const std::string& note : diagnosis.notes) EXPECT_EQ(note.find("steady"), std::string::npos) << note;
 }
 
 }  // namespace
