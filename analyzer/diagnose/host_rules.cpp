@@ -2,7 +2,6 @@
 // (and by which host calls), stretches of low GPU use, allocation churn.
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 

@@ -131,8 +131,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     busy_ns = saturating_add(busy_ns, covered_ns(intervals, span.start, span.end));
     idle = saturating_add(idle, short_idle_ns(intervals, span.start, span.end, context.limits.min_gap_ns));
   }
-  // The kernels issued in the spans, by name; a graph launch counts once.
-  // By device and process (any process, 0, where the program has no steps), by start.
+  // The spans by device and process, by start.
   std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> spans_by_launcher;
   for (const Span& span : spans) spans_by_launcher[{span.device, span.process}].push_back(&span);
   for (auto& [launcher, list] : spans_by_launcher) {
@@ -141,14 +140,14 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   auto issued_inside = [&](const trace::Packed<KernelRow>& row, int64_t issued) {
     // Without steps, the run: every launch on the device.
     if (facts.steps.empty()) return busy.count(row.device.value_or(0)) > 0;
-    auto found = spans_by_launcher.find(
-        {row.device.value_or(0), facts.steps.empty() ? 0 : static_cast<int64_t>(row.process)});
+    auto found = spans_by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
     if (found == spans_by_launcher.end()) return false;
     const std::vector<const Span*>& list = found->second;
     auto after = std::upper_bound(list.begin(), list.end(), issued,
                                   [](int64_t ns, const Span* s) { return ns < s->start; });
     return after != list.begin() && issued < (*std::prev(after))->end;
   };
+  // The kernels issued in the spans, by name; a graph launch counts once.
   std::map<std::string_view, KernelLaunches> by_name;
   std::set<int64_t> graph_launches;
   int64_t launches = 0, graph_kernels = 0;
@@ -180,16 +179,18 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       static_cast<double>(busy_ns) >= context.limits.low_utilization * static_cast<double>(busy_ns + idle))
     return;
   bool in_graphs = 2 * graph_kernels > kernels;
-  int64_t steps = facts.steps.empty() ? 1 : static_cast<int64_t>(spans.size());
+  // Averages per step (per step and device where a process uses several).
+  int64_t spans_count = facts.steps.empty() ? 1 : static_cast<int64_t>(spans.size());
   std::string unit = facts.steps.empty() ? "the run" : "the step";
   std::string per = facts.steps.empty() ? "" : " per step";
+  int busy_percent = static_cast<int>(100.0 * static_cast<double>(busy_ns) /
+                                      static_cast<double>(std::max<int64_t>(wall, 1)));
   f.rule = "launch_bound_kernels";
-  f.what = unit + " is launch-bound: GPU busy " +
-           std::to_string(static_cast<int>(100.0 * static_cast<double>(busy_ns) / static_cast<double>(std::max<int64_t>(wall, 1)))) +
-           "% of " + format_ns(wall / steps) + per + "; " + std::to_string(launches / steps) +
-           (in_graphs ? " graph and kernel launches" : " launches") + per + " from the host, one every " +
-           format_ns(wall / std::max<int64_t>(launches, 1)) + ", and the GPU waits " + format_ns(idle / steps) +
-           per + " between them";
+  f.what = unit + " is launch-bound: GPU busy " + std::to_string(busy_percent) + "% of " +
+           format_ns(wall / spans_count) + per + "; " + std::to_string(launches / spans_count) +
+           (in_graphs ? " graph and kernel launches" : " launches") + per +
+           " from the host, one every " + format_ns(wall / std::max<int64_t>(launches, 1)) +
+           ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them";
   f.cost_ns = idle;
   int64_t nodes = kernels - graph_kernels;
   int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * context.limits.graph_node_ns);
@@ -198,8 +199,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  "saves depends on how the step's work scales, which one trace cannot tell";
   } else {
     f.saving_ns = std::max<int64_t>(0, saturating_sub(idle, graph_cost));
-    f.estimate = "the GPU's idle time between launches (gaps under " + format_ns(context.limits.min_gap_ns) +
-                 "; longer ones are gpu_idle_gap's), less " + format_ns(context.limits.graph_node_ns) +
+    f.estimate = "the GPU's idle time between launches (gaps under " +
+                 format_ns(context.limits.min_gap_ns) + "; longer ones are gpu_idle_gap's), less " +
+                 format_ns(context.limits.graph_node_ns) +
                  " per kernel for launching it as a graph node: replayed as a CUDA graph, the step "
                  "takes its GPU time plus that";
   }
@@ -210,10 +212,13 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.second.launches > b.second.launches; });
-  f.details = {"kernels", {"kernel", facts.steps.empty() ? "launches" : "launches per step", "gpu_ns_each", "launch_call_ns_each"}, {}};
+  f.details = {"kernels",
+               {"kernel", facts.steps.empty() ? "launches" : "launches per step", "gpu_ns_each",
+                "launch_call_ns_each"},
+               {}};
   for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
     const KernelLaunches& e = ranked[i].second;
-    f.details.rows.push_back({std::string(ranked[i].first), e.launches / steps, e.gpu / e.launches,
+    f.details.rows.push_back({std::string(ranked[i].first), e.launches / spans_count, e.gpu / e.launches,
                               e.calls ? Cell(e.call_ns / e.calls) : Cell()});
     if (i < 3) add_name(f, ranked[i].first);
   }
