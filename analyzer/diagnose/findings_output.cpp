@@ -155,7 +155,7 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   size_t count = std::min(shown, findings.size());
   out << findings.size()
       << " finding(s): correctness first, then by estimated saving (by cost where the saving "
-         "is unknown)";
+         "is unknown), start-up last";
   if (count < findings.size()) out << "; the first " << count << " shown";
   out << "\n";
   for (size_t i = 0; i < count; ++i) {

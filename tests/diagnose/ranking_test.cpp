@@ -201,6 +201,8 @@ TEST(FindingsOutput, TheTopTenAndOneLineForTheRest) {
   write_findings_text(text, findings, kShownFindings);
   EXPECT_NE(text.str().find("\n10. [sync_api]"), std::string::npos) << text.str();
   EXPECT_EQ(text.str().find("\n11. "), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("(by cost where the saving is unknown), start-up last"), std::string::npos)
+      << text.str();
   EXPECT_NE(text.str().find("20 more finding(s) with smaller savings left out: --all shows every"),
             std::string::npos)
       << text.str();
