@@ -6,6 +6,7 @@ minus the fixed one's, both untraced, in interleaved rounds.
 
     python3 diagnose_truth.py DIST [ROUNDS] [--system FILE] [--keep DIR]
     python3 diagnose_truth.py DIST --from DIR [--system FILE]
+    python3 diagnose_truth.py DIST [ROUNDS] --frameworks [--keep DIR | --from DIR]
 
 Prints a Markdown table (scenario, rule, estimated saving, measured saving,
 error) and "result diagnose-truth.SCENARIO.{estimated,measured}_ms V" lines.
@@ -14,6 +15,12 @@ its fixed twin's (SCENARIO.fixed.db, to compare what the fix changed) and
 every round's times (times.json). --from DIR estimates again from kept
 traces and times, without a GPU: how a change to a rule's model fares
 against the same measurements.
+
+--frameworks does the same for the PyTorch programs of framework_twins.py
+(a launch-bound training step vs the same step replayed as a CUDA graph,
+a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
+never), per step: the findings' saving per steady step beside the
+measured steps' time saved per step.
 """
 import argparse
 import json
@@ -21,6 +28,7 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 
 # Scenario -> the rule whose saving it prices, and what `apptracer record`
@@ -36,6 +44,10 @@ PRICED = {
     "numa": ("numa_far_host_buffer", ()),
 }
 SKIPPED = 77
+# framework_twins.py scenario -> the rule whose saving per step it prices.
+FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
+                    "item": "sync_api"}
+TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
 
 
 def work_ms(program, scenario, variant):
@@ -73,16 +85,83 @@ def measure(program, rounds):
     return times
 
 
+def twin_ms(scenario, variant):
+    """A framework twin's measured time per step in ms, or None where it cannot run."""
+    done = subprocess.run([sys.executable, TWINS, scenario, variant, "--time"], capture_output=True,
+                          text=True, timeout=600)
+    work = re.search(r"work_ms ([0-9.]+)", done.stderr)
+    steps = re.search(r"steps ([0-9]+)", done.stderr)
+    if done.returncode != 0 or not work or not steps:
+        return None
+    return float(work.group(1)) / int(steps.group(1))
+
+
+def estimated_per_step_ms(apptracer, trace, rule):
+    command = [apptracer, "diagnose", "--json", "--all", trace]
+    findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
+    savings = [f["saving_per_step_ns"] for f in findings
+               if f["rule"] == rule and f.get("saving_per_step_ns") is not None]
+    return sum(savings) / 1e6 if savings else None
+
+
+def frameworks(apptracer, rounds, work, kept):
+    """The framework twins: per step, estimated against measured."""
+    print("| scenario | rule | estimated saving per step (ms) | measured saving per step (ms) | error |")
+    print("|---|---|---|---|---|")
+    path = os.path.join(work, "framework_times.json")
+    if kept:
+        with open(path) as file:
+            times = json.load(file)
+    else:
+        times = {scenario: {"bad": [], "fixed": []} for scenario in FRAMEWORK_PRICED}
+        for _ in range(rounds):
+            for scenario in FRAMEWORK_PRICED:
+                for variant in ("bad", "fixed"):
+                    value = twin_ms(scenario, variant)
+                    if value is not None:
+                        times[scenario][variant].append(value)
+        with open(path, "w") as file:
+            json.dump(times, file)
+    results = []
+    for scenario, rule in FRAMEWORK_PRICED.items():
+        bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
+        if not bad or not fixed:
+            print(f"| {scenario} | {rule} | | | cannot run here (needs torch and a GPU) |")
+            continue
+        measured = statistics.median(bad) - statistics.median(fixed)
+        trace = os.path.join(work, f"framework_{scenario}.db")
+        if not kept:
+            subprocess.run([apptracer, "record", "-f", "-o", trace, "--", sys.executable, TWINS, scenario, "bad"],
+                           check=True, capture_output=True, timeout=600)
+        estimated = estimated_per_step_ms(apptracer, trace, rule)
+        error = "no saving estimated" if estimated is None else (
+            f"{(estimated - measured) / measured:+.0%}" if measured > 0 else "fix measured no faster")
+        print(f"| {scenario} | {rule} | {'-' if estimated is None else f'{estimated:.3f}'} | "
+              f"{measured:.3f} | {error} |", flush=True)
+        results.append(f"result diagnose-truth.framework_{scenario}.measured_ms_per_step {measured:.4f}")
+        if estimated is not None:
+            results.append(f"result diagnose-truth.framework_{scenario}.estimated_ms_per_step {estimated:.4f}")
+    print("\n".join(results))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("dist")
     parser.add_argument("rounds", nargs="?", type=int, default=5)
     parser.add_argument("--system")
+    parser.add_argument("--frameworks", action="store_true",
+                        help="the PyTorch twins of framework_twins.py instead of diagnose_cases")
     kept = parser.add_mutually_exclusive_group()
     kept.add_argument("--keep", help="keep the traces and times here")
     kept.add_argument("--from", dest="kept", help="estimate from the traces and times kept here")
     args = parser.parse_args()
     apptracer = os.path.join(args.dist, "bin", "apptracer")
+    if args.frameworks:
+        with tempfile.TemporaryDirectory() as temporary:
+            work = args.kept or args.keep or temporary
+            os.makedirs(work, exist_ok=True)
+            frameworks(apptracer, args.rounds, work, args.kept)
+        return
     program = os.path.join(args.dist, "test_apps", "diagnose_cases")
     print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")
     print("|---|---|---|---|---|")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "analyzer/dvdg/labels.h"
@@ -136,6 +137,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t count = 0, async = 0, bytes = 0, now = 0;
     double pinned = 0;
     bool known = true;
+    std::set<std::pair<int64_t, int64_t>> buffers;
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
   auto busy = facts.busy_by_device();
@@ -144,7 +146,13 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
         facts.library_transfer(t))
       continue;
     auto [alloc, address] = host_buffer(t);
-    Group& group = groups[{static_cast<int>(t.kind), alloc, address, t.device.value_or(-1)}];
+    // PyTorch copies a new CPU tensor each step (a DataLoader's batch): the
+    // fix is where they are made and copied, so the calling thread is the site.
+    bool by_thread = facts.framework == trace::Framework::Pytorch;
+    const HostCall* call = facts.call(t.correlation);
+    Group& group = groups[{static_cast<int>(t.kind), by_thread ? -1 : alloc,
+                           by_thread ? (call ? call->tid : 0) : address, t.device.value_or(-1)}];
+    group.buffers.emplace(alloc, address);
     if (!group.first) {
       group.first = &t;
       locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
@@ -172,9 +180,12 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     const Transfer& t = *group.first;
     bool to_device = t.kind == CopyKind::HtoD;
     f.rule = "pageable_copy";
+    bool pytorch = facts.framework == trace::Framework::Pytorch;
     f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) + " copies (" +
-             dvdg::format_bytes(group.bytes) + ") " + (to_device ? "from" : "to") +
-             " pageable " + host_buffer_name(facts, t) + ": staged through a driver buffer";
+             dvdg::format_bytes(group.bytes) + ") " + (to_device ? "from" : "to") + " pageable " +
+             (pytorch ? "CPU tensors (" + std::to_string(group.buffers.size()) + " buffer(s))"
+                      : host_buffer_name(facts, t)) +
+             ": staged through a driver buffer";
     if (group.async > 0) {
       f.what += "; " + std::to_string(group.async) +
                 " of them cudaMemcpyAsync, which runs synchronously from pageable memory";
@@ -185,8 +196,14 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     set_saving(f, group.now, group.known ? std::optional<double>(group.pinned) : std::nullopt,
                "the copies' time (GPU time, or the staging call's where longer) minus the same "
                "copies pinned: " + context.cost.describe(pinned));
-    f.fix = "allocate this host buffer with cudaMallocHost (or cudaHostRegister it once) so "
-            "copies DMA straight from it";
+    f.fix = pytorch ? std::string(to_device ? "pin the CPU tensors copied here (DataLoader(pin_memory=True), "
+                                              "or tensor.pin_memory()) and copy them with "
+                                              ".to(device, non_blocking=True)"
+                                            : "copy into a pinned CPU tensor (torch.empty(..., "
+                                              "pin_memory=True), .copy_(x, non_blocking=True)) and "
+                                              "synchronize only where the host reads it")
+                    : "allocate this host buffer with cudaMallocHost (or cudaHostRegister it once) so "
+                      "copies DMA straight from it";
     findings.push_back(std::move(f));
   }
 }

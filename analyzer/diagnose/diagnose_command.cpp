@@ -1,4 +1,4 @@
-// `apptracer diagnose TRACE [--system FILE] [--format table|csv|json] [-o FILE] [--all] [--store] [--analyses]`:
+// `apptracer diagnose TRACE [--system FILE] [--format table|csv|json] [-o FILE] [--all] [--rows] [--store] [--analyses]`:
 // what to fix, with what it costs and what fixing it saves.
 #include <algorithm>
 #include <iostream>
@@ -6,11 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analyzer/diagnose/analyses.h"
+#include "analyzer/diagnose/diagnosis.h"
 #include "analyzer/commands.h"
 #include "analyzer/diagnose/findings_output.h"
 #include "analyzer/diagnose/findings_store.h"
-#include "analyzer/diagnose/link_model_choice.h"
 #include "analyzer/progress.h"
 #include "analyzer/diagnose/rules.h"
 #include "analyzer/table/table_format.h"
@@ -27,6 +26,8 @@ struct DiagnoseOptions {
   bool store = false;
   bool analyses = false;
   bool all = false;
+  bool rows = false;
+  bool whole_run = false;
   std::shared_ptr<trace::StepSelection> steps;
 };
 
@@ -37,20 +38,18 @@ int run_diagnose(const DiagnoseOptions& options) {
   PrintedOutput printed(*options.output, {options.trace, options.system});
   std::ostream& out = printed.stream();
   Progress progress("diagnose");
-  if (options.steps->any()) {
-    progress.phase("finding steps");
-    trace.limit_to_steps(*options.steps);
-  }
-  diagnose::TraceFacts facts;
+  diagnose::DiagnosisRequest request;
+  request.system = options.system;
+  request.steps = *options.steps;
+  request.whole_run = options.whole_run;
+  request.analyses = options.analyses;
+  diagnose::Diagnosis diagnosis;
   try {
-    facts = diagnose::read_trace_facts(trace, &progress);
+    diagnosis = diagnose::diagnose_trace(trace, request, &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
-  diagnose::LinkModel model = diagnose::choose_link_model(facts, options.system);
-  diagnose::Thresholds limits;
-  progress.phase("rules");
-  std::vector<diagnose::Finding> findings = diagnose::diagnose(facts, *model.cost, limits);
+  const std::vector<diagnose::Finding>& findings = diagnosis.findings;
   if (options.store) {
     progress.phase("storing the findings");
     try {
@@ -60,19 +59,15 @@ int run_diagnose(const DiagnoseOptions& options) {
                        "); run without --store");
     }
   }
-  std::vector<Table> analyses;
-  if (options.analyses) {
-    progress.phase("analyses");
-    analyses = diagnose::all_analyses(facts, limits);
-  }
+  const std::vector<Table>& analyses = diagnosis.analyses;
   progress.finish();
   size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
-  std::vector<std::string> notes = diagnose::diagnosis_notes(facts);
+  const std::vector<std::string>& notes = diagnosis.notes;
   OutputFormat format = parse_output_format(options.output->format);
   if (format == OutputFormat::Json) {
     nlohmann::json document{{"trace", options.trace},
-                       {"time_origin", facts.origin.describe()},
-                       {"link_model", model.name},
+                       {"time_origin", diagnosis.time_origin},
+                       {"link_model", diagnosis.link_model},
                        {"findings", diagnose::findings_json(findings, shown)},
                        {"left_out", findings.size() - std::min(shown, findings.size())},
                        {"notes", notes}};
@@ -88,10 +83,10 @@ int run_diagnose(const DiagnoseOptions& options) {
     std::cerr << "note: " << listed << " of " << findings.size() << " finding(s) listed"
               << (listed < findings.size() ? " (--all lists every one)" : "") << "\n";
   } else {
-    out << "apptracer diagnose " << options.trace << " (savings from " << model.name
-              << "; " << facts.origin.describe() << ")\n";
+    out << "apptracer diagnose " << options.trace << " (savings from " << diagnosis.link_model
+              << "; " << diagnosis.time_origin << ")\n";
     for (const std::string& note : notes) out << "note: " << note << "\n";
-    diagnose::write_findings_text(out, findings, shown);
+    diagnose::write_findings_text(out, findings, shown, options.rows);
     if (!analyses.empty()) {
       out << "\n";
       write_tables(out, analyses, OutputFormat::Table);
@@ -124,7 +119,14 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--all", options->all,
                 "Show every finding (default: the " + std::to_string(diagnose::kShownFindings) +
                     " largest, and how many more)");
+  cmd->add_flag("--rows", options->rows,
+                "Also print each finding's trace rows (JSON and CSV always have them)");
+  auto* whole_run = cmd->add_flag(
+      "--whole-run", options->whole_run,
+      "Look at the whole run, start-up included (default where the program has steps: the steady "
+      "steps, with start-up one finding)");
   options->steps = step_options(cmd);
+  for (const char* step_option : {"--steps", "--steady"}) whole_run->excludes(cmd->get_option(step_option));
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };
   });

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/table/table.h"
+
 namespace apptracer::diagnose {
 
 // A trace row a finding is about: (table, id), e.g. ("memcpys", 12).
@@ -35,6 +37,15 @@ struct Finding {
   std::string claim;
   int64_t occurrences = 1;  // how often it happens at its site (site_groups.h)
   std::vector<size_t> overlaps;  // positions of the findings it overlaps (ranked_findings.h)
+  // The steps its cost and saving are over (the steady steps diagnosed), for
+  // the saving per step; 0: not a step's.
+  int64_t steps = 0;
+  // About start-up, which the run pays once before its steady steps: listed
+  // after every finding about the steps.
+  bool startup = false;
+  // What it is made of, as a table inside it (a launch-bound step's kernels
+  // by launches): kernel names whole here, shortened where shown to people.
+  Table details;
 };
 
 }  // namespace apptracer::diagnose

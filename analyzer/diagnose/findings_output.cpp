@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/trace/short_names.h"
 #include "apptracer/text_escape.h"
 #include "analyzer/diagnose/trace_facts.h"
 
@@ -16,10 +17,47 @@ std::string joined_rows(const Finding& finding) {
   return text;
 }
 
-std::string joined_names(const Finding& finding) {
+std::string joined_names(const Finding& finding, bool shortened = false) {
   std::string text;
-  for (const std::string& name : finding.names) text += (text.empty() ? "" : "; ") + name;
+  for (const std::string& name : finding.names)
+    text += (text.empty() ? "" : "; ") + (shortened ? trace::short_kernel_name(name) : name);
   return text;
+}
+
+std::optional<int64_t> per_step(const Finding& f, std::optional<int64_t> ns) {
+  if (!ns || f.steps <= 0) return std::nullopt;
+  return *ns / f.steps;
+}
+
+// "9.68 ms per step (290.4 ms over 30 steps)", or the total alone.
+std::string amount(const Finding& f, int64_t ns) {
+  if (f.steps <= 0) return format_ns(ns);
+  return format_ns(ns / f.steps) + " per step (" + format_ns(ns) + " over " +
+         std::to_string(f.steps) + " steps)";
+}
+
+std::string cell_text(const Cell& cell, bool time) {
+  if (const auto* v = std::get_if<int64_t>(&cell)) return time ? format_ns(*v) : std::to_string(*v);
+  if (const auto* v = std::get_if<std::string>(&cell)) return trace::short_kernel_name(*v);
+  if (const auto* v = std::get_if<double>(&cell)) return std::to_string(*v);
+  return "-";
+}
+
+constexpr size_t kDetailRowsShown = 3;
+
+// The details table's first rows, one line each, names shortened.
+void write_details(std::ostream& out, const Table& details) {
+  if (details.rows.empty()) return;
+  auto is_time = [&](size_t c) { return details.columns[c].find("_ns") != std::string::npos; };
+  out << "   " << details.name << ":";
+  for (size_t c = 0; c < details.columns.size(); ++c) out << (c ? " | " : " ") << details.columns[c];
+  out << "\n";
+  for (size_t r = 0; r < details.rows.size() && r < kDetailRowsShown; ++r) {
+    out << "    ";
+    for (size_t c = 0; c < details.rows[r].size(); ++c)
+      out << (c ? " | " : " ") << terminal_text(cell_text(details.rows[r][c], is_time(c)));
+    out << "\n";
+  }
 }
 
 // The overlapping findings by their number in the list (from 1).
@@ -53,6 +91,10 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                       {"call_site", f.call_site}}},
                     {"cost_ns", f.cost_ns},
                     {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
+                    {"steps", f.steps},
+                    {"saving_per_step_ns", per_step(f, f.saving_ns) ? nlohmann::json(*per_step(f, f.saving_ns)) : nlohmann::json()},
+                    {"startup", f.startup},
+                    {"details", f.details.rows.empty() ? nlohmann::json() : table_json(f.details)},
                     {"estimate", f.estimate},
                     {"fix", f.fix},
                     {"correctness", f.correctness},
@@ -85,13 +127,14 @@ nlohmann::json table_json(const Table& table) {
 Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
-               "estimate", "fix", "occurrences", "overlaps"},
+               "estimate", "fix", "occurrences", "overlaps", "steps", "saving_per_step_ns"},
               {}};
   for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
     const Finding& f = findings[i];
     table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
                           f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix,
-                          f.occurrences, joined_numbers(overlap_numbers(f))});
+                          f.occurrences, joined_numbers(overlap_numbers(f)), f.steps,
+                          optional_cell(per_step(f, f.saving_ns))});
   }
   return table;
 }
@@ -104,7 +147,7 @@ Table left_out_table(const std::vector<Finding>& findings, size_t shown) {
 }
 
 void write_findings_text(std::ostream& out, const std::vector<Finding>& findings,
-                         size_t shown) {
+                         size_t shown, bool rows) {
   if (findings.empty()) {
     out << "no findings: nothing in this trace crossed a rule's threshold\n";
     return;
@@ -112,27 +155,28 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   size_t count = std::min(shown, findings.size());
   out << findings.size()
       << " finding(s): correctness first, then by estimated saving (by cost where the saving "
-         "is unknown)";
+         "is unknown), start-up last";
   if (count < findings.size()) out << "; the first " << count << " shown";
   out << "\n";
   for (size_t i = 0; i < count; ++i) {
     const Finding& f = findings[i];
     out << "\n" << i + 1 << ". [" << f.rule << "] " << terminal_text(f.what) << "\n";
-    std::string where = joined_names(f);
+    std::string where = joined_names(f, true);
     if (!f.nvtx.empty()) where += (where.empty() ? "" : "; ") + std::string("NVTX ") + f.nvtx;
     if (!f.call_site.empty()) where += (where.empty() ? "" : "; ") + std::string("called by ") + f.call_site;
     if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
-    if (!f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
-    out << "   cost:   " << (f.cost_ns > 0 ? format_ns(f.cost_ns) : std::string("-"));
+    if (rows && !f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
+    out << "   cost:   " << (f.cost_ns > 0 ? amount(f, f.cost_ns) : std::string("-"));
     out << "   saving: "
-        << (f.saving_ns ? format_ns(*f.saving_ns)
+        << (f.saving_ns ? amount(f, *f.saving_ns)
                         : std::string(f.correctness ? "- (wrong results)" : "unknown"));
     if (!f.estimate.empty()) out << " (" << terminal_text(f.estimate) << ")";
     if (!f.overlaps.empty()) {
-      out << "\n   overlap: counts some of the same time or rows as finding(s) "
-          << joined_numbers(overlap_numbers(f)) << ": do not add their savings";
+      out << "; overlaps finding(s) " << joined_numbers(overlap_numbers(f))
+          << ": do not add their savings";
     }
     out << "\n   fix:    " << terminal_text(f.fix) << "\n";
+    write_details(out, f.details);
   }
   if (count < findings.size()) {
     out << "\n" << findings.size() - count

@@ -1,14 +1,13 @@
 // Rules about time: the host blocked in synchronizations, the GPU left idle
-// (and by which host calls), stretches of low GPU use, allocation churn,
-// kernels too short for their launch.
+// (and by which host calls), stretches of low GPU use, allocation churn.
 #include <algorithm>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/trace/short_names.h"
 
 namespace apptracer::diagnose {
 
@@ -151,7 +150,12 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
                  "work, at most the time the host blocked in it: the host's work overlaps the "
                  "GPU's instead of following it";
-    f.fix = static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
+    f.fix = facts.framework == trace::Framework::Pytorch
+                ? "do not read GPU results on the host every step (loss.item(), .cpu(), "
+                  ".tolist(), printing a CUDA tensor, torch.cuda.synchronize()): keep them on the "
+                  "GPU and read them every N steps, or copy them with non_blocking=True into "
+                  "pinned memory"
+            : static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
                 ? "queue the next GPU work before " + name +
                       " so the GPU has work while the host waits for the event"
                 : "wait only for what the host needs (cudaEventSynchronize on an event after the "
@@ -196,10 +200,17 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
-  Finding rest;
-  int64_t rest_count = 0;
-  for (size_t g = 0; g < gaps.size(); ++g) {
-    const Gap& gap = gaps[g];
+  // One finding per cause: the host call the host spent most of the gaps in
+  // (or its own work outside CUDA calls), on one device, at start-up or not.
+  struct Cause {
+    Finding finding;
+    int64_t count = 0, late = 0, longest = 0;
+    std::map<std::string, std::pair<int64_t, int64_t>> by_call;  // name -> (time, calls)
+    int64_t outside = 0;
+    std::string longest_text;
+  };
+  std::map<std::tuple<bool, int64_t, std::string>, Cause> causes;
+  for (const Gap& gap : gaps) {
     int64_t length = elapsed_ns(gap.start, gap.end);
     const HostCall* issuer = gap.after ? facts.call(gap.after->correlation) : nullptr;
     int64_t issue = issuer ? issuer->start_ns
@@ -208,16 +219,6 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     // Queuing that work before the host's own lets it run under it: no more
     // of the gap goes than the work there was to run.
     int64_t saving = std::min(late, gap.following);
-    if (static_cast<int64_t>(g) >= context.limits.max_gap_findings) {
-      if (rest_count++ == 0) {
-        rest.rule = "gpu_idle_gap";
-        rest.claim = "GPU idle time";
-        rest.saving_ns = 0;
-      }
-      rest.cost_ns = saturating_add(rest.cost_ns, length);
-      *rest.saving_ns = saturating_add(*rest.saving_ns, saving);
-      continue;
-    }
     // What the host did between the GPU running dry and issuing the next work.
     std::map<std::string, std::pair<int64_t, int64_t>> by_call;  // name -> (time, calls)
     Intervals in_calls;
@@ -238,63 +239,83 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t outside = late - covered_ns(in_calls, gap.start, saturating_add(gap.start, late));
     std::string dominant;
     int64_t dominant_ns = outside;
-    std::string during;
-    std::vector<std::pair<int64_t, std::string>> ranked;
     for (auto& [name, entry] : by_call) {
-      ranked.emplace_back(entry.first, name);
       if (entry.first > dominant_ns) {
         dominant = name;
         dominant_ns = entry.first;
       }
     }
+    bool at_startup = gap.start < steady_from;
+    Cause& cause = causes[{at_startup, gap.device, dominant}];
+    Finding& f = cause.finding;
+    if (cause.count++ == 0) {
+      f.rule = "gpu_idle_gap";
+      f.claim = "GPU idle time";
+      f.estimate = kGapEstimate;
+      f.saving_ns = 0;
+      f.fix = dominant.empty() ? "the host computed outside CUDA calls while the GPU waited: queue "
+                                 "the next GPU work before that CPU work (or move it to another "
+                                 "thread)"
+                               : fix_for_host_call(dominant);
+      // Start-up is paid once: its own finding, not one more step's gap.
+      if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
+    }
+    cause.late = saturating_add(cause.late, late);
+    cause.outside = saturating_add(cause.outside, outside);
+    for (auto& [name, entry] : by_call) {
+      auto& total = cause.by_call[name];
+      total.first = saturating_add(total.first, entry.first);
+      total.second += entry.second;
+    }
+    f.cost_ns = saturating_add(f.cost_ns, length);
+    *f.saving_ns = saturating_add(*f.saving_ns, saving);
+    // The longest gap (gaps come longest first) says where.
+    if (cause.count == 1) {
+      cause.longest = length;
+      cause.longest_text = (gap.before ? " after " + trace::short_kernel_name(gap.before->name()) : std::string()) +
+                           (gap.after ? " until " + trace::short_kernel_name(gap.after->name()) : std::string());
+      if (gap.after) locate(context, f, gap.after->correlation, issue);
+      if (gap.before) add_name(f, gap.before->name());
+      if (gap.after) add_name(f, gap.after->name());
+    }
+    if (gap.before) add_row(context, f, gap.before->table, gap.before->id);
+    if (gap.after) add_row(context, f, gap.after->table, gap.after->id);
+  }
+  for (auto& [key, cause] : causes) {
+    Finding& f = cause.finding;
+    std::vector<std::pair<int64_t, std::string>> ranked;
+    for (auto& [name, entry] : cause.by_call) ranked.emplace_back(entry.first, name);
     std::sort(ranked.rbegin(), ranked.rend());
+    std::string during;
     for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
       during += (during.empty() ? "" : ", ") + format_ns(ranked[i].first) + " in " +
-                ranked[i].second + " (" + std::to_string(by_call[ranked[i].second].second) +
+                ranked[i].second + " (" + std::to_string(cause.by_call[ranked[i].second].second) +
                 " call(s))";
     }
-    if (outside > 0) {
-      during += (during.empty() ? "" : ", ") + format_ns(outside) + " outside CUDA calls";
+    if (cause.outside > 0) {
+      during += (during.empty() ? "" : ", ") + format_ns(cause.outside) + " outside CUDA calls";
     }
-    Finding f;
-    f.rule = "gpu_idle_gap";
-    f.what = "device " + std::to_string(gap.device) + " idle for " + format_ns(length) +
-             (gap.before ? " after " + gap.before->name() : std::string()) +
-             (gap.after ? " until " + gap.after->name() : std::string()) + "; the host issued it " +
-             format_ns(late) + " after the GPU ran dry" +
-             (during.empty() ? "" : ": " + during);
-    if (gap.before) {
-      add_row(context, f, gap.before->table, gap.before->id);
-      add_name(f, gap.before->name());
-    }
-    if (gap.after) {
-      add_row(context, f, gap.after->table, gap.after->id);
-      add_name(f, gap.after->name());
-      locate(context, f, gap.after->correlation, issue);
-    }
-    f.cost_ns = length;
-    f.saving_ns = saving;
-    f.claim = "GPU idle time";
-    f.estimate = kGapEstimate;
-    f.fix = dominant.empty() ? "the host computed for " + format_ns(outside) +
-                                   " outside CUDA calls: queue the next GPU work before that CPU "
-                                   "work (or move it to another thread)"
-                             : fix_for_host_call(dominant);
-    // Start-up is paid once: its own finding, not one more step's gap.
-    if (gap.start < steady_from) f.fix = "at start-up, before the first steady step: " + f.fix;
+    int64_t device = std::get<1>(key);
+    f.occurrences = cause.count;
+    f.what = cause.count == 1
+                 ? "device " + std::to_string(device) + " idle for " + format_ns(f.cost_ns) +
+                       cause.longest_text + "; the host issued it " + format_ns(cause.late) +
+                       " after the GPU ran dry"
+                 : "device " + std::to_string(device) + " idle " + std::to_string(cause.count) +
+                       " times, " + format_ns(f.cost_ns) + " in all (the longest " +
+                       format_ns(cause.longest) + cause.longest_text +
+                       "); the host issued the next work " + format_ns(cause.late) +
+                       " in all after the GPU ran dry";
+    if (!during.empty()) f.what += ": " + during;
     findings.push_back(std::move(f));
-  }
-  if (rest_count > 0) {
-    rest.what = std::to_string(rest_count) + " more GPU idle gaps of at least " +
-                format_ns(context.limits.min_gap_ns) + " (" + format_ns(rest.cost_ns) + " in all)";
-    rest.estimate = kGapEstimate;
-    rest.fix = "see the longest gaps above: the same causes usually repeat";
-    findings.push_back(std::move(rest));
   }
 }
 
 void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
+  // Where the program has steps, the step's findings say how busy it keeps
+  // the GPU, and start-up is a finding of its own.
+  if (facts.startup_end_ns) return;
   auto busy = facts.busy_by_device();
   // By device, so that devices' findings of equal cost list in that order.
   for (auto& [device, intervals] : std::map<int64_t, Intervals>(busy.begin(), busy.end())) {
@@ -399,94 +420,6 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
                 ? "allocate the managed buffer once outside the loop and reuse it"
                 : "allocate once outside the loop and reuse the buffer (or cudaMallocAsync / "
                   "cudaFreeAsync with a memory pool)";
-    findings.push_back(std::move(f));
-  }
-}
-
-void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
-  const TraceFacts& facts = context.facts;
-  auto work = work_by_device(facts);
-  // Per kernel name: short launches, the GPU idle before each on its stream,
-  // and the part of that idle time the host spent launching them.
-  // A kernel's first launch on a device loads its module (CUDA loads them
-  // lazily), which a CUDA graph pays as well: only later launches count.
-  struct Group {
-    Finding finding;
-    int64_t count = 0, gpu = 0, waiting = 0;
-    int64_t later = 0, launch = 0, in_launch = 0;  // launches after the first on each device
-  };
-  std::map<std::string, Group> groups;
-  for (auto& [device, list] : work) {
-    auto short_kernel = [&](const Work& w) {
-      return w.kernel && elapsed_ns(w.start, w.end) < context.limits.short_kernel_ns;
-    };
-    // The host launching short kernels on this device: their calls, but for
-    // each kernel's first (its module load).
-    std::vector<bool> first(list.size(), false);
-    Intervals launching;
-    std::set<std::string> launched;
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (!short_kernel(list[i])) continue;
-      first[i] = launched.insert(list[i].name()).second;
-      const HostCall* call = facts.call(list[i].correlation);
-      if (call && !first[i]) launching.emplace_back(call->start_ns, call->end_ns);
-    }
-    merge_intervals(launching);
-    struct Last {
-      int64_t end = 0;
-      bool short_kernel = false;
-    };
-    std::map<int64_t, Last> stream_last;  // stream -> its previous work
-    for (size_t i = 0; i < list.size(); ++i) {
-      const Work& w = list[i];
-      int64_t stream = w.stream.value_or(-1);
-      auto previous = stream_last.find(stream);
-      int64_t idle_from = previous != stream_last.end() ? previous->second.end : w.start;
-      int64_t idle = elapsed_ns(idle_from, w.start);
-      bool after_short = previous != stream_last.end() && previous->second.short_kernel;
-      stream_last[stream] = {w.end, short_kernel(w)};
-      if (!short_kernel(w)) continue;
-      Group& group = groups[w.name()];
-      if (group.count++ == 0) locate(context, group.finding, w.correlation, w.start);
-      group.gpu = saturating_add(group.gpu, elapsed_ns(w.start, w.end));
-      add_row(context, group.finding, "kernels", w.id);
-      if (const HostCall* call = facts.call(w.correlation); call && !first[i]) {
-        ++group.later;
-        group.launch = saturating_add(group.launch, call->duration());
-      }
-      // Only waits inside a launch-bound stretch count: right after another
-      // short kernel on the stream, and shorter than a GPU idle gap (a
-      // launch takes microseconds; a longer wait is the host doing something
-      // else, such as the program's start-up or loading data, which
-      // gpu_idle_gap reports with its cause).
-      if (first[i] || !after_short || idle >= context.limits.min_gap_ns) continue;
-      group.waiting = saturating_add(group.waiting, idle);
-      // The GPU waits on launching while the host is in any launch call, not
-      // only this kernel's: a kernel starts microseconds after its call
-      // returns, by which time a tight loop is in the next call. The host's
-      // time between the calls is its own work, which stays.
-      group.in_launch = saturating_add(group.in_launch, covered_ns(launching, idle_from, w.start));
-    }
-  }
-  for (auto& [name, group] : groups) {
-    if (group.count < context.limits.short_kernel_count || group.in_launch < context.limits.min_cost_ns)
-      continue;
-    Finding& f = group.finding;
-    f.rule = "launch_bound_kernels";
-    f.what = std::to_string(group.count) + " launches of " + name + " ran " +
-             format_ns(group.gpu / group.count) + " each on the GPU and took " +
-             format_ns(group.launch / group.later) + " each to launch; the GPU waited " +
-             format_ns(group.waiting) + " between them";
-    f.names.push_back(name);
-    f.cost_ns = group.waiting;
-    f.saving_ns = group.in_launch;
-    f.claim = "GPU idle time";
-    f.estimate = "the GPU idle time between these launches while the host was inside launch "
-                 "calls, which a CUDA graph (or one fused kernel) removes; the host's "
-                 "own time between the calls stays, and so does each kernel's first launch on a "
-                 "device, which loads its module";
-    f.fix = "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) "
-            "or fuse the work into fewer, larger kernels";
     findings.push_back(std::move(f));
   }
 }

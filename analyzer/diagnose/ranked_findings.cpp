@@ -50,6 +50,7 @@ void rank_findings(std::vector<Finding>& findings, int64_t run_ns) {
   }
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
     if (a.correctness != b.correctness) return a.correctness;
+    if (a.startup != b.startup) return b.startup;
     if (weight(a) != weight(b)) return weight(a) > weight(b);
     return a.cost_ns > b.cost_ns;
   });

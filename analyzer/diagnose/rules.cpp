@@ -28,7 +28,8 @@ const std::vector<Rule>& all_rules() {
        "nsys gpu_gaps; HTA idle time breakdown", gpu_idle_gap},
       {"gpu_low_utilization", "stretches of the run where the GPU is busy less than half the time",
        "nsys gpu_time_util; HTA temporal breakdown", gpu_low_utilization},
-      {"launch_bound_kernels", "kernels so short that launching them dominates",
+      {"launch_bound_kernels",
+       "a step (or run) whose GPU waits on launches longer than it works, with its kernels",
        "HTA CUDA kernel launch statistics", launch_bound_kernels},
       {"allocation_churn", "allocations of one size freed and made again, as in a loop", "",
        allocation_churn},
@@ -42,6 +43,8 @@ const std::vector<Rule>& all_rules() {
        "HTA straggler detection", collective_straggler},
       {"numa_far_host_buffer", "host buffers on a NUMA node other than their GPU's", "",
        numa_far_host_buffer},
+      {"startup", "start-up before the first steady step, paid once: one finding", "", startup,
+       true},
       {"uninitialized_read", "reads of memory nothing wrote (DVDG)", "", uninitialized_read, true},
       {"written_never_read", "device memory written and never read (DVDG)", "",
        written_never_read, true},
@@ -51,21 +54,43 @@ const std::vector<Rule>& all_rules() {
   return rules;
 }
 
-std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
-                              const Thresholds& limits) {
+void run_rules(const TraceFacts& facts, const TransferCost& cost, const Thresholds& limits,
+               RuleSet set, std::vector<Finding>& findings) {
   RuleContext context{facts, cost, limits};
-  std::vector<Finding> findings;
+  size_t first = findings.size();
   for (const Rule& rule : all_rules()) {
-    if (!rule.whole_run || facts.step_window.empty()) rule.run(context, findings);
+    bool runs = set == RuleSet::WholeRunOnly ? rule.whole_run
+                : set == RuleSet::StepsOnly  ? !rule.whole_run
+                                             : !rule.whole_run || facts.step_window.empty();
+    if (runs) rule.run(context, findings);
   }
+  if (facts.step_window.empty()) return;
+  for (size_t i = first; i < findings.size(); ++i) {
+    if (findings[i].steps == 0) findings[i].steps = facts.step_count();
+  }
+}
+
+std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
+                                     int64_t run_ns) {
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
-  rank_findings(findings, facts.run_ns());
+  rank_findings(findings, run_ns);
   return findings;
 }
 
-std::vector<std::string> diagnosis_notes(const TraceFacts& facts) {
+std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
+                              const Thresholds& limits) {
+  std::vector<Finding> findings;
+  run_rules(facts, cost, limits, RuleSet::Applicable, findings);
+  return finish_findings(std::move(findings), limits, facts.run_ns());
+}
+
+std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run_rules_ran) {
   std::vector<std::string> notes;
-  if (!facts.step_window.empty()) {
+  if (whole_run_rules_ran) {
+    notes.push_back("looked at the " + facts.step_window + ": savings per step are over " +
+                    std::to_string(facts.step_count()) +
+                    " steps; start-up is one finding; the data-flow rules looked at the whole run");
+  } else if (!facts.step_window.empty()) {
     std::string skipped;
     for (const Rule& rule : all_rules()) {
       if (rule.whole_run) skipped += (skipped.empty() ? "" : ", ") + std::string(rule.name);

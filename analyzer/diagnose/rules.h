@@ -19,12 +19,12 @@ struct Thresholds {
   int64_t small_copy_bytes = 64 << 10;    // a copy this small is latency-bound
   int64_t small_copy_count = 16;          // ... when this many go the same way
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
-  int64_t max_gap_findings = 20;          // the longest gaps, then one line for the rest
   int64_t min_blocked_ns = 100'000;       // host blocked in syncs, sync copies, memsets
                                           // (syncs: and saving min_cost_ns)
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
-  int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is launch-bound ...
-  int64_t short_kernel_count = 100;       // ... when it is launched this often
+  int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is short (launch statistics)
+  int64_t short_kernel_count = 100;       // launches a launch-bound step (or run) makes at least
+  int64_t graph_node_ns = 1'000;          // a kernel's launch as a CUDA graph node
   int64_t utilization_chunks = 30;        // nsys gpu_time_util: the GPU span in 30 chunks
   double low_utilization = 0.5;           // ... flagged below 50% busy
   int64_t min_migrated_bytes = 1 << 20;   // on-demand unified-memory migration worth a finding,
@@ -51,14 +51,26 @@ struct Rule {
 // Every rule, in the order findings of equal saving are listed.
 const std::vector<Rule>& all_rules();
 
-// Runs every rule; findings grouped by site and ranked (site_groups.h,
-// ranked_findings.h).
+// Runs every rule that applies to the facts (on facts limited to steps, not
+// those needing the whole run); findings grouped by site and ranked
+// (site_groups.h, ranked_findings.h).
 std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
                               const Thresholds& limits = {});
 
-// What the rules could not look at, one line each (e.g. unified-memory
-// migrations the trace did not record).
-std::vector<std::string> diagnosis_notes(const TraceFacts& facts);
+// Which rules run_rules runs.
+enum class RuleSet { Applicable, WholeRunOnly, StepsOnly };
+// Runs the rules of `set` without grouping or ranking them; the findings of
+// facts covering steps carry their number.
+void run_rules(const TraceFacts& facts, const TransferCost& cost, const Thresholds& limits,
+               RuleSet set, std::vector<Finding>& findings);
+// Groups findings by site and ranks them; savings bounded by `run_ns`.
+std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
+                                     int64_t run_ns);
+
+// What the rules looked at and could not look at, one line each (e.g.
+// unified-memory migrations the trace did not record). `whole_run_rules_ran`:
+// the rules needing the whole run ran on it, the others on the facts' steps.
+std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run_rules_ran = false);
 
 // The rules, by family (one file each).
 void pageable_copy(const RuleContext& context, std::vector<Finding>& findings);
@@ -76,6 +88,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings);
 void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findings);
 void allocation_churn(const RuleContext& context, std::vector<Finding>& findings);
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings);
+void startup(const RuleContext& context, std::vector<Finding>& findings);
 void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& findings);
 void um_thrashing(const RuleContext& context, std::vector<Finding>& findings);
 void collective_straggler(const RuleContext& context, std::vector<Finding>& findings);

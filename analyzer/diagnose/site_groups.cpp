@@ -53,13 +53,16 @@ std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_row
   std::vector<Finding> groups;
   std::unordered_map<std::string, size_t> by_site;
   std::vector<std::string> last_nvtx;
+  std::vector<bool> merged;
   for (Finding& f : findings) {
     auto [found, added] = by_site.try_emplace(site_of(f), groups.size());
     if (added) {
       last_nvtx.push_back(f.nvtx);
+      merged.push_back(false);
       groups.push_back(std::move(f));
       continue;
     }
+    merged[found->second] = true;
     Finding& group = groups[found->second];
     group.occurrences = saturating_add(group.occurrences, f.occurrences);
     group.cost_ns = saturating_add(group.cost_ns, f.cost_ns);
@@ -80,7 +83,8 @@ std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_row
   }
   for (size_t i = 0; i < groups.size(); ++i) {
     Finding& group = groups[i];
-    if (group.occurrences < 2) continue;
+    // A rule's own group of occurrences says so itself.
+    if (!merged[i]) continue;
     group.what += "; " + std::to_string(group.occurrences) +
                   " times at this site in all (other buffers or steps alike): cost and saving "
                   "are the totals";

@@ -31,11 +31,8 @@ class Reader {
     read_communication_calls();
     read_annotations();
     facts_.origin = trace_.origin();
-    for (const trace::ProcessSteps& process : trace_.steps().processes) {
-      std::optional<int64_t> end = process.startup_end_ns();
-      if (end) facts_.startup_end_ns = std::min(facts_.startup_end_ns.value_or(*end), *end);
-    }
-    if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
+    read_steps();
+    facts_.framework = trace::detect_framework(trace_);
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
@@ -43,6 +40,24 @@ class Reader {
   }
 
  private:
+  void read_steps() {
+    const trace::StepWindow* window = trace_.window();
+    if (window) facts_.step_window = window->describe();
+    for (const trace::ProcessSteps& process : trace_.steps().processes) {
+      std::optional<int64_t> end = process.startup_end_ns();
+      if (!end) continue;
+      facts_.startup_end_ns = std::min(facts_.startup_end_ns.value_or(*end), *end);
+      size_t first = process.first_steady();
+      facts_.startups.push_back({process.process, process.start_ns, *end,
+                                 process.steps[first].number, process.how_found()});
+      for (size_t i = 0; i < process.steps.size(); ++i) {
+        const trace::Step& step = process.steps[i];
+        bool covered = window ? window->holds(process.process, step.start_ns) : i >= first;
+        if (covered) facts_.steps.push_back({process.process, step.number, step.start_ns, step.end_ns});
+      }
+    }
+  }
+
   // A name's text, held once by the facts; `fallback` when there is none.
   std::string_view name(NullableInt id, std::string_view fallback) {
     if (!id) return fallback;
@@ -374,6 +389,13 @@ std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
   for (const Transfer& t : memsets) add(t.device, t.gpu_start_ns, t.gpu_end_ns);
   for (auto& [device, intervals] : busy) merge_intervals(intervals);
   return busy;
+}
+
+int64_t TraceFacts::step_count() const {
+  std::unordered_map<int64_t, int64_t> per_process;
+  int64_t most = 0;
+  for (const StepSpan& step : steps) most = std::max(most, ++per_process[step.process]);
+  return most;
 }
 
 int64_t TraceFacts::run_ns() const {

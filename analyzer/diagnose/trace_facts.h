@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "analyzer/ranks/stragglers.h"
+#include "analyzer/trace/framework.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
@@ -123,6 +124,24 @@ struct Device {
   NullableInt cc_major, cc_minor;  // compute capability
 };
 
+// A step the facts cover (analyzer/trace/steps.h), on the trace's clock.
+struct StepSpan {
+  int64_t process = trace::kSingleProcess;
+  int64_t number = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// A process's start-up: from its first call or operation to its first
+// steady step (warm-up steps included).
+struct StartUp {
+  int64_t process = trace::kSingleProcess;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t first_steady = 0;  // the first steady step's number
+  std::string steps_from;    // how the steps were found ("NVTX ranges \"step\"", ...)
+};
+
 // GPU work of one device as busy intervals, merged and sorted.
 using Intervals = std::vector<std::pair<int64_t, int64_t>>;
 
@@ -168,6 +187,14 @@ struct TraceFacts {
   std::optional<int64_t> startup_end_ns;
   // The steps the facts are limited to (--steps, --steady); "" for the whole run.
   std::string step_window;
+  // The steps the facts cover, by process and start: those of the window,
+  // or, for the whole run, the steady ones; none where no process has steps.
+  std::vector<StepSpan> steps;
+  // Each process's start-up, where it has steady steps.
+  std::vector<StartUp> startups;
+  // The framework the program ran on (analyzer/trace/framework.h): what its
+  // fixes are written for.
+  trace::Framework framework = trace::Framework::Cpp;
 
   const HostCall* call(NullableInt correlation) const;
   // Whether the call was made inside an NCCL or MPI call on its thread: the
@@ -201,6 +228,9 @@ struct TraceFacts {
   // Busy intervals of each device's GPU work (kernels, copies, memsets).
   std::unordered_map<int64_t, Intervals> busy_by_device() const;
   int64_t span_ns() const { return elapsed_ns(start_ns, end_ns); }
+  // How many steps a saving over `steps` is spread over: the most any one
+  // process has (ranks of a merged trace run theirs side by side); 0: none.
+  int64_t step_count() const;
   // The time some traced process ran: its spans, overlaps counted once.
   int64_t run_ns() const;
   // The last timestamp of `process` (end_ns when it has none).

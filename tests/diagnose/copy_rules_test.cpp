@@ -37,6 +37,30 @@ TEST_F(CopyRules, PageableCopySavesWhatThePinnedPathPredicts) {
   EXPECT_NE(found[0].fix.find("cudaMallocHost"), std::string::npos);
 }
 
+// A PyTorch program copies new CPU tensors of different sizes each step
+// (images and labels): one finding for the thread that copies them, with
+// PyTorch's fix; a C++ program's two host buffers are two findings.
+TEST_F(CopyRules, PytorchPageableCopiesAreOneFindingPerCopyingThread) {
+  calibrate_pinned_path();
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  for (int step = 0; step < 2; ++step) {
+    int64_t images = buffer(AllocKind::PageableHost, 1'000'000);
+    int64_t labels = buffer(AllocKind::PageableHost, 64'000);
+    copy(CopyKind::HtoD, images, device, 1'000'000, 200'000 + step * 1'000'000, 250'000,
+         MemoryKind::Pageable);
+    copy(CopyKind::HtoD, labels, device, 64'000, 500'000 + step * 1'000'000, 50'000,
+         MemoryKind::Pageable);
+  }
+  EXPECT_EQ(findings("pageable_copy").size(), 2u);  // a C++ program: per buffer size
+  block(device, 0, 4096);
+  auto found = findings("pageable_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].cost_ns, 2 * (250'000 + 50'000));
+  EXPECT_NE(found[0].what.find("from pageable CPU tensors (4 buffer(s))"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[0].fix.find("pin_memory=True"), std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("non_blocking=True"), std::string::npos) << found[0].fix;
+}
+
 // A synchronous pageable copy: its call starts 150 us before the DMA, the
 // first 50.5 us waiting for a kernel queued before it, then staging the
 // data through a driver buffer. It holds the program 300.1 us (its call,

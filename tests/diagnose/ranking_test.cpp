@@ -1,6 +1,6 @@
 // What a user reads first: one finding per site however often it repeats,
 // no finding that saves nothing, no saving larger than the run, unknown
-// savings ranked by cost, overlapping findings marked, the top 20 shown.
+// savings ranked by cost, overlapping findings marked, the top 10 shown.
 #include <sstream>
 
 #include "diagnose_fixture.h"
@@ -194,25 +194,63 @@ TEST_F(Ranking, FindingsOverTheSameMigrationsOverlap) {
   EXPECT_NE(text.str().find("do not add their savings"), std::string::npos) << text.str();
 }
 
-TEST(FindingsOutput, TheTopTwentyAndOneLineForTheRest) {
+TEST(FindingsOutput, TheTopTenAndOneLineForTheRest) {
   std::vector<Finding> findings;
   for (int i = 0; i < 30; ++i) findings.push_back(priced("sync_api", (30 - i) * kMs, kMs));
   std::ostringstream text;
   write_findings_text(text, findings, kShownFindings);
-  EXPECT_NE(text.str().find("\n20. [sync_api]"), std::string::npos) << text.str();
-  EXPECT_EQ(text.str().find("\n21. "), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("10 more finding(s) with smaller savings left out: --all shows every"),
+  EXPECT_NE(text.str().find("\n10. [sync_api]"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("\n11. "), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("(by cost where the saving is unknown), start-up last"), std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("20 more finding(s) with smaller savings left out: --all shows every"),
             std::string::npos)
       << text.str();
-  EXPECT_EQ(findings_json(findings, kShownFindings).size(), 20u);
-  EXPECT_EQ(findings_table(findings, kShownFindings).rows.size(), 20u);
+  EXPECT_EQ(findings_json(findings, kShownFindings).size(), 10u);
+  EXPECT_EQ(findings_table(findings, kShownFindings).rows.size(), 10u);
   Table left_out = left_out_table(findings, kShownFindings);
   ASSERT_EQ(left_out.rows.size(), 1u);
-  EXPECT_EQ(left_out.rows[0], (std::vector<Cell>{int64_t{20}, int64_t{10}}));
+  EXPECT_EQ(left_out.rows[0], (std::vector<Cell>{int64_t{10}, int64_t{20}}));
   std::ostringstream every;
   write_findings_text(every, findings);
   EXPECT_NE(every.str().find("\n30. [sync_api]"), std::string::npos);
   EXPECT_EQ(every.str().find("left out"), std::string::npos);
+}
+
+// A finding people read is at most 8 lines: what, where, cost and saving,
+// fix and its table's first rows, kernel names shortened; its row ids and
+// whole names are in JSON (and the text with --rows).
+TEST(FindingsOutput, AFindingIsAtMostEightLinesWithShortNames) {
+  std::string name = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, "
+                     "std::array<char*, 1ul> >(int, at::native::FillFunctor<int>, std::array<char*, 1ul>)";
+  Finding f = priced("launch_bound_kernels", 5 * kMs, 10 * kMs);
+  f.names = {name};
+  f.nvtx = "step";
+  for (int64_t row = 1; row <= 64; ++row) f.rows.push_back({"kernels", row});
+  f.overlaps = {1, 2};
+  f.steps = 10;
+  f.details = {"kernels", {"kernel", "launches per step", "gpu_ns_each"}, {}};
+  for (int i = 0; i < 6; ++i) f.details.rows.push_back({name + std::to_string(i), int64_t{40}, int64_t{2'000}});
+  std::ostringstream text;
+  write_findings_text(text, {f});
+  std::string out = text.str();
+  std::string finding = out.substr(out.find("1. ["));
+  EXPECT_LE(std::count(finding.begin(), finding.end(), '\n'), 8) << out;
+  EXPECT_EQ(out.find("FillFunctor"), std::string::npos) << out;
+  EXPECT_NE(out.find("at::native::vectorized_elementwise_kernel<...>"), std::string::npos) << out;
+  EXPECT_EQ(out.find("kernels:12"), std::string::npos) << out;
+  EXPECT_NE(out.find("500.0 us per step (5.00 ms over 10 steps)"), std::string::npos) << out;
+  std::ostringstream with_rows;
+  write_findings_text(with_rows, {f}, SIZE_MAX, true);
+  EXPECT_NE(with_rows.str().find("kernels:12"), std::string::npos);
+  nlohmann::json json = findings_json({f});
+  EXPECT_EQ(json[0]["where"]["names"][0], name);
+  EXPECT_EQ(json[0]["where"]["rows"].size(), 64u);
+  EXPECT_EQ(json[0]["saving_per_step_ns"], 500'000);
+  EXPECT_EQ(json[0]["details"]["rows"][0][0], name + "0");
+  Table csv = findings_table({f});
+  ASSERT_EQ(csv.columns.back(), "saving_per_step_ns");
+  EXPECT_EQ(csv.rows[0].back(), Cell(int64_t{500'000}));
 }
 
 }  // namespace

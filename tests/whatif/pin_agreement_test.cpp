@@ -33,7 +33,9 @@ struct Savings {
 
 Savings savings(const std::string& trace, const std::string& system) {
   Savings out;
-  CommandOutput diagnosed = run_apptracer("diagnose " + trace + " --system " + system + " --json --all");
+  // The whole run, as whatif replays it (diagnose's default is the steady steps).
+  CommandOutput diagnosed =
+      run_apptracer("diagnose " + trace + " --system " + system + " --whole-run --json --all");
   EXPECT_EQ(diagnosed.exit_code, 0) << diagnosed.err;
   nlohmann::json diagnosis = nlohmann::json::parse(diagnosed.out);
   for (const nlohmann::json& finding : diagnosis["findings"]) {

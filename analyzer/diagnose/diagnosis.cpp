@@ -1,0 +1,61 @@
+#include "analyzer/diagnose/diagnosis.h"
+
+#include <algorithm>
+
+#include "analyzer/diagnose/analyses.h"
+#include "analyzer/diagnose/link_model_choice.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+bool has_steady_steps(trace::Trace& trace) {
+  const auto& processes = trace.steps().processes;
+  return std::any_of(processes.begin(), processes.end(),
+                     [](const trace::ProcessSteps& p) { return p.startup_end_ns().has_value(); });
+}
+
+void show(Progress* progress, const char* phase) {
+  if (progress) progress->phase(phase);
+}
+
+}  // namespace
+
+Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, Progress* progress) {
+  Diagnosis diagnosis;
+  std::vector<Finding> findings;
+  int64_t run_ns = 0;
+  if (!request.whole_run && !request.steps.any() && has_steady_steps(trace)) {
+    // The whole run first, for the rules that need it and start-up; its
+    // facts share the trace's rows, which limiting to the steps then filters.
+    {
+      TraceFacts whole = read_trace_facts(trace, progress);
+      LinkModel model = choose_link_model(whole, request.system);
+      show(progress, "rules over the whole run");
+      run_rules(whole, *model.cost, request.limits, RuleSet::WholeRunOnly, findings);
+      run_ns = whole.run_ns();
+    }
+    show(progress, "finding steps");
+    trace.limit_to_steps(trace::StepSelection{std::nullopt, true});
+  } else if (request.steps.any()) {
+    show(progress, "finding steps");
+    trace.limit_to_steps(request.steps);
+  }
+  TraceFacts facts = read_trace_facts(trace, progress);
+  LinkModel model = choose_link_model(facts, request.system);
+  show(progress, "rules");
+  bool split = run_ns > 0;
+  run_rules(facts, *model.cost, request.limits, split ? RuleSet::StepsOnly : RuleSet::Applicable,
+            findings);
+  diagnosis.findings = finish_findings(std::move(findings), request.limits, std::max(run_ns, facts.run_ns()));
+  diagnosis.link_model = model.name;
+  diagnosis.time_origin = facts.origin.describe();
+  diagnosis.notes = diagnosis_notes(facts, split);
+  if (request.analyses) {
+    show(progress, "analyses");
+    diagnosis.analyses = all_analyses(facts, request.limits);
+  }
+  return diagnosis;
+}
+
+}  // namespace apptracer::diagnose

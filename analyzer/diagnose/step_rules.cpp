@@ -1,0 +1,284 @@
+// Rules about the program's step as a whole: a step (or, where the program
+// has no steps, the run) bound by launching its work, and start-up, paid
+// once before the steady steps. Their fixes are the framework's
+// (analyzer/trace/framework.h).
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "analyzer/diagnose/rules.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+using trace::Framework;
+
+// The stretches a launch-bound finding is about, on one device: the steps
+// (of the process launching on that device), else the device's whole span.
+struct Span {
+  int64_t process = 0;
+  int64_t device = 0;
+  int64_t start = 0, end = 0;
+};
+
+std::vector<Span> spans_of(const TraceFacts& facts,
+                           const std::unordered_map<int64_t, Intervals>& busy) {
+  std::map<int64_t, std::set<int64_t>> processes_by_device;
+  for (const Kernel& k : facts.kernels) processes_by_device[k.row->device.value_or(0)].insert(k.row->process);
+  std::vector<Span> spans;
+  for (const auto& [device, intervals] : busy) {
+    if (intervals.empty()) continue;
+    if (facts.steps.empty()) {
+      spans.push_back({0, device, intervals.front().first, intervals.back().second});
+      continue;
+    }
+    const std::set<int64_t>& launching = processes_by_device[device];
+    for (const StepSpan& step : facts.steps) {
+      if (launching.count(step.process)) spans.push_back({step.process, device, step.start_ns, step.end_ns});
+    }
+  }
+  return spans;
+}
+
+// The GPU's idle time inside [from, to] in gaps between its work shorter
+// than `max_gap`: the host launching the next work. A longer gap is the host
+// doing something else (loading data, a synchronization), gpu_idle_gap's.
+// A gap is measured whole, also where a span cuts it.
+int64_t short_idle_ns(const Intervals& busy, int64_t from, int64_t to, int64_t max_gap) {
+  auto first = std::lower_bound(busy.begin(), busy.end(), from,
+                                [](const std::pair<int64_t, int64_t>& i, int64_t ns) { return i.second < ns; });
+  int64_t idle = 0;
+  // Before the span's first work: from the previous work's end, or the span's start.
+  int64_t previous_end = first != busy.begin() ? std::prev(first)->second : from;
+  for (auto i = first; i != busy.end() && previous_end < to; ++i) {
+    int64_t gap = elapsed_ns(previous_end, i->first);
+    if (gap > 0 && gap < max_gap)
+      idle = saturating_add(idle, elapsed_ns(std::max(previous_end, from), std::min(i->first, to)));
+    previous_end = std::max(previous_end, i->second);
+  }
+  // After the span's last work, when the span ends before any more.
+  if (previous_end < to && elapsed_ns(previous_end, to) < max_gap && first != busy.end())
+    idle = saturating_add(idle, elapsed_ns(std::max(previous_end, from), to));
+  return idle;
+}
+
+struct KernelLaunches {
+  int64_t launches = 0, gpu = 0, calls = 0, call_ns = 0;
+};
+
+std::string launch_bound_fix(Framework framework, bool in_graphs) {
+  if (in_graphs) {
+    switch (framework) {
+      case Framework::Jax:
+        return "XLA already launches this work as command buffers (CUDA graphs): jit more of the "
+               "step into one function, or raise the batch size so that each launch does more work";
+      case Framework::Pytorch:
+        return "the step already runs as CUDA graphs: capture more of it per graph "
+               "(torch.cuda.graphs), or raise the batch size so that each launch does more work";
+      default:
+        return "the work already runs as CUDA graphs: launch fewer, larger graphs, or give each "
+               "node more work";
+    }
+  }
+  switch (framework) {
+    case Framework::Pytorch:
+      return "replay the step as a CUDA graph: torch.compile(model, mode=\"reduce-overhead\"), or "
+             "capture it with torch.cuda.graphs (torch.cuda.CUDAGraph, make_graphed_callables); "
+             "use fused optimizers (fused=True) and a larger batch";
+    case Framework::Jax:
+      return "jit the whole step into one function (XLA then launches it as command buffers), or "
+             "raise the batch size";
+    case Framework::Cupy:
+      return "capture the loop in a CUDA graph (cupy.cuda.Stream.begin_capture) or fuse the "
+             "elementwise work (cupy.fuse)";
+    case Framework::Cpp: break;
+  }
+  return "capture the launch loop in a CUDA graph (cudaStreamBeginCapture, cudaGraphLaunch) or "
+         "fuse the work into fewer, larger kernels";
+}
+
+std::string startup_fix(Framework framework) {
+  switch (framework) {
+    case Framework::Pytorch:
+      return "paid once per run: keep lazy module loading (CUDA_MODULE_LOADING=LAZY, the default), "
+             "keep torch.compile's caches between runs, and leave torch.backends.cudnn.benchmark "
+             "off where input shapes change";
+    case Framework::Jax:
+      return "paid once per run: XLA compiles each jitted function per input shape: keep shapes "
+             "fixed and turn on the persistent compilation cache (jax_compilation_cache_dir)";
+    default:
+      return "paid once per run: load modules lazily (CUDA_MODULE_LOADING=LAZY), create library "
+             "handles and allocate once";
+  }
+}
+
+bool loads_modules(std::string_view name) {
+  return name.find("Module") != std::string_view::npos || name.find("Library") != std::string_view::npos;
+}
+
+}  // namespace
+
+void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto busy = facts.busy_by_device();
+  std::vector<Span> spans = spans_of(facts, busy);
+  if (spans.empty()) return;
+  int64_t wall = 0, busy_ns = 0, idle = 0;
+  for (const Span& span : spans) {
+    const Intervals& intervals = busy[span.device];
+    wall = saturating_add(wall, elapsed_ns(span.start, span.end));
+    busy_ns = saturating_add(busy_ns, covered_ns(intervals, span.start, span.end));
+    idle = saturating_add(idle, short_idle_ns(intervals, span.start, span.end, context.limits.min_gap_ns));
+  }
+  // The spans by device and process, by start.
+  std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> spans_by_launcher;
+  for (const Span& span : spans) spans_by_launcher[{span.device, span.process}].push_back(&span);
+  for (auto& [launcher, list] : spans_by_launcher) {
+    std::stable_sort(list.begin(), list.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
+  }
+  auto issued_inside = [&](const trace::Packed<KernelRow>& row, int64_t issued) {
+    // Without steps, the run: every launch on the device.
+    if (facts.steps.empty()) return busy.count(row.device.value_or(0)) > 0;
+    auto found = spans_by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
+    if (found == spans_by_launcher.end()) return false;
+    const std::vector<const Span*>& list = found->second;
+    auto after = std::upper_bound(list.begin(), list.end(), issued,
+                                  [](int64_t ns, const Span* s) { return ns < s->start; });
+    return after != list.begin() && issued < (*std::prev(after))->end;
+  };
+  // The kernels issued in the spans, by name; a graph launch counts once.
+  std::map<std::string_view, KernelLaunches> by_name;
+  std::set<int64_t> graph_launches;
+  int64_t launches = 0, graph_kernels = 0;
+  Finding f;
+  for (const Kernel& k : facts.kernels) {
+    const trace::Packed<KernelRow>& row = *k.row;
+    int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
+    if (!issued_inside(row, issued)) continue;
+    KernelLaunches& entry = by_name[k.name];
+    ++entry.launches;
+    entry.gpu = saturating_add(entry.gpu, k.gpu_ns());
+    if (row.launch_kind == LaunchKind::Graph) {
+      ++graph_kernels;
+      if (row.call_correlation_id && graph_launches.insert(*row.call_correlation_id).second) ++launches;
+      continue;
+    }
+    ++launches;
+    if (const HostCall* call = facts.call(row.call_correlation_id)) {
+      ++entry.calls;
+      entry.call_ns = saturating_add(entry.call_ns, call->duration());
+    }
+    if (f.rows.empty()) locate(context, f, row.call_correlation_id, issued);
+    add_row(context, f, "kernels", row.id);
+  }
+  int64_t kernels = 0;
+  for (const auto& [name, entry] : by_name) kernels += entry.launches;
+  // Launch-bound: the GPU waits on launches longer than it works.
+  if (launches < context.limits.short_kernel_count || idle < context.limits.min_cost_ns ||
+      static_cast<double>(busy_ns) >= context.limits.low_utilization * static_cast<double>(busy_ns + idle))
+    return;
+  bool in_graphs = 2 * graph_kernels > kernels;
+  // Averages per step (per step and device where a process uses several).
+  int64_t spans_count = facts.steps.empty() ? 1 : static_cast<int64_t>(spans.size());
+  std::string unit = facts.steps.empty() ? "the run" : "the step";
+  std::string per = facts.steps.empty() ? "" : " per step";
+  int busy_percent = static_cast<int>(100.0 * static_cast<double>(busy_ns) /
+                                      static_cast<double>(std::max<int64_t>(wall, 1)));
+  f.rule = "launch_bound_kernels";
+  f.what = unit + " is launch-bound: GPU busy " + std::to_string(busy_percent) + "% of " +
+           format_ns(wall / spans_count) + per + "; " + std::to_string(launches / spans_count) +
+           (in_graphs ? " graph and kernel launches" : " launches") + per +
+           " from the host, one every " + format_ns(wall / std::max<int64_t>(launches, 1)) +
+           ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them";
+  f.cost_ns = idle;
+  int64_t nodes = kernels - graph_kernels;
+  int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * context.limits.graph_node_ns);
+  if (in_graphs) {
+    f.estimate = "the work is launched as graphs already: what a larger batch or a larger graph "
+                 "saves depends on how the step's work scales, which one trace cannot tell";
+  } else {
+    f.saving_ns = std::max<int64_t>(0, saturating_sub(idle, graph_cost));
+    f.estimate = "the GPU's idle time between launches (gaps under " +
+                 format_ns(context.limits.min_gap_ns) + "; longer ones are gpu_idle_gap's), less " +
+                 format_ns(context.limits.graph_node_ns) +
+                 " per kernel for launching it as a graph node: replayed as a CUDA graph, the step "
+                 "takes its GPU time plus that";
+  }
+  f.claim = "GPU idle time";
+  f.steps = facts.step_count();
+  f.fix = launch_bound_fix(facts.framework, in_graphs);
+  // Its kernels, the most launched first.
+  std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.launches > b.second.launches; });
+  f.details = {"kernels",
+               {"kernel", facts.steps.empty() ? "launches" : "launches per step", "gpu_ns_each",
+                "launch_call_ns_each"},
+               {}};
+  for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
+    const KernelLaunches& e = ranked[i].second;
+    f.details.rows.push_back({std::string(ranked[i].first), e.launches / spans_count, e.gpu / e.launches,
+                              e.calls ? Cell(e.call_ns / e.calls) : Cell()});
+    if (i < 3) add_name(f, ranked[i].first);
+  }
+  findings.push_back(std::move(f));
+}
+
+void startup(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto busy = facts.busy_by_device();
+  for (const StartUp& s : facts.startups) {
+    int64_t length = elapsed_ns(s.start_ns, s.end_ns);
+    if (length < context.limits.min_cost_ns) continue;
+    // The host's calls in it, by name (module loading together), and the time outside any.
+    std::map<std::string, int64_t> by_call;
+    int64_t module_calls = 0;
+    Intervals in_calls;
+    for (const HostCall& c : facts.all_calls) {
+      if (c.start_ns >= s.end_ns) break;
+      int64_t a = std::max(c.start_ns, s.start_ns), b = std::min(c.end_ns, s.end_ns);
+      if (b <= a) continue;
+      bool module = loads_modules(c.name);
+      module_calls += module;
+      int64_t& total = by_call[module ? std::string("module loading") : std::string(c.name)];
+      total = saturating_add(total, elapsed_ns(a, b));
+      in_calls.emplace_back(a, b);
+    }
+    merge_intervals(in_calls);
+    int64_t outside = length - covered_ns(in_calls, s.start_ns, s.end_ns);
+    std::vector<std::pair<int64_t, std::string>> parts;
+    for (const auto& [name, ns] : by_call) {
+      parts.emplace_back(ns, format_ns(ns) + (name == "module loading"
+                                                  ? " loading modules (" + std::to_string(module_calls) + " calls)"
+                                                  : " in " + name));
+    }
+    // The longest top-level NVTX ranges in it (XLA compiling, a framework's set-up).
+    for (const NvtxRange& r : facts.nvtx) {
+      if (r.depth != 0 || r.start_ns < s.start_ns || r.start_ns >= s.end_ns) continue;
+      int64_t ns = elapsed_ns(r.start_ns, std::min(r.end_ns, s.end_ns));
+      parts.emplace_back(ns, format_ns(ns) + " in NVTX range " + std::string(r.name));
+    }
+    if (outside > 0) parts.emplace_back(outside, format_ns(outside) + " outside CUDA calls");
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string during;
+    for (size_t i = 0; i < parts.size() && i < 4; ++i) during += (i ? ", " : "") + parts[i].second;
+    int64_t gpu = 0;
+    for (const auto& [device, intervals] : busy) gpu = std::max(gpu, covered_ns(intervals, s.start_ns, s.end_ns));
+    Finding f;
+    f.rule = "startup";
+    f.what = "start-up took " + format_ns(length) + " before the first steady step (step " +
+             std::to_string(s.first_steady) + ", steps from " + s.steps_from + ")" +
+             (facts.startups.size() > 1 ? " in process " + std::to_string(s.process) : "") +
+             (during.empty() ? "" : ": " + during) + "; GPU busy " +
+             std::to_string(static_cast<int>(100.0 * static_cast<double>(gpu) / static_cast<double>(length))) + "%";
+    f.names.push_back("start-up");
+    f.cost_ns = length;
+    f.startup = true;
+    f.estimate = "paid once per run, before the steady steps: not priced against them";
+    f.fix = startup_fix(facts.framework);
+    findings.push_back(std::move(f));
+  }
+}
+
+}  // namespace apptracer::diagnose

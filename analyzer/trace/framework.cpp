@@ -1,0 +1,35 @@
+#include "analyzer/trace/framework.h"
+
+#include "analyzer/trace/trace.h"
+
+namespace apptracer::trace {
+
+bool is_xla_range_name(std::string_view name) {
+  return name.substr(0, 3) == "Xla" || name.find("XlaModule") != std::string_view::npos ||
+         name.substr(0, 6) == "Thunk:";
+}
+
+Framework detect_framework(Trace& trace) {
+  bool cupy = false;
+  for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>()) {
+    if (row.allocator == SubAllocator::PytorchCaching) return Framework::Pytorch;
+    if (row.allocator == SubAllocator::CupyPool) cupy = true;
+  }
+  if (cupy) return Framework::Cupy;
+  for (const Packed<NvtxRangeRow>& row : trace.rows<NvtxRangeRow>()) {
+    if (is_xla_range_name(trace.string(row.name_id, ""))) return Framework::Jax;
+  }
+  return Framework::Cpp;
+}
+
+std::string_view to_string(Framework framework) {
+  switch (framework) {
+    case Framework::Pytorch: return "PyTorch";
+    case Framework::Jax: return "JAX";
+    case Framework::Cupy: return "CuPy";
+    case Framework::Cpp: break;
+  }
+  return "C++";
+}
+
+}  // namespace apptracer::trace

@@ -1,0 +1,25 @@
+// Which framework a traced program ran on, from what it left in its trace,
+// so that advice names that framework's fix (torch.compile rather than
+// cudaStreamBeginCapture): PyTorch where its caching allocator reported
+// blocks; JAX (XLA) where XLA named its work in NVTX ranges (XlaModule,
+// XlaCompile..., its thunks); CuPy where its memory pool reported blocks;
+// else a CUDA program of its own (C++).
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace apptracer::trace {
+
+class Trace;
+
+enum class Framework : uint8_t { Cpp, Pytorch, Jax, Cupy };
+
+Framework detect_framework(Trace& trace);
+// Whether an NVTX range name is XLA's own ("XlaModule:...", "XlaCompile...",
+// "Thunk:#hlo_op=...").
+bool is_xla_range_name(std::string_view name);
+// "PyTorch", "JAX", "CuPy", "C++".
+std::string_view to_string(Framework framework);
+
+}  // namespace apptracer::trace

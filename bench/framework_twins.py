@@ -1,0 +1,117 @@
+"""PyTorch programs with a problem and their fixed twins, for diagnose_truth.py
+--frameworks: each runs STEPS training steps (NVTX range "step" each) after
+WARMUP, and prints "work_ms X" (the measured steps' wall time) and
+"steps N" on stderr, as test_apps/diagnose_cases does.
+
+    python3 framework_twins.py SCENARIO bad|fixed [--time] [STEPS] [WARMUP]
+
+Scenarios (the rule whose saving the bad one prices):
+  launch_bound  a small CNN's step (batch 32, 64x64, bf16, SGD), eager vs the
+                same step captured whole with torch.cuda.graph and replayed
+                (launch_bound_kernels)
+  pageable      a batch made on the CPU each step, copied from pageable memory
+                vs pinned memory with non_blocking=True (pageable_copy)
+  item          loss.item() each step vs never (sync_api)
+"""
+import sys
+import time
+
+import torch
+
+SCENARIOS = ("launch_bound", "pageable", "item")
+
+
+def small_cnn():
+    layers = []
+    channels = 3
+    for width in (32, 32, 64, 64, 128, 128, 256, 256):
+        layers += [torch.nn.Conv2d(channels, width, 3, padding=1, bias=False),
+                   torch.nn.BatchNorm2d(width), torch.nn.ReLU()]
+        channels = width
+    layers += [torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(channels, 10)]
+    return torch.nn.Sequential(*layers)
+
+
+class Step:
+    """One training step on static input tensors (a captured graph reads them)."""
+
+    def __init__(self, device):
+        self.model = small_cnn().to(device).to(memory_format=torch.channels_last)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
+        self.inputs = torch.randn(32, 3, 64, 64, device=device).to(memory_format=torch.channels_last)
+        self.targets = torch.randint(0, 10, (32,), device=device)
+
+    def __call__(self):
+        self.optimizer.zero_grad(set_to_none=False)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(self.model(self.inputs), self.targets)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+
+def captured(step):
+    """The step captured whole in a CUDA graph, after warm-up on a side stream."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    return graph.replay
+
+
+def make_step(scenario, variant, device):
+    step = Step(device)
+    if scenario == "launch_bound":
+        return captured(step) if variant == "fixed" else step
+    if scenario == "pageable":
+        pinned = variant == "fixed"
+
+        def copy_batch_then_step():
+            batch = torch.randn(32, 3, 64, 64).to(memory_format=torch.channels_last)
+            if pinned:
+                batch = batch.pin_memory()
+            step.inputs.copy_(batch.to(device, non_blocking=pinned))
+            return step()
+        return copy_batch_then_step
+
+    def step_then_read_loss():
+        loss = step()
+        if variant == "bad":
+            loss.item()
+        return loss
+    return step_then_read_loss
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--time"]
+    if len(args) < 2 or args[0] not in SCENARIOS or args[1] not in ("bad", "fixed"):
+        sys.exit(f"usage: {sys.argv[0]} {{{'|'.join(SCENARIOS)}}} bad|fixed [--time] [STEPS] [WARMUP]")
+    scenario, variant = args[0], args[1]
+    steps = int(args[2]) if len(args) > 2 else 50
+    warmup = int(args[3]) if len(args) > 3 else 10
+    torch.manual_seed(0)
+    device = torch.device("cuda")
+    run = make_step(scenario, variant, device)
+    for _ in range(warmup):
+        torch.cuda.nvtx.range_push("step")
+        run()
+        torch.cuda.nvtx.range_pop()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        torch.cuda.nvtx.range_push("step")
+        run()
+        torch.cuda.nvtx.range_pop()
+    torch.cuda.synchronize()
+    elapsed = time.perf_counter() - start
+    print(f"work_ms {elapsed * 1e3:.3f}", file=sys.stderr)
+    print(f"steps {steps}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+// The diagnosis of a program with steps: by default its steady steps, with
+// savings per step, and start-up as one finding listed after them.
+#include "analyzer/diagnose/diagnosis.h"
+#include "diagnose_fixture.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+using A = AccessKind;
+
+// Start-up: a kernel at 1 ms, 20 ms loading a module, the host busy until
+// 50 ms. Then five NVTX steps of 1 ms, each launching 100 kernels of 2 us,
+// one every 5 us from 10 us into the step (each launched 1 us before it
+// starts): the GPU works 20% of each step.
+class StepDiagnosis : public DiagnoseTest {
+ public:
+  static constexpr int64_t kStepsStart = 50'000'000;
+  static constexpr int64_t kStep = 1'000'000;
+
+  StepDiagnosis() {
+    int64_t d = buffer(AllocKind::Device, 4096);
+    kernel("load", 1'000'000, 100'000, {{d, A::Write}});
+    call("cuModuleLoadData", 2'000'000, 22'000'000);
+    for (int64_t step = 0; step < 5; ++step) {
+      testing::NvtxRangeRow range;
+      range.name = "step";
+      range.start_ns = kStepsStart + step * kStep;
+      range.end_ns = range.start_ns + kStep;
+      trace.add(range);
+      for (int i = 0; i < 100; ++i) {
+        kernel("k" + std::to_string(i), range.start_ns + 10'000 + i * 5'000, 2'000,
+               {{d, A::ReadWrite}}, 7, 1'500);
+      }
+    }
+  }
+
+  Diagnosis diagnosed(trace::StepSelection steps = {}, bool whole_run = false) {
+    trace::Trace model(trace.db());
+    DiagnosisRequest request;
+    request.steps = steps;
+    request.whole_run = whole_run;
+    return diagnose_trace(model, request);
+  }
+};
+
+// In each step the GPU waits 10 us for the step's first kernel, 99 x 3 us
+// between its kernels and 493 us after its last one: 800 us of its 1 ms; a
+// CUDA graph leaves 1 us per kernel.
+constexpr int64_t kStepIdle = 10'000 + 99 * 3'000 + 493'000;
+constexpr int64_t kIdle = 5 * kStepIdle;
+
+TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
+  Diagnosis diagnosis = diagnosed();
+  ASSERT_GE(diagnosis.findings.size(), 2u);
+  const Finding& launch_bound = diagnosis.findings.front();
+  EXPECT_EQ(launch_bound.rule, "launch_bound_kernels");
+  EXPECT_EQ(launch_bound.steps, 5);
+  EXPECT_EQ(launch_bound.cost_ns, kIdle);
+  EXPECT_EQ(launch_bound.saving_ns, kIdle - 500 * 1'000);
+  EXPECT_NE(launch_bound.what.find("the step is launch-bound: GPU busy 20% of 1.00 ms per step; 100 "
+                                   "launches per step from the host, one every 10.0 us"),
+            std::string::npos)
+      << launch_bound.what;
+  const Finding& startup = diagnosis.findings.back();
+  EXPECT_EQ(startup.rule, "startup");
+  EXPECT_TRUE(startup.startup);
+  EXPECT_EQ(startup.cost_ns, kStepsStart - (1'000'000 - 1'000));
+  EXPECT_GT(startup.cost_ns, launch_bound.saving_ns.value_or(0));
+  EXPECT_NE(startup.what.find("20.00 ms loading modules (1 calls)"), std::string::npos) << startup.what;
+  for (const Finding& f : diagnosis.findings) {
+    // Start-up's idle GPU is start-up's finding, not the steps'.
+    EXPECT_NE(f.rule, "gpu_low_utilization");
+    EXPECT_NE(f.rule, "gpu_idle_gap") << f.what;
+  }
+  ASSERT_FALSE(diagnosis.notes.empty());
+  EXPECT_EQ(diagnosis.notes[0].rfind("looked at the steady steps", 0), 0u) << diagnosis.notes[0];
+}
+
+TEST_F(StepDiagnosis, ChosenStepsAreThoseLookedAt) {
+  trace::StepSelection two;
+  two.numbers = std::make_pair(int64_t{2}, int64_t{3});
+  Diagnosis diagnosis = diagnosed(two);
+  ASSERT_FALSE(diagnosis.findings.empty());
+  EXPECT_EQ(diagnosis.findings.front().rule, "launch_bound_kernels");
+  EXPECT_EQ(diagnosis.findings.front().steps, 2);
+  EXPECT_EQ(diagnosis.findings.front().cost_ns, 2 * kStepIdle);
+  for (const Finding& f : diagnosis.findings) EXPECT_NE(f.rule, "startup");
+}
+
+// Asked for the whole run, the rules see start-up too: its idle GPU is a
+// gap of its own, and no finding is per step but the step's own.
+TEST_F(StepDiagnosis, TheWholeRunWhenAskedFor) {
+  Diagnosis diagnosis = diagnosed({}, true);
+  bool startup_gap = false;
+  for (const Finding& f : diagnosis.findings) {
+    startup_gap = startup_gap || (f.rule == "gpu_idle_gap" && f.fix.rfind("at start-up", 0) == 0);
+    if (f.rule != "launch_bound_kernels") EXPECT_EQ(f.steps, 0) << f.rule;
+  }
+  EXPECT_TRUE(startup_gap);
+  EXPECT_EQ(diagnosis.findings.back().rule, "startup");
+  for (const std::string& note : diagnosis.notes) EXPECT_EQ(note.find("steady"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose
