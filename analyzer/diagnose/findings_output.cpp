@@ -4,6 +4,7 @@
 
 #include "analyzer/trace/text_escape.h"
 #include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::diagnose {
 
@@ -53,6 +54,7 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                       {"call_site", f.call_site}}},
                     {"cost_ns", f.cost_ns},
                     {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
+                    {"saving_bytes", f.saving_bytes ? nlohmann::json(*f.saving_bytes) : nlohmann::json()},
                     {"estimate", f.estimate},
                     {"fix", f.fix},
                     {"correctness", f.correctness},
@@ -85,12 +87,12 @@ nlohmann::json table_json(const Table& table) {
 Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
-               "estimate", "fix", "occurrences", "overlaps"},
+               "saving_bytes", "estimate", "fix", "occurrences", "overlaps"},
               {}};
   for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
     const Finding& f = findings[i];
     table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
-                          f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix,
+                          f.cost_ns, optional_cell(f.saving_ns), optional_cell(f.saving_bytes), f.estimate, f.fix,
                           f.occurrences, joined_numbers(overlap_numbers(f))});
   }
   return table;
@@ -124,9 +126,13 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
     if (!f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
     out << "   cost:   " << (f.cost_ns > 0 ? format_ns(f.cost_ns) : std::string("-"));
-    out << "   saving: "
-        << (f.saving_ns ? format_ns(*f.saving_ns)
-                        : std::string(f.correctness ? "- (wrong results)" : "unknown"));
+    out << "   saving: ";
+    if (f.saving_bytes) {
+      out << dvdg::format_bytes(*f.saving_bytes) << " of memory";
+    } else {
+      out << (f.saving_ns ? format_ns(*f.saving_ns)
+                          : std::string(f.correctness ? "- (wrong results)" : "unknown"));
+    }
     if (!f.estimate.empty()) out << " (" << terminal_text(f.estimate) << ")";
     if (!f.overlaps.empty()) {
       out << "\n   overlap: counts some of the same time or rows as finding(s) "
