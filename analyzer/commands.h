@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/output_options.h"
 #include "analyzer/trace/step_window.h"
 
 namespace apptracer {
@@ -51,6 +52,14 @@ inline std::shared_ptr<trace::StepSelection> step_options(CLI::App* command) {
       ->excludes(steps);
   return selection;
 }
+
+// The groups `apptracer --help` lists the commands in. A command's group says
+// which output options it takes (output_options.h); the command table in
+// main puts each command in one, and a test holds every command to its
+// group's options.
+inline constexpr const char* kPrintsResults =
+    "Commands that print results (--format table|csv|json, -o FILE, -f/--force)";
+inline constexpr const char* kWritesFiles = "Commands that write files (-o FILE, -f/--force)";
 
 void add_record_command(CLI::App& app, CommandResult& result);
 void add_info_command(CLI::App& app, CommandResult& result);

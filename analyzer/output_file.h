@@ -1,5 +1,5 @@
 // Every file an analyzer command writes goes through OutputFile, so all of
-// them follow one set of rules (README, "Output files"):
+// them follow one set of rules (docs/cli.md, "Output files"):
 //   - never one of the command's inputs (its traces, system files: those
 //     given to OutputFile and those its command line declared): compared as
 //     files (device and inode), not by name, so a hard link, a symbolic link

@@ -128,18 +128,21 @@ void print_markdown(std::ostream& out) {
 }  // namespace
 
 void add_schema_command(CLI::App& app, CommandResult& result) {
-  auto format = std::make_shared<std::string>("json");
   auto* cmd = app.add_subcommand(
       "schema", "Print the trace schema (tables, columns with their roles, enums) as JSON or Markdown");
-  cmd->add_option("-f,--format", *format, "json (for programs) or markdown (docs/schema.md)")
-      ->check(CLI::IsMember({"json", "markdown"}));
-  cmd->callback([&result, format] {
-    result = [format] {
-      if (*format == "markdown") {
-        print_markdown(std::cout);
+  auto output = written_files(cmd, "Write the schema to FILE instead of standard output",
+                              {{"json", {".json"}}, {"markdown", {".md"}}});
+  cmd->get_option("--format")->description(
+      "json (for programs) or markdown (docs/schema.md) (default: from -o's extension, else json)");
+  cmd->callback([&result, output] {
+    result = [output] {
+      OutputFile file(output->path.empty() ? "-" : output->path, {}, output->force);
+      if (output->format == "markdown") {
+        print_markdown(file.stream());
       } else {
-        std::cout << schema_json().dump(1) << '\n';
+        file.stream() << schema_json().dump(1) << '\n';
       }
+      file.commit();
       return 0;
     };
   });

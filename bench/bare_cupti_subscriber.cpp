@@ -3,10 +3,18 @@
 // records nothing. What the tracer
 // costs beyond this is ours; what this costs is CUPTI's.
 //   LD_PRELOAD=libbare_cupti_subscriber.so ./app
+// What each part of that set costs: BARE_WITHOUT=PART[+PART...] leaves the
+// parts out (runtime-api, driver-api: every callback of the domain;
+// runtime-launch: the runtime's cudaLaunchKernel callback alone, whose
+// launch also fires the nested driver launch's; resource; kernel, memcpy,
+// memcpy2, memset, stream: the activity kind; zeroed: CUPTI's zeroing of
+// activity buffers).
 #include <cupti.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include "apptracer/um_counter_groups.h"
 #include "capture/activity_buffer_pool.h"
@@ -44,6 +52,26 @@ void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t v
 
 void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
+// Whether BARE_WITHOUT names `part`.
+bool left_out(const char* part) {
+  const char* without = std::getenv("BARE_WITHOUT");
+  if (!without) return false;
+  std::string list = std::string("+") + without + "+";
+  for (char& c : list) c = c == ',' ? '+' : c;
+  return list.find(std::string("+") + part + "+") != std::string::npos;
+}
+
+const char* activity_part(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "kernel";
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return "memcpy";
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return "memcpy2";
+    case CUPTI_ACTIVITY_KIND_MEMSET: return "memset";
+    case CUPTI_ACTIVITY_KIND_STREAM: return "stream";
+    default: return "other";
+  }
+}
+
 __attribute__((constructor)) void subscribe() {
   CUpti_SubscriberHandle subscriber;
   if (cuptiSubscribe(&subscriber, on_callback, nullptr) != CUPTI_SUCCESS) {
@@ -51,15 +79,17 @@ __attribute__((constructor)) void subscribe() {
     return;
   }
   apptracer::enable_traced_callbacks(subscriber, nullptr);
-  // What a runtime launch's own callback pair costs, beside the nested
-  // driver launch's (a launch fires both): BARE_WITHOUT_RUNTIME_LAUNCH=1
-  // turns the runtime's off.
-  if (const char* without = std::getenv("BARE_WITHOUT_RUNTIME_LAUNCH"); without && *without == '1')
+  if (left_out("runtime-api")) cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+  if (left_out("driver-api")) cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+  if (left_out("resource")) cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+  if (left_out("runtime-launch"))
     cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-  apptracer::request_zeroed_activity_buffers();
+  if (!left_out("zeroed")) apptracer::request_zeroed_activity_buffers();
   cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
-  for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) cuptiActivityEnable(kind);
+  for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) {
+    if (!left_out(activity_part(kind))) cuptiActivityEnable(kind);
+  }
   std::atexit(flush_at_exit);
 }
 

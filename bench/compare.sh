@@ -10,8 +10,9 @@
 # VARIANTS is a comma-separated list of
 #   untraced        the program alone
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
-#   bare-no-runtime-launch  the same without the runtime's cudaLaunchKernel callback (each
-#                   launch then fires only the nested driver launch's): what the second pair costs
+#   bare-without=PART[+PART...]  the same without those parts of the enable set
+#                   (bare_cupti_subscriber.cpp lists them; runtime-launch: without the runtime's
+#                   cudaLaunchKernel callback, each launch firing only the nested driver launch's)
 #   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
 #                   (the Python bootstrap on PYTHONPATH: framework allocators' blocks recorded)
 #   apptracer-no-hooks  the same with --framework-allocators=off (no Python bootstrap)
@@ -46,7 +47,7 @@ run_variant() {
   case $variant in
     untraced) ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
-    bare-no-runtime-launch) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_WITHOUT_RUNTIME_LAUNCH=1) ;;
+    bare-without=*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_WITHOUT="${variant#bare-without=}") ;;
     apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
                     PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                     APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;

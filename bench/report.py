@@ -25,7 +25,7 @@ PER_HOST = ("malloc", "store", "fork")
 GPU_HOST = "-gpu-host"
 HEADER = """# apptracer benchmark results
 
-Written by `bench/run.sh` (see the README's Benchmarks section); each section
+Written by `bench/run.sh` (see docs/development.md, Benchmarks); each section
 says where, when and at which commit it was measured. Benchmarks print and
 assert nothing: targets are reported, met or not.
 """

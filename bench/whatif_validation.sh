@@ -230,8 +230,8 @@ predict_all() {
   predict() {  # NAME CHANGE OPTIONS...: NAME's trace with OPTIONS, as NAME.CHANGE.json
     local name=$1 change=$2
     shift 2
-    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force --json "$dir/$name.$change.json" \
-      >"$dir/$name.$change.txt"
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force -o "$dir/$name.$change.json" &&
+    "$apptracer" whatif "$dir/$name.db" --system "$dir/system.json" "$@" --force -o "$dir/$name.$change.txt"
   }
   local traced=()
   for run in "${own_runs[@]}" "${pair_runs[@]}"; do
@@ -345,7 +345,9 @@ compare() {
     for name in copies-pinned copies-pageable; do
       local json=$from/$name.on-$(basename "$to").json
       "$apptracer" whatif "$from/$name.db" --system "$from/system.json" --system2 "$to/system.json" \
-        --json "$json" >"${json%.json}.txt"
+        -f -o "$json" &&
+        "$apptracer" whatif "$from/$name.db" --system "$from/system.json" --system2 "$to/system.json" \
+          -f -o "${json%.json}.txt"
       compare_line "whatif.d.$(basename "$from")-to-$(basename "$to").$name-work" \
         "$(ms "$json" "period 2" predicted_ns)" "$(ms "$to/$name.baseline.json" "period 2" recorded_ns)" \
         | tee -a "$log"

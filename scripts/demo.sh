@@ -7,7 +7,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo/build}
-"$repo/scripts/setup.sh"
+"$repo/scripts/setup.sh" --demo
 apptracer=$build_dir/analyzer/apptracer
 work=$(mktemp -d)
 trace=$work/vector_add.db
@@ -26,7 +26,7 @@ echo "== apptracer info"
 echo "== apptracer stats"
 "$apptracer" stats "$trace"
 echo "== apptracer dvdg: the data-flow graph (Fig. 6.1 of Pearson's thesis), as Graphviz DOT"
-"$apptracer" dvdg "$trace" --dot -
+"$apptracer" dvdg "$trace" --format dot -o -
 echo "== where did the sum come from? (apptracer dvdg --why on the last value written)"
 last=$("$apptracer" query "$trace" "SELECT 'v' || max(id) FROM dvdg_values" --format csv | tail -1 | tr -d '\r')
 "$apptracer" dvdg "$trace" --no-store --why "$last"

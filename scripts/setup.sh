@@ -2,8 +2,12 @@
 # Sets up a Debian 12 machine to build apptracer, then configures and builds it.
 #
 #   scripts/setup.sh            install what is missing, configure, build (./build)
+#   scripts/setup.sh --demo     only what scripts/demo.sh runs: no Chromium, no
+#                               Graphviz, no Python test tools; builds the command
+#                               and the tracer (and, with a GPU, the demo's programs)
 #   BUILD_DIR=dir scripts/setup.sh
 #
+# A later run without --demo adds what the tests need to the same build.
 # Idempotent: a second run installs nothing, downloads nothing, and only
 # rebuilds what changed. The CUDA 13.0 toolkit comes from
 # scripts/cuda_toolkit.sh: an existing installation (CUDA_HOME,
@@ -18,12 +22,21 @@ cache=${APPTRACER_CACHE:-$HOME/.cache/apptracer}
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
+demo=false
+case "${1:-}" in
+  --demo) demo=true ;;
+  "") ;;
+  *) say "unknown option '$1' (give --demo or nothing)"; exit 2 ;;
+esac
+
 debian_packages=(
   build-essential cmake ninja-build pkg-config python3 python3-venv
   libsqlite3-dev sqlite3 libprotobuf-dev protobuf-compiler
   libgtest-dev libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
-  graphviz ccache
+  ccache
 )
+# Graphviz renders `dvdg --svg`, which the tests check and the demo does not use.
+$demo || debian_packages+=(graphviz)
 # Node.js and npm build the report's JavaScript; Debian's unless one is installed.
 command -v npm >/dev/null || debian_packages+=(nodejs npm)
 
@@ -73,19 +86,32 @@ test_python() {
 }
 
 install_debian_packages
-install_chromium
+$demo || install_chromium
 cuda_root=$("$repo/scripts/cuda_toolkit.sh")
-python=$(test_python)
+if $demo; then
+  python=$(command -v python3)
+else
+  python=$(test_python)
+fi
 
 # A compiler cache makes a second build of the same sources (another clone, the
 # wheel's build, a rebuild after a branch switch) take seconds instead of minutes.
 launchers=()
 command -v ccache >/dev/null &&
   launchers=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-if [ ! -f "$build_dir/CMakeCache.txt" ]; then
+# Configured again when the tests' Python replaces the demo's.
+if [ ! -f "$build_dir/CMakeCache.txt" ] ||
+   ! grep -qx "Python3_EXECUTABLE:[A-Z]*=$python" "$build_dir/CMakeCache.txt"; then
   cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launchers[@]}" \
     -DCUDAToolkit_ROOT="$cuda_root" -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" \
     -DPython3_EXECUTABLE="$python" >/dev/null
 fi
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+if $demo; then
+  targets=(--target apptracer apptracer_tracer)
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    targets+=(vector_add um_bandwidth)
+  fi
+fi
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
 say "built into $build_dir"

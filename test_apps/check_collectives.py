@@ -137,7 +137,7 @@ def main():
     in_pairs = 1 + (ranks // 2 + (2 if ranks // 2 == 2 else 0) if subgroups else 0)
     if ranks > 2:
         checks.expect(sizes.get(2, 0) >= in_pairs, f"merge: {in_pairs} joined across 2 ranks ({sizes})")
-    stats = subprocess.run([args.apptracer, "stats", merged, "--report", "collectives", "-f", "csv"],
+    stats = subprocess.run([args.apptracer, "stats", merged, "--report", "collectives", "--format", "csv"],
                            capture_output=True, text=True)
     # NCCL_ALGO="allreduce:tree" (the ranks' environment) makes the all-reduces
     # trees (a plain "Tree" fails: a broadcast has no tree).

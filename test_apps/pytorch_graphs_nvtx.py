@@ -114,7 +114,7 @@ def check(path, apptracer=None):
                          for t in ("kernels", "memcpys", "memsets"))
         expect(0 < len(ops) < everything, f"dvdg --nvtx step: {len(ops)} of {everything} operations fall "
                                           f"inside the 'step' ranges ({dvdg.stderr.strip()[-200:]})")
-        timeline = subprocess.run([apptracer, "timeline", "-f", "chrome-json", "-o", "-", path],
+        timeline = subprocess.run([apptracer, "timeline", "--format", "chrome-json", "-o", "-", path],
                                   capture_output=True, text=True)
         events = json.loads(timeline.stdout).get("traceEvents", []) if timeline.returncode == 0 else []
         nvtx = [e for e in events if e.get("cat") == "nvtx"]

@@ -1,4 +1,4 @@
-// `apptracer diagnose TRACE [--system FILE] [--json|--csv] [--all] [--store] [--analyses]`:
+// `apptracer diagnose TRACE [--system FILE] [--format table|csv|json] [-o FILE] [--all] [--store] [--analyses]`:
 // what to fix, with what it costs and what fixing it saves.
 #include <algorithm>
 #include <iostream>
@@ -23,10 +23,8 @@ namespace {
 struct DiagnoseOptions {
   std::string trace;
   std::string system;
-  bool json = false;
-  bool csv = false;
+  std::shared_ptr<OutputOptions> output;
   bool store = false;
-  bool force = false;
   bool analyses = false;
   bool all = false;
   std::shared_ptr<trace::StepSelection> steps;
@@ -35,7 +33,9 @@ struct DiagnoseOptions {
 int run_diagnose(const DiagnoseOptions& options) {
   trace::Trace trace(options.trace,
                      options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
-  if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.force);
+  if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.output->force);
+  PrintedOutput printed(*options.output, {options.trace, options.system});
+  std::ostream& out = printed.stream();
   Progress progress("diagnose");
   if (options.steps->any()) {
     progress.phase("finding steps");
@@ -68,31 +68,37 @@ int run_diagnose(const DiagnoseOptions& options) {
   progress.finish();
   size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
   std::vector<std::string> notes = diagnose::diagnosis_notes(facts);
-  if (options.json) {
-    nlohmann::json out{{"trace", options.trace},
+  OutputFormat format = parse_output_format(options.output->format);
+  if (format == OutputFormat::Json) {
+    nlohmann::json document{{"trace", options.trace},
                        {"time_origin", facts.origin.describe()},
                        {"link_model", model.name},
                        {"findings", diagnose::findings_json(findings, shown)},
                        {"left_out", findings.size() - std::min(shown, findings.size())},
                        {"notes", notes}};
-    for (const Table& table : analyses) out["analyses"].push_back(diagnose::table_json(table));
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else if (options.csv) {
-    std::vector<Table> tables{diagnose::findings_table(findings, shown),
-                              diagnose::left_out_table(findings, shown)};
+    for (const Table& table : analyses) document["analyses"].push_back(diagnose::table_json(table));
+    out << document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else if (format == OutputFormat::Csv) {
+    // One plain table (a reader of CSV takes no comment lines); how many
+    // were left out goes to standard error, as notes do.
+    std::vector<Table> tables{diagnose::findings_table(findings, shown)};
     tables.insert(tables.end(), analyses.begin(), analyses.end());
-    write_tables(std::cout, tables, OutputFormat::Csv);
+    write_tables(out, tables, OutputFormat::Csv);
+    size_t listed = std::min(shown, findings.size());
+    std::cerr << "note: " << listed << " of " << findings.size() << " finding(s) listed"
+              << (listed < findings.size() ? " (--all lists every one)" : "") << "\n";
   } else {
-    std::cout << "apptracer diagnose " << options.trace << " (savings from " << model.name
+    out << "apptracer diagnose " << options.trace << " (savings from " << model.name
               << "; " << facts.origin.describe() << ")\n";
-    for (const std::string& note : notes) std::cout << "note: " << note << "\n";
-    diagnose::write_findings_text(std::cout, findings, shown);
+    for (const std::string& note : notes) out << "note: " << note << "\n";
+    diagnose::write_findings_text(out, findings, shown);
     if (!analyses.empty()) {
-      std::cout << "\n";
-      write_tables(std::cout, analyses, OutputFormat::Table);
+      out << "\n";
+      write_tables(out, analyses, OutputFormat::Table);
     }
-    if (options.store) std::cout << "\nstored in " << options.trace << " (diagnoses, diagnosis_rows)\n";
+    if (options.store) out << "\nstored in " << options.trace << " (diagnoses, diagnosis_rows)\n";
   }
+  printed.commit();
   return 0;
 }
 
@@ -107,8 +113,9 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
                               "System file (apptracer links) whose link model estimates savings; "
                               "default: the bandwidths measured in the trace"))
       ->type_name("FILE");
-  auto* json = cmd->add_flag("--json", options->json, "Print JSON");
-  cmd->add_flag("--csv", options->csv, "Print CSV")->excludes(json);
+  options->output = printed_results(cmd);
+  options->output->force_option->description(
+      "Replace the output file if it exists; --store into a trace still being recorded");
   cmd->add_flag("--store", options->store,
                 "Also store the findings in the trace (tables diagnoses, diagnosis_rows)");
   cmd->add_flag("--analyses", options->analyses,
@@ -117,7 +124,6 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--all", options->all,
                 "Show every finding (default: the " + std::to_string(diagnose::kShownFindings) +
                     " largest, and how many more)");
-  cmd->add_flag("-f,--force", options->force, "--store into a trace still being recorded");
   options->steps = step_options(cmd);
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };

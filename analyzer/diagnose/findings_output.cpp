@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/diagnose/trace_facts.h"
 #include "analyzer/dvdg/labels.h"
 

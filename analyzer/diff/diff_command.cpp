@@ -1,4 +1,4 @@
-// `apptracer diff A B [--json|--csv] [--step NAME] [--no-dvdg]`: two traces
+// `apptracer diff A B [--format table|csv|json] [-o FILE] [--step NAME] [--no-dvdg]`: two traces
 // of one program (before and after a change, or two ranks) compared
 // (trace_comparison.h), printed as text, JSON or CSV.
 #include <iostream>
@@ -17,8 +17,7 @@ struct DiffOptions {
   std::string a;
   std::string b;
   diff::ComparisonOptions compare;
-  bool json = false;
-  bool csv = false;
+  std::shared_ptr<OutputOptions> output;
   bool no_dvdg = false;
 };
 
@@ -26,16 +25,15 @@ int run_diff(const DiffOptions& options) {
   diff::ComparisonOptions compare = options.compare;
   compare.dvdg = !options.no_dvdg;
   diff::TraceComparison comparison = diff::compare_traces(options.a, options.b, compare);
-  if (options.json) {
-    write_tables(std::cout, comparison.tables, OutputFormat::Json);
-  } else if (options.csv) {
-    write_tables(std::cout, comparison.tables, OutputFormat::Csv);
-  } else {
-    std::cout << "apptracer diff: A " << options.a << ", B " << options.b
-              << " (diff: B minus A; times in ns; largest change first)\n";
-    for (const std::string& note : comparison.notes) std::cout << note << "\n";
-    write_tables(std::cout, comparison.tables, OutputFormat::Table);
+  PrintedOutput printed(*options.output, {options.a, options.b});
+  OutputFormat format = parse_output_format(options.output->format);
+  if (format == OutputFormat::Table) {
+    printed.stream() << "apptracer diff: A " << options.a << ", B " << options.b
+                     << " (diff: B minus A; times in ns; largest change first)\n";
+    for (const std::string& note : comparison.notes) printed.stream() << note << "\n";
   }
+  write_tables(printed.stream(), comparison.tables, format);
+  printed.commit();
   return 0;
 }
 
@@ -50,8 +48,7 @@ void add_diff_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--step", options->compare.step,
                   "NVTX range that marks a step (default: the outermost range both traces repeat)")
       ->type_name("NAME");
-  auto* json = cmd->add_flag("--json", options->json, "Print JSON");
-  cmd->add_flag("--csv", options->csv, "Print CSV")->excludes(json);
+  options->output = printed_results(cmd);
   cmd->add_flag("--no-dvdg", options->no_dvdg, "Leave out the data-flow graph's comparison");
   cmd->callback([&result, options] {
     result = [options] { return run_diff(*options); };

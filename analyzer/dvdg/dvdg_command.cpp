@@ -20,7 +20,7 @@
 #include "analyzer/output_file.h"
 #include "analyzer/progress.h"
 #include "analyzer/dvdg/queries.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer {
@@ -30,8 +30,9 @@ namespace {
 struct DvdgOptions {
   std::string trace;
   bool no_store = false;
-  bool force = false;
-  std::string dot, svg, graphml, json, proto;
+  std::shared_ptr<OutputOptions> output;
+  // The files to export: -o's, and those of the aliases --dot FILE, ....
+  std::vector<std::pair<std::string, std::string>> exports;  // format, path
   std::optional<int64_t> from_ns, to_ns, device;
   std::vector<std::string> nvtx, allocs;
   int64_t min_bytes = 0;
@@ -88,18 +89,33 @@ bool not_being_recorded(const std::string& trace) {
   return false;
 }
 
-// An export's output file, checked before any work is done; null when not asked for.
-std::unique_ptr<OutputFile> export_file(const std::string& path, const DvdgOptions& options) {
-  return path.empty() ? nullptr
-                      : std::make_unique<OutputFile>(path, std::vector<std::string>{options.trace},
-                                                     options.force);
+// The kinds of file the graph exports to, and the extensions that name them.
+const std::vector<FileFormat>& export_formats() {
+  static const std::vector<FileFormat> formats{{"dot", {".dot", ".gv"}},
+                                               {"svg", {".svg"}},
+                                               {"graphml", {".graphml"}},
+                                               {"json", {".json"}},
+                                               {"proto", {".pb"}}};
+  return formats;
 }
 
-template <typename Writer>
-void export_to(const std::unique_ptr<OutputFile>& file, Writer&& write) {
-  if (!file) return;
-  write(file->stream());
-  file->commit();
+// Writes the graph (as `view` shows it) in `format` to `file`.
+void export_graph(const dvdg::Graph& graph, const dvdg::GraphView& view, const std::string& format,
+                  OutputFile& file) {
+  if (format == "svg") {
+    std::ostringstream dot_text;
+    dvdg::write_dot(graph, view, dot_text);
+    dvdg::render_svg(dot_text.str(), file.file_path());
+  } else if (format == "dot") {
+    dvdg::write_dot(graph, view, file.stream());
+  } else if (format == "graphml") {
+    dvdg::write_graphml(graph, view, file.stream());
+  } else if (format == "json") {
+    dvdg::write_json(graph, view, file.stream());
+  } else {
+    dvdg::write_proto(graph, view, file.stream());
+  }
+  file.commit();
 }
 
 void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool stored) {
@@ -156,15 +172,18 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
 }
 
 int run_dvdg(const DvdgOptions& options) {
-  std::unique_ptr<OutputFile> dot = export_file(options.dot, options);
-  std::unique_ptr<OutputFile> svg = export_file(options.svg, options);
-  std::unique_ptr<OutputFile> graphml = export_file(options.graphml, options);
-  std::unique_ptr<OutputFile> json = export_file(options.json, options);
-  std::unique_ptr<OutputFile> proto = export_file(options.proto, options);
+  // Every export's file is checked before any work is done.
+  std::vector<std::unique_ptr<OutputFile>> files;
+  bool exports_to_stdout = false;
+  for (const auto& [format, path] : options.exports) {
+    files.push_back(std::make_unique<OutputFile>(path, std::vector<std::string>{options.trace},
+                                                 options.output->force));
+    exports_to_stdout = exports_to_stdout || (path == "-" && format != "svg");
+  }
   // A graph stored while the trace still grows would be stale without a word.
   // The stored graph is the trace's best one: never the one that ignores --exact.
   bool store = !options.no_store && !options.ignore_exact &&
-               (options.force || not_being_recorded(options.trace));
+               (options.output->force || not_being_recorded(options.trace));
   dvdg::Graph graph;
   std::vector<std::pair<int64_t, int64_t>> windows;
   Progress progress("dvdg");
@@ -213,25 +232,11 @@ int run_dvdg(const DvdgOptions& options) {
   for (const std::string& alloc : options.allocs)
     filter.alloc_ids.push_back(resolve_allocation(graph, alloc));
 
-  bool exporting = !options.dot.empty() || !options.svg.empty() || !options.graphml.empty() ||
-                   !options.json.empty() || !options.proto.empty();
-  // Exports to standard output must stay parseable.
-  bool exports_to_stdout =
-      options.dot == "-" || options.graphml == "-" || options.json == "-" || options.proto == "-";
-  if (exporting) {
+  if (!options.exports.empty()) {
     // A progress line would be drawn into, then erase, an export on the terminal.
     if (!exports_to_stdout) progress.phase("exporting");
     dvdg::GraphView view = dvdg::make_view(graph, filter);
-    export_to(dot, [&](std::ostream& out) { dvdg::write_dot(graph, view, out); });
-    export_to(graphml, [&](std::ostream& out) { dvdg::write_graphml(graph, view, out); });
-    export_to(json, [&](std::ostream& out) { dvdg::write_json(graph, view, out); });
-    export_to(proto, [&](std::ostream& out) { dvdg::write_proto(graph, view, out); });
-    if (svg) {
-      std::ostringstream dot_text;
-      dvdg::write_dot(graph, view, dot_text);
-      dvdg::render_svg(dot_text.str(), svg->file_path());
-      svg->commit();
-    }
+    for (size_t i = 0; i < files.size(); ++i) export_graph(graph, view, options.exports[i].first, *files[i]);
     progress.finish();
   }
   if (!queried && !exports_to_stdout) print_summary(graph, options, store);
@@ -248,31 +253,36 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_flag("--no-store", options->no_store,
                 "Do not write the dvdg_* tables (the trace is opened read-only)");
-  cmd->add_flag("--force", options->force,
-                "Replace export files that exist; store the graph even in a trace still being "
-                "recorded");
-  cmd->add_option("--dot", options->dot, "Write Graphviz DOT to FILE ('-': standard output)")
-      ->type_name("FILE");
-  cmd->add_option("--svg", options->svg, "Render the graph to an SVG FILE with Graphviz's dot")
-      ->type_name("FILE");
-  cmd->add_option("--graphml", options->graphml, "Write GraphML to FILE ('-': standard output)")
-      ->type_name("FILE");
-  cmd->add_option("--json", options->json, "Write JSON to FILE ('-': standard output)")
-      ->type_name("FILE");
-  cmd->add_option("--proto", options->proto, "Write an apptracer.dvdg.proto.Graph message to FILE")
-      ->type_name("FILE");
+  options->output = written_files(
+      cmd, "Export the graph to FILE ('-': standard output), as its extension says (.dot, .svg, "
+           ".graphml, .json, .pb: an apptracer.dvdg.proto.Graph message) or --format",
+      export_formats(), false);
+  options->output->force_option->description(
+      "Replace export files that exist; store the graph even in a trace still being recorded");
+  // The older spellings, one option per format: --dot FILE is -o FILE --format dot.
+  for (const FileFormat& format : export_formats()) {
+    cmd->add_option_function<std::string>(
+           "--" + format.name,
+           [raw = options.get(), name = format.name](const std::string& path) {
+             raw->exports.emplace_back(name, path);
+           },
+           "Same as -o FILE --format " + format.name)
+        ->type_name("FILE");
+  }
   cmd->add_option("--from", options->from_ns,
                   "Export only operations ending at or after NS (since the trace's start)")
       ->type_name("NS");
   cmd->add_option("--to", options->to_ns,
                   "Export only operations starting at or before NS (since the trace's start)")
       ->type_name("NS");
-  cmd->add_option("--nvtx", options->nvtx,
-                  "Export only operations issued inside NVTX ranges named NAME (repeatable)")
-      ->type_name("NAME")
-      ->allow_extra_args(false);
+  // A range's name may hold a comma: the option repeats instead.
+  values_hold_commas(cmd->add_option("--nvtx", options->nvtx,
+                                     "Export only operations issued inside NVTX ranges named NAME "
+                                     "(repeatable)")
+                         ->type_name("NAME")
+                         ->allow_extra_args(false));
   cmd->add_option("--alloc", options->allocs,
-                  "Export only edges touching this allocation: id or 0xADDR (repeatable)")
+                  "Export only edges touching these allocations: id or 0xADDR (ALLOC,ALLOC or repeated)")
       ->type_name("ALLOC")
       ->allow_extra_args(false);
   cmd->add_option("--device", options->device, "Export only operations on this device")
@@ -297,7 +307,13 @@ void add_dvdg_command(CLI::App& app, CommandResult& result) {
                   "Print when a tensor or buffer was allocated, written, read and freed (sN, "
                   "0xADDR, or vN: its region)")
       ->type_name("REGION");
-  cmd->callback([&result, options] { result = [options] { return run_dvdg(*options); }; });
+  cmd->callback([&result, options] {
+    result = [options] {
+      if (!options->output->path.empty())
+        options->exports.emplace_back(options->output->format, options->output->path);
+      return run_dvdg(*options);
+    };
+  });
 }
 
 }  // namespace apptracer

@@ -229,6 +229,7 @@ class Builder {
         previous.end = std::max(previous.end, next.end);
         previous.known_read = previous.known_read | next.known_read;
         previous.to_end = previous.to_end & next.to_end;
+        previous.granule_rounded = previous.granule_rounded | next.granule_rounded;
       } else {
         accesses_[kept++] = next;
       }
@@ -297,6 +298,15 @@ class Builder {
     return found;
   }
 
+  // Whether [from, to) of a location holds a whole sanitizer granule.
+  bool holds_a_whole_granule(uint32_t location, int64_t from, int64_t to) const {
+    int64_t granule = trace_.exact_granule_bytes;
+    int64_t base = trace_.locations[location].address;
+    int64_t first = saturating_add(base, from), last = saturating_add(base, to);
+    int64_t aligned = first % granule == 0 ? first : saturating_add(first - first % granule, granule);
+    return saturating_add(aligned, granule) <= last;
+  }
+
   void gather_reads(uint32_t op, Op& record) {
     reads_.clear();
     for (const Access& access : accesses_) {
@@ -313,7 +323,8 @@ class Builder {
                                    false, bytes};
                          if (may_hold_data(value)) {
                            reads_.push_back(read);
-                         } else if (certain) {
+                         } else if (certain && (!access.granule_rounded ||
+                                                holds_a_whole_granule(access.location, from, to))) {
                            // Memory nothing wrote holds nothing: only a certain
                            // read of it is worth an edge, and that edge is a bug report.
                            graph_.values[value].read_uninitialized = true;

@@ -3,7 +3,7 @@
 
 #include "analyzer/dvdg/exporters.h"
 #include "analyzer/dvdg/labels.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer::dvdg {
 

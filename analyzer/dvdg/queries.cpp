@@ -8,7 +8,7 @@
 
 #include "apptracer/saturating.h"
 #include "analyzer/dvdg/labels.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer::dvdg {
 

@@ -1,6 +1,7 @@
 #include "analyzer/dvdg/trace_reader.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 #include <map>
 #include <set>
@@ -46,7 +47,10 @@ class Reader {
     read_memsets();
     read_kernels();
     read_collectives();
-    if (kernel_accesses_ == KernelAccesses::Exact) exact_ = trace::ExactAccesses::read(trace_);
+    if (kernel_accesses_ == KernelAccesses::Exact) {
+      exact_ = trace::ExactAccesses::read(trace_);
+      out_.exact_granule_bytes = std::max<int64_t>(1, std::atoll(trace_.meta("exact.granularity_bytes").c_str()));
+    }
     read_migrations();
     out_.stream_events = &trace_.rows<StreamEventRow>();
     out_.syncs = &trace_.rows<SyncRow>();
@@ -483,6 +487,7 @@ class Reader {
         access.end = std::min<int64_t>(where.bytes, saturating_sub(range.hi, where.address));
         if (access.end <= access.begin) continue;
         access.exact = access.writes && !range.approximate;
+        access.granule_rounded = true;
         add_access(*kernel, access);
       }
     }

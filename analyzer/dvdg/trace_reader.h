@@ -15,8 +15,8 @@ namespace apptracer::dvdg {
 // One byte range of one location an operation reads or writes. Held by the
 // million (a few per kernel launch), hence the bit fields.
 struct Access {
-  static constexpr uint32_t kLocationBits = 27;
-  Access() : location(0), reads(0), writes(0), known_read(0), exact(0), to_end(0) {}
+  static constexpr uint32_t kLocationBits = 26;
+  Access() : location(0), reads(0), writes(0), known_read(0), exact(0), to_end(0), granule_rounded(0) {}
 
   uint32_t op = 0;  // position in TraceOps::ops
   uint32_t location : kLocationBits;
@@ -32,6 +32,11 @@ struct Access {
   // A pointer (kernel argument): it reaches to the end of the region it lands
   // in, which sub-allocations may make shorter than its allocation.
   uint32_t to_end : 1;
+  // The Compute Sanitizer's range (--exact), rounded out to its granules
+  // (TraceOps::exact_granule_bytes): each granule in it was touched, but
+  // not each byte, so only a whole granule nothing wrote is certainly read
+  // uninitialized.
+  uint32_t granule_rounded : 1;
   int64_t begin = 0;  // byte range inside the location, end exclusive
   int64_t end = 0;
   // Linear copies: where `begin` falls in the copied bytes, so each byte
@@ -81,6 +86,7 @@ struct TraceOps {
   const trace::Rows<SyncRow>* syncs = nullptr;
   std::vector<RankCall> rank_calls;
   std::unordered_map<int64_t, std::string> names;
+  int64_t exact_granule_bytes = 1;  // the sanitizer's granule (meta exact.granularity_bytes)
 };
 
 // Where a kernel's accesses come from when --exact recorded them too.

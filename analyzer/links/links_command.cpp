@@ -179,11 +179,13 @@ void add_links_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand(
       "links", "Measure this machine's communication paths and write a system file for whatif");
   auto options = std::make_shared<LinksOptions>();
-  cmd->add_option("-o,--output", options->output, "System file to write (default system.json)")
-      ->type_name("FILE");
+  auto output = written_files(cmd, "System file to write (default system.json)");
   cmd->add_flag("--quick", options->quick, "Fewer sizes and repetitions: under 20 s");
-  cmd->add_flag("-f,--force", options->force, "Replace an existing output file");
-  cmd->callback([&result, options] { result = [options] { return run_links(*options); }; });
+  cmd->callback([&result, options, output] {
+    if (!output->path.empty()) options->output = output->path;
+    options->force = output->force;
+    result = [options] { return run_links(*options); };
+  });
 }
 
 }  // namespace apptracer

@@ -34,9 +34,13 @@ void add_merge_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("merge", "Merge the traces of several processes into one");
   auto options = std::make_shared<MergeOptions>();
   input_files(cmd->add_option("traces", options->inputs, "Trace databases, one per process"))->required();
-  cmd->add_option("-o,--output", options->output, "Merged trace to create")->required();
-  cmd->add_flag("--force", options->force, "Replace the output if it exists");
-  cmd->callback([&result, options] { result = [options] { return run_merge(*options); }; });
+  auto output = written_files(cmd, "Merged trace to create");
+  output->output_option->required();
+  cmd->callback([&result, options, output] {
+    options->output = output->path;
+    options->force = output->force;
+    result = [options] { return run_merge(*options); };
+  });
 }
 
 }  // namespace apptracer

@@ -1,4 +1,4 @@
-// `apptracer query TRACE "SQL" [--format table|csv|json]`: SQL on a trace,
+// `apptracer query TRACE "SQL" [--format table|csv|json] [-o FILE]`: SQL on a trace,
 // opened read-only; a statement that would write is refused.
 #include <iostream>
 #include <memory>
@@ -16,7 +16,7 @@ namespace {
 struct QueryOptions {
   std::string trace;
   std::string sql;
-  std::string format = "table";
+  std::shared_ptr<OutputOptions> output;
   int64_t memory_limit_mib = kDefaultQueryMemoryMib;
   int64_t timeout_s = kDefaultQueryTimeoutS;
 };
@@ -34,13 +34,14 @@ CLI::Validator from_one_to(int64_t most, const std::string& unit) {
 }
 
 int run_query(const QueryOptions& options) {
-  OutputFormat format = parse_output_format(options.format);
+  PrintedOutput printed(*options.output, {options.trace});
   Database db = open_trace(options.trace, TraceAccess::ReadOnly);
   limit_query_memory(options.memory_limit_mib);
   try {
-    TableStream out(std::cout, format);
+    TableStream out(printed.stream(), parse_output_format(options.output->format));
     run_read_only_query(db, options.sql, out, options.timeout_s);
     out.finish();
+    printed.commit();
   } catch (const QueryError& error) {
     throw QueryError(options.trace + ": " + error.what());
   }
@@ -54,8 +55,7 @@ void add_query_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<QueryOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   cmd->add_option("sql", options->sql, "SQL statement (SELECT, WITH, read-only PRAGMA)")->required();
-  cmd->add_option("-f,--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  options->output = printed_results(cmd);
   cmd->add_option("--memory-limit", options->memory_limit_mib,
                   "Memory the query may use, in MiB (sorts, DISTINCT, recursive queries; default " +
                       std::to_string(kDefaultQueryMemoryMib) + ")")

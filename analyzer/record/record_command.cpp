@@ -1,8 +1,9 @@
-// `apptracer record [-o FILE] [--force] [--exact] -- PROGRAM ARGS...`
+// `apptracer record [-o FILE] [-f] [--exact] -- PROGRAM ARGS...`
 //
 // Runs the program with libapptracer.so preloaded and waits for it. The exit
 // status is the program's own (a program killed by a signal makes apptracer
-// die of the same signal), so scripts behave the same with and without us.
+// die of the same signal), so scripts behave the same with and without us;
+// record's own errors, before the program runs, exit 1.
 //
 // --exact first decides how (record_exact.h), and says which on stderr. When
 // the two runs cannot be joined, the normal trace is kept and the exit status
@@ -32,7 +33,7 @@
 #include "analyzer/commands.h"
 #include "analyzer/record/exact_coverage_store.h"
 #include "analyzer/record/record_exact.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
@@ -228,7 +229,7 @@ std::string trace_line(const AnnouncedTrace& trace) {
 // generated; or, when a signal ended the program before any, that it did.
 // Returns the traces that hold something.
 // (A program that ran to its end without a trace was not traced, and the
-// tracer said why, or it never used CUDA: README.)
+// tracer said why, or it never used CUDA: docs/tracing.md.)
 std::vector<std::string> report_traces(const RunDirectory& run, int status) {
   std::vector<AnnouncedTrace> traces = run.traces();
   std::vector<std::string> written;
@@ -279,12 +280,12 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
     std::fprintf(stderr,
                  "apptracer: cannot find libapptracer.so next to this program; "
                  "set APPTRACER_LIBRARY to its path\n");
-    return 2;
+    return 1;
   }
   if (output.find("%p") == std::string::npos && !force && access(output.c_str(), F_OK) == 0) {
     std::fprintf(stderr, "apptracer: %s exists; use --force to overwrite it or -o to choose another\n",
                  terminal_text(output).c_str());
-    return 2;
+    return 1;
   }
   ExactPath exact = options.exact ? choose_exact_path(options.exact_path, library)
                                   : ExactPath::Unavailable;
@@ -298,12 +299,12 @@ int run_recorded(const std::vector<std::string>& command, const RecordOptions& g
     int exec_failed[2];
     if (pipe2(exec_failed, O_CLOEXEC) != 0) {
       std::perror("apptracer: pipe");
-      return 2;
+      return 1;
     }
     pid_t child = fork();
     if (child < 0) {
       std::perror("apptracer: fork");
-      return 2;
+      return 1;
     }
     if (child == 0) {
       setenv("LD_PRELOAD", prepend_to("LD_PRELOAD", library).c_str(), 1);
@@ -356,10 +357,9 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("record", "Run a program under the tracer and write its trace");
   auto options = std::make_shared<RecordOptions>();
   auto command = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("-o,--output", options->output,
-                  "Trace file; %p expands to the process id, %h to the host name")
-      ->capture_default_str();
-  cmd->add_flag("-f,--force", options->force, "Overwrite an existing trace file");
+  auto output = written_files(cmd, "Trace file; %p expands to the process id, %h to the host name");
+  output->path = options->output;
+  output->output_option->capture_default_str();
   cmd->add_option("--host-allocations", options->host_allocations,
                   "Host blocks (malloc family, anonymous mmap) stored as allocations: those CUDA "
                   "touches, all of them (also in programs without CUDA), or off (allocator not "
@@ -379,7 +379,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "Unified-memory counters recorded, a comma-separated list of groups: " +
                       um_counter_group_names() +
                       ". The default leaves migrations and page faults out: recording them "
-                      "slows on-demand migration itself (migrations halve it; see README)")
+                      "slows on-demand migration itself (migrations halve it; see docs/tracing.md)")
       ->check([](const std::string& value) {
         return um_counter_kinds(value) ? std::string()
                                        : "not a list of " + um_counter_group_names();
@@ -390,14 +390,16 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                 "self_cost; adds two clock reads per timed call");
   cmd->add_flag("--exact", options->exact,
                 "Also record what each kernel launch really read and wrote, from the GPU "
-                "(Compute Sanitizer; slower, see README)");
+                "(Compute Sanitizer; slower, see docs/tracing.md)");
   cmd->add_option("--exact-path", options->exact_path,
                   "--exact in one run with the normal capture, in two runs joined by launch "
                   "order, or whichever a probe finds works here")
       ->check(CLI::IsMember({"auto", "one-run", "two-run"}))
       ->capture_default_str();
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
-  cmd->callback([&result, options, command] {
+  cmd->callback([&result, options, command, output] {
+    options->output = output->path;
+    options->force = output->force;
     result = [options, command] { return run_recorded(*command, *options); };
   });
 }

@@ -21,10 +21,9 @@ namespace {
 
 struct ReportOptions {
   std::string trace;
-  std::string output;
   std::string system;
   std::string compare;
-  bool force = false;
+  std::shared_ptr<OutputOptions> output;
 };
 
 std::string file_name(const std::string& path) {
@@ -33,7 +32,7 @@ std::string file_name(const std::string& path) {
 }
 
 int run_report(const ReportOptions& options) {
-  std::string output = options.output.empty() ? replace_extension(options.trace, ".html") : options.output;
+  std::string output = options.output->path.empty() ? replace_extension(options.trace, ".html") : options.output->path;
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("report");
   nlohmann::json data;
@@ -48,7 +47,7 @@ int run_report(const ReportOptions& options) {
         options.trace, options.compare, diff::compare_traces(options.trace, options.compare, {}));
   }
   progress.phase("writing the page");
-  OutputFile file(output, {options.trace, options.compare}, options.force);
+  OutputFile file(output, {options.trace, options.compare}, options.output->force);
   file.stream() << report::report_html(data, file_name(options.trace));
   file.commit();
   progress.finish();
@@ -63,14 +62,13 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("report", "Write one self-contained HTML report (diagnoses, plots, data-flow graph)");
   auto options = std::make_shared<ReportOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
-  cmd->add_option("-o,--output", options->output, "HTML file (default: the trace's name with .html)");
+  options->output = written_files(cmd, "HTML file (default: the trace's name with .html)");
   input_files(cmd->add_option("--system", options->system,
                               "System file (apptracer links) for the savings and each path's peak"))
       ->type_name("FILE");
   input_files(cmd->add_option("--compare", options->compare,
                               "Another trace of the program (B): add `apptracer diff TRACE B`'s comparison"))
       ->type_name("B");
-  cmd->add_flag("-f,--force", options->force, "Replace the HTML file if it exists");
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_report(*options); }); };
   });

@@ -1,4 +1,4 @@
-// `apptracer stats TRACE [--report NAME]... [--format table|csv|json]`:
+// `apptracer stats TRACE [--report NAME,...] [--format table|csv|json] [-o FILE]`:
 // summaries in the spirit of `nsys stats`, from a trace opened read-only.
 #include <iostream>
 #include <memory>
@@ -19,12 +19,12 @@ namespace {
 struct StatsOptions {
   std::string trace;
   std::vector<std::string> reports;
-  std::string format = "table";
+  std::shared_ptr<OutputOptions> output;
   std::shared_ptr<trace::StepSelection> steps;
 };
 
 int run_stats(const StatsOptions& options) {
-  OutputFormat format = parse_output_format(options.format);
+  PrintedOutput out(*options.output, {options.trace});
   std::vector<const StatsReport*> selected;
   for (const StatsReport& report : stats_reports()) {
     bool wanted = options.reports.empty() && report.by_default;
@@ -52,7 +52,8 @@ int run_stats(const StatsOptions& options) {
   // On stderr, so CSV and JSON on stdout stay parseable.
   if (const trace::StepWindow* window = trace.window()) std::cerr << "note: limited to " << window->describe() << "\n";
   for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
-  write_tables(std::cout, tables, format);
+  write_tables(out.stream(), tables, parse_output_format(options.output->format));
+  out.commit();
   return 0;
 }
 
@@ -63,14 +64,13 @@ void add_stats_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<StatsOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   std::vector<std::string> names;
-  std::string help = "Report to print (repeatable; default all):";
+  std::string help = "Reports to print (NAME,NAME or repeated; default all):";
   for (const StatsReport& report : stats_reports()) {
     names.push_back(report.name);
     help += std::string("\n  ") + report.name + ": " + report.description;
   }
   cmd->add_option("-r,--report", options->reports, help)->check(CLI::IsMember(names));
-  cmd->add_option("-f,--format", options->format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
+  options->output = printed_results(cmd);
   options->steps = step_options(cmd);
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_stats(*options); });

@@ -7,8 +7,8 @@
 // cudaMemPrefetchAsync, see um_attribution.h; the driver's own prefetching
 // around faults is counted with the faulting kernel), GPU page-fault groups, CPU page
 // faults, bytes mapped remotely instead of migrated, and thrashing reports.
-// CUPTI loses unified-memory records under load without saying so (README,
-// "What is recorded"): the numbers are lower bounds.
+// CUPTI loses unified-memory records under load without saying so
+// (docs/tracing.md, "What is recorded"): the numbers are lower bounds.
 //
 // Records in no known allocation (`__managed__` variables, memory the tracer
 // did not see allocated, an alloc_id the trace lacks) are summed into one

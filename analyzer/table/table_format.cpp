@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer {
 

@@ -22,11 +22,9 @@ namespace {
 
 struct TimelineOptions {
   std::string trace;
-  std::string output;
-  std::string format;  // empty: from the output's extension, else perfetto
+  std::shared_ptr<OutputOptions> output;
   std::string hta;
   bool dvdg = false;
-  bool force = false;
 };
 
 // What the DVDG flows came from, or how to get them.
@@ -37,33 +35,6 @@ const char* dvdg_note(TimelineCounts::Dvdg dvdg) {
     case TimelineCounts::Dvdg::None: break;
   }
   return "no DVDG stored: --dvdg builds it";
-}
-
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The format a file name says it holds: "" when it says none.
-std::string format_of_name(const std::string& path) {
-  if (ends_with(path, ".json")) return "chrome-json";
-  if (ends_with(path, ".pftrace") || ends_with(path, ".perfetto-trace")) return "perfetto";
-  return "";
-}
-
-// The format asked for, else the one -o's extension names, else Perfetto's;
-// a format the extension contradicts is refused (a .json file of protobuf
-// is what no tool reads).
-std::string output_format(const TimelineOptions& options) {
-  std::string named = format_of_name(options.output);
-  if (options.format.empty()) return named.empty() ? "perfetto" : named;
-  if (!named.empty() && named != options.format) {
-    throw std::runtime_error("timeline: -o " + options.output + " names a " + named +
-                             " file but --format is " + options.format +
-                             "; drop --format or give -o the format's extension (" +
-                             (options.format == "perfetto" ? ".pftrace" : ".json") + ")");
-  }
-  return options.format;
 }
 
 void print_counts(const std::string& wrote, const TimelineCounts& counts, trace::Trace& trace) {
@@ -82,11 +53,11 @@ DvdgFlowSource flow_source(const TimelineOptions& options) {
 }
 
 int run_hta_folder(const TimelineOptions& options) {
-  if (options.format == "perfetto")
-    throw std::runtime_error("timeline: --hta writes Chrome JSON, what HTA reads; drop --format perfetto");
+  if (options.output->format_given == "perfetto")
+    throw UsageError("timeline: --hta writes Chrome JSON, what HTA reads; drop --format perfetto");
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
-  HtaFolder folder = write_hta_folder(trace, options.trace, options.hta, options.force, progress,
+  HtaFolder folder = write_hta_folder(trace, options.trace, options.hta, options.output->force, progress,
                                       flow_source(options));
   std::string wrote = options.hta + " for HTA (" + std::to_string(folder.files.size()) +
                       (folder.files.size() == 1 ? " rank" : " ranks") +
@@ -97,11 +68,11 @@ int run_hta_folder(const TimelineOptions& options) {
 
 int run_timeline(const TimelineOptions& options) {
   if (!options.hta.empty()) return run_hta_folder(options);
-  bool perfetto = output_format(options) == "perfetto";
-  std::string output = options.output.empty()
+  bool perfetto = options.output->format == "perfetto";
+  std::string output = options.output->path.empty()
                            ? replace_extension(options.trace, perfetto ? ".pftrace" : ".json")
-                           : options.output;
-  OutputFile file(output, {options.trace}, options.force);
+                           : options.output->path;
+  OutputFile file(output, {options.trace}, options.output->force);
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
   std::unique_ptr<TimelineSink> writer;
@@ -122,21 +93,16 @@ void add_timeline_command(CLI::App& app, CommandResult& result) {
   auto* cmd = app.add_subcommand("timeline", "Export a timeline for Perfetto (or Chrome JSON)");
   auto options = std::make_shared<TimelineOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
-  auto* output = cmd->add_option(
-      "-o,--output", options->output,
-      "Output file (default: the trace's name with .pftrace or .json; '-': standard output); its "
-      "extension says the format: .json Chrome JSON, .pftrace or .perfetto-trace Perfetto");
-  cmd->add_option("-f,--format", options->format,
-                  "perfetto (protobuf) or chrome-json (default: from -o's extension, else perfetto)")
-      ->check(CLI::IsMember({"perfetto", "chrome-json"}));
+  options->output = written_files(
+      cmd, "Output file (default: the trace's name with .pftrace or .json; '-': standard output)",
+      {{"perfetto", {".pftrace", ".perfetto-trace"}}, {"chrome-json", {".json"}}});
   cmd->add_option("--hta", options->hta,
                   "Write the folder Holistic Trace Analysis reads (TraceAnalysis(trace_dir=DIR)): "
                   "Chrome JSON, one file per rank (per process of a merged trace)")
-      ->excludes(output);
+      ->excludes(options->output->output_option);
   cmd->add_flag("--dvdg", options->dvdg,
                 "Draw data flows along the DVDG even when `apptracer dvdg` stored no graph in the "
                 "trace: the graph is built in memory (the trace is not changed)");
-  cmd->add_flag("--force", options->force, "Replace the output file if it exists");
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_timeline(*options); });
     }; });

@@ -15,7 +15,7 @@
 #include <optional>
 
 #include "apptracer/schema.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 #include "analyzer/trace/read_only_vfs.h"
 #include "analyzer/trace/schema_objects.h"
 #include "analyzer/trace/schema_version.h"

@@ -38,7 +38,10 @@ int64_t latest_dependency_end(const ReplayGraph& graph, const std::vector<int64_
 // work it awaits was still running as it began) spent its time on the call
 // itself, or waiting for work the trace does not show: it takes the
 // median of such calls, never its own duration, which would replay as host
-// work. One that waited keeps its recorded tail after the work.
+// work; should its work end later in a what-if, it returns the typical tail
+// after it, but never later after the work than the recording shows it
+// returned (so the recording replays as recorded). One that waited keeps
+// its recorded tail after the work.
 void own_sync_costs(const ReplayInput& input, const ReplayGraph& graph, RecordedTiming& r) {
   std::vector<bool> is_sync(input.calls.size(), false);
   for (const SyncCall& sync : input.syncs) is_sync[sync.call] = true;
@@ -58,7 +61,9 @@ void own_sync_costs(const ReplayInput& input, const ReplayGraph& graph, Recorded
   NodeTiming& t = r.timing;
   for (uint32_t c : idle) {
     t.call_duration[c] = t.call_own[c] = typical.sync_call_ns;
-    if (graph.deps_begin[c] != graph.deps_begin[c + 1]) t.call_tail[c] = typical.sync_tail_ns;
+    if (graph.deps_begin[c] == graph.deps_begin[c + 1]) continue;
+    int64_t awaited = latest_dependency_end(graph, r.end, c);
+    t.call_tail[c] = std::min(typical.sync_tail_ns, elapsed_ns(awaited, input.calls[c].end_ns));
   }
 }
 
@@ -156,12 +161,14 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
   t.call_tail.resize(calls);
   t.call_gap.resize(calls);
   t.call_first_start.resize(calls);
+  t.call_wake.resize(calls);
   std::vector<int64_t> async_calls, work_calls, tails;
   for (uint32_t c = 0; c < calls; ++c) {
     const HostCall& call = input.calls[c];
     int64_t duration = elapsed_ns(call.start_ns, call.end_ns);
     t.call_duration[c] = duration;
     t.call_first_start[c] = call.start_ns;
+    t.call_wake[c] = call.woken_by >= 0 ? elapsed_ns(input.calls[call.woken_by].end_ns, call.start_ns) : 0;
     t.call_gap[c] = call.previous >= 0 ? saturating_sub(call.start_ns, input.calls[call.previous].end_ns) : 0;
     bool blocks = graph.deps_begin[c] != graph.deps_begin[c + 1];
     if (!blocks) {

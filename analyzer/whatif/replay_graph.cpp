@@ -20,6 +20,7 @@ const char* to_string(DepReason reason) {
     case DepReason::Data: return "data";
     case DepReason::Wait: return "wait";
     case DepReason::Link: return "link";
+    case DepReason::Thread: return "thread";
   }
   return "?";
 }
@@ -226,9 +227,9 @@ class Builder {
   }
 
   // Kahn's algorithm, taking the earliest recorded node first. Besides its
-  // time dependencies, a call needs the thread's previous call, and an op
-  // the call before the one that issued it (its issue time follows from
-  // that call's start).
+  // time dependencies, a call needs the thread's previous call and the call
+  // that woke its thread, and an op those of the call that issued it (its
+  // issue time follows from that call's start).
   std::vector<uint32_t> topological_order() const {
     size_t nodes = deps_.size();
     std::vector<std::vector<uint32_t>> after(nodes);
@@ -240,14 +241,14 @@ class Builder {
     for (uint32_t n = 0; n < nodes; ++n) {
       for (uint32_t d = graph_.deps_begin[n]; d < graph_.deps_begin[n + 1]; ++d) edge(graph_.deps[d].node, n);
     }
-    for (uint32_t c = 0; c < graph_.calls; ++c) {
-      if (input_.calls[c].previous >= 0) edge(static_cast<uint32_t>(input_.calls[c].previous), c);
-    }
-    for (uint32_t i = 0; i < graph_.ops; ++i) {
-      int32_t call = input_.ops[i].call;
-      if (call >= 0 && input_.calls[call].previous >= 0)
-        edge(static_cast<uint32_t>(input_.calls[call].previous), graph_.op_node(i));
-    }
+    auto call_start_edges = [&](int32_t call, uint32_t to) {
+      if (call < 0) return;
+      for (int32_t before : {input_.calls[call].previous, input_.calls[call].woken_by}) {
+        if (before >= 0) edge(static_cast<uint32_t>(before), to);
+      }
+    };
+    for (uint32_t c = 0; c < graph_.calls; ++c) call_start_edges(static_cast<int32_t>(c), c);
+    for (uint32_t i = 0; i < graph_.ops; ++i) call_start_edges(input_.ops[i].call, graph_.op_node(i));
     auto time_of = [&](uint32_t n) {
       return n < graph_.calls ? input_.calls[n].start_ns : input_.ops[n - graph_.calls].issue_ns;
     };

@@ -42,6 +42,7 @@ enum class DepReason : uint8_t {
   Data,    // a value it reads or overwrites (DVDG, --overlap)
   Wait,    // a call: the work it blocked for
   Link,    // a copy: the previous copy on the same link
+  Thread,  // a call: the other thread's call that woke its thread (HostCall::woken_by)
 };
 const char* to_string(DepReason reason);
 

@@ -13,6 +13,34 @@ namespace {
 
 using trace::Packed;
 
+// A thread counts as woken by another thread's call when it had idled and
+// began its call soon after that call ended: within kMostWakeNs, and within
+// the last quarter of its own idle time (else it was busy with its own work,
+// which the other call did not start). Wider than a thread's wake-up
+// latency: PyTorch's autograd thread does its own host work before the
+// backward pass's first launch.
+constexpr int64_t kMostWakeNs = 500'000;
+constexpr int64_t kIdleToWakeRatio = 4;
+
+// Sets each call's woken_by (HostCall): the latest call of another thread
+// that ended before it began, after its thread's previous call ended.
+void find_wakers(std::vector<HostCall>& calls) {
+  std::vector<int32_t> by_end(calls.size());
+  for (size_t c = 0; c < calls.size(); ++c) by_end[c] = static_cast<int32_t>(c);
+  std::sort(by_end.begin(), by_end.end(), [&](int32_t a, int32_t b) { return calls[a].end_ns < calls[b].end_ns; });
+  for (HostCall& call : calls) {
+    auto after = std::lower_bound(by_end.begin(), by_end.end(), call.start_ns,
+                                  [&](int32_t c, int64_t start) { return calls[c].end_ns < start; });
+    if (after == by_end.begin()) continue;
+    const HostCall& latest = calls[*std::prev(after)];
+    // The thread's own previous call ended last: nothing else happened meanwhile.
+    if (latest.tid == call.tid) continue;
+    int64_t wake = elapsed_ns(latest.end_ns, call.start_ns);
+    int64_t idle = call.previous >= 0 ? elapsed_ns(calls[call.previous].end_ns, call.start_ns) : INT64_MAX;
+    if (wake <= kMostWakeNs && wake <= idle / kIdleToWakeRatio) call.woken_by = *std::prev(after);
+  }
+}
+
 class Reader {
  public:
   explicit Reader(trace::Trace& trace) : trace_(trace) {}
@@ -20,6 +48,7 @@ class Reader {
   ReplayInput read() {
     group_migrations();
     read_calls();
+    find_wakers(out_.calls);
     read_kernels();
     read_copies();
     read_memsets();

@@ -29,6 +29,13 @@ struct HostCall {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   int32_t previous = -1;  // the thread's call before it, -1 for its first
+  // The call of another thread whose end woke this one's thread (-1: none):
+  // the thread idled, and this call began soon after that call ended, as
+  // PyTorch's autograd thread begins a backward pass once the main thread
+  // asks for it, and the main thread goes on once the backward pass ends.
+  // Replayed, the call keeps its recorded delay after that call, so a
+  // thread that gets faster starts the threads it wakes sooner.
+  int32_t woken_by = -1;
 };
 
 // One operation on a stream, as recorded (the trace model's: a kernel, copy,

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "apptracer/saturating.h"
 
@@ -84,22 +86,25 @@ Busy::const_iterator first_ending_after(const Busy& busy, int64_t at) {
 }
 
 // Where a copy taking `alone` ns at full speed from `start` ends, moving at
-// `share` of that speed while `other` is busy.
+// `share` of that speed while `other` is busy. Times are counted from
+// `start` in the doubles: trace clocks are nanoseconds since the epoch,
+// beyond a double's exact integers, where each would round to 256 ns.
 int64_t progressive_end(int64_t start, int64_t alone, double share, const Busy& other) {
+  auto since_start = [start](int64_t t) { return static_cast<double>(saturating_sub(t, start)); };
   double left = static_cast<double>(alone);
-  double now = static_cast<double>(start);
+  double now = 0;
   auto span = first_ending_after(other, start);
   for (; span != other.end(); ++span) {
-    double idle = std::max(0.0, static_cast<double>(span->first) - now);
+    double idle = std::max(0.0, since_start(span->first) - now);
     if (idle >= left) break;
     left -= idle;
     now += idle;
-    double shared = (static_cast<double>(span->second) - now) * share;
-    if (shared >= left) return saturating_round(now + left / share);
+    double shared = (since_start(span->second) - now) * share;
+    if (shared >= left) return saturating_add(start, saturating_round(now + left / share));
     left -= shared;
-    now = static_cast<double>(span->second);
+    now = since_start(span->second);
   }
-  return saturating_round(now + left);
+  return saturating_add(start, saturating_round(now + left));
 }
 
 bool overlaps(int64_t start, int64_t end, const Busy& other) {
@@ -120,12 +125,21 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
   for (const ReplayOp& op : input.ops) t.first_ns = std::min(t.first_ns, op.issue_ns);
 
   std::map<int32_t, LinkCalendar> links;
-  // A call's start is known once its previous call has ended: ops it issues
-  // may be placed before the call itself (it may block for them).
-  auto call_start = [&](uint32_t c) {
+  // A call's start is known once its previous call (and the call that woke
+  // its thread) has ended: ops it issues may be placed before the call
+  // itself (it may block for them). A woken thread idled until then: it
+  // needs only its previous call to have returned.
+  auto call_start = [&](uint32_t c) -> std::pair<int64_t, Dependency> {
     const HostCall& call = input.calls[c];
-    if (call.previous < 0) return timing.call_first_start[c];
-    return saturating_add(t.end[call.previous], timing.call_gap[c]);
+    if (call.woken_by >= 0) {
+      auto waker = static_cast<uint32_t>(call.woken_by);
+      int64_t woken = saturating_add(t.end[waker], timing.call_wake[c]);
+      if (call.previous < 0 || woken >= t.end[call.previous]) return {woken, {waker, DepReason::Thread}};
+      return {t.end[call.previous], {static_cast<uint32_t>(call.previous), DepReason::Host}};
+    }
+    if (call.previous < 0) return {timing.call_first_start[c], {0, DepReason::None}};
+    return {saturating_add(t.end[call.previous], timing.call_gap[c]),
+            {static_cast<uint32_t>(call.previous), DepReason::Host}};
   };
   auto latest_dependency = [&](uint32_t node) {
     Dependency latest{0, DepReason::None};
@@ -143,11 +157,7 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
   for (uint32_t node : graph.order) {
     if (graph.is_call(node)) {
       auto [dependency, dependency_end] = latest_dependency(node);
-      const HostCall& call = input.calls[node];
-      t.start[node] = call_start(node);
-      t.call_start_bound_by[node] =
-          call.previous >= 0 ? Dependency{static_cast<uint32_t>(call.previous), DepReason::Host}
-                             : Dependency{0, DepReason::None};
+      std::tie(t.start[node], t.call_start_bound_by[node]) = call_start(node);
       bool blocks = graph.deps_begin[node] != graph.deps_begin[node + 1];
       int64_t awaited = saturating_add(dependency_end, timing.call_tail[node]);
       int64_t own = saturating_add(t.start[node], timing.call_own[node]);
@@ -165,7 +175,7 @@ Timeline replay(const ReplayInput& input, const ReplayGraph& graph, const NodeTi
     }
     uint32_t op = node - graph.calls;
     const ReplayOp& record = input.ops[op];
-    t.issue[op] = record.call >= 0 ? saturating_add(call_start(record.call), timing.issue_offset[op])
+    t.issue[op] = record.call >= 0 ? saturating_add(call_start(record.call).first, timing.issue_offset[op])
                                    : record.issue_ns;
     int64_t start = saturating_add(t.issue[op], timing.launch[op]);
     Dependency bound = record.call >= 0 ? Dependency{static_cast<uint32_t>(record.call), DepReason::Issue}

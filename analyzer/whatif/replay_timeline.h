@@ -1,7 +1,10 @@
 // Replaying a graph: when each node starts and ends, and what held it.
 //
 //   call:  start = previous call's end + the host time recorded between them
-//          (the thread's first call: its recorded start)
+//          (the thread's first call: its recorded start); a call another
+//          thread's call woke (HostCall::woken_by): the later of the
+//          previous call's end and the waking call's end + the delay
+//          recorded between them
 //          end   = start + duration                      (it blocked for nothing)
 //                  max(start + own, awaited end + tail)  (it blocked)
 //   op:    issued at its call's start + the offset recorded inside the call
@@ -57,6 +60,7 @@ struct NodeTiming {
   std::vector<int64_t> call_tail;      // when it blocks: awaited end -> return
   std::vector<int64_t> call_gap;       // previous call's end -> its start
   std::vector<int64_t> call_first_start;  // the thread's first call: its start
+  std::vector<int64_t> call_wake;      // woken_by's end -> its start
 };
 
 struct Timeline {

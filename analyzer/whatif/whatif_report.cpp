@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/table/table_format.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer::whatif {
 
@@ -88,6 +88,10 @@ void write_whatif_text(std::ostream& out, const WhatifResult& r, size_t steps) {
   out << "\n";
   write_tables(out, {longest_steps(r, steps)}, OutputFormat::Table);
   for (const std::string& note : r.notes) out << "note: " << terminal_text(note) << "\n";
+}
+
+std::vector<Table> whatif_tables(const WhatifResult& r, size_t steps) {
+  return {time_table(r), transfer_table(r), critical_table(r), longest_steps(r, steps)};
 }
 
 std::string whatif_json(const WhatifResult& r, size_t max_steps) {

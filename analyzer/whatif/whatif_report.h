@@ -3,6 +3,9 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "analyzer/table/table.h"
 
 #include "analyzer/whatif/whatif.h"
 
@@ -11,6 +14,10 @@ namespace apptracer::whatif {
 // Totals and phases, transfers by path, the critical path's make-up and its
 // longest `steps` steps, then notes.
 void write_whatif_text(std::ostream& out, const WhatifResult& result, size_t steps = 10);
+
+// The tables of write_whatif_text (for CSV): time, transfers,
+// critical_path and longest_steps.
+std::vector<Table> whatif_tables(const WhatifResult& result, size_t steps = 10);
 
 // The whole result; critical path steps beyond `max_steps` are left out
 // (and counted).

@@ -291,7 +291,7 @@ class Trace:
         findings: bytes off a device's peak), estimate, fix,
         correctness, occurrences, overlaps (numbers of the findings it
         overlaps). With `system`, savings are estimated with that system file."""
-        arguments = ["diagnose", self.path, "--json", "--all"]
+        arguments = ["diagnose", self.path, "--format", "json", "--all"]
         if system:
             arguments += ["--system", os.fspath(system)]
         findings = []
@@ -326,7 +326,7 @@ class Trace:
         names (HTA_ANALYSES), and "memory_timeline": bytes in use per GPU and
         unified memory migrated at each change (`apptracer stats --report
         memory_timeline`), times in ns since the trace's start."""
-        document = json.loads(_run(["diagnose", self.path, "--json", "--analyses"], "diagnose"))
+        document = json.loads(_run(["diagnose", self.path, "--format", "json", "--analyses"], "diagnose"))
         frames = {HTA_ANALYSES.get(table["name"], table["name"]):
                   _frame(table["rows"], table["columns"]) for table in document["analyses"]}
         frames["memory_timeline"] = self.stats("memory_timeline")
@@ -340,7 +340,7 @@ class Trace:
         or `step` names one) and "dvdg" (unless `dvdg` is False)."""
         import pandas
         other = other.path if isinstance(other, Trace) else os.fspath(other)
-        arguments = ["diff", self.path, other, "--json"]
+        arguments = ["diff", self.path, other, "--format", "json"]
         if step:
             arguments += ["--step", step]
         if not dvdg:
@@ -363,10 +363,10 @@ class Trace:
         the node and edge counts are the command's "N values, M edges".
 
         `filters` are dvdg's export options (e.g. ("--device", "0")): the
-        graph as that export shows it (`apptracer dvdg --json`), only the
+        graph as that export shows it (`apptracer dvdg --format json`), only the
         values its operations read or wrote, as `dvdg --graphml` does."""
         if filters:
-            return _dvdg_view(_run(["dvdg", self.path, "--no-store", "--json", "-",
+            return _dvdg_view(_run(["dvdg", self.path, "--no-store", "--format", "json", "-o", "-",
                                     *map(str, filters)], "dvdg"), self.start_ns, self.unit)
         if store and not _has_stored_dvdg(self._db):
             _run(["dvdg", self.path], "dvdg")

@@ -255,6 +255,37 @@ TEST_F(ExactTest, AnExactReadIntoAnUnwrittenTensorIsStillFlagged) {
                                    "b:0 -> out:1 [read_past] (uninitialized)"}));
 }
 
+// The sanitizer reports ranges rounded out to its 32-byte granules: a
+// kernel reading an 8-byte counter a copy wrote shows as reading the
+// counter's whole granule, whose other 24 bytes nothing wrote. Only a whole
+// granule nothing wrote is read uninitialized for certain.
+TEST_F(ExactTest, OnlyAWholeUnwrittenGranuleIsReadUninitialized) {
+  trace_->set_meta("exact.granularity_bytes", "32");
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, kBytes);
+  int64_t x = buffer("x", AllocKind::Device, kX, kBytes);
+  int64_t y = buffer("y", AllocKind::Device, kY, kBytes);
+  copy(CopyKind::HtoD, h, x, 8, 100, 7, 32);
+  int64_t k = kernel("increment", {{x, AccessKind::ReadWrite, AccessSource::Assumed},
+                                   {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                     200);
+  int64_t launch = exact_launch(k);
+  trace_->add_exact_range(launch, x, 32, 32, AccessKind::Read);
+  trace_->add_exact_range(launch, y, 0, 32, AccessKind::Write);
+  Graph graph = build();
+  EXPECT_EQ(edges(graph), (Edges{"h:0 -> x[32,40):1 [HtoD copy]", "x[32,40):1 -> y[0,32):1 [increment]"}));
+  for (const Op& op : graph.ops) EXPECT_FALSE(op.reads_uninitialized);
+
+  // Reading one granule further reads 32 bytes nothing wrote.
+  int64_t further = exact_launch(kernel("read_further", {{x, AccessKind::ReadWrite, AccessSource::Assumed},
+                                                         {y, AccessKind::ReadWrite, AccessSource::Assumed}},
+                                        300));
+  trace_->add_exact_range(further, x, 32, 64, AccessKind::Read);
+  trace_->add_exact_range(further, y, 0, 32, AccessKind::Write);
+  size_t flagged = 0;
+  for (const Op& op : build().ops) flagged += op.reads_uninitialized;
+  EXPECT_EQ(flagged, 1u);
+}
+
 // What the sanitizer saw, per launch and per allocation pointed into.
 TEST_F(ExactTest, CoverageIsExactOnlyWhereEverythingWasSeen) {
   int64_t x = buffer("x", AllocKind::Device, kX, kBytes);

@@ -100,7 +100,7 @@ def check_record(apptracer, work):
     existing = os.path.join(work, "existing.db")
     open(existing, "w").write("keep")
     run = record(apptracer, "-o", existing, "--", "true")
-    expect(run.returncode == 2 and "use --force" in run.stderr, f"refuses to overwrite: {run.stderr!r}")
+    expect(run.returncode == 1 and "use --force" in run.stderr, f"refuses to overwrite: {run.stderr!r}")
     expect(open(existing).read() == "keep", "the existing file is untouched")
     # ...and with it only the first process replaces it; the others get their own names.
     out = os.path.join(work, "forced")
@@ -155,6 +155,13 @@ def check_record(apptracer, work):
     expect(run.returncode == 0 and os.path.exists(odd) and
            run.stderr == f"apptracer: trace written to {shown} (complete)\n",
            f"an odd path listed exactly, escaped: {run.stderr!r}")
+    # The tracer's own log lines show it escaped too.
+    env = dict(os.environ, APPTRACER_LOG="info")
+    run = subprocess.run([apptracer, "record", "-f", "-o", odd, "--host-allocations=all", "--", "true"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    tracer_lines = [line for line in run.stderr.splitlines() if shown in line and "(complete)" not in line]
+    expect(run.returncode == 0 and "\x1b" not in run.stderr and tracer_lines,
+           f"the tracer's log lines show the odd path escaped: {run.stderr!r}")
 
     # A file its process created and never began (a pool worker stopped by
     # SIGTERM at its start: 0 bytes with a journal, or SQLite without a table)

@@ -266,14 +266,14 @@ TEST_F(Commands, TimelineFormatFollowsTheOutputsExtension) {
   run = apptracer("timeline " + trace_ + " --format chrome-json -o " + base_ + "_c.json");
   EXPECT_EQ(run.exit_code, 0) << run.err;
   run = apptracer("timeline " + trace_ + " --format perfetto -o " + base_ + "_p.json");
-  EXPECT_NE(run.exit_code, 0);
+  EXPECT_EQ(run.exit_code, 2) << "a usage error";
   EXPECT_NE(run.err.find("names a chrome-json file but --format is perfetto"), std::string::npos)
       << run.err;
   EXPECT_NE(run.err.find(".pftrace"), std::string::npos) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
   EXPECT_FALSE(std::ifstream(base_ + "_p.json").good());
-  run = apptracer("timeline " + trace_ + " -f chrome-json -o " + base_ + "_c.pftrace");
-  EXPECT_NE(run.exit_code, 0);
+  run = apptracer("timeline " + trace_ + " --format chrome-json -o " + base_ + "_c.pftrace");
+  EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.err.find(".json"), std::string::npos) << run.err;
 }
 

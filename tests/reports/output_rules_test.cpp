@@ -104,9 +104,9 @@ TEST_F(OutputRules, NoCommandWritesOverTheSystemFileItReads) {
   std::string trace = replayable_trace();
   ASSERT_EQ(apptracer("whatif " + trace + " --system " + system).exit_code, 0) << "a valid system file";
   for (const std::string& arguments :
-       {"whatif " + trace + " --system " + system + " --json " + system + " -f",
-        "whatif " + trace + " --system " + symbolic + " --json " + system + " -f",
-        "whatif " + trace + " --system " + system + " --system2 " + hard + " --json " + hard + " -f",
+       {"whatif " + trace + " --system " + system + " --format json -o " + system + " -f",
+        "whatif " + trace + " --system " + symbolic + " --format json -o " + system + " -f",
+        "whatif " + trace + " --system " + system + " --system2 " + hard + " --format json -o " + hard + " -f",
         "report " + trace + " --system " + system + " -o " + system + " -f",
         "report " + trace + " --system " + system + " -o " + symbolic + " -f",
         "report " + trace + " --system " + hard + " -o " + dir_ + "/./s.json -f"}) {
@@ -125,7 +125,7 @@ TEST_F(OutputRules, StandardOutputAppendedToAnInputIsRefused) {
        {"dvdg --no-store " + trace_ + " --json - >>" + trace_, "stats " + trace_ + " >>" + trace_,
         "query " + trace_ + " 'SELECT 1' >>" + trace_, "info " + trace_ + " >>" + trace_,
         "diagnose " + trace_ + " --system " + system + " >>" + system,
-        "whatif " + trace_ + " --system " + system + " --json - >>" + system}) {
+        "whatif " + trace_ + " --system " + system + " --format json >>" + system}) {
     std::string command = std::string(APPTRACER_BIN) + " " + arguments + " 2>" + dir_ + "/err";
     EXPECT_NE(std::system(command.c_str()), 0) << arguments;
     EXPECT_EQ(read_file(trace_), bytes) << arguments;
@@ -244,7 +244,7 @@ TEST_F(OutputRules, AReaderThatWentAwayEndsEveryCommandQuietly) {
                             "SELECT x FROM n'",
         "dvdg --no-store " + trace_, "dvdg --no-store " + trace_ + " --json -",
         "timeline " + trace_ + " -o -", "diagnose " + trace_ + " --analyses",
-        "whatif " + replayable + " --system " + system + " --json -", std::string("schema")}) {
+        "whatif " + replayable + " --system " + system + " --format json", std::string("schema")}) {
     // Standard output is a pipe whose read end is closed before the command starts.
     int ends[2];
     ASSERT_EQ(pipe(ends), 0);

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "analyzer/table/table_format.h"
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 namespace apptracer {
 namespace {

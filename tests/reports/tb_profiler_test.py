@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """TensorBoard's PyTorch profiler plugin (PyPI `torch-tb-profiler`) loads the
-Chrome JSON of `apptracer timeline -f chrome-json` as it loads the PyTorch
+Chrome JSON of `apptracer timeline --format chrome-json` as it loads the PyTorch
 profiler's: each bundled trace, written as a run's `worker0.pt.trace.json`,
 is read by the plugin's own loader into a profile with its Kernel and Trace
 views, and the Kernel view has the kernels, launches and GPU time `apptracer
 stats` counts. (Its Overview and Operator views are about PyTorch operators,
-which a CUDA trace has none of: see the README's timelines.)
+which a CUDA trace has none of: see docs/reading.md, Timelines.)
 
 Usage: tb_profiler_test.py APPTRACER EXAMPLES_DIR
 
@@ -57,7 +57,7 @@ def main():
             trace = os.path.join(examples, example)
             run_dir = os.path.join(work, example)
             os.mkdir(run_dir)
-            subprocess.run([apptracer, "timeline", trace, "-f", "chrome-json", "-o",
+            subprocess.run([apptracer, "timeline", trace, "--format", "chrome-json", "-o",
                             os.path.join(run_dir, "worker0.pt.trace.json")],
                            check=True, capture_output=True)
             cache_dir = os.path.join(work, example + ".cache")

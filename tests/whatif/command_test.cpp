@@ -81,7 +81,7 @@ TEST_F(Command, StoresRunsReplacingTheSameOne) {
 
 TEST_F(Command, WritesJson) {
   CommandOutput result =
-      run_apptracer("whatif " + trace_path_ + " --system " + system_path_ + " --json - --overlap");
+      run_apptracer("whatif " + trace_path_ + " --system " + system_path_ + " --format json --overlap");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   nlohmann::json json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["recorded_ns"], 4040);

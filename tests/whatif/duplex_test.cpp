@@ -46,6 +46,32 @@ TEST_F(BothWays, EachDirectionSlowsOnlyWhileTheOtherRuns) {
   EXPECT_TRUE(has_note(result, "baseline: 2 copies ran beside copies the other way"));
 }
 
+// The same copies on the tracer's clock (nanoseconds since the epoch, as
+// every real trace has them): beyond a double's exact integers, where the
+// shares would round each time to 256 ns, the copies take what they take
+// counted from 0.
+class BothWaysOnTheEpochClock : public WhatifTest {
+ public:
+  static constexpr int64_t kEpoch = 1'795'858'849'133'097'496;
+  void SetUp() override {
+    WhatifTest::SetUp();
+    copy(call("cudaMemcpyAsync", kEpoch + 100, kEpoch + 105), Copy{CopyKind::HtoD, MemoryKind::Pinned, 2000, true, 1},
+         kEpoch + 100, kEpoch + 110, kEpoch + 2110);
+    copy(call("cudaMemcpyAsync", kEpoch + 600, kEpoch + 605), Copy{CopyKind::DtoH, MemoryKind::Pinned, 1000, true, 2},
+         kEpoch + 600, kEpoch + 610, kEpoch + 1610);
+    sync(call("cudaDeviceSynchronize", kEpoch + 620, kEpoch + 2120), SyncKind::Device, kEpoch + 620, kEpoch + 2120);
+  }
+};
+
+TEST_F(BothWaysOnTheEpochClock, SharesAreExactToTheNanosecond) {
+  write_system({"HtoD.pinned.node0.gpu0 0 1 0.75", "DtoH.pinned.node0.gpu0 0 1 0.4"});
+  WhatifResult result = run();
+  EXPECT_EQ(result.baseline_ns, 2720);
+  ASSERT_EQ(result.transfers.size(), 2u);
+  EXPECT_EQ(result.transfers[0].baseline_ns, 2500);
+  EXPECT_EQ(result.transfers[1].baseline_ns, 2200);
+}
+
 TEST_F(BothWays, HalfSharesHalveBothSpeedsOnlyWhileBothRun) {
   write_system({"HtoD.pinned.node0.gpu0 0 2 0.5", "DtoH.pinned.node0.gpu0 0 0.5 0.5"});
   WhatifResult result = run();

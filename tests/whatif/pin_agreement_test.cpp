@@ -39,7 +39,7 @@ Savings savings(const std::string& trace, const std::string& system) {
   for (const nlohmann::json& finding : diagnosis["findings"]) {
     if (finding["rule"] == "pageable_copy") out.diagnose_ns += finding["saving_ns"].get<double>();
   }
-  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --json -");
+  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --format json");
   EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
   nlohmann::json result = nlohmann::json::parse(predicted.out);
   out.baseline_ns = result["baseline_ns"].get<double>();
@@ -55,9 +55,9 @@ Savings savings(const std::string& trace, const std::string& system) {
 // 59,980 ns (its 79,900 ns call less the 19,920 ns the kernel held its
 // stream), pinned 22,000 ns: 37,980 ns saved. Whatif: pinned, the copy runs
 // from the kernel's end, [20,020, 42,020], and the synchronization returns
-// its own 100 ns after it: 38,180 ns sooner, 0.5% more than diagnose's (the
-// host's 200 ns between the copy's call and the synchronization now run
-// under the copy).
+// after it as long after as it did after the copy as recorded (200 ns):
+// 38,080 ns sooner, 0.3% more than diagnose's (the host's 200 ns between the
+// copy's call and the synchronization now run under the copy).
 TEST_F(WhatifTest, DiagnoseAndWhatifAgreeOnWhatPinningSaves) {
   write_system({"HtoD.pageable.node0.gpu0 2000 20", "HtoD.pinned.node0.gpu0 2000 50"});
   for (int64_t base = 0; base < 400'000; base += 100'000) {
@@ -70,7 +70,7 @@ TEST_F(WhatifTest, DiagnoseAndWhatifAgreeOnWhatPinningSaves) {
   trace_.reset();
   Savings found = savings(trace_path_, system_path_);
   EXPECT_EQ(found.diagnose_ns, 4 * 37'980);
-  EXPECT_EQ(found.whatif_ns, 4 * 38'180);
+  EXPECT_EQ(found.whatif_ns, 4 * 38'080);
   EXPECT_EQ(found.baseline_ns, found.recorded_ns);
 }
 
@@ -78,19 +78,17 @@ TEST_F(WhatifTest, DiagnoseAndWhatifAgreeOnWhatPinningSaves) {
 // and a 2 KiB one from pageable memory with .cuda(), on an H200) and the
 // system file measured there: each path's pageable copies replay within 5%
 // of the recording (the system file's pageable path had made them 13%
-// faster; now the 3 copies of unknown NUMA node replay 2% shorter, the rest
-// as recorded), and pinning saves
-// time. It does not save what diagnose promises (7.7 ms): the backward pass
-// runs on autograd's own thread, whose calls the replay keeps at their
-// recorded times (a faster main thread does not start its workers sooner),
-// so the main thread, 3.7 ms ahead after its pinned set-up copies, waits
-// for the backward kernels of every step as recorded.
+// faster), and pinning saves about what diagnose promises (7.7 ms; the
+// replay 7.0 ms): the backward pass runs on autograd's own thread, which the
+// main thread wakes and waits for, so the replay moves it with the main
+// thread; what it saves less is the host time between a copy's call and the
+// next wait, which now runs under the pinned copy.
 TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves) {
   testing::ScratchDir scratch;
   std::string trace = scratch / "pytorch_train.db";
   std::filesystem::copy_file(std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db", trace);
   std::string system = std::string(APPTRACER_EXAMPLES) + "/h200.system.json";
-  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --json -");
+  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --pin --format json");
   ASSERT_EQ(predicted.exit_code, 0) << predicted.err;
   nlohmann::json result = nlohmann::json::parse(predicted.out);
   for (const nlohmann::json& row : result["transfers"]) {
@@ -100,8 +98,7 @@ TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves
   }
   Savings found = savings(trace, system);
   EXPECT_NEAR(found.baseline_ns, found.recorded_ns, 0.001 * found.recorded_ns);
-  EXPECT_GT(found.whatif_ns, 0);
-  EXPECT_GT(found.diagnose_ns, found.whatif_ns);
+  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
 }
 
 }  // namespace

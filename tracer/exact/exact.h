@@ -1,5 +1,5 @@
 // --exact: what each kernel launch really read and wrote, from the GPU
-// itself, through the Compute Sanitizer's patching API (README, exact mode).
+// itself, through the Compute Sanitizer's patching API (docs/tracing.md, exact mode).
 // Nothing of it runs unless the tracer is started in exact mode: the
 // sanitizer library is loaded then, and only then.
 //

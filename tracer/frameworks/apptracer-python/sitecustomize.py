@@ -4,7 +4,7 @@ changing the program or the allocators.
 
 `apptracer record` puts this file's directory first on PYTHONPATH, so Python
 imports it at startup as `sitecustomize` (with LD_PRELOAD, set PYTHONPATH
-yourself: see the README). It
+yourself: see docs/tracing.md). It
 
 1. runs the sitecustomize it shadows, if there is one (Ubuntu's, a venv's),
    as Python would have;

@@ -11,7 +11,7 @@ namespace apptracer {
 // controls U+0080 to U+009F) become visible escapes (\x1b, \r, \u009b), and so
 // do bytes that are not UTF-8 (\xff), so a trace cannot move the cursor,
 // recolour or overwrite what the terminal shows. Tables and text reports use
-// it; JSON and CSV quote text their own way.
+// it, and the tracer's log lines; JSON and CSV quote text their own way.
 std::string terminal_text(std::string_view text);
 
 // Valid UTF-8, as JSON and XML require: bytes that are not UTF-8 become

@@ -1,4 +1,4 @@
-#include "analyzer/trace/text_escape.h"
+#include "apptracer/text_escape.h"
 
 #include <cstdint>
 #include <cstdio>
