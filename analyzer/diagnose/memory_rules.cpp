@@ -97,6 +97,8 @@ std::string pieces(const TraceFacts& facts, const Group& group) {
 
 std::string on_device(const MemoryItem& item) { return memory::device_name(item.device); }
 
+const char* is_are(const Group& group) { return group.items.size() == 1 ? " is " : " are "; }
+
 // An unused stretch of each piece, from `unused` (none: the piece does not
 // qualify), that holds its device's peak: the pieces grouped, groups of
 // fewer than min_memory_bytes left out.
@@ -155,8 +157,8 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
     locate_piece(context, f, first);
     add_pieces(context, f, group);
     add_name(f, piece_name(facts, first));
-    f.what = pieces(facts, group) + " on " + on_device(first) +
-             " is live at its peak and never copied, set, or passed to a kernel";
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) +
+             "live at its peak and never copied, set, or passed to a kernel";
     f.saving_bytes = group.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak";
     f.fix = "remove it (" + dvdg::format_bytes(group.bytes) + " held for nothing)";
@@ -177,8 +179,8 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
     f.rule = "memory_allocated_early";
     locate_piece(context, f, first);
     add_pieces(context, f, group);
-    f.what = pieces(facts, group) + " on " + on_device(first) + " is allocated up to " +
-             format_ns(group.idle_ns) + " before its first use, and is still unused at the peak";
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "allocated up to " +
+             format_ns(group.idle_ns) + " before first use, still unused at the peak";
     f.saving_bytes = group.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes before its first use";
     f.fix = "allocate it just before its first use" +
@@ -201,8 +203,8 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
     f.rule = "memory_freed_late";
     locate_piece(context, f, first);
     add_pieces(context, f, group);
-    f.what = pieces(facts, group) + " on " + on_device(first) + " is held up to " + format_ns(group.idle_ns) +
-             " after its last use, through the peak";
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "held up to " +
+             format_ns(group.idle_ns) + " after last use, through the peak";
     f.saving_bytes = group.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
     f.fix = "free it (drop the last reference) right after its last use";
