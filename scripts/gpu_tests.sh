@@ -69,6 +69,13 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
       2>&1 | tee "$out/pytorch_graphs_nvtx.txt"; [ "${PIPESTATUS[0]}" -ne 0 ]; then
     failed=$((failed + 1))
   fi
+  # Where the memory went: apptracer's live and reserved bytes per step
+  # against torch's own, and the planted leak, early and unused buffers.
+  "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_memory.db" -- \
+    python3 "$dist/test_apps/pytorch_memory.py" run "$out/traces/pytorch_memory.json" 2>&1 | tee -a "$out/gpu_tests.log"
+  python3 "$dist/test_apps/pytorch_memory.py" check "$out/traces/pytorch_memory.db" \
+    "$out/traces/pytorch_memory.json" "$dist/bin/apptracer" 2>&1 | tee "$out/pytorch_memory.txt"
+  case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
 fi
 
 # Real frameworks: identical behaviour traced and untraced, and

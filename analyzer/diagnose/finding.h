@@ -1,4 +1,4 @@
-// A diagnosis: something the program does that costs time (or is wrong),
+// A diagnosis: something the program does that costs time or memory (or is wrong),
 // where it happens, what it costs now, what fixing it would save, and how.
 #pragma once
 
@@ -28,6 +28,8 @@ struct Finding {
   std::string call_site;  // "cudaMemcpy (thread 4242)"; empty when no host call is known
   int64_t cost_ns = 0;    // time it costs now (0: a correctness finding)
   std::optional<int64_t> saving_ns;  // estimated saving; nullopt: the model cannot say
+  // Memory findings: bytes fixing it takes off its device's peak in use.
+  std::optional<int64_t> saving_bytes;
   std::string estimate;   // how the saving was estimated, or why it could not be
   std::string fix;        // one line
   bool correctness = false;  // wrong results rather than lost time: no saving

@@ -5,6 +5,7 @@
 #include "analyzer/trace/short_names.h"
 #include "apptracer/text_escape.h"
 #include "analyzer/diagnose/trace_facts.h"
+#include "analyzer/dvdg/labels.h"
 
 namespace apptracer::diagnose {
 
@@ -91,6 +92,7 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                       {"call_site", f.call_site}}},
                     {"cost_ns", f.cost_ns},
                     {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
+                    {"saving_bytes", f.saving_bytes ? nlohmann::json(*f.saving_bytes) : nlohmann::json()},
                     {"steps", f.steps},
                     {"saving_per_step_ns", per_step(f, f.saving_ns) ? nlohmann::json(*per_step(f, f.saving_ns)) : nlohmann::json()},
                     {"startup", f.startup},
@@ -127,12 +129,12 @@ nlohmann::json table_json(const Table& table) {
 Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
               {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
-               "estimate", "fix", "occurrences", "overlaps", "steps", "saving_per_step_ns"},
+               "saving_bytes", "estimate", "fix", "occurrences", "overlaps", "steps", "saving_per_step_ns"},
               {}};
   for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
     const Finding& f = findings[i];
     table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
-                          f.cost_ns, optional_cell(f.saving_ns), f.estimate, f.fix,
+                          f.cost_ns, optional_cell(f.saving_ns), optional_cell(f.saving_bytes), f.estimate, f.fix,
                           f.occurrences, joined_numbers(overlap_numbers(f)), f.steps,
                           optional_cell(per_step(f, f.saving_ns))});
   }
@@ -167,9 +169,13 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
     if (rows && !f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
     out << "   cost:   " << (f.cost_ns > 0 ? amount(f, f.cost_ns) : std::string("-"));
-    out << "   saving: "
-        << (f.saving_ns ? amount(f, *f.saving_ns)
-                        : std::string(f.correctness ? "- (wrong results)" : "unknown"));
+    out << "   saving: ";
+    if (f.saving_bytes) {
+      out << dvdg::format_bytes(*f.saving_bytes) << " of memory";
+    } else {
+      out << (f.saving_ns ? amount(f, *f.saving_ns)
+                          : std::string(f.correctness ? "- (wrong results)" : "unknown"));
+    }
     if (!f.estimate.empty()) out << " (" << terminal_text(f.estimate) << ")";
     if (!f.overlaps.empty()) {
       out << "; overlaps finding(s) " << joined_numbers(overlap_numbers(f))

@@ -52,7 +52,9 @@ void rank_findings(std::vector<Finding>& findings, int64_t run_ns) {
     if (a.correctness != b.correctness) return a.correctness;
     if (a.startup != b.startup) return b.startup;
     if (weight(a) != weight(b)) return weight(a) > weight(b);
-    return a.cost_ns > b.cost_ns;
+    if (a.cost_ns != b.cost_ns) return a.cost_ns > b.cost_ns;
+    // Memory findings cost no time: the most bytes off a peak first.
+    return a.saving_bytes.value_or(0) > b.saving_bytes.value_or(0);
   });
   mark_overlaps(findings);
 }

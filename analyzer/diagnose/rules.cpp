@@ -50,6 +50,16 @@ const std::vector<Rule>& all_rules() {
        written_never_read, true},
       {"allocation_never_used", "allocations nothing ever touched (DVDG)", "",
        allocation_never_used, true},
+      {"memory_leak", "live memory growing step after step, with the producer of the blocks kept", "",
+       memory_leak},
+      {"memory_never_used", "memory live at its device's peak that nothing ever read or wrote", "",
+       memory_never_used, true},
+      {"memory_allocated_early", "memory live at its device's peak, allocated long before its first use", "",
+       memory_allocated_early, true},
+      {"memory_freed_late", "memory live at its device's peak, freed long after its last use", "",
+       memory_freed_late, true},
+      {"memory_cached_at_peak", "free space a framework's allocator keeps cached at its device's peak", "",
+       memory_cached_at_peak},
   };
   return rules;
 }

@@ -30,6 +30,11 @@ struct Thresholds {
   int64_t min_migrated_bytes = 1 << 20;   // on-demand unified-memory migration worth a finding,
   double min_migrated_fraction = 0.1;     // ... and this much of the allocation
   int64_t max_evidence_rows = 64;         // rows kept per finding (the count is in `what`)
+  int64_t min_memory_bytes = 1 << 20;     // memory held for nothing worth a finding (at one site)
+  int64_t min_memory_idle_ns = 1'000'000; // memory held unused this long before first or after last use
+  int64_t min_cached_bytes = 1 << 20;     // an allocator's cache at the peak worth a finding,
+  double min_cached_fraction = 0.05;      // ... and this much of the peak
+  int64_t min_leak_bytes = 1 << 20;       // live memory growing step after step by this much in all
 };
 
 struct RuleContext {
@@ -92,6 +97,11 @@ void startup(const RuleContext& context, std::vector<Finding>& findings);
 void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& findings);
 void um_thrashing(const RuleContext& context, std::vector<Finding>& findings);
 void collective_straggler(const RuleContext& context, std::vector<Finding>& findings);
+void memory_never_used(const RuleContext& context, std::vector<Finding>& findings);
+void memory_allocated_early(const RuleContext& context, std::vector<Finding>& findings);
+void memory_freed_late(const RuleContext& context, std::vector<Finding>& findings);
+void memory_cached_at_peak(const RuleContext& context, std::vector<Finding>& findings);
+void memory_leak(const RuleContext& context, std::vector<Finding>& findings);
 
 // Shared by the rules: a finding located at a transfer or kernel (NVTX range
 // and host call of its issue), with its rows added once each, up to the

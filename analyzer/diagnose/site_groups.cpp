@@ -9,10 +9,6 @@
 
 namespace apptracer::diagnose {
 
-namespace {
-
-// `text` with every run of digits after `marker` (all of them when `marker`
-// is empty) replaced by one '#'.
 std::string without_numbers(const std::string& text, const std::string& marker) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
@@ -27,6 +23,8 @@ std::string without_numbers(const std::string& text, const std::string& marker) 
   }
   return out;
 }
+
+namespace {
 
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
@@ -71,6 +69,8 @@ std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_row
     } else {
       group.saving_ns.reset();
     }
+    if (group.saving_bytes || f.saving_bytes)
+      group.saving_bytes = saturating_add(group.saving_bytes.value_or(0), f.saving_bytes.value_or(0));
     for (const Evidence& e : f.rows) {
       if (group.rows.size() >= max_rows) break;
       if (std::find_if(group.rows.begin(), group.rows.end(), [&](const Evidence& known) {

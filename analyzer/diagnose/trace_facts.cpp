@@ -36,6 +36,9 @@ class Reader {
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
+    show_phase(progress, "memory");
+    facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
+    facts_.producers = std::make_shared<memory::Producers>(trace_);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
   }
 
@@ -209,41 +212,16 @@ class Reader {
     }
   }
 
-  // An allocation holds framework blocks when any block's bytes overlap it
-  // (an expandable segment's block may span several of its mappings); the
-  // intervals here are address ranges.
+  // An allocation holds framework blocks when any block's bytes overlap it.
   void read_framework_blocks() {
-    std::unordered_map<int64_t, Intervals> blocks;  // by process
-    for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
-      facts_.framework_processes.insert(row.process);
-      blocks[row.process].emplace_back(row.address, saturating_add(row.address, row.bytes));
-    }
-    for (auto& [process, spans] : blocks) merge_intervals(spans);
+    facts_.framework_segments = memory::FrameworkSegments(trace_);
     for (Allocation& alloc : facts_.allocations) {
-      auto spans = blocks.find(alloc.process);
-      if (spans == blocks.end()) continue;
-      int64_t end = saturating_add(alloc.address, alloc.bytes);
-      alloc.holds_framework_blocks = covered_ns(spans->second, alloc.address, end) > 0;
+      alloc.holds_framework_blocks =
+          facts_.framework_segments.holder(alloc.process, alloc.address, alloc.bytes).has_value();
     }
   }
 
-  void read_communication_calls() {
-    for (const Packed<CollectiveRow>& row : trace_.rows<CollectiveRow>()) {
-      facts_.communication_calls[row.tid].push_back(
-          {row.id, "", row.tid, row.api_start_ns, row.api_end_ns});
-    }
-    // NCCL allocates its buffers while an init runs, before any collective.
-    for (const Packed<CommunicatorRow>& row : trace_.rows<CommunicatorRow>()) {
-      if (row.call_tid && row.call_start_ns && row.call_end_ns) {
-        facts_.communication_calls[*row.call_tid].push_back(
-            {row.id, "", *row.call_tid, *row.call_start_ns, *row.call_end_ns});
-      }
-    }
-    for (auto& [tid, calls] : facts_.communication_calls) {
-      std::stable_sort(calls.begin(), calls.end(),
-                       [](const HostCall& a, const HostCall& b) { return a.start_ns < b.start_ns; });
-    }
-  }
+  void read_communication_calls() { facts_.communication_calls = memory::CommunicationCalls(trace_); }
 
   void read_annotations() {
     for (const Packed<NvtxRangeRow>& row : trace_.rows<NvtxRangeRow>()) {
@@ -308,25 +286,14 @@ const HostCall* TraceFacts::call(NullableInt correlation) const {
 
 bool TraceFacts::inside_communication_call(NullableInt correlation) const {
   const HostCall* made = call(correlation);
-  if (!made) return false;
-  auto thread = communication_calls.find(made->tid);
-  if (thread == communication_calls.end()) return false;
-  // A thread's calls do not nest: only the latest to start before can hold it.
-  const std::vector<HostCall>& calls_here = thread->second;
-  auto after = std::upper_bound(calls_here.begin(), calls_here.end(), made->start_ns,
-                                [](int64_t ns, const HostCall& c) { return ns < c.start_ns; });
-  return after != calls_here.begin() && std::prev(after)->end_ns >= made->end_ns;
+  return made && communication_calls.contains(made->tid, made->start_ns, made->end_ns);
 }
 
 bool TraceFacts::library_memory(const Allocation& alloc) const {
-  if (inside_communication_call(alloc.alloc_correlation)) return true;
-  bool outside_framework = framework_processes.count(alloc.process) && !alloc.holds_framework_blocks;
-  switch (alloc.kind) {
-    case AllocKind::Device:
-    case AllocKind::VmmMapping:
-    case AllocKind::MappedHost: return outside_framework;
-    default: return false;
-  }
+  return memory::library_owner(alloc.kind, inside_communication_call(alloc.alloc_correlation),
+                               framework_segments.framework_process(alloc.process),
+                               alloc.holds_framework_blocks)
+      .has_value();
 }
 
 bool TraceFacts::library_transfer(const Transfer& transfer) const {

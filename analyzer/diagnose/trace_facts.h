@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,9 @@
 #include "analyzer/dvdg/graph.h"
 #include "analyzer/progress.h"
 #include "analyzer/trace/unified_memory.h"
+#include "analyzer/memory/memory_model.h"
+#include "analyzer/memory/memory_owners.h"
+#include "analyzer/memory/producers.h"
 
 namespace apptracer::diagnose {
 
@@ -162,17 +166,19 @@ struct TraceFacts {
   // call where a driver call has the same.
   std::vector<std::pair<int64_t, uint32_t>> calls;
   std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread;  // into all_calls, by start
-  // NCCL and MPI calls per thread (collectives rows, and the init and split
-  // calls that made communicators rows: id, tid, entered, returned), by start.
-  std::unordered_map<int64_t, std::vector<HostCall>> communication_calls;
-  // Processes whose memory a framework's allocator hands out (it reported
-  // blocks): there the program's data lives in those blocks.
-  std::unordered_set<int64_t> framework_processes;
+  // NCCL and MPI calls per thread, and where framework allocators' blocks
+  // lay (analyzer/memory/memory_owners.h).
+  memory::CommunicationCalls communication_calls;
+  memory::FrameworkSegments framework_segments;
   trace::UmTrace um;
   // The program used managed memory, and its migrations were not asked for
   // (meta um_counters): the unified-memory rules have nothing to read.
   bool um_migrations_not_recorded = false;
   dvdg::Graph graph;
+  // Where the memory went (analyzer/memory), uses from `graph`; the
+  // producers of its pieces described on demand.
+  memory::MemoryModel memory_model;
+  std::shared_ptr<memory::Producers> producers;
   // Merged traces: collectives whose last rank arrived late (by
   // kStragglerMinLateNs at least), costliest first.
   std::vector<ranks::Straggler> stragglers;
@@ -203,12 +209,9 @@ struct TraceFacts {
   // no argument shows.
   bool inside_communication_call(NullableInt correlation) const;
   // Whether `alloc` is memory a library made for itself rather than the
-  // program's: made inside an NCCL or MPI call, or, where a framework's
-  // allocator holds the process's data, device memory, a vmm mapping or
-  // mapped host memory outside its blocks (NCCL's buffers and flags, a cuBLAS
-  // handle's workspace). Its kernels reach such memory through pointers kept
-  // in device structures, which no launch argument shows, and the program
-  // cannot remove it or its writes.
+  // program's (memory::library_owner): its kernels reach such memory through
+  // pointers kept in device structures, which no launch argument shows, and
+  // the program cannot remove it or its writes.
   bool library_memory(const Allocation& alloc) const;
   // Whether a copy or memset is a library's own: made inside an NCCL or MPI
   // call, or into or out of a library's memory (NCCL copying its device

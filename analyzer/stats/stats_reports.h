@@ -66,5 +66,8 @@ ReportOutput stragglers_report(trace::Trace& trace);
 ReportOutput exact_report(trace::Trace& trace);
 // Bytes in use per GPU and unified memory migrated over time.
 Table memory_timeline_report(trace::Trace& trace);
+// Where each device's memory went (analyzer/memory), or a note when the
+// trace records no allocation.
+ReportOutput memory_report(trace::Trace& trace);
 
 }  // namespace apptracer

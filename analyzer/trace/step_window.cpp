@@ -71,4 +71,10 @@ bool StepWindow::holds(ProcessId process, int64_t ns) const {
   return span != spans_.end() && ns >= span->second.first && ns < span->second.second;
 }
 
+std::optional<std::pair<int64_t, int64_t>> StepWindow::span(ProcessId process) const {
+  auto found = spans_.find(process);
+  if (found == spans_.end()) return std::nullopt;
+  return found->second;
+}
+
 }  // namespace apptracer::trace

@@ -44,6 +44,8 @@ class StepWindow {
   StepWindow(const TraceSteps& steps, const StepSelection& selection, const std::string& path);
 
   bool holds(ProcessId process, int64_t ns) const;
+  // The process's window [start, end); none when it has no chosen step.
+  std::optional<std::pair<int64_t, int64_t>> span(ProcessId process) const;
   // "steps 3-10 (NVTX ranges "step" ...)": for an output's header.
   const std::string& describe() const { return description_; }
 

@@ -287,7 +287,8 @@ class Trace:
     def diagnose(self, system=None):
         """`apptracer diagnose`'s findings as a flat DataFrame, one row per
         finding: rule, what, names ("; "-joined), nvtx_range, call_site,
-        rows ("table:id" pairs), cost_ns, saving_ns, estimate, fix,
+        rows ("table:id" pairs), cost_ns, saving_ns, saving_bytes (memory
+        findings: bytes off a device's peak), estimate, fix,
         correctness, occurrences, overlaps (numbers of the findings it
         overlaps). With `system`, savings are estimated with that system file."""
         arguments = ["diagnose", self.path, "--format", "json", "--all"]
@@ -304,8 +305,20 @@ class Trace:
                 rows=" ".join(f"{row['table']}:{row['id']}" for row in where["rows"]),
                 overlaps=", ".join(map(str, finding["overlaps"]))))
         columns = ["rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns",
-                   "saving_ns", "estimate", "fix", "correctness", "occurrences", "overlaps"]
+                   "saving_ns", "saving_bytes", "estimate", "fix", "correctness", "occurrences",
+                   "overlaps"]
         return _frame(findings, columns)
+
+    def memory_at_peak(self):
+        """What was live at each device's peak memory in use (`apptracer stats
+        --report memory`'s memory_live_at_peak), largest first: pid, device
+        ("GPU 0", "host"), owner (program, pytorch tensors, pytorch cache,
+        nccl/mpi, library workspace, pinned host, ...), table and id of the
+        allocation or framework block, bytes, allocated_ns, freed_ns,
+        first_use_ns, last_use_ns, and the operation that first wrote it
+        (producer, producer_nvtx, producer_step). Times in ns since the
+        trace's start."""
+        return self.stats("memory")["memory_live_at_peak"]
 
     def analyses(self):
         """Holistic Trace Analysis's single-trace analyses, computed by

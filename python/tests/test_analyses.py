@@ -26,6 +26,19 @@ def test_analyses_are_named_as_hta_names_them(t):
     assert list(computation["count"]) == [1]
 
 
+def test_memory_at_peak_lists_what_the_peak_holds(t):
+    live = t.memory_at_peak()
+    gpu = live[live["device"] == "GPU 0"]
+    # vector_add's three device buffers of 4 MiB, each made by a copy or the kernel.
+    assert list(gpu["bytes"]) == [4 << 20] * 3
+    assert set(gpu["owner"]) == {"program"}
+    assert set(gpu["table"]) == {"allocations"}
+    assert (gpu["first_use_ns"] <= gpu["last_use_ns"]).all()
+    assert gpu["producer"].notna().all()
+    peaks = t.stats("memory")["memory_peaks"]
+    assert peaks[peaks["device"] == "GPU 0"]["peak_bytes"].iloc[0] == gpu["bytes"].sum()
+
+
 def test_memory_timeline_peaks_where_stats_says(t):
     memory = t.analyses()["memory_timeline"]
     device = memory[memory["series"] == "GPU 0 memory allocated"]

@@ -1,0 +1,301 @@
+// Memory held for nothing, from the memory model (analyzer/memory): pieces
+// live at their device's peak that were never used, allocated long before
+// their first use or freed long after their last; free space an allocator
+// keeps cached at the peak; live memory growing step after step (a leak).
+// Each finding's saving is the bytes it takes off the peak (saving_bytes);
+// pieces with one producer (or allocating site) are one finding.
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "analyzer/diagnose/rules.h"
+#include "analyzer/diagnose/site_groups.h"
+#include "analyzer/dvdg/labels.h"
+
+namespace apptracer::diagnose {
+
+namespace {
+
+using memory::DeviceMemory;
+using memory::MemoryItem;
+using memory::Owner;
+
+// Memory the program (or its framework, for it) made: a library's and a
+// segment's cache are not the program's pieces.
+bool programs_piece(const MemoryItem& item) {
+  return !item.is_segment() && item.owner != Owner::Library && item.owner != Owner::Communication;
+}
+
+const DeviceMemory* device_of(const TraceFacts& facts, const MemoryItem& item) {
+  for (const DeviceMemory& device : facts.memory_model.devices) {
+    if (device.process == item.process && device.device == item.device) return &device;
+  }
+  return nullptr;
+}
+
+std::optional<int64_t> peak_of(const TraceFacts& facts, const MemoryItem& item) {
+  const DeviceMemory* device = device_of(facts, item);
+  if (!device || device->peak_ns.empty()) return std::nullopt;
+  return device->at_ns;
+}
+
+std::string piece_name(const TraceFacts& facts, const MemoryItem& item) {
+  if (item.kind == MemoryItem::Kind::Allocation) return allocation_name(facts, item.id);
+  return "block #" + std::to_string(item.id) + " (" + memory::owner_name(item.owner, item.allocator) + ", " +
+         dvdg::format_bytes(item.bytes) + ")";
+}
+
+// Pieces of one device and producer (else allocating site and size),
+// numbers in NVTX range names aside ("step 12"), reported as one.
+struct Group {
+  std::vector<uint32_t> items;
+  int64_t bytes = 0;
+  int64_t idle_ns = 0;  // the longest unused stretch among them
+};
+
+std::string group_key(const TraceFacts& facts, const MemoryItem& item) {
+  std::string key = std::to_string(item.process) + "|" + memory::device_name(item.device) + "|" +
+                    memory::owner_name(item.owner, item.allocator) + "|";
+  if (item.producer != memory::kNoOp) {
+    memory::Producer producer = facts.producers->of(facts.graph, item.producer);
+    return key + producer.name + "|" + without_numbers(producer.nvtx, "");
+  }
+  // No producer: its allocating call and NVTX range, and its size.
+  const HostCall* call = facts.call(item.alloc_correlation);
+  return key + (call ? std::string(call->name) : std::string("?")) + "|" +
+         without_numbers(facts.nvtx_at(call ? std::optional<int64_t>(call->tid) : std::nullopt, item.alloc_ns), "") +
+         "|" + std::to_string(item.bytes);
+}
+
+// Where the group's first piece came from: its producer's name and NVTX
+// ranges, else the call (and ranges) that allocated it.
+void locate_piece(const RuleContext& context, Finding& finding, const MemoryItem& item) {
+  locate(context, finding, item.alloc_correlation, item.alloc_ns);
+  if (item.producer == memory::kNoOp) return;
+  memory::Producer producer = context.facts.producers->of(context.facts.graph, item.producer);
+  add_name(finding, producer.name);
+  if (!producer.nvtx.empty()) finding.nvtx = producer.nvtx;
+}
+
+void add_pieces(const RuleContext& context, Finding& finding, const Group& group) {
+  for (uint32_t index : group.items) {
+    const MemoryItem& item = context.facts.memory_model.items[index];
+    add_row(context, finding, item.kind == MemoryItem::Kind::Block ? "sub_allocations" : "allocations", item.id);
+  }
+}
+
+std::string pieces(const TraceFacts& facts, const Group& group) {
+  const MemoryItem& first = facts.memory_model.items[group.items.front()];
+  std::string owner = memory::owner_name(first.owner, first.allocator);
+  if (group.items.size() == 1) return piece_name(facts, first);
+  return std::to_string(group.items.size()) + " pieces of " + owner + " memory (" +
+         dvdg::format_bytes(group.bytes) + ")";
+}
+
+std::string on_device(const MemoryItem& item) { return memory::device_name(item.device); }
+
+const char* is_are(const Group& group) { return group.items.size() == 1 ? " is " : " are "; }
+
+// An unused stretch of each piece, from `unused` (none: the piece does not
+// qualify), that holds its device's peak: the pieces grouped, groups of
+// fewer than min_memory_bytes left out.
+template <typename Unused>
+std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unused&& unused) {
+  const TraceFacts& facts = context.facts;
+  std::map<std::string, Group> groups;
+  for (uint32_t i = 0; i < facts.memory_model.items.size(); ++i) {
+    const MemoryItem& item = facts.memory_model.items[i];
+    if (!programs_piece(item)) continue;
+    std::optional<int64_t> peak = peak_of(facts, item);
+    if (!peak || !item.live_at(*peak)) continue;
+    std::optional<std::pair<int64_t, int64_t>> stretch = unused(item);
+    if (!stretch || stretch->first > *peak || stretch->second <= *peak) continue;
+    Group& group = groups[group_key(facts, item)];
+    group.items.push_back(i);
+    group.bytes = saturating_add(group.bytes, item.bytes);
+    group.idle_ns = std::max(group.idle_ns, saturating_sub(stretch->second, stretch->first));
+  }
+  for (auto it = groups.begin(); it != groups.end();)
+    it = it->second.bytes < context.limits.min_memory_bytes ? groups.erase(it) : std::next(it);
+  return groups;
+}
+
+// Kernels whose arguments were not recorded may have used anything live
+// while they ran: (process, issued, ended) of each.
+std::vector<std::tuple<trace::ProcessId, int64_t, int64_t>> opaque_kernels(const TraceFacts& facts) {
+  std::vector<std::tuple<trace::ProcessId, int64_t, int64_t>> opaque;
+  for (const dvdg::Op& op : facts.graph.ops) {
+    if (op.arguments_unknown) opaque.emplace_back(op.process, op.issue_ns, op.end_ns);
+  }
+  return opaque;
+}
+
+bool maybe_used_unseen(const std::vector<std::tuple<trace::ProcessId, int64_t, int64_t>>& opaque,
+                       const MemoryItem& item, int64_t trace_end_ns) {
+  int64_t end = item.end_ns.value_or(trace_end_ns);
+  return std::any_of(opaque.begin(), opaque.end(), [&](const auto& op) {
+    return std::get<0>(op) == item.process && std::get<1>(op) <= end && std::get<2>(op) >= item.alloc_ns;
+  });
+}
+
+}  // namespace
+
+void memory_never_used(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto opaque = opaque_kernels(facts);
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns)) return std::nullopt;
+    return std::make_pair(item.alloc_ns, item.end_ns.value_or(INT64_MAX));
+  });
+  for (const auto& [key, group] : groups) {
+    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    Finding f;
+    f.rule = "memory_never_used";
+    locate_piece(context, f, first);
+    add_pieces(context, f, group);
+    add_name(f, piece_name(facts, first));
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) +
+             "live at its peak and never copied, set, or passed to a kernel";
+    f.saving_bytes = group.bytes;
+    f.estimate = "its bytes at " + on_device(first) + "'s peak";
+    f.fix = "remove it (" + dvdg::format_bytes(group.bytes) + " held for nothing)";
+    findings.push_back(std::move(f));
+  }
+}
+
+void memory_allocated_early(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (!item.first_use_ns || *item.first_use_ns - item.alloc_ns < context.limits.min_memory_idle_ns)
+      return std::nullopt;
+    return std::make_pair(item.alloc_ns, *item.first_use_ns);
+  });
+  for (const auto& [key, group] : groups) {
+    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    Finding f;
+    f.rule = "memory_allocated_early";
+    locate_piece(context, f, first);
+    add_pieces(context, f, group);
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "allocated up to " +
+             format_ns(group.idle_ns) + " before first use, still unused at the peak";
+    f.saving_bytes = group.bytes;
+    f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes before its first use";
+    f.fix = "allocate it just before its first use" +
+            (f.names.empty() ? std::string() : " (" + f.names.front() + ")");
+    findings.push_back(std::move(f));
+  }
+}
+
+void memory_freed_late(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (!item.last_use_ns) return std::nullopt;
+    int64_t end = item.end_ns.value_or(facts.end_ns);
+    if (end - *item.last_use_ns < context.limits.min_memory_idle_ns) return std::nullopt;
+    return std::make_pair(*item.last_use_ns, item.end_ns.value_or(INT64_MAX));
+  });
+  for (const auto& [key, group] : groups) {
+    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    Finding f;
+    f.rule = "memory_freed_late";
+    locate_piece(context, f, first);
+    add_pieces(context, f, group);
+    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "held up to " +
+             format_ns(group.idle_ns) + " after last use, through the peak";
+    f.saving_bytes = group.bytes;
+    f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
+    f.fix = "free it (drop the last reference) right after its last use";
+    findings.push_back(std::move(f));
+  }
+}
+
+void memory_cached_at_peak(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  for (const DeviceMemory& device : facts.memory_model.devices) {
+    for (const memory::OwnerBytes& owner : device.at_peak) {
+      if (owner.owner != Owner::FrameworkCache || owner.bytes < context.limits.min_cached_bytes ||
+          static_cast<double>(owner.bytes) < context.limits.min_cached_fraction * static_cast<double>(device.peak_bytes))
+        continue;
+      Finding f;
+      f.rule = "memory_cached_at_peak";
+      std::string allocator = memory::owner_name(Owner::FrameworkTensors, owner.allocator);
+      allocator = allocator.substr(0, allocator.find(' '));
+      f.what = "the " + allocator + " allocator keeps " + dvdg::format_bytes(owner.bytes) + " of free space cached in " +
+               std::to_string(owner.items) + " segment(s) at " + memory::device_name(device.device) + "'s peak (" +
+               dvdg::format_bytes(device.peak_bytes) + " in use)";
+      for (const memory::LiveItem& live : device.live_at_peak) {
+        const MemoryItem& item = facts.memory_model.items[live.item];
+        if (item.is_segment() && item.allocator == owner.allocator && live.bytes > 0)
+          add_row(context, f, "allocations", item.id);
+      }
+      f.names.push_back(memory::owner_name(Owner::FrameworkCache, owner.allocator));
+      f.saving_bytes = owner.bytes;
+      f.estimate = "the cached bytes at the peak (at most what releasing the cache saves: fragmentation may keep some)";
+      f.fix = allocator == "pytorch"
+                  ? "release the cache between phases (torch.cuda.empty_cache()), or cut fragmentation with "
+                    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+                  : "release the pool's free blocks between phases (free_all_blocks())";
+      findings.push_back(std::move(f));
+    }
+  }
+}
+
+void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
+  const TraceFacts& facts = context.facts;
+  for (const DeviceMemory& device : facts.memory_model.devices) {
+    // The first step sets things up (optimizer state, caches): growth counts after it.
+    if (device.steps.size() < 4) continue;
+    const memory::StepMemory& from = device.steps[1];
+    const memory::StepMemory& to = device.steps.back();
+    size_t growing = 0, transitions = device.steps.size() - 2;
+    for (size_t s = 2; s < device.steps.size(); ++s) growing += device.steps[s].live > device.steps[s - 1].live;
+    if (to.live - from.live < context.limits.min_leak_bytes || growing * 4 < transitions * 3) continue;
+    // The pieces made in those steps and still live after the last one, by
+    // producer; a group made in most steps is what grows.
+    std::map<std::string, Group> groups;
+    std::map<std::string, std::set<int64_t>> steps_seen;
+    for (uint32_t i = 0; i < facts.memory_model.items.size(); ++i) {
+      const MemoryItem& item = facts.memory_model.items[i];
+      if (item.process != device.process || item.device != device.device || !programs_piece(item)) continue;
+      if (item.alloc_ns < from.start_ns || item.alloc_ns >= to.end_ns || (item.end_ns && *item.end_ns < to.end_ns))
+        continue;
+      std::string key = group_key(facts, item);
+      Group& group = groups[key];
+      group.items.push_back(i);
+      group.bytes = saturating_add(group.bytes, item.bytes);
+      for (const memory::StepMemory& step : device.steps) {
+        if (item.alloc_ns >= step.start_ns && item.alloc_ns < step.end_ns) steps_seen[key].insert(step.number);
+      }
+    }
+    size_t steps = device.steps.size() - 1;
+    for (const auto& [key, group] : groups) {
+      if (steps_seen[key].size() * 2 < steps || group.bytes < context.limits.min_leak_bytes) continue;
+      const MemoryItem& first = facts.memory_model.items[group.items.front()];
+      int64_t at_peak = 0;
+      for (uint32_t index : group.items) {
+        const MemoryItem& item = facts.memory_model.items[index];
+        if (!device.peak_ns.empty() && item.live_at(device.at_ns)) at_peak += item.bytes;
+      }
+      int64_t per_step = group.bytes / static_cast<int64_t>(steps_seen[key].size());
+      Finding f;
+      f.rule = "memory_leak";
+      locate_piece(context, f, first);
+      add_pieces(context, f, group);
+      f.what = "live memory on " + memory::device_name(device.device) + " grows from " + dvdg::format_bytes(from.live) +
+               " after step " + std::to_string(from.number) + " to " + dvdg::format_bytes(to.live) + " after step " +
+               std::to_string(to.number) + ": " + std::to_string(group.items.size()) + " blocks of " +
+               dvdg::format_bytes(per_step) + " a step are made and kept";
+      f.saving_bytes = at_peak > 0 ? at_peak : group.bytes;
+      f.estimate = at_peak > 0 ? "the kept blocks' bytes at the peak"
+                               : "the kept blocks' bytes after the last step (none is live at the peak)";
+      f.fix = "stop keeping them across steps (a list they are appended to, a tensor kept for logging: keep "
+              ".item() or .detach().cpu() instead)";
+      findings.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace apptracer::diagnose

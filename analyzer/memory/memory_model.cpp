@@ -1,0 +1,360 @@
+#include "analyzer/memory/memory_model.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "analyzer/trace/memory_series.h"
+#include "apptracer/saturating.h"
+
+namespace apptracer::memory {
+
+namespace {
+
+using trace::Packed;
+
+// A call's thread and span, by (process, correlation id): the outermost
+// call carrying the id (a runtime call and the driver call inside it share it).
+struct CallSpan {
+  int64_t tid = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+};
+using CallKey = std::pair<trace::ProcessId, int64_t>;
+
+// The calls that made allocations, from the whole trace (a step window
+// limits api_calls, but allocations made before it still count).
+std::map<CallKey, CallSpan> allocation_calls(trace::Trace& trace) {
+  std::map<CallKey, CallSpan> calls;
+  auto cursor = trace.cursor<ApiCallRow>(
+      "WHERE correlation_id IN (SELECT alloc_correlation_id FROM allocations)");
+  if (!cursor) return calls;
+  Packed<ApiCallRow> row;
+  while (cursor->next(row)) {
+    auto [it, added] = calls.try_emplace({row.process, row.correlation_id},
+                                         CallSpan{row.tid, row.start_ns, row.end_ns});
+    if (!added && row.start_ns <= it->second.start_ns && row.end_ns >= it->second.end_ns)
+      it->second = {row.tid, row.start_ns, row.end_ns};
+  }
+  return calls;
+}
+
+std::optional<Owner> host_owner(AllocKind kind) {
+  switch (kind) {
+    case AllocKind::PinnedHost:
+    case AllocKind::WriteCombinedHost: return Owner::PinnedHost;
+    case AllocKind::MappedHost: return Owner::MappedHost;
+    default: return std::nullopt;
+  }
+}
+
+class ModelBuilder {
+ public:
+  ModelBuilder(trace::Trace& trace, const dvdg::Graph& graph) : trace_(trace), graph_(graph) {}
+
+  MemoryModel build() {
+    read_allocations();
+    read_blocks();
+    read_uses();
+    build_devices();
+    return std::move(model_);
+  }
+
+ private:
+  void read_allocations() {
+    FrameworkSegments segments(trace_);
+    CommunicationCalls communication(trace_);
+    std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
+    for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
+      if (!holds_own_memory(row.kind) || row.kind == AllocKind::PageableHost) continue;
+      MemoryItem item;
+      item.kind = MemoryItem::Kind::Allocation;
+      item.id = row.id;
+      item.process = row.process;
+      item.device = row.device;
+      item.bytes = row.bytes;
+      item.alloc_ns = row.alloc_ns;
+      item.end_ns = row.free_ns;
+      item.alloc_correlation = row.alloc_correlation_id;
+      std::optional<SubAllocator> holder = segments.holder(row.process, row.address, row.bytes);
+      bool in_communication = false;
+      if (row.alloc_correlation_id) {
+        auto call = calls.find({row.process, *row.alloc_correlation_id});
+        in_communication = call != calls.end() &&
+                           communication.contains(call->second.tid, call->second.start_ns, call->second.end_ns);
+      }
+      std::optional<Owner> library =
+          library_owner(row.kind, in_communication, segments.framework_process(row.process), holder.has_value());
+      if (std::optional<Owner> host = host_owner(row.kind)) {
+        item.owner = *host;
+        item.device = std::nullopt;
+      } else if (holder) {
+        item.owner = Owner::FrameworkCache;
+        item.allocator = holder;
+      } else if (library) {
+        item.owner = *library;
+      } else {
+        item.owner = row.kind == AllocKind::Managed ? Owner::Managed : Owner::Program;
+      }
+      if (!item.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
+      by_allocation_[row.id] = static_cast<uint32_t>(model_.items.size());
+      model_.items.push_back(item);
+    }
+  }
+
+  void read_blocks() {
+    for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
+      MemoryItem item;
+      item.kind = MemoryItem::Kind::Block;
+      item.id = row.id;
+      item.owner = row.pool_id && *row.pool_id > 0 ? Owner::GraphPool : Owner::FrameworkTensors;
+      item.allocator = row.allocator;
+      item.process = row.process;
+      item.device = row.device;
+      item.bytes = row.block_bytes.value_or(row.bytes);
+      item.alloc_ns = row.alloc_ns;
+      item.end_ns = row.free_requested_ns ? row.free_requested_ns : row.free_ns;
+      if (row.parent_alloc_id) {
+        auto parent = by_allocation_.find(*row.parent_alloc_id);
+        if (parent != by_allocation_.end() && model_.items[parent->second].is_segment()) {
+          item.segment = parent->second;
+          if (!item.device) item.device = model_.items[parent->second].device;
+        }
+      }
+      if (!item.device) continue;
+      by_block_[row.id] = static_cast<uint32_t>(model_.items.size());
+      model_.items.push_back(item);
+    }
+  }
+
+  uint32_t item_of(const dvdg::Location& location) const {
+    if (location.sub_allocation_id) {
+      auto found = by_block_.find(*location.sub_allocation_id);
+      return found == by_block_.end() ? kNoItem : found->second;
+    }
+    if (location.alloc_id) {
+      auto found = by_allocation_.find(*location.alloc_id);
+      return found == by_allocation_.end() ? kNoItem : found->second;
+    }
+    return kNoItem;
+  }
+
+  // First and last use and the producer of each item, from the ops that
+  // read or wrote its values.
+  void read_uses() {
+    std::vector<uint32_t> item_of_location(graph_.locations.size());
+    for (size_t l = 0; l < graph_.locations.size(); ++l) item_of_location[l] = item_of(graph_.locations[l]);
+    auto use = [&](uint32_t op, uint32_t value, bool writes) {
+      uint32_t index = item_of_location[graph_.values[value].location];
+      if (index == kNoItem) return;
+      MemoryItem& item = model_.items[index];
+      const dvdg::Op& o = graph_.ops[op];
+      if (!item.first_use_ns || o.start_ns < *item.first_use_ns) item.first_use_ns = o.start_ns;
+      if (!item.last_use_ns || o.end_ns > *item.last_use_ns) item.last_use_ns = o.end_ns;
+      if (writes && (item.producer == kNoOp || o.start_ns < graph_.ops[item.producer].start_ns))
+        item.producer = op;
+    };
+    for (uint32_t op = 0; op < graph_.ops.size(); ++op) {
+      if (trace::is_lifetime_op(graph_.ops[op].kind)) continue;
+      for (uint32_t r = graph_.op_reads_begin[op]; r < graph_.op_reads_begin[op + 1]; ++r)
+        use(op, graph_.op_reads[r], false);
+      for (uint32_t w = graph_.op_writes_begin[op]; w < graph_.op_writes_begin[op + 1]; ++w)
+        use(op, graph_.op_writes[w], true);
+    }
+  }
+
+  void build_devices();
+
+  trace::Trace& trace_;
+  const dvdg::Graph& graph_;
+  MemoryModel model_;
+  std::unordered_map<int64_t, uint32_t> by_allocation_;  // allocations.id -> item
+  std::unordered_map<int64_t, uint32_t> by_block_;       // sub_allocations.id -> item
+};
+
+// A change of a device's memory at `ns`.
+struct Change {
+  int64_t ns = 0;
+  int64_t in_use = 0;
+  int64_t cached = 0;
+  int64_t reserved = 0;
+  int64_t framework = 0;
+};
+
+std::vector<Change> changes_of(const MemoryModel& model, const std::vector<uint32_t>& items) {
+  std::vector<Change> changes;
+  auto add = [&](const MemoryItem& item, int sign) {
+    auto at = [&](int64_t in_use, int64_t cached, int64_t reserved, int64_t framework) {
+      changes.push_back({item.alloc_ns, sign * in_use, sign * cached, sign * reserved, sign * framework});
+    };
+    bool framework = item.owner == Owner::FrameworkTensors || item.owner == Owner::GraphPool;
+    // A block inside a counted segment takes its bytes from the cache.
+    if (item.is_segment()) return at(item.bytes, item.bytes, item.bytes, 0);
+    if (item.segment != kNoItem) return at(0, -item.bytes, 0, item.bytes);
+    at(item.bytes, 0, 0, framework ? item.bytes : 0);
+  };
+  for (uint32_t index : items) {
+    const MemoryItem& item = model.items[index];
+    add(item, 1);
+    if (!item.end_ns) continue;
+    size_t before = changes.size();
+    add(item, -1);
+    for (size_t i = before; i < changes.size(); ++i) changes[i].ns = *item.end_ns;
+  }
+  // One point per time (running_points): memory freed and reused in one
+  // instant is never counted twice.
+  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.ns < b.ns; });
+  return changes;
+}
+
+std::vector<MemoryPoint> running_points(const std::vector<Change>& changes) {
+  std::vector<MemoryPoint> points;
+  MemoryPoint now;
+  for (const Change& change : changes) {
+    now.ns = change.ns;
+    now.in_use = saturating_add(now.in_use, change.in_use);
+    now.cached = saturating_add(now.cached, change.cached);
+    now.reserved = saturating_add(now.reserved, change.reserved);
+    now.framework = saturating_add(now.framework, change.framework);
+    if (!points.empty() && points.back().ns == now.ns) {
+      points.back() = now;
+    } else {
+      points.push_back(now);
+    }
+  }
+  return points;
+}
+
+}  // namespace
+
+MemoryPoint state_at(const std::vector<MemoryPoint>& points, int64_t ns, bool after) {
+  auto found = after ? std::upper_bound(points.begin(), points.end(), ns,
+                                        [](int64_t t, const MemoryPoint& p) { return t < p.ns; })
+                     : std::lower_bound(points.begin(), points.end(), ns,
+                                        [](const MemoryPoint& p, int64_t t) { return p.ns < t; });
+  if (found == points.begin()) return MemoryPoint{ns, 0, 0, 0, 0};
+  MemoryPoint state = *std::prev(found);
+  state.ns = ns;
+  return state;
+}
+
+namespace {
+
+// The moments in [from, to) where in use rose to its most.
+void find_peak(DeviceMemory& device, int64_t from, int64_t to) {
+  std::vector<MemoryPoint> seen;
+  if (from != INT64_MIN) seen.push_back(state_at(device.points, from, false));
+  for (const MemoryPoint& p : device.points) {
+    if (p.ns >= from && p.ns < to) seen.push_back(p);
+  }
+  int64_t previous = INT64_MIN, live_at = INT64_MIN;
+  for (const MemoryPoint& p : seen) {
+    int64_t live = p.in_use - p.cached;
+    device.peak_live_bytes = std::max(device.peak_live_bytes, live);
+    if (p.in_use > device.peak_bytes || device.peak_ns.empty()) {
+      device.peak_bytes = p.in_use;
+      device.peak_ns = {p.ns};
+      device.at_ns = p.ns;
+      live_at = live;
+    } else if (p.in_use == device.peak_bytes) {
+      if (previous < p.in_use && device.peak_ns.size() < 8) device.peak_ns.push_back(p.ns);
+      if (live > live_at) {
+        device.at_ns = p.ns;
+        live_at = live;
+      }
+    }
+    previous = p.in_use;
+  }
+}
+
+void describe_peak(const MemoryModel& model, const std::vector<uint32_t>& items, DeviceMemory& device) {
+  if (device.peak_ns.empty()) return;
+  int64_t at = device.at_ns;
+  std::unordered_map<uint32_t, int64_t> cached;  // segment -> its free bytes
+  for (uint32_t index : items) {
+    const MemoryItem& item = model.items[index];
+    if (item.is_segment() && item.live_at(at)) cached[index] += item.bytes;
+  }
+  for (uint32_t index : items) {
+    const MemoryItem& item = model.items[index];
+    if (item.is_segment() || !item.live_at(at)) continue;
+    if (item.segment != kNoItem) cached[item.segment] -= item.bytes;
+    device.live_at_peak.push_back({index, item.bytes});
+  }
+  for (const auto& [segment, bytes] : cached) device.live_at_peak.push_back({segment, bytes});
+  std::stable_sort(device.live_at_peak.begin(), device.live_at_peak.end(), [&](const LiveItem& a, const LiveItem& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : model.items[a.item].id < model.items[b.item].id;
+  });
+  std::map<std::pair<Owner, std::optional<SubAllocator>>, OwnerBytes> owners;
+  for (const LiveItem& live : device.live_at_peak) {
+    const MemoryItem& item = model.items[live.item];
+    OwnerBytes& sum = owners[{item.owner, item.allocator}];
+    sum.owner = item.owner;
+    sum.allocator = item.allocator;
+    sum.bytes += live.bytes;
+    sum.items += 1;
+  }
+  for (const auto& [key, sum] : owners) device.at_peak.push_back(sum);
+  std::stable_sort(device.at_peak.begin(), device.at_peak.end(),
+                   [](const OwnerBytes& a, const OwnerBytes& b) { return a.bytes > b.bytes; });
+}
+
+// Each step's memory at its end, and the most in use during it.
+void describe_steps(const trace::ProcessSteps& steps, const trace::StepWindow* window, DeviceMemory& device) {
+  for (const trace::Step& step : steps.steps) {
+    if (window && !window->holds(device.process, step.start_ns)) continue;
+    StepMemory memory;
+    memory.number = step.number;
+    memory.start_ns = step.start_ns;
+    memory.end_ns = step.end_ns;
+    MemoryPoint end = state_at(device.points, step.end_ns, false);
+    memory.in_use = end.in_use;
+    memory.live = end.in_use - end.cached;
+    memory.reserved = end.reserved;
+    memory.framework_live = end.framework;
+    memory.peak = state_at(device.points, step.start_ns, false).in_use;
+    auto first = std::lower_bound(device.points.begin(), device.points.end(), step.start_ns,
+                                  [](const MemoryPoint& p, int64_t t) { return p.ns < t; });
+    for (auto p = first; p != device.points.end() && p->ns < step.end_ns; ++p)
+      memory.peak = std::max(memory.peak, p->in_use);
+    device.steps.push_back(memory);
+  }
+}
+
+void ModelBuilder::build_devices() {
+  std::map<std::pair<trace::ProcessId, int64_t>, std::vector<uint32_t>> by_device;  // host: INT64_MAX
+  for (uint32_t i = 0; i < model_.items.size(); ++i) {
+    const MemoryItem& item = model_.items[i];
+    by_device[{item.process, item.device.value_or(INT64_MAX)}].push_back(i);
+  }
+  const trace::StepWindow* window = trace_.window();
+  const trace::TraceSteps& steps = trace_.steps();
+  for (const auto& [key, items] : by_device) {
+    DeviceMemory device;
+    device.process = key.first;
+    if (key.second != INT64_MAX) device.device = key.second;
+    device.points = running_points(changes_of(model_, items));
+    std::optional<std::pair<int64_t, int64_t>> span;
+    if (window) {
+      span = window->span(device.process);
+      if (!span) continue;
+    }
+    find_peak(device, span ? span->first : INT64_MIN, span ? span->second : INT64_MAX);
+    describe_peak(model_, items, device);
+    if (const trace::ProcessSteps* process = steps.find(device.process))
+      describe_steps(*process, window, device);
+    model_.devices.push_back(std::move(device));
+  }
+}
+
+}  // namespace
+
+MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
+  return ModelBuilder(trace, graph).build();
+}
+
+std::string device_name(trace::NullableInt device) {
+  return device ? "GPU " + std::to_string(*device) : std::string("host");
+}
+
+}  // namespace apptracer::memory

@@ -1,0 +1,109 @@
+#include "analyzer/memory/memory_owners.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "apptracer/saturating.h"
+
+namespace apptracer::memory {
+
+namespace {
+
+using trace::Packed;
+
+std::string allocator_short_name(std::optional<SubAllocator> allocator) {
+  if (!allocator) return "framework";
+  switch (*allocator) {
+    case SubAllocator::PytorchCaching: return "pytorch";
+    case SubAllocator::CupyPool: return "cupy";
+  }
+  return "framework";
+}
+
+}  // namespace
+
+std::string owner_name(Owner owner, std::optional<SubAllocator> allocator) {
+  switch (owner) {
+    case Owner::Program: return "program";
+    case Owner::Managed: return "managed";
+    case Owner::FrameworkTensors: return allocator_short_name(allocator) + " tensors";
+    case Owner::FrameworkCache: return allocator_short_name(allocator) + " cache";
+    case Owner::GraphPool: return allocator_short_name(allocator) + " CUDA graph pool";
+    case Owner::Communication: return "nccl/mpi";
+    case Owner::Library: return "library workspace";
+    case Owner::PinnedHost: return "pinned host";
+    case Owner::MappedHost: return "mapped host";
+  }
+  return "?";
+}
+
+CommunicationCalls::CommunicationCalls(trace::Trace& trace) {
+  for (const Packed<CollectiveRow>& row : trace.rows<CollectiveRow>())
+    calls_[row.tid].emplace_back(row.api_start_ns, row.api_end_ns);
+  // NCCL allocates its buffers while an init runs, before any collective.
+  for (const Packed<CommunicatorRow>& row : trace.rows<CommunicatorRow>()) {
+    if (row.call_tid && row.call_start_ns && row.call_end_ns)
+      calls_[*row.call_tid].emplace_back(*row.call_start_ns, *row.call_end_ns);
+  }
+  for (auto& [tid, calls] : calls_) std::stable_sort(calls.begin(), calls.end());
+}
+
+bool CommunicationCalls::contains(int64_t tid, int64_t start_ns, int64_t end_ns) const {
+  auto thread = calls_.find(tid);
+  if (thread == calls_.end()) return false;
+  // A thread's calls do not nest: only the latest to start before can hold it.
+  const auto& calls = thread->second;
+  auto after = std::upper_bound(calls.begin(), calls.end(), start_ns,
+                                [](int64_t ns, const std::pair<int64_t, int64_t>& c) { return ns < c.first; });
+  return after != calls.begin() && std::prev(after)->second >= end_ns;
+}
+
+FrameworkSegments::FrameworkSegments(trace::Trace& trace) {
+  for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>())
+    spans_[{row.process, row.allocator}].emplace_back(row.address, saturating_add(row.address, row.bytes));
+  for (auto& [key, spans] : spans_) {
+    std::sort(spans.begin(), spans.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (const auto& span : spans) {
+      if (!merged.empty() && span.first <= merged.back().second) {
+        merged.back().second = std::max(merged.back().second, span.second);
+      } else {
+        merged.push_back(span);
+      }
+    }
+    spans = std::move(merged);
+  }
+}
+
+bool FrameworkSegments::framework_process(trace::ProcessId process) const {
+  auto found = spans_.lower_bound({process, SubAllocator{}});
+  return found != spans_.end() && found->first.first == process;
+}
+
+std::optional<SubAllocator> FrameworkSegments::holder(trace::ProcessId process, int64_t address,
+                                                      int64_t bytes) const {
+  int64_t end = saturating_add(address, bytes);
+  for (auto it = spans_.lower_bound({process, SubAllocator{}});
+       it != spans_.end() && it->first.first == process; ++it) {
+    const auto& spans = it->second;
+    // The first span ending after `address`: it overlaps when it starts before `end`.
+    auto found = std::upper_bound(spans.begin(), spans.end(), address,
+                                  [](int64_t at, const std::pair<int64_t, int64_t>& s) { return at < s.second; });
+    if (found != spans.end() && found->first < end) return it->first.second;
+  }
+  return std::nullopt;
+}
+
+std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call,
+                                   bool framework_process, bool holds_framework_blocks) {
+  if (made_in_communication_call) return Owner::Communication;
+  if (!framework_process || holds_framework_blocks) return std::nullopt;
+  switch (kind) {
+    case AllocKind::Device:
+    case AllocKind::VmmMapping:
+    case AllocKind::MappedHost: return Owner::Library;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace apptracer::memory

@@ -1,0 +1,81 @@
+// Who owns a piece of memory: the program, a framework's caching allocator
+// (its tensor blocks, and the free space it keeps cached in its segments), a
+// communication library (NCCL, MPI), another library's workspace (cuBLAS,
+// cuDNN), or pinned and mapped host memory. Recognized from where and when
+// it was made; the memory view (memory_model.h) and the diagnoses
+// (analyzer/diagnose) both ask here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analyzer/trace/trace.h"
+#include "apptracer/enums.h"
+
+namespace apptracer::memory {
+
+enum class Owner : uint8_t {
+  Program,           // the program's own allocations (cudaMalloc, pools, VMM, arrays)
+  Managed,           // the program's managed memory
+  FrameworkTensors,  // blocks a framework's allocator handed out and the program holds
+  FrameworkCache,    // free space the allocator keeps in its segments
+  GraphPool,         // blocks of a CUDA graph's private pool (PyTorch)
+  Communication,     // made inside an NCCL or MPI call
+  Library,           // a library's workspace: outside the framework's allocator where one holds the data
+  PinnedHost,        // page-locked host memory (write-combined included)
+  MappedHost,        // host memory mapped into the GPU's address space
+};
+
+// "program", "managed", "pytorch tensors", "pytorch cache", "pytorch CUDA
+// graph pool", "nccl/mpi", "library workspace", "pinned host", "mapped host";
+// framework owners name their allocator.
+std::string owner_name(Owner owner, std::optional<SubAllocator> allocator = std::nullopt);
+
+// The NCCL and MPI calls of each thread (collectives, and the init and split
+// calls that made communicators): a library allocating inside one of its
+// calls allocates for itself.
+class CommunicationCalls {
+ public:
+  CommunicationCalls() = default;
+  explicit CommunicationCalls(trace::Trace& trace);
+  // Whether a call on `tid` from `start_ns` to `end_ns` ran inside one.
+  bool contains(int64_t tid, int64_t start_ns, int64_t end_ns) const;
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> calls_;  // by start
+};
+
+// Where framework allocators' blocks lay: an allocation holds an
+// allocator's blocks (it is one of its segments) when any block's bytes
+// overlap it (an expandable segment's block may span several mappings).
+class FrameworkSegments {
+ public:
+  FrameworkSegments() = default;
+  explicit FrameworkSegments(trace::Trace& trace);
+  // Processes whose data a framework's allocator holds (it reported blocks).
+  bool framework_process(trace::ProcessId process) const;
+  // The allocator whose blocks lie in [address, address + bytes) of
+  // `process`; none when no block does.
+  std::optional<SubAllocator> holder(trace::ProcessId process, int64_t address, int64_t bytes) const;
+
+ private:
+  // Merged address ranges of each process's blocks, by allocator.
+  std::map<std::pair<trace::ProcessId, SubAllocator>, std::vector<std::pair<int64_t, int64_t>>> spans_;
+};
+
+// Which library, if any, made an allocation for itself: made inside an NCCL
+// or MPI call (Communication), or, where a framework's allocator holds the
+// process's data, device memory, a vmm mapping or mapped host memory outside
+// its blocks (Library: NCCL's buffers and flags, a cuBLAS handle's
+// workspace). Its kernels reach such memory through pointers kept in device
+// structures, which no launch argument shows, and the program cannot remove
+// it. None: the program's (or its framework's).
+std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call,
+                                   bool framework_process, bool holds_framework_blocks);
+
+}  // namespace apptracer::memory

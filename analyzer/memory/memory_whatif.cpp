@@ -1,0 +1,79 @@
+#include "analyzer/memory/memory_whatif.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "apptracer/saturating.h"
+
+namespace apptracer::memory {
+
+namespace {
+
+bool keeps_lifetime(Owner owner) { return owner == Owner::Library || owner == Owner::Communication; }
+
+// The most live at once in [from, to) with each item ending at its last use.
+int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& device, int64_t from, int64_t to) {
+  std::vector<std::pair<int64_t, int64_t>> changes;
+  for (const MemoryItem& item : model.items) {
+    if (item.process != device.process || item.device != device.device || item.is_segment()) continue;
+    std::optional<int64_t> end = item.end_ns;
+    if (!keeps_lifetime(item.owner)) {
+      if (!item.last_use_ns) continue;
+      int64_t last = std::max(*item.last_use_ns, item.alloc_ns);
+      end = end ? std::min(*end, last) : last;
+    }
+    changes.emplace_back(item.alloc_ns, item.bytes);
+    if (end) changes.emplace_back(*end, -item.bytes);
+  }
+  std::sort(changes.begin(), changes.end());
+  int64_t live = 0;
+  size_t i = 0;
+  // What was live before the window carries into it.
+  for (; i < changes.size() && changes[i].first < from; ++i) live = saturating_add(live, changes[i].second);
+  int64_t peak = live;
+  for (; i < changes.size() && changes[i].first < to; ++i) {
+    live = saturating_add(live, changes[i].second);
+    if (i + 1 == changes.size() || changes[i + 1].first != changes[i].first) peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+int64_t peak_cache_released(trace::Trace& trace, const DeviceMemory& device, int64_t from, int64_t to) {
+  std::vector<int64_t> boundaries;
+  if (const trace::ProcessSteps* steps = trace.steps().find(device.process)) {
+    for (const trace::Step& step : steps->steps) boundaries.push_back(step.start_ns);
+  }
+  boundaries.push_back(from);
+  std::sort(boundaries.begin(), boundaries.end());
+  int64_t peak = 0;
+  // One phase at a time: its start's state, then each change inside it.
+  for (size_t b = 0; b < boundaries.size(); ++b) {
+    int64_t start = std::max(boundaries[b], from);
+    int64_t end = std::min(b + 1 < boundaries.size() ? boundaries[b + 1] : INT64_MAX, to);
+    if (start >= end) continue;
+    MemoryPoint at_start = state_at(device.points, start, false);
+    int64_t held = at_start.reserved - at_start.cached;  // the blocks: all the allocator keeps
+    peak = std::max(peak, at_start.in_use - at_start.cached);
+    auto first = std::lower_bound(device.points.begin(), device.points.end(), start,
+                                  [](const MemoryPoint& p, int64_t t) { return p.ns < t; });
+    for (auto p = first; p != device.points.end() && p->ns < end; ++p) {
+      held = std::max(held, p->reserved - p->cached);
+      peak = std::max(peak, p->in_use - p->reserved + held);
+    }
+  }
+  return peak;
+}
+
+}  // namespace
+
+MemoryWhatIf memory_what_if(trace::Trace& trace, const MemoryModel& model, const DeviceMemory& device) {
+  int64_t from = INT64_MIN, to = INT64_MAX;
+  if (const trace::StepWindow* window = trace.window()) {
+    if (auto span = window->span(device.process)) std::tie(from, to) = *span;
+  }
+  return {peak_freed_at_last_use(model, device, from, to), peak_cache_released(trace, device, from, to)};
+}
+
+}  // namespace apptracer::memory

@@ -1,0 +1,165 @@
+// Memory held for nothing (analyzer/diagnose/memory_rules.cpp): pieces live
+// at the peak never used, allocated long before first use, freed long after
+// last use; an allocator's cache at the peak; live memory growing step after
+// step. Each saving is in bytes at the peak.
+#include "diagnose_fixture.h"
+
+namespace apptracer::diagnose {
+namespace {
+
+using A = AccessKind;
+
+constexpr int64_t kMiB = 1 << 20;
+constexpr int64_t kMs = 1'000'000;
+
+class MemoryRules : public DiagnoseTest {
+ protected:
+  // A device buffer allocated at `alloc_ns` and freed at `free_ns`.
+  int64_t device_buffer(int64_t bytes, int64_t alloc_ns, std::optional<int64_t> free_ns = std::nullopt) {
+    int64_t id = buffer(AllocKind::Device, bytes, alloc_ns);
+    if (free_ns) {
+      Statement freed = trace.db().prepare("UPDATE allocations SET free_ns = ? WHERE id = ?");
+      freed.bind(1, *free_ns).bind(2, id).run();
+    }
+    return id;
+  }
+
+  // A 4 MiB temporary from 10 to 20 ms, written at once: the peak.
+  void transient_peak() {
+    int64_t temporary = device_buffer(4 * kMiB, 10 * kMs, 20 * kMs);
+    kernel("spike", 10 * kMs + 2'000, 1'000, {{temporary, A::Write}});
+  }
+};
+
+TEST_F(MemoryRules, MemoryLiveAtThePeakThatNothingUsesIsNeverUsed) {
+  int64_t used = device_buffer(kMiB, 0);
+  kernel("fill", 5 * kMs, 1'000, {{used, A::Write}});
+  int64_t unused = device_buffer(2 * kMiB, 0);
+  auto found = findings("memory_never_used");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{unused});
+  EXPECT_EQ(found[0].saving_bytes, 2 * kMiB);
+  EXPECT_FALSE(found[0].saving_ns);
+}
+
+TEST_F(MemoryRules, AFrameworkBlockNobodyUsesIsNeverUsed) {
+  int64_t segment = device_buffer(4 * kMiB, 0);
+  int64_t used = trace.add_block(segment, 0, kMiB, 100);
+  int64_t unused = trace.add_block(segment, kMiB, kMiB, 100);
+  kernel("fill", 5 * kMs, 1'000, {{segment, A::Write}});
+  auto found = findings("memory_never_used");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "sub_allocations"), std::vector<int64_t>{unused});
+  EXPECT_NE(used, unused);
+  EXPECT_EQ(found[0].saving_bytes, kMiB);
+}
+
+TEST_F(MemoryRules, MemoryAllocatedLongBeforeItsFirstUseAtThePeak) {
+  int64_t early = device_buffer(2 * kMiB, 0);
+  transient_peak();
+  kernel("first_touch", 50 * kMs, 1'000, {{early, A::Write}});
+  auto found = findings("memory_allocated_early");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{early});
+  EXPECT_EQ(found[0].saving_bytes, 2 * kMiB);
+  EXPECT_EQ(found[0].names, std::vector<std::string>{"first_touch()"});
+}
+
+TEST_F(MemoryRules, LessThanAMebibyteHeldForNothingIsNoFinding) {
+  device_buffer(kMiB - 4096, 0);
+  transient_peak();
+  EXPECT_TRUE(findings("memory_never_used").empty());
+}
+
+TEST_F(MemoryRules, MemoryFirstUsedBeforeThePeakIsNotEarly) {
+  int64_t early = device_buffer(2 * kMiB, 0);
+  kernel("first_touch", 5 * kMs, 1'000, {{early, A::Write}});
+  transient_peak();
+  kernel("again", 50 * kMs, 1'000, {{early, A::Read}, {sink(), A::Write}});
+  EXPECT_TRUE(findings("memory_allocated_early").empty());
+  EXPECT_TRUE(findings("memory_freed_late").empty());
+}
+
+TEST_F(MemoryRules, MemoryHeldLongAfterItsLastUseThroughThePeak) {
+  int64_t late = device_buffer(3 * kMiB, 0, 40 * kMs);
+  kernel("last_touch", 2 * kMs, 1'000, {{late, A::Write}});
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{late});
+  EXPECT_EQ(found[0].saving_bytes, 3 * kMiB);
+}
+
+TEST_F(MemoryRules, AnAllocatorsCacheAtThePeak) {
+  int64_t segment = device_buffer(8 * kMiB, 0);
+  trace.add_block(segment, 0, kMiB, 100);
+  kernel("fill", 5 * kMs, 1'000, {{segment, A::Write}});
+  auto found = findings("memory_cached_at_peak");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].saving_bytes, 7 * kMiB);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{segment});
+}
+
+TEST_F(MemoryRules, ACacheSmallNextToThePeakIsNoFinding) {
+  int64_t segment = device_buffer(8 * kMiB, 0);
+  trace.add_block(segment, 0, 8 * kMiB - 4096, 100);
+  kernel("fill", 5 * kMs, 1'000, {{segment, A::Write}});
+  EXPECT_TRUE(findings("memory_cached_at_peak").empty());
+}
+
+// Six NVTX steps of 10 ms; each keeps a 1 MiB block "keep" wrote and frees a
+// temporary.
+TEST_F(MemoryRules, LiveMemoryGrowingEveryStepIsALeakWithItsProducer) {
+  int64_t segment = device_buffer(16 * kMiB, 0);
+  for (int s = 1; s <= 6; ++s) {
+    int64_t start = s * 10 * kMs;
+    testing::NvtxRangeRow step;
+    step.name = "step " + std::to_string(s);
+    step.start_ns = start;
+    step.end_ns = start + 10 * kMs - 1;
+    trace.add(step);
+    trace.add_block(segment, 8 * kMiB, 2 * kMiB, start + 100, start + 3 * kMs);
+    kernel("temp", start + kMs, 1'000, {{segment, A::Write, 8 * kMiB}});
+    trace.add_block(segment, s * kMiB, kMiB, start + 4 * kMs);
+    kernel("keep", start + 5 * kMs, 1'000, {{segment, A::Write, s * kMiB}});
+  }
+  auto found = findings("memory_leak");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].names, std::vector<std::string>{"keep()"});
+  EXPECT_EQ(rows_of(found[0], "sub_allocations").size(), 5u);  // after the first step
+  // The peak (the most live) is step 6's temporary: steps 2-5's kept blocks are live then.
+  EXPECT_EQ(found[0].saving_bytes, 4 * kMiB);
+  EXPECT_NE(found[0].what.find("1 MiB a step"), std::string::npos) << found[0].what;
+}
+
+TEST_F(MemoryRules, MemoryFreedEveryStepIsNoLeak) {
+  int64_t segment = device_buffer(16 * kMiB, 0);
+  for (int s = 1; s <= 6; ++s) {
+    int64_t start = s * 10 * kMs;
+    testing::NvtxRangeRow step;
+    step.name = "step " + std::to_string(s);
+    step.start_ns = start;
+    step.end_ns = start + 10 * kMs - 1;
+    trace.add(step);
+    trace.add_block(segment, kMiB, kMiB, start + 4 * kMs, start + 8 * kMs);
+    kernel("keep", start + 5 * kMs, 1'000, {{segment, A::Write, kMiB}});
+  }
+  EXPECT_TRUE(findings("memory_leak").empty());
+}
+
+// Memory findings cost no time: after those that do, the most bytes first.
+TEST_F(MemoryRules, MemoryFindingsRankByBytesAfterTimeFindings) {
+  device_buffer(kMiB, 0);
+  device_buffer(3 * kMiB, 0);
+  int64_t early = device_buffer(2 * kMiB, 0);
+  transient_peak();
+  kernel("first_touch", 50 * kMs, 1'000, {{early, A::Write}});
+  std::vector<int64_t> bytes;
+  for (const Finding& f : all_findings()) {
+    if (f.saving_bytes) bytes.push_back(*f.saving_bytes);
+  }
+  EXPECT_EQ(bytes, (std::vector<int64_t>{3 * kMiB, 2 * kMiB, kMiB}));
+}
+
+}  // namespace
+}  // namespace apptracer::diagnose
