@@ -76,7 +76,7 @@ steps = int(sys.argv[2])
 
 
 def per_call_ns(call, count=20000):
-    """The median over 5 loops of the time per call."""
+    # The median over 5 loops of the time per call.
     runs = []
     for _ in range(5):
         start = time.perf_counter()

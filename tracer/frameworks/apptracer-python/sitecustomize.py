@@ -92,10 +92,6 @@ def _tracer_library():
             library.apptracer_torch_ops_attach.restype = ctypes.c_int
             library.apptracer_framework_name.argtypes = [ctypes.c_char_p]
             library.apptracer_framework_name.restype = ctypes.c_uint32
-            library.apptracer_framework_push.argtypes = [ctypes.c_int, ctypes.c_uint32]
-            library.apptracer_framework_push.restype = ctypes.c_int
-            library.apptracer_framework_pop.argtypes = [ctypes.c_int]
-            library.apptracer_framework_pop.restype = ctypes.c_int
         _library = library
     return _library or None
 
@@ -127,63 +123,42 @@ def _torch_cuda_imported(cuda):
 _MODULE_RANGE = 1
 
 
-def _module_path(module, parent):
-    """A module's dotted path below the outermost module called (`layer1.0.conv2`),
-    from its parent's entry on the call stack; the outermost is named by its
-    class. A module its parent does not hold is named by its class."""
-    if parent is None:
-        return type(module).__name__, ""
-    parent_module, prefix = parent[0], parent[1]
-    for name, child in parent_module._modules.items():
-        if child is module:
-            return prefix + name, prefix + name + "."
-    for name, child in parent_module.named_modules():
-        if child is module and name:
-            return prefix + name, prefix + name + "."
-    name = type(module).__name__
-    return prefix + name, prefix + name + "."
-
-
 def _record_modules(torch, library):
     """Global forward hooks push a module range before each forward and pop
-    it after (also when forward raises). A module is named once, the first
-    time it runs, under the module then running on its thread."""
-    import threading
+    it after (also when forward raises). The first time a module no name is
+    known for runs, it and every module under it are named: it by its class,
+    the others by their dotted paths below it (`layer1.0.conv2`)."""
     import weakref
 
+    # Without argtypes: ctypes converts ints as C ints, several times faster.
     push = library.apptracer_framework_push
     pop = library.apptracer_framework_pop
     intern = library.apptracer_framework_name
-    known = {}  # id(module) -> (name id, prefix of its children's paths)
-    local = threading.local()
+    known = {}  # id(module) -> its name's id
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
-    def entry_of(module, stack):
-        entry = known.get(id(module))
-        if entry is None:
-            path, prefix = _module_path(module, stack[-1] if stack else None)
-            entry = (intern(path.encode()), prefix)
-            known[id(module)] = entry
+    def name(module, path):
+        if id(module) not in known:
+            known[id(module)] = intern(path.encode())
             weakref.finalize(module, known.pop, id(module), None)
-        return entry
+
+    def name_id(module):
+        found = known.get(id(module))
+        if found is None:
+            name(module, type(module).__name__)
+            for path, child in module.named_modules():
+                if path:
+                    name(child, path)
+            found = known[id(module)]
+        return found
 
     def before_forward(module, args):
         # Under torch.compile the hooks are traced, not run: nothing to record.
-        if compiling():
-            return
-        stack = getattr(local, "stack", None)
-        if stack is None:
-            stack = local.stack = []
-        name_id, prefix = entry_of(module, stack)
-        stack.append((module, prefix))
-        push(_MODULE_RANGE, name_id)
+        if not compiling():
+            push(_MODULE_RANGE, name_id(module))
 
     def after_forward(module, args, output):
-        if compiling():
-            return
-        stack = getattr(local, "stack", None)
-        if stack:
-            stack.pop()
+        if not compiling():
             pop(_MODULE_RANGE)
 
     hooks = torch.nn.modules.module
