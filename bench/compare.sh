@@ -16,12 +16,16 @@
 #   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
 #                   (the Python bootstrap on PYTHONPATH: framework allocators' blocks recorded)
 #   apptracer-no-hooks  the same with --framework-allocators=off (no Python bootstrap)
+#   apptracer-context=MODE  apptracer with APPTRACER_FRAMEWORK_CONTEXT=MODE (off, modules, on):
+#                   what recording PyTorch's modules and ops costs
 #   apptracer-no-host   the same with --host-allocations=off (the allocator not watched)
 #   apptracer-core the callbacks and the writer alone: --framework-allocators=off --host-allocations=off
 #   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
 #   apptracer-um=LIST   apptracer with --unified-memory=LIST (e.g. all, gpu-faults, off)
 #   bare-um=LIST        the bare subscriber enabling those unified-memory counters
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
+#   apptracer-emit-nvtx  apptracer (framework context off) with BENCH_EMIT_NVTX=1: the program
+#                   runs under torch.autograd.profiler.emit_nvtx, an NVTX range per op
 #   xla-platform    XLA_PYTHON_CLIENT_ALLOCATOR=platform, untraced: what the per-buffer mode costs by itself
 #   apptracer-per-buffer  apptracer as `apptracer record --framework-allocators=per-buffer` sets it up
 #   record          `apptracer record -- PROGRAM` itself
@@ -51,6 +55,9 @@ run_variant() {
     apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
                     PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                     APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
+    apptracer-context=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                              APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                              APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_FRAMEWORK_CONTEXT="${variant#*=}") ;;
     apptracer-no-hooks) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                              APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off) ;;
     apptracer-no-host) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
@@ -65,6 +72,10 @@ run_variant() {
     bare-um=*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so"
                     APPTRACER_UNIFIED_MEMORY="${variant#*=}") ;;
     torch-profiler) env=(BENCH_TORCH_PROFILER=1) ;;
+    apptracer-emit-nvtx) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                              APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                              APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_FRAMEWORK_CONTEXT=off
+                              BENCH_EMIT_NVTX=1) ;;
     xla-platform) env=(XLA_PYTHON_CLIENT_ALLOCATOR=platform) ;;
     apptracer-per-buffer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                                APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"

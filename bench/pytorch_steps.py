@@ -18,6 +18,11 @@ import torch
 
 
 def profiler():
+    """BENCH_TORCH_PROFILER=1: torch.profiler (CPU and CUDA activities);
+    BENCH_EMIT_NVTX=1: torch's own NVTX range per op
+    (torch.autograd.profiler.emit_nvtx), which the tracer records as NVTX."""
+    if os.environ.get("BENCH_EMIT_NVTX") == "1":
+        return torch.autograd.profiler.emit_nvtx()
     if os.environ.get("BENCH_TORCH_PROFILER") != "1":
         return contextlib.nullcontext()
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]

@@ -1,7 +1,8 @@
 """Real programs for the benchmark, each a step the user pays for on every
 iteration (GPU): prints the median step time in microseconds on its last
 line, for compare.sh. With BENCH_TORCH_PROFILER=1 the steps run under
-torch.profiler (CPU and CUDA activities).
+torch.profiler (CPU and CUDA activities), with BENCH_EMIT_NVTX=1 under
+torch.autograd.profiler.emit_nvtx.
 
     python3 real_steps.py WORKLOAD[,WORKLOAD...] [STEPS] [WARMUP]
 

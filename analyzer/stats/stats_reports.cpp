@@ -35,6 +35,11 @@ const std::vector<StatsReport>& stats_reports() {
        "wall, GPU busy, launches, copies, memsets, host gap; the median step and how steps were "
        "found",
        steps_report},
+      {"modules",
+       "PyTorch: per module and phase (forward, backward, or a scope such as the optimizer's "
+       "step): kernels, copies, memsets and allocations it issued, and their GPU time",
+       modules_report},
+      {"ops", "PyTorch: per aten op (or autograd node): the same", ops_report},
       {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
       {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
       {"collectives",

@@ -64,6 +64,10 @@ ReportOutput stragglers_report(trace::Trace& trace);
 // --exact: where the signature heuristic was wrong, per kernel name, or a
 // note when the trace has no exact data.
 ReportOutput exact_report(trace::Trace& trace);
+// PyTorch programs: the work each module (forward, backward, named scope)
+// and each op issued, or a note when the trace has no framework ranges.
+ReportOutput modules_report(trace::Trace& trace);
+ReportOutput ops_report(trace::Trace& trace);
 // Bytes in use per GPU and unified memory migrated over time.
 Table memory_timeline_report(trace::Trace& trace);
 // Where each device's memory went (analyzer/memory), or a note when the

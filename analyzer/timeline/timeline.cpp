@@ -66,6 +66,20 @@ void add_gpu_ids(std::vector<TimelineArg>& args, NullableInt device, NullableInt
   }
 }
 
+// The PyTorch module and op that issued a GPU operation, where the trace
+// knows them (framework_context.h).
+void add_framework_context(std::vector<TimelineArg>& args, trace::Trace& trace,
+                           const trace::FrameworkContexts& contexts, trace::ProcessId process,
+                           NullableInt correlation) {
+  if (!contexts.recorded()) return;
+  trace::FrameworkContext context = contexts.of_call(process, correlation);
+  if (context.module_id) {
+    args.push_back({"module", std::string(trace.string(context.module_id))});
+    args.push_back({"module_phase", std::string(trace::to_string(context.phase))});
+  }
+  if (context.op_id) args.push_back({"op", std::string(trace.string(context.op_id))});
+}
+
 // A trace of one process that held a rank: that rank.
 std::optional<TimelineRank> job_rank(trace::Trace& trace) {
   if (trace.processes().merged) return std::nullopt;
@@ -687,6 +701,8 @@ class TimelineReader {
                                      end, std::move(name), "kernel");
           made.args.push_back({"kernel_id", kernel.id});
           add_gpu_ids(made.args, kernel.device, kernel.stream, kernel.call_correlation_id);
+          add_framework_context(made.args, trace_, trace_.framework_contexts(), kernel.process,
+                                kernel.call_correlation_id);
           add_dims(made.args, "grid", kernel.grid_x, kernel.grid_y, kernel.grid_z);
           add_dims(made.args, "block", kernel.block_x, kernel.block_y, kernel.block_z);
           std::string used = lookups_.kernel_allocations(kernel);
@@ -704,6 +720,8 @@ class TimelineReader {
                                      start, end, copy_name(copy), "gpu_memcpy");
           made.args.push_back({"memcpy_id", copy.id});
           add_gpu_ids(made.args, trace::copy_device(copy), copy.stream, copy.call_correlation_id);
+          add_framework_context(made.args, trace_, trace_.framework_contexts(), copy.process,
+                                copy.call_correlation_id);
           add_bandwidth(made.args, copy.bytes, start, end);
           made.args.push_back({"src_memory", std::string(to_string(copy.src_memory))});
           made.args.push_back({"dst_memory", std::string(to_string(copy.dst_memory))});
@@ -722,6 +740,8 @@ class TimelineReader {
                                      end, "Memset (" + memory_name(memset.memory) + ")", "gpu_memset");
           made.args.push_back({"memset_id", memset.id});
           add_gpu_ids(made.args, memset.device, memset.stream, memset.call_correlation_id);
+          add_framework_context(made.args, trace_, trace_.framework_contexts(), memset.process,
+                                memset.call_correlation_id);
           add_bandwidth(made.args, memset.bytes, start, end);
           made.args.push_back({"value", memset.value});
           made.args.push_back({"memory", std::string(to_string(memset.memory))});

@@ -53,6 +53,11 @@ const KernelArguments& Trace::kernel_arguments() {
   return *kernel_arguments_;
 }
 
+const FrameworkContexts& Trace::framework_contexts() {
+  if (!framework_contexts_) framework_contexts_.emplace(*this);
+  return *framework_contexts_;
+}
+
 const TraceSteps& Trace::steps() {
   if (!steps_) steps_ = find_steps(*this);
   return *steps_;

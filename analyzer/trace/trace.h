@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/kernel_arguments.h"
 #include "analyzer/trace/processes.h"
 #include "analyzer/trace/step_window.h"
@@ -125,6 +126,8 @@ class Trace {
   const UmTrace& unified_memory();
   // What each launch's parameter words point into.
   const KernelArguments& kernel_arguments();
+  // Which framework module and op issued each piece of work (framework_context.h).
+  const FrameworkContexts& framework_contexts();
   // The program's steps (steps.h), found from the whole trace on first use.
   const TraceSteps& steps();
   // From now on rows() and stream() of the event tables (step_window.h)
@@ -156,6 +159,7 @@ class Trace {
   std::optional<UmTrace> unified_memory_;
   std::optional<KernelArguments> kernel_arguments_;
   std::optional<TraceSteps> steps_;
+  std::optional<FrameworkContexts> framework_contexts_;
   std::optional<StepWindow> window_;
 };
 

@@ -316,6 +316,12 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
       EXPECT_NE(output.note.find("apptracer merge"), std::string::npos) << output.note;
       continue;
     }
+    // Nor the modules and ops reports about a trace without framework ranges.
+    if (std::string(report.name) == "modules" || std::string(report.name) == "ops") {
+      EXPECT_TRUE(output.tables.empty());
+      EXPECT_NE(output.note.find("no framework ranges"), std::string::npos) << output.note;
+      continue;
+    }
     // Nor the steps report about a trace with no steps.
     if (std::string(report.name) == "steps") {
       EXPECT_TRUE(output.tables.empty());
@@ -336,6 +342,75 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
     EXPECT_EQ(integer(table, 0, "api_calls"), 0);
     EXPECT_EQ(integer(table, 0, "sync_ns"), 0);
   }
+}
+
+// Each module's and op's row counts the work issued inside it; what no
+// module issued is one "(none)" row, so the rows add up to the trace.
+TEST(StatsReportsFramework, ModulesAndOpsCountTheWorkIssuedInThem) {
+  TraceBuilder builder;
+  FrameworkRangeRow module;
+  module.kind = FrameworkRangeKind::Module;
+  module.name = "head.fc";
+  module.start_ns = 100;
+  module.end_ns = 200;
+  builder.add(module);
+  FrameworkRangeRow op;
+  op.name = "aten::addmm";
+  op.start_ns = 110;
+  op.end_ns = 190;
+  builder.add(op);
+  auto call = [&](int64_t correlation, int64_t ns) {
+    ApiCallRow row;
+    row.correlation_id = correlation;
+    row.start_ns = ns;
+    row.end_ns = ns + 5;
+    builder.add(row);
+  };
+  call(1, 150);
+  KernelRow in_module;
+  in_module.call_correlation_id = 1;
+  in_module.gpu_start_ns = 300;
+  in_module.gpu_end_ns = 400;
+  builder.add(in_module);
+  call(2, 105);
+  MemcpyRow copy;
+  copy.call_correlation_id = 2;
+  copy.bytes = 64;
+  copy.gpu_start_ns = 130;
+  copy.gpu_end_ns = 160;
+  builder.add(copy);
+  call(3, 500);
+  KernelRow outside;
+  outside.call_correlation_id = 3;
+  outside.gpu_start_ns = 600;
+  outside.gpu_end_ns = 650;
+  builder.add(outside);
+  SubAllocationRow block;
+  block.address = 1 << 20;
+  block.bytes = 64;
+  block.alloc_ns = 115;
+  builder.add(block);
+
+  ReportOutput modules = run_report(modules_report, builder.db());
+  ASSERT_EQ(modules.tables.size(), 1u) << modules.note;
+  const Table& table = modules.tables.front();
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(text(table, 0, "module"), "head.fc");
+  EXPECT_EQ(text(table, 0, "phase"), "forward");
+  EXPECT_EQ(integer(table, 0, "launches"), 1);
+  EXPECT_EQ(integer(table, 0, "copies"), 1);
+  EXPECT_EQ(integer(table, 0, "allocations"), 1);
+  EXPECT_EQ(integer(table, 0, "gpu_ns"), 130);
+  EXPECT_DOUBLE_EQ(real(table, 0, "launch_share"), 0.5);
+  EXPECT_EQ(text(table, 1, "module"), "(none)");
+  EXPECT_EQ(integer(table, 1, "launches"), 1);
+  EXPECT_EQ(integer(table, 1, "gpu_ns"), 50);
+
+  ReportOutput ops = run_report(ops_report, builder.db());
+  ASSERT_EQ(ops.tables.size(), 1u);
+  EXPECT_EQ(text(ops.tables.front(), 0, "op"), "aten::addmm");
+  EXPECT_EQ(integer(ops.tables.front(), 0, "launches"), 1);
+  EXPECT_EQ(integer(ops.tables.front(), 0, "copies"), 0) << "the copy was issued before the op began";
 }
 
 // A damaged trace can hold any 64-bit number: sums and differences saturate

@@ -56,6 +56,12 @@ int64_t TraceBuilder::add(const NvtxRangeRow& row) {
   return add_row(stored);
 }
 
+int64_t TraceBuilder::add(const FrameworkRangeRow& row) {
+  apptracer::FrameworkRangeRow stored = row;
+  stored.name_id = string_id(row.name);
+  return add_row(stored);
+}
+
 void TraceBuilder::add(const KernelArgRow& row) {
   Statement current = db_.prepare("SELECT arg_set_id FROM kernels WHERE id = ?");
   current.bind(1, row.kernel_id);

@@ -102,6 +102,16 @@ struct NvtxRangeRow : apptracer::NvtxRangeRow {
   }
 };
 
+// A framework range (by default an op on thread 1, outermost).
+struct FrameworkRangeRow : apptracer::FrameworkRangeRow {
+  std::string name = "aten::add_";  // into name_id
+  FrameworkRangeRow() {
+    kind = FrameworkRangeKind::Op;
+    tid = 1;
+    depth = 0;
+  }
+};
+
 // A unified-memory counter record. Devices: std::nullopt is the host.
 struct UmEventRow : apptracer::UmEventRow {
   UmEventRow() {
@@ -144,6 +154,7 @@ class TraceBuilder {
   int64_t add(const ApiCallRow& row);
   int64_t add(const KernelRow& row);
   int64_t add(const NvtxRangeRow& row);
+  int64_t add(const FrameworkRangeRow& row);
   void add(const KernelArgRow& row);
   // A block a framework's allocator (PyTorch's caching allocator) handed out
   // at `offset` inside the allocation `parent`, live from `alloc_ns` (until

@@ -23,6 +23,7 @@ namespace apptracer::self_cost {
   X(HostAllocate, "host_allocate")   /* an interposed malloc family call's bookkeeping */ \
   X(HostFree, "host_free")           /* an interposed free's bookkeeping */            \
   X(FrameworkAllocator, "framework_allocator") /* a framework allocator's block event */ \
+  X(FrameworkRange, "framework_range") /* a module's or op's push or pop (PyTorch) */    \
   X(ActivityBuffer, "activity_buffer") /* a CUPTI activity buffer converted (CUPTI's thread) */
 
 enum class Site : uint8_t {

@@ -30,6 +30,8 @@ void start_recording(const FrameworkSink& new_sink) {
 
 bool recording() { return started.load(std::memory_order_acquire); }
 
+const FrameworkSink& recording_sink() { return sink; }
+
 void set_meta(const std::string& key, const std::string& value) {
   if (recording() && sink.set_meta) sink.set_meta(key, value);
 }

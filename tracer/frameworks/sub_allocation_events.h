@@ -14,6 +14,7 @@
 
 #include "apptracer/records.h"
 #include "buffer/record_buffers.h"
+#include "buffer/string_table.h"
 
 namespace apptracer::frameworks {
 
@@ -24,9 +25,12 @@ struct FrameworkSink {
   RecordBuffers* buffers = nullptr;
   uint64_t (*now_ns)() = nullptr;
   void (*set_meta)(const std::string& key, const std::string& value) = nullptr;
+  StringTable* strings = nullptr;  // names of framework ranges; none: no ranges recorded
 };
 void start_recording(const FrameworkSink& sink);
 bool recording();
+// The sink, once recording() (framework_ranges.cpp appends through it).
+const FrameworkSink& recording_sink();
 // The meta hook, or a no-op before start_recording.
 void set_meta(const std::string& key, const std::string& value);
 

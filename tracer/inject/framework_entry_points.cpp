@@ -4,9 +4,12 @@
 #include <cstdint>
 #include <string>
 
+#include "frameworks/framework_ranges.h"
 #include "frameworks/sub_allocation_events.h"
 #include "frameworks/torch_allocator.h"
+#include "frameworks/torch_ops.h"
 
+using apptracer::FrameworkRangeKind;
 using apptracer::SubAllocationEvent;
 using apptracer::SubAllocator;
 
@@ -51,4 +54,39 @@ extern "C" __attribute__((visibility("default"))) int apptracer_sub_allocation_e
   e.block_bytes = block_bytes;
   e.stream = stream;
   return apptracer::frameworks::record_event(e) ? 0 : 1;
+}
+
+// Registers RecordFunction callbacks with the process's torch, so that its
+// ops are recorded as framework ranges (torch.__version__ given). Returns a
+// frameworks::OpsAttachStatus: 0 attached, 1 not recording, 2 unknown torch
+// version, 3 no torch, 5 already attached, 6 torch refused.
+extern "C" __attribute__((visibility("default"))) int apptracer_torch_ops_attach(
+    const char* torch_version) {
+  return static_cast<int>(
+      apptracer::frameworks::attach_torch_ops(torch_version ? torch_version : ""));
+}
+
+// The id of a framework range's name (a module's dotted path), interned once
+// by the caller and passed to apptracer_framework_push; 0 when not recording.
+extern "C" __attribute__((visibility("default"))) uint32_t apptracer_framework_name(
+    const char* name) {
+  return apptracer::frameworks::range_name(name ? name : "");
+}
+
+// A framework range opens or closes on the calling thread: `kind` a
+// framework_range_kind value (1 module, 2 op, 3 backward, 4 scope). Returns 0
+// when recorded, 1 when not recording, 2 for a kind out of range.
+extern "C" __attribute__((visibility("default"))) int apptracer_framework_push(int kind,
+                                                                              uint32_t name_id) {
+  if (kind < static_cast<int>(FrameworkRangeKind::Module) ||
+      kind > static_cast<int>(FrameworkRangeKind::Scope))
+    return 2;
+  return apptracer::frameworks::push_range(static_cast<FrameworkRangeKind>(kind), name_id) ? 0 : 1;
+}
+
+extern "C" __attribute__((visibility("default"))) int apptracer_framework_pop(int kind) {
+  if (kind < static_cast<int>(FrameworkRangeKind::Module) ||
+      kind > static_cast<int>(FrameworkRangeKind::Scope))
+    return 2;
+  return apptracer::frameworks::pop_range(static_cast<FrameworkRangeKind>(kind)) ? 0 : 1;
 }

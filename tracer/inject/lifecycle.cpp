@@ -313,8 +313,11 @@ void start(const Config& given) {
   }
   state.allocator_hooked = allocator_interposed();
   record_process_meta(config);
-  // Framework allocators' blocks, once the Python bootstrap attaches to them.
-  if (state.callbacks_active) frameworks::start_recording({state.buffers, now_ns, set_meta});
+  // Framework allocators' blocks and framework ranges (modules, ops), once
+  // the Python bootstrap attaches to them.
+  if (state.callbacks_active) {
+    frameworks::start_recording({state.buffers, now_ns, set_meta, &strings()});
+  }
   if (host_only) state.writer->set_meta("capture", "host memory only: CUDA capture unavailable");
   if (config.host_allocations != HostAllocations::Off && state.allocator_hooked) {
     host_blocks::enable({config.host_min_bytes, config.host_allocations == HostAllocations::All},

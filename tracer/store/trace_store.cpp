@@ -49,6 +49,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   mem_advice_ = BatchInserter<MemAdviceRow>(db_);
   um_events_ = BatchInserter<UmEventRow>(db_);
   nvtx_ranges_ = BatchInserter<NvtxRangeRow>(db_);
+  framework_ranges_ = BatchInserter<FrameworkRangeRow>(db_);
   devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
   graph_node_rows_ = RowInserter<GraphNodeRow>(db_);
   insert_thread_ = db_.prepare(
@@ -142,6 +143,11 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Nvtx:
         if (std::optional<NvtxRangeRow> row = nvtx_rows_.add(r)) nvtx_ranges_.add(*row);
         break;
+      case RecordType::FrameworkRange:
+        if (std::optional<FrameworkRangeRow> row = framework_range_rows_.add(r)) {
+          framework_ranges_.add(*row);
+        }
+        break;
       case RecordType::GpuKernel: kernels_->write_activity(r); break;
       case RecordType::GpuMemcpy: memcpys_->write_activity(r); break;
       case RecordType::GpuMemset: memsets_->write_activity(r); break;
@@ -212,6 +218,7 @@ void TraceStore::flush_batches() {
   mem_advice_.flush();
   um_events_.flush();
   nvtx_ranges_.flush();
+  framework_ranges_.flush();
   kernels_->flush();
   memcpys_->flush();
   memsets_->flush();
@@ -228,6 +235,9 @@ void TraceStore::store_waiting() {
   memcpys_->store_waiting();
   memsets_->store_waiting();
   for (const NvtxRangeRow& open : nvtx_rows_.take_open()) nvtx_ranges_.add(open);
+  for (const FrameworkRangeRow& open : framework_range_rows_.take_open()) {
+    framework_ranges_.add(open);
+  }
   flush_batches();
 }
 

@@ -3,6 +3,7 @@
 // (call_rows), allocations (allocation_rows), kernels (kernel_rows, with
 // kernel_signatures and kernel_arg_sets), copies (memcpy_rows), memsets
 // (memset_rows), unified memory (um_rows), NVTX ranges (nvtx_rows),
+// framework ranges (framework_range_rows),
 // framework allocators' blocks (sub_allocation_rows), --exact rows
 // (exact_rows) and NCCL / MPI operations (collective_rows). Addresses
 // resolve in address_resolver; GPU activity joins its call in activity_join.
@@ -24,6 +25,7 @@
 #include "store/call_rows.h"
 #include "store/collective_rows.h"
 #include "store/exact_rows.h"
+#include "store/framework_range_rows.h"
 #include "store/graph_nodes.h"
 #include "store/kernel_rows.h"
 #include "store/kernel_signatures.h"
@@ -109,6 +111,8 @@ class TraceStore {
   BatchInserter<UmEventRow> um_events_;
   BatchInserter<NvtxRangeRow> nvtx_ranges_;
   NvtxRows nvtx_rows_;
+  BatchInserter<FrameworkRangeRow> framework_ranges_;
+  FrameworkRangeRows framework_range_rows_;
   RowInserter<DeviceRow> devices_;
   RowInserter<GraphNodeRow> graph_node_rows_;
   Statement insert_thread_, insert_string_, upsert_meta_, set_node_template_;

@@ -1,10 +1,8 @@
 #include "translate/nvtx_injection.h"
 
 #include <atomic>
-#include <deque>
-#include <string>
-#include <string_view>
-#include <unordered_map>
+
+#include "buffer/interned_text_cache.h"
 
 namespace apptracer {
 
@@ -15,24 +13,11 @@ using nvtx_abi::EventAttributes;
 std::atomic<CaptureContext*> nvtx_context{nullptr};
 std::atomic<uint64_t> next_range_id{1};
 
-// Messages seen on this thread, by text: the string table's lock is taken
-// once per distinct message and thread, not per call.
-struct MessageCache {
-  std::unordered_map<std::string_view, uint32_t> ids;
-  std::deque<std::string> texts;  // owns the keys
-};
-thread_local MessageCache message_cache;
+thread_local InternedTextCache message_cache;
 thread_local int push_level = 0;  // what push and pop return (NVTX counts across domains)
 
 uint32_t text_id(CaptureContext& ctx, const char* text) {
-  if (!text) return 0;
-  std::string_view view(text);
-  auto hit = message_cache.ids.find(view);
-  if (hit != message_cache.ids.end()) return hit->second;
-  const std::string& owned = message_cache.texts.emplace_back(view);
-  uint32_t id = ctx.strings.intern(owned);
-  message_cache.ids.emplace(owned, id);
-  return id;
+  return text ? message_cache.id(ctx.strings, text) : 0;
 }
 
 // Domains and registered strings are handles we return: their name's id.

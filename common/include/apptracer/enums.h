@@ -210,6 +210,18 @@ namespace apptracer {
   X(StartEnd, 2, "start/end")   \
   X(Mark, 3, "mark")
 
+// `framework_ranges` rows: what a framework was running on a thread. Module:
+// an nn.Module's forward (its dotted path, the root by class name). Op: an
+// aten op, or another function torch records (forward, or an op the autograd
+// engine runs in backward). Backward: an autograd node's backward. Scope: a
+// range torch code names itself (torch.profiler.record_function, such as
+// "Optimizer.step#SGD.step").
+#define APPTRACER_FRAMEWORK_RANGE_KINDS(X) \
+  X(Module, 1, "module")                   \
+  X(Op, 2, "op")                           \
+  X(Backward, 3, "backward")               \
+  X(Scope, 4, "scope")
+
 // Which library a communicator or collective belongs to.
 #define APPTRACER_COMM_LIBRARIES(X) \
   X(Nccl, 1, "NCCL")                \
@@ -302,6 +314,7 @@ namespace apptracer {
   X(ExactCoverage, exact_coverage, APPTRACER_EXACT_COVERAGES)             \
   X(GraphNodeType, graph_node_type, APPTRACER_GRAPH_NODE_TYPES)           \
   X(NvtxKind, nvtx_kind, APPTRACER_NVTX_KINDS)                            \
+  X(FrameworkRangeKind, framework_range_kind, APPTRACER_FRAMEWORK_RANGE_KINDS) \
   X(CommLibrary, comm_library, APPTRACER_COMM_LIBRARIES)                  \
   X(CollectiveKind, collective_kind, APPTRACER_COLLECTIVE_KINDS)          \
   X(DataType, data_type, APPTRACER_DATA_TYPES)                            \

@@ -41,6 +41,7 @@ enum class RecordType : uint8_t {
   CollectiveDone,
   NcclLaunch,
   Stream,
+  FrameworkRange,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -452,6 +453,19 @@ struct ThreadRecord {
   char name[16];  // pthread names are at most 15 characters
 };
 
+// A framework's range on the recording thread (tracer/frameworks/
+// framework_ranges.h): the writer pairs each push with the next pop of the
+// same kind on its thread.
+enum class FrameworkRangeEvent : uint8_t { Push, Pop };
+
+struct FrameworkRangeRecord {
+  uint64_t ns;
+  int64_t seq;       // torch's autograd sequence number; -1: none
+  uint32_t name_id;  // Push: the interned name
+  FrameworkRangeKind kind;
+  FrameworkRangeEvent event;
+};
+
 struct Record {
   RecordType type;
   uint32_t tid;
@@ -487,6 +501,7 @@ struct Record {
     CollectiveDoneRecord collective_done;
     NcclLaunchRecord nccl_launch;
     StreamRecord stream;
+    FrameworkRangeRecord framework_range;
   };
 };
 

@@ -15,7 +15,8 @@ namespace apptracer {
 //    (driver_name_id) instead of a row of its own; no index on api_calls.start_ns.
 // 5: streams (each stream CUPTI reported and how it orders with the legacy
 //    default stream).
-inline constexpr int kSchemaVersion = 5;
+// 6: framework_ranges (PyTorch modules, ops and backward nodes).
+inline constexpr int kSchemaVersion = 6;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
@@ -25,7 +26,7 @@ struct TableAddedLater {
   const char* table;
   int version;
 };
-inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}};
+inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}, {"framework_ranges", 6}};
 
 // Values of meta's `status` key.
 inline constexpr const char* kStatusRecording = "incomplete";

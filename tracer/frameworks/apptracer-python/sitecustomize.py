@@ -1,6 +1,7 @@
 """apptracer's Python bootstrap: lets the tracer see the blocks framework
-allocators carve out of CUDA memory (PyTorch tensors, CuPy arrays), without
-changing the program or the allocators.
+allocators carve out of CUDA memory (PyTorch tensors, CuPy arrays), and
+which PyTorch module and op each launch came from, without changing the
+program, the allocators or the models.
 
 `apptracer record` puts this file's directory first on PYTHONPATH, so Python
 imports it at startup as `sitecustomize` (with LD_PRELOAD, set PYTHONPATH
@@ -14,11 +15,18 @@ yourself: see docs/tracing.md). It
    (apptracer_torch_attach in libapptracer.so);
 3. once cupy has been imported, enters a cupy.cuda.MemoryHook that reports
    each block to the tracer, in this thread and in every Python thread
-   started later (CuPy's hooks are per thread).
+   started later (CuPy's hooks are per thread);
+4. once torch has been imported, records framework ranges (the
+   framework_ranges table): every nn.Module's forward through global module
+   hooks (its dotted path, interned once per module), and torch's ops and
+   autograd nodes through RecordFunction callbacks the tracer registers
+   (apptracer_torch_ops_attach). A launch in backward is attributed offline
+   to the module whose forward created its autograd node.
 
 It never imports torch or cupy itself, and does nothing more where the
-tracer is not recording (libapptracer.so is not loaded, or says so), or with
-APPTRACER_FRAMEWORK_ALLOCATORS=off. With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
+tracer is not recording (libapptracer.so is not loaded, or says so). Steps
+2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 with
+APPTRACER_FRAMEWORK_CONTEXT=off (=modules: module hooks only, no ops). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
 it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
 allocation), as `apptracer record` does. It never raises into the program.
 """
@@ -80,6 +88,10 @@ def _tracer_library():
             library.apptracer_sub_allocation_event.argtypes = (
                 [ctypes.c_int] * 3 + [ctypes.c_uint64] * 4)
             library.apptracer_sub_allocation_event.restype = ctypes.c_int
+            library.apptracer_torch_ops_attach.argtypes = [ctypes.c_char_p]
+            library.apptracer_torch_ops_attach.restype = ctypes.c_int
+            library.apptracer_framework_name.argtypes = [ctypes.c_char_p]
+            library.apptracer_framework_name.restype = ctypes.c_uint32
         _library = library
     return _library or None
 
@@ -103,6 +115,67 @@ def _attach_torch():
 def _torch_cuda_imported(cuda):
     if _tracer_library() is not None:
         cuda._lazy_call(_attach_torch)
+
+
+# --- PyTorch: which module and op ran --------------------------------------------
+
+# framework_range_kind values (common/include/apptracer/enums.h).
+_MODULE_RANGE = 1
+
+
+def _record_modules(torch, library):
+    """Global forward hooks push a module range before each forward and pop
+    it after (also when forward raises). The first time a module no name is
+    known for runs, it and every module under it are named: it by its class,
+    the others by their dotted paths below it (`layer1.0.conv2`)."""
+    import weakref
+
+    # Without argtypes: ctypes converts ints as C ints, several times faster.
+    push = library.apptracer_framework_push
+    pop = library.apptracer_framework_pop
+    intern = library.apptracer_framework_name
+    known = {}  # id(module) -> its name's id
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
+    def name(module, path):
+        if id(module) not in known:
+            known[id(module)] = intern(path.encode())
+            weakref.finalize(module, known.pop, id(module), None)
+
+    def name_id(module):
+        found = known.get(id(module))
+        if found is None:
+            name(module, type(module).__name__)
+            for path, child in module.named_modules():
+                if path:
+                    name(child, path)
+            found = known[id(module)]
+        return found
+
+    def before_forward(module, args):
+        # Under torch.compile the hooks are traced, not run: nothing to record.
+        if not compiling():
+            push(_MODULE_RANGE, name_id(module))
+
+    def after_forward(module, args, output):
+        if not compiling():
+            pop(_MODULE_RANGE)
+
+    hooks = torch.nn.modules.module
+    hooks.register_module_forward_pre_hook(before_forward)
+    try:
+        hooks.register_module_forward_hook(after_forward, always_call=True)
+    except TypeError:  # torch before 2.1: not called when forward raises
+        hooks.register_module_forward_hook(after_forward)
+
+
+def _torch_imported(torch):
+    library = _tracer_library()
+    if library is None:
+        return
+    if _context != "modules":
+        library.apptracer_torch_ops_attach(str(torch.__version__).encode())
+    _record_modules(torch, library)
 
 
 # --- CuPy ----------------------------------------------------------------------
@@ -207,8 +280,12 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return spec
 
 
-def _install():
-    watched = {"torch.cuda": _torch_cuda_imported, "cupy": _cupy_imported}
+def _install(allocators, context):
+    watched = {}
+    if allocators:
+        watched.update({"torch.cuda": _torch_cuda_imported, "cupy": _cupy_imported})
+    if context:
+        watched["torch"] = _torch_imported
     # Already imported (by the shadowed sitecustomize, say): set up now.
     for name in list(watched):
         module = sys.modules.get(name)
@@ -227,5 +304,6 @@ if _mode == "per-buffer":
     # programs traced through LD_PRELOAD or CUDA_INJECTION64_PATH: XLA reads
     # it when its GPU backend starts, long after this runs.
     os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"
-if _mode != "off":
-    _install()
+_context = os.environ.get("APPTRACER_FRAMEWORK_CONTEXT", "on")
+if _mode != "off" or _context != "off":
+    _install(_mode != "off", _context != "off")

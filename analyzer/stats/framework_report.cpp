@@ -1,0 +1,106 @@
+// Per PyTorch module (and phase: forward, backward, or a named scope such as
+// the optimizer's step) and per op: the kernels, copies and memsets it
+// issued, the allocations and framework blocks made in it, and the GPU time
+// of its work. Work no module or op issued is one row, "(none)", so the
+// rows add up to the trace's work. A trace without framework ranges gets a
+// note instead.
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "analyzer/stats/stats_reports.h"
+#include "analyzer/stats/sums.h"
+#include "apptracer/saturating.h"
+
+namespace apptracer {
+
+namespace {
+
+struct Work {
+  int64_t launches = 0;
+  int64_t copies = 0;
+  int64_t memsets = 0;
+  int64_t allocations = 0;
+  int64_t gpu_ns = 0;
+};
+
+enum class GroupBy { Module, Op };
+
+// A group's key: the module and phase, or the op.
+using GroupKey = std::pair<int64_t, trace::ModulePhase>;
+GroupKey key_of(const trace::FrameworkContext& context, GroupBy by) {
+  if (by == GroupBy::Op) return {context.op_id, trace::ModulePhase::None};
+  return {context.module_id, context.phase};
+}
+
+void add_gpu_time(Work& work, trace::NullableInt start, trace::NullableInt end) {
+  if (auto duration = recorded_ns(start, end)) work.gpu_ns = saturating_add(work.gpu_ns, *duration);
+}
+
+ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
+  const trace::FrameworkContexts& contexts = trace.framework_contexts();
+  if (!contexts.recorded()) {
+    return {{}, "no framework ranges: not a PyTorch program, or recorded with "
+                "APPTRACER_FRAMEWORK_CONTEXT=off or by an apptracer before schema 6"};
+  }
+  std::map<GroupKey, Work> groups;
+  auto group = [&](const trace::FrameworkContext& context) -> Work& {
+    return groups[key_of(context, by)];
+  };
+  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    Work& work = group(contexts.of_call(kernel.process, kernel.call_correlation_id));
+    ++work.launches;
+    add_gpu_time(work, kernel.gpu_start_ns, kernel.gpu_end_ns);
+  }
+  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+    Work& work = group(contexts.of_call(copy.process, copy.call_correlation_id));
+    ++work.copies;
+    add_gpu_time(work, copy.gpu_start_ns, copy.gpu_end_ns);
+  }
+  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+    Work& work = group(contexts.of_call(memset.process, memset.call_correlation_id));
+    ++work.memsets;
+    add_gpu_time(work, memset.gpu_start_ns, memset.gpu_end_ns);
+  }
+  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+    ++group(contexts.issued(allocation.process, allocation.alloc_tid, allocation.alloc_ns)).allocations;
+  }
+  for (const trace::Packed<SubAllocationRow>& block : trace.rows<SubAllocationRow>()) {
+    ++group(contexts.issued(block.process, block.alloc_tid, block.alloc_ns)).allocations;
+  }
+
+  std::vector<std::pair<GroupKey, Work>> rows(groups.begin(), groups.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.second.gpu_ns, a.second.launches) > std::tie(b.second.gpu_ns, b.second.launches);
+  });
+  int64_t all_launches = 0;
+  for (const auto& [key, work] : rows) all_launches += work.launches;
+
+  Table table{by == GroupBy::Module ? "modules" : "ops", {}, {}};
+  if (by == GroupBy::Module) {
+    table.columns = {"module", "phase"};
+  } else {
+    table.columns = {"op"};
+  }
+  table.columns.insert(table.columns.end(), {"launches", "launch_share", "copies", "memsets",
+                                             "allocations", "gpu_ns"});
+  for (const auto& [key, work] : rows) {
+    std::vector<Cell> row{key.first ? std::string(trace.string(key.first, "?")) : "(none)"};
+    if (by == GroupBy::Module) row.emplace_back(std::string(trace::to_string(key.second)));
+    row.emplace_back(work.launches);
+    row.emplace_back(all_launches ? static_cast<double>(work.launches) / all_launches : 0.0);
+    row.emplace_back(work.copies);
+    row.emplace_back(work.memsets);
+    row.emplace_back(work.allocations);
+    row.emplace_back(work.gpu_ns);
+    table.rows.push_back(std::move(row));
+  }
+  return {{std::move(table)}, {}};
+}
+
+}  // namespace
+
+ReportOutput modules_report(trace::Trace& trace) { return framework_report(trace, GroupBy::Module); }
+ReportOutput ops_report(trace::Trace& trace) { return framework_report(trace, GroupBy::Op); }
+
+}  // namespace apptracer

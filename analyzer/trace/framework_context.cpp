@@ -1,0 +1,136 @@
+#include "analyzer/trace/framework_context.h"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+
+#include "analyzer/trace/trace.h"
+
+namespace apptracer::trace {
+
+std::string_view to_string(ModulePhase phase) {
+  switch (phase) {
+    case ModulePhase::None: return "";
+    case ModulePhase::Forward: return "forward";
+    case ModulePhase::Backward: return "backward";
+    case ModulePhase::Scope: return "scope";
+  }
+  return "";
+}
+
+FrameworkContexts::FrameworkContexts(Trace& trace) {
+  if (!trace.db().has_table(FrameworkRangeRow::kTable)) return;
+  for (const Packed<FrameworkRangeRow>& row : trace.rows<FrameworkRangeRow>()) {
+    if (!row.tid) continue;
+    ThreadRanges& ranges = threads_[{row.process, *row.tid}];
+    Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()),
+                row.depth.value_or(0), row.name_id.value_or(0), row.seq.value_or(-1)};
+    switch (row.kind) {
+      case FrameworkRangeKind::Module: ranges.modules.push_back(range); break;
+      case FrameworkRangeKind::Op: ranges.ops.push_back(range); break;
+      case FrameworkRangeKind::Backward: ranges.backward.push_back(range); break;
+      case FrameworkRangeKind::Scope: ranges.scopes.push_back(range); break;
+    }
+  }
+  if (threads_.empty()) return;
+  auto by_start = [](const Range& a, const Range& b) {
+    return std::tie(a.start_ns, a.depth) < std::tie(b.start_ns, b.depth);
+  };
+  for (auto& [key, ranges] : threads_) {
+    for (std::vector<Range>* kind : {&ranges.modules, &ranges.ops, &ranges.backward, &ranges.scopes}) {
+      std::sort(kind->begin(), kind->end(), by_start);
+    }
+  }
+  // A backward node's module: the forward op that created it is the last
+  // one that started with its sequence number (later ops see the next one).
+  std::unordered_map<int64_t, int64_t> latest_start;
+  for (const auto& [key, ranges] : threads_) {
+    for (const Range& op : ranges.ops) {
+      if (op.seq < 0) continue;
+      const Range* module = innermost(ranges.modules, op.start_ns);
+      if (!module) continue;
+      int64_t node = node_key(key.first, op.seq);
+      auto [at, added] = latest_start.emplace(node, op.start_ns);
+      if (!added && at->second > op.start_ns) continue;
+      at->second = op.start_ns;
+      module_of_node_[node] = module->name_id;
+    }
+  }
+  // Streamed: a command that never reads the calls whole does not hold them twice.
+  trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+    calls_.push_back({call.process, call.correlation_id, call.tid, call.start_ns});
+  });
+  std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) {
+    return std::tie(a.process, a.correlation_id) < std::tie(b.process, b.correlation_id);
+  });
+}
+
+const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<Range>& ranges,
+                                                             int64_t ns) {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), ns,
+                                [](int64_t t, const Range& range) { return t < range.start_ns; });
+  // Ranges nest: walking back from the last one started, the first that
+  // still holds `ns` is the innermost; one no deeper than the shallowest
+  // seen so far is an ancestor's candidate, deeper ones are done siblings.
+  int64_t shallowest = std::numeric_limits<int64_t>::max();
+  for (auto it = after; it != ranges.begin();) {
+    --it;
+    if (it->depth >= shallowest) continue;
+    if (it->end_ns >= ns) return &*it;
+    shallowest = it->depth;
+    if (shallowest == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+const FrameworkContexts::ThreadRanges* FrameworkContexts::thread(ProcessId process,
+                                                                 int64_t tid) const {
+  auto found = threads_.find({process, tid});
+  return found == threads_.end() ? nullptr : &found->second;
+}
+
+FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, NullableInt ns) const {
+  FrameworkContext context;
+  if (!tid || !ns) return context;
+  const ThreadRanges* ranges = thread(process, *tid);
+  if (!ranges) return context;
+  const Range* backward = innermost(ranges->backward, *ns);
+  if (const Range* op = innermost(ranges->ops, *ns)) {
+    context.op_id = op->name_id;
+  } else if (backward) {
+    context.op_id = backward->name_id;
+  }
+  if (const Range* module = innermost(ranges->modules, *ns)) {
+    context.module_id = module->name_id;
+    context.phase = ModulePhase::Forward;
+  } else if (backward) {
+    auto created = backward->seq < 0 ? module_of_node_.end()
+                                      : module_of_node_.find(node_key(process, backward->seq));
+    if (created != module_of_node_.end()) {
+      context.module_id = created->second;
+      context.phase = ModulePhase::Backward;
+    }
+  }
+  if (context.phase == ModulePhase::None) {
+    if (const Range* scope = innermost(ranges->scopes, *ns)) {
+      context.module_id = scope->name_id;
+      context.phase = ModulePhase::Scope;
+    }
+  }
+  return context;
+}
+
+FrameworkContext FrameworkContexts::of_call(ProcessId process, NullableInt call_correlation_id) const {
+  if (!call_correlation_id || calls_.empty()) return {};
+  auto wanted = std::make_tuple(process, *call_correlation_id);
+  auto found = std::lower_bound(calls_.begin(), calls_.end(), wanted,
+                                [](const Call& call, const std::tuple<ProcessId, int64_t>& key) {
+                                  return std::make_tuple(call.process, call.correlation_id) < key;
+                                });
+  if (found == calls_.end() || found->process != process || found->correlation_id != *call_correlation_id) {
+    return {};
+  }
+  return issued(process, found->tid, found->start_ns);
+}
+
+}  // namespace apptracer::trace

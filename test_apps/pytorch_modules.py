@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""A ResNet-like PyTorch training run, and the check that its trace says
+which module and op issued each launch.
+
+    pytorch_modules.py run                     # the program (run under apptracer record)
+    pytorch_modules.py check TRACE APPTRACER   # exits 1 if an assertion fails
+
+The program trains a small residual network (bf16 autocast, SGD with
+momentum, a per-step loss.item()) for a few steps. The check reads
+`apptracer stats --report modules` and `--report ops`: at least 95% of the
+kernel launches have a module (forward, backward, or the optimizer's
+scope) and an op, the residual blocks' convolutions appear forward and
+backward by their dotted paths, and the tracer says its op callbacks
+attached. Exits 77 where torch or a GPU is missing.
+"""
+import csv
+import io
+import sqlite3
+import subprocess
+import sys
+
+STEPS = 6
+
+
+def run():
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, channels_in, channels, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(channels_in, channels, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(channels)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(channels, channels, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(channels)
+            self.downsample = None
+            if stride != 1 or channels_in != channels:
+                self.downsample = nn.Sequential(nn.Conv2d(channels_in, channels, 1, stride, bias=False),
+                                                nn.BatchNorm2d(channels))
+
+        def forward(self, x):
+            identity = x if self.downsample is None else self.downsample(x)
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return self.relu(out + identity)
+
+    class ResNetLike(nn.Module):
+        def __init__(self, classes=100):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 32, 3, 1, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(32)
+            self.relu = nn.ReLU(inplace=True)
+            self.layer1 = nn.Sequential(Block(32, 32, 1), Block(32, 32, 1))
+            self.layer2 = nn.Sequential(Block(32, 64, 2), Block(64, 64, 1))
+            self.layer3 = nn.Sequential(Block(64, 128, 2), Block(128, 128, 1))
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(128, classes)
+
+        def forward(self, x):
+            x = self.relu(self.bn1(self.conv1(x)))
+            x = self.layer3(self.layer2(self.layer1(x)))
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    torch.manual_seed(0)
+    model = ResNetLike().cuda().to(memory_format=torch.channels_last)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    images = torch.randn(32, 3, 64, 64).contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, 100, (32,))
+    for _ in range(STEPS):
+        x, y = images.cuda(non_blocking=True), labels.cuda(non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = loss_fn(model(x), y)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        print(f"pytorch_modules: loss {loss.item():.4f}")
+    torch.cuda.synchronize()
+    return 0
+
+
+def report(apptracer, path, name):
+    done = subprocess.run([apptracer, "stats", "--report", name, "--format", "csv", path],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"FAIL stats --report {name}: {done.stderr.strip()}")
+        return []
+    return list(csv.DictReader(io.StringIO(done.stdout)))
+
+
+def check(path, apptracer):
+    failures = []
+
+    def expect(ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            failures.append(what)
+
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    meta = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'framework_ranges.%'"))
+    expect(meta.get("framework_ranges.ops", "").startswith("attached"),
+           f"the op callbacks attached: {meta}")
+    modules = report(apptracer, path, "modules")
+    ops = report(apptracer, path, "ops")
+    for name, rows, key in (("module", modules, "module"), ("op", ops, "op")):
+        launches = sum(int(row["launches"]) for row in rows)
+        unattributed = sum(int(row["launches"]) for row in rows if row[key] == "(none)")
+        share = 1 - unattributed / launches if launches else 0
+        print(f"{name}: {launches - unattributed} of {launches} launches attributed ({share:.1%})")
+        expect(launches > 0 and share >= 0.95, f">= 95% of launches attributed to a {name}")
+    phases = {(row["module"], row["phase"]) for row in modules}
+    for module in ("layer1.0.conv1", "layer2.0.downsample.0", "fc"):
+        expect((module, "forward") in phases and (module, "backward") in phases,
+               f"{module} has launches forward and backward")
+    expect(any(phase == "scope" and "Optimizer.step" in module for module, phase in phases),
+           "the optimizer's step is a scope with launches")
+    op_names = {row["op"] for row in ops}
+    expect(any("conv" in op for op in op_names) and any("backward" in op.lower() for op in op_names),
+           f"convolution ops, forward and backward: {sorted(op_names)[:12]}")
+    print("top modules by GPU time:")
+    for row in modules[:8]:
+        print(f"  {row['module']:<28} {row['phase']:<9} {row['launches']:>6} launches "
+              f"{int(row['gpu_ns']) / 1e6:8.3f} ms")
+    return 1 if failures else 0
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "run":
+        try:
+            import torch
+        except ImportError:
+            print("no torch here")
+            return 77
+        if not torch.cuda.is_available():
+            print("no CUDA GPU for torch")
+            return 77
+        return run()
+    if len(sys.argv) == 4 and sys.argv[1] == "check":
+        return check(sys.argv[2], sys.argv[3])
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

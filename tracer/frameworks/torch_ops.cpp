@@ -1,0 +1,149 @@
+#include "frameworks/torch_ops.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <type_traits>
+
+#include "apptracer/records.h"
+#include "base/log.h"
+#include "frameworks/framework_ranges.h"
+#include "frameworks/sub_allocation_events.h"
+
+namespace apptracer::frameworks {
+
+namespace {
+
+// at::RecordScope values: stable since torch 1.10.
+constexpr size_t kScopeFunction = 0;
+constexpr size_t kScopeBackwardFunction = 1;
+constexpr size_t kScopeUserScope = 7;
+constexpr size_t kScopeCount = 10;
+
+// What the start callback returns: a std::unique_ptr<at::ObserverContext>,
+// always empty. A unique_ptr with the default deleter has one ABI whatever it
+// points to.
+struct NoContext {
+  virtual ~NoContext() = default;
+};
+using StartCallback = std::unique_ptr<NoContext> (*)(const void* record_function);
+using EndCallback = void (*)(const void* record_function, void* context);
+
+// at::RecordFunctionCallback's layout (unchanged since torch 1.10): passed by
+// value, so it must be trivially copyable with the same size.
+struct TorchCallback {
+  StartCallback start;
+  EndCallback end;
+  double sampling_probability;
+  std::array<bool, kScopeCount> scopes;
+  bool needs_inputs;
+  bool needs_outputs;
+  bool needs_ids;
+};
+static_assert(std::is_trivially_copyable_v<TorchCallback>);
+static_assert(sizeof(TorchCallback) == 40);
+
+constexpr const char* kTorchLibrary = "libtorch_cpu.so";
+constexpr const char* kAddGlobalCallback = "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE";
+constexpr const char* kRecordFunctionName = "_ZNK2at14RecordFunction4nameEv";
+
+// Torch versions whose RecordFunction layout is known: the prefix of
+// torch.__version__ and the byte offset of sequence_nr_ (measured with
+// offsetof against each version's headers; test_apps/torch_allocator_layout.py
+// re-derives it).
+struct KnownVersion {
+  const char* prefix;
+  long sequence_nr_offset;
+};
+constexpr KnownVersion kKnownVersions[] = {{"2.11.", 200}, {"2.15.", 200}};
+
+using NameFunction = const char* (*)(const void* record_function);
+NameFunction record_function_name = nullptr;
+long sequence_nr_offset = -1;
+
+int64_t sequence_nr(const void* record_function) {
+  int64_t seq;
+  std::memcpy(&seq, static_cast<const char*>(record_function) + sequence_nr_offset, sizeof seq);
+  return seq;
+}
+
+// Called by torch on the thread running the op, before and after it.
+template <FrameworkRangeKind kind>
+std::unique_ptr<NoContext> on_start(const void* record_function) {
+  const char* name = record_function_name(record_function);
+  push_range(kind, range_name(name ? name : ""), sequence_nr(record_function));
+  return nullptr;
+}
+
+template <FrameworkRangeKind kind>
+void on_end(const void*, void*) {
+  pop_range(kind);
+}
+
+template <FrameworkRangeKind kind>
+TorchCallback callback_for(size_t scope) {
+  TorchCallback callback{&on_start<kind>, &on_end<kind>, 1.0, {}, false, false, false};
+  callback.scopes[scope] = true;
+  return callback;
+}
+
+std::atomic<bool> attached{false};
+
+void report(OpsAttachStatus status, const std::string& what) {
+  if (status == OpsAttachStatus::Attached) {
+    log_debug("PyTorch ops: {}", what);
+  } else {
+    log_info("PyTorch ops: {}; launches are attributed to modules only, not to aten ops", what);
+  }
+  set_meta("framework_ranges.ops", what);
+}
+
+}  // namespace
+
+long torch_sequence_nr_offset(const std::string& torch_version) {
+  for (const KnownVersion& known : kKnownVersions) {
+    if (torch_version.rfind(known.prefix, 0) == 0) return known.sequence_nr_offset;
+  }
+  return -1;
+}
+
+OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
+  if (!ranges_recording()) return OpsAttachStatus::NotRecording;
+  if (attached.load()) return OpsAttachStatus::AlreadyAttached;
+  long offset = torch_sequence_nr_offset(torch_version);
+  if (offset < 0) {
+    report(OpsAttachStatus::UnknownVersion,
+           "not attached: torch " + torch_version + " is not a version apptracer knows");
+    return OpsAttachStatus::UnknownVersion;
+  }
+  void* library = dlopen(kTorchLibrary, RTLD_NOW | RTLD_NOLOAD);
+  using AddGlobalCallback = uint64_t (*)(TorchCallback callback);
+  auto add = library ? reinterpret_cast<AddGlobalCallback>(dlsym(library, kAddGlobalCallback))
+                     : nullptr;
+  auto name = library ? reinterpret_cast<NameFunction>(dlsym(library, kRecordFunctionName))
+                      : nullptr;
+  if (!add || !name) {
+    report(OpsAttachStatus::NoTorch, "not attached: no RecordFunction callbacks in libtorch_cpu.so");
+    return OpsAttachStatus::NoTorch;
+  }
+  // Once only: the callbacks stay for the life of the process.
+  if (attached.exchange(true)) return OpsAttachStatus::AlreadyAttached;
+  record_function_name = name;
+  sequence_nr_offset = offset;
+  try {
+    add(callback_for<FrameworkRangeKind::Op>(kScopeFunction));
+    add(callback_for<FrameworkRangeKind::Backward>(kScopeBackwardFunction));
+    add(callback_for<FrameworkRangeKind::Scope>(kScopeUserScope));
+  } catch (...) {
+    report(OpsAttachStatus::Failed, "not attached: torch refused the RecordFunction callbacks");
+    return OpsAttachStatus::Failed;
+  }
+  report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")");
+  return OpsAttachStatus::Attached;
+}
+
+}  // namespace apptracer::frameworks
