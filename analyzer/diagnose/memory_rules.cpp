@@ -266,9 +266,10 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
       Group& group = groups[key];
       group.items.push_back(i);
       group.bytes = saturating_add(group.bytes, item.bytes);
-      for (const memory::StepMemory& step : device.steps) {
-        if (item.alloc_ns >= step.start_ns && item.alloc_ns < step.end_ns) steps_seen[key].insert(step.number);
-      }
+      auto step = std::upper_bound(device.steps.begin(), device.steps.end(), item.alloc_ns,
+                                   [](int64_t ns, const memory::StepMemory& s) { return ns < s.start_ns; });
+      if (step != device.steps.begin() && item.alloc_ns < std::prev(step)->end_ns)
+        steps_seen[key].insert(std::prev(step)->number);
     }
     size_t steps = device.steps.size() - 1;
     for (const auto& [key, group] : groups) {

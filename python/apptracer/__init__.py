@@ -60,11 +60,14 @@ def _frame(rows, columns=None):
     """Rows of the analyzer's JSON as a DataFrame: a column whose values are
     all integers (or null) is Int64, not float64 with NaN."""
     import pandas
-    frame = pandas.DataFrame(rows, columns=columns)
+    # As objects first: pandas would make integers beside a null floats.
+    frame = pandas.DataFrame(rows, columns=columns, dtype=object)
     for name in frame.columns:
         values = [v for v in frame[name] if v is not None and v == v]
         if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
             frame[name] = frame[name].astype("Int64")
+        else:
+            frame[name] = frame[name].infer_objects()
     return frame
 
 
