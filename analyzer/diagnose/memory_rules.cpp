@@ -195,7 +195,8 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
     if (!item.last_use_ns) return std::nullopt;
     int64_t end = item.end_ns.value_or(facts.end_ns);
     if (end - *item.last_use_ns < context.limits.min_memory_idle_ns) return std::nullopt;
-    return std::make_pair(*item.last_use_ns, item.end_ns.value_or(INT64_MAX));
+    // Never freed: held to the end of the trace, not to the end of time.
+    return std::make_pair(*item.last_use_ns, end);
   });
   for (const auto& [key, group] : groups) {
     const MemoryItem& first = facts.memory_model.items[group.items.front()];

@@ -90,6 +90,17 @@ TEST_F(MemoryRules, MemoryHeldLongAfterItsLastUseThroughThePeak) {
   EXPECT_EQ(found[0].saving_bytes, 3 * kMiB);
 }
 
+// Never freed, it is held from its last use to the end of the trace.
+TEST_F(MemoryRules, MemoryNeverFreedIsHeldToTheTracesEnd) {
+  int64_t kept = device_buffer(3 * kMiB, 0);
+  kernel("last_touch", 2 * kMs, 1'000, {{kept, A::Write}});
+  transient_peak();
+  kernel("later", 60 * kMs, 1'000, {{sink(), A::Write}});
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("held up to 58"), std::string::npos) << found[0].what;
+}
+
 TEST_F(MemoryRules, AnAllocatorsCacheAtThePeak) {
   int64_t segment = device_buffer(8 * kMiB, 0);
   trace.add_block(segment, 0, kMiB, 100);
