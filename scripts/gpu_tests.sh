@@ -63,7 +63,7 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
     failed=$((failed + 1))
   fi
   # Which module and op issued each launch of a ResNet-like training run.
-  "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_modules.db" -- \
+  APPTRACER_FRAMEWORK_CONTEXT=on "$dist/bin/apptracer" record -f -o "$out/traces/pytorch_modules.db" -- \
     python3 "$dist/test_apps/pytorch_modules.py" run 2>&1 | tee -a "$out/gpu_tests.log"
   if python3 "$dist/test_apps/pytorch_modules.py" check "$out/traces/pytorch_modules.db" "$dist/bin/apptracer" \
       2>&1 | tee "$out/pytorch_modules.txt"; [ "${PIPESTATUS[0]}" -ne 0 ]; then

@@ -87,7 +87,7 @@ def check(bootstrap, probe, work):
         if not condition:
             failures.append(what)
 
-    ranges = run(bootstrap, probe, work)
+    ranges = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="on")
     pushes = collections.Counter((kind, name) for _, event, kind, name, _ in ranges if event == "push")
     modules = {name for kind, name in pushes if kind == "module"}
     expect(modules == {"Net", "features", "features.0", "features.0.conv", "features.0.act",

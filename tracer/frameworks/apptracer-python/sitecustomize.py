@@ -25,8 +25,8 @@ yourself: see docs/tracing.md). It
 
 It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so). Steps
-2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 with
-APPTRACER_FRAMEWORK_CONTEXT=off (=modules: module hooks only, no ops). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
+2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 runs only
+with APPTRACER_FRAMEWORK_CONTEXT=on (=modules: module hooks only, no ops). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
 it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
 allocation), as `apptracer record` does. It never raises into the program.
 """
@@ -304,6 +304,8 @@ if _mode == "per-buffer":
     # programs traced through LD_PRELOAD or CUDA_INJECTION64_PATH: XLA reads
     # it when its GPU backend starts, long after this runs.
     os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"
-_context = os.environ.get("APPTRACER_FRAMEWORK_CONTEXT", "on")
+# Off unless asked for: on a GPT-2-style training loop it made each step
+# 1.66x untraced where the rest of the tracer costs 1.18x (bench/RESULTS.md).
+_context = os.environ.get("APPTRACER_FRAMEWORK_CONTEXT", "off")
 if _mode != "off" or _context != "off":
     _install(_mode != "off", _context != "off")
