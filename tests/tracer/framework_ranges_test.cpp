@@ -38,7 +38,7 @@ class FrameworkRangeRowsTest : public StoreFixture {
   void write_and_finish(std::vector<Record> records) {
     store_->begin();
     store_->write(records.data(), records.size());
-    store_->end_pass();
+    store_->end_pass(UINT64_MAX);
     store_->finish();
     store_->commit();
   }

@@ -202,15 +202,15 @@ void TraceStore::write_thread(const Record& r) {
       .run();
 }
 
-void TraceStore::end_pass() {
+void TraceStore::end_pass(uint64_t drained_before) {
   kernels_->end_pass();
   memcpys_->end_pass();
   memsets_->end_pass();
   collectives_->end_pass();
-  flush_batches();
+  flush_batches(drained_before);
 }
 
-void TraceStore::flush_batches() {
+void TraceStore::flush_batches(uint64_t drained_before) {
   api_calls_->flush();
   syncs_.flush();
   stream_events_.flush();
@@ -222,7 +222,7 @@ void TraceStore::flush_batches() {
   kernels_->flush();
   memcpys_->flush();
   memsets_->flush();
-  sub_allocations_->end_pass();
+  sub_allocations_->end_pass(drained_before);
   exact_rows_->flush();
 }
 
@@ -238,7 +238,8 @@ void TraceStore::store_waiting() {
   for (const FrameworkRangeRow& open : framework_range_rows_.take_open()) {
     framework_ranges_.add(open);
   }
-  flush_batches();
+  // The program is ending: no record is still to come.
+  flush_batches(UINT64_MAX);
 }
 
 std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {

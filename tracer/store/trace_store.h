@@ -66,8 +66,9 @@ class TraceStore {
   void write_device(const DeviceInfo& device);
   void set_meta(const std::string& key, const std::string& value);
 
-  // Once per writer pass, inside its transaction.
-  void end_pass();
+  // Once per writer pass, inside its transaction: every thread's records
+  // from before drained_before have been written.
+  void end_pass(uint64_t drained_before);
   // Whether rows have been waiting a whole pass for their GPU activity.
   bool waiting_for_activity() const;
 
@@ -86,7 +87,7 @@ class TraceStore {
   void write_kernel_args(const Record& r);
   void write_thread(const Record& r);
   void write_graph_node(const Record& r);
-  void flush_batches();
+  void flush_batches(uint64_t drained_before);
 
   Database db_;
   StringTable& strings_;
