@@ -143,11 +143,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Nvtx:
         if (std::optional<NvtxRangeRow> row = nvtx_rows_.add(r)) nvtx_ranges_.add(*row);
         break;
-      case RecordType::FrameworkRange:
-        if (std::optional<FrameworkRangeRow> row = framework_range_rows_.add(r)) {
-          framework_ranges_.add(*row);
-        }
-        break;
+      case RecordType::FrameworkRange: framework_ranges_.add(framework_range_row(r)); break;
       case RecordType::GpuKernel: kernels_->write_activity(r); break;
       case RecordType::GpuMemcpy: memcpys_->write_activity(r); break;
       case RecordType::GpuMemset: memsets_->write_activity(r); break;
@@ -235,9 +231,6 @@ void TraceStore::store_waiting() {
   memcpys_->store_waiting();
   memsets_->store_waiting();
   for (const NvtxRangeRow& open : nvtx_rows_.take_open()) nvtx_ranges_.add(open);
-  for (const FrameworkRangeRow& open : framework_range_rows_.take_open()) {
-    framework_ranges_.add(open);
-  }
   // The program is ending: no record is still to come.
   flush_batches(UINT64_MAX);
 }
