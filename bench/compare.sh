@@ -21,6 +21,8 @@
 #   apptracer-no-host   the same with --host-allocations=off (the allocator not watched)
 #   apptracer-core the callbacks and the writer alone: --framework-allocators=off --host-allocations=off
 #   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
+#   apptracer-timing  apptracer as `apptracer record --level timing` sets it up (no launch
+#                   arguments, host blocks or framework blocks)
 #   apptracer-um=LIST   apptracer with --unified-memory=LIST (e.g. all, gpu-faults, off)
 #   bare-um=LIST        the bare subscriber enabling those unified-memory counters
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
@@ -65,6 +67,9 @@ run_variant() {
                             APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_HOST_ALLOCATIONS=off) ;;
     apptracer-core) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                          APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off APPTRACER_HOST_ALLOCATIONS=off) ;;
+    apptracer-timing) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                           APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off APPTRACER_HOST_ALLOCATIONS=off
+                           APPTRACER_KERNEL_ARGUMENTS=off) ;;
     apptracer-all) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                         APPTRACER_FORCE=1 APPTRACER_HOST_ALLOCATIONS=all) ;;
     apptracer-um=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"

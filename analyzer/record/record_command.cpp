@@ -91,6 +91,10 @@ struct RecordOptions {
   std::string framework_allocators = "hooks";
   std::string unified_memory;  // empty: the tracer's default
   bool self_cost = false;
+  // "timing": calls, kernels, copies, memsets and synchronizations only (no
+  // launch arguments, host blocks or framework blocks), the least the tracer
+  // can cost; "full": everything.
+  std::string level = "full";
   bool exact = false;
   std::string exact_path = "auto";  // auto, one-run, two-run
 };
@@ -109,6 +113,7 @@ Environment tracer_environment(const RecordOptions& options, const std::string& 
     env.emplace_back("APPTRACER_UNIFIED_MEMORY", options.unified_memory);
   }
   if (options.self_cost) env.emplace_back("APPTRACER_SELF_COST", "1");
+  if (options.level == "timing") env.emplace_back("APPTRACER_KERNEL_ARGUMENTS", "off");
   if (exact == ExactPath::OneRun) env.emplace_back("APPTRACER_EXACT", "1");
   add_framework_environment(env, options.framework_allocators, library);
   return env;
@@ -360,7 +365,13 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   auto output = written_files(cmd, "Trace file; %p expands to the process id, %h to the host name");
   output->path = options->output;
   output->output_option->capture_default_str();
-  cmd->add_option("--host-allocations", options->host_allocations,
+  auto* level = cmd->add_option("--level", options->level,
+                                "What is recorded: full (the data-flow graph's inputs too), or timing "
+                                "(calls, kernels, copies, memsets, syncs: no launch arguments, host "
+                                "blocks or tensor blocks; the cheapest, see docs/tracing.md)")
+                    ->check(CLI::IsMember({"full", "timing"}))
+                    ->capture_default_str();
+  auto* host_allocations = cmd->add_option("--host-allocations", options->host_allocations,
                   "Host blocks (malloc family, anonymous mmap) stored as allocations: those CUDA "
                   "touches, all of them (also in programs without CUDA), or off (allocator not "
                   "watched)")
@@ -369,7 +380,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--host-min-bytes", options->host_min_bytes,
                   "Smallest host block tracked; smaller ones are only counted (default 4096)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--framework-allocators", options->framework_allocators,
+  auto* framework_allocators = cmd->add_option("--framework-allocators", options->framework_allocators,
                   "Framework allocators' blocks: hooks (PyTorch's caching allocator and CuPy's "
                   "pool report each tensor), per-buffer (also make JAX/XLA allocate each buffer "
                   "through CUDA: slower), off (seen as their CUDA segments only)")
@@ -397,9 +408,19 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"auto", "one-run", "two-run"}))
       ->capture_default_str();
   cmd->add_option("command", *command, "The program and its arguments (after --)")->required();
-  cmd->callback([&result, options, command, output] {
+  cmd->callback([&result, options, command, output, level, host_allocations, framework_allocators] {
     options->output = output->path;
     options->force = output->force;
+    if (options->level == "timing") {
+      for (CLI::Option* asked : {host_allocations, framework_allocators}) {
+        if (asked->count() > 0) {
+          throw CLI::ValidationError(level->get_name(), "--level timing records no host or tensor blocks: leave " +
+                                                            asked->get_name() + " out");
+        }
+      }
+      options->host_allocations = "off";
+      options->framework_allocators = "off";
+    }
     result = [options, command] { return run_recorded(*command, *options); };
   });
 }

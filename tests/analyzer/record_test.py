@@ -235,6 +235,22 @@ def check_record(apptracer, work):
     expect(run.returncode != 0 and "framework-allocators" in run.stderr,
            f"an unknown mode is refused: {run.stderr!r}")
 
+    # --level timing: no launch arguments, host blocks or tensor blocks (no
+    # Python bootstrap); it refuses the options it sets itself.
+    show = 'echo "$APPTRACER_KERNEL_ARGUMENTS|$APPTRACER_HOST_ALLOCATIONS|$APPTRACER_FRAMEWORK_ALLOCATORS|$PYTHONPATH"'
+    run = subprocess.run([apptracer, "record", "--level", "timing", "-o", os.path.join(work, "t-%p.db"), "--",
+                          "sh", "-c", show], capture_output=True, text=True, timeout=60,
+                         env=dict(os.environ, PYTHONPATH="/theirs"))
+    expect(run.returncode == 0 and run.stdout.strip() == "off|off|off|/theirs",
+           f"--level timing: environment {run.stdout!r} {run.stderr!r}")
+    run = subprocess.run([apptracer, "record", "-o", os.path.join(work, "u-%p.db"), "--", "sh", "-c", show],
+                         capture_output=True, text=True, timeout=60)
+    expect(run.returncode == 0 and run.stdout.startswith("|touched|hooks|"),
+           f"the full level by default: environment {run.stdout!r}")
+    run = record(apptracer, "--level", "timing", "--host-allocations", "all", "--", "true")
+    expect(run.returncode == 2 and "--host-allocations" in run.stderr and len(run.stderr.splitlines()) == 1,
+           f"--level timing with --host-allocations is refused: {run.returncode} {run.stderr!r}")
+
     # --exact, two runs: the program runs normally, then under the sanitizer
     # alone; its exit status is the first run's. A program that launched no
     # kernel needs no join.

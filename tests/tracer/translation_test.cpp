@@ -387,6 +387,23 @@ TEST_F(LaunchTranslationTest, ADriverLaunchSendsItsPointerWordsAfterIt) {
   EXPECT_EQ(records[2].api.stream, 100 + 9);
 }
 
+// --level timing (APPTRACER_KERNEL_ARGUMENTS=off): the launch is recorded,
+// its arguments are not read.
+TEST_F(LaunchTranslationTest, WithoutKernelArgumentsALaunchIsRecordedAlone) {
+  ctx_.kernel_arguments = false;
+  uint64_t out = 0x7f0000100000, in = 0x7f0000100040;
+  int n = 7;
+  void* params[] = {&out, &in, &n};
+  cuLaunchKernel_params p{(CUfunction)function_, 4, 2, 1, 128, 1, 1, 64,
+                          reinterpret_cast<CUstream>(0x9), params, nullptr};
+  auto records = call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuLaunchKernel), "cuLaunchKernel", p);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].type, RecordType::Kernel);
+  EXPECT_FALSE(records[0].kernel.args_captured);
+  EXPECT_EQ(records[0].kernel.arg_words, 0);
+  EXPECT_TRUE(of_type(records, RecordType::KernelArgs).empty());
+}
+
 TEST_F(LaunchTranslationTest, PointersInsideAStructPassedByValueAreFound) {
   LaunchedFunction& f = cuda_.functions[function_];
   f.param_offsets = {0};

@@ -113,6 +113,7 @@ Config Config::from_environment() {
     }
   }
   if (const char* v = env("APPTRACER_UNIFIED_MEMORY")) config.unified_memory = v;
+  if (const char* v = env("APPTRACER_KERNEL_ARGUMENTS")) config.kernel_arguments = std::string(v) != "off";
   if (const char* v = env("APPTRACER_FRAMEWORK_CONTEXT")) {
     config.every_framework_range = std::string(v) == "all";
   }
@@ -133,6 +134,7 @@ std::string Config::describe() const {
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) + (self_cost ? " self_cost=1" : "") +
          (every_framework_range ? " framework_context=all" : "") +
+         (kernel_arguments ? "" : " kernel_arguments=off") +
          (exact == ExactMode::Off
               ? std::string()
               : std::string(" exact=") + to_string(exact) +

@@ -53,6 +53,9 @@ struct Config {
   std::string unified_memory;
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
+  // APPTRACER_KERNEL_ARGUMENTS=off: launches' arguments are not read (no
+  // kernel_args rows: kernels are timed, what they touch is unknown).
+  bool kernel_arguments = true;
   // APPTRACER_FRAMEWORK_CONTEXT=all: every framework range is recorded, also
   // those in which the thread recorded nothing else (frameworks/framework_ranges.h).
   bool every_framework_range = false;

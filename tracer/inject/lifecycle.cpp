@@ -276,7 +276,7 @@ void start(const Config& given) {
   state.writer->set_thread_start(mark_tracer_thread);
   auto* queries = new LiveCudaQueries(strings());
   state.capture_context = new CaptureContext{*state.buffers, allocations(), strings(), *queries, now_ns,
-                                       nullptr};
+                                       nullptr, config.kernel_arguments};
   CaptureHooks hooks{on_context_created, set_meta, (new std::string(config.unified_memory))->c_str()};
   std::string why_not = "CUPTI is not used in the sanitizer-only run of --exact";
   if (!sanitizer_only) state.callbacks_active = subscribe_callbacks(*state.capture_context, hooks, why_not);

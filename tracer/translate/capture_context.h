@@ -64,6 +64,9 @@ struct CaptureContext {
   // Host blocks' address span (host/), or nullptr when host memory is not
   // watched: parameter words inside it may point to host memory.
   const AddressRegions* host_blocks = nullptr;
+  // Launches' pointer arguments are read (APPTRACER_KERNEL_ARGUMENTS): off,
+  // kernels are timed but what memory they touch is unknown.
+  bool kernel_arguments = true;
 };
 
 }  // namespace apptracer

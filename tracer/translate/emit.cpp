@@ -217,7 +217,7 @@ void emit_kernel(CallSite& call, const void* function, const LaunchValues& launc
                  void** kernel_params, void** extra) {
   if (call.captured) return;
   const LaunchedFunction& info = call.ctx.cuda.function(function, call.data->symbolName);
-  bool args_read = kernel_params || extra;
+  bool args_read = call.ctx.kernel_arguments && (kernel_params || extra);
   ArgWords args;
   if (args_read) {
     self_cost::Timer timer(self_cost::Site::KernelArguments);

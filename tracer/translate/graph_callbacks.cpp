@@ -35,7 +35,7 @@ void read_kernel(CaptureContext& ctx, CUgraphNode node, GraphNodeRecord& n, ArgW
   k.block[2] = p.blockDimZ;
   k.dynamic_shared_bytes = p.sharedMemBytes;
   // The node owns copies of the argument values; they stay valid while we read.
-  k.args_captured = p.kernelParams || p.extra;
+  k.args_captured = ctx.kernel_arguments && (p.kernelParams || p.extra);
   if (k.args_captured) gather_arg_words(ctx, info, p.kernelParams, p.extra, args);
   n.has_params = true;
 }
