@@ -36,8 +36,8 @@ struct OwnerSeries {
   std::vector<std::vector<int64_t>> bytes;  // per owner, at each time
 };
 
-// Every owner's bytes after each change, then at most `points` times: in
-// each of `points` equal stretches the time most was in use.
+// Every owner's bytes after each change, kept at most `points` times: in
+// each of `points` equal stretches of time, the moment most was in use.
 OwnerSeries owner_series(const memory::MemoryModel& model, const memory::DeviceMemory& device, size_t points) {
   std::map<std::string, size_t> index;
   std::vector<std::tuple<int64_t, size_t, int64_t>> changes;  // ns, owner, bytes
@@ -49,48 +49,35 @@ OwnerSeries owner_series(const memory::MemoryModel& model, const memory::DeviceM
       if (item.end_ns) changes.emplace_back(*item.end_ns, o, -bytes);
     }
   }
+  OwnerSeries out;
+  out.owners.resize(index.size());
+  out.bytes.assign(index.size(), {});
+  for (const auto& [owner, o] : index) out.owners[o] = owner;
+  if (changes.empty()) return out;
   std::stable_sort(changes.begin(), changes.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  OwnerSeries all;
-  all.owners.resize(index.size());
-  for (const auto& [owner, o] : index) all.owners[o] = owner;
+  double first = static_cast<double>(std::get<0>(changes.front()));
+  double width = (static_cast<double>(std::get<0>(changes.back())) - first) / static_cast<double>(std::max<size_t>(1, points)) + 1;
   std::vector<int64_t> now(index.size(), 0);
-  std::vector<std::vector<int64_t>> states;
+  size_t bin = SIZE_MAX;
+  int64_t kept_total = INT64_MIN;
   for (size_t i = 0; i < changes.size(); ++i) {
     auto [ns, owner, bytes] = changes[i];
     now[owner] = saturating_add(now[owner], bytes);
     if (i + 1 < changes.size() && std::get<0>(changes[i + 1]) == ns) continue;  // one point per time
-    all.times.push_back(ns);
-    states.push_back(now);
-  }
-  std::vector<size_t> kept;
-  if (states.size() <= points) {
-    for (size_t i = 0; i < states.size(); ++i) kept.push_back(i);
-  } else {
-    auto total = [&](size_t i) {
-      int64_t sum = 0;
-      for (int64_t b : states[i]) sum = saturating_add(sum, b);
-      return sum;
-    };
-    double first = static_cast<double>(all.times.front());
-    double width = (static_cast<double>(all.times.back()) - first) / static_cast<double>(points) + 1;
-    for (size_t i = 0; i < states.size(); ++i) {
-      size_t bin = static_cast<size_t>((static_cast<double>(all.times[i]) - first) / width);
-      size_t last_bin = kept.empty() ? SIZE_MAX
-                                     : static_cast<size_t>((static_cast<double>(all.times[kept.back()]) - first) / width);
-      if (bin != last_bin) {
-        kept.push_back(i);
-      } else if (total(i) > total(kept.back())) {
-        kept.back() = i;
-      }
+    int64_t total = 0;
+    for (int64_t b : now) total = saturating_add(total, b);
+    size_t at = static_cast<size_t>((static_cast<double>(ns) - first) / width);
+    if (at == bin && total <= kept_total) continue;
+    if (at != bin) {
+      out.times.push_back(ns);
+      for (size_t o = 0; o < now.size(); ++o) out.bytes[o].push_back(now[o]);
+    } else {
+      out.times.back() = ns;
+      for (size_t o = 0; o < now.size(); ++o) out.bytes[o].back() = now[o];
     }
-  }
-  OwnerSeries out;
-  out.owners = all.owners;
-  out.bytes.assign(out.owners.size(), {});
-  for (size_t i : kept) {
-    out.times.push_back(all.times[i]);
-    for (size_t o = 0; o < out.owners.size(); ++o) out.bytes[o].push_back(states[i][o]);
+    bin = at;
+    kept_total = total;
   }
   return out;
 }

@@ -349,9 +349,9 @@ json perfetto_json(trace::Trace& trace) {
 }
 
 // What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
-// steady steps where the program has them. On a Trace of its own, which
-// diagnose_trace limits to those steps; the rest of the report is the
-// whole run's.
+// steady steps where the program has them. On a Trace of its own (with its
+// own rows, freed on return), which diagnose_trace limits to those steps;
+// the rest of the report is the whole run's.
 diagnose::Diagnosis steady_diagnosis(trace::Trace& trace, const std::string& system_file, Progress* progress) {
   trace::Trace steady(trace.db(), trace.path());
   diagnose::DiagnosisRequest request;
@@ -363,9 +363,13 @@ diagnose::Diagnosis steady_diagnosis(trace::Trace& trace, const std::string& sys
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
                  Progress* progress) {
+  // The diagnosis and the what-if replays first, one after the other, so
+  // each one's graph is freed before the next, and the whole run's, are built.
+  diagnose::Diagnosis diagnosis = steady_diagnosis(trace, system_file, progress);
+  show_phase(progress, "what-if");
+  json whatif = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
   TraceFacts facts = diagnose::read_trace_facts(trace, progress);
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
-  diagnose::Diagnosis diagnosis = steady_diagnosis(trace, system_file, progress);
   show_phase(progress, "analyses");
   json analyses = json::array();
   for (const Table& table : diagnose::all_analyses(facts, diagnose::Thresholds{})) {
@@ -376,10 +380,6 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   json perfetto = perfetto_json(trace);  // shows its own progress: "report: timeline"
   show_phase(progress, "memory");
   json memory = memory_section(trace, facts.graph, kSeriesPointLimit);
-  bool managed = std::any_of(facts.allocations.begin(), facts.allocations.end(),
-                             [](const diagnose::Allocation& a) { return a.kind == AllocKind::Managed; });
-  show_phase(progress, "what-if");
-  json whatif = {{"runs", whatif_runs(trace, system_file, managed)}, {"stored", stored_whatif_tables(trace.db())}};
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
   const std::vector<diagnose::Finding>& found = diagnosis.findings;

@@ -20,15 +20,22 @@ std::string joined(const std::vector<std::string>& words) {
   return text;
 }
 
+bool has_managed_memory(trace::Trace& trace) {
+  for (const auto& row : trace.rows<AllocationRow>()) {
+    if (row.kind == AllocKind::Managed) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
-json whatif_runs(trace::Trace& trace, const std::string& system_file, bool has_managed_memory) {
+json whatif_runs(trace::Trace& trace, const std::string& system_file) {
   if (system_file.empty()) return nullptr;
   std::vector<whatif::WhatifOptions> scenarios(4);
   scenarios[1].pin = true;
   scenarios[2].overlap = true;
   scenarios[3].pin = scenarios[3].overlap = true;
-  if (has_managed_memory) scenarios.emplace_back().prefetch_managed = true;
+  if (has_managed_memory(trace)) scenarios.emplace_back().prefetch_managed = true;
   json runs = json::array();
   json out = {{"system", system_file}};
   for (whatif::WhatifOptions& options : scenarios) {

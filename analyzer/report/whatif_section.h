@@ -17,7 +17,7 @@ namespace apptracer::report {
 // "predicted_ns", "baseline_ns", "phases": [{"name", "count", "recorded_ns",
 // "predicted_ns"}], "tables" (whatif's), "notes"} or {"changes", "error"}]};
 // null without a system file.
-nlohmann::json whatif_runs(trace::Trace& trace, const std::string& system_file, bool has_managed_memory);
+nlohmann::json whatif_runs(trace::Trace& trace, const std::string& system_file);
 
 // The whatif_* tables `whatif --store` wrote into the trace, as they are;
 // only declared ones, which open_trace checked are tables (a view of another
