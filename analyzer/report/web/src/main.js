@@ -314,7 +314,8 @@ function analyses() {
     for (const t of data.analyses) {
       parts.push(el('h3', { text: t.name.replaceAll('_', ' ') }));
       if (t.name === 'memory_bandwidth') {
-        parts.push(el('p', { class: 'note', text: 'mean: bytes over the copies\' GPU time; p95 over busy time: the rate the copies ran at or below for 95% of their GPU time.' }));
+        parts.push(el('p', { class: 'note', text: 'mean: bytes over the copies\' GPU time; p95 over busy time: the rate the copies ran at or below ' +
+          'for 95% of their GPU time. Both are GPU-timed: a pageable copy\'s leaves out the CPU\'s staging, and can exceed its path\'s peak (Transfers says why).' }));
       }
       parts.push(t.rows.length ? dataTable(t.columns, t.rows) : empty('nothing to show'));
     }
