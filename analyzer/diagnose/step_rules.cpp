@@ -67,6 +67,29 @@ struct KernelLaunches {
   int64_t launches = 0, gpu = 0, calls = 0, call_ns = 0;
 };
 
+// The part of a model a launch is charged to in a launch-bound finding: the
+// outermost child of the model its module lies in ("layer1" for
+// "layer1.0.conv1"), a scope whole ("Optimizer.step#SGD.step").
+std::string_view model_part(std::string_view module, trace::ModulePhase phase) {
+  if (phase == trace::ModulePhase::Scope) return module;
+  return module.substr(0, module.find('.'));
+}
+
+// "; most kernels from layer1 (31%), layer2 (24%), layer4 (20%)" where the
+// trace says which module launched at least half of them, else "".
+std::string most_launched_by(const std::map<std::string_view, int64_t>& by_part, int64_t attributed,
+                             int64_t kernels) {
+  if (attributed == 0 || 2 * attributed < kernels) return "";
+  std::vector<std::pair<std::string_view, int64_t>> ranked(by_part.begin(), by_part.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text = "; most kernels from ";
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
+    text += (i ? ", " : "") + std::string(ranked[i].first) + " (" +
+            std::to_string(100 * ranked[i].second / kernels) + "%)";
+  }
+  return text;
+}
+
 std::string launch_bound_fix(Framework framework, bool in_graphs) {
   if (in_graphs) {
     switch (framework) {
@@ -149,6 +172,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   };
   // The kernels issued in the spans, by name; a graph launch counts once.
   std::map<std::string_view, KernelLaunches> by_name;
+  // Kernels by the part of the model that launched them, where the trace knows it.
+  std::map<std::string_view, int64_t> by_part;
+  int64_t attributed = 0;
   std::set<int64_t> graph_launches;
   int64_t launches = 0, graph_kernels = 0;
   Finding f;
@@ -158,6 +184,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     if (!issued_inside(row, issued)) continue;
     KernelLaunches& entry = by_name[k.name];
     ++entry.launches;
+    if (!k.module.empty()) {
+      ++by_part[model_part(k.module, k.module_phase)];
+      ++attributed;
+    }
     entry.gpu = saturating_add(entry.gpu, k.gpu_ns());
     if (row.launch_kind == LaunchKind::Graph) {
       ++graph_kernels;
@@ -191,6 +221,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            (in_graphs ? " graph and kernel launches" : " launches") + per +
            " from the host, one every " + format_ns(wall / std::max<int64_t>(launches, 1)) +
            ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them";
+  f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
   int64_t nodes = kernels - graph_kernels;
   int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * context.limits.graph_node_ns);

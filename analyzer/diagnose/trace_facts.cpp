@@ -183,8 +183,16 @@ class Reader {
 
   void read_kernels() {
     facts_.kernels.reserve(trace_.rows<KernelRow>().size());
+    const trace::FrameworkContexts& contexts = trace_.framework_contexts();
     for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
-      facts_.kernels.push_back({&row, name(row.demangled_id ? row.demangled_id : row.name_id, "kernel")});
+      Kernel& kernel = facts_.kernels.emplace_back();
+      kernel.row = &row;
+      kernel.name = name(row.demangled_id ? row.demangled_id : row.name_id, "kernel");
+      if (contexts.recorded()) {
+        trace::FrameworkContext context = contexts.of_call(row.process, row.call_correlation_id);
+        if (context.module_id) kernel.module = name(context.module_id, "");
+        kernel.module_phase = context.phase;
+      }
       widen(row.gpu_start_ns, row.process);
       widen(row.gpu_end_ns, row.process);
     }

@@ -18,6 +18,7 @@
 
 #include "analyzer/ranks/stragglers.h"
 #include "analyzer/trace/framework.h"
+#include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
@@ -78,6 +79,10 @@ struct Transfer {
 struct Kernel {
   const trace::Packed<KernelRow>* row = nullptr;
   std::string_view name;  // the demangled name where the trace has it
+  // The framework module that launched it ("" where the trace has no
+  // framework ranges or none was running: analyzer/trace/framework_context.h).
+  std::string_view module;
+  trace::ModulePhase module_phase = trace::ModulePhase::None;
   bool timed() const { return row->gpu_start_ns && row->gpu_end_ns; }
   int64_t gpu_ns() const { return timed() ? elapsed_ns(*row->gpu_start_ns, *row->gpu_end_ns) : 0; }
 };

@@ -339,11 +339,36 @@ TEST_F(HostRules, LaunchBoundKernels) {
   EXPECT_EQ(found[0].cost_ns, 149 * 3'000);
   EXPECT_EQ(found[0].saving_ns, 149 * 3'000 - 150 * 1'000);
   EXPECT_NE(found[0].what.find("the run is launch-bound: GPU busy 40%"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].what.find("most kernels from"), std::string::npos) << "no modules recorded";
   EXPECT_EQ(rows_of(found[0], "kernels").size(), 64u);  // the evidence limit
   EXPECT_NE(found[0].fix.find("CUDA graph"), std::string::npos);
   ASSERT_EQ(found[0].details.rows.size(), 10u);
   EXPECT_EQ(found[0].details.rows[0], (std::vector<Cell>{std::string("k0()"), int64_t{2},
                                                          int64_t{2'000}, int64_t{1'500}}));
+}
+
+// Where the trace has PyTorch's module ranges, the finding says which parts
+// of the model launched most: the first 90 launches come from inside
+// layer1.0.conv, the other 60 from layer2.1, all inside the model (Net).
+TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  auto module = [&](const std::string& name, int64_t start, int64_t end, int64_t depth) {
+    testing::FrameworkRangeRow range;
+    range.kind = FrameworkRangeKind::Module;
+    range.name = name;
+    range.start_ns = start;
+    range.end_ns = end;
+    range.depth = depth;
+    trace.add(range);
+  };
+  module("Net", 0, 2'000'000, 0);
+  module("layer1.0.conv", 0, 456'000, 1);
+  module("layer2.1", 456'000, 2'000'000, 1);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; most kernels from layer1 (60%), layer2 (40%)"), std::string::npos)
+      << found[0].what;
 }
 
 // A tight launch loop: each 2 us launch call ends 4 us before its 1 us

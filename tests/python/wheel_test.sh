@@ -6,12 +6,14 @@
 # bundled traces and the notebook-style example headless, checking what it
 # prints.
 #
-#   wheel_test.sh SOURCE_DIR WORK_DIR CUDA_TOOLKIT_ROOT
+#   wheel_test.sh SOURCE_DIR WORK_DIR CUDA_TOOLKIT_ROOT WHEEL_BUILD_DIR
 #
-# WORK_DIR keeps the CMake build between runs (incremental). Exit 77
-# (skipped) only when PyPI cannot be reached.
+# WHEEL_BUILD_DIR keeps the wheel's CMake build between runs; beside the test
+# build and with its build type, it compiles little: ccache has the test
+# build's objects (scripts/compiler_cache.sh). Exit 77 (skipped) only when
+# PyPI cannot be reached.
 set -euo pipefail
-src=$1 work=$2 cuda_root=$3
+src=$1 work=$2 cuda_root=$3 wheel_build=$4
 mkdir -p "$work"
 cd "$work"
 
@@ -24,7 +26,8 @@ if ! python3 -m pip download -q --no-deps --disable-pip-version-check -d "$work/
 fi
 
 rm -rf wheelhouse
-CUDA_HOME=$cuda_root WHEEL_BUILD_DIR="$work/cmake-build" "$src/scripts/build_wheel.sh" wheelhouse
+CUDA_HOME=$cuda_root WHEEL_BUILD_DIR="$wheel_build" WHEEL_BUILD_TYPE=RelWithDebInfo \
+  "$src/scripts/build_wheel.sh" wheelhouse
 wheel=$(ls wheelhouse/apptracer-*manylinux*.whl) || fail "auditwheel made no manylinux wheel"
 contents=$(python3 -m zipfile -l "$wheel")
 for shipped in apptracer/bin/apptracer apptracer/lib/libapptracer.so \

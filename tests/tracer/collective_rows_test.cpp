@@ -123,7 +123,7 @@ class CollectiveRowsTest : public StoreFixture {
   void write(std::vector<Record> records) {
     store_->begin();
     store_->write(records.data(), records.size());
-    store_->end_pass();
+    store_->end_pass(UINT64_MAX);
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
   }

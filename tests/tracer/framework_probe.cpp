@@ -3,6 +3,7 @@
 // record): the real framework entry points are linked in, and record into
 // buffers this library drains as text.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -42,26 +43,33 @@ const char* kind_name(apptracer::FrameworkRangeKind kind) {
 
 }  // namespace
 
-// Framework ranges are recorded from now on.
+// Framework ranges are recorded from now on; every one of them where
+// APPTRACER_FRAMEWORK_CONTEXT=all, as the tracer reads it.
 extern "C" __attribute__((visibility("default"))) void framework_probe_start() {
-  apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings()});
+  const char* context = std::getenv("APPTRACER_FRAMEWORK_CONTEXT");
+  bool every_range = context && std::string(context) == "all";
+  apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings(), every_range});
 }
 
-// The ranges recorded since the last take, one line each: "TID push KIND
-// NAME<tab>SEQ" or "TID pop KIND"; returns the text's length.
+// Work the calling thread records, as a launch would be (an empty record).
+extern "C" __attribute__((visibility("default"))) void framework_probe_work() {
+  apptracer::Record r{};
+  r.type = apptracer::RecordType::Kernel;
+  buffers().append(r);
+}
+
+// The ranges recorded since the last take, one line each, in the order they
+// ended: "TID KIND START END DEPTH SEQ NAME"; returns the text's length.
 extern "C" __attribute__((visibility("default"))) size_t framework_probe_pending() {
   buffers().drain([&](const apptracer::Record* records, size_t count) {
     for (size_t i = 0; i < count; ++i) {
       const apptracer::Record& r = records[i];
       if (r.type != apptracer::RecordType::FrameworkRange) continue;
       const apptracer::FrameworkRangeRecord& f = r.framework_range;
-      pending() += std::to_string(r.tid);
-      if (f.event == apptracer::FrameworkRangeEvent::Push) {
-        pending() += std::string(" push ") + kind_name(f.kind) + " " + strings().text(f.name_id) +
-                     "\t" + std::to_string(f.seq) + "\n";
-      } else {
-        pending() += std::string(" pop ") + kind_name(f.kind) + "\n";
-      }
+      pending() += std::to_string(r.tid) + " " + kind_name(f.kind) + " " +
+                   std::to_string(f.start_ns) + " " + std::to_string(f.end_ns) + " " +
+                   std::to_string(f.depth) + " " + std::to_string(f.seq) + " " +
+                   strings().text(f.name_id) + "\n";
     }
   });
   return pending().size();

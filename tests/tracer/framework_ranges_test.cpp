@@ -20,25 +20,18 @@ class FrameworkRangeRowsTest : public StoreFixture {
  protected:
   FrameworkRangeRowsTest() : StoreFixture("framework-ranges") {}
 
-  static Record push(FrameworkRangeKind kind, uint32_t name_id, uint64_t ns, uint32_t tid = 1,
-                     int64_t seq = -1) {
+  static Record range(FrameworkRangeKind kind, uint32_t name_id, uint64_t start, uint64_t end,
+                      uint32_t depth, uint32_t tid = 1, int64_t seq = -1) {
     Record r{};
     r.type = RecordType::FrameworkRange;
     r.tid = tid;
-    r.framework_range = {ns, seq, name_id, kind, FrameworkRangeEvent::Push};
-    return r;
-  }
-  static Record pop(FrameworkRangeKind kind, uint64_t ns, uint32_t tid = 1) {
-    Record r{};
-    r.type = RecordType::FrameworkRange;
-    r.tid = tid;
-    r.framework_range = {ns, -1, 0, kind, FrameworkRangeEvent::Pop};
+    r.framework_range = {start, end, seq, name_id, depth, kind};
     return r;
   }
   void write_and_finish(std::vector<Record> records) {
     store_->begin();
     store_->write(records.data(), records.size());
-    store_->end_pass();
+    store_->end_pass(UINT64_MAX);
     store_->finish();
     store_->commit();
   }
@@ -60,26 +53,20 @@ class FrameworkRangeRowsTest : public StoreFixture {
   }
 };
 
-TEST_F(FrameworkRangeRowsTest, PushesPairWithTheNextPopOfTheirKindOnTheirThread) {
+// Ranges come whole, inner ones first (each is recorded as it ends).
+TEST_F(FrameworkRangeRowsTest, RangesAreRowsAsRecorded) {
   using K = FrameworkRangeKind;
   write_and_finish({
-      push(K::Module, 7, 100),             // layer1 on thread 1
-      push(K::Op, 8, 110, 1, 42),          // an op inside it, seq 42
-      push(K::Module, 9, 115),             // a child module: depth 1 among modules
-      push(K::Op, 8, 120, 2),              // thread 2's op: its own stack
-      pop(K::Module, 130),                 // closes module 9, not the op
-      pop(K::Op, 140),                     // closes thread 1's op
-      pop(K::Op, 150, 2),
-      pop(K::Module, 160),                 // closes module 7
-      pop(K::Backward, 170),               // nothing pushed: nothing closed
-      push(K::Backward, 10, 180, 1, 42),   // still open at the end
+      range(K::Op, 8, 110, 140, 0, 1, 42),  // an op inside layer1, seq 42
+      range(K::Module, 9, 115, 130, 1),     // a child module: depth 1 among modules
+      range(K::Op, 8, 120, 150, 0, 2),      // thread 2's op
+      range(K::Module, 7, 100, 160, 0),     // layer1 on thread 1
   });
   EXPECT_EQ(rows(), (std::vector<std::string>{
                         "1 7 1 0 -1 100..160",
                         "2 8 1 0 42 110..140",
                         "1 9 1 1 -1 115..130",
                         "2 8 2 0 -1 120..150",
-                        "3 10 1 0 42 180..-1",
                     }));
 }
 
@@ -105,40 +92,91 @@ std::vector<FrameworkRangeRecord> drained_ranges() {
   return out;
 }
 
-TEST(FrameworkRanges, AreRecordedOnTheCallingThreadWithInternedNames) {
+uint64_t fake_now = 0;
+uint64_t ticking_clock() { return fake_now += 10; }
+
+// Something else recorded on the calling thread, as a launch would be.
+void record_launch() {
+  Record r{};
+  r.type = RecordType::Kernel;
+  buffers().append(r);
+}
+
+uint32_t name_add(const void*) { return frameworks::range_name("aten::add_"); }
+
+TEST(FrameworkRanges, OnlyRangesInWhichSomethingWasRecordedAreKept) {
   StringTable strings;
-  frameworks::start_recording({&buffers(), fixed_clock, nullptr, &strings});
+  fake_now = 0;
+  frameworks::start_recording({&buffers(), ticking_clock, nullptr, &strings});
   uint32_t conv = frameworks::range_name("layer1.0.conv2");
   EXPECT_NE(conv, 0u);
   EXPECT_EQ(frameworks::range_name("layer1.0.conv2"), conv) << "one id per name";
   EXPECT_EQ(strings.text(conv), "layer1.0.conv2");
-  EXPECT_TRUE(frameworks::push_range(FrameworkRangeKind::Module, conv));
-  EXPECT_TRUE(frameworks::push_range(FrameworkRangeKind::Op, frameworks::range_name("aten::add_"), 5));
-  EXPECT_TRUE(frameworks::pop_range(FrameworkRangeKind::Op));
-  EXPECT_TRUE(frameworks::pop_range(FrameworkRangeKind::Module));
+  // The clock ticks 10 per reading; a range dropped reads it only as it opens.
+  frameworks::open_range(FrameworkRangeKind::Module, conv);       // at 10
+  frameworks::open_range(FrameworkRangeKind::Op);                 // at 20
+  EXPECT_FALSE(frameworks::close_range(-1, false, &name_add))     // a view: no work
+      << "an op that did nothing is not recorded";
+  frameworks::open_range(FrameworkRangeKind::Op);                 // at 30
+  EXPECT_TRUE(frameworks::close_range(7, true, &name_add))        // made autograd node 7, at 40
+      << "an op kept for its autograd node";
+  frameworks::open_range(FrameworkRangeKind::Op);                 // at 50
+  frameworks::open_range(FrameworkRangeKind::Backward);           // at 60
+  record_launch();
+  EXPECT_TRUE(frameworks::close_range(5, false, &name_add));     // at 70
+  EXPECT_TRUE(frameworks::close_range(-1, false, &name_add))     // at 80: its child was recorded
+      << "a range around a recorded one is recorded";
+  EXPECT_TRUE(frameworks::close_range());                        // the module, at 90
+  EXPECT_FALSE(frameworks::close_range()) << "nothing open: nothing closed";
   frameworks::start_recording({});
-  EXPECT_FALSE(frameworks::push_range(FrameworkRangeKind::Module, conv))
-      << "nothing is recorded once not recording";
+  frameworks::open_range(FrameworkRangeKind::Module, conv);
+  EXPECT_FALSE(frameworks::close_range(-1, true)) << "nothing is recorded once not recording";
   EXPECT_EQ(frameworks::range_name("layer2"), 0u);
 
   std::vector<FrameworkRangeRecord> ranges = drained_ranges();
   ASSERT_EQ(ranges.size(), 4u);
-  EXPECT_EQ(ranges[0].kind, FrameworkRangeKind::Module);
-  EXPECT_EQ(ranges[0].event, FrameworkRangeEvent::Push);
-  EXPECT_EQ(ranges[0].name_id, conv);
-  EXPECT_EQ(ranges[0].seq, -1);
-  EXPECT_EQ(ranges[0].ns, 777u);
-  EXPECT_EQ(ranges[1].kind, FrameworkRangeKind::Op);
-  EXPECT_EQ(ranges[1].seq, 5);
-  EXPECT_EQ(strings.text(ranges[1].name_id), "aten::add_");
-  EXPECT_EQ(ranges[2].event, FrameworkRangeEvent::Pop);
+  EXPECT_EQ(ranges[0].kind, FrameworkRangeKind::Op);
+  EXPECT_EQ(ranges[0].seq, 7);
+  EXPECT_EQ(ranges[0].start_ns, 30u);
+  EXPECT_EQ(ranges[0].end_ns, 40u);
+  EXPECT_EQ(ranges[0].depth, 0u);
+  EXPECT_EQ(strings.text(ranges[0].name_id), "aten::add_");
+  EXPECT_EQ(ranges[1].kind, FrameworkRangeKind::Backward);
+  EXPECT_EQ(ranges[1].start_ns, 60u);
+  EXPECT_EQ(ranges[2].kind, FrameworkRangeKind::Op);
+  EXPECT_EQ(ranges[2].start_ns, 50u);
   EXPECT_EQ(ranges[3].kind, FrameworkRangeKind::Module);
+  EXPECT_EQ(ranges[3].name_id, conv);
+  EXPECT_EQ(ranges[3].seq, -1);
+  EXPECT_EQ(ranges[3].start_ns, 10u);
+  EXPECT_EQ(ranges[3].end_ns, 90u);
+}
+
+TEST(FrameworkRanges, DepthCountsOpenRangesOfTheSameKind) {
+  StringTable strings;
+  frameworks::start_recording({&buffers(), ticking_clock, nullptr, &strings, true});
+  frameworks::open_range(FrameworkRangeKind::Module, 1);
+  frameworks::open_range(FrameworkRangeKind::Op, 2);
+  frameworks::open_range(FrameworkRangeKind::Module, 3);
+  EXPECT_TRUE(frameworks::close_range()) << "every_range: kept though nothing was recorded";
+  EXPECT_TRUE(frameworks::close_range());
+  EXPECT_TRUE(frameworks::close_range());
+  frameworks::start_recording({});
+  std::vector<FrameworkRangeRecord> ranges = drained_ranges();
+  ASSERT_EQ(ranges.size(), 3u);
+  EXPECT_EQ(ranges[0].name_id, 3u);
+  EXPECT_EQ(ranges[0].depth, 1u) << "inside one module";
+  EXPECT_EQ(ranges[1].name_id, 2u);
+  EXPECT_EQ(ranges[1].depth, 0u) << "the only op";
+  EXPECT_EQ(ranges[2].depth, 0u);
 }
 
 TEST(FrameworkRanges, WithoutAStringTableNothingIsRecorded) {
   frameworks::start_recording({&buffers(), fixed_clock, nullptr});
   EXPECT_EQ(frameworks::range_name("layer1"), 0u);
-  EXPECT_FALSE(frameworks::push_range(FrameworkRangeKind::Module, 1));
+  frameworks::open_range(FrameworkRangeKind::Module, 1);
+  record_launch();
+  EXPECT_FALSE(frameworks::close_range());
   frameworks::start_recording({});
   EXPECT_TRUE(drained_ranges().empty());
 }

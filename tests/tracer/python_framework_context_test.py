@@ -3,8 +3,10 @@
 the Python bootstrap (tracer/frameworks/apptracer-python/sitecustomize.py)
 installs its module hooks and asks for torch's RecordFunction callbacks
 through the real framework entry points, linked into a probe library that
-records without a GPU and hands the ranges back as text. Exits 77 (skipped)
-where this Python has no torch.
+records without a GPU and hands the ranges back as text. The probe's
+"work" stands for a launch inside Block's forward: by default only ranges
+around recorded work (or forward ops that made an autograd node) are kept.
+Exits 77 (skipped) where this Python has no torch.
 
     python_framework_context_test.py BOOTSTRAP_DIR PROBE_LIBRARY
 """
@@ -32,6 +34,7 @@ class Block(torch.nn.Module):
         self.act = torch.nn.ReLU(inplace=True)
 
     def forward(self, x):
+        probe.framework_probe_work()
         return self.act(self.conv(x)) + x.mean()
 
 
@@ -72,11 +75,11 @@ def run(bootstrap, probe, work, **env):
                           env=environment, timeout=600)
     if done.returncode != 0:
         raise RuntimeError(f"the program failed: {done.stderr[-2000:]}")
+    Range = collections.namedtuple("Range", "tid kind start end depth seq name")
     ranges = []
     for line in done.stdout.splitlines():
-        tid, event, kind, *rest = line.split(" ", 3)
-        name, seq = rest[0].split("\t") if rest else ("", "-1")
-        ranges.append((int(tid), event, kind, name, int(seq)))
+        tid, kind, start, end, depth, seq, name = line.split(" ", 6)
+        ranges.append(Range(int(tid), kind, int(start), int(end), int(depth), int(seq), name))
     return ranges
 
 
@@ -87,38 +90,56 @@ def check(bootstrap, probe, work):
         if not condition:
             failures.append(what)
 
-    ranges = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="on")
-    pushes = collections.Counter((kind, name) for _, event, kind, name, _ in ranges if event == "push")
-    modules = {name for kind, name in pushes if kind == "module"}
+    ranges = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="all")
+    names = collections.Counter((r.kind, r.name) for r in ranges)
+    modules = {name for kind, name in names if kind == "module"}
     expect(modules == {"Net", "features", "features.0", "features.0.conv", "features.0.act",
                        "features.1", "head", "CrossEntropyLoss"},
            f"module paths: {sorted(modules)}")
-    expect(pushes[("module", "features.0.conv")] == 2, f"one range per call: {pushes}")
-    # Each thread's pushes and pops of a kind balance, innermost first.
-    depth = collections.Counter()
-    for tid, event, kind, _, _ in ranges:
-        depth[(tid, kind)] += 1 if event == "push" else -1
-        expect(depth[(tid, kind)] >= 0, f"a pop with nothing open on thread {tid} ({kind})")
-    expect(all(open_ranges == 0 for open_ranges in depth.values()), f"left open: {depth}")
-    ops = {name for kind, name in pushes if kind == "op"}
+    expect(names[("module", "features.0.conv")] == 2, f"one range per call: {names}")
+    # Ranges of a kind on a thread nest: each inside those of lower depth.
+    for r in ranges:
+        outer = [o for o in ranges if o.tid == r.tid and o.kind == r.kind and o.depth < r.depth]
+        expect(r.start <= r.end and all(o.start <= r.start and r.end <= o.end for o in outer
+                                        if o.start <= r.start <= o.end),
+               f"a range outside its enclosing ones: {r}")
+    ops = {name for kind, name in names if kind == "op"}
     expect({"aten::conv2d", "aten::linear", "aten::relu_", "aten::add"} <= ops,
            f"aten ops: {sorted(ops)[:40]}")
-    expect(("scope", "Optimizer.step#SGD.step") in pushes, f"the optimizer's scope: "
-           f"{sorted(name for kind, name in pushes if kind == 'scope')}")
+    expect(("scope", "Optimizer.step#SGD.step") in names, f"the optimizer's scope: "
+           f"{sorted(name for kind, name in names if kind == 'scope')}")
     # A backward node carries the sequence number of the forward op that made
     # it (AccumulateGrad, made by no op, has none).
-    pushed = [(kind, name, seq) for _, event, kind, name, seq in ranges if event == "push"]
-    forward_seqs = {seq for kind, _, seq in pushed if kind == "op" and seq >= 0}
-    backward = [(name, seq) for kind, name, seq in pushed if kind == "backward" and seq >= 0]
+    forward_seqs = {r.seq for r in ranges if r.kind == "op" and r.seq >= 0}
+    backward = [(r.name, r.seq) for r in ranges if r.kind == "backward" and r.seq >= 0]
     expect(any(name.startswith("AddmmBackward") for name, _ in backward),
            f"backward nodes: {sorted({name for name, _ in backward})}")
     expect(backward and all(seq in forward_seqs for _, seq in backward),
            f"backward nodes whose seq no forward op had: "
            f"{[(name, seq) for name, seq in backward if seq not in forward_seqs][:5]}")
 
+    # By default a range is kept for work inside it, for a forward op's
+    # autograd node, or for a kept range inside it (on CPU the probe's work is
+    # the only work).
+    kept = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="on")
+    expect(0 < len(kept) < len(ranges), f"{len(kept)} of {len(ranges)} ranges kept")
+    works = [r for r in kept if r.kind == "module" and r.name == "features.0"]
+    for r in kept:
+        inner = any(o.tid == r.tid and o is not r and r.start <= o.start and o.end <= r.end
+                    for o in kept)
+        around_work = any(r.tid == w.tid and r.start <= w.start and w.end <= r.end for w in works)
+        expect((r.kind == "op" and r.seq >= 0) or inner or around_work,
+               f"a range kept for nothing: {r}")
+    expect(not any(r.name == "Optimizer.step#SGD.step" for r in kept),
+           "the optimizer's step (no autograd, no work on CPU) is not kept")
+    expect({"aten::conv2d", "aten::addmm"} <= {r.name for r in kept},
+           "forward ops that made autograd nodes are kept")
+
     modules_only = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="modules")
-    kinds = {kind for _, _, kind, _, _ in modules_only}
-    expect(kinds == {"module"}, f"APPTRACER_FRAMEWORK_CONTEXT=modules records {kinds}")
+    expect({(r.kind, r.name) for r in modules_only} ==
+           {("module", "Net"), ("module", "features"), ("module", "features.0")},
+           f"APPTRACER_FRAMEWORK_CONTEXT=modules keeps the modules around the work: "
+           f"{sorted({(r.kind, r.name) for r in modules_only})}")
     off = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="off")
     expect(off == [], f"APPTRACER_FRAMEWORK_CONTEXT=off records {len(off)} ranges")
 

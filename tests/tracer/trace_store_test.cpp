@@ -63,7 +63,7 @@ class TraceStoreTest : public StoreFixture {
     std::vector<Record> all(records);
     store_->begin();
     store_->write(all.data(), all.size());
-    store_->end_pass();
+    store_->end_pass(UINT64_MAX);
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
   }

@@ -113,6 +113,9 @@ Config Config::from_environment() {
     }
   }
   if (const char* v = env("APPTRACER_UNIFIED_MEMORY")) config.unified_memory = v;
+  if (const char* v = env("APPTRACER_FRAMEWORK_CONTEXT")) {
+    config.every_framework_range = std::string(v) == "all";
+  }
   if (const char* v = env("APPTRACER_SELF_COST")) config.self_cost = std::string(v) == "1";
   read_count("APPTRACER_STALL_MS", config.stall_ms);
   read_count("APPTRACER_FORK_WAIT_MS", config.fork_wait_ms);
@@ -129,6 +132,7 @@ std::string Config::describe() const {
          " unified_memory=" + (unified_memory.empty() ? "default" : unified_memory) +
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) + (self_cost ? " self_cost=1" : "") +
+         (every_framework_range ? " framework_context=all" : "") +
          (exact == ExactMode::Off
               ? std::string()
               : std::string(" exact=") + to_string(exact) +

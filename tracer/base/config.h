@@ -53,6 +53,9 @@ struct Config {
   std::string unified_memory;
   HostAllocations host_allocations = HostAllocations::Touched;  // APPTRACER_HOST_ALLOCATIONS
   uint64_t host_min_bytes = 4096;  // APPTRACER_HOST_MIN_BYTES: smaller host blocks are only counted
+  // APPTRACER_FRAMEWORK_CONTEXT=all: every framework range is recorded, also
+  // those in which the thread recorded nothing else (frameworks/framework_ranges.h).
+  bool every_framework_range = false;
   bool self_cost = false;  // APPTRACER_SELF_COST=1: the tracer times its own sites (base/self_cost.h)
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced
   ExactMode exact = ExactMode::Off;    // APPTRACER_EXACT

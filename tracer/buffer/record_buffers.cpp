@@ -32,6 +32,7 @@ namespace {
 
 thread_local uint32_t tls_tid = 0;
 thread_local bool tls_is_writer = false;
+thread_local uint64_t tls_appended = 0;
 
 }  // namespace
 
@@ -57,6 +58,8 @@ uint32_t RecordBuffers::current_tid() {
   return tls_tid;
 }
 
+uint64_t RecordBuffers::appended_by_this_thread() { return tls_appended; }
+
 void RecordBuffers::append(Record& record) {
   self_cost::Timer timer(self_cost::Site::RecordAppend);
   if (closed()) {
@@ -76,6 +79,7 @@ void RecordBuffers::append(Record& record) {
   }
   uint32_t n = chunk->count.load(std::memory_order_relaxed);
   chunk->records[n] = record;
+  ++tls_appended;
   chunk->count.store(n + 1, std::memory_order_release);
   if (n + 1 == kChunkRecords) {
     buffer->current.store(nullptr, std::memory_order_release);

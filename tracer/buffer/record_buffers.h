@@ -75,6 +75,9 @@ class RecordBuffers {
 
   // The calling thread's OS id (cached).
   static uint32_t current_tid();
+  // Records the calling thread has appended so far: whether anything was
+  // recorded between two readings (framework_ranges.h keeps only such ranges).
+  static uint64_t appended_by_this_thread();
 
   uint64_t producer_wait_ns() const { return producer_wait_ns_.load(); }
   uint64_t dropped_records() const { return dropped_.load(); }

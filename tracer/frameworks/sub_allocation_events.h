@@ -26,6 +26,9 @@ struct FrameworkSink {
   uint64_t (*now_ns)() = nullptr;
   void (*set_meta)(const std::string& key, const std::string& value) = nullptr;
   StringTable* strings = nullptr;  // names of framework ranges; none: no ranges recorded
+  // Framework ranges in which nothing else was recorded are kept too
+  // (APPTRACER_FRAMEWORK_CONTEXT=all): every op, as a CPU-side op timeline.
+  bool every_range = false;
 };
 void start_recording(const FrameworkSink& sink);
 bool recording();

@@ -71,17 +71,26 @@ int64_t sequence_nr(const void* record_function) {
   return seq;
 }
 
-// Called by torch on the thread running the op, before and after it.
-template <FrameworkRangeKind kind>
-std::unique_ptr<NoContext> on_start(const void* record_function) {
+uint32_t name_of(const void* record_function) {
   const char* name = record_function_name(record_function);
-  push_range(kind, range_name(name ? name : ""), sequence_nr(record_function));
+  return range_name(name ? name : "");
+}
+
+// Called by torch on the thread running the op, before and after it. The
+// name and sequence number are read at the end, and only the name of a range
+// that is recorded is interned.
+template <FrameworkRangeKind kind>
+std::unique_ptr<NoContext> on_start(const void*) {
+  open_range(kind);
   return nullptr;
 }
 
 template <FrameworkRangeKind kind>
-void on_end(const void*, void*) {
-  pop_range(kind);
+void on_end(const void* record_function, void*) {
+  int64_t seq = sequence_nr(record_function);
+  // A forward op that made an autograd node is kept: its backward's launches
+  // are attributed to the module through it.
+  close_range(seq, kind == FrameworkRangeKind::Op && seq >= 0, &name_of, record_function);
 }
 
 template <FrameworkRangeKind kind>

@@ -74,19 +74,24 @@ extern "C" __attribute__((visibility("default"))) uint32_t apptracer_framework_n
 }
 
 // A framework range opens or closes on the calling thread: `kind` a
-// framework_range_kind value (1 module, 2 op, 3 backward, 4 scope). Returns 0
-// when recorded, 1 when not recording, 2 for a kind out of range.
+// framework_range_kind value (1 module, 2 op, 3 backward, 4 scope); a pop
+// closes the innermost range open (framework_ranges.h says which are
+// recorded). Returns 0 when recording, 1 when not, 2 for a kind out of range.
 extern "C" __attribute__((visibility("default"))) int apptracer_framework_push(int kind,
                                                                               uint32_t name_id) {
   if (kind < static_cast<int>(FrameworkRangeKind::Module) ||
       kind > static_cast<int>(FrameworkRangeKind::Scope))
     return 2;
-  return apptracer::frameworks::push_range(static_cast<FrameworkRangeKind>(kind), name_id) ? 0 : 1;
+  if (!apptracer::frameworks::ranges_recording()) return 1;
+  apptracer::frameworks::open_range(static_cast<FrameworkRangeKind>(kind), name_id);
+  return 0;
 }
 
 extern "C" __attribute__((visibility("default"))) int apptracer_framework_pop(int kind) {
   if (kind < static_cast<int>(FrameworkRangeKind::Module) ||
       kind > static_cast<int>(FrameworkRangeKind::Scope))
     return 2;
-  return apptracer::frameworks::pop_range(static_cast<FrameworkRangeKind>(kind)) ? 0 : 1;
+  if (!apptracer::frameworks::ranges_recording()) return 1;
+  apptracer::frameworks::close_range();
+  return 0;
 }

@@ -316,7 +316,8 @@ void start(const Config& given) {
   // Framework allocators' blocks and framework ranges (modules, ops), once
   // the Python bootstrap attaches to them.
   if (state.callbacks_active) {
-    frameworks::start_recording({state.buffers, now_ns, set_meta, &strings()});
+    frameworks::start_recording(
+        {state.buffers, now_ns, set_meta, &strings(), config.every_framework_range});
   }
   if (host_only) state.writer->set_meta("capture", "host memory only: CUDA capture unavailable");
   if (config.host_allocations != HostAllocations::Off && state.allocator_hooked) {

@@ -57,7 +57,9 @@ bool SubAllocationRows::passes_check(const SubAllocationRecord& e) {
   return false;
 }
 
-void SubAllocationRows::write(const Record& r) {
+void SubAllocationRows::write(const Record& r) { waiting_.push_back(r); }
+
+void SubAllocationRows::handle(const Record& r) {
   const SubAllocationRecord& e = r.sub_allocation;
   switch (e.event) {
     case SubAllocationEvent::Alloc:
@@ -171,13 +173,23 @@ void SubAllocationRows::apply_free(Open& open, uint64_t ns, uint32_t tid, bool c
   }
 }
 
-void SubAllocationRows::end_pass() {
+void SubAllocationRows::end_pass(uint64_t drained_before) {
+  // Stable: two events of one thread at the same clock reading keep their order.
+  std::stable_sort(waiting_.begin(), waiting_.end(), [](const Record& a, const Record& b) {
+    return a.sub_allocation.ns < b.sub_allocation.ns;
+  });
+  auto later = std::find_if(waiting_.begin(), waiting_.end(), [&](const Record& r) {
+    return r.sub_allocation.ns >= drained_before;
+  });
+  for (auto it = waiting_.begin(); it != later; ++it) handle(*it);
+  waiting_.erase(waiting_.begin(), later);
   for (const auto& [id, row] : held_) rows_.add(row);
   held_.clear();
   rows_.flush();
 }
 
 void SubAllocationRows::finish() {
+  end_pass(UINT64_MAX);
   size_t unmatched = 0;
   for (const auto& [key, frees] : pending_frees_) unmatched += frees.size();
   if (unmatched > 0) {

@@ -1,6 +1,12 @@
 // Framework allocators' events (tracer/frameworks/) as rows of
 // sub_allocations: an allocation event makes a row, with its parent CUDA
 // allocation resolved by address and time; the frees that follow fill it in.
+// Events are handled in time order, whatever thread's buffer they came in:
+// a free on PyTorch's autograd thread drained before the main thread's
+// allocation it follows would otherwise close an older block at that
+// address. The writer says, each pass, before what time every buffer was
+// drained; later events wait for the next pass.
+//
 // A block's row waits in memory until the end of the writer's pass: most
 // blocks (a step's temporaries) are freed within it, and are then stored
 // once, complete, in a batch, rather than inserted and updated twice.
@@ -31,10 +37,13 @@ class SubAllocationRows {
   SubAllocationRows(Database& db, const AddressResolver& resolver, SetMeta set_meta);
 
   void write(const Record& r);
-  // Stores the rows waiting in memory (once per pass, before its commit).
-  void end_pass();
+  // Handles, in time order, the events from before drained_before (every
+  // thread's records up to then have been written), and stores the rows
+  // waiting in memory (once per pass, before its commit).
+  void end_pass(uint64_t drained_before);
 
-  // Frees whose block never appeared are counted in meta.
+  // Handles every event left; frees whose block never appeared are counted
+  // in meta.
   void finish();
 
  private:
@@ -54,6 +63,7 @@ class SubAllocationRows {
   };
   using Key = std::pair<SubAllocator, uint64_t>;  // allocator, address
 
+  void handle(const Record& r);
   bool passes_check(const SubAllocationRecord& e);
   void add_block(const Record& r);
   void free_block(const Record& r, bool completed);
@@ -64,6 +74,8 @@ class SubAllocationRows {
   BatchInserter<SubAllocationRow> rows_;
   Statement set_free_requested_, set_free_;
   int64_t next_id_ = 1;
+  // Events not handled yet: from after the last pass's drain start.
+  std::vector<Record> waiting_;
   // Rows of this pass not stored yet, by id.
   std::unordered_map<int64_t, SubAllocationRow> held_;
   std::map<SubAllocator, Check> checks_;

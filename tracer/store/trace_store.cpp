@@ -143,11 +143,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::Nvtx:
         if (std::optional<NvtxRangeRow> row = nvtx_rows_.add(r)) nvtx_ranges_.add(*row);
         break;
-      case RecordType::FrameworkRange:
-        if (std::optional<FrameworkRangeRow> row = framework_range_rows_.add(r)) {
-          framework_ranges_.add(*row);
-        }
-        break;
+      case RecordType::FrameworkRange: framework_ranges_.add(framework_range_row(r)); break;
       case RecordType::GpuKernel: kernels_->write_activity(r); break;
       case RecordType::GpuMemcpy: memcpys_->write_activity(r); break;
       case RecordType::GpuMemset: memsets_->write_activity(r); break;
@@ -202,15 +198,15 @@ void TraceStore::write_thread(const Record& r) {
       .run();
 }
 
-void TraceStore::end_pass() {
+void TraceStore::end_pass(uint64_t drained_before) {
   kernels_->end_pass();
   memcpys_->end_pass();
   memsets_->end_pass();
   collectives_->end_pass();
-  flush_batches();
+  flush_batches(drained_before);
 }
 
-void TraceStore::flush_batches() {
+void TraceStore::flush_batches(uint64_t drained_before) {
   api_calls_->flush();
   syncs_.flush();
   stream_events_.flush();
@@ -222,7 +218,7 @@ void TraceStore::flush_batches() {
   kernels_->flush();
   memcpys_->flush();
   memsets_->flush();
-  sub_allocations_->end_pass();
+  sub_allocations_->end_pass(drained_before);
   exact_rows_->flush();
 }
 
@@ -235,10 +231,8 @@ void TraceStore::store_waiting() {
   memcpys_->store_waiting();
   memsets_->store_waiting();
   for (const NvtxRangeRow& open : nvtx_rows_.take_open()) nvtx_ranges_.add(open);
-  for (const FrameworkRangeRow& open : framework_range_rows_.take_open()) {
-    framework_ranges_.add(open);
-  }
-  flush_batches();
+  // The program is ending: no record is still to come.
+  flush_batches(UINT64_MAX);
 }
 
 std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {

@@ -66,8 +66,9 @@ class TraceStore {
   void write_device(const DeviceInfo& device);
   void set_meta(const std::string& key, const std::string& value);
 
-  // Once per writer pass, inside its transaction.
-  void end_pass();
+  // Once per writer pass, inside its transaction: every thread's records
+  // from before drained_before have been written.
+  void end_pass(uint64_t drained_before);
   // Whether rows have been waiting a whole pass for their GPU activity.
   bool waiting_for_activity() const;
 
@@ -86,7 +87,7 @@ class TraceStore {
   void write_kernel_args(const Record& r);
   void write_thread(const Record& r);
   void write_graph_node(const Record& r);
-  void flush_batches();
+  void flush_batches(uint64_t drained_before);
 
   Database db_;
   StringTable& strings_;
@@ -112,7 +113,6 @@ class TraceStore {
   BatchInserter<NvtxRangeRow> nvtx_ranges_;
   NvtxRows nvtx_rows_;
   BatchInserter<FrameworkRangeRow> framework_ranges_;
-  FrameworkRangeRows framework_range_rows_;
   RowInserter<DeviceRow> devices_;
   RowInserter<GraphNodeRow> graph_node_rows_;
   Statement insert_thread_, insert_string_, upsert_meta_, set_node_template_;

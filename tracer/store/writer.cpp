@@ -243,7 +243,7 @@ void Writer::pass() {
     write_records();
     std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
     buffers_.note_progress("committing");
-    store_->end_pass();
+    store_->end_pass(drain_start);
     for (const DeviceInfo& device : devices) store_->write_device(device);
     for (const auto& [key, value] : meta) store_->set_meta(key, value);
     // Last: the rows above may have interned names (demangled kernels).

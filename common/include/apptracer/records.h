@@ -456,14 +456,14 @@ struct ThreadRecord {
 // A framework's range on the recording thread (tracer/frameworks/
 // framework_ranges.h): the writer pairs each push with the next pop of the
 // same kind on its thread.
-enum class FrameworkRangeEvent : uint8_t { Push, Pop };
-
+// A framework range on one thread, recorded when it ends.
 struct FrameworkRangeRecord {
-  uint64_t ns;
+  uint64_t start_ns;
+  uint64_t end_ns;
   int64_t seq;       // torch's autograd sequence number; -1: none
-  uint32_t name_id;  // Push: the interned name
+  uint32_t name_id;  // the interned name
+  uint32_t depth;    // ranges of its kind open around it on its thread
   FrameworkRangeKind kind;
-  FrameworkRangeEvent event;
 };
 
 struct Record {
