@@ -1,8 +1,9 @@
 // `apptracer report TRACE [-o report.html] [--system FILE] [--compare B]`:
-// one self-contained HTML page (opens offline) with the summary and where
-// the time went first, then the diagnoses, kernels, transfers, memory,
-// timeline, NVTX, analyses, the DVDG, the what-if results and, with
-// --compare, `apptracer diff TRACE B`'s tables.
+// one self-contained HTML page (opens offline) with the steady-state step,
+// what changed against B (--compare: `apptracer diff TRACE B`'s changed
+// rows) and diagnose's findings first, then, collapsed, the rest of the
+// findings, memory, the whole run, kernels, transfers, timeline, the what-if
+// predictions on FILE, NVTX, analyses and the DVDG.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -52,7 +53,7 @@ int run_report(const ReportOptions& options) {
   file.commit();
   progress.finish();
   std::fprintf(stderr, "apptracer: wrote %s (%zu finding(s)); open it in a browser\n", output.c_str(),
-               data["findings"].size());
+               data["findings"].size() + data["more_findings"].size());
   return 0;
 }
 

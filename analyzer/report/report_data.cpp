@@ -4,19 +4,24 @@
 #include <map>
 
 #include "analyzer/diagnose/analyses.h"
+#include "analyzer/diagnose/diagnosis.h"
 #include "apptracer/enums.h"
-#include "apptracer/tables.h"
 #include "analyzer/diagnose/findings_output.h"
 #include "analyzer/dvdg/graph_view.h"
 #include "analyzer/dvdg/exporters.h"
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/link_model_choice.h"
 #include "analyzer/diagnose/measured_transfer_cost.h"
+#include "analyzer/report/bandwidth_against_peak.h"
+#include "analyzer/report/changed_rows.h"
+#include "analyzer/report/memory_section.h"
 #include "analyzer/report/perfetto_embed.h"
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/report/step_summary.h"
 #include "analyzer/report/time_breakdown.h"
 #include "analyzer/diagnose/trace_facts.h"
 #include "analyzer/report/unified_memory_moves.h"
+#include "analyzer/report/whatif_section.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
 
 namespace apptracer::report {
@@ -40,14 +45,6 @@ json overview(trace::Trace& trace, const TraceFacts& facts, const std::string& p
           {"tracer_version", trace.meta("tracer_version")},
           {"time_origin", facts.origin.describe()},
           {"devices", devices}};
-}
-
-// The fastest a path goes: the model's bandwidth for a 1 GiB transfer.
-std::optional<double> peak_gbps(const diagnose::TransferCost& cost, const diagnose::TransferPath& path) {
-  constexpr int64_t kLarge = int64_t{1} << 30;
-  std::optional<double> t = cost.time_ns(path, kLarge);
-  if (!t || *t <= 0) return std::nullopt;
-  return static_cast<double>(kLarge) / *t;
 }
 
 json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
@@ -82,12 +79,14 @@ json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
   json by_path = json::array();
   for (auto& [name, totals] : paths) {
     std::optional<double> peak = peak_gbps(cost, totals.path);
+    double gbps = totals.ns > 0 ? double(totals.bytes) / totals.ns : 0.0;
     by_path.push_back({{"path", name},
                        {"count", totals.count},
                        {"bytes", totals.bytes},
                        {"time_ns", totals.ns},
-                       {"gbps", totals.ns > 0 ? json(double(totals.bytes) / totals.ns) : json()},
-                       {"peak_gbps", peak ? json(*peak) : json()}});
+                       {"gbps", totals.ns > 0 ? json(gbps) : json()},
+                       {"peak_gbps", peak ? json(*peak) : json()},
+                       {"above_peak", above_peak_reason(cost, totals.path, gbps, peak)}});
   }
   int64_t kernel_ns = 0;
   for (const diagnose::Kernel& k : facts.kernels) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
@@ -151,45 +150,23 @@ json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
     path.numa_node.reset();
     std::string name = diagnose::path_name(path);
     if (!peaks.count(name)) peaks[name] = peak_gbps(cost, path);
+    double gbps = double(t->bytes) / t->gpu_ns();
     list.push_back({{"id", t->id},
                     {"path", name},
                     {"bytes", t->bytes},
                     {"time_ns", t->gpu_ns()},
-                    {"gbps", double(t->bytes) / t->gpu_ns()},
+                    {"gbps", gbps},
                     {"peak_gbps", peaks[name] ? json(*peaks[name]) : json()},
+                    {"above_peak", above_peak_reason(cost, path, gbps, peaks[name])},
                     {"start_ms", ms(facts.origin.since(*t->gpu_start_ns))}});
   }
   return list;
 }
 
-// Memory held over time per allocation kind (step series, ms from the start).
-json memory_series(const TraceFacts& facts) {
-  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> changes;
-  for (const diagnose::Allocation& a : facts.allocations) {
-    if (a.kind == AllocKind::VmmReserve || a.kind == AllocKind::VmmMapping) continue;
-    auto& list = changes[std::string(to_string(a.kind))];
-    list.emplace_back(facts.origin.since(a.alloc_ns), a.bytes);
-    if (a.free_ns) list.emplace_back(facts.origin.since(*a.free_ns), saturating_sub(0, a.bytes));
-  }
-  json series = json::array();
-  for (auto& [kind, list] : changes) {
-    std::sort(list.begin(), list.end());
-    json points = json::array();
-    int64_t held = 0;
-    size_t step = std::max<size_t>(1, list.size() / kSeriesPointLimit);
-    for (size_t i = 0; i < list.size(); ++i) {
-      held = saturating_add(held, list[i].second);
-      if (i % step == 0 || i + 1 == list.size()) points.push_back({ms(list[i].first), held});
-    }
-    points.push_back({ms(facts.origin.since(facts.end_ns)), held});
-    series.push_back({{"name", kind}, {"points", points}});
-  }
-  return series;
-}
-
 // GPU work per stream, migrations per device and the host's syncs, over the
-// program's work: the tracer's start-up before it is left out.
-json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
+// steady steps where the program has them, else over the program's work:
+// start-up (the tracer's, the program's) is left out.
+json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std::optional<WorkWindow> steady) {
   struct Lane {
     std::vector<std::tuple<int64_t, int64_t, std::string>> bars;
   };
@@ -217,7 +194,7 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
   for (const diagnose::Sync& s : facts.syncs) {
     lanes["host: synchronizations"].bars.emplace_back(s.start_ns, s.end_ns, "sync");
   }
-  WorkWindow window = work_window(facts, moves);
+  WorkWindow window = steady ? *steady : work_window(facts, moves);
   // Bars closer than this are merged so a lane stays drawable.
   int64_t resolution =
       std::max<int64_t>(1, elapsed_ns(window.start_ns, window.end_ns) / static_cast<int64_t>(kTimelineIntervalLimit));
@@ -231,6 +208,7 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
       if (end) bars.push_back({ms(facts.origin.since(*start)), ms(facts.origin.since(*end)), kind});
     };
     for (auto& [s, e, k] : lane.bars) {
+      if (e < window.start_ns || s > window.end_ns) continue;
       if (end && k == kind && saturating_sub(s, *end) < resolution) {
         end = std::max(*end, e);
         continue;
@@ -241,9 +219,10 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves) {
       kind = k;
     }
     flush();
-    out.push_back({{"lane", name}, {"bars", bars}});
+    if (!bars.empty()) out.push_back({{"lane", name}, {"bars", bars}});
   }
   return {{"lanes", out},
+          {"steady_steps", steady.has_value()},
           {"start_ms", ms(facts.origin.since(window.start_ns))},
           {"end_ms", ms(facts.origin.since(window.end_ns))},
           {"trace_end_ms", ms(facts.origin.since(facts.end_ns))}};
@@ -362,34 +341,6 @@ json dvdg_json(const dvdg::Graph& graph) {
           {"limit", kGraphValueLimit}};
 }
 
-// The tables `whatif --store` writes into a trace, shown as they are; only
-// declared ones, which open_trace checked are tables (a view of another name
-// could run anything).
-json whatif_tables(Database& db) {
-  json tables = json::array();
-  for (const TableInfo* table : tables_with_role(TableRole::Analysis)) {
-    const std::string& name = table->name;
-    if (name.rfind("whatif", 0) != 0 || !db.has_table(name)) continue;
-    Statement rows = db.prepare("SELECT * FROM \"" + name + "\" LIMIT 500");
-    json columns = json::array(), data = json::array();
-    for (int c = 0; c < rows.column_count(); ++c) columns.push_back(rows.column_name(c));
-    while (rows.step()) {
-      json row = json::array();
-      for (int c = 0; c < rows.column_count(); ++c) {
-        switch (rows.column_type(c)) {
-          case 1: row.push_back(rows.int64(c)); break;    // SQLITE_INTEGER
-          case 2: row.push_back(rows.real(c)); break;     // SQLITE_FLOAT
-          case 5: row.push_back(nullptr); break;          // SQLITE_NULL
-          default: row.push_back(rows.text(c)); break;
-        }
-      }
-      data.push_back(std::move(row));
-    }
-    tables.push_back({{"name", name}, {"columns", columns}, {"rows", data}});
-  }
-  return tables;
-}
-
 // The Perfetto timeline as base64, or null past kEmbeddedTimelineLimit.
 json perfetto_json(trace::Trace& trace) {
   std::optional<std::string> bytes = perfetto_timeline(trace, kEmbeddedTimelineLimit);
@@ -397,43 +348,80 @@ json perfetto_json(trace::Trace& trace) {
   return {{"base64", base64(*bytes)}, {"bytes", bytes->size()}};
 }
 
+// What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
+// steady steps where the program has them. On a Trace of its own (with its
+// own rows, freed on return), which diagnose_trace limits to those steps;
+// the rest of the report is the whole run's.
+diagnose::Diagnosis steady_diagnosis(trace::Trace& trace, const std::string& system_file, Progress* progress) {
+  trace::Trace steady(trace.db(), trace.path());
+  diagnose::DiagnosisRequest request;
+  request.system = system_file;
+  return diagnose::diagnose_trace(steady, request, progress);
+}
+
 }  // namespace
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
                  Progress* progress) {
+  // The diagnosis and the what-if replays first, one after the other, so
+  // each one's graph is freed before the next, and the whole run's, are built.
+  diagnose::Diagnosis diagnosis = steady_diagnosis(trace, system_file, progress);
+  show_phase(progress, "what-if");
+  json whatif = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
   TraceFacts facts = diagnose::read_trace_facts(trace, progress);
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
-  diagnose::Thresholds limits;
-  show_phase(progress, "rules");
-  json findings = diagnose::findings_json(diagnose::diagnose(facts, *model.cost, limits));
   show_phase(progress, "analyses");
   json analyses = json::array();
-  for (const Table& table : diagnose::all_analyses(facts, limits)) analyses.push_back(diagnose::table_json(table));
+  for (const Table& table : diagnose::all_analyses(facts, diagnose::Thresholds{})) {
+    // Its peak over 1% bins of the whole trace is mostly idle time: the
+    // copies' rate over their busy time says how fast they went.
+    analyses.push_back(diagnose::table_json(table.name == "memory_bandwidth" ? copy_bandwidth(facts) : table));
+  }
   json perfetto = perfetto_json(trace);  // shows its own progress: "report: timeline"
+  show_phase(progress, "memory");
+  json memory = memory_section(trace, facts.graph, kSeriesPointLimit);
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
+  const std::vector<diagnose::Finding>& found = diagnosis.findings;
+  size_t shown = std::min(found.size(), diagnose::kShownFindings);
   return {{"overview", overview(trace, facts, path)},
-          {"link_model", model.name},
-          {"findings", findings},
+          {"link_model", diagnosis.link_model},
+          {"step", step_summary(trace, facts)},
+          {"findings", diagnose::findings_json(found, shown)},
+          {"more_findings", diagnose::findings_json({found.begin() + static_cast<std::ptrdiff_t>(shown), found.end()})},
+          {"diagnosis_notes", diagnosis.notes},
           {"summary", summary(facts, moves, *model.cost)},
           {"kernel_traffic", kernel_traffic(trace)},
           {"kernels", top_kernels(facts)},
           {"transfers", transfers(facts, *model.cost)},
-          {"memory", memory_series(facts)},
-          {"timeline", timeline(facts, moves)},
+          {"memory", memory},
+          {"timeline", timeline(facts, moves, steady_window(trace))},
           {"perfetto", perfetto},
           {"nvtx", nvtx_breakdown(facts)},
           {"analyses", analyses},
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
           {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
           {"dvdg", dvdg_json(facts.graph)},
-          {"whatif", whatif_tables(trace.db())}};
+          {"whatif", whatif}};
 }
 
 json comparison_data(const std::string& a, const std::string& b, const diff::TraceComparison& comparison) {
   json tables = json::array();
-  for (const Table& table : comparison.tables) tables.push_back(diagnose::table_json(table));
-  return {{"a", a}, {"b", b}, {"notes", comparison.notes}, {"tables", tables}};
+  for (const Table& table : comparison.tables) {
+    Table changed{table.name, table.columns, {}};
+    for (const auto& row : table.rows) {
+      if (changed_beyond_threshold(table, row)) changed.rows.push_back(row);
+    }
+    json shown = diagnose::table_json(changed);
+    shown["unchanged"] = table.rows.size() - changed.rows.size();
+    tables.push_back(std::move(shown));
+  }
+  return {{"a", a},
+          {"b", b},
+          {"notes", comparison.notes},
+          {"threshold_pct", 100 * kChangeThreshold},
+          {"time_floor_ns", kTimeFloorNs},
+          {"tables", tables}};
 }
 
 }  // namespace apptracer::report

@@ -1,8 +1,11 @@
 // Everything `apptracer report` shows, as one JSON document the page's
-// JavaScript renders: summary and where the time went, findings, kernels,
-// transfers against their path's peak, memory in use, timeline, NVTX, the
+// JavaScript renders: first the steady-state step and the findings
+// `apptracer diagnose` shows (in its order, with its savings), then the whole
+// run: where the time went, kernels, transfers against their path's peak,
+// memory by owner with its peak, the timeline of the steady steps, NVTX, the
 // HTA analyses, the DVDG (limited to kGraphValueLimit values), the what-if
-// tables when present and, with --compare, the comparison with another trace.
+// predictions (with a system file) and stored results and, with --compare,
+// what changed against another trace.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -28,7 +31,9 @@ inline constexpr size_t kTransferLimit = 1000;
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
                            const std::string& system_file, Progress* progress = nullptr);
 
-// `apptracer diff`'s comparison of trace A (the report's) with B, for the page.
+// `apptracer diff`'s comparison of trace A (the report's) with B, for the
+// page: its notes, and of each table the rows that changed beyond the
+// threshold (changed_rows.h), with how many others it left out.
 nlohmann::json comparison_data(const std::string& a, const std::string& b,
                                const diff::TraceComparison& comparison);
 

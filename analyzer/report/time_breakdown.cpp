@@ -36,6 +36,19 @@ WorkWindow work_window(const TraceFacts& facts, const std::vector<Migration>& mo
   return {first, last};
 }
 
+std::optional<WorkWindow> steady_window(trace::Trace& trace) {
+  std::optional<WorkWindow> window;
+  for (const trace::ProcessSteps& process : trace.steps().processes) {
+    std::optional<int64_t> start = process.startup_end_ns();
+    if (!start) continue;
+    int64_t end = process.steps.back().end_ns;
+    if (!window) window = WorkWindow{*start, end};
+    window->start_ns = std::min(window->start_ns, *start);
+    window->end_ns = std::max(window->end_ns, end);
+  }
+  return window;
+}
+
 nlohmann::json where_time_went(const TraceFacts& facts, const std::vector<Migration>& moves) {
   int64_t kernel_ns = 0;
   for (const diagnose::Kernel& k : facts.kernels) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());

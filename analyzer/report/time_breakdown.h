@@ -1,13 +1,15 @@
-// Where a trace's time went, for the report's first screen: when the
-// program's GPU work ran (the timeline starts there, not at the tracer's
-// start-up) and how long each kind of work took.
+// Where a trace's time went, for the report: when the program's GPU work
+// and its steady steps ran (the timeline shows those, not the tracer's
+// start-up) and how long each kind of work took over the whole run.
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "analyzer/diagnose/trace_facts.h"
 #include "analyzer/report/unified_memory_moves.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer::report {
 
@@ -18,6 +20,11 @@ struct WorkWindow {
   int64_t end_ns = 0;
 };
 WorkWindow work_window(const diagnose::TraceFacts& facts, const std::vector<Migration>& moves);
+
+// From the first steady step's start to the last step's end, over every
+// process with steps (the steady state the first screen describes); none
+// when no process has a steady step.
+std::optional<WorkWindow> steady_window(trace::Trace& trace);
 
 // Rows {"what", "side" (GPU or host), "ns"}, largest first: GPU time of
 // kernels, copies, memsets and migrations, the host's time in

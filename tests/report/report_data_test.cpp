@@ -1,10 +1,20 @@
 // What `apptracer report` puts in the page: the sections' data from a
-// synthetic trace (where the time went, the timeline over the program's work,
-// unified-memory migrations), the graph limit, what-if tables when present,
-// the comparison with another trace, and a page whose inline data cannot end
-// its <script> early.
+// synthetic trace (the steady-state step and diagnose's findings first,
+// where the time went, the timeline over the steady steps or the program's
+// work, unified-memory migrations, bandwidth above a path's peak explained,
+// memory by owner with its live set at the peak), the graph limit, what-if
+// predictions with a system file and stored tables when present, only what
+// changed against another trace, and a page whose inline data cannot end its
+// <script> early.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+
+#include "analyzer/diagnose/diagnosis.h"
+#include "analyzer/diagnose/findings_output.h"
+#include "analyzer/report/bandwidth_against_peak.h"
+#include "analyzer/report/changed_rows.h"
 #include "diagnose_fixture.h"
 #include "analyzer/report/perfetto_embed.h"
 #include "analyzer/report/report_data.h"
@@ -16,7 +26,19 @@ namespace {
 
 using A = AccessKind;
 
-class ReportData : public diagnose::DiagnoseTest {};
+class ReportData : public diagnose::DiagnoseTest {
+ protected:
+  // A system file in `dir` whose host-to-device paths go at 20 GB/s pinned
+  // and 5 GB/s pageable, without latency; returns its path.
+  static std::string write_system(const testing::ScratchDir& dir) {
+    std::string path = dir / "system.json";
+    std::ofstream(path) << R"({"format": "apptracer system", "version": 1, "machine": {"hostname": "testbox",
+      "gpus": [{"ordinal": 0, "name": "", "numa_node": 0}]}, "paths": [
+      {"name": "HtoD.pinned.node0.gpu0", "model": {"latency_ns": 0, "bandwidth": [{"bytes": 1, "gbps": 20}]}},
+      {"name": "HtoD.pageable.node0.gpu0", "model": {"latency_ns": 0, "bandwidth": [{"bytes": 1, "gbps": 5}]}}]})";
+    return path;
+  }
+};
 
 TEST_F(ReportData, SectionsFromATrace) {
   int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
@@ -43,7 +65,8 @@ TEST_F(ReportData, SectionsFromATrace) {
   ASSERT_EQ(data["nvtx"].size(), 1u);
   EXPECT_EQ(data["nvtx"][0]["gpu_ns"], diagnose::pinned_ns(1000) + diagnose::pinned_ns(1'000'000) + 50'000);
   EXPECT_EQ(data["dvdg"]["values"].size(), data["dvdg"]["total_values"]);
-  EXPECT_TRUE(data["whatif"].empty());
+  EXPECT_TRUE(data["whatif"]["runs"].is_null()) << "no system file, no prediction";
+  EXPECT_TRUE(data["whatif"]["stored"].empty());
   EXPECT_EQ(data["analyses"].size(), 8u);
 }
 
@@ -196,10 +219,11 @@ TEST_F(ReportData, WhatIfTablesAreShownAsTheyAre) {
                   "INSERT INTO whatif_phases VALUES ('all', 1000, 812.5)");
   trace::Trace model(trace.db());
   nlohmann::json data = report_data(model, "t.db", "");
-  ASSERT_EQ(data["whatif"].size(), 1u);
-  EXPECT_EQ(data["whatif"][0]["name"], "whatif_phases");
-  EXPECT_EQ(data["whatif"][0]["columns"], (nlohmann::json{"phase", "recorded_ns", "predicted_ns"}));
-  EXPECT_EQ(data["whatif"][0]["rows"][0], (nlohmann::json{"all", 1000, 812.5}));
+  const auto& stored = data["whatif"]["stored"];
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0]["name"], "whatif_phases");
+  EXPECT_EQ(stored[0]["columns"], (nlohmann::json{"phase", "recorded_ns", "predicted_ns"}));
+  EXPECT_EQ(stored[0]["rows"][0], (nlohmann::json{"all", 1000, 812.5}));
 }
 
 // Only the tables whatif declares: a view of another whatif name could run
@@ -208,7 +232,7 @@ TEST_F(ReportData, OnlyDeclaredWhatIfTablesAreRead) {
   trace.db().exec("CREATE VIEW whatif_crafted AS SELECT 1 AS x");
   trace::Trace model(trace.db());
   nlohmann::json data = report_data(model, "t.db", "");
-  EXPECT_TRUE(data["whatif"].empty()) << data["whatif"];
+  EXPECT_TRUE(data["whatif"]["stored"].empty()) << data["whatif"];
 }
 
 // --compare: `apptracer diff`'s notes and tables, every one, for the page.
@@ -237,6 +261,208 @@ TEST(ReportComparison, CarriesDiffsNotesAndTables) {
   ASSERT_EQ(operations["rows"].size(), 1u);
   EXPECT_EQ(operations["rows"][0][1], "HtoD pageable->device gpu");
   EXPECT_EQ(operations["rows"][0][2], "changed");
+}
+
+// Steps 1-4: NVTX ranges "step k" of 1 ms from k ms, each issuing a pinned
+// copy of 1000 bytes and two kernels (200 us and 100 us); before them, 12
+// allocations never used, each made by its own call.
+class SteadyState : public ReportData {
+ protected:
+  SteadyState() {
+    int64_t host = buffer(AllocKind::PinnedHost, 1'000'000);
+    int64_t device = buffer(AllocKind::Device, 1'000'000);
+    for (int64_t i = 0; i < 12; ++i) allocated_by("cudaMalloc", AllocKind::Device, (i + 1) << 20, 100'000 + i * 60'000);
+    for (int64_t k = 1; k <= 4; ++k) {
+      int64_t start = k * 1'000'000;
+      testing::NvtxRangeRow range;
+      range.name = "step " + std::to_string(k);
+      range.start_ns = start;
+      range.end_ns = start + 1'000'000;
+      trace.add(range);
+      pinned_copy(host, device, 1000, start + 10'000);
+      kernel("forward", start + 100'000, 200'000, {{device, A::ReadWrite}});
+      kernel("backward", start + 400'000, 100'000, {{device, A::ReadWrite}});
+    }
+  }
+};
+
+TEST_F(SteadyState, TheFirstScreenIsTheSteadyStep) {
+  trace::Trace model(trace.db());
+  nlohmann::json step = report_data(model, "t.db", "")["step"];
+  ASSERT_TRUE(step["found"].get<bool>()) << step.dump();
+  ASSERT_EQ(step["processes"].size(), 1u);
+  const auto& p = step["processes"][0];
+  EXPECT_EQ(p["steps"], 4);
+  EXPECT_EQ(p["steady_steps"], 4);
+  EXPECT_EQ(p["median_wall_ns"], 1'000'000);
+  EXPECT_EQ(p["median_gpu_busy_ns"], 300'000 + diagnose::pinned_ns(1000));
+  EXPECT_DOUBLE_EQ(p["gpu_busy_pct"].get<double>(), 100.0 * (300'000 + diagnose::pinned_ns(1000)) / 1'000'000);
+  EXPECT_EQ(p["launches"], 2.0);
+  EXPECT_EQ(p["copies"], 1.0);
+  EXPECT_EQ(p["memsets"], 0.0);
+  EXPECT_NE(p["found_from"].get<std::string>().find("NVTX"), std::string::npos) << p["found_from"];
+}
+
+// The findings `apptracer diagnose` shows by default, in its order and with
+// its savings (the steady steps'); the rest apart.
+TEST_F(SteadyState, FindingsAreDiagnosesDefaultList) {
+  trace::Trace diagnosed(trace.db());
+  std::vector<diagnose::Finding> expected = diagnose::diagnose_trace(diagnosed, {}).findings;
+  ASSERT_GT(expected.size(), diagnose::kShownFindings) << "the trace should have more findings than are shown";
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  EXPECT_EQ(data["findings"], diagnose::findings_json(expected, diagnose::kShownFindings));
+  EXPECT_EQ(data["more_findings"].size(), expected.size() - diagnose::kShownFindings);
+  EXPECT_EQ(data["more_findings"][0]["what"], expected[diagnose::kShownFindings].what);
+  EXPECT_FALSE(data["diagnosis_notes"].empty());
+}
+
+// The timeline shows the steady steps, not what came before them.
+TEST_F(SteadyState, TheTimelineShowsTheSteadySteps) {
+  trace::Trace model(trace.db());
+  nlohmann::json timeline = report_data(model, "t.db", "")["timeline"];
+  EXPECT_TRUE(timeline["steady_steps"].get<bool>());
+  EXPECT_DOUBLE_EQ(timeline["start_ms"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(timeline["end_ms"].get<double>(), 5.0);
+}
+
+// Without steps, the whole run and why no steps were found.
+TEST_F(FirstScreen, WithoutStepsTheFirstScreenIsTheWholeRun) {
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  const auto& step = data["step"];
+  EXPECT_FALSE(step["found"].get<bool>());
+  EXPECT_NE(step["why"].get<std::string>().find("no steps"), std::string::npos) << step["why"];
+  EXPECT_EQ(step["launches"], 1);
+  EXPECT_EQ(step["copies"], 1);
+  EXPECT_EQ(step["span_ns"], data["summary"]["span_ns"]);
+}
+
+// A path's achieved bandwidth above its peak says why: a pageable copy's GPU
+// time is only the DMA out of the staging buffer.
+TEST_F(ReportData, BandwidthAboveThePeakIsExplained) {
+  int64_t host = buffer(AllocKind::PageableHost, 1 << 20);
+  int64_t pinned = buffer(AllocKind::PinnedHost, 1 << 20);
+  int64_t device = buffer(AllocKind::Device, 1 << 20);
+  copy(CopyKind::HtoD, host, device, 1 << 20, 10'000, (1 << 20) / 50, MemoryKind::Pageable, false);  // 50 GB/s
+  copy(CopyKind::HtoD, pinned, device, 1 << 20, 100'000, (1 << 20) / 10);                             // 10 GB/s
+  testing::ScratchDir dir;
+  std::string system = write_system(dir);  // pageable 5 GB/s, pinned 20 GB/s
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", system);
+  std::map<std::string, std::string> reasons;
+  for (const auto& path : data["summary"]["paths"]) reasons[path["path"]] = path["above_peak"];
+  EXPECT_EQ(reasons["HtoD pinned, device 0"], "");
+  EXPECT_NE(reasons["HtoD pageable, device 0"].find("staged through the driver's pinned buffer"), std::string::npos) << data["summary"]["paths"].dump();
+  for (const auto& copy : data["transfers"]) EXPECT_EQ(copy["above_peak"] == "", copy["path"] == "HtoD pinned, device 0");
+}
+
+// Copy bandwidth's typical rate is over the copies' busy time (the rate they
+// ran at or below for 95% of it), not over time bins of the whole trace.
+TEST_F(ReportData, CopyBandwidthIsAQuantileOverBusyTime) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1 << 20);
+  int64_t device = buffer(AllocKind::Device, 1 << 20);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 1'000'000, 100'000);         // 10 GB/s for 100 us
+  copy(CopyKind::HtoD, host, device, 4'000, 900'000'000, 1'000);            // 4 GB/s for 1 us
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  const nlohmann::json* bandwidth = nullptr;
+  for (const auto& table : data["analyses"]) {
+    if (table["name"] == "memory_bandwidth") bandwidth = &table;
+  }
+  ASSERT_NE(bandwidth, nullptr);
+  EXPECT_EQ((*bandwidth)["columns"].back(), "p95_gbps_over_busy_time");
+  ASSERT_EQ((*bandwidth)["rows"].size(), 1u);
+  const auto& row = (*bandwidth)["rows"][0];
+  EXPECT_DOUBLE_EQ(row[4].get<double>(), 1'004'000.0 / 101'000);  // mean: bytes over GPU time
+  EXPECT_DOUBLE_EQ(row[5].get<double>(), 10.0);
+}
+
+// Memory over time by owner, its peak, and what was live then.
+TEST_F(ReportData, MemoryByOwnerWithTheLiveSetAtThePeak) {
+  int64_t host = buffer(AllocKind::PinnedHost, 4096);
+  int64_t early = buffer(AllocKind::Device, 3 << 20, 1'000);
+  int64_t late = buffer(AllocKind::Device, 1 << 20, 50'000);
+  Statement freed = trace.db().prepare("UPDATE allocations SET free_ns = 90000 WHERE id = ?");
+  freed.bind(1, late).run();
+  pinned_copy(host, early, 4096, 60'000);
+  kernel("fill", 70'000, 10'000, {{late, A::Write}});
+  trace::Trace model(trace.db());
+  nlohmann::json memory = report_data(model, "t.db", "")["memory"];
+  ASSERT_EQ(memory["devices"].size(), 2u) << memory.dump();
+  const auto& gpu = memory["devices"][0];
+  EXPECT_EQ(gpu["device"], "GPU 0");
+  EXPECT_EQ(gpu["peak_bytes"], 4 << 20);
+  EXPECT_DOUBLE_EQ(gpu["peak_ms"].get<double>(), 0.05);
+  EXPECT_EQ(gpu["owners"], (nlohmann::json{"program"}));
+  // In use after each change: the first allocation, both, the first again.
+  EXPECT_EQ(gpu["bytes"][0], (nlohmann::json{3 << 20, 4 << 20, 3 << 20}));
+  ASSERT_EQ(gpu["live"].size(), 2u);
+  EXPECT_EQ(gpu["live"][0]["bytes"], 3 << 20);
+  EXPECT_EQ(gpu["live"][0]["producer"], "HtoD copy");
+  EXPECT_DOUBLE_EQ(gpu["live"][0]["first_use_ms"].get<double>(), 0.06);
+  EXPECT_EQ(gpu["live"][1]["producer"], "fill");  // shortened: `stats --report memory` has "fill()"
+  EXPECT_DOUBLE_EQ(gpu["live"][1]["freed_ms"].get<double>(), 0.09);
+  EXPECT_EQ(memory["devices"][1]["device"], "host");
+}
+
+// With a system file, the what-if section is the trace replayed on that
+// machine as recorded and with the usual changes, each with whatif's tables.
+TEST_F(ReportData, WhatIfRunsWithASystemFile) {
+  int64_t host = buffer(AllocKind::PageableHost, 1 << 20);
+  int64_t device = buffer(AllocKind::Device, 1 << 20);
+  copy(CopyKind::HtoD, host, device, 1 << 20, 10'000, 200'000, MemoryKind::Pageable, false);
+  kernel("work", 300'000, 50'000, {{device, A::ReadWrite}});
+  testing::ScratchDir dir;
+  std::string system = write_system(dir);
+  trace::Trace model(trace.db());
+  nlohmann::json runs = report_data(model, "t.db", system)["whatif"]["runs"];
+  ASSERT_FALSE(runs.is_null());
+  std::vector<std::string> changes;
+  for (const auto& run : runs["scenarios"]) {
+    ASSERT_FALSE(run.contains("error")) << run.dump();
+    changes.push_back(run["changes"]);
+    EXPECT_FALSE(run["tables"].empty());
+  }
+  EXPECT_EQ(changes, (std::vector<std::string>{"", "--pin", "--overlap", "--pin --overlap"}));
+  const auto& baseline = runs["scenarios"][0];
+  const auto& pinned = runs["scenarios"][1];
+  EXPECT_EQ(baseline["predicted_ns"], baseline["baseline_ns"]);
+  // Pinned, the copy goes at 20 GB/s instead of 5.
+  EXPECT_LT(pinned["predicted_ns"].get<int64_t>(), baseline["predicted_ns"].get<int64_t>());
+}
+
+// --compare shows only what changed beyond the threshold: run-to-run noise
+// (1%) and unchanged rows are left out and counted.
+TEST(ReportComparison, ShowsOnlyWhatChanged) {
+  testing::ScratchDir dir;
+  auto write = [&](const std::string& name, int64_t steady_ns, int64_t slower_ns, bool added) {
+    testing::TraceBuilder run(dir / name);
+    int64_t at = 1000;
+    auto launch = [&](const std::string& kernel, int64_t ns) {
+      testing::KernelRow row;
+      row.demangled_name = kernel;
+      row.gpu_start_ns = at;
+      row.gpu_end_ns = at + ns;
+      at += ns + 1000;
+      run.add(row);
+    };
+    launch("steady", steady_ns);
+    launch("slower", slower_ns);
+    launch("same", 50'000);
+    if (added) launch("added", 30'000);
+  };
+  write("a.db", 100'000, 100'000, false);
+  write("b.db", 101'000, 200'000, true);
+  diff::TraceComparison comparison = diff::compare_traces(dir / "a.db", dir / "b.db", {});
+  nlohmann::json data = comparison_data("a.db", "b.db", comparison);
+  const auto& operations = data["tables"][0];
+  ASSERT_EQ(operations["name"], "operations");
+  std::vector<std::string> shown;
+  for (const auto& row : operations["rows"]) shown.push_back(row[1]);
+  EXPECT_EQ(shown, (std::vector<std::string>{"slower", "added"}));
+  EXPECT_EQ(operations["unchanged"], 2);
+  EXPECT_EQ(data["threshold_pct"], 100 * kChangeThreshold);
 }
 
 TEST(ReportPage, InlineDataCannotCloseItsScript) {

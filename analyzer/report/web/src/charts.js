@@ -1,6 +1,6 @@
 // The report's plots, on Chart.js (canvas; fast with thousands of points).
 import Chart from 'chart.js/auto';
-import { el, bytes, ns } from './dom.js';
+import { el, bytes, ns, fixed, distinctTicks } from './dom.js';
 
 Chart.defaults.animation = false;
 Chart.defaults.maintainAspectRatio = false;
@@ -23,6 +23,8 @@ function make(canvas, config) {
   charts.push(new Chart(canvas, config));
 }
 
+// Horizontal bars, largest first; each label is numbered, so names cut to
+// fit (kernels differing only in template arguments) stay told apart.
 export function barChart(labels, values, label, format) {
   const { box, canvas } = plot(false, Math.min(600, 80 + 28 * labels.length));
   make(canvas, {
@@ -31,8 +33,11 @@ export function barChart(labels, values, label, format) {
     options: {
       indexAxis: 'y',
       plugins: { legend: { display: false }, tooltip: { callbacks: { label: (c) => format(c.raw) } } },
-      scales: { x: { ticks: { callback: (v) => format(v) } }, y: { ticks: { autoSkip: false,
-        callback(value) { const t = this.getLabelForValue(value); return t.length > 60 ? t.slice(0, 57) + '...' : t; } } } },
+      scales: { x: { ticks: { callback: distinctTicks(format) } }, y: { ticks: { autoSkip: false,
+        callback(value, index) {
+          const t = `${index + 1}. ${this.getLabelForValue(value)}`;
+          return t.length > 64 ? t.slice(0, 61) + '...' : t;
+        } } } },
     },
   });
   return box;
@@ -51,9 +56,36 @@ export function lineChart(series, yLabel, format, stepped = false) {
     },
     options: {
       parsing: false,
-      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' } },
-                y: { title: { display: true, text: yLabel }, ticks: { callback: (v) => format(v) } } },
+      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' }, ticks: { callback: distinctTicks(fixed) } },
+                y: { title: { display: true, text: yLabel }, ticks: { callback: distinctTicks(format) } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${format(c.raw.y)}` } } },
+    },
+  });
+  return box;
+}
+
+// One device's memory in use over time, stacked by owner (step lines, ms
+// from the start), with its peak marked.
+export function memoryChart(device, endMs) {
+  const { box, canvas } = plot();
+  const times = [...device.times_ms, Math.max(endMs, device.times_ms[device.times_ms.length - 1])];
+  const datasets = device.owners.map((owner, i) => {
+    const values = [...device.bytes[i], device.bytes[i][device.bytes[i].length - 1]];
+    const color = palette[i % palette.length];
+    return { label: owner, data: times.map((x, j) => ({ x, y: values[j] })), stepped: 'after', pointRadius: 0,
+      borderWidth: 1, borderColor: color, backgroundColor: `${color}99`, fill: i === 0 ? 'origin' : '-1', stack: 'owners' };
+  });
+  datasets.push({ type: 'scatter', label: `peak: ${bytes(device.peak_bytes)} at ${device.peak_ms.toFixed(1)} ms`,
+    data: [{ x: device.peak_ms, y: device.peak_bytes }], stack: 'peak', pointStyle: 'triangle', pointRadius: 8,
+    borderColor: '#b3261e', backgroundColor: '#b3261e' });
+  make(canvas, {
+    type: 'line',
+    data: { datasets },
+    options: {
+      parsing: false,
+      scales: { x: { type: 'linear', title: { display: true, text: 'ms from the start of the trace' }, ticks: { callback: distinctTicks(fixed) } },
+                y: { stacked: true, beginAtZero: true, title: { display: true, text: 'bytes in use' }, ticks: { callback: distinctTicks(bytes) } } },
+      plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${bytes(c.raw.y)}` } } },
     },
   });
   return box;
@@ -94,7 +126,7 @@ export function transferChart(transfers) {
       parsing: false,
       scales: { x: { type: 'logarithmic', title: { display: true, text: 'bytes per copy' }, afterBuildTicks: binaryTicks,
                      ticks: { callback: (v) => bytes(v), maxRotation: 0, autoSkipPadding: 16 } },
-                y: { title: { display: true, text: 'GB/s' }, beginAtZero: true } },
+                y: { title: { display: true, text: 'GB/s' }, beginAtZero: true, ticks: { callback: distinctTicks(fixed) } } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${bytes(c.raw.x)} at ${c.raw.y.toFixed(2)} GB/s` } } },
     },
   });
@@ -120,7 +152,8 @@ export function timelineChart(lanes, min, max) {
     options: {
       indexAxis: 'y',
       parsing: { xAxisKey: 'x', yAxisKey: 'y' },
-      scales: { x: { type: 'linear', min, max, title: { display: true, text: 'ms from the start of the trace' } },
+      scales: { x: { type: 'linear', min, max, title: { display: true, text: 'ms from the start of the trace' },
+                     ticks: { callback: distinctTicks(fixed) } },
                 y: { type: 'category', labels } },
       plugins: { tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${c.raw.x[0].toFixed(3)}..${c.raw.x[1].toFixed(3)} ms (${ns((c.raw.x[1] - c.raw.x[0]) * 1e6)})` } } },
     },

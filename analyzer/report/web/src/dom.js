@@ -13,31 +13,53 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-// A formatter of magnitudes that also writes negative values (differences).
+// A formatter of magnitudes that also writes negative values (differences);
+// `digits` (optional) is how many decimals to write.
 function signedMagnitude(format) {
-  return (value) => {
+  return (value, digits) => {
     if (value === null || value === undefined) return 'unknown';
     const v = Number(value);
-    return v < 0 ? '-' + format(-v) : format(v);
+    return v < 0 ? '-' + format(-v, digits) : format(v, digits);
   };
 }
 
-export const ns = signedMagnitude((v) => {
-  if (v >= 1e9) return (v / 1e9).toFixed(2) + ' s';
-  if (v >= 1e6) return (v / 1e6).toFixed(2) + ' ms';
-  if (v >= 1e3) return (v / 1e3).toFixed(1) + ' us';
-  return v + ' ns';
+export const ns = signedMagnitude((v, digits) => {
+  if (v >= 1e9) return (v / 1e9).toFixed(digits ?? 2) + ' s';
+  if (v >= 1e6) return (v / 1e6).toFixed(digits ?? 2) + ' ms';
+  if (v >= 1e3) return (v / 1e3).toFixed(digits ?? 1) + ' us';
+  return (digits === undefined ? Math.round(v) : v.toFixed(digits)) + ' ns';
 });
 
-export const bytes = signedMagnitude((v) => {
+export const bytes = signedMagnitude((v, digits) => {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let unit = 0;
   while (v >= 1024 && unit < units.length - 1) { v /= 1024; unit++; }
-  return (unit === 0 || Number.isInteger(v) ? v : v.toFixed(1)) + ' ' + units[unit];
+  return (unit === 0 || Number.isInteger(v) ? v : v.toFixed(digits ?? 1)) + ' ' + units[unit];
 });
 
-export function gbps(value) {
-  return value === null || value === undefined ? '-' : Number(value).toFixed(2) + ' GB/s';
+export function gbps(value, digits) {
+  return value === null || value === undefined ? '-' : Number(value).toFixed(digits ?? 2) + ' GB/s';
+}
+
+export const fixed = (value, digits) => Number(value).toFixed(digits ?? 1);
+
+// A tick callback writing an axis's labels with `format(value, digits)`, as
+// few decimals as keep every label distinct (ticks 0.05 apart written with
+// one decimal would read 0.1, 0.1).
+export function distinctTicks(format) {
+  let key = null;
+  let labels = [];
+  return (value, index, ticks) => {
+    const now = ticks.map((t) => t.value).join();
+    if (now !== key) {
+      key = now;
+      for (let digits = 0; digits <= 6; digits++) {
+        labels = ticks.map((t) => format(t.value, digits));
+        if (new Set(labels).size === labels.length) break;
+      }
+    }
+    return labels[index];
+  };
 }
 
 function plain(cell) {
@@ -74,6 +96,10 @@ function compare(x, y) {
   return String(x).localeCompare(String(y), undefined, { numeric: true });
 }
 
+// Cells longer than this (kernel names) may break anywhere, so the table
+// fits the page; shorter ones break only between words.
+const kLongCell = 40;
+
 // A table from column headings and rows of cells; `format` maps a heading to
 // a formatter. Clicking a heading sorts by it (again: the other way); rows
 // sort by their values, not their text.
@@ -81,7 +107,8 @@ export function table(columns, rows, format = {}) {
   const body = el('tbody');
   const fill = (ordered) => body.replaceChildren(...ordered.map((row) => el('tr', {}, row.map((cell, i) => {
     const f = format[columns[i]];
-    return el('td', { class: typeof cell === 'number' ? 'num' : '', text: f && cell !== null ? f(cell) : plain(cell) });
+    const text = f && cell !== null ? f(cell) : plain(cell);
+    return el('td', { class: typeof cell === 'number' ? 'num' : text.length > kLongCell ? 'long' : '', text });
   }))));
   const headings = columns.map((c, i) => {
     const th = el('th', { text: c, title: 'sort by this column', 'aria-sort': 'none' });
@@ -110,6 +137,27 @@ export function dataTable(columns, rows) {
 
 export function section(id, title, ...children) {
   return el('section', { id }, el('h2', { text: title }), ...children);
+}
+
+// The sections below the first screen, each a <details> closed by default
+// (the page opens short) whose body `build()` (an array of nodes) makes on
+// first opening, so its plots are drawn at their size; `shown()` runs
+// after, once the body is in the page (the graph's layout needs its box).
+export const collapsibles = [];
+export function collapsible(id, title, blurb, build, { open = false, shown = null } = {}) {
+  const details = el('details', { class: 'section', id },
+    el('summary', {}, el('h2', { text: title }), blurb ? el('span', { class: 'blurb', text: blurb }) : null));
+  let built = false;
+  const fill = () => {
+    if (built) return;
+    built = true;
+    details.append(el('div', { class: 'body' }, build()));
+    if (shown) shown();
+  };
+  details.addEventListener('toggle', () => { if (details.open) fill(); });
+  collapsibles.push({ details, fill });
+  if (open) details.open = true;
+  return details;
 }
 
 export function empty(text) {

@@ -71,7 +71,7 @@ export function graphSection(dvdg) {
   const wrap = el('div');
   if (!dvdg.values.length) {
     wrap.append(empty('No values: the trace has no copies, memsets or kernels with known arguments.'));
-    return { node: wrap, start: () => null };
+    return { node: wrap, start: () => null, cy: () => null };
   }
   const note = dvdg.total_values > dvdg.values.length
     ? `Showing the first ${dvdg.values.length} of ${dvdg.total_values} values (repeated iterations folded; ` +
@@ -134,5 +134,5 @@ export function graphSection(dvdg) {
     zoomOut.addEventListener('click', () => cy.zoom({ level: cy.zoom() / 1.3, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }));
     return cy;
   };
-  return { node: wrap, start };
+  return { node: wrap, start, cy: () => cy };
 }
