@@ -61,12 +61,17 @@ std::vector<Phase> nvtx_phases(const ReplayInput& input, const std::vector<const
   return phases;
 }
 
+// The thread that made the first call.
+int64_t first_thread(const ReplayInput& input) {
+  return std::min_element(input.calls.begin(), input.calls.end(),
+                          [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; })
+      ->tid;
+}
+
 std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
   std::vector<uint32_t> boundaries;  // sync calls of the first thread, by start
   if (!input.calls.empty()) {
-    int64_t tid = std::min_element(input.calls.begin(), input.calls.end(), [](const auto& a, const auto& b) {
-                    return a.start_ns < b.start_ns;
-                  })->tid;
+    int64_t tid = first_thread(input);
     std::set<uint32_t> syncs;
     for (const SyncCall& sync : input.syncs) {
       if (input.calls[sync.call].tid == tid) syncs.insert(static_cast<uint32_t>(sync.call));
@@ -102,6 +107,23 @@ std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Tim
 }
 
 }  // namespace
+
+std::vector<Phase> steps_phase(const ReplayInput& input, const trace::ProcessSteps* steps,
+                               const std::vector<const Timeline*>& timelines) {
+  if (!steps || input.calls.empty() || steps->first_steady() >= steps->steps.size()) return {};
+  HostTimeMap host(input);
+  int64_t tid = first_thread(input);
+  Phase phase{"steady steps", "steps", steps->how_found(), 0, std::vector<int64_t>(timelines.size(), 0)};
+  for (size_t s = steps->first_steady(); s < steps->steps.size(); ++s) {
+    const trace::Step& step = steps->steps[s];
+    ++phase.count;
+    for (size_t t = 0; t < timelines.size(); ++t) {
+      int64_t ns = saturating_sub(host.map(tid, step.end_ns, *timelines[t]), host.map(tid, step.start_ns, *timelines[t]));
+      phase.ns[t] = saturating_add(phase.ns[t], ns);
+    }
+  }
+  return {phase};
+}
 
 std::vector<Phase> phases(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
   if (!input.ranges.empty()) return nvtx_phases(input, timelines);
