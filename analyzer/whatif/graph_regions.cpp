@@ -64,14 +64,14 @@ GraphCost graph_cost(const model::SystemModel& system, const std::string& file) 
   return cost;
 }
 
-GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps) {
+GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, bool pin) {
   size_t calls = input.calls.size();
   GraphPlan plan;
   plan.region_of.assign(calls, -1);
   std::vector<bool> synchronizes(calls, false), blocking_copy(calls, false);
   std::vector<int64_t> nodes(calls, 0);
   for (const SyncCall& sync : input.syncs) synchronizes[sync.call] = true;
-  std::vector<bool> blocking = blocking_copies(input, false);
+  std::vector<bool> blocking = blocking_copies(input, pin);
   for (size_t i = 0; i < input.ops.size(); ++i) {
     const ReplayOp& op = input.ops[i];
     if (op.call < 0) continue;

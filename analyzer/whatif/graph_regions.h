@@ -63,7 +63,9 @@ struct GraphPlan {
 };
 
 // `steps`: the process's steps, nullptr or none steady for the whole run.
-GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps);
+// `pin`: pageable memory is pinned (--pin), so its copies no longer block
+// and can be captured.
+GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, bool pin);
 
 // The input the replay runs: each captured call but its region's launch is
 // woken by the launch.

@@ -113,14 +113,20 @@ std::vector<Phase> steps_phase(const ReplayInput& input, const trace::ProcessSte
   if (!steps || input.calls.empty() || steps->first_steady() >= steps->steps.size()) return {};
   HostTimeMap host(input);
   int64_t tid = first_thread(input);
-  Phase phase{"steady steps", "steps", steps->how_found(), 0, std::vector<int64_t>(timelines.size(), 0)};
-  for (size_t s = steps->first_steady(); s < steps->steps.size(); ++s) {
-    const trace::Step& step = steps->steps[s];
-    ++phase.count;
-    for (size_t t = 0; t < timelines.size(); ++t) {
-      int64_t ns = saturating_sub(host.map(tid, step.end_ns, *timelines[t]), host.map(tid, step.start_ns, *timelines[t]));
-      phase.ns[t] = saturating_add(phase.ns[t], ns);
+  const trace::Step& first = steps->steps[steps->first_steady()];
+  const trace::Step& last = steps->steps.back();
+  Phase phase{"steady steps", "steps", steps->how_found(),
+              static_cast<int64_t>(steps->steps.size() - steps->first_steady()), {}};
+  auto calls = static_cast<uint32_t>(input.calls.size());
+  for (const Timeline* timeline : timelines) {
+    // A host that no longer waits runs ahead of its GPU: the steps end
+    // when the work they issued does, where that is later.
+    int64_t end = host.map(tid, last.end_ns, *timeline);
+    for (uint32_t i = 0; i < input.ops.size(); ++i) {
+      int64_t issued = input.ops[i].issue_ns;
+      if (issued >= first.start_ns && issued < last.end_ns) end = std::max(end, timeline->end[calls + i]);
     }
+    phase.ns.push_back(saturating_sub(end, host.map(tid, first.start_ns, *timeline)));
   }
   return {phase};
 }

@@ -365,7 +365,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   GraphPlan graphs;
   ReplayInput graphed;
   if (options.graphs) {
-    graphs = plan_graphs(input, steps);
+    graphs = plan_graphs(input, steps, options.pin);
     graphed = input;
     wake_captured_calls(graphs, graphed);
   }

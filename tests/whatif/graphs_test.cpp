@@ -27,8 +27,10 @@ class Graphs : public WhatifTest {
  public:
   // `steps` steps of `kernels` launches; `mid_sync`: a cudaDeviceSynchronize
   // (waiting for nothing, 500 ns) 4 us after the call of kernel `mid_sync`
-  // - 1, the next call 1.5 us after it.
-  void steps(int steps, int kernels, int mid_sync = 0) {
+  // - 1, the next call 1.5 us after it. `step_sync` false: the steps end 6
+  // us after their last call, without a synchronization, and one after the
+  // last step (6 us after its end) waits for everything.
+  void steps(int steps, int kernels, int mid_sync = 0, bool step_sync = true) {
     int64_t base = 0;
     for (int s = 0; s < steps; ++s) {
       int64_t at = base;
@@ -40,8 +42,11 @@ class Graphs : public WhatifTest {
         at += 10'000;
       }
       at -= 6'000;  // the last call's end
-      sync(call("cudaStreamSynchronize", at + 6'000, at + 6'500), SyncKind::Stream, at + 6'000, at + 6'500, 7);
-      int64_t next = at + 7'000;
+      int64_t next = at + 6'000;
+      if (step_sync) {
+        sync(call("cudaStreamSynchronize", at + 6'000, at + 6'500), SyncKind::Stream, at + 6'000, at + 6'500, 7);
+        next = at + 7'000;
+      }
       testing::NvtxRangeRow range;
       range.name = "step";
       range.start_ns = base;
@@ -49,6 +54,7 @@ class Graphs : public WhatifTest {
       trace_->add(range);
       base = next;
     }
+    if (!step_sync) sync(call("cudaDeviceSynchronize", base, base + 500), SyncKind::Device, base, base + 500);
   }
 
   WhatifResult graphs() {
@@ -128,6 +134,50 @@ TEST_F(Graphs, ASynchronizationInTheStepEndsARegion) {
   std::string notes = all(result.notes);
   EXPECT_NE(notes.find("as 8 graph launches in 4 steps"), std::string::npos) << notes;
   EXPECT_NE(notes.find("4 x cudaDeviceSynchronize (a synchronization)"), std::string::npos) << notes;
+}
+
+// Steps that never wait: graphs let the host run ahead of the GPU, so each
+// step's kernels queue behind the step before's. Step 0's run [8, 32.5] us
+// as above; step k's launch is at 9k + 3 us, long before its stream frees:
+// its first kernel follows the last of step k - 1 after 500 ns, and the
+// tenth of step 3 ends at 32.5 + 3 x 25 = 107.5 us. The steps end there,
+// not where the host left them (36 us); the synchronization after them
+// returns at 110.5 us.
+TEST_F(Graphs, AHostThatRunsAheadWaitsForItsStepsAtTheEnd) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10, 0, false);
+  WhatifResult result = graphs();
+  EXPECT_EQ(result.recorded_ns, 400'500);
+  EXPECT_EQ(result.predicted_ns, 110'500);
+  const Phase& steps = steps_phase(result);
+  EXPECT_EQ(steps.ns[0], 400'000);
+  EXPECT_EQ(steps.ns[2], 107'500);
+}
+
+// A copy from pageable memory in the step blocks its call, so no capture
+// holds it: each step is two graphs. Pinned (--pin), it is one more node.
+TEST_F(Graphs, APageableCopyEndsARegionUnlessPinned) {
+  write_system({"HtoD.pageable.node0.gpu0 2000 20", "HtoD.pinned.node0.gpu0 2000 50"}, "", "NVIDIA H100",
+               kMeasured);
+  for (int64_t base = 0; base < 4 * 100'000; base += 100'000) {
+    kernel(call("cudaLaunchKernel", base, base + 4'000), base, base + 5'000, base + 7'000);
+    Copy batch{CopyKind::HtoD, MemoryKind::Pageable, 1'000'000};
+    copy(call("cudaMemcpyAsync", base + 10'000, base + 70'000), batch, base + 10'000, base + 20'000, base + 60'000);
+    kernel(call("cudaLaunchKernel", base + 80'000, base + 84'000), base + 80'000, base + 85'000, base + 87'000);
+    testing::NvtxRangeRow range;
+    range.name = "step";
+    range.start_ns = base;
+    range.end_ns = base + 100'000;
+    trace_->add(range);
+  }
+  std::string staged = all(graphs().notes);
+  EXPECT_NE(staged.find("as 8 graph launches in 4 steps"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("4 x cudaMemcpyAsync (a copy from or to pageable memory"), std::string::npos) << staged;
+  WhatifOptions pinned;
+  pinned.graphs = pinned.pin = true;
+  std::string notes = all(run(pinned).notes);
+  EXPECT_NE(notes.find("as 4 graph launches in 4 steps, of 12 calls and 12 nodes"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("no call in the steps stops a capture"), std::string::npos) << notes;
 }
 
 // Without --graphs, nothing of this is replayed differently.
