@@ -111,16 +111,19 @@ def estimated_per_step_ms(apptracer, trace, rule, system):
 
 
 def predicted_per_step_ms(apptracer, trace, change, system):
-    """What `whatif CHANGE` predicts the fix saves per step: the baseline less
-    the what-if over the steady steps (--graphs), else over the NVTX "step"
-    ranges."""
+    """What `whatif CHANGE` predicts per step, over the steady steps
+    (--graphs), else over the NVTX "step" ranges: (the saving, the fixed
+    step's time), or (None, None). The saving is the traced step's less the
+    prediction, so it holds what tracing added to the steps' calls; the fixed
+    step's time, set beside the untraced fixed twin's, does not."""
     command = [apptracer, "whatif", trace, "--system", system, change, "--format", "json"]
     phases = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["phases"]
     for kind, name in (("steps", "steady steps"), ("nvtx", "step")):
         for phase in phases:
             if phase["kind"] == kind and phase["name"] == name and phase["count"] > 0:
-                return (phase["baseline_ns"] - phase["predicted_ns"]) / phase["count"] / 1e6
-    return None
+                count = phase["count"] * 1e6
+                return (phase["baseline_ns"] - phase["predicted_ns"]) / count, phase["predicted_ns"] / count
+    return None, None
 
 
 def shown(ms):
@@ -149,8 +152,8 @@ def frameworks(apptracer, rounds, work, kept, system):
     system = framework_system(apptracer, work, kept, system)
     print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
     print("| scenario | rule | estimated saving per step (ms) | error | whatif | predicted saving per step (ms) "
-          "| error | measured saving per step (ms) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| error | measured saving per step (ms) | predicted fixed step (ms) | measured fixed step (ms) | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     path = os.path.join(work, "framework_times.json")
     if kept:
         with open(path) as file:
@@ -169,7 +172,7 @@ def frameworks(apptracer, rounds, work, kept, system):
     for scenario, rule in FRAMEWORK_PRICED.items():
         bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
         if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | |")
+            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | | | | |")
             continue
         measured = statistics.median(bad) - statistics.median(fixed)
         trace = os.path.join(work, f"framework_{scenario}.db")
@@ -178,15 +181,19 @@ def frameworks(apptracer, rounds, work, kept, system):
                            check=True, capture_output=True, timeout=600)
         estimated = estimated_per_step_ms(apptracer, trace, rule, system)
         change = FRAMEWORK_WHATIF.get(scenario)
-        predicted = predicted_per_step_ms(apptracer, trace, change, system) if change and system else None
+        predicted, fixed_step = (predicted_per_step_ms(apptracer, trace, change, system) if change and system
+                                 else (None, None))
+        fixed_measured = statistics.median(fixed)
         print(f"| {scenario} | {rule} | {shown(estimated)} | {relative_error(estimated, measured)} | "
               f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
-              f"{measured:.3f} |", flush=True)
+              f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
+              f"{relative_error(fixed_step, fixed_measured) if fixed_step is not None else ''} |", flush=True)
         results.append(f"result diagnose-truth.framework_{scenario}.measured_ms_per_step {measured:.4f}")
         if estimated is not None:
             results.append(f"result diagnose-truth.framework_{scenario}.estimated_ms_per_step {estimated:.4f}")
         if predicted is not None:
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
+            results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
     print("\n".join(results))
 
 

@@ -242,14 +242,15 @@ dvdg::Graph read_dvdg(trace::Trace& trace) {
   }
 }
 
-// The steady steps' time in the baseline and the what-if, per step.
+// The steady steps' time in the baseline and the what-if, per step: what a
+// change saves where the program has steps.
 void add_step_note(const std::vector<Phase>& phases, std::vector<std::string>& notes) {
   for (const Phase& phase : phases) {
     if (phase.kind != "steps" || phase.count == 0) continue;
     auto per_step = [&](int64_t ns) { return static_cast<double>(ns) / 1e6 / static_cast<double>(phase.count); };
     char text[200];
     std::snprintf(text, sizeof text,
-                  "--graphs: a steady step takes %.3f ms in the what-if, %.3f ms in the baseline "
+                  "a steady step takes %.3f ms in the what-if, %.3f ms in the baseline "
                   "(%.3f ms recorded): %.3f ms saved per step",
                   per_step(phase.ns[2]), per_step(phase.ns[1]), per_step(phase.ns[0]),
                   per_step(phase.ns[1]) - per_step(phase.ns[2]));
@@ -361,7 +362,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     add_peer_relay_notes(relays, whatif_system, result.notes);
   }
   // --graphs: the what-if replays an input whose captured calls follow their graph's launch.
-  const trace::ProcessSteps* steps = options.graphs ? process_steps(trace) : nullptr;
+  const trace::ProcessSteps* steps = process_steps(trace);
   GraphPlan graphs;
   ReplayInput graphed;
   if (options.graphs) {
@@ -386,12 +387,10 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   result.baseline_ns = elapsed_ns(baseline.first_ns, baseline.last_ns);
   result.predicted_ns = elapsed_ns(predicted.first_ns, predicted.last_ns);
   result.phases = phases(input, {&recording, &baseline, &predicted});
-  if (options.graphs) {
-    for (Phase& phase : steps_phase(input, steps, {&recording, &baseline, &predicted})) {
-      result.phases.push_back(std::move(phase));
-    }
-    add_step_note(result.phases, result.notes);
+  for (Phase& phase : steps_phase(input, steps, {&recording, &baseline, &predicted})) {
+    result.phases.push_back(std::move(phase));
   }
+  if (options.changes_anything()) add_step_note(result.phases, result.notes);
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   for (TransferSummary& row :
        kernel_traffic_summaries(kernel_traffic, input, recorded_graph, recorded)) {
