@@ -6,7 +6,7 @@ minus the fixed one's, both untraced, in interleaved rounds.
 
     python3 diagnose_truth.py DIST [ROUNDS] [--system FILE] [--keep DIR]
     python3 diagnose_truth.py DIST --from DIR [--system FILE]
-    python3 diagnose_truth.py DIST [ROUNDS] --frameworks [--keep DIR | --from DIR]
+    python3 diagnose_truth.py DIST [ROUNDS] --frameworks [--system FILE] [--keep DIR | --from DIR]
 
 Prints a Markdown table (scenario, rule, estimated saving, measured saving,
 error) and "result diagnose-truth.SCENARIO.{estimated,measured}_ms V" lines.
@@ -19,8 +19,12 @@ against the same measurements.
 --frameworks does the same for the PyTorch programs of framework_twins.py
 (a launch-bound training step vs the same step replayed as a CUDA graph,
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
-never), per step: the findings' saving per steady step beside the
-measured steps' time saved per step.
+never), per step: the findings' saving per steady step, and what `whatif`
+predicts the fix saves per step (--graphs for the CUDA graph, --pin for
+pinned memory), beside the measured steps' time saved per step. whatif and
+diagnose price with a system file: --system FILE, else one measured first
+with `apptracer links --quick` (kept as system.json with --keep, read back
+with --from).
 """
 import argparse
 import json
@@ -47,6 +51,8 @@ SKIPPED = 77
 # framework_twins.py scenario -> the rule whose saving per step it prices.
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
                     "item": "sync_api"}
+# framework_twins.py scenario -> the whatif change that is its fix.
+FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin"}
 TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
 
 
@@ -96,18 +102,58 @@ def twin_ms(scenario, variant):
     return float(work.group(1)) / int(steps.group(1))
 
 
-def estimated_per_step_ms(apptracer, trace, rule):
-    command = [apptracer, "diagnose", "--json", "--all", trace]
+def estimated_per_step_ms(apptracer, trace, rule, system):
+    command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
     findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
     savings = [f["saving_per_step_ns"] for f in findings
                if f["rule"] == rule and f.get("saving_per_step_ns") is not None]
     return sum(savings) / 1e6 if savings else None
 
 
-def frameworks(apptracer, rounds, work, kept):
-    """The framework twins: per step, estimated against measured."""
-    print("| scenario | rule | estimated saving per step (ms) | measured saving per step (ms) | error |")
-    print("|---|---|---|---|---|")
+def predicted_per_step_ms(apptracer, trace, change, system):
+    """What `whatif CHANGE` predicts per step, over the steady steps
+    (--graphs), else over the NVTX "step" ranges: (the saving, the fixed
+    step's time), or (None, None). The saving is the traced step's less the
+    prediction, so it holds what tracing added to the steps' calls; the fixed
+    step's time, set beside the untraced fixed twin's, does not."""
+    command = [apptracer, "whatif", trace, "--system", system, change, "--format", "json"]
+    phases = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["phases"]
+    for kind, name in (("steps", "steady steps"), ("nvtx", "step")):
+        for phase in phases:
+            if phase["kind"] == kind and phase["name"] == name and phase["count"] > 0:
+                count = phase["count"] * 1e6
+                return (phase["baseline_ns"] - phase["predicted_ns"]) / count, phase["predicted_ns"] / count
+    return None, None
+
+
+def shown(ms):
+    return "-" if ms is None else f"{ms:.3f}"
+
+
+def relative_error(estimated, measured):
+    if estimated is None:
+        return "no saving estimated"
+    return f"{(estimated - measured) / measured:+.0%}" if measured > 0 else "fix measured no faster"
+
+
+def framework_system(apptracer, work, kept, system):
+    """The system file diagnose and whatif price with: given, kept, or measured now."""
+    if system:
+        return system
+    path = os.path.join(work, "system.json")
+    if not kept:
+        subprocess.run([apptracer, "links", "--quick", "--force", "-o", path], check=True, capture_output=True,
+                       timeout=600)
+    return path if os.path.exists(path) else None
+
+
+def frameworks(apptracer, rounds, work, kept, system):
+    """The framework twins: per step, estimated and predicted against measured."""
+    system = framework_system(apptracer, work, kept, system)
+    print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
+    print("| scenario | rule | estimated saving per step (ms) | error | whatif | predicted saving per step (ms) "
+          "| error | measured saving per step (ms) | predicted fixed step (ms) | measured fixed step (ms) | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     path = os.path.join(work, "framework_times.json")
     if kept:
         with open(path) as file:
@@ -126,21 +172,28 @@ def frameworks(apptracer, rounds, work, kept):
     for scenario, rule in FRAMEWORK_PRICED.items():
         bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
         if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | | cannot run here (needs torch and a GPU) |")
+            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | | | | |")
             continue
         measured = statistics.median(bad) - statistics.median(fixed)
         trace = os.path.join(work, f"framework_{scenario}.db")
         if not kept:
             subprocess.run([apptracer, "record", "-f", "-o", trace, "--", sys.executable, TWINS, scenario, "bad"],
                            check=True, capture_output=True, timeout=600)
-        estimated = estimated_per_step_ms(apptracer, trace, rule)
-        error = "no saving estimated" if estimated is None else (
-            f"{(estimated - measured) / measured:+.0%}" if measured > 0 else "fix measured no faster")
-        print(f"| {scenario} | {rule} | {'-' if estimated is None else f'{estimated:.3f}'} | "
-              f"{measured:.3f} | {error} |", flush=True)
+        estimated = estimated_per_step_ms(apptracer, trace, rule, system)
+        change = FRAMEWORK_WHATIF.get(scenario)
+        predicted, fixed_step = (predicted_per_step_ms(apptracer, trace, change, system) if change and system
+                                 else (None, None))
+        fixed_measured = statistics.median(fixed)
+        print(f"| {scenario} | {rule} | {shown(estimated)} | {relative_error(estimated, measured)} | "
+              f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
+              f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
+              f"{relative_error(fixed_step, fixed_measured) if fixed_step is not None else ''} |", flush=True)
         results.append(f"result diagnose-truth.framework_{scenario}.measured_ms_per_step {measured:.4f}")
         if estimated is not None:
             results.append(f"result diagnose-truth.framework_{scenario}.estimated_ms_per_step {estimated:.4f}")
+        if predicted is not None:
+            results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
+            results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
     print("\n".join(results))
 
 
@@ -160,7 +213,7 @@ def main():
         with tempfile.TemporaryDirectory() as temporary:
             work = args.kept or args.keep or temporary
             os.makedirs(work, exist_ok=True)
-            frameworks(apptracer, args.rounds, work, args.kept)
+            frameworks(apptracer, args.rounds, work, args.kept, args.system)
         return
     program = os.path.join(args.dist, "test_apps", "diagnose_cases")
     print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")

@@ -5,12 +5,13 @@ WARMUP, and prints "work_ms X" (the measured steps' wall time) and
 
     python3 framework_twins.py SCENARIO bad|fixed [--time] [STEPS] [WARMUP]
 
-Scenarios (the rule whose saving the bad one prices):
+Scenarios (the rule whose saving the bad one prices, and the whatif change
+that predicts the fixed one from the bad one's trace):
   launch_bound  a small CNN's step (batch 32, 64x64, bf16, SGD), eager vs the
                 same step captured whole with torch.cuda.graph and replayed
-                (launch_bound_kernels)
+                (launch_bound_kernels; whatif --graphs)
   pageable      a batch made on the CPU each step, copied from pageable memory
-                vs pinned memory with non_blocking=True (pageable_copy)
+                vs pinned memory with non_blocking=True (pageable_copy; whatif --pin)
   item          loss.item() each step vs never (sync_api)
 """
 import sys

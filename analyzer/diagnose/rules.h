@@ -24,7 +24,9 @@ struct Thresholds {
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
   int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is short (launch statistics)
   int64_t short_kernel_count = 100;       // launches a launch-bound step (or run) makes at least
-  int64_t graph_node_ns = 1'000;          // a kernel's launch as a CUDA graph node
+  // A kernel's launch as a CUDA graph node, where the link model has no
+  // measurement of it (TransferCost::graph_launch): assumed.
+  int64_t graph_node_ns = static_cast<int64_t>(model::kAssumedGraphNodeNs);
   int64_t utilization_chunks = 30;        // nsys gpu_time_util: the GPU span in 30 chunks
   double low_utilization = 0.5;           // ... flagged below 50% busy
   int64_t min_migrated_bytes = 1 << 20;   // on-demand unified-memory migration worth a finding,

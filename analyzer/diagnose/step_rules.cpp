@@ -224,7 +224,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
   int64_t nodes = kernels - graph_kernels;
-  int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * context.limits.graph_node_ns);
+  // A node's price: measured by `apptracer links` where the system file has
+  // it (whatif --graphs replays with the same), else assumed and said so.
+  const model::GraphLaunch* measured = context.cost.graph_launch();
+  int64_t node_ns = measured ? saturating_round(measured->node_ns) : context.limits.graph_node_ns;
+  int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * node_ns);
   if (in_graphs) {
     f.estimate = "the work is launched as graphs already: what a larger batch or a larger graph "
                  "saves depends on how the step's work scales, which one trace cannot tell";
@@ -232,9 +236,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     f.saving_ns = std::max<int64_t>(0, saturating_sub(idle, graph_cost));
     f.estimate = "the GPU's idle time between launches (gaps under " +
                  format_ns(context.limits.min_gap_ns) + "; longer ones are gpu_idle_gap's), less " +
-                 format_ns(context.limits.graph_node_ns) +
-                 " per kernel for launching it as a graph node: replayed as a CUDA graph, the step "
-                 "takes its GPU time plus that";
+                 format_ns(node_ns) + " per kernel for launching it as a graph node (" +
+                 (measured ? std::string("measured by apptracer links") : std::string("assumed: the system file "
+                             "of apptracer links measures it")) +
+                 "): replayed as a CUDA graph, the step takes its GPU time plus that "
+                 "(whatif --graphs replays it)";
   }
   f.claim = "GPU idle time";
   f.steps = facts.step_count();

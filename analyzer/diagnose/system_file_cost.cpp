@@ -88,4 +88,8 @@ std::string SystemFileCost::describe(const TransferPath& path) const {
          (resolved.exact ? "" : " (closest measured to " + link->name() + ")") + ": " + numbers;
 }
 
+const model::GraphLaunch* SystemFileCost::graph_launch() const {
+  return system_.graph_launch ? &*system_.graph_launch : nullptr;
+}
+
 }  // namespace apptracer::diagnose

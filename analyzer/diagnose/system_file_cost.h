@@ -24,6 +24,7 @@ class SystemFileCost : public TransferCost {
 
   std::optional<double> time_ns(const TransferPath& path, int64_t bytes) const override;
   std::string describe(const TransferPath& path) const override;
+  const model::GraphLaunch* graph_launch() const override;
 
  private:
   std::string source_;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "analyzer/model/graph_launch.h"
 #include "apptracer/enums.h"
 
 namespace apptracer::diagnose {
@@ -37,6 +38,10 @@ class TransferCost {
   virtual std::optional<double> time_ns(const TransferPath& path, int64_t bytes) const = 0;
   // One line: where its numbers for `path` come from (or why it has none).
   virtual std::string describe(const TransferPath& path) const = 0;
+  // What a CUDA graph's launch costs on the machine, as `apptracer links`
+  // measured it; nullptr where nothing measured it (the trace's own
+  // bandwidths, a system file without it).
+  virtual const model::GraphLaunch* graph_launch() const { return nullptr; }
 };
 
 // One path's fit: t = latency + bytes / bandwidth (GB/s = bytes per ns).

@@ -50,7 +50,13 @@ namespace apptracer::links {
   X(cuModuleLoadData)                       \
   X(cuModuleUnload)                         \
   X(cuModuleGetFunction)                    \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                         \
+  X(cuStreamBeginCapture)                   \
+  X(cuStreamEndCapture)                     \
+  X(cuGraphInstantiateWithFlags)            \
+  X(cuGraphLaunch)                          \
+  X(cuGraphExecDestroy)                     \
+  X(cuGraphDestroy)
 
 // A failed driver call: "cuMemAlloc: out of memory".
 class DriverError : public std::runtime_error {

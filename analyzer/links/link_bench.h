@@ -49,6 +49,7 @@ class GpuSession {
   int ordinal() const { return ordinal_; }
   CUcontext context() const { return context_; }
   CUstream stream() const { return stream_; }
+  CUmodule module() const { return module_; }
   CUdeviceptr buffer(int which) const { return which == 0 ? a_ : b_; }
   void make_current() const;
 
@@ -102,11 +103,13 @@ class LinkBench {
   // `on_sample` is called planned.samples() times.
   DuplexResult measure_duplex(const PlannedDuplex& planned, const std::function<void()>& on_sample);
 
+  // The session of GPU `ordinal`; throws DriverError when it is not measured.
+  GpuSession& gpu(int ordinal);
+
  private:
   // The CPUs of GPU `device`'s closest node, where host paths are measured
   // from (empty: unknown, the thread stays where it is).
   std::vector<int> host_cpus(int device) const;
-  GpuSession& gpu(int ordinal);
   NodeBuffer& host_buffer(int node, bool pinned);
   // Where the next host transfer of `bytes` starts in `host`: each one after
   // the last, wrapping, so none finds its data in the CPU's caches.

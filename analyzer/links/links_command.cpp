@@ -1,7 +1,8 @@
 // `apptracer links [-o system.json] [--quick] [--force]`: enumerates this
 // machine, measures each logical path (path_plan.h, link_bench.h), fits the
-// transfer-time model per path (model/link_model.h) and writes the system
-// file that `apptracer whatif` replays traces against.
+// transfer-time model per path (model/link_model.h), measures what a CUDA
+// graph's launch costs on its first GPU (graph_bench.h) and writes the
+// system file that `apptracer whatif` replays traces against.
 
 #include <cstdio>
 #include <ctime>
@@ -14,6 +15,7 @@
 #include "analyzer/commands.h"
 #include "analyzer/links/cuda_driver.h"
 #include "analyzer/links/gpu_inventory.h"
+#include "analyzer/links/graph_bench.h"
 #include "analyzer/links/host_topology.h"
 #include "analyzer/links/link_bench.h"
 #include "analyzer/links/nvml_topology.h"
@@ -94,6 +96,16 @@ Table summary(const model::SystemModel& system) {
   return table;
 }
 
+// One line: what a graph's launch costs, on the GPU and on the host.
+std::string graph_launch_line(const model::GraphLaunch& g) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "graph launch (GPU %d): %.2f us between dependent nodes on the GPU; cuGraphLaunch %.2f us "
+                "+ %.4f us per node on the host",
+                g.gpu, g.node_ns / 1000, g.launch_ns / 1000, g.launch_ns_per_node / 1000);
+  return text;
+}
+
 int run_links(const LinksOptions& options) {
   // The output rules are checked before minutes of measuring, not after.
   OutputFile file(options.output, {}, options.force);
@@ -127,6 +139,9 @@ int run_links(const LinksOptions& options) {
   int64_t total = 0;
   for (const links::PlannedPath& planned : plan) total += planned.samples();
   for (const links::PlannedDuplex& planned : duplex_plan) total += planned.samples();
+  int64_t graph_samples =
+      static_cast<int64_t>(links::graph_sizes().size()) * links::graph_repetitions(options.quick);
+  total += graph_samples;
   size_t largest = static_cast<size_t>(links::planned_sizes(options.quick).back());
   links::LinkBench bench(driver, inventory.gpus, largest, node_cpus);
   Progress progress("links");
@@ -161,6 +176,17 @@ int run_links(const LinksOptions& options) {
       done = before + planned.samples();
     }
   }
+  // On the first GPU: a graph's launch costs the same on GPUs of one kind.
+  int64_t before_graphs = done;
+  try {
+    if (inventory.gpus.empty()) throw links::DriverError("no GPU");
+    system.graph_launch = links::measure_graph_launch(
+        driver, bench.gpu(inventory.gpus.front().ordinal), options.quick,
+        [&] { progress.update("graph launch", ++done, total); });
+  } catch (const links::DriverError& error) {
+    failed.push_back(std::string("graph launch: ") + error.what());
+    done = before_graphs + graph_samples;
+  }
   progress.finish();
   system.machine.unavailable.insert(system.machine.unavailable.end(), failed.begin(), failed.end());
   if (!failed.empty()) std::cerr << "links: not measured: " << join(failed, "; ") << "\n";
@@ -168,6 +194,7 @@ int run_links(const LinksOptions& options) {
   file.stream() << model::system_to_json(system);
   file.commit();
   write_tables(std::cout, {summary(system)}, OutputFormat::Table);
+  if (system.graph_launch) std::cout << graph_launch_line(*system.graph_launch) << "\n";
   std::cout << "links: " << system.paths.size() << " paths of " << system.describe() << " written to "
             << options.output << "\n";
   return 0;

@@ -15,7 +15,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "apptracer system";
-constexpr int kVersion = 1;
+// 2: "graph_launch". A version 1 file reads as one without it.
+constexpr int kVersion = 2;
 
 json optional_int(const std::optional<int>& value) { return value ? json(*value) : json(); }
 
@@ -75,6 +76,18 @@ json path_to_json(const MeasuredPath& p) {
     out["duplex"] = {{"bytes", p.duplex->bytes}, {"gbps", p.duplex->gbps}, {"factor", p.duplex->factor}};
   }
   return out;
+}
+
+json graph_launch_to_json(const GraphLaunch& g) {
+  json samples = json::array();
+  for (const GraphLaunchSamples& s : g.samples) {
+    samples.push_back({{"nodes", s.nodes}, {"node_ns", s.node_ns}, {"launch_ns", s.launch_ns}});
+  }
+  return {{"gpu", g.gpu},
+          {"node_ns", g.node_ns},
+          {"launch_ns", g.launch_ns},
+          {"launch_ns_per_node", g.launch_ns_per_node},
+          {"samples", samples}};
 }
 
 // Reading: each field with its type checked, so a wrong file says which key.
@@ -173,6 +186,29 @@ MeasuredPath path_from_json(const json& j) {
   return p;
 }
 
+GraphLaunch graph_launch_from_json(const json& j) {
+  std::vector<GraphLaunchSamples> samples;
+  for (const json& s : get<json>(j, "samples", json::array())) {
+    samples.push_back({s.at("nodes").get<int64_t>(), get<std::vector<double>>(s, "node_ns", {}),
+                       get<std::vector<double>>(s, "launch_ns", {})});
+  }
+  int gpu = get<int>(j, "gpu", 0);
+  if (!j.contains("node_ns") || !j.contains("launch_ns")) {
+    if (samples.empty()) throw std::invalid_argument("graph_launch has neither node_ns and launch_ns nor samples");
+    return fit_graph_launch(gpu, std::move(samples));
+  }
+  GraphLaunch g;
+  g.gpu = gpu;
+  g.node_ns = j.at("node_ns").get<double>();
+  g.launch_ns = j.at("launch_ns").get<double>();
+  g.launch_ns_per_node = get<double>(j, "launch_ns_per_node", 0);
+  if (!(g.node_ns >= 0 && g.launch_ns >= 0 && g.launch_ns_per_node >= 0)) {
+    throw std::invalid_argument("graph_launch: a negative time");
+  }
+  g.samples = std::move(samples);
+  return g;
+}
+
 }  // namespace
 
 std::string system_to_json(const SystemModel& system) {
@@ -182,6 +218,7 @@ std::string system_to_json(const SystemModel& system) {
               {"version", kVersion},
               {"machine", machine_to_json(system.machine)},
               {"paths", paths}};
+  if (system.graph_launch) out["graph_launch"] = graph_launch_to_json(*system.graph_launch);
   return out.dump(1) + "\n";
 }
 
@@ -206,6 +243,10 @@ SystemModel system_from_json(const std::string& text, const std::string& source)
     SystemModel system;
     system.machine = machine_from_json(get<json>(j, "machine", json::object()));
     for (const json& path : j.at("paths")) system.paths.push_back(path_from_json(path));
+    auto graph_launch = j.find("graph_launch");
+    if (graph_launch != j.end() && !graph_launch->is_null()) {
+      system.graph_launch = graph_launch_from_json(*graph_launch);
+    }
     return system;
   } catch (const std::exception& error) {
     throw SystemFileError(source + ": malformed system file (" + error.what() + ")");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/model/graph_launch.h"
 #include "analyzer/model/link_model.h"
 #include "analyzer/model/link_path.h"
 
@@ -104,6 +105,9 @@ class SystemModel {
  public:
   Machine machine;
   std::vector<MeasuredPath> paths;
+  // What a CUDA graph's launch costs (graph_launch.h); nullopt where not
+  // measured (system files from before links measured it, version 1).
+  std::optional<GraphLaunch> graph_launch;
 
   // The path measured under exactly this name, or nullptr.
   const MeasuredPath* find(const LinkPath& path) const;

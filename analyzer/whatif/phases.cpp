@@ -61,12 +61,17 @@ std::vector<Phase> nvtx_phases(const ReplayInput& input, const std::vector<const
   return phases;
 }
 
+// The thread that made the first call.
+int64_t first_thread(const ReplayInput& input) {
+  return std::min_element(input.calls.begin(), input.calls.end(),
+                          [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; })
+      ->tid;
+}
+
 std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
   std::vector<uint32_t> boundaries;  // sync calls of the first thread, by start
   if (!input.calls.empty()) {
-    int64_t tid = std::min_element(input.calls.begin(), input.calls.end(), [](const auto& a, const auto& b) {
-                    return a.start_ns < b.start_ns;
-                  })->tid;
+    int64_t tid = first_thread(input);
     std::set<uint32_t> syncs;
     for (const SyncCall& sync : input.syncs) {
       if (input.calls[sync.call].tid == tid) syncs.insert(static_cast<uint32_t>(sync.call));
@@ -102,6 +107,29 @@ std::vector<Phase> periods(const ReplayInput& input, const std::vector<const Tim
 }
 
 }  // namespace
+
+std::vector<Phase> steps_phase(const ReplayInput& input, const trace::ProcessSteps* steps,
+                               const std::vector<const Timeline*>& timelines) {
+  if (!steps || input.calls.empty() || steps->first_steady() >= steps->steps.size()) return {};
+  HostTimeMap host(input);
+  int64_t tid = first_thread(input);
+  const trace::Step& first = steps->steps[steps->first_steady()];
+  const trace::Step& last = steps->steps.back();
+  Phase phase{"steady steps", "steps", steps->how_found(),
+              static_cast<int64_t>(steps->steps.size() - steps->first_steady()), {}};
+  auto calls = static_cast<uint32_t>(input.calls.size());
+  for (const Timeline* timeline : timelines) {
+    // A host that no longer waits runs ahead of its GPU: the steps end
+    // when the work they issued does, where that is later.
+    int64_t end = host.map(tid, last.end_ns, *timeline);
+    for (uint32_t i = 0; i < input.ops.size(); ++i) {
+      int64_t issued = input.ops[i].issue_ns;
+      if (issued >= first.start_ns && issued < last.end_ns) end = std::max(end, timeline->end[calls + i]);
+    }
+    phase.ns.push_back(saturating_sub(end, host.map(tid, first.start_ns, *timeline)));
+  }
+  return {phase};
+}
 
 std::vector<Phase> phases(const ReplayInput& input, const std::vector<const Timeline*>& timelines) {
   if (!input.ranges.empty()) return nvtx_phases(input, timelines);

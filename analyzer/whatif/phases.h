@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "analyzer/trace/steps.h"
 #include "analyzer/whatif/replay_input.h"
 #include "analyzer/whatif/replay_timeline.h"
 
@@ -34,5 +35,14 @@ struct Phase {
 // `timelines` are replays of the same input (the recording included, as a
 // timeline of recorded times); each phase gets one length per timeline.
 std::vector<Phase> phases(const ReplayInput& input, const std::vector<const Timeline*>& timelines);
+
+// The steady steps (steps.h) as one phase, kind "steps": from the first
+// one's start to the last one's end, instants of the thread that made the
+// first call, or to the end of the last work they issued where that is
+// later (a host that runs ahead of its GPU, as one launching graphs does,
+// has not finished its steps until the GPU has). Nothing where the process
+// has no steady step.
+std::vector<Phase> steps_phase(const ReplayInput& input, const trace::ProcessSteps* steps,
+                               const std::vector<const Timeline*>& timelines);
 
 }  // namespace apptracer::whatif

@@ -10,6 +10,7 @@
 #include "analyzer/dvdg/graph_builder.h"
 #include "analyzer/model/link_override.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
+#include "analyzer/whatif/graph_regions.h"
 #include "analyzer/whatif/kernel_traffic.h"
 #include "analyzer/whatif/overlap.h"
 #include "analyzer/whatif/peer_relays.h"
@@ -241,6 +242,28 @@ dvdg::Graph read_dvdg(trace::Trace& trace) {
   }
 }
 
+// The steady steps' time in the baseline and the what-if, per step: what a
+// change saves where the program has steps.
+void add_step_note(const std::vector<Phase>& phases, std::vector<std::string>& notes) {
+  for (const Phase& phase : phases) {
+    if (phase.kind != "steps" || phase.count == 0) continue;
+    auto per_step = [&](int64_t ns) { return static_cast<double>(ns) / 1e6 / static_cast<double>(phase.count); };
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "a steady step takes %.3f ms in the what-if, %.3f ms in the baseline "
+                  "(%.3f ms recorded): %.3f ms saved per step",
+                  per_step(phase.ns[2]), per_step(phase.ns[1]), per_step(phase.ns[0]),
+                  per_step(phase.ns[1]) - per_step(phase.ns[2]));
+    notes.push_back(text);
+  }
+}
+
+// The steps of the trace's process; nullptr where it has none.
+const trace::ProcessSteps* process_steps(trace::Trace& trace) {
+  const std::vector<trace::ProcessSteps>& processes = trace.steps().processes;
+  return processes.empty() ? nullptr : &processes.front();
+}
+
 // The path names to show for copies on the critical path.
 std::vector<std::string> copy_names(const ScenarioTiming& timing) {
   std::vector<std::string> names;
@@ -252,7 +275,7 @@ std::vector<std::string> copy_names(const ScenarioTiming& timing) {
 
 bool WhatifOptions::changes_anything() const {
   return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0 ||
-         prefetch_managed || peer_copies;
+         prefetch_managed || peer_copies || graphs;
 }
 
 std::vector<std::string> WhatifOptions::describe() const {
@@ -264,6 +287,7 @@ std::vector<std::string> WhatifOptions::describe() const {
   if (overlap) words.push_back("--overlap");
   if (prefetch_managed) words.push_back("--prefetch-managed");
   if (peer_copies) words.push_back("--peer-copies");
+  if (graphs) words.push_back("--graphs");
   if (kernel_scale != 1.0) {
     std::ostringstream scale;
     scale << kernel_scale;
@@ -337,21 +361,42 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     what.peer_relays = &relays;
     add_peer_relay_notes(relays, whatif_system, result.notes);
   }
-  ReplayGraph what_graph = options.changes_anything() ? build_replay_graph(input, what_options) : recorded_graph;
+  // --graphs: the what-if replays an input whose captured calls follow their graph's launch.
+  const trace::ProcessSteps* steps = process_steps(trace);
+  GraphPlan graphs;
+  ReplayInput graphed;
+  if (options.graphs) {
+    graphs = plan_graphs(input, steps, options.pin);
+    graphed = input;
+    wake_captured_calls(graphs, graphed);
+  }
+  const ReplayInput& what_input = options.graphs ? graphed : input;
+  ReplayGraph what_graph =
+      options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
-  Timeline predicted = options.changes_anything() ? simulate(input, what_graph, what_timing.timing) : baseline;
+  if (options.graphs) {
+    GraphCost cost = graph_cost(changed, whatif_system);
+    time_graph_launches(graphs, cost, what_input, recorded.typical, what_timing.timing);
+    add_graph_notes(graphs, cost, result.notes);
+  }
+  Timeline predicted =
+      options.changes_anything() ? simulate(what_input, what_graph, what_timing.timing) : baseline;
   if (options.prefetch_managed) add_prefetch_note(what_timing.prefetch, options, result.notes);
 
   result.recorded_ns = elapsed_ns(recording.first_ns, recording.last_ns);
   result.baseline_ns = elapsed_ns(baseline.first_ns, baseline.last_ns);
   result.predicted_ns = elapsed_ns(predicted.first_ns, predicted.last_ns);
   result.phases = phases(input, {&recording, &baseline, &predicted});
+  for (Phase& phase : steps_phase(input, steps, {&recording, &baseline, &predicted})) {
+    result.phases.push_back(std::move(phase));
+  }
+  if (options.changes_anything()) add_step_note(result.phases, result.notes);
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   for (TransferSummary& row :
        kernel_traffic_summaries(kernel_traffic, input, recorded_graph, recorded)) {
     result.transfers.push_back(std::move(row));
   }
-  result.critical_path = critical_path(input, what_graph, predicted, copy_names(what_timing));
+  result.critical_path = critical_path(what_input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
   add_sync_cost_note(input, recorded.typical, result.notes);
   add_stream_kinds_note(input, result.notes);

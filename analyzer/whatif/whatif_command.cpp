@@ -93,6 +93,10 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--peer-copies", options->whatif.peer_copies,
                 "What-if: data one GPU sends another through host memory (a copy to the host, then to "
                 "the other GPU) goes peer to peer instead");
+  cmd->add_flag("--graphs", options->whatif.graphs,
+                "What-if: each steady step (without steps, the run) captured as CUDA graphs and replayed: "
+                "no launch calls and no host time between them; regions end at synchronizations, pageable "
+                "copies and allocations");
   options->output = printed_results(cmd);
   cmd->add_flag("--store", options->store,
                 "Store the result in the trace (whatif_* tables); otherwise it is opened read-only");

@@ -1,7 +1,10 @@
 // The diagnosis of a program with steps: by default its steady steps, with
 // savings per step, and start-up as one finding listed after them.
+#include <fstream>
+
 #include "analyzer/diagnose/diagnosis.h"
 #include "diagnose_fixture.h"
+#include "scratch_dir.h"
 
 namespace apptracer::diagnose {
 namespace {
@@ -34,9 +37,10 @@ class StepDiagnosis : public DiagnoseTest {
     }
   }
 
-  Diagnosis diagnosed(trace::StepSelection steps = {}, bool whole_run = false) {
+  Diagnosis diagnosed(trace::StepSelection steps = {}, bool whole_run = false, const std::string& system = "") {
     trace::Trace model(trace.db());
     DiagnosisRequest request;
+    request.system = system;
     request.steps = steps;
     request.whole_run = whole_run;
     return diagnose_trace(model, request);
@@ -74,6 +78,29 @@ TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
   }
   ASSERT_FALSE(diagnosis.notes.empty());
   EXPECT_EQ(diagnosis.notes[0].rfind("looked at the steady steps", 0), 0u) << diagnosis.notes[0];
+}
+
+// A system file where `apptracer links` measured a graph's launch prices
+// each kernel node at what it measured (600 ns) and says so; one without
+// a measurement leaves the assumed 1 us, and says that.
+TEST_F(StepDiagnosis, ALaunchBoundStepIsPricedByTheMeasuredNodeCost) {
+  testing::ScratchDir scratch;
+  std::string measured = scratch / "measured.json", unmeasured = scratch / "unmeasured.json";
+  std::string paths = R"("paths": [{"name": "DtoD.gpu0", "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}])";
+  std::ofstream(measured) << R"({"format": "apptracer system", "version": 2, )" << paths
+                          << R"(, "graph_launch": {"gpu": 0, "node_ns": 600, "launch_ns": 2000}})";
+  std::ofstream(unmeasured) << R"({"format": "apptracer system", "version": 1, )" << paths << "}";
+  Diagnosis with_measurement = diagnosed({}, false, measured), without = diagnosed({}, false, unmeasured);
+  const Finding& priced = with_measurement.findings.front();
+  ASSERT_EQ(priced.rule, "launch_bound_kernels");
+  EXPECT_EQ(priced.saving_ns, kIdle - 500 * 600);
+  EXPECT_NE(priced.estimate.find("less 600 ns per kernel for launching it as a graph node (measured by apptracer "
+                                 "links)"),
+            std::string::npos)
+      << priced.estimate;
+  const Finding& assumed = without.findings.front();
+  EXPECT_EQ(assumed.saving_ns, kIdle - 500 * 1'000);
+  EXPECT_NE(assumed.estimate.find("(assumed: "), std::string::npos) << assumed.estimate;
 }
 
 TEST_F(StepDiagnosis, ChosenStepsAreThoseLookedAt) {

@@ -56,6 +56,8 @@ SystemModel full_system() {
   path.note = "thread on node 0";
   path.duplex = Duplex{int64_t{64} << 20, 41.5, 0.83};
   system.paths = {path};
+  system.graph_launch = fit_graph_launch(
+      0, {{64, {820, 850, 840}, {2600, 2500, 2550}}, {512, {830, 845, 835}, {4400, 4300, 4350}}});
   return system;
 }
 
@@ -91,6 +93,55 @@ TEST(SystemFile, WhatIsWrittenIsReadBack) {
   for (int64_t bytes : {4, 4096, 1 << 20, 1 << 28}) {
     EXPECT_DOUBLE_EQ(back.paths[0].model.transfer_ns(bytes), system.paths[0].model.transfer_ns(bytes));
   }
+  ASSERT_TRUE(back.graph_launch);
+  EXPECT_EQ(back.graph_launch->samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.graph_launch->samples[1].launch_ns[2], 4350);
+  EXPECT_DOUBLE_EQ(back.graph_launch->node_ns, system.graph_launch->node_ns);
+  EXPECT_DOUBLE_EQ(back.graph_launch->launch_host_ns(300), system.graph_launch->launch_host_ns(300));
+}
+
+// A graph's launch cost from fabricated measurements: the GPU's time
+// between nodes is the median of every repetition's (837.5 of six), the
+// host's launch cost the line through the two sizes' medians, 2550 ns at
+// 64 nodes and 4350 at 512: 4.0178... ns per node on 2292.9 ns.
+TEST(SystemFile, AGraphLaunchIsFittedFromItsMeasurements) {
+  GraphLaunch g = fit_graph_launch(
+      1, {{512, {830, 845, 835}, {4400, 4300, 4350}}, {64, {820, 850, 840}, {2600, 2500, 2550}}});
+  EXPECT_EQ(g.gpu, 1);
+  EXPECT_DOUBLE_EQ(g.node_ns, 837.5);
+  EXPECT_DOUBLE_EQ(g.launch_ns_per_node, 1800.0 / 448);
+  EXPECT_DOUBLE_EQ(g.launch_ns, 2550 - 64 * 1800.0 / 448);
+  EXPECT_DOUBLE_EQ(g.launch_host_ns(512), 4350);
+  // Launching a larger graph cost less: no negative slope, all of it fixed.
+  GraphLaunch flat = fit_graph_launch(0, {{64, {900}, {3000}}, {512, {900}, {2900}}});
+  EXPECT_DOUBLE_EQ(flat.launch_ns_per_node, 0);
+  EXPECT_DOUBLE_EQ(flat.launch_ns, 3000);
+  EXPECT_THROW(fit_graph_launch(0, {{64, {}, {}}}), std::invalid_argument);
+}
+
+// Version 1 files (before links measured graph launches) read without one
+// and write none; a hand-written one needs only its model, and samples
+// alone are fitted.
+TEST(SystemFile, AGraphLaunchIsOptionalAndMayBeWrittenByHand) {
+  const char* path = R"("paths": [{"name": "DtoD.gpu0", "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}])";
+  SystemModel old = system_from_json(std::string(R"({"format": "apptracer system", "version": 1, )") + path + "}",
+                                     "old.json");
+  EXPECT_FALSE(old.graph_launch);
+  EXPECT_EQ(system_to_json(old).find("graph_launch"), std::string::npos);
+  EXPECT_NE(system_to_json(old).find("\"version\": 2"), std::string::npos);
+  SystemModel hand = system_from_json(std::string(R"({"format": "apptracer system", "version": 2, )") + path +
+                                          R"(, "graph_launch": {"node_ns": 700, "launch_ns": 2000}})",
+                                      "hand.json");
+  ASSERT_TRUE(hand.graph_launch);
+  EXPECT_DOUBLE_EQ(hand.graph_launch->node_ns, 700);
+  EXPECT_DOUBLE_EQ(hand.graph_launch->launch_host_ns(1000), 2000);
+  SystemModel sampled = system_from_json(
+      std::string(R"({"format": "apptracer system", "version": 2, )") + path +
+          R"(, "graph_launch": {"gpu": 0, "samples": [{"nodes": 64, "node_ns": [600, 640], "launch_ns": [3000]}]}})",
+      "sampled.json");
+  ASSERT_TRUE(sampled.graph_launch);
+  EXPECT_DOUBLE_EQ(sampled.graph_launch->node_ns, 620);
+  EXPECT_DOUBLE_EQ(sampled.graph_launch->launch_host_ns(64), 3000);
 }
 
 TEST(SystemFile, AModelWrittenByHandNeedsNoSamples) {
@@ -169,6 +220,12 @@ TEST(SystemFile, EveryWayAFileCanBeWrongIsOneLine) {
   expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
                    "duplex": {"gbps": 3}, "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}]})",
                "malformed system file");
+  expect_error(R"({"format": "apptracer system", "version": 3, "paths": []})", "newer than this apptracer understands (2)");
+  expect_error(R"({"format": "apptracer system", "version": 2, "paths": [], "graph_launch": {"gpu": 0}})",
+               "graph_launch has neither node_ns and launch_ns nor samples");
+  expect_error(R"({"format": "apptracer system", "version": 2, "paths": [],
+                   "graph_launch": {"node_ns": -5, "launch_ns": 2000}})",
+               "graph_launch: a negative time");
 }
 
 TEST(SystemFile, AMissingFileSaysHowToMakeOne) {

@@ -147,9 +147,13 @@ TEST_F(HostGaps, NvtxRangesMoveWithTheCallsAroundThem) {
   WhatifOptions options;
   options.kernel_scale = 2;
   WhatifResult result = run(options);
-  ASSERT_EQ(result.phases.size(), 1u);
+  ASSERT_EQ(result.phases.size(), 2u);
   EXPECT_EQ(result.phases[0].kind, "nvtx");
   EXPECT_EQ(result.phases[0].ns, (std::vector<int64_t>{1095, 1095, 2100 - 5}));
+  // The range is the program's one step: the steady steps are it.
+  EXPECT_EQ(result.phases[1].kind, "steps");
+  EXPECT_EQ(result.phases[1].count, 1);
+  EXPECT_EQ(result.phases[1].ns, result.phases[0].ns);
 }
 
 TEST_F(HostGaps, TheCriticalPathCountsHostTimeBetweenCalls) {

@@ -145,9 +145,10 @@ class WhatifTest : public ::testing::Test {
 
   // One path per line: "NAME LATENCY_NS GBPS [DUPLEX]" (GB/s = bytes per ns;
   // DUPLEX: the share of it left while the opposite direction runs).
+  // `graph_launch`: that key's JSON object, "" for none.
   void write_system(const std::vector<std::string>& paths, const std::string& path = "",
-                    const std::string& gpu = "NVIDIA H100") {
-    std::string json = R"({"format": "apptracer system", "version": 1, "machine": {"hostname": "testbox",
+                    const std::string& gpu = "NVIDIA H100", const std::string& graph_launch = "") {
+    std::string json = R"({"format": "apptracer system", "version": 2, "machine": {"hostname": "testbox",
       "gpus": [{"ordinal": 0, "name": ")" + gpu + R"(", "numa_node": 0}]}, "paths": [)";
     for (size_t i = 0; i < paths.size(); ++i) {
       char name[128];
@@ -157,7 +158,9 @@ class WhatifTest : public ::testing::Test {
               std::to_string(latency) + R"(, "bandwidth": [{"bytes": 1, "gbps": )" + std::to_string(gbps) +
               "}]}" + (has_duplex ? R"(, "duplex": {"factor": )" + std::to_string(duplex) + "}" : "") + "}";
     }
-    std::ofstream(path.empty() ? system_path_ : path) << json << "]}\n";
+    json += "]";
+    if (!graph_launch.empty()) json += R"(, "graph_launch": )" + graph_launch;
+    std::ofstream(path.empty() ? system_path_ : path) << json << "}\n";
   }
 
   WhatifResult run(WhatifOptions options = {}) {

@@ -1,0 +1,250 @@
+// --graphs: the steady steps replayed as CUDA graph launches, worked out by
+// hand (graph_regions.h), and diagnose's launch-bound saving against it.
+//
+// Each step (an NVTX range "step", thread 1) launches kernels, one call of
+// 4 us every 10 us; each kernel starts 5 us after its call began and runs
+// 2 us; the step ends with a cudaStreamSynchronize 6 us after the last
+// call, which waited for nothing (500 ns), and the next step begins 500 ns
+// after it. The GPU works 2 us in 10: the step is launch-bound.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "command_runner.h"
+#include "whatif_fixture.h"
+
+namespace apptracer::whatif {
+namespace {
+
+using dvdg::CommandOutput;
+using dvdg::run_apptracer;
+
+// links measured: 500 ns between dependent nodes, 3 us per cuGraphLaunch.
+constexpr const char* kMeasured = R"({"gpu": 0, "node_ns": 500, "launch_ns": 3000, "launch_ns_per_node": 0})";
+
+class Graphs : public WhatifTest {
+ public:
+  // `steps` steps of `kernels` launches; `mid_sync`: a cudaDeviceSynchronize
+  // (waiting for nothing, 500 ns) 4 us after the call of kernel `mid_sync`
+  // - 1, the next call 1.5 us after it. `step_sync` false: the steps end 6
+  // us after their last call, without a synchronization, and one after the
+  // last step (6 us after its end) waits for everything.
+  void steps(int steps, int kernels, int mid_sync = 0, bool step_sync = true) {
+    int64_t base = 0;
+    for (int s = 0; s < steps; ++s) {
+      int64_t at = base;
+      for (int k = 0; k < kernels; ++k) {
+        if (mid_sync && k == mid_sync) {
+          sync(call("cudaDeviceSynchronize", at - 2'000, at - 1'500), SyncKind::Device, at - 2'000, at - 1'500);
+        }
+        kernel(call("cudaLaunchKernel", at, at + 4'000), at, at + 5'000, at + 7'000);
+        at += 10'000;
+      }
+      at -= 6'000;  // the last call's end
+      int64_t next = at + 6'000;
+      if (step_sync) {
+        sync(call("cudaStreamSynchronize", at + 6'000, at + 6'500), SyncKind::Stream, at + 6'000, at + 6'500, 7);
+        next = at + 7'000;
+      }
+      testing::NvtxRangeRow range;
+      range.name = "step";
+      range.start_ns = base;
+      range.end_ns = next;
+      trace_->add(range);
+      base = next;
+    }
+    if (!step_sync) sync(call("cudaDeviceSynchronize", base, base + 500), SyncKind::Device, base, base + 500);
+  }
+
+  WhatifResult graphs() {
+    WhatifOptions options;
+    options.graphs = true;
+    return run(options);
+  }
+
+  static const Phase& steps_phase(const WhatifResult& result) {
+    for (const Phase& phase : result.phases) {
+      if (phase.kind == "steps") return phase;
+    }
+    throw std::runtime_error("no steps phase");
+  }
+};
+
+std::string all(const std::vector<std::string>& notes) {
+  std::string text;
+  for (const std::string& note : notes) text += note + "\n";
+  return text;
+}
+
+// Per step, measured: the launch takes the host 3 us; the kernels are issued
+// then and the first starts the trace's launch latency (5 us) later, at
+// 8 us, each next one 500 ns after the one before: the tenth ends at 32.5
+// us. The synchronization begins its recorded 6 us after the last launch
+// call, which now ends with the graph's launch, and returns its tail (3 us,
+// the trace has none of its own) after the kernels: 35.5 us; the next step
+// 500 ns later. 4 steps: 3 x 36 + 35.5 us, where the recording took
+// 3 x 101 + 100.5.
+TEST_F(Graphs, ALaunchBoundStepTakesItsKernelsAndTheirNodeCosts) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10);
+  WhatifResult result = graphs();
+  EXPECT_EQ(result.recorded_ns, 403'500);
+  EXPECT_EQ(result.baseline_ns, 403'500);
+  EXPECT_EQ(result.predicted_ns, 3 * 36'000 + 35'500);
+  const Phase& steps = steps_phase(result);
+  EXPECT_EQ(steps.count, 4);
+  EXPECT_EQ(steps.ns[1], 4 * 101'000);
+  EXPECT_EQ(steps.ns[2], 4 * 36'000);
+  std::string notes = all(result.notes);
+  EXPECT_NE(notes.find("4 steady steps (steps from NVTX ranges"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("as 4 graph launches in 4 steps, of 40 calls and 40 nodes"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("4 x cudaStreamSynchronize (a synchronization)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("measured by apptracer links"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("a steady step takes 0.036 ms in the what-if, 0.101 ms in the baseline"), std::string::npos)
+      << notes;
+  EXPECT_EQ(result.changes, std::vector<std::string>{"--graphs"});
+}
+
+// Without a measurement, a node is assumed to cost 1 us and a launch 2.5 us
+// of the host, and the notes say so: per step, the first kernel starts at
+// 7.5 us and the tenth ends at 9.5 + 9 x 3 = 36.5 us; the synchronization
+// returns at 39.5 us.
+TEST_F(Graphs, WithoutAMeasuredNodeCostItIsAssumedAndSaid) {
+  write_system({"DtoD.gpu0 0 1"});
+  steps(4, 10);
+  WhatifResult result = graphs();
+  EXPECT_EQ(result.predicted_ns, 3 * 40'000 + 39'500);
+  std::string notes = all(result.notes);
+  EXPECT_NE(notes.find("assumed, not measured"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("a node starts 1.00 us after the work it follows"), std::string::npos) << notes;
+}
+
+// A synchronization in the step ends a region, and stays: each step is two
+// graphs. The first (kernels 0-4) runs [8, 20] us; the synchronization,
+// 4 us after the fifth call (now at 3 us), returns its recorded 1.5 us
+// after them at 21.5; the sixth call, 1.5 us later, launches the second
+// graph at 23 us: its kernels run from 31 us to 43 us, and the step's
+// synchronization (at 26 + 6 us) returns at 46 us.
+TEST_F(Graphs, ASynchronizationInTheStepEndsARegion) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10, 5);
+  WhatifResult result = graphs();
+  EXPECT_EQ(result.predicted_ns, 3 * 46'500 + 46'000);
+  std::string notes = all(result.notes);
+  EXPECT_NE(notes.find("as 8 graph launches in 4 steps"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("4 x cudaDeviceSynchronize (a synchronization)"), std::string::npos) << notes;
+}
+
+// Steps that never wait: graphs let the host run ahead of the GPU, so each
+// step's kernels queue behind the step before's. Step 0's run [8, 32.5] us
+// as above; step k's launch is at 9k + 3 us, long before its stream frees:
+// its first kernel follows the last of step k - 1 after 500 ns, and the
+// tenth of step 3 ends at 32.5 + 3 x 25 = 107.5 us. The steps end there,
+// not where the host left them (36 us); the synchronization after them
+// returns at 110.5 us.
+TEST_F(Graphs, AHostThatRunsAheadWaitsForItsStepsAtTheEnd) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10, 0, false);
+  WhatifResult result = graphs();
+  EXPECT_EQ(result.recorded_ns, 400'500);
+  EXPECT_EQ(result.predicted_ns, 110'500);
+  const Phase& steps = steps_phase(result);
+  EXPECT_EQ(steps.ns[0], 400'000);
+  EXPECT_EQ(steps.ns[2], 107'500);
+}
+
+// A copy from pageable memory in the step blocks its call, so no capture
+// holds it: each step is two graphs. Pinned (--pin), it is one more node.
+TEST_F(Graphs, APageableCopyEndsARegionUnlessPinned) {
+  write_system({"HtoD.pageable.node0.gpu0 2000 20", "HtoD.pinned.node0.gpu0 2000 50"}, "", "NVIDIA H100",
+               kMeasured);
+  for (int64_t base = 0; base < 4 * 100'000; base += 100'000) {
+    kernel(call("cudaLaunchKernel", base, base + 4'000), base, base + 5'000, base + 7'000);
+    Copy batch{CopyKind::HtoD, MemoryKind::Pageable, 1'000'000};
+    copy(call("cudaMemcpyAsync", base + 10'000, base + 70'000), batch, base + 10'000, base + 20'000, base + 60'000);
+    kernel(call("cudaLaunchKernel", base + 80'000, base + 84'000), base + 80'000, base + 85'000, base + 87'000);
+    testing::NvtxRangeRow range;
+    range.name = "step";
+    range.start_ns = base;
+    range.end_ns = base + 100'000;
+    trace_->add(range);
+  }
+  std::string staged = all(graphs().notes);
+  EXPECT_NE(staged.find("as 8 graph launches in 4 steps"), std::string::npos) << staged;
+  EXPECT_NE(staged.find("4 x cudaMemcpyAsync (a copy from or to pageable memory"), std::string::npos) << staged;
+  WhatifOptions pinned;
+  pinned.graphs = pinned.pin = true;
+  std::string notes = all(run(pinned).notes);
+  EXPECT_NE(notes.find("as 4 graph launches in 4 steps, of 12 calls and 12 nodes"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("no call in the steps stops a capture"), std::string::npos) << notes;
+}
+
+// Without --graphs, nothing of this is replayed differently; the steady
+// steps are a phase of every what-if.
+TEST_F(Graphs, OnlyAskedForTheStepsAreGraphs) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10);
+  WhatifResult result = run();
+  EXPECT_EQ(result.predicted_ns, result.recorded_ns);
+  EXPECT_EQ(steps_phase(result).ns, (std::vector<int64_t>(3, 4 * 101'000)));
+  EXPECT_EQ(all(result.notes).find("--graphs"), std::string::npos);
+}
+
+struct Savings {
+  double diagnose_ns = 0;  // the launch_bound_kernels finding's saving
+  double whatif_ns = 0;    // whatif --graphs: baseline - what-if
+};
+
+Savings savings(const std::string& trace, const std::string& system) {
+  Savings out;
+  CommandOutput diagnosed = run_apptracer("diagnose " + trace + " --system " + system + " --json --all");
+  EXPECT_EQ(diagnosed.exit_code, 0) << diagnosed.err;
+  nlohmann::json diagnosis = nlohmann::json::parse(diagnosed.out);
+  for (const nlohmann::json& finding : diagnosis["findings"]) {
+    if (finding["rule"] == "launch_bound_kernels") out.diagnose_ns += finding["saving_ns"].get<double>();
+  }
+  CommandOutput predicted = run_apptracer("whatif " + trace + " --system " + system + " --graphs --format json");
+  EXPECT_EQ(predicted.exit_code, 0) << predicted.err;
+  nlohmann::json result = nlohmann::json::parse(predicted.out);
+  out.whatif_ns = result["baseline_ns"].get<double>() - result["predicted_ns"].get<double>();
+  return out;
+}
+
+// One price for one change: 5 steps of 40 launches. Diagnose's saving is
+// the GPU's idle time in the steps, 5 x (401 - 80) us, less 500 ns per
+// kernel measured (1 us assumed); whatif replays each step in 3 + 5 + 40 x
+// 2 + 39 x 0.5 + 3 + 0.5 us. They differ by what the graph's launch, its
+// first node's latency and the synchronization's tail add to each step.
+TEST_F(Graphs, DiagnoseAndWhatifAgreeOnWhatAGraphSaves) {
+  steps(5, 40);
+  trace_.reset();
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  Savings measured = savings(trace_path_, system_path_);
+  EXPECT_EQ(measured.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500);
+  EXPECT_EQ(measured.whatif_ns, 5 * (401'000 - 111'000));
+  EXPECT_NEAR(measured.whatif_ns, measured.diagnose_ns, 0.15 * measured.diagnose_ns);
+  write_system({"DtoD.gpu0 0 1"});
+  Savings assumed = savings(trace_path_, system_path_);
+  EXPECT_EQ(assumed.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 1'000);
+  EXPECT_LT(assumed.whatif_ns, measured.whatif_ns);
+  EXPECT_NEAR(assumed.whatif_ns, assumed.diagnose_ns, 0.15 * assumed.diagnose_ns);
+}
+
+// The bundled PyTorch training trace (30 steps on an H200, each copying its
+// batch from pageable memory, then 45 launches one every 117 us: the GPU
+// busy 6%) and the system file measured there (before links measured graph
+// launches: the node cost is assumed). Each step's region ends at its
+// pageable copies and synchronizations; what the graphs save agrees with
+// what diagnose promises (2.54 and 2.42 ms per step).
+TEST(GraphAgreement, OnTheBundledPyTorchTrace) {
+  testing::ScratchDir scratch;
+  std::string trace = scratch / "pytorch_train.db";
+  std::filesystem::copy_file(std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db", trace);
+  Savings found = savings(trace, std::string(APPTRACER_EXAMPLES) + "/h200.system.json");
+  EXPECT_GT(found.diagnose_ns, 0);
+  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
+}
+
+}  // namespace
+}  // namespace apptracer::whatif
