@@ -354,10 +354,11 @@ class Trace:
     def dvdg(self, *filters, store=False):
         """The dynamic value dependence graph as a networkx MultiDiGraph: a
         node per value (its dvdg_values id, the row's other columns as
-        attributes, `memory` by name), an edge per dependence (dvdg_edges'
-        op_id, kind, bytes, uninitialized_read); graph.graph["ops"] maps each
-        op_id to its operation's kind, copy_kind, name (a kernel's), device,
-        stream, and start and end in the trace's unit since its start.
+        attributes, `memory` by name), an edge per edge the graph holds
+        (op_id, kind, bytes, uninitialized_read, as dvdg_edges has them);
+        graph.graph["ops"] maps each op_id to its operation's kind,
+        copy_kind, name (a kernel's), device, stream, and start and end in
+        the trace's unit since its start.
         A kernel whose possible reads and writes reach many values (a
         foreach optimizer's) has an access set instead: a node
         ("access_set", op_id) with `access_set_op_id`, an edge into it from
