@@ -282,7 +282,7 @@ std::string dvdg_tables_sql() { return tables_sql() + indexes_and_view_sql(); }
 void for_each_stored_edge(trace::Trace& trace, const std::function<void(const StoredEdge&)>& f) {
   Database& db = trace.db();
   if (!db.has_table(ops_table().name) || !db.has_table(op_values_table().name) ||
-      !db.has_table(listed_edges_table().name))
+      !db.has_table(listed_edges_table().name) || !db.has_column(op_values_table().name, "through_set"))
     return;
   std::vector<bool> kernel;  // by dvdg_ops.id
   trace.stream<DvdgOpRow>("", [&](const trace::Packed<DvdgOpRow>& op) {
