@@ -24,7 +24,7 @@ std::string expected(const std::string& name) {
   return read_file(std::string(APPTRACER_DVDG_EXPECTED_DIR) + "/pytorch_train_" + name + ".txt");
 }
 
-// A value a foreach kernel wrote (tensor #5 after the first optimizer step):
+// A value a foreach kernel wrote (sub-allocation 5's after the first optimizer step):
 // every value that kernel read is among its producers.
 TEST(BundledQueries, WhyOfAValueAForeachKernelWrote) {
   EXPECT_EQ(query("--why v225"), expected("why_v225"));
