@@ -30,6 +30,10 @@ constexpr int64_t kHostBase = 0x500000000;
 // Sub-allocation mode: the device buffers are tensors in slots of these segments.
 constexpr int64_t kSegments = 20;
 constexpr int64_t kSlotsPerSegment = kDeviceBuffers / kSegments;
+// The foreach pattern's parameter tensors (allocations of their own).
+constexpr int64_t kParameterBytes = 1 << 16;
+constexpr int64_t kParameterBase = 0x7e0000000000;
+constexpr int64_t kForeachNameId = kRangeNameId + 1;
 
 // A device buffer as kernel arguments and copies name it.
 struct DevicePlace {
@@ -120,7 +124,7 @@ class DeviceMemory {
 
 // Written through the generated row inserters in one transaction.
 void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t copies, bool api_calls,
-                           bool sub_allocations, int64_t nvtx_depth) {
+                           bool sub_allocations, int64_t nvtx_depth, int64_t foreach_tensors) {
   std::remove(path.c_str());
   Database db(path, Database::Mode::Create);
   db.exec("PRAGMA journal_mode = WAL");
@@ -144,6 +148,14 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
     range_name.id = kRangeNameId;
     range_name.text = "level";
     strings.insert(range_name);
+    StringRow foreach_name;
+    foreach_name.id = kForeachNameId;
+    foreach_name.text =
+        "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+        "namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor>("
+        "at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous "
+        "namespace)::FusedAdamMathFunctor)";
+    strings.insert(foreach_name);
     DeviceMemory memory(db, sub_allocations);
     int64_t device_allocations = memory.allocations();
     RowInserter<AllocationRow> allocation(db);
@@ -156,6 +168,17 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       row.bytes = device ? memory.allocation_bytes() : kBufferBytes;
       if (device) row.device = 0;
       row.alloc_ns = i;
+      allocation.insert(row);
+    }
+    int64_t first_parameter = device_allocations + kHostBuffers + 1;
+    for (int64_t i = 0; i < foreach_tensors; ++i) {
+      AllocationRow row;
+      row.id = first_parameter + i;
+      row.kind = AllocKind::Device;
+      row.address = kParameterBase + i * kParameterBytes;
+      row.bytes = kParameterBytes;
+      row.device = 0;
+      row.alloc_ns = first_parameter + i;
       allocation.insert(row);
     }
     memory.allocate_initial_tensors();
@@ -227,6 +250,43 @@ void write_synthetic_trace(const std::string& path, int64_t kernels, int64_t cop
       launch.gpu_end_ns = now + 5000;
       launch.call_correlation_id = add_api_calls(0, now);
       kernel.insert(launch);
+      if (foreach_tensors > 0 && k % kStepKernels == 0) {
+        // The step's optimizer: one launch over every parameter, through an
+        // array of pointers in its first parameter. Its argument set is
+        // numbered after the ordinary launches'.
+        now += 1000;
+        int64_t set_id = kernels + k / kStepKernels;
+        KernelArgSetRow foreach_set;
+        foreach_set.id = set_id;
+        foreach_set.words = foreach_tensors;
+        arg_set.insert(foreach_set);
+        for (int64_t i = 0; i < foreach_tensors; ++i) {
+          KernelArgWordRow word;
+          word.arg_set_id = set_id;
+          word.param_index = 0;
+          word.offset = i * 8;
+          word.size = 8;
+          word.raw_value = kParameterBase + i * kParameterBytes;
+          word.alloc_id = first_parameter + i;
+          word.alloc_offset = 0;
+          word.access = AccessKind::ReadWrite;
+          word.access_source = AccessSource::Assumed;
+          arg.insert(word);
+        }
+        KernelRow step;
+        step.id = kernels + k / kStepKernels;
+        step.name_id = kForeachNameId;
+        step.demangled_id = kForeachNameId;
+        step.launch_kind = LaunchKind::Driver;
+        step.device = 0;
+        step.stream = stream;
+        step.arg_set_id = set_id;
+        step.api_start_ns = now;
+        step.gpu_start_ns = now + 3000;
+        step.gpu_end_ns = now + 5000;
+        step.call_correlation_id = add_api_calls(0, now);
+        kernel.insert(step);
+      }
       if (copy_every && copies_left > 0 && k % copy_every == 0) {
         --copies_left;
         now += 500;

@@ -31,7 +31,9 @@ std::string view_op_name(const Graph& graph, const GraphView& view, uint32_t op)
 // Values are boxes (location, address and size, version); edges carry the
 // operation. Reads of uninitialized memory are red, the surviving rest of a
 // partial write is dashed, unified-memory migrations are dashed blue with
-// their bytes and cause, freed values are grey.
+// their bytes and cause, freed values are grey. An access set is a dashed
+// ellipse: the values its kernel may have read go into it, and it into the
+// values the kernel wrote.
 void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
   out << "digraph dvdg {\n"
          "  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
@@ -43,12 +45,16 @@ void write_dot(const Graph& graph, const GraphView& view, std::ostream& out) {
     if (record.freed) out << ", style=filled, fillcolor=lightgrey";
     out << "];\n";
   }
+  for (uint32_t op : view.access_sets) {
+    out << "  " << access_set_ref(op) << " [shape=ellipse, style=dashed, label="
+        << quoted(access_set_label(graph, op, "\n")) << "];\n";
+  }
   for (const ViewEdge& shown : view.edges) {
     const Edge& edge = shown.edge;
     std::string label = view_op_name(graph, view, edge.op);
     if (edge.kind == EdgeKind::Carry) label += " (rest)";
     if (edge.kind == EdgeKind::Migration) label += "\n" + migration_detail(graph, edge);
-    out << "  " << value_ref(shown.src_value) << " -> " << value_ref(shown.dst_value)
+    out << "  " << end_ref(shown.src_value, edge.op) << " -> " << end_ref(shown.dst_value, edge.op)
         << " [label=" << quoted(label);
     if (edge.kind == EdgeKind::Carry) out << ", style=dashed";
     if (edge.kind == EdgeKind::Migration) out << ", style=dashed, color=blue, fontcolor=blue";

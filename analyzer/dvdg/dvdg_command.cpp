@@ -121,6 +121,8 @@ void export_graph(const dvdg::Graph& graph, const dvdg::GraphView& view, const s
 void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool stored) {
   std::printf("dvdg: %zu operations, %zu values, %zu edges", graph.ops.size(), graph.values.size(),
               graph.edge_count());
+  if (size_t sets = graph.access_set_count(); sets > 0)
+    std::printf(", %zu access sets (%zu dependences)", sets, graph.dependence_count());
   std::printf(
       stored ? "; stored in %s (dvdg_ops, dvdg_values, dvdg_edges)\n" : " (not stored)\n",
       options.trace.c_str());
@@ -129,15 +131,20 @@ void print_summary(const dvdg::Graph& graph, const DvdgOptions& options, bool st
                 "aligned only approximately): the earliest operation went first\n",
                 graph.broken_order_constraints);
   size_t uninitialized = 0;
-  graph.for_each_edge([&](const dvdg::Edge& edge) {
-    if (!edge.uninitialized_read) return;
-    // Only the first few: a loop reading garbage would otherwise flood the output.
-    if (++uninitialized <= 10) {
-      std::printf("uninitialized read: op %" PRIu32 " %s reads %s\n", edge.op + 1,
-                  terminal_text(dvdg::op_name(graph, edge.op)).c_str(),
-                  terminal_text(dvdg::value_label(graph, edge.src_value, ", ")).c_str());
-    }
-  });
+  // Only ops that read memory holding no data have such edges: the others'
+  // dependences are not gone through.
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (!graph.ops[op].reads_uninitialized) continue;
+    graph.for_each_edge(op, [&](const dvdg::Edge& edge) {
+      if (!edge.uninitialized_read) return;
+      // Only the first few: a loop reading garbage would otherwise flood the output.
+      if (++uninitialized <= 10) {
+        std::printf("uninitialized read: op %" PRIu32 " %s reads %s\n", edge.op + 1,
+                    terminal_text(dvdg::op_name(graph, edge.op)).c_str(),
+                    terminal_text(dvdg::value_label(graph, edge.src_value, ", ")).c_str());
+      }
+    });
+  }
   if (uninitialized > 10) std::printf("... %zu uninitialized reads in all\n", uninitialized);
   size_t migrations = 0;
   int64_t migrated = 0;
@@ -229,6 +236,7 @@ int run_dvdg(const DvdgOptions& options) {
   filter.issue_windows = windows;
   filter.min_bytes = options.min_bytes;
   filter.collapse_iterations = options.collapse;
+  filter.access_sets = true;
   for (const std::string& alloc : options.allocs)
     filter.alloc_ids.push_back(resolve_allocation(graph, alloc));
 

@@ -11,13 +11,36 @@ std::string_view to_string(EdgeKind kind) {
   return "?";
 }
 
-size_t Graph::edge_count() const {
+size_t Graph::dependence_count() const {
   size_t count = listed_edges.size();
   for (uint32_t op = 0; op < ops.size(); ++op) {
     if (ops[op].kind != OpKind::Kernel) continue;
     count += size_t{op_reads_begin[op + 1] - op_reads_begin[op]} *
              (op_writes_begin[op + 1] - op_writes_begin[op]);
   }
+  return count;
+}
+
+size_t Graph::edge_count() const {
+  size_t count = listed_edges.size();
+  for (uint32_t op = 0; op < ops.size(); ++op) {
+    if (ops[op].kind != OpKind::Kernel) continue;
+    size_t reads = op_reads_begin[op + 1] - op_reads_begin[op];
+    size_t writes = op_writes_begin[op + 1] - op_writes_begin[op];
+    if (!ops[op].access_set) {
+      count += reads * writes;
+      continue;
+    }
+    size_t in_set = 0;
+    for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r) in_set += op_reads_in_set[r];
+    count += (reads - in_set) * writes + in_set + writes;
+  }
+  return count;
+}
+
+size_t Graph::access_set_count() const {
+  size_t count = 0;
+  for (const Op& op : ops) count += op.access_set;
   return count;
 }
 

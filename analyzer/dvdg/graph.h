@@ -100,6 +100,9 @@ struct Op : trace::Operation {
   // Collectives and messages: ranks taking part that have no row in the
   // trace (a single rank's trace, a rank whose trace was not merged).
   int16_t ranks_missing = 0;
+  // A kernel whose possible accesses reach many values: its data edges from
+  // them go through one access set (Graph says how).
+  bool access_set = false;
 };
 
 struct Value {
@@ -118,6 +121,9 @@ struct Value {
   int16_t residency = kNoResidency;  // managed memory only
 };
 
+// An end of a held edge that is no value: its op's access set.
+inline constexpr uint32_t kAccessSet = UINT32_MAX;
+
 struct Edge {
   uint32_t src_value = 0;
   uint32_t dst_value = 0;
@@ -132,8 +138,19 @@ struct Edge {
 // wrote, so they are op_reads x op_writes. (A PyTorch optimizer step's
 // multi-tensor kernels read and write hundreds of tensors each: held one by
 // one, their edges were 97% of a training trace's graph, 20 million of them
-// for 100 steps.) Every other edge is listed. Read edges through
-// for_each_edge and edge_count.
+// for 100 steps.) Every other edge is listed.
+//
+// The graph has two sets of edges. Its dependences (for_each_edge,
+// dependence_count) are every pair a written value depends on, as above.
+// Its held edges (for_each_held_edge, edge_count) are what it says, exports
+// draw and the summary counts: the same, except for a kernel with an access
+// set (Op::access_set). Such a kernel may read or write many values through
+// accesses nothing says it made (pointer arrays of foreach kernels, extents
+// assumed to a region's end), and its dependences would be the square of
+// them: its possible reads each have one edge into the set, and the set one
+// edge to each value it wrote; its certain reads keep an edge to each value
+// it wrote. Both say the same thing: a value it wrote depends on every value
+// it read.
 struct Graph {
   std::vector<Location> locations;
   std::vector<Op> ops;  // in program order
@@ -147,10 +164,12 @@ struct Graph {
   std::vector<uint32_t> op_writes;
   // The same for the values op i read (also an op that wrote nothing), each
   // once, with whether the read found it holding no data (a kernel's data
-  // edges from it say so).
+  // edges from it say so) and whether it is a possible read its op's access
+  // set holds.
   std::vector<uint32_t> op_reads_begin;
   std::vector<uint32_t> op_reads;
   std::vector<bool> op_reads_uninitialized;
+  std::vector<bool> op_reads_in_set;
   // Kernel names by strings.id, for labels.
   std::unordered_map<int64_t, std::string> names;
   // What the times it shows count from (ops keep the trace's clock, as stored).
@@ -158,8 +177,8 @@ struct Graph {
   // Cross-rank ordering constraints broken to place every op (program_order.h).
   size_t broken_order_constraints = 0;
 
-  // Calls f(const Edge&) for each edge of op `op`: for each value it wrote,
-  // the edges into it.
+  // Calls f(const Edge&) for each dependence of op `op`: for each value it
+  // wrote, the edges into it.
   template <typename F>
   void for_each_edge(uint32_t op, F&& f) const {
     uint32_t listed = op_listed_edges[op], listed_end = op_listed_edges[op + 1];
@@ -174,12 +193,59 @@ struct Graph {
     }
     for (; listed < listed_end; ++listed) f(listed_edges[listed]);
   }
-  // Every edge, by op in program order.
+  // Every dependence, by op in program order.
   template <typename F>
   void for_each_edge(F&& f) const {
     for (uint32_t op = 0; op < ops.size(); ++op) for_each_edge(op, f);
   }
+  // The dependences of op `op` into `value`, one of the values it wrote, in
+  // for_each_edge's order, without going through the others.
+  template <typename F>
+  void for_each_edge_into(uint32_t op, uint32_t value, F&& f) const {
+    if (ops[op].kind == OpKind::Kernel) {
+      for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r)
+        f(Edge{op_reads[r], value, op, EdgeKind::Data, op_reads_uninitialized[r], -1});
+    }
+    for (uint32_t i = op_listed_edges[op]; i < op_listed_edges[op + 1]; ++i) {
+      if (listed_edges[i].dst_value == value) f(listed_edges[i]);
+    }
+  }
+  // Calls f(const Edge&) for each held edge of op `op`: its dependences,
+  // unless it has an access set; then for each value it wrote its certain
+  // reads' edges and carries into it, then each possible read's edge into
+  // the set (dst_value kAccessSet), then the set's edge to each value it
+  // wrote (src_value kAccessSet).
+  template <typename F>
+  void for_each_held_edge(uint32_t op, F&& f) const {
+    if (!ops[op].access_set) {
+      for_each_edge(op, f);
+      return;
+    }
+    uint32_t listed = op_listed_edges[op], listed_end = op_listed_edges[op + 1];
+    for (uint32_t w = op_writes_begin[op]; w < op_writes_begin[op + 1]; ++w) {
+      for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r) {
+        if (!op_reads_in_set[r])
+          f(Edge{op_reads[r], op_writes[w], op, EdgeKind::Data, op_reads_uninitialized[r], -1});
+      }
+      for (; listed < listed_end && listed_edges[listed].dst_value == op_writes[w]; ++listed)
+        f(listed_edges[listed]);
+    }
+    for (; listed < listed_end; ++listed) f(listed_edges[listed]);
+    for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r) {
+      if (op_reads_in_set[r]) f(Edge{op_reads[r], kAccessSet, op, EdgeKind::Data, false, -1});
+    }
+    for (uint32_t w = op_writes_begin[op]; w < op_writes_begin[op + 1]; ++w)
+      f(Edge{kAccessSet, op_writes[w], op, EdgeKind::Data, false, -1});
+  }
+  // Every held edge, by op in program order.
+  template <typename F>
+  void for_each_held_edge(F&& f) const {
+    for (uint32_t op = 0; op < ops.size(); ++op) for_each_held_edge(op, f);
+  }
+  // The held edges, and the dependences they stand for.
   size_t edge_count() const;
+  size_t dependence_count() const;
+  size_t access_set_count() const;
 };
 
 }  // namespace apptracer::dvdg

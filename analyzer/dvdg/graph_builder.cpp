@@ -44,6 +44,16 @@ struct Piece {
   uint32_t value;
 };
 
+// A kernel gets an access set (graph.h) when its possible reads and its
+// writes are more than this many values, and the set holds fewer edges
+// than the dependences it stands for. A GEMM's or an elementwise kernel's
+// pointers reach three to five values; a foreach kernel's pointer arrays
+// hold up to a hundred tensors each, and an extent assumed to a region's
+// end may cross many values. (On the bundled PyTorch trace 16 left 10.4
+// edges per operation, 8 leaves 9.8; below 8 the sets would be small
+// kernels' and save little.)
+constexpr size_t kAccessSetValues = 8;
+
 class Builder {
  public:
   explicit Builder(TraceOps&& trace) : trace_(std::move(trace)) {
@@ -79,6 +89,7 @@ class Builder {
     int64_t position_end;
     bool uninitialized;
     int64_t bytes;  // of the value, read
+    bool certain;   // the trace says the op read it (docs/dvdg.md)
   };
 
   // Ops point at the op that caused them (and NCCL kernels at the
@@ -251,6 +262,25 @@ class Builder {
     graph_.op_listed_edges.push_back(static_cast<uint32_t>(graph_.listed_edges.size()));
     graph_.op_writes_begin.push_back(static_cast<uint32_t>(graph_.op_writes.size()));
     graph_.op_reads_begin.push_back(static_cast<uint32_t>(graph_.op_reads.size()));
+    apply_accesses(op, source);
+    choose_access_set(op);
+  }
+
+  // Whether op `op`, now applied, holds its possible reads and its writes
+  // in an access set; its reads marked as possible stay so only then.
+  void choose_access_set(uint32_t op) {
+    Op& record = graph_.ops[op];
+    uint32_t first = graph_.op_reads_begin[op];
+    size_t possible = 0;
+    for (size_t r = first; r < graph_.op_reads.size(); ++r) possible += graph_.op_reads_in_set[r];
+    size_t writes = graph_.op_writes.size() - graph_.op_writes_begin[op];
+    record.access_set = record.kind == OpKind::Kernel && possible + writes > kAccessSetValues &&
+                        possible * writes > possible + writes;
+    if (record.access_set) return;
+    for (size_t r = first; r < graph_.op_reads.size(); ++r) graph_.op_reads_in_set[r] = false;
+  }
+
+  void apply_accesses(uint32_t op, uint32_t source) {
     Op& record = graph_.ops[op];
     merge_accesses(source, record.kind);
 
@@ -320,7 +350,7 @@ class Builder {
                                  ? -1
                                  : saturating_add(access.position, saturating_sub(from, access.begin));
                          Read read{value, position, position < 0 ? -1 : saturating_add(position, bytes),
-                                   false, bytes};
+                                   false, bytes, certain};
                          if (may_hold_data(value)) {
                            reads_.push_back(read);
                          } else if (certain && (!access.granule_rounded ||
@@ -334,12 +364,16 @@ class Builder {
                          }
                        });
     }
+    // Each value once, possible unless some access read it for certain.
     size_t first = graph_.op_reads.size();
     for (const Read& read : reads_) {
-      if (std::find(graph_.op_reads.begin() + first, graph_.op_reads.end(), read.value) ==
-          graph_.op_reads.end()) {
+      auto found = std::find(graph_.op_reads.begin() + first, graph_.op_reads.end(), read.value);
+      if (found == graph_.op_reads.end()) {
         graph_.op_reads.push_back(read.value);
         graph_.op_reads_uninitialized.push_back(read.uninitialized);
+        graph_.op_reads_in_set.push_back(!read.certain);
+      } else if (read.certain) {
+        graph_.op_reads_in_set[found - graph_.op_reads.begin()] = false;
       }
     }
   }
@@ -373,7 +407,7 @@ class Builder {
       graph_.listed_edges.push_back(
           {read.value, exchanged, op, EdgeKind::Data, read.uninitialized, read.bytes});
     }
-    reads_.assign(1, Read{exchanged, -1, -1, false, location_bytes(made->location)});
+    reads_.assign(1, Read{exchanged, -1, -1, false, location_bytes(made->location), true});
     for (const Access& access : accesses_) {
       if (access.writes && &access != &*made) write(op, record, access);
     }

@@ -219,8 +219,13 @@ void bind_edge(RowBinder& row, const Edge& edge) {
       .integer(edge.uninitialized_read);
 }
 
-void bind_op_value(RowBinder& row, uint32_t op, uint32_t value, bool written, bool uninitialized) {
-  row.integer(int64_t{op} + 1).integer(int64_t{value} + 1).integer(written).integer(uninitialized);
+void bind_op_value(RowBinder& row, uint32_t op, uint32_t value, bool written, bool uninitialized,
+                   bool through_set) {
+  row.integer(int64_t{op} + 1)
+      .integer(int64_t{value} + 1)
+      .integer(written)
+      .integer(uninitialized)
+      .integer(through_set);
 }
 
 void store_rows(Database& db, const Graph& graph) {
@@ -236,11 +241,15 @@ void store_rows(Database& db, const Graph& graph) {
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r) {
       op_values.add([&](RowBinder& row) {
-        bind_op_value(row, op, graph.op_reads[r], false, graph.op_reads_uninitialized[r]);
+        bind_op_value(row, op, graph.op_reads[r], false, graph.op_reads_uninitialized[r],
+                      graph.op_reads_in_set[r]);
       });
     }
-    for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w)
-      op_values.add([&](RowBinder& row) { bind_op_value(row, op, graph.op_writes[w], true, false); });
+    bool set = graph.ops[op].access_set;
+    for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w) {
+      op_values.add(
+          [&](RowBinder& row) { bind_op_value(row, op, graph.op_writes[w], true, false, set); });
+    }
   }
   op_values.finish();
   BatchInsert edges(db, listed_edges_table());
@@ -273,7 +282,7 @@ std::string dvdg_tables_sql() { return tables_sql() + indexes_and_view_sql(); }
 void for_each_stored_edge(trace::Trace& trace, const std::function<void(const StoredEdge&)>& f) {
   Database& db = trace.db();
   if (!db.has_table(ops_table().name) || !db.has_table(op_values_table().name) ||
-      !db.has_table(listed_edges_table().name))
+      !db.has_table(listed_edges_table().name) || !db.has_column(op_values_table().name, "through_set"))
     return;
   std::vector<bool> kernel;  // by dvdg_ops.id
   trace.stream<DvdgOpRow>("", [&](const trace::Packed<DvdgOpRow>& op) {

@@ -32,7 +32,8 @@ struct StoredEdge {
 // Calls f(edge) for every edge of the graph stored in `trace` (the rows of
 // the dvdg_edges view) without a query over the view: a kernel's data edges
 // are made from what it read and wrote. None when the trace holds no graph,
-// or one stored before kernels' data edges were (run `apptracer dvdg` again).
+// or one stored before kernels' data edges were, or before access sets were
+// (run `apptracer dvdg` again).
 void for_each_stored_edge(trace::Trace& trace, const std::function<void(const StoredEdge&)>& f);
 
 }  // namespace apptracer::dvdg

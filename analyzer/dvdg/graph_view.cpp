@@ -43,6 +43,7 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
   signature = mix(signature, (static_cast<uint64_t>(static_cast<uint16_t>(record.from)) << 16) |
                                  static_cast<uint16_t>(record.to));
   auto where = [&](uint32_t value) {
+    if (value == kAccessSet) return ~uint64_t{0};
     const Value& record = graph.values[value];
     return (static_cast<uint64_t>(graph.locations[record.location].address) +
             static_cast<uint64_t>(record.offset)) ^
@@ -51,7 +52,8 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
   for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
     signature = mix(signature, where(graph.op_writes[i]));
   }
-  graph.for_each_edge(op, [&](const Edge& edge) {
+  // Its held edges say what its dependences say, in fewer.
+  graph.for_each_held_edge(op, [&](const Edge& edge) {
     signature = mix(mix(signature, where(edge.src_value)), static_cast<uint64_t>(edge.kind));
   });
   return signature;
@@ -141,9 +143,10 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
 
   std::unordered_set<int64_t> allocations(filter.alloc_ids.begin(), filter.alloc_ids.end());
   auto value_visible = [&](uint32_t value) {
-    return graph.locations[graph.values[value].location].bytes >= filter.min_bytes;
+    return value == kAccessSet || graph.locations[graph.values[value].location].bytes >= filter.min_bytes;
   };
   auto in_allocations = [&](uint32_t value) {
+    if (value == kAccessSet) return false;
     const Location& where = graph.locations[graph.values[value].location];
     return where.alloc_id && allocations.count(*where.alloc_id) > 0;
   };
@@ -151,12 +154,13 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   // Calls shown(op, src, dst, edge) for each edge shown, and marks what it shows.
   std::vector<bool> value_shown(graph.values.size(), false);
   std::vector<bool> op_shown(graph.ops.size(), false);
+  std::vector<bool> set_shown(graph.ops.size(), false);
   std::unordered_set<uint64_t> edges_seen;
   auto for_each_shown_edge = [&](auto&& shown) {
     for (uint32_t op : selected) {
       if (folded[op]) continue;
       edges_seen.clear();
-      graph.for_each_edge(op, [&](const Edge& edge) {
+      auto show = [&](const Edge& edge) {
         uint32_t src = shown_as(edge.src_value);
         uint32_t dst = edge.dst_value;
         if (!value_visible(src) || !value_visible(dst)) return;
@@ -164,9 +168,14 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
         // Collapsing can make two edges of one op join the same two values.
         if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
         shown(src, dst, edge);
-        value_shown[src] = value_shown[dst] = true;
+        for (uint32_t value : {src, dst}) {
+          if (value == kAccessSet) set_shown[op] = true;
+          else value_shown[value] = true;
+        }
         op_shown[op] = true;
-      });
+      };
+      if (filter.access_sets) graph.for_each_held_edge(op, show);
+      else graph.for_each_edge(op, show);
       // A value nothing has read yet (a memset's result, say) is still shown.
       for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
         uint32_t value = graph.op_writes[i];
@@ -187,8 +196,9 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     for (uint32_t value = 0; value < graph.values.size() && counted < filter.value_limit; ++value) {
       if (value_shown[value]) ++counted, last = value;
     }
+    auto within = [&](uint32_t value) { return value == kAccessSet || value <= last; };
     for_each_shown_edge([&](uint32_t src, uint32_t dst, const Edge& edge) {
-      if (counted > 0 && src <= last && dst <= last) view.edges.push_back({src, dst, edge});
+      if (counted > 0 && within(src) && within(dst)) view.edges.push_back({src, dst, edge});
     });
   }
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
@@ -196,6 +206,7 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   }
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     if (op_shown[op]) view.ops.push_back(op);
+    if (set_shown[op]) view.access_sets.push_back(op);
   }
   return view;
 }

@@ -24,9 +24,13 @@ struct ViewFilter {
   // Only the edges between the first `value_limit` values shown (by id),
   // for a page that draws that many; every value shown is still listed.
   size_t value_limit = SIZE_MAX;
+  // The graph's held edges, an op's access set a node of its own (graph.h),
+  // rather than every dependence.
+  bool access_sets = false;
 };
 
-// An edge as shown: endpoints may be remapped by collapsing.
+// An edge as shown: endpoints may be remapped by collapsing. An endpoint
+// kAccessSet is the access set of the edge's op.
 struct ViewEdge {
   uint32_t src_value;
   uint32_t dst_value;
@@ -36,6 +40,7 @@ struct ViewEdge {
 struct GraphView {
   std::vector<uint32_t> values;  // ascending
   std::vector<uint32_t> ops;     // ascending (program order)
+  std::vector<uint32_t> access_sets;  // the ops whose access set is shown, ascending
   std::vector<ViewEdge> edges;
   // Per op: how many iterations it stands for (1 unless collapsed into it).
   std::vector<uint32_t> repeats;

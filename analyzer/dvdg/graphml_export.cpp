@@ -68,6 +68,7 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
       {"v_uninit", "node", "read_uninitialized", "boolean"},
       {"v_freed", "node", "freed", "boolean"},
       {"v_location", "node", "location", "string"},
+      {"v_access_set", "node", "access_set_op_id", "long"},
       {"e_label", "edge", "label", "string"},
       {"e_op", "edge", "op_id", "long"},
       {"e_op_kind", "edge", "op_kind", "string"},
@@ -81,6 +82,8 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
       {"e_cause", "edge", "migration_cause", "string"},
   };
   for (const Key& key : kKeys) {
+    // Declared where used: a graph without access sets reads as before they were.
+    if (view.access_sets.empty() && std::string_view(key.id) == "v_access_set") continue;
     out << "  <key id=\"" << key.id << "\" for=\"" << key.target << "\" attr.name=\"" << key.name
         << "\" attr.type=\"" << key.type << "\"/>\n";
   }
@@ -104,12 +107,19 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
       text_data(out, "v_location", residency_name(record.residency));
     out << "    </node>\n";
   }
+  // An access set is a node of its own, with its op's id (graph.h).
+  for (uint32_t op : view.access_sets) {
+    out << "    <node id=\"" << access_set_ref(op) << "\">\n";
+    text_data(out, "v_label", access_set_label(graph, op, "\n"));
+    data(out, "v_access_set", int64_t{op} + 1);
+    out << "    </node>\n";
+  }
   for (size_t i = 0; i < view.edges.size(); ++i) {
     const ViewEdge& shown = view.edges[i];
     const Edge& edge = shown.edge;
     const Op& op = graph.ops[edge.op];
-    out << "    <edge id=\"e" << i << "\" source=\"" << value_ref(shown.src_value) << "\" target=\""
-        << value_ref(shown.dst_value) << "\">\n";
+    out << "    <edge id=\"e" << i << "\" source=\"" << end_ref(shown.src_value, edge.op)
+        << "\" target=\"" << end_ref(shown.dst_value, edge.op) << "\">\n";
     text_data(out, "e_label", view_op_name(graph, view, edge.op));
     data(out, "e_op", int64_t{edge.op} + 1);
     text_data(out, "e_op_kind", to_string(op.kind));

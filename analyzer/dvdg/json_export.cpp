@@ -97,7 +97,8 @@ int64_t op_id(uint32_t op) { return int64_t{op} + 1; }
 
 }  // namespace
 
-// {"values": [...], "ops": [...], "edges": [...]}, one object per line.
+// {"values": [...], "ops": [...], "edges": [...], "access_sets": [...] (when there are any)},
+// one object per line.
 void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
   JsonWriter json(out);
   json.raw("{\"values\": [");
@@ -173,8 +174,11 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     const Edge& edge = shown.edge;
     json.raw(separator);
     json.begin_object();
-    json.field("src", int64_t{shown.src_value} + 1);
-    json.field("dst", int64_t{shown.dst_value} + 1);
+    // An end that is the op's access set is null, and named beside it.
+    json.optional_field("src", shown.src_value != kAccessSet, int64_t{shown.src_value} + 1);
+    json.optional_field("dst", shown.dst_value != kAccessSet, int64_t{shown.dst_value} + 1);
+    if (shown.src_value == kAccessSet) json.field("src_access_set", op_id(edge.op));
+    if (shown.dst_value == kAccessSet) json.field("dst_access_set", op_id(edge.op));
     json.field("op", op_id(edge.op));
     json.field("kind", to_string(edge.kind));
     json.optional_field("bytes", edge.bytes >= 0, edge.bytes);
@@ -182,7 +186,23 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.end_object();
     separator = ",\n";
   }
-  json.raw("\n]}\n");
+  json.raw("\n]");
+  // Only a graph that has them lists them: one without reads as before they were.
+  if (!view.access_sets.empty()) {
+    json.raw(",\n\"access_sets\": [");
+    separator = "\n";
+    for (uint32_t op : view.access_sets) {
+      json.raw(separator);
+      json.begin_object();
+      json.field("id", op_id(op));
+      json.field("ref", access_set_ref(op));
+      json.field("label", access_set_label(graph, op, ", "));
+      json.end_object();
+      separator = ",\n";
+    }
+    json.raw("\n]");
+  }
+  json.raw("}\n");
 }
 
 }  // namespace apptracer::dvdg

@@ -90,6 +90,21 @@ std::string location_name(const Graph& graph, uint32_t location) {
 
 std::string value_ref(uint32_t value) { return "v" + std::to_string(int64_t{value} + 1); }
 
+std::string access_set_ref(uint32_t op) { return "a" + std::to_string(int64_t{op} + 1); }
+
+std::string end_ref(uint32_t value, uint32_t op) {
+  return value == kAccessSet ? access_set_ref(op) : value_ref(value);
+}
+
+std::string access_set_label(const Graph& graph, uint32_t op, const char* line_break) {
+  size_t reads = 0;
+  for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r)
+    reads += graph.op_reads_in_set[r];
+  size_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
+  return access_set_ref(op) + ": access set of op " + std::to_string(int64_t{op} + 1) + line_break +
+         std::to_string(reads) + " possible reads, " + std::to_string(writes) + " writes";
+}
+
 std::string value_label(const Graph& graph, uint32_t value, const char* line_break) {
   const Value& record = graph.values[value];
   const Location& where = graph.locations[record.location];

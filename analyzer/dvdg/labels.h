@@ -32,6 +32,14 @@ std::string location_name(const Graph& graph, uint32_t location);
 // "v7" — the value's id as the command line accepts it.
 std::string value_ref(uint32_t value);
 
+// "a12" — the access set of op 12 (graph.h), as exports name its node.
+std::string access_set_ref(uint32_t op);
+// An edge's end as exports name it: a value, or (kAccessSet) its op's access set.
+std::string end_ref(uint32_t value, uint32_t op);
+// "a12: access set of op 12, 40 possible reads, 40 writes", the parts
+// joined by `line_break`.
+std::string access_set_label(const Graph& graph, uint32_t op, const char* line_break);
+
 // Location, the value's address and size (and which bytes of the location,
 // when not all of them), version (and, for managed memory, where it
 // resides): one line each (Fig. 6.1 boxes).

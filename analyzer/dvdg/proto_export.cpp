@@ -114,13 +114,26 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
   for (const ViewEdge& shown : view.edges) {
     const Edge& edge = shown.edge;
     proto::Edge item;
-    item.set_src_value_id(uint64_t{shown.src_value} + 1);
-    item.set_dst_value_id(uint64_t{shown.dst_value} + 1);
+    if (shown.src_value == kAccessSet) item.set_src_is_access_set(true);
+    else item.set_src_value_id(uint64_t{shown.src_value} + 1);
+    if (shown.dst_value == kAccessSet) item.set_dst_is_access_set(true);
+    else item.set_dst_value_id(uint64_t{shown.dst_value} + 1);
     item.set_op_id(uint64_t{edge.op} + 1);
     item.set_kind(proto_kind(edge.kind));
     if (edge.bytes >= 0) item.set_bytes(static_cast<uint64_t>(edge.bytes));
     item.set_uninitialized_read(edge.uninitialized_read);
     write_element(coded, proto::Graph::kEdgesFieldNumber, item);
+  }
+  for (uint32_t op : view.access_sets) {
+    proto::AccessSet item;
+    item.set_op_id(uint64_t{op} + 1);
+    uint64_t reads = 0;
+    for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r)
+      reads += graph.op_reads_in_set[r];
+    item.set_possible_reads(reads);
+    item.set_writes(graph.op_writes_begin[op + 1] - graph.op_writes_begin[op]);
+    item.set_label(access_set_label(graph, op, "\n"));
+    write_element(coded, proto::Graph::kAccessSetsFieldNumber, item);
   }
   coded.Trim();
   if (coded.HadError()) throw std::runtime_error("cannot write the protobuf graph");

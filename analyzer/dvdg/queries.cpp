@@ -150,8 +150,8 @@ void print_why(const Graph& graph, uint32_t value, std::ostream& out) {
     uint32_t producer = graph.values[current].producer_op;
     if (producer == Value::kNoOp || is_lifetime_op(graph.ops[producer].kind)) continue;
     auto& edges = ops_to_edges[producer];
-    graph.for_each_edge(producer, [&](const Edge& edge) {
-      if (edge.dst_value != current) return;
+    // Not each of the op's dependences: one with an access set has many.
+    graph.for_each_edge_into(producer, current, [&](const Edge& edge) {
       edges.push_back(edge);
       if (visited.insert(edge.src_value).second) pending.push_back(edge.src_value);
     });

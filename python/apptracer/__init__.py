@@ -354,16 +354,24 @@ class Trace:
     def dvdg(self, *filters, store=False):
         """The dynamic value dependence graph as a networkx MultiDiGraph: a
         node per value (its dvdg_values id, the row's other columns as
-        attributes, `memory` by name), an edge per dependence (dvdg_edges'
-        op_id, kind, bytes, uninitialized_read); graph.graph["ops"] maps each
-        op_id to its operation's kind, copy_kind, name (a kernel's), device,
-        stream, and start and end in the trace's unit since its start.
+        attributes, `memory` by name), an edge per edge the graph holds
+        (op_id, kind, bytes, uninitialized_read, as dvdg_edges has them);
+        graph.graph["ops"] maps each op_id to its operation's kind,
+        copy_kind, name (a kernel's), device, stream, and start and end in
+        the trace's unit since its start.
+        A kernel whose possible reads and writes reach many values (a
+        foreach optimizer's) has an access set instead: a node
+        ("access_set", op_id) with `access_set_op_id`, an edge into it from
+        each value it may have read and one from it to each value it wrote
+        (every value it wrote depends on every value it read: dvdg_edges
+        lists each such pair).
 
         Read from the tables `apptracer dvdg` stores in the trace. A trace
         that holds none is left as it is: the graph is built and stored in a
         temporary copy; with `store=True`, in the trace itself (which then
         holds the dvdg_* tables for the next time and for SQL). Either way
-        the node and edge counts are the command's "N values, M edges".
+        the node count is the command's "N values" plus its access sets, the
+        edge count its "M edges".
 
         `filters` are dvdg's export options (e.g. ("--device", "0")): the
         graph as that export shows it (`apptracer dvdg --format json`), only the
@@ -397,7 +405,10 @@ _DVDG_TABLES = ("dvdg_ops", "dvdg_values", "dvdg_op_values", "dvdg_listed_edges"
 
 def _has_stored_dvdg(db):
     present = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    return all(table in present for table in _DVDG_TABLES)
+    if not all(table in present for table in _DVDG_TABLES):
+        return False
+    # A graph stored before access sets were is built again.
+    return "through_set" in {row[1] for row in db.execute("PRAGMA table_info(dvdg_op_values)")}
 
 
 def _enum_names(enum):
@@ -427,13 +438,26 @@ def _dvdg_from_tables(db, start_ns, unit):
         attributes["memory"] = memory.get(attributes["memory"], attributes["memory"])
         nodes.append((attributes.pop("id"), attributes))
     graph.add_nodes_from(nodes)
-    # Four attributes an edge, its operation's in graph.graph["ops"]: a
-    # training step's graph has a hundred thousand edges.
+    # The edges the graph holds: dvdg_edges less the pairs an access set
+    # stands for. Four attributes an edge, its operation's in
+    # graph.graph["ops"]: a training step's graph has a hundred thousand edges.
+    held = db.execute(
+        "SELECT src_value_id, dst_value_id, op_id, kind, bytes, uninitialized_read "
+        "FROM dvdg_listed_edges UNION ALL "
+        "SELECT r.value_id, w.value_id, o.id, 'data', NULL, r.uninitialized_read "
+        "FROM dvdg_ops o JOIN dvdg_op_values r ON r.op_id = o.id AND r.written = 0 "
+        "AND r.through_set = 0 JOIN dvdg_op_values w ON w.op_id = o.id AND w.written = 1 "
+        "WHERE o.kind = 'kernel'")
     graph.add_edges_from(
         (src, dst, {"op_id": op_id, "kind": kind, "bytes": size, "uninitialized_read": uninitialized})
-        for src, dst, op_id, kind, size, uninitialized in db.execute(
-            "SELECT src_value_id, dst_value_id, op_id, kind, bytes, uninitialized_read "
-            "FROM dvdg_edges"))
+        for src, dst, op_id, kind, size, uninitialized in held)
+    for value_id, op_id, written in db.execute(
+            "SELECT value_id, op_id, written FROM dvdg_op_values WHERE through_set = 1"):
+        access_set = ("access_set", op_id)
+        if access_set not in graph:
+            graph.add_node(access_set, access_set_op_id=op_id)
+        ends = (access_set, value_id) if written else (value_id, access_set)
+        graph.add_edge(*ends, op_id=op_id, kind="data", bytes=None, uninitialized_read=0)
     return graph
 
 
@@ -455,7 +479,14 @@ def _dvdg_view(text, start_ns, unit):
     graph.add_nodes_from((value.pop("id"), {renamed.get(k, k): v for k, v in value.items()
                                             if k not in ("ref", "label")})
                          for value in document["values"])
-    graph.add_edges_from((edge["src"], edge["dst"], {
+    graph.add_nodes_from((("access_set", access_set["id"]), {"access_set_op_id": access_set["id"]})
+                         for access_set in document.get("access_sets", ()))
+
+    def end(edge, side):
+        # An access set's end is null, its op beside it.
+        value = edge[side]
+        return ("access_set", edge[f"{side}_access_set"]) if value is None else value
+    graph.add_edges_from((end(edge, "src"), end(edge, "dst"), {
         "op_id": edge["op"], "kind": edge["kind"], "bytes": edge["bytes"],
         "uninitialized_read": int(edge["uninitialized_read"])}) for edge in document["edges"])
     return graph

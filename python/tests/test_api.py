@@ -2,6 +2,7 @@
 tests/python/wheel_test.sh in a fresh venv with the wheel installed.
 APPTRACER_EXAMPLES names the examples directory."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 import apptracer
 
-from bundled import EXAMPLES, UM, VECTOR_ADD
+from bundled import EXAMPLES, PYTORCH, UM, VECTOR_ADD
 
 
 def test_kernels_decoded(t):
@@ -102,6 +103,29 @@ def test_dvdg_counts_are_the_commands(tmp_path):
     edge = next(d for _, _, d in view.edges(data=True) if view.graph["ops"][d["op_id"]]["kind"] == "copy")
     assert set(edge) == set(next(iter(stored.edges(data=True)))[2])
     assert view.graph["ops"][edge["op_id"]] == pytest.approx(stored.graph["ops"][edge["op_id"]])
+
+
+def test_dvdg_access_sets_are_nodes(tmp_path):
+    """A foreach optimizer kernel's possible reads and writes go through one
+    node, ("access_set", op_id): the graph has the command's edges, and its
+    values and sets as nodes, stored or exported alike."""
+    trace = shutil.copy(PYTORCH, tmp_path / "t.db")
+    t = apptracer.open(trace)
+    summary = subprocess.run([apptracer._native.command(), "dvdg", str(trace), "--no-store"],
+                             capture_output=True, text=True, check=True).stdout
+    counts = re.search(r"(\d+) values, (\d+) edges, (\d+) access sets \((\d+) dependences\)", summary)
+    values, edges, sets, dependences = map(int, counts.groups())
+    assert dependences > 5 * edges
+    for graph in (t.dvdg(), t.dvdg("--min-bytes", "0")):
+        assert graph.number_of_edges() == edges
+        access_sets = [node for node in graph if isinstance(node, tuple)]
+        assert len(access_sets) == sets
+        assert graph.number_of_nodes() - len(access_sets) <= values
+        kind, op_id = access_sets[0]
+        assert kind == "access_set" and graph.graph["ops"][op_id]["kind"] == "kernel"
+        # What it read goes in, what it wrote comes out, all by its op.
+        assert graph.in_degree(access_sets[0]) > 0 and graph.out_degree(access_sets[0]) > 0
+        assert {d["op_id"] for _, _, d in graph.edges(access_sets[0], data=True)} == {op_id}
 
 
 def test_stats_and_diagnose(t):

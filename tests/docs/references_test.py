@@ -25,10 +25,12 @@ ISSUE_NUMBER = re.compile(
     r"|(?<![\w&#/'\"])#\d+\b",                                     # #N, (#N)
     re.IGNORECASE)
 # "#N" that is no issue: how the analyzer names allocations in its output
-# ("alloc #3 device", "sub-allocation #7", "#12 device 4096 B rw").
+# ("alloc #3 device", "sub-allocation #7", "#12 device 4096 B rw"), and how
+# demangled C++ names number lambdas ("{lambda()#3}", in kernel names).
 ALLOCATION_LABEL = re.compile(
     r"(?:\balloc(?:ation)?\s+|\bsub-allocation\s+)#\d+"
-    r"|#\d+\s+(?:device|pinned|pageable|managed|mapped|write-combined|registered|pool)\b")
+    r"|#\d+\s+(?:device|pinned|pageable|managed|mapped|write-combined|registered|pool)\b"
+    r"|\{lambda\([^)]*\)#\d+\}")
 
 MARKDOWN_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
@@ -103,7 +105,8 @@ def self_check():
                  "GPU" + ".md says"]
     must_pass = ["alloc #3 (device, 4 MiB)", "sub-allocation #7 of alloc #3",
                  "\"#12 device 4096 B rw; #13 pinned host\"", "&#10;", "color '#888'",
-                 "issues a copy", "Fig. 6.1", "CUDA error 400", "#include <cstdio>"]
+                 "issues a copy", "Fig. 6.1", "CUDA error 400", "#include <cstdio>",
+                 "::{lambda(float)#1}, std::array"]
     failures = [s for s in must_flag if not reference_problems(s)]
     failures += [s for s in must_pass if reference_problems(s)]
     doc = "# Title\n## A `b` c\n## A `b` c\n```\n# not a heading\n```\n"

@@ -226,9 +226,10 @@ TEST_F(DvdgTest, KernelWriteCarriesWhatItMayHaveLeft) {
 }
 
 // An optimizer's multi-tensor kernel reads and writes hundreds of tensors:
-// an edge from each value it read to each it wrote, which the graph holds as
-// its reads and its writes, not one by one, and gives in the order of its
-// writes, each with its carries.
+// a dependence from each value it read to each it wrote, which the graph
+// holds as its reads and its writes, not one by one, and gives in the order
+// of its writes, each with its carries. Its edges go through its access set
+// (access_set_test.cpp).
 TEST_F(DvdgTest, AKernelsDataEdgesAreEachValueItReadToEachItWrote) {
   constexpr int kTensors = 200;
   std::vector<Arg> args;
@@ -247,7 +248,9 @@ TEST_F(DvdgTest, AKernelsDataEdgesAreEachValueItReadToEachItWrote) {
   Graph graph = build();
   uint32_t op = static_cast<uint32_t>(graph.ops.size() - 1);
   ASSERT_EQ(graph.ops[op].kind, OpKind::Kernel);
-  EXPECT_EQ(graph.edge_count(), size_t{kTensors + 1} + kTensors * (kTensors + 1) + 1);
+  EXPECT_EQ(graph.dependence_count(), size_t{kTensors + 1} + kTensors * (kTensors + 1) + 1);
+  ASSERT_TRUE(graph.ops[op].access_set);
+  EXPECT_EQ(graph.edge_count(), size_t{kTensors + 1} + kTensors + (kTensors + 1) + 1);
   EXPECT_EQ(graph.listed_edges.size(), size_t{kTensors + 1} + 1) << "the copies' and one carry";
   std::vector<Edge> edges = edges_of(graph, op);
   ASSERT_EQ(edges.size(), size_t{kTensors * (kTensors + 1) + 1});

@@ -111,5 +111,23 @@ TEST_F(DvdgTest, ManyRowsAreStoredAcrossBatches) {
   EXPECT_EQ(rows.int64(2), 100);
 }
 
+// A graph an apptracer stored before access sets (dvdg_op_values without
+// through_set) reads as no stored graph, not as a damaged trace: `dvdg`
+// stores it again.
+TEST_F(DvdgTest, AGraphStoredBeforeAccessSetsReadsAsNone) {
+  add_vector_add(*this);
+  store_graph(trace_->db(), build());
+  trace::Trace stored(trace_->db());
+  size_t edges = 0;
+  for_each_stored_edge(stored, [&](const StoredEdge&) { ++edges; });
+  EXPECT_EQ(edges, 5u);
+  trace_->db().exec("DROP VIEW dvdg_edges");
+  trace_->db().exec("ALTER TABLE dvdg_op_values DROP COLUMN through_set");
+  trace::Trace older(trace_->db());
+  edges = 0;
+  for_each_stored_edge(older, [&](const StoredEdge&) { ++edges; });
+  EXPECT_EQ(edges, 0u);
+}
+
 }  // namespace
 }  // namespace apptracer::dvdg

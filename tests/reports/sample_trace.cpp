@@ -231,7 +231,7 @@ void add_sample_dvdg(Database& db, const SampleIds& ids) {
       "read_uninitialized, region_offset, exchanged) VALUES (?, 0, 0, 3, ?, ?, 1, 0, 0, 0)");
   for (int64_t id = 1; id <= 3; ++id) value.bind(1, id).bind(2, id).bind(3, id).run();
   // The kernel read value 1 and wrote value 2: its data edge.
-  db.exec("INSERT INTO dvdg_op_values VALUES (2, 1, 0, 0), (2, 2, 1, 0)");
+  db.exec("INSERT INTO dvdg_op_values VALUES (2, 1, 0, 0, 0), (2, 2, 1, 0, 0)");
   Statement edge = db.prepare(
       "INSERT INTO dvdg_listed_edges(src_value_id, dst_value_id, op_id, kind, uninitialized_read) "
       "VALUES (?, ?, ?, ?, 0)");
