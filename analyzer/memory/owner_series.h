@@ -1,5 +1,5 @@
 // A device's memory in use over time by owner (memory_owners.h): what the
-// report stacks and the timeline draws as a counter track per owner.
+// report stacks.
 #pragma once
 
 #include <cstddef>

@@ -11,8 +11,6 @@
 #include "apptracer/enums.h"
 #include "analyzer/timeline/dvdg_flows.h"
 #include "analyzer/timeline/span_tree.h"
-#include "analyzer/memory/memory_model.h"
-#include "analyzer/memory/owner_series.h"
 #include "analyzer/trace/memory_series.h"
 
 namespace apptracer {
@@ -575,41 +573,23 @@ class TimelineReader {
     return index;
   }
 
-  // A counter track per series, under its process, and one per owner of a
-  // device's memory where it has several (PyTorch's tensors and cache, the
-  // program's own, NCCL's: analyzer/memory); the values of all of them by time.
+  // A counter track per series, under its process; the values of all of
+  // them by time.
   void read_counters() {
     for (MemorySeries& series : read_memory_series(trace_)) {
-      size_t index = add_counter_track(series.process, std::move(series.name));
+      TimelineTrack track;
+      track.kind = TimelineTrack::Kind::Counter;
+      const TimelineTrack& process = tracks_[process_track(series.process)];
+      track.parent_uuid = process.uuid;
+      track.process = process.process;
+      track.pid = process.pid;
+      track.name = std::move(series.name);
+      size_t index = add_track(std::move(track));
+      ++counts_.counter_tracks;
       for (const auto& [ns, value] : series.points) counters_.push_back({index, ns, value});
-    }
-    // Lifetimes only: no uses, so no data-flow graph.
-    memory::MemoryModel model = memory::build_memory_model(trace_, dvdg::Graph());
-    for (const memory::DeviceMemory& device : model.devices) {
-      memory::OwnerSeries series = memory::owner_series(model, device);
-      if (series.owners.size() < 2) continue;
-      for (size_t o = 0; o < series.owners.size(); ++o) {
-        size_t index = add_counter_track(device.process, memory::device_name(device.device) + " memory: " +
-                                                             series.owners[o]);
-        for (size_t t = 0; t < series.times.size(); ++t) {
-          counters_.push_back({index, series.times[t], series.bytes[o][t]});
-        }
-      }
     }
     std::stable_sort(counters_.begin(), counters_.end(),
                      [](const TimelineCounter& a, const TimelineCounter& b) { return a.ns < b.ns; });
-  }
-
-  size_t add_counter_track(trace::ProcessId process_id, std::string name) {
-    TimelineTrack track;
-    track.kind = TimelineTrack::Kind::Counter;
-    const TimelineTrack& process = tracks_[process_track(process_id)];
-    track.parent_uuid = process.uuid;
-    track.process = process.process;
-    track.pid = process.pid;
-    track.name = std::move(name);
-    ++counts_.counter_tracks;
-    return add_track(std::move(track));
   }
 
   // Hands the sink every counter value up to `ns` (on the trace's clock, as

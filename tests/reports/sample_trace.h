@@ -25,8 +25,8 @@ SampleIds build_sample_trace(TraceBuilder& builder);
 void add_sample_dvdg(Database& db, const SampleIds& ids);
 
 // What the timeline of the sample (with DVDG) holds.
-inline constexpr size_t kSampleTracks = 11;  // process, 2 threads, 2 NVTX, 3 streams, GPU 0 memory, its 2 owners
-inline constexpr size_t kSampleCounterValues = 18;  // GPU 0 memory allocated and its 2 owners, at 6 times
+inline constexpr size_t kSampleTracks = 9;   // process, 2 threads, 2 NVTX, 3 streams, GPU 0 memory
+inline constexpr size_t kSampleCounterValues = 6;  // GPU 0 memory allocated, at 6 times
 // 12 API calls, 8 timed GPU ops, 3 NVTX ranges on their threads and on the streams of their work
 inline constexpr size_t kSampleSlices = 26;
 inline constexpr size_t kSampleApiFlows = 5;

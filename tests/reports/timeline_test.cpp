@@ -37,15 +37,6 @@ class TimelineTest : public ::testing::Test {
     return nullptr;
   }
 
-  // A counter track's (time, value) pairs, by time.
-  std::vector<std::pair<int64_t, int64_t>> counter_values(size_t track) const {
-    std::vector<std::pair<int64_t, int64_t>> values;
-    for (const TimelineCounter& counter : timeline_.counters) {
-      if (counter.track == track) values.emplace_back(counter.ns, counter.value);
-    }
-    return values;
-  }
-
   TraceBuilder builder_;
   SampleIds ids_;
   Timeline timeline_;
@@ -58,8 +49,7 @@ TEST_F(TimelineTest, HasATrackPerProcessThreadNvtxThreadAndStream) {
   EXPECT_EQ(names, (std::multiset<std::string>{"vector_add", "main 100", "worker 101",
                                                "NVTX main 100", "NVTX worker 101",
                                                "GPU 0 stream 7", "GPU 0 stream 8",
-                                               "GPU 0 stream 9", "GPU 0 memory allocated",
-                                               "GPU 0 memory: program", "GPU 0 memory: managed"}));
+                                               "GPU 0 stream 9", "GPU 0 memory allocated"}));
   EXPECT_EQ(timeline_.tracks[0].kind, TimelineTrack::Kind::Process);
   EXPECT_EQ(timeline_.tracks[0].pid, 4242);
   for (const TimelineTrack& track : timeline_.tracks) {
@@ -216,27 +206,14 @@ TEST_F(TimelineTest, DeviceMemoryInUseIsACounterTrack) {
   EXPECT_EQ(timeline_.tracks[track].parent_uuid, timeline_.tracks[0].uuid);
   // Device allocations 1000 B [1500, 5400), 3000 B [1900, end), 2000 B
   // [5400, 6000) and managed 4000 B [2000, 3000); host ones do not count.
+  std::vector<std::pair<int64_t, int64_t>> values;
+  for (const TimelineCounter& counter : timeline_.counters) {
+    EXPECT_EQ(counter.track, track);
+    values.emplace_back(counter.ns, counter.value);
+  }
   std::vector<std::pair<int64_t, int64_t>> expected = {
       {1500, 1000}, {1900, 4000}, {2000, 8000}, {3000, 4000}, {5400, 5000}, {6000, 3000}};
-  EXPECT_EQ(counter_values(track), expected);
-}
-
-// The same memory by owner, a track each where a device has several: the
-// program's allocations and its managed memory here.
-TEST_F(TimelineTest, DeviceMemoryByOwnerIsACounterTrackPerOwner) {
-  std::map<std::string, size_t> owners;
-  for (size_t i = 0; i < timeline_.tracks.size(); ++i) {
-    const std::string& name = timeline_.tracks[i].name;
-    if (name.rfind("GPU 0 memory: ", 0) == 0) owners[name.substr(14)] = i;
-  }
-  ASSERT_EQ(owners.size(), 2u) << "owners: " << owners.size();
-  ASSERT_TRUE(owners.count("program") && owners.count("managed"));
-  std::vector<std::pair<int64_t, int64_t>> program = {
-      {1500, 1000}, {1900, 4000}, {2000, 4000}, {3000, 4000}, {5400, 5000}, {6000, 3000}};
-  std::vector<std::pair<int64_t, int64_t>> managed = {
-      {1500, 0}, {1900, 0}, {2000, 4000}, {3000, 0}, {5400, 0}, {6000, 0}};
-  EXPECT_EQ(counter_values(owners["program"]), program);
-  EXPECT_EQ(counter_values(owners["managed"]), managed);
+  EXPECT_EQ(values, expected);
 }
 
 // Counter values and slices reach a writer in one time order, also in a
@@ -311,7 +288,7 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   EXPECT_EQ(track_uuids.size(), kSampleTracks);
   EXPECT_EQ(processes, 1u);
   EXPECT_EQ(threads, 2u);
-  EXPECT_EQ(counter_tracks, 3u);
+  EXPECT_EQ(counter_tracks, 1u);
   EXPECT_EQ(counter_values, kSampleCounterValues);
   EXPECT_EQ(begins, kSampleSlices);
   EXPECT_EQ(ends, kSampleSlices);
