@@ -354,16 +354,21 @@ class LaunchTranslationTest : public TranslationTest {
     f.param_sizes = {8, 8, 4};
     allocations_.add(0x7f0000100000, 1 << 20, AllocKind::Device, 0, 1);
   }
+  // cuLaunchKernel of kernel(out, in, 7): grid 4x2, block 128, 64 B shared, stream 0x9.
+  std::vector<Record> launch_out_in() {
+    int n = 7;
+    void* params[] = {&out_, &in_, &n};
+    cuLaunchKernel_params p{(CUfunction)function_, 4, 2, 1, 128, 1, 1, 64,
+                            reinterpret_cast<CUstream>(0x9), params, nullptr};
+    return call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuLaunchKernel), "cuLaunchKernel", p);
+  }
   const void* function_ = reinterpret_cast<const void*>(0xf00);
+  uint64_t out_ = 0x7f0000100000, in_ = 0x7f0000100040;
 };
 
 TEST_F(LaunchTranslationTest, ADriverLaunchSendsItsPointerWordsAfterIt) {
-  uint64_t out = 0x7f0000100000, in = 0x7f0000100040;
-  int n = 7;
-  void* params[] = {&out, &in, &n};
-  cuLaunchKernel_params p{(CUfunction)function_, 4, 2, 1, 128, 1, 1, 64,
-                          reinterpret_cast<CUstream>(0x9), params, nullptr};
-  auto records = call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuLaunchKernel), "cuLaunchKernel", p);
+  uint64_t out = out_, in = in_;
+  auto records = launch_out_in();
   ASSERT_EQ(records.size(), 3u);
   const KernelRecord& k = records[0].kernel;
   EXPECT_EQ(records[0].type, RecordType::Kernel);
@@ -391,12 +396,7 @@ TEST_F(LaunchTranslationTest, ADriverLaunchSendsItsPointerWordsAfterIt) {
 // its arguments are not read.
 TEST_F(LaunchTranslationTest, WithoutKernelArgumentsALaunchIsRecordedAlone) {
   ctx_.kernel_arguments = false;
-  uint64_t out = 0x7f0000100000, in = 0x7f0000100040;
-  int n = 7;
-  void* params[] = {&out, &in, &n};
-  cuLaunchKernel_params p{(CUfunction)function_, 4, 2, 1, 128, 1, 1, 64,
-                          reinterpret_cast<CUstream>(0x9), params, nullptr};
-  auto records = call(CUPTI_CB_DOMAIN_DRIVER_API, DRV(cuLaunchKernel), "cuLaunchKernel", p);
+  auto records = launch_out_in();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[0].type, RecordType::Kernel);
   EXPECT_FALSE(records[0].kernel.args_captured);
