@@ -114,15 +114,16 @@ std::string graph_launch_line(const model::GraphLaunch& g) {
 std::string tracing_cost_line(const model::TracingCost& c) {
   char text[256];
   std::snprintf(text, sizeof text,
-                "tracing (GPU %d): cuLaunchKernel takes %.2f us untraced, %.2f us more traced, %.2f us more "
+                "tracing (GPU %d): %s takes %.2f us untraced, %.2f us more traced, %.2f us more "
                 "at --level timing",
-                c.gpu, c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
+                c.gpu, c.api.c_str(), c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
                 c.added_ns(model::TracingLevel::Timing) / 1000);
   return text;
 }
 
 int run_launch_loop(const LinksOptions& options) {
-  std::printf("%.1f\n", links::launch_loop_ns(links::load_cuda_driver(), options.gpu));
+  links::LaunchLoop loop = links::launch_loop_ns(links::load_cuda_driver(), options.gpu);
+  std::printf("%.1f %s\n", loop.ns, loop.api.c_str());
   return 0;
 }
 

@@ -211,7 +211,7 @@ GraphLaunch graph_launch_from_json(const json& j) {
 
 json tracing_cost_to_json(const TracingCost& c) {
   return {{"gpu", c.gpu},
-          {"api", "cuLaunchKernel"},
+          {"api", c.api},
           {"untraced_ns", c.untraced_ns},
           {"full_ns", c.full_ns},
           {"timing_ns", c.timing_ns},
@@ -222,6 +222,7 @@ json tracing_cost_to_json(const TracingCost& c) {
 TracingCost tracing_cost_from_json(const json& j) {
   TracingCost c;
   c.gpu = get<int>(j, "gpu", 0);
+  c.api = get<std::string>(j, "api", "cuLaunchKernel");
   c.untraced_ns = j.at("untraced_ns").get<double>();
   c.full_ns = j.at("full_ns").get<double>();
   c.timing_ns = j.at("timing_ns").get<double>();

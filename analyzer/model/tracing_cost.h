@@ -6,10 +6,11 @@
 // it, diagnose and whatif take it off each launch call of the trace first, so
 // savings are priced against the untraced program.
 //
-// The loop launches through the driver (cuLaunchKernel): a program launching
-// through the runtime passes through one more CUPTI callback per launch, and
-// its tracer-side costs beyond launches (framework and host allocator hooks)
-// are not in the measurement, so what is taken off is a lower bound.
+// The loop launches through the runtime (cudaLaunchKernel) as frameworks do,
+// or through the driver where no runtime library is installed (one CUPTI
+// callback fewer per launch); the tracer's costs beyond launches (framework
+// and host allocator hooks) are not in it, so what is taken off is a lower
+// bound.
 #pragma once
 
 #include <string>
@@ -27,6 +28,7 @@ const char* to_string(TracingLevel level);
 
 struct TracingCost {
   int gpu = 0;
+  std::string api = "cuLaunchKernel";  // the launch call timed
   double untraced_ns = 0;  // host time of one launch call, untraced
   double full_ns = 0;      // ... traced at the default level
   double timing_ns = 0;    // ... traced with --level timing
