@@ -53,11 +53,13 @@ std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
 
 // Time the next busy interval starts after `ns` (ns itself when busy then).
 std::optional<int64_t> next_busy(const Intervals& busy, int64_t ns) {
-  for (const auto& [start, end] : busy) {
-    if (end < ns) continue;
-    return std::max(start, ns);
-  }
-  return std::nullopt;
+  // Merged intervals end in order too: the first ending at `ns` or later.
+  auto first = std::lower_bound(busy.begin(), busy.end(), ns,
+                                [](const std::pair<int64_t, int64_t>& interval, int64_t at) {
+                                  return interval.second < at;
+                                });
+  if (first == busy.end()) return std::nullopt;
+  return std::max(first->first, ns);
 }
 
 std::string fix_for_host_call(const std::string& name) {

@@ -96,11 +96,14 @@ MeasuredTransferCost::MeasuredTransferCost(std::vector<TransferSample> samples)
     : samples_(std::move(samples)) {}
 
 std::optional<LinkFit> MeasuredTransferCost::fit(const TransferPath& path) const {
+  auto [found, added] = fits_.try_emplace({path.kind, path.host_memory, path.device, path.numa_node});
+  if (!added) return found->second;
   std::vector<TransferSample> matching;
   for (const TransferSample& s : samples_) {
     if (matches(s.path, path)) matching.push_back(s);
   }
-  return fit_link(matching);
+  found->second = fit_link(matching);
+  return found->second;
 }
 
 std::optional<double> MeasuredTransferCost::time_ns(const TransferPath& path,

@@ -36,6 +36,10 @@ class MeasuredTransferCost : public TransferCost {
 
  private:
   std::vector<TransferSample> samples_;
+  // Each path's fit, made once: rules price every copy of a long run, and a
+  // fit reads every sample.
+  using PathKey = std::tuple<CopyKind, MemoryKind, std::optional<int64_t>, std::optional<int64_t>>;
+  mutable std::map<PathKey, std::optional<LinkFit>> fits_;
 };
 
 // The path a copy took.
