@@ -103,21 +103,28 @@ KernelWordLookup::KernelWordLookup(Trace& trace) {
   }
 }
 
-std::vector<KernelWord> KernelWordLookup::of(const Packed<KernelRow>& kernel) {
-  std::vector<KernelWord> words;
+const std::vector<KernelWord>& KernelWordLookup::of(const Packed<KernelRow>& kernel) {
   if (set_words_) {
-    if (!kernel.arg_set_id) return words;
+    static const std::vector<KernelWord> kNone;
+    if (!kernel.arg_set_id) return kNone;
+    auto kept = kept_.find(*kernel.arg_set_id);
+    if (kept != kept_.end()) return kept->second;
+    if (kept_.size() >= kKeptSets) kept_.clear();
+    std::vector<KernelWord>& words = kept_[*kernel.arg_set_id];
     Statement& query = set_words_->statement();
     query.reset();
     query.bind(1, *kernel.arg_set_id);
     Packed<KernelArgWordRow> row;
     while (set_words_->next(row)) words.push_back(word_of(row));
-  } else if (launch_words_) {
+    return words;
+  }
+  launch_.clear();
+  if (launch_words_) {
     launch_words_->reset();
     launch_words_->bind(1, kernel.id);
-    while (launch_words_->step()) words.push_back(word_per_launch(*launch_words_));
+    while (launch_words_->step()) launch_.push_back(word_per_launch(*launch_words_));
   }
-  return words;
+  return launch_;
 }
 
 }  // namespace apptracer::trace

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/trace/packed_rows.h"
@@ -61,16 +62,21 @@ class KernelArguments {
 
 // A launch's words read when asked, through their set's index: for a
 // command that streams launches and must not hold every set (a trace whose
-// launches share none has as many sets as launches).
+// launches share none has as many sets as launches). The sets read last are
+// kept, a bounded number: a training loop's launches reuse a step's sets, so
+// most launches need no query.
 class KernelWordLookup {
  public:
   explicit KernelWordLookup(Trace& trace);
-  // The launch's words, by offset.
-  std::vector<KernelWord> of(const Packed<KernelRow>& kernel);
+  // The launch's words, by offset; valid until the next call.
+  const std::vector<KernelWord>& of(const Packed<KernelRow>& kernel);
 
  private:
+  static constexpr size_t kKeptSets = 4096;
   std::optional<PackedReader<KernelArgWordRow>> set_words_;
   std::optional<Statement> launch_words_;  // schema 2
+  std::unordered_map<int64_t, std::vector<KernelWord>> kept_;  // by arg_set_id
+  std::vector<KernelWord> launch_;  // schema 2: the last launch's
 };
 
 }  // namespace apptracer::trace
