@@ -117,6 +117,7 @@ std::vector<CheckpointWhatIf> checkpoint_what_if(trace::Trace& trace, const dvdg
         phases[item.producer] != Phase::Forward || phases[last_op[i]] != Phase::Backward)
       continue;
     auto starts = backward_starts.find(item.process);
+    if (starts == backward_starts.end()) continue;
     auto next = std::lower_bound(starts->second.begin(), starts->second.end(), graph.ops[item.producer].end_ns);
     if (next != starts->second.end()) recomputed_at[i] = *next;
   }

@@ -19,9 +19,11 @@
 //   has no framework context the call's end is unknown: a block every
 //   kernel issued while it lived was that library's is taken for one.
 // An operation's output is read after the op, by other work (else dropped
-// at once): none of these hold for it. Two library calls in a row with an
-// intermediate only they touch, without framework context, read as one
-// call's workspace. In a process without a framework allocator an unused
+// at once): none of these hold for it. What is misread: without framework
+// context, two library calls in a row with an intermediate only they
+// touch read as one call's workspace, and so does an output only the
+// library's kernels touch kept to the end (a benchmark's GEMM output never
+// read back). In a process without a framework allocator an unused
 // allocation stays the program's: cuBLAS's own cudaMalloc and the
 // program's are the same call on the same thread.
 #pragma once

@@ -362,7 +362,8 @@ void describe_steps(const trace::ProcessSteps& steps, const trace::StepWindow* w
 // Which of the program's and the framework's pieces are a library's
 // workspace (library_workspaces.h says from what, and why).
 void ModelBuilder::recognize_workspaces() {
-  trace::FrameworkContexts contexts(trace_);
+  std::optional<trace::FrameworkContexts> contexts;  // read at the first piece that may be one
+  std::unordered_map<int64_t, std::optional<Owner>> op_libraries;  // by op name id
   // Each process's kernels by issue time, with their library.
   std::map<trace::ProcessId, std::vector<std::pair<int64_t, std::optional<Owner>>>> kernels;
   for (uint32_t op = 0; op < graph_.ops.size(); ++op) {
@@ -385,10 +386,13 @@ void ModelBuilder::recognize_workspaces() {
       return std::lower_bound(issued->begin(), issued->end(), ns,
                               [](const auto& kernel, int64_t t) { return kernel.first < t; });
     };
-    trace::FrameworkContext context = contexts.issued(item.process, item.alloc_tid, item.alloc_ns);
+    if (!contexts) contexts.emplace(trace_);
+    trace::FrameworkContext context = contexts->issued(item.process, item.alloc_tid, item.alloc_ns);
     std::optional<Owner> site;
     if (context.op_id) {
-      site = op_library(trace_.string(context.op_id, ""));
+      auto [known, added] = op_libraries.try_emplace(context.op_id);
+      if (added) known->second = op_library(trace_.string(context.op_id, ""));
+      site = known->second;
     } else if (issued && issued_from(item.alloc_ns) != issued->end()) {
       site = issued_from(item.alloc_ns)->second;
     }
