@@ -119,6 +119,12 @@ TEST_F(Command, ACheckpointAloneNeedsNoSystemFile) {
   EXPECT_EQ(json["checkpoint"]["devices"][0]["recompute_ns_per_step"], 1000 + 2000);
   EXPECT_EQ(json["checkpoint"]["devices"][0]["peak_live_bytes"], 4096);
   EXPECT_EQ(json["checkpoint"]["devices"][0]["peak_if_checkpointed"], 4096);
+  CommandOutput text = run_apptracer("whatif " + trace_path_ + " --checkpoint net");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* says : {"memory if net's activations were recomputed", "peak_if_checkpointed", "GPU 0"}) {
+    EXPECT_NE(text.out.find(says), std::string::npos) << says << "\n" << text.out;
+  }
+  EXPECT_EQ(text.out.find("critical path"), std::string::npos) << text.out;
 }
 
 TEST_F(Command, NeitherASystemFileNorACheckpointIsOneLine) {
