@@ -229,18 +229,28 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   const model::GraphLaunch* measured = context.cost.graph_launch();
   int64_t node_ns = measured ? saturating_round(measured->node_ns) : context.limits.graph_node_ns;
   int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * node_ns);
+  // What tracing added to each launch, measured by `apptracer links`: the
+  // GPU waited that much longer than it will untraced (whatif --graphs
+  // takes the same off, model/tracing_cost.h).
+  const model::TracingCost* tracing = context.cost.tracing_cost();
+  int64_t tracing_ns = tracing ? saturating_round(tracing->added_ns(facts.tracing_level)) : 0;
+  int64_t untraced_idle =
+      std::max<int64_t>(0, saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)));
   if (in_graphs) {
     f.estimate = "the work is launched as graphs already: what a larger batch or a larger graph "
                  "saves depends on how the step's work scales, which one trace cannot tell";
   } else {
-    f.saving_ns = std::max<int64_t>(0, saturating_sub(idle, graph_cost));
+    f.saving_ns = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
     f.estimate = "the GPU's idle time between launches (gaps under " +
                  format_ns(context.limits.min_gap_ns) + "; longer ones are gpu_idle_gap's), less " +
                  format_ns(node_ns) + " per kernel for launching it as a graph node (" +
                  (measured ? std::string("measured by apptracer links") : std::string("assumed: the system file "
                              "of apptracer links measures it")) +
                  "): replayed as a CUDA graph, the step takes its GPU time plus that "
-                 "(whatif --graphs replays it)";
+                 "(whatif --graphs replays it)" +
+                 (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that tracing at level " +
+                                       model::to_string(facts.tracing_level) + " added (measured by apptracer links)"
+                                 : std::string());
   }
   f.claim = "GPU idle time";
   f.steps = facts.step_count();

@@ -92,4 +92,8 @@ const model::GraphLaunch* SystemFileCost::graph_launch() const {
   return system_.graph_launch ? &*system_.graph_launch : nullptr;
 }
 
+const model::TracingCost* SystemFileCost::tracing_cost() const {
+  return system_.tracing_cost ? &*system_.tracing_cost : nullptr;
+}
+
 }  // namespace apptracer::diagnose

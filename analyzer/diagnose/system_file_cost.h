@@ -25,6 +25,7 @@ class SystemFileCost : public TransferCost {
   std::optional<double> time_ns(const TransferPath& path, int64_t bytes) const override;
   std::string describe(const TransferPath& path) const override;
   const model::GraphLaunch* graph_launch() const override;
+  const model::TracingCost* tracing_cost() const override;
 
  private:
   std::string source_;

@@ -33,6 +33,7 @@ class Reader {
     facts_.origin = trace_.origin();
     read_steps();
     facts_.framework = trace::detect_framework(trace_);
+    facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);

@@ -29,6 +29,7 @@
 #include "analyzer/memory/memory_model.h"
 #include "analyzer/memory/memory_owners.h"
 #include "analyzer/memory/producers.h"
+#include "analyzer/model/tracing_cost.h"
 
 namespace apptracer::diagnose {
 
@@ -206,6 +207,9 @@ struct TraceFacts {
   // The framework the program ran on (analyzer/trace/framework.h): what its
   // fixes are written for.
   trace::Framework framework = trace::Framework::Cpp;
+  // The level it was recorded at (`record --level`): what tracing added to
+  // its launches depends on it (model/tracing_cost.h).
+  model::TracingLevel tracing_level = model::TracingLevel::Full;
 
   const HostCall* call(NullableInt correlation) const;
   // Whether the call was made inside an NCCL or MPI call on its thread: the

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "analyzer/model/graph_launch.h"
+#include "analyzer/model/tracing_cost.h"
 #include "apptracer/enums.h"
 
 namespace apptracer::diagnose {
@@ -42,6 +43,9 @@ class TransferCost {
   // measured it; nullptr where nothing measured it (the trace's own
   // bandwidths, a system file without it).
   virtual const model::GraphLaunch* graph_launch() const { return nullptr; }
+  // What tracing adds to a kernel launch on the machine, as `apptracer
+  // links` measured it; nullptr where nothing measured it.
+  virtual const model::TracingCost* tracing_cost() const { return nullptr; }
 };
 
 // One path's fit: t = latency + bytes / bandwidth (GB/s = bytes per ns).

@@ -1,8 +1,8 @@
 // `apptracer links [-o system.json] [--quick] [--force]`: enumerates this
 // machine, measures each logical path (path_plan.h, link_bench.h), fits the
 // transfer-time model per path (model/link_model.h), measures what a CUDA
-// graph's launch costs on its first GPU (graph_bench.h) and writes the
-// system file that `apptracer whatif` replays traces against.
+// graph's launch costs on its first GPU (graph_bench.h) and what tracing
+// adds to a launch there (tracing_cost.h), and writes the system file that `apptracer whatif` replays traces against.
 
 #include <cstdio>
 #include <ctime>
@@ -21,6 +21,8 @@
 #include "analyzer/links/nvml_topology.h"
 #include "analyzer/output_file.h"
 #include "analyzer/links/path_plan.h"
+#include "analyzer/links/tracing_cost.h"
+#include "analyzer/record/tracer_library.h"
 #include "analyzer/progress.h"
 #include "analyzer/model/system_file.h"
 #include "analyzer/table/table_format.h"
@@ -33,6 +35,8 @@ struct LinksOptions {
   std::string output = "system.json";
   bool quick = false;
   bool force = false;
+  bool launch_loop = false;  // the child of the tracing cost's measurement (links/tracing_cost.h)
+  int gpu = 0;
 };
 
 std::string utc_now() {
@@ -106,7 +110,25 @@ std::string graph_launch_line(const model::GraphLaunch& g) {
   return text;
 }
 
+// One line: what tracing adds to a launch.
+std::string tracing_cost_line(const model::TracingCost& c) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "tracing (GPU %d): %s takes %.2f us untraced, %.2f us more traced, %.2f us more "
+                "at --level timing",
+                c.gpu, c.api.c_str(), c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
+                c.added_ns(model::TracingLevel::Timing) / 1000);
+  return text;
+}
+
+int run_launch_loop(const LinksOptions& options) {
+  links::LaunchLoop loop = links::launch_loop_ns(links::load_cuda_driver(), options.gpu);
+  std::printf("%.1f %s\n", loop.ns, loop.api.c_str());
+  return 0;
+}
+
 int run_links(const LinksOptions& options) {
+  if (options.launch_loop) return run_launch_loop(options);
   // The output rules are checked before minutes of measuring, not after.
   OutputFile file(options.output, {}, options.force);
   const links::CudaDriver& driver = links::load_cuda_driver();
@@ -142,6 +164,9 @@ int run_links(const LinksOptions& options) {
   int64_t graph_samples =
       static_cast<int64_t>(links::graph_sizes().size()) * links::graph_repetitions(options.quick);
   total += graph_samples;
+  std::string library = find_tracer_library();
+  int64_t tracing_samples = library.empty() ? 0 : 3 * int64_t{links::tracing_cost_rounds(options.quick)};
+  total += tracing_samples;
   size_t largest = static_cast<size_t>(links::planned_sizes(options.quick).back());
   links::LinkBench bench(driver, inventory.gpus, largest, node_cpus);
   Progress progress("links");
@@ -187,6 +212,20 @@ int run_links(const LinksOptions& options) {
     failed.push_back(std::string("graph launch: ") + error.what());
     done = before_graphs + graph_samples;
   }
+  // On the same GPU: what tracing adds to each launch, for pricing a traced
+  // program's savings against the untraced one.
+  if (library.empty()) {
+    failed.push_back("tracing cost: libapptracer.so not found beside this apptracer (set APPTRACER_LIBRARY)");
+  } else if (!inventory.gpus.empty()) {
+    int64_t before_tracing = done;
+    try {
+      system.tracing_cost = links::measure_tracing_cost(library, inventory.gpus.front().ordinal, options.quick,
+                                                        [&] { progress.update("tracing cost", ++done, total); });
+    } catch (const std::exception& error) {
+      failed.push_back(std::string("tracing cost: ") + error.what());
+      done = before_tracing + tracing_samples;
+    }
+  }
   progress.finish();
   system.machine.unavailable.insert(system.machine.unavailable.end(), failed.begin(), failed.end());
   if (!failed.empty()) std::cerr << "links: not measured: " << join(failed, "; ") << "\n";
@@ -195,6 +234,7 @@ int run_links(const LinksOptions& options) {
   file.commit();
   write_tables(std::cout, {summary(system)}, OutputFormat::Table);
   if (system.graph_launch) std::cout << graph_launch_line(*system.graph_launch) << "\n";
+  if (system.tracing_cost) std::cout << tracing_cost_line(*system.tracing_cost) << "\n";
   std::cout << "links: " << system.paths.size() << " paths of " << system.describe() << " written to "
             << options.output << "\n";
   return 0;
@@ -207,7 +247,10 @@ void add_links_command(CLI::App& app, CommandResult& result) {
       "links", "Measure this machine's communication paths and write a system file for whatif");
   auto options = std::make_shared<LinksOptions>();
   auto output = written_files(cmd, "System file to write (default system.json)");
-  cmd->add_flag("--quick", options->quick, "Fewer sizes and repetitions: under 20 s");
+  cmd->add_flag("--quick", options->quick, "Fewer sizes and repetitions: under 30 s");
+  // The tracing cost's child runs (links/tracing_cost.h), not for users.
+  cmd->add_flag("--launch-loop", options->launch_loop)->group("");
+  cmd->add_option("--gpu", options->gpu)->group("");
   cmd->callback([&result, options, output] {
     if (!output->path.empty()) options->output = output->path;
     options->force = output->force;

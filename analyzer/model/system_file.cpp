@@ -15,8 +15,8 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kFormat = "apptracer system";
-// 2: "graph_launch". A version 1 file reads as one without it.
-constexpr int kVersion = 2;
+// 2: "graph_launch"; 3: "tracing_cost". An older file reads as one without them.
+constexpr int kVersion = 3;
 
 json optional_int(const std::optional<int>& value) { return value ? json(*value) : json(); }
 
@@ -209,6 +209,33 @@ GraphLaunch graph_launch_from_json(const json& j) {
   return g;
 }
 
+json tracing_cost_to_json(const TracingCost& c) {
+  return {{"gpu", c.gpu},
+          {"api", c.api},
+          {"untraced_ns", c.untraced_ns},
+          {"full_ns", c.full_ns},
+          {"timing_ns", c.timing_ns},
+          {"samples", {{"untraced_ns", c.untraced_samples}, {"full_ns", c.full_samples},
+                       {"timing_ns", c.timing_samples}}}};
+}
+
+TracingCost tracing_cost_from_json(const json& j) {
+  TracingCost c;
+  c.gpu = get<int>(j, "gpu", 0);
+  c.api = get<std::string>(j, "api", "cuLaunchKernel");
+  c.untraced_ns = j.at("untraced_ns").get<double>();
+  c.full_ns = j.at("full_ns").get<double>();
+  c.timing_ns = j.at("timing_ns").get<double>();
+  if (!(c.untraced_ns >= 0 && c.full_ns >= 0 && c.timing_ns >= 0)) {
+    throw std::invalid_argument("tracing_cost: a negative time");
+  }
+  json samples = get<json>(j, "samples", json::object());
+  c.untraced_samples = get<std::vector<double>>(samples, "untraced_ns", {});
+  c.full_samples = get<std::vector<double>>(samples, "full_ns", {});
+  c.timing_samples = get<std::vector<double>>(samples, "timing_ns", {});
+  return c;
+}
+
 }  // namespace
 
 std::string system_to_json(const SystemModel& system) {
@@ -219,6 +246,7 @@ std::string system_to_json(const SystemModel& system) {
               {"machine", machine_to_json(system.machine)},
               {"paths", paths}};
   if (system.graph_launch) out["graph_launch"] = graph_launch_to_json(*system.graph_launch);
+  if (system.tracing_cost) out["tracing_cost"] = tracing_cost_to_json(*system.tracing_cost);
   return out.dump(1) + "\n";
 }
 
@@ -246,6 +274,10 @@ SystemModel system_from_json(const std::string& text, const std::string& source)
     auto graph_launch = j.find("graph_launch");
     if (graph_launch != j.end() && !graph_launch->is_null()) {
       system.graph_launch = graph_launch_from_json(*graph_launch);
+    }
+    auto tracing_cost = j.find("tracing_cost");
+    if (tracing_cost != j.end() && !tracing_cost->is_null()) {
+      system.tracing_cost = tracing_cost_from_json(*tracing_cost);
     }
     return system;
   } catch (const std::exception& error) {

@@ -11,14 +11,19 @@
 //               "duplex": {"bytes": 67108864, "gbps": 41.5, "factor": 0.83}}],
 //    "graph_launch": {"gpu": 0, "node_ns": 850.0, "launch_ns": 2400.0,
 //                     "launch_ns_per_node": 4.0,
-//                     "samples": [{"nodes": 64, "node_ns": [...], "launch_ns": [...]}, ...]}}
+//                     "samples": [{"nodes": 64, "node_ns": [...], "launch_ns": [...]}, ...]},
+//    "tracing_cost": {"gpu": 0, "api": "cuLaunchKernel", "untraced_ns": 2100.0,
+//                     "full_ns": 3400.0, "timing_ns": 3100.0,
+//                     "samples": {"untraced_ns": [...], "full_ns": [...], "timing_ns": [...]}}}
 //
 // A path's "model" may be left out (it is then fitted from its samples) and
 // its "samples" too (a hand-written model), not both; "duplex" (HtoD and
 // DtoH paths: MeasuredPath::duplex) may be left out, or given as its
 // "factor" alone. "graph_launch" (SystemModel::graph_launch) came with
 // version 2 and may be left out; given, it needs its model ("node_ns",
-// "launch_ns") or its "samples" (fitted when read). Unknown keys are
+// "launch_ns") or its "samples" (fitted when read). "tracing_cost"
+// (SystemModel::tracing_cost) came with version 3 and may be left out;
+// given, it needs its three medians. Unknown keys are
 // ignored, so later versions can add to the format.
 #pragma once
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/model/graph_launch.h"
+#include "analyzer/model/tracing_cost.h"
 #include "analyzer/model/link_model.h"
 #include "analyzer/model/link_path.h"
 
@@ -108,6 +109,9 @@ class SystemModel {
   // What a CUDA graph's launch costs (graph_launch.h); nullopt where not
   // measured (system files from before links measured it, version 1).
   std::optional<GraphLaunch> graph_launch;
+  // What tracing adds to a launch (tracing_cost.h); nullopt where not
+  // measured (system files before version 3).
+  std::optional<TracingCost> tracing_cost;
 
   // The path measured under exactly this name, or nullptr.
   const MeasuredPath* find(const LinkPath& path) const;

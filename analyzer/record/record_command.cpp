@@ -32,6 +32,7 @@
 #include "apptracer/um_counter_groups.h"
 #include "analyzer/commands.h"
 #include "analyzer/record/exact_coverage_store.h"
+#include "analyzer/record/tracer_library.h"
 #include "analyzer/record/record_exact.h"
 #include "apptracer/text_escape.h"
 #include "analyzer/trace/trace_file.h"
@@ -39,20 +40,6 @@
 namespace apptracer {
 
 namespace {
-
-// The tracer sits in ../lib when installed and in ../tracer in a build tree.
-std::string find_tracer_library() {
-  if (const char* explicit_path = std::getenv("APPTRACER_LIBRARY")) return explicit_path;
-  std::string bin = directory_of_executable();
-  for (const char* relative : {"/../lib/libapptracer.so", "/../tracer/libapptracer.so"}) {
-    std::string candidate = bin + relative;
-    if (access(candidate.c_str(), R_OK) == 0) {
-      char resolved[PATH_MAX];
-      return realpath(candidate.c_str(), resolved) ? resolved : candidate;
-    }
-  }
-  return "";
-}
 
 // `entry` before what the colon-separated variable holds.
 std::string prepend_to(const char* variable, const std::string& entry) {

@@ -14,16 +14,12 @@
 
 #include "apptracer/schema.h"
 #include "analyzer/record/exact_join.h"
+#include "analyzer/record/tracer_library.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer {
 
 namespace {
-
-std::string preload_with(const std::string& library) {
-  const char* existing = std::getenv("LD_PRELOAD");
-  return existing && *existing ? library + ":" + existing : library;
-}
 
 // The files in `directory` whose names end with `suffix`, sorted.
 std::vector<std::string> files_in(const std::string& directory, const std::string& suffix) {
@@ -145,16 +141,6 @@ ProbeVerdict probe_exact(const std::string& library) {
 }
 
 }  // namespace
-
-std::string directory_of_executable() {
-  char path[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-  if (n <= 0) return ".";
-  path[n] = '\0';
-  std::string full(path);
-  return full.substr(0, full.rfind('/'));
-}
-
 
 ExactPath choose_exact_path(const std::string& requested, const std::string& library) {
   if (requested == "one-run") {

@@ -15,10 +15,6 @@ namespace apptracer {
 // Variables the traced program gets (beyond LD_PRELOAD).
 using Environment = std::vector<std::pair<std::string, std::string>>;
 
-// The directory of the running apptracer (the probe program and, in a build
-// tree, the tracer are found from it).
-std::string directory_of_executable();
-
 // `requested`: auto, one-run or two-run. Says on stderr which and why.
 ExactPath choose_exact_path(const std::string& requested, const std::string& library);
 

@@ -20,6 +20,7 @@
 #include "analyzer/whatif/scenario.h"
 #include "analyzer/model/system_file.h"
 #include "analyzer/whatif/replay_timeline.h"
+#include "analyzer/whatif/untraced.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {
@@ -329,6 +330,14 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   base_scenario.system = &system;
   base_scenario.recorded_on = recorded_on;
   ScenarioTiming base = scenario_timing(input, recorded, recorded_graph, recorded_graph, base_scenario);
+  // Priced against the untraced program where the recording machine's cost
+  // of tracing is known (untraced.h).
+  int64_t tracing_ns = 0;
+  if (recorded_on && system.tracing_cost) {
+    tracing_ns = saturating_round(
+        system.tracing_cost->added_ns(model::tracing_level_of(trace.meta("options"))));
+  }
+  int64_t untraced_calls = tracing_ns > 0 ? remove_tracing_cost(input, tracing_ns, base.timing) : 0;
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
   Scenario what;
@@ -374,6 +383,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   ReplayGraph what_graph =
       options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
+  if (untraced_calls > 0) remove_tracing_cost(input, tracing_ns, what_timing.timing);
   if (options.graphs) {
     GraphCost cost = graph_cost(changed, whatif_system);
     time_graph_launches(graphs, cost, what_input, recorded.typical, what_timing.timing);
@@ -398,6 +408,15 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   }
   result.critical_path = critical_path(what_input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
+  if (untraced_calls > 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(tracing_ns) / 1000);
+    result.notes.push_back("priced against the untraced program: " + std::string(text) + " taken off each of " +
+                           std::to_string(untraced_calls) + " kernel launch calls, what tracing at level " +
+                           model::to_string(model::tracing_level_of(trace.meta("options"))) +
+                           " adds to a launch on this machine (" + options.system_path +
+                           ", measured by apptracer links)");
+  }
   add_sync_cost_note(input, recorded.typical, result.notes);
   add_stream_kinds_note(input, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);

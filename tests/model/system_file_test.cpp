@@ -119,6 +119,33 @@ TEST(SystemFile, AGraphLaunchIsFittedFromItsMeasurements) {
   EXPECT_THROW(fit_graph_launch(0, {{64, {}, {}}}), std::invalid_argument);
 }
 
+// What tracing adds to a launch: each level's median of its rounds, never
+// below 0; a trace's level is read from its meta options; written and read
+// back whole.
+TEST(SystemFile, ATracingCostIsFittedAndReadBack) {
+  TracingCost c = fit_tracing_cost(0, {2100, 2000, 2050}, {3400, 3300, 3500}, {1900, 2200, 2300});
+  EXPECT_DOUBLE_EQ(c.untraced_ns, 2050);
+  EXPECT_DOUBLE_EQ(c.added_ns(TracingLevel::Full), 3400 - 2050);
+  EXPECT_DOUBLE_EQ(c.added_ns(TracingLevel::Timing), 2200 - 2050);
+  EXPECT_DOUBLE_EQ(fit_tracing_cost(0, {2000}, {1900}, {1800}).added_ns(TracingLevel::Full), 0);
+  EXPECT_THROW(fit_tracing_cost(0, {}, {1}, {1}), std::invalid_argument);
+  EXPECT_EQ(tracing_level_of("output=a.db kernel_arguments=off host_allocations=off"), TracingLevel::Timing);
+  EXPECT_EQ(tracing_level_of("output=a.db host_allocations=touched"), TracingLevel::Full);
+  SystemModel system = full_system();
+  system.tracing_cost = c;
+  SystemModel back = system_from_json(system_to_json(system), "back.json");
+  ASSERT_TRUE(back.tracing_cost);
+  EXPECT_EQ(system_to_json(back), system_to_json(system));
+  EXPECT_EQ(back.tracing_cost->full_samples, (std::vector<double>{3400, 3300, 3500}));
+  SystemModel older = system_from_json(system_to_json(full_system()), "older.json");
+  EXPECT_FALSE(older.tracing_cost);
+  const char* path = R"("paths": [{"name": "DtoD.gpu0", "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}])";
+  EXPECT_THROW(system_from_json(std::string(R"({"format": "apptracer system", "version": 3, )") + path +
+                                    R"(, "tracing_cost": {"untraced_ns": 1, "full_ns": -1, "timing_ns": 1}})",
+                                "bad.json"),
+               SystemFileError);
+}
+
 // Version 1 files (before links measured graph launches) read without one
 // and write none; a hand-written one needs only its model, and samples
 // alone are fitted.
@@ -128,7 +155,7 @@ TEST(SystemFile, AGraphLaunchIsOptionalAndMayBeWrittenByHand) {
                                      "old.json");
   EXPECT_FALSE(old.graph_launch);
   EXPECT_EQ(system_to_json(old).find("graph_launch"), std::string::npos);
-  EXPECT_NE(system_to_json(old).find("\"version\": 2"), std::string::npos);
+  EXPECT_NE(system_to_json(old).find("\"version\": 3"), std::string::npos);
   SystemModel hand = system_from_json(std::string(R"({"format": "apptracer system", "version": 2, )") + path +
                                           R"(, "graph_launch": {"node_ns": 700, "launch_ns": 2000}})",
                                       "hand.json");
@@ -220,7 +247,7 @@ TEST(SystemFile, EveryWayAFileCanBeWrongIsOneLine) {
   expect_error(R"({"format": "apptracer system", "version": 1, "paths": [{"name": "DtoD.gpu0",
                    "duplex": {"gbps": 3}, "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}]})",
                "malformed system file");
-  expect_error(R"({"format": "apptracer system", "version": 3, "paths": []})", "newer than this apptracer understands (2)");
+  expect_error(R"({"format": "apptracer system", "version": 4, "paths": []})", "newer than this apptracer understands (3)");
   expect_error(R"({"format": "apptracer system", "version": 2, "paths": [], "graph_launch": {"gpu": 0}})",
                "graph_launch has neither node_ns and launch_ns nor samples");
   expect_error(R"({"format": "apptracer system", "version": 2, "paths": [],

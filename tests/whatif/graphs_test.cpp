@@ -231,6 +231,43 @@ TEST_F(Graphs, DiagnoseAndWhatifAgreeOnWhatAGraphSaves) {
   EXPECT_NEAR(assumed.whatif_ns, assumed.diagnose_ns, 0.15 * assumed.diagnose_ns);
 }
 
+// links measured what tracing adds to a launch: 1 us at the default level,
+// 500 ns at --level timing.
+constexpr const char* kTracing = R"({"gpu": 0, "untraced_ns": 2000, "full_ns": 3000, "timing_ns": 2500})";
+
+// The price comes off each of the 200 launch calls first, so the savings
+// are the untraced program's: diagnose's idle time less 200 x 1 us;
+// whatif's baseline 200 x 1 us shorter (the host's time before each call),
+// its graphs 4 x 500 ns (the 500 ns before each later step's launch call;
+// the rest would come off the call, whose time the graph's launch takes).
+TEST_F(Graphs, SavingsArePricedAgainstTheUntracedProgram) {
+  steps(5, 40);
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured, kTracing);
+  WhatifOptions options;
+  options.graphs = true;
+  WhatifResult result = run(options);
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns - 200 * 1'000);
+  EXPECT_NE(all(result.notes).find("priced against the untraced program: 1.00 us taken off each of 200 kernel "
+                                   "launch calls, what tracing at level full adds"),
+            std::string::npos)
+      << all(result.notes);
+  trace_.reset();
+  Savings found = savings(trace_path_, system_path_);
+  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - 200 * 1'000);
+  EXPECT_EQ(found.whatif_ns, 5 * (401'000 - 111'000) - 200 * 1'000 + 4 * 500);
+}
+
+// A trace recorded with --level timing takes that level's price off.
+TEST_F(Graphs, ATimingLevelTraceTakesItsOwnPriceOff) {
+  steps(5, 40);
+  trace_->set_meta("options", "output=t.db kernel_arguments=off host_allocations=off");
+  trace_.reset();
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured, kTracing);
+  Savings found = savings(trace_path_, system_path_);
+  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - 200 * 500);
+  EXPECT_EQ(found.whatif_ns, 5 * (401'000 - 111'000) - 200 * 500 + 4 * 500);
+}
+
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
 // batch from pageable memory, then 45 launches one every 117 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph

@@ -145,10 +145,11 @@ class WhatifTest : public ::testing::Test {
 
   // One path per line: "NAME LATENCY_NS GBPS [DUPLEX]" (GB/s = bytes per ns;
   // DUPLEX: the share of it left while the opposite direction runs).
-  // `graph_launch`: that key's JSON object, "" for none.
+  // `graph_launch`, `tracing_cost`: those keys' JSON objects, "" for none.
   void write_system(const std::vector<std::string>& paths, const std::string& path = "",
-                    const std::string& gpu = "NVIDIA H100", const std::string& graph_launch = "") {
-    std::string json = R"({"format": "apptracer system", "version": 2, "machine": {"hostname": "testbox",
+                    const std::string& gpu = "NVIDIA H100", const std::string& graph_launch = "",
+                    const std::string& tracing_cost = "") {
+    std::string json = R"({"format": "apptracer system", "version": 3, "machine": {"hostname": "testbox",
       "gpus": [{"ordinal": 0, "name": ")" + gpu + R"(", "numa_node": 0}]}, "paths": [)";
     for (size_t i = 0; i < paths.size(); ++i) {
       char name[128];
@@ -160,6 +161,7 @@ class WhatifTest : public ::testing::Test {
     }
     json += "]";
     if (!graph_launch.empty()) json += R"(, "graph_launch": )" + graph_launch;
+    if (!tracing_cost.empty()) json += R"(, "tracing_cost": )" + tracing_cost;
     std::ofstream(path.empty() ? system_path_ : path) << json << "}\n";
   }
 

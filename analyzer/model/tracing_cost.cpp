@@ -1,0 +1,43 @@
+#include "analyzer/model/tracing_cost.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace apptracer::model {
+
+namespace {
+
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("tracing cost measurements hold no round");
+  std::sort(values.begin(), values.end());
+  size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
+}  // namespace
+
+TracingLevel tracing_level_of(const std::string& options) {
+  return options.find("kernel_arguments=off") != std::string::npos ? TracingLevel::Timing : TracingLevel::Full;
+}
+
+const char* to_string(TracingLevel level) { return level == TracingLevel::Timing ? "timing" : "full"; }
+
+double TracingCost::added_ns(TracingLevel level) const {
+  double traced = level == TracingLevel::Timing ? timing_ns : full_ns;
+  return std::max(0.0, traced - untraced_ns);
+}
+
+TracingCost fit_tracing_cost(int gpu, std::vector<double> untraced, std::vector<double> full,
+                             std::vector<double> timing) {
+  TracingCost cost;
+  cost.gpu = gpu;
+  cost.untraced_ns = median(untraced);
+  cost.full_ns = median(full);
+  cost.timing_ns = median(timing);
+  cost.untraced_samples = std::move(untraced);
+  cost.full_samples = std::move(full);
+  cost.timing_samples = std::move(timing);
+  return cost;
+}
+
+}  // namespace apptracer::model
