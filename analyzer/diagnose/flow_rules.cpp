@@ -454,6 +454,13 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
   for (const trace::UmEvent& event : facts.um.events) {
     if (event.alloc_id) migrated.insert(*event.alloc_id);
   }
+  // A segment holding a library's workspace (PyTorch's cuBLAS workspace
+  // block, reached through the handle) is the library's to keep.
+  std::set<int64_t> workspace_segments;
+  for (const memory::MemoryItem& item : facts.memory_model.items) {
+    if (item.segment != memory::kNoItem && memory::is_library_memory(item.owner))
+      workspace_segments.insert(facts.memory_model.items[item.segment].id);
+  }
   std::vector<std::pair<int64_t, int64_t>> opaque;  // windows of kernels without arguments
   for (const dvdg::Op& op : graph.ops) {
     if (op.arguments_unknown) opaque.emplace_back(op.issue_ns, op.end_ns);
@@ -476,7 +483,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     }
     if (migrated.count(*where.alloc_id)) continue;
     const Allocation* alloc = facts.allocation(where.alloc_id);
-    if (!alloc || facts.library_memory(*alloc)) continue;
+    if (!alloc || facts.library_memory(*alloc) || workspace_segments.count(alloc->id)) continue;
     int64_t end = alloc->free_ns.value_or(facts.end_ns);
     bool maybe_used = std::any_of(opaque.begin(), opaque.end(), [&](const auto& window) {
       return window.first <= end && window.second >= alloc->alloc_ns;

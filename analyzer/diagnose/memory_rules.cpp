@@ -26,7 +26,7 @@ using memory::Owner;
 // Memory the program (or its framework, for it) made: a library's and a
 // segment's cache are not the program's pieces.
 bool programs_piece(const MemoryItem& item) {
-  return !item.is_segment() && item.owner != Owner::Library && item.owner != Owner::Communication;
+  return !item.is_segment() && !memory::is_library_memory(item.owner);
 }
 
 const DeviceMemory* device_of(const TraceFacts& facts, const MemoryItem& item) {

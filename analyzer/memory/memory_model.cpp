@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyzer/memory/library_workspaces.h"
+#include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/memory_series.h"
 #include "apptracer/saturating.h"
 
@@ -56,6 +58,7 @@ class ModelBuilder {
     read_allocations();
     read_blocks();
     read_uses();
+    recognize_workspaces();
     build_devices();
     return std::move(model_);
   }
@@ -76,6 +79,7 @@ class ModelBuilder {
       item.alloc_ns = row.alloc_ns;
       item.end_ns = row.free_ns;
       item.alloc_correlation = row.alloc_correlation_id;
+      item.alloc_tid = row.alloc_tid;
       std::optional<SubAllocator> holder = segments.holder(row.process, row.address, row.bytes);
       bool in_communication = false;
       if (row.alloc_correlation_id) {
@@ -114,6 +118,7 @@ class ModelBuilder {
       item.bytes = row.block_bytes.value_or(row.bytes);
       item.alloc_ns = row.alloc_ns;
       item.end_ns = row.free_requested_ns ? row.free_requested_ns : row.free_ns;
+      item.alloc_tid = row.alloc_tid;
       if (row.parent_alloc_id) {
         auto parent = by_allocation_.find(*row.parent_alloc_id);
         if (parent != by_allocation_.end() && model_.items[parent->second].is_segment()) {
@@ -144,11 +149,13 @@ class ModelBuilder {
   void read_uses() {
     std::vector<uint32_t> item_of_location(graph_.locations.size());
     for (size_t l = 0; l < graph_.locations.size(); ++l) item_of_location[l] = item_of(graph_.locations[l]);
+    touches_.assign(model_.items.size(), Touches{});
     auto use = [&](uint32_t op, uint32_t value, bool writes) {
       uint32_t index = item_of_location[graph_.values[value].location];
       if (index == kNoItem) return;
       MemoryItem& item = model_.items[index];
       const dvdg::Op& o = graph_.ops[op];
+      touches_[index].add(library_of(op));
       if (!item.first_use_ns || o.start_ns < *item.first_use_ns) item.first_use_ns = o.start_ns;
       if (!item.last_use_ns || o.end_ns > *item.last_use_ns) item.last_use_ns = o.end_ns;
       if (writes && (item.producer == kNoOp || o.start_ns < graph_.ops[item.producer].start_ns))
@@ -163,11 +170,40 @@ class ModelBuilder {
     }
   }
 
+  // The library whose kernel `op` is; none for any other op.
+  std::optional<Owner> library_of(uint32_t op) {
+    const dvdg::Op& o = graph_.ops[op];
+    if (o.kind != trace::OpKind::Kernel || o.name_id == 0) return std::nullopt;
+    auto known = kernel_libraries_.find(o.name_id);
+    if (known != kernel_libraries_.end()) return known->second;
+    auto name = graph_.names.find(o.name_id);
+    std::optional<Owner> library =
+        kernel_library(name != graph_.names.end() ? std::string_view(name->second) : trace_.string(o.name_id, ""));
+    kernel_libraries_.emplace(o.name_id, library);
+    return library;
+  }
+
+  void recognize_workspaces();
+
   void build_devices();
+
+  // What touched an item: nothing, only one library's kernels, or other work.
+  struct Touches {
+    bool touched = false;
+    bool other = false;
+    std::optional<Owner> library;
+    void add(std::optional<Owner> by) {
+      if (!touched) library = by;
+      touched = true;
+      if (!by || by != library) other = true;
+    }
+  };
 
   trace::Trace& trace_;
   const dvdg::Graph& graph_;
   MemoryModel model_;
+  std::vector<Touches> touches_;  // by item
+  std::unordered_map<int64_t, std::optional<Owner>> kernel_libraries_;  // by kernel name id
   std::unordered_map<int64_t, uint32_t> by_allocation_;  // allocations.id -> item
   std::unordered_map<int64_t, uint32_t> by_block_;       // sub_allocations.id -> item
 };
@@ -187,7 +223,7 @@ std::vector<Change> changes_of(const MemoryModel& model, const std::vector<uint3
     auto at = [&](int64_t in_use, int64_t cached, int64_t reserved, int64_t framework) {
       changes.push_back({item.alloc_ns, sign * in_use, sign * cached, sign * reserved, sign * framework});
     };
-    bool framework = item.owner == Owner::FrameworkTensors || item.owner == Owner::GraphPool;
+    bool framework = item.kind == MemoryItem::Kind::Block;  // a workspace block counts as the allocator's too
     // A block inside a counted segment takes its bytes from the cache.
     if (item.is_segment()) return at(item.bytes, item.bytes, item.bytes, 0);
     if (item.segment != kNoItem) return at(0, -item.bytes, 0, item.bytes);
@@ -288,9 +324,11 @@ void describe_peak(const MemoryModel& model, const std::vector<uint32_t>& items,
   std::map<std::pair<Owner, std::optional<SubAllocator>>, OwnerBytes> owners;
   for (const LiveItem& live : device.live_at_peak) {
     const MemoryItem& item = model.items[live.item];
-    OwnerBytes& sum = owners[{item.owner, item.allocator}];
+    // A library's workspace is the library's, whichever allocator made it.
+    std::optional<SubAllocator> allocator = is_library_memory(item.owner) ? std::nullopt : item.allocator;
+    OwnerBytes& sum = owners[{item.owner, allocator}];
     sum.owner = item.owner;
-    sum.allocator = item.allocator;
+    sum.allocator = allocator;
     sum.bytes += live.bytes;
     sum.items += 1;
   }
@@ -318,6 +356,58 @@ void describe_steps(const trace::ProcessSteps& steps, const trace::StepWindow* w
     for (auto p = first; p != device.points.end() && p->ns < step.end_ns; ++p)
       memory.peak = std::max(memory.peak, p->in_use);
     device.steps.push_back(memory);
+  }
+}
+
+// Which of the program's and the framework's pieces are a library's
+// workspace (library_workspaces.h says from what, and why).
+void ModelBuilder::recognize_workspaces() {
+  std::optional<trace::FrameworkContexts> contexts;  // read at the first piece that may be one
+  std::unordered_map<int64_t, std::optional<Owner>> op_libraries;  // by op name id
+  // Each process's kernels by issue time, with their library.
+  std::map<trace::ProcessId, std::vector<std::pair<int64_t, std::optional<Owner>>>> kernels;
+  for (uint32_t op = 0; op < graph_.ops.size(); ++op) {
+    if (graph_.ops[op].kind == trace::OpKind::Kernel)
+      kernels[graph_.ops[op].process].emplace_back(graph_.ops[op].issue_ns, library_of(op));
+  }
+  for (auto& [process, issued] : kernels) {
+    std::stable_sort(issued.begin(), issued.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  const trace::TraceSteps& steps = trace_.steps();
+  for (uint32_t i = 0; i < model_.items.size(); ++i) {
+    MemoryItem& item = model_.items[i];
+    bool programs = item.owner == Owner::FrameworkTensors || item.owner == Owner::Program;
+    if ((!programs && item.owner != Owner::Library) || !item.device || touches_[i].other) continue;
+    // Without a framework allocator, an unused allocation may as well be the program's.
+    if (item.owner == Owner::Program && !touches_[i].touched) continue;
+    const std::vector<std::pair<int64_t, std::optional<Owner>>>* issued = nullptr;
+    if (auto found = kernels.find(item.process); found != kernels.end()) issued = &found->second;
+    auto issued_from = [&](int64_t ns) {
+      return std::lower_bound(issued->begin(), issued->end(), ns,
+                              [](const auto& kernel, int64_t t) { return kernel.first < t; });
+    };
+    if (!contexts) contexts.emplace(trace_);
+    trace::FrameworkContext context = contexts->issued(item.process, item.alloc_tid, item.alloc_ns);
+    std::optional<Owner> site;
+    if (context.op_id) {
+      auto [known, added] = op_libraries.try_emplace(context.op_id);
+      if (added) known->second = op_library(trace_.string(context.op_id, ""));
+      site = known->second;
+    } else if (issued && issued_from(item.alloc_ns) != issued->end()) {
+      site = issued_from(item.alloc_ns)->second;
+    }
+    if (!site || (touches_[i].touched && touches_[i].library != site)) continue;
+    bool held_to_end = !item.end_ns;
+    if (const trace::ProcessSteps* process = steps.find(item.process); process && !process->steps.empty())
+      held_to_end = held_to_end || *item.end_ns >= process->steps.back().end_ns;
+    bool within_call = false;
+    if (item.end_ns && context.op_id) {
+      within_call = *item.end_ns <= context.op_end_ns;
+    } else if (item.end_ns && issued) {
+      within_call = std::all_of(issued_from(item.alloc_ns), issued_from(*item.end_ns),
+                                [&](const auto& kernel) { return kernel.second == site; });
+    }
+    if (held_to_end || within_call) item.owner = *site;
   }
 }
 

@@ -40,6 +40,7 @@ struct MemoryItem {
   std::optional<int64_t> end_ns;  // none: live at the end of the trace
   uint32_t segment = kNoItem;  // a block: the segment item it lies in, where counted
   trace::NullableInt alloc_correlation;  // allocations: the call that made it
+  trace::NullableInt alloc_tid;          // the thread that allocated it (or had the block handed out)
   // The first use's start and the last use's end (ops of the graph that read
   // or wrote it); none: nothing touched it.
   std::optional<int64_t> first_use_ns, last_use_ns;

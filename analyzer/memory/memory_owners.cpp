@@ -31,10 +31,17 @@ std::string owner_name(Owner owner, std::optional<SubAllocator> allocator) {
     case Owner::GraphPool: return allocator_short_name(allocator) + " CUDA graph pool";
     case Owner::Communication: return "nccl/mpi";
     case Owner::Library: return "library workspace";
+    case Owner::CublasWorkspace: return "cuBLAS workspace";
+    case Owner::CudnnWorkspace: return "cuDNN workspace";
     case Owner::PinnedHost: return "pinned host";
     case Owner::MappedHost: return "mapped host";
   }
   return "?";
+}
+
+bool is_library_memory(Owner owner) {
+  return owner == Owner::Library || owner == Owner::CublasWorkspace || owner == Owner::CudnnWorkspace ||
+         owner == Owner::Communication;
 }
 
 CommunicationCalls::CommunicationCalls(trace::Trace& trace) {

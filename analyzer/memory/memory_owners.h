@@ -27,14 +27,22 @@ enum class Owner : uint8_t {
   GraphPool,         // blocks of a CUDA graph's private pool (PyTorch)
   Communication,     // made inside an NCCL or MPI call
   Library,           // a library's workspace: outside the framework's allocator where one holds the data
+  CublasWorkspace,   // cuBLAS's (and cuBLASLt's), however allocated (library_workspaces.h)
+  CudnnWorkspace,    // cuDNN's, however allocated
   PinnedHost,        // page-locked host memory (write-combined included)
   MappedHost,        // host memory mapped into the GPU's address space
 };
 
 // "program", "managed", "pytorch tensors", "pytorch cache", "pytorch CUDA
-// graph pool", "nccl/mpi", "library workspace", "pinned host", "mapped host";
-// framework owners name their allocator.
+// graph pool", "nccl/mpi", "library workspace", "cuBLAS workspace", "cuDNN
+// workspace", "pinned host", "mapped host"; framework owners name their
+// allocator.
 std::string owner_name(Owner owner, std::optional<SubAllocator> allocator = std::nullopt);
+
+// A library's own memory (NCCL/MPI, workspaces): its kernels reach it
+// through pointers kept in device structures or handles, and the program
+// can neither remove it nor free it earlier.
+bool is_library_memory(Owner owner);
 
 // The NCCL and MPI calls of each thread (collectives, and the init and split
 // calls that made communicators): a library allocating inside one of its

@@ -11,15 +11,13 @@ namespace apptracer::memory {
 
 namespace {
 
-bool keeps_lifetime(Owner owner) { return owner == Owner::Library || owner == Owner::Communication; }
-
 // The most live at once in [from, to) with each item ending at its last use.
 int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& device, int64_t from, int64_t to) {
   std::vector<std::pair<int64_t, int64_t>> changes;
   for (const MemoryItem& item : model.items) {
     if (item.process != device.process || item.device != device.device || item.is_segment()) continue;
     std::optional<int64_t> end = item.end_ns;
-    if (!keeps_lifetime(item.owner)) {
+    if (!is_library_memory(item.owner)) {
       if (!item.last_use_ns) continue;
       int64_t last = std::max(*item.last_use_ns, item.alloc_ns);
       end = end ? std::min(*end, last) : last;
@@ -27,17 +25,7 @@ int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& dev
     changes.emplace_back(item.alloc_ns, item.bytes);
     if (end) changes.emplace_back(*end, -item.bytes);
   }
-  std::sort(changes.begin(), changes.end());
-  int64_t live = 0;
-  size_t i = 0;
-  // What was live before the window carries into it.
-  for (; i < changes.size() && changes[i].first < from; ++i) live = saturating_add(live, changes[i].second);
-  int64_t peak = live;
-  for (; i < changes.size() && changes[i].first < to; ++i) {
-    live = saturating_add(live, changes[i].second);
-    if (i + 1 == changes.size() || changes[i + 1].first != changes[i].first) peak = std::max(peak, live);
-  }
-  return peak;
+  return most_live(std::move(changes), from, to);
 }
 
 int64_t peak_cache_released(trace::Trace& trace, const DeviceMemory& device, int64_t from, int64_t to) {
@@ -68,11 +56,28 @@ int64_t peak_cache_released(trace::Trace& trace, const DeviceMemory& device, int
 
 }  // namespace
 
-MemoryWhatIf memory_what_if(trace::Trace& trace, const MemoryModel& model, const DeviceMemory& device) {
-  int64_t from = INT64_MIN, to = INT64_MAX;
-  if (const trace::StepWindow* window = trace.window()) {
-    if (auto span = window->span(device.process)) std::tie(from, to) = *span;
+int64_t most_live(std::vector<std::pair<int64_t, int64_t>> changes, int64_t from, int64_t to) {
+  std::sort(changes.begin(), changes.end());
+  int64_t live = 0;
+  size_t i = 0;
+  for (; i < changes.size() && changes[i].first < from; ++i) live = saturating_add(live, changes[i].second);
+  int64_t peak = live;
+  for (; i < changes.size() && changes[i].first < to; ++i) {
+    live = saturating_add(live, changes[i].second);
+    if (i + 1 == changes.size() || changes[i + 1].first != changes[i].first) peak = std::max(peak, live);
   }
+  return peak;
+}
+
+std::pair<int64_t, int64_t> window_of(trace::Trace& trace, const DeviceMemory& device) {
+  if (const trace::StepWindow* window = trace.window()) {
+    if (auto span = window->span(device.process)) return *span;
+  }
+  return {INT64_MIN, INT64_MAX};
+}
+
+MemoryWhatIf memory_what_if(trace::Trace& trace, const MemoryModel& model, const DeviceMemory& device) {
+  auto [from, to] = window_of(trace, device);
   return {peak_freed_at_last_use(model, device, from, to), peak_cache_released(trace, device, from, to)};
 }
 

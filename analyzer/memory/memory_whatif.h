@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "analyzer/memory/memory_model.h"
 
@@ -24,5 +26,13 @@ struct MemoryWhatIf {
 };
 
 MemoryWhatIf memory_what_if(trace::Trace& trace, const MemoryModel& model, const DeviceMemory& device);
+
+// The span of the device's process a step window leaves (the whole trace
+// without one): [first, second).
+std::pair<int64_t, int64_t> window_of(trace::Trace& trace, const DeviceMemory& device);
+
+// The most live at once in [from, to), from (time, bytes) changes: what was
+// live before `from` carries into it; changes at one time count together.
+int64_t most_live(std::vector<std::pair<int64_t, int64_t>> changes, int64_t from, int64_t to);
 
 }  // namespace apptracer::memory

@@ -64,9 +64,9 @@ const std::vector<StatsReport>& stats_reports() {
        one_table<memory_timeline_report>, false},
       {"memory",
        "only when asked for: each device's peak memory in use, by owner (program, framework "
-       "tensors and cache, NCCL/MPI, library workspaces, pinned and mapped host); the live set at "
-       "the peak with producer and first/last use; each step's memory; the peak if blocks were "
-       "freed at last use or caches released between steps",
+       "tensors and cache, NCCL/MPI, cuBLAS/cuDNN and other library workspaces, pinned and mapped "
+       "host); the live set at the peak with producer and first/last use; each step's memory; the "
+       "peak if blocks were freed at last use or caches released between steps",
        memory_report, false},
   };
   return reports;

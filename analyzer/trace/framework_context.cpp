@@ -97,8 +97,10 @@ FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, N
   const Range* backward = innermost(ranges->backward, *ns);
   if (const Range* op = innermost(ranges->ops, *ns)) {
     context.op_id = op->name_id;
+    context.op_end_ns = op->end_ns;
   } else if (backward) {
     context.op_id = backward->name_id;
+    context.op_end_ns = backward->end_ns;
   }
   if (const Range* module = innermost(ranges->modules, *ns)) {
     context.module_id = module->name_id;

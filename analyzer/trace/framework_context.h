@@ -31,6 +31,7 @@ std::string_view to_string(ModulePhase phase);
 struct FrameworkContext {
   int64_t module_id = 0;  // strings.id of the module's path (or scope's name); 0: none
   int64_t op_id = 0;      // strings.id of the op's name; 0: none
+  int64_t op_end_ns = 0;  // when that op (or backward node) ended; INT64_MAX: still open
   ModulePhase phase = ModulePhase::None;
 };
 

@@ -1,6 +1,8 @@
 // `apptracer whatif TRACE --system system.json [changes] [--format table|csv|json] [-o FILE] [--store]`:
 // the trace replayed on a measured machine, unchanged and with changes
-// (whatif.h), beside the recording.
+// (whatif.h), beside the recording. `--checkpoint MODULE`: the peak memory
+// with a module's activations recomputed (checkpoint_report.h), with or
+// without a replay.
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -9,6 +11,7 @@
 #include "analyzer/output_file.h"
 #include "analyzer/table/table_format.h"
 #include "analyzer/trace/trace.h"
+#include "analyzer/whatif/checkpoint_report.h"
 #include "analyzer/whatif/whatif.h"
 #include "analyzer/whatif/whatif_report.h"
 #include "analyzer/whatif/whatif_store.h"
@@ -24,17 +27,26 @@ struct WhatifCommandOptions {
   std::shared_ptr<OutputOptions> output;
   bool store = false;
   size_t steps = 10;
+  std::string checkpoint;  // a module whose activations are recomputed
 };
 
 int run_whatif_command(WhatifCommandOptions& options) {
+  if (options.whatif.system_path.empty() && options.checkpoint.empty())
+    throw UsageError("whatif: give --system FILE, the machine to replay on (measure one with 'apptracer links -o "
+                     "FILE'), or ask only about memory with --checkpoint MODULE");
+  bool replay = !options.whatif.system_path.empty();
+  if (!replay && (options.whatif.changes_anything() || options.store))
+    throw UsageError("whatif: the changes and --store replay the trace: give --system FILE");
   options.whatif.numa_node = options.numa;
   whatif::WhatifResult result;
+  std::optional<whatif::CheckpointAnswer> checkpoint;
   PrintedOutput printed(*options.output, {options.trace, options.whatif.system_path,
                                           options.whatif.system2_path});
   {
     trace::Trace trace(options.trace, options.store ? TraceAccess::ReadWrite : TraceAccess::ReadOnly);
     if (options.store) refuse_store_while_recording(options.trace, trace.db(), options.output->force);
-    result = whatif::run_whatif(trace, options.whatif);
+    if (!options.checkpoint.empty()) checkpoint = whatif::checkpoint_answer(trace, options.checkpoint);
+    if (replay) result = whatif::run_whatif(trace, options.whatif);
     if (options.store) {
       try {
         whatif::store_whatif(trace.db(), result);
@@ -47,11 +59,16 @@ int run_whatif_command(WhatifCommandOptions& options) {
   std::ostream& out = printed.stream();
   OutputFormat format = parse_output_format(options.output->format);
   if (format == OutputFormat::Json) {
-    out << whatif::whatif_json(result);
+    out << whatif::checkpoint_json(replay ? std::optional<std::string>(whatif::whatif_json(result)) : std::nullopt,
+                                   checkpoint);
   } else if (format == OutputFormat::Csv) {
-    write_tables(out, whatif::whatif_tables(result, options.steps), OutputFormat::Csv);
+    std::vector<Table> tables;
+    if (replay) tables = whatif::whatif_tables(result, options.steps);
+    if (checkpoint) tables.push_back(whatif::checkpoint_table(*checkpoint));
+    write_tables(out, tables, OutputFormat::Csv);
   } else {
-    whatif::write_whatif_text(out, result, options.steps);
+    if (replay) whatif::write_whatif_text(out, result, options.steps);
+    if (checkpoint) whatif::write_checkpoint_text(out, *checkpoint, replay);
   }
   // Said beside the text; on standard error beside CSV and JSON.
   std::ostream& said = format == OutputFormat::Table ? out : std::cerr;
@@ -69,8 +86,8 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<WhatifCommandOptions>();
   input_files(cmd->add_option("trace", options->trace, "Trace database"))->required();
   input_files(cmd->add_option("--system", options->whatif.system_path,
-                              "System file of the machine to replay on (apptracer links -o FILE)"))
-      ->required()
+                              "System file of the machine to replay on (apptracer links -o FILE); "
+                              "needed but for --checkpoint alone"))
       ->type_name("FILE");
   input_files(cmd->add_option("--system2", options->whatif.system2_path,
                               "What-if: another machine's system file"))
@@ -97,6 +114,10 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
                 "What-if: each steady step (without steps, the run) captured as CUDA graphs and replayed: "
                 "no launch calls and no host time between them; regions end at synchronizations, pageable "
                 "copies and allocations");
+  cmd->add_option("--checkpoint", options->checkpoint,
+                  "What-if: MODULE's activations recomputed in its backward instead of kept (activation "
+                  "checkpointing): the peak memory and the time it costs a step; needs framework context")
+      ->type_name("MODULE");
   options->output = printed_results(cmd);
   cmd->add_flag("--store", options->store,
                 "Store the result in the trace (whatif_* tables); otherwise it is opened read-only");

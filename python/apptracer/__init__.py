@@ -316,7 +316,7 @@ class Trace:
         """What was live at each device's peak memory in use (`apptracer stats
         --report memory`'s memory_live_at_peak), largest first: pid, device
         ("GPU 0", "host"), owner (program, pytorch tensors, pytorch cache,
-        nccl/mpi, library workspace, pinned host, ...), table and id of the
+        nccl/mpi, cuBLAS workspace, library workspace, pinned host, ...), table and id of the
         allocation or framework block, bytes, allocated_ns, freed_ns,
         first_use_ns, last_use_ns, and the operation that first wrote it
         (producer, producer_nvtx, producer_step). Times in ns since the

@@ -368,6 +368,24 @@ TEST_F(FlowRules, AFrameworkSegmentWhoseBlocksNobodyUsedIsNeverUsed) {
   EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{unused});
 }
 
+// ... but a segment holding only cuBLAS's workspace, which PyTorch's
+// allocator hands out inside aten::mm and cuBLAS reaches through its
+// handle, is the library's.
+TEST_F(FlowRules, ASegmentHoldingALibrarysWorkspaceIsTheLibrarysOwn) {
+  int64_t used = buffer(AllocKind::Device, 8192);
+  block(used, 0, 8192);
+  kernel("fill", 10'000, 1'000, {{used, A::Write}});
+  testing::FrameworkRangeRow mm;
+  mm.name = "aten::mm";
+  mm.start_ns = 19'000;
+  mm.end_ns = 80'000;
+  trace.add(mm);
+  int64_t workspace = allocated_by("cudaMalloc", AllocKind::Device, 8192, 20'000);
+  trace.add_block(workspace, 0, 8192, 20'000);
+  kernel("ampere_sgemm_128x64_tn", 75'000, 1'000, {{used, A::Read}, {sink(), A::Write}});
+  EXPECT_TRUE(findings("allocation_never_used").empty());
+}
+
 // NCCL allocates its flags and buffers inside its own calls.
 TEST_F(FlowRules, AnAllocationMadeInsideAnNcclCallIsTheLibrarysOwn) {
   nccl_call(1'000, 100'000);

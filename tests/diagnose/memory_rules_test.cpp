@@ -54,6 +54,29 @@ TEST_F(MemoryRules, AFrameworkBlockNobodyUsesIsNeverUsed) {
   EXPECT_EQ(found[0].saving_bytes, kMiB);
 }
 
+// cuBLAS's workspace, handed out by PyTorch's allocator inside aten::mm (in
+// a segment of its own) and kept for the run with no launch argument
+// showing it, is the library's, not the program's waste; a block nobody
+// uses outside it still is.
+TEST_F(MemoryRules, ALibrarysWorkspaceIsNoWasteOfTheProgram) {
+  testing::FrameworkRangeRow mm;
+  mm.name = "aten::mm";
+  mm.start_ns = 1 * kMs;
+  mm.end_ns = 2 * kMs;
+  trace.add(mm);
+  int64_t segment = device_buffer(64 * kMiB, 0);
+  int64_t output = trace.add_block(segment, 0, kMiB, 1 * kMs + 100);
+  int64_t workspace_segment = device_buffer(32 * kMiB, 1 * kMs + 150);
+  int64_t workspace = trace.add_block(workspace_segment, 0, 32 * kMiB, 1 * kMs + 200);
+  kernel("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_cublas", 1 * kMs + 2'000, 1'000, {{segment, A::Write}});
+  int64_t unused = trace.add_block(segment, 40 * kMiB, 2 * kMiB, 3 * kMs);
+  kernel("fill", 4 * kMs, 1'000, {{segment, A::Write}});
+  auto found = findings("memory_never_used");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "sub_allocations"), std::vector<int64_t>{unused});
+  EXPECT_NE(output, workspace);
+}
+
 TEST_F(MemoryRules, MemoryAllocatedLongBeforeItsFirstUseAtThePeak) {
   int64_t early = device_buffer(2 * kMiB, 0);
   transient_peak();

@@ -92,6 +92,50 @@ TEST_F(Command, WritesJson) {
   EXPECT_EQ(json["transfers"][1]["whatif_by"], "DtoH.pinned.node0.gpu0");
 }
 
+// --checkpoint alone asks about memory: no system file needed. The kernel
+// (1000 ns) and the DtoH copy (2000 ns) were issued in the forward of
+// "net", beside 4 KiB of device memory.
+TEST_F(Command, ACheckpointAloneNeedsNoSystemFile) {
+  {
+    Database db(trace_path_, Database::Mode::ReadWrite);
+    db.exec("INSERT INTO strings(text) VALUES ('net')");
+    testing::FrameworkRangeRow net;
+    net.kind = FrameworkRangeKind::Module;
+    net.start_ns = 120;
+    net.end_ns = 200;
+    net.name_id = db.last_insert_rowid();
+    RowInserter<apptracer::FrameworkRangeRow>(db).insert(net);
+    testing::AllocationRow memory;
+    memory.address = 0x7f0000000000;
+    memory.bytes = 4096;
+    RowInserter<apptracer::AllocationRow>(db).insert(memory);
+  }
+  CommandOutput result = run_apptracer("whatif " + trace_path_ + " --checkpoint net --format json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  auto json = nlohmann::json::parse(result.out);
+  EXPECT_FALSE(json.contains("phases"));
+  EXPECT_EQ(json["checkpoint"]["module"], "net");
+  ASSERT_EQ(json["checkpoint"]["devices"].size(), 1u);
+  EXPECT_EQ(json["checkpoint"]["devices"][0]["recompute_ns_per_step"], 1000 + 2000);
+  EXPECT_EQ(json["checkpoint"]["devices"][0]["peak_live_bytes"], 4096);
+  EXPECT_EQ(json["checkpoint"]["devices"][0]["peak_if_checkpointed"], 4096);
+  CommandOutput text = run_apptracer("whatif " + trace_path_ + " --checkpoint net");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* says : {"memory if net's activations were recomputed", "peak_if_checkpointed", "GPU 0"}) {
+    EXPECT_NE(text.out.find(says), std::string::npos) << says << "\n" << text.out;
+  }
+  EXPECT_EQ(text.out.find("critical path"), std::string::npos) << text.out;
+}
+
+TEST_F(Command, NeitherASystemFileNorACheckpointIsOneLine) {
+  expect_one_line_error(trace_path_, "give --system FILE");
+  expect_one_line_error(trace_path_ + " --pin --checkpoint net", "give --system FILE");
+}
+
+TEST_F(Command, ACheckpointWithoutFrameworkContextIsOneLine) {
+  expect_one_line_error(trace_path_ + " --checkpoint net", "no framework context");
+}
+
 TEST_F(Command, AMissingSystemFileIsOneLine) {
   expect_one_line_error(trace_path_ + " --system /nonexistent/system.json",
                         "/nonexistent/system.json: no such system file; measure this machine with 'apptracer links");

@@ -252,7 +252,7 @@ function memory() {
   return collapsible('memory', 'Memory', peak ? `peak ${bytes(peak.peak_bytes)} on ${peak.device}, by owner` : 'no allocations',
     () => (devices.length
       ? [el('p', { class: 'note', text: 'Memory in use per device, stacked by owner (program, framework tensors and cache, ' +
-        'NCCL/MPI, library workspaces, pinned host), the peak marked; what was live then, who produced it and when it was ' +
+        'NCCL/MPI, cuBLAS/cuDNN and other library workspaces, pinned host), the peak marked; what was live then, who produced it and when it was ' +
         'first and last used. Times in ms from the start of the trace.' }), ...memoryDevices(devices)]
       : [empty('No allocations.')]), { open });
 }

@@ -1,0 +1,145 @@
+"""The what-if "freed at last use" against the program fixed to do so (GPU):
+each case is a PyTorch program holding a buffer long after its last use
+(bad) and its twin freeing it right after (fixed). Both run untraced and
+print torch.cuda.max_memory_allocated(); the bad one is then traced, and
+`apptracer stats --report memory`'s peak_if_freed_at_last_use (GPU 0) is
+set beside the fixed twin's measured peak.
+
+    python3 memory_truth.py DIST [--keep DIR]
+    python3 memory_truth.py CASE bad|fixed     (one twin: prints "max_allocated_bytes N")
+
+Prints one line per case, "CASE: predicted X MiB, measured Y MiB (fixed
+twin), error E%: pass|fail" (pass within 10%), and exits 1 when any fails.
+The programs use elementwise kernels only (no cuBLAS or cuDNN, whose own
+memory torch does not count) and synchronize between phases, so each
+block's last use on the GPU comes before what the host allocates next, as
+the allocator sees it; every other tensor is dropped at its last use in
+both twins.
+
+Cases (S = 256 MiB):
+  held_input   x (S) is last read making y (S), kept while a 2S temporary
+               is made and summed: 4S in use, 3S freed at last use
+  held_in_loop five steps, each making a (S), b = a * 2, then a 2S
+               temporary; a is kept until the next step replaces it
+  kept_stages  x and four stages, each the sine of the one before, all kept
+               in a list to the end (5S) vs only the latest (2S)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CASES = ("held_input", "held_in_loop", "kept_stages")
+TOLERANCE = 0.10
+MIB = 1 << 20
+ELEMENTS = 256 * MIB // 4  # S: float32 elements of 256 MiB
+
+
+def held_input(torch, fixed):
+    x = torch.rand(ELEMENTS, device="cuda")
+    torch.cuda.synchronize()
+    y = torch.sin(x)
+    torch.cuda.synchronize()
+    if fixed:
+        del x
+    temporary = torch.rand(2 * ELEMENTS, device="cuda")
+    total = temporary.sum()
+    del temporary
+    torch.cuda.synchronize()
+    total += y.sum()
+    del y
+    torch.cuda.synchronize()
+    return total
+
+
+def held_in_loop(torch, fixed):
+    total = torch.zeros((), device="cuda")
+    a = None
+    for _ in range(5):
+        a = torch.rand(ELEMENTS, device="cuda")
+        b = a * 2
+        torch.cuda.synchronize()
+        if fixed:
+            a = None
+        temporary = torch.rand(2 * ELEMENTS, device="cuda")
+        total += temporary.sum() + b.sum()
+        del temporary, b
+        torch.cuda.synchronize()
+    return total
+
+
+def kept_stages(torch, fixed):
+    stages = [torch.rand(ELEMENTS, device="cuda")]
+    for _ in range(4):
+        torch.cuda.synchronize()
+        following = torch.sin(stages[-1])
+        stages = stages + [following] if not fixed else [following]
+        del following
+    torch.cuda.synchronize()
+    total = stages[-1].sum()
+    del stages
+    torch.cuda.synchronize()
+    return total
+
+
+def run_twin(case, variant):
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA device", file=sys.stderr)
+        return 77
+    torch.cuda.init()
+    torch.cuda.reset_peak_memory_stats()
+    globals()[case](torch, variant == "fixed").item()
+    print(f"max_allocated_bytes {torch.cuda.max_memory_allocated()}", file=sys.stderr)
+    return 0
+
+
+def measured_peak(case, variant):
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), case, variant], capture_output=True,
+                          text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"{case} {variant} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    return int(done.stderr.split("max_allocated_bytes ")[-1].split()[0])
+
+
+def predicted_peak(apptracer, case, trace):
+    subprocess.run([apptracer, "record", "-f", "-o", trace, "--", sys.executable, os.path.abspath(__file__),
+                    case, "bad"], check=True, capture_output=True, timeout=600)
+    stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"], check=True,
+                           capture_output=True, text=True, timeout=600)
+    peaks = json.loads(stats.stdout)["memory_peaks"]
+    gpu = [row for row in peaks if row["device"] == "GPU 0"]
+    if not gpu:
+        raise SystemExit(f"{trace}: no GPU 0 in memory_peaks")
+    return gpu[0]["peak_if_freed_at_last_use"], gpu[0]["peak_live_bytes"]
+
+
+def main():
+    if len(sys.argv) == 3 and sys.argv[1] in CASES and sys.argv[2] in ("bad", "fixed"):
+        return run_twin(sys.argv[1], sys.argv[2])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dist")
+    parser.add_argument("--keep", help="keep the traces here")
+    args = parser.parse_args()
+    apptracer = os.path.join(args.dist, "bin", "apptracer")
+    failed = 0
+    with tempfile.TemporaryDirectory() as temporary:
+        work = args.keep or temporary
+        os.makedirs(work, exist_ok=True)
+        for case in CASES:
+            bad = measured_peak(case, "bad")
+            fixed = measured_peak(case, "fixed")
+            predicted, traced_live = predicted_peak(apptracer, case, os.path.join(work, f"{case}.db"))
+            error = (predicted - fixed) / fixed
+            passed = abs(error) <= TOLERANCE
+            failed += not passed
+            print(f"{case}: predicted {predicted / MIB:.1f} MiB, measured {fixed / MIB:.1f} MiB (fixed twin; "
+                  f"bad twin {bad / MIB:.1f} MiB measured, {traced_live / MIB:.1f} MiB traced), "
+                  f"error {error:+.1%}: {'pass' if passed else 'fail'}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
