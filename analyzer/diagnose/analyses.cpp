@@ -19,13 +19,13 @@ struct DeviceWork {
 
 std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   std::map<int64_t, DeviceWork> work;
-  for (const Kernel& k : facts.kernels) {
+  for (const Kernel& k : facts.ops().kernels()) {
     if (k.timed())
       work[k.row->device.value_or(0)].kernels.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns);
   }
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
-      if (t.timed()) work[t.device.value_or(0)].memory.emplace_back(*t.gpu_start_ns, *t.gpu_end_ns);
+      if (t.timed()) work[t.device().value_or(0)].memory.emplace_back(*t.gpu_start_ns(), *t.gpu_end_ns());
     }
   }
   for (auto& [device, w] : work) {
@@ -44,19 +44,19 @@ std::map<int64_t, std::unordered_map<int64_t, int64_t>> issue_times(const TraceF
   auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
                  std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
     if (!start) return;
-    const HostCall* call = facts.call(correlation);
-    issued[device.value_or(0)].emplace(*start, call ? call->start_ns : api_start.value_or(*start));
+    const HostCall* call = facts.ops().call(correlation);
+    issued[device.value_or(0)].emplace(*start, call ? call->start_ns() : api_start.value_or(*start));
   };
-  for (const Kernel& k : facts.kernels)
+  for (const Kernel& k : facts.ops().kernels())
     add(k.row->device, k.row->gpu_start_ns, k.row->call_correlation_id, k.row->api_start_ns);
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
-    for (const Transfer& t : *list) add(t.device, t.gpu_start_ns, t.correlation, t.api_start_ns);
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+    for (const Transfer& t : *list) add(t.device(), t.gpu_start_ns(), t.correlation(), t.api_start_ns());
   }
   return issued;
 }
 
 std::string copy_type(const Transfer& t) {
-  return t.is_memset ? "memory: memset" : "memory: " + std::string(to_string(t.kind)) + " copy";
+  return t.is_memset() ? "memory: memset" : "memory: " + std::string(to_string(t.kind())) + " copy";
 }
 
 }  // namespace
@@ -104,14 +104,14 @@ Table kernel_breakdown(const TraceFacts& facts) {
   Table table{"kernel_breakdown", {"type", "name", "count", "gpu_ns", "pct_of_gpu_time"}, {}};
   std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> rows;
   int64_t total = 0;
-  for (const Kernel& k : facts.kernels) {
+  for (const Kernel& k : facts.ops().kernels()) {
     if (!k.timed()) continue;
     auto& row = rows[{"computation", std::string(k.name)}];
     ++row.first;
     row.second = saturating_add(row.second, k.gpu_ns());
     total = saturating_add(total, k.gpu_ns());
   }
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (!t.timed()) continue;
       auto& row = rows[{"memory", copy_type(t)}];
@@ -140,14 +140,14 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
             short_count = 0;
   };
   std::map<std::string, Stats> by_name;
-  for (const Kernel& k : facts.kernels) {
+  for (const Kernel& k : facts.ops().kernels()) {
     Stats& s = by_name[std::string(k.name)];
     ++s.count;
-    if (const HostCall* call = facts.call(k.row->call_correlation_id)) {
+    if (const HostCall* call = facts.ops().call(k.row->call_correlation_id)) {
       s.call = saturating_add(s.call, call->duration());
       ++s.calls;
       if (k.row->gpu_start_ns) {
-        int64_t delay = saturating_sub(*k.row->gpu_start_ns, call->start_ns);
+        int64_t delay = saturating_sub(*k.row->gpu_start_ns, call->start_ns());
         s.delay = saturating_add(s.delay, delay);
         ++s.delays;
         s.delay_max = std::max(s.delay_max, delay);
@@ -182,14 +182,14 @@ std::vector<Series> bandwidth_series(const TraceFacts& facts, int bins) {
   std::map<std::string, std::vector<double>> bytes;
   int64_t span = std::max<int64_t>(1, facts.span_ns());
   double width = static_cast<double>(span) / bins;
-  for (const Transfer& t : facts.copies) {
+  for (const Transfer& t : facts.ops().copies()) {
     if (!t.timed() || t.gpu_ns() <= 0) continue;
-    std::vector<double>& series = bytes[std::string(to_string(t.kind))];
+    std::vector<double>& series = bytes[std::string(to_string(t.kind()))];
     series.resize(bins, 0.0);
     // Spread the copy's bytes evenly over its GPU time.
-    double rate = static_cast<double>(t.bytes) / t.gpu_ns();
-    int64_t from = saturating_sub(*t.gpu_start_ns, facts.start_ns);
-    int64_t to = saturating_sub(*t.gpu_end_ns, facts.start_ns);
+    double rate = static_cast<double>(t.bytes()) / t.gpu_ns();
+    int64_t from = saturating_sub(*t.gpu_start_ns(), facts.start_ns());
+    int64_t to = saturating_sub(*t.gpu_end_ns(), facts.start_ns());
     int first = static_cast<int>(std::clamp(from / width, 0.0, static_cast<double>(bins)));
     for (int b = first; b < bins && b * width < to; ++b) {
       double overlap = std::min<double>(to, (b + 1) * width) - std::max<double>(from, b * width);
@@ -200,7 +200,7 @@ std::vector<Series> bandwidth_series(const TraceFacts& facts, int bins) {
   for (auto& [kind, series] : bytes) {
     Series s{kind, {}};
     for (int b = 0; b < bins; ++b)
-      s.points.emplace_back(facts.origin.since(facts.start_ns + static_cast<int64_t>(b * width)),
+      s.points.emplace_back(facts.origin.since(facts.start_ns() + static_cast<int64_t>(b * width)),
                             series[b] / width);  // bytes/ns = GB/s
     out.push_back(std::move(s));
   }
@@ -212,11 +212,11 @@ Table memory_bandwidth(const TraceFacts& facts) {
               {"kind", "count", "bytes", "gpu_ns", "mean_gbps", "peak_gbps_in_1pct_bins"},
               {}};
   std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> totals;
-  for (const Transfer& t : facts.copies) {
+  for (const Transfer& t : facts.ops().copies()) {
     if (!t.timed()) continue;
-    auto& [count, bytes, ns] = totals[std::string(to_string(t.kind))];
+    auto& [count, bytes, ns] = totals[std::string(to_string(t.kind()))];
     ++count;
-    bytes = saturating_add(bytes, t.bytes);
+    bytes = saturating_add(bytes, t.bytes());
     ns = saturating_add(ns, t.gpu_ns());
   }
   std::map<std::string, double> peak;
@@ -237,17 +237,17 @@ std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
   auto add = [&](std::optional<int64_t> stream, std::optional<int64_t> correlation,
                  std::optional<int64_t> api_start, std::optional<int64_t> end) {
     if (!end) return;
-    const HostCall* call = facts.call(correlation);
-    std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns) : api_start;
+    const HostCall* call = facts.ops().call(correlation);
+    std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns()) : api_start;
     if (!issued) return;
     auto& list = changes[stream.value_or(0)];
     list.emplace_back(facts.origin.since(*issued), +1);
     list.emplace_back(facts.origin.since(*end), -1);
   };
-  for (const Kernel& k : facts.kernels)
+  for (const Kernel& k : facts.ops().kernels())
     add(k.row->stream, k.row->call_correlation_id, k.row->api_start_ns, k.row->gpu_end_ns);
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
-    for (const Transfer& t : *list) add(t.stream, t.correlation, t.api_start_ns, t.gpu_end_ns);
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+    for (const Transfer& t : *list) add(t.stream(), t.correlation(), t.api_start_ns(), t.gpu_end_ns());
   }
   std::vector<Series> out;
   for (auto& [stream, list] : changes) {
@@ -283,7 +283,7 @@ Table queue_length(const TraceFacts& facts) {
 Table kernel_sequences(const TraceFacts& facts) {
   Table table{"kernel_sequences", {"sequence", "length", "count"}, {}};
   std::map<int64_t, std::vector<const Kernel*>> by_stream;
-  for (const Kernel& k : facts.kernels) {
+  for (const Kernel& k : facts.ops().kernels()) {
     if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].push_back(&k);
   }
   std::map<std::string, std::pair<int64_t, int64_t>> counts;  // sequence -> (length, count)

@@ -16,19 +16,19 @@ namespace apptracer::diagnose {
 namespace {
 
 bool host_device_copy(const Transfer& t) {
-  return !t.is_memset && (t.kind == CopyKind::HtoD || t.kind == CopyKind::DtoH);
+  return !t.is_memset() && (t.kind() == CopyKind::HtoD || t.kind() == CopyKind::DtoH);
 }
 
 // A host buffer: its allocation, or its address when in none.
 std::pair<int64_t, int64_t> host_buffer(const Transfer& t) {
   std::optional<int64_t> alloc = t.host_alloc();
   if (alloc) return {*alloc, 0};
-  return {-1, (t.kind == CopyKind::HtoD ? t.src_address : t.dst_address).value_or(0)};
+  return {-1, (t.kind() == CopyKind::HtoD ? t.src_address() : t.dst_address()).value_or(0)};
 }
 
 std::string host_buffer_name(const TraceFacts& facts, const Transfer& t) {
   if (t.host_alloc()) return allocation_name(facts, t.host_alloc());
-  auto address = t.kind == CopyKind::HtoD ? t.src_address : t.dst_address;
+  auto address = t.kind() == CopyKind::HtoD ? t.src_address() : t.dst_address();
   return "host memory at " + dvdg::hex_address(address.value_or(0));
 }
 
@@ -45,15 +45,16 @@ std::vector<int64_t> overlappable_host_time(const TraceFacts& facts,
   std::vector<size_t> order(calls.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return std::tie(calls[a]->tid, calls[a]->start_ns) < std::tie(calls[b]->tid, calls[b]->start_ns);
+    return std::make_pair(calls[a]->tid(), calls[a]->start_ns()) <
+           std::make_pair(calls[b]->tid(), calls[b]->start_ns());
   });
   std::vector<int64_t> saving(calls.size(), 0);
   std::deque<std::pair<size_t, int64_t>> queued;  // (call, its work still queued)
   for (size_t k = 0; k < order.size(); ++k) {
     const HostCall& call = *calls[order[k]];
     queued.emplace_back(order[k], call.duration());
-    const HostCall* next = facts.next_call_on_thread(call);
-    int64_t host_work = next ? elapsed_ns(call.end_ns, next->start_ns) : 0;
+    const HostCall* next = facts.ops().next_call_on_thread(call);
+    int64_t host_work = next ? elapsed_ns(call.end_ns(), next->start_ns()) : 0;
     while (host_work > 0 && !queued.empty()) {
       int64_t ran = std::min(host_work, queued.front().second);
       host_work -= ran;
@@ -63,7 +64,7 @@ std::vector<int64_t> overlappable_host_time(const TraceFacts& facts,
         queued.pop_front();
       }
     }
-    bool carries = next && k + 1 < order.size() && calls[order[k + 1]]->id == next->id;
+    bool carries = next && k + 1 < order.size() && calls[order[k + 1]]->id() == next->id();
     if (carries) continue;
     for (auto [waited, left] : queued) saving[waited] = calls[waited]->duration() - left;
     queued.clear();
@@ -78,8 +79,8 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
   std::vector<const Transfer*> blocking;
   std::vector<const HostCall*> calls;
   for (const Transfer& t : transfers) {
-    if (t.is_async || t.kind == CopyKind::Prefetch) continue;
-    const HostCall* call = facts.call(t.correlation);
+    if (t.is_async() || t.kind() == CopyKind::Prefetch) continue;
+    const HostCall* call = facts.ops().call(t.correlation());
     if (!call) continue;
     blocking.push_back(&t);
     calls.push_back(call);
@@ -93,13 +94,13 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
   for (size_t i = 0; i < blocking.size(); ++i) {
     const Transfer& t = *blocking[i];
     const HostCall* call = calls[i];
-    Group& group = groups[{std::string(call->name), static_cast<int>(t.kind), static_cast<int>(t.host_memory())}];
-    if (group.count == 0) locate(context, group.finding, t.correlation, call->start_ns);
+    Group& group = groups[{std::string(call->name), static_cast<int>(t.kind()), static_cast<int>(t.host_memory())}];
+    if (group.count == 0) locate(context, group.finding, t.correlation(), call->start_ns());
     ++group.count;
-    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.bytes = saturating_add(group.bytes, t.bytes());
     group.blocked = saturating_add(group.blocked, call->duration());
     group.overlappable = saturating_add(group.overlappable, overlappable[i]);
-    add_row(context, group.finding, t.is_memset ? "memsets" : "memcpys", t.id);
+    add_row(context, group.finding, t.is_memset() ? "memsets" : "memcpys", t.id());
     add_name(group.finding, transfer_name(t));
   }
   for (auto& [key, group] : groups) {
@@ -141,7 +142,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
   auto busy = facts.busy_by_device();
-  for (const Transfer& t : facts.copies) {
+  for (const Transfer& t : facts.ops().copies()) {
     if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed() ||
         facts.library_transfer(t))
       continue;
@@ -149,39 +150,39 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     // PyTorch copies a new CPU tensor each step (a DataLoader's batch): the
     // fix is where they are made and copied, so the calling thread is the site.
     bool by_thread = facts.framework == trace::Framework::Pytorch;
-    const HostCall* call = facts.call(t.correlation);
-    Group& group = groups[{static_cast<int>(t.kind), by_thread ? -1 : alloc,
-                           by_thread ? (call ? call->tid : 0) : address, t.device.value_or(-1)}];
+    const HostCall* call = facts.ops().call(t.correlation());
+    Group& group = groups[{static_cast<int>(t.kind()), by_thread ? -1 : alloc,
+                           by_thread ? (call ? call->tid() : 0) : address, t.device().value_or(-1)}];
     group.buffers.emplace(alloc, address);
     if (!group.first) {
       group.first = &t;
-      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+      locate(context, group.finding, t.correlation(), t.api_start_ns().value_or(*t.gpu_start_ns()));
     }
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
-    std::optional<double> predicted = context.cost.time_ns(pinned, t.bytes);
-    int64_t now = held_ns(facts, busy[t.device.value_or(0)], t);
-    if (std::optional<double> staged = context.cost.time_ns(path_of(t), t.bytes); predicted && staged) {
+    std::optional<double> predicted = context.cost.time_ns(pinned, t.bytes());
+    int64_t now = held_ns(facts, busy[t.device().value_or(0)], t);
+    if (std::optional<double> staged = context.cost.time_ns(path_of(t), t.bytes()); predicted && staged) {
       // As whatif --pin prices it.
       predicted = model::pinned_copy_ns(*predicted, *staged, static_cast<double>(now));
     }
     group.known = group.known && predicted;
     group.pinned += predicted.value_or(0);
     ++group.count;
-    group.async += t.is_async;
-    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.async += t.is_async();
+    group.bytes = saturating_add(group.bytes, t.bytes());
     group.now = saturating_add(group.now, now);
-    add_row(context, group.finding, "memcpys", t.id);
+    add_row(context, group.finding, "memcpys", t.id());
     add_name(group.finding, transfer_name(t));
   }
   for (auto& [key, group] : groups) {
     if (group.now < context.limits.min_cost_ns) continue;
     Finding& f = group.finding;
     const Transfer& t = *group.first;
-    bool to_device = t.kind == CopyKind::HtoD;
+    bool to_device = t.kind() == CopyKind::HtoD;
     f.rule = "pageable_copy";
     bool pytorch = facts.framework == trace::Framework::Pytorch;
-    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) + " copies (" +
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind())) + " copies (" +
              dvdg::format_bytes(group.bytes) + ") " + (to_device ? "from" : "to") + " pageable " +
              (pytorch ? "CPU tensors (" + std::to_string(group.buffers.size()) + " buffer(s))"
                       : host_buffer_name(facts, t)) +
@@ -217,26 +218,26 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
   };
   using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
   std::map<Key, Group> groups;
-  for (const Transfer& t : facts.copies) {
-    if (t.kind == CopyKind::Prefetch || !t.timed() || t.bytes > context.limits.small_copy_bytes)
+  for (const Transfer& t : facts.ops().copies()) {
+    if (t.kind() == CopyKind::Prefetch || !t.timed() || t.bytes() > context.limits.small_copy_bytes)
       continue;
-    Key key{static_cast<int>(t.kind),
+    Key key{static_cast<int>(t.kind()),
             static_cast<int>(path_of(t).host_memory),
-            t.device.value_or(-1),
-            t.stream.value_or(-1),
-            t.src_alloc.value_or(-1),
-            t.src_alloc ? 0 : t.src_address.value_or(0),
-            t.dst_alloc.value_or(-1),
-            t.dst_alloc ? 0 : t.dst_address.value_or(0)};
+            t.device().value_or(-1),
+            t.stream().value_or(-1),
+            t.src_alloc().value_or(-1),
+            t.src_alloc() ? 0 : t.src_address().value_or(0),
+            t.dst_alloc().value_or(-1),
+            t.dst_alloc() ? 0 : t.dst_address().value_or(0)};
     Group& group = groups[key];
     if (!group.first) {
       group.first = &t;
-      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+      locate(context, group.finding, t.correlation(), t.api_start_ns().value_or(*t.gpu_start_ns()));
     }
     ++group.count;
-    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.bytes = saturating_add(group.bytes, t.bytes());
     group.now = saturating_add(group.now, t.gpu_ns());
-    add_row(context, group.finding, "memcpys", t.id);
+    add_row(context, group.finding, "memcpys", t.id());
   }
   for (auto& [key, group] : groups) {
     if (group.count < context.limits.small_copy_count || group.now < context.limits.min_cost_ns)
@@ -245,12 +246,12 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
     const Transfer& t = *group.first;
     TransferPath path = path_of(t);
     f.rule = "small_copies";
-    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) +
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind())) +
              " copies of at most " + dvdg::format_bytes(context.limits.small_copy_bytes) +
              " each (" + dvdg::format_bytes(group.bytes) + " in all) from " +
-             allocation_name(facts, t.src_alloc) + " to " + allocation_name(facts, t.dst_alloc) +
+             allocation_name(facts, t.src_alloc()) + " to " + allocation_name(facts, t.dst_alloc()) +
              ": each pays the copy latency";
-    f.names.push_back(std::to_string(group.count) + " x " + std::string(to_string(t.kind)) +
+    f.names.push_back(std::to_string(group.count) + " x " + std::string(to_string(t.kind())) +
                       " copy, " + dvdg::format_bytes(group.bytes / group.count) + " average");
     f.cost_ns = group.now;
     set_saving(f, group.now, context.cost.time_ns(path, group.bytes),
@@ -264,14 +265,14 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
 
 void sync_copy(const RuleContext& context, std::vector<Finding>& findings) {
   std::vector<Transfer> copies;
-  for (const Transfer& t : context.facts.copies) {
-    if (t.kind != CopyKind::Prefetch) copies.push_back(t);
+  for (const Transfer& t : context.facts.ops().copies()) {
+    if (t.kind() != CopyKind::Prefetch) copies.push_back(t);
   }
   blocking_transfers(context, copies, "sync_copy", findings);
 }
 
 void sync_memset(const RuleContext& context, std::vector<Finding>& findings) {
-  blocking_transfers(context, context.facts.memsets, "sync_memset", findings);
+  blocking_transfers(context, context.facts.ops().memsets(), "sync_memset", findings);
 }
 
 void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& findings) {
@@ -284,29 +285,29 @@ void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& find
     bool known = true;
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, Group> groups;
-  for (const Transfer& t : facts.copies) {
+  for (const Transfer& t : facts.ops().copies()) {
     if (!host_device_copy(t) || !t.timed()) continue;
-    const Device* device = facts.device(t.device);
+    const Device* device = facts.ops().device(t.device());
     std::optional<int64_t> node = t.host_numa();
-    if (!device || !device->numa_node || *device->numa_node < 0 || !node || *node < 0 ||
-        *node == *device->numa_node)
+    if (!device || !device->numa_node() || *device->numa_node() < 0 || !node || *node < 0 ||
+        *node == *device->numa_node())
       continue;
     auto [alloc, address] = host_buffer(t);
-    Group& group = groups[{static_cast<int>(t.kind), alloc, address, device->id, *node}];
+    Group& group = groups[{static_cast<int>(t.kind()), alloc, address, device->id(), *node}];
     if (!group.first) {
       group.first = &t;
-      group.near = *device->numa_node;
-      locate(context, group.finding, t.correlation, t.api_start_ns.value_or(*t.gpu_start_ns));
+      group.near = *device->numa_node();
+      locate(context, group.finding, t.correlation(), t.api_start_ns().value_or(*t.gpu_start_ns()));
     }
     TransferPath near = path_of(t);
-    near.numa_node = *device->numa_node;
-    std::optional<double> predicted = context.cost.time_ns(near, t.bytes);
+    near.numa_node = *device->numa_node();
+    std::optional<double> predicted = context.cost.time_ns(near, t.bytes());
     group.known = group.known && predicted;
     group.predicted += predicted.value_or(0);
     ++group.count;
-    group.bytes = saturating_add(group.bytes, t.bytes);
+    group.bytes = saturating_add(group.bytes, t.bytes());
     group.now = saturating_add(group.now, t.gpu_ns());
-    add_row(context, group.finding, "memcpys", t.id);
+    add_row(context, group.finding, "memcpys", t.id());
     add_name(group.finding, transfer_name(t));
   }
   for (auto& [key, group] : groups) {
@@ -315,7 +316,7 @@ void numa_far_host_buffer(const RuleContext& context, std::vector<Finding>& find
     const Transfer& t = *group.first;
     int64_t node = std::get<4>(key);
     f.rule = "numa_far_host_buffer";
-    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind)) + " copies (" +
+    f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind())) + " copies (" +
              dvdg::format_bytes(group.bytes) + ") between " + host_buffer_name(facts, t) +
              " on NUMA node " + std::to_string(node) + " and device " +
              std::to_string(std::get<3>(key)) + ", whose NUMA node is " +

@@ -52,12 +52,12 @@ struct OpRow {
 
 OpRow row_of(const TraceFacts& facts, const Op& op) {
   if (op.kind == OpKind::Kernel) {
-    if (const Kernel* k = facts.kernel(op.source_id)) return {k->gpu_ns(), k->row->call_correlation_id};
+    if (const Kernel* k = facts.ops().kernel(op.source_id)) return {k->gpu_ns(), k->row->call_correlation_id};
   } else if (op.kind == OpKind::Copy) {
-    if (const Transfer* t = facts.copy(op.source_id)) return {t->gpu_ns(), t->correlation, t};
+    if (const Transfer* t = facts.ops().copy(op.source_id)) return {t->gpu_ns(), t->correlation(), t};
   } else if (op.kind == OpKind::Memset) {
-    for (const Transfer& t : facts.memsets) {
-      if (t.id == op.source_id) return {t.gpu_ns(), t.correlation, &t};
+    for (const Transfer& t : facts.ops().memsets()) {
+      if (t.id() == op.source_id) return {t.gpu_ns(), t.correlation(), &t};
     }
   }
   return {};
@@ -65,11 +65,11 @@ OpRow row_of(const TraceFacts& facts, const Op& op) {
 
 bool timed(const TraceFacts& facts, const Op& op) {
   if (op.kind == OpKind::Kernel) {
-    const Kernel* k = facts.kernel(op.source_id);
+    const Kernel* k = facts.ops().kernel(op.source_id);
     return k && k->timed();
   }
   if (op.kind == OpKind::Copy) {
-    const Transfer* t = facts.copy(op.source_id);
+    const Transfer* t = facts.ops().copy(op.source_id);
     return t && t->timed();
   }
   return false;
@@ -170,32 +170,32 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     const Op& record = graph.ops[op];
     if (record.kind == OpKind::Copy && record.copy_kind != CopyKind::Prefetch) {
-      const Transfer* t = facts.copy(record.source_id);
+      const Transfer* t = facts.ops().copy(record.source_id);
       graph.for_each_edge(op, [&](const Edge& edge) {
         if (edge.kind != EdgeKind::Data || !t) return;
         uint32_t written = edge.dst_value;
         uint32_t location = graph.values[written].location;
         uint32_t previous = current[location];
-        int64_t offset = t->dst_offset.value_or(0);
-        auto data = content.resolve(edge.src_value, t->src_offset.value_or(0), t->bytes);
+        int64_t offset = t->dst_offset().value_or(0);
+        auto data = content.resolve(edge.src_value, t->src_offset().value_or(0), t->bytes());
         if (previous != Value::kNoOp && graph.values[previous].holds_data &&
-            data == content.resolve(previous, offset, t->bytes)) {
+            data == content.resolve(previous, offset, t->bytes())) {
           bool round_trip =
               graph.values[data.first].location == location && data.second == offset;
           uint32_t source = graph.values[edge.src_value].location;
           Redundant& group = groups[{source, location, round_trip}];
           if (group.count == 0) {
-            locate(context, group.finding, t->correlation,
-                   t->api_start_ns.value_or(record.issue_ns));
+            locate(context, group.finding, t->correlation(),
+                   t->api_start_ns().value_or(record.issue_ns));
           }
           ++group.count;
-          group.bytes = saturating_add(group.bytes, t->bytes);
-          group.now = saturating_add(group.now, held_ns(facts, busy[t->device.value_or(0)], *t));
-          add_row(context, group.finding, "memcpys", t->id);
+          group.bytes = saturating_add(group.bytes, t->bytes());
+          group.now = saturating_add(group.now, held_ns(facts, busy[t->device().value_or(0)], *t));
+          add_row(context, group.finding, "memcpys", t->id());
           add_name(group.finding, transfer_name(*t));
         }
         if (previous != Value::kNoOp) {
-          content.copy(previous, graph.locations[location].bytes, written, offset, t->bytes, data);
+          content.copy(previous, graph.locations[location].bytes, written, offset, t->bytes(), data);
         }
       });
     } else if (record.kind == OpKind::Migration) {
@@ -375,7 +375,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
     // A library's own memory is read by its kernels through pointers no
     // argument shows (NCCL's communicator structures, set up by memsets and
     // copies while it initializes).
-    const Allocation* alloc = facts.allocation(where.alloc_id);
+    const Allocation* alloc = facts.ops().allocation(where.alloc_id);
     if (alloc && facts.library_memory(*alloc)) continue;
     const std::vector<uint32_t>& values = versions[location];
     std::map<uint32_t, bool> version_read;  // version -> read (by any twin)
@@ -410,7 +410,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       }
       dead = saturating_add(dead, overwritten);
       if (const Transfer* t = row_of(facts, producer).transfer) {
-        now = saturating_add(now, held_ns(facts, busy[t->device.value_or(0)], *t));
+        now = saturating_add(now, held_ns(facts, busy[t->device().value_or(0)], *t));
       }
       add_row(context, f, table_of(graph, producer), producer.source_id);
       add_name(f, dvdg::op_name(graph, value.producer_op));
@@ -482,27 +482,27 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
       default: continue;
     }
     if (migrated.count(*where.alloc_id)) continue;
-    const Allocation* alloc = facts.allocation(where.alloc_id);
-    if (!alloc || facts.library_memory(*alloc) || workspace_segments.count(alloc->id)) continue;
-    int64_t end = alloc->free_ns.value_or(facts.end_ns);
+    const Allocation* alloc = facts.ops().allocation(where.alloc_id);
+    if (!alloc || facts.library_memory(*alloc) || workspace_segments.count(alloc->id())) continue;
+    int64_t end = alloc->free_ns().value_or(facts.end_ns());
     bool maybe_used = std::any_of(opaque.begin(), opaque.end(), [&](const auto& window) {
-      return window.first <= end && window.second >= alloc->alloc_ns;
+      return window.first <= end && window.second >= alloc->alloc_ns();
     });
     if (maybe_used) continue;
     Finding f;
-    locate(context, f, alloc->alloc_correlation, alloc->alloc_ns);
-    add_row(context, f, "allocations", alloc->id);
+    locate(context, f, alloc->alloc_correlation(), alloc->alloc_ns());
+    add_row(context, f, "allocations", alloc->id());
     int64_t now = 0;
-    for (std::optional<int64_t> correlation : {alloc->alloc_correlation, alloc->free_correlation}) {
-      if (const HostCall* call = facts.call(correlation)) now = saturating_add(now, call->duration());
+    for (std::optional<int64_t> correlation : {alloc->alloc_correlation(), alloc->free_correlation()}) {
+      if (const HostCall* call = facts.ops().call(correlation)) now = saturating_add(now, call->duration());
     }
     f.rule = "allocation_never_used";
-    f.what = allocation_name(facts, alloc->id) + " is never copied to, set, or passed to a kernel";
-    f.names.push_back(allocation_name(facts, alloc->id));
+    f.what = allocation_name(facts, alloc->id()) + " is never copied to, set, or passed to a kernel";
+    f.names.push_back(allocation_name(facts, alloc->id()));
     f.cost_ns = now;
     f.saving_ns = now;
     f.estimate = "its allocation and free calls";
-    f.fix = "remove the allocation (" + dvdg::format_bytes(alloc->bytes) + " held for nothing)";
+    f.fix = "remove the allocation (" + dvdg::format_bytes(alloc->bytes()) + " held for nothing)";
     findings.push_back(std::move(f));
   }
 }

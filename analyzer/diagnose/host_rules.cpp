@@ -30,18 +30,18 @@ struct Work {
 
 std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
   std::map<int64_t, std::vector<Work>> work;
-  for (const Kernel& k : facts.kernels) {
-    const trace::Packed<KernelRow>& row = *k.row;
+  for (const Kernel& k : facts.ops().kernels()) {
+    const auto& row = *k.row;
     if (k.timed())
       work[row.device.value_or(0)].push_back({*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr, "kernels",
                                               row.id, row.call_correlation_id, row.api_start_ns, row.stream});
   }
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (t.timed())
-        work[t.device.value_or(0)].push_back({*t.gpu_start_ns, *t.gpu_end_ns, nullptr, &t,
-                                              t.is_memset ? "memsets" : "memcpys", t.id,
-                                              t.correlation, t.api_start_ns, t.stream});
+        work[t.device().value_or(0)].push_back({*t.gpu_start_ns(), *t.gpu_end_ns(), nullptr, &t,
+                                              t.is_memset() ? "memsets" : "memcpys", t.id(),
+                                              t.correlation(), t.api_start_ns(), t.stream()});
     }
   }
   for (auto& [device, list] : work) {
@@ -109,29 +109,29 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t count = 0, blocked = 0, idle_after = 0, overlappable = 0;
   };
   std::map<std::tuple<int, std::string, int64_t>, Group> groups;
-  for (const Sync& sync : facts.syncs) {
-    const HostCall* call = facts.call(sync.correlation);
+  for (const Sync& sync : facts.ops().syncs()) {
+    const HostCall* call = facts.ops().call(sync.correlation());
     std::string name =
-        call ? std::string(call->name) : std::string(to_string(sync.kind)) + " synchronization";
-    Group& group = groups[{static_cast<int>(sync.kind), name, sync.tid.value_or(0)}];
-    if (group.count++ == 0) locate(context, group.finding, sync.correlation, sync.start_ns);
-    int64_t blocked = elapsed_ns(sync.start_ns, sync.end_ns);
+        call ? std::string(call->name) : std::string(to_string(sync.kind())) + " synchronization";
+    Group& group = groups[{static_cast<int>(sync.kind()), name, sync.tid().value_or(0)}];
+    if (group.count++ == 0) locate(context, group.finding, sync.correlation(), sync.start_ns());
+    int64_t blocked = elapsed_ns(sync.start_ns(), sync.end_ns());
     group.blocked = saturating_add(group.blocked, blocked);
     // The GPU ran dry at the sync: idle until the host queues new work. Work
     // after the sync's process ended is another run's (a merged trace), not
     // what this sync held back.
     int64_t idle = 0;
-    int64_t run_end = facts.process_end_ns(sync.process);
+    int64_t run_end = facts.process_end_ns(sync.process());
     for (auto& [device, intervals] : busy) {
-      if (sync.device && *sync.device != device) continue;
-      std::optional<int64_t> next = next_busy(intervals, sync.end_ns);
-      if (next && *next <= run_end) idle = std::max(idle, elapsed_ns(sync.end_ns, *next));
+      if (sync.device() && *sync.device() != device) continue;
+      std::optional<int64_t> next = next_busy(intervals, sync.end_ns());
+      if (next && *next <= run_end) idle = std::max(idle, elapsed_ns(sync.end_ns(), *next));
     }
     group.idle_after = saturating_add(group.idle_after, idle);
     // Not waiting lets the host's work until the next launch run while the
     // GPU finishes what the sync waited for: the shorter of the two goes.
     group.overlappable = saturating_add(group.overlappable, std::min(blocked, idle));
-    add_row(context, group.finding, "syncs", sync.id);
+    add_row(context, group.finding, "syncs", sync.id());
   }
   for (auto& [key, group] : groups) {
     // A sync the GPU had nothing to follow (the last one, say) cost nothing but waiting.
@@ -198,7 +198,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       gaps[g].following = covered_ns(intervals, gaps[g].end, until);
     }
   }
-  int64_t steady_from = facts.startup_end_ns.value_or(INT64_MIN);
+  int64_t steady_from = facts.ops().startup_end_ns().value_or(INT64_MIN);
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
   });
@@ -214,8 +214,8 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
   std::map<std::tuple<bool, int64_t, std::string>, Cause> causes;
   for (const Gap& gap : gaps) {
     int64_t length = elapsed_ns(gap.start, gap.end);
-    const HostCall* issuer = gap.after ? facts.call(gap.after->correlation) : nullptr;
-    int64_t issue = issuer ? issuer->start_ns
+    const HostCall* issuer = gap.after ? facts.ops().call(gap.after->correlation) : nullptr;
+    int64_t issue = issuer ? issuer->start_ns()
                            : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
     int64_t late = std::min(elapsed_ns(gap.start, issue), length);
     // Queuing that work before the host's own lets it run under it: no more
@@ -225,12 +225,12 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     std::map<std::string, std::pair<int64_t, int64_t>> by_call;  // name -> (time, calls)
     Intervals in_calls;
     auto first = std::lower_bound(
-        facts.all_calls.begin(), facts.all_calls.end(), gap.start,
-        [](const HostCall& c, int64_t ns) { return c.start_ns < ns; });
-    auto from = first - std::min<ptrdiff_t>(first - facts.all_calls.begin(), 64);
-    for (auto c = from; c != facts.all_calls.end() && c->start_ns < issue; ++c) {
-      if (issuer && c->id == issuer->id) continue;
-      int64_t a = std::max(c->start_ns, gap.start), b = std::min(c->end_ns, issue);
+        facts.ops().calls().begin(), facts.ops().calls().end(), gap.start,
+        [](const HostCall& c, int64_t ns) { return c.start_ns() < ns; });
+    auto from = first - std::min<ptrdiff_t>(first - facts.ops().calls().begin(), 64);
+    for (auto c = from; c != facts.ops().calls().end() && c->start_ns() < issue; ++c) {
+      if (issuer && c->id() == issuer->id()) continue;
+      int64_t a = std::max(c->start_ns(), gap.start), b = std::min(c->end_ns(), issue);
       if (b <= a) continue;
       auto& entry = by_call[std::string(c->name)];
       entry.first = saturating_add(entry.first, elapsed_ns(a, b));
@@ -317,7 +317,7 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
   const TraceFacts& facts = context.facts;
   // Where the program has steps, the step's findings say how busy it keeps
   // the GPU, and start-up is a finding of its own.
-  if (facts.startup_end_ns) return;
+  if (facts.ops().startup_end_ns()) return;
   auto busy = facts.busy_by_device();
   // By device, so that devices' findings of equal cost list in that order.
   for (auto& [device, intervals] : std::map<int64_t, Intervals>(busy.begin(), busy.end())) {
@@ -337,7 +337,7 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
                std::to_string(static_cast<int>(100.0 * busy / length)) + "% of " +
                format_ns(length) + " (" + format_ns(facts.origin.since(from)) + " to " +
                format_ns(facts.origin.since(to)) + " into the trace)";
-      f.nvtx = facts.nvtx_at(std::nullopt, from);
+      f.nvtx = facts.ops().nvtx_at(std::nullopt, from);
       // Each device's stretches are its own finding: summed over devices,
       // idle time would count the run's time once per GPU and could exceed it.
       f.names.push_back("device " + std::to_string(device));
@@ -367,8 +367,8 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
 void allocation_churn(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   std::map<std::tuple<int, int64_t, int64_t>, std::vector<const Allocation*>> groups;
-  for (const Allocation& a : facts.allocations) {
-    switch (a.kind) {
+  for (const Allocation& a : facts.ops().allocations()) {
+    switch (a.kind()) {
       case AllocKind::Device:
       case AllocKind::Pool:
       case AllocKind::Managed:
@@ -378,47 +378,47 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
       case AllocKind::RegisteredHost: break;
       default: continue;
     }
-    groups[{static_cast<int>(a.kind), a.bytes, a.device.value_or(-1)}].push_back(&a);
+    groups[{static_cast<int>(a.kind()), a.bytes(), a.device().value_or(-1)}].push_back(&a);
   }
   auto call_ns = [&](std::optional<int64_t> correlation) {
-    const HostCall* call = facts.call(correlation);
+    const HostCall* call = facts.ops().call(correlation);
     return call ? call->duration() : 0;
   };
   for (auto& [key, list] : groups) {
     std::stable_sort(list.begin(), list.end(), [](const Allocation* a, const Allocation* b) {
-      return a->alloc_ns < b->alloc_ns;
+      return a->alloc_ns() < b->alloc_ns();
     });
     std::optional<int64_t> earliest_free;
     int64_t cycles = 0, now = 0;
     for (const Allocation* a : list) {
-      if (earliest_free && *earliest_free <= a->alloc_ns) ++cycles;
-      if (a->free_ns) earliest_free = std::min(earliest_free.value_or(*a->free_ns), *a->free_ns);
-      now = saturating_add(now, saturating_add(call_ns(a->alloc_correlation), call_ns(a->free_correlation)));
+      if (earliest_free && *earliest_free <= a->alloc_ns()) ++cycles;
+      if (a->free_ns()) earliest_free = std::min(earliest_free.value_or(*a->free_ns()), *a->free_ns());
+      now = saturating_add(now, saturating_add(call_ns(a->alloc_correlation()), call_ns(a->free_correlation())));
     }
     if (cycles < context.limits.churn_cycles) continue;
     const Allocation& first = *list.front();
     Finding f;
-    locate(context, f, first.alloc_correlation, first.alloc_ns);
-    for (const Allocation* a : list) add_row(context, f, "allocations", a->id);
-    bool pinned = first.kind != AllocKind::Device && first.kind != AllocKind::Pool &&
-                  first.kind != AllocKind::Managed;
+    locate(context, f, first.alloc_correlation(), first.alloc_ns());
+    for (const Allocation* a : list) add_row(context, f, "allocations", a->id());
+    bool pinned = first.kind() != AllocKind::Device && first.kind() != AllocKind::Pool &&
+                  first.kind() != AllocKind::Managed;
     f.rule = "allocation_churn";
-    f.what = std::to_string(list.size()) + " " + std::string(to_string(first.kind)) +
-             " allocations of " + dvdg::format_bytes(first.bytes) + ", " +
+    f.what = std::to_string(list.size()) + " " + std::string(to_string(first.kind())) +
+             " allocations of " + dvdg::format_bytes(first.bytes()) + ", " +
              std::to_string(cycles) + " of them made after an earlier one was freed";
-    f.names.push_back(std::to_string(list.size()) + " x " + std::string(to_string(first.kind)) +
-                      " " + dvdg::format_bytes(first.bytes));
+    f.names.push_back(std::to_string(list.size()) + " x " + std::string(to_string(first.kind())) +
+                      " " + dvdg::format_bytes(first.bytes()));
     f.cost_ns = now;
     set_saving(f, now,
-               static_cast<double>(call_ns(first.alloc_correlation)) +
-                   static_cast<double>(call_ns(first.free_correlation)),
+               static_cast<double>(call_ns(first.alloc_correlation())) +
+                   static_cast<double>(call_ns(first.free_correlation())),
                "one allocation and one free instead of " + std::to_string(list.size()));
     f.fix = pinned ? "pin the host buffer once and reuse it: page-locking and unlocking memory "
                      "costs far more than a copy"
-            : first.kind == AllocKind::Pool
+            : first.kind() == AllocKind::Pool
                 ? "keep the pool's memory between uses (cudaMemPoolSetAttribute "
                   "cudaMemPoolAttrReleaseThreshold) or allocate once outside the loop"
-            : first.kind == AllocKind::Managed
+            : first.kind() == AllocKind::Managed
                 ? "allocate the managed buffer once outside the loop and reuse it"
                 : "allocate once outside the loop and reuse the buffer (or cudaMallocAsync / "
                   "cudaFreeAsync with a memory pool)";

@@ -37,12 +37,12 @@ std::string path_name(const TransferPath& path) {
 
 TransferPath path_of(const Transfer& copy) {
   TransferPath path;
-  path.kind = copy.kind;
+  path.kind = copy.kind();
   MemoryKind host = copy.host_memory();
   // Device-side endpoints of every kind go one way: what matters is the host side.
   path.host_memory = host == MemoryKind::Unknown ? MemoryKind::Device : host;
   if (host == MemoryKind::ManagedStatic) path.host_memory = MemoryKind::Managed;
-  path.device = copy.device;
+  path.device = copy.device();
   path.numa_node = copy.host_numa();
   return path;
 }
@@ -75,11 +75,11 @@ std::optional<LinkFit> fit_link(const std::vector<TransferSample>& samples) {
 }
 
 MeasuredTransferCost::MeasuredTransferCost(const TraceFacts& facts) {
-  for (const Transfer& copy : facts.copies) {
-    if (!copy.timed() || copy.gpu_ns() <= 0 || copy.kind == CopyKind::Prefetch ||
-        copy.kind == CopyKind::Unknown)
+  for (const Transfer& copy : facts.ops().copies()) {
+    if (!copy.timed() || copy.gpu_ns() <= 0 || copy.kind() == CopyKind::Prefetch ||
+        copy.kind() == CopyKind::Unknown)
       continue;
-    samples_.push_back({path_of(copy), copy.bytes, copy.gpu_ns()});
+    samples_.push_back({path_of(copy), copy.bytes(), copy.gpu_ns()});
   }
   // Prefetches of managed memory are timed only by their migration records
   // (CUPTI names them "user"): each record is one transfer of the managed path.

@@ -64,9 +64,9 @@ std::string group_key(const TraceFacts& facts, const MemoryItem& item) {
     return key + producer.name + "|" + without_numbers(producer.nvtx, "");
   }
   // No producer: its allocating call and NVTX range, and its size.
-  const HostCall* call = facts.call(item.alloc_correlation);
+  const HostCall* call = facts.ops().call(item.alloc_correlation);
   return key + (call ? std::string(call->name) : std::string("?")) + "|" +
-         without_numbers(facts.nvtx_at(call ? std::optional<int64_t>(call->tid) : std::nullopt, item.alloc_ns), "") +
+         without_numbers(facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt, item.alloc_ns), "") +
          "|" + std::to_string(item.bytes);
 }
 
@@ -147,7 +147,7 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
   const TraceFacts& facts = context.facts;
   auto opaque = opaque_kernels(facts);
   auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
-    if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns)) return std::nullopt;
+    if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns())) return std::nullopt;
     return std::make_pair(item.alloc_ns, item.end_ns.value_or(INT64_MAX));
   });
   for (const auto& [key, group] : groups) {
@@ -193,7 +193,7 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
   const TraceFacts& facts = context.facts;
   auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
     if (!item.last_use_ns) return std::nullopt;
-    int64_t end = item.end_ns.value_or(facts.end_ns);
+    int64_t end = item.end_ns.value_or(facts.end_ns());
     if (end - *item.last_use_ns < context.limits.min_memory_idle_ns) return std::nullopt;
     // Never freed: held to the end of the trace, not to the end of time.
     return std::make_pair(*item.last_use_ns, end);

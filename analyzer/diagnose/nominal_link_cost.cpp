@@ -24,7 +24,7 @@ NominalLink nominal_link(int64_t cc_major) {
 
 NominalLinkCost::NominalLinkCost(const std::vector<Device>& devices) {
   for (const Device& device : devices) {
-    if (device.cc_major) links_.emplace_back(device.id, nominal_link(*device.cc_major));
+    if (device.cc_major()) links_.emplace_back(device.id(), nominal_link(*device.cc_major()));
   }
 }
 
@@ -84,7 +84,7 @@ std::string NominalLinkCost::name() const {
 }
 
 MeasuredOrNominalCost::MeasuredOrNominalCost(const TraceFacts& facts)
-    : measured_(facts), nominal_(facts.devices) {}
+    : measured_(facts), nominal_(facts.ops().devices()) {}
 
 std::optional<double> MeasuredOrNominalCost::time_ns(const TransferPath& path,
                                                      int64_t bytes) const {

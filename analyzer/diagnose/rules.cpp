@@ -118,10 +118,10 @@ std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run
 
 void locate(const RuleContext& context, Finding& finding, std::optional<int64_t> correlation,
             int64_t issue_ns) {
-  const HostCall* call = context.facts.call(correlation);
-  finding.call_site = context.facts.call_site(correlation);
-  finding.nvtx = context.facts.nvtx_at(call ? std::optional<int64_t>(call->tid) : std::nullopt,
-                                       call ? call->start_ns : issue_ns);
+  const HostCall* call = context.facts.ops().call(correlation);
+  finding.call_site = context.facts.ops().call_site(correlation);
+  finding.nvtx = context.facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt,
+                                       call ? call->start_ns() : issue_ns);
 }
 
 void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row) {
@@ -138,9 +138,9 @@ void add_name(Finding& finding, std::string_view name) {
 }
 
 int64_t held_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy) {
-  const HostCall* call = facts.call(copy.correlation);
+  const HostCall* call = facts.ops().call(copy.correlation());
   if (!call || !copy.timed()) return copy.gpu_ns();
-  int64_t queued = covered_ns(busy, call->start_ns, std::max(call->start_ns, *copy.gpu_start_ns));
+  int64_t queued = covered_ns(busy, call->start_ns(), std::max(call->start_ns(), *copy.gpu_start_ns()));
   return std::max(copy.gpu_ns(), saturating_sub(call->duration(), queued));
 }
 

@@ -25,16 +25,16 @@ struct Span {
 std::vector<Span> spans_of(const TraceFacts& facts,
                            const std::unordered_map<int64_t, Intervals>& busy) {
   std::map<int64_t, std::set<int64_t>> processes_by_device;
-  for (const Kernel& k : facts.kernels) processes_by_device[k.row->device.value_or(0)].insert(k.row->process);
+  for (const Kernel& k : facts.ops().kernels()) processes_by_device[k.row->device.value_or(0)].insert(k.row->process);
   std::vector<Span> spans;
   for (const auto& [device, intervals] : busy) {
     if (intervals.empty()) continue;
-    if (facts.steps.empty()) {
+    if (facts.ops().steps().empty()) {
       spans.push_back({0, device, intervals.front().first, intervals.back().second});
       continue;
     }
     const std::set<int64_t>& launching = processes_by_device[device];
-    for (const StepSpan& step : facts.steps) {
+    for (const StepSpan& step : facts.ops().steps()) {
       if (launching.count(step.process)) spans.push_back({step.process, device, step.start_ns, step.end_ns});
     }
   }
@@ -160,9 +160,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   for (auto& [launcher, list] : spans_by_launcher) {
     std::stable_sort(list.begin(), list.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
   }
-  auto issued_inside = [&](const trace::Packed<KernelRow>& row, int64_t issued) {
+  auto issued_inside = [&](const Kernel& k, int64_t issued) {
+    const auto& row = *k.row;
     // Without steps, the run: every launch on the device.
-    if (facts.steps.empty()) return busy.count(row.device.value_or(0)) > 0;
+    if (facts.ops().steps().empty()) return busy.count(row.device.value_or(0)) > 0;
     auto found = spans_by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
     if (found == spans_by_launcher.end()) return false;
     const std::vector<const Span*>& list = found->second;
@@ -178,14 +179,16 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::set<int64_t> graph_launches;
   int64_t launches = 0, graph_kernels = 0;
   Finding f;
-  for (const Kernel& k : facts.kernels) {
-    const trace::Packed<KernelRow>& row = *k.row;
+  for (const Kernel& k : facts.ops().kernels()) {
+    const auto& row = *k.row;
     int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
-    if (!issued_inside(row, issued)) continue;
+    if (!issued_inside(k, issued)) continue;
     KernelLaunches& entry = by_name[k.name];
     ++entry.launches;
-    if (!k.module.empty()) {
-      ++by_part[model_part(k.module, k.module_phase)];
+    trace::FrameworkContext launched_by = facts.ops().framework_context(k);
+    std::string_view module = launched_by.module_id ? facts.ops().string(launched_by.module_id, "") : "";
+    if (!module.empty()) {
+      ++by_part[model_part(module, launched_by.phase)];
       ++attributed;
     }
     entry.gpu = saturating_add(entry.gpu, k.gpu_ns());
@@ -195,7 +198,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       continue;
     }
     ++launches;
-    if (const HostCall* call = facts.call(row.call_correlation_id)) {
+    if (const HostCall* call = facts.ops().call(row.call_correlation_id)) {
       ++entry.calls;
       entry.call_ns = saturating_add(entry.call_ns, call->duration());
     }
@@ -210,9 +213,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     return;
   bool in_graphs = 2 * graph_kernels > kernels;
   // Averages per step (per step and device where a process uses several).
-  int64_t spans_count = facts.steps.empty() ? 1 : static_cast<int64_t>(spans.size());
-  std::string unit = facts.steps.empty() ? "the run" : "the step";
-  std::string per = facts.steps.empty() ? "" : " per step";
+  int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(spans.size());
+  std::string unit = facts.ops().steps().empty() ? "the run" : "the step";
+  std::string per = facts.ops().steps().empty() ? "" : " per step";
   int busy_percent = static_cast<int>(100.0 * static_cast<double>(busy_ns) /
                                       static_cast<double>(std::max<int64_t>(wall, 1)));
   f.rule = "launch_bound_kernels";
@@ -260,7 +263,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.second.launches > b.second.launches; });
   f.details = {"kernels",
-               {"kernel", facts.steps.empty() ? "launches" : "launches per step", "gpu_ns_each",
+               {"kernel", facts.ops().steps().empty() ? "launches" : "launches per step", "gpu_ns_each",
                 "launch_call_ns_each"},
                {}};
   for (size_t i = 0; i < ranked.size() && i < 10; ++i) {
@@ -275,16 +278,16 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
 void startup(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   auto busy = facts.busy_by_device();
-  for (const StartUp& s : facts.startups) {
+  for (const StartUp& s : facts.ops().startups()) {
     int64_t length = elapsed_ns(s.start_ns, s.end_ns);
     if (length < context.limits.min_cost_ns) continue;
     // The host's calls in it, by name (module loading together), and the time outside any.
     std::map<std::string, int64_t> by_call;
     int64_t module_calls = 0;
     Intervals in_calls;
-    for (const HostCall& c : facts.all_calls) {
-      if (c.start_ns >= s.end_ns) break;
-      int64_t a = std::max(c.start_ns, s.start_ns), b = std::min(c.end_ns, s.end_ns);
+    for (const HostCall& c : facts.ops().calls()) {
+      if (c.start_ns() >= s.end_ns) break;
+      int64_t a = std::max(c.start_ns(), s.start_ns), b = std::min(c.end_ns(), s.end_ns);
       if (b <= a) continue;
       bool module = loads_modules(c.name);
       module_calls += module;
@@ -301,9 +304,9 @@ void startup(const RuleContext& context, std::vector<Finding>& findings) {
                                                   : " in " + name));
     }
     // The longest top-level NVTX ranges in it (XLA compiling, a framework's set-up).
-    for (const NvtxRange& r : facts.nvtx) {
-      if (r.depth != 0 || r.start_ns < s.start_ns || r.start_ns >= s.end_ns) continue;
-      int64_t ns = elapsed_ns(r.start_ns, std::min(r.end_ns, s.end_ns));
+    for (const NvtxRange& r : facts.ops().nvtx()) {
+      if (r.depth() != 0 || r.start_ns() < s.start_ns || r.start_ns() >= s.end_ns) continue;
+      int64_t ns = elapsed_ns(r.start_ns(), std::min(r.end_ns(), s.end_ns));
       parts.emplace_back(ns, format_ns(ns) + " in NVTX range " + std::string(r.name));
     }
     if (outside > 0) parts.emplace_back(outside, format_ns(outside) + " outside CUDA calls");
@@ -316,7 +319,7 @@ void startup(const RuleContext& context, std::vector<Finding>& findings) {
     f.rule = "startup";
     f.what = "start-up took " + format_ns(length) + " before the first steady step (step " +
              std::to_string(s.first_steady) + ", steps from " + s.steps_from + ")" +
-             (facts.startups.size() > 1 ? " in process " + std::to_string(s.process) : "") +
+             (facts.ops().startups().size() > 1 ? " in process " + std::to_string(s.process) : "") +
              (during.empty() ? "" : ": " + during) + "; GPU busy " +
              std::to_string(static_cast<int>(100.0 * static_cast<double>(gpu) / static_cast<double>(length))) + "%";
     f.names.push_back("start-up");

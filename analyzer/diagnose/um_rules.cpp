@@ -47,7 +47,7 @@ class Stalls {
   void add(const trace::UmEvent& event, const trace::UmCause& cause, Intervals& time) {
     int64_t start = event.start_ns, end = std::max(event.start_ns, event.end_ns);
     if (cause.kind == trace::UmCauseKind::Kernel) {
-      const Kernel* k = facts_.kernel(cause.row);
+      const Kernel* k = facts_.ops().kernel(cause.row);
       if (k && k->timed()) start = std::min(start, *k->row->gpu_start_ns);
     } else if (cause.kind == trace::UmCauseKind::HostPhase && event.alloc_id) {
       start = phase_starts_.try_emplace({*event.alloc_id, cause.row}, start).first->second;
@@ -92,17 +92,17 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
     Group& group = groups[{*event.alloc_id, event.src, event.dst, by_kernel}];
     if (group.records++ == 0) {
       if (by_kernel) {
-        if (const Kernel* k = facts.kernel(cause.row))
+        if (const Kernel* k = facts.ops().kernel(cause.row))
           locate(context, group.finding, k->row->call_correlation_id, event.start_ns);
       } else {
-        group.finding.nvtx = facts.nvtx_at(std::nullopt, event.start_ns);
+        group.finding.nvtx = facts.ops().nvtx_at(std::nullopt, event.start_ns);
       }
     }
     group.bytes = saturating_add(group.bytes, event.bytes);
     stalls.add(event, cause, group.time);
     add_row(context, group.finding, "um_events", event.id);
     if (by_kernel) {
-      if (const Kernel* k = facts.kernel(cause.row)) {
+      if (const Kernel* k = facts.ops().kernel(cause.row)) {
         add_name(group.finding, k->name);
         add_row(context, group.finding, "kernels", k->row->id);
       }
@@ -110,8 +110,8 @@ void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& fi
   }
   for (auto& [key, group] : groups) {
     auto [alloc_id, from, to, by_kernel] = key;
-    const Allocation* allocation = facts.allocation(alloc_id);
-    double share = allocation ? context.limits.min_migrated_fraction * allocation->bytes : 0.0;
+    const Allocation* allocation = facts.ops().allocation(alloc_id);
+    double share = allocation ? context.limits.min_migrated_fraction * allocation->bytes() : 0.0;
     if (group.bytes < context.limits.min_migrated_bytes || group.bytes < share) continue;
     merge_intervals(group.time);
     int64_t now = covered_ns(group.time, INT64_MIN, INT64_MAX);
@@ -157,7 +157,7 @@ void um_thrashing(const RuleContext& context, std::vector<Finding>& findings) {
     bool thrash = event.kind == UmCounterKind::Thrashing;
     if (!thrash && !on_demand(event, facts.um.causes[i])) continue;
     PerAllocation& a = allocations[*event.alloc_id];
-    if (a.time.empty() && a.thrashing == 0) a.finding.nvtx = facts.nvtx_at(std::nullopt, event.start_ns);
+    if (a.time.empty() && a.thrashing == 0) a.finding.nvtx = facts.ops().nvtx_at(std::nullopt, event.start_ns);
     add_row(context, a.finding, "um_events", event.id);
     if (thrash) {
       ++a.thrashing;

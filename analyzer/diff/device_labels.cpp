@@ -19,12 +19,13 @@ std::set<int64_t> devices_used(trace::Trace& trace) {
   auto add = [&](const trace::NullableInt& device) {
     if (device) devices.insert(*device);
   };
-  for (const auto& kernel : trace.rows<KernelRow>()) add(kernel.device);
-  for (const auto& copy : trace.rows<MemcpyRow>()) {
-    add(copy.src_device);
-    add(copy.dst_device);
+  const trace::TraceOperations& ops = trace.operations();
+  for (const trace::Kernel& kernel : ops.kernels()) add(kernel.row->device);
+  for (const trace::Transfer& copy : ops.copies()) {
+    add(copy.source().device);
+    add(copy.destination().device);
   }
-  for (const auto& memset : trace.rows<MemsetRow>()) add(memset.device);
+  for (const trace::Transfer& memset : ops.memsets()) add(memset.device());
   return devices;
 }
 

@@ -19,7 +19,7 @@ ProfileKey op_key(trace::Trace& trace, const dvdg::Graph& graph, uint32_t op,
     return {"kernel", std::string(trace.string(operation.name_id, "?")), ""};
   }
   if (operation.kind == dvdg::OpKind::Copy) {
-    if (const auto* copy = trace.find<MemcpyRow>(operation.source_id)) {
+    if (const trace::Transfer* copy = trace.operations().copy(operation.source_id)) {
       return {"copy path", copy_path_name(*copy, devices), copy_route(*copy, devices)};
     }
   }

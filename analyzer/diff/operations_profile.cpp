@@ -25,8 +25,8 @@ int64_t gpu_time(trace::NullableInt start, trace::NullableInt end) {
 // How long each allocation's call took on the host, by correlation id.
 std::unordered_map<int64_t, int64_t> allocation_call_times(trace::Trace& trace) {
   std::unordered_map<int64_t, int64_t> times;
-  for (const auto& allocation : trace.rows<AllocationRow>()) {
-    if (allocation.alloc_correlation_id) times.emplace(*allocation.alloc_correlation_id, 0);
+  for (const trace::Allocation& allocation : trace.operations().allocations()) {
+    if (allocation.alloc_correlation()) times.emplace(*allocation.alloc_correlation(), 0);
   }
   if (times.empty()) return times;
   for (const auto& call : trace.rows<ApiCallRow>()) {
@@ -41,26 +41,27 @@ std::unordered_map<int64_t, int64_t> allocation_call_times(trace::Trace& trace) 
 Profile operations_profile(trace::Trace& trace, const DeviceLabels& devices) {
   Profile profile;
   profile.measures = {"count", "time_ns", "host_ns", "bytes"};
-  for (const auto& kernel : trace.rows<KernelRow>()) {
-    trace::NullableInt name = kernel.demangled_id ? kernel.demangled_id : kernel.name_id;
+  const trace::TraceOperations& ops = trace.operations();
+  for (const trace::Kernel& kernel : ops.kernels()) {
+    trace::NullableInt name = kernel.row->demangled_id ? kernel.row->demangled_id : kernel.row->name_id;
     add(profile, {"kernel", std::string(trace.string(name, "?")), ""}, kGpuTime,
-        gpu_time(kernel.gpu_start_ns, kernel.gpu_end_ns), 0);
+        gpu_time(kernel.row->gpu_start_ns, kernel.row->gpu_end_ns), 0);
   }
-  for (const auto& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& copy : ops.copies()) {
     add(profile, {"copy path", copy_path_name(copy, devices), copy_route(copy, devices)}, kGpuTime,
-        gpu_time(copy.gpu_start_ns, copy.gpu_end_ns), copy.bytes);
+        gpu_time(copy.gpu_start_ns(), copy.gpu_end_ns()), copy.bytes());
   }
-  for (const auto& memset : trace.rows<MemsetRow>()) {
-    std::string device = memset.device ? " " + devices(memset.device) : "";
-    add(profile, {"memset", std::string(to_string(memset.memory)) + device, ""}, kGpuTime,
-        gpu_time(memset.gpu_start_ns, memset.gpu_end_ns), memset.bytes);
+  for (const trace::Transfer& memset : ops.memsets()) {
+    std::string device = memset.device() ? " " + devices(memset.device()) : "";
+    add(profile, {"memset", std::string(to_string(memset.dst_memory())) + device, ""}, kGpuTime,
+        gpu_time(memset.gpu_start_ns(), memset.gpu_end_ns()), memset.bytes());
   }
   std::unordered_map<int64_t, int64_t> call_times = allocation_call_times(trace);
-  for (const auto& allocation : trace.rows<AllocationRow>()) {
+  for (const trace::Allocation& allocation : ops.allocations()) {
     int64_t time_ns = 0;
-    if (allocation.alloc_correlation_id) time_ns = call_times[*allocation.alloc_correlation_id];
-    add(profile, {"allocation", std::string(to_string(allocation.kind)), ""}, kHostTime, time_ns,
-        allocation.bytes);
+    if (allocation.alloc_correlation()) time_ns = call_times[*allocation.alloc_correlation()];
+    add(profile, {"allocation", std::string(to_string(allocation.kind())), ""}, kHostTime, time_ns,
+        allocation.bytes());
   }
   for (const auto& collective : trace.rows<CollectiveRow>()) {
     add(profile, {"collective", std::string(to_string(collective.kind)), ""}, kGpuTime,

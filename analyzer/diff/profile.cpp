@@ -6,11 +6,10 @@ namespace apptracer::diff {
 
 namespace {
 
-std::string copy_devices(const trace::Packed<MemcpyRow>& copy, const DeviceLabels& devices) {
-  if (copy.src_device && copy.dst_device && *copy.src_device != *copy.dst_device) {
-    return devices(copy.src_device) + "->" + devices(copy.dst_device);
-  }
-  return devices(copy.dst_device ? copy.dst_device : copy.src_device);
+std::string copy_devices(const trace::Transfer& copy, const DeviceLabels& devices) {
+  trace::NullableInt src = copy.source().device, dst = copy.destination().device;
+  if (src && dst && *src != *dst) return devices(src) + "->" + devices(dst);
+  return devices(dst ? dst : src);
 }
 
 }  // namespace
@@ -21,13 +20,13 @@ std::vector<int64_t>& Profile::entry(const ProfileKey& key) {
   return found->second;
 }
 
-std::string copy_path_name(const trace::Packed<MemcpyRow>& copy, const DeviceLabels& devices) {
-  return std::string(to_string(copy.kind)) + " " + std::string(to_string(copy.src_memory)) + "->" +
-         std::string(to_string(copy.dst_memory)) + " " + copy_devices(copy, devices);
+std::string copy_path_name(const trace::Transfer& copy, const DeviceLabels& devices) {
+  return std::string(to_string(copy.kind())) + " " + std::string(to_string(copy.src_memory())) + "->" +
+         std::string(to_string(copy.dst_memory())) + " " + copy_devices(copy, devices);
 }
 
-std::string copy_route(const trace::Packed<MemcpyRow>& copy, const DeviceLabels& devices) {
-  return std::string(to_string(copy.kind)) + " " + copy_devices(copy, devices);
+std::string copy_route(const trace::Transfer& copy, const DeviceLabels& devices) {
+  return std::string(to_string(copy.kind())) + " " + copy_devices(copy, devices);
 }
 
 }  // namespace apptracer::diff

@@ -38,8 +38,8 @@ struct Profile {
 // "HtoD pageable->device gpu0", "DtoD device->device gpu0->gpu1": the copy's
 // direction, the memory kinds of both ends (pageable or pinned host memory
 // is what decides a host copy's speed) and its devices.
-std::string copy_path_name(const trace::Packed<MemcpyRow>& copy, const DeviceLabels& devices);
+std::string copy_path_name(const trace::Transfer& copy, const DeviceLabels& devices);
 // The same copy's direction and devices only: its route.
-std::string copy_route(const trace::Packed<MemcpyRow>& copy, const DeviceLabels& devices);
+std::string copy_route(const trace::Transfer& copy, const DeviceLabels& devices);
 
 }  // namespace apptracer::diff

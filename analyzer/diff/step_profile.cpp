@@ -113,8 +113,9 @@ Profile step_profile(trace::Trace& trace, const std::string& name) {
       sum = saturating_add(sum, elapsed_ns(op.start_ns, op.end_ns));
     }
   };
-  for (const auto& kernel : trace.rows<KernelRow>()) attribute(trace::operation_of(kernel), kKernel);
-  for (const auto& copy : trace.rows<MemcpyRow>()) attribute(trace::operation_of(copy), kCopy);
+  const trace::TraceOperations& ops = trace.operations();
+  for (const trace::Kernel& kernel : ops.kernels()) attribute(kernel.operation(), kKernel);
+  for (const trace::Transfer& copy : ops.copies()) attribute(copy.operation(), kCopy);
   return profile;
 }
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analyzer/dvdg/graph.h"
-#include "analyzer/dvdg/trace_reader.h"
+#include "analyzer/dvdg/op_accesses.h"
 
 namespace apptracer::dvdg {
 

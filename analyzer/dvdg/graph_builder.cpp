@@ -56,7 +56,7 @@ constexpr size_t kAccessSetValues = 8;
 
 class Builder {
  public:
-  explicit Builder(TraceOps&& trace) : trace_(std::move(trace)) {
+  explicit Builder(OpAccesses&& trace) : trace_(std::move(trace)) {
     size_t locations = trace_.locations.size();
     pieces_.resize(locations);
     version_.assign(locations, 0);
@@ -492,7 +492,7 @@ class Builder {
     }
   }
 
-  TraceOps trace_;
+  OpAccesses trace_;
   Graph graph_;
   std::vector<std::vector<Piece>> pieces_;  // per location: what it holds now
   std::vector<uint32_t> version_;           // per location: its latest version
@@ -509,14 +509,14 @@ class Builder {
 
 }  // namespace
 
-Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order) {
+Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order) {
   return Builder(std::move(trace)).build(order);
 }
 
 Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses,
                              Progress* progress) {
   show_phase(progress, "reading the operations");
-  TraceOps trace = read_trace_ops(source, kernel_accesses);
+  OpAccesses trace = find_op_accesses(source, kernel_accesses);
   show_phase(progress, "ordering the operations");
   ProgramOrder order = program_order(trace);
   show_phase(progress, "building the graph");

@@ -5,12 +5,12 @@
 #include "analyzer/trace/trace.h"
 #include "analyzer/dvdg/graph.h"
 #include "analyzer/progress.h"
-#include "analyzer/dvdg/trace_reader.h"
+#include "analyzer/dvdg/op_accesses.h"
 
 namespace apptracer::dvdg {
 
 // `order` lists positions into trace.ops in program order.
-Graph build_graph(TraceOps&& trace, const std::vector<uint32_t>& order);
+Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order);
 
 // Reads the trace, orders its operations and builds the graph; each phase
 // shown on `progress` when one is given.

@@ -13,7 +13,7 @@ namespace apptracer::dvdg {
 namespace {
 
 using StreamEvent = trace::Packed<StreamEventRow>;
-using Sync = trace::Packed<SyncRow>;
+using trace::Sync;
 
 // Lane `blocked` may not run its operation at `position` before lane
 // `after` has run `count` operations.
@@ -40,7 +40,7 @@ struct Lane {
 
 class Orderer {
  public:
-  explicit Orderer(const TraceOps& trace) : trace_(trace) {}
+  explicit Orderer(const OpAccesses& trace) : trace_(trace) {}
 
   ProgramOrder run() {
     build_lanes();
@@ -175,19 +175,21 @@ class Orderer {
     for (uint32_t i = 0; i < lanes_.size(); ++i) processes[lanes_[i].process].push_back(i);
     std::vector<const Sync*> syncs;
     for (const Sync& sync : *trace_.syncs) syncs.push_back(&sync);
-    std::stable_sort(syncs.begin(), syncs.end(),
-                     [](const Sync* a, const Sync* b) { return a->end_ns < b->end_ns; });
+    // By end, then in trace order.
+    std::sort(syncs.begin(), syncs.end(), [](const Sync* a, const Sync* b) {
+      return a->end_ns() != b->end_ns() ? a->end_ns() < b->end_ns() : a->id() < b->id();
+    });
     for (const Sync* sync : syncs) {
-      const std::vector<uint32_t>& all = processes[sync->process];
+      const std::vector<uint32_t>& all = processes[sync->process()];
       std::vector<uint32_t> awaited;
-      int64_t awaited_ns = sync->start_ns;
-      switch (sync->kind) {
+      int64_t awaited_ns = sync->start_ns();
+      switch (sync->kind()) {
         case SyncKind::Device:
         case SyncKind::Context: awaited = all; break;
-        case SyncKind::Stream: awaited = lanes_of(sync->process, sync->stream, sync->device); break;
+        case SyncKind::Stream: awaited = lanes_of(sync->process(), sync->stream(), sync->device()); break;
         case SyncKind::Event: {
           const StreamEvent* record =
-              sync->event_handle ? record_before(sync->process, *sync->event_handle, sync->start_ns)
+              sync->event_handle() ? record_before(sync->process(), *sync->event_handle(), sync->start_ns())
                                  : nullptr;
           if (!record) break;
           awaited = lanes_of(record->process, record->stream, record->device);
@@ -196,7 +198,7 @@ class Orderer {
         }
       }
       for (uint32_t after : awaited) {
-        for (uint32_t blocked : all) order(after, awaited_ns, blocked, sync->end_ns);
+        for (uint32_t blocked : all) order(after, awaited_ns, blocked, sync->end_ns());
       }
     }
   }
@@ -354,7 +356,7 @@ class Orderer {
     return placed;
   }
 
-  const TraceOps& trace_;
+  const OpAccesses& trace_;
   size_t caused_migrations_ = 0;  // left out of the lanes, placed before their cause
   size_t broken_ = 0;             // constraints broken to end a cycle
   std::vector<Lane> lanes_;
@@ -365,6 +367,6 @@ class Orderer {
 
 }  // namespace
 
-ProgramOrder program_order(const TraceOps& trace) { return Orderer(trace).run(); }
+ProgramOrder program_order(const OpAccesses& trace) { return Orderer(trace).run(); }
 
 }  // namespace apptracer::dvdg

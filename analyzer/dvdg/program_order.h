@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "analyzer/dvdg/trace_reader.h"
+#include "analyzer/dvdg/op_accesses.h"
 
 namespace apptracer::dvdg {
 
@@ -24,6 +24,6 @@ struct ProgramOrder {
   size_t broken_constraints = 0;
 };
 
-ProgramOrder program_order(const TraceOps& trace);
+ProgramOrder program_order(const OpAccesses& trace);
 
 }  // namespace apptracer::dvdg

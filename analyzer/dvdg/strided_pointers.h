@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "analyzer/dvdg/trace_reader.h"
+#include "analyzer/dvdg/op_accesses.h"
 
 namespace apptracer::dvdg {
 

@@ -38,16 +38,17 @@ class Timelines {
  public:
   explicit Timelines(trace::Trace& trace) {
     std::unordered_set<int64_t> sync_calls;
-    for (const auto& sync : trace.rows<SyncRow>()) {
-      if (sync.call_correlation_id) sync_calls.insert(*sync.call_correlation_id);
+    const trace::TraceOperations& ops = trace.operations();
+    for (const trace::Sync& sync : ops.syncs()) {
+      if (sync.correlation()) sync_calls.insert(*sync.correlation());
     }
     for (const auto& call : trace.rows<ApiCallRow>()) {
       calls_[{call.process, call.tid}].push_back(
           {call.start_ns, call.end_ns, call.name_id, sync_calls.count(call.correlation_id) > 0});
     }
-    for (const auto& kernel : trace.rows<KernelRow>()) add_work(trace::operation_of(kernel));
-    for (const auto& copy : trace.rows<MemcpyRow>()) add_work(trace::operation_of(copy));
-    for (const auto& memset : trace.rows<MemsetRow>()) add_work(trace::operation_of(memset));
+    for (const trace::Kernel& kernel : ops.kernels()) add_work(kernel.operation());
+    for (const trace::Transfer& copy : ops.copies()) add_work(copy.operation());
+    for (const trace::Transfer& memset : ops.memsets()) add_work(memset.operation());
     for (auto& [lane, calls] : calls_) sort_by_end(calls);
     for (auto& [lane, work] : work_) sort_by_end(work);
   }

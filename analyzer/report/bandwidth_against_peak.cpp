@@ -50,13 +50,13 @@ Table copy_bandwidth(const diagnose::TraceFacts& facts) {
     std::vector<std::pair<double, int64_t>> rates;  // GB/s, GPU ns
   };
   std::map<std::string, Kind> kinds;
-  for (const diagnose::Transfer& t : facts.copies) {
+  for (const diagnose::Transfer& t : facts.ops().copies()) {
     if (!t.timed()) continue;
-    Kind& kind = kinds[std::string(to_string(t.kind))];
+    Kind& kind = kinds[std::string(to_string(t.kind()))];
     ++kind.count;
-    kind.bytes = saturating_add(kind.bytes, t.bytes);
+    kind.bytes = saturating_add(kind.bytes, t.bytes());
     kind.ns = saturating_add(kind.ns, t.gpu_ns());
-    if (t.gpu_ns() > 0) kind.rates.emplace_back(static_cast<double>(t.bytes) / t.gpu_ns(), t.gpu_ns());
+    if (t.gpu_ns() > 0) kind.rates.emplace_back(static_cast<double>(t.bytes()) / t.gpu_ns(), t.gpu_ns());
   }
   for (auto& [name, kind] : kinds) {
     std::sort(kind.rates.begin(), kind.rates.end());

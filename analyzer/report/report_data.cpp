@@ -36,8 +36,8 @@ double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1
 
 json overview(trace::Trace& trace, const TraceFacts& facts, const std::string& path) {
   json devices = json::array();
-  for (const diagnose::Device& d : facts.devices)
-    devices.push_back({{"id", d.id}, {"name", d.name}, {"numa_node", d.numa_node.value_or(-1)}});
+  for (const diagnose::Device& d : facts.ops().devices())
+    devices.push_back({{"id", d.id()}, {"name", d.name}, {"numa_node", d.numa_node().value_or(-1)}});
   return {{"trace", path},
           {"command_line", trace.meta("command_line")},
           {"host", trace.meta("host")},
@@ -66,11 +66,11 @@ json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
     totals.bytes = saturating_add(totals.bytes, bytes);
     totals.ns = saturating_add(totals.ns, ns);
   };
-  for (const Transfer& t : facts.copies) {
-    if (t.kind == CopyKind::Prefetch) continue;  // moved by its migrations, below
+  for (const Transfer& t : facts.ops().copies()) {
+    if (t.kind() == CopyKind::Prefetch) continue;  // moved by its migrations, below
     diagnose::TransferPath path = diagnose::path_of(t);
     path.numa_node.reset();
-    add(diagnose::path_name(path), path, t.bytes, t.gpu_ns());
+    add(diagnose::path_name(path), path, t.bytes(), t.gpu_ns());
   }
   for (const Migration& m : moves) {
     add(diagnose::path_name(m.path) + " (unified-memory migrations)", m.path, m.bytes,
@@ -89,14 +89,14 @@ json summary(const TraceFacts& facts, const std::vector<Migration>& moves,
                        {"above_peak", above_peak_reason(cost, totals.path, gbps, peak)}});
   }
   int64_t kernel_ns = 0;
-  for (const diagnose::Kernel& k : facts.kernels) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
+  for (const diagnose::Kernel& k : facts.ops().kernels()) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
   return {{"span_ns", facts.span_ns()},
-          {"kernels", facts.kernels.size()},
+          {"kernels", facts.ops().kernels().size()},
           {"kernel_ns", kernel_ns},
-          {"copies", facts.copies.size()},
-          {"memsets", facts.memsets.size()},
+          {"copies", facts.ops().copies().size()},
+          {"memsets", facts.ops().memsets().size()},
           {"migrations", moves.size()},
-          {"allocations", facts.allocations.size()},
+          {"allocations", facts.ops().allocations().size()},
           {"devices", devices},
           {"time", where_time_went(facts, moves)},
           {"paths", by_path}};
@@ -118,7 +118,7 @@ json kernel_traffic(trace::Trace& trace) {
 
 json top_kernels(const TraceFacts& facts) {
   std::map<std::string, std::pair<int64_t, int64_t>> by_name;
-  for (const diagnose::Kernel& k : facts.kernels) {
+  for (const diagnose::Kernel& k : facts.ops().kernels()) {
     auto& entry = by_name[std::string(k.name)];
     ++entry.first;
     entry.second = saturating_add(entry.second, k.gpu_ns());
@@ -137,11 +137,11 @@ json top_kernels(const TraceFacts& facts) {
 
 json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
   std::vector<const Transfer*> timed;
-  for (const Transfer& t : facts.copies) {
-    if (t.timed() && t.gpu_ns() > 0 && t.kind != CopyKind::Prefetch) timed.push_back(&t);
+  for (const Transfer& t : facts.ops().copies()) {
+    if (t.timed() && t.gpu_ns() > 0 && t.kind() != CopyKind::Prefetch) timed.push_back(&t);
   }
   std::stable_sort(timed.begin(), timed.end(),
-                   [](const Transfer* a, const Transfer* b) { return a->bytes > b->bytes; });
+                   [](const Transfer* a, const Transfer* b) { return a->bytes() > b->bytes(); });
   if (timed.size() > kTransferLimit) timed.resize(kTransferLimit);
   std::map<std::string, std::optional<double>> peaks;
   json list = json::array();
@@ -150,15 +150,15 @@ json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
     path.numa_node.reset();
     std::string name = diagnose::path_name(path);
     if (!peaks.count(name)) peaks[name] = peak_gbps(cost, path);
-    double gbps = double(t->bytes) / t->gpu_ns();
-    list.push_back({{"id", t->id},
+    double gbps = double(t->bytes()) / t->gpu_ns();
+    list.push_back({{"id", t->id()},
                     {"path", name},
-                    {"bytes", t->bytes},
+                    {"bytes", t->bytes()},
                     {"time_ns", t->gpu_ns()},
                     {"gbps", gbps},
                     {"peak_gbps", peaks[name] ? json(*peaks[name]) : json()},
                     {"above_peak", above_peak_reason(cost, path, gbps, peaks[name])},
-                    {"start_ms", ms(facts.origin.since(*t->gpu_start_ns))}});
+                    {"start_ms", ms(facts.origin.since(*t->gpu_start_ns()))}});
   }
   return list;
 }
@@ -175,24 +175,24 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std:
     return "GPU " + std::to_string(device.value_or(0)) + " stream " +
            (stream ? std::to_string(*stream) : std::string("?"));
   };
-  for (const diagnose::Kernel& k : facts.kernels) {
+  for (const diagnose::Kernel& k : facts.ops().kernels()) {
     if (k.timed())
       lanes[lane_name(k.row->device, k.row->stream)].bars.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns,
                                                                        "kernel");
   }
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (t.timed())
-        lanes[lane_name(t.device, t.stream)].bars.emplace_back(
-            *t.gpu_start_ns, *t.gpu_end_ns, t.is_memset ? "memset" : "copy");
+        lanes[lane_name(t.device(), t.stream())].bars.emplace_back(
+            *t.gpu_start_ns(), *t.gpu_end_ns(), t.is_memset() ? "memset" : "copy");
     }
   }
   for (const Migration& m : moves) {
     lanes["GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations"].bars.emplace_back(
         m.start_ns, m.end_ns, "migration");
   }
-  for (const diagnose::Sync& s : facts.syncs) {
-    lanes["host: synchronizations"].bars.emplace_back(s.start_ns, s.end_ns, "sync");
+  for (const diagnose::Sync& s : facts.ops().syncs()) {
+    lanes["host: synchronizations"].bars.emplace_back(s.start_ns(), s.end_ns(), "sync");
   }
   WorkWindow window = steady ? *steady : work_window(facts, moves);
   // Bars closer than this are merged so a lane stays drawable.
@@ -225,7 +225,7 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std:
           {"steady_steps", steady.has_value()},
           {"start_ms", ms(facts.origin.since(window.start_ns))},
           {"end_ms", ms(facts.origin.since(window.end_ns))},
-          {"trace_end_ms", ms(facts.origin.since(facts.end_ns))}};
+          {"trace_end_ms", ms(facts.origin.since(facts.end_ns()))}};
 }
 
 // The GPU time of the work one thread issued, by issue time, with running
@@ -260,20 +260,20 @@ class IssuedGpuTime {
 json nvtx_breakdown(const TraceFacts& facts) {
   std::map<int64_t, IssuedGpuTime> issued;  // by tid
   auto add = [&](std::optional<int64_t> correlation, int64_t gpu_ns) {
-    if (const diagnose::HostCall* call = facts.call(correlation)) issued[call->tid].add(call->start_ns, gpu_ns);
+    if (const diagnose::HostCall* call = facts.ops().call(correlation)) issued[call->tid()].add(call->start_ns(), gpu_ns);
   };
-  for (const diagnose::Kernel& k : facts.kernels) add(k.row->call_correlation_id, k.gpu_ns());
-  for (const Transfer& t : facts.copies) add(t.correlation, t.gpu_ns());
-  for (const Transfer& t : facts.memsets) add(t.correlation, t.gpu_ns());
+  for (const diagnose::Kernel& k : facts.ops().kernels()) add(k.row->call_correlation_id, k.gpu_ns());
+  for (const Transfer& t : facts.ops().copies()) add(t.correlation(), t.gpu_ns());
+  for (const Transfer& t : facts.ops().memsets()) add(t.correlation(), t.gpu_ns());
   for (auto& [tid, thread] : issued) thread.sum_up();
   std::map<std::string, std::tuple<int64_t, int64_t, int64_t>> by_name;  // count, ns, gpu ns
-  for (const diagnose::NvtxRange& r : facts.nvtx) {
+  for (const diagnose::NvtxRange& r : facts.ops().nvtx()) {
     auto& [count, ns, gpu] = by_name[std::string(r.name)];
     ++count;
-    ns = saturating_add(ns, elapsed_ns(r.start_ns, r.end_ns));
+    ns = saturating_add(ns, elapsed_ns(r.start_ns(), r.end_ns()));
     for (const auto& [tid, thread] : issued) {
-      if (r.tid && *r.tid != tid) continue;
-      gpu = saturating_add(gpu, thread.between(r.start_ns, r.end_ns));
+      if (r.tid() && *r.tid() != tid) continue;
+      gpu = saturating_add(gpu, thread.between(r.start_ns(), r.end_ns()));
     }
   }
   json out = json::array();

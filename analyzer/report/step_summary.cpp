@@ -46,9 +46,9 @@ json whole_run(const diagnose::TraceFacts& facts, const std::string& why) {
           {"why", why},
           {"span_ns", facts.span_ns()},
           {"devices", devices},
-          {"launches", facts.kernels.size()},
-          {"copies", facts.copies.size()},
-          {"memsets", facts.memsets.size()}};
+          {"launches", facts.ops().kernels().size()},
+          {"copies", facts.ops().copies().size()},
+          {"memsets", facts.ops().memsets().size()}};
 }
 
 }  // namespace

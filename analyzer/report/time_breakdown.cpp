@@ -23,16 +23,16 @@ WorkWindow work_window(const TraceFacts& facts, const std::vector<Migration>& mo
     first = std::min(first, start);
     last = std::max(last, end);
   };
-  for (const diagnose::Kernel& k : facts.kernels) {
+  for (const diagnose::Kernel& k : facts.ops().kernels()) {
     if (k.timed()) add(*k.row->gpu_start_ns, *k.row->gpu_end_ns);
   }
-  for (const auto* list : {&facts.copies, &facts.memsets}) {
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
-      if (t.timed()) add(*t.gpu_start_ns, *t.gpu_end_ns);
+      if (t.timed()) add(*t.gpu_start_ns(), *t.gpu_end_ns());
     }
   }
   for (const Migration& m : moves) add(m.start_ns, m.end_ns);
-  if (first > last) return {facts.start_ns, facts.end_ns};
+  if (first > last) return {facts.start_ns(), facts.end_ns()};
   return {first, last};
 }
 
@@ -51,14 +51,14 @@ std::optional<WorkWindow> steady_window(trace::Trace& trace) {
 
 nlohmann::json where_time_went(const TraceFacts& facts, const std::vector<Migration>& moves) {
   int64_t kernel_ns = 0;
-  for (const diagnose::Kernel& k : facts.kernels) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
+  for (const diagnose::Kernel& k : facts.ops().kernels()) kernel_ns = saturating_add(kernel_ns, k.gpu_ns());
   int64_t migration_ns = 0;
   for (const Migration& m : moves) migration_ns = saturating_add(migration_ns, elapsed_ns(m.start_ns, m.end_ns));
   int64_t sync_ns = 0;
-  for (const diagnose::Sync& s : facts.syncs) sync_ns = saturating_add(sync_ns, elapsed_ns(s.start_ns, s.end_ns));
+  for (const diagnose::Sync& s : facts.ops().syncs()) sync_ns = saturating_add(sync_ns, elapsed_ns(s.start_ns(), s.end_ns()));
   int64_t allocation_ns = 0;
-  for (const diagnose::Allocation& a : facts.allocations) {
-    if (const diagnose::HostCall* call = facts.call(a.alloc_correlation))
+  for (const diagnose::Allocation& a : facts.ops().allocations()) {
+    if (const diagnose::HostCall* call = facts.ops().call(a.alloc_correlation()))
       allocation_ns = saturating_add(allocation_ns, call->duration());
   }
   WorkWindow window = work_window(facts, moves);
@@ -72,13 +72,13 @@ nlohmann::json where_time_went(const TraceFacts& facts, const std::vector<Migrat
     if (ns > 0) rows.push_back({{"what", what}, {"side", side}, {"ns", ns}});
   };
   row("kernels", "GPU", kernel_ns);
-  row("copies", "GPU", gpu_time(facts.copies));
-  row("memsets", "GPU", gpu_time(facts.memsets));
+  row("copies", "GPU", gpu_time(facts.ops().copies()));
+  row("memsets", "GPU", gpu_time(facts.ops().memsets()));
   row("unified-memory migrations", "GPU", migration_ns);
   row("GPU idle between its first and last work", "GPU", idle_ns);
   row("waiting in synchronizations", "host", sync_ns);
   row("allocating memory", "host", allocation_ns);
-  row("start-up before the first GPU work", "host", elapsed_ns(facts.start_ns, window.start_ns));
+  row("start-up before the first GPU work", "host", elapsed_ns(facts.start_ns(), window.start_ns));
   std::stable_sort(rows.begin(), rows.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
     return a["ns"].get<int64_t>() > b["ns"].get<int64_t>();
   });

@@ -21,8 +21,8 @@ std::string joined(const std::vector<std::string>& words) {
 }
 
 bool has_managed_memory(trace::Trace& trace) {
-  for (const auto& row : trace.rows<AllocationRow>()) {
-    if (row.kind == AllocKind::Managed) return true;
+  for (const trace::Allocation& allocation : trace.operations().allocations()) {
+    if (allocation.kind() == AllocKind::Managed) return true;
   }
   return false;
 }

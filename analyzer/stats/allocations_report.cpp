@@ -58,7 +58,8 @@ Table allocations_report(trace::Trace& trace) {
   // Keyed by (device or none, kind): std::nullopt sorts first, so host comes
   // before the devices.
   std::map<std::optional<int64_t>, std::map<AllocKind, KindTotals>> places;
-  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+  for (const trace::Allocation& alloc : trace.operations().allocations()) {
+    const auto& allocation = alloc.row();
     KindTotals& totals = places[allocation.device.optional()][allocation.kind];
     Lifetime lifetime{allocation.bytes, allocation.alloc_ns, allocation.free_ns.optional()};
     ++totals.count;

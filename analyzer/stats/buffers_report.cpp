@@ -26,14 +26,16 @@ struct BufferUse {
 Table buffers_report(trace::Trace& trace) {
   std::unordered_map<int64_t, BufferUse> uses;
   const trace::KernelArguments& arguments = trace.kernel_arguments();
-  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
     std::set<int64_t> used;
     for (const trace::KernelWord& word : arguments.of(kernel)) {
       if (word.alloc_id) used.insert(*word.alloc_id);
     }
     for (int64_t alloc_id : used) ++uses[alloc_id].kernels;
   }
-  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     if (copy.dst_alloc_id) {
       BufferUse& use = uses[*copy.dst_alloc_id];
       ++use.copies_in;
@@ -45,7 +47,8 @@ Table buffers_report(trace::Trace& trace) {
       use.bytes_out = saturating_add(use.bytes_out, copy.bytes);
     }
   }
-  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+    const auto& memset = *transfer.memset_row();
     if (memset.alloc_id) ++uses[*memset.alloc_id].memsets;
   }
 
@@ -53,7 +56,8 @@ Table buffers_report(trace::Trace& trace) {
               {"allocation", "place", "kind", "bytes", "kernels", "copies_in", "bytes_in",
                "copies_out", "bytes_out", "memsets"},
               {}};
-  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+  for (const trace::Allocation& alloc : trace.operations().allocations()) {
+    const auto& allocation = alloc.row();
     auto found = uses.find(allocation.id);
     if (found == uses.end()) continue;
     const BufferUse& use = found->second;

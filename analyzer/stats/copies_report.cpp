@@ -12,7 +12,8 @@ namespace apptracer {
 
 Table copies_report(trace::Trace& trace) {
   std::map<std::tuple<CopyKind, MemoryKind, MemoryKind>, TransferTotals> groups;
-  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     groups[{copy.kind, copy.src_memory, copy.dst_memory}].add(
         copy.bytes, recorded_ns(copy.gpu_start_ns, copy.gpu_end_ns));
   }

@@ -119,9 +119,9 @@ ReportOutput exact_report(trace::Trace& trace) {
   const trace::KernelArguments& arguments = trace.kernel_arguments();
   std::map<int64_t, KernelVerdicts> by_name_id;
   for (const auto& [kernel_id, kernel] : exact.kernels()) {
-    const trace::Packed<KernelRow>* launch = trace.find<KernelRow>(kernel_id);
-    trace::KernelArguments::Words words = launch ? arguments.of(*launch) : trace::KernelArguments::Words{};
-    judge(by_name_id[launch ? trace::kernel_name_id(*launch) : 0], kernel,
+    const trace::Kernel* launch = trace.operations().kernel(kernel_id);
+    trace::KernelArguments::Words words = launch ? arguments.of(*launch->row) : trace::KernelArguments::Words{};
+    judge(by_name_id[launch ? trace::kernel_name_id(*launch->row) : 0], kernel,
           trace::coverage_of(kernel, words), launch ? pointers_of(words) : std::map<int64_t, AccessKind>{});
   }
   std::vector<std::pair<std::string, KernelVerdicts>> rows;

@@ -47,22 +47,26 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
   auto group = [&](const trace::FrameworkContext& context) -> Work& {
     return groups[key_of(context, by)];
   };
-  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
     Work& work = group(contexts.of_call(kernel.process, kernel.call_correlation_id));
     ++work.launches;
     add_gpu_time(work, kernel.gpu_start_ns, kernel.gpu_end_ns);
   }
-  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     Work& work = group(contexts.of_call(copy.process, copy.call_correlation_id));
     ++work.copies;
     add_gpu_time(work, copy.gpu_start_ns, copy.gpu_end_ns);
   }
-  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+    const auto& memset = *transfer.memset_row();
     Work& work = group(contexts.of_call(memset.process, memset.call_correlation_id));
     ++work.memsets;
     add_gpu_time(work, memset.gpu_start_ns, memset.gpu_end_ns);
   }
-  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+  for (const trace::Allocation& alloc : trace.operations().allocations()) {
+    const auto& allocation = alloc.row();
     ++group(contexts.issued(allocation.process, allocation.alloc_tid, allocation.alloc_ns)).allocations;
   }
   for (const trace::Packed<SubAllocationRow>& block : trace.rows<SubAllocationRow>()) {

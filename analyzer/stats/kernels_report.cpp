@@ -19,7 +19,8 @@ Table kernels_report(trace::Trace& trace) {
   };
   // Grouped by interned name id; the text is looked up once per group.
   std::map<int64_t, Launches> by_name_id;
-  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
     Launches& launches = by_name_id[kernel_name_id(kernel)];
     ++launches.count;
     if (auto duration = recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns)) {

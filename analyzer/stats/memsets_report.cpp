@@ -10,7 +10,8 @@ namespace apptracer {
 
 Table memsets_report(trace::Trace& trace) {
   std::map<MemoryKind, TransferTotals> groups;
-  for (const trace::Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+    const auto& memset = *transfer.memset_row();
     groups[memset.memory].add(memset.bytes, recorded_ns(memset.gpu_start_ns, memset.gpu_end_ns));
   }
   Table table{"memsets", {"memory"}, {}};

@@ -29,17 +29,20 @@ Table processes_report(trace::Trace& trace) {
     ++process.api_calls;
     add(process.api_ns, saturating_sub(call.end_ns, call.start_ns));
   }
-  for (const auto& kernel : trace.rows<KernelRow>()) {
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
     ProcessSums& process = sums[kernel.process];
     ++process.kernels;
     add(process.kernel_ns, recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns).value_or(0));
   }
-  for (const auto& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     ProcessSums& process = sums[copy.process];
     ++process.copies;
     add(process.copy_bytes, copy.bytes);
   }
-  for (const auto& sync : trace.rows<SyncRow>()) {
+  for (const trace::Sync& wait : trace.operations().syncs()) {
+    const auto& sync = wait.row();
     add(sums[sync.process].sync_ns, saturating_sub(sync.end_ns, sync.start_ns));
   }
 

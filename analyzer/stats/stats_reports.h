@@ -57,7 +57,7 @@ Table um_kernels_report(trace::Trace& trace, const trace::UmTrace& um);
 // managed memory (a launch with two such words: twice).
 void for_each_managed_argument(
     trace::Trace& trace,
-    const std::function<void(const trace::Packed<KernelRow>& kernel, int64_t alloc_id)>& visit);
+    const std::function<void(const trace::Kernel& kernel, int64_t alloc_id)>& visit);
 // A merged trace's collectives whose last rank arrived late: by how much,
 // the others' wait, and what held it back; or a note when none is joined.
 ReportOutput stragglers_report(trace::Trace& trace);

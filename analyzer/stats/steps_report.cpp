@@ -115,9 +115,18 @@ Cell median_cell(const std::vector<int64_t>& durations) {
 ReportOutput steps_report(trace::Trace& trace) {
   const trace::TraceSteps& steps = trace.steps();
   std::map<trace::ProcessId, ProcessWork> work;
-  for (const auto& kernel : trace.rows<KernelRow>()) add_work(work, steps, kernel, &PhaseWork::launches);
-  for (const auto& copy : trace.rows<MemcpyRow>()) add_work(work, steps, copy, &PhaseWork::copies);
-  for (const auto& memset : trace.rows<MemsetRow>()) add_work(work, steps, memset, &PhaseWork::memsets);
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
+    add_work(work, steps, kernel, &PhaseWork::launches);
+  }
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
+    add_work(work, steps, copy, &PhaseWork::copies);
+  }
+  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+    const auto& memset = *transfer.memset_row();
+    add_work(work, steps, memset, &PhaseWork::memsets);
+  }
   const trace::StepWindow* window = trace.window();
   Table per_step{"steps",
                  {"process", "step", "phase", "start_ns", "wall_ns", "gpu_busy_ns", "launches", "copies",

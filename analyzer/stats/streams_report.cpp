@@ -47,11 +47,18 @@ Table streams_report(trace::Trace& trace) {
     ++(work.*counted);
     if (row.gpu_start_ns && row.gpu_end_ns) work.intervals.emplace_back(*row.gpu_start_ns, *row.gpu_end_ns);
   };
-  for (const auto& kernel : trace.rows<KernelRow>()) add(&StreamWork::kernels, kernel.device, kernel);
-  for (const auto& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Kernel& launch : trace.operations().kernels()) {
+    const auto& kernel = *launch.row;
+    add(&StreamWork::kernels, kernel.device, kernel);
+  }
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     add(&StreamWork::copies, copy.dst_device ? copy.dst_device : copy.src_device, copy);
   }
-  for (const auto& memset : trace.rows<MemsetRow>()) add(&StreamWork::memsets, memset.device, memset);
+  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+    const auto& memset = *transfer.memset_row();
+    add(&StreamWork::memsets, memset.device, memset);
+  }
   Table table{"streams",
               {"device", "stream", "kernels", "copies", "memsets", "busy_ns", "span_ns", "busy_pct"},
               {}};

@@ -10,7 +10,8 @@ namespace apptracer {
 
 Table syncs_report(trace::Trace& trace) {
   std::map<SyncKind, std::vector<int64_t>> durations;
-  for (const trace::Packed<SyncRow>& sync : trace.rows<SyncRow>()) {
+  for (const trace::Sync& wait : trace.operations().syncs()) {
+    const auto& sync = wait.row();
     durations[sync.kind].push_back(saturating_sub(sync.end_ns, sync.start_ns));
   }
   Table table{"syncs", {"kind", "count"}, {}};

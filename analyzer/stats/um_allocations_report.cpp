@@ -96,7 +96,8 @@ std::vector<Listed> listed_allocations(trace::Trace& trace) {
     if (advice.alloc_id) named.insert(*advice.alloc_id);
   }
   std::vector<Listed> listed;
-  for (const trace::Packed<AllocationRow>& allocation : trace.rows<AllocationRow>()) {
+  for (const trace::Allocation& alloc : trace.operations().allocations()) {
+    const auto& allocation = alloc.row();
     if (allocation.kind != AllocKind::Managed && !named.count(allocation.id)) continue;
     listed.push_back({allocation.id, std::string(to_string(allocation.kind)), allocation.address,
                       allocation.bytes, allocation.device.optional()});
@@ -123,12 +124,14 @@ class Regions {
 // prefetches of it touch it too, even where no record says so.
 void add_touches_from_work(trace::Trace& trace, const Regions& regions,
                            std::map<Region, RegionUse>& uses) {
-  for_each_managed_argument(trace, [&](const trace::Packed<KernelRow>& kernel, int64_t alloc_id) {
+  for_each_managed_argument(trace, [&](const trace::Kernel& launch, int64_t alloc_id) {
+    const auto& kernel = *launch.row;
     Region region = regions.of(alloc_id);
     trace::NullableInt start = kernel.gpu_start_ns ? kernel.gpu_start_ns : kernel.api_start_ns;
     if (region && start) uses[region].touch(*start);
   });
-  for (const trace::Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) {
+  for (const trace::Transfer& transfer : trace.operations().copies()) {
+    const auto& copy = *transfer.copy_row();
     if (copy.kind != CopyKind::Prefetch) continue;
     Region region = regions.of(copy.dst_alloc_id ? copy.dst_alloc_id : copy.src_alloc_id);
     if (region && copy.api_start_ns) uses[region].touch(*copy.api_start_ns);

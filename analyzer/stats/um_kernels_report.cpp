@@ -53,8 +53,8 @@ std::unordered_map<int64_t, LaunchUm> per_launch(const trace::UmTrace& um) {
 
 std::unordered_set<int64_t> names_using_managed_memory(trace::Trace& trace) {
   std::unordered_set<int64_t> names;
-  for_each_managed_argument(trace, [&](const trace::Packed<KernelRow>& kernel, int64_t) {
-    names.insert(trace::kernel_name_id(kernel));
+  for_each_managed_argument(trace, [&](const trace::Kernel& kernel, int64_t) {
+    names.insert(trace::kernel_name_id(*kernel.row));
   });
   return names;
 }
@@ -69,7 +69,8 @@ Table um_kernels_report(trace::Trace& trace, const trace::UmTrace& um) {
   std::unordered_map<int64_t, LaunchUm> attributed = per_launch(um);
   std::unordered_set<int64_t> managed_users = names_using_managed_memory(trace);
   std::map<int64_t, std::vector<Launch>> by_name_id;
-  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+  for (const trace::Kernel& view : trace.operations().kernels()) {
+    const auto& kernel = *view.row;
     int64_t order_ns = kernel.gpu_start_ns.value_or(kernel.api_start_ns.value_or(0));
     Launch launch{order_ns, kernel.id, recorded_ns(kernel.gpu_start_ns, kernel.gpu_end_ns), {}};
     auto found = attributed.find(launch.id);

@@ -13,26 +13,27 @@ namespace apptracer {
 namespace {
 
 bool has_um_data(trace::Trace& trace) {
-  const auto& allocations = trace.rows<AllocationRow>();
-  const auto& copies = trace.rows<MemcpyRow>();
+  const auto& allocations = trace.operations().allocations();
+  const auto& copies = trace.operations().copies();
   return std::any_of(allocations.begin(), allocations.end(),
-                     [](const auto& allocation) { return allocation.kind == AllocKind::Managed; }) ||
+                     [](const auto& allocation) { return allocation.kind() == AllocKind::Managed; }) ||
          !trace.rows<UmEventRow>().empty() || !trace.rows<MemAdviceRow>().empty() ||
          std::any_of(copies.begin(), copies.end(),
-                     [](const auto& copy) { return copy.kind == CopyKind::Prefetch; });
+                     [](const auto& copy) { return copy.kind() == CopyKind::Prefetch; });
 }
 
 }  // namespace
 
 void for_each_managed_argument(
     trace::Trace& trace,
-    const std::function<void(const trace::Packed<KernelRow>& kernel, int64_t alloc_id)>& visit) {
+    const std::function<void(const trace::Kernel& kernel, int64_t alloc_id)>& visit) {
   const trace::KernelArguments& arguments = trace.kernel_arguments();
-  for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
-    for (const trace::KernelWord& word : arguments.of(kernel)) {
+  const trace::TraceOperations& ops = trace.operations();
+  for (const trace::Kernel& kernel : ops.kernels()) {
+    for (const trace::KernelWord& word : arguments.of(*kernel.row)) {
       if (!word.alloc_id) continue;
-      const trace::Packed<AllocationRow>* allocation = trace.find<AllocationRow>(*word.alloc_id);
-      if (allocation && allocation->kind == AllocKind::Managed) visit(kernel, *word.alloc_id);
+      const trace::Allocation* allocation = ops.allocation(*word.alloc_id);
+      if (allocation && allocation->kind() == AllocKind::Managed) visit(kernel, *word.alloc_id);
     }
   }
 }

@@ -63,8 +63,14 @@ const TraceSteps& Trace::steps() {
   return *steps_;
 }
 
+const TraceOperations& Trace::operations() {
+  if (!operations_) operations_.emplace(*this);
+  return *operations_;
+}
+
 void Trace::limit_to_steps(const StepSelection& selection) {
   window_.emplace(steps(), selection, path_);
+  operations_.reset();  // its views point into rows the window drops
 #define APPTRACER_TABLE(sql_name, RowType, table_role, doc)                      \
   if (std::optional<Rows<RowType>>& slot = static_cast<detail::TableSlot<RowType>&>(tables_).rows) { \
     keep_window(*slot);                                                          \

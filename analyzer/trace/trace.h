@@ -3,7 +3,8 @@
 // (packed_rows.h) that every analysis of the command shares; tables a
 // command can stream are streamed instead (stream()). What the rows mean in
 // the analyzer's own words (operations, processes, the time origin) is
-// derived from them here too: see operations.h, processes.h, time_origin.h.
+// derived from them here too: see trace_operations.h (the operations every
+// analysis reads), operations.h, processes.h, time_origin.h.
 //
 //   trace::Trace trace(path, TraceAccess::ReadOnly);
 //   for (const trace::Packed<KernelRow>& kernel : trace.rows<KernelRow>()) ...
@@ -24,6 +25,7 @@
 #include "analyzer/trace/table_reader.h"
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace_file.h"
+#include "analyzer/trace/trace_operations.h"
 #include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::trace {
@@ -130,6 +132,9 @@ class Trace {
   const FrameworkContexts& framework_contexts();
   // The program's steps (steps.h), found from the whole trace on first use.
   const TraceSteps& steps();
+  // Its copies, memsets, kernels, synchronizations, allocations and host
+  // calls (trace_operations.h), within the window limit_to_steps chose.
+  const TraceOperations& operations();
   // From now on rows() and stream() of the event tables (step_window.h)
   // hold only the rows issued in `selection`'s steps, whether already read
   // or not. Throws TraceError when the trace has no such steps.
@@ -160,6 +165,7 @@ class Trace {
   std::optional<KernelArguments> kernel_arguments_;
   std::optional<TraceSteps> steps_;
   std::optional<FrameworkContexts> framework_contexts_;
+  std::optional<TraceOperations> operations_;
   std::optional<StepWindow> window_;
 };
 

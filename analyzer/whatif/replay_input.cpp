@@ -113,8 +113,8 @@ class Reader {
   }
 
   void read_kernels() {
-    for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
-      ReplayOp op = op_of(row);
+    for (const trace::Kernel& kernel : trace_.operations().kernels()) {
+      ReplayOp op = op_of(*kernel.row);
       auto faulted = faulted_in_.find(op.source_id);
       if (faulted != faulted_in_.end()) op.faulted_in_bytes = faulted->second;
       names_.push_back(op.name_id);
@@ -142,7 +142,8 @@ class Reader {
 
   void read_copies() {
     const std::map<int64_t, trace::MigrationGroup>& prefetched = prefetched_;
-    for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
+    for (const trace::Transfer& copy : trace_.operations().copies()) {
+      const auto& row = *copy.copy_row();
       ReplayOp op = op_of(row);
       op.src_memory = row.src_memory;
       op.dst_memory = row.dst_memory;
@@ -171,7 +172,7 @@ class Reader {
   }
 
   void read_memsets() {
-    for (const Packed<MemsetRow>& row : trace_.rows<MemsetRow>()) out_.ops.push_back(op_of(row));
+    for (const trace::Transfer& memset : trace_.operations().memsets()) out_.ops.push_back(op_of(*memset.memset_row()));
   }
 
   void read_stream_events() {

@@ -8,6 +8,7 @@
 
 #include "analyzer/diagnose/measured_transfer_cost.h"
 #include "analyzer/diagnose/rules.h"
+#include "trace_builder.h"
 
 namespace apptracer::diagnose {
 namespace {
@@ -27,6 +28,18 @@ ranks::Straggler late_rank(int64_t late_by_ns, int64_t cause_ns) {
   return late;
 }
 
+// The facts of a trace with no operations of its own: only the stragglers a
+// test gives.
+class StragglerFacts {
+ public:
+  StragglerFacts() { facts.operations = &trace_.operations(); }
+  TraceFacts facts;
+
+ private:
+  testing::TraceBuilder builder_;
+  trace::Trace trace_{builder_.db()};
+};
+
 std::vector<Finding> straggler_findings(const TraceFacts& facts) {
   MeasuredTransferCost cost(facts);
   std::vector<Finding> found;
@@ -37,7 +50,8 @@ std::vector<Finding> straggler_findings(const TraceFacts& facts) {
 }
 
 TEST(CollectiveStraggler, SaysWhoWasLateWhereAndWhatHeldIt) {
-  TraceFacts facts;
+  StragglerFacts job;
+  TraceFacts& facts = job.facts;
   facts.stragglers = {late_rank(20'000'000, 20'600'000), late_rank(400'000, 400'000)};
   std::vector<Finding> found = straggler_findings(facts);
   ASSERT_EQ(found.size(), 1u);  // 400 us late is a balanced job's jitter
@@ -57,7 +71,8 @@ TEST(CollectiveStraggler, SaysWhoWasLateWhereAndWhatHeldIt) {
 // A balanced job's 2 ms of jitter in every step, and one 20 ms straggler:
 // one site (a host gap before the step's all-gather), led by the straggler.
 TEST(CollectiveStraggler, ManyAtOneSiteAreOneFindingLedByTheCostliest) {
-  TraceFacts facts;
+  StragglerFacts job;
+  TraceFacts& facts = job.facts;
   for (int i = 0; i < 24; ++i) facts.stragglers.push_back(late_rank(2'000'000, 1'000'000));
   facts.stragglers.insert(facts.stragglers.begin() + 7, late_rank(20'000'000, 20'600'000));
   std::vector<Finding> found = straggler_findings(facts);

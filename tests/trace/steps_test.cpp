@@ -192,8 +192,10 @@ TEST_F(Steps, TheModelLimitedToStepsHoldsTheirEventsOnly) {
   });
   Trace trace(builder_.db());
   EXPECT_EQ(trace.rows<KernelRow>().size(), 9u);  // read before it is limited
+  EXPECT_EQ(trace.operations().kernels().size(), 9u);
   trace.limit_to_steps(StepSelection{std::make_pair(2, 3), false});
   EXPECT_EQ(trace.rows<KernelRow>().size(), 4u);
+  EXPECT_EQ(trace.operations().kernels().size(), 4u);
   EXPECT_EQ(trace.rows<ApiCallRow>().size(), 2u);  // read after
   EXPECT_EQ(trace.rows<AllocationRow>().size(), 1u);
   int64_t streamed = 0;

@@ -1,6 +1,7 @@
-// Reads what the DVDG needs from a trace: memory locations, the operations in
-// trace order with the memory each one touches, and the stream events and
-// synchronizations that order them.
+// What the DVDG is built from: the trace model's operations
+// (trace_operations.h) as the DVDG's ops, in trace order, with the memory
+// locations each one touches and how (its accesses); the collectives' rank
+// calls; and the stream events and synchronizations that order them.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@ struct Access {
   static constexpr uint32_t kLocationBits = 26;
   Access() : location(0), reads(0), writes(0), known_read(0), exact(0), to_end(0), granule_rounded(0) {}
 
-  uint32_t op = 0;  // position in TraceOps::ops
+  uint32_t op = 0;  // position in OpAccesses::ops
   uint32_t location : kLocationBits;
   uint32_t reads : 1;
   uint32_t writes : 1;
@@ -33,7 +34,7 @@ struct Access {
   // in, which sub-allocations may make shorter than its allocation.
   uint32_t to_end : 1;
   // The Compute Sanitizer's range (--exact), rounded out to its granules
-  // (TraceOps::exact_granule_bytes): each granule in it was touched, but
+  // (OpAccesses::exact_granule_bytes): each granule in it was touched, but
   // not each byte, so only a whole granule nothing wrote is certainly read
   // uninitialized.
   uint32_t granule_rounded : 1;
@@ -60,7 +61,7 @@ struct Block {
 // the ranks other than the one whose lane holds the op; on the host (MPI),
 // every rank's call, the op having a lane of its own.
 struct RankCall {
-  uint32_t op = 0;  // position in TraceOps::ops
+  uint32_t op = 0;  // position in OpAccesses::ops
   ProcessId process = trace::kSingleProcess;
   trace::NullableInt device;
   trace::NullableInt stream;
@@ -73,7 +74,7 @@ struct RankCall {
   uint32_t kernel = Op::kNoOp;
 };
 
-struct TraceOps {
+struct OpAccesses {
   std::vector<Location> locations;
   std::vector<Op> ops;  // not yet in program order
   // access_begin[i] .. access_begin[i + 1] index `accesses` (sorted by op):
@@ -81,9 +82,9 @@ struct TraceOps {
   std::vector<uint32_t> access_begin;
   std::vector<Access> accesses;
   // What orders streams: the trace's event records and waits, and its
-  // synchronizations (the model's rows, which outlive the graph's build).
+  // synchronizations (the model's, which outlive the graph's build).
   const trace::Rows<StreamEventRow>* stream_events = nullptr;
-  const trace::Rows<SyncRow>* syncs = nullptr;
+  const std::vector<trace::Sync>* syncs = nullptr;
   std::vector<RankCall> rank_calls;
   std::unordered_map<int64_t, std::string> names;
   int64_t exact_granule_bytes = 1;  // the sanitizer's granule (meta exact.granularity_bytes)
@@ -95,7 +96,9 @@ enum class KernelAccesses {
   Signatures,  // the arguments' accesses alone, as without --exact (to compare the two)
 };
 
-TraceOps read_trace_ops(trace::Trace& trace,
+// The ops and their accesses, from the trace's operations, collectives,
+// unified-memory migrations and framework blocks.
+OpAccesses find_op_accesses(trace::Trace& trace,
                         KernelAccesses kernel_accesses = KernelAccesses::Exact);
 
 }  // namespace apptracer::dvdg

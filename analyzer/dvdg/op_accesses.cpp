@@ -1,4 +1,4 @@
-#include "analyzer/dvdg/trace_reader.h"
+#include "analyzer/dvdg/op_accesses.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,19 +27,12 @@ namespace {
 using trace::NullableInt;
 using trace::Packed;
 
-// The bytes a copy's endpoint spans from its first byte: the copy's bytes,
-// or for a 2D/3D copy its rows at their pitch.
-int64_t span_of(int64_t bytes, NullableInt width, NullableInt height, NullableInt pitch) {
-  if (!width || !height || !pitch || *height <= 0) return bytes;
-  return std::max(bytes, (*height - 1) * *pitch + *width);
-}
-
-class Reader {
+class AccessFinder {
  public:
-  Reader(trace::Trace& trace, KernelAccesses kernel_accesses)
-      : trace_(trace), kernel_accesses_(kernel_accesses) {}
+  AccessFinder(trace::Trace& trace, KernelAccesses kernel_accesses)
+      : trace_(trace), ops_(trace.operations()), kernel_accesses_(kernel_accesses) {}
 
-  TraceOps read() {
+  OpAccesses find() {
     reserve();
     read_allocations();
     read_sub_allocations();
@@ -53,7 +46,7 @@ class Reader {
     }
     read_migrations();
     out_.stream_events = &trace_.rows<StreamEventRow>();
-    out_.syncs = &trace_.rows<SyncRow>();
+    out_.syncs = &ops_.syncs();
     add_kernel_accesses();
     // Exact ranges first: they are split by the tensors they touch too.
     add_exact_accesses();
@@ -67,10 +60,10 @@ class Reader {
   // The big vectors grow once: with millions of rows, repeated growth costs
   // as much as reading them.
   void reserve() {
-    size_t allocations = trace_.rows<AllocationRow>().size();
-    size_t copies = trace_.rows<MemcpyRow>().size();
-    size_t memsets = trace_.rows<MemsetRow>().size();
-    size_t kernels = trace_.rows<KernelRow>().size();
+    size_t allocations = ops_.allocations().size();
+    size_t copies = ops_.copies().size();
+    size_t memsets = ops_.memsets().size();
+    size_t kernels = ops_.kernels().size();
     size_t blocks = trace_.rows<SubAllocationRow>().size();
     out_.ops.reserve(2 * allocations + copies + memsets + kernels);
     pending_.reserve(2 * allocations + 2 * copies + memsets + 4 * kernels);
@@ -105,20 +98,20 @@ class Reader {
   }
 
   void read_allocations() {
-    for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
+    for (const trace::Allocation& alloc : ops_.allocations()) {
       Location location;
-      location.alloc_id = row.id;
-      location.address = row.address;
-      location.bytes = row.bytes;
-      location.device = row.device;
-      location.alloc_kind = row.kind;
-      location.memory = memory_kind_of(row.kind);
+      location.alloc_id = alloc.id();
+      location.address = alloc.address();
+      location.bytes = alloc.bytes();
+      location.device = alloc.device();
+      location.alloc_kind = alloc.kind();
+      location.memory = memory_kind_of(alloc.kind());
       location.starts_with_data = !is_device_memory(location.memory);
-      location.process = row.process;
-      location.alloc_ns = row.alloc_ns;
+      location.process = alloc.process();
+      location.alloc_ns = alloc.alloc_ns();
       uint32_t index = add_location(location);
-      alloc_locations_.emplace(row.id, index);
-      add_lifetime(index, row.alloc_ns, row.free_ns);
+      alloc_locations_.emplace(alloc.id(), index);
+      add_lifetime(index, alloc.alloc_ns(), alloc.free_ns());
     }
   }
 
@@ -191,8 +184,12 @@ class Reader {
     holds_blocks_.resize(out_.locations.size(), false);
   }
 
-  // The location of a copy or memset endpoint: its allocation, or the
+  // The location of a copy's or memset's end: its allocation, or the
   // unknown region starting at its address.
+  std::optional<uint32_t> endpoint(const trace::Endpoint& end, ProcessId process) {
+    return endpoint(end.alloc, end.address, end.span, end.memory, end.device, process);
+  }
+
   std::optional<uint32_t> endpoint(NullableInt alloc_id, NullableInt address, int64_t bytes,
                                    MemoryKind memory, NullableInt device, ProcessId process) {
     if (alloc_id) {
@@ -226,33 +223,29 @@ class Reader {
   }
 
   void read_copies() {
-    for (const Packed<MemcpyRow>& row : trace_.rows<MemcpyRow>()) {
+    for (const trace::Transfer& copy : ops_.copies()) {
       Op op;
-      static_cast<trace::Operation&>(op) = trace::operation_of(row);
+      static_cast<trace::Operation&>(op) = copy.operation();
       // A prefetch moves managed memory without changing what it holds: it
       // becomes a migration op for each direction it moved bytes in, if any.
       if (op.kind == OpKind::Prefetch) {
         prefetches_.emplace(op.source_id, op);
         continue;
       }
-      // A linear copy writes exactly its bytes, each from the byte at the same
-      // position in the source; a 2D/3D copy's rows leave the pitch between them.
-      bool linear = !row.width;
-      int64_t src_span = span_of(row.bytes, row.width, row.height, row.src_pitch);
-      int64_t dst_span = span_of(row.bytes, row.width, row.height, row.dst_pitch);
-      std::optional<uint32_t> src = endpoint(row.src_alloc_id, row.src_address, src_span,
-                                             row.src_memory, row.src_device, op.process);
-      std::optional<uint32_t> dst = endpoint(row.dst_alloc_id, row.dst_address, dst_span,
-                                             row.dst_memory, row.dst_device, op.process);
+      bool linear = copy.linear();
+      trace::Endpoint source = copy.source();
+      trace::Endpoint destination = copy.destination();
+      std::optional<uint32_t> src = endpoint(source, op.process);
+      std::optional<uint32_t> dst = endpoint(destination, op.process);
       uint32_t index = add_op(op);
       if (src) {
-        Access read = range(*src, row.src_offset, src_span);
+        Access read = range(*src, source.offset, source.span);
         read.reads = read.known_read = true;
         if (linear) read.position = 0;
         add_access(index, read);
       }
       if (dst) {
-        Access write = range(*dst, row.dst_offset, dst_span);
+        Access write = range(*dst, destination.offset, destination.span);
         write.writes = true;
         write.exact = linear;
         if (linear) write.position = 0;
@@ -262,14 +255,14 @@ class Reader {
   }
 
   void read_memsets() {
-    for (const Packed<MemsetRow>& row : trace_.rows<MemsetRow>()) {
-      std::optional<uint32_t> dst =
-          endpoint(row.alloc_id, row.address, row.bytes, row.memory, row.device, row.process);
+    for (const trace::Transfer& memset : ops_.memsets()) {
+      trace::Endpoint destination = memset.destination();
+      std::optional<uint32_t> dst = endpoint(destination, memset.process());
       Op op;
-      static_cast<trace::Operation&>(op) = trace::operation_of(row);
+      static_cast<trace::Operation&>(op) = memset.operation();
       uint32_t index = add_op(op);
       if (dst) {
-        Access write = range(*dst, row.alloc_offset, row.bytes);
+        Access write = range(*dst, destination.offset, destination.span);
         write.writes = write.exact = true;
         add_access(index, write);
       }
@@ -281,10 +274,10 @@ class Reader {
   // is read (a collective's NCCL kernel has none of its own).
   void read_kernels() {
     const trace::KernelArguments& arguments = trace_.kernel_arguments();
-    for (const Packed<KernelRow>& row : trace_.rows<KernelRow>()) {
+    for (const trace::Kernel& kernel : ops_.kernels()) {
       Op op;
-      static_cast<trace::Operation&>(op) = trace::operation_of(row);
-      op.arguments_unknown = !arguments.captured(row);
+      static_cast<trace::Operation&>(op) = kernel.operation();
+      op.arguments_unknown = !arguments.captured(*kernel.row);
       kernel_ids_.push_back(op.source_id);
       kernel_ops_.push_back(add_op(op));
       if (op.name_id != 0) out_.names.emplace(op.name_id, std::string());
@@ -404,13 +397,14 @@ class Reader {
   // where its launches step through a buffer (strided_pointers.h).
   void add_kernel_accesses() {
     const trace::KernelArguments& arguments = trace_.kernel_arguments();
-    const trace::Rows<KernelRow>& kernels = trace_.rows<KernelRow>();
+    const std::vector<trace::Kernel>& kernels = ops_.kernels();
     StridedPointers strided;
     for (size_t i = 0; i < kernels.size(); ++i) {
       uint32_t kernel = kernel_ops_[i];
       if (out_.ops[kernel].runs_collective != Op::kNoOp) continue;
-      trace::KernelArguments::Words words = arguments.of(kernels[i]);
-      const trace::KernelExact* exact = exact_.of(kernels[i].id);
+      const auto& row = *kernels[i].row;
+      trace::KernelArguments::Words words = arguments.of(row);
+      const trace::KernelExact* exact = exact_.of(row.id);
       std::optional<trace::LaunchCoverage> coverage;
       if (exact) coverage = trace::coverage_of(*exact, words);
       for (const trace::KernelWord& word : words) {
@@ -430,8 +424,8 @@ class Reader {
                               word.source != AccessSource::Assumed && word.source != AccessSource::None)) &&
                             !updated_in_place(words, word);
         add_access(kernel, access);
-        if (kernels[i].name_id) {
-          strided.see(*kernels[i].name_id, word.offset, *word.alloc_id, access.begin,
+        if (row.name_id) {
+          strided.see(*row.name_id, word.offset, *word.alloc_id, access.begin,
                       pending_.size() - 1, pending_);
         }
       }
@@ -462,11 +456,11 @@ class Reader {
     const trace::KernelArguments& arguments = trace_.kernel_arguments();
     for (const auto& [kernel_id, exact] : exact_.kernels()) {
       std::optional<uint32_t> kernel = kernel_op(kernel_id);
-      const Packed<KernelRow>* row = trace_.find<KernelRow>(kernel_id);
-      if (!kernel || !row) continue;
+      const trace::Kernel* launch = ops_.kernel(kernel_id);
+      if (!kernel || !launch) continue;
       Op& op = out_.ops[*kernel];
       if (op.runs_collective != Op::kNoOp) continue;
-      trace::LaunchCoverage coverage = trace::coverage_of(exact, arguments.of(*row));
+      trace::LaunchCoverage coverage = trace::coverage_of(exact, arguments.of(*launch->row));
       // A launch seen whole wrote nothing its ranges do not show. One that
       // copies through tensor maps none of whose addresses resolved may have
       // written any memory.
@@ -647,7 +641,8 @@ class Reader {
   }
 
   trace::Trace& trace_;
-  TraceOps out_;
+  const trace::TraceOperations& ops_;
+  OpAccesses out_;
   KernelAccesses kernel_accesses_;
   trace::ExactAccesses exact_;
   std::unordered_map<int64_t, uint32_t> alloc_locations_;
@@ -664,8 +659,8 @@ class Reader {
 
 }  // namespace
 
-TraceOps read_trace_ops(trace::Trace& trace, KernelAccesses kernel_accesses) {
-  return Reader(trace, kernel_accesses).read();
+OpAccesses find_op_accesses(trace::Trace& trace, KernelAccesses kernel_accesses) {
+  return AccessFinder(trace, kernel_accesses).find();
 }
 
 }  // namespace apptracer::dvdg
