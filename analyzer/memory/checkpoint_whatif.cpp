@@ -8,6 +8,7 @@
 
 #include "analyzer/memory/memory_whatif.h"
 #include "analyzer/trace/framework_context.h"
+#include "analyzer/trace/trace_operations.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::memory {
@@ -23,16 +24,17 @@ bool within(std::string_view path, const std::string& module) {
 }
 
 trace::NullableInt call_of(trace::Trace& trace, const dvdg::Op& op) {
+  const trace::TraceOperations& ops = trace.operations();
   switch (op.kind) {
     case trace::OpKind::Kernel:
-      if (const auto* row = trace.find<KernelRow>(op.source_id)) return row->call_correlation_id;
+      if (const trace::Kernel* kernel = ops.kernel(op.source_id)) return kernel->row->call_correlation_id;
       break;
     case trace::OpKind::Copy:
     case trace::OpKind::Prefetch:
-      if (const auto* row = trace.find<MemcpyRow>(op.source_id)) return row->call_correlation_id;
+      if (const trace::Transfer* copy = ops.copy(op.source_id)) return copy->correlation();
       break;
     case trace::OpKind::Memset:
-      if (const auto* row = trace.find<MemsetRow>(op.source_id)) return row->call_correlation_id;
+      if (const trace::Transfer* memset = ops.memset(op.source_id)) return memset->correlation();
       break;
     default: break;
   }

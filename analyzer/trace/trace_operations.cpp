@@ -159,6 +159,8 @@ const std::vector<Device>& TraceOperations::devices() const {
 
 const Transfer* TraceOperations::copy(int64_t id) const { return by_id(copies(), id); }
 
+const Transfer* TraceOperations::memset(int64_t id) const { return by_id(memsets(), id); }
+
 const Kernel* TraceOperations::kernel(int64_t id) const {
   const std::vector<Kernel>& all = kernels();
   auto found = std::lower_bound(all.begin(), all.end(), id,

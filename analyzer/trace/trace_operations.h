@@ -226,6 +226,7 @@ class TraceOperations {
   const std::vector<Device>& devices() const;  // by id
 
   const Transfer* copy(int64_t id) const;
+  const Transfer* memset(int64_t id) const;
   const Kernel* kernel(int64_t id) const;
   const Allocation* allocation(NullableInt id) const;
   const Device* device(NullableInt id) const;
