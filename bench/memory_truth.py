@@ -1,15 +1,20 @@
-"""The what-if "freed at last use" against the program fixed to do so (GPU):
-each case is a PyTorch program holding a buffer long after its last use
-(bad) and its twin freeing it right after (fixed). Both run untraced and
-print torch.cuda.max_memory_allocated(); the bad one is then traced, and
-`apptracer stats --report memory`'s peak_if_freed_at_last_use (GPU 0) is
-set beside the fixed twin's measured peak.
+"""Memory what-ifs against the program changed to do what they assume (GPU).
+Each case is a PyTorch program (bad) and its twin (fixed). Both run
+untraced and print torch.cuda.max_memory_allocated(); the bad one is then
+traced, and the what-if's peak is set beside the fixed twin's measured peak:
+  * "freed at last use": the bad program holds a buffer long after its last
+    use, the fixed one frees it right after; the prediction is
+    `apptracer stats --report memory`'s peak_if_freed_at_last_use (GPU 0);
+  * activation checkpointing: the fixed program wraps a module in
+    torch.utils.checkpoint; the prediction is `apptracer whatif
+    --checkpoint MODULE`'s peak_if_checkpointed, from a trace recorded with
+    APPTRACER_FRAMEWORK_CONTEXT=on.
 
     python3 memory_truth.py DIST [--keep DIR]
     python3 memory_truth.py CASE bad|fixed     (one twin: prints "max_allocated_bytes N")
 
 Prints one line per case, "CASE: predicted X MiB, measured Y MiB (fixed
-twin), error E%: pass|fail" (pass within 10%), and exits 1 when any fails.
+twin), error E%: pass|fail" (pass within 5%), and exits 1 when any fails.
 The programs use elementwise kernels only (no cuBLAS or cuDNN, whose own
 memory torch does not count) and synchronize between phases, so each
 block's last use on the GPU comes before what the host allocates next, as
@@ -23,6 +28,10 @@ Cases (S = 256 MiB):
                temporary; a is kept until the next step replaces it
   kept_stages  x and four stages, each the sine of the one before, all kept
                in a list to the end (5S) vs only the latest (2S)
+  checkpointed_body
+               three training steps of stem, body (three blocks) and head,
+               each block tanh(sin(x) * scale) on S/4 activations; the fixed
+               twin checkpoints `body` (what-if: --checkpoint body)
 """
 import argparse
 import json
@@ -31,8 +40,9 @@ import subprocess
 import sys
 import tempfile
 
-CASES = ("held_input", "held_in_loop", "kept_stages")
-TOLERANCE = 0.10
+CASES = ("held_input", "held_in_loop", "kept_stages", "checkpointed_body")
+CHECKPOINTED_MODULE = {"checkpointed_body": "body"}
+TOLERANCE = 0.05
 MIB = 1 << 20
 ELEMENTS = 256 * MIB // 4  # S: float32 elements of 256 MiB
 
@@ -84,6 +94,47 @@ def kept_stages(torch, fixed):
     return total
 
 
+def checkpointed_body(torch, fixed):
+    from torch.utils.checkpoint import checkpoint
+    elements = ELEMENTS // 4
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = torch.nn.Parameter(torch.ones(elements, device="cuda"))
+
+        def forward(self, x):
+            return torch.tanh(torch.sin(x) * self.scale)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = Block()
+            self.body = torch.nn.Sequential(Block(), Block(), Block())
+            self.head = Block()
+
+        def forward(self, x):
+            hidden = self.stem(x)
+            if fixed:
+                hidden = checkpoint(self.body, hidden, use_reentrant=False)
+            else:
+                hidden = self.body(hidden)
+            return self.head(hidden)
+
+    net = Net()
+    total = torch.zeros((), device="cuda")
+    for _ in range(3):
+        x = torch.rand(elements, device="cuda")
+        loss = net(x).sum()
+        loss.backward()
+        total += loss.detach()
+        del x, loss
+        for parameter in net.parameters():
+            parameter.grad = None
+        torch.cuda.synchronize()
+    return total
+
+
 def run_twin(case, variant):
     import torch
     if not torch.cuda.is_available():
@@ -105,15 +156,25 @@ def measured_peak(case, variant):
 
 
 def predicted_peak(apptracer, case, trace):
+    """(the what-if's peak, the traced program's most live) on GPU 0."""
+    module = CHECKPOINTED_MODULE.get(case)
+    env = dict(os.environ, APPTRACER_FRAMEWORK_CONTEXT="on") if module else None
     subprocess.run([apptracer, "record", "-f", "-o", trace, "--", sys.executable, os.path.abspath(__file__),
-                    case, "bad"], check=True, capture_output=True, timeout=600)
-    stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"], check=True,
-                           capture_output=True, text=True, timeout=600)
-    peaks = json.loads(stats.stdout)["memory_peaks"]
-    gpu = [row for row in peaks if row["device"] == "GPU 0"]
+                    case, "bad"], check=True, capture_output=True, timeout=600, env=env)
+    if module:
+        whatif = subprocess.run([apptracer, "whatif", trace, "--checkpoint", module, "--format", "json"],
+                                check=True, capture_output=True, text=True, timeout=600)
+        rows = json.loads(whatif.stdout)["checkpoint"]["devices"]
+        key = "peak_if_checkpointed"
+    else:
+        stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"], check=True,
+                               capture_output=True, text=True, timeout=600)
+        rows = json.loads(stats.stdout)["memory_peaks"]
+        key = "peak_if_freed_at_last_use"
+    gpu = [row for row in rows if row["device"] == "GPU 0"]
     if not gpu:
-        raise SystemExit(f"{trace}: no GPU 0 in memory_peaks")
-    return gpu[0]["peak_if_freed_at_last_use"], gpu[0]["peak_live_bytes"]
+        raise SystemExit(f"{trace}: no GPU 0 in the what-if's answer")
+    return gpu[0][key], gpu[0]["peak_live_bytes"]
 
 
 def main():

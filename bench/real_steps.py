@@ -20,7 +20,13 @@ vit: ViT-style training (timm's vit_tiny_patch16_224 at 112x112, batch 32,
 generate: the same model's greedy generate() of 32 tokens with its KV cache,
   one step a whole generate call;
 dataloader: an MLP fed by a DataLoader with two workers and pinned memory,
-  one step a batch.
+  one step a batch;
+gcn: graph training (torch_geometric's GCNConv, two layers, 20,000 nodes of
+  128 features, 200,000 random edges, Adam), one step a full-graph forward,
+  backward and optimizer step;
+lightning: a LightningModule MLP trained by pytorch_lightning's Trainer.fit
+  (AdamW, batches of 256 from a DataLoader), one step a batch as a callback
+  times it (not under BENCH_TORCH_PROFILER: Lightning owns the loop).
 """
 import statistics
 import sys
@@ -127,23 +133,99 @@ def dataloader_step():
     return step
 
 
-WORKLOADS = {"transformer": transformer_step, "generate": generate_step,
-             "dataloader": dataloader_step, "resnet": resnet_step, "vit": vit_step}
+def gcn_step():
+    from torch_geometric.nn import GCNConv
+    nodes, features, classes = 20_000, 128, 16
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(nodes, features, device="cuda", generator=generator)
+    edges = torch.randint(0, nodes, (2, 200_000), device="cuda", generator=generator)
+    labels = torch.randint(0, classes, (nodes,), device="cuda", generator=generator)
+
+    class GCN(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first, self.second = GCNConv(features, 256), GCNConv(256, classes)
+
+        def forward(self, x, edges):
+            return self.second(torch.relu(self.first(x, edges)), edges)
+
+    model = GCN().cuda()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(model(x, edges), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def lightning_times(steps, warmup):
+    """Lightning owns the training loop: its Trainer.fit runs the steps and a
+    callback times each batch (synchronized at both ends, as the others are)."""
+    import pytorch_lightning as pl
+
+    class Classifier(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(),
+                                           torch.nn.Linear(2048, 2048), torch.nn.ReLU(),
+                                           torch.nn.Linear(2048, 10))
+
+        def training_step(self, batch, index):
+            x, y = batch
+            return torch.nn.functional.cross_entropy(self.net(x), y)
+
+        def configure_optimizers(self):
+            return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+    class StepTimes(pl.Callback):
+        def __init__(self):
+            self.times, self.start = [], 0.0
+
+        def on_train_batch_start(self, trainer, module, batch, index):
+            torch.cuda.synchronize()
+            self.start = time.perf_counter()
+
+        def on_train_batch_end(self, trainer, module, outputs, batch, index):
+            torch.cuda.synchronize()
+            self.times.append((time.perf_counter() - self.start) * 1e6)
+
+    data = torch.utils.data.TensorDataset(torch.randn(256 * 64, 512), torch.randint(0, 10, (256 * 64,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=256, shuffle=False)
+    timer = StepTimes()
+    trainer = pl.Trainer(accelerator="gpu", devices=1, max_steps=warmup + steps, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
+                         callbacks=[timer])
+    trainer.fit(Classifier(), loader)
+    return timer.times[warmup:]
+
+
+def stepped(make_step):
+    """A workload whose step this program calls: its step times."""
+    def times(steps, warmup):
+        step = make_step()
+        result = []
+        with profiler():
+            for i in range(warmup + steps):
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                step()
+                torch.cuda.synchronize()
+                if i >= warmup:
+                    result.append((time.perf_counter() - start) * 1e6)
+        return result
+    return times
+
+
+WORKLOADS = {"transformer": stepped(transformer_step), "generate": stepped(generate_step),
+             "dataloader": stepped(dataloader_step), "resnet": stepped(resnet_step), "vit": stepped(vit_step),
+             "gcn": stepped(gcn_step), "lightning": lightning_times}
 
 
 def median_step_us(workload, steps, warmup):
     torch.manual_seed(0)
-    step = WORKLOADS[workload]()
-    times = []
-    with profiler():
-        for i in range(warmup + steps):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            step()
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append((time.perf_counter() - start) * 1e6)
-    return statistics.median(times)
+    return statistics.median(WORKLOADS[workload](steps, warmup))
 
 
 def main():

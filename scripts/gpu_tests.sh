@@ -83,6 +83,18 @@ if want pytorch && python3 -c "import torch; assert torch.cuda.is_available()" 2
   python3 "$dist/test_apps/pytorch_memory.py" check "$out/traces/pytorch_memory.db" \
     "$out/traces/pytorch_memory.json" "$dist/bin/apptracer" 2>&1 | tee "$out/pytorch_memory.txt"
   case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
+  # The same on a 2-rank FSDP job (2 GPUs): NCCL's bytes and the framework's
+  # both in each rank's peak, live and reserved bytes equal torch's.
+  if [ "$(nvidia-smi -L | grep -c '^GPU')" -ge 2 ]; then
+    fsdp=$out/traces/fsdp_memory
+    rm -rf "$fsdp" && mkdir -p "$fsdp/samples"
+    NCCL_NVLS_ENABLE=0 timeout 600 "$dist/bin/apptracer" record -o "$fsdp/fsdp_memory-%p.db" -- \
+      torchrun --standalone --nproc_per_node 2 "$dist/test_apps/fsdp_memory.py" run "$fsdp/samples" \
+      2>&1 | tee -a "$out/gpu_tests.log"
+    python3 "$dist/test_apps/fsdp_memory.py" check "$fsdp" "$fsdp/samples" "$dist/bin/apptracer" 2>&1 |
+      tee "$out/fsdp_memory.txt"
+    case ${PIPESTATUS[0]} in 0 | 77) ;; *) failed=$((failed + 1)) ;; esac
+  fi
 fi
 
 # Real frameworks: identical behaviour traced and untraced, and
