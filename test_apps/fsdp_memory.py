@@ -16,8 +16,10 @@ SAMPLES_DIR/rank-R.json with its process id.
 
 The check asks `apptracer stats --report memory` of each rank's trace
 (matched to its samples by process id): at GPU memory's peak both NCCL
-("nccl/mpi") and PyTorch's tensors own bytes, and the framework's live and
-reserved bytes at each step's end equal PyTorch's within 1%.
+("nccl/mpi") and PyTorch's tensors own bytes, the program none of its own
+(NCCL's connection buffers, set up when a group ends, are NCCL's), and the
+framework's live and reserved bytes at each step's end equal PyTorch's
+within 1%.
 """
 import glob
 import json
@@ -108,6 +110,9 @@ def check(traces_dir, samples_dir, apptracer):
               + ", ".join(f"{owner} {size} B" for owner, size in sorted(owners.items())))
         expect(owners.get("nccl/mpi", 0) > 0, f"rank {rank}: NCCL's bytes are in the peak")
         expect(owners.get("pytorch tensors", 0) > 0, f"rank {rank}: PyTorch's tensors are in the peak")
+        # The program allocates only through PyTorch: what NCCL maps when a
+        # group ends (its connections' buffers) is NCCL's, not the program's.
+        expect(owners.get("program", 0) == 0, f"rank {rank}: no bytes of the program's own at the peak")
         steps = {row["step"]: row for row in tables.get("memory_steps", []) if row["device"].startswith("GPU")}
         for sample in samples["steps"]:
             row = steps.get(sample["step"])

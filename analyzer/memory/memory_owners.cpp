@@ -52,6 +52,10 @@ CommunicationCalls::CommunicationCalls(trace::Trace& trace) {
     if (row.call_tid && row.call_start_ns && row.call_end_ns)
       calls_[*row.call_tid].emplace_back(*row.call_start_ns, *row.call_end_ns);
   }
+  if (trace.db().has_table(NcclGroupRow::kTable)) {
+    for (const Packed<NcclGroupRow>& row : trace.rows<NcclGroupRow>())
+      calls_[row.tid].emplace_back(row.start_ns, row.end_ns);
+  }
   for (auto& [tid, calls] : calls_) std::stable_sort(calls.begin(), calls.end());
 }
 

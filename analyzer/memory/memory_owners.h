@@ -44,9 +44,10 @@ std::string owner_name(Owner owner, std::optional<SubAllocator> allocator = std:
 // can neither remove it nor free it earlier.
 bool is_library_memory(Owner owner);
 
-// The NCCL and MPI calls of each thread (collectives, and the init and split
-// calls that made communicators): a library allocating inside one of its
-// calls allocates for itself.
+// The NCCL and MPI calls of each thread (collectives, the init and split
+// calls that made communicators, and the ends of NCCL groups, where NCCL sets
+// up a group's connections): a library allocating inside one of its calls
+// allocates for itself.
 class CommunicationCalls {
  public:
   CommunicationCalls() = default;

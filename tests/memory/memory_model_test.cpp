@@ -138,6 +138,37 @@ TEST_F(MemoryTest, LibrariesOwnWhatTheyMake) {
   EXPECT_EQ(owner_bytes(gpu, Owner::FrameworkCache), 0);
 }
 
+// NCCL sets up a group's connections when the group ends, after its
+// operations' calls returned: the buffers it maps then are NCCL's too.
+TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
+  testing::ApiCallRow create;
+  create.name = "cuMemCreate";
+  create.correlation_id = 1;
+  create.start_ns = 2100;
+  create.end_ns = 2200;
+  trace.add(create);
+  apptracer::CollectiveRow call;
+  call.kind = CollectiveKind::AllGather;
+  call.datatype = DataType::Float32;
+  call.element_bytes = 4;
+  call.tid = 1;
+  call.group_id = 7;
+  call.api_start_ns = 1000;
+  call.api_end_ns = 1500;
+  trace.add(call);
+  apptracer::NcclGroupRow group;
+  group.group_id = 7;
+  group.tid = 1;
+  group.start_ns = 2000;
+  group.end_ns = 3000;
+  trace.add(group);
+  int64_t buffers = allocation(AllocKind::VmmPhysical, 10 << 20, 2100, std::nullopt, 1);
+  trace::Trace opened(trace.db());
+  MemoryModel built = model(opened);
+  EXPECT_EQ(item(built, Kind::Allocation, buffers).owner, Owner::Communication);
+  EXPECT_EQ(owner_bytes(device(built, 0), Owner::Communication), 10 << 20);
+}
+
 // Memory back at one level several times: each moment it rose to the peak.
 TEST_F(MemoryTest, EachRiseToThePeakIsAPeakMoment) {
   allocation(AllocKind::Device, 100, 1000, 2000);

@@ -169,6 +169,32 @@ TEST_F(NcclCapture, AGroupsSendAndRecvAreNumberedPerPeerAndPlannedAtItsEnd) {
   EXPECT_EQ(of_type(drain(), RecordType::Collective)[0].collective.seq, 1u);
 }
 
+// NCCL works, and sets up connections, inside the outermost ncclGroupEnd:
+// its window is recorded (nested groups' ends are not), after the plans it made.
+TEST_F(NcclCapture, TheOutermostGroupsEndIsRecorded) {
+  uint64_t comm_id = 0;
+  void* comm = init('g', 2, 0, &comm_id);
+  drain();
+  int send = 0, recv = 0;
+  ASSERT_EQ(ncclGroupStart(), 0);
+  ASSERT_EQ(ncclGroupStart(), 0);
+  ASSERT_EQ(ncclSend(&send, 4, kFloat32, 1, comm, kStream), 0);
+  ASSERT_EQ(ncclGroupEnd(), 0);
+  ASSERT_EQ(ncclRecv(&recv, 4, kFloat32, 1, comm, kStream), 0);
+  ASSERT_EQ(ncclGroupEnd(), 0);
+  std::vector<Record> records = drain();
+  std::vector<Record> calls = of_type(records, RecordType::Collective);
+  std::vector<Record> groups = of_type(records, RecordType::NcclGroup);
+  ASSERT_EQ(calls.size(), 2u);
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(records.back().type, RecordType::NcclGroup);
+  EXPECT_EQ(groups[0].nccl_group.group, calls[0].collective.group);
+  EXPECT_GE(groups[0].nccl_group.start_ns, calls[1].collective.end_ns);
+  EXPECT_LE(groups[0].nccl_group.start_ns, groups[0].nccl_group.end_ns);
+  ASSERT_EQ(ncclSend(&send, 4, kFloat32, 1, comm, kStream), 0);
+  EXPECT_TRUE(of_type(drain(), RecordType::NcclGroup).empty()) << "no group, no group's end";
+}
+
 TEST_F(NcclCapture, AOneRankCommunicatorsCallIsRecordedThoughNcclReportsNothing) {
   uint64_t comm_id = 0;
   void* comm = init('d', 1, 0, &comm_id);

@@ -329,10 +329,23 @@ APPTRACER_EXPORT ncclResult_t ncclGroupStart() {
   return call_real(real);
 }
 
+// The outermost group's end is recorded: NCCL does the group's work there,
+// and the first time sets up its connections, allocating their buffers.
 APPTRACER_EXPORT ncclResult_t ncclGroupEnd() {
   APPTRACER_REAL_NCCL(ncclGroupEnd);
   apptracer::nccl::CallState& state = apptracer::nccl::call_state();
+  bool outermost = state.depth == 0 && state.group_depth == 1;
+  uint64_t entered = outermost ? entered_ns() : 0;
   ncclResult_t result = call_real(real);
+  if (outermost) {
+    if (apptracer::CollectiveCapture* capture = apptracer::collective_capture(); capture && state.group) {
+      apptracer::Record r = apptracer::collective_record(apptracer::RecordType::NcclGroup);
+      r.nccl_group.start_ns = entered;
+      r.nccl_group.end_ns = capture->now_ns();
+      r.nccl_group.group = state.group;
+      apptracer::emit(*capture, r);
+    }
+  }
   if (state.depth == 0 && state.group_depth > 0 && --state.group_depth == 0) state.group = 0;
   return result;
 }

@@ -54,6 +54,16 @@ SyncRow sync_row(const Record& r) {
   return row;
 }
 
+NcclGroupRow nccl_group_row(const Record& r) {
+  const NcclGroupRecord& g = r.nccl_group;
+  NcclGroupRow row;
+  row.group_id = g.group;
+  row.tid = r.tid;
+  row.start_ns = as_int(g.start_ns);
+  row.end_ns = as_int(g.end_ns);
+  return row;
+}
+
 StreamEventRow stream_event_row(const Record& r) {
   const StreamEventRecord& e = r.stream_event;
   StreamEventRow row;

@@ -1,6 +1,6 @@
 // Rows a call's record makes as it is, with nothing to resolve: api_calls
 // (with the interned names of the function and of its first driver call),
-// syncs, stream_events and streams.
+// syncs, stream_events, streams and nccl_groups.
 #pragma once
 
 #include <cstdint>
@@ -34,5 +34,6 @@ bool is_graph_launch(const ApiCallRecord& a);
 SyncRow sync_row(const Record& r);
 StreamEventRow stream_event_row(const Record& r);
 StreamRow stream_row(const Record& r);
+NcclGroupRow nccl_group_row(const Record& r);
 
 }  // namespace apptracer

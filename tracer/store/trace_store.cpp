@@ -50,6 +50,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   um_events_ = BatchInserter<UmEventRow>(db_);
   nvtx_ranges_ = BatchInserter<NvtxRangeRow>(db_);
   framework_ranges_ = BatchInserter<FrameworkRangeRow>(db_);
+  nccl_groups_ = BatchInserter<NcclGroupRow>(db_);
   devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
   graph_node_rows_ = RowInserter<GraphNodeRow>(db_);
   insert_thread_ = db_.prepare(
@@ -152,6 +153,7 @@ void TraceStore::write(const Record* records, size_t count) {
       case RecordType::CollectivePlan:
       case RecordType::CollectiveDone:
       case RecordType::NcclLaunch: collectives_->write(r); break;
+      case RecordType::NcclGroup: nccl_groups_.add(nccl_group_row(r)); break;
     }
   }
 }
@@ -215,6 +217,7 @@ void TraceStore::flush_batches(uint64_t drained_before) {
   um_events_.flush();
   nvtx_ranges_.flush();
   framework_ranges_.flush();
+  nccl_groups_.flush();
   kernels_->flush();
   memcpys_->flush();
   memsets_->flush();

@@ -113,6 +113,7 @@ class TraceStore {
   BatchInserter<NvtxRangeRow> nvtx_ranges_;
   NvtxRows nvtx_rows_;
   BatchInserter<FrameworkRangeRow> framework_ranges_;
+  BatchInserter<NcclGroupRow> nccl_groups_;
   RowInserter<DeviceRow> devices_;
   RowInserter<GraphNodeRow> graph_node_rows_;
   Statement insert_thread_, insert_string_, upsert_meta_, set_node_template_;

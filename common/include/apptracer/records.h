@@ -42,6 +42,7 @@ enum class RecordType : uint8_t {
   NcclLaunch,
   Stream,
   FrameworkRange,
+  NcclGroup,
 };
 
 // Every record names the API call it came from (0 for activity-only work).
@@ -448,6 +449,15 @@ struct NcclLaunchRecord {
   bool begin;
 };
 
+// An outermost ncclGroupEnd on this thread returned: NCCL issued the group's
+// operations inside it, and on their first use set up their connections
+// (allocating their buffers) there too.
+struct NcclGroupRecord {
+  uint64_t start_ns;
+  uint64_t end_ns;
+  uint32_t group;  // the operations' CollectiveRecord::group
+};
+
 struct ThreadRecord {
   uint64_t ns;
   char name[16];  // pthread names are at most 15 characters
@@ -502,6 +512,7 @@ struct Record {
     NcclLaunchRecord nccl_launch;
     StreamRecord stream;
     FrameworkRangeRecord framework_range;
+    NcclGroupRecord nccl_group;
   };
 };
 

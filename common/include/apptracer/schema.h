@@ -16,7 +16,8 @@ namespace apptracer {
 // 5: streams (each stream CUPTI reported and how it orders with the legacy
 //    default stream).
 // 6: framework_ranges (PyTorch modules, ops and backward nodes).
-inline constexpr int kSchemaVersion = 6;
+// 7: nccl_groups (when each outermost ncclGroupEnd ran).
+inline constexpr int kSchemaVersion = 7;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
@@ -26,7 +27,8 @@ struct TableAddedLater {
   const char* table;
   int version;
 };
-inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}, {"framework_ranges", 6}};
+inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}, {"framework_ranges", 6},
+                                                    {"nccl_groups", 7}};
 
 // Values of meta's `status` key.
 inline constexpr const char* kStatusRecording = "incomplete";
