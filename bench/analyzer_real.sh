@@ -44,4 +44,5 @@ for trace in "$@"; do
   measure report "$trace" "$apptracer" report "$trace" -o "$scratch/report.html" --force
   measure timeline "$trace" "$apptracer" timeline "$trace" -o "$scratch/timeline.pftrace" --force
   measure stats "$trace" "$apptracer" stats "$trace"
+  measure "stats --report memory" "$trace" "$apptracer" stats "$trace" --report memory
 done

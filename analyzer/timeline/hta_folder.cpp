@@ -102,7 +102,7 @@ void check_no_other_traces(const std::string& directory, const std::set<std::str
 
 HtaFolder write_hta_folder(trace::Trace& trace, const std::string& trace_path,
                            const std::string& directory, bool force, Progress& progress,
-                           DvdgFlowSource dvdg) {
+                           const TimelineContent& content) {
   const std::vector<trace::TraceProcess>& processes = trace.processes().list;
   std::map<int64_t, TimelineRank> ranks = process_ranks(trace);
   std::set<int64_t> distinct;
@@ -129,7 +129,7 @@ HtaFolder write_hta_folder(trace::Trace& trace, const std::string& trace_path,
     folder.files.push_back(path);
   }
   ProcessSplitSink sink(files);
-  folder.counts = stream_timeline(trace, sink, progress, dvdg);
+  folder.counts = stream_timeline(trace, sink, progress, content);
   for (auto& [process, file] : files) file.file->commit();
   return folder;
 }

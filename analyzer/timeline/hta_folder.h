@@ -29,6 +29,6 @@ struct HtaFolder {
 // too, is refused. Throws std::runtime_error with one line.
 HtaFolder write_hta_folder(trace::Trace& trace, const std::string& trace_path,
                            const std::string& directory, bool force, Progress& progress,
-                           DvdgFlowSource dvdg);
+                           const TimelineContent& content);
 
 }  // namespace apptracer

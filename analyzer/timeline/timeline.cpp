@@ -9,6 +9,9 @@
 
 #include "analyzer/trace/operations.h"
 #include "apptracer/enums.h"
+#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/memory/memory_model.h"
+#include "analyzer/memory/owner_series.h"
 #include "analyzer/timeline/dvdg_flows.h"
 #include "analyzer/timeline/span_tree.h"
 #include "analyzer/trace/memory_series.h"
@@ -494,15 +497,16 @@ class GpuAnnotations {
 
 class TimelineReader {
  public:
-  TimelineReader(trace::Trace& trace, TimelineSink& sink, Progress& progress, DvdgFlowSource dvdg)
+  TimelineReader(trace::Trace& trace, TimelineSink& sink, Progress& progress, const TimelineContent& content)
       : trace_(trace),
         sink_(sink),
         progress_(progress),
+        memory_owners_(content.memory_owners),
         lookups_(trace),
         gpu_annotations_(trace, lookups_.last_ns()),
-        dvdg_origin_(has_stored_dvdg(trace)                 ? TimelineCounts::Dvdg::Stored
-                     : dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
-                                                             : TimelineCounts::Dvdg::None),
+        dvdg_origin_(has_stored_dvdg(trace)                         ? TimelineCounts::Dvdg::Stored
+                     : content.dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
+                                                                     : TimelineCounts::Dvdg::None),
         dvdg_(dvdg_origin_ == TimelineCounts::Dvdg::Built ? build_dvdg_flows(trace)
                                                           : read_dvdg_flows(trace),
               lookups_) {}
@@ -573,23 +577,43 @@ class TimelineReader {
     return index;
   }
 
-  // A counter track per series, under its process; the values of all of
-  // them by time.
+  // A counter track per series (and per owner of each device's memory when
+  // asked), under its process; the values of all of them by time.
   void read_counters() {
     for (MemorySeries& series : read_memory_series(trace_)) {
-      TimelineTrack track;
-      track.kind = TimelineTrack::Kind::Counter;
-      const TimelineTrack& process = tracks_[process_track(series.process)];
-      track.parent_uuid = process.uuid;
-      track.process = process.process;
-      track.pid = process.pid;
-      track.name = std::move(series.name);
-      size_t index = add_track(std::move(track));
-      ++counts_.counter_tracks;
+      size_t index = counter_track(series.process, std::move(series.name));
       for (const auto& [ns, value] : series.points) counters_.push_back({index, ns, value});
     }
+    if (memory_owners_) read_owner_counters();
     std::stable_sort(counters_.begin(), counters_.end(),
                      [](const TimelineCounter& a, const TimelineCounter& b) { return a.ns < b.ns; });
+  }
+
+  // "GPU 0 memory: pytorch tensors", ...: the series the report stacks. The
+  // graph and the model go once their series are read.
+  void read_owner_counters() {
+    memory::MemoryModel model = memory::build_memory_model(trace_, dvdg::build_graph_from_trace(trace_));
+    for (const memory::DeviceMemory& device : model.devices) {
+      memory::OwnerSeries series = memory::owner_series(model, device);
+      for (size_t owner = 0; owner < series.owners.size(); ++owner) {
+        size_t index = counter_track(device.process,
+                                     memory::device_name(device.device) + " memory: " + series.owners[owner]);
+        for (size_t i = 0; i < series.times.size(); ++i)
+          counters_.push_back({index, series.times[i], series.bytes[owner][i]});
+      }
+    }
+  }
+
+  size_t counter_track(trace::ProcessId process_id, std::string name) {
+    TimelineTrack track;
+    track.kind = TimelineTrack::Kind::Counter;
+    const TimelineTrack& process = tracks_[process_track(process_id)];
+    track.parent_uuid = process.uuid;
+    track.process = process.process;
+    track.pid = process.pid;
+    track.name = std::move(name);
+    ++counts_.counter_tracks;
+    return add_track(std::move(track));
   }
 
   // Hands the sink every counter value up to `ns` (on the trace's clock, as
@@ -783,6 +807,7 @@ class TimelineReader {
   trace::Trace& trace_;
   TimelineSink& sink_;
   Progress& progress_;
+  bool memory_owners_;
   Lookups lookups_;
   GpuAnnotations gpu_annotations_;
   TimelineCounts::Dvdg dvdg_origin_;
@@ -826,14 +851,14 @@ std::map<int64_t, TimelineRank> process_ranks(trace::Trace& trace) {
 }
 
 TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress,
-                               DvdgFlowSource dvdg) {
-  return TimelineReader(trace, sink, progress, dvdg).read();
+                               const TimelineContent& content) {
+  return TimelineReader(trace, sink, progress, content).read();
 }
 
-Timeline build_timeline(trace::Trace& trace, Progress& progress, DvdgFlowSource dvdg) {
+Timeline build_timeline(trace::Trace& trace, Progress& progress, const TimelineContent& content) {
   Timeline timeline;
   CollectingSink sink(timeline);
-  TimelineCounts counts = stream_timeline(trace, sink, progress, dvdg);
+  TimelineCounts counts = stream_timeline(trace, sink, progress, content);
   timeline.flow_count = counts.flows;
   timeline.api_flow_count = counts.api_flows;
   timeline.dvdg_flow_count = counts.dvdg_flows;

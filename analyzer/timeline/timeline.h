@@ -125,6 +125,16 @@ struct TimelineCounts {
 // the graph built in memory (the trace is not changed).
 enum class DvdgFlowSource { Stored, StoredOrBuilt };
 
+// What the timeline holds beyond the trace's own rows.
+struct TimelineContent {
+  DvdgFlowSource dvdg = DvdgFlowSource::Stored;
+  // Besides each GPU's memory in use, a counter track per owner (memory.h's
+  // owners: the program, each framework's tensors and cache, NCCL, library
+  // workspaces, ...), from the memory model: it builds the data-flow graph,
+  // held only while the counters are read.
+  bool memory_owners = false;
+};
+
 // Reads the whole trace into `sink`, slice times since the trace's start.
 // Memory: the tracks, a few integers per call and GPU operation, the
 // counters' values (a few per allocation and migration), the slices of a
@@ -134,7 +144,7 @@ enum class DvdgFlowSource { Stored, StoredOrBuilt };
 // flows to its GPU work, which starts later; an NVTX range's GPU span is its
 // calls' work), then streamed in time order as slices.
 TimelineCounts stream_timeline(trace::Trace& trace, TimelineSink& sink, Progress& progress,
-                               DvdgFlowSource dvdg = DvdgFlowSource::Stored);
+                               const TimelineContent& content = {});
 
 // The whole timeline in memory, for tests and small traces.
 struct Timeline {
@@ -149,8 +159,7 @@ struct Timeline {
   const std::string& name_of(const TimelineSlice& slice) const { return slice.name; }
 };
 
-Timeline build_timeline(trace::Trace& trace, Progress& progress,
-                        DvdgFlowSource dvdg = DvdgFlowSource::Stored);
+Timeline build_timeline(trace::Trace& trace, Progress& progress, const TimelineContent& content = {});
 
 // Hands a timeline held in memory to a writer, as stream_timeline would.
 void replay_timeline(const Timeline& timeline, TimelineSink& sink);

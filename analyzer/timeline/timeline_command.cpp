@@ -1,4 +1,4 @@
-// `apptracer timeline TRACE [-o FILE] [--format perfetto|chrome-json] [--dvdg]`:
+// `apptracer timeline TRACE [-o FILE] [--format perfetto|chrome-json] [--dvdg] [--memory-owners]`:
 // the trace as a timeline for ui.perfetto.dev (default) or any Chrome-JSON
 // tool (Holistic Trace Analysis, TensorBoard: Kineto's layout);
 // `apptracer timeline TRACE --hta DIR`: the folder HTA reads, a file per rank.
@@ -25,6 +25,7 @@ struct TimelineOptions {
   std::shared_ptr<OutputOptions> output;
   std::string hta;
   bool dvdg = false;
+  bool memory_owners = false;
 };
 
 // What the DVDG flows came from, or how to get them.
@@ -48,8 +49,8 @@ void print_counts(const std::string& wrote, const TimelineCounts& counts, trace:
                trace.origin().describe().c_str());
 }
 
-DvdgFlowSource flow_source(const TimelineOptions& options) {
-  return options.dvdg ? DvdgFlowSource::StoredOrBuilt : DvdgFlowSource::Stored;
+TimelineContent content(const TimelineOptions& options) {
+  return {options.dvdg ? DvdgFlowSource::StoredOrBuilt : DvdgFlowSource::Stored, options.memory_owners};
 }
 
 int run_hta_folder(const TimelineOptions& options) {
@@ -58,7 +59,7 @@ int run_hta_folder(const TimelineOptions& options) {
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
   HtaFolder folder = write_hta_folder(trace, options.trace, options.hta, options.output->force, progress,
-                                      flow_source(options));
+                                      content(options));
   std::string wrote = options.hta + " for HTA (" + std::to_string(folder.files.size()) +
                       (folder.files.size() == 1 ? " rank" : " ranks") +
                       (folder.ranks_by_order ? ", numbered in the trace's process order" : "") + ")";
@@ -81,7 +82,7 @@ int run_timeline(const TimelineOptions& options) {
   } else {
     writer = std::make_unique<ChromeJsonWriter>(file.stream());
   }
-  TimelineCounts counts = stream_timeline(trace, *writer, progress, flow_source(options));
+  TimelineCounts counts = stream_timeline(trace, *writer, progress, content(options));
   file.commit();
   print_counts(output, counts, trace);
   return 0;
@@ -103,6 +104,10 @@ void add_timeline_command(CLI::App& app, CommandResult& result) {
   cmd->add_flag("--dvdg", options->dvdg,
                 "Draw data flows along the DVDG even when `apptracer dvdg` stored no graph in the "
                 "trace: the graph is built in memory (the trace is not changed)");
+  cmd->add_flag("--memory-owners", options->memory_owners,
+                "Also a counter track per owner of each device's memory (the program, each framework's "
+                "tensors and cache, NCCL, library workspaces; docs/memory.md), as the report stacks "
+                "them: builds the data-flow graph and the memory model first (more time and memory)");
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_timeline(*options); });
     }; });

@@ -216,6 +216,39 @@ TEST_F(TimelineTest, DeviceMemoryInUseIsACounterTrack) {
   EXPECT_EQ(values, expected);
 }
 
+// With memory_owners, each owner's bytes are a track of their own, and at
+// every moment a GPU's owners add up to its memory in use.
+TEST_F(TimelineTest, MemoryOwnersPartitionTheMemoryInUse) {
+  Progress quiet("test");
+  trace::Trace model(builder_.db());
+  Timeline owned = build_timeline(model, quiet, {DvdgFlowSource::Stored, true});
+  std::map<size_t, std::string> owner_tracks;
+  size_t total = owned.tracks.size();
+  for (size_t i = 0; i < owned.tracks.size(); ++i) {
+    const std::string& name = owned.tracks[i].name;
+    if (name == "GPU 0 memory allocated") total = i;
+    if (name.rfind("GPU 0 memory: ", 0) == 0) {
+      EXPECT_EQ(owned.tracks[i].kind, TimelineTrack::Kind::Counter);
+      owner_tracks[i] = name;
+    }
+  }
+  ASSERT_LT(total, owned.tracks.size());
+  std::set<std::string> names;
+  for (const auto& [index, name] : owner_tracks) names.insert(name);
+  EXPECT_EQ(names, (std::set<std::string>{"GPU 0 memory: program", "GPU 0 memory: managed"}));
+  std::map<int64_t, int64_t> totals, owners;
+  std::map<size_t, int64_t> current;
+  for (const TimelineCounter& counter : owned.counters) {
+    if (counter.track == total) totals[counter.ns] = counter.value;
+    if (owner_tracks.count(counter.track)) current[counter.track] = counter.value;
+    int64_t sum = 0;
+    for (const auto& [track, value] : current) sum += value;
+    if (owner_tracks.count(counter.track)) owners[counter.ns] = sum;
+  }
+  EXPECT_EQ(owners, totals);
+  EXPECT_EQ(timeline_.tracks.size(), kSampleTracks) << "without the option, no owner tracks";
+}
+
 // Counter values and slices reach a writer in one time order, also in a
 // trace whose times count from a recorded start.
 TEST(TimelineOrder, CounterValuesComeAmongTheSlicesByTime) {
