@@ -31,6 +31,8 @@ class Reader {
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
+    facts_.kernel_arguments = &trace_.kernel_arguments();
+    facts_.exact = trace::ExactAccesses::read(trace_);
     show_phase(progress, "memory");
     facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
     facts_.producers = std::make_shared<memory::Producers>(trace_);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzer/ranks/stragglers.h"
+#include "analyzer/trace/exact_accesses.h"
 #include "analyzer/trace/framework.h"
 #include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/time_origin.h"
@@ -65,6 +66,12 @@ struct TraceFacts {
   // (meta um_counters): the unified-memory rules have nothing to read.
   bool um_migrations_not_recorded = false;
   dvdg::Graph graph;
+  // What each launch's parameter words point into (the trace's, which
+  // outlives the facts), and what --exact saw each kernel touch: what the
+  // graph's accesses were decided from, for rules that ask how a kernel
+  // reached a location.
+  const trace::KernelArguments* kernel_arguments = nullptr;
+  trace::ExactAccesses exact;
   // Where the memory went (analyzer/memory), uses from `graph`; the
   // producers of its pieces described on demand.
   memory::MemoryModel memory_model;
