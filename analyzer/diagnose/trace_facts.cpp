@@ -115,6 +115,15 @@ int64_t TraceFacts::step_count() const {
   return most;
 }
 
+int64_t TraceFacts::median_step_ns() const {
+  std::vector<int64_t> lengths;
+  for (const StepSpan& step : ops().steps()) lengths.push_back(elapsed_ns(step.start_ns, step.end_ns));
+  if (lengths.empty()) return 0;
+  auto middle = lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2);
+  std::nth_element(lengths.begin(), middle, lengths.end());
+  return *middle;
+}
+
 int64_t TraceFacts::run_ns() const {
   Intervals spans;
   for (const auto& [process, span] : ops().span().processes) spans.push_back(span);

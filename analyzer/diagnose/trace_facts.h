@@ -113,6 +113,8 @@ struct TraceFacts {
   // How many steps a saving over `steps` is spread over: the most any one
   // process has (ranks of a merged trace run theirs side by side); 0: none.
   int64_t step_count() const;
+  // The median length of the steps (the steady steps diagnosed); 0: none.
+  int64_t median_step_ns() const;
   // The time some traced process ran: its spans, overlaps counted once.
   int64_t run_ns() const;
   // The last timestamp of `process` (end_ns when it has none).
