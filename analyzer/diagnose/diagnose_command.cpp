@@ -61,7 +61,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   }
   const std::vector<Table>& analyses = diagnosis.analyses;
   progress.finish();
-  size_t shown = options.all ? SIZE_MAX : diagnose::kShownFindings;
+  size_t shown = options.all ? SIZE_MAX : diagnose::shown_by_default(findings);
   const std::vector<std::string>& notes = diagnosis.notes;
   OutputFormat format = parse_output_format(options.output->format);
   if (format == OutputFormat::Json) {

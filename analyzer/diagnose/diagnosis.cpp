@@ -47,7 +47,8 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   bool split = run_ns > 0;
   run_rules(facts, *model.cost, request.limits, split ? RuleSet::StepsOnly : RuleSet::Applicable,
             findings);
-  diagnosis.findings = finish_findings(std::move(findings), request.limits, std::max(run_ns, facts.run_ns()));
+  diagnosis.findings = finish_findings(std::move(findings), request.limits,
+                                       std::max(run_ns, facts.run_ns()), facts.median_step_ns());
   diagnosis.link_model = model.name;
   diagnosis.time_origin = facts.origin.describe();
   diagnosis.notes = diagnosis_notes(facts, split);

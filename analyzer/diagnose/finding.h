@@ -45,6 +45,10 @@ struct Finding {
   // About start-up, which the run pays once before its steady steps: listed
   // after every finding about the steps.
   bool startup = false;
+  // About the steps, and saves (or, where the saving is unknown, costs) less
+  // per step than the steps' own time varies (Thresholds::min_step_share of
+  // the median step): listed last, shown only when every finding is.
+  bool minor = false;
   // What it is made of, as a table inside it (a launch-bound step's kernels
   // by launches): kernel names whole here, shortened where shown to people.
   Table details;

@@ -76,6 +76,13 @@ std::string joined_numbers(const std::vector<size_t>& numbers) {
 
 }  // namespace
 
+size_t shown_by_default(const std::vector<Finding>& findings) {
+  size_t major = static_cast<size_t>(
+      std::find_if(findings.begin(), findings.end(), [](const Finding& f) { return f.minor; }) -
+      findings.begin());
+  return std::min(kShownFindings, major);
+}
+
 nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown) {
   nlohmann::json list = nlohmann::json::array();
   size_t count = std::min(shown, findings.size());
@@ -96,6 +103,7 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                     {"steps", f.steps},
                     {"saving_per_step_ns", per_step(f, f.saving_ns) ? nlohmann::json(*per_step(f, f.saving_ns)) : nlohmann::json()},
                     {"startup", f.startup},
+                    {"minor", f.minor},
                     {"details", f.details.rows.empty() ? nlohmann::json() : table_json(f.details)},
                     {"estimate", f.estimate},
                     {"fix", f.fix},
@@ -156,8 +164,8 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   }
   size_t count = std::min(shown, findings.size());
   out << findings.size()
-      << " finding(s): correctness first, then by estimated saving (by cost where the saving "
-         "is unknown), start-up last";
+      << " finding(s): correctness first, then by estimated saving, then those whose saving is "
+         "unknown (by cost), start-up last";
   if (count < findings.size()) out << "; the first " << count << " shown";
   out << "\n";
   for (size_t i = 0; i < count; ++i) {
@@ -185,8 +193,11 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     write_details(out, f.details);
   }
   if (count < findings.size()) {
-    out << "\n" << findings.size() - count
-        << " more finding(s) with smaller savings left out: --all shows every finding\n";
+    size_t minor = static_cast<size_t>(std::count_if(findings.begin() + static_cast<std::ptrdiff_t>(count),
+                                                     findings.end(), [](const Finding& f) { return f.minor; }));
+    out << "\n" << findings.size() - count << " more finding(s) with smaller savings left out";
+    if (minor > 0) out << " (" << minor << " saving less per step than steps vary)";
+    out << ": --all shows every finding\n";
   }
 }
 

@@ -15,6 +15,9 @@ namespace apptracer::diagnose {
 // By default the first kShownFindings findings are shown (text, JSON, CSV)
 // and the rest counted in one line; `shown` = SIZE_MAX shows every one.
 inline constexpr size_t kShownFindings = 10;
+// How many of the ranked findings are shown by default: the first
+// kShownFindings, never a minor one (ranked last, they come with --all).
+size_t shown_by_default(const std::vector<Finding>& findings);
 
 // The first `shown` findings as a JSON array.
 nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);

@@ -9,6 +9,7 @@
 
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/trace/exact_coverage.h"
 
 namespace apptracer::diagnose {
 
@@ -146,6 +147,34 @@ class ContentTracker {
 
 bool is_host(const dvdg::Location& location) {
   return !is_device_memory(location.memory) && location.memory != MemoryKind::Managed;
+}
+
+// Whether a kernel that wrote `where` may have read back what it wrote: a
+// pointer it may also read through (no signature says a pointer is only
+// written: any non-const one may be read) lets it use the memory as
+// scratch, as a reduction's staging buffer, written by each block and read
+// by the last (PyTorch's batch-norm statistics, reduce_kernel's
+// accumulators). Only where --exact saw all the launch did in that
+// allocation do its ranges say whether it read there.
+bool writer_may_read_back(const TraceFacts& facts, const Op& producer, const dvdg::Location& where) {
+  if (producer.kind != OpKind::Kernel) return false;
+  const Kernel* kernel = facts.ops().kernel(producer.source_id);
+  const Allocation* alloc = facts.ops().allocation(where.alloc_id);
+  if (!kernel || !alloc || !facts.kernel_arguments) return true;
+  int64_t begin = where.address, end = saturating_add(where.address, where.bytes);
+  trace::KernelArguments::Words words = facts.kernel_arguments->of(*kernel->row);
+  if (const trace::KernelExact* exact = facts.exact.of(kernel->row->id)) {
+    if (trace::coverage_of(*exact, words).in(alloc->id()) == ExactCoverage::Exact) {
+      return std::any_of(exact->accesses.begin(), exact->accesses.end(), [&](const trace::ExactAccess& range) {
+        return range.access != AccessKind::Write && range.lo < end && range.hi > begin;
+      });
+    }
+  }
+  return std::any_of(words.begin(), words.end(), [&](const trace::KernelWord& word) {
+    int64_t pointer = saturating_add(alloc->address(), word.alloc_offset);
+    return word.alloc_id == alloc->id() && word.access != AccessKind::Write && pointer >= begin &&
+           pointer < end;
+  });
 }
 
 struct Redundant {
@@ -342,7 +371,10 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
   auto busy = facts.busy_by_device();
+  // Read: by any op's certain or possible read, also one of an op that
+  // wrote nothing (which has no edge from it).
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
+  for (uint32_t value : graph.op_reads) read[value] = true;
   graph.for_each_edge([&](const Edge& edge) {
     if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
     if (edge.kind == EdgeKind::Carry) carried[edge.src_value] = true;
@@ -399,6 +431,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
         }
       }
       if (read_unseen(producer.process, value.producer_op, gone_by)) continue;
+      if (writer_may_read_back(facts, producer, where)) continue;
       // NCCL's work descriptors, which its kernels read unseen.
       if (facts.inside_communication_call(row_of(facts, producer).correlation)) continue;
       bool overwritten = version_read.count(value.version + 1) > 0;

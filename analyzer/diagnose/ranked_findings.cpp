@@ -9,8 +9,34 @@ namespace apptracer::diagnose {
 
 namespace {
 
-// Rank within the list: a known saving, else what it costs now.
+// What a finding is worth: a known saving, else what it costs now (at
+// most what fixing it saves).
 int64_t weight(const Finding& f) { return f.saving_ns.value_or(f.cost_ns); }
+
+// Where a finding goes in the list: wrong results, time saved, memory
+// saved, a saving the model cannot price, start-up, minor.
+int tier(const Finding& f) {
+  if (f.correctness) return 0;
+  if (f.minor) return 5;
+  if (f.startup) return 4;
+  if (f.saving_ns) return 1;
+  if (f.saving_bytes) return 2;
+  return 3;
+}
+
+void mark_minor(std::vector<Finding>& findings, const StepNoise& noise) {
+  if (noise.step_ns <= 0) return;
+  double least = noise.share * static_cast<double>(noise.step_ns);
+  for (Finding& f : findings) {
+    if (f.correctness || f.startup || f.saving_bytes || f.steps <= 0) continue;
+    if (static_cast<double>(weight(f) / f.steps) >= least) continue;
+    f.minor = true;
+    f.estimate += std::string(f.estimate.empty() ? "" : "; ") + (f.saving_ns ? "saves" : "costs") +
+                  " under " + format_ns(static_cast<int64_t>(least)) + " per step, " +
+                  std::to_string(static_cast<int>(100 * noise.share + 0.5)) + "% of the " +
+                  format_ns(noise.step_ns) + " median step: less than steps vary";
+  }
+}
 
 void mark_overlaps(std::vector<Finding>& findings) {
   std::map<std::pair<std::string, int64_t>, std::vector<size_t>> by_row;
@@ -36,7 +62,7 @@ void mark_overlaps(std::vector<Finding>& findings) {
 
 }  // namespace
 
-void rank_findings(std::vector<Finding>& findings, int64_t run_ns) {
+void rank_findings(std::vector<Finding>& findings, int64_t run_ns, const StepNoise& noise) {
   findings.erase(std::remove_if(findings.begin(), findings.end(),
                                 [](const Finding& f) {
                                   return !f.correctness && f.saving_ns && *f.saving_ns <= 0;
@@ -48,9 +74,9 @@ void rank_findings(std::vector<Finding>& findings, int64_t run_ns) {
     f.saving_ns = run_ns;
     f.estimate += "; bounded by how long the traced run lasted (" + format_ns(run_ns) + ")";
   }
+  mark_minor(findings, noise);
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.correctness != b.correctness) return a.correctness;
-    if (a.startup != b.startup) return b.startup;
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
     if (weight(a) != weight(b)) return weight(a) > weight(b);
     if (a.cost_ns != b.cost_ns) return a.cost_ns > b.cost_ns;
     // Memory findings cost no time: the most bytes off a peak first.

@@ -1,9 +1,11 @@
 // The findings a user reads first: none that saves nothing, no saving larger
 // than the run it would shorten, wrong results first, then the largest saving
-// (a finding the model cannot price by what it costs now; memory findings,
-// which cost no time, by the bytes they take off a peak), start-up (paid
-// once) after the steady state's, and each one told which others count some
-// of the same time.
+// (memory findings, which cost no time, by the bytes they take off a peak),
+// then the findings the model cannot price (by what they cost now), so that
+// they never push a priced one out of the first screen, start-up (paid once)
+// after the steady state's, and last the minor ones, which save less per
+// step than a step's time varies; each one told which others count some of
+// the same time.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,14 @@
 
 namespace apptracer::diagnose {
 
+// What a finding about the steps must save per step not to be minor: a
+// share of the median step.
+struct StepNoise {
+  int64_t step_ns = 0;  // the median step; 0: no steps, nothing is minor
+  double share = 0.0;
+};
+
 // `run_ns`: how long the traced run(s) lasted (TraceFacts::run_ns).
-void rank_findings(std::vector<Finding>& findings, int64_t run_ns);
+void rank_findings(std::vector<Finding>& findings, int64_t run_ns, const StepNoise& noise = {});
 
 }  // namespace apptracer::diagnose

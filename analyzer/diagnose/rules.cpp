@@ -81,9 +81,9 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
 }
 
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
-                                     int64_t run_ns) {
+                                     int64_t run_ns, int64_t step_ns) {
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
-  rank_findings(findings, run_ns);
+  rank_findings(findings, run_ns, {step_ns, limits.min_step_share});
   return findings;
 }
 
@@ -91,7 +91,7 @@ std::vector<Finding> diagnose(const TraceFacts& facts, const TransferCost& cost,
                               const Thresholds& limits) {
   std::vector<Finding> findings;
   run_rules(facts, cost, limits, RuleSet::Applicable, findings);
-  return finish_findings(std::move(findings), limits, facts.run_ns());
+  return finish_findings(std::move(findings), limits, facts.run_ns(), facts.median_step_ns());
 }
 
 std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run_rules_ran) {

@@ -16,6 +16,10 @@ namespace apptracer::diagnose {
 // uses; README.md documents them.
 struct Thresholds {
   int64_t min_cost_ns = 10'000;           // smaller time costs are not reported
+  // A finding about the steps saving (or, unknown, costing) less per step
+  // than this share of the median step is minor: a step's time varies more
+  // than that from one step to the next, so no measurement could confirm it.
+  double min_step_share = 0.01;
   int64_t small_copy_bytes = 64 << 10;    // a copy this small is latency-bound
   int64_t small_copy_count = 16;          // ... when this many go the same way
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
@@ -70,9 +74,11 @@ enum class RuleSet { Applicable, WholeRunOnly, StepsOnly };
 // facts covering steps carry their number.
 void run_rules(const TraceFacts& facts, const TransferCost& cost, const Thresholds& limits,
                RuleSet set, std::vector<Finding>& findings);
-// Groups findings by site and ranks them; savings bounded by `run_ns`.
+// Groups findings by site and ranks them; savings bounded by `run_ns`;
+// findings about the steps minor against `step_ns`, the median step (0: no
+// steps).
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
-                                     int64_t run_ns);
+                                     int64_t run_ns, int64_t step_ns = 0);
 
 // What the rules looked at and could not look at, one line each (e.g.
 // unified-memory migrations the trace did not record). `whole_run_rules_ran`:

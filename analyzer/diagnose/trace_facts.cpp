@@ -31,6 +31,8 @@ class Reader {
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
+    facts_.kernel_arguments = &trace_.kernel_arguments();
+    facts_.exact = trace::ExactAccesses::read(trace_);
     show_phase(progress, "memory");
     facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
     facts_.producers = std::make_shared<memory::Producers>(trace_);
@@ -111,6 +113,15 @@ int64_t TraceFacts::step_count() const {
   int64_t most = 0;
   for (const StepSpan& step : ops().steps()) most = std::max(most, ++per_process[step.process]);
   return most;
+}
+
+int64_t TraceFacts::median_step_ns() const {
+  std::vector<int64_t> lengths;
+  for (const StepSpan& step : ops().steps()) lengths.push_back(elapsed_ns(step.start_ns, step.end_ns));
+  if (lengths.empty()) return 0;
+  auto middle = lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2);
+  std::nth_element(lengths.begin(), middle, lengths.end());
+  return *middle;
 }
 
 int64_t TraceFacts::run_ns() const {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "analyzer/ranks/stragglers.h"
+#include "analyzer/trace/exact_accesses.h"
 #include "analyzer/trace/framework.h"
 #include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/time_origin.h"
@@ -65,6 +66,12 @@ struct TraceFacts {
   // (meta um_counters): the unified-memory rules have nothing to read.
   bool um_migrations_not_recorded = false;
   dvdg::Graph graph;
+  // What each launch's parameter words point into (the trace's, which
+  // outlives the facts), and what --exact saw each kernel touch: what the
+  // graph's accesses were decided from, for rules that ask how a kernel
+  // reached a location.
+  const trace::KernelArguments* kernel_arguments = nullptr;
+  trace::ExactAccesses exact;
   // Where the memory went (analyzer/memory), uses from `graph`; the
   // producers of its pieces described on demand.
   memory::MemoryModel memory_model;
@@ -106,6 +113,8 @@ struct TraceFacts {
   // How many steps a saving over `steps` is spread over: the most any one
   // process has (ranks of a merged trace run theirs side by side); 0: none.
   int64_t step_count() const;
+  // The median length of the steps (the steady steps diagnosed); 0: none.
+  int64_t median_step_ns() const;
   // The time some traced process ran: its spans, overlaps counted once.
   int64_t run_ns() const;
   // The last timestamp of `process` (end_ns when it has none).

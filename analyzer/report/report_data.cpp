@@ -383,7 +383,7 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
   const std::vector<diagnose::Finding>& found = diagnosis.findings;
-  size_t shown = std::min(found.size(), diagnose::kShownFindings);
+  size_t shown = diagnose::shown_by_default(found);
   return {{"overview", overview(trace, facts, path)},
           {"link_model", diagnosis.link_model},
           {"step", step_summary(trace, facts)},

@@ -141,6 +141,9 @@ class DiagnoseTest : public ::testing::Test {
     int64_t alloc;
     AccessKind access;
     int64_t offset = 0;  // the pointer passed: the allocation's address plus this
+    // How the access was decided: a const pointer's read is certain; any
+    // other pointer is assumed read and written.
+    AccessSource source = AccessSource::ConstSignature;
   };
   int64_t kernel(const std::string& name, int64_t start, int64_t duration, std::vector<Arg> args,
                  int64_t stream = 7, int64_t launch_ns = 300) {
@@ -161,7 +164,7 @@ class DiagnoseTest : public ::testing::Test {
       arg.alloc_id = args[i].alloc;
       arg.alloc_offset = args[i].offset;
       arg.access = args[i].access;
-      arg.access_source = AccessSource::ConstSignature;
+      arg.access_source = args[i].source;
       trace.add(arg);
     }
     if (args.empty()) {

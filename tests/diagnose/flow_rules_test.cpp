@@ -301,6 +301,44 @@ TEST_F(FlowRules, AWriteOverwrittenBeforeAnyReadIsWasted) {
   EXPECT_NE(found[0].what.find("overwritten before"), std::string::npos);
 }
 
+// A reduction's staging buffer (PyTorch's batch-norm statistics kernels
+// take a `float volatile*`): each block writes it and the last one reads it
+// back, through a pointer the kernel may read as well as write; no other
+// op touches it. A possible read is no proof of waste: not reported. Where
+// the kernel only writes there (--exact saw so), it is.
+TEST_F(FlowRules, AKernelMayReadBackWhatItWroteThroughAPointerItMayRead) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t input = buffer(AllocKind::Device, 1000);
+  int64_t staging = buffer(AllocKind::Device, 4096);
+  pinned_copy(host, input, 1000, 1'000);
+  kernel("collect_statistics(float const*, float volatile*, float*)", 10'000, 1'000,
+         {{input, A::Read}, {staging, A::ReadWrite, 0, AccessSource::Assumed}, {sink(), A::Write}});
+  EXPECT_TRUE(findings("written_never_read").empty());
+}
+
+TEST_F(FlowRules, AKernelOnlyWritingMemoryNothingReadsIsFound) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t input = buffer(AllocKind::Device, 1000);
+  int64_t unread = buffer(AllocKind::Device, 4096);
+  pinned_copy(host, input, 1000, 1'000);
+  int64_t writer = kernel("make(float const*, float*, float*)", 10'000, 1'000,
+                          {{input, A::Read}, {unread, A::Write}, {sink(), A::Write}});
+  auto found = findings("written_never_read");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "kernels"), std::vector<int64_t>{writer});
+  EXPECT_FALSE(found[0].saving_ns.has_value());
+}
+
+// A kernel that reads the data and writes nothing the trace resolved (its
+// output pointer in no allocation) has no edge from it, only its read.
+TEST_F(FlowRules, AReadByAnOpThatWroteNothingIsARead) {
+  int64_t host = buffer(AllocKind::PinnedHost, 1000);
+  int64_t device = buffer(AllocKind::Device, 1000);
+  pinned_copy(host, device, 1000, 10'000);
+  kernel("check(float const*)", 20'000, 1'000, {{device, A::Read}});
+  EXPECT_TRUE(findings("written_never_read").empty());
+}
+
 TEST_F(FlowRules, WrittenThenReadIsFine) {
   int64_t host = buffer(AllocKind::PinnedHost, 1000);
   int64_t device = buffer(AllocKind::Device, 1000);

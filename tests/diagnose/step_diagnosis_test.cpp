@@ -1,8 +1,10 @@
 // The diagnosis of a program with steps: by default its steady steps, with
 // savings per step, and start-up as one finding listed after them.
+#include <algorithm>
 #include <fstream>
 
 #include "analyzer/diagnose/diagnosis.h"
+#include "analyzer/diagnose/findings_output.h"
 #include "diagnose_fixture.h"
 #include "scratch_dir.h"
 
@@ -101,6 +103,30 @@ TEST_F(StepDiagnosis, ALaunchBoundStepIsPricedByTheMeasuredNodeCost) {
   const Finding& assumed = without.findings.front();
   EXPECT_EQ(assumed.saving_ns, kIdle - 500 * 1'000);
   EXPECT_NE(assumed.estimate.find("(assumed: "), std::string::npos) << assumed.estimate;
+}
+
+// 16 small copies between two buffers in each 1 ms step cost 8 us per
+// step, under 1% of it (and all but the first copy the same data again):
+// those findings are minor, listed after start-up and left out of the
+// first screen; the launch-bound step is not.
+TEST_F(StepDiagnosis, FindingsSavingLessPerStepThanStepsVaryComeLast) {
+  int64_t from = buffer(AllocKind::Device, 4096), to = buffer(AllocKind::Device, 4096);
+  for (int64_t step = 0; step < 5; ++step) {
+    for (int i = 0; i < 16; ++i)
+      copy(CopyKind::DtoD, from, to, 4096, kStepsStart + step * kStep + 600'000 + i * 1'000, 500);
+  }
+  std::vector<Finding> findings = diagnosed().findings;
+  auto at = [&](const std::string& rule) {
+    auto found = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) { return f.rule == rule; });
+    return static_cast<size_t>(found - findings.begin());
+  };
+  size_t startup = at("startup"), copies = at("small_copies");
+  ASSERT_LT(copies, findings.size());
+  EXPECT_EQ(findings[copies].cost_ns, 5 * 16 * 500);
+  EXPECT_GT(copies, startup);
+  EXPECT_EQ(shown_by_default(findings), startup + 1);
+  for (size_t i = 0; i < findings.size(); ++i) EXPECT_EQ(findings[i].minor, i > startup) << findings[i].rule;
+  EXPECT_FALSE(findings[at("launch_bound_kernels")].minor);
 }
 
 TEST_F(StepDiagnosis, ChosenStepsAreThoseLookedAt) {
