@@ -148,13 +148,17 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
     }
     pending.emplace_back(issued, static_cast<uint32_t>(i));
   }
-  std::stable_sort(pending.begin(), pending.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // By issue time, then position: each pair is unique, so a plain sort
+  // keeps equal times in the order they came, as a stable one would (and
+  // needs no buffer as large as the list).
+  std::sort(pending.begin(), pending.end());
   std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
   std::iota(allocated.begin(), allocated.end(), 0);
   std::iota(freed.begin(), freed.end(), 0);
-  std::stable_sort(allocated.begin(), allocated.end(),
-                   [&](uint32_t a, uint32_t b) { return blocks[a].alloc_ns < blocks[b].alloc_ns; });
+  // Blocks are listed as they were handed out: mostly in order already.
+  auto by_alloc = [&](uint32_t a, uint32_t b) { return blocks[a].alloc_ns < blocks[b].alloc_ns; };
+  if (!std::is_sorted(allocated.begin(), allocated.end(), by_alloc))
+    std::stable_sort(allocated.begin(), allocated.end(), by_alloc);
   std::stable_sort(freed.begin(), freed.end(),
                    [&](uint32_t a, uint32_t b) { return blocks[a].free_ns < blocks[b].free_ns; });
 
