@@ -34,6 +34,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
       show(progress, "rules over the whole run");
       run_rules(whole, *model.cost, request.limits, RuleSet::WholeRunOnly, findings);
       run_ns = whole.run_ns();
+      if (request.with_whole_run) request.with_whole_run(trace, whole);
     }
     show(progress, "finding steps");
     trace.limit_to_steps(trace::StepSelection{std::nullopt, true});
@@ -47,6 +48,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   bool split = run_ns > 0;
   run_rules(facts, *model.cost, request.limits, split ? RuleSet::StepsOnly : RuleSet::Applicable,
             findings);
+  if (!trace.window() && request.with_whole_run) request.with_whole_run(trace, facts);
   diagnosis.findings = finish_findings(std::move(findings), request.limits,
                                        std::max(run_ns, facts.run_ns()), facts.median_step_ns());
   diagnosis.link_model = model.name;

@@ -6,6 +6,7 @@
 // every rule that can be limited; without steps (or asked to), the whole run.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,18 @@
 
 namespace apptracer::diagnose {
 
+struct TraceFacts;
+
 struct DiagnosisRequest {
   std::string system;             // system file for the link model; "" for the trace's own
   trace::StepSelection steps;     // none chosen: the steady steps, where the trace has any
   bool whole_run = false;         // the whole run, start-up included, even where it has steps
   Thresholds limits;
   bool analyses = false;          // also the HTA tables (analyses.h), over what the rules saw
+  // Called once with the whole run's facts, and the trace they read, while
+  // both are whole: for a caller that reads them too (the report), so they
+  // are read once. Not called when `steps` limits the diagnosis.
+  std::function<void(trace::Trace&, const TraceFacts&)> with_whole_run;
 };
 
 struct Diagnosis {

@@ -422,6 +422,10 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       const Op& producer = graph.ops[value.producer_op];
       if (producer.kind == OpKind::Migration) continue;
       if (first_opaque != Value::kNoOp && first_opaque > value.producer_op) continue;
+      bool overwritten = version_read.count(value.version + 1) > 0;
+      bool wasted = any_read ? overwritten && !version_read[value.version] && !carried[values[i]]
+                             : true;
+      if (!wasted) continue;
       // Until the next version's write (or the free) replaces it.
       uint32_t gone_by = value.freed_by_op;
       for (size_t next = i + 1; next < values.size(); ++next) {
@@ -434,10 +438,6 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       if (writer_may_read_back(facts, producer, where)) continue;
       // NCCL's work descriptors, which its kernels read unseen.
       if (facts.inside_communication_call(row_of(facts, producer).correlation)) continue;
-      bool overwritten = version_read.count(value.version + 1) > 0;
-      bool wasted = any_read ? overwritten && !version_read[value.version] && !carried[values[i]]
-                             : true;
-      if (!wasted) continue;
       if (writes++ == 0) {
         locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
       }

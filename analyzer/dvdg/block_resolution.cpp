@@ -118,6 +118,30 @@ class Splitter {
   size_t index_ = 0;
 };
 
+// Sorts `items`, which come as a few ascending runs (each kind of
+// operation in issue order), by merging neighbouring runs round after
+// round: linear work per round, as many rounds as the logarithm of the runs.
+template <typename T>
+void sort_runs(std::vector<T>& items) {
+  std::vector<size_t> bounds{0};  // where each run begins, then the end
+  for (size_t i = 1; i < items.size(); ++i) {
+    if (items[i] < items[i - 1]) bounds.push_back(i);
+  }
+  bounds.push_back(items.size());
+  while (bounds.size() > 2) {
+    std::vector<size_t> merged{0};
+    size_t run = 0;
+    for (; run + 2 < bounds.size(); run += 2) {
+      std::inplace_merge(items.begin() + static_cast<std::ptrdiff_t>(bounds[run]),
+                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 1]),
+                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 2]));
+      merged.push_back(bounds[run + 2]);
+    }
+    if (run + 1 < bounds.size()) merged.push_back(bounds.back());  // an odd run out, kept as it is
+    bounds = std::move(merged);
+  }
+}
+
 bool splittable(OpKind kind) {
   return kind == OpKind::Copy || kind == OpKind::Memset || kind == OpKind::Kernel ||
          kind == OpKind::Collective || kind == OpKind::Message;
@@ -148,13 +172,15 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
     }
     pending.emplace_back(issued, static_cast<uint32_t>(i));
   }
-  std::stable_sort(pending.begin(), pending.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // By issue time, then position: the order a stable sort by time gives.
+  sort_runs(pending);
   std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
   std::iota(allocated.begin(), allocated.end(), 0);
   std::iota(freed.begin(), freed.end(), 0);
-  std::stable_sort(allocated.begin(), allocated.end(),
-                   [&](uint32_t a, uint32_t b) { return blocks[a].alloc_ns < blocks[b].alloc_ns; });
+  // Blocks are listed as they were handed out: mostly in order already.
+  auto by_alloc = [&](uint32_t a, uint32_t b) { return blocks[a].alloc_ns < blocks[b].alloc_ns; };
+  if (!std::is_sorted(allocated.begin(), allocated.end(), by_alloc))
+    std::stable_sort(allocated.begin(), allocated.end(), by_alloc);
   std::stable_sort(freed.begin(), freed.end(),
                    [&](uint32_t a, uint32_t b) { return blocks[a].free_ns < blocks[b].free_ns; });
 

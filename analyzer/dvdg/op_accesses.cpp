@@ -607,10 +607,7 @@ class AccessFinder {
       if (access.begin < access.end || bytes == 0) pending_[kept++] = access;
     }
     pending_.resize(kept);
-    std::stable_sort(pending_.begin(), pending_.end(), [](const Access& a, const Access& b) {
-      uint32_t a_location = a.location, b_location = b.location;  // bit-fields
-      return std::tie(a.op, a_location, a.begin, a.end) < std::tie(b.op, b_location, b.begin, b.end);
-    });
+    sort_by_op_and_place();
     // One op touching the same bytes twice (an argument and its exact range,
     // two arguments into one buffer) is one access: a write of them replaces
     // them when either says so.
@@ -638,6 +635,41 @@ class AccessFinder {
       out_.access_begin[i] += out_.access_begin[i - 1];
     }
     out_.accesses = std::move(pending_);
+  }
+
+  // Orders pending_ by (op, location, begin, end), keeping the order they
+  // came in among equals: by op in one pass (ops are positions, so this is a
+  // counting sort: a million-op trace's few million accesses need no
+  // comparison sort), then each op's few accesses by place.
+  void sort_by_op_and_place() {
+    std::vector<uint32_t> next(out_.ops.size() + 1, 0);
+    for (const Access& access : pending_) ++next[access.op + 1];
+    for (size_t i = 1; i < next.size(); ++i) next[i] += next[i - 1];
+    std::vector<Access> sorted(pending_.size());
+    for (const Access& access : pending_) sorted[next[access.op]++] = access;
+    pending_ = std::move(sorted);
+    auto by_place = [](const Access& a, const Access& b) {
+      uint32_t a_location = a.location, b_location = b.location;  // bit-fields
+      return std::tie(a_location, a.begin, a.end) < std::tie(b_location, b.begin, b.end);
+    };
+    // next[op] is now where op's accesses end.
+    uint32_t begin = 0;
+    for (size_t op = 0; op < out_.ops.size(); ++op) {
+      auto first = pending_.begin() + begin, last = pending_.begin() + next[op];
+      begin = next[op];
+      if (last - first < 2) continue;
+      if (last - first > 16) {
+        std::stable_sort(first, last, by_place);
+        continue;
+      }
+      // Insertion sort (stable): a stable_sort of a handful would allocate its buffer each time.
+      for (auto it = first + 1; it != last; ++it) {
+        Access moving = *it;
+        auto hole = it;
+        for (; hole != first && by_place(moving, *(hole - 1)); --hole) *hole = *(hole - 1);
+        *hole = moving;
+      }
+    }
   }
 
   trace::Trace& trace_;

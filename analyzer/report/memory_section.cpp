@@ -55,8 +55,8 @@ json live_pieces(trace::Trace& trace, const dvdg::Graph& graph, const memory::Me
 
 }  // namespace
 
-json memory_section(trace::Trace& trace, const dvdg::Graph& graph, size_t points) {
-  memory::MemoryModel model = memory::build_memory_model(trace, graph);
+json memory_section(trace::Trace& trace, const dvdg::Graph& graph, const memory::MemoryModel& model,
+                    size_t points) {
   memory::Producers producers(trace);
   json devices = json::array();
   for (const memory::DeviceMemory& device : model.devices) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analyzer/dvdg/graph.h"
+#include "analyzer/memory/memory_model.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer::report {
@@ -26,6 +27,8 @@ inline constexpr size_t kLivePieceLimit = 50;
 //   "freed_ms"}], "live_pieces"}]}; at most
 // `points` times per device (each the moment of most memory in its stretch
 // of time, so the peak is kept). Times in ms since the trace's start.
-nlohmann::json memory_section(trace::Trace& trace, const dvdg::Graph& graph, size_t points);
+// `model` is the trace's memory model, built from `graph`.
+nlohmann::json memory_section(trace::Trace& trace, const dvdg::Graph& graph, const memory::MemoryModel& model,
+                              size_t points);
 
 }  // namespace apptracer::report

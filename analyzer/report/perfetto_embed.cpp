@@ -11,29 +11,26 @@ namespace apptracer::report {
 
 namespace {
 
-// Keeps what is written up to `limit` bytes; past it, refuses the rest (the
-// stream fails and later writes cost nothing).
+// Thrown by LimitedBuffer past its limit.
+struct TimelineTooLong {};
+
+// Keeps what is written up to `limit` bytes; past it, throws TimelineTooLong,
+// so the timeline stops there instead of reading the rest of a long trace
+// for bytes that would be thrown away.
 class LimitedBuffer : public std::streambuf {
  public:
   explicit LimitedBuffer(size_t limit) : limit_(limit) {}
   const std::string& bytes() const { return bytes_; }
-  bool overflowed() const { return overflowed_; }
 
  protected:
   int_type overflow(int_type c) override {
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
-    if (bytes_.size() >= limit_) {
-      overflowed_ = true;
-      return traits_type::eof();
-    }
+    if (bytes_.size() >= limit_) throw TimelineTooLong{};
     bytes_.push_back(traits_type::to_char_type(c));
     return c;
   }
   std::streamsize xsputn(const char* data, std::streamsize count) override {
-    if (bytes_.size() + static_cast<size_t>(count) > limit_) {
-      overflowed_ = true;
-      return 0;
-    }
+    if (bytes_.size() + static_cast<size_t>(count) > limit_) throw TimelineTooLong{};
     bytes_.append(data, static_cast<size_t>(count));
     return count;
   }
@@ -41,7 +38,6 @@ class LimitedBuffer : public std::streambuf {
  private:
   size_t limit_;
   std::string bytes_;
-  bool overflowed_ = false;
 };
 
 }  // namespace
@@ -49,10 +45,16 @@ class LimitedBuffer : public std::streambuf {
 std::optional<std::string> perfetto_timeline(trace::Trace& trace, size_t limit) {
   LimitedBuffer buffer(limit);
   std::ostream out(&buffer);
+  // The stream passes its buffer's exception on instead of only failing.
+  out.exceptions(std::ios::badbit);
   PerfettoWriter writer(out);
   Progress progress("report: timeline");
-  stream_timeline(trace, writer, progress);
-  if (buffer.overflowed() || !out) return std::nullopt;
+  try {
+    stream_timeline(trace, writer, progress);
+  } catch (const TimelineTooLong&) {
+    return std::nullopt;
+  }
+  if (!out) return std::nullopt;
   return buffer.bytes();
 }
 

@@ -348,27 +348,9 @@ json perfetto_json(trace::Trace& trace) {
   return {{"base64", base64(*bytes)}, {"bytes", bytes->size()}};
 }
 
-// What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
-// steady steps where the program has them. On a Trace of its own (with its
-// own rows, freed on return), which diagnose_trace limits to those steps;
-// the rest of the report is the whole run's.
-diagnose::Diagnosis steady_diagnosis(trace::Trace& trace, const std::string& system_file, Progress* progress) {
-  trace::Trace steady(trace.db(), trace.path());
-  diagnose::DiagnosisRequest request;
-  request.system = system_file;
-  return diagnose::diagnose_trace(steady, request, progress);
-}
-
-}  // namespace
-
-json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
-                 Progress* progress) {
-  // The diagnosis and the what-if replays first, one after the other, so
-  // each one's graph is freed before the next, and the whole run's, are built.
-  diagnose::Diagnosis diagnosis = steady_diagnosis(trace, system_file, progress);
-  show_phase(progress, "what-if");
-  json whatif = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
-  TraceFacts facts = diagnose::read_trace_facts(trace, progress);
+// The sections read from the whole run's facts (start-up included).
+json whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std::string& path,
+                        const std::string& system_file, Progress* progress) {
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   show_phase(progress, "analyses");
   json analyses = json::array();
@@ -377,32 +359,56 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
     // copies' rate over their busy time says how fast they went.
     analyses.push_back(diagnose::table_json(table.name == "memory_bandwidth" ? copy_bandwidth(facts) : table));
   }
-  json perfetto = perfetto_json(trace);  // shows its own progress: "report: timeline"
   show_phase(progress, "memory");
-  json memory = memory_section(trace, facts.graph, kSeriesPointLimit);
+  json memory = memory_section(trace, facts.graph, facts.memory_model, kSeriesPointLimit);
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
-  const std::vector<diagnose::Finding>& found = diagnosis.findings;
-  size_t shown = diagnose::shown_by_default(found);
   return {{"overview", overview(trace, facts, path)},
-          {"link_model", diagnosis.link_model},
           {"step", step_summary(trace, facts)},
-          {"findings", diagnose::findings_json(found, shown)},
-          {"more_findings", diagnose::findings_json({found.begin() + static_cast<std::ptrdiff_t>(shown), found.end()})},
-          {"diagnosis_notes", diagnosis.notes},
           {"summary", summary(facts, moves, *model.cost)},
           {"kernel_traffic", kernel_traffic(trace)},
           {"kernels", top_kernels(facts)},
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory},
           {"timeline", timeline(facts, moves, steady_window(trace))},
-          {"perfetto", perfetto},
           {"nvtx", nvtx_breakdown(facts)},
           {"analyses", analyses},
           {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
           {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
-          {"dvdg", dvdg_json(facts.graph)},
-          {"whatif", whatif}};
+          {"dvdg", dvdg_json(facts.graph)}};
+}
+
+}  // namespace
+
+json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
+                 Progress* progress) {
+  // What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
+  // steady steps where the program has them. On a Trace of its own (with
+  // its own rows, freed on return), which diagnose_trace limits to those
+  // steps; the rest of the report is the whole run's, made from the facts
+  // the diagnosis reads of it while it holds them, so they are read once.
+  json data;
+  diagnose::Diagnosis diagnosis;
+  {
+    trace::Trace steady(trace.db(), trace.path());
+    diagnose::DiagnosisRequest request;
+    request.system = system_file;
+    request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
+      data = whole_run_sections(whole, facts, path, system_file, progress);
+    };
+    diagnosis = diagnose::diagnose_trace(steady, request, progress);
+  }
+  // The what-if replays after the diagnosis, so its graphs are freed first.
+  show_phase(progress, "what-if");
+  data["whatif"] = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
+  data["perfetto"] = perfetto_json(trace);  // shows its own progress: "report: timeline"
+  const std::vector<diagnose::Finding>& found = diagnosis.findings;
+  size_t shown = diagnose::shown_by_default(found);
+  data["link_model"] = diagnosis.link_model;
+  data["findings"] = diagnose::findings_json(found, shown);
+  data["more_findings"] = diagnose::findings_json({found.begin() + static_cast<std::ptrdiff_t>(shown), found.end()});
+  data["diagnosis_notes"] = diagnosis.notes;
+  return data;
 }
 
 json comparison_data(const std::string& a, const std::string& b, const diff::TraceComparison& comparison) {

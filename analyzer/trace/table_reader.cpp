@@ -27,14 +27,14 @@ std::string packed_select(Database& db, const TableInfo& table) {
 }
 
 size_t expected_rows(Database& db, const TableInfo& table) {
-  constexpr int64_t kMostReserved = int64_t{1} << 27;
-  Statement last = db.prepare("SELECT coalesce(max(rowid), 0) FROM " + table.name);
-  int64_t rows = last.step() ? last.int64(0) : 0;
-  // No table holds more rows than its file has 16 bytes.
-  Statement size =
-      db.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
-  int64_t most = std::min(kMostReserved, size.step() ? size.int64(0) / 16 : 0);
-  return rows >= 0 && rows <= most ? static_cast<size_t>(rows) : 0;
+  // Counted, not guessed from the largest rowid: ids need not be dense (a
+  // trace made by repeating steps numbers each table's rows from a shared
+  // count), and a guess too small grows the rows by copying them, one too
+  // large holds memory no row uses. Counting walks the table's pages
+  // without reading its rows.
+  Statement count = db.prepare("SELECT count(*) FROM " + table.name);
+  int64_t rows = count.step() ? count.int64(0) : 0;
+  return rows > 0 ? static_cast<size_t>(rows) : 0;
 }
 
 }  // namespace apptracer::trace::detail

@@ -41,9 +41,7 @@ void read_packed(const Statement& s, int i, std::optional<E>& v, TextPool&) {
 // The declared columns, then the row's process.
 std::string packed_select(Database& db, const TableInfo& table);
 
-// How many rows to make room for: the table's largest rowid, unless that
-// is absurd for the file's size (one huge id in a damaged trace must not
-// reserve gigabytes).
+// How many rows to make room for: how many the table holds.
 size_t expected_rows(Database& db, const TableInfo& table);
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 
 #include "analyzer/diagnose/diagnosis.h"
 #include "analyzer/diagnose/findings_output.h"
+#include "analyzer/diagnose/trace_facts.h"
 #include "diagnose_fixture.h"
 #include "scratch_dir.h"
 
@@ -152,6 +153,32 @@ TEST_F(StepDiagnosis, TheWholeRunWhenAskedFor) {
   EXPECT_TRUE(startup_gap);
   EXPECT_EQ(diagnosis.findings.back().rule, "startup");
   for (const std::string& note : diagnosis.notes) EXPECT_EQ(note.find("steady"), std::string::npos) << note;
+}
+
+// A caller that reads the whole run's facts too (the report) is handed
+// them once, start-up included, whether the rules then look at the steady
+// steps or at the whole run; a diagnosis of chosen steps hands none.
+TEST_F(StepDiagnosis, HandsTheWholeRunsFactsOnce) {
+  auto handed = [&](trace::StepSelection steps, bool whole_run) {
+    trace::Trace model(trace.db());
+    DiagnosisRequest request;
+    request.steps = steps;
+    request.whole_run = whole_run;
+    int calls = 0;
+    request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
+      ++calls;
+      EXPECT_EQ(whole.window(), nullptr);
+      EXPECT_TRUE(facts.step_window.empty());
+      EXPECT_EQ(facts.ops().kernels().size(), 501u);
+    };
+    diagnose_trace(model, request);
+    return calls;
+  };
+  EXPECT_EQ(handed({}, false), 1);
+  EXPECT_EQ(handed({}, true), 1);
+  trace::StepSelection two;
+  two.numbers = std::make_pair(int64_t{2}, int64_t{3});
+  EXPECT_EQ(handed(two, false), 0);
 }
 
 }  // namespace
