@@ -131,14 +131,18 @@ class BatchInserter : public RowInserter<Row> {
       : RowInserter<Row>(db),
         batch_rows_(std::min(kMaxBatchRows, static_cast<size_t>(sqlite3_limit(
                                                 db.handle(), SQLITE_LIMIT_VARIABLE_NUMBER, -1)) /
-                                                columns())),
-        batch_(db.prepare(RowInserter<Row>::sql(OnConflict::Fail, batch_rows_))),
-        bound_(batch_rows_ * columns()) {}
+                                                columns())) {}
 
   void add(const Row& row) {
     if (pending_ < batch_rows_) {
       rows_[pending_++] = row;
       if (pending_ < batch_rows_) return;
+    }
+    // Prepared when a batch first fills: most tables of a trace never fill
+    // one, and preparing the statement costs a few million instructions.
+    if (bound_.empty()) {
+      batch_ = this->db_->prepare(RowInserter<Row>::sql(OnConflict::Fail, batch_rows_));
+      bound_.resize(batch_rows_ * columns());
     }
     for (size_t i = 0; i < batch_rows_; ++i) bind_changed(i);
     batch_.run_rebinding_all();
@@ -183,7 +187,7 @@ class BatchInserter : public RowInserter<Row> {
 
   size_t batch_rows_ = 0;
   Statement batch_;
-  std::vector<Bound> bound_;
+  std::vector<Bound> bound_;  // empty until batch_ is prepared
   Row rows_[kMaxBatchRows];
   size_t pending_ = 0;
 };
