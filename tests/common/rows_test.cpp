@@ -51,6 +51,38 @@ TEST(Rows, WhatIsInsertedReadsBackFieldForField) {
   EXPECT_EQ(read[1].gpu_start_ns, std::nullopt);
 }
 
+// A batch leaves out binding what a parameter already holds: each row must
+// still read back as given where a column repeats, changes, or turns NULL and
+// back at the same place in consecutive batches.
+TEST(Rows, BatchedRowsReadBackAsGivenWhereValuesRepeatAndChange) {
+  Database db = create_schema();
+  BatchInserter<MemcpyRow> insert(db);
+  auto row_of = [](int64_t i) {
+    MemcpyRow row;
+    row.kind = i % 5 == 0 ? CopyKind::DtoH : CopyKind::HtoD;
+    row.bytes = i % 3;
+    if ((i / 7) % 2 == 0) row.src_alloc_id = 5;
+    if (i % 11 != 0) row.dst_alloc_id = i;
+    row.gpu_start_ns = i;
+    return row;
+  };
+  const int64_t rows = 3 * static_cast<int64_t>(BatchInserter<MemcpyRow>::kMaxBatchRows) + 5;
+  with_transaction(db, [&] {
+    for (int64_t i = 0; i < rows; ++i) insert.add(row_of(i));
+    insert.flush();
+  });
+  int64_t i = 0;
+  for_each_row<MemcpyRow>(db, "ORDER BY id", [&](const MemcpyRow& row) {
+    MemcpyRow expected = row_of(i++);
+    EXPECT_EQ(row.kind, expected.kind) << "row " << i - 1;
+    EXPECT_EQ(row.bytes, expected.bytes) << "row " << i - 1;
+    EXPECT_EQ(row.src_alloc_id, expected.src_alloc_id) << "row " << i - 1;
+    EXPECT_EQ(row.dst_alloc_id, expected.dst_alloc_id) << "row " << i - 1;
+    EXPECT_EQ(row.gpu_start_ns, expected.gpu_start_ns) << "row " << i - 1;
+  });
+  EXPECT_EQ(i, rows);
+}
+
 TEST(Rows, AWhereClauseTakesParameters) {
   Database db = create_schema();
   RowInserter<MetaRow> insert(db);

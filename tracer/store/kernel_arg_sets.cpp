@@ -49,12 +49,15 @@ int64_t KernelArgSets::id_of(const std::vector<KernelArgWordRow>& words) {
   for (auto it = first; it != last; ++it) {
     if (same_words(it->second.words, words)) return it->second.id;
   }
+  // Ids of our own, so that the rows can wait in a batch.
+  int64_t id = next_id_++;
   KernelArgSetRow set;
+  set.id = id;
   set.words = static_cast<int64_t>(words.size());
-  int64_t id = sets_.insert(set);
+  sets_.add(set);
   for (KernelArgWordRow word : words) {
     word.arg_set_id = id;
-    words_.insert(word);
+    words_.add(word);
   }
   if (known_words_ + words.size() + 1 > kMaxKnownWords) {
     known_.clear();
@@ -63,6 +66,11 @@ int64_t KernelArgSets::id_of(const std::vector<KernelArgWordRow>& words) {
   known_words_ += words.size() + 1;
   known_.emplace(hash, Known{id, words});
   return id;
+}
+
+void KernelArgSets::flush() {
+  sets_.flush();
+  words_.flush();
 }
 
 }  // namespace apptracer

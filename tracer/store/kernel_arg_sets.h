@@ -17,12 +17,15 @@ class KernelArgSets {
   explicit KernelArgSets(Database& db);
 
   // The id of the set of these resolved words (arg_set_id left unset),
-  // stored now if no launch had it before.
+  // stored (batched: see flush) if no launch had it before.
   int64_t id_of(const std::vector<KernelArgWordRow>& words);
+  // Stores the new sets still waiting in their batches (before a commit).
+  void flush();
 
  private:
-  RowInserter<KernelArgSetRow> sets_;
-  RowInserter<KernelArgWordRow> words_;
+  BatchInserter<KernelArgSetRow> sets_;
+  BatchInserter<KernelArgWordRow> words_;
+  int64_t next_id_ = 1;
   // Known sets by a hash of their words (collisions compared word by word).
   // Bounded: past the cap it starts over (sets are then stored again; ids
   // stay right).

@@ -34,7 +34,10 @@ class KernelRows {
   void write_activity(const Record& r);
 
   void end_pass();
-  void flush() { inserters_.batch.flush(); }
+  void flush() {
+    inserters_.batch.flush();
+    arg_sets_.flush();
+  }
   bool waiting() const;
   // Stores every row still waiting, launches whose words never came as they are.
   void store_waiting();

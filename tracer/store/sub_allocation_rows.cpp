@@ -174,15 +174,21 @@ void SubAllocationRows::apply_free(Open& open, uint64_t ns, uint32_t tid, bool c
 }
 
 void SubAllocationRows::end_pass(uint64_t drained_before) {
-  // Stable: two events of one thread at the same clock reading keep their order.
-  std::stable_sort(waiting_.begin(), waiting_.end(), [](const Record& a, const Record& b) {
-    return a.sub_allocation.ns < b.sub_allocation.ns;
-  });
-  auto later = std::find_if(waiting_.begin(), waiting_.end(), [&](const Record& r) {
-    return r.sub_allocation.ns >= drained_before;
-  });
-  for (auto it = waiting_.begin(); it != later; ++it) handle(*it);
-  waiting_.erase(waiting_.begin(), later);
+  // Sorted by (time, arrival), so two events of one thread at the same clock
+  // reading keep their order; keys rather than the records, which a sort
+  // moved at a cost near that of storing their rows.
+  order_.clear();
+  for (size_t i = 0; i < waiting_.size(); ++i) order_.emplace_back(waiting_[i].sub_allocation.ns, i);
+  std::sort(order_.begin(), order_.end());
+  later_.clear();
+  for (const auto& [ns, i] : order_) {
+    if (ns < drained_before) {
+      handle(waiting_[i]);
+    } else {
+      later_.push_back(waiting_[i]);
+    }
+  }
+  waiting_.swap(later_);
   for (const auto& [id, row] : held_) rows_.add(row);
   held_.clear();
   rows_.flush();

@@ -76,6 +76,9 @@ class SubAllocationRows {
   int64_t next_id_ = 1;
   // Events not handled yet: from after the last pass's drain start.
   std::vector<Record> waiting_;
+  // Reused by end_pass: the waiting events' order, and those left for later.
+  std::vector<std::pair<uint64_t, size_t>> order_;
+  std::vector<Record> later_;
   // Rows of this pass not stored yet, by id.
   std::unordered_map<int64_t, SubAllocationRow> held_;
   std::map<SubAllocator, Check> checks_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "apptracer/sqlite.h"
 #include "apptracer/tables.h"
@@ -13,6 +14,11 @@
 namespace apptracer {
 
 namespace detail {
+
+template <typename T>
+struct is_optional_enum : std::false_type {};
+template <typename E>
+struct is_optional_enum<std::optional<E>> : std::is_enum<E> {};
 
 inline void bind_column(Statement& s, int i, const I64& v) { s.bind(i, v); }
 inline void bind_column(Statement& s, int i, const OptI64& v) { s.bind(i, v); }
@@ -43,6 +49,28 @@ void bind_column(Statement& s, int i, E v) {
 template <typename E, typename = std::enable_if_t<std::is_enum_v<E>>>
 void bind_column(Statement& s, int i, const std::optional<E>& v) {
   s.bind(i, v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt);
+}
+
+// A column's value as an integer parameter (nullopt: NULL), for the column
+// types bound as integers; false for the others (REAL, TEXT).
+template <typename T>
+bool integer_value(const T& v, std::optional<int64_t>& out) {
+  if constexpr (std::is_same_v<T, I64> || std::is_same_v<T, OptI64>) {
+    out = v;
+    return true;
+  } else if constexpr (std::is_same_v<T, RowId>) {
+    out = v.value;
+    return true;
+  } else if constexpr (std::is_enum_v<T>) {
+    out = static_cast<int64_t>(v);
+    return true;
+  } else if constexpr (is_optional_enum<T>::value) {
+    if (v) out = static_cast<int64_t>(*v);
+    else out.reset();
+    return true;
+  } else {
+    return false;
+  }
 }
 
 // "(?,?,...)" for `columns`, `rows` times, comma separated.
@@ -103,17 +131,20 @@ class BatchInserter : public RowInserter<Row> {
       : RowInserter<Row>(db),
         batch_rows_(std::min(kMaxBatchRows, static_cast<size_t>(sqlite3_limit(
                                                 db.handle(), SQLITE_LIMIT_VARIABLE_NUMBER, -1)) /
-                                                columns())),
-        batch_(db.prepare(RowInserter<Row>::sql(OnConflict::Fail, batch_rows_))) {}
+                                                columns())) {}
 
   void add(const Row& row) {
     if (pending_ < batch_rows_) {
       rows_[pending_++] = row;
       if (pending_ < batch_rows_) return;
     }
-    for (size_t i = 0; i < batch_rows_; ++i) {
-      RowInserter<Row>::bind(batch_, static_cast<int>(i * columns()), rows_[i]);
+    // Prepared when a batch first fills: most tables of a trace never fill
+    // one, and preparing the statement costs a few million instructions.
+    if (bound_.empty()) {
+      batch_ = this->db_->prepare(RowInserter<Row>::sql(OnConflict::Fail, batch_rows_));
+      bound_.resize(batch_rows_ * columns());
     }
+    for (size_t i = 0; i < batch_rows_; ++i) bind_changed(i);
     batch_.run_rebinding_all();
     pending_ = 0;
   }
@@ -124,10 +155,39 @@ class BatchInserter : public RowInserter<Row> {
   }
 
  private:
+  // What a parameter of the batch statement holds, kept between runs.
+  struct Bound {
+    bool integer = false;  // false: not known, or not an integer
+    std::optional<int64_t> value;
+  };
+
   static size_t columns() { return table_of<Row>().columns.size(); }
+
+  // Binds row i's values into its place in the batch, leaving out the
+  // integers (and NULLs) its parameters already hold: most columns repeat
+  // from row to row (NULLs, devices, threads, launch shapes), and a bind
+  // costs SQLite about 80 instructions.
+  void bind_changed(size_t i) {
+    size_t slot = i * columns();
+    for_each_column(rows_[i], [&](const auto& value) {
+      Bound& bound = bound_[slot];
+      int index = static_cast<int>(++slot);
+      std::optional<int64_t> integer;
+      if (!detail::integer_value(value, integer)) {
+        detail::bind_column(batch_, index, value);
+        bound.integer = false;
+        return;
+      }
+      if (bound.integer && bound.value == integer) return;
+      batch_.bind(index, integer);
+      bound.integer = true;
+      bound.value = integer;
+    });
+  }
 
   size_t batch_rows_ = 0;
   Statement batch_;
+  std::vector<Bound> bound_;  // empty until batch_ is prepared
   Row rows_[kMaxBatchRows];
   size_t pending_ = 0;
 };
