@@ -190,7 +190,7 @@ TEST_F(TimelineTest, WithoutDvdgTablesTheGraphIsBuiltInMemoryWhenAsked) {
   build_sample_trace(plain);
   Progress quiet("test");
   trace::Trace model(plain.db());
-  Timeline built = build_timeline(model, quiet, DvdgFlowSource::StoredOrBuilt);
+  Timeline built = build_timeline(model, quiet, {DvdgFlowSource::StoredOrBuilt});
   EXPECT_EQ(built.dvdg_flow_count, kSampleDvdgFlows);
   EXPECT_EQ(dvdg_pairs(built), dvdg_pairs(timeline_)) << "the same flows as from the stored graph";
   EXPECT_FALSE(plain.db().has_table("dvdg_ops")) << "nothing is written into the trace";
