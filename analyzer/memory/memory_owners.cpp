@@ -57,6 +57,28 @@ CommunicationCalls::CommunicationCalls(trace::Trace& trace) {
       calls_[row.tid].emplace_back(row.start_ns, row.end_ns);
   }
   for (auto& [tid, calls] : calls_) std::stable_sort(calls.begin(), calls.end());
+  adopt_helper_threads(trace);
+}
+
+// NCCL does part of a call's work on threads it starts inside it (setting up
+// connections, it creates their buffers there and maps them in the calling
+// thread): a thread first seen inside another thread's call works for that
+// call until it returns.
+void CommunicationCalls::adopt_helper_threads(trace::Trace& trace) {
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> adopted;
+  for (const Packed<ThreadRow>& thread : trace.rows<ThreadRow>()) {
+    if (!thread.first_seen_ns || calls_.count(thread.tid)) continue;
+    for (const auto& [tid, calls] : calls_) {
+      auto after = std::upper_bound(calls.begin(), calls.end(), *thread.first_seen_ns,
+                                    [](int64_t ns, const std::pair<int64_t, int64_t>& c) { return ns < c.first; });
+      if (after != calls.begin() && std::prev(after)->second >= *thread.first_seen_ns)
+        adopted[thread.tid].push_back(*std::prev(after));
+    }
+  }
+  for (auto& [tid, calls] : adopted) {
+    std::sort(calls.begin(), calls.end());
+    calls_[tid] = std::move(calls);
+  }
 }
 
 bool CommunicationCalls::contains(int64_t tid, int64_t start_ns, int64_t end_ns) const {

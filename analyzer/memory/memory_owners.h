@@ -46,7 +46,8 @@ bool is_library_memory(Owner owner);
 
 // The NCCL and MPI calls of each thread (collectives, the init and split
 // calls that made communicators, and the ends of NCCL groups, where NCCL sets
-// up a group's connections): a library allocating inside one of its calls
+// up a group's connections), and the threads NCCL starts inside a call, for
+// as long as that call runs: a library allocating inside one of its calls
 // allocates for itself.
 class CommunicationCalls {
  public:
@@ -56,6 +57,8 @@ class CommunicationCalls {
   bool contains(int64_t tid, int64_t start_ns, int64_t end_ns) const;
 
  private:
+  void adopt_helper_threads(trace::Trace& trace);
+
   std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> calls_;  // by start
 };
 

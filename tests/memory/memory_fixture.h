@@ -32,6 +32,20 @@ class MemoryTest : public ::testing::Test {
     return trace.add(row);
   }
 
+  // An all-gather of floats that thread `tid` called from `start_ns` to `end_ns`.
+  void collective_call(int64_t tid, int64_t start_ns, int64_t end_ns,
+                       std::optional<int64_t> group = std::nullopt) {
+    apptracer::CollectiveRow call;
+    call.kind = CollectiveKind::AllGather;
+    call.datatype = DataType::Float32;
+    call.element_bytes = 4;
+    call.tid = tid;
+    call.group_id = group;
+    call.api_start_ns = start_ns;
+    call.api_end_ns = end_ns;
+    trace.add(call);
+  }
+
   // A PyTorch block at `offset` in `segment`, handed out at `alloc_ns` and
   // released by the program at `free_requested_ns` (back in the pool at `free_ns`).
   int64_t block(int64_t segment, int64_t offset, int64_t bytes, int64_t alloc_ns,

@@ -113,14 +113,7 @@ TEST_F(MemoryTest, LibrariesOwnWhatTheyMake) {
   init.start_ns = 1100;
   init.end_ns = 1200;
   trace.add(init);
-  apptracer::CollectiveRow call;
-  call.kind = CollectiveKind::AllReduce;
-  call.datatype = DataType::Float32;
-  call.element_bytes = 4;
-  call.tid = 1;
-  call.api_start_ns = 1000;
-  call.api_end_ns = 2000;
-  trace.add(call);
+  collective_call(1, 1000, 2000);
   int64_t nccl = allocation(AllocKind::Device, 300, 1100, std::nullopt, 1);
   int64_t workspace = allocation(AllocKind::Device, 200, 3000);
   int64_t segment = allocation(AllocKind::Device, 4096, 3000);
@@ -147,15 +140,7 @@ TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
   create.start_ns = 2100;
   create.end_ns = 2200;
   trace.add(create);
-  apptracer::CollectiveRow call;
-  call.kind = CollectiveKind::AllGather;
-  call.datatype = DataType::Float32;
-  call.element_bytes = 4;
-  call.tid = 1;
-  call.group_id = 7;
-  call.api_start_ns = 1000;
-  call.api_end_ns = 1500;
-  trace.add(call);
+  collective_call(1, 1000, 1500, 7);
   apptracer::NcclGroupRow group;
   group.group_id = 7;
   group.tid = 1;
@@ -167,6 +152,32 @@ TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
   MemoryModel built = model(opened);
   EXPECT_EQ(item(built, Kind::Allocation, buffers).owner, Owner::Communication);
   EXPECT_EQ(owner_bytes(device(built, 0), Owner::Communication), 10 << 20);
+}
+
+// NCCL sets up connections on a thread it starts inside the first
+// collective: what that thread makes while the call runs is NCCL's; a
+// thread first seen outside any call is the program's.
+TEST_F(MemoryTest, WhatAThreadNcclStartsMakesIsNccls) {
+  collective_call(1, 1000, 5000);
+  for (int64_t tid : {2, 3}) {
+    apptracer::ThreadRow thread;
+    thread.tid = tid;
+    thread.first_seen_ns = tid == 2 ? 1500 : 6000;
+    trace.add(thread);
+    testing::ApiCallRow create;
+    create.name = "cuMemCreate";
+    create.tid = tid;
+    create.correlation_id = tid;
+    create.start_ns = tid == 2 ? 2000 : 6100;
+    create.end_ns = create.start_ns + 100;
+    trace.add(create);
+  }
+  int64_t helpers = allocation(AllocKind::VmmPhysical, 10 << 20, 2000, std::nullopt, 2);
+  int64_t programs = allocation(AllocKind::VmmPhysical, 1 << 20, 6100, std::nullopt, 3);
+  trace::Trace opened(trace.db());
+  MemoryModel built = model(opened);
+  EXPECT_EQ(item(built, Kind::Allocation, helpers).owner, Owner::Communication);
+  EXPECT_EQ(item(built, Kind::Allocation, programs).owner, Owner::Program);
 }
 
 // Memory back at one level several times: each moment it rose to the peak.
