@@ -24,10 +24,9 @@ within 1%.
 import glob
 import json
 import os
-import subprocess
 import sys
 
-from pytorch_memory import within
+from pytorch_memory import memory_tables, within
 
 STEPS = 8
 WIDTH, HIDDEN, BLOCKS, BATCH = 1024, 4096, 4, 64
@@ -69,14 +68,6 @@ def run(samples_dir):
         print(f"fsdp_memory: {dist.get_world_size()} ranks, {STEPS} steps")
     dist.barrier()
     dist.destroy_process_group()
-
-
-def memory_tables(apptracer, trace):
-    stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"],
-                           capture_output=True, text=True)
-    if stats.returncode != 0:
-        raise RuntimeError(f"stats --report memory {trace}: {stats.stderr.strip()}")
-    return json.loads(stats.stdout)
 
 
 def check(traces_dir, samples_dir, apptracer):

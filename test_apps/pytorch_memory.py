@@ -93,6 +93,15 @@ def within(a, b, fraction=0.01):
     return abs(a - b) <= fraction * max(abs(a), abs(b), 1)
 
 
+def memory_tables(apptracer, trace):
+    """`apptracer stats --report memory` of the trace, its tables by name."""
+    stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"],
+                           capture_output=True, text=True)
+    if stats.returncode != 0:
+        raise RuntimeError(f"stats --report memory {trace}: {stats.stderr.strip()}")
+    return json.loads(stats.stdout)
+
+
 def check(trace, samples_path, apptracer):
     failures = []
 
@@ -102,12 +111,11 @@ def check(trace, samples_path, apptracer):
             failures.append(what)
 
     samples = json.load(open(samples_path))["steps"]
-    stats = subprocess.run([apptracer, "stats", trace, "--report", "memory", "--format", "json"],
-                           capture_output=True, text=True)
-    if stats.returncode != 0:
-        print(f"FAIL stats --report memory: {stats.stderr.strip()}")
+    try:
+        tables = memory_tables(apptracer, trace)
+    except RuntimeError as error:
+        print(f"FAIL {error}")
         return 1
-    tables = json.loads(stats.stdout)
     steps = {row["step"]: row for row in tables.get("memory_steps", []) if row["device"] == "GPU 0"}
     if not any(row["framework_live_bytes"] for row in steps.values()):
         print("skip: the trace has no PyTorch blocks (is torch's caching allocator tracked here? "
