@@ -67,9 +67,19 @@ struct Launches {
   std::vector<int64_t> issue_ns;
 };
 
+// A kernel, copy or memset, as much as steps are found from: a training
+// trace has millions, so not the whole operation.
+struct Launch {
+  int64_t issue_ns = 0;
+  int64_t source_id = 0;
+  int64_t symbol = 0;  // kernels by name, copies and memsets by kind
+  NullableInt device;
+  OpKind kind = OpKind::Kernel;
+};
+
 // Everything the steps of one process are found from.
 struct ProcessWork {
-  std::vector<Operation> ops;  // kernels, copies, memsets
+  std::vector<Launch> launched;
   int64_t first_ns = INT64_MAX;
   int64_t last_ns = INT64_MIN;
 };
@@ -79,22 +89,23 @@ int64_t launch_symbol(const Operation& op) {
   return -1 - static_cast<int64_t>(op.kind) * 256 - static_cast<int64_t>(op.copy_kind);
 }
 
-Launches busiest_device_launches(std::vector<Operation>& ops) {
+Launches busiest_device_launches(std::vector<Launch>& launched) {
   std::map<std::optional<int64_t>, size_t> per_device;
-  for (const Operation& op : ops) ++per_device[op.device.optional()];
+  for (const Launch& launch : launched) ++per_device[launch.device.optional()];
   std::optional<int64_t> busiest;
   size_t most = 0;
   for (const auto& [device, count] : per_device) {
     if (count > most) std::tie(busiest, most) = std::tie(device, count);
   }
-  std::stable_sort(ops.begin(), ops.end(), [](const Operation& a, const Operation& b) {
+  // (kind, source_id) is unique: no stable sort (and its buffer) needed.
+  std::sort(launched.begin(), launched.end(), [](const Launch& a, const Launch& b) {
     return std::tie(a.issue_ns, a.kind, a.source_id) < std::tie(b.issue_ns, b.kind, b.source_id);
   });
   Launches launches;
-  for (const Operation& op : ops) {
-    if (op.device.optional() != busiest) continue;
-    launches.symbols.push_back(launch_symbol(op));
-    launches.issue_ns.push_back(op.issue_ns);
+  for (const Launch& launch : launched) {
+    if (launch.device.optional() != busiest) continue;
+    launches.symbols.push_back(launch.symbol);
+    launches.issue_ns.push_back(launch.issue_ns);
   }
   return launches;
 }
@@ -199,13 +210,22 @@ TraceSteps find_steps(Trace& trace) {
   std::map<ProcessId, ProcessWork> work;
   auto add = [&](const Operation& op) {
     ProcessWork& process = work[op.process];
-    process.ops.push_back(op);
+    process.launched.push_back({op.issue_ns, op.source_id, launch_symbol(op), op.device, op.kind});
     process.first_ns = std::min(process.first_ns, op.issue_ns);
     process.last_ns = std::max(process.last_ns, op.end_ns);
   };
-  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) add(operation_of(kernel));
-  for (const Packed<MemcpyRow>& copy : trace.rows<MemcpyRow>()) add(operation_of(copy));
-  for (const Packed<MemsetRow>& memset : trace.rows<MemsetRow>()) add(operation_of(memset));
+  const auto& kernels = trace.rows<KernelRow>();
+  const auto& copies = trace.rows<MemcpyRow>();
+  const auto& memsets = trace.rows<MemsetRow>();
+  // Each process's vector grows once.
+  std::map<ProcessId, size_t> counts;
+  for (const auto& row : kernels) ++counts[row.process];
+  for (const auto& row : copies) ++counts[row.process];
+  for (const auto& row : memsets) ++counts[row.process];
+  for (const auto& [process, count] : counts) work[process].launched.reserve(count);
+  for (const Packed<KernelRow>& kernel : kernels) add(operation_of(kernel));
+  for (const Packed<MemcpyRow>& copy : copies) add(operation_of(copy));
+  for (const Packed<MemsetRow>& memset : memsets) add(operation_of(memset));
   auto markers = step_markers(trace);
   for (const auto& [process, families] : markers) work.try_emplace(process);
   TraceSteps found;
@@ -214,9 +234,9 @@ TraceSteps find_steps(Trace& trace) {
     steps.process = process;
     const TraceProcess* listed = trace.processes().find(process);
     steps.start_ns = listed && listed->start_ns ? *listed->start_ns
-                                                : (process_work.ops.empty() ? 0 : process_work.first_ns);
-    Launches launches = busiest_device_launches(process_work.ops);
-    process_work.ops = {};
+                                                : (process_work.launched.empty() ? 0 : process_work.first_ns);
+    Launches launches = busiest_device_launches(process_work.launched);
+    process_work.launched = {};
     auto marked = markers.find(process);
     if (marked != markers.end()) {
       const auto* family = surest(marked->second);
