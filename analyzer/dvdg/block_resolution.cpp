@@ -121,11 +121,11 @@ class Splitter {
 // Sorts `items`, which come as a few ascending runs (each kind of
 // operation in issue order), by merging neighbouring runs round after
 // round: linear work per round, as many rounds as the logarithm of the runs.
-template <typename T>
-void sort_runs(std::vector<T>& items) {
+template <typename T, typename Less>
+void sort_runs(std::vector<T>& items, Less less) {
   std::vector<size_t> bounds{0};  // where each run begins, then the end
   for (size_t i = 1; i < items.size(); ++i) {
-    if (items[i] < items[i - 1]) bounds.push_back(i);
+    if (less(items[i], items[i - 1])) bounds.push_back(i);
   }
   bounds.push_back(items.size());
   while (bounds.size() > 2) {
@@ -134,7 +134,7 @@ void sort_runs(std::vector<T>& items) {
     for (; run + 2 < bounds.size(); run += 2) {
       std::inplace_merge(items.begin() + static_cast<std::ptrdiff_t>(bounds[run]),
                          items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 1]),
-                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 2]));
+                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 2]), less);
       merged.push_back(bounds[run + 2]);
     }
     if (run + 1 < bounds.size()) merged.push_back(bounds.back());  // an odd run out, kept as it is
@@ -160,20 +160,31 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
   // after its allocation and before its free.
   std::map<std::pair<uint32_t, ProcessId>, int64_t> rank_call_ns;  // by (op, rank's process)
   for (const RankCall& call : rank_calls) rank_call_ns.emplace(std::pair(call.op, call.process), call.issue_ns);
-  std::vector<std::pair<int64_t, uint32_t>> pending;  // (issued, access)
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    const Access& access = accesses[i];
+  auto to_split = [&](const Access& access) {
+    return holds_blocks[access.location] && splittable(ops[access.op].kind);
+  };
+  auto issued = [&](uint32_t index) {
+    const Access& access = accesses[index];
     const Op& op = ops[access.op];
-    if (!holds_blocks[access.location] || !splittable(op.kind)) continue;
-    int64_t issued = op.issue_ns;
     if (op.kind == OpKind::Collective || op.kind == OpKind::Message) {
       auto call = rank_call_ns.find({access.op, locations[access.location].process});
-      if (call != rank_call_ns.end()) issued = call->second;
+      if (call != rank_call_ns.end()) return call->second;
     }
-    pending.emplace_back(issued, static_cast<uint32_t>(i));
+    return op.issue_ns;
+  };
+  // Millions in a training trace: positions only (the time is looked up),
+  // and the vector grows once.
+  std::vector<uint32_t> pending;
+  pending.reserve(static_cast<size_t>(std::count_if(accesses.begin(), accesses.end(), to_split)));
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    if (to_split(accesses[i])) pending.push_back(static_cast<uint32_t>(i));
   }
   // By issue time, then position: the order a stable sort by time gives.
-  sort_runs(pending);
+  // The splits below add accesses at the end, after every pending one.
+  sort_runs(pending, [&](uint32_t a, uint32_t b) {
+    int64_t a_ns = issued(a), b_ns = issued(b);
+    return a_ns != b_ns ? a_ns < b_ns : a < b;
+  });
   std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
   std::iota(allocated.begin(), allocated.end(), 0);
   std::iota(freed.begin(), freed.end(), 0);
@@ -187,7 +198,8 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
   LiveBlocks live(blocks);
   Splitter splitter(accesses, locations, live);
   size_t next_alloc = 0, next_free = 0;
-  for (auto [now, index] : pending) {
+  for (uint32_t index : pending) {
+    int64_t now = issued(index);
     // Events up to now in time order; an allocation before a free at the same instant.
     while (true) {
       bool alloc_due = next_alloc < allocated.size() && blocks[allocated[next_alloc]].alloc_ns <= now;

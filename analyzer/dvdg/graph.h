@@ -151,9 +151,19 @@ struct Edge {
 // edge to each value it wrote; its certain reads keep an edge to each value
 // it wrote. Both say the same thing: a value it wrote depends on every value
 // it read.
-struct Graph {
+// The ops and the locations they touch, as the graph's build finds them
+// (OpAccesses, ops in trace order) and as the graph holds them (in program
+// order): what an analysis that needs no values (the memory view) reads
+// from either.
+struct OpTable {
   std::vector<Location> locations;
-  std::vector<Op> ops;  // in program order
+  std::vector<Op> ops;
+  // Kernel names by strings.id, for labels.
+  std::unordered_map<int64_t, std::string> names;
+};
+
+struct Graph : OpTable {
+  // ops: in program order
   std::vector<Value> values;
   // The edges held one by one, grouped by op in program order:
   // op_listed_edges[i] .. op_listed_edges[i + 1] are op i's.
@@ -170,8 +180,6 @@ struct Graph {
   std::vector<uint32_t> op_reads;
   std::vector<bool> op_reads_uninitialized;
   std::vector<bool> op_reads_in_set;
-  // Kernel names by strings.id, for labels.
-  std::unordered_map<int64_t, std::string> names;
   // What the times it shows count from (ops keep the trace's clock, as stored).
   trace::TimeOrigin origin;
   // Cross-rank ordering constraints broken to place every op (program_order.h).
@@ -197,6 +205,15 @@ struct Graph {
   template <typename F>
   void for_each_edge(F&& f) const {
     for (uint32_t op = 0; op < ops.size(); ++op) for_each_edge(op, f);
+  }
+  // Calls f(op, location, writes) for each value each op read (writes
+  // false) and wrote (true), by op in program order.
+  template <typename F>
+  void for_each_location_use(F&& f) const {
+    for (uint32_t op = 0; op < ops.size(); ++op) {
+      for (uint32_t r = op_reads_begin[op]; r < op_reads_begin[op + 1]; ++r) f(op, values[op_reads[r]].location, false);
+      for (uint32_t w = op_writes_begin[op]; w < op_writes_begin[op + 1]; ++w) f(op, values[op_writes[w]].location, true);
+    }
   }
   // The dependences of op `op` into `value`, one of the values it wrote, in
   // for_each_edge's order, without going through the others.

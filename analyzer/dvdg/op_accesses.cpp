@@ -398,6 +398,16 @@ class AccessFinder {
   void add_kernel_accesses() {
     const trace::KernelArguments& arguments = trace_.kernel_arguments();
     const std::vector<trace::Kernel>& kernels = ops_.kernels();
+    // At most one access per word into an allocation: a training trace's
+    // millions grow the vector once, not by doubling.
+    size_t most = 0;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (out_.ops[kernel_ops_[i]].runs_collective != Op::kNoOp) continue;
+      trace::KernelArguments::Words words = arguments.of(*kernels[i].row);
+      most += static_cast<size_t>(
+          std::count_if(words.begin(), words.end(), [](const trace::KernelWord& word) { return word.alloc_id.has_value(); }));
+    }
+    pending_.reserve(pending_.size() + most);
     StridedPointers strided;
     for (size_t i = 0; i < kernels.size(); ++i) {
       uint32_t kernel = kernel_ops_[i];
@@ -622,6 +632,7 @@ class AccessFinder {
           last.known_read |= access.known_read;
           last.exact |= access.exact;
           last.to_end &= access.to_end;
+          last.granule_rounded |= access.granule_rounded;
           if (last.position != access.position) last.position = -1;
           continue;
         }
@@ -637,17 +648,28 @@ class AccessFinder {
     out_.accesses = std::move(pending_);
   }
 
-  // Orders pending_ by (op, location, begin, end), keeping the order they
-  // came in among equals: by op in one pass (ops are positions, so this is a
+  // Orders pending_ by (op, location, begin, end). By op in place, swapping
+  // each access into its op's stretch (ops are positions, so this is a
   // counting sort: a million-op trace's few million accesses need no
-  // comparison sort), then each op's few accesses by place.
+  // comparison sort, nor a second copy of them); then each op's few
+  // accesses by place. Accesses to the same place merge alike in any
+  // order (group_accesses), so the order they came in need not be kept.
   void sort_by_op_and_place() {
     std::vector<uint32_t> next(out_.ops.size() + 1, 0);
     for (const Access& access : pending_) ++next[access.op + 1];
     for (size_t i = 1; i < next.size(); ++i) next[i] += next[i - 1];
-    std::vector<Access> sorted(pending_.size());
-    for (const Access& access : pending_) sorted[next[access.op]++] = access;
-    pending_ = std::move(sorted);
+    // next[op] .. end[op]: what of op's stretch is not yet in place.
+    std::vector<uint32_t> end(next.begin() + 1, next.end());
+    for (size_t op = 0; op < out_.ops.size(); ++op) {
+      while (next[op] < end[op]) {
+        uint32_t owner = pending_[next[op]].op;
+        if (owner == op) {
+          ++next[op];
+        } else {
+          std::swap(pending_[next[op]], pending_[next[owner]++]);
+        }
+      }
+    }
     auto by_place = [](const Access& a, const Access& b) {
       uint32_t a_location = a.location, b_location = b.location;  // bit-fields
       return std::tie(a_location, a.begin, a.end) < std::tie(b_location, b.begin, b.end);

@@ -74,9 +74,8 @@ struct RankCall {
   uint32_t kernel = Op::kNoOp;
 };
 
-struct OpAccesses {
-  std::vector<Location> locations;
-  std::vector<Op> ops;  // not yet in program order
+struct OpAccesses : OpTable {
+  // ops: not yet in program order
   // access_begin[i] .. access_begin[i + 1] index `accesses` (sorted by op):
   // what op i touches.
   std::vector<uint32_t> access_begin;
@@ -86,8 +85,19 @@ struct OpAccesses {
   const trace::Rows<StreamEventRow>* stream_events = nullptr;
   const std::vector<trace::Sync>* syncs = nullptr;
   std::vector<RankCall> rank_calls;
-  std::unordered_map<int64_t, std::string> names;
   int64_t exact_granule_bytes = 1;  // the sanitizer's granule (meta exact.granularity_bytes)
+
+  // Calls f(op, location, writes) for each access's read (writes false)
+  // and write (true), by op.
+  template <typename F>
+  void for_each_location_use(F&& f) const {
+    for (uint32_t op = 0; op < ops.size(); ++op) {
+      for (uint32_t a = access_begin[op]; a < access_begin[op + 1]; ++a) {
+        if (accesses[a].reads) f(op, static_cast<uint32_t>(accesses[a].location), false);
+        if (accesses[a].writes) f(op, static_cast<uint32_t>(accesses[a].location), true);
+      }
+    }
+  }
 };
 
 // Where a kernel's accesses come from when --exact recorded them too.
