@@ -78,17 +78,10 @@ void each_use(const dvdg::Graph& graph, const MemoryModel& model, Use&& use) {
     if (!key) continue;
     if (auto found = index.find(*key); found != index.end()) item_of_location[l] = found->second;
   }
-  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
-    if (trace::is_lifetime_op(graph.ops[op].kind)) continue;
-    for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r) {
-      uint32_t item = item_of_location[graph.values[graph.op_reads[r]].location];
-      if (item != kNoItem) use(op, item);
-    }
-    for (uint32_t w = graph.op_writes_begin[op]; w < graph.op_writes_begin[op + 1]; ++w) {
-      uint32_t item = item_of_location[graph.values[graph.op_writes[w]].location];
-      if (item != kNoItem) use(op, item);
-    }
-  }
+  graph.for_each_location_use([&](uint32_t op, uint32_t location, bool) {
+    if (item_of_location[location] != kNoItem && !trace::is_lifetime_op(graph.ops[op].kind))
+      use(op, item_of_location[location]);
+  });
 }
 
 bool on_device(const MemoryItem& item, const DeviceMemory& device) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "analyzer/memory/library_workspaces.h"
@@ -52,12 +53,14 @@ std::optional<Owner> host_owner(AllocKind kind) {
 
 class ModelBuilder {
  public:
-  ModelBuilder(trace::Trace& trace, const dvdg::Graph& graph) : trace_(trace), graph_(graph) {}
+  ModelBuilder(trace::Trace& trace, const dvdg::OpTable& table) : trace_(trace), table_(table) {}
 
-  MemoryModel build() {
+  template <typename Uses, typename Release>
+  MemoryModel build(const Uses& uses, Release&& release) {
     read_allocations();
     read_blocks();
-    read_uses();
+    read_uses(uses);
+    release();
     recognize_workspaces();
     build_devices();
     return std::move(model_);
@@ -65,6 +68,7 @@ class ModelBuilder {
 
  private:
   void read_allocations() {
+    model_.items.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
     FrameworkSegments segments(trace_);
     CommunicationCalls communication(trace_);
     std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
@@ -101,12 +105,12 @@ class ModelBuilder {
         item.owner = row.kind == AllocKind::Managed ? Owner::Managed : Owner::Program;
       }
       if (!item.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
-      by_allocation_[row.id] = static_cast<uint32_t>(model_.items.size());
       model_.items.push_back(item);
     }
   }
 
   void read_blocks() {
+    blocks_begin_ = static_cast<uint32_t>(model_.items.size());
     for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
       MemoryItem item;
       item.kind = MemoryItem::Kind::Block;
@@ -120,65 +124,67 @@ class ModelBuilder {
       item.end_ns = row.free_requested_ns ? row.free_requested_ns : row.free_ns;
       item.alloc_tid = row.alloc_tid;
       if (row.parent_alloc_id) {
-        auto parent = by_allocation_.find(*row.parent_alloc_id);
-        if (parent != by_allocation_.end() && model_.items[parent->second].is_segment()) {
-          item.segment = parent->second;
-          if (!item.device) item.device = model_.items[parent->second].device;
+        uint32_t parent = find(MemoryItem::Kind::Allocation, *row.parent_alloc_id);
+        if (parent != kNoItem && model_.items[parent].is_segment()) {
+          item.segment = parent;
+          if (!item.device) item.device = model_.items[parent].device;
         }
       }
       if (!item.device) continue;
-      by_block_[row.id] = static_cast<uint32_t>(model_.items.size());
       model_.items.push_back(item);
     }
   }
 
+  // The item of an allocations or sub_allocations row: each kind's items
+  // were added in their rows' order, by id, so no index is kept (a training
+  // trace has millions of blocks).
+  uint32_t find(MemoryItem::Kind kind, int64_t id) const {
+    auto first = model_.items.begin(), last = model_.items.end();
+    (kind == MemoryItem::Kind::Block ? first : last) = model_.items.begin() + blocks_begin_;
+    auto found = std::lower_bound(first, last, id, [](const MemoryItem& item, int64_t v) { return item.id < v; });
+    return found != last && found->id == id ? static_cast<uint32_t>(found - model_.items.begin()) : kNoItem;
+  }
+
   uint32_t item_of(const dvdg::Location& location) const {
-    if (location.sub_allocation_id) {
-      auto found = by_block_.find(*location.sub_allocation_id);
-      return found == by_block_.end() ? kNoItem : found->second;
-    }
-    if (location.alloc_id) {
-      auto found = by_allocation_.find(*location.alloc_id);
-      return found == by_allocation_.end() ? kNoItem : found->second;
-    }
+    if (location.sub_allocation_id) return find(MemoryItem::Kind::Block, *location.sub_allocation_id);
+    if (location.alloc_id) return find(MemoryItem::Kind::Allocation, *location.alloc_id);
     return kNoItem;
   }
 
   // First and last use and the producer of each item, from the ops that
-  // read or wrote its values.
-  void read_uses() {
-    std::vector<uint32_t> item_of_location(graph_.locations.size());
-    for (size_t l = 0; l < graph_.locations.size(); ++l) item_of_location[l] = item_of(graph_.locations[l]);
+  // read or wrote it (`uses`: the graph's values or the accesses it is
+  // built from, which touch the same locations). The producer is the first
+  // op to write it; of ops starting together, the first issued, then the
+  // first in the trace: not the first in `uses`' order, which differs.
+  template <typename Uses>
+  void read_uses(const Uses& uses) {
+    std::vector<uint32_t> item_of_location(table_.locations.size());
+    for (size_t l = 0; l < table_.locations.size(); ++l) item_of_location[l] = item_of(table_.locations[l]);
     touches_.assign(model_.items.size(), Touches{});
-    auto use = [&](uint32_t op, uint32_t value, bool writes) {
-      uint32_t index = item_of_location[graph_.values[value].location];
-      if (index == kNoItem) return;
+    auto earlier = [](const dvdg::Op& a, const dvdg::Op& b) {
+      return std::tie(a.start_ns, a.issue_ns, a.kind, a.source_id) < std::tie(b.start_ns, b.issue_ns, b.kind, b.source_id);
+    };
+    uses.for_each_location_use([&](uint32_t op, uint32_t location, bool writes) {
+      const dvdg::Op& o = table_.ops[op];
+      uint32_t index = item_of_location[location];
+      if (index == kNoItem || trace::is_lifetime_op(o.kind)) return;
       MemoryItem& item = model_.items[index];
-      const dvdg::Op& o = graph_.ops[op];
       touches_[index].add(library_of(op));
       if (!item.first_use_ns || o.start_ns < *item.first_use_ns) item.first_use_ns = o.start_ns;
       if (!item.last_use_ns || o.end_ns > *item.last_use_ns) item.last_use_ns = o.end_ns;
-      if (writes && (item.producer == kNoOp || o.start_ns < graph_.ops[item.producer].start_ns))
-        item.producer = op;
-    };
-    for (uint32_t op = 0; op < graph_.ops.size(); ++op) {
-      if (trace::is_lifetime_op(graph_.ops[op].kind)) continue;
-      for (uint32_t r = graph_.op_reads_begin[op]; r < graph_.op_reads_begin[op + 1]; ++r)
-        use(op, graph_.op_reads[r], false);
-      for (uint32_t w = graph_.op_writes_begin[op]; w < graph_.op_writes_begin[op + 1]; ++w)
-        use(op, graph_.op_writes[w], true);
-    }
+      if (writes && (item.producer == kNoOp || earlier(o, table_.ops[item.producer]))) item.producer = op;
+    });
   }
 
   // The library whose kernel `op` is; none for any other op.
   std::optional<Owner> library_of(uint32_t op) {
-    const dvdg::Op& o = graph_.ops[op];
+    const dvdg::Op& o = table_.ops[op];
     if (o.kind != trace::OpKind::Kernel || o.name_id == 0) return std::nullopt;
     auto known = kernel_libraries_.find(o.name_id);
     if (known != kernel_libraries_.end()) return known->second;
-    auto name = graph_.names.find(o.name_id);
+    auto name = table_.names.find(o.name_id);
     std::optional<Owner> library =
-        kernel_library(name != graph_.names.end() ? std::string_view(name->second) : trace_.string(o.name_id, ""));
+        kernel_library(name != table_.names.end() ? std::string_view(name->second) : trace_.string(o.name_id, ""));
     kernel_libraries_.emplace(o.name_id, library);
     return library;
   }
@@ -200,28 +206,22 @@ class ModelBuilder {
   };
 
   trace::Trace& trace_;
-  const dvdg::Graph& graph_;
+  const dvdg::OpTable& table_;
   MemoryModel model_;
   std::vector<Touches> touches_;  // by item
   std::unordered_map<int64_t, std::optional<Owner>> kernel_libraries_;  // by kernel name id
-  std::unordered_map<int64_t, uint32_t> by_allocation_;  // allocations.id -> item
-  std::unordered_map<int64_t, uint32_t> by_block_;       // sub_allocations.id -> item
+  uint32_t blocks_begin_ = 0;  // items: allocations before, blocks from here
 };
 
-// A change of a device's memory at `ns`.
-struct Change {
-  int64_t ns = 0;
-  int64_t in_use = 0;
-  int64_t cached = 0;
-  int64_t reserved = 0;
-  int64_t framework = 0;
-};
-
-std::vector<Change> changes_of(const MemoryModel& model, const std::vector<uint32_t>& items) {
-  std::vector<Change> changes;
-  auto add = [&](const MemoryItem& item, int sign) {
+// A device's memory over time: each item's allocation and end as changes
+// (a point of deltas, at the change's time), summed in place into one point
+// per time. A training trace has millions: no second vector holds them.
+std::vector<MemoryPoint> points_of(const MemoryModel& model, const std::vector<uint32_t>& items) {
+  std::vector<MemoryPoint> points;
+  points.reserve(2 * items.size());
+  auto add = [&](const MemoryItem& item, int64_t ns, int sign) {
     auto at = [&](int64_t in_use, int64_t cached, int64_t reserved, int64_t framework) {
-      changes.push_back({item.alloc_ns, sign * in_use, sign * cached, sign * reserved, sign * framework});
+      points.push_back({ns, sign * in_use, sign * cached, sign * reserved, sign * framework});
     };
     bool framework = item.kind == MemoryItem::Kind::Block;  // a workspace block counts as the allocator's too
     // A block inside a counted segment takes its bytes from the cache.
@@ -231,33 +231,28 @@ std::vector<Change> changes_of(const MemoryModel& model, const std::vector<uint3
   };
   for (uint32_t index : items) {
     const MemoryItem& item = model.items[index];
-    add(item, 1);
-    if (!item.end_ns) continue;
-    size_t before = changes.size();
-    add(item, -1);
-    for (size_t i = before; i < changes.size(); ++i) changes[i].ns = *item.end_ns;
+    add(item, item.alloc_ns, 1);
+    if (item.end_ns) add(item, *item.end_ns, -1);
   }
-  // One point per time (running_points): memory freed and reused in one
-  // instant is never counted twice.
-  std::stable_sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.ns < b.ns; });
-  return changes;
-}
-
-std::vector<MemoryPoint> running_points(const std::vector<Change>& changes) {
-  std::vector<MemoryPoint> points;
+  // One point per time: memory freed and reused in one instant is never
+  // counted twice, and changes at one time sum alike in any order (no
+  // stable sort's buffer).
+  std::sort(points.begin(), points.end(), [](const MemoryPoint& a, const MemoryPoint& b) { return a.ns < b.ns; });
   MemoryPoint now;
-  for (const Change& change : changes) {
+  size_t kept = 0;
+  for (const MemoryPoint& change : points) {
     now.ns = change.ns;
     now.in_use = saturating_add(now.in_use, change.in_use);
     now.cached = saturating_add(now.cached, change.cached);
     now.reserved = saturating_add(now.reserved, change.reserved);
     now.framework = saturating_add(now.framework, change.framework);
-    if (!points.empty() && points.back().ns == now.ns) {
-      points.back() = now;
+    if (kept > 0 && points[kept - 1].ns == now.ns) {
+      points[kept - 1] = now;
     } else {
-      points.push_back(now);
+      points[kept++] = now;
     }
   }
+  points.resize(kept);
   return points;
 }
 
@@ -278,13 +273,8 @@ namespace {
 
 // The moments in [from, to) where in use rose to its most.
 void find_peak(DeviceMemory& device, int64_t from, int64_t to) {
-  std::vector<MemoryPoint> seen;
-  if (from != INT64_MIN) seen.push_back(state_at(device.points, from, false));
-  for (const MemoryPoint& p : device.points) {
-    if (p.ns >= from && p.ns < to) seen.push_back(p);
-  }
   int64_t previous = INT64_MIN, live_at = INT64_MIN;
-  for (const MemoryPoint& p : seen) {
+  auto see = [&](const MemoryPoint& p) {
     int64_t live = p.in_use - p.cached;
     device.peak_live_bytes = std::max(device.peak_live_bytes, live);
     if (p.in_use > device.peak_bytes || device.peak_ns.empty()) {
@@ -300,6 +290,10 @@ void find_peak(DeviceMemory& device, int64_t from, int64_t to) {
       }
     }
     previous = p.in_use;
+  };
+  if (from != INT64_MIN) see(state_at(device.points, from, false));
+  for (const MemoryPoint& p : device.points) {
+    if (p.ns >= from && p.ns < to) see(p);
   }
 }
 
@@ -366,9 +360,9 @@ void ModelBuilder::recognize_workspaces() {
   std::unordered_map<int64_t, std::optional<Owner>> op_libraries;  // by op name id
   // Each process's kernels by issue time, with their library.
   std::map<trace::ProcessId, std::vector<std::pair<int64_t, std::optional<Owner>>>> kernels;
-  for (uint32_t op = 0; op < graph_.ops.size(); ++op) {
-    if (graph_.ops[op].kind == trace::OpKind::Kernel)
-      kernels[graph_.ops[op].process].emplace_back(graph_.ops[op].issue_ns, library_of(op));
+  for (uint32_t op = 0; op < table_.ops.size(); ++op) {
+    if (table_.ops[op].kind == trace::OpKind::Kernel)
+      kernels[table_.ops[op].process].emplace_back(table_.ops[op].issue_ns, library_of(op));
   }
   for (auto& [process, issued] : kernels) {
     std::stable_sort(issued.begin(), issued.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -423,7 +417,7 @@ void ModelBuilder::build_devices() {
     DeviceMemory device;
     device.process = key.first;
     if (key.second != INT64_MAX) device.device = key.second;
-    device.points = running_points(changes_of(model_, items));
+    device.points = points_of(model_, items);
     std::optional<std::pair<int64_t, int64_t>> span;
     if (window) {
       span = window->span(device.process);
@@ -440,7 +434,14 @@ void ModelBuilder::build_devices() {
 }  // namespace
 
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
-  return ModelBuilder(trace, graph).build();
+  return ModelBuilder(trace, graph).build(graph, [] {});
+}
+
+MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses) {
+  return ModelBuilder(trace, accesses).build(accesses, [&] {
+    std::vector<dvdg::Access>().swap(accesses.accesses);
+    std::vector<uint32_t>().swap(accesses.access_begin);
+  });
 }
 
 std::string device_name(trace::NullableInt device) {

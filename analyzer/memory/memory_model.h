@@ -2,7 +2,7 @@
 // (memory_owners.h), its peak, what was live then, and for each allocation
 // and framework block when it was first and last used and which operation
 // first wrote it (from the DVDG's accesses). A view over the trace model:
-// allocations and sub_allocations rows for lifetimes, the graph's ops for
+// allocations and sub_allocations rows for lifetimes, the DVDG's ops for
 // uses. Host memory (pinned, mapped) is a "device" of its own per process.
 //
 // Lifetimes: an allocation from its alloc to its free; a framework block from
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "analyzer/dvdg/graph.h"
+#include "analyzer/dvdg/op_accesses.h"
 #include "analyzer/memory/memory_owners.h"
 #include "analyzer/trace/trace.h"
 
@@ -26,25 +27,27 @@ namespace apptracer::memory {
 inline constexpr uint32_t kNoOp = UINT32_MAX;
 inline constexpr uint32_t kNoItem = UINT32_MAX;
 
-// An allocation or a framework block.
+// An allocation or a framework block. A training trace has millions (one
+// per tensor block), so nullable times are NullableInt and the small fields
+// sit together.
 struct MemoryItem {
   enum class Kind : uint8_t { Allocation, Block };
-  Kind kind = Kind::Allocation;
   int64_t id = 0;  // allocations.id or sub_allocations.id
-  Owner owner = Owner::Program;  // a segment's: FrameworkCache
-  std::optional<SubAllocator> allocator;  // framework owners
-  trace::ProcessId process = trace::kSingleProcess;
-  trace::NullableInt device;  // none: host memory
   int64_t bytes = 0;
   int64_t alloc_ns = 0;
-  std::optional<int64_t> end_ns;  // none: live at the end of the trace
-  uint32_t segment = kNoItem;  // a block: the segment item it lies in, where counted
+  trace::NullableInt end_ns;  // none: live at the end of the trace
+  trace::NullableInt device;  // none: host memory
   trace::NullableInt alloc_correlation;  // allocations: the call that made it
   trace::NullableInt alloc_tid;          // the thread that allocated it (or had the block handed out)
-  // The first use's start and the last use's end (ops of the graph that read
+  // The first use's start and the last use's end (ops of the DVDG that read
   // or wrote it); none: nothing touched it.
-  std::optional<int64_t> first_use_ns, last_use_ns;
-  uint32_t producer = kNoOp;  // the graph op that first wrote it
+  trace::NullableInt first_use_ns, last_use_ns;
+  uint32_t segment = kNoItem;  // a block: the segment item it lies in, where counted
+  uint32_t producer = kNoOp;  // the op that first wrote it
+  trace::ProcessId process = trace::kSingleProcess;
+  Kind kind = Kind::Allocation;
+  Owner owner = Owner::Program;  // a segment's: FrameworkCache
+  std::optional<SubAllocator> allocator;  // framework owners
 
   bool live_at(int64_t ns) const { return alloc_ns <= ns && (!end_ns || *end_ns > ns); }
   bool is_segment() const { return owner == Owner::FrameworkCache; }
@@ -107,8 +110,13 @@ struct MemoryModel {
 };
 
 // The model of every device the trace (or its step window) shows, with
-// uses from `graph` (built from the same trace).
+// uses from `graph` or, for a view that needs no graph, from the accesses
+// it would be built from (both from the same trace). Items' producers are
+// positions in the ops of the one given. The accesses themselves (not their
+// ops and locations) are released once read: a training trace's take
+// hundreds of MB the model no longer needs.
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph);
+MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses);
 
 // A device's state at `ns`: after the changes at `ns` when `after`, else
 // before them.

@@ -14,6 +14,7 @@ namespace {
 // The most live at once in [from, to) with each item ending at its last use.
 int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& device, int64_t from, int64_t to) {
   std::vector<std::pair<int64_t, int64_t>> changes;
+  changes.reserve(2 * model.items.size());  // grows once (a training trace has millions)
   for (const MemoryItem& item : model.items) {
     if (item.process != device.process || item.device != device.device || item.is_segment()) continue;
     std::optional<int64_t> end = item.end_ns;

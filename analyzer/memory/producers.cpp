@@ -70,15 +70,15 @@ std::string Producers::nvtx_path(trace::ProcessId process, trace::NullableInt ti
   return path;
 }
 
-Producer Producers::of(const dvdg::Graph& graph, uint32_t op) {
+Producer Producers::of(const dvdg::OpTable& ops, uint32_t op) {
   auto known = known_.find(op);
   if (known != known_.end()) return known->second;
-  const dvdg::Op& o = graph.ops[op];
+  const dvdg::Op& o = ops.ops[op];
   Producer producer;
   producer.kind = std::string(trace::to_string(o.kind));
   if (o.kind == trace::OpKind::Kernel) {
-    auto name = graph.names.find(o.name_id);
-    producer.name = name != graph.names.end() ? name->second : std::string(trace_.string(o.name_id, "?"));
+    auto name = ops.names.find(o.name_id);
+    producer.name = name != ops.names.end() ? name->second : std::string(trace_.string(o.name_id, "?"));
   } else if (o.kind == trace::OpKind::Copy || o.kind == trace::OpKind::Prefetch) {
     producer.name = std::string(to_string(o.copy_kind)) + " " + producer.kind;
   } else {

@@ -23,12 +23,12 @@ struct Producer {
   int64_t issue_ns = 0;
 };
 
-// Describes ops of a graph built from `trace` (which must outlive it),
-// each once.
+// Describes the DVDG's ops (of a graph or of the accesses it is built
+// from, from `trace`, which must outlive it), each once.
 class Producers {
  public:
   explicit Producers(trace::Trace& trace);
-  Producer of(const dvdg::Graph& graph, uint32_t op);
+  Producer of(const dvdg::OpTable& ops, uint32_t op);
   // The NVTX ranges open on `tid` of `process` at `ns`, outermost first.
   std::string nvtx_path(trace::ProcessId process, trace::NullableInt tid, int64_t ns);
 

@@ -2,8 +2,8 @@
 // its peak and the what-if peaks, the owners at the peak, the live set at the
 // peak with each piece's producer and uses, and each step's memory at its
 // end. Times since the trace's start. Printed only when asked for: it builds
-// the DVDG for the uses.
-#include "analyzer/dvdg/graph_builder.h"
+// the DVDG's accesses (not the graph) for the uses.
+#include "analyzer/dvdg/op_accesses.h"
 #include "analyzer/memory/memory_model.h"
 #include "analyzer/memory/memory_whatif.h"
 #include "analyzer/memory/producers.h"
@@ -52,7 +52,7 @@ Table owners_table(trace::Trace& trace, const memory::MemoryModel& model) {
   return table;
 }
 
-Table live_table(trace::Trace& trace, const dvdg::Graph& graph, const memory::MemoryModel& model,
+Table live_table(trace::Trace& trace, const dvdg::OpTable& ops, const memory::MemoryModel& model,
                  memory::Producers& producers) {
   Table table{"memory_live_at_peak",
               {"pid", "device", "owner", "table", "id", "bytes", "allocated_ns", "freed_ns", "first_use_ns",
@@ -64,7 +64,7 @@ Table live_table(trace::Trace& trace, const dvdg::Graph& graph, const memory::Me
       const MemoryItem& item = model.items[live.item];
       Cell name, nvtx, step;
       if (item.producer != memory::kNoOp) {
-        memory::Producer producer = producers.of(graph, item.producer);
+        memory::Producer producer = producers.of(ops, item.producer);
         name = producer.name;
         nvtx = producer.nvtx;
         step = optional_cell(producer.step);
@@ -97,11 +97,12 @@ Table steps_table(trace::Trace& trace, const memory::MemoryModel& model) {
 }  // namespace
 
 ReportOutput memory_report(trace::Trace& trace) {
-  dvdg::Graph graph = dvdg::build_graph_from_trace(trace);
-  memory::MemoryModel model = memory::build_memory_model(trace, graph);
+  // The view needs which ops touched each piece, not the graph's values.
+  dvdg::OpAccesses accesses = dvdg::find_op_accesses(trace);
+  memory::MemoryModel model = memory::build_memory_model(trace, accesses);
   if (model.devices.empty()) return {{}, "memory: the trace records no allocation"};
   memory::Producers producers(trace);
-  return {{peaks_table(trace, model), owners_table(trace, model), live_table(trace, graph, model, producers),
+  return {{peaks_table(trace, model), owners_table(trace, model), live_table(trace, accesses, model, producers),
            steps_table(trace, model)},
           ""};
 }

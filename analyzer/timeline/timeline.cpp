@@ -9,7 +9,7 @@
 
 #include "analyzer/trace/operations.h"
 #include "apptracer/enums.h"
-#include "analyzer/dvdg/graph_builder.h"
+#include "analyzer/dvdg/op_accesses.h"
 #include "analyzer/memory/memory_model.h"
 #include "analyzer/memory/owner_series.h"
 #include "analyzer/timeline/dvdg_flows.h"
@@ -590,9 +590,10 @@ class TimelineReader {
   }
 
   // "GPU 0 memory: pytorch tensors", ...: the series the report stacks. The
-  // graph and the model go once their series are read.
+  // accesses and the model go once their series are read.
   void read_owner_counters() {
-    memory::MemoryModel model = memory::build_memory_model(trace_, dvdg::build_graph_from_trace(trace_));
+    dvdg::OpAccesses accesses = dvdg::find_op_accesses(trace_);
+    memory::MemoryModel model = memory::build_memory_model(trace_, accesses);
     for (const memory::DeviceMemory& device : model.devices) {
       memory::OwnerSeries series = memory::owner_series(model, device);
       for (size_t owner = 0; owner < series.owners.size(); ++owner) {
