@@ -77,6 +77,40 @@ TEST_F(PeakOfOneDevice, UsesAndProducerComeFromTheOpsThatTouchedEachPiece) {
   EXPECT_EQ(item(built, Kind::Allocation, segment).owner, Owner::FrameworkCache);
 }
 
+// stats --report memory and the timeline build the model from the accesses
+// the graph is built from: it must be the model the graph gives, each
+// producer the same operation (its position differs: the graph's ops are in
+// program order).
+TEST_F(PeakOfOneDevice, TheAccessesGiveTheModelTheGraphGives) {
+  kernel("rewrite", 5100, 100, {{segment, A::Write, 1024}});  // starts with "consume"
+  trace::Trace opened(trace.db());
+  MemoryModel from_graph = model(opened);
+  dvdg::OpAccesses accesses = dvdg::find_op_accesses(opened);
+  MemoryModel from_accesses = build_memory_model(opened, accesses);
+  EXPECT_TRUE(accesses.accesses.empty());  // released once read
+  ASSERT_EQ(from_accesses.items.size(), from_graph.items.size());
+  for (size_t i = 0; i < from_graph.items.size(); ++i) {
+    const MemoryItem& g = from_graph.items[i];
+    const MemoryItem& a = from_accesses.items[i];
+    SCOPED_TRACE(g.id);
+    EXPECT_EQ(a.id, g.id);
+    EXPECT_EQ(a.owner, g.owner);
+    EXPECT_EQ(a.first_use_ns, g.first_use_ns);
+    EXPECT_EQ(a.last_use_ns, g.last_use_ns);
+    ASSERT_EQ(a.producer == kNoOp, g.producer == kNoOp);
+    if (g.producer == kNoOp) continue;
+    EXPECT_EQ(accesses.ops[a.producer].source_id, graph.ops[g.producer].source_id);
+    EXPECT_EQ(accesses.ops[a.producer].kind, graph.ops[g.producer].kind);
+  }
+  ASSERT_EQ(from_accesses.devices.size(), from_graph.devices.size());
+  for (size_t d = 0; d < from_graph.devices.size(); ++d) {
+    EXPECT_EQ(from_accesses.devices[d].peak_bytes, from_graph.devices[d].peak_bytes);
+    EXPECT_EQ(from_accesses.devices[d].points.size(), from_graph.devices[d].points.size());
+  }
+  Producers producers(opened);
+  EXPECT_EQ(producers.of(accesses, item(from_accesses, Kind::Block, b2).producer).name, "produce()");
+}
+
 TEST_F(PeakOfOneDevice, FreeingAtLastUseKeepsLibrariesLifetimes) {
   trace::Trace opened(trace.db());
   MemoryModel built = model(opened);
