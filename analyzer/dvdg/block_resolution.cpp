@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <numeric>
 
 #include "apptracer/saturating.h"
@@ -118,27 +119,45 @@ class Splitter {
   size_t index_ = 0;
 };
 
-// Sorts `items`, which come as a few ascending runs (each kind of
-// operation in issue order), by merging neighbouring runs round after
-// round: linear work per round, as many rounds as the logarithm of the runs.
-template <typename T, typename Less>
-void sort_runs(std::vector<T>& items, Less less) {
-  std::vector<size_t> bounds{0};  // where each run begins, then the end
-  for (size_t i = 1; i < items.size(); ++i) {
-    if (less(items[i], items[i - 1])) bounds.push_back(i);
-  }
-  bounds.push_back(items.size());
-  while (bounds.size() > 2) {
-    std::vector<size_t> merged{0};
-    size_t run = 0;
-    for (; run + 2 < bounds.size(); run += 2) {
-      std::inplace_merge(items.begin() + static_cast<std::ptrdiff_t>(bounds[run]),
-                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 1]),
-                         items.begin() + static_cast<std::ptrdiff_t>(bounds[run + 2]), less);
-      merged.push_back(bounds[run + 2]);
+// Calls visit(index, ns) for each of the first `count` accesses to split,
+// by issue time (`issued(index)`), then position: the order a stable sort
+// by time gives. They come as a few ascending runs (each kind of operation
+// in issue order), merged as they are read with a cursor per run, so a
+// training trace's millions are never listed again. `visit` may rewrite the
+// access it is given and add accesses past `count`.
+template <typename ToSplit, typename Issued, typename Visit>
+void in_issue_order(uint32_t count, ToSplit&& to_split, Issued&& issued, Visit&& visit) {
+  struct Cursor {
+    int64_t ns;
+    uint32_t index;
+    uint32_t end;  // the run's
+  };
+  auto later = [](const Cursor& a, const Cursor& b) { return std::tie(a.ns, a.index) > std::tie(b.ns, b.index); };
+  std::vector<Cursor> runs;
+  int64_t last = INT64_MIN;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (!to_split(i)) continue;
+    int64_t ns = issued(i);
+    if (runs.empty() || ns < last) {
+      if (!runs.empty()) runs.back().end = i;
+      runs.push_back({ns, i, count});
     }
-    if (run + 1 < bounds.size()) merged.push_back(bounds.back());  // an odd run out, kept as it is
-    bounds = std::move(merged);
+    last = ns;
+  }
+  std::make_heap(runs.begin(), runs.end(), later);
+  while (!runs.empty()) {
+    std::pop_heap(runs.begin(), runs.end(), later);
+    Cursor& run = runs.back();
+    visit(run.index, run.ns);
+    uint32_t next = run.index + 1;
+    while (next < run.end && !to_split(next)) ++next;
+    if (next == run.end) {
+      runs.pop_back();
+      continue;
+    }
+    run.index = next;
+    run.ns = issued(next);
+    std::push_heap(runs.begin(), runs.end(), later);
   }
 }
 
@@ -160,7 +179,8 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
   // after its allocation and before its free.
   std::map<std::pair<uint32_t, ProcessId>, int64_t> rank_call_ns;  // by (op, rank's process)
   for (const RankCall& call : rank_calls) rank_call_ns.emplace(std::pair(call.op, call.process), call.issue_ns);
-  auto to_split = [&](const Access& access) {
+  auto to_split = [&](uint32_t index) {
+    const Access& access = accesses[index];
     return holds_blocks[access.location] && splittable(ops[access.op].kind);
   };
   auto issued = [&](uint32_t index) {
@@ -172,19 +192,6 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
     }
     return op.issue_ns;
   };
-  // Millions in a training trace: positions only (the time is looked up),
-  // and the vector grows once.
-  std::vector<uint32_t> pending;
-  pending.reserve(static_cast<size_t>(std::count_if(accesses.begin(), accesses.end(), to_split)));
-  for (size_t i = 0; i < accesses.size(); ++i) {
-    if (to_split(accesses[i])) pending.push_back(static_cast<uint32_t>(i));
-  }
-  // By issue time, then position: the order a stable sort by time gives.
-  // The splits below add accesses at the end, after every pending one.
-  sort_runs(pending, [&](uint32_t a, uint32_t b) {
-    int64_t a_ns = issued(a), b_ns = issued(b);
-    return a_ns != b_ns ? a_ns < b_ns : a < b;
-  });
   std::vector<uint32_t> allocated(blocks.size()), freed(blocks.size());
   std::iota(allocated.begin(), allocated.end(), 0);
   std::iota(freed.begin(), freed.end(), 0);
@@ -198,8 +205,7 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
   LiveBlocks live(blocks);
   Splitter splitter(accesses, locations, live);
   size_t next_alloc = 0, next_free = 0;
-  for (uint32_t index : pending) {
-    int64_t now = issued(index);
+  in_issue_order(static_cast<uint32_t>(accesses.size()), to_split, issued, [&](uint32_t index, int64_t now) {
     // Events up to now in time order; an allocation before a free at the same instant.
     while (true) {
       bool alloc_due = next_alloc < allocated.size() && blocks[allocated[next_alloc]].alloc_ns <= now;
@@ -213,7 +219,7 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
       }
     }
     splitter.split(index);
-  }
+  });
 }
 
 }  // namespace apptracer::dvdg
