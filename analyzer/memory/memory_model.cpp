@@ -55,12 +55,16 @@ class ModelBuilder {
  public:
   ModelBuilder(trace::Trace& trace, const dvdg::OpTable& table) : trace_(trace), table_(table) {}
 
+  // The uses are read first, by location, so that the accesses can go
+  // before the items are made: a training trace's accesses and items
+  // together were the most the memory view held.
   template <typename Uses, typename Release>
   MemoryModel build(const Uses& uses, Release&& release) {
+    std::vector<LocationUse> by_location = read_uses(uses);
+    release();
     read_allocations();
     read_blocks();
-    read_uses(uses);
-    release();
+    give_uses(by_location);
     recognize_workspaces();
     build_devices();
     return std::move(model_);
@@ -151,29 +155,60 @@ class ModelBuilder {
     return kNoItem;
   }
 
-  // First and last use and the producer of each item, from the ops that
-  // read or wrote it (`uses`: the graph's values or the accesses it is
+  // What touched an item: nothing, only one library's kernels, or other work.
+  struct Touches {
+    bool touched = false;
+    bool other = false;
+    std::optional<Owner> library;
+    void add(std::optional<Owner> by) {
+      if (!touched) library = by;
+      touched = true;
+      if (!by || by != library) other = true;
+    }
+  };
+
+  // A location's first and last use, the op that first wrote it, and what touched it.
+  struct LocationUse {
+    trace::NullableInt first_ns, last_ns;
+    uint32_t producer = kNoOp;
+    Touches touches;
+  };
+
+  // First and last use and the producer of each location, from the ops
+  // that read or wrote it (`uses`: the graph's values or the accesses it is
   // built from, which touch the same locations). The producer is the first
   // op to write it; of ops starting together, the first issued, then the
   // first in the trace: not the first in `uses`' order, which differs.
   template <typename Uses>
-  void read_uses(const Uses& uses) {
-    std::vector<uint32_t> item_of_location(table_.locations.size());
-    for (size_t l = 0; l < table_.locations.size(); ++l) item_of_location[l] = item_of(table_.locations[l]);
-    touches_.assign(model_.items.size(), Touches{});
+  std::vector<LocationUse> read_uses(const Uses& uses) {
+    std::vector<LocationUse> by_location(table_.locations.size());
     auto earlier = [](const dvdg::Op& a, const dvdg::Op& b) {
       return std::tie(a.start_ns, a.issue_ns, a.kind, a.source_id) < std::tie(b.start_ns, b.issue_ns, b.kind, b.source_id);
     };
     uses.for_each_location_use([&](uint32_t op, uint32_t location, bool writes) {
       const dvdg::Op& o = table_.ops[op];
-      uint32_t index = item_of_location[location];
-      if (index == kNoItem || trace::is_lifetime_op(o.kind)) return;
-      MemoryItem& item = model_.items[index];
-      touches_[index].add(library_of(op));
-      if (!item.first_use_ns || o.start_ns < *item.first_use_ns) item.first_use_ns = o.start_ns;
-      if (!item.last_use_ns || o.end_ns > *item.last_use_ns) item.last_use_ns = o.end_ns;
-      if (writes && (item.producer == kNoOp || earlier(o, table_.ops[item.producer]))) item.producer = op;
+      if (trace::is_lifetime_op(o.kind)) return;
+      LocationUse& use = by_location[location];
+      use.touches.add(library_of(op));
+      if (!use.first_ns || o.start_ns < *use.first_ns) use.first_ns = o.start_ns;
+      if (!use.last_ns || o.end_ns > *use.last_ns) use.last_ns = o.end_ns;
+      if (writes && (use.producer == kNoOp || earlier(o, table_.ops[use.producer]))) use.producer = op;
     });
+    return by_location;
+  }
+
+  // Each item's uses: its location's.
+  void give_uses(const std::vector<LocationUse>& by_location) {
+    touches_.assign(model_.items.size(), Touches{});
+    for (size_t l = 0; l < table_.locations.size(); ++l) {
+      uint32_t index = item_of(table_.locations[l]);
+      if (index == kNoItem) continue;
+      MemoryItem& item = model_.items[index];
+      item.first_use_ns = by_location[l].first_ns;
+      item.last_use_ns = by_location[l].last_ns;
+      item.producer = by_location[l].producer;
+      touches_[index] = by_location[l].touches;
+    }
   }
 
   // The library whose kernel `op` is; none for any other op.
@@ -192,18 +227,6 @@ class ModelBuilder {
   void recognize_workspaces();
 
   void build_devices();
-
-  // What touched an item: nothing, only one library's kernels, or other work.
-  struct Touches {
-    bool touched = false;
-    bool other = false;
-    std::optional<Owner> library;
-    void add(std::optional<Owner> by) {
-      if (!touched) library = by;
-      touched = true;
-      if (!by || by != library) other = true;
-    }
-  };
 
   trace::Trace& trace_;
   const dvdg::OpTable& table_;
