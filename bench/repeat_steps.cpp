@@ -3,7 +3,8 @@
 // has as many steps as asked, each repetition later by the steps' length,
 // and moves what came after the steps (the program's end) after them. A
 // training loop's steady steps are alike (the caching allocator hands out
-// the same blocks), so this is what tracing it that much longer records.
+// the same blocks), so this is what tracing it that much longer records;
+// memory the steps leave live is handed out again by the next one.
 //
 // What each column holds says how a repeated row changes (tables.def
 // roles): times move by the repetition's shift, row ids and correlation ids
@@ -130,11 +131,30 @@ class Repeater {
     for (int64_t r = 1; r <= repetitions_; ++r) {
       for (const TableInfo* table : tables_) insert_repetition(*table, r, r * period);
     }
+    for (const TableInfo* table : tables_) hand_out_again(*table, period);
   }
 
  private:
   std::string in_steps(const TableInfo& table) const {
     return row_time(db_, table) + " BETWEEN " + std::to_string(from_) + " AND " + std::to_string(to_ - 1);
+  }
+
+  // Memory the steps leave live (freed after them, as the program ends, or
+  // never) is what the next step frees or hands out again (a tensor held
+  // from one step into the next). Each step but the last frees it where its
+  // next copy is made: else every repetition would keep its own, growing
+  // the memory in use with each step as the program never did.
+  void hand_out_again(const TableInfo& table, int64_t period) {
+    std::string made = row_time(db_, table);
+    std::string copy_end = std::to_string(to_) + " + ((" + made + " - " + std::to_string(from_) + ") / " +
+                           std::to_string(period) + ") * " + std::to_string(period);
+    std::string before_last = made + " BETWEEN " + std::to_string(from_) + " AND " +
+                              std::to_string(to_ - 1 + (repetitions_ - 1) * period);
+    for (const std::string& column : columns_with_role(db_, table, ColumnRole::Time)) {
+      if (column.rfind("free", 0) != 0) continue;
+      db_.exec("UPDATE main." + table.name + " SET " + column + " = " + made + " + " + std::to_string(period) +
+               " WHERE " + before_last + " AND (" + column + " IS NULL OR " + column + " >= " + copy_end + ")");
+    }
   }
 
   void insert_repetition(const TableInfo& table, int64_t r, int64_t shift) {
