@@ -1,6 +1,7 @@
 // `apptracer stats TRACE [--report NAME,...] [--format table|csv|json] [-o FILE]`:
 // summaries in the spirit of `nsys stats`, from a trace opened read-only.
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,7 +45,8 @@ int run_stats(const StatsOptions& options) {
     progress.update(selected[i]->name, static_cast<int64_t>(i),
                     static_cast<int64_t>(selected.size()));
     ReportOutput output = selected[i]->compute(trace);
-    tables.insert(tables.end(), output.tables.begin(), output.tables.end());
+    tables.insert(tables.end(), std::make_move_iterator(output.tables.begin()),
+                  std::make_move_iterator(output.tables.end()));
     // A report that has nothing to say only says so when it was asked for.
     if (!output.note.empty() && !options.reports.empty()) notes.push_back(output.note);
   }
