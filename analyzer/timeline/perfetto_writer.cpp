@@ -32,8 +32,7 @@ void write_packet(std::ostream& out, const pb::TracePacket& packet) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-void set_annotation(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
-  annotation.set_name(std::string(arg.name));
+void set_value(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
   if (std::holds_alternative<int64_t>(arg.value)) {
     annotation.set_int_value(std::get<int64_t>(arg.value));
   } else if (std::holds_alternative<double>(arg.value)) {
@@ -45,6 +44,12 @@ void set_annotation(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
     annotation.set_string_value(std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
                                 std::to_string(dims[2]));
   }
+}
+
+template <typename Entry>
+void add_interned(Entry* entry, uint64_t iid, std::string_view text) {
+  entry->set_iid(iid);
+  entry->set_name(std::string(text));
 }
 
 pb::TracePacket track_packet(const TimelineTrack& track) {
@@ -75,6 +80,14 @@ pb::TracePacket track_packet(const TimelineTrack& track) {
 }
 
 }  // namespace
+
+uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added) {
+  auto found = iids.find(text);
+  added = found == iids.end();
+  if (!added) return found->second;
+  texts.emplace_back(text);
+  return iids.emplace(texts.back(), iids.size() + 1).first->second;
+}
 
 void PerfettoWriter::track(const TimelineTrack& track) {
   pb::TracePacket packet = track_packet(track);
@@ -112,13 +125,26 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
 
   pb::TracePacket packet;
   packet.set_trusted_packet_sequence_id(kSequenceId);
+  packet.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
   packet.set_timestamp(static_cast<uint64_t>(slice.start_ns));
   pb::TrackEvent* event = packet.mutable_track_event();
   event->set_track_uuid(uuids_[slice.track]);
   event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-  event->set_name(slice.name);
-  event->add_categories(std::string(slice.category));
-  for (const TimelineArg& arg : slice.args) set_annotation(*event->add_debug_annotations(), arg);
+  // Each string goes once, with the first packet that names it.
+  bool added = false;
+  uint64_t iid = names_.iid(slice.name, added);
+  event->set_name_iid(iid);
+  if (added) add_interned(packet.mutable_interned_data()->add_event_names(), iid, slice.name);
+  iid = categories_.iid(slice.category, added);
+  event->add_category_iids(iid);
+  if (added) add_interned(packet.mutable_interned_data()->add_event_categories(), iid, slice.category);
+  for (const TimelineArg& arg : slice.args) {
+    pb::DebugAnnotation* annotation = event->add_debug_annotations();
+    iid = annotation_names_.iid(arg.name, added);
+    annotation->set_name_iid(iid);
+    if (added) add_interned(packet.mutable_interned_data()->add_debug_annotation_names(), iid, arg.name);
+    set_value(*annotation, arg);
+  }
   for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
   for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);
   write_packet(out_, packet);

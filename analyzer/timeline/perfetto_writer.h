@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <ostream>
 #include <queue>
+#include <string>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/timeline/timeline.h"
@@ -15,7 +19,9 @@ namespace apptracer {
 // Slices on one track must nest; GPU records that overlap on one stream
 // (clock skew) are clipped to the enclosing slice so the file stays valid.
 // Packets are written as slices come, in time order; only the slices still
-// open are held.
+// open are held. Slice names, categories and argument names are interned:
+// each string is written once and named by an id after (a training trace's
+// million kernel slices share a few hundred names).
 class PerfettoWriter : public TimelineSink {
  public:
   explicit PerfettoWriter(std::ostream& out) : out_(out) {}
@@ -29,8 +35,17 @@ class PerfettoWriter : public TimelineSink {
   // Writes the end of every open slice that ends at or before `ns`.
   void end_slices_until(int64_t ns);
 
+  // A kind of interned string: ids from 1, in the order first written.
+  struct Interned {
+    std::deque<std::string> texts;  // what `iids` keys view
+    std::unordered_map<std::string_view, uint64_t> iids;
+    // The string's id; `added` when this is its first use.
+    uint64_t iid(std::string_view text, bool& added);
+  };
+
   std::ostream& out_;
   bool first_packet_ = true;
+  Interned names_, categories_, annotation_names_;
   std::vector<uint64_t> uuids_;                // by track index
   std::vector<std::vector<int64_t>> open_;     // by track index: ends of the open slices
   // Pending ends: (end, track, -depth), the earliest first and, at one time,

@@ -88,7 +88,10 @@ def main():
     begins = ends = counters = 0
     flow_starts, flow_ends = {}, {}
     names = set()
+    interned = {}  # event names by iid, as the sequence gives them
     for packet in decoded.packet:
+        for entry in packet.interned_data.event_names:
+            interned[entry.iid] = entry.name
         if packet.HasField("track_descriptor"):
             descriptor = packet.track_descriptor
             tracks[descriptor.uuid] = descriptor
@@ -97,7 +100,7 @@ def main():
         assert event.track_uuid in tracks, f"event on undeclared track {event.track_uuid}"
         if event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
             begins += 1
-            names.add(event.name)
+            names.add(interned.get(event.name_iid, event.name))
             for flow in event.flow_ids:
                 flow_starts[flow] = flow_starts.get(flow, 0) + 1
             for flow in event.terminating_flow_ids:

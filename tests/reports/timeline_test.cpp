@@ -284,9 +284,17 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   size_t processes = 0, threads = 0, counter_tracks = 0, begins = 0, ends = 0, counter_values = 0;
   std::map<uint64_t, int> open_per_track;
   std::map<uint64_t, int> flow_starts, flow_ends;
+  // Interned strings by iid: each given once, before its first use.
+  std::map<uint64_t, std::string> names, categories, annotation_names;
+  auto intern = [](std::map<uint64_t, std::string>& known, const auto& entries) {
+    for (const auto& entry : entries) EXPECT_TRUE(known.emplace(entry.iid(), entry.name()).second) << entry.name();
+  };
   uint64_t last_timestamp = 0;
   for (const pb::TracePacket& packet : trace.packet()) {
     EXPECT_EQ(packet.trusted_packet_sequence_id(), 1u);
+    intern(names, packet.interned_data().event_names());
+    intern(categories, packet.interned_data().event_categories());
+    intern(annotation_names, packet.interned_data().debug_annotation_names());
     if (packet.has_track_descriptor()) {
       const pb::TrackDescriptor& track = packet.track_descriptor();
       EXPECT_TRUE(track_uuids.insert(track.uuid()).second);
@@ -306,7 +314,13 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
     if (event.type() == pb::TrackEvent::TYPE_SLICE_BEGIN) {
       ++begins;
       ++open_per_track[event.track_uuid()];
-      EXPECT_FALSE(event.name().empty());
+      EXPECT_EQ(packet.sequence_flags(), pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
+      ASSERT_TRUE(names.count(event.name_iid()));
+      EXPECT_FALSE(names[event.name_iid()].empty());
+      ASSERT_EQ(event.category_iids_size(), 1);
+      EXPECT_TRUE(categories.count(event.category_iids(0)));
+      for (const pb::DebugAnnotation& annotation : event.debug_annotations())
+        EXPECT_TRUE(annotation_names.count(annotation.name_iid()));
       for (uint64_t flow : event.flow_ids()) ++flow_starts[flow];
       for (uint64_t flow : event.terminating_flow_ids()) ++flow_ends[flow];
     } else if (event.type() == pb::TrackEvent::TYPE_COUNTER) {
@@ -327,6 +341,9 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   EXPECT_EQ(ends, kSampleSlices);
   for (const auto& [track, open] : open_per_track) EXPECT_EQ(open, 0) << track;
   // Each flow starts once and ends once.
+  // Kernels launched again and again share their name's one copy.
+  EXPECT_LT(names.size(), begins);
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second == "vec_add(float*, float*)"; }));
   EXPECT_EQ(flow_starts.size(), kSampleApiFlows + kSampleDvdgFlows);
   EXPECT_EQ(flow_starts.size(), flow_ends.size());
   for (const auto& [flow, count] : flow_starts) {
