@@ -84,7 +84,16 @@ Producer Producers::of(const dvdg::OpTable& ops, uint32_t op) {
   } else {
     producer.name = producer.kind;
   }
-  producer.nvtx = nvtx_path(o.process, issuing_thread(o), o.issue_ns);
+  trace::NullableInt tid = issuing_thread(o);
+  producer.nvtx = nvtx_path(o.process, tid, o.issue_ns);
+  if (!contexts_) contexts_.emplace(trace_);
+  trace::FrameworkContext context = contexts_->issued(o.process, tid, o.issue_ns);
+  if (context.module_id) {
+    std::string_view phase = trace::to_string(context.phase);
+    producer.module = std::string(trace_.string(context.module_id, "?"));
+    if (!phase.empty()) producer.module += " (" + std::string(phase) + ")";
+  }
+  if (context.op_id) producer.op = std::string(trace_.string(context.op_id, "?"));
   producer.step = trace_.steps().step_of(o);
   producer.issue_ns = o.issue_ns;
   known_.emplace(op, producer);

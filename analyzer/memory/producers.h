@@ -1,6 +1,7 @@
 // The operation that produced a piece of memory, as people read it: what it
 // was (kernel, copy, memset, collective), its name, the NVTX ranges open on
-// the thread that issued it ("train/forward/layer3") and its step.
+// the thread that issued it ("train/forward/layer3"), its step, and where
+// framework context was recorded, the module and op that issued it.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/dvdg/graph.h"
+#include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer::memory {
@@ -20,6 +22,8 @@ struct Producer {
   std::string name;  // a kernel's name; "HtoD copy", "memset", ...
   std::string nvtx;  // outermost first, '/' between; "" outside every range
   std::optional<int64_t> step;
+  std::string module;  // "encoder.layers.0 (forward)"; "" where no framework context says
+  std::string op;      // "aten::addmm"; ""
   int64_t issue_ns = 0;
 };
 
@@ -39,6 +43,7 @@ class Producers {
   // Ranges of each thread, by start.
   std::map<std::pair<trace::ProcessId, int64_t>, std::vector<const trace::Packed<NvtxRangeRow>*>> ranges_;
   std::optional<trace::PackedReader<ApiCallRow>> calls_;
+  std::optional<trace::FrameworkContexts> contexts_;  // read at the first producer
   std::map<uint32_t, Producer> known_;
 };
 

@@ -31,12 +31,14 @@ json live_pieces(trace::Trace& trace, const dvdg::Graph& graph, const memory::Me
   for (size_t i = 0; i < device.live_at_peak.size() && i < kLivePieceLimit; ++i) {
     const memory::LiveItem& live = device.live_at_peak[i];
     const MemoryItem& item = model.items[live.item];
-    json producer, nvtx, step;
+    json producer, nvtx, step, module, op;
     if (item.producer != memory::kNoOp) {
       memory::Producer p = producers.of(graph, item.producer);
       producer = trace::short_kernel_name(p.name);  // `stats --report memory` has the whole name
       nvtx = p.nvtx;
       step = p.step ? json(*p.step) : json();
+      module = p.module;
+      op = p.op;
     }
     rows.push_back({{"owner", memory::owner_name(item.owner, item.allocator)},
                     {"row", std::string(item.kind == MemoryItem::Kind::Block ? "block #" : "alloc #") +
@@ -45,6 +47,8 @@ json live_pieces(trace::Trace& trace, const dvdg::Graph& graph, const memory::Me
                     {"producer", producer},
                     {"producer_nvtx", nvtx},
                     {"producer_step", step},
+                    {"producer_module", module},
+                    {"producer_op", op},
                     {"allocated_ms", ms(trace.origin().since(item.alloc_ns))},
                     {"first_use_ms", time_or_null(trace, item.first_use_ns)},
                     {"last_use_ms", time_or_null(trace, item.last_use_ns)},

@@ -56,25 +56,27 @@ Table live_table(trace::Trace& trace, const dvdg::OpTable& ops, const memory::Me
                  memory::Producers& producers) {
   Table table{"memory_live_at_peak",
               {"pid", "device", "owner", "table", "id", "bytes", "allocated_ns", "freed_ns", "first_use_ns",
-               "last_use_ns", "producer", "producer_nvtx", "producer_step"},
+               "last_use_ns", "producer", "producer_nvtx", "producer_step", "producer_module", "producer_op"},
               {}};
   const trace::TimeOrigin& origin = trace.origin();
   for (const DeviceMemory& device : model.devices) {
     for (const memory::LiveItem& live : device.live_at_peak) {
       const MemoryItem& item = model.items[live.item];
-      Cell name, nvtx, step;
+      Cell name, nvtx, step, module, op;
       if (item.producer != memory::kNoOp) {
         memory::Producer producer = producers.of(ops, item.producer);
         name = producer.name;
         nvtx = producer.nvtx;
         step = optional_cell(producer.step);
+        module = producer.module;
+        op = producer.op;
       }
       table.rows.push_back({trace.process(device.process).pid, memory::device_name(device.device),
                             memory::owner_name(item.owner, item.allocator),
                             item.kind == MemoryItem::Kind::Block ? "sub_allocations" : "allocations", item.id,
                             live.bytes, origin.since(item.alloc_ns), time_cell(origin, item.end_ns),
                             time_cell(origin, item.first_use_ns), time_cell(origin, item.last_use_ns), name,
-                            nvtx, step});
+                            nvtx, step, module, op});
     }
   }
   return table;

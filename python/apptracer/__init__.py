@@ -319,7 +319,8 @@ class Trace:
         nccl/mpi, cuBLAS workspace, library workspace, pinned host, ...), table and id of the
         allocation or framework block, bytes, allocated_ns, freed_ns,
         first_use_ns, last_use_ns, and the operation that first wrote it
-        (producer, producer_nvtx, producer_step). Times in ns since the
+        (producer, producer_nvtx, producer_step, and where framework context
+        was recorded producer_module and producer_op). Times in ns since the
         trace's start."""
         return self.stats("memory")["memory_live_at_peak"]
 

@@ -4,6 +4,7 @@
 #include "memory_fixture.h"
 
 #include "analyzer/memory/checkpoint_whatif.h"
+#include "analyzer/memory/producers.h"
 
 namespace apptracer::memory {
 namespace {
@@ -103,6 +104,23 @@ TEST_F(CheckpointedBlock, TheBlocksActivationsAreNotHeldBetweenForwardAndBackwar
   EXPECT_EQ(answers[0].forward_gpu_ns, 150);
   EXPECT_EQ(answers[0].steps, 0);
   EXPECT_EQ(answers[0].recompute_ns_per_step(), 150);
+}
+
+// The live set's producers say which module and op issued them: A1 was
+// written by fc1 in model.block's forward; X by embed, in model's forward
+// but outside any op.
+TEST_F(CheckpointedBlock, ProducersNameTheModuleAndOpThatIssuedThem) {
+  trace::Trace opened(trace.db());
+  MemoryModel built = model(opened);
+  Producers producers(opened);
+  Producer made_a1 = producers.of(graph, item(built, MemoryItem::Kind::Block, a1).producer);
+  EXPECT_EQ(made_a1.name, "fc1()");
+  EXPECT_EQ(made_a1.module, "model.block (forward)");
+  EXPECT_EQ(made_a1.op, "aten::fc1");
+  Producer made_x = producers.of(graph, item(built, MemoryItem::Kind::Block, x).producer);
+  EXPECT_EQ(made_x.name, "embed()");
+  EXPECT_EQ(made_x.module, "model (forward)");
+  EXPECT_EQ(made_x.op, "");
 }
 
 // The whole model, its submodules' work included: X, A1, A2 and H, made by

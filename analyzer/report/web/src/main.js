@@ -209,9 +209,12 @@ const ms = (v) => (v === null ? '' : `${v.toFixed(3)} ms`);
 
 // The pieces live at the peak: the largest shown, the rest one click away.
 const kLiveShown = 10;
+// Where framework context was recorded, the module and op that made each piece.
+const madeIn = (p) => [p.producer_module, p.producer_op].filter(Boolean).join(' · ');
 function livePieces(d) {
-  const rows = (list) => table(['owner', 'piece', 'bytes', 'producer', 'producer NVTX', 'step', 'allocated', 'first use', 'last use', 'freed'],
-    list.map((p) => [p.owner, p.row, p.bytes, p.producer ?? 'nothing wrote it', p.producer_nvtx ?? '', p.producer_step,
+  const context = d.live.some((p) => madeIn(p));
+  const rows = (list) => table(['owner', 'piece', 'bytes', 'producer', ...(context ? ['module · op'] : []), 'producer NVTX', 'step', 'allocated', 'first use', 'last use', 'freed'],
+    list.map((p) => [p.owner, p.row, p.bytes, p.producer ?? 'nothing wrote it', ...(context ? [madeIn(p)] : []), p.producer_nvtx ?? '', p.producer_step,
       p.allocated_ms, p.first_use_ms, p.last_use_ms, p.freed_ms]),
     { bytes, allocated: ms, 'first use': ms, 'last use': ms, freed: ms });
   const rest = d.live.slice(kLiveShown);
