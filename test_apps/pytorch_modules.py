@@ -10,11 +10,13 @@ momentum, a per-step loss.item()) for a few steps. The check reads
 `apptracer stats --report modules` and `--report ops`: at least 95% of the
 kernel launches have a module (forward, backward, or the optimizer's
 scope) and an op, the residual blocks' convolutions appear forward and
-backward by their dotted paths, and the tracer says its op callbacks
-attached. Exits 77 where torch or a GPU is missing.
+backward by their dotted paths, the tracer says its op callbacks
+attached, and pieces live at the memory peak name the module and op that
+made them (`stats --report memory`). Exits 77 where torch or a GPU is missing.
 """
 import csv
 import io
+import json
 import sqlite3
 import subprocess
 import sys
@@ -118,6 +120,15 @@ def check(path, apptracer):
     op_names = {row["op"] for row in ops}
     expect(any("conv" in op for op in op_names) and any("backward" in op.lower() for op in op_names),
            f"convolution ops, forward and backward: {sorted(op_names)[:12]}")
+    # The memory view names the module and op that made what is live at the peak.
+    memory = subprocess.run([apptracer, "stats", "--report", "memory", "--format", "json", path],
+                            capture_output=True, text=True)
+    tables = json.loads(memory.stdout) if memory.returncode == 0 else {}
+    live = [row for row in tables.get("memory_live_at_peak", []) if row.get("producer")]
+    named = [row for row in live if row.get("producer_module") and row.get("producer_op")]
+    print(f"memory: {len(named)} of {len(live)} produced pieces live at the peak name a module and op, e.g. "
+          f"{[(row['producer_module'], row['producer_op']) for row in named[:3]]}")
+    expect(memory.returncode == 0 and named, "pieces live at the peak name the module and op that made them")
     print("top modules by GPU time:")
     for row in modules[:8]:
         print(f"  {row['module']:<28} {row['phase']:<9} {row['launches']:>6} launches "
