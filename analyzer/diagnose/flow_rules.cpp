@@ -398,9 +398,19 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
     auto next = std::upper_bound(readers->second.begin(), readers->second.end(), written_by);
     return next != readers->second.end() && *next < gone_by;
   };
-  // Values per location, in version order (migrated twins share a version).
-  std::vector<std::vector<uint32_t>> versions(graph.locations.size());
-  for (uint32_t v = 0; v < graph.values.size(); ++v) versions[graph.values[v].location].push_back(v);
+  // Values per location, in version order (migrated twins share a
+  // version): location l's are by_location[first[l] .. first[l + 1]]. One
+  // array, not a vector per location: a training trace has millions.
+  std::vector<uint32_t> first(graph.locations.size() + 1, 0), by_location(graph.values.size());
+  for (const Value& value : graph.values) ++first[value.location + 1];
+  for (size_t l = 1; l < first.size(); ++l) first[l] += first[l - 1];
+  {
+    std::vector<uint32_t> next(first.begin(), first.end() - 1);
+    for (uint32_t v = 0; v < graph.values.size(); ++v) by_location[next[graph.values[v].location]++] = v;
+  }
+  // Per version of the location at hand: read (by any twin); versions count
+  // up from 0 by one per write, each one a value (a migration's twin shares one).
+  std::vector<char> version_read;
   for (uint32_t location = 0; location < graph.locations.size(); ++location) {
     const dvdg::Location& where = graph.locations[location];
     if (is_host(where)) continue;  // CPU code reads host memory invisibly
@@ -409,26 +419,31 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
     // copies while it initializes).
     const Allocation* alloc = facts.ops().allocation(where.alloc_id);
     if (alloc && facts.library_memory(*alloc)) continue;
-    const std::vector<uint32_t>& values = versions[location];
-    std::map<uint32_t, bool> version_read;  // version -> read (by any twin)
-    for (uint32_t v : values) version_read[graph.values[v].version] |= read[v];
+    const uint32_t* values = by_location.data() + first[location];
+    size_t count = first[location + 1] - first[location];
+    uint32_t versions = 0;
+    for (size_t i = 0; i < count; ++i) versions = std::max(versions, graph.values[values[i]].version + 1);
+    version_read.assign(versions, 0);
     bool any_read = false;
-    for (auto& [version, was_read] : version_read) any_read |= was_read;
+    for (size_t i = 0; i < count; ++i) {
+      version_read[graph.values[values[i]].version] |= static_cast<char>(read[values[i]]);
+      any_read |= read[values[i]];
+    }
     Finding f;
     int64_t writes = 0, dead = 0, now = 0;
-    for (size_t i = 0; i < values.size(); ++i) {
+    for (size_t i = 0; i < count; ++i) {
       const Value& value = graph.values[values[i]];
       if (value.version == 0 || value.producer_op == Value::kNoOp) continue;
       const Op& producer = graph.ops[value.producer_op];
       if (producer.kind == OpKind::Migration) continue;
       if (first_opaque != Value::kNoOp && first_opaque > value.producer_op) continue;
-      bool overwritten = version_read.count(value.version + 1) > 0;
+      bool overwritten = value.version + 1 < version_read.size();
       bool wasted = any_read ? overwritten && !version_read[value.version] && !carried[values[i]]
                              : true;
       if (!wasted) continue;
       // Until the next version's write (or the free) replaces it.
       uint32_t gone_by = value.freed_by_op;
-      for (size_t next = i + 1; next < values.size(); ++next) {
+      for (size_t next = i + 1; next < count; ++next) {
         if (graph.values[values[next]].version > value.version) {
           gone_by = graph.values[values[next]].producer_op;
           break;
