@@ -2,8 +2,8 @@
 // (and by which host calls), stretches of low GPU use, allocation churn.
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <tuple>
-#include <unordered_map>
 
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/rules.h"
@@ -182,16 +182,27 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
   std::vector<Gap> gaps;
   for (auto& [device, list] : work) {
     const Intervals& intervals = busy[device];
-    std::unordered_map<int64_t, const Work*> ending, starting;
-    for (const Work& w : list) {
-      ending[w.end] = &w;
-      starting.emplace(w.start, &w);
-    }
+    // The work a gap follows: of the work ending as it starts, the last
+    // listed; the work it ends with: the first listed starting as it ends
+    // (`list` is by start). Positions by end, not a map per work item: a
+    // training trace has millions.
+    std::vector<uint32_t> by_end(list.size());
+    std::iota(by_end.begin(), by_end.end(), 0);
+    std::stable_sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return list[a].end < list[b].end; });
+    auto ending = [&](int64_t ns) -> const Work* {
+      auto after = std::upper_bound(by_end.begin(), by_end.end(), ns,
+                                    [&](int64_t t, uint32_t w) { return t < list[w].end; });
+      return after != by_end.begin() && list[*(after - 1)].end == ns ? &list[*(after - 1)] : nullptr;
+    };
+    auto starting = [&](int64_t ns) -> const Work* {
+      auto found = std::lower_bound(list.begin(), list.end(), ns, [](const Work& w, int64_t t) { return w.start < t; });
+      return found != list.end() && found->start == ns ? &*found : nullptr;
+    };
     size_t first_of_device = gaps.size();
     for (size_t i = 0; i + 1 < intervals.size(); ++i) {
       int64_t start = intervals[i].second, end = intervals[i + 1].first;
       if (elapsed_ns(start, end) < context.limits.min_gap_ns) continue;
-      gaps.push_back({device, start, end, ending[start], starting[end]});
+      gaps.push_back({device, start, end, ending(start), starting(end)});
     }
     for (size_t g = first_of_device; g < gaps.size(); ++g) {
       int64_t until = g + 1 < gaps.size() ? gaps[g + 1].start : INT64_MAX;
