@@ -92,20 +92,27 @@ bool CommunicationCalls::contains(int64_t tid, int64_t start_ns, int64_t end_ns)
 }
 
 FrameworkSegments::FrameworkSegments(trace::Trace& trace) {
-  for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>())
-    spans_[{row.process, row.allocator}].emplace_back(row.address, saturating_add(row.address, row.bytes));
-  for (auto& [key, spans] : spans_) {
-    std::sort(spans.begin(), spans.end());
-    std::vector<std::pair<int64_t, int64_t>> merged;
-    for (const auto& span : spans) {
-      if (!merged.empty() && span.first <= merged.back().second) {
-        merged.back().second = std::max(merged.back().second, span.second);
-      } else {
-        merged.push_back(span);
-      }
+  // Merged as they come: a caching allocator hands out the same blocks step
+  // after step, so millions of blocks fall in a few hundred spans, and most
+  // lie in one already seen (no sort of them all).
+  std::map<std::pair<trace::ProcessId, SubAllocator>, std::map<int64_t, int64_t>> merged;  // start -> end
+  for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>()) {
+    std::map<int64_t, int64_t>& spans = merged[{row.process, row.allocator}];
+    int64_t start = row.address, end = saturating_add(row.address, row.bytes);
+    auto next = spans.upper_bound(start);
+    if (next != spans.begin() && std::prev(next)->second >= end) continue;  // inside one
+    // Spans that touch or overlap [start, end) join it.
+    if (next != spans.begin() && std::prev(next)->second >= start) {
+      --next;
+      start = next->first;
     }
-    spans = std::move(merged);
+    while (next != spans.end() && next->first <= end) {
+      end = std::max(end, next->second);
+      next = spans.erase(next);
+    }
+    spans[start] = end;
   }
+  for (const auto& [key, spans] : merged) spans_[key].assign(spans.begin(), spans.end());
 }
 
 bool FrameworkSegments::framework_process(trace::ProcessId process) const {
