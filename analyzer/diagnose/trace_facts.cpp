@@ -16,7 +16,9 @@ class Reader {
  public:
   Reader(trace::Trace& trace, TraceFacts& facts) : trace_(trace), facts_(facts) {}
 
-  void read(Progress* progress) {
+  // With `whole_run`, its graph and memory model are the facts', the memory
+  // model's devices limited to the trace's window.
+  void read(Progress* progress, TraceFacts* whole_run) {
     show_phase(progress, "reading the trace");
     const trace::TraceOperations& ops = trace_.operations();
     facts_.operations = &ops;
@@ -30,11 +32,17 @@ class Reader {
     facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
-    facts_.graph = dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
+    facts_.graph = whole_run ? std::move(whole_run->graph)
+                             : dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
     facts_.kernel_arguments = &trace_.kernel_arguments();
     facts_.exact = trace::ExactAccesses::read(trace_);
     show_phase(progress, "memory");
-    facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
+    if (whole_run) {
+      facts_.memory_model = std::move(whole_run->memory_model);
+      memory::limit_to_window(facts_.memory_model, trace_);
+    } else {
+      facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
+    }
     facts_.producers = std::make_shared<memory::Producers>(trace_);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
   }
@@ -139,7 +147,13 @@ int64_t TraceFacts::process_end_ns(int64_t process) const {
 
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {
   TraceFacts facts;
-  Reader(trace, facts).read(progress);
+  Reader(trace, facts).read(progress, nullptr);
+  return facts;
+}
+
+TraceFacts read_window_facts(trace::Trace& trace, TraceFacts&& whole_run, Progress* progress) {
+  TraceFacts facts;
+  Reader(trace, facts).read(progress, &whole_run);
   return facts;
 }
 

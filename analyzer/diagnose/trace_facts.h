@@ -65,6 +65,10 @@ struct TraceFacts {
   // The program used managed memory, and its migrations were not asked for
   // (meta um_counters): the unified-memory rules have nothing to read.
   bool um_migrations_not_recorded = false;
+  // The DVDG. Limited to steps, the facts keep the whole run's graph (one
+  // graph per diagnosis: a training trace's is its costliest part): its ops
+  // outside the window have no rows in ops(), and rules that look an op's
+  // row up skip those. The memory model likewise (read_window_facts).
   dvdg::Graph graph;
   // What each launch's parameter words point into (the trace's, which
   // outlives the facts), and what --exact saw each kernel touch: what the
@@ -124,6 +128,10 @@ struct TraceFacts {
 // Reads the facts and builds the DVDG, sharing the model's rows (`trace`
 // must outlive the facts); each phase shown on `progress` when one is given.
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress = nullptr);
+// The facts of `trace`, limited to steps, taking the DVDG and memory model
+// of `whole_run` (read_trace_facts' before the limit) instead of building
+// them again over the window: the memory model's devices are the window's.
+TraceFacts read_window_facts(trace::Trace& trace, TraceFacts&& whole_run, Progress* progress = nullptr);
 
 // Sorts and merges overlapping intervals in place.
 void merge_intervals(Intervals& intervals);

@@ -51,6 +51,10 @@ std::optional<Owner> host_owner(AllocKind kind) {
   }
 }
 
+// Each device's memory over time, its peak and steps, within the trace's
+// step window when it has one.
+std::vector<DeviceMemory> describe_devices(const MemoryModel& model, trace::Trace& trace);
+
 class ModelBuilder {
  public:
   ModelBuilder(trace::Trace& trace, const dvdg::OpTable& table) : trace_(trace), table_(table) {}
@@ -66,7 +70,7 @@ class ModelBuilder {
     read_blocks();
     give_uses(by_location);
     recognize_workspaces();
-    build_devices();
+    model_.devices = describe_devices(model_, trace_);
     return std::move(model_);
   }
 
@@ -225,8 +229,6 @@ class ModelBuilder {
   }
 
   void recognize_workspaces();
-
-  void build_devices();
 
   trace::Trace& trace_;
   const dvdg::OpTable& table_;
@@ -428,30 +430,32 @@ void ModelBuilder::recognize_workspaces() {
   }
 }
 
-void ModelBuilder::build_devices() {
+std::vector<DeviceMemory> describe_devices(const MemoryModel& model, trace::Trace& trace) {
+  std::vector<DeviceMemory> devices;
   std::map<std::pair<trace::ProcessId, int64_t>, std::vector<uint32_t>> by_device;  // host: INT64_MAX
-  for (uint32_t i = 0; i < model_.items.size(); ++i) {
-    const MemoryItem& item = model_.items[i];
+  for (uint32_t i = 0; i < model.items.size(); ++i) {
+    const MemoryItem& item = model.items[i];
     by_device[{item.process, item.device.value_or(INT64_MAX)}].push_back(i);
   }
-  const trace::StepWindow* window = trace_.window();
-  const trace::TraceSteps& steps = trace_.steps();
+  const trace::StepWindow* window = trace.window();
+  const trace::TraceSteps& steps = trace.steps();
   for (const auto& [key, items] : by_device) {
     DeviceMemory device;
     device.process = key.first;
     if (key.second != INT64_MAX) device.device = key.second;
-    device.points = points_of(model_, items);
+    device.points = points_of(model, items);
     std::optional<std::pair<int64_t, int64_t>> span;
     if (window) {
       span = window->span(device.process);
       if (!span) continue;
     }
     find_peak(device, span ? span->first : INT64_MIN, span ? span->second : INT64_MAX);
-    describe_peak(model_, items, device);
+    describe_peak(model, items, device);
     if (const trace::ProcessSteps* process = steps.find(device.process))
       describe_steps(*process, window, device);
-    model_.devices.push_back(std::move(device));
+    devices.push_back(std::move(device));
   }
+  return devices;
 }
 
 }  // namespace
@@ -459,6 +463,8 @@ void ModelBuilder::build_devices() {
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
   return ModelBuilder(trace, graph).build(graph, [] {});
 }
+
+void limit_to_window(MemoryModel& model, trace::Trace& trace) { model.devices = describe_devices(model, trace); }
 
 MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses) {
   return ModelBuilder(trace, accesses).build(accesses, [&] {

@@ -118,6 +118,13 @@ struct MemoryModel {
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph);
 MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses);
 
+// The devices of a model built over the whole run, again for the step
+// window `trace` is now limited to (Trace::limit_to_steps): peaks and steps
+// inside it; the items, their uses and owners stay the whole run's, which
+// see what the window does not (a block's producer made before it, the
+// collectives an allocation was made in).
+void limit_to_window(MemoryModel& model, trace::Trace& trace);
+
 // A device's state at `ns`: after the changes at `ns` when `after`, else
 // before them.
 MemoryPoint state_at(const std::vector<MemoryPoint>& points, int64_t ns, bool after);

@@ -155,6 +155,37 @@ TEST_F(StepDiagnosis, TheWholeRunWhenAskedFor) {
   for (const std::string& note : diagnosis.notes) EXPECT_EQ(note.find("steady"), std::string::npos) << note;
 }
 
+// Limited to the steady steps, the facts take the whole run's graph and
+// memory model instead of building them again (a training trace's costliest
+// part): one graph, the window's rows and the window's memory peaks and
+// steps, as facts read over the window alone have.
+TEST_F(StepDiagnosis, TheStepsFactsTakeTheWholeRunsGraphAndMemoryModel) {
+  trace::StepSelection steady{std::nullopt, true};
+  trace::Trace model(trace.db());
+  TraceFacts whole = read_trace_facts(model);
+  size_t whole_ops = whole.graph.ops.size(), items = whole.memory_model.items.size();
+  model.limit_to_steps(steady);
+  TraceFacts steps = read_window_facts(model, std::move(whole));
+  trace::Trace alone_model(trace.db());
+  alone_model.limit_to_steps(steady);
+  TraceFacts alone = read_trace_facts(alone_model);
+  EXPECT_EQ(steps.graph.ops.size(), whole_ops);
+  EXPECT_LT(alone.graph.ops.size(), whole_ops);
+  EXPECT_EQ(steps.memory_model.items.size(), items);
+  EXPECT_EQ(steps.ops().kernels().size(), alone.ops().kernels().size());
+  EXPECT_EQ(steps.step_window, alone.step_window);
+  ASSERT_EQ(steps.memory_model.devices.size(), alone.memory_model.devices.size());
+  for (size_t d = 0; d < steps.memory_model.devices.size(); ++d) {
+    const memory::DeviceMemory& mine = steps.memory_model.devices[d];
+    const memory::DeviceMemory& theirs = alone.memory_model.devices[d];
+    EXPECT_EQ(mine.peak_bytes, theirs.peak_bytes);
+    EXPECT_EQ(mine.at_ns, theirs.at_ns);
+    ASSERT_EQ(mine.steps.size(), theirs.steps.size());
+    ASSERT_FALSE(mine.steps.empty());
+    EXPECT_EQ(mine.steps.front().number, theirs.steps.front().number);
+  }
+}
+
 // A caller that reads the whole run's facts too (the report) is handed
 // them once, start-up included, whether the rules then look at the steady
 // steps or at the whole run; a diagnosis of chosen steps hands none.
