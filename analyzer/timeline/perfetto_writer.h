@@ -24,6 +24,11 @@ namespace apptracer {
 // million kernel slices share a few hundred names).
 class PerfettoWriter : public TimelineSink {
  public:
+  // The fewest bytes a slice takes: its begin packet (sequence, flags,
+  // time, track, type, name and category ids) and its end packet, each at
+  // least two bytes a field. What a file of N slices cannot be smaller than.
+  static constexpr size_t kMinSliceBytes = 24;
+
   explicit PerfettoWriter(std::ostream& out) : out_(out) {}
   void source(const TimelineSource&) override {}
   void track(const TimelineTrack& track) override;

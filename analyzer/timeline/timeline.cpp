@@ -111,16 +111,181 @@ uint64_t dvdg_flow_id(uint64_t number) { return number << 2; }
 
 bool timed(NullableInt start, NullableInt end) { return start && end; }
 
+// A GPU operation's GPU start and end, the end never before the start.
+template <typename Row>
+std::pair<int64_t, int64_t> gpu_times(const Packed<Row>& row) {
+  return {*row.gpu_start_ns, std::max(*row.gpu_end_ns, *row.gpu_start_ns)};
+}
+
+// Kineto's gpu_user_annotation: each NVTX range drawn on every GPU stream
+// that ran work its thread issued inside it, from the first such work's start
+// to the last one's end. Made before the slices (a few integers per call and
+// GPU operation, only in a trace with NVTX ranges), held by start.
+class GpuAnnotations {
+ public:
+  struct Annotation {
+    int64_t start, end;  // on the trace's clock
+    trace::ProcessId process;
+    NullableInt device, stream;
+    NullableInt name_id;
+  };
+
+  // Reads the NVTX ranges; the calls and GPU work are handed in as the
+  // timeline's lookups read them (one pass over each table), then finish.
+  explicit GpuAnnotations(trace::Trace& trace) {
+    trace.stream<NvtxRangeRow>("", [&](const Packed<NvtxRangeRow>& range) { ranges_.push_back(range); });
+  }
+
+  // Whether the trace has NVTX ranges to draw on streams.
+  bool wanted() const { return !ranges_.empty(); }
+  void see_call(const Packed<ApiCallRow>& call) {
+    calls_.push_back({call.process, call.tid, call.start_ns, call.correlation_id});
+  }
+  // Timed GPU work the call with `correlation` issued.
+  void see_work(int64_t correlation, NullableInt device, NullableInt stream, std::pair<int64_t, int64_t> times) {
+    work_.push_back({correlation, device, stream, times.first, times.second});
+  }
+  // Places each range on the streams; `last_ns` ends ranges still open.
+  void finish(int64_t last_ns) {
+    if (!wanted()) return;
+    std::sort(calls_.begin(), calls_.end());
+    std::sort(work_.begin(), work_.end());
+    index_streams();
+    for (const Packed<NvtxRangeRow>& range : ranges_) {
+      if (range.tid) add(range, range.end_ns.value_or(last_ns));
+    }
+    std::vector<Packed<NvtxRangeRow>>().swap(ranges_);
+    std::sort(annotations_.begin(), annotations_.end(), [](const Annotation& a, const Annotation& b) {
+      return std::tie(a.start, b.end) < std::tie(b.start, a.end);
+    });
+  }
+
+  const std::vector<Annotation>& list() const { return annotations_; }
+
+ private:
+  struct Call {
+    trace::ProcessId process;
+    int64_t tid, start, correlation;
+    bool operator<(const Call& o) const {
+      return std::tie(process, tid, start, correlation) <
+             std::tie(o.process, o.tid, o.start, o.correlation);
+    }
+  };
+  struct Work {
+    int64_t correlation;
+    NullableInt device, stream;
+    int64_t start, end;
+    bool operator<(const Work& o) const {
+      return std::tie(correlation, device, stream, start) <
+             std::tie(o.correlation, o.device, o.stream, o.start);
+    }
+  };
+  using Thread = std::pair<trace::ProcessId, int64_t>;
+  using Where = std::pair<NullableInt, NullableInt>;  // device, stream
+  // A thread's calls that issued work on one stream (indexes into calls_,
+  // ascending) and the span of each one's work there.
+  struct StreamCalls {
+    std::vector<size_t> calls;
+    SpanTree spans;
+  };
+
+  // What `call` issued: a run of work_, by stream.
+  std::pair<std::vector<Work>::const_iterator, std::vector<Work>::const_iterator> work_of(
+      const Call& call) const {
+    auto first = std::lower_bound(work_.begin(), work_.end(),
+                                  Work{call.correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
+    auto last = first;
+    while (last != work_.end() && last->correlation == call.correlation) ++last;
+    return {first, last};
+  }
+
+  // For each thread and stream, the calls that issued work there, so a range
+  // finds its span on a stream without visiting the calls inside it: nested
+  // ranges would visit each call once per level.
+  void index_streams() {
+    std::map<Thread, std::map<Where, std::pair<std::vector<size_t>, std::vector<SpanTree::Span>>>> found;
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      auto [first, last] = work_of(calls_[i]);
+      if (first == last) continue;
+      auto& streams = found[{calls_[i].process, calls_[i].tid}];
+      for (auto work = first; work != last; ++work) {
+        auto& [calls, spans] = streams[{work->device, work->stream}];
+        if (calls.empty() || calls.back() != i) {
+          calls.push_back(i);
+          spans.push_back(SpanTree::kNone);
+        }
+        spans.back() = {std::min(spans.back().first, work->start), std::max(spans.back().second, work->end)};
+      }
+    }
+    for (auto& [thread, streams] : found) {
+      std::map<Where, StreamCalls>& indexed = threads_[thread];
+      for (auto& [where, calls_and_spans] : streams) {
+        indexed.emplace(where, StreamCalls{std::move(calls_and_spans.first), SpanTree(calls_and_spans.second)});
+      }
+    }
+  }
+
+  // The range's span on each stream that ran work the calls inside it issued.
+  void add(const Packed<NvtxRangeRow>& range, int64_t end) {
+    auto thread = threads_.find({range.process, *range.tid});
+    if (thread == threads_.end()) return;
+    const std::map<Where, StreamCalls>& streams = thread->second;
+    size_t from = static_cast<size_t>(
+        std::lower_bound(calls_.begin(), calls_.end(), Call{range.process, *range.tid, range.start_ns, INT64_MIN}) -
+        calls_.begin());
+    auto last_inside = std::make_tuple(range.process, *range.tid, end);
+    size_t to = static_cast<size_t>(
+        std::partition_point(calls_.begin() + static_cast<std::ptrdiff_t>(from), calls_.end(),
+                             [&](const Call& call) {
+                               return std::tie(call.process, call.tid, call.start) <= last_inside;
+                             }) -
+        calls_.begin());
+    if (to <= from) return;
+    std::map<Where, SpanTree::Span> spans;
+    if (to - from <= streams.size()) {
+      // Fewer calls than streams: visiting the calls costs less.
+      for (size_t i = from; i < to; ++i) {
+        auto [first, last] = work_of(calls_[i]);
+        for (auto work = first; work != last; ++work) {
+          auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
+          span->second = {std::min(span->second.first, work->start), std::max(span->second.second, work->end)};
+        }
+      }
+    } else {
+      for (const auto& [where, stream] : streams) {
+        size_t first = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), from) -
+                                           stream.calls.begin());
+        size_t last = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), to) -
+                                          stream.calls.begin());
+        if (first < last) spans.emplace(where, stream.spans.span(first, last));
+      }
+    }
+    for (const auto& [where, span] : spans)
+      annotations_.push_back(
+          {span.first, span.second, range.process, where.first, where.second, range.name_id});
+  }
+
+  std::vector<Packed<NvtxRangeRow>> ranges_;  // until finish
+  std::vector<Call> calls_;  // by thread, then start
+  std::vector<Work> work_;   // by correlation
+  std::map<Thread, std::map<Where, StreamCalls>> threads_;
+  std::vector<Annotation> annotations_;
+};
+
 // What a slice needs beyond its own row, read once before the slices: the
 // first call (by start) of each correlation id, the timed GPU work each call
 // issued, and what each launch's arguments point into. Small beside the
 // trace (a few integers per row): the slices themselves are streamed.
 class Lookups {
  public:
-  explicit Lookups(trace::Trace& trace) : trace_(trace), words_(trace) {
+  // Hands `annotations` the calls and GPU work as they are read, and
+  // finishes it.
+  Lookups(trace::Trace& trace, GpuAnnotations& annotations) : trace_(trace), words_(trace) {
     // A call without a name in strings has no slice, as before.
     std::vector<std::tuple<int64_t, int64_t, int64_t>> calls;  // (correlation, start, row)
+    bool annotate = annotations.wanted();
     trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+      if (annotate) annotations.see_call(call);
       if (!trace.find<StringRow>(call.name_id)) return;
       calls.emplace_back(call.correlation_id, call.start_ns, call.id);
       last_ns_ = std::max(last_ns_, std::max(call.end_ns, call.start_ns));
@@ -131,11 +296,13 @@ class Lookups {
       if (first_calls_.empty() || first_calls_.back().first != correlation)
         first_calls_.emplace_back(correlation, row);
     }
-    add_work<KernelRow>(GpuOp::Kernel);
-    add_work<MemcpyRow>(GpuOp::Copy);
-    add_work<MemsetRow>(GpuOp::Memset);
+    GpuAnnotations* annotating = annotate ? &annotations : nullptr;
+    add_work<KernelRow>(GpuOp::Kernel, annotating, [](const Packed<KernelRow>& row) { return row.device; });
+    add_work<MemcpyRow>(GpuOp::Copy, annotating, trace::copy_device);
+    add_work<MemsetRow>(GpuOp::Memset, annotating, [](const Packed<MemsetRow>& row) { return row.device; });
     std::sort(work_.begin(), work_.end());
     for (std::vector<int64_t>& ids : timed_) std::sort(ids.begin(), ids.end());
+    annotations.finish(last_ns());
   }
 
   // Rows of the tables that become slices (but NVTX ranges), for progress.
@@ -205,14 +372,16 @@ class Lookups {
   }
 
  private:
-  template <typename Row>
-  void add_work(GpuOp kind) {
+  template <typename Row, typename Device>
+  void add_work(GpuOp kind, GpuAnnotations* annotations, Device device) {
     trace_.stream<Row>("", [&](const Packed<Row>& row) {
       ++rows_;
       if (!timed(row.gpu_start_ns, row.gpu_end_ns)) return;
       last_ns_ = std::max(last_ns_, std::max(*row.gpu_end_ns, *row.gpu_start_ns));
       timed_[static_cast<int>(kind)].push_back(row.id);
-      if (row.call_correlation_id) work_.emplace_back(*row.call_correlation_id, kind, row.id);
+      if (!row.call_correlation_id) return;
+      work_.emplace_back(*row.call_correlation_id, kind, row.id);
+      if (annotations) annotations->see_work(*row.call_correlation_id, device(row), row.stream, gpu_times(row));
     });
   }
 
@@ -330,170 +499,10 @@ std::unique_ptr<SliceSource> slices(trace::Trace& trace, std::string_view order,
   return std::make_unique<TableSlices<Row, Make, Times>>(trace, order, times, make);
 }
 
-// A GPU operation's GPU start and end, the end never before the start.
-template <typename Row>
-std::pair<int64_t, int64_t> gpu_times(const Packed<Row>& row) {
-  return {*row.gpu_start_ns, std::max(*row.gpu_end_ns, *row.gpu_start_ns)};
-}
-
 // Timed rows by start, the longer first, then by id.
 constexpr const char* kTimedInOrder =
     "WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL "
     "ORDER BY gpu_start_ns, max(gpu_end_ns, gpu_start_ns) DESC, id";
-
-// Kineto's gpu_user_annotation: each NVTX range drawn on every GPU stream
-// that ran work its thread issued inside it, from the first such work's start
-// to the last one's end. Read before the slices (a few integers per call and
-// GPU operation, only in a trace with NVTX ranges), held by start.
-class GpuAnnotations {
- public:
-  struct Annotation {
-    int64_t start, end;  // on the trace's clock
-    trace::ProcessId process;
-    NullableInt device, stream;
-    NullableInt name_id;
-  };
-
-  GpuAnnotations(trace::Trace& trace, int64_t last_ns) {
-    std::vector<Packed<NvtxRangeRow>> ranges;
-    trace.stream<NvtxRangeRow>("", [&](const Packed<NvtxRangeRow>& range) { ranges.push_back(range); });
-    if (ranges.empty()) return;
-    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
-      calls_.push_back({call.process, call.tid, call.start_ns, call.correlation_id});
-    });
-    std::sort(calls_.begin(), calls_.end());
-    add_work<KernelRow>(trace, [](const Packed<KernelRow>& row) { return row.device; });
-    add_work<MemcpyRow>(trace, trace::copy_device);
-    add_work<MemsetRow>(trace, [](const Packed<MemsetRow>& row) { return row.device; });
-    std::sort(work_.begin(), work_.end());
-    index_streams();
-    for (const Packed<NvtxRangeRow>& range : ranges) {
-      if (range.tid) add(range, range.end_ns.value_or(last_ns));
-    }
-    std::sort(annotations_.begin(), annotations_.end(), [](const Annotation& a, const Annotation& b) {
-      return std::tie(a.start, b.end) < std::tie(b.start, a.end);
-    });
-  }
-
-  const std::vector<Annotation>& list() const { return annotations_; }
-
- private:
-  struct Call {
-    trace::ProcessId process;
-    int64_t tid, start, correlation;
-    bool operator<(const Call& o) const {
-      return std::tie(process, tid, start, correlation) <
-             std::tie(o.process, o.tid, o.start, o.correlation);
-    }
-  };
-  struct Work {
-    int64_t correlation;
-    NullableInt device, stream;
-    int64_t start, end;
-    bool operator<(const Work& o) const {
-      return std::tie(correlation, device, stream, start) <
-             std::tie(o.correlation, o.device, o.stream, o.start);
-    }
-  };
-  using Thread = std::pair<trace::ProcessId, int64_t>;
-  using Where = std::pair<NullableInt, NullableInt>;  // device, stream
-  // A thread's calls that issued work on one stream (indexes into calls_,
-  // ascending) and the span of each one's work there.
-  struct StreamCalls {
-    std::vector<size_t> calls;
-    SpanTree spans;
-  };
-
-  template <typename Row, typename Device>
-  void add_work(trace::Trace& trace, Device device) {
-    trace.stream<Row>(kTimedInOrder, [&](const Packed<Row>& row) {
-      if (!row.call_correlation_id) return;
-      auto [start, end] = gpu_times(row);
-      work_.push_back({*row.call_correlation_id, device(row), row.stream, start, end});
-    });
-  }
-
-  // What `call` issued: a run of work_, by stream.
-  std::pair<std::vector<Work>::const_iterator, std::vector<Work>::const_iterator> work_of(
-      const Call& call) const {
-    auto first = std::lower_bound(work_.begin(), work_.end(),
-                                  Work{call.correlation, NullableInt(), NullableInt(), INT64_MIN, 0});
-    auto last = first;
-    while (last != work_.end() && last->correlation == call.correlation) ++last;
-    return {first, last};
-  }
-
-  // For each thread and stream, the calls that issued work there, so a range
-  // finds its span on a stream without visiting the calls inside it: nested
-  // ranges would visit each call once per level.
-  void index_streams() {
-    std::map<Thread, std::map<Where, std::pair<std::vector<size_t>, std::vector<SpanTree::Span>>>> found;
-    for (size_t i = 0; i < calls_.size(); ++i) {
-      auto [first, last] = work_of(calls_[i]);
-      if (first == last) continue;
-      auto& streams = found[{calls_[i].process, calls_[i].tid}];
-      for (auto work = first; work != last; ++work) {
-        auto& [calls, spans] = streams[{work->device, work->stream}];
-        if (calls.empty() || calls.back() != i) {
-          calls.push_back(i);
-          spans.push_back(SpanTree::kNone);
-        }
-        spans.back() = {std::min(spans.back().first, work->start), std::max(spans.back().second, work->end)};
-      }
-    }
-    for (auto& [thread, streams] : found) {
-      std::map<Where, StreamCalls>& indexed = threads_[thread];
-      for (auto& [where, calls_and_spans] : streams) {
-        indexed.emplace(where, StreamCalls{std::move(calls_and_spans.first), SpanTree(calls_and_spans.second)});
-      }
-    }
-  }
-
-  // The range's span on each stream that ran work the calls inside it issued.
-  void add(const Packed<NvtxRangeRow>& range, int64_t end) {
-    auto thread = threads_.find({range.process, *range.tid});
-    if (thread == threads_.end()) return;
-    const std::map<Where, StreamCalls>& streams = thread->second;
-    size_t from = static_cast<size_t>(
-        std::lower_bound(calls_.begin(), calls_.end(), Call{range.process, *range.tid, range.start_ns, INT64_MIN}) -
-        calls_.begin());
-    auto last_inside = std::make_tuple(range.process, *range.tid, end);
-    size_t to = static_cast<size_t>(
-        std::partition_point(calls_.begin() + static_cast<std::ptrdiff_t>(from), calls_.end(),
-                             [&](const Call& call) {
-                               return std::tie(call.process, call.tid, call.start) <= last_inside;
-                             }) -
-        calls_.begin());
-    if (to <= from) return;
-    std::map<Where, SpanTree::Span> spans;
-    if (to - from <= streams.size()) {
-      // Fewer calls than streams: visiting the calls costs less.
-      for (size_t i = from; i < to; ++i) {
-        auto [first, last] = work_of(calls_[i]);
-        for (auto work = first; work != last; ++work) {
-          auto [span, added] = spans.try_emplace({work->device, work->stream}, work->start, work->end);
-          span->second = {std::min(span->second.first, work->start), std::max(span->second.second, work->end)};
-        }
-      }
-    } else {
-      for (const auto& [where, stream] : streams) {
-        size_t first = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), from) -
-                                           stream.calls.begin());
-        size_t last = static_cast<size_t>(std::lower_bound(stream.calls.begin(), stream.calls.end(), to) -
-                                          stream.calls.begin());
-        if (first < last) spans.emplace(where, stream.spans.span(first, last));
-      }
-    }
-    for (const auto& [where, span] : spans)
-      annotations_.push_back(
-          {span.first, span.second, range.process, where.first, where.second, range.name_id});
-  }
-
-  std::vector<Call> calls_;  // by thread, then start
-  std::vector<Work> work_;   // by correlation
-  std::map<Thread, std::map<Where, StreamCalls>> threads_;
-  std::vector<Annotation> annotations_;
-};
 
 class TimelineReader {
  public:
@@ -502,8 +511,8 @@ class TimelineReader {
         sink_(sink),
         progress_(progress),
         memory_owners_(content.memory_owners),
-        lookups_(trace),
-        gpu_annotations_(trace, lookups_.last_ns()),
+        gpu_annotations_(trace),
+        lookups_(trace, gpu_annotations_),
         dvdg_origin_(has_stored_dvdg(trace)                         ? TimelineCounts::Dvdg::Stored
                      : content.dvdg == DvdgFlowSource::StoredOrBuilt ? TimelineCounts::Dvdg::Built
                                                                      : TimelineCounts::Dvdg::None),
@@ -809,8 +818,8 @@ class TimelineReader {
   TimelineSink& sink_;
   Progress& progress_;
   bool memory_owners_;
+  GpuAnnotations gpu_annotations_;  // before lookups_, which fills it
   Lookups lookups_;
-  GpuAnnotations gpu_annotations_;
   TimelineCounts::Dvdg dvdg_origin_;
   DvdgFlowIndex dvdg_;
   TimelineCounts counts_;

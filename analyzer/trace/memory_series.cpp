@@ -62,14 +62,24 @@ bool holds_own_memory(AllocKind kind) {
 
 std::vector<MemorySeries> read_memory_series(trace::Trace& trace) {
   std::map<Key, Changes> changes;
+  // A device's series, found by (process, device, which) without making its
+  // name: a training trace has millions of blocks and a few series.
+  enum Which { Allocated, FrameworkBlocks };
+  std::map<std::tuple<trace::ProcessId, trace::NullableInt, Which>, Changes*> of_device;
+  auto series_of = [&](trace::ProcessId process, trace::NullableInt device, Which which) -> Changes& {
+    auto [found, added] = of_device.try_emplace({process, device, which}, nullptr);
+    if (added) {
+      std::string name = gpu_name(device) + (which == Allocated ? " memory allocated" : " memory in framework blocks");
+      found->second = &changes[{process, std::move(name)}];
+    }
+    return *found->second;
+  };
   trace.stream<AllocationRow>("WHERE device IS NOT NULL", [&](const Packed<AllocationRow>& row) {
     if (!holds_own_memory(row.kind)) return;
-    add_lifetime(changes[{row.process, gpu_name(row.device) + " memory allocated"}], row.bytes,
-                 row.alloc_ns, row.free_ns);
+    add_lifetime(series_of(row.process, row.device, Allocated), row.bytes, row.alloc_ns, row.free_ns);
   });
   trace.stream<SubAllocationRow>("", [&](const Packed<SubAllocationRow>& row) {
-    add_lifetime(changes[{row.process, gpu_name(row.device) + " memory in framework blocks"}],
-                 row.bytes, row.alloc_ns, row.free_ns);
+    add_lifetime(series_of(row.process, row.device, FrameworkBlocks), row.bytes, row.alloc_ns, row.free_ns);
   });
   // Bytes migrated so far: each migration counts when it ends.
   trace.stream<UmEventRow>("", [&](const Packed<UmEventRow>& row) {

@@ -274,6 +274,33 @@ TEST(TimelineOrder, CounterValuesComeAmongTheSlicesByTime) {
   EXPECT_EQ(order.times.front(), -900) << "the overlap kernel at 100 ns, before the start";
 }
 
+// The report decides from a count of GPU work that a trace's timeline
+// cannot fit its limit: that holds only if no slice takes fewer bytes than
+// the writer says, here with the least a slice can have (one track, times
+// from 0, an empty name and category, no arguments).
+TEST(PerfettoWriterSize, NoSliceTakesFewerBytesThanTheMinimum) {
+  std::ostringstream out;
+  PerfettoWriter writer(out);
+  TimelineTrack stream;
+  stream.kind = TimelineTrack::Kind::Stream;
+  stream.uuid = 1;
+  writer.track(stream);
+  size_t before = out.str().size();
+  constexpr int64_t kSlices = 1000;
+  for (int64_t i = 0; i < kSlices; ++i) {
+    TimelineSlice slice;
+    slice.start_ns = i;
+    slice.end_ns = i;
+    writer.slice(slice);
+  }
+  writer.finish();
+  size_t bytes = out.str().size() - before;
+  EXPECT_GE(bytes, kSlices * PerfettoWriter::kMinSliceBytes);
+  // Close to it: a minimum far below what slices take would let the report
+  // write timelines that cannot fit before it gives up on them.
+  EXPECT_LT(bytes, 2 * kSlices * PerfettoWriter::kMinSliceBytes);
+}
+
 TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   std::ostringstream out;
   write_perfetto_trace(out, timeline_);
