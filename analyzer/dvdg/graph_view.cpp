@@ -119,16 +119,21 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     if (op_selected(graph.ops[op], filter)) selected.push_back(op);
   }
 
-  // Values written by a later iteration stand for the matching value of the first.
-  std::unordered_map<uint32_t, uint32_t> value_alias;
+  // Values written by a later iteration stand for the matching value of the
+  // first (by value; empty when nothing is collapsed).
+  std::vector<uint32_t> value_alias;
   std::vector<bool> folded(graph.ops.size(), false);
+  bool any_folded = false;
   if (filter.collapse_iterations) {
+    value_alias.resize(graph.values.size());
+    for (uint32_t v = 0; v < value_alias.size(); ++v) value_alias[v] = v;
     std::vector<size_t> representative = collapse_iterations(graph, selected, view.repeats);
     for (size_t i = 0; i < selected.size(); ++i) {
       if (representative[i] == i) continue;
       uint32_t op = selected[i];
       uint32_t first = selected[representative[i]];
       folded[op] = true;
+      any_folded = true;
       uint32_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
       for (uint32_t k = 0; k < writes; ++k) {
         value_alias[graph.op_writes[graph.op_writes_begin[op] + k]] =
@@ -137,8 +142,7 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     }
   }
   auto shown_as = [&](uint32_t value) {
-    auto found = value_alias.find(value);
-    return found == value_alias.end() ? value : found->second;
+    return value == kAccessSet || !any_folded ? value : value_alias[value];
   };
 
   std::unordered_set<int64_t> allocations(filter.alloc_ids.begin(), filter.alloc_ids.end());
@@ -166,7 +170,7 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
         if (!value_visible(src) || !value_visible(dst)) return;
         if (!allocations.empty() && !in_allocations(src) && !in_allocations(dst)) return;
         // Collapsing can make two edges of one op join the same two values.
-        if (!value_alias.empty() && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
+        if (any_folded && !edges_seen.insert((uint64_t{src} << 32) | dst).second) return;
         shown(src, dst, edge);
         for (uint32_t value : {src, dst}) {
           if (value == kAccessSet) set_shown[op] = true;
@@ -185,21 +189,72 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
       }
     }
   };
+  // What for_each_shown_edge marks, without visiting each edge: a kernel's
+  // dependences are every value it read by every value it wrote (a foreach
+  // kernel's, hundreds by hundreds), and without an allocation filter a
+  // read is shown when it and any value the kernel wrote are visible.
+  auto mark_shown = [&] {
+    for (uint32_t op : selected) {
+      if (folded[op]) continue;
+      auto mark = [&](uint32_t value) {
+        if (value == kAccessSet) set_shown[op] = true;
+        else value_shown[value] = true;
+        op_shown[op] = true;
+      };
+      bool writes_visible = false;
+      for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1]; ++i) {
+        if (!value_visible(graph.op_writes[i])) continue;
+        writes_visible = true;
+        mark(graph.op_writes[i]);
+      }
+      auto see = [&](const Edge& edge) {
+        uint32_t src = shown_as(edge.src_value);
+        if (!value_visible(src) || !value_visible(edge.dst_value)) return;
+        mark(src);
+        mark(edge.dst_value);
+      };
+      if (filter.access_sets || graph.ops[op].kind != OpKind::Kernel) {
+        filter.access_sets ? graph.for_each_held_edge(op, see) : graph.for_each_edge(op, see);
+        continue;
+      }
+      if (writes_visible) {
+        for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r) {
+          uint32_t src = shown_as(graph.op_reads[r]);
+          if (value_visible(src)) mark(src);
+        }
+      }
+      for (uint32_t e = graph.op_listed_edges[op]; e < graph.op_listed_edges[op + 1]; ++e) see(graph.listed_edges[e]);
+    }
+  };
   if (filter.value_limit == SIZE_MAX) {
     for_each_shown_edge(
         [&](uint32_t src, uint32_t dst, const Edge& edge) { view.edges.push_back({src, dst, edge}); });
   } else {
     // What is shown first, then the edges between the first values.
-    for_each_shown_edge([](uint32_t, uint32_t, const Edge&) {});
+    if (allocations.empty()) mark_shown();
+    else for_each_shown_edge([](uint32_t, uint32_t, const Edge&) {});
     size_t counted = 0;
     uint32_t last = 0;
     for (uint32_t value = 0; value < graph.values.size() && counted < filter.value_limit; ++value) {
       if (value_shown[value]) ++counted, last = value;
     }
     auto within = [&](uint32_t value) { return value == kAccessSet || value <= last; };
+    // An edge goes into a value its op wrote: an op that wrote none of the
+    // first values has none between them (unless into an access set).
+    std::vector<uint32_t> first_ops;
+    for (uint32_t op : selected) {
+      bool writes_within = filter.access_sets && graph.ops[op].access_set;
+      for (uint32_t i = graph.op_writes_begin[op]; i < graph.op_writes_begin[op + 1] && !writes_within; ++i)
+        writes_within = graph.op_writes[i] <= last;
+      for (uint32_t e = graph.op_listed_edges[op]; e < graph.op_listed_edges[op + 1] && !writes_within; ++e)
+        writes_within = within(graph.listed_edges[e].dst_value);
+      if (writes_within) first_ops.push_back(op);
+    }
+    selected.swap(first_ops);
     for_each_shown_edge([&](uint32_t src, uint32_t dst, const Edge& edge) {
       if (counted > 0 && within(src) && within(dst)) view.edges.push_back({src, dst, edge});
     });
+    selected.swap(first_ops);
   }
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
     if (value_shown[value]) view.values.push_back(value);

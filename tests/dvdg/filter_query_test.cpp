@@ -98,6 +98,45 @@ TEST_F(Filters, AValueLimitKeepsTheEdgesBetweenTheFirstValues) {
   EXPECT_TRUE(shown(graph, filter).empty());
 }
 
+// The limited view is the whole view cut at its first N values, for every
+// N, whatever else it filters: a kernel reading and writing several
+// buffers (its dependences every read by every write), one too small to
+// show, and iterations collapsed or not.
+TEST_F(Filters, AValueLimitCutsTheWholeViewAtItsFirstValues) {
+  int64_t small = buffer("small", AllocKind::Device, 0x7f0000002000, 8);
+  int64_t a = buffer("a", AllocKind::Device, 0x7f0000003000, 256);
+  add_loop(3);
+  for (int64_t i = 0; i < 3; ++i) {
+    kernel("mix",
+           {{a, AccessKind::ReadWrite, AccessSource::Assumed},
+            {small, AccessKind::ReadWrite, AccessSource::Assumed},
+            {4, AccessKind::Read, AccessSource::ConstSignature}},
+           500 + 10 * i);
+  }
+  Graph graph = build();
+  for (bool collapse : {false, true}) {
+    for (int64_t min_bytes : {0, 16}) {
+      ViewFilter filter;
+      filter.collapse_iterations = collapse;
+      filter.min_bytes = min_bytes;
+      GraphView whole = make_view(graph, filter);
+      for (size_t limit = 0; limit <= whole.values.size(); ++limit) {
+        filter.value_limit = limit;
+        GraphView cut = make_view(graph, filter);
+        EXPECT_EQ(cut.values, whole.values);
+        EXPECT_EQ(cut.ops, whole.ops);
+        std::vector<std::pair<uint32_t, uint32_t>> expected, got;
+        uint32_t last = limit == 0 ? 0 : whole.values[limit - 1];
+        for (const ViewEdge& e : whole.edges) {
+          if (limit > 0 && e.src_value <= last && e.dst_value <= last) expected.emplace_back(e.src_value, e.dst_value);
+        }
+        for (const ViewEdge& e : cut.edges) got.emplace_back(e.src_value, e.dst_value);
+        EXPECT_EQ(got, expected) << "collapse " << collapse << ", min_bytes " << min_bytes << ", limit " << limit;
+      }
+    }
+  }
+}
+
 TEST_F(Filters, TimeWindowKeepsOperationsInsideIt) {
   add_loop(3);
   Graph graph = build();
