@@ -1,6 +1,9 @@
 #include "analyzer/diagnose/analyses.h"
 
 #include <algorithm>
+#include <array>
+#include <functional>
+#include <string_view>
 #include <cmath>
 #include <map>
 #include <unordered_map>
@@ -38,19 +41,23 @@ std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   return work;
 }
 
-// Per device: the issue time of the GPU work starting at each start time.
-std::map<int64_t, std::unordered_map<int64_t, int64_t>> issue_times(const TraceFacts& facts) {
-  std::map<int64_t, std::unordered_map<int64_t, int64_t>> issued;
+// Per device: (GPU start, issue time) of its GPU work, by start; of work
+// starting together, the first listed (kernels, copies, then memsets).
+std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issue_times(const TraceFacts& facts) {
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issued;
   auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
                  std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
     if (!start) return;
     const HostCall* call = facts.ops().call(correlation);
-    issued[device.value_or(0)].emplace(*start, call ? call->start_ns() : api_start.value_or(*start));
+    issued[device.value_or(0)].emplace_back(*start, call ? call->start_ns() : api_start.value_or(*start));
   };
   for (const Kernel& k : facts.ops().kernels())
     add(k.row->device, k.row->gpu_start_ns, k.row->call_correlation_id, k.row->api_start_ns);
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) add(t.device(), t.gpu_start_ns(), t.correlation(), t.api_start_ns());
+  }
+  for (auto& [device, list] : issued) {
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   }
   return issued;
 }
@@ -91,8 +98,9 @@ Table idle_breakdown(const TraceFacts& facts) {
       if (end <= start) continue;
       ++gaps;
       idle = saturating_add(idle, elapsed_ns(start, end));
-      auto found = issue.find(end);
-      int64_t at = found == issue.end() ? end : found->second;
+      auto found = std::lower_bound(issue.begin(), issue.end(), end,
+                                    [](const std::pair<int64_t, int64_t>& work, int64_t ns) { return work.first < ns; });
+      int64_t at = found == issue.end() || found->first != end ? end : found->second;
       host = saturating_add(host, elapsed_ns(start, std::min(at, end)));
     }
     table.rows.push_back({device, gaps, idle, host, idle - host, percent(host, idle)});
@@ -282,33 +290,58 @@ Table queue_length(const TraceFacts& facts) {
 
 Table kernel_sequences(const TraceFacts& facts) {
   Table table{"kernel_sequences", {"sequence", "length", "count"}, {}};
-  std::map<int64_t, std::vector<const Kernel*>> by_stream;
+  // Sequences of name ids, counted; the names joined only for the few
+  // shown (a training trace's million kernels have names of up to
+  // thousands of characters, and a few hundred distinct ones).
+  std::vector<std::string_view> names;
+  std::unordered_map<std::string_view, uint32_t> name_ids;
+  std::unordered_map<const char*, uint32_t> by_pointer;  // the trace's names share their text
+  auto name_id = [&](std::string_view name) {
+    auto [known, added] = by_pointer.try_emplace(name.data(), 0);
+    if (!added && names[known->second].size() == name.size()) return known->second;
+    auto [text, new_text] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+    if (new_text) names.push_back(name);
+    known->second = text->second;
+    return text->second;
+  };
+  std::map<int64_t, std::vector<std::pair<int64_t, uint32_t>>> by_stream;  // (start, name)
   for (const Kernel& k : facts.ops().kernels()) {
-    if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].push_back(&k);
+    if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].emplace_back(*k.row->gpu_start_ns, name_id(k.name));
   }
-  std::map<std::string, std::pair<int64_t, int64_t>> counts;  // sequence -> (length, count)
+  constexpr uint32_t kNone = UINT32_MAX;  // the third name of a sequence of two
+  std::map<std::array<uint32_t, 3>, int64_t> counts;
   for (auto& [stream, list] : by_stream) {
-    std::stable_sort(list.begin(), list.end(), [](const Kernel* a, const Kernel* b) {
-      return *a->row->gpu_start_ns < *b->row->gpu_start_ns;
-    });
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t length = 2; length <= 3; ++length) {
-      for (size_t i = 0; i + length <= list.size(); ++i) {
-        std::string sequence;
-        for (size_t j = 0; j < length; ++j) (sequence += j ? " -> " : "") += list[i + j]->name;
-        auto& entry = counts[sequence];
-        entry.first = static_cast<int64_t>(length);
-        ++entry.second;
-      }
+      for (size_t i = 0; i + length <= list.size(); ++i)
+        ++counts[{list[i].second, list[i + 1].second, length == 3 ? list[i + 2].second : kNone}];
     }
   }
-  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(counts.begin(), counts.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
-    return a.second.second > b.second.second;
-  });
-  for (size_t i = 0; i < sorted.size() && i < 10; ++i) {
-    if (sorted[i].second.second < 2) break;
-    table.rows.push_back({sorted[i].first, sorted[i].second.first, sorted[i].second.second});
+  constexpr size_t kShown = 10;
+  std::vector<int64_t> most;
+  for (const auto& [sequence, count] : counts) most.push_back(count);
+  size_t top = std::min(kShown, most.size());
+  std::nth_element(most.begin(), most.begin() + static_cast<std::ptrdiff_t>(top ? top - 1 : 0), most.end(),
+                   std::greater<int64_t>());
+  int64_t least_shown = std::max<int64_t>(2, top ? most[top - 1] : 2);
+  // (sequence, length, count) of those that may be shown, the most frequent
+  // first, then by their names.
+  std::vector<std::tuple<std::string, int64_t, int64_t>> shown;
+  for (const auto& [sequence, count] : counts) {
+    if (count < least_shown) continue;
+    std::string text;
+    int64_t length = 0;
+    for (uint32_t name : sequence) {
+      if (name == kNone) continue;
+      (text += length++ ? " -> " : "") += names[name];
+    }
+    shown.emplace_back(std::move(text), length, count);
   }
+  std::sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) {
+    return std::get<2>(a) != std::get<2>(b) ? std::get<2>(a) > std::get<2>(b) : std::get<0>(a) < std::get<0>(b);
+  });
+  for (size_t i = 0; i < shown.size() && i < kShown; ++i)
+    table.rows.push_back({std::get<0>(shown[i]), std::get<1>(shown[i]), std::get<2>(shown[i])});
   return table;
 }
 
