@@ -375,10 +375,11 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
   // wrote nothing (which has no edge from it).
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
   for (uint32_t value : graph.op_reads) read[value] = true;
-  graph.for_each_edge([&](const Edge& edge) {
+  // The dependences not held one by one come from op_reads, read already.
+  for (const Edge& edge : graph.listed_edges) {
     if (edge.kind == EdgeKind::Data) read[edge.src_value] = true;
     if (edge.kind == EdgeKind::Carry) carried[edge.src_value] = true;
-  });
+  }
   // A kernel whose arguments were not captured may have read anything.
   uint32_t first_opaque = Value::kNoOp;
   for (uint32_t op = 0; op < graph.ops.size() && first_opaque == Value::kNoOp; ++op) {
@@ -490,7 +491,15 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
   for (const Value& value : graph.values) {
     if (value.version > 0) used[value.location] = true;
   }
-  graph.for_each_edge([&](const Edge& edge) { used[graph.values[edge.src_value].location] = true; });
+  // What a dependence comes from: a listed edge's source, or a read of a
+  // kernel that wrote something (its reads times its writes, not visited
+  // one by one: a foreach kernel's are hundreds by hundreds).
+  for (const Edge& edge : graph.listed_edges) used[graph.values[edge.src_value].location] = true;
+  for (uint32_t op = 0; op < graph.ops.size(); ++op) {
+    if (graph.ops[op].kind != OpKind::Kernel || graph.op_writes_begin[op] == graph.op_writes_begin[op + 1]) continue;
+    for (uint32_t r = graph.op_reads_begin[op]; r < graph.op_reads_begin[op + 1]; ++r)
+      used[graph.values[graph.op_reads[r]].location] = true;
+  }
   // A framework's segment is used through its tensor blocks, which are
   // locations of their own with the segment's alloc_id.
   std::set<int64_t> used_allocations;
