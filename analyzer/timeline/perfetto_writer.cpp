@@ -25,8 +25,9 @@ void write_varint(std::ostream& out, uint64_t value) {
 
 // A Trace message is the concatenation of its `packet` fields, so packets are
 // streamed one at a time instead of building the whole trace in memory.
-void write_packet(std::ostream& out, const pb::TracePacket& packet) {
-  std::string bytes = packet.SerializeAsString();
+// `bytes` is reused from packet to packet.
+void write_packet(std::ostream& out, const pb::TracePacket& packet, std::string& bytes) {
+  packet.SerializeToString(&bytes);
   write_varint(out, (uint64_t{1} << 3) | 2);  // field 1, length-delimited
   write_varint(out, bytes.size());
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -81,6 +82,22 @@ pb::TracePacket track_packet(const TimelineTrack& track) {
 
 }  // namespace
 
+// The packets slices are written with, cleared and filled again for each:
+// a training trace has millions, and protobuf keeps a cleared message's
+// parts (its event, its annotations) for the next.
+struct PerfettoWriter::Packets {
+  pb::TracePacket slice;
+  pb::TracePacket end;
+  std::string bytes;
+};
+
+PerfettoWriter::PerfettoWriter(std::ostream& out) : out_(out), packets_(std::make_unique<Packets>()) {
+  packets_->end.set_trusted_packet_sequence_id(kSequenceId);
+  packets_->end.mutable_track_event()->set_type(pb::TrackEvent::TYPE_SLICE_END);
+}
+
+PerfettoWriter::~PerfettoWriter() = default;
+
 uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added) {
   auto found = iids.find(text);
   added = found == iids.end();
@@ -93,7 +110,7 @@ void PerfettoWriter::track(const TimelineTrack& track) {
   pb::TracePacket packet = track_packet(track);
   if (first_packet_) packet.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
   first_packet_ = false;
-  write_packet(out_, packet);
+  write_packet(out_, packet, packets_->bytes);
   uuids_.push_back(track.uuid);  // tracks come in index order
   open_.emplace_back();
 }
@@ -103,13 +120,10 @@ void PerfettoWriter::end_slices_until(int64_t ns) {
     auto [end, track, depth] = ends_.top();
     ends_.pop();
     open_[track].pop_back();
-    pb::TracePacket packet;
-    packet.set_trusted_packet_sequence_id(kSequenceId);
+    pb::TracePacket& packet = packets_->end;
     packet.set_timestamp(static_cast<uint64_t>(end));
-    pb::TrackEvent* event = packet.mutable_track_event();
-    event->set_track_uuid(uuids_[track]);
-    event->set_type(pb::TrackEvent::TYPE_SLICE_END);
-    write_packet(out_, packet);
+    packet.mutable_track_event()->set_track_uuid(uuids_[track]);
+    write_packet(out_, packet, packets_->bytes);
   }
 }
 
@@ -123,7 +137,8 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   open.push_back(end);
   ends_.emplace(end, slice.track, -static_cast<int64_t>(open.size()));
 
-  pb::TracePacket packet;
+  pb::TracePacket& packet = packets_->slice;
+  packet.Clear();
   packet.set_trusted_packet_sequence_id(kSequenceId);
   packet.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
   packet.set_timestamp(static_cast<uint64_t>(slice.start_ns));
@@ -147,7 +162,7 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   }
   for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
   for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);
-  write_packet(out_, packet);
+  write_packet(out_, packet, packets_->bytes);
 }
 
 void PerfettoWriter::counter(const TimelineCounter& counter) {
@@ -159,7 +174,7 @@ void PerfettoWriter::counter(const TimelineCounter& counter) {
   event->set_track_uuid(uuids_[counter.track]);
   event->set_type(pb::TrackEvent::TYPE_COUNTER);
   event->set_counter_value(counter.value);
-  write_packet(out_, packet);
+  write_packet(out_, packet, packets_->bytes);
 }
 
 void PerfettoWriter::finish() { end_slices_until(INT64_MAX); }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <ostream>
 #include <queue>
 #include <string>
@@ -29,7 +30,8 @@ class PerfettoWriter : public TimelineSink {
   // least two bytes a field. What a file of N slices cannot be smaller than.
   static constexpr size_t kMinSliceBytes = 24;
 
-  explicit PerfettoWriter(std::ostream& out) : out_(out) {}
+  explicit PerfettoWriter(std::ostream& out);
+  ~PerfettoWriter() override;
   void source(const TimelineSource&) override {}
   void track(const TimelineTrack& track) override;
   void slice(const TimelineSlice& slice) override;
@@ -48,7 +50,10 @@ class PerfettoWriter : public TimelineSink {
     uint64_t iid(std::string_view text, bool& added);
   };
 
+  struct Packets;
+
   std::ostream& out_;
+  std::unique_ptr<Packets> packets_;
   bool first_packet_ = true;
   Interned names_, categories_, annotation_names_;
   std::vector<uint64_t> uuids_;                // by track index
