@@ -57,14 +57,21 @@ class KernelSpans {
   explicit KernelSpans(const std::unordered_map<int64_t, const Packed<AllocationRow>*>& reachable)
       : reachable_(reachable) {}
 
-  void clear() { spans_.clear(); }
+  // A kernel on `device` starts.
+  void start(int device) {
+    spans_.clear();
+    device_ = device;
+  }
 
   // Addresses [lo, hi) of allocation `alloc_id`, clamped to it. An access
-  // of unknown kind may be either (the DVDG assumes read-write).
+  // of unknown kind may be either (the DVDG assumes read-write). The
+  // kernel's own GPU's memory is left out here, not after its spans are
+  // gathered: it is nearly every argument of nearly every kernel.
   void add(int64_t alloc_id, AccessKind access, int64_t lo, int64_t hi, bool approximate) {
     auto found = reachable_.find(alloc_id);
     if (found == reachable_.end()) return;
     const Packed<AllocationRow>& memory = *found->second;
+    if (!path_to(device_, memory, false)) return;
     Span span{std::max(lo, memory.address), std::min(hi, saturating_add(memory.address, memory.bytes)),
               approximate};
     if (span.hi <= span.lo) return;
@@ -99,6 +106,7 @@ class KernelSpans {
  private:
   const std::unordered_map<int64_t, const Packed<AllocationRow>*>& reachable_;
   std::map<std::pair<int64_t, bool>, std::vector<Span>> spans_;  // by (allocation, stores)
+  int device_ = 0;
 };
 
 }  // namespace
@@ -118,7 +126,7 @@ std::vector<RemoteTraffic> remote_kernel_traffic(Trace& trace) {
   KernelSpans spans(reachable);
   for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
     if (!kernel.device) continue;
-    spans.clear();
+    spans.start(static_cast<int>(*kernel.device));
     const KernelExact* recorded = exact.of(kernel.id);
     // A launch the sanitizer may have missed accesses of (TMA) keeps its
     // arguments' reach too, as in the DVDG.
