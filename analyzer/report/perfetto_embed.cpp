@@ -2,12 +2,10 @@
 
 #include <ostream>
 #include <streambuf>
-#include <string>
 
 #include "analyzer/timeline/perfetto_writer.h"
 #include "analyzer/progress.h"
 #include "analyzer/timeline/timeline.h"
-#include "apptracer/sqlite.h"
 
 namespace apptracer::report {
 
@@ -42,26 +40,12 @@ class LimitedBuffer : public std::streambuf {
   std::string bytes_;
 };
 
-// Kernels, copies and memsets with GPU times: each a slice of the timeline.
-template <typename... Rows>
-int64_t timed_gpu_work(trace::Trace& trace) {
-  int64_t count = 0;
-  for (const char* table : {Rows::kTable...}) {
-    if (!trace.db().has_table(table)) continue;
-    Statement rows = trace.db().prepare(std::string("SELECT count(*) FROM ") + table +
-                                        " WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL");
-    rows.step();
-    count += rows.int64(0);
-  }
-  return count;
-}
-
 }  // namespace
 
 std::optional<std::string> perfetto_timeline(trace::Trace& trace, size_t limit) {
   // A training trace's million kernels cannot fit: said from a count, not
   // found after seconds of writing slices to throw away.
-  if (static_cast<size_t>(timed_gpu_work<KernelRow, MemcpyRow, MemsetRow>(trace)) >
+  if (static_cast<size_t>(trace.timed_gpu_work_count()) >
       limit / PerfettoWriter::kMinSliceBytes)
     return std::nullopt;
   LimitedBuffer buffer(limit);

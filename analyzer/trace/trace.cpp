@@ -20,6 +20,18 @@ int64_t Trace::row_count(std::string_view table) {
   return count.int64(0);
 }
 
+int64_t Trace::timed_gpu_work_count() {
+  int64_t count = 0;
+  for (const char* table : {KernelRow::kTable, MemcpyRow::kTable, MemsetRow::kTable}) {
+    if (!db_->has_table(table)) continue;
+    Statement rows = db_->prepare(std::string("SELECT count(*) FROM \"") + table +
+                                  "\" WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL");
+    rows.step();
+    count += rows.int64(0);
+  }
+  return count;
+}
+
 std::string Trace::meta(std::string_view key) {
   for (const Packed<MetaRow>& row : rows<MetaRow>()) {
     if (text(row.key) == key) return std::string(text(row.value));

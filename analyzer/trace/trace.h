@@ -111,6 +111,9 @@ class Trace {
   // a command that only says how big a trace is. Throws SqliteError when the
   // trace has no such table.
   int64_t row_count(std::string_view table);
+  // How many kernels, copies and memsets have GPU times (are drawn on a
+  // timeline), counted without reading them.
+  int64_t timed_gpu_work_count();
 
   std::string_view text(TextRef ref) const { return texts_.text(ref); }
   // An interned name (strings.id): kernel, function, NVTX range; `fallback`
