@@ -66,14 +66,12 @@ std::string copy_type(const Transfer& t) {
   return t.is_memset() ? "memory: memset" : "memory: " + std::string(to_string(t.kind())) + " copy";
 }
 
-}  // namespace
-
-Table temporal_breakdown(const TraceFacts& facts) {
+Table temporal_breakdown(const std::map<int64_t, DeviceWork>& work) {
   Table table{"temporal_breakdown",
               {"device", "span_ns", "compute_ns", "memory_only_ns", "idle_ns", "compute_pct",
                "memory_only_pct", "idle_pct"},
               {}};
-  for (auto& [device, w] : device_work(facts)) {
+  for (auto& [device, w] : work) {
     if (w.all.empty()) continue;
     int64_t span = elapsed_ns(w.all.front().first, w.all.back().second);
     int64_t compute = covered_ns(w.kernels, INT64_MIN, INT64_MAX);
@@ -85,12 +83,12 @@ Table temporal_breakdown(const TraceFacts& facts) {
   return table;
 }
 
-Table idle_breakdown(const TraceFacts& facts) {
+Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork>& work) {
   Table table{"idle_breakdown",
               {"device", "gaps", "idle_ns", "host_wait_ns", "launch_wait_ns", "host_wait_pct"},
               {}};
   auto issued = issue_times(facts);
-  for (auto& [device, w] : device_work(facts)) {
+  for (auto& [device, w] : work) {
     const auto& issue = issued[device];
     int64_t idle = 0, host = 0, gaps = 0;
     for (size_t i = 0; i + 1 < w.all.size(); ++i) {
@@ -107,6 +105,22 @@ Table idle_breakdown(const TraceFacts& facts) {
   }
   return table;
 }
+
+Table copy_compute_overlap(const std::map<int64_t, DeviceWork>& work) {
+  Table table{"copy_compute_overlap", {"device", "copy_ns", "overlapped_ns", "overlap_pct"}, {}};
+  for (auto& [device, w] : work) {
+    int64_t copy = covered_ns(w.memory, INT64_MIN, INT64_MAX);
+    int64_t overlapped = 0;
+    for (const auto& [start, end] : w.memory) {
+      overlapped = saturating_add(overlapped, covered_ns(w.kernels, start, end));
+    }
+    table.rows.push_back({device, copy, overlapped, percent(overlapped, copy)});
+  }
+  return table;
+}
+
+}  // namespace
+
 
 Table kernel_breakdown(const TraceFacts& facts) {
   Table table{"kernel_breakdown", {"type", "name", "count", "gpu_ns", "pct_of_gpu_time"}, {}};
@@ -169,19 +183,6 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
   for (auto& [name, s] : by_name) {
     table.rows.push_back({name, s.count, s.calls ? s.call / s.calls : 0, s.gpu / s.count,
                           s.delays ? s.delay / s.delays : 0, s.delay_max, s.short_count});
-  }
-  return table;
-}
-
-Table copy_compute_overlap(const TraceFacts& facts) {
-  Table table{"copy_compute_overlap", {"device", "copy_ns", "overlapped_ns", "overlap_pct"}, {}};
-  for (auto& [device, w] : device_work(facts)) {
-    int64_t copy = covered_ns(w.memory, INT64_MIN, INT64_MAX);
-    int64_t overlapped = 0;
-    for (const auto& [start, end] : w.memory) {
-      overlapped = saturating_add(overlapped, covered_ns(w.kernels, start, end));
-    }
-    table.rows.push_back({device, copy, overlapped, percent(overlapped, copy)});
   }
   return table;
 }
@@ -345,10 +346,19 @@ Table kernel_sequences(const TraceFacts& facts) {
   return table;
 }
 
+Table temporal_breakdown(const TraceFacts& facts) { return temporal_breakdown(device_work(facts)); }
+
+Table idle_breakdown(const TraceFacts& facts) { return idle_breakdown(facts, device_work(facts)); }
+
+Table copy_compute_overlap(const TraceFacts& facts) { return copy_compute_overlap(device_work(facts)); }
+
 std::vector<Table> all_analyses(const TraceFacts& facts, const Thresholds& limits) {
-  return {temporal_breakdown(facts), idle_breakdown(facts),     kernel_breakdown(facts),
-          launch_statistics(facts, limits), copy_compute_overlap(facts), memory_bandwidth(facts),
-          queue_length(facts),       kernel_sequences(facts)};
+  // Each device's busy intervals once for the three tables made from them
+  // (a training trace's million kernels, sorted).
+  std::map<int64_t, DeviceWork> work = device_work(facts);
+  return {temporal_breakdown(work),         idle_breakdown(facts, work), kernel_breakdown(facts),
+          launch_statistics(facts, limits), copy_compute_overlap(work),  memory_bandwidth(facts),
+          queue_length(facts),              kernel_sequences(facts)};
 }
 
 }  // namespace apptracer::diagnose
