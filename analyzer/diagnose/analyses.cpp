@@ -6,6 +6,7 @@
 #include <string_view>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace apptracer::diagnose {
@@ -124,11 +125,14 @@ Table copy_compute_overlap(const std::map<int64_t, DeviceWork>& work) {
 
 Table kernel_breakdown(const TraceFacts& facts) {
   Table table{"kernel_breakdown", {"type", "name", "count", "gpu_ns", "pct_of_gpu_time"}, {}};
-  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> rows;
+  // By (type, name): names are the trace's (it outlives the table) or
+  // the few copy types, held here; not a string made per kernel.
+  std::map<std::pair<std::string_view, std::string_view>, std::pair<int64_t, int64_t>> rows;
+  std::set<std::string> copy_types;
   int64_t total = 0;
   for (const Kernel& k : facts.ops().kernels()) {
     if (!k.timed()) continue;
-    auto& row = rows[{"computation", std::string(k.name)}];
+    auto& row = rows[{"computation", k.name}];
     ++row.first;
     row.second = saturating_add(row.second, k.gpu_ns());
     total = saturating_add(total, k.gpu_ns());
@@ -136,18 +140,19 @@ Table kernel_breakdown(const TraceFacts& facts) {
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (!t.timed()) continue;
-      auto& row = rows[{"memory", copy_type(t)}];
+      auto& row = rows[{"memory", *copy_types.insert(copy_type(t)).first}];
       ++row.first;
       row.second = saturating_add(row.second, t.gpu_ns());
       total = saturating_add(total, t.gpu_ns());
     }
   }
-  std::vector<std::pair<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>> sorted(
+  std::vector<std::pair<std::pair<std::string_view, std::string_view>, std::pair<int64_t, int64_t>>> sorted(
       rows.begin(), rows.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   for (auto& [key, row] : sorted) {
-    table.rows.push_back({key.first, key.second, row.first, row.second, percent(row.second, total)});
+    table.rows.push_back(
+        {std::string(key.first), std::string(key.second), row.first, row.second, percent(row.second, total)});
   }
   return table;
 }
@@ -161,9 +166,9 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
     int64_t count = 0, call = 0, calls = 0, gpu = 0, delay = 0, delays = 0, delay_max = 0,
             short_count = 0;
   };
-  std::map<std::string, Stats> by_name;
+  std::map<std::string_view, Stats> by_name;  // the trace's names, which outlive the table
   for (const Kernel& k : facts.ops().kernels()) {
-    Stats& s = by_name[std::string(k.name)];
+    Stats& s = by_name[k.name];
     ++s.count;
     if (const HostCall* call = facts.ops().call(k.row->call_correlation_id)) {
       s.call = saturating_add(s.call, call->duration());
@@ -181,7 +186,7 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
     }
   }
   for (auto& [name, s] : by_name) {
-    table.rows.push_back({name, s.count, s.calls ? s.call / s.calls : 0, s.gpu / s.count,
+    table.rows.push_back({std::string(name), s.count, s.calls ? s.call / s.calls : 0, s.gpu / s.count,
                           s.delays ? s.delay / s.delays : 0, s.delay_max, s.short_count});
   }
   return table;

@@ -117,19 +117,19 @@ json kernel_traffic(trace::Trace& trace) {
 }
 
 json top_kernels(const TraceFacts& facts) {
-  std::map<std::string, std::pair<int64_t, int64_t>> by_name;
+  std::map<std::string_view, std::pair<int64_t, int64_t>> by_name;  // the trace's names
   for (const diagnose::Kernel& k : facts.ops().kernels()) {
-    auto& entry = by_name[std::string(k.name)];
+    auto& entry = by_name[k.name];
     ++entry.first;
     entry.second = saturating_add(entry.second, k.gpu_ns());
   }
-  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
+  std::vector<std::pair<std::string_view, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
   json list = json::array();
   for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
     auto& [name, entry] = sorted[i];
-    list.push_back({{"name", name}, {"count", entry.first}, {"total_ns", entry.second},
+    list.push_back({{"name", std::string(name)}, {"count", entry.first}, {"total_ns", entry.second},
                     {"mean_ns", entry.second / std::max<int64_t>(1, entry.first)}});
   }
   return list;
