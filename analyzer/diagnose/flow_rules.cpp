@@ -4,6 +4,7 @@
 // nothing reads, allocations nothing touches.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -430,7 +431,9 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       version_read[graph.values[values[i]].version] |= static_cast<char>(read[values[i]]);
       any_read |= read[values[i]];
     }
-    Finding f;
+    // Made at the first wasted write: most of a training trace's millions
+    // of locations have none.
+    std::optional<Finding> finding;
     int64_t writes = 0, dead = 0, now = 0;
     for (size_t i = 0; i < count; ++i) {
       const Value& value = graph.values[values[i]];
@@ -455,16 +458,18 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       // NCCL's work descriptors, which its kernels read unseen.
       if (facts.inside_communication_call(row_of(facts, producer).correlation)) continue;
       if (writes++ == 0) {
-        locate(context, f, row_of(facts, producer).correlation, producer.issue_ns);
+        finding.emplace();
+        locate(context, *finding, row_of(facts, producer).correlation, producer.issue_ns);
       }
       dead = saturating_add(dead, overwritten);
       if (const Transfer* t = row_of(facts, producer).transfer) {
         now = saturating_add(now, held_ns(facts, busy[t->device().value_or(0)], *t));
       }
-      add_row(context, f, table_of(graph, producer), producer.source_id);
-      add_name(f, dvdg::op_name(graph, value.producer_op));
+      add_row(context, *finding, table_of(graph, producer), producer.source_id);
+      add_name(*finding, dvdg::op_name(graph, value.producer_op));
     }
     if (writes == 0) continue;
+    Finding& f = *finding;
     std::string name = dvdg::location_name(graph, location);
     f.rule = "written_never_read";
     f.what = any_read ? std::to_string(writes) + " write(s) to " + name +
