@@ -26,25 +26,30 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   Diagnosis diagnosis;
   std::vector<Finding> findings;
   int64_t run_ns = 0;
-  std::optional<TraceFacts> whole;
+  // The whole run's DVDG and memory model, which the steady steps' facts take.
+  std::optional<WholeRunModels> whole_run;
   if (!request.whole_run && !request.steps.any() && has_steady_steps(trace)) {
     // The whole run first, for the rules that need it and start-up; its
     // facts share the trace's rows, which limiting to the steps then
-    // filters, and its graph and memory model, which the steps' facts take.
-    whole = read_trace_facts(trace, progress);
-    LinkModel model = choose_link_model(*whole, request.system);
-    show(progress, "rules over the whole run");
-    run_rules(*whole, *model.cost, request.limits, RuleSet::WholeRunOnly, findings);
-    run_ns = whole->run_ns();
-    if (request.with_whole_run) request.with_whole_run(trace, *whole);
+    // filters. The rest of its facts go before the steps' are read.
+    {
+      TraceFacts whole = read_trace_facts(trace, progress);
+      LinkModel model = choose_link_model(whole, request.system);
+      show(progress, "rules over the whole run");
+      run_rules(whole, *model.cost, request.limits, RuleSet::WholeRunOnly, findings);
+      run_ns = whole.run_ns();
+      if (request.with_whole_run) request.with_whole_run(trace, whole);
+      whole_run = WholeRunModels{std::move(whole.graph), std::move(whole.memory_model)};
+    }
     show(progress, "finding steps");
     trace.limit_to_steps(trace::StepSelection{std::nullopt, true});
   } else if (request.steps.any()) {
     show(progress, "finding steps");
     trace.limit_to_steps(request.steps);
   }
-  TraceFacts facts = whole ? read_window_facts(trace, std::move(*whole), progress) : read_trace_facts(trace, progress);
-  whole.reset();
+  TraceFacts facts = whole_run ? read_window_facts(trace, std::move(*whole_run), progress)
+                               : read_trace_facts(trace, progress);
+  whole_run.reset();
   LinkModel model = choose_link_model(facts, request.system);
   show(progress, "rules");
   bool split = run_ns > 0;

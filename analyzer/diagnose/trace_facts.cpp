@@ -18,7 +18,7 @@ class Reader {
 
   // With `whole_run`, its graph and memory model are the facts', the memory
   // model's devices limited to the trace's window.
-  void read(Progress* progress, TraceFacts* whole_run) {
+  void read(Progress* progress, WholeRunModels* whole_run) {
     show_phase(progress, "reading the trace");
     const trace::TraceOperations& ops = trace_.operations();
     facts_.operations = &ops;
@@ -151,7 +151,7 @@ TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {
   return facts;
 }
 
-TraceFacts read_window_facts(trace::Trace& trace, TraceFacts&& whole_run, Progress* progress) {
+TraceFacts read_window_facts(trace::Trace& trace, WholeRunModels&& whole_run, Progress* progress) {
   TraceFacts facts;
   Reader(trace, facts).read(progress, &whole_run);
   return facts;

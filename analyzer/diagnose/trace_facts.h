@@ -128,10 +128,15 @@ struct TraceFacts {
 // Reads the facts and builds the DVDG, sharing the model's rows (`trace`
 // must outlive the facts); each phase shown on `progress` when one is given.
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress = nullptr);
+// What the facts of the whole run hand to those of its steps.
+struct WholeRunModels {
+  dvdg::Graph graph;
+  memory::MemoryModel memory_model;
+};
 // The facts of `trace`, limited to steps, taking the DVDG and memory model
-// of `whole_run` (read_trace_facts' before the limit) instead of building
+// of its whole run (read_trace_facts' before the limit) instead of building
 // them again over the window: the memory model's devices are the window's.
-TraceFacts read_window_facts(trace::Trace& trace, TraceFacts&& whole_run, Progress* progress = nullptr);
+TraceFacts read_window_facts(trace::Trace& trace, WholeRunModels&& whole_run, Progress* progress = nullptr);
 
 // Sorts and merges overlapping intervals in place.
 void merge_intervals(Intervals& intervals);

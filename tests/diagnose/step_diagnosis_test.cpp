@@ -165,7 +165,7 @@ TEST_F(StepDiagnosis, TheStepsFactsTakeTheWholeRunsGraphAndMemoryModel) {
   TraceFacts whole = read_trace_facts(model);
   size_t whole_ops = whole.graph.ops.size(), items = whole.memory_model.items.size();
   model.limit_to_steps(steady);
-  TraceFacts steps = read_window_facts(model, std::move(whole));
+  TraceFacts steps = read_window_facts(model, {std::move(whole.graph), std::move(whole.memory_model)});
   trace::Trace alone_model(trace.db());
   alone_model.limit_to_steps(steady);
   TraceFacts alone = read_trace_facts(alone_model);
