@@ -456,7 +456,7 @@ template <typename Row, typename Make, typename Times>
 class TableSlices : public SliceSource {
  public:
   TableSlices(trace::Trace& trace, std::string_view order, Times times, Make make)
-      : rows_(trace.cursor<Row>(order)), times_(times), make_(make) {}
+      : rows_(trace.read_ahead<Row>(order)), times_(times), make_(make) {}
 
   bool next() override {
     if (!rows_ || !rows_->next(row_)) return false;
@@ -468,7 +468,7 @@ class TableSlices : public SliceSource {
   TimelineSlice make() override { return make_(row_, start_, end_); }
 
  private:
-  std::optional<trace::PackedReader<Row>> rows_;
+  std::unique_ptr<trace::ReadAhead<Row>> rows_;
   Packed<Row> row_;
   Times times_;
   Make make_;

@@ -1,6 +1,9 @@
 #include "analyzer/trace/table_reader.h"
 
 #include <algorithm>
+#include <exception>
+#include <system_error>
+#include <thread>
 
 #include "analyzer/trace/schema_version.h"
 #include "analyzer/trace/trace_file.h"
@@ -35,6 +38,60 @@ size_t expected_rows(Database& db, const TableInfo& table) {
   Statement count = db.prepare("SELECT count(*) FROM " + table.name);
   int64_t rows = count.step() ? count.int64(0) : 0;
   return rows > 0 ? static_cast<size_t>(rows) : 0;
+}
+
+std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
+                                       size_t max_readers) {
+  // Fewer rows per reader than this spend more on opening a connection and
+  // starting a thread than they save.
+  constexpr size_t kRowsPerReader = 65536;
+  const std::vector<RowidRange> every_rowid{{INT64_MIN, INT64_MAX}};
+  size_t readers = std::min(max_readers, rows / kRowsPerReader);
+  if (readers < 2 || !db.shares_what_it_reads()) return every_rowid;
+  Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM \"" + table.name + "\"");
+  if (!bounds.step() || bounds.is_null(0)) return every_rowid;
+  // Equal spans of rowids: ids need not be dense, but the tables' rows
+  // spread over their ids evenly enough (a trace made by repeating steps
+  // numbers them from a count all tables share).
+  uint64_t first = static_cast<uint64_t>(bounds.int64(0));
+  uint64_t width = static_cast<uint64_t>(bounds.int64(1)) - first;
+  uint64_t span = width / readers + 1;
+  std::vector<RowidRange> ranges;
+  for (size_t i = 0; i < readers; ++i) {
+    uint64_t begin = first + span * i;
+    ranges.emplace_back(static_cast<int64_t>(begin), static_cast<int64_t>(begin + (span - 1)));
+  }
+  // Rows a writer added since are read too.
+  ranges.front().first = INT64_MIN;
+  ranges.back().second = INT64_MAX;
+  return ranges;
+}
+
+size_t default_readers() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(cores, 1, 8);
+}
+
+void run_on_threads(size_t count, const std::function<void(size_t)>& run) {
+  std::vector<std::exception_ptr> errors(count);
+  auto guarded = [&](size_t i) {
+    try {
+      run(i);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  size_t i = 0;
+  try {
+    for (; i < count; ++i) threads.emplace_back(guarded, i);
+  } catch (const std::system_error&) {
+    // No thread to be had: the rest run here.
+    for (; i < count; ++i) guarded(i);
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
 }
 
 }  // namespace apptracer::trace::detail

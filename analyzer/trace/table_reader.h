@@ -2,12 +2,20 @@
 // column tables.def declares (row_reader.h), and each column fills the field
 // of its name, so no reader spells out a table's shape or reads a column by
 // its position. A merged trace's rows also say their process.
+//
+// Decoding SQLite's rows is most of what reading a large trace costs, so a
+// large table is read by several threads at once, each over its own range
+// of rowids with its own connection (read_rows), where another connection
+// can read what the trace's does.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "analyzer/trace/packed_rows.h"
@@ -44,6 +52,32 @@ std::string packed_select(Database& db, const TableInfo& table);
 // How many rows to make room for: how many the table holds.
 size_t expected_rows(Database& db, const TableInfo& table);
 
+// Whether Row has a text column. Text goes to the trace's one TextPool,
+// which only its own thread fills: such a table is read on that thread.
+template <typename Row>
+inline constexpr bool kHasTextColumn = false;
+#define APPTRACER_TABLE(sql_name, RowType, table_role, doc) \
+  template <>                                               \
+  inline constexpr bool kHasTextColumn<RowType> = false
+#define APPTRACER_COLUMN(name, type, meaning, doc) || kIsTextColumn<type>
+#define APPTRACER_END_TABLE() ;
+#include "apptracer/tables.def"
+
+using RowidRange = std::pair<int64_t, int64_t>;  // [first, last]
+
+// The rowid ranges to read a table of `rows` rows in, a thread each: one
+// (every rowid) unless the table holds two readers' worth of rows and
+// another connection can read what `db` does; at most `max_readers`.
+std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
+                                       size_t max_readers);
+// How many threads read one large table: the machine's cores, up to 8
+// (beyond, the joining of their parts and SQLite's shared page cache
+// lookups gain little).
+size_t default_readers();
+// run(i) for each i in [0, count), each on a thread of its own; when all
+// have ended, rethrows the first exception one of them threw.
+void run_on_threads(size_t count, const std::function<void(size_t)>& run);
+
 }  // namespace detail
 
 template <typename Row>
@@ -71,26 +105,51 @@ class PackedReader {
   TextPool* texts_;
 };
 
+namespace detail {
+
+// Row's table read in `ranges`, each by a thread and connection of its own,
+// joined in rowid order.
+template <typename Row>
+std::vector<Packed<Row>> read_ranges(const Database& db, const std::vector<RowidRange>& ranges,
+                                     size_t expected) {
+  std::vector<std::vector<Packed<Row>>> parts(ranges.size());
+  run_on_threads(ranges.size(), [&](size_t i) {
+    Database own = db.reopen_read_only();
+    TextPool no_text;
+    PackedReader<Row> reader(own, no_text, "WHERE rowid BETWEEN ? AND ?");
+    reader.statement().bind(1, ranges[i].first).bind(2, ranges[i].second);
+    parts[i].reserve(expected / ranges.size());
+    Packed<Row> row;
+    while (reader.next(row)) parts[i].push_back(row);
+  });
+  std::vector<Packed<Row>> rows;
+  rows.reserve(expected);
+  for (std::vector<Packed<Row>>& part : parts) {
+    rows.insert(rows.end(), part.begin(), part.end());
+    std::vector<Packed<Row>>().swap(part);  // held once, not twice, as the parts are joined
+  }
+  return rows;
+}
+
+}  // namespace detail
+
 // Every row of Row's table in rowid order (ids ascending); none when the
 // trace has no such table (an older trace, or one without that kind of event).
 template <typename Row>
 std::vector<Packed<Row>> read_rows(Database& db, TextPool& texts) {
   std::vector<Packed<Row>> rows;
   if (!db.has_table(Row::kTable)) return rows;
-  rows.reserve(detail::expected_rows(db, table_of<Row>()));
+  size_t expected = detail::expected_rows(db, table_of<Row>());
+  if constexpr (!detail::kHasTextColumn<Row>) {
+    std::vector<detail::RowidRange> ranges =
+        detail::reading_ranges(db, table_of<Row>(), expected, detail::default_readers());
+    if (ranges.size() > 1) return detail::read_ranges<Row>(db, ranges, expected);
+  }
+  rows.reserve(expected);
   PackedReader<Row> reader(db, texts);
   Packed<Row> row;
   while (reader.next(row)) rows.push_back(row);
   return rows;
-}
-
-// visit(row) for each row in the order `rest` asks, holding one at a time.
-template <typename Row, typename Visit>
-void stream_rows(Database& db, TextPool& texts, std::string_view rest, Visit&& visit) {
-  if (!db.has_table(Row::kTable)) return;
-  PackedReader<Row> reader(db, texts, rest);
-  Packed<Row> row;
-  while (reader.next(row)) visit(std::as_const(row));
 }
 
 }  // namespace apptracer::trace

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,7 @@
 #include "analyzer/trace/framework_context.h"
 #include "analyzer/trace/kernel_arguments.h"
 #include "analyzer/trace/processes.h"
+#include "analyzer/trace/read_ahead.h"
 #include "analyzer/trace/step_window.h"
 #include "analyzer/trace/steps.h"
 #include "analyzer/trace/table_reader.h"
@@ -105,6 +107,14 @@ class Trace {
   std::optional<PackedReader<Row>> cursor(std::string_view rest) {
     if (!db_->has_table(Row::kTable)) return std::nullopt;
     return PackedReader<Row>(*db_, texts_, rest);
+  }
+  // The same, its rows decoded on a thread of its own a few batches ahead
+  // (read_ahead.h): for a command that does work of its own on each row.
+  // Null when the trace has no such table.
+  template <typename Row>
+  std::unique_ptr<ReadAhead<Row>> read_ahead(std::string_view rest) {
+    if (!db_->has_table(Row::kTable)) return nullptr;
+    return std::make_unique<ReadAhead<Row>>(*db_, texts_, rest);
   }
 
   // How many rows a table (or view) holds, counted without reading them: for

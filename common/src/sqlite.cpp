@@ -37,6 +37,12 @@ Database Database::reopen_read_only() const {
   return db;
 }
 
+bool Database::shares_what_it_reads() const {
+  if (!db_) return false;
+  const char* file = sqlite3_db_filename(db_, "main");
+  return file && *file && sqlite3_db_readonly(db_, "main") == 1;
+}
+
 void Database::open(const std::string& name, int flags, const std::string& vfs) {
   name_ = name;
   flags_ = flags;

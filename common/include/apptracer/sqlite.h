@@ -38,6 +38,10 @@ class Database {
   // Another connection to the same file, opened the same way but read-only
   // (a second reader thread).
   Database reopen_read_only() const;
+  // Whether a connection of reopen_read_only() reads what this one does: this
+  // one is a read-only connection to a file. An in-memory database is its
+  // connection's alone, and a writer's uncommitted rows are the writer's.
+  bool shares_what_it_reads() const;
   void close();
 
   // Runs one or more statements that return no rows.

@@ -1,0 +1,127 @@
+// Streaming a table a batch ahead of its reader: ReadAhead reads Row's rows
+// in the order asked, one at a time as PackedReader does, but decodes them
+// on a thread of its own while the reader works on the ones before (the
+// timeline turns each into a slice). Where no other connection can read the
+// trace (Database::shares_what_it_reads) or the rows have text, it reads on
+// the caller's thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "analyzer/trace/table_reader.h"
+
+namespace apptracer::trace {
+
+template <typename Row>
+class ReadAhead {
+ public:
+  // `rest`: what follows FROM table (WHERE, ORDER BY); may be empty. The
+  // table must exist.
+  ReadAhead(Database& db, TextPool& texts, std::string_view rest) {
+    if (detail::kHasTextColumn<Row> || !db.shares_what_it_reads()) {
+      here_.emplace(db, texts, rest);
+      return;
+    }
+    thread_ = std::thread([this, own = db.reopen_read_only(), rest = std::string(rest)]() mutable {
+      read(own, rest);
+    });
+  }
+  ~ReadAhead() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+
+  // Fills `row` with the next row; false at the end. Throws what reading
+  // threw, once the rows read before it are taken.
+  bool next(Packed<Row>& row) {
+    if (here_) return here_->next(row);
+    if (taken_ == batch_.size()) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return !ready_.empty() || done_; });
+      if (ready_.empty()) {
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+        return false;
+      }
+      batch_ = std::move(ready_.front());
+      ready_.pop_front();
+      taken_ = 0;
+      lock.unlock();
+      changed_.notify_all();
+    }
+    row = batch_[taken_++];
+    return true;
+  }
+
+ private:
+  // Enough rows a batch that handing one over costs nothing beside reading
+  // it; few enough batches that what waits is a few megabytes.
+  static constexpr size_t kBatchRows = 4096;
+  static constexpr size_t kBatchesAhead = 4;
+
+  void read(Database& db, const std::string& rest) {
+    try {
+      TextPool no_text;
+      PackedReader<Row> reader(db, no_text, rest);
+      for (bool more = true; more;) {
+        std::vector<Packed<Row>> batch;
+        batch.reserve(kBatchRows);
+        Packed<Row> row;
+        while (batch.size() < kBatchRows && (more = reader.next(row))) batch.push_back(row);
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [&] { return ready_.size() < kBatchesAhead || stop_; });
+        if (stop_) return;
+        if (!batch.empty()) ready_.push_back(std::move(batch));
+        lock.unlock();
+        changed_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      error_ = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  std::optional<PackedReader<Row>> here_;  // reading on the caller's thread
+  std::vector<Packed<Row>> batch_;         // the reader's, from taken_ on
+  size_t taken_ = 0;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Packed<Row>>> ready_;
+  bool done_ = false;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the rest is made
+};
+
+// visit(row) for each row in the order `rest` asks, holding a few batches
+// at a time.
+template <typename Row, typename Visit>
+void stream_rows(Database& db, TextPool& texts, std::string_view rest, Visit&& visit) {
+  if (!db.has_table(Row::kTable)) return;
+  ReadAhead<Row> reader(db, texts, rest);
+  Packed<Row> row;
+  while (reader.next(row)) visit(std::as_const(row));
+}
+
+}  // namespace apptracer::trace

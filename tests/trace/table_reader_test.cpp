@@ -1,0 +1,114 @@
+// Reading a large table: several threads read it, each over its own rowid
+// range, and give the rows a single reader gives, in the same order; a
+// stream read ahead on its own thread gives its query's rows in its order,
+// stops when dropped early, and throws what reading threw.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analyzer/trace/trace.h"
+#include "scratch_dir.h"
+#include "trace_builder.h"
+
+namespace apptracer::trace {
+namespace {
+
+// Enough kernels for three readers, their ids spread out as a trace made by
+// repeating steps numbers them (every third id), their starts descending.
+constexpr int64_t kKernels = 3 * 65536 + 100;
+
+std::string large_trace(const testing::ScratchDir& scratch) {
+  std::string path = scratch / "large.db";
+  testing::TraceBuilder builder(path);
+  builder.db().exec(
+      "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT " + std::to_string(kKernels) +
+      ") INSERT INTO kernels (id, launch_kind, stream, grid_x, gpu_start_ns, gpu_end_ns) "
+      "SELECT 3 * i, 1, i % 7, CASE WHEN i % 5 = 0 THEN NULL ELSE i END, 1000000 - i, 1000000 - i + 5 FROM n");
+  return path;
+}
+
+struct Kernel {
+  int64_t id, stream, gpu_start_ns;
+  std::optional<int64_t> grid_x;
+  bool operator==(const Kernel& other) const {
+    return std::tie(id, stream, gpu_start_ns, grid_x) ==
+           std::tie(other.id, other.stream, other.gpu_start_ns, other.grid_x);
+  }
+};
+
+std::vector<Kernel> kernels_of(const Rows<KernelRow>& rows) {
+  std::vector<Kernel> kernels;
+  for (const Packed<KernelRow>& row : rows)
+    kernels.push_back({row.id, *row.stream, *row.gpu_start_ns, row.grid_x.optional()});
+  return kernels;
+}
+
+TEST(TableReader, ALargeTableReadByThreadsIsTheTableReadByOne) {
+  testing::ScratchDir scratch;
+  std::string path = large_trace(scratch);
+  Trace parallel(path, TraceAccess::ReadOnly);
+  std::vector<detail::RowidRange> ranges =
+      detail::reading_ranges(parallel.db(), table_of<KernelRow>(), kKernels, 8);
+  ASSERT_EQ(ranges.size(), 3u) << "a reader per 65,536 rows";
+  EXPECT_EQ(ranges.front().first, INT64_MIN);
+  EXPECT_EQ(ranges.back().second, INT64_MAX);
+  for (size_t i = 1; i < ranges.size(); ++i) EXPECT_EQ(ranges[i].first, ranges[i - 1].second + 1);
+
+  Database writable(path, Database::Mode::ReadWrite);
+  EXPECT_EQ(detail::reading_ranges(writable, table_of<KernelRow>(), kKernels, 8).size(), 1u)
+      << "a writer's connection reads alone: its uncommitted rows are its own";
+  Trace serial(writable, path);
+
+  std::vector<Kernel> by_threads = kernels_of(parallel.rows<KernelRow>());
+  ASSERT_EQ(by_threads.size(), static_cast<size_t>(kKernels));
+  EXPECT_EQ(by_threads.front().id, 3);
+  EXPECT_EQ(by_threads.back().id, 3 * kKernels);
+  EXPECT_FALSE(by_threads[4].grid_x.has_value());
+  EXPECT_EQ(by_threads, kernels_of(serial.rows<KernelRow>()));
+}
+
+TEST(TableReader, AnInMemoryTraceIsReadByOneThread) {
+  testing::TraceBuilder builder;
+  EXPECT_EQ(detail::reading_ranges(builder.db(), table_of<KernelRow>(), kKernels, 8).size(), 1u);
+}
+
+TEST(ReadAhead, GivesTheRowsInTheOrderAsked) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  std::unique_ptr<ReadAhead<KernelRow>> ahead = trace.read_ahead<KernelRow>("ORDER BY gpu_start_ns");
+  ASSERT_NE(ahead, nullptr);
+  Packed<KernelRow> row;
+  int64_t rows = 0, last_start = INT64_MIN;
+  while (ahead->next(row)) {
+    EXPECT_GT(*row.gpu_start_ns, last_start);
+    last_start = *row.gpu_start_ns;
+    ++rows;
+  }
+  EXPECT_EQ(rows, kKernels);
+  EXPECT_FALSE(ahead->next(row)) << "the end stays the end";
+}
+
+TEST(ReadAhead, StopsWhenDroppedBeforeTheEnd) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  for (int taken : {0, 1, 5000}) {
+    std::unique_ptr<ReadAhead<KernelRow>> ahead = trace.read_ahead<KernelRow>("");
+    Packed<KernelRow> row;
+    for (int i = 0; i < taken; ++i) ASSERT_TRUE(ahead->next(row));
+  }
+}
+
+TEST(ReadAhead, ThrowsWhatReadingThrew) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  std::unique_ptr<ReadAhead<KernelRow>> ahead = trace.read_ahead<KernelRow>("WHERE no_such_column = 1");
+  Packed<KernelRow> row;
+  EXPECT_THROW(ahead->next(row), SqliteError);
+}
+
+}  // namespace
+}  // namespace apptracer::trace
