@@ -61,10 +61,19 @@ std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, siz
     uint64_t begin = first + span * i;
     ranges.emplace_back(static_cast<int64_t>(begin), static_cast<int64_t>(begin + (span - 1)));
   }
-  // Rows a writer added since are read too.
   ranges.front().first = INT64_MIN;
-  ranges.back().second = INT64_MAX;
+  ranges.back().second = static_cast<int64_t>(first + width);
   return ranges;
+}
+
+size_t rows_in(Database& db, const TableInfo& table, RowidRange range) {
+  Statement count = db.prepare("SELECT count(*) FROM \"" + table.name + "\" WHERE rowid BETWEEN ? AND ?");
+  count.bind(1, range.first).bind(2, range.second);
+  return count.step() ? static_cast<size_t>(count.int64(0)) : 0;
+}
+
+void changed_while_read(const TableInfo& table) {
+  throw TraceError(table.name + " changed while it was read; read the trace again once its recording is done");
 }
 
 size_t default_readers() {

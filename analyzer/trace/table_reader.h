@@ -67,7 +67,9 @@ using RowidRange = std::pair<int64_t, int64_t>;  // [first, last]
 
 // The rowid ranges to read a table of `rows` rows in, a thread each: one
 // (every rowid) unless the table holds two readers' worth of rows and
-// another connection can read what `db` does; at most `max_readers`.
+// another connection can read what `db` does; at most `max_readers`. They
+// end at the table's largest rowid now: rows a writer adds later are not
+// read, as a single statement would not see them.
 std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
                                        size_t max_readers);
 // How many threads read one large table: the machine's cores, up to 8
@@ -107,27 +109,38 @@ class PackedReader {
 
 namespace detail {
 
-// Row's table read in `ranges`, each by a thread and connection of its own,
-// joined in rowid order.
+// How many rows of `table` lie in `range`.
+size_t rows_in(Database& db, const TableInfo& table, RowidRange range);
+// For a range that held other rows when read than when counted.
+[[noreturn]] void changed_while_read(const TableInfo& table);
+
+// Row's table read in `ranges`, each by a thread and connection of its own:
+// each range is counted, then read straight into its place in rowid order.
+// Nothing is held twice, and no reading thread keeps memory for itself that
+// the command could not use afterwards.
 template <typename Row>
-std::vector<Packed<Row>> read_ranges(const Database& db, const std::vector<RowidRange>& ranges,
-                                     size_t expected) {
-  std::vector<std::vector<Packed<Row>>> parts(ranges.size());
+std::vector<Packed<Row>> read_ranges(const Database& db, const std::vector<RowidRange>& ranges) {
+  std::vector<Database> connections;
+  for (size_t i = 0; i < ranges.size(); ++i) connections.push_back(db.reopen_read_only());
+  std::vector<size_t> counts(ranges.size());
+  run_on_threads(ranges.size(),
+                 [&](size_t i) { counts[i] = rows_in(connections[i], table_of<Row>(), ranges[i]); });
+  std::vector<size_t> offsets(ranges.size(), 0);
+  for (size_t i = 1; i < ranges.size(); ++i) offsets[i] = offsets[i - 1] + counts[i - 1];
+  std::vector<Packed<Row>> rows(offsets.back() + counts.back());
   run_on_threads(ranges.size(), [&](size_t i) {
-    Database own = db.reopen_read_only();
     TextPool no_text;
-    PackedReader<Row> reader(own, no_text, "WHERE rowid BETWEEN ? AND ?");
+    PackedReader<Row> reader(connections[i], no_text, "WHERE rowid BETWEEN ? AND ?");
     reader.statement().bind(1, ranges[i].first).bind(2, ranges[i].second);
-    parts[i].reserve(expected / ranges.size());
+    Packed<Row>* place = rows.data() + offsets[i];
+    size_t left = counts[i];
     Packed<Row> row;
-    while (reader.next(row)) parts[i].push_back(row);
+    while (reader.next(row)) {
+      if (left-- == 0) changed_while_read(table_of<Row>());
+      *place++ = row;
+    }
+    if (left != 0) changed_while_read(table_of<Row>());
   });
-  std::vector<Packed<Row>> rows;
-  rows.reserve(expected);
-  for (std::vector<Packed<Row>>& part : parts) {
-    rows.insert(rows.end(), part.begin(), part.end());
-    std::vector<Packed<Row>>().swap(part);  // held once, not twice, as the parts are joined
-  }
   return rows;
 }
 
@@ -143,7 +156,7 @@ std::vector<Packed<Row>> read_rows(Database& db, TextPool& texts) {
   if constexpr (!detail::kHasTextColumn<Row>) {
     std::vector<detail::RowidRange> ranges =
         detail::reading_ranges(db, table_of<Row>(), expected, detail::default_readers());
-    if (ranges.size() > 1) return detail::read_ranges<Row>(db, ranges, expected);
+    if (ranges.size() > 1) return detail::read_ranges<Row>(db, ranges);
   }
   rows.reserve(expected);
   PackedReader<Row> reader(db, texts);
