@@ -141,7 +141,6 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     std::set<std::pair<int64_t, int64_t>> buffers;
   };
   std::map<std::tuple<int, int64_t, int64_t, int64_t>, Group> groups;
-  auto busy = facts.busy_by_device();
   for (const Transfer& t : facts.ops().copies()) {
     if (!host_device_copy(t) || t.host_memory() != MemoryKind::Pageable || !t.timed() ||
         facts.library_transfer(t))
@@ -161,7 +160,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
     std::optional<double> predicted = context.cost.time_ns(pinned, t.bytes());
-    int64_t now = held_ns(facts, busy[t.device().value_or(0)], t);
+    int64_t now = held_ns(facts, facts.busy_on(t.device().value_or(0)), t);
     if (std::optional<double> staged = context.cost.time_ns(path_of(t), t.bytes()); predicted && staged) {
       // As whatif --pin prices it.
       predicted = model::pinned_copy_ns(*predicted, *staged, static_cast<double>(now));

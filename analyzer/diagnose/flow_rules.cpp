@@ -188,7 +188,6 @@ struct Redundant {
 void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
-  auto busy = facts.busy_by_device();
   std::vector<uint32_t> current(graph.locations.size(), Value::kNoOp);
   for (uint32_t v = 0; v < graph.values.size(); ++v) {
     uint32_t& first = current[graph.values[v].location];
@@ -220,7 +219,7 @@ void redundant_copy(const RuleContext& context, std::vector<Finding>& findings) 
           }
           ++group.count;
           group.bytes = saturating_add(group.bytes, t->bytes());
-          group.now = saturating_add(group.now, held_ns(facts, busy[t->device().value_or(0)], *t));
+          group.now = saturating_add(group.now, held_ns(facts, facts.busy_on(t->device().value_or(0)), *t));
           add_row(context, group.finding, "memcpys", t->id());
           add_name(group.finding, transfer_name(*t));
         }
@@ -371,7 +370,6 @@ void uninitialized_read(const RuleContext& context, std::vector<Finding>& findin
 void written_never_read(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const Graph& graph = facts.graph;
-  auto busy = facts.busy_by_device();
   // Read: by any op's certain or possible read, also one of an op that
   // wrote nothing (which has no edge from it).
   std::vector<bool> read(graph.values.size(), false), carried(graph.values.size(), false);
@@ -463,7 +461,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       }
       dead = saturating_add(dead, overwritten);
       if (const Transfer* t = row_of(facts, producer).transfer) {
-        now = saturating_add(now, held_ns(facts, busy[t->device().value_or(0)], *t));
+        now = saturating_add(now, held_ns(facts, facts.busy_on(t->device().value_or(0)), *t));
       }
       add_row(context, *finding, table_of(graph, producer), producer.source_id);
       add_name(*finding, dvdg::op_name(graph, value.producer_op));

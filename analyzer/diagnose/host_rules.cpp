@@ -103,7 +103,7 @@ constexpr const char* kGapEstimate =
 
 void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  auto busy = facts.busy_by_device();
+  const auto& busy = facts.busy_by_device();
   struct Group {
     Finding finding;
     int64_t count = 0, blocked = 0, idle_after = 0, overlappable = 0;
@@ -178,10 +178,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t following = 0;
   };
   auto work = work_by_device(facts);
-  auto busy = facts.busy_by_device();
   std::vector<Gap> gaps;
   for (auto& [device, list] : work) {
-    const Intervals& intervals = busy[device];
+    const Intervals& intervals = facts.busy_on(device);
     // The work a gap follows: of the work ending as it starts, the last
     // listed; the work it ends with: the first listed starting as it ends
     // (`list` is by start). Positions by end, not a map per work item: a
@@ -329,7 +328,7 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
   // Where the program has steps, the step's findings say how busy it keeps
   // the GPU, and start-up is a finding of its own.
   if (facts.ops().startup_end_ns()) return;
-  auto busy = facts.busy_by_device();
+  const auto& busy = facts.busy_by_device();
   // By device, so that devices' findings of equal cost list in that order.
   for (auto& [device, intervals] : std::map<int64_t, Intervals>(busy.begin(), busy.end())) {
     if (intervals.empty()) continue;

@@ -144,12 +144,12 @@ bool loads_modules(std::string_view name) {
 
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  auto busy = facts.busy_by_device();
+  const auto& busy = facts.busy_by_device();
   std::vector<Span> spans = spans_of(facts, busy);
   if (spans.empty()) return;
   int64_t wall = 0, busy_ns = 0, idle = 0;
   for (const Span& span : spans) {
-    const Intervals& intervals = busy[span.device];
+    const Intervals& intervals = facts.busy_on(span.device);
     wall = saturating_add(wall, elapsed_ns(span.start, span.end));
     busy_ns = saturating_add(busy_ns, covered_ns(intervals, span.start, span.end));
     idle = saturating_add(idle, short_idle_ns(intervals, span.start, span.end, context.limits.min_gap_ns));
@@ -277,7 +277,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
 
 void startup(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  auto busy = facts.busy_by_device();
+  const auto& busy = facts.busy_by_device();
   for (const StartUp& s : facts.ops().startups()) {
     int64_t length = elapsed_ns(s.start_ns, s.end_ns);
     if (length < context.limits.min_cost_ns) continue;

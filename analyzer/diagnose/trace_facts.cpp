@@ -103,8 +103,9 @@ bool TraceFacts::library_transfer(const Transfer& transfer) const {
   return false;
 }
 
-std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
-  std::unordered_map<int64_t, Intervals> busy;
+const std::unordered_map<int64_t, Intervals>& TraceFacts::busy_by_device() const {
+  if (busy_by_device_made) return *busy_by_device_made;
+  std::unordered_map<int64_t, Intervals>& busy = busy_by_device_made.emplace();
   auto add = [&](NullableInt device, NullableInt start, NullableInt end) {
     if (!start || !end || *end < *start) return;
     busy[device.value_or(0)].emplace_back(*start, *end);
@@ -114,6 +115,13 @@ std::unordered_map<int64_t, Intervals> TraceFacts::busy_by_device() const {
   for (const Transfer& t : ops().memsets()) add(t.device(), t.gpu_start_ns(), t.gpu_end_ns());
   for (auto& [device, intervals] : busy) merge_intervals(intervals);
   return busy;
+}
+
+const Intervals& TraceFacts::busy_on(int64_t device) const {
+  static const Intervals kNone;
+  const std::unordered_map<int64_t, Intervals>& busy = busy_by_device();
+  auto found = busy.find(device);
+  return found == busy.end() ? kNone : found->second;
 }
 
 int64_t TraceFacts::step_count() const {

@@ -111,8 +111,11 @@ struct TraceFacts {
   // call, or into or out of a library's memory (NCCL copying its device
   // structures in while it initializes).
   bool library_transfer(const Transfer& transfer) const;
-  // Busy intervals of each device's GPU work (kernels, copies, memsets).
-  std::unordered_map<int64_t, Intervals> busy_by_device() const;
+  // Busy intervals of each device's GPU work (kernels, copies, memsets),
+  // made on first use: most rules and the report's sections ask.
+  const std::unordered_map<int64_t, Intervals>& busy_by_device() const;
+  // One device's; none for a device without GPU work.
+  const Intervals& busy_on(int64_t device) const;
   int64_t span_ns() const { return elapsed_ns(start_ns(), end_ns()); }
   // How many steps a saving over `steps` is spread over: the most any one
   // process has (ranks of a merged trace run theirs side by side); 0: none.
@@ -123,6 +126,9 @@ struct TraceFacts {
   int64_t run_ns() const;
   // The last timestamp of `process` (end_ns when it has none).
   int64_t process_end_ns(int64_t process) const;
+
+  // busy_by_device(), once made.
+  mutable std::optional<std::unordered_map<int64_t, Intervals>> busy_by_device_made;
 };
 
 // Reads the facts and builds the DVDG, sharing the model's rows (`trace`
