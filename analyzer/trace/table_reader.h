@@ -72,9 +72,9 @@ using RowidRange = std::pair<int64_t, int64_t>;  // [first, last]
 // read, as a single statement would not see them.
 std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
                                        size_t max_readers);
-// How many threads read one large table: the machine's cores, up to 8
-// (beyond, the joining of their parts and SQLite's shared page cache
-// lookups gain little).
+// How many threads read one large table: the machine's cores, up to 8 (a
+// bound on the connections, and their page caches, one read opens; more
+// were not measured).
 size_t default_readers();
 // run(i) for each i in [0, count), each on a thread of its own; when all
 // have ended, rethrows the first exception one of them threw.
