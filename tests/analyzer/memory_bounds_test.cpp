@@ -63,9 +63,16 @@ TEST_F(MemoryBounds, QueryStreamsItsRows) {
 }
 
 TEST_F(MemoryBounds, TimelineStreamsItsSlices) {
+  // Each table the timeline streams is read ahead on a connection of its
+  // own (read_ahead.h), which holds a few batches of rows and its own page
+  // cache: a constant of about 12 MiB that the large trace fills and the
+  // small one does not (on a trace of a million operations the timeline
+  // peaks 6 MiB above reading on one connection).
+  constexpr double kReadAheadMib = 16;
   for (const char* format : {"perfetto", "chrome-json"}) {
     auto [small, large] = peaks({"timeline", "TRACE", "--format", format, "-o", "/dev/null"});
-    EXPECT_LT(large - small, kMostGrowthMib) << format << ": " << small << " -> " << large << " MiB";
+    EXPECT_LT(large - small, kMostGrowthMib + kReadAheadMib)
+        << format << ": " << small << " -> " << large << " MiB";
   }
 }
 
