@@ -223,7 +223,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            format_ns(wall / spans_count) + per + "; " + std::to_string(launches / spans_count) +
            (in_graphs ? " graph and kernel launches" : " launches") + per +
            " from the host, one every " + format_ns(wall / std::max<int64_t>(launches, 1)) +
-           ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them";
+           ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them" +
+           // Means, so that the step's numbers add up to the totals saved;
+           // the report's step cards show medians beside them.
+           (facts.ops().steps().empty() ? "" : " (means of the steps)");
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
   int64_t nodes = kernels - graph_kernels;

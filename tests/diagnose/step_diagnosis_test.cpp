@@ -68,6 +68,8 @@ TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
                                    "launches per step from the host, one every 10.0 us"),
             std::string::npos)
       << launch_bound.what;
+  EXPECT_NE(launch_bound.what.find("between them (means of the steps)"), std::string::npos)
+      << "the report's step cards show medians: the finding says its numbers are means" << launch_bound.what;
   const Finding& startup = diagnosis.findings.back();
   EXPECT_EQ(startup.rule, "startup");
   EXPECT_TRUE(startup.startup);
