@@ -18,7 +18,8 @@ double percent(int64_t part, int64_t whole) {
 }
 
 struct DeviceWork {
-  Intervals kernels, memory, all;
+  Intervals kernels, memory;
+  const Intervals* all = nullptr;  // every piece of GPU work: the facts' busy intervals
 };
 
 std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
@@ -35,9 +36,7 @@ std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   for (auto& [device, w] : work) {
     merge_intervals(w.kernels);
     merge_intervals(w.memory);
-    w.all = w.kernels;
-    w.all.insert(w.all.end(), w.memory.begin(), w.memory.end());
-    merge_intervals(w.all);
+    w.all = &facts.busy_on(device);
   }
   return work;
 }
@@ -73,10 +72,11 @@ Table temporal_breakdown(const std::map<int64_t, DeviceWork>& work) {
                "memory_only_pct", "idle_pct"},
               {}};
   for (auto& [device, w] : work) {
-    if (w.all.empty()) continue;
-    int64_t span = elapsed_ns(w.all.front().first, w.all.back().second);
+    const Intervals& all = *w.all;
+    if (all.empty()) continue;
+    int64_t span = elapsed_ns(all.front().first, all.back().second);
     int64_t compute = covered_ns(w.kernels, INT64_MIN, INT64_MAX);
-    int64_t busy = covered_ns(w.all, INT64_MIN, INT64_MAX);
+    int64_t busy = covered_ns(all, INT64_MIN, INT64_MAX);
     int64_t memory = busy - compute;
     table.rows.push_back({device, span, compute, memory, span - busy, percent(compute, span),
                           percent(memory, span), percent(span - busy, span)});
@@ -91,9 +91,10 @@ Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork
   auto issued = issue_times(facts);
   for (auto& [device, w] : work) {
     const auto& issue = issued[device];
+    const Intervals& all = *w.all;
     int64_t idle = 0, host = 0, gaps = 0;
-    for (size_t i = 0; i + 1 < w.all.size(); ++i) {
-      int64_t start = w.all[i].second, end = w.all[i + 1].first;
+    for (size_t i = 0; i + 1 < all.size(); ++i) {
+      int64_t start = all[i].second, end = all[i + 1].first;
       if (end <= start) continue;
       ++gaps;
       idle = saturating_add(idle, elapsed_ns(start, end));
