@@ -37,8 +37,22 @@ std::string amount(const Finding& f, int64_t ns) {
          std::to_string(f.steps) + " steps)";
 }
 
-std::string cell_text(const Cell& cell, bool time) {
-  if (const auto* v = std::get_if<int64_t>(&cell)) return time ? format_ns(*v) : std::to_string(*v);
+// A details column's unit, from its name as the report reads it: "gpu_ns_each"
+// is a time, "bytes" a size.
+enum class Unit { None, Time, Bytes };
+
+Unit unit_of(const std::string& column) {
+  std::string parts = "_" + column + "_";
+  if (parts.find("_ns_") != std::string::npos) return Unit::Time;
+  if (parts.find("_bytes_") != std::string::npos) return Unit::Bytes;
+  return Unit::None;
+}
+
+std::string cell_text(const Cell& cell, Unit unit) {
+  if (const auto* v = std::get_if<int64_t>(&cell)) {
+    if (unit == Unit::Time) return format_ns(*v);
+    return unit == Unit::Bytes ? dvdg::format_bytes(*v) : std::to_string(*v);
+  }
   if (const auto* v = std::get_if<std::string>(&cell)) return trace::short_kernel_name(*v);
   if (const auto* v = std::get_if<double>(&cell)) return std::to_string(*v);
   return "-";
@@ -49,14 +63,13 @@ constexpr size_t kDetailRowsShown = 3;
 // The details table's first rows, one line each, names shortened.
 void write_details(std::ostream& out, const Table& details) {
   if (details.rows.empty()) return;
-  auto is_time = [&](size_t c) { return details.columns[c].find("_ns") != std::string::npos; };
   out << "   " << details.name << ":";
   for (size_t c = 0; c < details.columns.size(); ++c) out << (c ? " | " : " ") << details.columns[c];
   out << "\n";
   for (size_t r = 0; r < details.rows.size() && r < kDetailRowsShown; ++r) {
     out << "    ";
     for (size_t c = 0; c < details.rows[r].size(); ++c)
-      out << (c ? " | " : " ") << terminal_text(cell_text(details.rows[r][c], is_time(c)));
+      out << (c ? " | " : " ") << terminal_text(cell_text(details.rows[r][c], unit_of(details.columns[c])));
     out << "\n";
   }
 }

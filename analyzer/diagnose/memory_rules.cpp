@@ -2,8 +2,10 @@
 // live at their device's peak that were never used, allocated long before
 // their first use or freed long after their last; free space an allocator
 // keeps cached at the peak; live memory growing step after step (a leak).
-// Each finding's saving is the bytes it takes off the peak (saving_bytes);
-// pieces with one producer (or allocating site) are one finding.
+// Each finding's saving is the bytes it takes off the peak (saving_bytes).
+// One problem is one finding: a device's pieces held for the same reason
+// are one, with its pieces grouped by producer (or allocating site) in a
+// table inside, the most bytes first.
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -54,6 +56,7 @@ struct Group {
   std::vector<uint32_t> items;
   int64_t bytes = 0;
   int64_t idle_ns = 0;  // the longest unused stretch among them
+  size_t steps = 0;     // memory_leak: how many steps made its pieces
 };
 
 std::string group_key(const TraceFacts& facts, const MemoryItem& item) {
@@ -80,24 +83,103 @@ void locate_piece(const RuleContext& context, Finding& finding, const MemoryItem
   if (!producer.nvtx.empty()) finding.nvtx = producer.nvtx;
 }
 
-void add_pieces(const RuleContext& context, Finding& finding, const Group& group) {
-  for (uint32_t index : group.items) {
-    const MemoryItem& item = context.facts.memory_model.items[index];
-    add_row(context, finding, item.kind == MemoryItem::Kind::Block ? "sub_allocations" : "allocations", item.id);
+// One device's groups: one finding, its groups the most bytes first.
+struct DeviceGroups {
+  std::vector<const Group*> groups;
+  int64_t bytes = 0;
+  int64_t idle_ns = 0;
+  size_t pieces = 0;
+};
+
+std::vector<DeviceGroups> by_device(const TraceFacts& facts, const std::map<std::string, Group>& groups) {
+  std::map<std::pair<trace::ProcessId, int64_t>, DeviceGroups> devices;
+  for (const auto& [key, group] : groups) {
+    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    DeviceGroups& device = devices[{first.process, first.device.value_or(-1)}];
+    device.groups.push_back(&group);
+    device.bytes = saturating_add(device.bytes, group.bytes);
+    device.idle_ns = std::max(device.idle_ns, group.idle_ns);
+    device.pieces += group.items.size();
+  }
+  std::vector<DeviceGroups> found;
+  for (auto& [where, device] : devices) {
+    std::stable_sort(device.groups.begin(), device.groups.end(),
+                     [](const Group* a, const Group* b) { return a->bytes > b->bytes; });
+    found.push_back(std::move(device));
+  }
+  return found;
+}
+
+const MemoryItem& first_of(const TraceFacts& facts, const DeviceGroups& device) {
+  return facts.memory_model.items[device.groups.front()->items.front()];
+}
+
+// The finding's rows (every piece), names (the three largest groups'
+// producers) and place (the largest group's first piece).
+void add_groups(const RuleContext& context, Finding& finding, const DeviceGroups& device) {
+  locate_piece(context, finding, first_of(context.facts, device));
+  for (const Group* group : device.groups) {
+    for (uint32_t index : group->items) {
+      const MemoryItem& item = context.facts.memory_model.items[index];
+      add_row(context, finding, item.kind == MemoryItem::Kind::Block ? "sub_allocations" : "allocations", item.id);
+    }
   }
 }
 
-std::string pieces(const TraceFacts& facts, const Group& group) {
-  const MemoryItem& first = facts.memory_model.items[group.items.front()];
+Cell text_or_null(const std::string& text) {
+  Cell cell;
+  if (!text.empty()) cell = text;
+  return cell;
+}
+
+// The groups as the finding's table: who made each group's pieces (the
+// producing op, else the allocating call), in which module and op, how
+// many, their bytes and (held_ns) the longest unused stretch among them.
+void add_group_table(const RuleContext& context, Finding& finding, const DeviceGroups& device, bool held) {
+  const TraceFacts& facts = context.facts;
+  finding.details = {"pieces", {"made_by", "module", "op", "pieces", "bytes"}, {}};
+  if (held) finding.details.columns.push_back("held_ns");
+  for (size_t g = 0; g < device.groups.size(); ++g) {
+    const Group& group = *device.groups[g];
+    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    std::vector<Cell> row;
+    if (first.producer != memory::kNoOp) {
+      memory::Producer producer = facts.producers->of(facts.graph, first.producer);
+      if (g < 3) add_name(finding, producer.name);
+      row.emplace_back(producer.name);
+      row.push_back(text_or_null(producer.module));
+      row.push_back(text_or_null(producer.op));
+    } else {
+      const HostCall* call = facts.ops().call(first.alloc_correlation);
+      row.emplace_back(call ? std::string(call->name) : std::string("?"));
+      row.resize(3);
+    }
+    row.emplace_back(static_cast<int64_t>(group.items.size()));
+    row.emplace_back(group.bytes);
+    if (held) row.emplace_back(group.idle_ns);
+    finding.details.rows.push_back(std::move(row));
+  }
+}
+
+// "23 pieces of pytorch tensors memory (44.7 MiB)", a single block by its id;
+// several groups: how many producers (or sites) made them.
+std::string pieces(const TraceFacts& facts, const DeviceGroups& device) {
+  const MemoryItem& first = first_of(facts, device);
+  if (device.pieces == 1) return piece_name(facts, first);
   std::string owner = memory::owner_name(first.owner, first.allocator);
-  if (group.items.size() == 1) return piece_name(facts, first);
-  return std::to_string(group.items.size()) + " pieces of " + owner + " memory (" +
-         dvdg::format_bytes(group.bytes) + ")";
+  for (const Group* group : device.groups) {
+    const MemoryItem& item = facts.memory_model.items[group->items.front()];
+    if (memory::owner_name(item.owner, item.allocator) != owner) owner = "program";
+  }
+  std::string text = std::to_string(device.pieces) + " pieces of " + owner + " memory (" +
+                     dvdg::format_bytes(device.bytes) + ")";
+  if (device.groups.size() > 1) text += " from " + std::to_string(device.groups.size()) + " producers or sites";
+  return text;
 }
 
 std::string on_device(const MemoryItem& item) { return memory::device_name(item.device); }
 
-const char* is_are(const Group& group) { return group.items.size() == 1 ? " is " : " are "; }
+const char* is_are(const DeviceGroups& device) { return device.pieces == 1 ? " is " : " are "; }
 
 // An unused stretch of each piece, from `unused` (none: the piece does not
 // qualify), that holds its device's peak: the pieces grouped, groups of
@@ -150,18 +232,18 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
     if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns())) return std::nullopt;
     return std::make_pair(item.alloc_ns, item.end_ns.value_or(INT64_MAX));
   });
-  for (const auto& [key, group] : groups) {
-    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+  for (const DeviceGroups& device : by_device(facts, groups)) {
+    const MemoryItem& first = first_of(facts, device);
     Finding f;
     f.rule = "memory_never_used";
-    locate_piece(context, f, first);
-    add_pieces(context, f, group);
+    add_groups(context, f, device);
     add_name(f, piece_name(facts, first));
-    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) +
+    add_group_table(context, f, device, false);
+    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
-    f.saving_bytes = group.bytes;
+    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak";
-    f.fix = "remove it (" + dvdg::format_bytes(group.bytes) + " held for nothing)";
+    f.fix = "remove it (" + dvdg::format_bytes(device.bytes) + " held for nothing)";
     findings.push_back(std::move(f));
   }
 }
@@ -173,15 +255,15 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
       return std::nullopt;
     return std::make_pair(item.alloc_ns, *item.first_use_ns);
   });
-  for (const auto& [key, group] : groups) {
-    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+  for (const DeviceGroups& device : by_device(facts, groups)) {
+    const MemoryItem& first = first_of(facts, device);
     Finding f;
     f.rule = "memory_allocated_early";
-    locate_piece(context, f, first);
-    add_pieces(context, f, group);
-    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "allocated up to " +
-             format_ns(group.idle_ns) + " before first use, still unused at the peak";
-    f.saving_bytes = group.bytes;
+    add_groups(context, f, device);
+    add_group_table(context, f, device, true);
+    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "allocated up to " +
+             format_ns(device.idle_ns) + " before first use, still unused at the peak";
+    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes before its first use";
     f.fix = "allocate it just before its first use" +
             (f.names.empty() ? std::string() : " (" + f.names.front() + ")");
@@ -198,15 +280,15 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
     // Never freed: held to the end of the trace, not to the end of time.
     return std::make_pair(*item.last_use_ns, end);
   });
-  for (const auto& [key, group] : groups) {
-    const MemoryItem& first = facts.memory_model.items[group.items.front()];
+  for (const DeviceGroups& device : by_device(facts, groups)) {
+    const MemoryItem& first = first_of(facts, device);
     Finding f;
     f.rule = "memory_freed_late";
-    locate_piece(context, f, first);
-    add_pieces(context, f, group);
-    f.what = pieces(facts, group) + " on " + on_device(first) + is_are(group) + "held up to " +
-             format_ns(group.idle_ns) + " after last use, through the peak";
-    f.saving_bytes = group.bytes;
+    add_groups(context, f, device);
+    add_group_table(context, f, device, true);
+    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "held up to " +
+             format_ns(device.idle_ns) + " after last use, through the peak";
+    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
     f.fix = "free it (drop the last reference) right after its last use";
     findings.push_back(std::move(f));
@@ -272,25 +354,33 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
       if (step != device.steps.begin() && item.alloc_ns < std::prev(step)->end_ns)
         steps_seen[key].insert(std::prev(step)->number);
     }
+    // Groups made in most steps grow; together they are the leak.
     size_t steps = device.steps.size() - 1;
-    for (const auto& [key, group] : groups) {
-      if (steps_seen[key].size() * 2 < steps || group.bytes < context.limits.min_leak_bytes) continue;
-      const MemoryItem& first = facts.memory_model.items[group.items.front()];
+    std::map<std::string, Group> growing_groups;
+    for (auto& [key, group] : groups) {
+      group.steps = steps_seen[key].size();
+      if (group.steps * 2 >= steps) growing_groups.emplace(key, std::move(group));
+    }
+    for (const DeviceGroups& kept : by_device(facts, growing_groups)) {
+      if (kept.bytes < context.limits.min_leak_bytes) continue;
       int64_t at_peak = 0;
-      for (uint32_t index : group.items) {
-        const MemoryItem& item = facts.memory_model.items[index];
-        if (!device.peak_ns.empty() && item.live_at(device.at_ns)) at_peak += item.bytes;
+      int64_t per_step = 0;
+      for (const Group* group : kept.groups) {
+        for (uint32_t index : group->items) {
+          const MemoryItem& item = facts.memory_model.items[index];
+          if (!device.peak_ns.empty() && item.live_at(device.at_ns)) at_peak += item.bytes;
+        }
+        per_step += group->bytes / static_cast<int64_t>(group->steps);
       }
-      int64_t per_step = group.bytes / static_cast<int64_t>(steps_seen[key].size());
       Finding f;
       f.rule = "memory_leak";
-      locate_piece(context, f, first);
-      add_pieces(context, f, group);
+      add_groups(context, f, kept);
+      add_group_table(context, f, kept, false);
       f.what = "live memory on " + memory::device_name(device.device) + " grows from " + dvdg::format_bytes(from.live) +
                " after step " + std::to_string(from.number) + " to " + dvdg::format_bytes(to.live) + " after step " +
-               std::to_string(to.number) + ": " + std::to_string(group.items.size()) + " blocks of " +
+               std::to_string(to.number) + ": " + std::to_string(kept.pieces) + " blocks of " +
                dvdg::format_bytes(per_step) + " a step are made and kept";
-      f.saving_bytes = at_peak > 0 ? at_peak : group.bytes;
+      f.saving_bytes = at_peak > 0 ? at_peak : kept.bytes;
       f.estimate = at_peak > 0 ? "the kept blocks' bytes at the peak"
                                : "the kept blocks' bytes after the last step (none is live at the peak)";
       f.fix = "stop keeping them across steps (a list they are appended to, a tensor kept for logging: keep "

@@ -113,6 +113,26 @@ TEST_F(MemoryRules, MemoryHeldLongAfterItsLastUseThroughThePeak) {
   EXPECT_EQ(found[0].saving_bytes, 3 * kMiB);
 }
 
+// Pieces two kernels made, both held past the peak, are one problem: one
+// finding with a row per producer, the most bytes first.
+TEST_F(MemoryRules, PiecesOfSeveralProducersHeldLateAreOneFinding) {
+  int64_t small = device_buffer(2 * kMiB, 0, 40 * kMs);
+  int64_t large = device_buffer(5 * kMiB, 0, 45 * kMs);
+  kernel("make_small", 1 * kMs, 1'000, {{small, A::Write}});
+  kernel("make_large", 2 * kMs, 1'000, {{large, A::Write}});
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].saving_bytes, 7 * kMiB);
+  EXPECT_EQ(rows_of(found[0], "allocations"), (std::vector<int64_t>{large, small}));
+  ASSERT_EQ(found[0].details.rows.size(), 2u);
+  EXPECT_EQ(found[0].details.rows[0][0], Cell(std::string("make_large()")));
+  EXPECT_EQ(found[0].details.rows[0][4], Cell(5 * kMiB));
+  EXPECT_EQ(found[0].details.rows[1][0], Cell(std::string("make_small()")));
+  EXPECT_NE(found[0].what.find("2 pieces of program memory (7 MiB) from 2 producers or sites"), std::string::npos)
+      << found[0].what;
+}
+
 // Never freed, it is held from its last use to the end of the trace.
 TEST_F(MemoryRules, MemoryNeverFreedIsHeldToTheTracesEnd) {
   int64_t kept = device_buffer(3 * kMiB, 0);
@@ -184,15 +204,17 @@ TEST_F(MemoryRules, MemoryFreedEveryStepIsNoLeak) {
 // Memory findings cost no time: after those that do, the most bytes first.
 TEST_F(MemoryRules, MemoryFindingsRankByBytesAfterTimeFindings) {
   device_buffer(kMiB, 0);
-  device_buffer(3 * kMiB, 0);
+  int64_t late = device_buffer(3 * kMiB, 0, 40 * kMs);
+  kernel("last_touch", 2 * kMs, 1'000, {{late, A::Write}});
   int64_t early = device_buffer(2 * kMiB, 0);
   transient_peak();
   kernel("first_touch", 50 * kMs, 1'000, {{early, A::Write}});
-  std::vector<int64_t> bytes;
+  std::vector<std::pair<std::string, int64_t>> bytes;
   for (const Finding& f : all_findings()) {
-    if (f.saving_bytes) bytes.push_back(*f.saving_bytes);
+    if (f.saving_bytes) bytes.emplace_back(f.rule, *f.saving_bytes);
   }
-  EXPECT_EQ(bytes, (std::vector<int64_t>{3 * kMiB, 2 * kMiB, kMiB}));
+  EXPECT_EQ(bytes, (std::vector<std::pair<std::string, int64_t>>{
+                       {"memory_freed_late", 3 * kMiB}, {"memory_allocated_early", 2 * kMiB}, {"memory_never_used", kMiB}}));
 }
 
 }  // namespace
