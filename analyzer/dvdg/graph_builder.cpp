@@ -70,6 +70,7 @@ class Builder {
     graph_.op_listed_edges.reserve(order.size() + 1);
     graph_.op_writes_begin.reserve(order.size() + 1);
     graph_.op_reads_begin.reserve(order.size() + 1);
+    reserve_values();
     for (uint32_t op = 0; op < order.size(); ++op) apply(op, order[op]);
     end_freed_sub_allocations();
     graph_.op_listed_edges.push_back(static_cast<uint32_t>(graph_.listed_edges.size()));
@@ -91,6 +92,22 @@ class Builder {
     int64_t bytes;  // of the value, read
     bool certain;   // the trace says the op read it (docs/dvdg.md)
   };
+
+  // The values and what each op read and wrote grow once, to about what
+  // they end at: a write makes a value (more where it splits one), a
+  // location's first read or write its version 0. Grown by doubling, a
+  // million-kernel trace's 8 million values held a third more memory
+  // than they needed while the last copy was made.
+  void reserve_values() {
+    size_t reads = 0, writes = 0;
+    for (const Access& access : trace_.accesses) {
+      reads += access.reads;
+      writes += access.writes;
+    }
+    graph_.values.reserve(trace_.locations.size() + writes);
+    graph_.op_writes.reserve(writes);
+    graph_.op_reads.reserve(reads);
+  }
 
   // Ops point at the op that caused them (and NCCL kernels at the
   // collective they ran) by trace position; the graph speaks in

@@ -67,7 +67,11 @@ class AccessFinder {
     size_t blocks = trace_.rows<SubAllocationRow>().size();
     out_.ops.reserve(2 * allocations + copies + memsets + kernels);
     pending_.reserve(2 * allocations + 2 * copies + memsets + 4 * kernels);
-    out_.locations.reserve(allocations + blocks);
+    // Locations: allocations, blocks, and the unknown regions copies and
+    // memsets reach (at most two each), and a collective's rank calls (two
+    // each, and one exchanged value).
+    size_t collective_calls = trace_.rows<CollectiveRow>().size();
+    out_.locations.reserve(allocations + blocks + 2 * (copies + memsets) + 3 * collective_calls);
     kernel_ids_.reserve(kernels);
     kernel_ops_.reserve(kernels);
   }
