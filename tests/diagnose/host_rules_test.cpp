@@ -329,8 +329,8 @@ TEST_F(HostRules, OneAllocationReusedIsNotChurn) {
 // host spends 1.5 us of each wait in the launch call and the rest in its own
 // work between calls. The GPU works 40% of the time: the run is
 // launch-bound. Replayed as a CUDA graph it takes its GPU time plus 1 us per
-// node: every wait goes, less 1 us per kernel. One finding, with its kernels
-// as a table.
+// node: every wait goes, less 1 us per kernel, and the replay takes 450 us.
+// One finding, with its kernels as a table.
 TEST_F(HostRules, LaunchBoundKernels) {
   int64_t d = buffer(AllocKind::Device, 4096);
   launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
@@ -342,6 +342,11 @@ TEST_F(HostRules, LaunchBoundKernels) {
   EXPECT_EQ(found[0].what.find("most kernels from"), std::string::npos) << "no modules recorded";
   EXPECT_EQ(rows_of(found[0], "kernels").size(), 64u);  // the evidence limit
   EXPECT_NE(found[0].fix.find("CUDA graph"), std::string::npos);
+  // The replay's own time: 150 x 2 us of GPU work and 150 x 1 us of nodes.
+  EXPECT_NE(found[0].estimate.find("replayed as a CUDA graph, the run takes its GPU time plus that, 450"),
+            std::string::npos)
+      << found[0].estimate;
+  EXPECT_NE(found[0].estimate.find("the saving is from the traced step"), std::string::npos);
   ASSERT_EQ(found[0].details.rows.size(), 10u);
   EXPECT_EQ(found[0].details.rows[0], (std::vector<Cell>{std::string("k0()"), int64_t{2},
                                                          int64_t{2'000}, int64_t{1'500}}));
