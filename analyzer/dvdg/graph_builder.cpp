@@ -1,9 +1,12 @@
 #include "analyzer/dvdg/graph_builder.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <iterator>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "apptracer/saturating.h"
 #include "analyzer/dvdg/program_order.h"
@@ -42,6 +45,48 @@ std::vector<Op> in_program_order(std::vector<Op>&& ops, const std::vector<uint32
 struct Piece {
   int64_t begin;
   uint32_t value;
+};
+
+// A location's pieces: one held in place, more on the heap. A training
+// trace has a location per tensor block, a million and more, nearly all
+// with one piece: a vector each cost a heap allocation and 56 bytes.
+class Pieces {
+ public:
+  bool empty() const { return !more_ && one_.value == kNone; }
+  size_t size() const { return more_ ? more_->size() : (empty() ? 0 : 1); }
+  Piece* begin() { return more_ ? more_->data() : &one_; }
+  Piece* end() { return begin() + size(); }
+  const Piece* begin() const { return const_cast<Pieces*>(this)->begin(); }
+  const Piece* end() const { return const_cast<Pieces*>(this)->end(); }
+
+  // Only `piece` from now on.
+  void assign_one(Piece piece) {
+    more_.reset();
+    one_ = piece;
+  }
+  // As std::vector's; pointers at or after `first` are invalidated.
+  Piece* erase(Piece* first, Piece* last) {
+    ptrdiff_t from = first - begin(), to = last - begin();
+    if (more_) return more_->data() + (more_->erase(more_->begin() + from, more_->begin() + to) - more_->begin());
+    if (from == to) return first;
+    one_.value = kNone;
+    return &one_;
+  }
+  // As std::vector's; every pointer is invalidated.
+  Piece* insert(Piece* at, Piece piece) {
+    ptrdiff_t index = at - begin();
+    if (empty()) {
+      one_ = piece;
+      return &one_;
+    }
+    if (!more_) more_ = std::make_unique<std::vector<Piece>>(1, one_);
+    return more_->data() + (more_->insert(more_->begin() + index, piece) - more_->begin());
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;  // no value: no piece held in place
+  Piece one_{0, kNone};
+  std::unique_ptr<std::vector<Piece>> more_;
 };
 
 // A kernel gets an access set (graph.h) when its possible reads and its
@@ -146,17 +191,17 @@ class Builder {
 
   // Version 0 appears the first time the location is touched (its
   // allocation, or first use of an unknown region), covering all of it.
-  std::vector<Piece>& state(uint32_t location, uint32_t op) {
-    std::vector<Piece>& pieces = pieces_[location];
+  Pieces& state(uint32_t location, uint32_t op) {
+    Pieces& pieces = pieces_[location];
     if (pieces.empty()) {
       // Managed memory is populated where it is first touched; without a
       // record of that, version 0 is taken to be on the host, whose
       // accesses the tracer cannot see.
       // A sub-allocation's version 0 comes from its allocation, which is no op.
       uint32_t producer = trace_.locations[location].sub_allocation_id ? Value::kNoOp : op;
-      pieces.push_back({0, new_value(location, 0, producer,
-                                     trace_.locations[location].starts_with_data, kHostResidency,
-                                     0, location_bytes(location))});
+      pieces.assign_one({0, new_value(location, 0, producer,
+                                      trace_.locations[location].starts_with_data, kHostResidency,
+                                      0, location_bytes(location))});
     }
     return pieces;
   }
@@ -165,7 +210,7 @@ class Builder {
   // of the location, with the part it holds.
   template <typename F>
   void for_each_overlap(uint32_t location, uint32_t op, int64_t begin, int64_t end, F&& f) {
-    std::vector<Piece>& pieces = state(location, op);
+    Pieces& pieces = state(location, op);
     int64_t bytes = location_bytes(location);
     auto it = std::upper_bound(pieces.begin(), pieces.end(), begin,
                                [](int64_t at, const Piece& p) { return at < p.begin; });
@@ -185,10 +230,10 @@ class Builder {
 
   // [begin, end) of the location now holds `value`; the rest keeps what it held.
   void assign(uint32_t location, int64_t begin, int64_t end, uint32_t value) {
-    std::vector<Piece>& pieces = pieces_[location];
+    Pieces& pieces = pieces_[location];
     int64_t bytes = location_bytes(location);
     if (begin <= 0 && end >= bytes) {
-      pieces.assign(1, {0, value});
+      pieces.assign_one({0, value});
       return;
     }
     if (end <= begin) return;
@@ -304,7 +349,7 @@ class Builder {
     if (is_lifetime_op(record.kind)) {
       bool ends = record.kind == OpKind::Free;
       for (const Access& access : accesses_) {
-        std::vector<Piece>& pieces = state(access.location, op);
+        Pieces& pieces = state(access.location, op);
         if (!ends) continue;
         freed_by_[access.location] = op;
         for (const Piece& piece : pieces) {
@@ -418,7 +463,7 @@ class Builder {
     if (made == accesses_.end()) return;
     uint32_t exchanged =
         new_value(made->location, 0, op, true, kNoResidency, 0, location_bytes(made->location));
-    pieces_[made->location].assign(1, {0, exchanged});
+    pieces_[made->location].assign_one({0, exchanged});
     graph_.op_writes.push_back(exchanged);
     for (const Read& read : reads_) {
       graph_.listed_edges.push_back(
@@ -496,7 +541,7 @@ class Builder {
   void migrate(uint32_t op) {
     const Op& record = graph_.ops[op];
     for (const Access& access : accesses_) {
-      std::vector<Piece>& pieces = state(access.location, op);
+      Pieces& pieces = state(access.location, op);
       int64_t moved_bytes = pieces.size() == 1 ? record.bytes : -1;
       for (Piece& piece : pieces) {
         const Value source = graph_.values[piece.value];
@@ -511,7 +556,7 @@ class Builder {
 
   OpAccesses trace_;
   Graph graph_;
-  std::vector<std::vector<Piece>> pieces_;  // per location: what it holds now
+  std::vector<Pieces> pieces_;  // per location: what it holds now
   std::vector<uint32_t> version_;           // per location: its latest version
   std::vector<uint32_t> last_writer_;       // per location: the op that made it
   std::vector<uint32_t> freed_by_;          // per location: the op that freed it
