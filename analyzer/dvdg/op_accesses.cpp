@@ -650,10 +650,6 @@ class AccessFinder {
       out_.access_begin[i] += out_.access_begin[i - 1];
     }
     out_.accesses = std::move(pending_);
-    // Merging took out nearly a third on a training trace (in-place ops pass
-    // one tensor twice): give that room back before the graph's build, which
-    // holds the accesses to its end.
-    out_.accesses.shrink_to_fit();
   }
 
   // Orders pending_ by (op, location, begin, end). By op in place, swapping
