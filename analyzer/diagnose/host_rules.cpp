@@ -14,34 +14,40 @@ namespace apptracer::diagnose {
 namespace {
 
 // One piece of GPU work, for finding what ran around a gap: a kernel or a
-// transfer (named when a finding shows it).
+// transfer (named when a finding shows it). Held by the million, so only its
+// times and what it is; the rest is read from it for the few gaps found.
 struct Work {
   int64_t start = 0, end = 0;
   const Kernel* kernel = nullptr;
   const Transfer* transfer = nullptr;
-  const char* table = "";
-  int64_t id = 0;
-  NullableInt correlation;
-  NullableInt api_start;
-  NullableInt stream;
 
+  const char* table() const { return kernel ? "kernels" : transfer->is_memset() ? "memsets" : "memcpys"; }
+  int64_t id() const { return kernel ? kernel->row->id : transfer->id(); }
+  NullableInt correlation() const { return kernel ? kernel->row->call_correlation_id : transfer->correlation(); }
+  NullableInt api_start() const { return kernel ? kernel->row->api_start_ns : transfer->api_start_ns(); }
   std::string name() const { return kernel ? std::string(kernel->name) : transfer_name(*transfer); }
 };
 
 std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
   std::map<int64_t, std::vector<Work>> work;
+  // Counted first, so that each device's list is made once at its size.
+  std::map<int64_t, size_t> counts;
   for (const Kernel& k : facts.ops().kernels()) {
-    const auto& row = *k.row;
-    if (k.timed())
-      work[row.device.value_or(0)].push_back({*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr, "kernels",
-                                              row.id, row.call_correlation_id, row.api_start_ns, row.stream});
+    if (k.timed()) ++counts[k.row->device.value_or(0)];
   }
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
-      if (t.timed())
-        work[t.device().value_or(0)].push_back({*t.gpu_start_ns(), *t.gpu_end_ns(), nullptr, &t,
-                                              t.is_memset() ? "memsets" : "memcpys", t.id(),
-                                              t.correlation(), t.api_start_ns(), t.stream()});
+      if (t.timed()) ++counts[t.device().value_or(0)];
+    }
+  }
+  for (const auto& [device, count] : counts) work[device].reserve(count);
+  for (const Kernel& k : facts.ops().kernels()) {
+    const auto& row = *k.row;
+    if (k.timed()) work[row.device.value_or(0)].push_back({*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr});
+  }
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+    for (const Transfer& t : *list) {
+      if (t.timed()) work[t.device().value_or(0)].push_back({*t.gpu_start_ns(), *t.gpu_end_ns(), nullptr, &t});
     }
   }
   for (auto& [device, list] : work) {
@@ -224,9 +230,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
   std::map<std::tuple<bool, int64_t, std::string>, Cause> causes;
   for (const Gap& gap : gaps) {
     int64_t length = elapsed_ns(gap.start, gap.end);
-    const HostCall* issuer = gap.after ? facts.ops().call(gap.after->correlation) : nullptr;
+    const HostCall* issuer = gap.after ? facts.ops().call(gap.after->correlation()) : nullptr;
     int64_t issue = issuer ? issuer->start_ns()
-                           : (gap.after && gap.after->api_start ? *gap.after->api_start : gap.end);
+                           : (gap.after && gap.after->api_start() ? *gap.after->api_start() : gap.end);
     int64_t late = std::min(elapsed_ns(gap.start, issue), length);
     // Queuing that work before the host's own lets it run under it: no more
     // of the gap goes than the work there was to run.
@@ -286,12 +292,12 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       cause.longest = length;
       cause.longest_text = (gap.before ? " after " + trace::short_kernel_name(gap.before->name()) : std::string()) +
                            (gap.after ? " until " + trace::short_kernel_name(gap.after->name()) : std::string());
-      if (gap.after) locate(context, f, gap.after->correlation, issue);
+      if (gap.after) locate(context, f, gap.after->correlation(), issue);
       if (gap.before) add_name(f, gap.before->name());
       if (gap.after) add_name(f, gap.after->name());
     }
-    if (gap.before) add_row(context, f, gap.before->table, gap.before->id);
-    if (gap.after) add_row(context, f, gap.after->table, gap.after->id);
+    if (gap.before) add_row(context, f, gap.before->table(), gap.before->id());
+    if (gap.after) add_row(context, f, gap.after->table(), gap.after->id());
   }
   for (auto& [key, cause] : causes) {
     Finding& f = cause.finding;
