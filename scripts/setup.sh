@@ -3,9 +3,9 @@
 #
 #   scripts/setup.sh            install what is missing, configure, build (./build)
 #   scripts/setup.sh --demo     only what scripts/demo.sh runs: no Chromium, no
-#                               Graphviz, no Python test tools, no debug info;
-#                               builds the command (and, with a GPU, the tracer
-#                               and the demo's programs)
+#                               Graphviz, no Python test tools, no debug info in a
+#                               new build; builds the command (and, with a GPU,
+#                               the tracer and the demo's programs)
 #   BUILD_DIR=dir scripts/setup.sh
 #
 # A later run without --demo adds what the tests need to the same build
@@ -100,10 +100,14 @@ fi
 # build in the tests, a rebuild after a branch switch) take seconds instead of
 # minutes.
 mapfile -t launchers < <("$repo/scripts/compiler_cache.sh" "$repo" "$build_dir")
-# The demo's build leaves out debug info, a third of each file's compile
-# time on a 2-core machine; the tests' build has it.
+# A new demo build leaves out debug info, a third of each file's compile
+# time on a 2-core machine; the tests' build has it. The demo keeps a build
+# that is there, whatever its type: switching would compile everything.
 build_type=RelWithDebInfo
-$demo && build_type=Release
+if $demo; then
+  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null)
+  build_type=${build_type:-Release}
+fi
 # Configured again when the tests' Python or build type replaces the demo's.
 if [ ! -f "$build_dir/CMakeCache.txt" ] ||
    ! grep -qx "Python3_EXECUTABLE:[A-Z]*=$python" "$build_dir/CMakeCache.txt" ||
