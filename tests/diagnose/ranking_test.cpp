@@ -299,5 +299,19 @@ TEST(FindingsOutput, AFindingIsAtMostEightLinesWithShortNames) {
   EXPECT_EQ(csv.rows[0].back(), Cell(int64_t{500'000}));
 }
 
+// The text prints a details column by what its name says it holds: `_ns`
+// a time, `bytes` a size; JSON keeps the numbers.
+TEST(FindingsOutput, DetailsColumnsPrintTimesAndSizesInUnits) {
+  Finding f;
+  f.rule = "memory_freed_late";
+  f.saving_bytes = 3 << 20;
+  f.details = {"pieces", {"made_by", "pieces", "bytes", "held_ns"}, {}};
+  f.details.rows.push_back({std::string("fill()"), int64_t{3}, int64_t{3 << 20}, int64_t{12'500'000}});
+  std::ostringstream text;
+  write_findings_text(text, {f});
+  EXPECT_NE(text.str().find("fill | 3 | 3 MiB | 12.50 ms"), std::string::npos) << text.str();
+  EXPECT_EQ(findings_json({f})[0]["details"]["rows"][0][2], 3 << 20);
+}
+
 }  // namespace
 }  // namespace apptracer::diagnose
