@@ -23,6 +23,7 @@
 #include "analyzer/report/unified_memory_moves.h"
 #include "analyzer/report/whatif_section.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
+#include "analyzer/trace/short_names.h"
 
 namespace apptracer::report {
 
@@ -31,6 +32,7 @@ namespace {
 using diagnose::TraceFacts;
 using diagnose::Transfer;
 using nlohmann::json;
+
 
 double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
@@ -405,10 +407,28 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   const std::vector<diagnose::Finding>& found = diagnosis.findings;
   size_t shown = diagnose::shown_by_default(found);
   data["link_model"] = diagnosis.link_model;
-  data["findings"] = diagnose::findings_json(found, shown);
-  data["more_findings"] = diagnose::findings_json({found.begin() + static_cast<std::ptrdiff_t>(shown), found.end()});
+  data["findings"] = findings_to_show(diagnose::findings_json(found, shown));
+  data["more_findings"] =
+      findings_to_show(diagnose::findings_json({found.begin() + static_cast<std::ptrdiff_t>(shown), found.end()}));
   data["diagnosis_notes"] = diagnosis.notes;
   return data;
+}
+
+json findings_to_show(json findings) {
+  for (json& finding : findings) {
+    json short_names = json::array();
+    for (const json& name : finding["where"]["names"]) short_names.push_back(trace::short_kernel_name(name.get<std::string>()));
+    finding["where"]["short_names"] = std::move(short_names);
+    if (finding["details"].is_null()) continue;
+    json short_rows = finding["details"]["rows"];
+    for (json& row : short_rows) {
+      for (json& cell : row) {
+        if (cell.is_string()) cell = trace::short_kernel_name(cell.get<std::string>());
+      }
+    }
+    finding["details"]["short_rows"] = std::move(short_rows);
+  }
+  return findings;
 }
 
 json comparison_data(const std::string& a, const std::string& b, const diff::TraceComparison& comparison) {

@@ -31,6 +31,11 @@ inline constexpr size_t kTransferLimit = 1000;
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
                            const std::string& system_file, Progress* progress = nullptr);
 
+// Findings (diagnose's JSON) as the page shows them: beside the whole
+// kernel names, shortened ones (template arguments elided, as diagnose's
+// text prints them) in `where.short_names` and `details.short_rows`.
+nlohmann::json findings_to_show(nlohmann::json findings);
+
 // `apptracer diff`'s comparison of trace A (the report's) with B, for the
 // page: its notes, and of each table the rows that changed beyond the
 // threshold (changed_rows.h), with how many others it left out.

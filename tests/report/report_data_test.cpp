@@ -13,6 +13,7 @@
 
 #include "analyzer/diagnose/diagnosis.h"
 #include "analyzer/diagnose/findings_output.h"
+#include "analyzer/trace/short_names.h"
 #include "analyzer/report/bandwidth_against_peak.h"
 #include "analyzer/report/changed_rows.h"
 #include "diagnose_fixture.h"
@@ -304,17 +305,47 @@ TEST_F(SteadyState, TheFirstScreenIsTheSteadyStep) {
 }
 
 // The findings `apptracer diagnose` shows by default, in its order and with
-// its savings (the steady steps'); the rest apart.
+// its savings (the steady steps'); the rest apart. Beside each whole kernel
+// name, the short one the page shows (as diagnose's text does).
 TEST_F(SteadyState, FindingsAreDiagnosesDefaultList) {
   trace::Trace diagnosed(trace.db());
   std::vector<diagnose::Finding> expected = diagnose::diagnose_trace(diagnosed, {}).findings;
   ASSERT_GT(expected.size(), diagnose::kShownFindings) << "the trace should have more findings than are shown";
   trace::Trace model(trace.db());
   nlohmann::json data = report_data(model, "t.db", "");
-  EXPECT_EQ(data["findings"], diagnose::findings_json(expected, diagnose::kShownFindings));
+  nlohmann::json shown = data["findings"];
+  for (nlohmann::json& f : shown) {
+    const nlohmann::json& names = f["where"]["names"];
+    ASSERT_EQ(f["where"]["short_names"].size(), names.size());
+    for (size_t i = 0; i < names.size(); ++i)
+      EXPECT_EQ(f["where"]["short_names"][i], trace::short_kernel_name(names[i].get<std::string>()));
+    f["where"].erase("short_names");
+    if (f["details"].is_null()) continue;
+    EXPECT_EQ(f["details"]["short_rows"].size(), f["details"]["rows"].size());
+    f["details"].erase("short_rows");
+  }
+  EXPECT_EQ(shown, diagnose::findings_json(expected, diagnose::kShownFindings));
   EXPECT_EQ(data["more_findings"].size(), expected.size() - diagnose::kShownFindings);
   EXPECT_EQ(data["more_findings"][0]["what"], expected[diagnose::kShownFindings].what);
   EXPECT_FALSE(data["diagnosis_notes"].empty());
+}
+
+// The page shows kernel names as diagnose's text does, template arguments
+// elided; the whole names stay beside them.
+TEST(FindingsToShow, KernelNamesShortenedBesideTheWholeOnes) {
+  std::string name = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>, "
+                     "std::array<char*, 1ul> >(int, at::native::FillFunctor<int>, std::array<char*, 1ul>)";
+  diagnose::Finding f;
+  f.rule = "launch_bound_kernels";
+  f.names = {name};
+  f.details = {"kernels", {"kernel", "launches"}, {{name, int64_t{3}}}};
+  nlohmann::json shown = findings_to_show(diagnose::findings_json({f}));
+  std::string short_name = trace::short_kernel_name(name);
+  EXPECT_EQ(short_name, "at::native::vectorized_elementwise_kernel<FillFunctor<int>>");
+  EXPECT_EQ(shown[0]["where"]["short_names"][0], short_name);
+  EXPECT_EQ(shown[0]["where"]["names"][0], name);
+  EXPECT_EQ(shown[0]["details"]["short_rows"][0], nlohmann::json::array({short_name, 3}));
+  EXPECT_EQ(shown[0]["details"]["rows"][0][0], name);
 }
 
 // The timeline shows the steady steps, not what came before them.

@@ -104,7 +104,8 @@ function cost(f) {
 }
 
 function findingCard(f, number) {
-  const where = [f.where.names.join('; '), f.where.nvtx_range && `NVTX ${f.where.nvtx_range}`,
+  // Kernel names shortened as diagnose prints them; whole in --json.
+  const where = [(f.where.short_names ?? f.where.names).join('; '), f.where.nvtx_range && `NVTX ${f.where.nvtx_range}`,
     f.where.call_site && `called by ${f.where.call_site}`].filter(Boolean).join(' | ');
   return el('div', { class: f.correctness ? 'finding correctness' : 'finding' },
     el('div', { class: 'what' }, el('span', { class: 'rule', text: `${number}. ${f.rule}` }), ' ', f.what),
@@ -114,7 +115,7 @@ function findingCard(f, number) {
     el('details', {}, el('summary', { text: 'where and how estimated' }),
       el('p', { text: where || 'no location recorded' }),
       el('p', { text: `estimate: ${f.estimate}` }),
-      f.details ? dataTable(f.details.columns, f.details.rows) : null,
+      f.details ? dataTable(f.details.columns, f.details.short_rows ?? f.details.rows) : null,
       el('p', { text: `rows: ${f.where.rows.map((r) => `${r.table}:${r.id}`).join(' ') || 'none'}` })));
 }
 
