@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -32,9 +33,14 @@ class ReadAhead {
       here_.emplace(db, texts, rest);
       return;
     }
-    thread_ = std::thread([this, own = db.reopen_read_only(), rest = std::string(rest)]() mutable {
-      read(own, rest);
-    });
+    try {
+      thread_ = std::thread([this, own = db.reopen_read_only(), rest = std::string(rest)]() mutable {
+        read(own, rest);
+      });
+    } catch (const std::system_error&) {
+      // No thread to be had: read here, as run_on_threads does.
+      here_.emplace(db, texts, rest);
+    }
   }
   ~ReadAhead() {
     if (!thread_.joinable()) return;
