@@ -161,6 +161,17 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
   }
 }
 
+// A finding of `rule` about one device's groups: its place, rows, names and
+// table, and the bytes it takes off the peak (all of theirs).
+Finding device_finding(const RuleContext& context, const char* rule, const DeviceGroups& device, bool held) {
+  Finding f;
+  f.rule = rule;
+  add_groups(context, f, device);
+  add_group_table(context, f, device, held);
+  f.saving_bytes = device.bytes;
+  return f;
+}
+
 // "23 pieces of pytorch tensors memory (44.7 MiB)", a single block by its id;
 // several groups: how many producers (or sites) made them.
 std::string pieces(const TraceFacts& facts, const DeviceGroups& device) {
@@ -234,14 +245,10 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f;
-    f.rule = "memory_never_used";
-    add_groups(context, f, device);
+    Finding f = device_finding(context, "memory_never_used", device, false);
     add_name(f, piece_name(facts, first));
-    add_group_table(context, f, device, false);
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
-    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak";
     f.fix = "remove it (" + dvdg::format_bytes(device.bytes) + " held for nothing)";
     findings.push_back(std::move(f));
@@ -257,13 +264,9 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f;
-    f.rule = "memory_allocated_early";
-    add_groups(context, f, device);
-    add_group_table(context, f, device, true);
+    Finding f = device_finding(context, "memory_allocated_early", device, true);
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "allocated up to " +
              format_ns(device.idle_ns) + " before first use, still unused at the peak";
-    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes before its first use";
     f.fix = "allocate it just before its first use" +
             (f.names.empty() ? std::string() : " (" + f.names.front() + ")");
@@ -282,13 +285,9 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f;
-    f.rule = "memory_freed_late";
-    add_groups(context, f, device);
-    add_group_table(context, f, device, true);
+    Finding f = device_finding(context, "memory_freed_late", device, true);
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "held up to " +
              format_ns(device.idle_ns) + " after last use, through the peak";
-    f.saving_bytes = device.bytes;
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
     f.fix = "free it (drop the last reference) right after its last use";
     findings.push_back(std::move(f));
@@ -372,10 +371,7 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
         }
         per_step += group->bytes / static_cast<int64_t>(group->steps);
       }
-      Finding f;
-      f.rule = "memory_leak";
-      add_groups(context, f, kept);
-      add_group_table(context, f, kept, false);
+      Finding f = device_finding(context, "memory_leak", kept, false);
       f.what = "live memory on " + memory::device_name(device.device) + " grows from " + dvdg::format_bytes(from.live) +
                " after step " + std::to_string(from.number) + " to " + dvdg::format_bytes(to.live) + " after step " +
                std::to_string(to.number) + ": " + std::to_string(kept.pieces) + " blocks of " +
