@@ -214,7 +214,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   bool in_graphs = 2 * graph_kernels > kernels;
   // Averages per step (per step and device where a process uses several).
   int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(spans.size());
-  std::string unit = facts.ops().steps().empty() ? "the run" : "the step";
+  std::string noun = facts.ops().steps().empty() ? "run" : "step";
+  std::string unit = "the " + noun;
   std::string per = facts.ops().steps().empty() ? "" : " per step";
   int busy_percent = static_cast<int>(100.0 * static_cast<double>(busy_ns) /
                                       static_cast<double>(std::max<int64_t>(wall, 1)));
@@ -263,8 +264,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  // taken from the traced step, runs up to three times the
                  // untraced one, because tracing lengthens the host's work
                  // between launches, not only the launches.
-                 "; the saving is from the traced step, which tracing lengthens: against the untraced " +
-                 (facts.ops().steps().empty() ? "run" : "step") + " it is that time less the graph replay's";
+                 "; the saving is from the traced " + noun + ", which tracing lengthens: against the untraced " +
+                 noun + " it is that time less the graph replay's";
   }
   f.claim = "GPU idle time";
   f.steps = facts.step_count();

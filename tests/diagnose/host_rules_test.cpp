@@ -346,7 +346,7 @@ TEST_F(HostRules, LaunchBoundKernels) {
   EXPECT_NE(found[0].estimate.find("replayed as a CUDA graph, the run takes its GPU time plus that, 450"),
             std::string::npos)
       << found[0].estimate;
-  EXPECT_NE(found[0].estimate.find("the saving is from the traced step"), std::string::npos);
+  EXPECT_NE(found[0].estimate.find("the saving is from the traced run"), std::string::npos);
   ASSERT_EQ(found[0].details.rows.size(), 10u);
   EXPECT_EQ(found[0].details.rows[0], (std::vector<Cell>{std::string("k0()"), int64_t{2},
                                                          int64_t{2'000}, int64_t{1'500}}));
