@@ -186,6 +186,14 @@ SELF_COST_SITES = [("api_callback", "CUDA callbacks"), ("kernel_arguments", "of 
                    ("host_allocate", "malloc hooks"), ("host_free", "free hooks"),
                    ("framework_allocator", "framework-allocator events"),
                    ("activity_buffer", "activity buffers (CUPTI's thread)")]
+# Parts of the writer thread's time, by what it was writing.
+WRITER_SITES = [("writer_drain", "draining"), ("writer_api_calls", "API calls"),
+                ("writer_allocations", "allocations"), ("writer_launches", "launches"),
+                ("writer_arguments", "launch arguments"), ("writer_argument_sets", "of which their sets"),
+                ("writer_kernel_activity", "kernel activity"),
+                ("writer_copies", "copies and memsets"), ("writer_tensor_blocks", "tensor blocks"),
+                ("writer_other", "other records"), ("writer_pass_end", "ends of passes"),
+                ("writer_commit", "commits")]
 
 
 def self_cost_line(r, workload):
@@ -196,9 +204,16 @@ def self_cost_line(r, workload):
     sites = [f"{label} {get(site, 'us_per_step'):,.0f} ({get(site, 'calls_per_step'):,.0f} calls)"
              for site, label in SELF_COST_SITES if get(site, "us_per_step") is not None]
     writer = get("writer_cpu", "us_per_step")
+    writer_parts = [f"{label} {get(site, 'us_per_step'):,.0f} ({get(site, 'calls_per_step'):,.0f})"
+                    for site, label in WRITER_SITES if get(site, "us_per_step") is not None]
     timer = r.get(f"real-{workload}.self.timer_ns")
+    again = r.get(f"real-{workload}.self.rows_stored_again_per_step")
     return ("Inside the tracer, per step (µs, `apptracer record --self-cost`, N and 3N steps differenced): " +
             "; ".join(sites) + (f"; the writer thread's CPU {writer:,.0f}" if writer is not None else "") +
+            (f" (its wall time by what it wrote, µs (records or calls): {', '.join(writer_parts)})"
+             if writer_parts else "") +
+            (f"; rows stored again because their GPU activity came after them: {again:,.0f}"
+             if again is not None else "") +
             (f". Each timed call includes about {timer:.0f} ns of timing itself." if timer else ""))
 
 

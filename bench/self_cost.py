@@ -3,7 +3,10 @@ the workload of real_steps.py under `apptracer record --self-cost` with N
 and 3N steps and divides the difference of each site's totals (meta
 self_cost) by 2N, so loading, warm-up and the final write cancel out.
 Prints, per site, "result real-WORKLOAD.self.SITE.us_per_step V" and
-".calls_per_step V" lines for bench/report.py.
+".calls_per_step V" lines for bench/report.py, and the rows the writer
+stored again per step because their GPU activity came after they were
+stored (".rows_stored_again_per_step"), and the rows each table gained per
+step (".rows.TABLE.per_step").
 
     python3 self_cost.py DIST WORKLOAD STEPS WARMUP
 """
@@ -23,7 +26,12 @@ def totals(apptracer, workload, steps, warmup, work):
                    check=True, stdout=subprocess.DEVNULL)
     db = sqlite3.connect(trace)
     try:
-        return json.loads(db.execute("SELECT value FROM meta WHERE key = 'self_cost'").fetchone()[0])
+        found = json.loads(db.execute("SELECT value FROM meta WHERE key = 'self_cost'").fetchone()[0])
+        again = db.execute("SELECT value FROM meta WHERE key = 'rows_stored_again'").fetchone()
+        found["rows_stored_again"] = int(again[0]) if again else None
+        found["rows"] = {key[len("rows."):]: int(value) for key, value in
+                         db.execute("SELECT key, value FROM meta WHERE key LIKE 'rows.%'")}
+        return found
     finally:
         db.close()
 
@@ -36,12 +44,19 @@ def main():
         long = totals(apptracer, workload, 3 * steps, warmup, work)
     per_step = 2 * steps
     for site, value in long.items():
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or "calls" not in value:
             continue
         calls = (value["calls"] - short[site]["calls"]) / per_step
         us = (value["ns"] - short[site]["ns"]) / per_step / 1000
         print(f"result real-{workload}.self.{site}.us_per_step {us:.1f}")
         print(f"result real-{workload}.self.{site}.calls_per_step {calls:.0f}")
+    if long["rows_stored_again"] is not None:
+        again = (long["rows_stored_again"] - short["rows_stored_again"]) / per_step
+        print(f"result real-{workload}.self.rows_stored_again_per_step {again:.0f}")
+    for table, rows in long["rows"].items():
+        gained = (rows - short["rows"].get(table, 0)) / per_step
+        if gained:
+            print(f"result real-{workload}.self.rows.{table}.per_step {gained:.0f}")
     writer = (long["writer_cpu_ns"] - short["writer_cpu_ns"]) / per_step / 1000
     print(f"result real-{workload}.self.writer_cpu.us_per_step {writer:.1f}")
     print(f"result real-{workload}.self.timer_ns {long['timer_ns']}")

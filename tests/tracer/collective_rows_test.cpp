@@ -237,7 +237,7 @@ TEST_F(CollectiveRowsTest, ACallWhosePlanNeverComesIsStoredAfterHoldPasses) {
     return q.int64(0);
   };
   EXPECT_EQ(rows(), 0) << "waits for its plan";
-  for (int pass = 0; pass < StoreOptions{}.hold_passes; ++pass) write({});
+  for (int pass = 0; pass < StoreOptions{}.activity.hold_passes; ++pass) write({});
   EXPECT_EQ(rows(), 1);
 }
 

@@ -125,6 +125,9 @@ def check_self_cost(c, apptracer, apps):
         c.expect(cost.get("writer_cpu_ns", -1) >= 0 and 0 < cost.get("timer_ns", 0) < 10_000,
                  f"self-cost: the writer's CPU time, and what one timing costs "
                  f"({cost.get('writer_cpu_ns')}, {cost.get('timer_ns')} ns)")
+        written, commits = cost.get("writer_allocations", {}), cost.get("writer_commit", {})
+        c.expect(written.get("calls", 0) >= 1 and commits.get("calls", 0) >= 1,
+                 f"self-cost: the writer's time by what it wrote: {written}, {commits}")
         c.expect("self_cost=1" in meta.get("options", ""), "self-cost: in meta options")
     with tempfile.TemporaryDirectory() as out:
         record(apptracer, out, program, "all")

@@ -70,7 +70,7 @@ class TraceStoreTest : public StoreFixture {
   // One pass, then as many empty ones as rows wait for their GPU activity.
   void write_and_settle(std::initializer_list<Record> records) {
     write(records);
-    for (int pass = 0; pass < StoreOptions{}.hold_passes; ++pass) write({});
+    for (int pass = 0; pass < StoreOptions{}.activity.hold_passes; ++pass) write({});
   }
   Database read() { return Database(path_, Database::Mode::ReadOnly); }
   int64_t scalar(const std::string& sql) {
@@ -456,6 +456,52 @@ TEST_F(StoreJoinTest, ActivityAfterTheRowWasStoredWithoutItStillFillsIt) {
   EXPECT_EQ(scalar("SELECT arg_set_id IS NOT NULL FROM kernels"), 1);
   EXPECT_EQ(scalar("SELECT api_start_ns FROM kernels"), 10) << "read back whole";
   EXPECT_EQ(scalar("SELECT name_id IS NOT NULL AND demangled_id IS NOT NULL FROM kernels"), 1);
+}
+
+// The writer passes whenever a buffer fills, every few milliseconds in a
+// training loop, while the GPU runs up to a step behind: counted in passes
+// alone, rows were stored before their activity came and stored again.
+TEST_F(StoreJoinTest, ARowWaitsItsHoldsTimeHoweverOftenTheWriterPasses) {
+  store_.reset();
+  StoreOptions options;
+  options.activity.hold_ns = 1'000'000;
+  store_ = std::make_unique<TraceStore>(path_ + ".held", registry_, strings_,
+                                        HostBlockResolution{}, options);
+  auto pass_at = [&](uint64_t ns, std::vector<Record> records) {
+    store_->begin();
+    store_->write(records.data(), records.size());
+    store_->end_pass(ns);
+    store_->commit();
+  };
+  Database db(path_ + ".held", Database::Mode::ReadOnly);
+  auto count = [&](const char* sql) {
+    Statement q = db.prepare(sql);
+    EXPECT_TRUE(q.step());
+    return q.int64(0);
+  };
+  pass_at(1'000, {launch(11, 10), args(11, {})});
+  for (uint64_t ns = 2'000; ns < 1'000'000; ns += 100'000) pass_at(ns, {});
+  EXPECT_EQ(count("SELECT count(*) FROM kernels"), 0) << "many passes, but not a millisecond";
+  pass_at(1'001'000, {gpu_kernel(11, 500)});
+  EXPECT_EQ(count("SELECT count(*) FROM kernels WHERE gpu_start_ns = 500"), 1) << "stored once";
+
+  pass_at(1'002'000, {launch(12, 20), args(12, {})});
+  pass_at(1'003'000, {});
+  pass_at(1'004'000, {});
+  pass_at(1'005'000, {});
+  EXPECT_EQ(count("SELECT count(*) FROM kernels WHERE call_correlation_id = 12"), 0)
+      << "three passes, a millisecond not yet";
+  pass_at(2'001'000, {});
+  EXPECT_EQ(count("SELECT count(*) FROM kernels WHERE gpu_start_ns IS NULL"), 1)
+      << "a millisecond since the pass before it came: stored without its activity";
+  pass_at(2'002'000, {gpu_kernel(12, 900)});
+  store_->begin();
+  store_->finish();
+  store_->commit();
+  EXPECT_EQ(count("SELECT count(*) FROM kernels WHERE gpu_start_ns = 900"), 1);
+  Statement again = db.prepare("SELECT value FROM meta WHERE key = 'rows_stored_again'");
+  ASSERT_TRUE(again.step());
+  EXPECT_EQ(again.text(0), "1") << "only the row whose activity came after its hold";
 }
 
 TEST_F(StoreJoinTest, ArgumentsArrivingAfterTheActivityCompleteTheRow) {

@@ -15,7 +15,9 @@
 namespace apptracer::self_cost {
 
 // Sites, inner ones timed inside outer ones (kernel arguments inside the
-// API callback): their times are parts, not additions.
+// API callback): their times are parts, not additions. The writer's sites
+// itemize the writer thread's time (its rows' SQLite inserts land in the
+// site whose record filled a batch).
 #define APPTRACER_COST_SITES(X)                                                  \
   X(ApiCallback, "api_callback")     /* a traced CUDA call's enter and exit callbacks */ \
   X(KernelArguments, "kernel_arguments") /* a launch's parameter words checked for pointers */ \
@@ -24,7 +26,19 @@ namespace apptracer::self_cost {
   X(HostFree, "host_free")           /* an interposed free's bookkeeping */            \
   X(FrameworkAllocator, "framework_allocator") /* a framework allocator's block event */ \
   X(FrameworkRange, "framework_range") /* a module's or op's push or pop (PyTorch) */    \
-  X(ActivityBuffer, "activity_buffer") /* a CUPTI activity buffer converted (CUPTI's thread) */
+  X(ActivityBuffer, "activity_buffer") /* a CUPTI activity buffer converted (CUPTI's thread) */ \
+  X(WriterDrain, "writer_drain")     /* the writer thread: record buffers drained */   \
+  X(WriterApiCalls, "writer_api_calls") /* API call records made rows */               \
+  X(WriterAllocations, "writer_allocations") /* allocation and free records */          \
+  X(WriterLaunches, "writer_launches") /* kernel launch records */                     \
+  X(WriterArguments, "writer_arguments") /* launch argument records, words resolved */  \
+  X(WriterArgumentSets, "writer_argument_sets") /* of which sets found or stored */     \
+  X(WriterKernelActivity, "writer_kernel_activity") /* kernel activity records */      \
+  X(WriterCopies, "writer_copies")   /* copy and memset records, with their activity */ \
+  X(WriterTensorBlocks, "writer_tensor_blocks") /* framework allocators' block records */ \
+  X(WriterOther, "writer_other")     /* every other record kind */                    \
+  X(WriterPassEnd, "writer_pass_end") /* rows held for activity stored, batches flushed */ \
+  X(WriterCommit, "writer_commit")   /* a pass's transaction committed */
 
 enum class Site : uint8_t {
 #define APPTRACER_COST_SITE_ENUM(name, key) name,

@@ -110,8 +110,6 @@ void finish(const char* status) {
   state.writer->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   state.writer->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
   state.writer->set_meta("host_block_lookups_cut", std::to_string(host_blocks::lookups_cut()));
-  if (self_cost::enabled)
-    state.writer->set_meta("self_cost", self_cost::json(state.writer->thread_cpu_ns()));
   state.writer->finish(status);
   state.final_write_done = true;
 }

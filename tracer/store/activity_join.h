@@ -3,8 +3,8 @@
 //
 // A row waits in memory for its activity and is inserted once, complete:
 // writing it first and updating it later would double the writer's work per
-// launch. A row whose activity has not come within `hold_passes` writer
-// passes is inserted without it and remembered a while longer ("late", by
+// launch. A row whose activity has not come within its wait (ActivityWait:
+// writer passes and time) is inserted without it and remembered a while longer ("late", by
 // its id alone: the row is in the database): if its activity still comes,
 // the row is read back and stored again, whole. Activity whose
 // row never comes (graph launches, work from untraced entry points) becomes
@@ -26,15 +26,29 @@
 
 namespace apptracer {
 
+// How long a row waits for its GPU activity.
+struct ActivityWait {
+  // Writer passes a row waits before it is stored without its activity (0:
+  // GPU activity is not recorded in this process).
+  int hold_passes = 2;
+  // And at least this long since the pass before the one that brought it:
+  // the writer passes as often as a buffer fills (every few milliseconds in
+  // a training loop) while the GPU may run a whole step behind the launches,
+  // and a row stored before its activity comes is read back and stored
+  // again, whole.
+  uint64_t hold_ns = 0;
+  // Passes a row stored without its activity is kept, in case it comes.
+  int late_passes = 25;
+};
+
 template <typename Row, typename Traits>
 class ActivityJoin {
  public:
   // `insert(row, replace)` stores a row and sets its id (replace: stored
   // before); `load(id)` reads a stored row back (nothing: no such row).
-  ActivityJoin(int hold_passes, int late_passes, std::function<void(Row&, bool replace)> insert,
+  ActivityJoin(ActivityWait wait, std::function<void(Row&, bool replace)> insert,
                std::function<std::optional<Row>(int64_t id)> load)
-      : hold_passes_(hold_passes),
-        late_passes_(late_passes),
+      : wait_(wait),
         insert_(std::move(insert)),
         load_(std::move(load)) {}
 
@@ -43,7 +57,7 @@ class ActivityJoin {
   // made it. `awaiting_more`: something else must arrive before it is stored
   // (kernel arguments, see update()).
   void add_row(Row row, uint32_t outer, uint32_t own, bool awaiting_more = false) {
-    Pending pending{std::move(row), 0, false, awaiting_more, own, outer, true};
+    Pending pending{std::move(row), pass_, last_pass_ns_, false, awaiting_more, own, outer, true};
     take_held(pending, outer);
     if (own != outer) take_held(pending, own);
     if (pending.has_activity && !pending.awaiting_more) {
@@ -82,6 +96,7 @@ class ActivityJoin {
     if (row) {
       change(*row);
       insert_(*row, true);
+      ++stored_again_;
     }
   }
 
@@ -108,31 +123,36 @@ class ActivityJoin {
       Traits::apply(*row, activity, !late->has_activity);
       late->has_activity = true;
       insert_(*row, true);
+      ++stored_again_;
       return;
     }
-    held_[id].push_back(Held{activity, 0});
+    held_[id].push_back(Held{activity, pass_, last_pass_ns_});
   }
 
-  // Once per writer pass: rows and activity that waited long enough are stored.
-  void end_pass() {
+  // Once per writer pass, `pass_ns` when it began draining: rows and
+  // activity that waited long enough are stored.
+  void end_pass(uint64_t pass_ns) {
     ++pass_;
-    // Oldest first, so rows stored together keep the order their calls came in.
+    // Oldest first, so rows stored together keep the order their calls came
+    // in; the rows after the first that must wait on are younger still.
     for (size_t i = front_; i < slots_.size(); ++i) {
       Pending& pending = slots_[i];
-      if (!pending.live || ++pending.passes <= hold_passes_) continue;
+      if (!pending.live) continue;
+      if (!waited_enough(pending.pass, pending.since_ns, pass_ns)) break;
       flush(pending.outer, pending);
       retire(pending);
     }
     drop_retired();
     for (auto it = held_.begin(); it != held_.end();) {
-      if (++it->second.front().passes > hold_passes_) {
+      const Held& oldest = it->second.front();
+      if (waited_enough(oldest.pass, oldest.since_ns, pass_ns)) {
         for (const Held& held : it->second) store_activity_only(held.record);
         it = held_.erase(it);
       } else {
         ++it;
       }
     }
-    while (late_front_ < late_rows_.size() && late_rows_[late_front_].pass + late_passes_ < pass_) {
+    while (late_front_ < late_rows_.size() && late_rows_[late_front_].pass + wait_.late_passes < pass_) {
       late_index_.erase(late_rows_[late_front_].id);
       ++late_front_;
       ++late_first_sequence_;
@@ -141,6 +161,7 @@ class ActivityJoin {
       late_rows_.erase(late_rows_.begin(), late_rows_.begin() + static_cast<long>(late_front_));
       late_front_ = 0;
     }
+    last_pass_ns_ = pass_ns;
   }
 
   // Whether a row has waited a whole pass for activity: time to ask CUPTI
@@ -148,10 +169,15 @@ class ActivityJoin {
   bool waiting() const {
     for (size_t i = front_; i < slots_.size(); ++i) {
       const Pending& pending = slots_[i];
-      if (pending.live && pending.passes >= 1 && !pending.has_activity) return true;
+      if (pending.pass == pass_) return false;  // this pass's rows, and all after
+      if (pending.live && !pending.has_activity) return true;
     }
     return false;
   }
+
+  // Rows stored again because what they waited for came after they were
+  // stored (the work the hold saves).
+  uint64_t stored_again() const { return stored_again_; }
 
   // The end: everything still waiting is stored as it is.
   void finish() {
@@ -176,7 +202,8 @@ class ActivityJoin {
  private:
   struct Pending {
     Row row;
-    int passes;
+    int64_t pass;      // the passes that had ended when it came
+    uint64_t since_ns;  // when the pass before it began
     bool has_activity;
     bool awaiting_more;
     uint32_t own;
@@ -185,7 +212,8 @@ class ActivityJoin {
   };
   struct Held {
     Record record;
-    int passes;
+    int64_t pass;
+    uint64_t since_ns;
   };
   struct Late {
     int64_t row_id;
@@ -268,11 +296,17 @@ class ActivityJoin {
     insert_(row, false);
   }
 
-  int hold_passes_;
-  int late_passes_;
+  bool waited_enough(int64_t came_at_pass, uint64_t since_ns, uint64_t pass_ns) const {
+    return pass_ - came_at_pass > wait_.hold_passes &&
+           (wait_.hold_ns == 0 || (pass_ns > since_ns && pass_ns - since_ns >= wait_.hold_ns));
+  }
+
+  ActivityWait wait_;
   std::function<void(Row&, bool)> insert_;
   std::function<std::optional<Row>(int64_t)> load_;
   int64_t pass_ = 0;
+  uint64_t last_pass_ns_ = 0;  // when the last ended pass began
+  uint64_t stored_again_ = 0;
   // Waiting rows, oldest first, from slots_[front_]. A vector, not a deque:
   // a deque block holds one or two rows this size, so each row cost a malloc.
   std::vector<Pending> slots_;

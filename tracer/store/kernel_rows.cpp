@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "base/self_cost.h"
 #include "store/row_values.h"
 
 namespace apptracer {
@@ -49,14 +50,14 @@ struct KernelTraits {
 };
 
 KernelRows::KernelRows(Database& db, AddressResolver& resolver, KernelSignatures& signatures,
-                       const GraphNodes& graph_nodes, int hold_passes, int late_passes)
+                       const GraphNodes& graph_nodes, ActivityWait wait)
     : resolver_(resolver),
       signatures_(signatures),
       graph_nodes_(graph_nodes),
       arg_sets_(db),
       inserters_(db) {
   join_ = std::make_unique<ActivityJoin<KernelRow, KernelTraits>>(
-      hold_passes, late_passes,
+      wait,
       [this](KernelRow& row, bool again) {
         if (!again && row.launch_kind == LaunchKind::Graph) fill_from_graph_node(row);
         if (!row.demangled_id && row.name_id) {
@@ -133,7 +134,11 @@ void KernelRows::write_args(const Record& r) {
     if (row) args.words.push_back(*row);
   }
   if (!record.last) return;
-  int64_t set_id = arg_sets_.id_of(args.words);
+  int64_t set_id = 0;
+  {
+    self_cost::Timer timer(self_cost::Site::WriterArgumentSets);
+    set_id = arg_sets_.id_of(args.words);
+  }
   join_->update(
       args.outer_correlation_id, [set_id](KernelRow& row) { row.arg_set_id = set_id; }, true);
   args.own_correlation_id = 0;
@@ -172,7 +177,8 @@ void KernelRows::fill_from_graph_node(KernelRow& row) {
   row.arg_set_id = arg_sets_.id_of(words);
 }
 
-void KernelRows::end_pass() { join_->end_pass(); }
+void KernelRows::end_pass(uint64_t pass_ns) { join_->end_pass(pass_ns); }
 bool KernelRows::waiting() const { return join_->waiting(); }
+uint64_t KernelRows::stored_again() const { return join_->stored_again(); }
 
 }  // namespace apptracer

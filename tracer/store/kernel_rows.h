@@ -25,7 +25,7 @@ struct KernelTraits;
 class KernelRows {
  public:
   KernelRows(Database& db, AddressResolver& resolver, KernelSignatures& signatures,
-             const GraphNodes& graph_nodes, int hold_passes, int late_passes);
+             const GraphNodes& graph_nodes, ActivityWait wait);
   ~KernelRows();
 
   void write_launch(const Record& r);
@@ -33,12 +33,14 @@ class KernelRows {
   void write_args(const Record& r);
   void write_activity(const Record& r);
 
-  void end_pass();
+  void end_pass(uint64_t pass_ns);
   void flush() {
     inserters_.batch.flush();
     arg_sets_.flush();
   }
   bool waiting() const;
+  // Rows stored again when what they waited for came late (ActivityJoin).
+  uint64_t stored_again() const;
   // Stores every row still waiting, launches whose words never came as they are.
   void store_waiting();
 

@@ -77,10 +77,10 @@ struct MemcpyTraits {
 };
 
 MemcpyRows::MemcpyRows(Database& db, AddressResolver& resolver, const GraphNodes& graph_nodes,
-                       int hold_passes, int late_passes)
+                       ActivityWait wait)
     : resolver_(resolver), graph_nodes_(graph_nodes), inserters_(db) {
   join_ = std::make_unique<ActivityJoin<MemcpyRow, MemcpyTraits>>(
-      hold_passes, late_passes,
+      wait,
       [this](MemcpyRow& row, bool again) {
         if (!again && row.graph_node_id && !row.src_address) fill_from_graph_node(row);
         inserters_.store(row, again);
@@ -180,8 +180,9 @@ void MemcpyRows::fill_from_graph_node(MemcpyRow& row) {
 }
 
 void MemcpyRows::write_activity(const Record& r) { join_->add_activity(r); }
-void MemcpyRows::end_pass() { join_->end_pass(); }
+void MemcpyRows::end_pass(uint64_t pass_ns) { join_->end_pass(pass_ns); }
 bool MemcpyRows::waiting() const { return join_->waiting(); }
+uint64_t MemcpyRows::stored_again() const { return join_->stored_again(); }
 void MemcpyRows::store_waiting() { join_->finish(); }
 
 }  // namespace apptracer

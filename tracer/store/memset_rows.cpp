@@ -31,10 +31,10 @@ struct MemsetTraits {
 };
 
 MemsetRows::MemsetRows(Database& db, AddressResolver& resolver, const GraphNodes& graph_nodes,
-                       int hold_passes, int late_passes)
+                       ActivityWait wait)
     : resolver_(resolver), graph_nodes_(graph_nodes), inserters_(db) {
   join_ = std::make_unique<ActivityJoin<MemsetRow, MemsetTraits>>(
-      hold_passes, late_passes,
+      wait,
       [this](MemsetRow& row, bool again) {
         if (!again && row.graph_node_id && !row.address) fill_from_graph_node(row);
         inserters_.store(row, again);
@@ -79,8 +79,9 @@ void MemsetRows::fill_from_graph_node(MemsetRow& row) {
 }
 
 void MemsetRows::write_activity(const Record& r) { join_->add_activity(r); }
-void MemsetRows::end_pass() { join_->end_pass(); }
+void MemsetRows::end_pass(uint64_t pass_ns) { join_->end_pass(pass_ns); }
 bool MemsetRows::waiting() const { return join_->waiting(); }
+uint64_t MemsetRows::stored_again() const { return join_->stored_again(); }
 void MemsetRows::store_waiting() { join_->finish(); }
 
 }  // namespace apptracer

@@ -18,15 +18,17 @@ struct MemsetTraits;
 class MemsetRows {
  public:
   MemsetRows(Database& db, AddressResolver& resolver, const GraphNodes& graph_nodes,
-             int hold_passes, int late_passes);
+             ActivityWait wait);
   ~MemsetRows();
 
   void write_call(const Record& r);
   void write_activity(const Record& r);
 
-  void end_pass();
+  void end_pass(uint64_t pass_ns);
   void flush() { inserters_.batch.flush(); }
   bool waiting() const;
+  // Rows stored again when what they waited for came late (ActivityJoin).
+  uint64_t stored_again() const;
   void store_waiting();
 
  private:

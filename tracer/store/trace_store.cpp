@@ -4,10 +4,33 @@
 #include <memory>
 
 #include "apptracer/schema.h"
+#include "base/self_cost.h"
 #include "store/row_values.h"
 #include "store/um_rows.h"
 
 namespace apptracer {
+
+namespace {
+
+// Where a record's writing is counted under --self-cost.
+self_cost::Site writer_site(RecordType type) {
+  switch (type) {
+    case RecordType::ApiCall: return self_cost::Site::WriterApiCalls;
+    case RecordType::Allocation:
+    case RecordType::Free: return self_cost::Site::WriterAllocations;
+    case RecordType::Kernel: return self_cost::Site::WriterLaunches;
+    case RecordType::KernelArgs: return self_cost::Site::WriterArguments;
+    case RecordType::GpuKernel: return self_cost::Site::WriterKernelActivity;
+    case RecordType::Memcpy:
+    case RecordType::Memset:
+    case RecordType::GpuMemcpy:
+    case RecordType::GpuMemset: return self_cost::Site::WriterCopies;
+    case RecordType::SubAllocation: return self_cost::Site::WriterTensorBlocks;
+    default: return self_cost::Site::WriterOther;
+  }
+}
+
+}  // namespace
 
 TraceStore::TraceStore(const std::string& path, const AllocationRegistry& registry,
                        StringTable& strings, HostBlockResolution host, StoreOptions options)
@@ -33,16 +56,14 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   api_calls_ = std::make_unique<ApiCallRows>(db_, strings_);
   allocations_ = std::make_unique<AllocationRows>(db_, resolver_);
   kernels_ = std::make_unique<KernelRows>(db_, resolver_, signatures_, graph_nodes_,
-                                          options.hold_passes, options.late_passes);
-  memcpys_ = std::make_unique<MemcpyRows>(db_, resolver_, graph_nodes_, options.hold_passes,
-                                          options.late_passes);
-  memsets_ = std::make_unique<MemsetRows>(db_, resolver_, graph_nodes_, options.hold_passes,
-                                          options.late_passes);
+                                          options.activity);
+  memcpys_ = std::make_unique<MemcpyRows>(db_, resolver_, graph_nodes_, options.activity);
+  memsets_ = std::make_unique<MemsetRows>(db_, resolver_, graph_nodes_, options.activity);
   sub_allocations_ = std::make_unique<SubAllocationRows>(
       db_, resolver_, [this](const std::string& key, const std::string& value) { set_meta(key, value); });
   exact_rows_ = std::make_unique<ExactRows>(db_, resolver_);
-  collectives_ = std::make_unique<CollectiveRows>(db_, resolver_, options.hold_passes,
-                                                  options.late_passes);
+  collectives_ = std::make_unique<CollectiveRows>(db_, resolver_, options.activity.hold_passes,
+                                                  options.activity.late_passes);
   syncs_ = BatchInserter<SyncRow>(db_);
   stream_events_ = BatchInserter<StreamEventRow>(db_);
   streams_ = BatchInserter<StreamRow>(db_);
@@ -80,7 +101,10 @@ bool TraceStore::try_begin(std::chrono::milliseconds wait) {
   return true;
 }
 
-void TraceStore::commit() { db_.exec("COMMIT"); }
+void TraceStore::commit() {
+  self_cost::Timer timer(self_cost::Site::WriterCommit);
+  db_.exec("COMMIT");
+}
 
 void TraceStore::roll_back() {
   if (!sqlite3_get_autocommit(db_.handle())) db_.exec("ROLLBACK");
@@ -111,6 +135,7 @@ void TraceStore::set_meta(const std::string& key, const std::string& value) {
 void TraceStore::write(const Record* records, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     const Record& r = records[i];
+    self_cost::Timer timer(writer_site(r.type));
     switch (r.type) {
       case RecordType::ApiCall:
         api_calls_->write(r);
@@ -201,9 +226,10 @@ void TraceStore::write_thread(const Record& r) {
 }
 
 void TraceStore::end_pass(uint64_t drained_before) {
-  kernels_->end_pass();
-  memcpys_->end_pass();
-  memsets_->end_pass();
+  self_cost::Timer timer(self_cost::Site::WriterPassEnd);
+  kernels_->end_pass(drained_before);
+  memcpys_->end_pass(drained_before);
+  memsets_->end_pass(drained_before);
   collectives_->end_pass();
   flush_batches(drained_before);
 }
@@ -243,6 +269,9 @@ std::vector<std::pair<std::string, int64_t>> TraceStore::finish() {
   sub_allocations_->finish();
   for (const auto& [key, value] : exact_rows_->finish()) set_meta(key, value);
   collectives_->finish();
+  set_meta("rows_stored_again", std::to_string(kernels_->stored_again() +
+                                               memcpys_->stored_again() +
+                                               memsets_->stored_again()));
   db_.exec(trace_indexes_sql());
   std::vector<std::pair<std::string, int64_t>> counts;
   for (const TableInfo* table : tables_with_role(TableRole::Trace)) {

@@ -37,11 +37,8 @@
 namespace apptracer {
 
 struct StoreOptions {
-  // Writer passes a row waits for its GPU activity before it is stored
-  // without it (0: GPU activity is not recorded in this process).
-  int hold_passes = 2;
-  // Passes a row stored without its activity is kept, in case it comes.
-  int late_passes = 25;
+  // How long rows wait for their GPU activity.
+  ActivityWait activity;
 };
 
 class TraceStore {

@@ -8,6 +8,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/self_cost.h"
 #include "base/signal_sets.h"
 #include "store/high_descriptors.h"
 
@@ -41,17 +42,9 @@ void Writer::start() {
   stopping_ = false;
   SignalsBlocked blocked(all_but_faults());
   thread_ = std::thread([this] { run(); });
-  cpu_clock_known_ = pthread_getcpuclockid(thread_.native_handle(), &cpu_clock_) == 0;
 }
 
 bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
-
-uint64_t Writer::thread_cpu_ns() const {
-  timespec used{};
-  if (!cpu_clock_known_ || clock_gettime(cpu_clock_, &used) != 0)
-    return 0;
-  return static_cast<uint64_t>(used.tv_sec) * 1000000000ull + static_cast<uint64_t>(used.tv_nsec);
-}
 
 std::string Writer::path() const {
   std::lock_guard<std::mutex> lock(pending_mutex_);
@@ -82,6 +75,11 @@ void Writer::run() {
       signal_flush_done_ = true;
       signal_flush_requested_ = 0;
     }
+  }
+  timespec used{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0) {
+    thread_cpu_ns_ = static_cast<uint64_t>(used.tv_sec) * 1'000'000'000ull +
+                     static_cast<uint64_t>(used.tv_nsec);
   }
 }
 
@@ -159,6 +157,16 @@ void Writer::give_up(const std::string& why) {
   buffers_.close();
 }
 
+StoreOptions Writer::store_options() const {
+  if (!gpu_activity_expected_) return StoreOptions{ActivityWait{0, 0, 0}};
+  StoreOptions options;
+  // As long as the passes would take at the writer's period, however often
+  // buffers fill.
+  options.activity.hold_ns =
+      static_cast<uint64_t>(options.activity.hold_passes) * config_.flush_period_ms * 1'000'000;
+  return options;
+}
+
 bool Writer::open_store_if_needed() {
   if (store_) return true;
   if (failed_) return false;
@@ -172,8 +180,7 @@ bool Writer::open_store_if_needed() {
     // At once: a process killed while its trace is being created still has
     // its file listed (record says it holds nothing).
     announce_trace(config_.run_dir, path);
-    StoreOptions options;
-    if (!gpu_activity_expected_) options.hold_passes = options.late_passes = 0;
+    StoreOptions options = store_options();
     ClaimedFileCheck check(claimed);
     try {
       store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
@@ -205,9 +212,12 @@ void Writer::pass() {
     pass_records_.clear();
     hand_drain_start_ = drain_start;
   }
-  buffers_.drain([this](const Record* records, size_t count) {
-    pass_records_.insert(pass_records_.end(), records, records + count);
-  });
+  {
+    self_cost::Timer timer(self_cost::Site::WriterDrain);
+    buffers_.drain([this](const Record* records, size_t count) {
+      pass_records_.insert(pass_records_.end(), records, records + count);
+    });
+  }
   if (failed_) {
     records_not_written_ += pass_records_.size();
     pass_records_.clear();
@@ -262,7 +272,9 @@ void Writer::pass() {
     // passes that drained them, and the rows they wait in, are done, the
     // freed block is not needed.
     if (host_.forget_freed_before && pass_starts_.size() == kPassesAFreedBlockIsKept) {
-      host_.forget_freed_before(pass_starts_.front());
+      uint64_t hold_ns = store_options().activity.hold_ns;
+      uint64_t waited_for = drain_start > hold_ns ? drain_start - hold_ns : 0;
+      host_.forget_freed_before(std::min(pass_starts_.front(), waited_for));
     }
   } catch (const std::exception& error) {
     std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
@@ -315,6 +327,9 @@ void Writer::finish(const std::string& status) {
       for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     }
     store_->set_meta("finish.rows_and_indexes_ms", ms_since(step_start));
+    // After the last pass, so that the writer's sites count all of it; the
+    // thread's CPU is its own, without the last pass on the exiting thread.
+    if (self_cost::enabled) store_->set_meta("self_cost", self_cost::json(thread_cpu_ns_));
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
     store_->set_meta("writer_lock_wait_ns", std::to_string(lock_wait_ns_));
     store_->set_meta("dropped_records",

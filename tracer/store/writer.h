@@ -62,8 +62,6 @@ class Writer {
   void restart_after_fork();
 
   bool on_writer_thread() const;
-  // CPU time the writer thread has used so far (0 when it is not running).
-  uint64_t thread_cpu_ns() const;
 
   // Create the file on the first pass even if no record has come (by
   // default a process that never uses CUDA leaves no file).
@@ -96,6 +94,8 @@ class Writer {
   // CUPTI still holds and draining what arrives in the handler's time.
   void write_signal_end(int signal_number);
   bool open_store_if_needed();
+  // How the trace's rows wait for their GPU activity.
+  StoreOptions store_options() const;
 
   RecordBuffers& buffers_;
   AllocationRegistry& registry_;
@@ -106,8 +106,8 @@ class Writer {
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
-  clockid_t cpu_clock_{};  // the writer thread's CPU clock, where cpu_clock_known_
-  bool cpu_clock_known_ = false;
+  // The writer thread's CPU time when it ended (--self-cost).
+  uint64_t thread_cpu_ns_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};
@@ -133,11 +133,11 @@ class Writer {
 
   std::unique_ptr<TraceStore> store_;
   std::vector<Record> pass_records_;  // reused between passes
-  // When the last passes began draining: a row waits at most the join's
-  // hold and late passes for its activity (StoreOptions), and may resolve a
-  // touch until then.
-  static constexpr size_t kPassesAFreedBlockIsKept =
-      static_cast<size_t>(StoreOptions{}.hold_passes + StoreOptions{}.late_passes + 2);
+  // When the last passes began draining: a row waits the join's hold and
+  // late passes for its activity, and its hold's time (StoreOptions), and
+  // may resolve a touch until then.
+  static constexpr size_t kPassesAFreedBlockIsKept = static_cast<size_t>(
+      StoreOptions{}.activity.hold_passes + StoreOptions{}.activity.late_passes + 2);
   std::deque<uint64_t> pass_starts_;
   // A forked child's trace is not opened by the writer thread before this.
   static constexpr uint64_t kForkedChildOpenDelayNs = 100'000'000;
