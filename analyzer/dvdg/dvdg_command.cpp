@@ -199,7 +199,7 @@ int run_dvdg(const DvdgOptions& options) {
     try {
       graph = dvdg::build_graph_from_trace(
           trace, options.ignore_exact ? dvdg::KernelAccesses::Signatures : dvdg::KernelAccesses::Exact,
-          &progress);
+          &progress, dvdg::TraceRowsAfter::Released);
       windows = nvtx_windows(trace, options.nvtx);
     } catch (const SqliteError& error) {
       throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");

@@ -583,11 +583,17 @@ Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order) {
 }
 
 Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses,
-                             Progress* progress) {
+                             Progress* progress, TraceRowsAfter rows_after) {
   show_phase(progress, "reading the operations");
   OpAccesses trace = find_op_accesses(source, kernel_accesses);
   show_phase(progress, "ordering the operations");
   ProgramOrder order = program_order(trace);
+  if (rows_after == TraceRowsAfter::Released) {
+    // What ordered the streams lives in the rows.
+    trace.stream_events = nullptr;
+    trace.syncs = nullptr;
+    source.release_rows();
+  }
   show_phase(progress, "building the graph");
   Graph graph = build_graph(std::move(trace), order.ops);
   graph.broken_order_constraints = order.broken_constraints;

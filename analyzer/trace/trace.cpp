@@ -90,4 +90,12 @@ void Trace::limit_to_steps(const StepSelection& selection) {
 #include "apptracer/tables.def"
 }
 
+void Trace::release_rows() {
+  operations_.reset();
+  kernel_arguments_.reset();
+  unified_memory_.reset();
+  framework_contexts_.reset();
+  tables_ = detail::TableSlots{};
+}
+
 }  // namespace apptracer::trace

@@ -154,6 +154,11 @@ class Trace {
   void limit_to_steps(const StepSelection& selection);
   // What limit_to_steps chose; null for the whole trace.
   const StepWindow* window() const { return window_ ? &*window_ : nullptr; }
+  // Gives back every table's rows and what was built over them (operations,
+  // kernel arguments, unified memory, framework context), keeping the
+  // processes, the steps and the step window: for a command whose largest
+  // step needs none of them. Whatever is asked for later is read again.
+  void release_rows();
 
  private:
   template <typename Row>

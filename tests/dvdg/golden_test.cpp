@@ -21,6 +21,20 @@ TEST_F(DvdgTest, VectorAddGivesExactlyTheEdgesOfFigure61) {
   for (const Value& value : graph.values) EXPECT_FALSE(value.read_uninitialized);
 }
 
+// The dvdg command gives the trace's rows back before building: the graph
+// must need nothing of them past ordering the operations.
+TEST_F(DvdgTest, TheGraphIsTheSameWithTheTracesRowsGivenBackBeforeItsBuild) {
+  add_vector_add(*this);
+  Graph kept = build();
+  trace::Trace trace(trace_->db());
+  Graph built = build_graph_from_trace(trace, KernelAccesses::Exact, nullptr,
+                                       TraceRowsAfter::Released);
+  EXPECT_EQ(edges(built), edges(kept));
+  EXPECT_EQ(built.values.size(), kept.values.size());
+  EXPECT_EQ(built.ops.size(), kept.ops.size());
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 1u) << "read again when asked for";
+}
+
 // Traces from before kernel arguments were captured: the kernel has no
 // edges, and since it may have written s_d, reading s_d is not reported as
 // a read of uninitialized memory.

@@ -169,6 +169,20 @@ TEST(Trace, ReadsATableOnceHoweverOftenAsked) {
   EXPECT_EQ(reads.of("memcpys"), 0);
 }
 
+TEST(Trace, RowsGivenBackAreReadAgainWhenAskedFor) {
+  testing::TraceBuilder builder;
+  builder.add(testing::KernelRow());
+  Trace trace(builder.db());
+  TableReads reads(builder.db());
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 1u);
+  EXPECT_EQ(trace.operations().kernels().size(), 1u);
+  trace.release_rows();
+  EXPECT_EQ(reads.of("kernels"), 1) << "read once so far";
+  EXPECT_EQ(trace.operations().kernels().size(), 1u) << "built again over rows read again";
+  EXPECT_EQ(trace.rows<KernelRow>().size(), 1u);
+  EXPECT_EQ(reads.of("kernels"), 2);
+}
+
 TEST(Processes, ASingleTraceIsProcessOneStartingAtMetaStart) {
   testing::TraceBuilder builder;
   builder.set_meta("pid", "4242");
