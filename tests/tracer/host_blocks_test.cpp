@@ -405,6 +405,61 @@ TEST_F(HostBlocksTest, TheStoreResolvesACopyFromABufferFreedBeforeItWasRead) {
   EXPECT_EQ(row.int64(3), 64);
 }
 
+// A kernel argument pointing into a malloc'd block (a stale entry of a
+// metadata struct, a host scalar's address) is an access only where the
+// device can touch pageable memory (HMM, ATS): elsewhere it makes no row.
+TEST_F(HostBlocksTest, AKernelArgumentMakesAHostRowOnlyWhereKernelsReadPageableMemory) {
+  enable(false);
+  testing::ScratchDir scratch;
+  const uint64_t block = 0x100000b00000;
+  host_blocks::on_allocate(block, 8192, false);
+  drained();
+  auto host_rows_and_words = [&](int pageable_memory_access) {
+    std::string path = scratch / ("kernel-" + std::to_string(pageable_memory_access) + ".db");
+    AllocationRegistry cuda;
+    StringTable strings;
+    Record launch{};
+    launch.type = RecordType::Kernel;
+    launch.correlation_id = launch.own_correlation_id = 3;
+    launch.kernel.name_id = strings.intern("scale_kernel");
+    launch.kernel.api_start_ns = now_ns();
+    launch.kernel.device = 0;
+    launch.kernel.args_captured = true;
+    launch.kernel.launch_kind = LaunchKind::Driver;
+    Record args{};
+    args.type = RecordType::KernelArgs;
+    args.correlation_id = args.own_correlation_id = 3;
+    args.kernel_args.count = 1;
+    args.kernel_args.last = true;
+    args.kernel_args.words[0] = KernelArgWord{block + 64, 0, 0, 8};
+    std::vector<Record> records{launch, args};
+    {
+      TraceStore store(path, cuda, strings,
+                       HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,
+                                           host_blocks::forget_freed_before});
+      store.begin();
+      DeviceInfo device;
+      device.pageable_memory_access = pageable_memory_access;
+      store.write_device(device);
+      store.write(records.data(), records.size());
+      store.finish();
+      store.commit();
+    }
+    Database db(path, Database::Mode::ReadOnly);
+    Statement rows = db.prepare("SELECT (SELECT count(*) FROM allocations),"
+                                " (SELECT count(*) FROM kernel_arg_words),"
+                                " (SELECT pageable_memory_access FROM devices)");
+    EXPECT_TRUE(rows.step());
+    return std::vector<int64_t>{rows.int64(0), rows.int64(1), rows.int64(2)};
+  };
+  EXPECT_EQ(host_rows_and_words(0), (std::vector<int64_t>{0, 0, 0}))
+      << "the device cannot touch pageable memory: no access, no row";
+  EXPECT_EQ(host_rows_and_words(1), (std::vector<int64_t>{1, 1, 1}))
+      << "it can: the block is touched, a row, and the word points into it";
+  host_blocks::on_free(block);
+  drained();
+}
+
 // cudaHostRegister on a malloc'd block: the registered row (CUDA's view,
 // pinned) and the block's own pageable row, both covering the same bytes.
 TEST_F(HostBlocksTest, RegisteringABlockMakesItARowToo) {

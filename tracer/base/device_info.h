@@ -16,6 +16,7 @@ struct DeviceInfo {
   uint64_t total_memory_bytes = 0;
   int sm_count = 0;
   int numa_node = -1;
+  int pageable_memory_access = -1;  // CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS; -1: not known
 };
 
 }  // namespace apptracer

@@ -157,6 +157,11 @@ std::vector<DeviceInfo> driver_devices() {
     f.cuDeviceGetAttribute(&info.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
     f.cuDeviceGetAttribute(&info.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
     f.cuDeviceGetAttribute(&info.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+    int pageable = 0;
+    if (f.cuDeviceGetAttribute(&pageable, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, device) ==
+        CUDA_SUCCESS) {
+      info.pageable_memory_access = pageable ? 1 : 0;
+    }
     info.numa_node = numa_node_of_pci(info.pci_bus_id);
     devices.push_back(info);
   }

@@ -103,8 +103,10 @@ std::optional<KernelArgWordRow> KernelRows::argument_row(uint32_t name_id,
   std::optional<KernelSignatures::Access> access = signatures_.access_of(name_id, word.param_index);
   if (!access) return std::nullopt;
   // Pageable memory a kernel touches first (systems where GPUs read host
-  // memory directly) becomes a row now.
-  Resolved target = resolver_.touch(word.value, ns);
+  // memory directly) becomes a row now; elsewhere it is not touched at all.
+  Resolved target = kernels_read_pageable_ ? resolver_.touch(word.value, ns)
+                                           : resolver_.find(word.value, ns);
+  if (!kernels_read_pageable_ && target.memory == MemoryKind::Pageable) return std::nullopt;
   // A word in no allocation is a number that looked like an address (packed
   // integers, floats, host pointers into nothing traced: 68% of a PyTorch
   // MLP's words): nothing reads it, and it kept launches from sharing sets.

@@ -43,6 +43,10 @@ class KernelRows {
   uint64_t stored_again() const;
   // Stores every row still waiting, launches whose words never came as they are.
   void store_waiting();
+  // Whether the process's kernels can touch pageable host memory (HMM, ATS):
+  // where they cannot, a word pointing there (stale entries of a metadata
+  // struct, a host scalar's address) is no access and makes no host row.
+  void set_kernels_read_pageable(bool read) { kernels_read_pageable_ = read; }
 
  private:
   // A parameter word resolved at `ns`, with the access the kernel's signature
@@ -70,6 +74,7 @@ class KernelRows {
     std::vector<KernelArgWordRow> words;
   };
   std::unordered_map<uint32_t, LaunchArgs> launch_args_;  // by thread id
+  bool kernels_read_pageable_ = true;
 };
 
 }  // namespace apptracer

@@ -125,7 +125,11 @@ void TraceStore::write_device(const DeviceInfo& d) {
   row.total_memory_bytes = as_int(d.total_memory_bytes);
   row.sm_count = d.sm_count;
   row.numa_node = d.numa_node;
+  if (d.pageable_memory_access >= 0) row.pageable_memory_access = d.pageable_memory_access;
   devices_.insert(row);
+  // Kernels may touch pageable memory unless every device says they cannot.
+  every_device_refuses_pageable_ = every_device_refuses_pageable_ && d.pageable_memory_access == 0;
+  kernels_->set_kernels_read_pageable(!every_device_refuses_pageable_);
 }
 
 void TraceStore::set_meta(const std::string& key, const std::string& value) {

@@ -112,6 +112,7 @@ class TraceStore {
   BatchInserter<FrameworkRangeRow> framework_ranges_;
   BatchInserter<NcclGroupRow> nccl_groups_;
   RowInserter<DeviceRow> devices_;
+  bool every_device_refuses_pageable_ = true;  // of the devices written so far
   RowInserter<GraphNodeRow> graph_node_rows_;
   Statement insert_thread_, insert_string_, upsert_meta_, set_node_template_;
 
