@@ -16,6 +16,7 @@
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
+#include "launch_records.h"
 #include "scratch_dir.h"
 #include "store/trace_store.h"
 
@@ -418,21 +419,9 @@ TEST_F(HostBlocksTest, AKernelArgumentMakesAHostRowOnlyWhereKernelsReadPageableM
     std::string path = scratch / ("kernel-" + std::to_string(pageable_memory_access) + ".db");
     AllocationRegistry cuda;
     StringTable strings;
-    Record launch{};
-    launch.type = RecordType::Kernel;
-    launch.correlation_id = launch.own_correlation_id = 3;
-    launch.kernel.name_id = strings.intern("scale_kernel");
-    launch.kernel.api_start_ns = now_ns();
+    Record launch = testing::launch_record(3, strings.intern("scale_kernel"), now_ns());
     launch.kernel.device = 0;
-    launch.kernel.args_captured = true;
-    launch.kernel.launch_kind = LaunchKind::Driver;
-    Record args{};
-    args.type = RecordType::KernelArgs;
-    args.correlation_id = args.own_correlation_id = 3;
-    args.kernel_args.count = 1;
-    args.kernel_args.last = true;
-    args.kernel_args.words[0] = KernelArgWord{block + 64, 0, 0, 8};
-    std::vector<Record> records{launch, args};
+    std::vector<Record> records{launch, testing::args_record(3, {{block + 64, 0, 0, 8}})};
     {
       TraceStore store(path, cuda, strings,
                        HostBlockResolution{&host_blocks::registry(), host_blocks::promote_for_writer,

@@ -10,6 +10,7 @@
 
 #include "buffer/allocation_registry.h"
 #include "buffer/string_table.h"
+#include "launch_records.h"
 #include "store_fixture.h"
 
 namespace apptracer {
@@ -200,24 +201,15 @@ TEST_F(TraceStoreTest, ActivityWithoutAnApiRowBecomesARowOfItsOwn) {
 TEST_F(TraceStoreTest, KernelArgumentWordsResolveWithAccessFromTheSignature) {
   Record y = allocation(0x10000, 0x1000, AllocKind::Device, 1);
   Record x = allocation(0x20000, 0x1000, AllocKind::Device, 2);
-  Record launch{};
-  launch.type = RecordType::Kernel;
-  launch.correlation_id = launch.own_correlation_id = 42;
-  launch.kernel.name_id = strings_.intern("_Z4axpyPfPKfmi");  // axpy(float*, float const*, unsigned long, int)
-  launch.kernel.api_start_ns = 10;
-  launch.kernel.device = -1;
+  // axpy(float*, float const*, unsigned long, int)
+  Record launch = testing::launch_record(42, strings_.intern("_Z4axpyPfPKfmi"), 10);
   launch.kernel.arg_words = 4;
-  launch.kernel.launch_kind = LaunchKind::Driver;
-  Record args{};
-  args.type = RecordType::KernelArgs;
-  args.correlation_id = args.own_correlation_id = 42;
-  args.kernel_args.count = 4;
-  args.kernel_args.last = true;
-  args.kernel_args.words[0] = {0x10010, 0, 0, 8};   // y + 16: interior, read-write
-  args.kernel_args.words[1] = {0x20000, 8, 1, 8};   // x: const, read
-  args.kernel_args.words[2] = {0x20008, 16, 2, 8};  // an unsigned long that looks like x
-  args.kernel_args.words[3] = {0x30000, 24, UINT16_MAX, 0};  // in no allocation
-  launch.kernel.args_captured = true;
+  Record args = testing::args_record(42, {
+                                             {0x10010, 0, 0, 8},   // y + 16: interior, read-write
+                                             {0x20000, 8, 1, 8},   // x: const, read
+                                             {0x20008, 16, 2, 8},  // an unsigned long that looks like x
+                                             {0x30000, 24, UINT16_MAX, 0},  // in no allocation
+                                         });
   write_and_settle({y, x, launch, args});
   Database db = read();
   Statement q = db.prepare(
@@ -406,25 +398,10 @@ namespace {
 class StoreJoinTest : public TraceStoreTest {
  protected:
   Record launch(uint32_t correlation, uint64_t ns) {
-    Record r{};
-    r.type = RecordType::Kernel;
-    r.correlation_id = r.own_correlation_id = correlation;
-    r.kernel.name_id = strings_.intern("_Z4axpyPfPKfmi");
-    r.kernel.api_start_ns = ns;
-    r.kernel.device = -1;
-    r.kernel.args_captured = true;
-    r.kernel.launch_kind = LaunchKind::Driver;
-    return r;
+    return testing::launch_record(correlation, strings_.intern("_Z4axpyPfPKfmi"), ns);
   }
   Record args(uint32_t correlation, std::initializer_list<KernelArgWord> words) {
-    Record r{};
-    r.type = RecordType::KernelArgs;
-    r.correlation_id = r.own_correlation_id = correlation;
-    r.kernel_args.count = static_cast<uint8_t>(words.size());
-    r.kernel_args.last = true;
-    int i = 0;
-    for (const KernelArgWord& w : words) r.kernel_args.words[i++] = w;
-    return r;
+    return testing::args_record(correlation, words);
   }
   Record gpu_kernel(uint32_t correlation, uint64_t start) {
     Record r{};
