@@ -33,7 +33,6 @@ using diagnose::TraceFacts;
 using diagnose::Transfer;
 using nlohmann::json;
 
-
 double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
 json overview(trace::Trace& trace, const TraceFacts& facts, const std::string& path) {
