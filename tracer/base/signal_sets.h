@@ -32,4 +32,11 @@ class SignalsBlocked {
 // `limit_ms`; whether it was set.
 bool wait_in_handler(const std::atomic<bool>& done, int limit_ms);
 
+// How long a handler waits for the trace to be written before the process
+// dies of its signal. The wait ends as soon as the write does (tens of ms);
+// the bound is for a writer that cannot finish, and is generous because a
+// loaded machine (a pool's workers all terminated at once, each opening its
+// trace) took over a second to write what an idle one writes at once.
+constexpr int kSignalWriteLimitMs = 5000;
+
 }  // namespace apptracer

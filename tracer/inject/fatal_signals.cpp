@@ -71,7 +71,7 @@ void flush_before_dying(int signal_number) {
   if (!state.finished.load()) {
     state.writer->flush_from_signal(signal_number);
   } else {
-    wait_in_handler(state.final_write_done, 5000);  // the final write, indexes included
+    wait_in_handler(state.final_write_done, kSignalWriteLimitMs);  // the final write, indexes included
   }
 }
 

@@ -372,7 +372,7 @@ void Writer::flush_from_signal(int signal_number) {
   signal_flush_done_ = false;
   signal_flush_requested_ = signal_number;
   // The writer may be asleep for its period first.
-  wait_in_handler(signal_flush_done_, 1000 + config_.flush_period_ms);
+  wait_in_handler(signal_flush_done_, kSignalWriteLimitMs + config_.flush_period_ms);
 }
 
 void Writer::restart_after_fork() {
