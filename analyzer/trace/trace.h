@@ -168,7 +168,10 @@ class Trace {
       rows.erase(std::remove_if(rows.begin(), rows.end(),
                                 [&](const Packed<Row>& row) { return !window_->holds(row.process, event_ns(row)); }),
                  rows.end());
-      rows.shrink_to_fit();
+      // Given back only where the window dropped most of them: a copy of a
+      // window that keeps nearly everything (the steady steps of a long run)
+      // would hold the rows twice at once.
+      if (rows.size() < rows.capacity() / 2) rows.shrink_to_fit();
     }
   }
 
