@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "analyzer/links/kernels_ptx.h"
+#include "analyzer/model/median.h"
 
 namespace apptracer::links {
 
@@ -29,11 +30,6 @@ constexpr uint64_t kPageBytes = 4096;
 // by the CPU, measured on one cached source ran 15-25% faster than the same
 // copies in a program (H100 host, 16 and 64 MiB).
 constexpr size_t kHostSpanBytes = size_t{1} << 30;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // Runs the calling thread on `cpus` while alive; restores the old set after.
 class CpuBinding {
@@ -163,7 +159,7 @@ GpuSession::GpuSession(const CudaDriver& driver, int ordinal, size_t buffer_byte
   driver_.check(driver_.cuMemAlloc(&b_, buffer_bytes), "cuMemAlloc");
   std::vector<double> empty;
   for (int i = 0; i < kEmptyIntervals; ++i) empty.push_back(interval_ns([] {}));
-  empty_ns_ = median(empty);
+  empty_ns_ = model::median(empty);
 }
 
 // Errors are ignored: nothing is left to do about them when tearing down.
@@ -435,7 +431,7 @@ LinkBench::DuplexResult LinkBench::measure_duplex(const PlannedDuplex& planned,
     }
     times.erase(times.begin());
     times.resize(planned.copies - 1);
-    return median(times);
+    return model::median(times);
   };
   double alone[2] = {0, 0}, both[2] = {0, 0};
   {

@@ -18,6 +18,7 @@
 
 #include "analyzer/links/kernels_ptx.h"
 #include "analyzer/links/link_bench.h"
+#include "analyzer/model/median.h"
 #include "analyzer/record/tracer_library.h"
 
 namespace apptracer::links {
@@ -78,11 +79,6 @@ LaunchLoop run_launch_loop(const Environment& env, int gpu, const std::string& l
   return {ns, api};
 }
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 // Times batches of `launch()`, each batch followed by `synchronize()`
 // (untimed): the median host time of one launch, in ns.
 template <typename Launch, typename Synchronize>
@@ -97,7 +93,7 @@ double time_launches(Launch launch, Synchronize synchronize) {
     per_launch.push_back(std::chrono::duration<double, std::nano>(after - before).count() / kBatchLaunches);
     synchronize();
   }
-  return median(per_launch);
+  return model::median(per_launch);
 }
 
 // The CUDA runtime, loaded at run time where it is installed: the path a

@@ -1,19 +1,11 @@
 #include "analyzer/model/graph_launch.h"
 
+#include "analyzer/model/median.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace apptracer::model {
-
-namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
-
-}  // namespace
 
 double GraphLaunch::launch_host_ns(int64_t nodes) const {
   return launch_ns + launch_ns_per_node * static_cast<double>(std::max<int64_t>(nodes, 0));

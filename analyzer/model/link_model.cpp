@@ -1,5 +1,7 @@
 #include "analyzer/model/link_model.h"
 
+#include "analyzer/model/median.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -13,12 +15,6 @@ namespace {
 // cost nothing measurable, so any huge rate says so without infinities
 // (which JSON cannot hold).
 constexpr double kUnmeasurableGbps = 1e6;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 }  // namespace
 

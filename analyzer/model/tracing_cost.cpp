@@ -1,20 +1,11 @@
 #include "analyzer/model/tracing_cost.h"
 
+#include "analyzer/model/median.h"
+
 #include <algorithm>
 #include <stdexcept>
 
 namespace apptracer::model {
-
-namespace {
-
-double median(std::vector<double> values) {
-  if (values.empty()) throw std::invalid_argument("tracing cost measurements hold no round");
-  std::sort(values.begin(), values.end());
-  size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
-
-}  // namespace
 
 TracingLevel tracing_level_of(const std::string& options) {
   return options.find("kernel_arguments=off") != std::string::npos ? TracingLevel::Timing : TracingLevel::Full;
@@ -29,6 +20,9 @@ double TracingCost::added_ns(TracingLevel level) const {
 
 TracingCost fit_tracing_cost(int gpu, std::vector<double> untraced, std::vector<double> full,
                              std::vector<double> timing) {
+  if (untraced.empty() || full.empty() || timing.empty()) {
+    throw std::invalid_argument("tracing cost measurements hold no round");
+  }
   TracingCost cost;
   cost.gpu = gpu;
   cost.untraced_ns = median(untraced);
