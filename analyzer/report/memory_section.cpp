@@ -10,6 +10,7 @@
 #include "analyzer/memory/memory_whatif.h"
 #include "analyzer/memory/owner_series.h"
 #include "analyzer/memory/producers.h"
+#include "analyzer/report/report_units.h"
 #include "analyzer/trace/short_names.h"
 
 namespace apptracer::report {
@@ -18,8 +19,6 @@ namespace {
 
 using memory::MemoryItem;
 using nlohmann::json;
-
-double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
 json time_or_null(trace::Trace& trace, const std::optional<int64_t>& ns) {
   return ns ? json(ms(trace.origin().since(*ns))) : json();

@@ -16,6 +16,7 @@
 #include "analyzer/report/changed_rows.h"
 #include "analyzer/report/memory_section.h"
 #include "analyzer/report/perfetto_embed.h"
+#include "analyzer/report/report_units.h"
 #include "analyzer/diagnose/rules.h"
 #include "analyzer/report/step_summary.h"
 #include "analyzer/report/time_breakdown.h"
@@ -32,8 +33,6 @@ namespace {
 using diagnose::TraceFacts;
 using diagnose::Transfer;
 using nlohmann::json;
-
-double ms(int64_t ns_from_start) { return static_cast<double>(ns_from_start) / 1e6; }
 
 json overview(trace::Trace& trace, const TraceFacts& facts, const std::string& path) {
   json devices = json::array();
