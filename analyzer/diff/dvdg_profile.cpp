@@ -8,7 +8,7 @@ namespace apptracer::diff {
 
 namespace {
 
-enum Measure { kValues, kEdges, kEdgeBytes };
+enum DvdgMeasure { kValues, kEdges, kEdgeBytes };
 
 // Kernels and copies keyed as operations_profile keys them; other ops by
 // what the graph calls them ("memset", "migration host -> device 0").

@@ -9,9 +9,9 @@ namespace apptracer::diff {
 
 namespace {
 
-enum Measure { kCount, kGpuTime, kHostTime, kBytes };
+enum OperationsMeasure { kCount, kGpuTime, kHostTime, kBytes };
 
-void add(Profile& profile, const ProfileKey& key, Measure time, int64_t time_ns, int64_t bytes) {
+void add(Profile& profile, const ProfileKey& key, OperationsMeasure time, int64_t time_ns, int64_t bytes) {
   std::vector<int64_t>& entry = profile.entry(key);
   entry[kCount] = saturating_add(entry[kCount], 1);
   entry[time] = saturating_add(entry[time], time_ns);

@@ -13,7 +13,7 @@ namespace apptracer::diff {
 
 namespace {
 
-enum Measure { kTime, kKernel, kCopy };
+enum StepMeasure { kTime, kKernel, kCopy };
 
 struct RangeUse {
   int64_t numbered = 0;  // occurrences whose name carried a step number ("step 5")
@@ -106,7 +106,7 @@ Profile step_profile(trace::Trace& trace, const std::string& name) {
     entries.push_back(&profile.entry({"step", occurrence_name(name, i), ""}));
     (*entries.back())[kTime] = elapsed_ns(windows[i].start_ns, windows[i].end_ns);
   }
-  auto attribute = [&](const trace::Operation& op, Measure measure) {
+  auto attribute = [&](const trace::Operation& op, StepMeasure measure) {
     if (op.process != steps.process) return;
     if (const Window* window = window_of(windows, op.issue_ns)) {
       int64_t& sum = (*entries[static_cast<size_t>(window - windows.data())])[measure];

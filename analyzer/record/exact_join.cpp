@@ -82,7 +82,7 @@ std::unordered_map<int64_t, Allocation> match_allocations(trace::Trace& normal,
   return matched;
 }
 
-std::string quoted(const std::string& name) { return "'" + name + "'"; }
+std::string in_quotes(const std::string& name) { return "'" + name + "'"; }
 
 }  // namespace
 
@@ -101,8 +101,8 @@ ExactJoinSummary join_exact_runs(Database& normal, Database& sanitizer) {
     std::string name(theirs.string(launches[i].name_id));
     if (name != kernels[i].name && name != kernels[i].demangled) {
       throw ExactJoinError("the two runs diverge at kernel launch " + std::to_string(i + 1) +
-                           ": the normal run launched " + quoted(kernels[i].name) +
-                           ", the sanitizer run " + quoted(name) +
+                           ": the normal run launched " + in_quotes(kernels[i].name) +
+                           ", the sanitizer run " + in_quotes(name) +
                            "; the program must launch the same kernels in the same order each "
                            "run (or use one run: --exact-path one-run)");
     }

@@ -15,7 +15,7 @@ std::optional<double> number(const Cell& cell) {
   return std::nullopt;
 }
 
-std::optional<size_t> column(const Table& table, const std::string& name) {
+std::optional<size_t> find_column(const Table& table, const std::string& name) {
   auto found = std::find(table.columns.begin(), table.columns.end(), name);
   if (found == table.columns.end()) return std::nullopt;
   return static_cast<size_t>(found - table.columns.begin());
@@ -37,7 +37,7 @@ bool measure_moved(const std::string& measure, const Cell& a, const Cell& b) {
 }  // namespace
 
 bool changed_beyond_threshold(const Table& table, const std::vector<Cell>& row) {
-  std::optional<size_t> change = column(table, "change");
+  std::optional<size_t> change = find_column(table, "change");
   if (!change) return true;
   const auto* what = std::get_if<std::string>(&row[*change]);
   if (!what || *what == "same") return false;
@@ -46,7 +46,7 @@ bool changed_beyond_threshold(const Table& table, const std::vector<Cell>& row) 
     const std::string& name = table.columns[c];
     if (!ends_with(name, "_diff")) continue;
     std::string measure = name.substr(0, name.size() - 5);
-    std::optional<size_t> a = column(table, measure + "_a"), b = column(table, measure + "_b");
+    std::optional<size_t> a = find_column(table, measure + "_a"), b = find_column(table, measure + "_b");
     if (a && b && measure_moved(measure, row[*a], row[*b])) return true;
   }
   return false;

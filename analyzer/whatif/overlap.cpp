@@ -17,7 +17,7 @@ namespace {
 using dvdg::Graph;
 
 // An op's stream as the recording had it, or a moved copy's copy lane.
-using LaneKey = std::tuple<std::optional<int64_t>, std::optional<int64_t>, int>;
+using OverlapLane = std::tuple<std::optional<int64_t>, std::optional<int64_t>, int>;
 
 // For each value: the values it replaced (those that held its bytes just
 // before it; a chunk written into a buffer replaces what held that chunk, not
@@ -90,8 +90,8 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
   plan.moved.assign(ops, false);
   plan.data.resize(ops);
 
-  auto origin = [&](const ReplayOp& op) { return LaneKey{op.device, op.stream, -1}; };
-  std::set<LaneKey> kernel_lanes;
+  auto origin = [&](const ReplayOp& op) { return OverlapLane{op.device, op.stream, -1}; };
+  std::set<OverlapLane> kernel_lanes;
   for (const ReplayOp& op : input.ops) {
     if (op.kind == OpKind::Kernel) kernel_lanes.insert(origin(op));
   }
@@ -104,7 +104,7 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
   }
   auto lane = [&](uint32_t i) {
     const ReplayOp& op = input.ops[i];
-    return plan.moved[i] ? LaneKey{op.device, std::nullopt, static_cast<int>(op.copy_kind)} : origin(op);
+    return plan.moved[i] ? OverlapLane{op.device, std::nullopt, static_cast<int>(op.copy_kind)} : origin(op);
   };
 
   OpIndex index(input);
@@ -147,7 +147,7 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
 
   // A kernel whose arguments are unknown may touch anything: moved copies
   // keep their place relative to it on the stream they came from.
-  std::map<LaneKey, std::vector<uint32_t>> unknown_kernels;
+  std::map<OverlapLane, std::vector<uint32_t>> unknown_kernels;
   for (uint32_t i = 0; i < ops; ++i) {
     if (unknown_arguments[i]) unknown_kernels[origin(input.ops[i])].push_back(i);
   }
@@ -162,7 +162,7 @@ OverlapPlan plan_overlap(const ReplayInput& input, const Graph& graph) {
 
   // Of several predecessors on one lane, the latest implies the others.
   for (uint32_t i = 0; i < ops; ++i) {
-    std::map<LaneKey, uint32_t> latest;
+    std::map<OverlapLane, uint32_t> latest;
     for (uint32_t before : found[i]) {
       auto [it, inserted] = latest.emplace(lane(before), before);
       if (!inserted) it->second = std::max(it->second, before);
