@@ -105,8 +105,11 @@ mapfile -t launchers < <("$repo/scripts/compiler_cache.sh" "$repo" "$build_dir")
 # that is there, whatever its type: switching would compile everything.
 build_type=RelWithDebInfo
 if $demo; then
-  build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null)
-  build_type=${build_type:-Release}
+  build_type=Release
+  if [ -f "$build_dir/CMakeCache.txt" ]; then
+    build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt")
+    build_type=${build_type:-Release}
+  fi
 fi
 # Configured again when the tests' Python or build type replaces the demo's.
 if [ ! -f "$build_dir/CMakeCache.txt" ] ||
