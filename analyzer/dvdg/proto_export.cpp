@@ -24,6 +24,11 @@ proto::Op::Kind proto_kind(OpKind kind) {
     case OpKind::HostPhase: return proto::Op::HOST_PHASE;
     case OpKind::Collective: return proto::Op::COLLECTIVE;
     case OpKind::Message: return proto::Op::MESSAGE;
+    // Never a graph's ops: a prefetch becomes the migrations it made, and
+    // events only order the streams.
+    case OpKind::Prefetch:
+    case OpKind::EventRecord:
+    case OpKind::EventWait: break;
   }
   return proto::Op::KIND_UNSPECIFIED;
 }
