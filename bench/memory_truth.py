@@ -32,6 +32,13 @@ Cases (S = 256 MiB):
                three training steps of stem, body (three blocks) and head,
                each block tanh(sin(x) * scale) on S/4 activations; the fixed
                twin checkpoints `body` (what-if: --checkpoint body)
+  gradients_held
+               three SGD steps of four such blocks, the gradients cleared
+               after the next forward pass (zero_grad between forward and
+               backward, as many training loops do) vs right after the
+               optimizer's step; also `diagnose`'s memory_freed_late saving
+               (bytes off the peak) against the twins' measured difference
+               (pass within 25%)
 """
 import argparse
 import json
@@ -40,7 +47,10 @@ import subprocess
 import sys
 import tempfile
 
-CASES = ("held_input", "held_in_loop", "kept_stages", "checkpointed_body")
+CASES = ("held_input", "held_in_loop", "kept_stages", "checkpointed_body", "gradients_held")
+# Cases whose diagnose finding is checked too: its rule.
+FINDING_RULE = {"gradients_held": "memory_freed_late"}
+FINDING_TOLERANCE = 0.25
 CHECKPOINTED_MODULE = {"checkpointed_body": "body"}
 TOLERANCE = 0.05
 MIB = 1 << 20
@@ -135,6 +145,28 @@ def checkpointed_body(torch, fixed):
     return total
 
 
+def gradients_held(torch, fixed):
+    elements = ELEMENTS // 4
+    blocks = [torch.nn.Parameter(torch.ones(elements, device="cuda")) for _ in range(4)]
+    optimizer = torch.optim.SGD(blocks, lr=0.01)
+    total = torch.zeros((), device="cuda")
+    for _ in range(3):
+        hidden = torch.rand(elements, device="cuda")
+        for scale in blocks:
+            hidden = torch.tanh(torch.sin(hidden) * scale)
+        loss = hidden.sum()
+        if not fixed:
+            optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        if fixed:
+            optimizer.zero_grad(set_to_none=True)
+        total += loss.detach()
+        del hidden, loss
+        torch.cuda.synchronize()
+    return total
+
+
 def run_twin(case, variant):
     import torch
     if not torch.cuda.is_available():
@@ -177,6 +209,16 @@ def predicted_peak(apptracer, case, trace):
     return gpu[0][key], gpu[0]["peak_live_bytes"]
 
 
+def finding_saving(apptracer, trace, rule):
+    """The bytes `diagnose` says fixing `rule` takes off the peak, and its fix."""
+    done = subprocess.run([apptracer, "diagnose", trace, "--all", "--format", "json"], check=True,
+                          capture_output=True, text=True, timeout=600)
+    findings = [f for f in json.loads(done.stdout)["findings"] if f["rule"] == rule]
+    if not findings:
+        return None, ""
+    return findings[0]["saving_bytes"], findings[0]["fix"]
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] in CASES and sys.argv[2] in ("bad", "fixed"):
         return run_twin(sys.argv[1], sys.argv[2])
@@ -199,6 +241,17 @@ def main():
             print(f"{case}: predicted {predicted / MIB:.1f} MiB, measured {fixed / MIB:.1f} MiB (fixed twin; "
                   f"bad twin {bad / MIB:.1f} MiB measured, {traced_live / MIB:.1f} MiB traced), "
                   f"error {error:+.1%}: {'pass' if passed else 'fail'}", flush=True)
+            rule = FINDING_RULE.get(case)
+            if rule:
+                saving, fix = finding_saving(apptracer, os.path.join(work, f"{case}.db"), rule)
+                measured = bad - fixed
+                found = saving is not None and measured > 0
+                error = (saving - measured) / measured if found else float("nan")
+                passed = found and abs(error) <= FINDING_TOLERANCE
+                failed += not passed
+                said = f"{saving / MIB:.1f} MiB" if saving is not None else "no finding"
+                print(f"{case}: {rule} saves {said}, the fixed twin measured {measured / MIB:.1f} MiB less, "
+                      f"error {error:+.1%}: {'pass' if passed else 'fail'} (fix: {fix})", flush=True)
     return 1 if failed else 0
 
 

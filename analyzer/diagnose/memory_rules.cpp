@@ -234,6 +234,19 @@ bool maybe_used_unseen(const std::vector<std::tuple<trace::ProcessId, int64_t, i
   });
 }
 
+// Every piece made on the backward pass's threads: held into the next
+// step, they are gradients (or what a backward hook kept).
+bool made_in_backward(const TraceFacts& facts, const DeviceGroups& device) {
+  if (facts.backward_threads.empty()) return false;
+  for (const Group* group : device.groups) {
+    for (uint32_t index : group->items) {
+      const MemoryItem& item = facts.memory_model.items[index];
+      if (!item.alloc_tid || !facts.backward_threads.count({item.process, *item.alloc_tid})) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void memory_never_used(const RuleContext& context, std::vector<Finding>& findings) {
@@ -286,10 +299,17 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_freed_late", device, true);
-    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "held up to " +
-             format_ns(device.idle_ns) + " after last use, through the peak";
+    bool gradients = made_in_backward(facts, device);
+    f.what = pieces(facts, device) + (gradients ? " made in the backward pass (likely gradients)" : "") + " on " +
+             on_device(first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +
+             " after last use, through the peak";
     f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
-    f.fix = "free it (drop the last reference) right after its last use";
+    // Gradients live until the optimizer zeroes them: zeroed after the next
+    // forward pass, they are held through its activations' peak.
+    f.fix = gradients ? "clear the gradients as soon as the optimizer has stepped: "
+                        "optimizer.zero_grad(set_to_none=True) right after optimizer.step(), "
+                        "not after the next forward pass"
+                      : "free it (drop the last reference) right after its last use";
     findings.push_back(std::move(f));
   }
 }

@@ -29,6 +29,7 @@ class Reader {
     if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
     ops.steps();
     facts_.framework = trace::detect_framework(trace_);
+    facts_.backward_threads = trace::backward_threads(trace_);
     facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -89,6 +90,8 @@ struct TraceFacts {
   // The framework the program ran on (analyzer/trace/framework.h): what its
   // fixes are written for.
   trace::Framework framework = trace::Framework::Cpp;
+  // Its backward pass's threads (trace::backward_threads).
+  std::set<std::pair<trace::ProcessId, int64_t>> backward_threads;
   // The level it was recorded at (`record --level`): what tracing added to
   // its launches depends on it (model/tracing_cost.h).
   model::TracingLevel tracing_level = model::TracingLevel::Full;

@@ -22,6 +22,14 @@ Framework detect_framework(Trace& trace) {
   return Framework::Cpp;
 }
 
+std::set<std::pair<ProcessId, int64_t>> backward_threads(Trace& trace) {
+  std::set<std::pair<ProcessId, int64_t>> threads;
+  for (const Packed<ThreadRow>& thread : trace.rows<ThreadRow>()) {
+    if (trace.text(thread.name).substr(0, 12) == "pt_autograd_") threads.emplace(thread.process, thread.tid);
+  }
+  return threads;
+}
+
 std::string_view to_string(Framework framework) {
   switch (framework) {
     case Framework::Pytorch: return "PyTorch";

@@ -7,7 +7,11 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string_view>
+#include <utility>
+
+#include "analyzer/trace/packed_rows.h"
 
 namespace apptracer::trace {
 
@@ -19,6 +23,11 @@ Framework detect_framework(Trace& trace);
 // Whether an NVTX range name is XLA's own ("XlaModule:...", "XlaCompile...",
 // "Thunk:#hlo_op=...").
 bool is_xla_range_name(std::string_view name);
+// The threads that run a framework's backward pass: PyTorch's autograd
+// engine works on a thread of its own per device, named "pt_autograd_N".
+// A tensor made there that outlives the step is a gradient (or what a
+// backward hook kept). (process, tid) of each.
+std::set<std::pair<ProcessId, int64_t>> backward_threads(Trace& trace);
 // "PyTorch", "JAX", "CuPy", "C++".
 std::string_view to_string(Framework framework);
 

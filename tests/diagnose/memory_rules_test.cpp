@@ -133,6 +133,39 @@ TEST_F(MemoryRules, PiecesOfSeveralProducersHeldLateAreOneFinding) {
       << found[0].what;
 }
 
+// PyTorch's autograd engine makes gradients on its own thread; zeroed after
+// the next forward pass (zero_grad between forward and backward), they are
+// held through its activations' peak. The fix names the optimizer's call.
+TEST_F(MemoryRules, GradientsHeldThroughTheNextForwardAreToBeClearedAfterTheStep) {
+  constexpr int64_t kAutogradThread = 77;
+  trace.add_thread(kAutogradThread, "pt_autograd_0");
+  int64_t segment = device_buffer(16 * kMiB, 0);
+  int64_t gradient = trace.add_block(segment, 0, 3 * kMiB, 1 * kMs, 40 * kMs);
+  trace.db().prepare("UPDATE sub_allocations SET alloc_tid = ? WHERE id = ?").bind(1, kAutogradThread).bind(2, gradient).run();
+  kernel("accumulate_grad", 1 * kMs + 1'000, 1'000, {{segment, A::Write}});
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "sub_allocations"), std::vector<int64_t>{gradient});
+  EXPECT_NE(found[0].what.find("made in the backward pass (likely gradients)"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[0].fix.find("optimizer.zero_grad(set_to_none=True) right after optimizer.step()"), std::string::npos)
+      << found[0].fix;
+}
+
+// The same block made on the program's own thread is no gradient.
+TEST_F(MemoryRules, ABlockHeldLateThatNoBackwardMadeGetsTheGeneralFix) {
+  trace.add_thread(77, "pt_autograd_0");
+  int64_t segment = device_buffer(16 * kMiB, 0);
+  int64_t block = trace.add_block(segment, 0, 3 * kMiB, 1 * kMs, 40 * kMs);
+  trace.db().prepare("UPDATE sub_allocations SET alloc_tid = 5 WHERE id = ?").bind(1, block).run();
+  kernel("fill", 1 * kMs + 1'000, 1'000, {{segment, A::Write}});
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].what.find("backward"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].fix, "free it (drop the last reference) right after its last use");
+}
+
 // Never freed, it is held from its last use to the end of the trace.
 TEST_F(MemoryRules, MemoryNeverFreedIsHeldToTheTracesEnd) {
   int64_t kept = device_buffer(3 * kMiB, 0);

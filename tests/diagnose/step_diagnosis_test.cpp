@@ -150,7 +150,9 @@ TEST_F(StepDiagnosis, TheWholeRunWhenAskedFor) {
   bool startup_gap = false;
   for (const Finding& f : diagnosis.findings) {
     startup_gap = startup_gap || (f.rule == "gpu_idle_gap" && f.fix.rfind("at start-up", 0) == 0);
-    if (f.rule != "launch_bound_kernels") EXPECT_EQ(f.steps, 0) << f.rule;
+    if (f.rule != "launch_bound_kernels") {
+      EXPECT_EQ(f.steps, 0) << f.rule;
+    }
   }
   EXPECT_TRUE(startup_gap);
   EXPECT_EQ(diagnosis.findings.back().rule, "startup");
