@@ -16,6 +16,7 @@
 #include "analyzer/diagnose/rules.h"
 #include "analyzer/diagnose/site_groups.h"
 #include "analyzer/dvdg/labels.h"
+#include "analyzer/memory/memory_whatif.h"
 
 namespace apptracer::diagnose {
 
@@ -54,6 +55,11 @@ std::string piece_name(const TraceFacts& facts, const MemoryItem& item) {
 // numbers in NVTX range names aside ("step 12"), reported as one.
 struct Group {
   std::vector<uint32_t> items;
+  // Where a rule found them: every piece of the same kind as these (made by
+  // the same kernel or copy, of the same size), wherever in the run, with
+  // the stretch it held for nothing. A fix in the program (a line moved in
+  // its step) frees all of them, not only those at the peak.
+  std::vector<std::pair<uint32_t, std::pair<int64_t, int64_t>>> alike;
   int64_t bytes = 0;
   int64_t idle_ns = 0;  // the longest unused stretch among them
   size_t steps = 0;     // memory_leak: how many steps made its pieces
@@ -161,14 +167,48 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
   }
 }
 
+// The device's peak of live memory (caches not counted, as
+// torch.cuda.max_memory_allocated counts none) as recorded, and with each
+// piece of `device` absent for its unused stretch: what fixing them all
+// leaves. The peak can move where they were not live, so the saving can be
+// less than their bytes.
+std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, const DeviceGroups& device) {
+  const MemoryItem& first = first_of(facts, device);
+  std::vector<std::pair<int64_t, int64_t>> changes;
+  for (const MemoryItem& item : facts.memory_model.items) {
+    if (item.process != first.process || item.device != first.device || item.is_segment()) continue;
+    changes.emplace_back(item.alloc_ns, item.bytes);
+    if (item.end_ns) changes.emplace_back(*item.end_ns, -item.bytes);
+  }
+  int64_t before = memory::most_live(changes, INT64_MIN, INT64_MAX);
+  for (const Group* group : device.groups) {
+    for (const auto& [index, stretch] : group->alike) {
+      int64_t bytes = facts.memory_model.items[index].bytes;
+      changes.emplace_back(stretch.first, -bytes);
+      changes.emplace_back(stretch.second, bytes);
+    }
+  }
+  return {before, memory::most_live(std::move(changes), INT64_MIN, INT64_MAX)};
+}
+
 // A finding of `rule` about one device's groups: its place, rows, names and
-// table, and the bytes it takes off the peak (all of theirs).
-Finding device_finding(const RuleContext& context, const char* rule, const DeviceGroups& device, bool held) {
+// table, and the bytes it takes off the peak: the peak's fall where the
+// groups know their unused stretches, else all of their bytes. `fixed`
+// says what the fix does to each piece ("freed right after its last use").
+Finding device_finding(const RuleContext& context, const char* rule, const DeviceGroups& device, bool held,
+                       const std::string& fixed = "") {
   Finding f;
   f.rule = rule;
   add_groups(context, f, device);
   add_group_table(context, f, device, held);
   f.saving_bytes = device.bytes;
+  if (!fixed.empty()) {
+    auto [before, after] = live_peak_before_and_after(context.facts, device);
+    f.saving_bytes = std::max<int64_t>(0, before - after);
+    f.estimate = "the fall of " + memory::device_name(first_of(context.facts, device).device) +
+                 "'s peak of live memory with each piece " + fixed + " (" + dvdg::format_bytes(before) + " -> " +
+                 dvdg::format_bytes(after) + "; the peak can move where they were not live)";
+  }
   return f;
 }
 
@@ -192,9 +232,25 @@ std::string on_device(const MemoryItem& item) { return memory::device_name(item.
 
 const char* is_are(const DeviceGroups& device) { return device.pieces == 1 ? " is " : " are "; }
 
+// What makes pieces alike: who made them (the kernel, or the copy's
+// direction) and their size, on one device of one process.
+using PieceKind = std::tuple<trace::ProcessId, int64_t, int, int64_t, int64_t>;
+
+PieceKind kind_of(const TraceFacts& facts, const MemoryItem& item) {
+  int made_by = -1;
+  int64_t name = -1;
+  if (item.producer != memory::kNoOp) {
+    const dvdg::Op& op = facts.graph.ops[item.producer];
+    made_by = static_cast<int>(op.kind);
+    name = op.kind == trace::OpKind::Kernel ? op.name_id : static_cast<int64_t>(op.copy_kind);
+  }
+  return {item.process, item.device.value_or(-1), made_by, name, item.bytes};
+}
+
 // An unused stretch of each piece, from `unused` (none: the piece does not
 // qualify), that holds its device's peak: the pieces grouped, groups of
-// fewer than min_memory_bytes left out.
+// fewer than min_memory_bytes left out. Each group's `alike` from the whole
+// run.
 template <typename Unused>
 std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unused&& unused) {
   const TraceFacts& facts = context.facts;
@@ -213,6 +269,18 @@ std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unu
   }
   for (auto it = groups.begin(); it != groups.end();)
     it = it->second.bytes < context.limits.min_memory_bytes ? groups.erase(it) : std::next(it);
+  std::map<PieceKind, Group*> kinds;
+  for (auto& [key, group] : groups) {
+    for (uint32_t index : group.items) kinds.emplace(kind_of(facts, facts.memory_model.items[index]), &group);
+  }
+  if (kinds.empty()) return groups;
+  for (uint32_t i = 0; i < facts.memory_model.items.size(); ++i) {
+    const MemoryItem& item = facts.memory_model.items[i];
+    if (!programs_piece(item)) continue;
+    auto found = kinds.find(kind_of(facts, item));
+    if (found == kinds.end()) continue;
+    if (std::optional<std::pair<int64_t, int64_t>> stretch = unused(item)) found->second->alike.emplace_back(i, *stretch);
+  }
   return groups;
 }
 
@@ -258,11 +326,10 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f = device_finding(context, "memory_never_used", device, false);
+    Finding f = device_finding(context, "memory_never_used", device, false, "never made");
     add_name(f, piece_name(facts, first));
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
-    f.estimate = "its bytes at " + on_device(first) + "'s peak";
     f.fix = "remove it (" + dvdg::format_bytes(device.bytes) + " held for nothing)";
     findings.push_back(std::move(f));
   }
@@ -277,10 +344,9 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f = device_finding(context, "memory_allocated_early", device, true);
+    Finding f = device_finding(context, "memory_allocated_early", device, true, "allocated at its first use");
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "allocated up to " +
              format_ns(device.idle_ns) + " before first use, still unused at the peak";
-    f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes before its first use";
     f.fix = "allocate it just before its first use" +
             (f.names.empty() ? std::string() : " (" + f.names.front() + ")");
     findings.push_back(std::move(f));
@@ -298,12 +364,11 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
-    Finding f = device_finding(context, "memory_freed_late", device, true);
+    Finding f = device_finding(context, "memory_freed_late", device, true, "freed right after its last use");
     bool gradients = made_in_backward(facts, device);
     f.what = pieces(facts, device) + (gradients ? " made in the backward pass (likely gradients)" : "") + " on " +
              on_device(first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +
              " after last use, through the peak";
-    f.estimate = "its bytes at " + on_device(first) + "'s peak, which comes after its last use";
     // Gradients live until the optimizer zeroes them: zeroed after the next
     // forward pass, they are held through its activations' peak.
     f.fix = gradients ? "clear the gradients as soon as the optimizer has stepped: "

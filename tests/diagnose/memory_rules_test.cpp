@@ -114,7 +114,9 @@ TEST_F(MemoryRules, MemoryHeldLongAfterItsLastUseThroughThePeak) {
 }
 
 // Pieces two kernels made, both held past the peak, are one problem: one
-// finding with a row per producer, the most bytes first.
+// finding with a row per producer, the most bytes first. Freed at their last
+// use, they are still live together before it (7 MiB from the start): the
+// peak falls from 11 MiB to that, 4 MiB, not by all their 7.
 TEST_F(MemoryRules, PiecesOfSeveralProducersHeldLateAreOneFinding) {
   int64_t small = device_buffer(2 * kMiB, 0, 40 * kMs);
   int64_t large = device_buffer(5 * kMiB, 0, 45 * kMs);
@@ -123,7 +125,8 @@ TEST_F(MemoryRules, PiecesOfSeveralProducersHeldLateAreOneFinding) {
   transient_peak();
   auto found = findings("memory_freed_late");
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_EQ(found[0].saving_bytes, 7 * kMiB);
+  EXPECT_EQ(found[0].saving_bytes, 4 * kMiB);
+  EXPECT_NE(found[0].estimate.find("(11 MiB -> 7 MiB;"), std::string::npos) << found[0].estimate;
   EXPECT_EQ(rows_of(found[0], "allocations"), (std::vector<int64_t>{large, small}));
   ASSERT_EQ(found[0].details.rows.size(), 2u);
   EXPECT_EQ(found[0].details.rows[0][0], Cell(std::string("make_large()")));
