@@ -248,7 +248,8 @@ PieceKind kind_of(const TraceFacts& facts, const MemoryItem& item) {
 }
 
 // An unused stretch of each piece, from `unused` (none: the piece does not
-// qualify), that holds its device's peak: the pieces grouped, groups of
+// qualify; stretches shorter than its second argument do not), that holds
+// its device's peak: the pieces grouped, groups of
 // fewer than min_memory_bytes left out. Each group's `alike` from the whole
 // run.
 template <typename Unused>
@@ -260,7 +261,7 @@ std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unu
     if (!programs_piece(item)) continue;
     std::optional<int64_t> peak = peak_of(facts, item);
     if (!peak || !item.live_at(*peak)) continue;
-    std::optional<std::pair<int64_t, int64_t>> stretch = unused(item);
+    std::optional<std::pair<int64_t, int64_t>> stretch = unused(item, context.limits.min_memory_idle_ns);
     if (!stretch || stretch->first > *peak || stretch->second <= *peak) continue;
     Group& group = groups[group_key(facts, item)];
     group.items.push_back(i);
@@ -279,7 +280,8 @@ std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unu
     if (!programs_piece(item)) continue;
     auto found = kinds.find(kind_of(facts, item));
     if (found == kinds.end()) continue;
-    if (std::optional<std::pair<int64_t, int64_t>> stretch = unused(item)) found->second->alike.emplace_back(i, *stretch);
+    // However short: the fix frees those held briefly too.
+    if (std::optional<std::pair<int64_t, int64_t>> stretch = unused(item, 1)) found->second->alike.emplace_back(i, *stretch);
   }
   return groups;
 }
@@ -320,7 +322,7 @@ bool made_in_backward(const TraceFacts& facts, const DeviceGroups& device) {
 void memory_never_used(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   auto opaque = opaque_kernels(facts);
-  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item, int64_t) -> std::optional<std::pair<int64_t, int64_t>> {
     if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns())) return std::nullopt;
     return std::make_pair(item.alloc_ns, item.end_ns.value_or(INT64_MAX));
   });
@@ -337,8 +339,8 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
 
 void memory_allocated_early(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
-    if (!item.first_use_ns || *item.first_use_ns - item.alloc_ns < context.limits.min_memory_idle_ns)
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item, int64_t min_idle_ns) -> std::optional<std::pair<int64_t, int64_t>> {
+    if (!item.first_use_ns || *item.first_use_ns - item.alloc_ns < min_idle_ns)
       return std::nullopt;
     return std::make_pair(item.alloc_ns, *item.first_use_ns);
   });
@@ -355,10 +357,10 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
 
 void memory_freed_late(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
-  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item) -> std::optional<std::pair<int64_t, int64_t>> {
+  auto groups = held_unused_at_peak(context, [&](const MemoryItem& item, int64_t min_idle_ns) -> std::optional<std::pair<int64_t, int64_t>> {
     if (!item.last_use_ns) return std::nullopt;
     int64_t end = item.end_ns.value_or(facts.end_ns());
-    if (end - *item.last_use_ns < context.limits.min_memory_idle_ns) return std::nullopt;
+    if (end - *item.last_use_ns < min_idle_ns) return std::nullopt;
     // Never freed: held to the end of the trace, not to the end of time.
     return std::make_pair(*item.last_use_ns, end);
   });

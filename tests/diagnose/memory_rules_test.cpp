@@ -169,6 +169,24 @@ TEST_F(MemoryRules, ABlockHeldLateThatNoBackwardMadeGetsTheGeneralFix) {
   EXPECT_EQ(found[0].fix, "free it (drop the last reference) right after its last use");
 }
 
+// The fix (a line moved in the step) frees every piece of the kind, also one
+// held too briefly to be named: with only the named piece freed, the peak
+// would move to the next 7 MiB moment, where a piece of the same kernel and
+// size is held 0.9 ms; the saving counts both freed.
+TEST_F(MemoryRules, TheSavingFreesEveryPieceOfTheKindWhereverThePeakMoves) {
+  int64_t named = device_buffer(3 * kMiB, 0, 40 * kMs);
+  kernel("make_gradient", 1 * kMs, 1'000, {{named, A::Write}});
+  transient_peak();
+  int64_t brief = device_buffer(3 * kMiB, 50 * kMs, 50 * kMs + 900'000);
+  kernel("make_gradient", 50 * kMs + 1'000, 1'000, {{brief, A::Write}});
+  int64_t spike = device_buffer(4 * kMiB - 64 * 1024, 50 * kMs + 500'000, 50 * kMs + 700'000);
+  kernel("spike", 50 * kMs + 501'000, 1'000, {{spike, A::Write}});
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(rows_of(found[0], "allocations"), std::vector<int64_t>{named});
+  EXPECT_EQ(found[0].saving_bytes, 3 * kMiB);
+}
+
 // Never freed, it is held from its last use to the end of the trace.
 TEST_F(MemoryRules, MemoryNeverFreedIsHeldToTheTracesEnd) {
   int64_t kept = device_buffer(3 * kMiB, 0);
