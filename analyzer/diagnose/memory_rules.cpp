@@ -233,7 +233,8 @@ std::string on_device(const MemoryItem& item) { return memory::device_name(item.
 const char* is_are(const DeviceGroups& device) { return device.pieces == 1 ? " is " : " are "; }
 
 // What makes pieces alike: who made them (the kernel, or the copy's
-// direction) and their size, on one device of one process.
+// direction; nobody for pieces never written) and their size, on one device
+// of one process.
 using PieceKind = std::tuple<trace::ProcessId, int64_t, int, int64_t, int64_t>;
 
 PieceKind kind_of(const TraceFacts& facts, const MemoryItem& item) {
@@ -249,9 +250,8 @@ PieceKind kind_of(const TraceFacts& facts, const MemoryItem& item) {
 
 // An unused stretch of each piece, from `unused` (none: the piece does not
 // qualify; stretches shorter than its second argument do not), that holds
-// its device's peak: the pieces grouped, groups of
-// fewer than min_memory_bytes left out. Each group's `alike` from the whole
-// run.
+// its device's peak: the pieces grouped, groups of fewer than
+// min_memory_bytes left out; each group's `alike` from the whole run.
 template <typename Unused>
 std::map<std::string, Group> held_unused_at_peak(const RuleContext& context, Unused&& unused) {
   const TraceFacts& facts = context.facts;
