@@ -212,6 +212,13 @@ Finding device_finding(const RuleContext& context, const char* rule, const Devic
   return f;
 }
 
+// Whether fixing them lowers the peak by a piece's worth: where another
+// moment is as high without them, the pieces cost nothing, and the finding
+// would only take a place among the few shown.
+bool lowers_the_peak(const RuleContext& context, const Finding& finding) {
+  return finding.saving_bytes >= context.limits.min_memory_bytes;
+}
+
 // "23 pieces of pytorch tensors memory (44.7 MiB)", a single block by its id;
 // several groups: how many producers (or sites) made them.
 std::string pieces(const TraceFacts& facts, const DeviceGroups& device) {
@@ -329,6 +336,7 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_never_used", device, false, "never made");
+    if (!lowers_the_peak(context, f)) continue;
     add_name(f, piece_name(facts, first));
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
@@ -347,6 +355,7 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_allocated_early", device, true, "allocated at its first use");
+    if (!lowers_the_peak(context, f)) continue;
     f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "allocated up to " +
              format_ns(device.idle_ns) + " before first use, still unused at the peak";
     f.fix = "allocate it just before its first use" +
@@ -367,6 +376,7 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
   for (const DeviceGroups& device : by_device(facts, groups)) {
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_freed_late", device, true, "freed right after its last use");
+    if (!lowers_the_peak(context, f)) continue;
     bool gradients = made_in_backward(facts, device);
     f.what = pieces(facts, device) + (gradients ? " made in the backward pass (likely gradients)" : "") + " on " +
              on_device(first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +

@@ -187,6 +187,17 @@ TEST_F(MemoryRules, TheSavingFreesEveryPieceOfTheKindWhereverThePeakMoves) {
   EXPECT_EQ(found[0].saving_bytes, 3 * kMiB);
 }
 
+// Held through the peak, but the peak is as high later without it: freeing
+// it saves nothing, and nothing is said.
+TEST_F(MemoryRules, PiecesWhoseFixLeavesThePeakWhereItIsAreNoFinding) {
+  int64_t late = device_buffer(3 * kMiB, 0, 40 * kMs);
+  kernel("last_touch", 2 * kMs, 1'000, {{late, A::Write}});
+  transient_peak();
+  int64_t later = device_buffer(7 * kMiB, 50 * kMs, 60 * kMs);
+  kernel("spike", 50 * kMs + 1'000, 1'000, {{later, A::Write}});
+  EXPECT_TRUE(findings("memory_freed_late").empty());
+}
+
 // Never freed, it is held from its last use to the end of the trace.
 TEST_F(MemoryRules, MemoryNeverFreedIsHeldToTheTracesEnd) {
   int64_t kept = device_buffer(3 * kMiB, 0);
