@@ -153,6 +153,18 @@ def checkpointed_body(torch, fixed):
     return total
 
 
+def backward_and_step(optimizer, loss, fixed):
+    """A training step's end: the bad twin clears the gradients after the
+    forward pass (so the last step's are held through it), the fixed one
+    right after the optimizer's step."""
+    if not fixed:
+        optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    if fixed:
+        optimizer.zero_grad(set_to_none=True)
+
+
 def gradients_held(torch, fixed):
     elements = ELEMENTS // 4
     blocks = [torch.nn.Parameter(torch.ones(elements, device="cuda")) for _ in range(4)]
@@ -163,12 +175,7 @@ def gradients_held(torch, fixed):
         for scale in blocks:
             hidden = torch.tanh(torch.sin(hidden) * scale)
         loss = hidden.sum()
-        if not fixed:
-            optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if fixed:
-            optimizer.zero_grad(set_to_none=True)
+        backward_and_step(optimizer, loss, fixed)
         total += loss.detach()
         del hidden, loss
         torch.cuda.synchronize()
@@ -185,12 +192,7 @@ def resnet_gradients(torch, fixed):
     for _ in range(5):
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = torch.nn.functional.cross_entropy(model(images), labels)
-        if not fixed:
-            optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        if fixed:
-            optimizer.zero_grad(set_to_none=True)
+        backward_and_step(optimizer, loss, fixed)
         total += loss.detach()
         del loss
     torch.cuda.synchronize()
