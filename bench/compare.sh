@@ -34,6 +34,10 @@
 #   record-exact    `apptracer record --exact -- PROGRAM`: where CUPTI and the sanitizer cannot share a
 #                   process, two runs and their join; the last line is then the first run's (record
 #                   keeps the sanitizer run's output in its own log), so compare these by wall time
+# BENCH_CPUS=LIST (taskset's syntax, e.g. 2-9) runs every variant on those cores only: on a
+# shared or virtual host, where the scheduler puts a process moves its cost by more than a
+# tracer's (rounds of one variant bimodal), so rankings of small parts want it fixed.
+# Each series also prints its spread: the largest round over the smallest.
 # Also prints "result NAME.VARIANT.per_op VALUE" and "result NAME.VARIANT.wall_ms VALUE"
 # (median process wall time: includes loading, set-up and the trace's final write)
 # for bench/report.py.
@@ -89,9 +93,10 @@ run_variant() {
     record-exact) set -- "$dist/bin/apptracer" record --exact -f -o "$tmp/$name.db" -- "$@" ;;
     *) echo "compare.sh: unknown variant $variant" >&2; return 2 ;;
   esac
-  local start end value
+  local start end value pin=()
+  [ -z "${BENCH_CPUS:-}" ] || pin=(taskset -c "$BENCH_CPUS")
   start=$(date +%s%N)
-  value=$(env "${env[@]}" "$@" 2>"$tmp/stderr" | tail -n 1) ||
+  value=$(env "${env[@]}" "${pin[@]}" "$@" 2>"$tmp/stderr" | tail -n 1) ||
     { echo "compare.sh: $name failed as $variant: $(tail -n 2 "$tmp/stderr")" >&2; return 1; }
   end=$(date +%s%N)
   local several='^([A-Za-z0-9_-]+=[0-9.]+ ?)+$'
@@ -101,6 +106,7 @@ run_variant() {
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (a[1] > 0) printf "%.2f", a[NR] / a[1]; else print "-"}'; }
 
 # Series by name (NAME, or NAME-KEY for each workload of a several-workload
 # program), in the order they first came.
@@ -122,7 +128,8 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 echo "$name: $* ($rounds interleaved rounds; $unit, each round then median; process wall ms median;"
-echo "  x: the median over the first variant's)"
+echo "  x: the median over the first variant's; spread: the largest round over the smallest)"
+[ -z "${BENCH_CPUS:-}" ] || echo "  every variant on cores $BENCH_CPUS"
 for s in "${series[@]}"; do
   [ "$s" = "$name" ] || echo "$s:"
   first=""
@@ -130,9 +137,11 @@ for s in "${series[@]}"; do
     # shellcheck disable=SC2086  # word splitting of the value lists is intended
     m=$(median ${per_op[$s.$v]}) w=$(median ${wall[$s.$v]})
     [ -n "$first" ] || first=$m
-    x=-
+    x=- sp=-
     [ "$m" = - ] || [ "$first" = - ] || x=$(awk -v a="$m" -v b="$first" 'BEGIN {printf "%.2f", a / b}')
-    printf '  %-15s %s -> %s  x%s   wall %s ms\n' "$v" "${per_op[$s.$v]}" "$m" "$x" "$w"
+    # shellcheck disable=SC2086
+    [ "$m" = - ] || sp=$(spread ${per_op[$s.$v]})
+    printf '  %-15s %s -> %s  x%s  spread %s   wall %s ms\n' "$v" "${per_op[$s.$v]}" "$m" "$x" "$sp" "$w"
     [ "$m" = - ] || echo "result $s.$v.per_op $m"
     echo "result $s.$v.wall_ms $w"
   done

@@ -8,6 +8,12 @@ torch.autograd.profiler.emit_nvtx.
 
 Several workloads run one after the other in the same process (one Python
 start for all), and the last line names each: "resnet=11230.5 vit=44610.2".
+With BENCH_HOST_CPU=1 each workload also gives WORKLOAD_cpu: the median CPU
+time of the program's own thread while it issues a step (the step's call, up
+to the synchronization after it), in microseconds. On a virtual host whose
+cores are shared, wall times of one variant spread by half; a thread's CPU
+time leaves out the time it was not running, and it is where a tracer's
+callbacks and hooks on that thread are paid (not its writer thread's).
 Models are built from their configurations: nothing is downloaded.
 
 transformer: GPT-2-style training (transformers' GPT2LMHeadModel from a
@@ -28,6 +34,7 @@ lightning: a LightningModule MLP trained by pytorch_lightning's Trainer.fit
   (AdamW, batches of 256 from a DataLoader), one step a batch as a callback
   times it (not under BENCH_TORCH_PROFILER: Lightning owns the loop).
 """
+import os
 import statistics
 import sys
 import time
@@ -198,23 +205,27 @@ def lightning_times(steps, warmup):
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          callbacks=[timer])
     trainer.fit(Classifier(), loader)
-    return timer.times[warmup:]
+    return timer.times[warmup:], None
 
 
 def stepped(make_step):
-    """A workload whose step this program calls: its step times."""
+    """A workload whose step this program calls: its step times, and the
+    thread's CPU time issuing each."""
     def times(steps, warmup):
         step = make_step()
-        result = []
+        result, cpu = [], []
         with profiler():
             for i in range(warmup + steps):
                 torch.cuda.synchronize()
                 start = time.perf_counter()
+                start_cpu = time.thread_time()
                 step()
+                issued_cpu = time.thread_time()
                 torch.cuda.synchronize()
                 if i >= warmup:
                     result.append((time.perf_counter() - start) * 1e6)
-        return result
+                    cpu.append((issued_cpu - start_cpu) * 1e6)
+        return result, cpu
     return times
 
 
@@ -224,8 +235,11 @@ WORKLOADS = {"transformer": stepped(transformer_step), "generate": stepped(gener
 
 
 def median_step_us(workload, steps, warmup):
+    """The median step's wall time, and its thread CPU time (None where the
+    program does not call the step itself)."""
     torch.manual_seed(0)
-    return statistics.median(WORKLOADS[workload](steps, warmup))
+    wall, cpu = WORKLOADS[workload](steps, warmup)
+    return statistics.median(wall), statistics.median(cpu) if cpu else None
 
 
 def main():
@@ -235,12 +249,15 @@ def main():
         sys.exit(f"real_steps.py: unknown workload {unknown[0]}; choose from {', '.join(WORKLOADS)}")
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
     warmup = int(sys.argv[3]) if len(sys.argv) > 3 else 20
+    host_cpu = os.environ.get("BENCH_HOST_CPU") == "1"
     medians = {}
     for workload in workloads:
-        medians[workload] = median_step_us(workload, steps, warmup)
+        medians[workload], cpu = median_step_us(workload, steps, warmup)
+        if host_cpu and cpu is not None:
+            medians[workload + "_cpu"] = cpu
         # The next workload starts with the memory this one held back in the pool.
         torch.cuda.empty_cache()
-    if len(workloads) == 1:
+    if len(medians) == 1:
         print(f"{medians[workloads[0]]:.1f}")
     else:
         print(" ".join(f"{w}={us:.1f}" for w, us in medians.items()))

@@ -5,18 +5,22 @@ each variant's median with its ratio to the first variant's.
 
     compare_test.py COMPARE_SH
 """
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 COMPARE = sys.argv.pop(1) if len(sys.argv) > 1 else "bench/compare.sh"
 
 
-def compare(rounds, variants, program):
+def compare(rounds, variants, program, env=None):
     # The variants need no installed tree: untraced runs the program alone,
     # torch-profiler only sets an environment variable the program reads.
     out = subprocess.run(["bash", COMPARE, "t", "/nonexistent", str(rounds), variants, "us", "--",
-                          "sh", "-c", program], check=True, capture_output=True, text=True).stdout
+                          "sh", "-c", program], check=True, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}).stdout
     results = {}
     for line in out.splitlines():
         words = line.split()
@@ -45,6 +49,28 @@ class SeveralWorkloads(unittest.TestCase):
         _, results = compare(1, "untraced", "echo done")
         self.assertNotIn("t.untraced.per_op", results)
         self.assertIn("t.untraced.wall_ms", results)
+
+
+class Rounds(unittest.TestCase):
+    def test_spread_is_the_largest_round_over_the_smallest(self):
+        # Each round appends a line to a file and prints its count: 1, 2, 4.
+        fd, state = tempfile.mkstemp(prefix="compare_test_")
+        os.close(fd)
+        try:
+            program = f'echo x >> {state}; n=$(wc -l < {state}); [ "$n" -eq 3 ] && n=4; echo $n'
+            out, _ = compare(3, "untraced", program)
+            self.assertRegex(out, r"untraced +1 2 4 +-> 2 +x1\.00 +spread 4\.00")
+        finally:
+            os.remove(state)
+
+    @unittest.skipUnless(shutil.which("taskset") and hasattr(os, "sched_getaffinity"), "needs taskset")
+    def test_bench_cpus_runs_every_variant_on_those_cores(self):
+        core = min(os.sched_getaffinity(0))
+        program = 'python3 -c "import os; print(len(os.sched_getaffinity(0)))"'
+        out, results = compare(2, "untraced,torch-profiler", program, {"BENCH_CPUS": str(core)})
+        self.assertEqual(results["t.untraced.per_op"], 1)
+        self.assertEqual(results["t.torch-profiler.per_op"], 1)
+        self.assertIn(f"every variant on cores {core}", out)
 
 
 if __name__ == "__main__":
