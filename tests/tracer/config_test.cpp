@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -79,6 +80,24 @@ TEST(OutputPath, ProcessesStartingTogetherGetAFileEach) {
 
 TEST(OutputPath, AnUncreatableFileIsAnError) {
   EXPECT_THROW(claim_output_path("/nonexistent-directory/t.db", 1), std::runtime_error);
+}
+
+// APPTRACER_FRAMEWORK_CONTEXT=sampled records 1 in APPTRACER_OP_SAMPLE_EVERY
+// ops (16 unless set); every other mode records every op.
+TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
+  auto sample_every = [](const char* context, const char* every) {
+    setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
+    if (every) setenv("APPTRACER_OP_SAMPLE_EVERY", every, 1);
+    uint32_t n = Config::from_environment().op_sample_every;
+    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
+    unsetenv("APPTRACER_OP_SAMPLE_EVERY");
+    return n;
+  };
+  EXPECT_EQ(sample_every("sampled", nullptr), 16u);
+  EXPECT_EQ(sample_every("sampled", "4"), 4u);
+  EXPECT_EQ(sample_every("sampled", "0"), 16u) << "not a count: the default";
+  EXPECT_EQ(sample_every("on", "4"), 1u);
+  EXPECT_EQ(sample_every("all", nullptr), 1u);
 }
 
 TEST(AllocationRegistry, FindsTheAllocationLiveAtATime) {

@@ -3,10 +3,10 @@
 // record): the real framework entry points are linked in, and record into
 // buffers this library drains as text.
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "base/config.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
 #include "frameworks/sub_allocation_events.h"
@@ -43,12 +43,13 @@ const char* kind_name(apptracer::FrameworkRangeKind kind) {
 
 }  // namespace
 
-// Framework ranges are recorded from now on; every one of them where
-// APPTRACER_FRAMEWORK_CONTEXT=all, as the tracer reads it.
+// Framework ranges are recorded from now on, as the tracer's configuration
+// from the environment says (APPTRACER_FRAMEWORK_CONTEXT=all: every one of
+// them; =sampled: 1 in APPTRACER_OP_SAMPLE_EVERY ops).
 extern "C" __attribute__((visibility("default"))) void framework_probe_start() {
-  const char* context = std::getenv("APPTRACER_FRAMEWORK_CONTEXT");
-  bool every_range = context && std::string(context) == "all";
-  apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings(), every_range});
+  apptracer::Config config = apptracer::Config::from_environment();
+  apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings(),
+                                          config.every_framework_range, config.op_sample_every});
 }
 
 // Work the calling thread records, as a launch would be (an empty record).

@@ -68,7 +68,7 @@ def run(bootstrap, probe, work, **env):
     with open(script, "w") as f:
         f.write(PROGRAM)
     environment = dict(os.environ, PYTHONPATH=bootstrap, **env)
-    for inherited in ("LD_PRELOAD", "APPTRACER_FRAMEWORK_CONTEXT"):
+    for inherited in ("LD_PRELOAD", "APPTRACER_FRAMEWORK_CONTEXT", "APPTRACER_OP_SAMPLE_EVERY"):
         if inherited not in env:
             environment.pop(inherited, None)
     done = subprocess.run([sys.executable, script, probe], capture_output=True, text=True,
@@ -134,6 +134,17 @@ def check(bootstrap, probe, work):
            "the optimizer's step (no autograd, no work on CPU) is not kept")
     expect({"aten::conv2d", "aten::addmm"} <= {r.name for r in kept},
            "forward ops that made autograd nodes are kept")
+
+    # Sampled: torch runs the op and backward callbacks for 1 in 4 calls (its
+    # own countdown, randomly seeded); modules and named scopes are all kept.
+    sampled = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="sampled",
+                  APPTRACER_OP_SAMPLE_EVERY="4")
+    kept_ops = [r for r in kept if r.kind in ("op", "backward")]
+    sampled_ops = [r for r in sampled if r.kind in ("op", "backward")]
+    expect(0 < len(sampled_ops) < len(kept_ops) / 2,
+           f"1 in 4 ops sampled: {len(sampled_ops)} op and backward ranges kept, {len(kept_ops)} unsampled")
+    expect({r.name for r in sampled if r.kind == "module"} >= {"Net", "features", "features.0"},
+           "sampling leaves the module hooks whole")
 
     modules_only = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="modules")
     expect({(r.kind, r.name) for r in modules_only} ==

@@ -52,6 +52,11 @@ bool take_force() {
   return taken;
 }
 
+// A ResNet-18 training step runs about 1,500 ops and backward nodes: 1 in 16
+// keeps torch's callbacks to about a hundred a step, and each launch of a
+// steady step still has its op recorded in some step within 50 steps (96%).
+constexpr uint32_t kDefaultOpSampleEvery = 16;
+
 // A positive 32-bit count from the environment, if one is given.
 void read_count(const char* name, uint32_t& out) {
   if (const char* v = env(name)) {
@@ -116,6 +121,10 @@ Config Config::from_environment() {
   if (const char* v = env("APPTRACER_KERNEL_ARGUMENTS")) config.kernel_arguments = std::string(v) != "off";
   if (const char* v = env("APPTRACER_FRAMEWORK_CONTEXT")) {
     config.every_framework_range = std::string(v) == "all";
+    if (std::string(v) == "sampled") {
+      config.op_sample_every = kDefaultOpSampleEvery;
+      read_count("APPTRACER_OP_SAMPLE_EVERY", config.op_sample_every);
+    }
   }
   if (const char* v = env("APPTRACER_SELF_COST")) config.self_cost = std::string(v) == "1";
   read_count("APPTRACER_STALL_MS", config.stall_ms);
@@ -134,6 +143,7 @@ std::string Config::describe() const {
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) + (self_cost ? " self_cost=1" : "") +
          (every_framework_range ? " framework_context=all" : "") +
+         (op_sample_every > 1 ? " op_sample_every=" + std::to_string(op_sample_every) : "") +
          (kernel_arguments ? "" : " kernel_arguments=off") +
          (exact == ExactMode::Off
               ? std::string()

@@ -59,6 +59,11 @@ struct Config {
   // APPTRACER_FRAMEWORK_CONTEXT=all: every framework range is recorded, also
   // those in which the thread recorded nothing else (frameworks/framework_ranges.h).
   bool every_framework_range = false;
+  // APPTRACER_FRAMEWORK_CONTEXT=sampled: 1 in this many of PyTorch's ops and
+  // backward nodes is recorded (APPTRACER_OP_SAMPLE_EVERY, 16 unless set);
+  // 1 records every one. torch then skips its per-op callback path on the
+  // others, which is what recording ops costs.
+  uint32_t op_sample_every = 1;
   bool self_cost = false;  // APPTRACER_SELF_COST=1: the tracer times its own sites (base/self_cost.h)
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced
   ExactMode exact = ExactMode::Off;    // APPTRACER_EXACT

@@ -29,6 +29,8 @@ struct FrameworkSink {
   // Framework ranges in which nothing else was recorded are kept too
   // (APPTRACER_FRAMEWORK_CONTEXT=all): every op, as a CPU-side op timeline.
   bool every_range = false;
+  // 1 in this many of PyTorch's ops and backward nodes recorded (torch_ops.h).
+  uint32_t op_sample_every = 1;
 };
 void start_recording(const FrameworkSink& sink);
 bool recording();

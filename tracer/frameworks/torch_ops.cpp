@@ -93,9 +93,11 @@ void on_end(const void* record_function, void*) {
   close_range(seq, kind == FrameworkRangeKind::Op && seq >= 0, &name_of, record_function);
 }
 
+// torch runs a callback whose probability is below 1 for that share of the
+// calls, drawn by a countdown: the others pay no callback path at all.
 template <FrameworkRangeKind kind>
-TorchCallback callback_for(size_t scope) {
-  TorchCallback callback{&on_start<kind>, &on_end<kind>, 1.0, {}, false, false, false};
+TorchCallback callback_for(size_t scope, double probability) {
+  TorchCallback callback{&on_start<kind>, &on_end<kind>, probability, {}, false, false, false};
   callback.scopes[scope] = true;
   return callback;
 }
@@ -143,15 +145,21 @@ OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
   if (attached.exchange(true)) return OpsAttachStatus::AlreadyAttached;
   record_function_name = name;
   sequence_nr_offset = offset;
+  // Named scopes (the optimizer's step) are few: every one is recorded.
+  uint32_t every = recording_sink().op_sample_every;
+  double ops_probability = 1.0 / every;
   try {
-    add(callback_for<FrameworkRangeKind::Op>(kScopeFunction));
-    add(callback_for<FrameworkRangeKind::Backward>(kScopeBackwardFunction));
-    add(callback_for<FrameworkRangeKind::Scope>(kScopeUserScope));
+    add(callback_for<FrameworkRangeKind::Op>(kScopeFunction, ops_probability));
+    add(callback_for<FrameworkRangeKind::Backward>(kScopeBackwardFunction, ops_probability));
+    add(callback_for<FrameworkRangeKind::Scope>(kScopeUserScope, 1.0));
   } catch (...) {
     report(OpsAttachStatus::Failed, "not attached: torch refused the RecordFunction callbacks");
     return OpsAttachStatus::Failed;
   }
-  report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")");
+  report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")" +
+                                        (every > 1 ? ", 1 in " + std::to_string(every) + " ops" : ""));
+  // The analyzer names the others' ops from the steps where they were recorded.
+  if (every > 1) set_meta("framework_ranges.op_sample_every", std::to_string(every));
   return OpsAttachStatus::Attached;
 }
 

@@ -3,7 +3,10 @@
 // op (or an autograd node's backward, or a named scope) starts on a thread
 // and pop it when it ends. Only the exported functions are called; the one
 // private field read (the autograd sequence number) is at an offset known
-// per torch version (torch_ops.cpp); unknown versions are refused.
+// per torch version (torch_ops.cpp); unknown versions are refused. With the
+// sink's op_sample_every N > 1, torch runs the op and backward callbacks for
+// 1 in N calls (its own sampling) and meta framework_ranges.op_sample_every
+// says N.
 #pragma once
 
 #include <string>
