@@ -3,7 +3,8 @@
 // issued, the allocations and framework blocks made in it, and the GPU time
 // of its work. Work no module or op issued is one row, "(none)", so the
 // rows add up to the trace's work. A trace without framework ranges gets a
-// note instead.
+// note instead; one that sampled its ops, a note of how many launches took
+// theirs from other steps.
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -99,7 +100,15 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
     row.emplace_back(work.gpu_ns);
     table.rows.push_back(std::move(row));
   }
-  return {{std::move(table)}, {}};
+  // Sampled: say how much of what is shown came from other steps.
+  std::string note;
+  std::string every = trace.meta("framework_ranges.op_sample_every");
+  if (!every.empty() && every != "1") {
+    note = "ops recorded for 1 in " + every + " calls (APPTRACER_FRAMEWORK_CONTEXT=sampled): " +
+           std::to_string(contexts.from_other_steps()) + " of " + std::to_string(all_launches) +
+           " kernel launches named from the same launch in other steps";
+  }
+  return {{std::move(table)}, note};
 }
 
 }  // namespace

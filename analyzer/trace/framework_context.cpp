@@ -1,6 +1,7 @@
 #include "analyzer/trace/framework_context.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <tuple>
 
@@ -63,6 +64,10 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
   std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) {
     return std::tie(a.process, a.correlation_id) < std::tie(b.process, b.correlation_id);
   });
+  if (std::atoll(trace.meta("framework_ranges.op_sample_every").c_str()) > 1) {
+    link_nodes_by_step_period(trace);
+    fill_from_other_steps(trace);
+  }
 }
 
 const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<Range>& ranges,
@@ -90,19 +95,34 @@ const FrameworkContexts::ThreadRanges* FrameworkContexts::thread(ProcessId proce
 }
 
 FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, NullableInt ns) const {
+  if (!tid || !ns) return {};
+  if (!filled_.empty()) {
+    auto wanted = std::make_tuple(process, *tid, *ns);
+    auto found = std::lower_bound(filled_.begin(), filled_.end(), wanted,
+                                  [](const Filled& f, const std::tuple<ProcessId, int64_t, int64_t>& key) {
+                                    return std::make_tuple(f.process, f.tid, f.start_ns) < key;
+                                  });
+    if (found != filled_.end() && std::make_tuple(found->process, found->tid, found->start_ns) == wanted)
+      return found->context;
+  }
+  return recorded_at(process, *tid, *ns);
+}
+
+FrameworkContext FrameworkContexts::recorded_at(ProcessId process, int64_t tid, int64_t ns) const {
   FrameworkContext context;
-  if (!tid || !ns) return context;
-  const ThreadRanges* ranges = thread(process, *tid);
+  const ThreadRanges* ranges = thread(process, tid);
   if (!ranges) return context;
-  const Range* backward = innermost(ranges->backward, *ns);
-  if (const Range* op = innermost(ranges->ops, *ns)) {
+  const Range* backward = innermost(ranges->backward, ns);
+  if (const Range* op = innermost(ranges->ops, ns)) {
     context.op_id = op->name_id;
+    context.op_start_ns = op->start_ns;
     context.op_end_ns = op->end_ns;
   } else if (backward) {
     context.op_id = backward->name_id;
+    context.op_start_ns = backward->start_ns;
     context.op_end_ns = backward->end_ns;
   }
-  if (const Range* module = innermost(ranges->modules, *ns)) {
+  if (const Range* module = innermost(ranges->modules, ns)) {
     context.module_id = module->name_id;
     context.phase = ModulePhase::Forward;
   } else if (backward) {
@@ -114,7 +134,7 @@ FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, N
     }
   }
   if (context.phase == ModulePhase::None) {
-    if (const Range* scope = innermost(ranges->scopes, *ns)) {
+    if (const Range* scope = innermost(ranges->scopes, ns)) {
       context.module_id = scope->name_id;
       context.phase = ModulePhase::Scope;
     }
@@ -122,17 +142,23 @@ FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, N
   return context;
 }
 
-FrameworkContext FrameworkContexts::of_call(ProcessId process, NullableInt call_correlation_id) const {
-  if (!call_correlation_id || calls_.empty()) return {};
-  auto wanted = std::make_tuple(process, *call_correlation_id);
+const FrameworkContexts::Call* FrameworkContexts::find_call(ProcessId process,
+                                                            int64_t correlation_id) const {
+  auto wanted = std::make_tuple(process, correlation_id);
   auto found = std::lower_bound(calls_.begin(), calls_.end(), wanted,
                                 [](const Call& call, const std::tuple<ProcessId, int64_t>& key) {
                                   return std::make_tuple(call.process, call.correlation_id) < key;
                                 });
-  if (found == calls_.end() || found->process != process || found->correlation_id != *call_correlation_id) {
-    return {};
+  if (found == calls_.end() || found->process != process || found->correlation_id != correlation_id) {
+    return nullptr;
   }
-  return issued(process, found->tid, found->start_ns);
+  return &*found;
+}
+
+FrameworkContext FrameworkContexts::of_call(ProcessId process, NullableInt call_correlation_id) const {
+  if (!call_correlation_id) return {};
+  const Call* call = find_call(process, *call_correlation_id);
+  return call ? issued(process, call->tid, call->start_ns) : FrameworkContext{};
 }
 
 }  // namespace apptracer::trace

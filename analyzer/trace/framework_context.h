@@ -8,6 +8,17 @@
 // it); else the innermost named scope torch opened ("Optimizer.step#SGD.step").
 // Its op: the innermost op running (aten::cudnn_convolution), else the
 // backward node (ConvolutionBackward0).
+//
+// A trace that recorded 1 in N ops (meta framework_ranges.op_sample_every,
+// APPTRACER_FRAMEWORK_CONTEXT=sampled) knows most launches' ops only from
+// other steps: a kernel launch of a steady step is the launch at the same
+// place in every other step (the same kernel, as many launches before it
+// on its thread in its step), so one whose op was not recorded takes the
+// innermost (shortest) op recorded at its place in any step, and in backward
+// its module (framework_context_sampled.cpp). A backward node's module needs
+// the forward op that made it, rarely recorded in the same step: the
+// autograd sequence numbers a steady step uses grow by the same count each
+// step, so the op that made node s made node s + that count a step later.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +42,8 @@ std::string_view to_string(ModulePhase phase);
 struct FrameworkContext {
   int64_t module_id = 0;  // strings.id of the module's path (or scope's name); 0: none
   int64_t op_id = 0;      // strings.id of the op's name; 0: none
-  int64_t op_end_ns = 0;  // when that op (or backward node) ended; INT64_MAX: still open
+  int64_t op_start_ns = 0;  // when that op (or backward node) began
+  int64_t op_end_ns = 0;    // when it ended; INT64_MAX: still open
   ModulePhase phase = ModulePhase::None;
 };
 
@@ -43,8 +55,13 @@ class FrameworkContexts {
 
   // Whether the trace has any framework range.
   bool recorded() const { return !threads_.empty(); }
+  // How many kernel launches of a sampled trace took their op or module
+  // from other steps.
+  size_t from_other_steps() const { return filled_.size(); }
 
-  // The context of work issued on thread `tid` of `process` at `ns`.
+  // The context of work issued on thread `tid` of `process` at `ns` (for a
+  // kernel launch of a sampled trace, `ns` its call's start, completed from
+  // other steps).
   FrameworkContext issued(ProcessId process, NullableInt tid, NullableInt ns) const;
   // Of a kernel, copy or memset: where its API call was issued.
   FrameworkContext of_call(ProcessId process, NullableInt call_correlation_id) const;
@@ -79,6 +96,24 @@ class FrameworkContexts {
     int64_t start_ns;
   };
   std::vector<Call> calls_;
+  const Call* find_call(ProcessId process, int64_t correlation_id) const;
+
+  // What the ranges on the thread say, nothing filled in.
+  FrameworkContext recorded_at(ProcessId process, int64_t tid, int64_t ns) const;
+
+  // Sampled traces: the launches whose op or module came from other steps,
+  // by (process, thread, their call's start).
+  struct Filled {
+    ProcessId process;
+    int64_t tid;
+    int64_t start_ns;
+    FrameworkContext context;
+  };
+  std::vector<Filled> filled_;
+  void fill_from_other_steps(Trace& trace);
+  // Sampled traces: backward nodes whose forward op was not recorded in
+  // their own step get their module from the same op in another step.
+  void link_nodes_by_step_period(Trace& trace);
 };
 
 }  // namespace apptracer::trace

@@ -27,7 +27,7 @@ class FrameworkContextTest : public ::testing::Test {
     builder_.add(row);
   }
   // A kernel launched on `tid` at `ns`: its call's correlation id.
-  int64_t launch(int64_t tid, int64_t ns) {
+  int64_t launch(int64_t tid, int64_t ns, const std::string& kernel_name = "_Z6kernelv") {
     testing::ApiCallRow call;
     call.name = "cudaLaunchKernel";
     call.correlation_id = ++correlation_;
@@ -36,6 +36,7 @@ class FrameworkContextTest : public ::testing::Test {
     call.end_ns = ns + 5;
     builder_.add(call);
     testing::KernelRow kernel;
+    kernel.mangled_name = kernel_name;
     kernel.call_correlation_id = correlation_;
     kernel.api_start_ns = ns;
     kernel.gpu_start_ns = ns + 10;
@@ -49,6 +50,17 @@ class FrameworkContextTest : public ::testing::Test {
     FrameworkContext context = trace.framework_contexts().of_call(kSingleProcess, call);
     return std::string(trace.string(context.module_id)) + "/" + std::string(to_string(context.phase)) +
            "/" + std::string(trace.string(context.op_id));
+  }
+
+  // NVTX "step 1" ... "step N", 1,000 ns each from 1,000 ns.
+  void steps(int count) {
+    for (int k = 1; k <= count; ++k) {
+      testing::NvtxRangeRow step;
+      step.name = "step " + std::to_string(k);
+      step.start_ns = 1000 * k;
+      step.end_ns = 1000 * k + 999;
+      builder_.add(step);
+    }
   }
 
   TraceBuilder builder_;
@@ -119,6 +131,83 @@ TEST_F(FrameworkContextTest, ATraceFromBeforeTheTableAttributesNothing) {
   Trace trace(builder_.db());
   EXPECT_FALSE(trace.framework_contexts().recorded());
   EXPECT_EQ(trace.framework_contexts().of_call(kSingleProcess, call).op_id, 0);
+}
+
+// A trace that recorded 1 in N ops: a launch takes the op recorded at its
+// place (its kernel, its count among its thread's launches in its step) in
+// another step, the innermost one any step recorded, and in backward the
+// module.
+TEST_F(FrameworkContextTest, SampledOpsAreNamedFromTheSameLaunchInOtherSteps) {
+  using K = FrameworkRangeKind;
+  builder_.set_meta("framework_ranges.op_sample_every", "4");
+  steps(4);
+  std::vector<int64_t> a, b, c;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "Net", 1, 0, base + 10, base + 500);
+    a.push_back(launch(1, base + 100, "_Z1av"));
+    b.push_back(launch(1, base + 300, "_Z1bv"));
+    c.push_back(launch(2, base + 700, "_Z1cv"));  // the backward's, on its own thread
+  }
+  range(K::Op, "aten::linear", 1, 0, 1050, 1200);  // step 1: the outer op only
+  range(K::Op, "aten::addmm", 1, 0, 2090, 2150, 7);  // step 2: the inner one ...
+  range(K::Op, "aten::relu", 1, 0, 2250, 2350);
+  range(K::Backward, "AddmmBackward0", 2, 0, 2650, 2750, 7);  // ... and its node
+  EXPECT_EQ(context_of(a[2]), "Net/forward/aten::addmm");
+  EXPECT_EQ(context_of(b[2]), "Net/forward/aten::relu");
+  EXPECT_EQ(context_of(a[0]), "Net/forward/aten::addmm") << "the inner op, not the one around it";
+  EXPECT_EQ(context_of(c[3]), "Net/backward/AddmmBackward0");
+  Trace trace(builder_.db());
+  EXPECT_EQ(trace.framework_contexts().from_other_steps(), 9u)
+      << "all but step 2's own a, b and c";
+  // Work known by its thread and time (a DVDG op's producer) too.
+  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 3100);
+  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
+  EXPECT_EQ(issued.op_start_ns, 3090);
+  EXPECT_EQ(issued.op_end_ns, 3150);
+}
+
+// A backward node whose forward op was recorded only in other steps: each
+// steady step uses 5 sequence numbers here, so the op that made node 25 in
+// step 3 is the one numbered 15 in step 1.
+TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPeriod) {
+  using K = FrameworkRangeKind;
+  builder_.set_meta("framework_ranges.op_sample_every", "4");
+  steps(4);
+  std::vector<int64_t> backward;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "fc", 1, 0, base + 10, base + 100);
+    range(K::Module, "act", 1, 0, base + 110, base + 200);
+    launch(1, base + 50, "_Z1av");
+    backward.push_back(launch(2, base + 700, "_Z1bv"));
+  }
+  range(K::Op, "aten::linear", 1, 0, 1020, 1090, 15);  // fc's op: 10 + 5k
+  range(K::Op, "aten::relu", 1, 0, 2120, 2190, 22);    // act's: 12 + 5k, in two steps
+  range(K::Op, "aten::relu", 1, 0, 3120, 3190, 27);
+  range(K::Backward, "AddmmBackward0", 2, 0, 3650, 3750, 25);
+  EXPECT_EQ(context_of(backward[2]), "fc/backward/AddmmBackward0");
+  EXPECT_EQ(context_of(backward[3]), "fc/backward/AddmmBackward0") << "and from there to the other steps";
+}
+
+TEST_F(FrameworkContextTest, ASampledPlaceThatRanOtherKernelsNamesNone) {
+  using K = FrameworkRangeKind;
+  builder_.set_meta("framework_ranges.op_sample_every", "4");
+  steps(3);
+  std::vector<int64_t> first;
+  for (int64_t k = 1; k <= 3; ++k) first.push_back(launch(1, 1000 * k + 100, k == 3 ? "_Z1bv" : "_Z1av"));
+  range(K::Op, "aten::addmm", 1, 0, 1050, 1200);
+  EXPECT_EQ(context_of(first[1]), "//") << "step 3 ran another kernel first: the place is not one launch";
+}
+
+TEST_F(FrameworkContextTest, AnUnsampledTraceNamesOnlyWhatItRecorded) {
+  using K = FrameworkRangeKind;
+  steps(2);
+  int64_t recorded = launch(1, 1100, "_Z1av");
+  int64_t unrecorded = launch(1, 2100, "_Z1av");
+  range(K::Op, "aten::addmm", 1, 0, 1050, 1200);
+  EXPECT_EQ(context_of(recorded), "//aten::addmm");
+  EXPECT_EQ(context_of(unrecorded), "//");
 }
 
 }  // namespace

@@ -1,0 +1,198 @@
+// The ops of a sampled trace's launches from other steps (framework_context.h
+// says when and why). A launch's place is (process, thread, its count among
+// the kernel launches its thread issued in its steady step before it); what
+// was recorded at a place in any step names the launches there whose own op
+// or module was not. A place whose launches ran different kernels in
+// different steps (a step that took another path) names none.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "analyzer/trace/framework_context.h"
+#include "analyzer/trace/steps.h"
+#include "analyzer/trace/trace.h"
+
+namespace apptracer::trace {
+
+namespace {
+
+struct PlacedLaunch {
+  ProcessId process;
+  int64_t tid;
+  size_t step;
+  int64_t start_ns;
+  int64_t correlation_id;
+  int64_t kernel_name_id;
+  uint32_t place = 0;  // launches before it on its thread in its step
+};
+
+using LaunchPlace = std::tuple<ProcessId, int64_t, uint32_t>;
+
+// What the steps recorded at one place.
+struct RecordedAtPlace {
+  int64_t kernel_name_id = 0;  // -1: different kernels ran here in different steps
+  FrameworkContext op;         // op_id 0: no step recorded an op here
+  // Its op's start and end, from the launch's call's start.
+  int64_t op_starts_after_ns = 0;
+  int64_t op_ends_after_ns = 0;
+  FrameworkContext module;  // phase None: no step recorded a module here
+};
+
+// An op still open at the end of the trace lasts forever.
+int64_t op_duration(const FrameworkContext& context) {
+  return context.op_end_ns == INT64_MAX ? INT64_MAX : context.op_end_ns - context.op_start_ns;
+}
+
+int64_t shifted(int64_t ns, int64_t by) { return ns == INT64_MAX ? INT64_MAX : ns + by; }
+
+// A forward op that made an autograd node, in a steady step.
+struct ForwardOp {
+  ProcessId process;
+  int64_t module_id;
+  int64_t op_name_id;
+  int64_t step;
+  int64_t seq;
+};
+
+// Each process's count of sequence numbers a steady step uses: the most
+// common step-to-step difference between records of the same op in the
+// same module; 0 where none repeats. `ops` sorted by process, module, op, seq.
+std::map<ProcessId, int64_t> step_periods(const std::vector<ForwardOp>& ops) {
+  std::map<std::pair<ProcessId, int64_t>, size_t> votes;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    const ForwardOp& a = ops[i - 1];
+    const ForwardOp& b = ops[i];
+    if (std::tie(a.process, a.module_id, a.op_name_id) != std::tie(b.process, b.module_id, b.op_name_id))
+      continue;
+    int64_t steps_apart = b.step - a.step;
+    int64_t numbers_apart = b.seq - a.seq;
+    if (steps_apart > 0 && numbers_apart > 0 && numbers_apart % steps_apart == 0)
+      ++votes[{a.process, numbers_apart / steps_apart}];
+  }
+  std::map<ProcessId, int64_t> periods;
+  std::map<ProcessId, size_t> best;
+  for (const auto& [key, count] : votes) {
+    if (count > best[key.first]) {
+      best[key.first] = count;
+      periods[key.first] = key.second;
+    }
+  }
+  return periods;
+}
+
+}  // namespace
+
+void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
+  const TraceSteps& steps = trace.steps();
+  std::vector<ForwardOp> ops;
+  for (const auto& [key, ranges] : threads_) {
+    const ProcessSteps* process_steps = steps.find(key.first);
+    if (!process_steps) continue;
+    for (const Range& op : ranges.ops) {
+      if (op.seq < 0) continue;
+      const Range* module = innermost(ranges.modules, op.start_ns);
+      std::optional<size_t> step = process_steps->step_at(op.start_ns);
+      if (!module || !step || !process_steps->steps[*step].steady) continue;
+      ops.push_back({key.first, module->name_id, op.name_id, static_cast<int64_t>(*step), op.seq});
+    }
+  }
+  std::sort(ops.begin(), ops.end(), [](const ForwardOp& a, const ForwardOp& b) {
+    return std::tie(a.process, a.module_id, a.op_name_id, a.seq) <
+           std::tie(b.process, b.module_id, b.op_name_id, b.seq);
+  });
+  std::map<ProcessId, int64_t> periods = step_periods(ops);
+  // The module of each number modulo the period; 0 where two modules
+  // claim one (the steps were not alike there).
+  std::map<std::pair<ProcessId, int64_t>, int64_t> module_of_place;
+  for (const ForwardOp& op : ops) {
+    auto period = periods.find(op.process);
+    if (period == periods.end()) continue;
+    auto [at, added] = module_of_place.try_emplace({op.process, op.seq % period->second}, op.module_id);
+    if (!added && at->second != op.module_id) at->second = 0;
+  }
+  for (const auto& [key, ranges] : threads_) {
+    auto period = periods.find(key.first);
+    if (period == periods.end()) continue;
+    for (const Range& node : ranges.backward) {
+      if (node.seq < 0 || module_of_node_.count(node_key(key.first, node.seq))) continue;
+      auto place = module_of_place.find({key.first, node.seq % period->second});
+      if (place != module_of_place.end() && place->second != 0)
+        module_of_node_[node_key(key.first, node.seq)] = place->second;
+    }
+  }
+}
+
+void FrameworkContexts::fill_from_other_steps(Trace& trace) {
+  const TraceSteps& steps = trace.steps();
+  std::vector<PlacedLaunch> launches;
+  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
+    if (!kernel.call_correlation_id || !kernel.name_id) continue;
+    const Call* call = find_call(kernel.process, *kernel.call_correlation_id);
+    const ProcessSteps* process_steps = steps.find(kernel.process);
+    if (!call || !call->tid || !process_steps) continue;
+    std::optional<size_t> step = process_steps->step_at(call->start_ns);
+    if (!step || !process_steps->steps[*step].steady) continue;
+    launches.push_back({kernel.process, *call->tid, *step, call->start_ns, *kernel.call_correlation_id,
+                        *kernel.name_id});
+  }
+  std::sort(launches.begin(), launches.end(), [](const PlacedLaunch& a, const PlacedLaunch& b) {
+    return std::tie(a.process, a.tid, a.step, a.start_ns, a.correlation_id) <
+           std::tie(b.process, b.tid, b.step, b.start_ns, b.correlation_id);
+  });
+  for (size_t i = 1; i < launches.size(); ++i) {
+    const PlacedLaunch& before = launches[i - 1];
+    PlacedLaunch& launch = launches[i];
+    bool same_step = std::tie(before.process, before.tid, before.step) ==
+                     std::tie(launch.process, launch.tid, launch.step);
+    launch.place = same_step ? before.place + 1 : 0;
+  }
+
+  std::map<LaunchPlace, RecordedAtPlace> recorded;
+  for (const PlacedLaunch& launch : launches) {
+    FrameworkContext own = recorded_at(launch.process, launch.tid, launch.start_ns);
+    auto [at, added] = recorded.try_emplace({launch.process, launch.tid, launch.place});
+    RecordedAtPlace& place = at->second;
+    if (added) place.kernel_name_id = launch.kernel_name_id;
+    if (place.kernel_name_id != launch.kernel_name_id) place.kernel_name_id = -1;
+    // Where one step recorded an outer op (aten::linear) and another the op
+    // inside it (aten::addmm), the inner one launched it: ops nest, so the
+    // shorter.
+    if (own.op_id != 0 && (place.op.op_id == 0 || op_duration(own) < op_duration(place.op))) {
+      place.op = own;
+      place.op_starts_after_ns = own.op_start_ns - launch.start_ns;
+      place.op_ends_after_ns = shifted(own.op_end_ns, -launch.start_ns);
+    }
+    if (own.phase != ModulePhase::None && place.module.phase == ModulePhase::None) place.module = own;
+  }
+
+  for (const PlacedLaunch& launch : launches) {
+    FrameworkContext context = recorded_at(launch.process, launch.tid, launch.start_ns);
+    const RecordedAtPlace& place = recorded.at({launch.process, launch.tid, launch.place});
+    if (place.kernel_name_id != launch.kernel_name_id) continue;
+    // Its own op, where sampled, may be one around the op that launched it.
+    bool inner_op = place.op.op_id != 0 &&
+                    (context.op_id == 0 ||
+                     (place.op.op_id != context.op_id && op_duration(place.op) < op_duration(context)));
+    bool module = context.phase == ModulePhase::None && place.module.phase != ModulePhase::None;
+    if (!inner_op && !module) continue;
+    if (inner_op) {
+      context.op_id = place.op.op_id;
+      context.op_start_ns = launch.start_ns + place.op_starts_after_ns;
+      context.op_end_ns = shifted(place.op_ends_after_ns, launch.start_ns);
+    }
+    if (module) {
+      context.module_id = place.module.module_id;
+      context.phase = place.module.phase;
+    }
+    filled_.push_back({launch.process, launch.tid, launch.start_ns, context});
+  }
+  std::sort(filled_.begin(), filled_.end(), [](const Filled& a, const Filled& b) {
+    return std::tie(a.process, a.tid, a.start_ns) < std::tie(b.process, b.tid, b.start_ns);
+  });
+}
+
+}  // namespace apptracer::trace
