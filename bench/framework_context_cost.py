@@ -12,7 +12,9 @@ probe (build/tests/libframework_probe.so) that records framework ranges
 without a GPU through the tracer's real entry points. Variants:
   none       the step alone (the probe loaded, no bootstrap)
   modules    the bootstrap's module hooks (APPTRACER_FRAMEWORK_CONTEXT=modules)
-  on         module hooks and RecordFunction op callbacks (the default)
+  on         module hooks and RecordFunction op callbacks, every op
+  sampled    module hooks and 1 in 16 ops (APPTRACER_FRAMEWORK_CONTEXT=sampled):
+             torch's own sampling skips the callback path on the others
   emit_nvtx  no bootstrap; torch.autograd.profiler.emit_nvtx() around the
              steps (torch's own NVTX ranges per op, which the tracer would
              record as NVTX; here nothing listens, so this is torch's side only)
@@ -115,14 +117,14 @@ if context is not None:
     context.__exit__(None, None, None)
 print(f"{statistics.median(times):.1f} {modules / steps:.1f} {ops / steps:.1f} {module_ns:.1f} {op_ns:.1f}")
 """
-VARIANTS = ("none", "modules", "on", "emit_nvtx")
+VARIANTS = ("none", "modules", "on", "sampled", "emit_nvtx")
 
 
 def run(variant, bootstrap, probe, steps):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env.pop("APPTRACER_FRAMEWORK_CONTEXT", None)
-    if variant in ("modules", "on"):
+    if variant in ("modules", "on", "sampled"):
         env["PYTHONPATH"] = bootstrap
         env["APPTRACER_FRAMEWORK_CONTEXT"] = variant
     if variant == "emit_nvtx":

@@ -2,11 +2,13 @@
 """A ResNet-like PyTorch training run, and the check that its trace says
 which module and op issued each launch.
 
-    pytorch_modules.py run                     # the program (run under apptracer record)
+    pytorch_modules.py run [STEPS]             # the program (run under apptracer record)
     pytorch_modules.py check TRACE APPTRACER   # exits 1 if an assertion fails
 
 The program trains a small residual network (bf16 autocast, SGD with
-momentum, a per-step loss.item()) for a few steps. The check reads
+momentum, a per-step loss.item()) for a few steps (STEPS, 6 unless given:
+a trace that samples its ops, APPTRACER_FRAMEWORK_CONTEXT=sampled, wants
+enough steps for each launch's op to be recorded in one). The check reads
 `apptracer stats --report modules` and `--report ops`: at least 95% of the
 kernel launches have a module (forward, backward, or the optimizer's
 scope) and an op, the residual blocks' convolutions appear forward and
@@ -24,7 +26,7 @@ import sys
 STEPS = 6
 
 
-def run():
+def run(steps):
     import torch
     from torch import nn
 
@@ -70,7 +72,7 @@ def run():
     loss_fn = nn.CrossEntropyLoss()
     images = torch.randn(32, 3, 64, 64).contiguous(memory_format=torch.channels_last)
     labels = torch.randint(0, 100, (32,))
-    for _ in range(STEPS):
+    for _ in range(steps):
         x, y = images.cuda(non_blocking=True), labels.cuda(non_blocking=True)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = loss_fn(model(x), y)
@@ -103,6 +105,8 @@ def check(path, apptracer):
     meta = dict(db.execute("SELECT key, value FROM meta WHERE key LIKE 'framework_ranges.%'"))
     expect(meta.get("framework_ranges.ops", "").startswith("attached"),
            f"the op callbacks attached: {meta}")
+    if "framework_ranges.op_sample_every" in meta:
+        print(f"ops sampled: 1 in {meta['framework_ranges.op_sample_every']}")
     modules = report(apptracer, path, "modules")
     ops = report(apptracer, path, "ops")
     for name, rows, key in (("module", modules, "module"), ("op", ops, "op")):
@@ -146,7 +150,7 @@ def main():
         if not torch.cuda.is_available():
             print("no CUDA GPU for torch")
             return 77
-        return run()
+        return run(int(sys.argv[2]) if len(sys.argv) > 2 else STEPS)
     if len(sys.argv) == 4 and sys.argv[1] == "check":
         return check(sys.argv[2], sys.argv[3])
     print(__doc__)
