@@ -58,10 +58,13 @@ std::string python_bootstrap_directory(const std::string& library) {
 // bootstrap), `per-buffer` (the same, and allocators without hooks are made
 // to allocate each buffer through CUDA: JAX/XLA's platform allocator),
 // `off` (neither: framework allocators are seen as their CUDA segments).
-void add_framework_environment(Environment& env, const std::string& mode,
+// `context`: which PyTorch module and op issued each launch (the bootstrap's
+// hooks; empty: the tracer's default, off).
+void add_framework_environment(Environment& env, const std::string& mode, const std::string& context,
                                const std::string& library) {
   env.emplace_back("APPTRACER_FRAMEWORK_ALLOCATORS", mode);
-  if (mode == "off") return;
+  if (!context.empty()) env.emplace_back("APPTRACER_FRAMEWORK_CONTEXT", context);
+  if (mode == "off" && (context.empty() || context == "off")) return;
   std::string bootstrap = python_bootstrap_directory(library);
   if (!bootstrap.empty()) env.emplace_back("PYTHONPATH", prepend_to("PYTHONPATH", bootstrap));
   // RMM has no setting for this: its default resource already allocates
@@ -76,6 +79,7 @@ struct RecordOptions {
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
   std::string framework_allocators = "hooks";
+  std::string framework_context;  // empty: the tracer's default (off)
   std::string unified_memory;  // empty: the tracer's default
   bool self_cost = false;
   // "timing": calls, kernels, copies, memsets and synchronizations only (no
@@ -102,7 +106,7 @@ Environment tracer_environment(const RecordOptions& options, const std::string& 
   if (options.self_cost) env.emplace_back("APPTRACER_SELF_COST", "1");
   if (options.level == "timing") env.emplace_back("APPTRACER_KERNEL_ARGUMENTS", "off");
   if (exact == ExactPath::OneRun) env.emplace_back("APPTRACER_EXACT", "1");
-  add_framework_environment(env, options.framework_allocators, library);
+  add_framework_environment(env, options.framework_allocators, options.framework_context, library);
   return env;
 }
 
@@ -373,6 +377,11 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "through CUDA: slower), off (seen as their CUDA segments only)")
       ->check(CLI::IsMember({"hooks", "per-buffer", "off"}))
       ->capture_default_str();
+  cmd->add_option("--framework-context", options->framework_context,
+                  "Which PyTorch module and op issued each launch: off, modules (module hooks), "
+                  "sampled (module hooks and 1 in 16 ops; the analyzer names the rest from other "
+                  "steps), on (every op), all (also ops that issued nothing); see docs/tracing.md")
+      ->check(CLI::IsMember({"off", "modules", "sampled", "on", "all"}));
   cmd->add_option("--unified-memory", options->unified_memory,
                   "Unified-memory counters recorded, a comma-separated list of groups: " +
                       um_counter_group_names() +

@@ -231,6 +231,20 @@ def check_record(apptracer, work):
         expect(run.returncode == 0 and has_bootstrap == bootstrap and entries[-1] == "/theirs",
                f"{mode}: PYTHONPATH {path!r}")
         expect((seen_mode, seen_xla) == (mode, xla), f"{mode}: environment {run.stdout!r}")
+    # --framework-context: the mode in the environment, and the bootstrap on
+    # PYTHONPATH even where the allocators' hooks are off.
+    show = 'echo "$PYTHONPATH|$APPTRACER_FRAMEWORK_CONTEXT"'
+    for args, context in ((["--framework-context", "sampled"], "sampled"),
+                          (["--framework-context", "on", "--framework-allocators", "off"], "on"),
+                          ([], "")):
+        run = subprocess.run([apptracer, "record", *args, "-o", os.path.join(work, "c-%p.db"), "--",
+                              "sh", "-c", show], capture_output=True, text=True, timeout=60, env=env)
+        path, seen = (run.stdout.strip().split("|") + ["", ""])[:2]
+        expect(run.returncode == 0 and path.split(":")[0].endswith("/apptracer-python") and seen == context,
+               f"{args}: environment {run.stdout!r} {run.stderr!r}")
+    run = record(apptracer, "--framework-context", "ops", "--", "true")
+    expect(run.returncode != 0 and "framework-context" in run.stderr,
+           f"an unknown context mode is refused: {run.stderr!r}")
     run = record(apptracer, "--framework-allocators", "sometimes", "--", "true")
     expect(run.returncode != 0 and "framework-allocators" in run.stderr,
            f"an unknown mode is refused: {run.stderr!r}")
