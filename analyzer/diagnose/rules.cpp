@@ -108,6 +108,11 @@ std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run
     notes.push_back("limited to " + facts.step_window + "; " + skipped +
                     " need the whole run and did not run");
   }
+  if (facts.framework == trace::Framework::Pytorch && !facts.framework_context) {
+    notes.push_back(
+        "recorded without framework context: 'apptracer record --framework-context sampled' names the "
+        "PyTorch module and op behind each kernel (module hooks, 1 in 16 ops)");
+  }
   if (facts.um_migrations_not_recorded) {
     notes.push_back(
         "the program uses managed memory but its migrations were not recorded: the unified-memory "

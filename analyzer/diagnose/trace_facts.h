@@ -90,6 +90,8 @@ struct TraceFacts {
   // The framework the program ran on (analyzer/trace/framework.h): what its
   // fixes are written for.
   trace::Framework framework = trace::Framework::Cpp;
+  // Whether it recorded which module and op issued its work (framework_ranges).
+  bool framework_context = false;
   // Its backward pass's threads (trace::backward_threads).
   std::set<std::pair<trace::ProcessId, int64_t>> backward_threads;
   // The level it was recorded at (`record --level`): what tracing added to

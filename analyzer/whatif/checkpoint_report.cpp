@@ -13,7 +13,7 @@ namespace apptracer::whatif {
 CheckpointAnswer checkpoint_answer(trace::Trace& trace, const std::string& module) {
   if (!trace::FrameworkContexts(trace).recorded())
     throw TraceError("--checkpoint: the trace has no framework context; record it with "
-                     "APPTRACER_FRAMEWORK_CONTEXT=on to know which module's forward and backward did what");
+                     "'apptracer record --framework-context on' (or sampled) to know which module's forward and backward did what");
   dvdg::Graph graph = dvdg::build_graph_from_trace(trace);
   memory::MemoryModel model = memory::build_memory_model(trace, graph);
   CheckpointAnswer answer{module, {}};

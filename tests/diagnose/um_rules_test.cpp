@@ -169,5 +169,26 @@ TEST(DiagnosisNotes, NoManagedMemoryNoNote) {
   EXPECT_TRUE(diagnosis_notes(read_trace_facts(model)).empty());
 }
 
+// A PyTorch program (its caching allocator's blocks) recorded without
+// framework context is told how to get the modules and ops; with it, not.
+TEST(DiagnosisNotes, APytorchTraceWithoutFrameworkContextSaysHowToRecordIt) {
+  testing::TraceBuilder trace;
+  testing::SubAllocationRow block;
+  block.allocator = SubAllocator::PytorchCaching;
+  trace.add(block);
+  auto notes = [&] {
+    trace::Trace model(trace.db());
+    return diagnosis_notes(read_trace_facts(model));
+  };
+  std::vector<std::string> without = notes();
+  ASSERT_EQ(without.size(), 1u);
+  EXPECT_NE(without[0].find("'apptracer record --framework-context sampled'"), std::string::npos) << without[0];
+  testing::FrameworkRangeRow range;
+  range.start_ns = 10;
+  range.end_ns = 20;
+  trace.add(range);
+  EXPECT_TRUE(notes().empty());
+}
+
 }  // namespace
 }  // namespace apptracer::diagnose
