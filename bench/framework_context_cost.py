@@ -11,9 +11,9 @@ BOOTSTRAP_DIR is build/tracer/apptracer-python, PROBE_LIBRARY the test
 probe (build/tests/libframework_probe.so) that records framework ranges
 without a GPU through the tracer's real entry points. Variants:
   none       the step alone (the probe loaded, no bootstrap)
-  modules    the bootstrap's module hooks (APPTRACER_FRAMEWORK_CONTEXT=modules)
-  on         module hooks and RecordFunction op callbacks, every op
-  sampled    module hooks and 1 in 16 ops (APPTRACER_FRAMEWORK_CONTEXT=sampled):
+  modules    the bootstrap's module ranges (APPTRACER_FRAMEWORK_CONTEXT=modules)
+  on         module ranges and RecordFunction op callbacks, every op
+  sampled    module ranges and 1 in 16 ops (APPTRACER_FRAMEWORK_CONTEXT=sampled):
              torch's own sampling skips the callback path on the others
   emit_nvtx  no bootstrap; torch.autograd.profiler.emit_nvtx() around the
              steps (torch's own NVTX ranges per op, which the tracer would

@@ -17,8 +17,8 @@ yourself: see docs/tracing.md). It
    each block to the tracer, in this thread and in every Python thread
    started later (CuPy's hooks are per thread);
 4. once torch has been imported, records framework ranges (the
-   framework_ranges table): every nn.Module's forward through global module
-   hooks (its dotted path, interned once per module), and torch's ops and
+   framework_ranges table): every nn.Module's call through a wrapper of
+   nn.Module.__call__ (its dotted path, interned once per module), and torch's ops and
    autograd nodes through RecordFunction callbacks the tracer registers
    (apptracer_torch_ops_attach). A launch in backward is attributed offline
    to the module whose forward created its autograd node.
@@ -125,10 +125,14 @@ _MODULE_RANGE = 1
 
 
 def _record_modules(torch, library):
-    """Global forward hooks push a module range before each forward and pop
-    it after (also when forward raises). The first time a module no name is
-    known for runs, it and every module under it are named: it by its class,
-    the others by their dotted paths below it (`layer1.0.conv2`)."""
+    """Every module call pushes a module range before it runs and pops it
+    after (also when it raises): nn.Module.__call__ is wrapped. Global
+    forward hooks would do the same, but any global hook sends every module
+    call of the program down torch's slow path (bench/RESULTS.md). The first
+    time a module no name is known for runs, it and every module under it are
+    named: it by its class, the others by their dotted paths below it
+    (`layer1.0.conv2`)."""
+    import functools
     import weakref
 
     # Without argtypes: ctypes converts ints as C ints, several times faster.
@@ -153,21 +157,21 @@ def _record_modules(torch, library):
             found = known[id(module)]
         return found
 
-    def before_forward(module, args):
-        # Under torch.compile the hooks are traced, not run: nothing to record.
-        if not compiling():
-            push(_MODULE_RANGE, name_id(module))
+    module_class = torch.nn.Module
+    call = module_class.__call__
 
-    def after_forward(module, args, output):
-        if not compiling():
+    @functools.wraps(call)
+    def recorded_call(module, *args, **kwargs):
+        # Under torch.compile the call is traced, not run: nothing to record.
+        if compiling():
+            return call(module, *args, **kwargs)
+        push(_MODULE_RANGE, name_id(module))
+        try:
+            return call(module, *args, **kwargs)
+        finally:
             pop(_MODULE_RANGE)
 
-    hooks = torch.nn.modules.module
-    hooks.register_module_forward_pre_hook(before_forward)
-    try:
-        hooks.register_module_forward_hook(after_forward, always_call=True)
-    except TypeError:  # torch before 2.1: not called when forward raises
-        hooks.register_module_forward_hook(after_forward)
+    module_class.__call__ = recorded_call
 
 
 def _torch_imported(torch):
