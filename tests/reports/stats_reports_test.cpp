@@ -419,6 +419,42 @@ TEST(StatsReportsFramework, ModulesAndOpsCountTheWorkIssuedInThem) {
   EXPECT_EQ(integer(ops.tables.front(), 0, "copies"), 0) << "the copy was issued before the op began";
 }
 
+// A trace that sampled its ops says how many launches took theirs from
+// other steps: two NVTX steps, the op recorded in the first only.
+TEST(StatsReportsFramework, ASampledTraceSaysHowManyLaunchesWereNamedFromOtherSteps) {
+  TraceBuilder builder;
+  builder.set_meta("framework_ranges.op_sample_every", "16");
+  for (int64_t step = 1; step <= 2; ++step) {
+    NvtxRangeRow range;
+    range.name = "step " + std::to_string(step);
+    range.start_ns = 1000 * step;
+    range.end_ns = 1000 * step + 999;
+    builder.add(range);
+    ApiCallRow call;
+    call.correlation_id = step;
+    call.start_ns = 1000 * step + 100;
+    call.end_ns = call.start_ns + 5;
+    builder.add(call);
+    KernelRow kernel;
+    kernel.call_correlation_id = step;
+    kernel.gpu_start_ns = 1000 * step + 200;
+    kernel.gpu_end_ns = 1000 * step + 300;
+    builder.add(kernel);
+  }
+  FrameworkRangeRow op;
+  op.name = "aten::addmm";
+  op.start_ns = 1050;
+  op.end_ns = 1150;
+  builder.add(op);
+  ReportOutput ops = run_report(ops_report, builder.db());
+  ASSERT_EQ(ops.tables.size(), 1u);
+  EXPECT_EQ(text(ops.tables.front(), 0, "op"), "aten::addmm");
+  EXPECT_EQ(integer(ops.tables.front(), 0, "launches"), 2);
+  EXPECT_EQ(ops.note,
+            "ops recorded for 1 in 16 calls (APPTRACER_FRAMEWORK_CONTEXT=sampled): 1 of 2 kernel "
+            "launches named from the same launch in other steps");
+}
+
 // A damaged trace can hold any 64-bit number: sums and differences saturate
 // at the int64 range instead of overflowing.
 TEST_F(StatsReports, HugeValuesSaturateInsteadOfOverflowing) {
