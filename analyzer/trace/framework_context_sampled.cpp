@@ -25,7 +25,7 @@ struct PlacedLaunch {
   int64_t tid;
   size_t step;
   int64_t start_ns;
-  int64_t correlation_id;
+  int64_t kernel_id;  // kernels.id: a graph launch's kernels share its call
   int64_t kernel_name_id;
   uint32_t place = 0;  // launches before it on its thread in its step
 };
@@ -136,12 +136,11 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
     if (!call || !call->tid || !process_steps) continue;
     std::optional<size_t> step = process_steps->step_at(call->start_ns);
     if (!step || !process_steps->steps[*step].steady) continue;
-    launches.push_back({kernel.process, *call->tid, *step, call->start_ns, *kernel.call_correlation_id,
-                        *kernel.name_id});
+    launches.push_back({kernel.process, *call->tid, *step, call->start_ns, kernel.id, *kernel.name_id});
   }
   std::sort(launches.begin(), launches.end(), [](const PlacedLaunch& a, const PlacedLaunch& b) {
-    return std::tie(a.process, a.tid, a.step, a.start_ns, a.correlation_id) <
-           std::tie(b.process, b.tid, b.step, b.start_ns, b.correlation_id);
+    return std::tie(a.process, a.tid, a.step, a.start_ns, a.kernel_id) <
+           std::tie(b.process, b.tid, b.step, b.start_ns, b.kernel_id);
   });
   for (size_t i = 1; i < launches.size(); ++i) {
     const PlacedLaunch& before = launches[i - 1];
