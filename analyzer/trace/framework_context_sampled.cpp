@@ -1,9 +1,11 @@
 // The ops of a sampled trace's launches from other steps (framework_context.h
 // says when and why). A launch's place is (process, thread, its count among
-// the kernel launches its thread issued in its steady step before it); what
-// was recorded at a place in any step names the launches there whose own op
-// or module was not. A place whose launches ran different kernels in
-// different steps (a step that took another path) names none.
+// the kernel launches its thread issued in its steady step before it, its
+// kernel); what was recorded at a place in any step names the launches there
+// whose own op or module was not. The kernel is part of the place: a step
+// that took another path (an extra launch early on shifts the rest) names
+// its launches only where the same kernel ran at the same place in another
+// step, and leaves the other steps' places as they were.
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -30,12 +32,12 @@ struct PlacedLaunch {
   uint32_t place = 0;  // launches before it on its thread in its step
 };
 
-using LaunchPlace = std::tuple<ProcessId, int64_t, uint32_t>;
+// (process, thread, launches before it, kernel name id)
+using LaunchPlace = std::tuple<ProcessId, int64_t, uint32_t, int64_t>;
 
 // What the steps recorded at one place.
 struct RecordedAtPlace {
-  int64_t kernel_name_id = 0;  // -1: different kernels ran here in different steps
-  FrameworkContext op;         // op_id 0: no step recorded an op here
+  FrameworkContext op;  // op_id 0: no step recorded an op here
   // Its op's start and end, from the launch's call's start.
   int64_t op_starts_after_ns = 0;
   int64_t op_ends_after_ns = 0;
@@ -153,10 +155,7 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   std::map<LaunchPlace, RecordedAtPlace> recorded;
   for (const PlacedLaunch& launch : launches) {
     FrameworkContext own = recorded_at(launch.process, launch.tid, launch.start_ns);
-    auto [at, added] = recorded.try_emplace({launch.process, launch.tid, launch.place});
-    RecordedAtPlace& place = at->second;
-    if (added) place.kernel_name_id = launch.kernel_name_id;
-    if (place.kernel_name_id != launch.kernel_name_id) place.kernel_name_id = -1;
+    RecordedAtPlace& place = recorded[{launch.process, launch.tid, launch.place, launch.kernel_name_id}];
     // Where one step recorded an outer op (aten::linear) and another the op
     // inside it (aten::addmm), the inner one launched it: ops nest, so the
     // shorter.
@@ -170,8 +169,7 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
 
   for (const PlacedLaunch& launch : launches) {
     FrameworkContext context = recorded_at(launch.process, launch.tid, launch.start_ns);
-    const RecordedAtPlace& place = recorded.at({launch.process, launch.tid, launch.place});
-    if (place.kernel_name_id != launch.kernel_name_id) continue;
+    const RecordedAtPlace& place = recorded.at({launch.process, launch.tid, launch.place, launch.kernel_name_id});
     // Its own op, where sampled, may be one around the op that launched it.
     bool inner_op = place.op.op_id != 0 &&
                     (context.op_id == 0 ||

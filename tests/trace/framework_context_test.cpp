@@ -190,14 +190,26 @@ TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPerio
   EXPECT_EQ(context_of(backward[3]), "fc/backward/AddmmBackward0") << "and from there to the other steps";
 }
 
-TEST_F(FrameworkContextTest, ASampledPlaceThatRanOtherKernelsNamesNone) {
+// A step that took another path (an extra launch first) shifts its launches'
+// places: they are named only where the same kernel ran at the same place,
+// and the other steps keep theirs.
+TEST_F(FrameworkContextTest, AStepThatTookAnotherPathLeavesTheOthersNamed) {
   using K = FrameworkRangeKind;
   builder_.set_meta("framework_ranges.op_sample_every", "4");
-  steps(3);
-  std::vector<int64_t> first;
-  for (int64_t k = 1; k <= 3; ++k) first.push_back(launch(1, 1000 * k + 100, k == 3 ? "_Z1bv" : "_Z1av"));
+  steps(4);
+  std::vector<int64_t> a, b;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    if (k == 3) launch(1, base + 50, "_Z5extrav");
+    a.push_back(launch(1, base + 100, "_Z1av"));
+    b.push_back(launch(1, base + 300, "_Z1bv"));
+  }
   range(K::Op, "aten::addmm", 1, 0, 1050, 1200);
-  EXPECT_EQ(context_of(first[1]), "//") << "step 3 ran another kernel first: the place is not one launch";
+  range(K::Op, "aten::relu", 1, 0, 2250, 2350);
+  EXPECT_EQ(context_of(a[3]), "//aten::addmm");
+  EXPECT_EQ(context_of(b[3]), "//aten::relu");
+  EXPECT_EQ(context_of(a[2]), "//") << "step 3's a is at another place: b's";
+  EXPECT_EQ(context_of(b[2]), "//");
 }
 
 TEST_F(FrameworkContextTest, AnUnsampledTraceNamesOnlyWhatItRecorded) {
