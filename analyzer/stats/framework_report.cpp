@@ -102,9 +102,9 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
   }
   // Sampled: say how much of what is shown came from other steps.
   std::string note;
-  std::string every = trace.meta("framework_ranges.op_sample_every");
-  if (!every.empty() && every != "1") {
-    note = "ops recorded for 1 in " + every + " calls (APPTRACER_FRAMEWORK_CONTEXT=sampled): " +
+  if (contexts.op_sample_every() > 1) {
+    note = "ops recorded for 1 in " + std::to_string(contexts.op_sample_every()) +
+           " calls (record --framework-context sampled): " +
            std::to_string(contexts.from_other_steps()) + " of " + std::to_string(all_launches) +
            " kernel launches named from the same launch in other steps";
   }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "analyzer/trace/trace.h"
+#include "apptracer/schema.h"
 
 namespace apptracer::trace {
 
@@ -64,7 +65,8 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
   std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) {
     return std::tie(a.process, a.correlation_id) < std::tie(b.process, b.correlation_id);
   });
-  if (std::atoll(trace.meta("framework_ranges.op_sample_every").c_str()) > 1) {
+  op_sample_every_ = std::max<int64_t>(1, std::atoll(trace.meta(kMetaOpSampleEvery).c_str()));
+  if (op_sample_every_ > 1) {
     link_nodes_by_step_period(trace);
     fill_from_other_steps(trace);
   }

@@ -55,6 +55,8 @@ class FrameworkContexts {
 
   // Whether the trace has any framework range.
   bool recorded() const { return !threads_.empty(); }
+  // 1 in how many ops the trace recorded (1: every one).
+  int64_t op_sample_every() const { return op_sample_every_; }
   // How many kernel launches of a sampled trace took their op or module
   // from other steps.
   size_t from_other_steps() const { return filled_.size(); }
@@ -96,6 +98,7 @@ class FrameworkContexts {
     int64_t start_ns;
   };
   std::vector<Call> calls_;
+  int64_t op_sample_every_ = 1;
   const Call* find_call(ProcessId process, int64_t correlation_id) const;
 
   // What the ranges on the thread say, nothing filled in.

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "apptracer/records.h"
+#include "apptracer/schema.h"
 #include "base/log.h"
 #include "frameworks/framework_ranges.h"
 #include "frameworks/sub_allocation_events.h"
@@ -159,7 +160,7 @@ OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
   report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")" +
                                         (every > 1 ? ", 1 in " + std::to_string(every) + " ops" : ""));
   // The analyzer names the others' ops from the steps where they were recorded.
-  if (every > 1) set_meta("framework_ranges.op_sample_every", std::to_string(every));
+  if (every > 1) set_meta(kMetaOpSampleEvery, std::to_string(every));
   return OpsAttachStatus::Attached;
 }
 

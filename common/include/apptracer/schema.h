@@ -30,6 +30,10 @@ struct TableAddedLater {
 inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}, {"framework_ranges", 6},
                                                     {"nccl_groups", 7}};
 
+// Meta's key for how many of PyTorch's ops the tracer recorded one of
+// (APPTRACER_FRAMEWORK_CONTEXT=sampled); absent: every one.
+inline constexpr const char* kMetaOpSampleEvery = "framework_ranges.op_sample_every";
+
 // Values of meta's `status` key.
 inline constexpr const char* kStatusRecording = "incomplete";
 inline constexpr const char* kStatusComplete = "complete";
