@@ -350,21 +350,23 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   }
 }
 
+// A framework range of `kind` on thread 1, outermost.
+void add_range(TraceBuilder& builder, FrameworkRangeKind kind, const std::string& name, int64_t start_ns,
+               int64_t end_ns) {
+  FrameworkRangeRow range;
+  range.kind = kind;
+  range.name = name;
+  range.start_ns = start_ns;
+  range.end_ns = end_ns;
+  builder.add(range);
+}
+
 // Each module's and op's row counts the work issued inside it; what no
 // module issued is one "(none)" row, so the rows add up to the trace.
 TEST(StatsReportsFramework, ModulesAndOpsCountTheWorkIssuedInThem) {
   TraceBuilder builder;
-  FrameworkRangeRow module;
-  module.kind = FrameworkRangeKind::Module;
-  module.name = "head.fc";
-  module.start_ns = 100;
-  module.end_ns = 200;
-  builder.add(module);
-  FrameworkRangeRow op;
-  op.name = "aten::addmm";
-  op.start_ns = 110;
-  op.end_ns = 190;
-  builder.add(op);
+  add_range(builder, FrameworkRangeKind::Module, "head.fc", 100, 200);
+  add_range(builder, FrameworkRangeKind::Op, "aten::addmm", 110, 190);
   auto call = [&](int64_t correlation, int64_t ns) {
     ApiCallRow row;
     row.correlation_id = correlation;
@@ -441,17 +443,13 @@ TEST(StatsReportsFramework, ASampledTraceSaysHowManyLaunchesWereNamedFromOtherSt
     kernel.gpu_end_ns = 1000 * step + 300;
     builder.add(kernel);
   }
-  FrameworkRangeRow op;
-  op.name = "aten::addmm";
-  op.start_ns = 1050;
-  op.end_ns = 1150;
-  builder.add(op);
+  add_range(builder, FrameworkRangeKind::Op, "aten::addmm", 1050, 1150);
   ReportOutput ops = run_report(ops_report, builder.db());
   ASSERT_EQ(ops.tables.size(), 1u);
   EXPECT_EQ(text(ops.tables.front(), 0, "op"), "aten::addmm");
   EXPECT_EQ(integer(ops.tables.front(), 0, "launches"), 2);
   EXPECT_EQ(ops.note,
-            "ops recorded for 1 in 16 calls (APPTRACER_FRAMEWORK_CONTEXT=sampled): 1 of 2 kernel "
+            "ops recorded for 1 in 16 calls (record --framework-context sampled): 1 of 2 kernel "
             "launches named from the same launch in other steps");
 }
 
