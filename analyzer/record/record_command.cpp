@@ -378,8 +378,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       ->check(CLI::IsMember({"hooks", "per-buffer", "off"}))
       ->capture_default_str();
   cmd->add_option("--framework-context", options->framework_context,
-                  "Which PyTorch module and op issued each launch: off, modules (module hooks), "
-                  "sampled (module hooks and 1 in 16 ops; the analyzer names the rest from other "
+                  "Which PyTorch module and op issued each launch: off, modules (module ranges), "
+                  "sampled (module ranges and 1 in 16 ops; the analyzer names the rest from other "
                   "steps), on (every op), all (also ops that issued nothing); see docs/tracing.md")
       ->check(CLI::IsMember({"off", "modules", "sampled", "on", "all"}));
   cmd->add_option("--unified-memory", options->unified_memory,

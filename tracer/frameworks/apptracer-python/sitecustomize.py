@@ -26,7 +26,7 @@ yourself: see docs/tracing.md). It
 It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so). Steps
 2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 runs only
-with APPTRACER_FRAMEWORK_CONTEXT=on (=modules: module hooks only, no ops;
+with APPTRACER_FRAMEWORK_CONTEXT=on (=modules: module ranges only, no ops;
 =sampled: 1 in N ops). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
 it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
 allocation), as `apptracer record` does. It never raises into the program.
