@@ -105,15 +105,17 @@ Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& h
   return best;
 }
 
-// Every symbol that occurs at least as often as the cycle from its first
-// copy on is in the cycle.
+// No symbol occurs a whole copy's worth more often than the cycle holds it:
+// a symbol the cycle misses that occurs once a step, or the anchor itself
+// when it occurs twice a step (a memset right after another would make each
+// step two "steps", a long one and one of a single launch), means the cycle
+// is not the step.
 bool holds_every_frequent_symbol(const Occurrences& occurrences, const Cycle& cycle) {
-  std::vector<char> in_cycle(occurrences.symbols(), 0);
-  for (size_t i = cycle.first; i < cycle.first + cycle.period; ++i) in_cycle[occurrences.ids[i]] = 1;
+  std::vector<size_t> in_cycle(occurrences.symbols(), 0);
+  for (size_t i = cycle.first; i < cycle.first + cycle.period; ++i) ++in_cycle[occurrences.ids[i]];
   for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
-    if (in_cycle[s]) continue;
     const size_t* from = std::lower_bound(occurrences.begin(s), occurrences.end(s), cycle.first);
-    if (static_cast<size_t>(occurrences.end(s) - from) >= cycle.copies) return false;
+    if (static_cast<size_t>(occurrences.end(s) - from) >= (in_cycle[s] + 1) * cycle.copies) return false;
   }
   return true;
 }

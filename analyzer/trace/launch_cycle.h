@@ -12,9 +12,9 @@
 //     the first copy on (steps differing by a few launches, such as an
 //     occasional extra kernel, are still steps; a layer of a network, which
 //     also repeats, leaves backward and the optimizer out and falls short),
-//   - every symbol occurring at least as often as the cycle after its first
-//     copy is in the cycle (a kernel that occurs twice a step cannot cut it
-//     into two "steps").
+//   - no symbol occurs, from the first copy on, a copy's count of times more
+//     than the cycle holds it (a kernel that occurs twice a step cannot cut
+//     it into two "steps", whether the cycle misses it or begins with it).
 // Of those, the shortest cycle wins (a multiple of the step also repeats),
 // then the one whose first copy begins earliest: the step boundary is the
 // launch the steady cycle first begins with after start-up, and everything

@@ -42,6 +42,18 @@ TEST(LaunchCycle, AKernelTwiceAStepDoesNotCutTheStepInTwo) {
   EXPECT_EQ(cycle->starts.size(), 50u);
 }
 
+// Two memsets back to back end each step: the memset's segments alternate
+// between nine launches and one, and the nine-launch ones hold 90% of the
+// launches with every symbol in them, yet the step is ten launches.
+TEST(LaunchCycle, ALaunchTwiceInARowDoesNotMakeAStepOfOne) {
+  enum : int64_t { memset = 50 };
+  std::vector<int64_t> step{1, 2, 3, 4, 5, 6, 7, 8, memset, memset};
+  std::optional<LaunchCycle> cycle = find_launch_cycle(repeated({}, step, 50));
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, 10u);
+  EXPECT_EQ(cycle->starts.size(), 50u);
+}
+
 // An extra kernel in every tenth step, and a last step cut short: still one
 // step per cycle, and the cut one is a step.
 TEST(LaunchCycle, OccasionalExtraLaunchesAndAPartialLastStepAreSteps) {
