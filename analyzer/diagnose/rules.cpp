@@ -110,8 +110,8 @@ std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run
   }
   if (facts.framework == trace::Framework::Pytorch && !facts.framework_context) {
     notes.push_back(
-        "recorded without framework context: 'apptracer record --framework-context sampled' names the "
-        "PyTorch module and op behind each kernel (module ranges, 1 in 16 ops)");
+        "recorded without framework context: 'apptracer record' (by default, or with "
+        "--framework-context sampled) names the PyTorch module and op behind each kernel");
   }
   if (facts.um_migrations_not_recorded) {
     notes.push_back(

@@ -64,7 +64,7 @@ void add_framework_environment(Environment& env, const std::string& mode, const 
                                const std::string& library) {
   env.emplace_back("APPTRACER_FRAMEWORK_ALLOCATORS", mode);
   if (!context.empty()) env.emplace_back("APPTRACER_FRAMEWORK_CONTEXT", context);
-  if (mode == "off" && (context.empty() || context == "off")) return;
+  if (mode == "off" && context == "off") return;
   std::string bootstrap = python_bootstrap_directory(library);
   if (!bootstrap.empty()) env.emplace_back("PYTHONPATH", prepend_to("PYTHONPATH", bootstrap));
   // RMM has no setting for this: its default resource already allocates
@@ -79,7 +79,7 @@ struct RecordOptions {
   std::string host_allocations = "touched";
   std::optional<uint64_t> host_min_bytes;
   std::string framework_allocators = "hooks";
-  std::string framework_context;  // empty: the tracer's default (off)
+  std::string framework_context;  // empty: the tracer's default (sampled)
   std::string unified_memory;  // empty: the tracer's default
   bool self_cost = false;
   // "timing": calls, kernels, copies, memsets and synchronizations only (no
@@ -359,7 +359,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   auto* level = cmd->add_option("--level", options->level,
                                 "What is recorded: full (the data-flow graph's inputs too), or timing "
                                 "(calls, kernels, copies, memsets, syncs: no launch arguments, host "
-                                "blocks or tensor blocks; the cheapest, see docs/tracing.md)")
+                                "blocks or tensor blocks, and no framework context unless "
+                                "--framework-context asks; the cheapest, see docs/tracing.md)")
                     ->check(CLI::IsMember({"full", "timing"}))
                     ->capture_default_str();
   auto* host_allocations = cmd->add_option("--host-allocations", options->host_allocations,
@@ -380,7 +381,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   cmd->add_option("--framework-context", options->framework_context,
                   "Which PyTorch module and op issued each launch: off, modules (module ranges), "
                   "sampled (module ranges and 1 in 16 ops; the analyzer names the rest from other "
-                  "steps), on (every op), all (also ops that issued nothing); see docs/tracing.md")
+                  "steps; the default), on (every op), all (also ops that issued nothing); see "
+                  "docs/tracing.md")
       ->check(CLI::IsMember({"off", "modules", "sampled", "on", "all"}));
   cmd->add_option("--unified-memory", options->unified_memory,
                   "Unified-memory counters recorded, a comma-separated list of groups: " +
@@ -416,6 +418,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       }
       options->host_allocations = "off";
       options->framework_allocators = "off";
+      if (options->framework_context.empty()) options->framework_context = "off";
     }
     result = [options, command] { return run_recorded(*command, *options); };
   });

@@ -216,12 +216,14 @@ def check_record(apptracer, work):
 
     # Framework allocators: the Python bootstrap beside the library goes on
     # PYTHONPATH (before what was there), the mode in the environment;
-    # per-buffer makes JAX allocate each buffer through CUDA; off sets nothing.
+    # per-buffer makes JAX allocate each buffer through CUDA; off leaves the
+    # bootstrap for the framework context alone, and with that off too, sets nothing.
     show = 'echo "$PYTHONPATH|$APPTRACER_FRAMEWORK_ALLOCATORS|$XLA_PYTHON_CLIENT_ALLOCATOR"'
     env = dict(os.environ, PYTHONPATH="/theirs")
-    for mode, bootstrap, xla in (("hooks", True, ""), ("per-buffer", True, "platform"),
-                                 ("off", False, "")):
-        run = subprocess.run([apptracer, "record", "--framework-allocators", mode, "-o",
+    for mode, context, bootstrap, xla in (("hooks", [], True, ""), ("per-buffer", [], True, "platform"),
+                                          ("off", [], True, ""),
+                                          ("off", ["--framework-context", "off"], False, "")):
+        run = subprocess.run([apptracer, "record", "--framework-allocators", mode, *context, "-o",
                               os.path.join(work, "f-%p.db"), "--", "sh", "-c", show],
                              capture_output=True, text=True, timeout=60, env=env)
         path, seen_mode, seen_xla = (run.stdout.strip().split("|") + ["", "", ""])[:3]
@@ -231,16 +233,20 @@ def check_record(apptracer, work):
         expect(run.returncode == 0 and has_bootstrap == bootstrap and entries[-1] == "/theirs",
                f"{mode}: PYTHONPATH {path!r}")
         expect((seen_mode, seen_xla) == (mode, xla), f"{mode}: environment {run.stdout!r}")
-    # --framework-context: the mode in the environment, and the bootstrap on
-    # PYTHONPATH even where the allocators' hooks are off.
+    # --framework-context: the mode in the environment (none: the tracer's
+    # default, sampled), and the bootstrap on PYTHONPATH even where the
+    # allocators' hooks are off; --level timing records no context unless asked.
     show = 'echo "$PYTHONPATH|$APPTRACER_FRAMEWORK_CONTEXT"'
-    for args, context in ((["--framework-context", "sampled"], "sampled"),
-                          (["--framework-context", "on", "--framework-allocators", "off"], "on"),
-                          ([], "")):
+    for args, context, bootstrap in ((["--framework-context", "sampled"], "sampled", True),
+                                     (["--framework-context", "on", "--framework-allocators", "off"], "on", True),
+                                     ([], "", True),
+                                     (["--level", "timing"], "off", False),
+                                     (["--level", "timing", "--framework-context", "modules"], "modules", True)):
         run = subprocess.run([apptracer, "record", *args, "-o", os.path.join(work, "c-%p.db"), "--",
                               "sh", "-c", show], capture_output=True, text=True, timeout=60, env=env)
         path, seen = (run.stdout.strip().split("|") + ["", ""])[:2]
-        expect(run.returncode == 0 and path.split(":")[0].endswith("/apptracer-python") and seen == context,
+        has_bootstrap = path.split(":")[0].endswith("/apptracer-python")
+        expect(run.returncode == 0 and has_bootstrap == bootstrap and seen == context,
                f"{args}: environment {run.stdout!r} {run.stderr!r}")
     run = record(apptracer, "--framework-context", "ops", "--", "true")
     expect(run.returncode != 0 and "framework-context" in run.stderr,

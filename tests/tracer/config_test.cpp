@@ -82,11 +82,12 @@ TEST(OutputPath, AnUncreatableFileIsAnError) {
   EXPECT_THROW(claim_output_path("/nonexistent-directory/t.db", 1), std::runtime_error);
 }
 
-// APPTRACER_FRAMEWORK_CONTEXT=sampled records 1 in APPTRACER_OP_SAMPLE_EVERY
-// ops (16 unless set); every other mode records every op.
+// APPTRACER_FRAMEWORK_CONTEXT=sampled, the default, records 1 in
+// APPTRACER_OP_SAMPLE_EVERY ops (16 unless set); every other mode records
+// every op it records at all.
 TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
   auto sample_every = [](const char* context, const char* every) {
-    setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
+    if (context) setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
     if (every) setenv("APPTRACER_OP_SAMPLE_EVERY", every, 1);
     uint32_t n = Config::from_environment().op_sample_every;
     unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
@@ -98,6 +99,22 @@ TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
   EXPECT_EQ(sample_every("sampled", "0"), 16u) << "not a count: the default";
   EXPECT_EQ(sample_every("on", "4"), 1u);
   EXPECT_EQ(sample_every("all", nullptr), 1u);
+  EXPECT_EQ(sample_every(nullptr, nullptr), 16u) << "unset: sampled";
+  EXPECT_EQ(sample_every(nullptr, "4"), 4u);
+}
+
+TEST(FrameworkContextConfig, UnsetIsSampledAndAnUnknownModeIsTheDefault) {
+  auto context = [](const char* mode) {
+    if (mode) setenv("APPTRACER_FRAMEWORK_CONTEXT", mode, 1);
+    Config config = Config::from_environment();
+    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
+    return std::string(config.framework_context) + (config.every_framework_range ? "+every" : "");
+  };
+  EXPECT_EQ(context(nullptr), "sampled");
+  EXPECT_EQ(context("off"), "off");
+  EXPECT_EQ(context("modules"), "modules");
+  EXPECT_EQ(context("all"), "all+every");
+  EXPECT_EQ(context("ops"), "sampled");
 }
 
 TEST(AllocationRegistry, FindsTheAllocationLiveAtATime) {

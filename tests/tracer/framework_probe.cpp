@@ -45,11 +45,12 @@ const char* kind_name(apptracer::FrameworkRangeKind kind) {
 
 // Framework ranges are recorded from now on, as the tracer's configuration
 // from the environment says (APPTRACER_FRAMEWORK_CONTEXT=all: every one of
-// them; =sampled: 1 in APPTRACER_OP_SAMPLE_EVERY ops).
+// them; =sampled, the default: 1 in APPTRACER_OP_SAMPLE_EVERY ops).
 extern "C" __attribute__((visibility("default"))) void framework_probe_start() {
   apptracer::Config config = apptracer::Config::from_environment();
   apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings(),
-                                          config.every_framework_range, config.op_sample_every});
+                                          config.every_framework_range, config.op_sample_every,
+                                          config.framework_context});
 }
 
 // Work the calling thread records, as a launch would be (an empty record).

@@ -144,7 +144,14 @@ def check(bootstrap, probe, work):
     expect(0 < len(sampled_ops) < len(kept_ops) / 2,
            f"1 in 4 ops sampled: {len(sampled_ops)} op and backward ranges kept, {len(kept_ops)} unsampled")
     expect({r.name for r in sampled if r.kind == "module"} >= {"Net", "features", "features.0"},
-           "sampling leaves the module hooks whole")
+           "sampling leaves the module ranges whole")
+    # Sampled is the tracer's default: the bootstrap asks it, keeps none of its own.
+    default = run(bootstrap, probe, work, APPTRACER_OP_SAMPLE_EVERY="4")
+    default_ops = [r for r in default if r.kind in ("op", "backward")]
+    expect(0 < len(default_ops) < len(kept_ops) / 2 and
+           {r.name for r in default if r.kind == "module"} >= {"Net", "features", "features.0"},
+           f"unset, the context is sampled: {len(default_ops)} op and backward ranges of "
+           f"{len(kept_ops)}, modules {sorted({r.name for r in default if r.kind == 'module'})}")
 
     modules_only = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="modules")
     expect({(r.kind, r.name) for r in modules_only} ==

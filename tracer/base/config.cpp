@@ -120,11 +120,14 @@ Config Config::from_environment() {
   if (const char* v = env("APPTRACER_UNIFIED_MEMORY")) config.unified_memory = v;
   if (const char* v = env("APPTRACER_KERNEL_ARGUMENTS")) config.kernel_arguments = std::string(v) != "off";
   if (const char* v = env("APPTRACER_FRAMEWORK_CONTEXT")) {
-    config.every_framework_range = std::string(v) == "all";
-    if (std::string(v) == "sampled") {
-      config.op_sample_every = kDefaultOpSampleEvery;
-      read_count("APPTRACER_OP_SAMPLE_EVERY", config.op_sample_every);
+    for (const char* mode : {"off", "modules", "sampled", "on", "all"}) {
+      if (std::string(v) == mode) config.framework_context = mode;
     }
+  }
+  config.every_framework_range = std::string(config.framework_context) == "all";
+  if (std::string(config.framework_context) == "sampled") {
+    config.op_sample_every = kDefaultOpSampleEvery;
+    read_count("APPTRACER_OP_SAMPLE_EVERY", config.op_sample_every);
   }
   if (const char* v = env("APPTRACER_SELF_COST")) config.self_cost = std::string(v) == "1";
   read_count("APPTRACER_STALL_MS", config.stall_ms);
@@ -142,7 +145,7 @@ std::string Config::describe() const {
          " unified_memory=" + (unified_memory.empty() ? "default" : unified_memory) +
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) + (self_cost ? " self_cost=1" : "") +
-         (every_framework_range ? " framework_context=all" : "") +
+         " framework_context=" + std::string(framework_context) +
          (op_sample_every > 1 ? " op_sample_every=" + std::to_string(op_sample_every) : "") +
          (kernel_arguments ? "" : " kernel_arguments=off") +
          (exact == ExactMode::Off

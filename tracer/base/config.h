@@ -56,6 +56,16 @@ struct Config {
   // APPTRACER_KERNEL_ARGUMENTS=off: launches' arguments are not read (no
   // kernel_args rows: kernels are timed, what they touch is unknown).
   bool kernel_arguments = true;
+  // APPTRACER_FRAMEWORK_CONTEXT: which PyTorch module and op issued each
+  // launch (off, modules, sampled, on, all). Sampled by default: module
+  // ranges and 1 in 16 ops cost a real training step about 3% where every op
+  // costs 17-48% (bench/RESULTS.md), and the analyzer names the other ops
+  // from other steps. The Python bootstrap asks this value through
+  // apptracer_framework_context rather than keeping a default of its own.
+  // A string literal: the frameworks' sink keeps the pointer, and a sink
+  // with a std::string in it would be built by a static constructor the
+  // tracer's start can run before.
+  const char* framework_context = "sampled";
   // APPTRACER_FRAMEWORK_CONTEXT=all: every framework range is recorded, also
   // those in which the thread recorded nothing else (frameworks/framework_ranges.h).
   bool every_framework_range = false;

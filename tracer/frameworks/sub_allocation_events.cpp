@@ -8,7 +8,13 @@ namespace apptracer::frameworks {
 
 namespace {
 
-FrameworkSink sink;
+// The tracer's start, which a static constructor of another file can run,
+// sets the sink: it must be constant-initialized. A member that needs a
+// constructor (a std::string) would have the sink built at load time after
+// it was set, emptying it under a recording tracer; then this constexpr
+// fails to compile.
+constexpr FrameworkSink kNotRecording{};
+FrameworkSink sink = kNotRecording;
 std::atomic<bool> started{false};
 // Indexed by SubAllocator's value; refused allocators are false.
 std::atomic<bool> refused[4];

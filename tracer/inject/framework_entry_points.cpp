@@ -66,6 +66,14 @@ extern "C" __attribute__((visibility("default"))) int apptracer_torch_ops_attach
       apptracer::frameworks::attach_torch_ops(torch_version ? torch_version : ""));
 }
 
+// APPTRACER_FRAMEWORK_CONTEXT's mode, its default where unset: off, modules,
+// sampled, on or all ("off" when not recording). The bootstrap records
+// modules unless "off", and attaches the op callbacks unless "modules" too.
+extern "C" __attribute__((visibility("default"))) const char* apptracer_framework_context() {
+  if (!apptracer::frameworks::recording()) return "off";
+  return apptracer::frameworks::recording_sink().framework_context;
+}
+
 // The id of a framework range's name (a module's dotted path), interned once
 // by the caller and passed to apptracer_framework_push; 0 when not recording.
 extern "C" __attribute__((visibility("default"))) uint32_t apptracer_framework_name(

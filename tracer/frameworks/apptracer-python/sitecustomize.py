@@ -25,9 +25,9 @@ yourself: see docs/tracing.md). It
 
 It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so). Steps
-2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 runs only
-with APPTRACER_FRAMEWORK_CONTEXT=on (=modules: module ranges only, no ops;
-=sampled: 1 in N ops). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
+2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 follows
+the tracer's APPTRACER_FRAMEWORK_CONTEXT (sampled unless set: module ranges
+and 1 in N ops; modules: no ops; on: every op; off: none). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
 it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
 allocation), as `apptracer record` does. It never raises into the program.
 """
@@ -91,6 +91,8 @@ def _tracer_library():
             library.apptracer_sub_allocation_event.restype = ctypes.c_int
             library.apptracer_torch_ops_attach.argtypes = [ctypes.c_char_p]
             library.apptracer_torch_ops_attach.restype = ctypes.c_int
+            library.apptracer_framework_context.argtypes = []
+            library.apptracer_framework_context.restype = ctypes.c_char_p
             library.apptracer_framework_name.argtypes = [ctypes.c_char_p]
             library.apptracer_framework_name.restype = ctypes.c_uint32
         _library = library
@@ -178,7 +180,11 @@ def _torch_imported(torch):
     library = _tracer_library()
     if library is None:
         return
-    if _context != "modules":
+    # The tracer's mode, its default included: declared once, in the tracer.
+    context = library.apptracer_framework_context().decode()
+    if context == "off":
+        return
+    if context != "modules":
         library.apptracer_torch_ops_attach(str(torch.__version__).encode())
     _record_modules(torch, library)
 
@@ -309,8 +315,8 @@ if _mode == "per-buffer":
     # programs traced through LD_PRELOAD or CUDA_INJECTION64_PATH: XLA reads
     # it when its GPU backend starts, long after this runs.
     os.environ["XLA_PYTHON_CLIENT_ALLOCATOR"] = "platform"
-# Off unless asked for: on a GPT-2-style training loop it made each step
-# 1.66x untraced where the rest of the tracer costs 1.18x (bench/RESULTS.md).
-_context = os.environ.get("APPTRACER_FRAMEWORK_CONTEXT", "off")
+# Unless turned off here, torch's import asks the tracer which framework
+# context it records (its default is not repeated here).
+_context = os.environ.get("APPTRACER_FRAMEWORK_CONTEXT")
 if _mode != "off" or _context != "off":
     _install(_mode != "off", _context != "off")
