@@ -174,13 +174,23 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
 // less than their bytes.
 std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, const DeviceGroups& device) {
   const MemoryItem& first = first_of(facts, device);
-  std::vector<std::pair<int64_t, int64_t>> changes;
+  auto counted = [&](const MemoryItem& item) {
+    return item.process == first.process && item.device == first.device && !item.is_segment();
+  };
+  // Millions of tensor blocks: the changes are held once, at their size.
+  size_t size = 0;
   for (const MemoryItem& item : facts.memory_model.items) {
-    if (item.process != first.process || item.device != first.device || item.is_segment()) continue;
+    if (counted(item)) size += item.end_ns ? 2 : 1;
+  }
+  for (const Group* group : device.groups) size += 2 * group->alike.size();
+  std::vector<std::pair<int64_t, int64_t>> changes;
+  changes.reserve(size);
+  for (const MemoryItem& item : facts.memory_model.items) {
+    if (!counted(item)) continue;
     changes.emplace_back(item.alloc_ns, item.bytes);
     if (item.end_ns) changes.emplace_back(*item.end_ns, -item.bytes);
   }
-  int64_t before = memory::most_live(changes, INT64_MIN, INT64_MAX);
+  int64_t before = memory::most_live_sorting(changes, INT64_MIN, INT64_MAX);
   for (const Group* group : device.groups) {
     for (const auto& [index, stretch] : group->alike) {
       int64_t bytes = facts.memory_model.items[index].bytes;
@@ -188,7 +198,7 @@ std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, 
       changes.emplace_back(stretch.second, bytes);
     }
   }
-  return {before, memory::most_live(std::move(changes), INT64_MIN, INT64_MAX)};
+  return {before, memory::most_live_sorting(changes, INT64_MIN, INT64_MAX)};
 }
 
 // A finding of `rule` about one device's groups: its place, rows, names and

@@ -58,6 +58,10 @@ int64_t peak_cache_released(trace::Trace& trace, const DeviceMemory& device, int
 }  // namespace
 
 int64_t most_live(std::vector<std::pair<int64_t, int64_t>> changes, int64_t from, int64_t to) {
+  return most_live_sorting(changes, from, to);
+}
+
+int64_t most_live_sorting(std::vector<std::pair<int64_t, int64_t>>& changes, int64_t from, int64_t to) {
   std::sort(changes.begin(), changes.end());
   int64_t live = 0;
   size_t i = 0;

@@ -34,5 +34,8 @@ std::pair<int64_t, int64_t> window_of(trace::Trace& trace, const DeviceMemory& d
 // The most live at once in [from, to), from (time, bytes) changes: what was
 // live before `from` carries into it; changes at one time count together.
 int64_t most_live(std::vector<std::pair<int64_t, int64_t>> changes, int64_t from, int64_t to);
+// The same, sorting `changes` where it is: a caller asking twice of millions
+// of changes (before and after adding a few) holds them once.
+int64_t most_live_sorting(std::vector<std::pair<int64_t, int64_t>>& changes, int64_t from, int64_t to);
 
 }  // namespace apptracer::memory
