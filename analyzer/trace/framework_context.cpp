@@ -58,7 +58,9 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
       module_of_node_[node] = module->name_id;
     }
   }
-  // Streamed: a command that never reads the calls whole does not hold them twice.
+  // Streamed: a command that never reads the calls whole does not hold them
+  // twice; grown once (a million calls, doubling, held 64 MB for 38).
+  calls_.reserve(static_cast<size_t>(std::max<int64_t>(0, trace.row_count(ApiCallRow::kTable))));
   trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
     calls_.push_back({call.process, call.correlation_id, call.tid, call.start_ns});
   });
