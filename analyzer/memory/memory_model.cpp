@@ -412,7 +412,14 @@ void ModelBuilder::recognize_workspaces() {
       auto [known, added] = op_libraries.try_emplace(context.op_id);
       if (added) known->second = op_library(trace_.string(context.op_id, ""));
       site = known->second;
-    } else if (issued && issued_from(item.alloc_ns) != issued->end()) {
+    }
+    // Without an op, the kernel issued next says. So too where ops were
+    // sampled and the one around it is no library's: it may be an outer op
+    // (autograd's evaluate_function around an unrecorded aten::mm) whose
+    // library call inside went unrecorded, as a first backward's cuBLAS
+    // workspace does.
+    bool op_may_hide_a_call = !context.op_id || contexts->op_sample_every() > 1;
+    if (!site && op_may_hide_a_call && issued && issued_from(item.alloc_ns) != issued->end()) {
       site = issued_from(item.alloc_ns)->second;
     }
     if (!site || (touches_[i].touched && touches_[i].library != site)) continue;

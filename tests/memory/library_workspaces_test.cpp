@@ -6,6 +6,7 @@
 
 #include "analyzer/memory/library_workspaces.h"
 #include "analyzer/memory/memory_whatif.h"
+#include "apptracer/schema.h"
 
 namespace apptracer::memory {
 namespace {
@@ -112,6 +113,29 @@ TEST_F(MemoryTest, WithoutFrameworkContextTheNextKernelSaysWhoseItIs) {
   EXPECT_EQ(item(built, Kind::Block, scratch).owner, Owner::CudnnWorkspace);
   EXPECT_EQ(item(built, Kind::Block, output).owner, Owner::FrameworkTensors);
   EXPECT_EQ(item(built, Kind::Block, unused).owner, Owner::FrameworkTensors);
+}
+
+// Ops sampled (1 in 16): the op recorded around a block may be an outer one
+// whose library call went unrecorded (autograd's evaluate_function around
+// aten::mm): a block kept to the end and never used, handed out before a
+// cuBLAS kernel, is cuBLAS's. With every op recorded, the same outer op
+// alone says the block is the program's.
+TEST_F(MemoryTest, InASampledTraceAnOuterOpLeavesItToTheNextKernel) {
+  testing::FrameworkRangeRow outer;
+  outer.name = "autograd::engine::evaluate_function: AddmmBackward0";
+  outer.start_ns = 900;
+  outer.end_ns = 2000;
+  trace.add(outer);
+  int64_t segment = allocation(AllocKind::Device, 1 << 20, 0);
+  int64_t workspace = block(segment, 0, 4096, 1000);
+  kernel(kGemm, 1100, 100, {});
+  {
+    trace::Trace opened(trace.db());
+    EXPECT_EQ(item(model(opened), Kind::Block, workspace).owner, Owner::FrameworkTensors);
+  }
+  trace.set_meta(kMetaOpSampleEvery, "16");
+  trace::Trace opened(trace.db());
+  EXPECT_EQ(item(model(opened), Kind::Block, workspace).owner, Owner::CublasWorkspace);
 }
 
 // Device memory outside a framework's blocks only cuDNN's kernels used is
