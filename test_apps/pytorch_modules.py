@@ -7,14 +7,15 @@ which module and op issued each launch.
 
 The program trains a small residual network (bf16 autocast, SGD with
 momentum, a per-step loss.item()) for a few steps (STEPS, 6 unless given:
-a trace that samples its ops, APPTRACER_FRAMEWORK_CONTEXT=sampled, wants
+a trace that samples its ops, as apptracer record does by default, wants
 enough steps for each launch's op to be recorded in one). The check reads
 `apptracer stats --report modules` and `--report ops`: at least 95% of the
 kernel launches have a module (forward, backward, or the optimizer's
 scope) and an op, the residual blocks' convolutions appear forward and
 backward by their dotted paths, the tracer says its op callbacks
-attached, and pieces live at the memory peak name the module and op that
-made them (`stats --report memory`). Exits 77 where torch or a GPU is missing.
+attached, pieces live at the memory peak name the module and op that
+made them (`stats --report memory`), and `diagnose` says no memory was
+never used (all of it is). Exits 77 where torch or a GPU is missing.
 """
 import csv
 import io
@@ -133,6 +134,12 @@ def check(path, apptracer):
     print(f"memory: {len(named)} of {len(live)} produced pieces live at the peak name a module and op, e.g. "
           f"{[(row['producer_module'], row['producer_op']) for row in named[:3]]}")
     expect(memory.returncode == 0 and named, "pieces live at the peak name the module and op that made them")
+    # Every byte this program allocates is used: a finding that some memory
+    # never was is a false alarm (cuBLAS's and cuDNN's workspaces are theirs).
+    diagnosis = subprocess.run([apptracer, "diagnose", "--all", "--json", path], capture_output=True, text=True)
+    rules = [f["rule"] for f in json.loads(diagnosis.stdout)["findings"]] if diagnosis.returncode == 0 else None
+    expect(rules is not None and not {"memory_never_used", "allocation_never_used"} & set(rules),
+           f"no memory said never used: {rules}")
     print("top modules by GPU time:")
     for row in modules[:8]:
         print(f"  {row['module']:<28} {row['phase']:<9} {row['launches']:>6} launches "
