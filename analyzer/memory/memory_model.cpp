@@ -471,7 +471,12 @@ MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
   return ModelBuilder(trace, graph).build(graph, [] {});
 }
 
-void limit_to_window(MemoryModel& model, trace::Trace& trace) { model.devices = describe_devices(model, trace); }
+void limit_to_window(MemoryModel& model, trace::Trace& trace) {
+  // The whole run's points go before the window's are made (they are made
+  // from the items alone): a training trace's are over 100 MB a device.
+  model.devices = {};
+  model.devices = describe_devices(model, trace);
+}
 
 MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses) {
   return ModelBuilder(trace, accesses).build(accesses, [&] {
