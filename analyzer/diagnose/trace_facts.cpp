@@ -23,12 +23,12 @@ class Reader {
     const trace::TraceOperations& ops = trace_.operations();
     facts_.operations = &ops;
     ops.span();
-    read_framework_blocks();
+    read_framework_blocks(whole_run);
     facts_.communication_calls = memory::CommunicationCalls(trace_);
     facts_.origin = trace_.origin();
     if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
     ops.steps();
-    facts_.framework = trace::detect_framework(trace_);
+    facts_.framework = whole_run ? whole_run->framework : trace::detect_framework(trace_);
     facts_.framework_context =
         trace_.db().has_table(FrameworkRangeRow::kTable) && trace_.row_count(FrameworkRangeRow::kTable) > 0;
     facts_.backward_threads = trace::backward_threads(trace_);
@@ -66,8 +66,8 @@ class Reader {
   }
 
   // An allocation holds framework blocks when any block's bytes overlap it.
-  void read_framework_blocks() {
-    facts_.framework_segments = memory::FrameworkSegments(trace_);
+  void read_framework_blocks(WholeRunModels* whole_run) {
+    facts_.framework_segments = whole_run ? std::move(whole_run->framework_segments) : memory::FrameworkSegments(trace_);
     const std::vector<Allocation>& allocations = facts_.ops().allocations();
     facts_.holds_framework_blocks.reserve(allocations.size());
     for (const Allocation& alloc : allocations) {

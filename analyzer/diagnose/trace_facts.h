@@ -139,10 +139,14 @@ struct TraceFacts {
 // Reads the facts and builds the DVDG, sharing the model's rows (`trace`
 // must outlive the facts); each phase shown on `progress` when one is given.
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress = nullptr);
-// What the facts of the whole run hand to those of its steps.
+// What the facts of the whole run hand to those of its steps: the steps'
+// window keeps every tensor block, so their segments and the framework they
+// say are the whole run's, and the blocks' rows need not be read again.
 struct WholeRunModels {
   dvdg::Graph graph;
   memory::MemoryModel memory_model;
+  memory::FrameworkSegments framework_segments;
+  trace::Framework framework = trace::Framework::Cpp;
 };
 // The facts of `trace`, limited to steps, taking the DVDG and memory model
 // of its whole run (read_trace_facts' before the limit) instead of building

@@ -76,6 +76,13 @@ class Trace {
     return *slot;
   }
 
+  // Gives Row's rows back; they are read again if asked for: for a command
+  // done with a big table before its next phase.
+  template <typename Row>
+  void release() {
+    static_cast<detail::TableSlot<Row>&>(tables_).rows.reset();
+  }
+
   // The row with this id; null when there is none. Row's table has an `id`.
   template <typename Row>
   const Packed<Row>* find(int64_t id) {
