@@ -14,8 +14,9 @@ kernel launches have a module (forward, backward, or the optimizer's
 scope) and an op, the residual blocks' convolutions appear forward and
 backward by their dotted paths, the tracer says its op callbacks
 attached, pieces live at the memory peak name the module and op that
-made them (`stats --report memory`), and `diagnose` says no memory was
-never used (all of it is). Exits 77 where torch or a GPU is missing.
+made them (`stats --report memory`), `diagnose` says no memory was
+never used (all of it is), and a run of 20 iterations or more has as many
+steps found from its launches. Exits 77 where torch or a GPU is missing.
 """
 import csv
 import io
@@ -108,6 +109,18 @@ def check(path, apptracer):
            f"the op callbacks attached: {meta}")
     if "framework_ranges.op_sample_every" in meta:
         print(f"ops sampled: 1 in {meta['framework_ranges.op_sample_every']}")
+    # Steps found from the launches alone (the program marks none) are the
+    # iterations it ran: each ends with two memsets back to back, which once
+    # made every step two.
+    command = dict(db.execute("SELECT key, value FROM meta WHERE key = 'command_line'")).get("command_line", "")
+    ran = int(command.split()[-1]) if command.split()[-1:] and command.split()[-1].isdigit() else STEPS
+    summary = subprocess.run([apptracer, "stats", "--report", "steps", "--format", "json", path],
+                             capture_output=True, text=True)
+    found = json.loads(summary.stdout).get("step_summary", [{}])[0].get("steps") if summary.returncode == 0 else None
+    if ran >= 20:  # a few iterations may leave their first ones to start-up
+        expect(found is not None and abs(found - ran) <= 1, f"steps found: {found}, iterations run: {ran}")
+    else:
+        print(f"steps found: {found}, iterations run: {ran}")
     modules = report(apptracer, path, "modules")
     ops = report(apptracer, path, "ops")
     for name, rows, key in (("module", modules, "module"), ("op", ops, "op")):
