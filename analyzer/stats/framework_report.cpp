@@ -100,13 +100,24 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
     row.emplace_back(work.gpu_ns);
     table.rows.push_back(std::move(row));
   }
-  // Sampled: say how much of what is shown came from other steps.
+  // Sampled: say how much of what is shown came from other steps, and where
+  // many launches are left unnamed (a run of few steps records few places
+  // at 1 in N), how to name every one.
   std::string note;
   if (contexts.op_sample_every() > 1) {
     note = "ops recorded for 1 in " + std::to_string(contexts.op_sample_every()) +
-           " calls (record --framework-context sampled): " +
-           std::to_string(contexts.from_other_steps()) + " of " + std::to_string(all_launches) +
-           " kernel launches named from the same launch in other steps";
+           " calls (sampled, the default): " + std::to_string(contexts.from_other_steps()) + " of " +
+           std::to_string(all_launches) + " kernel launches named from the same launch in other steps";
+    int64_t unnamed = 0;
+    for (const auto& [key, work] : rows) {
+      if (!key.first) unnamed += work.launches;
+    }
+    if (all_launches > 0 && unnamed * 20 > all_launches) {
+      note += "; " + std::to_string(unnamed) + " (" + std::to_string(100 * unnamed / all_launches) +
+              "%) have no " + (by == GroupBy::Module ? "module" : "op") +
+              ": the fewer the steps, the fewer places a step recorded "
+              "(record --framework-context on records every op)";
+    }
   }
   return {{std::move(table)}, note};
 }

@@ -449,8 +449,14 @@ TEST(StatsReportsFramework, ASampledTraceSaysHowManyLaunchesWereNamedFromOtherSt
   EXPECT_EQ(text(ops.tables.front(), 0, "op"), "aten::addmm");
   EXPECT_EQ(integer(ops.tables.front(), 0, "launches"), 2);
   EXPECT_EQ(ops.note,
-            "ops recorded for 1 in 16 calls (record --framework-context sampled): 1 of 2 kernel "
+            "ops recorded for 1 in 16 calls (sampled, the default): 1 of 2 kernel "
             "launches named from the same launch in other steps");
+  // No module recorded anywhere: every launch unnamed, and how to name them.
+  ReportOutput modules = run_report(modules_report, builder.db());
+  EXPECT_EQ(modules.note,
+            "ops recorded for 1 in 16 calls (sampled, the default): 1 of 2 kernel launches named "
+            "from the same launch in other steps; 2 (100%) have no module: the fewer the steps, the "
+            "fewer places a step recorded (record --framework-context on records every op)");
 }
 
 // A damaged trace can hold any 64-bit number: sums and differences saturate
