@@ -27,9 +27,10 @@ It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so). Steps
 2 and 3 are off with APPTRACER_FRAMEWORK_ALLOCATORS=off; step 4 follows
 the tracer's APPTRACER_FRAMEWORK_CONTEXT (sampled unless set: module ranges
-and 1 in N ops; modules: no ops; on: every op; off: none). With APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer
-it also sets XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA
-allocation), as `apptracer record` does. It never raises into the program.
+and 1 in N ops; modules: no ops; on: every op; off: none). With
+APPTRACER_FRAMEWORK_ALLOCATORS=per-buffer it also sets
+XLA_PYTHON_CLIENT_ALLOCATOR=platform (each JAX buffer a CUDA allocation),
+as `apptracer record` does. It never raises into the program.
 """
 import importlib.abc
 import importlib.machinery
