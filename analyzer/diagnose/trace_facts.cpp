@@ -67,7 +67,8 @@ class Reader {
 
   // An allocation holds framework blocks when any block's bytes overlap it.
   void read_framework_blocks(WholeRunModels* whole_run) {
-    facts_.framework_segments = whole_run ? std::move(whole_run->framework_segments) : memory::FrameworkSegments(trace_);
+    facts_.framework_segments =
+        whole_run ? std::move(whole_run->framework_segments) : memory::FrameworkSegments(trace_);
     const std::vector<Allocation>& allocations = facts_.ops().allocations();
     facts_.holds_framework_blocks.reserve(allocations.size());
     for (const Allocation& alloc : allocations) {

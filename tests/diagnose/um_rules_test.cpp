@@ -182,7 +182,9 @@ TEST(DiagnosisNotes, APytorchTraceWithoutFrameworkContextSaysHowToRecordIt) {
   };
   std::vector<std::string> without = notes();
   ASSERT_EQ(without.size(), 1u);
-  EXPECT_NE(without[0].find("'apptracer record' (by default, or with --framework-context sampled)"), std::string::npos) << without[0];
+  EXPECT_NE(without[0].find("'apptracer record' (by default, or with --framework-context sampled)"),
+            std::string::npos)
+      << without[0];
   testing::FrameworkRangeRow range;
   range.start_ns = 10;
   range.end_ns = 20;
