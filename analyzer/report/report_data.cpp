@@ -23,6 +23,7 @@
 #include "analyzer/diagnose/trace_facts.h"
 #include "analyzer/report/unified_memory_moves.h"
 #include "analyzer/report/whatif_section.h"
+#include "analyzer/stats/stats_reports.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
 #include "analyzer/trace/short_names.h"
 
@@ -133,6 +134,21 @@ json top_kernels(const TraceFacts& facts) {
                     {"mean_ns", entry.second / std::max<int64_t>(1, entry.first)}});
   }
   return list;
+}
+
+// Where the trace names PyTorch's modules and ops (framework context): the
+// work issued in each, as `stats --report modules` and `--report ops` list
+// it, by GPU time (the first 25 of each); null where it names none.
+json modules_and_ops(trace::Trace& trace) {
+  if (!trace.framework_contexts().recorded()) return nullptr;
+  auto first_rows = [](ReportOutput output) {
+    Table& table = output.tables.front();
+    if (table.rows.size() > 25) table.rows.resize(25);
+    return diagnose::table_json(table);
+  };
+  ReportOutput modules = modules_report(trace);
+  std::string note = modules.note;
+  return {{"modules", first_rows(std::move(modules))}, {"ops", first_rows(ops_report(trace))}, {"note", note}};
 }
 
 json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
@@ -368,6 +384,7 @@ json whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std:
           {"summary", summary(facts, moves, *model.cost)},
           {"kernel_traffic", kernel_traffic(trace)},
           {"kernels", top_kernels(facts)},
+          {"modules", modules_and_ops(trace)},
           {"transfers", transfers(facts, *model.cost)},
           {"memory", memory},
           {"timeline", timeline(facts, moves, steady_window(trace))},

@@ -71,6 +71,39 @@ TEST_F(ReportData, SectionsFromATrace) {
   EXPECT_EQ(data["analyses"].size(), 8u);
 }
 
+// Where the trace names PyTorch's modules and ops, the report lists the work
+// issued in each, as stats --report modules and ops do; where it names
+// none, there is no such section.
+TEST_F(ReportData, ModulesAndOpsWhereTheTraceNamesThem) {
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  kernel("gemm", 200'000, 50'000, {{device, A::ReadWrite}});  // its call at 199,000 on thread 1
+  {
+    trace::Trace model(trace.db());
+    EXPECT_TRUE(report_data(model, "t.db", "")["modules"].is_null());
+  }
+  testing::FrameworkRangeRow module;
+  module.kind = FrameworkRangeKind::Module;
+  module.name = "encoder.layer";
+  module.start_ns = 198'000;
+  module.end_ns = 199'900;
+  trace.add(module);
+  testing::FrameworkRangeRow op;
+  op.name = "aten::mm";
+  op.start_ns = 198'500;
+  op.end_ns = 199'800;
+  trace.add(op);
+  trace::Trace model(trace.db());
+  nlohmann::json modules = report_data(model, "t.db", "")["modules"];
+  ASSERT_FALSE(modules.is_null());
+  // The kernel's module, then (none): the buffer, allocated outside any.
+  ASSERT_EQ(modules["modules"]["rows"].size(), 2u) << modules.dump();
+  EXPECT_EQ(modules["modules"]["rows"][0][0], "encoder.layer");
+  EXPECT_EQ(modules["modules"]["rows"][1][0], "(none)");
+  EXPECT_EQ(modules["modules"]["rows"][0][1], "forward");
+  EXPECT_EQ(modules["ops"]["rows"][0][0], "aten::mm");
+  EXPECT_EQ(modules["ops"]["columns"].back(), "gpu_ns");
+}
+
 // A kernel reading pinned host memory in place: bytes over the host path that
 // no copy moved, listed beside the copies' paths (a bound: its pointer's reach).
 TEST_F(ReportData, KernelTrafficOverAPathIsListed) {

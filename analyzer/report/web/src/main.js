@@ -21,7 +21,7 @@ function header() {
 }
 
 const sectionNames = [['step', 'Step'], ['comparison', 'Changes'], ['diagnoses', 'Findings'], ['more-findings', 'More findings'],
-  ['memory', 'Memory'], ['whole-run', 'Whole run'], ['kernels', 'Kernels'], ['transfers', 'Transfers'], ['timeline', 'Timeline'],
+  ['memory', 'Memory'], ['whole-run', 'Whole run'], ['kernels', 'Kernels'], ['modules', 'Modules'], ['transfers', 'Transfers'], ['timeline', 'Timeline'],
   ['whatif', 'What-if'], ['nvtx', 'NVTX'], ['analyses', 'Analyses'], ['dvdg', 'Data flow']];
 
 // Links to the sections present; following one opens it.
@@ -194,6 +194,17 @@ function kernels() {
       table(['#', 'kernel', 'launches', 'GPU time', 'mean'], data.kernels.map((k, i) => [i + 1, k.name, k.count, k.total_ns, k.mean_ns]),
         { 'GPU time': ns, mean: ns })]
     : [empty('No kernels.')]));
+}
+
+// PyTorch's modules and ops (where the trace names them): the work each
+// issued, by GPU time, as apptracer stats --report modules and ops list it.
+function modules() {
+  const m = data.modules;
+  return collapsible('modules', 'Modules and ops', `the ${m.modules.rows.length} module(s) and ${m.ops.rows.length} op(s) with the most GPU time`,
+    () => [...(m.note ? [el('p', { class: 'note', text: m.note })] : []),
+      el('h3', { text: 'Modules (forward, backward, or a named scope such as the optimizer\'s step)' }),
+      dataTable(m.modules.columns, m.modules.rows),
+      el('h3', { text: 'Ops' }), dataTable(m.ops.columns, m.ops.rows)]);
 }
 
 function transfers() {
@@ -376,7 +387,7 @@ function render() {
   const root = document.getElementById('report');
   const graph = dvdg();
   const parts = [step(), data.comparison && comparison(), diagnoses(), data.more_findings.length && moreFindings(), memory(),
-    wholeRun(), kernels(), transfers(), timeline(), whatif(), nvtx(), analyses(), graph.node].filter(Boolean);
+    wholeRun(), kernels(), data.modules && modules(), transfers(), timeline(), whatif(), nvtx(), analyses(), graph.node].filter(Boolean);
   root.replaceChildren(header(), nav(new Set(parts.map((p) => p.id))), ...parts);
   // What the browser test (tests/report/browser_test.cjs) checks the page
   // against; openAll() draws every collapsed section.
