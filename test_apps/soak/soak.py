@@ -15,6 +15,8 @@ held to what a user needs from a long run:
   torch.compile's guards now and then, makes some windows cost twice the
   others: medians, not means, so that where the period falls in the halves
   does not read as growth; growth is what a day-long run cannot afford),
+- a PyTorch program's trace names its modules and ops (framework_ranges
+  rows, recorded by default),
 - the traced process's peak RSS and wall time beside untraced.
 
 Repetition 0 runs alone: its wall time, peak RSS and bytes per step are the
@@ -234,6 +236,17 @@ def trace_meta(path):
         db.close()
 
 
+def framework_range_count(path):
+    """Rows of framework_ranges (PyTorch's modules and ops); 0 without the table."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT COUNT(*) FROM framework_ranges").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+    finally:
+        db.close()
+
+
 def soak_case(case, args, scale):
     """Runs one case; returns its record (every run's numbers and failures)."""
     command, steps = case.command(scale)
@@ -299,6 +312,13 @@ def soak_case(case, args, scale):
             entry["producer_wait_ms"] = round(int(metas[main].get("producer_wait_ns", "0")) / 1e6)
             entry["finish_ms"] = {key[len("finish."):-len("_ms")]: int(value)
                                   for key, value in metas[main].items() if key.startswith("finish.")}
+            # PyTorch's modules and ops are recorded by default: a torch
+            # program's trace without one has lost them.
+            entry["framework_ranges"] = framework_range_count(main)
+            if "torch" in case.modules and case.env.get("APPTRACER_FRAMEWORK_CONTEXT", "") != "off" \
+                    and entry["framework_ranges"] == 0:
+                fail(f"run {repetition}: no framework ranges in {os.path.basename(main)}: "
+                     "apptracer record names PyTorch's modules and ops by default")
         marks = [(int(a), int(b)) for a, b in (m.groups() for m in map(MARK.match, stderr.splitlines()) if m)]
         if main and repetition == 0:
             per_step = window_bytes(main, marks)
