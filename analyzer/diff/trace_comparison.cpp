@@ -6,6 +6,7 @@
 #include "analyzer/trace/trace_file.h"
 #include "analyzer/diff/device_labels.h"
 #include "analyzer/diff/dvdg_profile.h"
+#include "analyzer/diff/framework_profile.h"
 #include "analyzer/diff/nvtx_profile.h"
 #include "analyzer/diff/operations_profile.h"
 #include "analyzer/diff/profile_diff.h"
@@ -58,6 +59,18 @@ TraceComparison compare_traces(const std::string& a_path, const std::string& b_p
           [&] { return operations_profile(b.trace(), devices.b); });
   compare("nvtx_ranges", {"time_ns"}, [&] { return nvtx_profile(a.trace()); },
           [&] { return nvtx_profile(b.trace()); });
+  // Where both runs name PyTorch's modules and ops. Where one does, its
+  // work would all seem to appear or disappear: a note says why there is
+  // no such table instead.
+  bool a_names = a.read([&] { return names_modules_and_ops(a.trace()); });
+  bool b_names = b.read([&] { return names_modules_and_ops(b.trace()); });
+  if (a_names && b_names) {
+    compare("modules_and_ops", {"time_ns"}, [&] { return framework_profile(a.trace()); },
+            [&] { return framework_profile(b.trace()); });
+  } else if (a_names != b_names) {
+    comparison.notes.push_back(std::string("modules and ops: only ") + (a_names ? "A" : "B") +
+                               " names them (the other was recorded without framework context): not compared");
+  }
   std::optional<std::string> step;
   if (!options.step.empty()) step = options.step;
   else step = a.read([&] { return step_range(a.trace(), b.trace()); });

@@ -41,8 +41,8 @@ void add_gpu_time(Work& work, trace::NullableInt start, trace::NullableInt end) 
 ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
   const trace::FrameworkContexts& contexts = trace.framework_contexts();
   if (!contexts.recorded()) {
-    return {{}, "no framework ranges: not a PyTorch program, or recorded without "
-                "'apptracer record --framework-context sampled' (or on) or by an apptracer before schema 6"};
+    return {{}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
+                "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
   }
   std::map<GroupKey, Work> groups;
   auto group = [&](const trace::FrameworkContext& context) -> Work& {

@@ -39,6 +39,9 @@ struct ProgramRun {
   // The host buffer's allocating call's host time (0: allocated by malloc,
   // no call recorded).
   int64_t alloc_call_ns = 0;
+  // The PyTorch module each step's kernel is launched in (framework
+  // context); empty: the trace names no module, and its launches no call.
+  std::string module;
 };
 
 ProgramRun run_of(AllocKind host, int64_t copy_ns) {
@@ -105,6 +108,21 @@ void write_run(const std::string& path, const ProgramRun& run) {
     testing::KernelRow kernel;
     kernel.device = run.device;
     kernel.api_start_ns = start + 300;
+    if (!run.module.empty()) {
+      testing::ApiCallRow launch;
+      launch.name = "cudaLaunchKernel";
+      launch.correlation_id = 100 + step;
+      launch.start_ns = start + 300;
+      launch.end_ns = start + 305;
+      trace.add(launch);
+      kernel.call_correlation_id = launch.correlation_id;
+      testing::FrameworkRangeRow module;
+      module.kind = FrameworkRangeKind::Module;
+      module.name = run.module;
+      module.start_ns = start + 250;
+      module.end_ns = start + 400;
+      trace.add(module);
+    }
     kernel.gpu_start_ns = *copy.gpu_end_ns + 100;
     kernel.gpu_end_ns = *kernel.gpu_start_ns + kKernelNs;
     int64_t kernel_id = trace.add(kernel);
@@ -253,6 +271,33 @@ TEST(DiffCommand, ATraceAgainstItselfChangesNothing) {
     }
   }
   EXPECT_GT(rows, 5u);
+}
+
+// Two runs that name PyTorch's modules compare their work per module and
+// op; where only one does, a note says so and nothing is compared.
+TEST(DiffCommand, ModulesAndOpsCompareWhereBothRunsNameThem) {
+  ScratchDir dir;
+  ProgramRun encoder = run_of(AllocKind::PageableHost, kPageableNs);
+  encoder.module = "encoder";
+  ProgramRun decoder = encoder;
+  decoder.module = "decoder";
+  write_run(dir / "encoder.db", encoder);
+  write_run(dir / "decoder.db", decoder);
+  write_run(dir / "unnamed.db", run_of(AllocKind::PageableHost, kPageableNs));
+  auto both = run_apptracer("diff " + dir / "encoder.db" + " " + dir / "decoder.db" + " --json --no-dvdg");
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  nlohmann::json tables = nlohmann::json::parse(both.out);
+  ASSERT_TRUE(tables.contains("modules_and_ops")) << both.out;
+  nlohmann::json gone = find_row(tables["modules_and_ops"], "module", "encoder (forward)");
+  EXPECT_EQ(gone["change"], "disappeared");
+  EXPECT_EQ(gone["launches_a"], kSteps);
+  EXPECT_EQ(gone["time_ns_a"], kSteps * kKernelNs);
+  EXPECT_EQ(find_row(tables["modules_and_ops"], "module", "decoder (forward)")["change"], "appeared");
+
+  auto one = run_apptracer("diff " + dir / "unnamed.db" + " " + dir / "decoder.db" + " --no-dvdg");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.find("== modules_and_ops =="), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("modules and ops: only B names them"), std::string::npos) << one.out;
 }
 
 TEST(DiffCommand, AMissingTraceIsOneLineNamingIt) {
