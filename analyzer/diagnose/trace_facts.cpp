@@ -29,8 +29,7 @@ class Reader {
     if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
     ops.steps();
     facts_.framework = whole_run ? whole_run->framework : trace::detect_framework(trace_);
-    facts_.framework_context =
-        trace_.db().has_table(FrameworkRangeRow::kTable) && trace_.row_count(FrameworkRangeRow::kTable) > 0;
+    facts_.framework_context = trace::has_framework_ranges(trace_);
     facts_.backward_threads = trace::backward_threads(trace_);
     facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
     facts_.um = trace_.unified_memory();

@@ -36,7 +36,7 @@ void add_rows(Profile& profile, const ReportOutput& report, const std::string& c
 
 }  // namespace
 
-bool names_modules_and_ops(trace::Trace& trace) { return trace.framework_contexts().recorded(); }
+bool names_modules_and_ops(trace::Trace& trace) { return trace::has_framework_ranges(trace); }
 
 Profile framework_profile(trace::Trace& trace) {
   Profile profile;

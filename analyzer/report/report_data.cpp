@@ -140,7 +140,7 @@ json top_kernels(const TraceFacts& facts) {
 // work issued in each, as `stats --report modules` and `--report ops` list
 // it, by GPU time (the first 25 of each); null where it names none.
 json modules_and_ops(trace::Trace& trace) {
-  if (!trace.framework_contexts().recorded()) return nullptr;
+  if (!trace::has_framework_ranges(trace)) return nullptr;
   auto first_rows = [](ReportOutput output) {
     Table& table = output.tables.front();
     if (table.rows.size() > 25) table.rows.resize(25);

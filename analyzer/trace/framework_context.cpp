@@ -74,6 +74,10 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
   }
 }
 
+bool has_framework_ranges(Trace& trace) {
+  return trace.db().has_table(FrameworkRangeRow::kTable) && trace.row_count(FrameworkRangeRow::kTable) > 0;
+}
+
 const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<Range>& ranges,
                                                              int64_t ns) {
   auto after = std::upper_bound(ranges.begin(), ranges.end(), ns,

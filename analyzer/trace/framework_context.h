@@ -47,6 +47,11 @@ struct FrameworkContext {
   ModulePhase phase = ModulePhase::None;
 };
 
+// Whether the trace has any framework range, without reading them: for a
+// command that only needs to know (making FrameworkContexts of a sampled
+// training trace fills a million launches).
+bool has_framework_ranges(Trace& trace);
+
 class FrameworkContexts {
  public:
   // Reads framework_ranges and the calls' threads; a trace without

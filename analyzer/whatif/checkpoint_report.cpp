@@ -11,7 +11,7 @@
 namespace apptracer::whatif {
 
 CheckpointAnswer checkpoint_answer(trace::Trace& trace, const std::string& module) {
-  if (!trace::FrameworkContexts(trace).recorded())
+  if (!trace::has_framework_ranges(trace))
     throw TraceError("--checkpoint: the trace has no framework context; record it with "
                      "'apptracer record --framework-context on' (or sampled) to know which module's forward and backward did what");
   dvdg::Graph graph = dvdg::build_graph_from_trace(trace);
