@@ -116,12 +116,7 @@ void write_run(const std::string& path, const ProgramRun& run) {
       launch.end_ns = start + 305;
       trace.add(launch);
       kernel.call_correlation_id = launch.correlation_id;
-      testing::FrameworkRangeRow module;
-      module.kind = FrameworkRangeKind::Module;
-      module.name = run.module;
-      module.start_ns = start + 250;
-      module.end_ns = start + 400;
-      trace.add(module);
+      trace.add_framework_range(FrameworkRangeKind::Module, run.module, start + 250, start + 400);
     }
     kernel.gpu_start_ns = *copy.gpu_end_ns + 100;
     kernel.gpu_end_ns = *kernel.gpu_start_ns + kKernelNs;

@@ -58,11 +58,7 @@ class WorkspacesWithFrameworkContext : public MemoryTest {
     kernel(kRelu, 7300, 100, {{segment, A::Read, 65536}, {segment, A::Read, 262144}});
   }
   void op(const std::string& name, int64_t start, int64_t end) {
-    testing::FrameworkRangeRow row;
-    row.name = name;
-    row.start_ns = start;
-    row.end_ns = end;
-    trace.add(row);
+    trace.add_framework_range(FrameworkRangeKind::Op, name, start, end);
   }
   int64_t segment = 0, y = 0, w = 0, c = 0, t = 0, z = 0;
 };
@@ -121,11 +117,8 @@ TEST_F(MemoryTest, WithoutFrameworkContextTheNextKernelSaysWhoseItIs) {
 // cuBLAS kernel, is cuBLAS's. With every op recorded, the same outer op
 // alone says the block is the program's.
 TEST_F(MemoryTest, InASampledTraceAnOuterOpLeavesItToTheNextKernel) {
-  testing::FrameworkRangeRow outer;
-  outer.name = "autograd::engine::evaluate_function: AddmmBackward0";
-  outer.start_ns = 900;
-  outer.end_ns = 2000;
-  trace.add(outer);
+  trace.add_framework_range(FrameworkRangeKind::Op, "autograd::engine::evaluate_function: AddmmBackward0", 900,
+                            2000);
   int64_t segment = allocation(AllocKind::Device, 1 << 20, 0);
   int64_t workspace = block(segment, 0, 4096, 1000);
   kernel(kGemm, 1100, 100, {});

@@ -81,17 +81,8 @@ TEST_F(ReportData, ModulesAndOpsWhereTheTraceNamesThem) {
     trace::Trace model(trace.db());
     EXPECT_TRUE(report_data(model, "t.db", "")["modules"].is_null());
   }
-  testing::FrameworkRangeRow module;
-  module.kind = FrameworkRangeKind::Module;
-  module.name = "encoder.layer";
-  module.start_ns = 198'000;
-  module.end_ns = 199'900;
-  trace.add(module);
-  testing::FrameworkRangeRow op;
-  op.name = "aten::mm";
-  op.start_ns = 198'500;
-  op.end_ns = 199'800;
-  trace.add(op);
+  trace.add_framework_range(FrameworkRangeKind::Module, "encoder.layer", 198'000, 199'900);
+  trace.add_framework_range(FrameworkRangeKind::Op, "aten::mm", 198'500, 199'800);
   trace::Trace model(trace.db());
   nlohmann::json modules = report_data(model, "t.db", "")["modules"];
   ASSERT_FALSE(modules.is_null());

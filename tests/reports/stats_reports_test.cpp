@@ -350,23 +350,12 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   }
 }
 
-// A framework range of `kind` on thread 1, outermost.
-void add_range(TraceBuilder& builder, FrameworkRangeKind kind, const std::string& name, int64_t start_ns,
-               int64_t end_ns) {
-  FrameworkRangeRow range;
-  range.kind = kind;
-  range.name = name;
-  range.start_ns = start_ns;
-  range.end_ns = end_ns;
-  builder.add(range);
-}
-
 // Each module's and op's row counts the work issued inside it; what no
 // module issued is one "(none)" row, so the rows add up to the trace.
 TEST(StatsReportsFramework, ModulesAndOpsCountTheWorkIssuedInThem) {
   TraceBuilder builder;
-  add_range(builder, FrameworkRangeKind::Module, "head.fc", 100, 200);
-  add_range(builder, FrameworkRangeKind::Op, "aten::addmm", 110, 190);
+  builder.add_framework_range(FrameworkRangeKind::Module, "head.fc", 100, 200);
+  builder.add_framework_range(FrameworkRangeKind::Op, "aten::addmm", 110, 190);
   auto call = [&](int64_t correlation, int64_t ns) {
     ApiCallRow row;
     row.correlation_id = correlation;
@@ -443,7 +432,7 @@ TEST(StatsReportsFramework, ASampledTraceSaysHowManyLaunchesWereNamedFromOtherSt
     kernel.gpu_end_ns = 1000 * step + 300;
     builder.add(kernel);
   }
-  add_range(builder, FrameworkRangeKind::Op, "aten::addmm", 1050, 1150);
+  builder.add_framework_range(FrameworkRangeKind::Op, "aten::addmm", 1050, 1150);
   ReportOutput ops = run_report(ops_report, builder.db());
   ASSERT_EQ(ops.tables.size(), 1u);
   EXPECT_EQ(text(ops.tables.front(), 0, "op"), "aten::addmm");

@@ -62,6 +62,16 @@ int64_t TraceBuilder::add(const FrameworkRangeRow& row) {
   return add_row(stored);
 }
 
+int64_t TraceBuilder::add_framework_range(FrameworkRangeKind kind, const std::string& name,
+                                          int64_t start_ns, int64_t end_ns) {
+  FrameworkRangeRow range;
+  range.kind = kind;
+  range.name = name;
+  range.start_ns = start_ns;
+  range.end_ns = end_ns;
+  return add(range);
+}
+
 void TraceBuilder::add(const KernelArgRow& row) {
   Statement current = db_.prepare("SELECT arg_set_id FROM kernels WHERE id = ?");
   current.bind(1, row.kernel_id);

@@ -155,6 +155,9 @@ class TraceBuilder {
   int64_t add(const KernelRow& row);
   int64_t add(const NvtxRangeRow& row);
   int64_t add(const FrameworkRangeRow& row);
+  // A framework range of `kind` named `name`, outermost, on thread 1.
+  int64_t add_framework_range(FrameworkRangeKind kind, const std::string& name, int64_t start_ns,
+                              int64_t end_ns);
   void add(const KernelArgRow& row);
   // A block a framework's allocator (PyTorch's caching allocator) handed out
   // at `offset` inside the allocation `parent`, live from `alloc_ns` (until
