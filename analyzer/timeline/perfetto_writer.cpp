@@ -33,20 +33,6 @@ void write_packet(std::ostream& out, const pb::TracePacket& packet, std::string&
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-void set_value(pb::DebugAnnotation& annotation, const TimelineArg& arg) {
-  if (std::holds_alternative<int64_t>(arg.value)) {
-    annotation.set_int_value(std::get<int64_t>(arg.value));
-  } else if (std::holds_alternative<double>(arg.value)) {
-    annotation.set_double_value(std::get<double>(arg.value));
-  } else if (std::holds_alternative<std::string>(arg.value)) {
-    annotation.set_string_value(std::get<std::string>(arg.value));
-  } else if (std::holds_alternative<Dim3>(arg.value)) {
-    const Dim3& dims = std::get<Dim3>(arg.value);
-    annotation.set_string_value(std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "," +
-                                std::to_string(dims[2]));
-  }
-}
-
 template <typename Entry>
 void add_interned(Entry* entry, uint64_t iid, std::string_view text) {
   entry->set_iid(iid);
@@ -91,7 +77,8 @@ struct PerfettoWriter::Packets {
   std::string bytes;
 };
 
-PerfettoWriter::PerfettoWriter(std::ostream& out) : out_(out), packets_(std::make_unique<Packets>()) {
+PerfettoWriter::PerfettoWriter(std::ostream& out, size_t max_interned_value_bytes)
+    : out_(out), packets_(std::make_unique<Packets>()), max_value_bytes_(max_interned_value_bytes) {
   packets_->end.set_trusted_packet_sequence_id(kSequenceId);
   packets_->end.mutable_track_event()->set_type(pb::TrackEvent::TYPE_SLICE_END);
 }
@@ -103,7 +90,27 @@ uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added) {
   added = found == iids.end();
   if (!added) return found->second;
   texts.emplace_back(text);
-  return iids.emplace(texts.back(), iids.size() + 1).first->second;
+  return iids.emplace(texts.back(), next_iid++).first->second;
+}
+
+void PerfettoWriter::Interned::forget() {
+  iids.clear();
+  texts.clear();
+}
+
+void PerfettoWriter::set_string_value(pb::DebugAnnotation& annotation, pb::TracePacket& packet,
+                                      std::string_view text) {
+  size_t cost = text.size() + kInternedValueEntryBytes;
+  if (value_bytes_ + cost > max_value_bytes_ && !values_.iids.count(text)) {
+    values_.forget();
+    value_bytes_ = 0;
+  }
+  bool added = false;
+  uint64_t iid = values_.iid(text, added);
+  annotation.set_string_value_iid(iid);
+  if (!added) return;
+  value_bytes_ += cost;
+  add_interned(packet.mutable_interned_data()->add_debug_annotation_string_values(), iid, text);
 }
 
 void PerfettoWriter::track(const TimelineTrack& track) {
@@ -158,7 +165,17 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
     iid = annotation_names_.iid(arg.name, added);
     annotation->set_name_iid(iid);
     if (added) add_interned(packet.mutable_interned_data()->add_debug_annotation_names(), iid, arg.name);
-    set_value(*annotation, arg);
+    if (const auto* value = std::get_if<int64_t>(&arg.value)) {
+      annotation->set_int_value(*value);
+    } else if (const auto* value = std::get_if<double>(&arg.value)) {
+      annotation->set_double_value(*value);
+    } else if (const auto* value = std::get_if<std::string>(&arg.value)) {
+      set_string_value(*annotation, packet, *value);
+    } else if (const auto* dims = std::get_if<Dim3>(&arg.value)) {
+      set_string_value(*annotation, packet,
+                       std::to_string((*dims)[0]) + "," + std::to_string((*dims)[1]) + "," +
+                           std::to_string((*dims)[2]));
+    }
   }
   for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);
   for (uint64_t flow : slice.flows_in) event->add_terminating_flow_ids(flow);

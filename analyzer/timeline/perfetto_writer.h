@@ -17,12 +17,18 @@
 
 namespace apptracer {
 
+namespace perfetto {
+class DebugAnnotation;
+class TracePacket;
+}  // namespace perfetto
+
 // Slices on one track must nest; GPU records that overlap on one stream
 // (clock skew) are clipped to the enclosing slice so the file stays valid.
 // Packets are written as slices come, in time order; only the slices still
-// open are held. Slice names, categories and argument names are interned:
-// each string is written once and named by an id after (a training trace's
-// million kernel slices share a few hundred names).
+// open are held. Slice names, categories, argument names and string argument
+// values are interned: each string is written once and named by an id after
+// (a training trace's million kernel slices share a few hundred names, and
+// their arguments a few thousand values).
 class PerfettoWriter : public TimelineSink {
  public:
   // The fewest bytes a slice takes: its begin packet (sequence, flags,
@@ -30,7 +36,15 @@ class PerfettoWriter : public TimelineSink {
   // least two bytes a field. What a file of N slices cannot be smaller than.
   static constexpr size_t kMinSliceBytes = 24;
 
-  explicit PerfettoWriter(std::ostream& out);
+  // The most the interned string argument values may hold (their text and
+  // kInternedValueEntryBytes each): once a new one would pass it, those held
+  // are forgotten and new values take new ids (an id is never given to two
+  // values). Values unique to their slice would otherwise grow the writer
+  // with the trace; a training trace's few thousand repeated ones fit.
+  static constexpr size_t kMaxInternedValueBytes = size_t{8} << 20;
+  static constexpr size_t kInternedValueEntryBytes = 64;
+
+  explicit PerfettoWriter(std::ostream& out, size_t max_interned_value_bytes = kMaxInternedValueBytes);
   ~PerfettoWriter() override;
   void source(const TimelineSource&) override {}
   void track(const TimelineTrack& track) override;
@@ -46,16 +60,26 @@ class PerfettoWriter : public TimelineSink {
   struct Interned {
     std::deque<std::string> texts;  // what `iids` keys view
     std::unordered_map<std::string_view, uint64_t> iids;
+    uint64_t next_iid = 1;
     // The string's id; `added` when this is its first use.
     uint64_t iid(std::string_view text, bool& added);
+    // Forgets every string; ids given later are new.
+    void forget();
   };
+
+  // Sets a string argument's value by its id, interning it in `packet` on
+  // first use.
+  void set_string_value(perfetto::DebugAnnotation& annotation, perfetto::TracePacket& packet,
+                        std::string_view text);
 
   struct Packets;
 
   std::ostream& out_;
   std::unique_ptr<Packets> packets_;
   bool first_packet_ = true;
-  Interned names_, categories_, annotation_names_;
+  Interned names_, categories_, annotation_names_, values_;
+  size_t value_bytes_ = 0;  // what values_ holds, as kMaxInternedValueBytes counts it
+  size_t max_value_bytes_;
   std::vector<uint64_t> uuids_;                // by track index
   std::vector<std::vector<int64_t>> open_;     // by track index: ends of the open slices
   // Pending ends: (end, track, -depth), the earliest first and, at one time,

@@ -284,7 +284,9 @@ class Lookups {
     // A call without a name in strings has no slice, as before.
     std::vector<std::tuple<int64_t, int64_t, int64_t>> calls;  // (correlation, start, row)
     bool annotate = annotations.wanted();
-    trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
+    // The columns this pass reads of the two largest tables; their slices read the rest.
+    trace.stream_columns<ApiCallRow>({"id", "correlation_id", "tid", "start_ns", "end_ns", "name_id"}, "",
+                                     [&](const Packed<ApiCallRow>& call) {
       if (annotate) annotations.see_call(call);
       if (!trace.find<StringRow>(call.name_id)) return;
       calls.emplace_back(call.correlation_id, call.start_ns, call.id);
@@ -297,9 +299,10 @@ class Lookups {
         first_calls_.emplace_back(correlation, row);
     }
     GpuAnnotations* annotating = annotate ? &annotations : nullptr;
-    add_work<KernelRow>(GpuOp::Kernel, annotating, [](const Packed<KernelRow>& row) { return row.device; });
-    add_work<MemcpyRow>(GpuOp::Copy, annotating, trace::copy_device);
-    add_work<MemsetRow>(GpuOp::Memset, annotating, [](const Packed<MemsetRow>& row) { return row.device; });
+    add_work<KernelRow>(GpuOp::Kernel, annotating, [](const Packed<KernelRow>& row) { return row.device; },
+                        {"id", "call_correlation_id", "device", "stream", "gpu_start_ns", "gpu_end_ns"});
+    add_work<MemcpyRow>(GpuOp::Copy, annotating, trace::copy_device, {});
+    add_work<MemsetRow>(GpuOp::Memset, annotating, [](const Packed<MemsetRow>& row) { return row.device; }, {});
     std::sort(work_.begin(), work_.end());
     for (std::vector<int64_t>& ids : timed_) std::sort(ids.begin(), ids.end());
     annotations.finish(last_ns());
@@ -372,9 +375,10 @@ class Lookups {
   }
 
  private:
+  // `columns`: those of Row's table `device` and this pass read; none: all.
   template <typename Row, typename Device>
-  void add_work(GpuOp kind, GpuAnnotations* annotations, Device device) {
-    trace_.stream<Row>("", [&](const Packed<Row>& row) {
+  void add_work(GpuOp kind, GpuAnnotations* annotations, Device device, const trace::ColumnNames& columns) {
+    trace_.stream_columns<Row>(columns, "", [&](const Packed<Row>& row) {
       ++rows_;
       if (!timed(row.gpu_start_ns, row.gpu_end_ns)) return;
       last_ns_ = std::max(last_ns_, std::max(*row.gpu_end_ns, *row.gpu_start_ns));

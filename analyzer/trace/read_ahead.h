@@ -27,19 +27,20 @@ template <typename Row>
 class ReadAhead {
  public:
   // `rest`: what follows FROM table (WHERE, ORDER BY); may be empty. The
-  // table must exist.
-  ReadAhead(Database& db, TextPool& texts, std::string_view rest) {
+  // table must exist. `wanted` names the columns to decode (the others read
+  // as zero or none); they must outlive the reader.
+  ReadAhead(Database& db, TextPool& texts, std::string_view rest, const ColumnNames& wanted = {}) {
     if (detail::kHasTextColumn<Row> || !db.shares_what_it_reads()) {
-      here_.emplace(db, texts, rest);
+      here_.emplace(db, texts, rest, wanted);
       return;
     }
     try {
-      thread_ = std::thread([this, own = db.reopen_read_only(), rest = std::string(rest)]() mutable {
-        read(own, rest);
+      thread_ = std::thread([this, own = db.reopen_read_only(), rest = std::string(rest), wanted]() mutable {
+        read(own, rest, wanted);
       });
     } catch (const std::system_error&) {
       // No thread to be had: read here, as run_on_threads does.
-      here_.emplace(db, texts, rest);
+      here_.emplace(db, texts, rest, wanted);
     }
   }
   ~ReadAhead() {
@@ -81,10 +82,10 @@ class ReadAhead {
   static constexpr size_t kBatchRows = 4096;
   static constexpr size_t kBatchesAhead = 4;
 
-  void read(Database& db, const std::string& rest) {
+  void read(Database& db, const std::string& rest, const ColumnNames& wanted) {
     try {
       TextPool no_text;
-      PackedReader<Row> reader(db, no_text, rest);
+      PackedReader<Row> reader(db, no_text, rest, wanted);
       for (bool more = true; more;) {
         std::vector<Packed<Row>> batch;
         batch.reserve(kBatchRows);
@@ -123,9 +124,10 @@ class ReadAhead {
 // visit(row) for each row in the order `rest` asks, holding a few batches
 // at a time.
 template <typename Row, typename Visit>
-void stream_rows(Database& db, TextPool& texts, std::string_view rest, Visit&& visit) {
+void stream_rows(Database& db, TextPool& texts, std::string_view rest, Visit&& visit,
+                 const ColumnNames& wanted = {}) {
   if (!db.has_table(Row::kTable)) return;
-  ReadAhead<Row> reader(db, texts, rest);
+  ReadAhead<Row> reader(db, texts, rest, wanted);
   Packed<Row> row;
   while (reader.next(row)) visit(std::as_const(row));
 }

@@ -11,7 +11,7 @@
 
 namespace apptracer::trace::detail {
 
-std::string packed_select(Database& db, const TableInfo& table) {
+std::string packed_select(Database& db, const TableInfo& table, const ColumnNames& wanted) {
   // An older trace lacks the columns declared since, which read as none or
   // as their default. A trace of this version lacking a column that always
   // holds a value is damaged: a default read in its place would be shown
@@ -26,7 +26,7 @@ std::string packed_select(Database& db, const TableInfo& table) {
   }
   bool merged = db.has_column(table.name, "process_id");
   return apptracer::detail::select_sql(
-      db, table, merged ? ", coalesce(process_id, 1)" : ", " + std::to_string(kSingleProcess));
+      db, table, merged ? ", coalesce(process_id, 1)" : ", " + std::to_string(kSingleProcess), wanted);
 }
 
 size_t expected_rows(Database& db, const TableInfo& table) {

@@ -24,6 +24,9 @@
 
 namespace apptracer::trace {
 
+// The columns a reader decodes; empty: all. The others read as zero or none.
+using ColumnNames = std::vector<std::string_view>;
+
 namespace detail {
 
 inline void read_packed(const Statement& s, int i, int64_t& v, TextPool&) { v = s.int64(i); }
@@ -46,8 +49,9 @@ void read_packed(const Statement& s, int i, std::optional<E>& v, TextPool&) {
   v = s.is_null(i) ? std::optional<E>() : std::optional<E>(static_cast<E>(s.int64(i)));
 }
 
-// The declared columns, then the row's process.
-std::string packed_select(Database& db, const TableInfo& table);
+// The declared columns (NULL for those `wanted` leaves out when it names
+// any), then the row's process.
+std::string packed_select(Database& db, const TableInfo& table, const ColumnNames& wanted = {});
 
 // How many rows to make room for: how many the table holds.
 size_t expected_rows(Database& db, const TableInfo& table);
@@ -86,8 +90,8 @@ template <typename Row>
 class PackedReader {
  public:
   // `rest`: what follows FROM table (WHERE, ORDER BY); may be empty.
-  PackedReader(Database& db, TextPool& texts, std::string_view rest = {})
-      : statement_(db.prepare(detail::packed_select(db, table_of<Row>()) + " " + std::string(rest))),
+  PackedReader(Database& db, TextPool& texts, std::string_view rest = {}, const ColumnNames& wanted = {})
+      : statement_(db.prepare(detail::packed_select(db, table_of<Row>(), wanted) + " " + std::string(rest))),
         texts_(&texts) {}
 
   // For the `?` parameters of `rest`; reset() before binding them again.

@@ -106,6 +106,17 @@ class Trace {
     }
     stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit));
   }
+  // The same, decoding only `columns` (the rows' other fields read as zero
+  // or none): for a pass that needs a few columns of a large table, as
+  // decoding them is most of what reading costs. A trace limited to a window
+  // reads whole rows, as the window needs their times.
+  template <typename Row, typename Visit>
+  void stream_columns(const ColumnNames& columns, std::string_view rest, Visit&& visit) {
+    if constexpr (kIsEventRow<Row>) {
+      if (window_) return stream<Row>(rest, std::forward<Visit>(visit));
+    }
+    stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit), columns);
+  }
 
   // A cursor over Row's table in the order `rest` asks, holding one row at a
   // time: for a command merging several tables as it streams them. None

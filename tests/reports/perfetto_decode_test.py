@@ -89,9 +89,23 @@ def main():
     flow_starts, flow_ends = {}, {}
     names = set()
     interned = {}  # event names by iid, as the sequence gives them
+    values = {}  # string argument values by iid
+    argument_names = {}
+    grids = set()  # kernels' grid arguments, resolved
+    unresolved = 0
     for packet in decoded.packet:
         for entry in packet.interned_data.event_names:
             interned[entry.iid] = entry.name
+        for entry in packet.interned_data.debug_annotation_string_values:
+            values[entry.iid] = entry.str.decode()
+        for entry in packet.interned_data.debug_annotation_names:
+            argument_names[entry.iid] = entry.name
+        for annotation in packet.track_event.debug_annotations:
+            if annotation.HasField("string_value_iid"):
+                if annotation.string_value_iid not in values:
+                    unresolved += 1
+                elif argument_names.get(annotation.name_iid) == "grid":
+                    grids.add(values[annotation.string_value_iid])
         if packet.HasField("track_descriptor"):
             descriptor = packet.track_descriptor
             tracks[descriptor.uuid] = descriptor
@@ -126,6 +140,8 @@ def main():
         ("kernel slice", "vec_add(float*, float*)" in names, True),
         ("copy slice", "Memcpy HtoD (Pageable -> Device)" in names, True),
         ("counter values", counters, 6),
+        ("string arguments named by an iid given before", unresolved, 0),
+        ("a kernel's grid argument by iid", "4,1,1" in grids, True),
     ] + check_counters(pb, apptracer, examples, workdir)
     failed = [(what, got, want) for what, got, want in checks if got != want]
     for what, got, want in failed:

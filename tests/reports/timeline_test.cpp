@@ -301,6 +301,47 @@ TEST(PerfettoWriterSize, NoSliceTakesFewerBytesThanTheMinimum) {
   EXPECT_LT(bytes, 2 * kSlices * PerfettoWriter::kMinSliceBytes);
 }
 
+// String argument values are written once and named by id after; once a
+// new one would pass what the writer may hold, it forgets those it held and
+// gives new ids from there, never an id twice: each value still reads back.
+TEST(PerfettoWriterValues, RepeatedValuesAreInternedWithinTheLimit) {
+  std::ostringstream out;
+  // Room for two of these values.
+  PerfettoWriter writer(out, 2 * (7 + PerfettoWriter::kInternedValueEntryBytes));
+  TimelineTrack stream;
+  stream.kind = TimelineTrack::Kind::Stream;
+  stream.uuid = 1;
+  writer.track(stream);
+  const std::vector<std::string> values = {"aaaaaaa", "bbbbbbb", "aaaaaaa", "ccccccc", "bbbbbbb"};
+  for (size_t i = 0; i < values.size(); ++i) {
+    TimelineSlice slice;
+    slice.start_ns = slice.end_ns = static_cast<int64_t>(i);
+    slice.name = "k";
+    slice.args.push_back({"pool", values[i]});
+    writer.slice(slice);
+  }
+  writer.finish();
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(out.str()));
+  std::map<uint64_t, std::string> interned;
+  std::vector<std::string> read;  // each slice's value, resolved
+  std::vector<uint64_t> ids;
+  for (const pb::TracePacket& packet : trace.packet()) {
+    for (const auto& entry : packet.interned_data().debug_annotation_string_values())
+      EXPECT_TRUE(interned.emplace(entry.iid(), entry.name()).second) << "an id given twice";
+    if (!packet.has_track_event() || packet.track_event().type() != pb::TrackEvent::TYPE_SLICE_BEGIN) continue;
+    ASSERT_EQ(packet.track_event().debug_annotations_size(), 1);
+    const pb::DebugAnnotation& annotation = packet.track_event().debug_annotations(0);
+    ASSERT_TRUE(annotation.has_string_value_iid());
+    ids.push_back(annotation.string_value_iid());
+    read.push_back(interned.at(ids.back()));
+  }
+  EXPECT_EQ(read, values);
+  // The third value was held; the fourth made room by forgetting both, so
+  // the fifth, seen before, is given again under a new id.
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 1, 3, 4}));
+}
+
 TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   std::ostringstream out;
   write_perfetto_trace(out, timeline_);
@@ -312,7 +353,8 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   std::map<uint64_t, int> open_per_track;
   std::map<uint64_t, int> flow_starts, flow_ends;
   // Interned strings by iid: each given once, before its first use.
-  std::map<uint64_t, std::string> names, categories, annotation_names;
+  std::map<uint64_t, std::string> names, categories, annotation_names, string_values;
+  size_t string_arguments = 0;
   auto intern = [](std::map<uint64_t, std::string>& known, const auto& entries) {
     for (const auto& entry : entries) EXPECT_TRUE(known.emplace(entry.iid(), entry.name()).second) << entry.name();
   };
@@ -322,6 +364,7 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
     intern(names, packet.interned_data().event_names());
     intern(categories, packet.interned_data().event_categories());
     intern(annotation_names, packet.interned_data().debug_annotation_names());
+    intern(string_values, packet.interned_data().debug_annotation_string_values());
     if (packet.has_track_descriptor()) {
       const pb::TrackDescriptor& track = packet.track_descriptor();
       EXPECT_TRUE(track_uuids.insert(track.uuid()).second);
@@ -346,8 +389,15 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
       EXPECT_FALSE(names[event.name_iid()].empty());
       ASSERT_EQ(event.category_iids_size(), 1);
       EXPECT_TRUE(categories.count(event.category_iids(0)));
-      for (const pb::DebugAnnotation& annotation : event.debug_annotations())
+      for (const pb::DebugAnnotation& annotation : event.debug_annotations()) {
         EXPECT_TRUE(annotation_names.count(annotation.name_iid()));
+        // String values are named by the id given with their first use.
+        EXPECT_FALSE(annotation.has_string_value()) << annotation_names[annotation.name_iid()];
+        if (annotation.has_string_value_iid()) {
+          ++string_arguments;
+          EXPECT_TRUE(string_values.count(annotation.string_value_iid()));
+        }
+      }
       for (uint64_t flow : event.flow_ids()) ++flow_starts[flow];
       for (uint64_t flow : event.terminating_flow_ids()) ++flow_ends[flow];
     } else if (event.type() == pb::TrackEvent::TYPE_COUNTER) {
@@ -370,6 +420,8 @@ TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   // Each flow starts once and ends once.
   // Kernels launched again and again share their name's one copy.
   EXPECT_LT(names.size(), begins);
+  // Argument values repeat as names do (a kernel's grid, the pool it reads).
+  EXPECT_LT(string_values.size(), string_arguments);
   EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const auto& n) { return n.second == "vec_add(float*, float*)"; }));
   EXPECT_EQ(flow_starts.size(), kSampleApiFlows + kSampleDvdgFlows);
   EXPECT_EQ(flow_starts.size(), flow_ends.size());

@@ -1,7 +1,8 @@
 // Reading a large table: several threads read it, each over its own rowid
 // range, and give the rows a single reader gives, in the same order; a
 // stream read ahead on its own thread gives its query's rows in its order,
-// stops when dropped early, and throws what reading threw.
+// stops when dropped early, and throws what reading threw; a pass that names
+// its columns reads only those.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -108,6 +109,28 @@ TEST(ReadAhead, ThrowsWhatReadingThrew) {
   std::unique_ptr<ReadAhead<KernelRow>> ahead = trace.read_ahead<KernelRow>("WHERE no_such_column = 1");
   Packed<KernelRow> row;
   EXPECT_THROW(ahead->next(row), SqliteError);
+}
+
+// A pass that names its columns gets those as a whole read gives them, and
+// zero or none in the others, in the order asked, on a thread ahead or not.
+TEST(StreamColumns, ReadsTheNamedColumnsAndLeavesTheOthersEmpty) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  std::vector<Kernel> whole;
+  trace.stream<KernelRow>("ORDER BY gpu_start_ns", [&](const Packed<KernelRow>& row) {
+    whole.push_back({row.id, *row.stream, *row.gpu_start_ns, row.grid_x.optional()});
+  });
+  std::vector<Kernel> named;
+  int64_t with_others = 0;
+  trace.stream_columns<KernelRow>({"id", "stream", "gpu_start_ns"}, "ORDER BY gpu_start_ns",
+                                  [&](const Packed<KernelRow>& row) {
+                                    named.push_back({row.id, *row.stream, *row.gpu_start_ns, std::nullopt});
+                                    with_others += row.grid_x || row.gpu_end_ns || row.launch_kind != LaunchKind{};
+                                  });
+  ASSERT_EQ(named.size(), whole.size());
+  for (Kernel& kernel : whole) kernel.grid_x.reset();
+  EXPECT_EQ(named, whole);
+  EXPECT_EQ(with_others, 0) << "columns not named are not read";
 }
 
 }  // namespace

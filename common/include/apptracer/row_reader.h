@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "apptracer/sqlite.h"
 #include "apptracer/tables.h"
@@ -41,9 +42,12 @@ void read_column(const Statement& s, int i, std::optional<E>& v) {
   v = s.is_null(i) ? std::optional<E>() : std::optional<E>(static_cast<E>(s.int64(i)));
 }
 
-// "SELECT a, b, NULL, ... FROM table": NULL for columns `db` lacks; then
-// `extra` (", expression ...") after the declared columns, when given.
-std::string select_sql(Database& db, const TableInfo& table, std::string_view extra = {});
+// "SELECT a, b, NULL, ... FROM table": NULL for columns `db` lacks, and for
+// those `wanted` leaves out when it names any (SQLite decodes no column it
+// is not asked for, most of what reading a large table costs); then `extra`
+// (", expression ...") after the declared columns, when given.
+std::string select_sql(Database& db, const TableInfo& table, std::string_view extra = {},
+                       const std::vector<std::string_view>& wanted = {});
 
 }  // namespace detail
 
