@@ -456,23 +456,34 @@ class SliceSource {
 };
 
 // The slices of Row's table: make(row) turns the current row into one.
+// Event rows come within the trace's step window (read_ahead); the times of
+// others (NVTX ranges) must overlap their process's part of it.
 template <typename Row, typename Make, typename Times>
 class TableSlices : public SliceSource {
  public:
   TableSlices(trace::Trace& trace, std::string_view order, Times times, Make make)
-      : rows_(trace.read_ahead<Row>(order)), times_(times), make_(make) {}
+      : rows_(trace.read_ahead<Row>(order)), window_(trace.window()), times_(times), make_(make) {}
 
   bool next() override {
-    if (!rows_ || !rows_->next(row_)) return false;
-    std::tie(start_, end_) = times_(row_);
-    return true;
+    while (rows_ && rows_->next(row_)) {
+      std::tie(start_, end_) = times_(row_);
+      if (!trace::kIsEventRow<Row> && window_ && !overlaps_window()) continue;
+      return true;
+    }
+    return false;
   }
   int64_t start() const override { return start_; }
   int64_t end() const override { return end_; }
   TimelineSlice make() override { return make_(row_, start_, end_); }
 
  private:
+  bool overlaps_window() const {
+    std::optional<std::pair<int64_t, int64_t>> span = window_->span(row_.process);
+    return span && end_ >= span->first && start_ < span->second;
+  }
+
   std::unique_ptr<trace::ReadAhead<Row>> rows_;
+  const trace::StepWindow* window_;
   Packed<Row> row_;
   Times times_;
   Make make_;
@@ -600,6 +611,31 @@ class TimelineReader {
     if (memory_owners_) read_owner_counters();
     std::stable_sort(counters_.begin(), counters_.end(),
                      [](const TimelineCounter& a, const TimelineCounter& b) { return a.ns < b.ns; });
+    if (trace_.window()) keep_window_counters();
+  }
+
+  // Within a step window, each counter's values inside its process's part of
+  // it, starting from the value it held as the window opened.
+  void keep_window_counters() {
+    std::vector<TimelineCounter> kept;
+    std::map<size_t, TimelineCounter> held;  // by track: the last value before the window
+    for (const TimelineCounter& counter : counters_) {
+      std::optional<std::pair<int64_t, int64_t>> span = trace_.window()->span(tracks_[counter.track].process);
+      if (!span || counter.ns >= span->second) continue;
+      if (counter.ns >= span->first) {
+        kept.push_back(counter);
+        continue;
+      }
+      TimelineCounter opening = counter;
+      opening.ns = span->first;
+      held[counter.track] = opening;
+    }
+    std::vector<TimelineCounter> opening;
+    for (const auto& [track, counter] : held) opening.push_back(counter);
+    kept.insert(kept.begin(), opening.begin(), opening.end());
+    std::stable_sort(kept.begin(), kept.end(),
+                     [](const TimelineCounter& a, const TimelineCounter& b) { return a.ns < b.ns; });
+    counters_ = std::move(kept);
   }
 
   // "GPU 0 memory: pytorch tensors", ...: the series the report stacks. The

@@ -1,6 +1,7 @@
-// `apptracer timeline TRACE [-o FILE] [--format perfetto|chrome-json] [--dvdg] [--memory-owners]`:
-// the trace as a timeline for ui.perfetto.dev (default) or any Chrome-JSON
-// tool (Holistic Trace Analysis, TensorBoard: Kineto's layout);
+// `apptracer timeline TRACE [-o FILE] [--format perfetto|chrome-json] [--dvdg] [--memory-owners]
+// [--steps A-B | --steady]`: the trace (or some of its steps) as a timeline
+// for ui.perfetto.dev (default) or any Chrome-JSON tool (Holistic Trace
+// Analysis, TensorBoard: Kineto's layout);
 // `apptracer timeline TRACE --hta DIR`: the folder HTA reads, a file per rank.
 #include <cstdio>
 #include <memory>
@@ -26,6 +27,7 @@ struct TimelineOptions {
   std::string hta;
   bool dvdg = false;
   bool memory_owners = false;
+  std::shared_ptr<trace::StepSelection> steps;
 };
 
 // What the DVDG flows came from, or how to get them.
@@ -39,14 +41,22 @@ const char* dvdg_note(TimelineCounts::Dvdg dvdg) {
 }
 
 void print_counts(const std::string& wrote, const TimelineCounts& counts, trace::Trace& trace) {
+  std::string window = trace.window() ? "; " + trace.window()->describe() : "";
   std::fprintf(stderr,
                "apptracer: wrote %s: %zu tracks, %zu slices, %zu counter values, %llu flows (%llu "
-               "call->GPU, %llu DVDG; %s); %s\n",
+               "call->GPU, %llu DVDG; %s); %s%s\n",
                wrote.c_str(), counts.tracks, counts.slices, counts.counter_values,
                static_cast<unsigned long long>(counts.flows),
                static_cast<unsigned long long>(counts.api_flows),
                static_cast<unsigned long long>(counts.dvdg_flows), dvdg_note(counts.dvdg),
-               trace.origin().describe().c_str());
+               trace.origin().describe().c_str(), window.c_str());
+}
+
+// The trace, limited to the steps asked for.
+void open_steps(trace::Trace& trace, const TimelineOptions& options, Progress& progress) {
+  if (!options.steps->any()) return;
+  progress.phase("finding steps");
+  trace.limit_to_steps(*options.steps);
 }
 
 TimelineContent content(const TimelineOptions& options) {
@@ -58,6 +68,7 @@ int run_hta_folder(const TimelineOptions& options) {
     throw UsageError("timeline: --hta writes Chrome JSON, what HTA reads; drop --format perfetto");
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
+  open_steps(trace, options, progress);
   HtaFolder folder = write_hta_folder(trace, options.trace, options.hta, options.output->force, progress,
                                       content(options));
   std::string wrote = options.hta + " for HTA (" + std::to_string(folder.files.size()) +
@@ -76,6 +87,7 @@ int run_timeline(const TimelineOptions& options) {
   OutputFile file(output, {options.trace}, options.output->force);
   trace::Trace trace(options.trace, TraceAccess::ReadOnly);
   Progress progress("timeline");
+  open_steps(trace, options, progress);
   std::unique_ptr<TimelineSink> writer;
   if (perfetto) {
     writer = std::make_unique<PerfettoWriter>(file.stream());
@@ -108,6 +120,7 @@ void add_timeline_command(CLI::App& app, CommandResult& result) {
                 "Also a counter track per owner of each device's memory (the program, each framework's "
                 "tensors and cache, NCCL, library workspaces; docs/memory.md), as the report stacks "
                 "them: builds the data-flow graph and the memory model first (more time and memory)");
+  options->steps = step_options(cmd);
   cmd->callback([&result, options] { result = [options] {
       return reading_trace(options->trace, [&] { return run_timeline(*options); });
     }; });

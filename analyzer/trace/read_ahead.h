@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/trace/step_window.h"
 #include "analyzer/trace/table_reader.h"
 
 namespace apptracer::trace {
@@ -28,8 +29,11 @@ class ReadAhead {
  public:
   // `rest`: what follows FROM table (WHERE, ORDER BY); may be empty. The
   // table must exist. `wanted` names the columns to decode (the others read
-  // as zero or none); they must outlive the reader.
-  ReadAhead(Database& db, TextPool& texts, std::string_view rest, const ColumnNames& wanted = {}) {
+  // as zero or none); they must outlive the reader. An event row (step_window.h)
+  // outside `window`, when given, is skipped.
+  ReadAhead(Database& db, TextPool& texts, std::string_view rest, const ColumnNames& wanted = {},
+            const StepWindow* window = nullptr)
+      : window_(window) {
     if (detail::kHasTextColumn<Row> || !db.shares_what_it_reads()) {
       here_.emplace(db, texts, rest, wanted);
       return;
@@ -58,6 +62,17 @@ class ReadAhead {
   // Fills `row` with the next row; false at the end. Throws what reading
   // threw, once the rows read before it are taken.
   bool next(Packed<Row>& row) {
+    while (next_read(row)) {
+      if constexpr (kIsEventRow<Row>) {
+        if (window_ && !window_->holds(row.process, event_ns(row))) continue;
+      }
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  bool next_read(Packed<Row>& row) {
     if (here_) return here_->next(row);
     if (taken_ == batch_.size()) {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -76,7 +91,6 @@ class ReadAhead {
     return true;
   }
 
- private:
   // Enough rows a batch that handing one over costs nothing beside reading
   // it; few enough batches that what waits is a few megabytes.
   static constexpr size_t kBatchRows = 4096;
@@ -109,6 +123,7 @@ class ReadAhead {
     changed_.notify_all();
   }
 
+  const StepWindow* window_;
   std::optional<PackedReader<Row>> here_;  // reading on the caller's thread
   std::vector<Packed<Row>> batch_;         // the reader's, from taken_ on
   size_t taken_ = 0;

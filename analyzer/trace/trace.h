@@ -127,12 +127,13 @@ class Trace {
     return PackedReader<Row>(*db_, texts_, rest);
   }
   // The same, its rows decoded on a thread of its own a few batches ahead
-  // (read_ahead.h): for a command that does work of its own on each row.
-  // Null when the trace has no such table.
+  // (read_ahead.h), and an event table's only within the window: for a
+  // command that does work of its own on each row. Null when the trace has
+  // no such table.
   template <typename Row>
   std::unique_ptr<ReadAhead<Row>> read_ahead(std::string_view rest) {
     if (!db_->has_table(Row::kTable)) return nullptr;
-    return std::make_unique<ReadAhead<Row>>(*db_, texts_, rest);
+    return std::make_unique<ReadAhead<Row>>(*db_, texts_, rest, ColumnNames{}, window());
   }
 
   // How many rows a table (or view) holds, counted without reading them: for
@@ -166,7 +167,7 @@ class Trace {
   // Its copies, memsets, kernels, synchronizations, allocations and host
   // calls (trace_operations.h), within the window limit_to_steps chose.
   const TraceOperations& operations();
-  // From now on rows() and stream() of the event tables (step_window.h)
+  // From now on rows(), stream() and read_ahead() of the event tables (step_window.h)
   // hold only the rows issued in `selection`'s steps, whether already read
   // or not. Throws TraceError when the trace has no such steps.
   void limit_to_steps(const StepSelection& selection);

@@ -1,4 +1,4 @@
-// `stats --report steps`, and --steps / --steady on stats and diagnose, on
+// `stats --report steps`, and --steps / --steady on stats, diagnose and timeline, on
 // fabricated traces and on the bundled PyTorch example.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -170,6 +170,41 @@ TEST_F(StepOptions, DiagnoseOfTheSteadyStepsSaysWhatItLeftOut) {
   std::string note = document["notes"][0];
   EXPECT_EQ(note.rfind("limited to steady steps (from NVTX ranges \"step\"", 0), 0u) << note;
   EXPECT_NE(note.find("uninitialized_read"), std::string::npos) << note;
+}
+
+// The timeline of two steps: their calls and GPU work (as many kernels and
+// copies as stats counts in them), their NVTX ranges, and each counter from
+// the value it held as the first began.
+TEST_F(StepOptions, TimelineOfSomeStepsDrawsThoseOnly) {
+  std::string path = scratch_ / "steps.json";
+  CommandRun run = apptracer("timeline " + example_ + " --steps 11-12 --format chrome-json -o " + path);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.err.find("steps 11-12 (from NVTX ranges \"step\""), std::string::npos) << run.err;
+  CommandRun stats = apptracer("stats " + example_ + " --report processes --steps 11-12 --format json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  nlohmann::json process = nlohmann::json::parse(stats.out)["processes"][0];
+
+  nlohmann::json events = nlohmann::json::parse(read(path))["traceEvents"];
+  int64_t kernels = 0, copies = 0, calls = 0, steps = 0;
+  double first_step = 1e300, first_counter = 1e300;
+  for (const nlohmann::json& event : events) {
+    std::string category = event.value("cat", "");
+    if (event["ph"] == "C") first_counter = std::min(first_counter, event["ts"].get<double>());
+    if (event["ph"] != "X") continue;
+    kernels += category == "kernel";
+    copies += category == "gpu_memcpy";
+    calls += category == "cuda_runtime" || category == "cuda_driver";
+    if (category == "user_annotation" && event["name"] == "step") {
+      ++steps;
+      first_step = std::min(first_step, event["ts"].get<double>());
+    }
+  }
+  EXPECT_EQ(kernels, process["kernels"].get<int64_t>());
+  EXPECT_EQ(copies, process["copies"].get<int64_t>());
+  EXPECT_EQ(calls, process["api_calls"].get<int64_t>());
+  EXPECT_EQ(steps, 2);
+  EXPECT_LT(first_counter, 1e300) << "the memory counters are drawn";
+  EXPECT_GE(first_counter, first_step);
 }
 
 TEST_F(StepOptions, BadOrMissingStepsAreOneLineErrors) {
