@@ -113,17 +113,20 @@ Cell median_cell(const std::vector<int64_t>& durations) {
 }  // namespace
 
 ReportOutput steps_report(trace::Trace& trace) {
+  // The kernels first: the steps are then found from the rows they hold.
+  const trace::TraceOperations& operations = trace.operations();
+  const std::vector<trace::Kernel>& kernels = operations.kernels();
   const trace::TraceSteps& steps = trace.steps();
   std::map<trace::ProcessId, ProcessWork> work;
-  for (const trace::Kernel& launch : trace.operations().kernels()) {
+  for (const trace::Kernel& launch : kernels) {
     const auto& kernel = *launch.row;
     add_work(work, steps, kernel, &PhaseWork::launches);
   }
-  for (const trace::Transfer& transfer : trace.operations().copies()) {
+  for (const trace::Transfer& transfer : operations.copies()) {
     const auto& copy = *transfer.copy_row();
     add_work(work, steps, copy, &PhaseWork::copies);
   }
-  for (const trace::Transfer& transfer : trace.operations().memsets()) {
+  for (const trace::Transfer& transfer : operations.memsets()) {
     const auto& memset = *transfer.memset_row();
     add_work(work, steps, memset, &PhaseWork::memsets);
   }

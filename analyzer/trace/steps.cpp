@@ -204,6 +204,19 @@ void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns
   }
 }
 
+// visit(operation_of(row)) for each row of Row's table: from the rows where
+// the trace holds them (a command that reads them anyway), else streamed,
+// `columns` only (a streaming command need not hold a million kernels' rows
+// to find its steps).
+template <typename Row, typename Visit>
+void each_operation(Trace& trace, const ColumnNames& columns, Visit&& visit) {
+  if (trace.holds_rows<Row>()) {
+    for (const Packed<Row>& row : trace.rows<Row>()) visit(operation_of(row));
+    return;
+  }
+  trace.stream_columns<Row>(columns, "", [&](const Packed<Row>& row) { visit(operation_of(row)); });
+}
+
 }  // namespace
 
 TraceSteps find_steps(Trace& trace) {
@@ -214,18 +227,11 @@ TraceSteps find_steps(Trace& trace) {
     process.first_ns = std::min(process.first_ns, op.issue_ns);
     process.last_ns = std::max(process.last_ns, op.end_ns);
   };
-  const auto& kernels = trace.rows<KernelRow>();
-  const auto& copies = trace.rows<MemcpyRow>();
-  const auto& memsets = trace.rows<MemsetRow>();
-  // Each process's vector grows once.
-  std::map<ProcessId, size_t> counts;
-  for (const auto& row : kernels) ++counts[row.process];
-  for (const auto& row : copies) ++counts[row.process];
-  for (const auto& row : memsets) ++counts[row.process];
-  for (const auto& [process, count] : counts) work[process].launched.reserve(count);
-  for (const Packed<KernelRow>& kernel : kernels) add(operation_of(kernel));
-  for (const Packed<MemcpyRow>& copy : copies) add(operation_of(copy));
-  for (const Packed<MemsetRow>& memset : memsets) add(operation_of(memset));
+  // What operation_of reads of a kernel; copies and memsets are few.
+  each_operation<KernelRow>(trace, {"id", "stream", "device", "demangled_id", "name_id", "api_start_ns",
+                                    "gpu_start_ns", "gpu_end_ns"}, add);
+  each_operation<MemcpyRow>(trace, {}, add);
+  each_operation<MemsetRow>(trace, {}, add);
   auto markers = step_markers(trace);
   for (const auto& [process, families] : markers) work.try_emplace(process);
   TraceSteps found;

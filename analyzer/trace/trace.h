@@ -76,6 +76,12 @@ class Trace {
     return *slot;
   }
 
+  // Whether Row's rows are read and held (rows() costs nothing more).
+  template <typename Row>
+  bool holds_rows() {
+    return static_cast<detail::TableSlot<Row>&>(tables_).rows.has_value();
+  }
+
   // Gives Row's rows back; they are read again if asked for: for a command
   // done with a big table before its next phase.
   template <typename Row>

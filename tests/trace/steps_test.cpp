@@ -149,6 +149,34 @@ TEST_F(Steps, UnmarkedStepsAreFoundFromTheRepeatingLaunches) {
   EXPECT_FALSE(trace_->steps().step_of(op));
 }
 
+// Steps are found alike from the kernels' rows a command already holds and
+// from the few columns streamed where it holds none, and streaming leaves
+// no rows held.
+TEST_F(Steps, FoundAlikeFromHeldRowsOrStreamedColumns) {
+  kernels({"load_weights", "gemm"});
+  std::vector<std::string> step{"embed", "gemm", "relu", "loss", "sgd"};
+  for (int i = 0; i < 12; ++i) kernels(step);
+  Trace streamed(builder_.db());
+  const TraceSteps& from_columns = streamed.steps();
+  EXPECT_FALSE(streamed.holds_rows<KernelRow>());
+  Trace held(builder_.db());
+  held.rows<KernelRow>();
+  const TraceSteps& from_rows = held.steps();
+  ASSERT_EQ(from_columns.processes.size(), 1u);
+  ASSERT_EQ(from_rows.processes.size(), 1u);
+  const ProcessSteps& a = from_columns.processes.front();
+  const ProcessSteps& b = from_rows.processes.front();
+  EXPECT_EQ(a.source, StepSource::LaunchCycle);
+  EXPECT_EQ(a.period, b.period);
+  ASSERT_EQ(a.steps.size(), 12u);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].number, b.steps[i].number);
+    EXPECT_EQ(a.steps[i].start_ns, b.steps[i].start_ns);
+    EXPECT_EQ(a.steps[i].end_ns, b.steps[i].end_ns);
+  }
+}
+
 // An extra kernel every tenth step and a last step cut short.
 TEST_F(Steps, UnmarkedStepsWithNoiseAndAPartialLastStep) {
   kernels({"load", "compile", "load"});
