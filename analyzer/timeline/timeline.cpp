@@ -377,7 +377,7 @@ class Lookups {
  private:
   // `columns`: those of Row's table `device` and this pass read; none: all.
   template <typename Row, typename Device>
-  void add_work(GpuOp kind, GpuAnnotations* annotations, Device device, const trace::ColumnNames& columns) {
+  void add_work(GpuOp kind, GpuAnnotations* annotations, Device device, const ColumnNames& columns) {
     trace_.stream_columns<Row>(columns, "", [&](const Packed<Row>& row) {
       ++rows_;
       if (!timed(row.gpu_start_ns, row.gpu_end_ns)) return;

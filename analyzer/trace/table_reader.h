@@ -24,9 +24,6 @@
 
 namespace apptracer::trace {
 
-// The columns a reader decodes; empty: all. The others read as zero or none.
-using ColumnNames = std::vector<std::string_view>;
-
 namespace detail {
 
 inline void read_packed(const Statement& s, int i, int64_t& v, TextPool&) { v = s.int64(i); }

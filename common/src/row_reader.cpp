@@ -5,7 +5,7 @@
 namespace apptracer::detail {
 
 std::string select_sql(Database& db, const TableInfo& table, std::string_view extra,
-                       const std::vector<std::string_view>& wanted) {
+                       const ColumnNames& wanted) {
   std::string sql = "SELECT ";
   for (size_t i = 0; i < table.columns.size(); ++i) {
     const std::string& name = table.columns[i].name;

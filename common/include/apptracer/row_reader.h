@@ -19,6 +19,9 @@
 
 namespace apptracer {
 
+// The columns a reader decodes; empty: all. The others read as zero or none.
+using ColumnNames = std::vector<std::string_view>;
+
 namespace detail {
 
 inline void read_column(const Statement& s, int i, I64& v) { v = s.int64(i); }
@@ -47,7 +50,7 @@ void read_column(const Statement& s, int i, std::optional<E>& v) {
 // is not asked for, most of what reading a large table costs); then `extra`
 // (", expression ...") after the declared columns, when given.
 std::string select_sql(Database& db, const TableInfo& table, std::string_view extra = {},
-                       const std::vector<std::string_view>& wanted = {});
+                       const ColumnNames& wanted = {});
 
 }  // namespace detail
 
