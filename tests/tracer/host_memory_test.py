@@ -125,6 +125,11 @@ def check_self_cost(c, apptracer, apps):
         c.expect(cost.get("writer_cpu_ns", -1) >= 0 and 0 < cost.get("timer_ns", 0) < 10_000,
                  f"self-cost: the writer's CPU time, and what one timing costs "
                  f"({cost.get('writer_cpu_ns')}, {cost.get('timer_ns')} ns)")
+        usage = [cost.get(f"writer_{key}", -1) for key in
+                 ("user_ns", "system_ns", "minor_faults", "voluntary_switches", "involuntary_switches")]
+        c.expect(min(usage) >= 0 and usage[0] + usage[1] <= cost.get("writer_cpu_ns", 0) + 20_000_000,
+                 f"self-cost: the writer's CPU split into user and system time, its faults and "
+                 f"switches: {usage} of {cost.get('writer_cpu_ns')} ns")
         written, commits = cost.get("writer_allocations", {}), cost.get("writer_commit", {})
         c.expect(written.get("calls", 0) >= 1 and commits.get("calls", 0) >= 1,
                  f"self-cost: the writer's time by what it wrote: {written}, {commits}")

@@ -1,5 +1,7 @@
 #include "base/self_cost.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 
 namespace apptracer::self_cost {
@@ -35,15 +37,45 @@ uint64_t timer_ns() {
 
 }  // namespace
 
-std::string json(uint64_t writer_cpu_ns) {
+ThreadUsage this_thread_usage() {
+  ThreadUsage usage;
+  timespec used{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0) {
+    usage.cpu_ns = static_cast<uint64_t>(used.tv_sec) * 1'000'000'000ull +
+                   static_cast<uint64_t>(used.tv_nsec);
+  }
+  rusage own{};
+  if (getrusage(RUSAGE_THREAD, &own) == 0) {
+    auto ns = [](const timeval& t) {
+      return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_usec) * 1000;
+    };
+    usage.user_ns = ns(own.ru_utime);
+    usage.system_ns = ns(own.ru_stime);
+    usage.minor_faults = static_cast<uint64_t>(own.ru_minflt);
+    usage.major_faults = static_cast<uint64_t>(own.ru_majflt);
+    usage.voluntary_switches = static_cast<uint64_t>(own.ru_nvcsw);
+    usage.involuntary_switches = static_cast<uint64_t>(own.ru_nivcsw);
+  }
+  return usage;
+}
+
+std::string json(const ThreadUsage& writer) {
   std::string out = "{";
   for (size_t i = 0; i < static_cast<size_t>(Site::kCount); ++i) {
     out += "\"" + std::string(kKeys[i]) + "\": {\"calls\": " +
            std::to_string(totals[i].calls.load(std::memory_order_relaxed)) +
            ", \"ns\": " + std::to_string(totals[i].ns.load(std::memory_order_relaxed)) + "}, ";
   }
-  return out + "\"writer_cpu_ns\": " + std::to_string(writer_cpu_ns) +
-         ", \"timer_ns\": " + std::to_string(timer_ns()) + "}";
+  auto field = [](const char* key, uint64_t value) {
+    return "\"" + std::string(key) + "\": " + std::to_string(value) + ", ";
+  };
+  return out + field("writer_cpu_ns", writer.cpu_ns) + field("writer_user_ns", writer.user_ns) +
+         field("writer_system_ns", writer.system_ns) +
+         field("writer_minor_faults", writer.minor_faults) +
+         field("writer_major_faults", writer.major_faults) +
+         field("writer_voluntary_switches", writer.voluntary_switches) +
+         field("writer_involuntary_switches", writer.involuntary_switches) +
+         "\"timer_ns\": " + std::to_string(timer_ns()) + "}";
 }
 
 }  // namespace apptracer::self_cost

@@ -80,8 +80,26 @@ class Timer {
   uint64_t start_;
 };
 
+// What the writer thread used over its life (getrusage of the thread): its
+// CPU split into user and kernel time, and the page faults and context
+// switches that kernel time is mostly made of on a virtual machine.
+struct ThreadUsage {
+  uint64_t cpu_ns = 0;
+  uint64_t user_ns = 0;
+  uint64_t system_ns = 0;
+  uint64_t minor_faults = 0;
+  uint64_t major_faults = 0;
+  uint64_t voluntary_switches = 0;
+  uint64_t involuntary_switches = 0;
+};
+// The calling thread's; zeros where the system cannot say.
+ThreadUsage this_thread_usage();
+
 // {"api_callback": {"calls": N, "ns": T}, ..., "writer_cpu_ns": W,
-//  "timer_ns": what one timed call adds, measured here}.
-std::string json(uint64_t writer_cpu_ns);
+//  "writer_user_ns": .., "writer_system_ns": .., "writer_minor_faults": ..,
+//  "writer_major_faults": .., "writer_voluntary_switches": ..,
+//  "writer_involuntary_switches": .., "timer_ns": what one timed call adds,
+//  measured here}.
+std::string json(const ThreadUsage& writer);
 
 }  // namespace apptracer::self_cost

@@ -76,11 +76,7 @@ void Writer::run() {
       signal_flush_requested_ = 0;
     }
   }
-  timespec used{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used) == 0) {
-    thread_cpu_ns_ = static_cast<uint64_t>(used.tv_sec) * 1'000'000'000ull +
-                     static_cast<uint64_t>(used.tv_nsec);
-  }
+  thread_usage_ = self_cost::this_thread_usage();
 }
 
 void Writer::write_signal_end(int signal_number) {
@@ -329,7 +325,7 @@ void Writer::finish(const std::string& status) {
     store_->set_meta("finish.rows_and_indexes_ms", ms_since(step_start));
     // After the last pass, so that the writer's sites count all of it; the
     // thread's CPU is its own, without the last pass on the exiting thread.
-    if (self_cost::enabled) store_->set_meta("self_cost", self_cost::json(thread_cpu_ns_));
+    if (self_cost::enabled) store_->set_meta("self_cost", self_cost::json(thread_usage_));
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
     store_->set_meta("writer_lock_wait_ns", std::to_string(lock_wait_ns_));
     store_->set_meta("dropped_records",

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/config.h"
+#include "base/self_cost.h"
 #include "buffer/record_buffers.h"
 #include "store/sqlite_gate.h"
 #include "store/trace_store.h"
@@ -106,8 +107,8 @@ class Writer {
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
-  // The writer thread's CPU time when it ended (--self-cost).
-  uint64_t thread_cpu_ns_ = 0;
+  // What the writer thread used when it ended (--self-cost).
+  self_cost::ThreadUsage thread_usage_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};
