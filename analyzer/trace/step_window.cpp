@@ -71,6 +71,17 @@ bool StepWindow::holds(ProcessId process, int64_t ns) const {
   return span != spans_.end() && ns >= span->second.first && ns < span->second.second;
 }
 
+std::string StepWindow::sql_filter(std::string_view event_time) const {
+  // Never empty: the constructor throws where no process has a chosen step.
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& [process, span] : spans_) {
+    first = std::min(first, span.first);
+    last = std::max(last, span.second);
+  }
+  std::string time = "(" + std::string(event_time) + ")";
+  return "WHERE " + time + " >= " + std::to_string(first) + " AND " + time + " < " + std::to_string(last);
+}
+
 std::optional<std::pair<int64_t, int64_t>> StepWindow::span(ProcessId process) const {
   auto found = spans_.find(process);
   if (found == spans_.end()) return std::nullopt;

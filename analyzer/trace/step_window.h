@@ -48,6 +48,12 @@ class StepWindow {
   std::optional<std::pair<int64_t, int64_t>> span(ProcessId process) const;
   // "steps 3-10 (NVTX ranges "step" ...)": for an output's header.
   const std::string& describe() const { return description_; }
+  // "WHERE <event time> >= A AND <event time> < B" over the processes'
+  // windows together (`event_time` an SQL expression, kEventTimeSql): reading
+  // only the rows it may hold, where the table is large and the window short.
+  // holds() still decides, as a merged trace's processes have windows of
+  // their own.
+  std::string sql_filter(std::string_view event_time) const;
 
  private:
   std::map<ProcessId, std::pair<int64_t, int64_t>> spans_;  // [start, end)
@@ -66,6 +72,30 @@ inline int64_t event_ns(const Packed<StreamEventRow>& row) { return row.ns; }
 inline int64_t event_ns(const Packed<UmEventRow>& row) { return row.start_ns.value_or(row.end_ns.value_or(0)); }
 inline int64_t event_ns(const Packed<MemAdviceRow>& row) { return row.ns; }
 inline int64_t event_ns(const Packed<CollectiveRow>& row) { return row.api_start_ns; }
+
+// event_ns in SQL, over the row's table: what limits a read to a window
+// (StepWindow::sql_filter) before its rows are decoded. A test holds the two
+// to the same rows.
+template <typename Row>
+inline constexpr const char* kEventTimeSql = nullptr;
+template <>
+inline constexpr const char* kEventTimeSql<ApiCallRow> = "start_ns";
+template <>
+inline constexpr const char* kEventTimeSql<MemcpyRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
+template <>
+inline constexpr const char* kEventTimeSql<MemsetRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
+template <>
+inline constexpr const char* kEventTimeSql<KernelRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
+template <>
+inline constexpr const char* kEventTimeSql<SyncRow> = "start_ns";
+template <>
+inline constexpr const char* kEventTimeSql<StreamEventRow> = "ns";
+template <>
+inline constexpr const char* kEventTimeSql<UmEventRow> = "COALESCE(start_ns, end_ns, 0)";
+template <>
+inline constexpr const char* kEventTimeSql<MemAdviceRow> = "ns";
+template <>
+inline constexpr const char* kEventTimeSql<CollectiveRow> = "api_start_ns";
 
 template <typename Row, typename = void>
 inline constexpr bool kIsEventRow = false;

@@ -104,7 +104,7 @@ class Trace {
   void stream(std::string_view rest, Visit&& visit) {
     if constexpr (kIsEventRow<Row>) {
       if (window_) {
-        stream_rows<Row>(*db_, texts_, rest, [&](const Packed<Row>& row) {
+        stream_rows<Row>(*db_, texts_, windowed<Row>(rest), [&](const Packed<Row>& row) {
           if (window_->holds(row.process, event_ns(row))) visit(row);
         });
         return;
@@ -139,7 +139,7 @@ class Trace {
   template <typename Row>
   std::unique_ptr<ReadAhead<Row>> read_ahead(std::string_view rest) {
     if (!db_->has_table(Row::kTable)) return nullptr;
-    return std::make_unique<ReadAhead<Row>>(*db_, texts_, rest, ColumnNames{}, window());
+    return std::make_unique<ReadAhead<Row>>(*db_, texts_, windowed<Row>(rest), ColumnNames{}, window());
   }
 
   // How many rows a table (or view) holds, counted without reading them: for
@@ -186,6 +186,19 @@ class Trace {
   void release_rows();
 
  private:
+  // `rest` limited in SQL to the window's time, for an event table read
+  // under one: the rows outside it are not decoded (a few steps of a long
+  // run are a small part of its rows). A `rest` with a WHERE of its own is
+  // left as it is; the rows read are filtered all the same.
+  template <typename Row>
+  std::string windowed(std::string_view rest) const {
+    std::string out(rest);
+    if constexpr (kIsEventRow<Row>) {
+      if (window_ && out.rfind("WHERE", 0) != 0) out = window_->sql_filter(kEventTimeSql<Row>) + " " + out;
+    }
+    return out;
+  }
+
   template <typename Row>
   void keep_window(Rows<Row>& rows) const {
     if constexpr (kIsEventRow<Row>) {

@@ -234,6 +234,76 @@ TEST_F(Steps, TheModelLimitedToStepsHoldsTheirEventsOnly) {
   EXPECT_EQ(trace.steps().processes.front().steps.size(), 4u);
 }
 
+// Each event table's time in SQL (kEventTimeSql) is event_ns: a read limited
+// in SQL keeps what the window holds, at its edges and where a time is NULL.
+TEST_F(Steps, AReadLimitedInSqlKeepsTheRowsTheWindowHolds) {
+  kernels({"init"});
+  marked_steps(3, [](int i) { return "step " + std::to_string(i + 1); });
+  const int64_t end = now_;
+  // Every time an event row can be issued at: before, at and after each
+  // window edge, inside, after the run.
+  std::vector<int64_t> times;
+  for (int64_t t = 1'000'000 - 1; t <= end + 1; t += kLaunchNs / 4) times.push_back(t);
+  // Steps start after the first launch, two launches apart; a step's range
+  // ends a nanosecond before the next starts.
+  for (int64_t step = 0; step <= 3; ++step) {
+    int64_t edge = 1'000'000 + kLaunchNs + step * 2 * kLaunchNs;
+    for (int64_t t : {edge - 2, edge - 1, edge, edge + 1}) times.push_back(t);
+  }
+  for (int64_t t : times) {
+    testing::ApiCallRow call;
+    call.start_ns = call.end_ns = t;
+    builder_.add(call);
+    testing::KernelRow activity_only;  // issued at its GPU start
+    activity_only.launch_kind = LaunchKind::ActivityOnly;
+    activity_only.gpu_start_ns = t;
+    activity_only.gpu_end_ns = t + 1;
+    builder_.add(activity_only);
+    testing::MemcpyRow copy;
+    copy.api_start_ns = t;
+    copy.bytes = 8;
+    builder_.add(copy);
+    testing::MemsetRow memset;
+    memset.gpu_start_ns = t;
+    memset.bytes = 8;
+    builder_.add(memset);
+    testing::SyncRow sync;
+    sync.start_ns = sync.end_ns = t;
+    builder_.add(sync);
+    testing::StreamEventRow event;
+    event.ns = t;
+    builder_.add(event);
+    testing::UmEventRow um;
+    um.end_ns = t;
+    builder_.add(um);
+    testing::MemAdviceRow advice;
+    advice.ns = t;
+    builder_.add(advice);
+  }
+  Trace trace(builder_.db());
+  trace.limit_to_steps(StepSelection{std::make_pair(2, 2), false});
+  auto same = [&](auto row_type) {
+    using Row = decltype(row_type);
+    std::vector<int64_t> held, streamed;
+    for (const Packed<Row>& row : trace.rows<Row>()) held.push_back(event_ns(row));
+    trace.stream<Row>("", [&](const Packed<Row>& row) { streamed.push_back(event_ns(row)); });
+    std::vector<int64_t> ahead;
+    auto reader = trace.read_ahead<Row>("");
+    for (Packed<Row> row; reader->next(row);) ahead.push_back(event_ns(row));
+    EXPECT_FALSE(held.empty()) << table_of<Row>().name;
+    EXPECT_EQ(streamed, held) << table_of<Row>().name;
+    EXPECT_EQ(ahead, held) << table_of<Row>().name;
+  };
+  same(ApiCallRow{});
+  same(KernelRow{});
+  same(MemcpyRow{});
+  same(MemsetRow{});
+  same(SyncRow{});
+  same(StreamEventRow{});
+  same(UmEventRow{});
+  same(MemAdviceRow{});
+}
+
 TEST_F(Steps, SteadyIsEveryStepAfterStartUp) {
   kernels({"init"});
   int64_t first = now_;
