@@ -60,7 +60,8 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   bool split = run_ns > 0;
   run_rules(facts, *model.cost, request.limits, split ? RuleSet::StepsOnly : RuleSet::Applicable,
             findings);
-  if (!trace.window() && request.with_whole_run) request.with_whole_run(trace, facts);
+  // Split, the whole run's were given before the steady steps were read.
+  if (!split && request.with_whole_run) request.with_whole_run(trace, facts);
   diagnosis.findings = finish_findings(std::move(findings), request.limits,
                                        std::max(run_ns, facts.run_ns()), facts.median_step_ns());
   diagnosis.link_model = model.name;

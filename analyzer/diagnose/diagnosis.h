@@ -27,9 +27,10 @@ struct DiagnosisRequest {
   bool whole_run = false;         // the whole run, start-up included, even where it has steps
   Thresholds limits;
   bool analyses = false;          // also the HTA tables (analyses.h), over what the rules saw
-  // Called once with the whole run's facts, and the trace they read, while
-  // both are whole: for a caller that reads them too (the report), so they
-  // are read once. Not called when `steps` limits the diagnosis.
+  // Called once with the facts the rules read and the trace they read them
+  // from: the whole run's, while both are whole, or, when `steps` limits
+  // the diagnosis, those steps'. For a caller that reads them too (the
+  // report), so they are read once.
   std::function<void(trace::Trace&, const TraceFacts&)> with_whole_run;
 };
 

@@ -1,4 +1,5 @@
-// `apptracer report TRACE [-o report.html] [--system FILE] [--compare B]`:
+// `apptracer report TRACE [-o report.html] [--system FILE] [--compare B]
+// [--steps A-B | --steady]`:
 // one self-contained HTML page (opens offline) with the steady-state step,
 // what changed against B (--compare: `apptracer diff TRACE B`'s changed
 // rows) and diagnose's findings first, then, collapsed, the rest of the
@@ -25,6 +26,7 @@ struct ReportOptions {
   std::string system;
   std::string compare;
   std::shared_ptr<OutputOptions> output;
+  std::shared_ptr<trace::StepSelection> steps;
 };
 
 std::string file_name(const std::string& path) {
@@ -38,7 +40,7 @@ int run_report(const ReportOptions& options) {
   Progress progress("report");
   nlohmann::json data;
   try {
-    data = report::report_data(trace, options.trace, options.system, &progress);
+    data = report::report_data(trace, options.trace, options.system, *options.steps, &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
@@ -70,6 +72,7 @@ void add_report_command(CLI::App& app, CommandResult& result) {
   input_files(cmd->add_option("--compare", options->compare,
                               "Another trace of the program (B): add `apptracer diff TRACE B`'s comparison"))
       ->type_name("B");
+  options->steps = step_options(cmd);
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_report(*options); }); };
   });

@@ -398,7 +398,7 @@ json whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std:
 }  // namespace
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
-                 Progress* progress) {
+                 const trace::StepSelection& steps, Progress* progress) {
   // What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
   // steady steps where the program has them. On a Trace of its own (with
   // its own rows, freed on return), which diagnose_trace limits to those
@@ -410,12 +410,14 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
     trace::Trace steady(trace.db(), trace.path());
     diagnose::DiagnosisRequest request;
     request.system = system_file;
+    request.steps = steps;
     request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
       data = whole_run_sections(whole, facts, path, system_file, progress);
     };
     diagnosis = diagnose::diagnose_trace(steady, request, progress);
   }
   // The what-if replays after the diagnosis, so its graphs are freed first.
+  if (steps.any()) trace.limit_to_steps(steps);
   show_phase(progress, "what-if");
   data["whatif"] = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
   data["perfetto"] = perfetto_json(trace);  // shows its own progress: "report: timeline"

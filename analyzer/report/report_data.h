@@ -26,10 +26,14 @@ inline constexpr size_t kSeriesPointLimit = 2000;
 // Copies listed one by one (the largest ones; totals count them all).
 inline constexpr size_t kTransferLimit = 1000;
 
-// `system_file`: empty for the trace's measured link model. Each phase is
-// shown on `progress` when one is given.
+// `system_file`: empty for the trace's measured link model. `steps`, where
+// chosen (--steps, --steady), limits every section to those steps, as
+// diagnose's do; none chosen, the findings are the steady steps' and the
+// rest is the whole run's. Each phase is shown on `progress` when one is
+// given.
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
-                           const std::string& system_file, Progress* progress = nullptr);
+                           const std::string& system_file, const trace::StepSelection& steps = {},
+                           Progress* progress = nullptr);
 
 // Findings (diagnose's JSON) as the page shows them: beside the whole
 // kernel names, shortened ones (template arguments elided, as diagnose's

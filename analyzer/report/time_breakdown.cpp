@@ -38,10 +38,13 @@ WorkWindow work_window(const TraceFacts& facts, const std::vector<Migration>& mo
 
 std::optional<WorkWindow> steady_window(trace::Trace& trace) {
   std::optional<WorkWindow> window;
+  const trace::StepWindow* chosen = trace.window();
   for (const trace::ProcessSteps& process : trace.steps().processes) {
-    std::optional<int64_t> start = process.startup_end_ns();
+    std::optional<std::pair<int64_t, int64_t>> span = chosen ? chosen->span(process.process) : std::nullopt;
+    std::optional<int64_t> start = chosen ? (span ? std::optional<int64_t>(span->first) : std::nullopt)
+                                          : process.startup_end_ns();
     if (!start) continue;
-    int64_t end = process.steps.back().end_ns;
+    int64_t end = chosen ? span->second : process.steps.back().end_ns;
     if (!window) window = WorkWindow{*start, end};
     window->start_ns = std::min(window->start_ns, *start);
     window->end_ns = std::max(window->end_ns, end);

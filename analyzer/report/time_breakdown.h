@@ -22,8 +22,9 @@ struct WorkWindow {
 WorkWindow work_window(const diagnose::TraceFacts& facts, const std::vector<Migration>& moves);
 
 // From the first steady step's start to the last step's end, over every
-// process with steps (the steady state the first screen describes); none
-// when no process has a steady step.
+// process with steps (the steady state the first screen describes), or the
+// steps the trace is limited to (--steps, --steady); none when no process
+// has such a step.
 std::optional<WorkWindow> steady_window(trace::Trace& trace);
 
 // Rows {"what", "side" (GPU or host), "ns"}, largest first: GPU time of

@@ -43,12 +43,15 @@ std::pair<int64_t, int64_t> parse_step_numbers(std::string_view text) {
 
 StepWindow::StepWindow(const TraceSteps& steps, const StepSelection& selection, const std::string& path) {
   const ProcessSteps* with_steps = nullptr;
+  size_t all_steps = 0, chosen_steps = 0;
   for (const ProcessSteps& process : steps.processes) {
     if (process.steps.empty()) continue;
     if (!with_steps) with_steps = &process;
     std::optional<std::pair<int64_t, int64_t>> span;
+    all_steps += process.steps.size();
     for (const Step& step : process.steps) {
       if (!selection.chooses(step)) continue;
+      ++chosen_steps;
       span = span ? std::make_pair(std::min(span->first, step.start_ns), std::max(span->second, step.end_ns))
                   : std::make_pair(step.start_ns, step.end_ns);
     }
@@ -64,6 +67,7 @@ StepWindow::StepWindow(const TraceSteps& steps, const StepSelection& selection, 
                      std::to_string(with_steps->steps.back().number) + " (from " + with_steps->how_found() + ")");
   }
   description_ = selection.describe() + " (from " + with_steps->how_found() + ")";
+  narrow_ = chosen_steps * 2 < all_steps;
 }
 
 bool StepWindow::holds(ProcessId process, int64_t ns) const {

@@ -54,10 +54,14 @@ class StepWindow {
   // holds() still decides, as a merged trace's processes have windows of
   // their own.
   std::string sql_filter(std::string_view event_time) const;
+  // Whether the chosen steps are under half of the trace's: reading only
+  // their rows beats reading every row on several threads and dropping most.
+  bool narrow() const { return narrow_; }
 
  private:
   std::map<ProcessId, std::pair<int64_t, int64_t>> spans_;  // [start, end)
   std::string description_;
+  bool narrow_ = false;
 };
 
 // When an event row was issued (the operations' convention for copies,

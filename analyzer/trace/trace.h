@@ -70,7 +70,7 @@ class Trace {
   const Rows<Row>& rows() {
     std::optional<Rows<Row>>& slot = static_cast<detail::TableSlot<Row>&>(tables_).rows;
     if (!slot) {
-      slot = read_rows<Row>(*db_, texts_);
+      slot = read_window_rows<Row>();
       keep_window(*slot);
     }
     return *slot;
@@ -186,6 +186,21 @@ class Trace {
   void release_rows();
 
  private:
+  // Row's rows, those of a narrow window only (its event tables' rows read
+  // in SQL, on one thread: memory and time grow with the steps looked at).
+  template <typename Row>
+  Rows<Row> read_window_rows() {
+    if constexpr (kIsEventRow<Row>) {
+      if (window_ && window_->narrow() && db_->has_table(Row::kTable)) {
+        Rows<Row> rows;
+        stream_rows<Row>(*db_, texts_, windowed<Row>("ORDER BY rowid"),
+                         [&](const Packed<Row>& row) { rows.push_back(row); });
+        return rows;
+      }
+    }
+    return read_rows<Row>(*db_, texts_);
+  }
+
   // `rest` limited in SQL to the window's time, for an event table read
   // under one: the rows outside it are not decoded (a few steps of a long
   // run are a small part of its rows). A `rest` with a WHERE of its own is

@@ -190,30 +190,42 @@ TEST_F(StepDiagnosis, TheStepsFactsTakeTheWholeRunsGraphAndMemoryModel) {
   }
 }
 
-// A caller that reads the whole run's facts too (the report) is handed
-// them once, start-up included, whether the rules then look at the steady
-// steps or at the whole run; a diagnosis of chosen steps hands none.
-TEST_F(StepDiagnosis, HandsTheWholeRunsFactsOnce) {
+// A caller that reads the facts too (the report) is handed them once: the
+// whole run's, start-up included, whether the rules then look at the steady
+// steps or at the whole run; with chosen steps, those steps'.
+TEST_F(StepDiagnosis, HandsTheFactsTheRulesReadOnce) {
+  struct Handed {
+    int calls = 0;
+    bool windowed = false;
+    size_t kernels = 0;
+  };
   auto handed = [&](trace::StepSelection steps, bool whole_run) {
     trace::Trace model(trace.db());
     DiagnosisRequest request;
     request.steps = steps;
     request.whole_run = whole_run;
-    int calls = 0;
-    request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
-      ++calls;
-      EXPECT_EQ(whole.window(), nullptr);
-      EXPECT_TRUE(facts.step_window.empty());
-      EXPECT_EQ(facts.ops().kernels().size(), 501u);
+    Handed out;
+    request.with_whole_run = [&](trace::Trace& read, const TraceFacts& facts) {
+      ++out.calls;
+      out.windowed = read.window() != nullptr && !facts.step_window.empty();
+      out.kernels = facts.ops().kernels().size();
     };
     diagnose_trace(model, request);
-    return calls;
+    return out;
   };
-  EXPECT_EQ(handed({}, false), 1);
-  EXPECT_EQ(handed({}, true), 1);
+  for (bool whole_run : {false, true}) {
+    Handed whole = handed({}, whole_run);
+    EXPECT_EQ(whole.calls, 1);
+    EXPECT_FALSE(whole.windowed);
+    EXPECT_EQ(whole.kernels, 501u);
+  }
   trace::StepSelection two;
   two.numbers = std::make_pair(int64_t{2}, int64_t{3});
-  EXPECT_EQ(handed(two, false), 0);
+  Handed steps = handed(two, false);
+  EXPECT_EQ(steps.calls, 1);
+  EXPECT_TRUE(steps.windowed);
+  EXPECT_LT(steps.kernels, 501u);
+  EXPECT_GT(steps.kernels, 0u);
 }
 
 }  // namespace

@@ -328,6 +328,30 @@ TEST_F(SteadyState, TheFirstScreenIsTheSteadyStep) {
   EXPECT_NE(p["found_from"].get<std::string>().find("NVTX"), std::string::npos) << p["found_from"];
 }
 
+// --steps 2-3: every section is those steps', as diagnose's findings are.
+TEST_F(SteadyState, ChosenStepsLimitEverySection) {
+  trace::Trace model(trace.db());
+  trace::StepSelection steps{std::make_pair(int64_t{2}, int64_t{3}), false};
+  nlohmann::json data = report_data(model, "t.db", "", steps);
+  int64_t launches = 0;
+  for (const nlohmann::json& kernel : data["kernels"]) launches += kernel["count"].get<int64_t>();
+  EXPECT_EQ(launches, 4) << data["kernels"].dump();  // two steps of two kernels
+  EXPECT_DOUBLE_EQ(data["timeline"]["start_ms"].get<double>(), 2.0) << data["timeline"].dump();
+  EXPECT_DOUBLE_EQ(data["timeline"]["end_ms"].get<double>(), 4.0) << data["timeline"].dump();
+  trace::Trace diagnosed(trace.db());
+  diagnose::DiagnosisRequest request;
+  request.steps = steps;
+  std::vector<diagnose::Finding> expected = diagnose::diagnose_trace(diagnosed, request).findings;
+  EXPECT_EQ(data["findings"].size() + data["more_findings"].size(), expected.size());
+  std::string notes = data["diagnosis_notes"].dump();
+  EXPECT_NE(notes.find("steps 2-3"), std::string::npos) << notes;
+  trace::Trace whole(trace.db());
+  int64_t all = 0;
+  nlohmann::json whole_data = report_data(whole, "t.db", "");
+  for (const nlohmann::json& kernel : whole_data["kernels"]) all += kernel["count"].get<int64_t>();
+  EXPECT_EQ(all, 8) << whole_data["kernels"].dump();
+}
+
 // The findings `apptracer diagnose` shows by default, in its order and with
 // its savings (the steady steps'); the rest apart. Beside each whole kernel
 // name, the short one the page shows (as diagnose's text does).
