@@ -63,8 +63,8 @@ class ReadAhead {
   // threw, once the rows read before it are taken.
   bool next(Packed<Row>& row) {
     while (next_read(row)) {
-      if constexpr (kIsEventRow<Row>) {
-        if (window_ && !window_->holds(row.process, event_ns(row))) continue;
+      if constexpr (kIsWindowedRow<Row>) {
+        if (window_ && !window_keeps(*window_, row)) continue;
       }
       return true;
     }

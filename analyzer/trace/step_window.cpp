@@ -75,15 +75,32 @@ bool StepWindow::holds(ProcessId process, int64_t ns) const {
   return span != spans_.end() && ns >= span->second.first && ns < span->second.second;
 }
 
-std::string StepWindow::sql_filter(std::string_view event_time) const {
+std::pair<int64_t, int64_t> StepWindow::all_processes() const {
   // Never empty: the constructor throws where no process has a chosen step.
-  int64_t first = INT64_MAX, last = INT64_MIN;
+  std::pair<int64_t, int64_t> all{INT64_MAX, INT64_MIN};
   for (const auto& [process, span] : spans_) {
-    first = std::min(first, span.first);
-    last = std::max(last, span.second);
+    all.first = std::min(all.first, span.first);
+    all.second = std::max(all.second, span.second);
   }
+  return all;
+}
+
+std::string StepWindow::sql_filter(std::string_view event_time) const {
+  auto [first, last] = all_processes();
   std::string time = "(" + std::string(event_time) + ")";
   return "WHERE " + time + " >= " + std::to_string(first) + " AND " + time + " < " + std::to_string(last);
+}
+
+bool StepWindow::overlaps(ProcessId process, int64_t start, int64_t end) const {
+  auto span = spans_.find(process);
+  return span != spans_.end() && start < span->second.second && end > span->second.first;
+}
+
+std::string StepWindow::sql_lifetime_filter(std::string_view start, std::string_view end) const {
+  auto [first, last] = all_processes();
+  std::string ended(end);
+  return "WHERE " + std::string(start) + " < " + std::to_string(last) + " AND (" + ended + " IS NULL OR " +
+         ended + " > " + std::to_string(first) + ")";
 }
 
 std::optional<std::pair<int64_t, int64_t>> StepWindow::span(ProcessId process) const {

@@ -3,9 +3,11 @@
 // (steps.h). Limited to it (Trace::limit_to_steps), the trace model's event
 // rows (API calls, copies, memsets, kernels, synchronizations, stream
 // events, unified-memory events, memory advice, collectives) are those issued
-// inside it, so every analysis reading them sees only those steps.
-// Allocations, tensor blocks and NVTX ranges stay whole: the steps use memory
-// made before them.
+// inside it, so every analysis reading them sees only those steps. Tensor
+// blocks are those live at some time in it (made before it or in it): the
+// steps use memory made before them, and a long run's blocks freed before
+// or made after them are most of its rows. Allocations and NVTX ranges stay
+// whole.
 #pragma once
 
 #include <cstdint>
@@ -54,12 +56,22 @@ class StepWindow {
   // holds() still decides, as a merged trace's processes have windows of
   // their own.
   std::string sql_filter(std::string_view event_time) const;
+  // Whether [start, end) meets the process's window: a tensor block live
+  // at some time in it.
+  bool overlaps(ProcessId process, int64_t start, int64_t end) const;
+  // "WHERE <start> < B AND (<end> IS NULL OR <end> > A)" over the processes'
+  // windows together: the rows whose lifetime may meet it (`start` and
+  // `end` SQL columns, kLifetimeSql; a NULL end is alive to the end).
+  std::string sql_lifetime_filter(std::string_view start, std::string_view end) const;
   // Whether the chosen steps are under half of the trace's: reading only
   // their rows beats reading every row on several threads and dropping most.
   bool narrow() const { return narrow_; }
 
  private:
   std::map<ProcessId, std::pair<int64_t, int64_t>> spans_;  // [start, end)
+  // The span every process's window lies in.
+  std::pair<int64_t, int64_t> all_processes() const;
+
   std::string description_;
   bool narrow_ = false;
 };
@@ -78,8 +90,8 @@ inline int64_t event_ns(const Packed<MemAdviceRow>& row) { return row.ns; }
 inline int64_t event_ns(const Packed<CollectiveRow>& row) { return row.api_start_ns; }
 
 // event_ns in SQL, over the row's table: what limits a read to a window
-// (StepWindow::sql_filter) before its rows are decoded. A test holds the two
-// to the same rows.
+// (StepWindow::sql_filter) before its rows are decoded. It only narrows the
+// read (event_ns decides each row read); a test holds it to losing none.
 template <typename Row>
 inline constexpr const char* kEventTimeSql = nullptr;
 template <>
@@ -101,9 +113,51 @@ inline constexpr const char* kEventTimeSql<MemAdviceRow> = "ns";
 template <>
 inline constexpr const char* kEventTimeSql<CollectiveRow> = "api_start_ns";
 
+// A tensor block's lifetime: made, then back in its pool (or alive to the
+// end); and the same two columns in SQL.
+inline std::pair<int64_t, int64_t> lifetime_ns(const Packed<SubAllocationRow>& row) {
+  return {row.alloc_ns, row.free_ns.value_or(INT64_MAX)};
+}
+template <typename Row>
+inline constexpr std::pair<const char*, const char*> kLifetimeSql{nullptr, nullptr};
+template <>
+inline constexpr std::pair<const char*, const char*> kLifetimeSql<SubAllocationRow>{"alloc_ns", "free_ns"};
+
+template <typename Row, typename = void>
+inline constexpr bool kIsLifetimeRow = false;
+template <typename Row>
+inline constexpr bool kIsLifetimeRow<Row, std::void_t<decltype(lifetime_ns(std::declval<const Packed<Row>&>()))>> =
+    true;
+
 template <typename Row, typename = void>
 inline constexpr bool kIsEventRow = false;
 template <typename Row>
 inline constexpr bool kIsEventRow<Row, std::void_t<decltype(event_ns(std::declval<const Packed<Row>&>()))>> = true;
+
+// The rows a window limits: event rows by when they were issued, tensor
+// blocks by their lifetime.
+template <typename Row>
+inline constexpr bool kIsWindowedRow = kIsEventRow<Row> || kIsLifetimeRow<Row>;
+
+template <typename Row>
+bool window_keeps(const StepWindow& window, const Packed<Row>& row) {
+  if constexpr (kIsEventRow<Row>) {
+    return window.holds(row.process, event_ns(row));
+  } else {
+    auto [start, end] = lifetime_ns(row);
+    return window.overlaps(row.process, start, end);
+  }
+}
+
+// The same in SQL, over the processes' windows together (a superset where
+// they differ: window_keeps still decides).
+template <typename Row>
+std::string window_sql(const StepWindow& window) {
+  if constexpr (kIsEventRow<Row>) {
+    return window.sql_filter(kEventTimeSql<Row>);
+  } else {
+    return window.sql_lifetime_filter(kLifetimeSql<Row>.first, kLifetimeSql<Row>.second);
+  }
+}
 
 }  // namespace apptracer::trace

@@ -102,10 +102,10 @@ class Trace {
   // BY ...), holding one row at a time: for a command that can stream.
   template <typename Row, typename Visit>
   void stream(std::string_view rest, Visit&& visit) {
-    if constexpr (kIsEventRow<Row>) {
+    if constexpr (kIsWindowedRow<Row>) {
       if (window_) {
         stream_rows<Row>(*db_, texts_, windowed<Row>(rest), [&](const Packed<Row>& row) {
-          if (window_->holds(row.process, event_ns(row))) visit(row);
+          if (window_keeps(*window_, row)) visit(row);
         });
         return;
       }
@@ -118,7 +118,7 @@ class Trace {
   // reads whole rows, as the window needs their times.
   template <typename Row, typename Visit>
   void stream_columns(const ColumnNames& columns, std::string_view rest, Visit&& visit) {
-    if constexpr (kIsEventRow<Row>) {
+    if constexpr (kIsWindowedRow<Row>) {
       if (window_) return stream<Row>(rest, std::forward<Visit>(visit));
     }
     stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit), columns);
@@ -190,7 +190,7 @@ class Trace {
   // in SQL, on one thread: memory and time grow with the steps looked at).
   template <typename Row>
   Rows<Row> read_window_rows() {
-    if constexpr (kIsEventRow<Row>) {
+    if constexpr (kIsWindowedRow<Row>) {
       if (window_ && window_->narrow() && db_->has_table(Row::kTable)) {
         Rows<Row> rows;
         stream_rows<Row>(*db_, texts_, windowed<Row>("ORDER BY rowid"),
@@ -208,18 +208,18 @@ class Trace {
   template <typename Row>
   std::string windowed(std::string_view rest) const {
     std::string out(rest);
-    if constexpr (kIsEventRow<Row>) {
-      if (window_ && out.rfind("WHERE", 0) != 0) out = window_->sql_filter(kEventTimeSql<Row>) + " " + out;
+    if constexpr (kIsWindowedRow<Row>) {
+      if (window_ && out.rfind("WHERE", 0) != 0) out = window_sql<Row>(*window_) + " " + out;
     }
     return out;
   }
 
   template <typename Row>
   void keep_window(Rows<Row>& rows) const {
-    if constexpr (kIsEventRow<Row>) {
+    if constexpr (kIsWindowedRow<Row>) {
       if (!window_) return;
       rows.erase(std::remove_if(rows.begin(), rows.end(),
-                                [&](const Packed<Row>& row) { return !window_->holds(row.process, event_ns(row)); }),
+                                [&](const Packed<Row>& row) { return !window_keeps(*window_, row); }),
                  rows.end());
       // Given back only where the window dropped most of them: a copy of a
       // window that keeps nearly everything (the steady steps of a long run)

@@ -234,9 +234,11 @@ TEST_F(Steps, TheModelLimitedToStepsHoldsTheirEventsOnly) {
   EXPECT_EQ(trace.steps().processes.front().steps.size(), 4u);
 }
 
-// Each event table's time in SQL (kEventTimeSql) is event_ns: a read limited
-// in SQL (rows of a narrow window, streams, reads ahead) keeps what the
-// window holds, at its edges and where a time is NULL.
+// Each event table's time in SQL (kEventTimeSql) and a tensor block's
+// lifetime (kLifetimeSql) narrow a read to the window without losing a row
+// event_ns or lifetime_ns keeps: rows of a narrow window, streams and reads
+// ahead are those of the whole trace the window keeps, at its edges and
+// where a time is NULL.
 TEST_F(Steps, AReadLimitedInSqlKeepsTheRowsTheWindowHolds) {
   kernels({"init"});
   marked_steps(3, [](int i) { return "step " + std::to_string(i + 1); });
@@ -251,7 +253,18 @@ TEST_F(Steps, AReadLimitedInSqlKeepsTheRowsTheWindowHolds) {
     int64_t edge = 1'000'000 + kLaunchNs + step * 2 * kLaunchNs;
     for (int64_t t : {edge - 2, edge - 1, edge, edge + 1}) times.push_back(t);
   }
+  testing::AllocationRow segment;
+  segment.alloc_ns = 0;
+  segment.bytes = 1 << 30;
+  int64_t parent = builder_.add(segment);
+  int64_t offset = 0;
   for (int64_t t : times) {
+    // Tensor blocks made at t: freed a nanosecond later, a step later, or never.
+    for (std::optional<int64_t> free_ns : {std::optional<int64_t>(t + 1),
+                                           std::optional<int64_t>(t + 2 * kLaunchNs), std::optional<int64_t>()}) {
+      builder_.add_block(parent, offset, 256, t, free_ns);
+      offset += 256;
+    }
     testing::ApiCallRow call;
     call.start_ns = call.end_ns = t;
     builder_.add(call);
@@ -295,13 +308,18 @@ TEST_F(Steps, AReadLimitedInSqlKeepsTheRowsTheWindowHolds) {
     using Row = decltype(row_type);
     std::vector<int64_t> expected, held, streamed;
     for (const Packed<Row>& row : whole.rows<Row>()) {
-      if (trace.window()->holds(row.process, event_ns(row))) expected.push_back(event_ns(row));
+      if constexpr (kIsEventRow<Row>) {
+        if (trace.window()->holds(row.process, event_ns(row))) expected.push_back(row.id);
+      } else {
+        auto [start, end] = lifetime_ns(row);
+        if (trace.window()->overlaps(row.process, start, end)) expected.push_back(row.id);
+      }
     }
-    for (const Packed<Row>& row : trace.rows<Row>()) held.push_back(event_ns(row));
-    trace.stream<Row>("", [&](const Packed<Row>& row) { streamed.push_back(event_ns(row)); });
+    for (const Packed<Row>& row : trace.rows<Row>()) held.push_back(row.id);
+    trace.stream<Row>("", [&](const Packed<Row>& row) { streamed.push_back(row.id); });
     std::vector<int64_t> ahead;
     auto reader = trace.read_ahead<Row>("");
-    for (Packed<Row> row; reader->next(row);) ahead.push_back(event_ns(row));
+    for (Packed<Row> row; reader->next(row);) ahead.push_back(row.id);
     EXPECT_FALSE(expected.empty()) << table_of<Row>().name;
     EXPECT_EQ(held, expected) << table_of<Row>().name;
     EXPECT_EQ(streamed, expected) << table_of<Row>().name;
@@ -315,6 +333,12 @@ TEST_F(Steps, AReadLimitedInSqlKeepsTheRowsTheWindowHolds) {
   same(StreamEventRow{});
   same(UmEventRow{});
   same(MemAdviceRow{});
+  same(SubAllocationRow{});
+  // Blocks live in the window: made before it or in it, freed in it, after
+  // it or never; not those freed before it or made after it.
+  size_t blocks = trace.rows<SubAllocationRow>().size();
+  EXPECT_GT(blocks, 0u);
+  EXPECT_LT(blocks, whole.rows<SubAllocationRow>().size());
 }
 
 TEST_F(Steps, SteadyIsEveryStepAfterStartUp) {
