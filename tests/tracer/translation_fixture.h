@@ -34,6 +34,7 @@ class FakeCudaQueries final : public CudaQueries {
     return 100 + static_cast<int64_t>(reinterpret_cast<uintptr_t>(stream) & 0xff);
   }
   void forget_stream(CUstream stream) override { forgotten.push_back(stream); }
+  void forget_functions() override {}
   const LaunchedFunction& function(const void* handle, const char* symbol_name) override {
     auto& f = functions[handle];
     if (f.name_id == 0) f.name_id = strings->intern(symbol_name ? symbol_name : "_Z6kernelPfPKfi");

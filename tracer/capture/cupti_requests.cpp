@@ -8,9 +8,11 @@ namespace {
 
 // Graph nodes: made (by the graph API or stream capture), copied into an
 // exec at instantiation, given new parameters in an exec (translate/graph_callbacks).
+// A module unloading: its function handles may be reused (capture/subscriber).
 const CUpti_CallbackId kResourceIds[] = {
     CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
-    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS};
+    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPH_NODE_SET_PARAMS,
+    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
 
 const CUpti_ActivityKind kActivityKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,

@@ -45,6 +45,12 @@ struct DeviceCache {
 
 thread_local DeviceCache device_cache;
 
+// Bumped when a module is unloaded: XLA's autotuning loads and unloads
+// modules by the thousand and the driver hands a new function an unloaded
+// one's handle, so a layout read before it may be another function's (read
+// by it, a launch's parameter array was read past its end).
+std::atomic<uint64_t> function_generation{0};
+
 }  // namespace
 
 int32_t LiveCudaQueries::device_of(CUcontext context) {
@@ -84,13 +90,29 @@ void LiveCudaQueries::forget_stream(CUstream) {
 // then one lookup in the calling thread's cache per launch.
 const LaunchedFunction& LiveCudaQueries::function(const void* handle, const char* symbol_name) {
   thread_local std::unordered_map<const void*, const LaunchedFunction*> cache;
+  thread_local uint64_t cache_generation = 0;
+  uint64_t generation = function_generation.load(std::memory_order_acquire);
+  if (cache_generation != generation) {
+    cache.clear();
+    cache_generation = generation;
+  }
   auto hit = cache.find(handle);
   if (hit != cache.end()) return *hit->second;
   static std::mutex shared_mutex;
   static auto* shared = new std::unordered_map<const void*, std::unique_ptr<LaunchedFunction>>;
+  // An unload's functions are kept, never freed: another thread may be
+  // reading one in its launch's callback. A few hundred bytes each, made
+  // only where modules come and go.
+  static auto* retired = new std::vector<std::unique_ptr<LaunchedFunction>>;
+  static uint64_t shared_generation = 0;
   const LaunchedFunction* info = nullptr;
   {
     std::lock_guard<std::mutex> lock(shared_mutex);
+    if (shared_generation != generation) {
+      for (auto& [old_handle, old] : *shared) retired->push_back(std::move(old));
+      shared->clear();
+      shared_generation = generation;
+    }
     auto& slot = (*shared)[handle];
     if (!slot) {
       slot = std::make_unique<LaunchedFunction>();
@@ -105,6 +127,8 @@ const LaunchedFunction& LiveCudaQueries::function(const void* handle, const char
   cache[handle] = info;
   return *info;
 }
+
+void LiveCudaQueries::forget_functions() { function_generation.fetch_add(1, std::memory_order_release); }
 
 std::pair<uint64_t, uint64_t> LiveCudaQueries::allocation_range(uint64_t address) {
   return driver_allocation_range(address);

@@ -16,6 +16,7 @@ class LiveCudaQueries final : public CudaQueries {
   int64_t stream_id(CUcontext context, CUstream stream, bool per_thread) override;
   void forget_stream(CUstream stream) override;
   const LaunchedFunction& function(const void* handle, const char* symbol_name) override;
+  void forget_functions() override;
   std::pair<uint64_t, uint64_t> allocation_range(uint64_t address) override;
   uint32_t graph_id(CUgraph graph) override;
   uint64_t graph_node_id(CUgraphNode node) override;

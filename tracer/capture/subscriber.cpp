@@ -41,6 +41,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
       if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         if (hooks.context_created) hooks.context_created();
         prepare_activity_for_contexts();
+      } else if (cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+        context->cuda.forget_functions();
       } else if (is_graph_callback(cbid)) {
         const auto* resource = static_cast<const CUpti_ResourceData*>(data);
         on_graph_callback(*context, cbid,

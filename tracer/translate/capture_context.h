@@ -39,7 +39,11 @@ class CudaQueries {
   virtual void forget_stream(CUstream stream) = 0;
   // A launched function, by handle (CUfunction, or the CUkernel of runtime
   // launches); `symbol_name` is the runtime's name for it, when it gave one.
+  // The answer stays valid for the life of the process.
   virtual const LaunchedFunction& function(const void* handle, const char* symbol_name) = 0;
+  // A module is being unloaded: its functions' handles may name other
+  // functions, with other parameters, once another module is loaded.
+  virtual void forget_functions() = 0;
   // The base and size of the device allocation holding `address` ({0, 0}
   // when unknown): for memory mapped from another process.
   virtual std::pair<uint64_t, uint64_t> allocation_range(uint64_t address) = 0;
