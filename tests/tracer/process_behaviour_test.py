@@ -9,6 +9,7 @@ exit code and stdout must be the same, and the traces must say what happened.
 """
 import os
 import signal
+import re
 import sqlite3
 import subprocess
 import sys
@@ -140,6 +141,15 @@ print("crashing", flush=True)
 ctypes.string_at(0)
 """
 
+# A crash in the tracer's own code: the program hands the interposed
+# sigaction a bad address to put the old action at, which the tracer writes.
+OWN_CRASH_PROGRAM = """
+import ctypes, faulthandler
+faulthandler.enable()
+libc = ctypes.CDLL(None)
+libc.sigaction(10, None, ctypes.c_void_p(0x20))
+"""
+
 # A signal that ends a program without CUDA (no context ever), at any time
 # after it starts: the blocks allocated before it are in the trace, which
 # says which signal ended it.
@@ -224,9 +234,27 @@ def check_crash(c, apptracer):
         c.expect(traced.returncode == plain.returncode,
                  f"crash: same exit ({traced.returncode} == {plain.returncode})")
         c.expect("Fatal Python error" in traced.stderr, "crash: the program's faulthandler still ran")
+        c.expect("apptracer's own code" not in traced.stderr,
+                 "crash: the program's crash is not called the tracer's")
         found = traces(out)
         states = [(meta(t, "status"), meta(t, "end_reason")) for t in found]
         c.expect(states == [("incomplete", "signal 11")], f"crash: the trace is incomplete ({states})")
+
+
+def check_own_crash(c, apptracer):
+    """A fault in the tracer's own code is called the tracer's, first; the
+    program's handler still runs and the trace is still written."""
+    with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as out:
+        program = script(OWN_CRASH_PROGRAM, scratch)
+        traced = record(apptracer, out, program)
+        c.expect(traced.returncode == -signal.SIGSEGV, f"own crash: a SIGSEGV ({traced.returncode})")
+        blamed = re.search(r"apptracer: SIGSEGV in apptracer's own code \(libapptracer\.so\+0x[0-9a-f]+\)",
+                           traced.stderr)
+        c.expect(blamed is not None, f"own crash: the tracer says the crash is its own: {traced.stderr[-400:]!r}")
+        c.expect(blamed is None or blamed.start() < traced.stderr.find("Fatal Python error"),
+                 "own crash: said before the program's handler speaks")
+        states = [(meta(t, "status"), meta(t, "end_reason")) for t in traces(out)]
+        c.expect(states == [("incomplete", "signal 11")], f"own crash: the trace is incomplete ({states})")
 
 
 def block_sizes(path, sizes):
@@ -348,6 +376,7 @@ def main():
     check_finish_costs(c, apptracer)
     check_early_sigterm(c, apptracer)
     check_crash(c, apptracer)
+    check_own_crash(c, apptracer)
     check_signals_without_cuda(c, apptracer)
     check_program_handlers(c, apptracer)
     check_hand_set_force(c, library)

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "base/own_code.h"
 #include "base/signal_sets.h"
 #include "inject/lifecycle.h"
 #include "store/writer.h"
@@ -40,6 +41,27 @@ bool is_ignored(const struct sigaction& action) {
 }
 
 void on_signal(int signal_number, siginfo_t* info, void* context);
+
+// Where our own code lies: found when the handlers are installed.
+OwnCode own_code;
+
+// A fault (the kernel's, not a signal sent) in our own code is our bug: the
+// user hears so first, whatever the program's handler then says (Python's
+// faulthandler blamed XLA's compiler for a crash in the tracer's launch
+// callback).
+void blame_ourselves_for_our_fault(int signal_number, const siginfo_t* info, const void* context) {
+  bool fault = signal_number == SIGSEGV || signal_number == SIGBUS || signal_number == SIGILL ||
+               signal_number == SIGFPE;
+  if (!fault || !info || info->si_code <= 0) return;
+  uintptr_t pc = faulting_pc(context);
+  if (!own_code.contains(pc)) return;
+  int saved_errno = errno;
+  char line[256];
+  size_t length = describe_own_fault(line, sizeof line, signal_number, own_code, pc);
+  ssize_t written = write(STDERR_FILENO, line, length);
+  static_cast<void>(written);
+  errno = saved_errno;
+}
 
 // What the kernel holds for a handled signal: ours, with the program's mask
 // and flags (its SA_RESTART, SA_NODEFER, SA_ONSTACK keep their meaning);
@@ -80,6 +102,7 @@ void flush_before_dying(int signal_number) {
 // comes back here), or, at the default action, the trace is flushed and the
 // process dies of the signal, with a core where the signal makes one.
 void on_signal(int signal_number, siginfo_t* info, void* context) {
+  blame_ourselves_for_our_fault(signal_number, info, context);
   struct sigaction program = state.program_actions[signal_number];
   if (is_default(program)) {
     int saved_errno = errno;
@@ -138,6 +161,7 @@ void set_program_action(int signal_number, const struct sigaction& action) {
 // inherits them.
 void install_signal_handlers_once() {
   if (state.signal_handlers_installed.exchange(true)) return;
+  own_code = own_code_of(reinterpret_cast<const void*>(&on_signal));
   for (int signal_number : kHandledSignals) {
     struct sigaction current {};
     if (libc_sigaction()(signal_number, nullptr, &current) != 0) continue;
