@@ -141,6 +141,7 @@ class RunDirectory {
   std::vector<AnnouncedTrace> traces() const {
     std::vector<std::pair<int64_t, AnnouncedTrace>> found;
     for (const std::string& file : entries()) {
+      if (file.rfind("trace-", 0) != 0) continue;  // what a process said (first_in_run_to_say)
       std::string entry = path_ + "/" + file;
       std::ifstream in(entry);
       AnnouncedTrace trace;

@@ -3,10 +3,12 @@
 
     no_gpu_test.py APPTRACER VECTOR_ADD
 
-Runs a CUDA program (which fails for want of a GPU) and a program that never
-touches CUDA, each plain and under `apptracer record`: exit code and stdout
-must match, stderr may differ by exactly one apptracer line, and no trace
-file appears. Exits 77 (skipped) on a machine that has a GPU.
+Runs a CUDA program (which fails for want of a GPU), a program that never
+touches CUDA, and a shell running two of those (three processes, as a
+launcher script's chain of execs is), each plain and under `apptracer
+record`: exit code and stdout must match, stderr may differ by exactly one
+apptracer line, and no trace file appears. Exits 77 (skipped) on a machine
+that has a GPU.
 """
 import ctypes
 import os
@@ -31,7 +33,8 @@ def main():
         return 77
     failures = []
     with tempfile.TemporaryDirectory(prefix="apptracer-nogpu-") as out_dir:
-        for program in ([vector_add], [sys.executable, "-c", "print(sum(range(10)))"]):
+        chain = f"'{sys.executable}' -c 'print(1)' && '{sys.executable}' -c 'print(2)'"
+        for program in ([vector_add], [sys.executable, "-c", "print(sum(range(10)))"], ["/bin/sh", "-c", chain]):
             plain = subprocess.run(program, capture_output=True, text=True, timeout=60)
             traced = subprocess.run([apptracer, "record", "-o", os.path.join(out_dir, "t-%p.db"), "--"]
                                     + program, capture_output=True, text=True, timeout=60)

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -213,6 +214,18 @@ void announce_trace(const std::string& run_dir, const std::string& path) {
   ssize_t written = write(fd, line.data(), line.size());
   static_cast<void>(written);
   close(fd);
+}
+
+bool first_in_run_to_say(const std::string& run_dir, const std::string& line) {
+  if (run_dir.empty()) return true;
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a: a name per line, no library
+  for (unsigned char c : line) hash = (hash ^ c) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof name, "/said-%016llx", static_cast<unsigned long long>(hash));
+  int fd = open((run_dir + name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno != EEXIST;
+  close(fd);
+  return true;
 }
 
 }  // namespace apptracer

@@ -107,4 +107,11 @@ ClaimedOutput claim_output_path(const std::string& path, int pid);
 // can list every trace of the run, wherever each process wrote it.
 void announce_trace(const std::string& run_dir, const std::string& path);
 
+// Whether this process is the first of an `apptracer record` run to say
+// `line` (a file in `run_dir` named by it, made only if none is there);
+// always outside record (`run_dir` empty) or where the directory cannot say.
+// A shell script's chain of execs is a process each, and each would say why
+// it is not traced.
+bool first_in_run_to_say(const std::string& run_dir, const std::string& line);
+
 }  // namespace apptracer

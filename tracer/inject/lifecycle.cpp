@@ -285,7 +285,11 @@ void start(const Config& given) {
   bool host_only =
       !state.callbacks_active && !state.exact_active && config.host_allocations == HostAllocations::All;
   if (!state.callbacks_active && !state.exact_active && !host_only) {
-    log_warn("{}; apptracer is not tracing this process", why_not);
+    if (first_in_run_to_say(config.run_dir, why_not)) {
+      log_warn("{}; apptracer is not tracing this process", why_not);
+    } else {
+      log_info("{}; apptracer is not tracing this process", why_not);
+    }
     state.not_tracing_reason = (new std::string(why_not))->c_str();
     state.finished = true;  // nothing will be recorded; leave the program alone
     state.final_write_done = true;
