@@ -78,40 +78,42 @@ class StepWindow {
 
 // When an event row was issued (the operations' convention for copies,
 // memsets and kernels: the API call, else the GPU start); rows of other
-// tables are not limited.
-inline int64_t event_ns(const Packed<ApiCallRow>& row) { return row.start_ns; }
-inline int64_t event_ns(const Packed<MemcpyRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
-inline int64_t event_ns(const Packed<MemsetRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
-inline int64_t event_ns(const Packed<KernelRow>& row) { return row.api_start_ns.value_or(row.gpu_start_ns.value_or(0)); }
-inline int64_t event_ns(const Packed<SyncRow>& row) { return row.start_ns; }
-inline int64_t event_ns(const Packed<StreamEventRow>& row) { return row.ns; }
-inline int64_t event_ns(const Packed<UmEventRow>& row) { return row.start_ns.value_or(row.end_ns.value_or(0)); }
-inline int64_t event_ns(const Packed<MemAdviceRow>& row) { return row.ns; }
-inline int64_t event_ns(const Packed<CollectiveRow>& row) { return row.api_start_ns; }
-
-// event_ns in SQL, over the row's table: what limits a read to a window
-// (StepWindow::sql_filter) before its rows are decoded. It only narrows the
-// read (event_ns decides each row read); a test holds it to losing none.
+// tables are not limited. Each table's is declared once, by the columns it
+// is taken from, the first not NULL (0 when none): event_ns(row) reads them,
+// and kEventTimeSql<Row> says the same in SQL, which limits a read to a
+// window (StepWindow::sql_filter) before its rows are decoded. The SQL only
+// narrows the read (event_ns decides each row read); a test holds it to
+// losing none.
 template <typename Row>
 inline constexpr const char* kEventTimeSql = nullptr;
-template <>
-inline constexpr const char* kEventTimeSql<ApiCallRow> = "start_ns";
-template <>
-inline constexpr const char* kEventTimeSql<MemcpyRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
-template <>
-inline constexpr const char* kEventTimeSql<MemsetRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
-template <>
-inline constexpr const char* kEventTimeSql<KernelRow> = "COALESCE(api_start_ns, gpu_start_ns, 0)";
-template <>
-inline constexpr const char* kEventTimeSql<SyncRow> = "start_ns";
-template <>
-inline constexpr const char* kEventTimeSql<StreamEventRow> = "ns";
-template <>
-inline constexpr const char* kEventTimeSql<UmEventRow> = "COALESCE(start_ns, end_ns, 0)";
-template <>
-inline constexpr const char* kEventTimeSql<MemAdviceRow> = "ns";
-template <>
-inline constexpr const char* kEventTimeSql<CollectiveRow> = "api_start_ns";
+
+namespace detail {
+inline int64_t first_set(int64_t value) { return value; }
+inline int64_t first_set(NullableInt value) { return value.value_or(0); }
+inline int64_t first_set(NullableInt value, NullableInt otherwise) { return value.value_or(otherwise.value_or(0)); }
+}  // namespace detail
+
+#define APPTRACER_EVENT_TIME(RowType, column)                                              \
+  inline int64_t event_ns(const Packed<RowType>& row) { return detail::first_set(row.column); } \
+  template <>                                                                              \
+  inline constexpr const char* kEventTimeSql<RowType> = "COALESCE(" #column ", 0)";
+#define APPTRACER_EVENT_TIME_OR(RowType, column, otherwise)                                \
+  inline int64_t event_ns(const Packed<RowType>& row) {                                    \
+    return detail::first_set(row.column, row.otherwise);                                   \
+  }                                                                                        \
+  template <>                                                                              \
+  inline constexpr const char* kEventTimeSql<RowType> = "COALESCE(" #column ", " #otherwise ", 0)";
+APPTRACER_EVENT_TIME(ApiCallRow, start_ns)
+APPTRACER_EVENT_TIME_OR(MemcpyRow, api_start_ns, gpu_start_ns)
+APPTRACER_EVENT_TIME_OR(MemsetRow, api_start_ns, gpu_start_ns)
+APPTRACER_EVENT_TIME_OR(KernelRow, api_start_ns, gpu_start_ns)
+APPTRACER_EVENT_TIME(SyncRow, start_ns)
+APPTRACER_EVENT_TIME(StreamEventRow, ns)
+APPTRACER_EVENT_TIME_OR(UmEventRow, start_ns, end_ns)
+APPTRACER_EVENT_TIME(MemAdviceRow, ns)
+APPTRACER_EVENT_TIME(CollectiveRow, api_start_ns)
+#undef APPTRACER_EVENT_TIME
+#undef APPTRACER_EVENT_TIME_OR
 
 // A tensor block's lifetime: made, then back in its pool (or alive to the
 // end); and the same two columns in SQL.
