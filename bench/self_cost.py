@@ -57,14 +57,15 @@ def main():
         gained = (rows - short["rows"].get(table, 0)) / per_step
         if gained:
             print(f"result real-{workload}.self.rows.{table}.per_step {gained:.0f}")
-    for key in ("cpu", "user", "system"):
-        if f"writer_{key}_ns" in long:
-            used = (long[f"writer_{key}_ns"] - short[f"writer_{key}_ns"]) / per_step / 1000
-            print(f"result real-{workload}.self.writer_{key}.us_per_step {used:.1f}")
-    for key in ("minor_faults", "major_faults", "voluntary_switches", "involuntary_switches"):
-        if f"writer_{key}" in long:
-            count = (long[f"writer_{key}"] - short[f"writer_{key}"]) / per_step
-            print(f"result real-{workload}.self.writer_{key}.per_step {count:.0f}")
+    for thread in ("writer", "inserter"):
+        for key in ("cpu", "user", "system"):
+            if f"{thread}_{key}_ns" in long:
+                used = (long[f"{thread}_{key}_ns"] - short[f"{thread}_{key}_ns"]) / per_step / 1000
+                print(f"result real-{workload}.self.{thread}_{key}.us_per_step {used:.1f}")
+        for key in ("minor_faults", "major_faults", "voluntary_switches", "involuntary_switches"):
+            if f"{thread}_{key}" in long:
+                count = (long[f"{thread}_{key}"] - short[f"{thread}_{key}"]) / per_step
+                print(f"result real-{workload}.self.{thread}_{key}.per_step {count:.0f}")
     print(f"result real-{workload}.self.timer_ns {long['timer_ns']}")
 
 

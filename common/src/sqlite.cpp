@@ -65,6 +65,7 @@ Database::~Database() { close(); }
 
 Database::Database(Database&& other) noexcept
     : db_(std::exchange(other.db_, nullptr)),
+      insert_thread_(std::exchange(other.insert_thread_, nullptr)),
       name_(std::move(other.name_)),
       flags_(other.flags_),
       vfs_(std::move(other.vfs_)) {}
@@ -73,6 +74,7 @@ Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     close();
     db_ = std::exchange(other.db_, nullptr);
+    insert_thread_ = std::exchange(other.insert_thread_, nullptr);
     name_ = std::move(other.name_);
     flags_ = other.flags_;
     vfs_ = std::move(other.vfs_);
@@ -82,12 +84,14 @@ Database& Database::operator=(Database&& other) noexcept {
 
 void Database::close() {
   if (db_) {
+    if (insert_thread_) insert_thread_->settle();
     sqlite3_close_v2(db_);
     db_ = nullptr;
   }
 }
 
 void Database::exec(std::string_view sql) {
+  enter();
   char* error = nullptr;
   std::string text(sql);
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
@@ -97,11 +101,20 @@ void Database::exec(std::string_view sql) {
   }
 }
 
-Statement Database::prepare(std::string_view sql) { return Statement(db_, sql); }
+Statement Database::prepare(std::string_view sql) {
+  enter();
+  return Statement(db_, sql, insert_thread_);
+}
 
-int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Database::last_insert_rowid() const {
+  enter();
+  return sqlite3_last_insert_rowid(db_);
+}
 
-int64_t Database::changes() const { return sqlite3_changes64(db_); }
+int64_t Database::changes() const {
+  enter();
+  return sqlite3_changes64(db_);
+}
 
 bool Database::has_table(const std::string& name) {
   Statement query = prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
@@ -115,33 +128,43 @@ bool Database::has_column(const std::string& table, const std::string& column) {
   return columns.step();
 }
 
-Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+Statement::Statement(sqlite3* db, std::string_view sql, InsertThread* insert_thread)
+    : db_(db), insert_thread_(insert_thread) {
   if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
       SQLITE_OK) {
     fail(db, "cannot prepare statement");
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  if (stmt_) settle();
+  sqlite3_finalize(stmt_);
+}
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+    : db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      insert_thread_(other.insert_thread_) {}
 
 Statement& Statement::operator=(Statement&& other) noexcept {
   if (this != &other) {
+    if (stmt_) settle();
     sqlite3_finalize(stmt_);
     db_ = other.db_;
     stmt_ = std::exchange(other.stmt_, nullptr);
+    insert_thread_ = other.insert_thread_;
   }
   return *this;
 }
 
 Statement& Statement::bind(int index, double value) {
+  enter();
   if (sqlite3_bind_double(stmt_, index, value) != SQLITE_OK) fail_bind();
   return *this;
 }
 
 Statement& Statement::bind(int index, std::string_view value) {
+  enter();
   if (sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
                         SQLITE_TRANSIENT) != SQLITE_OK) {
     fail_bind();
@@ -152,6 +175,7 @@ Statement& Statement::bind(int index, std::string_view value) {
 void Statement::fail_bind() const { fail(db_, "bind"); }
 
 bool Statement::step() {
+  enter();
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -164,26 +188,40 @@ void Statement::run() {
 }
 
 void Statement::run_rebinding_all() {
+  enter();
   step();
   sqlite3_reset(stmt_);
 }
 
 void Statement::reset() {
+  enter();
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
 }
 
-int Statement::column_count() const { return sqlite3_column_count(stmt_); }
+int Statement::column_count() const {
+  enter();
+  return sqlite3_column_count(stmt_);
+}
 bool Statement::is_null(int column) const {
+  enter();
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
-int64_t Statement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-double Statement::real(int column) const { return sqlite3_column_double(stmt_, column); }
+int64_t Statement::int64(int column) const {
+  enter();
+  return sqlite3_column_int64(stmt_, column);
+}
+double Statement::real(int column) const {
+  enter();
+  return sqlite3_column_double(stmt_, column);
+}
 std::string Statement::text(int column) const {
+  enter();
   const unsigned char* value = sqlite3_column_text(stmt_, column);
   return value ? std::string(reinterpret_cast<const char*>(value)) : std::string();
 }
 std::string_view Statement::text_view(int column) const {
+  enter();
   const unsigned char* value = sqlite3_column_text(stmt_, column);
   if (!value) return {};
   return std::string_view(reinterpret_cast<const char*>(value),
@@ -194,9 +232,13 @@ std::optional<int64_t> Statement::optional_int64(int column) const {
   return int64(column);
 }
 std::string Statement::column_name(int column) const {
+  enter();
   const char* name = sqlite3_column_name(stmt_, column);
   return name ? name : "";
 }
-int Statement::column_type(int column) const { return sqlite3_column_type(stmt_, column); }
+int Statement::column_type(int column) const {
+  enter();
+  return sqlite3_column_type(stmt_, column);
+}
 
 }  // namespace apptracer

@@ -130,6 +130,12 @@ def check_self_cost(c, apptracer, apps):
         c.expect(min(usage) >= 0 and usage[0] + usage[1] <= cost.get("writer_cpu_ns", 0) + 20_000_000,
                  f"self-cost: the writer's CPU split into user and system time, its faults and "
                  f"switches: {usage} of {cost.get('writer_cpu_ns')} ns")
+        # Its insert thread ran no batch if no table filled one: 0 is allowed.
+        c.expect(cost.get("inserter_cpu_ns", -1) >= 0 and
+                 cost.get("inserter_user_ns", -1) + cost.get("inserter_system_ns", -1) <=
+                 cost.get("inserter_cpu_ns", 0) + 20_000_000,
+                 f"self-cost: the insert thread's CPU, split likewise "
+                 f"({cost.get('inserter_cpu_ns')}, {cost.get('inserter_user_ns')} user)")
         written, commits = cost.get("writer_allocations", {}), cost.get("writer_commit", {})
         c.expect(written.get("calls", 0) >= 1 and commits.get("calls", 0) >= 1,
                  f"self-cost: the writer's time by what it wrote: {written}, {commits}")

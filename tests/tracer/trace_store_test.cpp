@@ -241,6 +241,37 @@ TEST_F(TraceStoreTest, FreesEndAllocations) {
   EXPECT_EQ(scalar("SELECT free_ns FROM allocations"), 9);
 }
 
+// A free fills in its row whether the row was stored in an earlier pass,
+// waits in this one, or comes in a later pass than the free itself.
+TEST_F(TraceStoreTest, FreesFindTheirRowInAnyPassOrder) {
+  auto free_of = [&](uint64_t address, uint64_t ns) {
+    Record f{};
+    f.type = RecordType::Free;
+    f.free.alloc_id = registry_.remove(address, ns)->id;
+    f.free.ns = ns;
+    f.own_correlation_id = static_cast<uint32_t>(ns);
+    return f;
+  };
+  Record stored_before = allocation(0x1000, 0x10, AllocKind::Device, 1);
+  write({stored_before});
+  Record same_pass = allocation(0x2000, 0x10, AllocKind::Device, 2);
+  Record free_first = allocation(0x3000, 0x10, AllocKind::Device, 3);
+  Record never_freed = allocation(0x4000, 0x10, AllocKind::Device, 4);
+  write({free_of(0x1000, 10), same_pass, free_of(0x2000, 11), free_of(0x3000, 12), never_freed});
+  write({free_first});
+  Database db = read();
+  Statement q = db.prepare("SELECT address, free_ns, free_correlation_id FROM allocations ORDER BY address");
+  for (auto [address, free_ns] : {std::pair<int64_t, int64_t>{0x1000, 10}, {0x2000, 11}, {0x3000, 12}}) {
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.int64(0), address);
+    EXPECT_EQ(q.int64(1), free_ns) << std::hex << address;
+    EXPECT_EQ(q.int64(2), free_ns) << std::hex << address;
+  }
+  ASSERT_TRUE(q.step());
+  EXPECT_TRUE(q.is_null(1)) << "the block never freed";
+  EXPECT_FALSE(q.step());
+}
+
 Record advice(uint32_t correlation, MemAdvice kind, uint64_t address, uint64_t bytes,
               MemLocationType location, int32_t location_id, int64_t stream) {
   Record r{};

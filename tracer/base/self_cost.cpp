@@ -59,23 +59,28 @@ ThreadUsage this_thread_usage() {
   return usage;
 }
 
-std::string json(const ThreadUsage& writer) {
+std::string json(const ThreadUsage& writer, const ThreadUsage& inserter) {
   std::string out = "{";
   for (size_t i = 0; i < static_cast<size_t>(Site::kCount); ++i) {
     out += "\"" + std::string(kKeys[i]) + "\": {\"calls\": " +
            std::to_string(totals[i].calls.load(std::memory_order_relaxed)) +
            ", \"ns\": " + std::to_string(totals[i].ns.load(std::memory_order_relaxed)) + "}, ";
   }
-  auto field = [](const char* key, uint64_t value) {
-    return "\"" + std::string(key) + "\": " + std::to_string(value) + ", ";
+  auto usage = [&](const std::string& thread, const ThreadUsage& used) {
+    auto field = [&](const char* key, uint64_t value) {
+      out += "\"" + thread + "_" + key + "\": " + std::to_string(value) + ", ";
+    };
+    field("cpu_ns", used.cpu_ns);
+    field("user_ns", used.user_ns);
+    field("system_ns", used.system_ns);
+    field("minor_faults", used.minor_faults);
+    field("major_faults", used.major_faults);
+    field("voluntary_switches", used.voluntary_switches);
+    field("involuntary_switches", used.involuntary_switches);
   };
-  return out + field("writer_cpu_ns", writer.cpu_ns) + field("writer_user_ns", writer.user_ns) +
-         field("writer_system_ns", writer.system_ns) +
-         field("writer_minor_faults", writer.minor_faults) +
-         field("writer_major_faults", writer.major_faults) +
-         field("writer_voluntary_switches", writer.voluntary_switches) +
-         field("writer_involuntary_switches", writer.involuntary_switches) +
-         "\"timer_ns\": " + std::to_string(timer_ns()) + "}";
+  usage("writer", writer);
+  usage("inserter", inserter);
+  return out + "\"timer_ns\": " + std::to_string(timer_ns()) + "}";
 }
 
 }  // namespace apptracer::self_cost

@@ -80,9 +80,10 @@ class Timer {
   uint64_t start_;
 };
 
-// What the writer thread used over its life (getrusage of the thread): its
-// CPU split into user and kernel time, and the page faults and context
-// switches that kernel time is mostly made of on a virtual machine.
+// What one of the tracer's threads (the writer, its insert thread) used
+// over its life (getrusage of the thread): its CPU split into user and
+// kernel time, and the page faults and context switches that kernel time is
+// mostly made of on a virtual machine.
 struct ThreadUsage {
   uint64_t cpu_ns = 0;
   uint64_t user_ns = 0;
@@ -91,6 +92,17 @@ struct ThreadUsage {
   uint64_t major_faults = 0;
   uint64_t voluntary_switches = 0;
   uint64_t involuntary_switches = 0;
+
+  ThreadUsage& operator+=(const ThreadUsage& other) {
+    cpu_ns += other.cpu_ns;
+    user_ns += other.user_ns;
+    system_ns += other.system_ns;
+    minor_faults += other.minor_faults;
+    major_faults += other.major_faults;
+    voluntary_switches += other.voluntary_switches;
+    involuntary_switches += other.involuntary_switches;
+    return *this;
+  }
 };
 // The calling thread's; zeros where the system cannot say.
 ThreadUsage this_thread_usage();
@@ -98,8 +110,8 @@ ThreadUsage this_thread_usage();
 // {"api_callback": {"calls": N, "ns": T}, ..., "writer_cpu_ns": W,
 //  "writer_user_ns": .., "writer_system_ns": .., "writer_minor_faults": ..,
 //  "writer_major_faults": .., "writer_voluntary_switches": ..,
-//  "writer_involuntary_switches": .., "timer_ns": what one timed call adds,
-//  measured here}.
-std::string json(const ThreadUsage& writer);
+//  "writer_involuntary_switches": .., the same as "inserter_..." for the
+//  insert thread, "timer_ns": what one timed call adds, measured here}.
+std::string json(const ThreadUsage& writer, const ThreadUsage& inserter);
 
 }  // namespace apptracer::self_cost

@@ -6,8 +6,7 @@
 namespace apptracer {
 
 AllocationRows::AllocationRows(Database& db, AddressResolver& resolver)
-    : db_(db),
-      resolver_(resolver),
+    : resolver_(resolver),
       allocations_(db),
       update_free_(db.prepare(
           "UPDATE allocations SET free_correlation_id = ?, free_ns = ? WHERE id = ?")) {}
@@ -19,7 +18,7 @@ void AllocationRows::write_promoted_block(const PromotedBlock& block) {
   }
   // Freed before the writer saw the touch: its pages are gone, so where
   // they were comes from the free, and the free comes with the row.
-  pending_frees_[block.allocation.allocation.alloc_id] = PendingFree{std::nullopt, block.free_ns};
+  pending_frees_[block.allocation.allocation.alloc_id] = Free{std::nullopt, block.free_ns};
   write_allocation(block.allocation, block.numa_node);
 }
 
@@ -55,16 +54,34 @@ void AllocationRows::write_allocation(const Record& r, std::optional<int> numa_n
     row.free_ns = as_int(pending->second.ns);
     pending_frees_.erase(pending);
   }
-  allocations_.insert(row);
+  held_[a.alloc_id] = row;
 }
 
 void AllocationRows::write_free(const Record& r) {
-  std::optional<int64_t> correlation = optional_nonzero(r.own_correlation_id);
-  update_free_.bind(1, correlation)
-      .bind(2, as_int(r.free.ns))
-      .bind(3, as_int(r.free.alloc_id))
-      .run();
-  if (db_.changes() == 0) pending_frees_[r.free.alloc_id] = PendingFree{correlation, r.free.ns};
+  Free free{optional_nonzero(r.own_correlation_id), r.free.ns};
+  uint64_t id = r.free.alloc_id;
+  auto held = held_.find(id);
+  if (held != held_.end()) {
+    held->second.free_correlation_id = free.correlation_id;
+    held->second.free_ns = as_int(free.ns);
+  } else if (stored_open_.erase(id)) {
+    frees_of_stored_.emplace_back(id, free);
+  } else {
+    pending_frees_[id] = free;
+  }
+}
+
+void AllocationRows::end_pass() {
+  for (const auto& [id, free] : frees_of_stored_) {
+    update_free_.bind(1, free.correlation_id).bind(2, as_int(free.ns)).bind(3, as_int(id)).run();
+  }
+  frees_of_stored_.clear();
+  for (const auto& [id, row] : held_) {
+    allocations_.add(row);
+    if (!row.free_ns) stored_open_.insert(id);
+  }
+  held_.clear();
+  allocations_.flush();
 }
 
 }  // namespace apptracer

@@ -33,12 +33,14 @@ self_cost::Site writer_site(RecordType type) {
 }  // namespace
 
 TraceStore::TraceStore(const std::string& path, const AllocationRegistry& registry,
-                       StringTable& strings, HostBlockResolution host, StoreOptions options)
+                       StringTable& strings, HostBlockResolution host, StoreOptions options,
+                       InsertThread* insert_thread)
     : db_(path, Database::Mode::Create),
       strings_(strings),
       resolver_(registry, std::move(host),
                 [this](const PromotedBlock& block) { allocations_->write_promoted_block(block); }),
       signatures_(strings) {
+  db_.use_insert_thread(insert_thread);
   // WAL: a crash or SIGKILL leaves every committed pass readable.
   // synchronous=OFF: what SQLite wrote is in the OS's page cache when the
   // program dies, so the trace survives the program's death with no fsync;
@@ -242,6 +244,7 @@ void TraceStore::end_pass(uint64_t drained_before) {
 }
 
 void TraceStore::flush_batches(uint64_t drained_before) {
+  allocations_->end_pass();
   api_calls_->flush();
   syncs_.flush();
   stream_events_.flush();

@@ -45,9 +45,12 @@ class TraceStore {
  public:
   // Creates the database at `path` (which must not exist) with the schema,
   // in WAL mode, with meta.status = incomplete. Addresses resolve in
-  // `registry` (CUDA's allocations) first, then in host blocks.
+  // `registry` (CUDA's allocations) first, then in host blocks. Full
+  // batches of rows run on `insert_thread` where one is given (it outlives
+  // the store).
   TraceStore(const std::string& path, const AllocationRegistry& registry, StringTable& strings,
-             HostBlockResolution host = {}, StoreOptions options = {});
+             HostBlockResolution host = {}, StoreOptions options = {},
+             InsertThread* insert_thread = nullptr);
   ~TraceStore();
 
   void begin();

@@ -30,7 +30,17 @@ Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable
       registry_(registry),
       strings_(strings),
       config_(std::move(config)),
-      host_(std::move(host)) {}
+      host_(std::move(host)),
+      insert_thread_([this] {
+        // As the writer thread: no signal handled here, no record made or
+        // waited for, no host allocation recorded.
+        sigset_t blocked = all_but_faults();
+        pthread_sigmask(SIG_SETMASK, &blocked, nullptr);
+        pthread_setname_np(pthread_self(), "apptracer-sql");
+        buffers_.mark_writer_thread();
+        if (thread_start_) thread_start_();
+      },
+                     [this] { insert_thread_usage_ += self_cost::this_thread_usage(); }) {}
 
 // The writer thread blocks every signal but the faults a thread raises on
 // itself: a signal sent to the process then goes to one of the program's
@@ -179,7 +189,8 @@ bool Writer::open_store_if_needed() {
     StoreOptions options = store_options();
     ClaimedFileCheck check(claimed);
     try {
-      store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options);
+      store_ = std::make_unique<TraceStore>(path, registry_, strings_, host_, options,
+                                            &insert_thread_);
     } catch (const std::exception&) {
       if (check.refused()) throw std::runtime_error("another file was put at its name after it was created");
       throw;
@@ -325,7 +336,12 @@ void Writer::finish(const std::string& status) {
     store_->set_meta("finish.rows_and_indexes_ms", ms_since(step_start));
     // After the last pass, so that the writer's sites count all of it; the
     // thread's CPU is its own, without the last pass on the exiting thread.
-    if (self_cost::enabled) store_->set_meta("self_cost", self_cost::json(thread_usage_));
+    // The insert thread is done once every row is (what follows is run
+    // here), and tells what it used as it ends.
+    insert_thread_.stop();
+    if (self_cost::enabled) {
+      store_->set_meta("self_cost", self_cost::json(thread_usage_, insert_thread_usage_));
+    }
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
     store_->set_meta("writer_lock_wait_ns", std::to_string(lock_wait_ns_));
     store_->set_meta("dropped_records",
@@ -361,6 +377,17 @@ void Writer::finish(const std::string& status) {
     }
   }
   store_.reset();
+  insert_thread_.stop();
+}
+
+bool Writer::hold_for_fork(std::chrono::milliseconds limit) {
+  auto start = std::chrono::steady_clock::now();
+  if (!sqlite_use_.hold_for_fork(limit)) return false;
+  auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  if (insert_thread_.settle(std::max(limit - spent, std::chrono::milliseconds(0)))) return true;
+  sqlite_use_.release_after_fork();
+  return false;
 }
 
 void Writer::flush_from_signal(int signal_number) {
@@ -377,6 +404,7 @@ void Writer::restart_after_fork() {
   // both without running their destructors.
   new (&thread_) std::thread;
   static_cast<void>(store_.release());
+  insert_thread_.forget_in_child();
   new (&pending_mutex_) std::mutex;
   sqlite_use_.reset_in_child();  // held by the forking thread (hold_for_fork)
   // The parent's threads may have been changing these when it forked (the

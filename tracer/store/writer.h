@@ -52,11 +52,12 @@ class Writer {
 
   // Around fork (pthread_atfork, registered after the host allocator's so
   // that this runs first): waits for the writer to leave SQLite, whose
-  // global mutexes a child would otherwise inherit locked. The writer holds
-  // it a slice of records at a time, never a whole pass, so the wait is
-  // short; false when it was not had within `limit` (the child must then
-  // not use SQLite: it is left untraced).
-  bool hold_for_fork(std::chrono::milliseconds limit) { return sqlite_use_.hold_for_fork(limit); }
+  // global mutexes a child would otherwise inherit locked, then for the
+  // batches it handed its insert thread. The writer holds the gate a slice
+  // of records at a time, never a whole pass, and hands over only inside
+  // it, so the wait is short; false when both were not had within `limit`
+  // (the child must then not use SQLite: it is left untraced).
+  bool hold_for_fork(std::chrono::milliseconds limit);
   void release_after_fork_in_parent() { sqlite_use_.release_after_fork(); }
 
   // In a forked child: a new thread and, on first records, a new file.
@@ -107,8 +108,9 @@ class Writer {
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
-  // What the writer thread used when it ended (--self-cost).
-  self_cost::ThreadUsage thread_usage_;
+  // What the writer thread and the insert thread used when they ended
+  // (--self-cost); the insert thread's summed over its starts.
+  self_cost::ThreadUsage thread_usage_, insert_thread_usage_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};
@@ -127,6 +129,9 @@ class Writer {
 
   // Held while the writer is inside SQLite (see hold_for_fork).
   SqliteGate sqlite_use_;
+  // Runs the store's full batches of rows while the writer builds the next
+  // (a thread named apptracer-sql). Declared before store_, which uses it.
+  InsertThread insert_thread_;
   mutable std::mutex pending_mutex_;
   std::vector<DeviceInfo> pending_devices_;
   std::map<std::string, std::string> pending_meta_;

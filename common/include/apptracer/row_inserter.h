@@ -4,6 +4,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -117,7 +119,8 @@ class RowInserter {
 // more than a one-row one, so the writer's cost per row drops. Rows are only
 // in the database after flush() (or once a batch fills): a caller that needs
 // a row's id assigns it itself, and flushes before it commits or replaces a
-// row it inserted here.
+// row it inserted here. Where the connection has an insert thread, a full
+// batch runs there while the next fills (InsertThread).
 template <typename Row>
 class BatchInserter : public RowInserter<Row> {
  public:
@@ -125,32 +128,61 @@ class BatchInserter : public RowInserter<Row> {
   // journal) spread over more rows took 5% off the writer's instructions.
   // Fewer where SQLite allows fewer parameters (999 before 3.32; a copy has 26 columns).
   static constexpr size_t kMaxBatchRows = 128;
+  // With an insert thread: batches of the table it may hold while one more
+  // fills; past that, whoever adds rows waits for it.
+  static constexpr unsigned kSlotsWithInsertThread = 4;
 
   BatchInserter() = default;
   explicit BatchInserter(Database& db)
       : RowInserter<Row>(db),
         batch_rows_(std::min(kMaxBatchRows, static_cast<size_t>(sqlite3_limit(
                                                 db.handle(), SQLITE_LIMIT_VARIABLE_NUMBER, -1)) /
-                                                columns())) {}
+                                                columns())),
+        slot_count_(db.insert_thread() ? kSlotsWithInsertThread : 1),
+        slots_(std::make_unique<Slot[]>(slot_count_)) {}
+  ~BatchInserter() { settle(); }
+  BatchInserter(BatchInserter&&) = delete;
+  BatchInserter& operator=(BatchInserter&& other) noexcept {
+    settle();
+    other.settle();
+    RowInserter<Row>::operator=(std::move(other));
+    batch_rows_ = other.batch_rows_;
+    slot_count_ = other.slot_count_;
+    slots_ = std::move(other.slots_);
+    filling_ = other.filling_;
+    pending_ = other.pending_;
+    batch_ = std::move(other.batch_);
+    bound_ = std::move(other.bound_);
+    return *this;
+  }
 
   void add(const Row& row) {
-    if (pending_ < batch_rows_) {
-      rows_[pending_++] = row;
-      if (pending_ < batch_rows_) return;
-    }
+    Slot& slot = slots_[filling_];
+    if (!slot.rows) slot.rows = std::make_unique<Row[]>(batch_rows_);
+    slot.rows[pending_++] = row;
+    if (pending_ < batch_rows_) return;
+    pending_ = 0;
     // Prepared when a batch first fills: most tables of a trace never fill
     // one, and preparing the statement costs a few million instructions.
     if (bound_.empty()) {
       batch_ = this->db_->prepare(RowInserter<Row>::sql(OnConflict::Fail, batch_rows_));
+      batch_.leave_to_insert_thread();
       bound_.resize(batch_rows_ * columns());
     }
-    for (size_t i = 0; i < batch_rows_; ++i) bind_changed(i);
-    batch_.run_rebinding_all();
-    pending_ = 0;
+    InsertThread* thread = this->db_->insert_thread();
+    if (!thread) return run(slot);
+    slot.in_flight.store(true, std::memory_order_release);
+    thread->hand_over(&run_handed_over, this, filling_);
+    filling_ = (filling_ + 1) % slot_count_;
+    Slot& next = slots_[filling_];
+    if (next.in_flight.load(std::memory_order_acquire)) {
+      thread->wait_until([&] { return !next.in_flight.load(std::memory_order_acquire); });
+    }
   }
 
   void flush() {
-    for (size_t i = 0; i < pending_; ++i) RowInserter<Row>::insert(rows_[i]);
+    Slot& slot = slots_[filling_];
+    for (size_t i = 0; i < pending_; ++i) RowInserter<Row>::insert(slot.rows[i]);
     pending_ = 0;
   }
 
@@ -160,16 +192,41 @@ class BatchInserter : public RowInserter<Row> {
     bool integer = false;  // false: not known, or not an integer
     std::optional<int64_t> value;
   };
+  // A batch's rows, allocated when first filled; in flight while the
+  // insert thread holds them.
+  struct Slot {
+    std::unique_ptr<Row[]> rows;
+    std::atomic<bool> in_flight{false};
+  };
 
   static size_t columns() { return table_of<Row>().columns.size(); }
 
-  // Binds row i's values into its place in the batch, leaving out the
+  void settle() {
+    if (this->db_ && this->db_->insert_thread()) this->db_->insert_thread()->settle();
+  }
+
+  static void run_handed_over(void* owner, unsigned slot, bool write) {
+    auto* self = static_cast<BatchInserter*>(owner);
+    Slot& batch = self->slots_[slot];
+    struct GiveBack {
+      Slot& batch;
+      ~GiveBack() { batch.in_flight.store(false, std::memory_order_release); }
+    } give_back{batch};
+    if (write) self->run(batch);
+  }
+
+  void run(Slot& slot) {
+    for (size_t i = 0; i < batch_rows_; ++i) bind_changed(i, slot.rows[i]);
+    batch_.run_rebinding_all();
+  }
+
+  // Binds a row's values into place i of the batch, leaving out the
   // integers (and NULLs) its parameters already hold: most columns repeat
   // from row to row (NULLs, devices, threads, launch shapes), and a bind
   // costs SQLite about 80 instructions.
-  void bind_changed(size_t i) {
+  void bind_changed(size_t i, const Row& row) {
     size_t slot = i * columns();
-    for_each_column(rows_[i], [&](const auto& value) {
+    for_each_column(row, [&](const auto& value) {
       Bound& bound = bound_[slot];
       int index = static_cast<int>(++slot);
       std::optional<int64_t> integer;
@@ -186,10 +243,12 @@ class BatchInserter : public RowInserter<Row> {
   }
 
   size_t batch_rows_ = 0;
+  unsigned slot_count_ = 0;
+  std::unique_ptr<Slot[]> slots_;
+  unsigned filling_ = 0;
+  size_t pending_ = 0;
   Statement batch_;
   std::vector<Bound> bound_;  // empty until batch_ is prepared
-  Row rows_[kMaxBatchRows];
-  size_t pending_ = 0;
 };
 
 }  // namespace apptracer

@@ -10,6 +10,8 @@
 
 #include <sqlite3.h>
 
+#include "apptracer/insert_thread.h"
+
 namespace apptracer {
 
 class SqliteError : public std::runtime_error {
@@ -51,12 +53,26 @@ class Database {
   int64_t changes() const;  // rows the last INSERT/UPDATE/DELETE touched
   bool has_table(const std::string& name);
   bool has_column(const std::string& table, const std::string& column);
-  sqlite3* handle() const { return db_; }
+  // For a direct sqlite3_* call: the insert thread has finished first.
+  sqlite3* handle() const {
+    enter();
+    return db_;
+  }
+
+  // Full batches of this connection's BatchInserters run on `thread` from
+  // now on (InsertThread says how the connection's other uses wait). Set
+  // before any statement is prepared; `thread` outlives the connection.
+  void use_insert_thread(InsertThread* thread) { insert_thread_ = thread; }
+  InsertThread* insert_thread() const { return insert_thread_; }
 
  private:
   void open(const std::string& name, int flags, const std::string& vfs);
+  void enter() const {
+    if (insert_thread_) insert_thread_->enter();
+  }
 
   sqlite3* db_ = nullptr;
+  InsertThread* insert_thread_ = nullptr;
   // How it was opened, for reopen_read_only().
   std::string name_;
   int flags_ = 0;
@@ -66,7 +82,9 @@ class Database {
 class Statement {
  public:
   Statement() = default;
-  Statement(sqlite3* db, std::string_view sql);
+  // `insert_thread`: the connection's (Database::use_insert_thread), waited
+  // for before each use of the statement.
+  Statement(sqlite3* db, std::string_view sql, InsertThread* insert_thread = nullptr);
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
@@ -76,12 +94,14 @@ class Statement {
   // Parameters are numbered from 1, as in SQLite. The integer ones are
   // inline: the writer binds a dozen per row, and the calls showed in its profile.
   Statement& bind(int index, int64_t value) {
+    enter();
     if (sqlite3_bind_int64(stmt_, index, value) != SQLITE_OK) fail_bind();
     return *this;
   }
   Statement& bind(int index, double value);
   Statement& bind(int index, std::string_view value);
   Statement& bind_null(int index) {
+    enter();
     if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) fail_bind();
     return *this;
   }
@@ -110,11 +130,23 @@ class Statement {
   // SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
   int column_type(int column) const;
 
+  // A batch statement, used only on the connection's insert thread while
+  // it runs the batch: it does not wait for that thread.
+  void leave_to_insert_thread() { insert_thread_ = nullptr; }
+
  private:
   [[noreturn]] void fail_bind() const;
+  void enter() const {
+    if (insert_thread_) insert_thread_->enter();
+  }
+  // Before finalizing, which must not throw.
+  void settle() const {
+    if (insert_thread_) insert_thread_->settle();
+  }
 
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  InsertThread* insert_thread_ = nullptr;
 };
 
 // Runs `body` inside BEGIN/COMMIT; rolls back if it throws.
