@@ -107,6 +107,11 @@ def check_jax(expect, traces, main):
     expect(main.kernels() >= 20, f"kernels of 20 jitted steps ({main.kernels()})")
 
 
+def check_jax_train(expect, traces, main):
+    expect(main.kernels() >= 4 * 10, f"kernels of 40 jitted training steps ({main.kernels()})")
+    expect(main.resolved_arg_words() > 0, "kernel arguments resolved to allocations")
+
+
 def check_cupy(expect, traces, main):
     expect("scale" in main.kernel_names(), "the RawKernel recorded by name")
     expect(main.allocations("device") >= 1, "the pool's device memory recorded")
@@ -148,6 +153,7 @@ CASES = [
     Case("dataloader_pinned", ["torch"], check_dataloader),
     Case("torch_compile", ["torch", "triton"], check_compile),
     Case("jax_jit", ["jax"], check_jax),
+    Case("jax_train", ["jax"], check_jax_train),
     Case("cupy_rawkernel", ["cupy"], check_cupy),
     Case("triton_add", ["torch", "triton"], check_triton),
     Case("mp_pool_cuda", ["torch"], check_pool, main_uses_cuda=False, workers_terminated=True),
