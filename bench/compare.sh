@@ -15,6 +15,8 @@
 #                   cudaLaunchKernel callback, each launch firing only the nested driver launch's)
 #   apptracer       preloaded libapptracer.so, set up as `apptracer record` sets it up
 #                   (the Python bootstrap on PYTHONPATH: framework allocators' blocks recorded)
+#   apptracer-from=DIR  apptracer as above from another install (DIR/lib/libapptracer.so): a
+#                   change's before and after, interleaved in one run
 #   apptracer-no-hooks  the same with --framework-allocators=off (no Python bootstrap)
 #   apptracer-context=MODE  apptracer with APPTRACER_FRAMEWORK_CONTEXT=MODE (off, modules, on):
 #                   what recording PyTorch's modules and ops costs
@@ -61,6 +63,10 @@ run_variant() {
     apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
                     PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                     APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
+    apptracer-from=*) local other=${variant#*=}
+                      env=(LD_PRELOAD="$other/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
+                           PYTHONPATH="$other/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                           APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
     apptracer-context=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                               APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                               APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_FRAMEWORK_CONTEXT="${variant#*=}") ;;

@@ -51,6 +51,14 @@ class SeveralWorkloads(unittest.TestCase):
         self.assertIn("t.untraced.wall_ms", results)
 
 
+class AnotherInstall(unittest.TestCase):
+    def test_apptracer_from_preloads_that_installs_library(self):
+        program = 'case "$LD_PRELOAD" in /other/lib/libapptracer.so) echo 1 ;; *) echo 0 ;; esac'
+        _, results = compare(1, "untraced,apptracer-from=/other", program)
+        self.assertEqual(results["t.untraced.per_op"], 0)
+        self.assertEqual(results["t.apptracer-from=/other.per_op"], 1)
+
+
 class Rounds(unittest.TestCase):
     def test_spread_is_the_largest_round_over_the_smallest(self):
         # Each round appends a line to a file and prints its count: 1, 2, 4.
