@@ -42,10 +42,6 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
       whole_run = WholeRunModels{std::move(whole.graph), std::move(whole.memory_model),
                                  std::move(whole.framework_segments), whole.framework};
     }
-    // The tensor blocks' rows made the whole run's graph, memory model and
-    // segments, which the steps' facts take: 186 MB at 1.46M blocks, not
-    // held while the steps' facts are read (read again if asked for).
-    trace.release<SubAllocationRow>();
     show(progress, "finding steps");
     trace.limit_to_steps(trace::StepSelection{std::nullopt, true});
   } else if (request.steps.any()) {

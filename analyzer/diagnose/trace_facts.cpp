@@ -44,6 +44,10 @@ class Reader {
       memory::limit_to_window(facts_.memory_model, trace_);
     } else {
       facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
+      // The tensor blocks' rows made the graph, the memory model and the
+      // segments, and no rule reads them: 186 MB at 1.46M blocks, not held
+      // through the rules (read again if asked for).
+      trace_.release<SubAllocationRow>();
     }
     facts_.producers = std::make_shared<memory::Producers>(trace_);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;
