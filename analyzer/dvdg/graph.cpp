@@ -1,5 +1,7 @@
 #include "analyzer/dvdg/graph.h"
 
+#include <algorithm>
+
 namespace apptracer::dvdg {
 
 std::string_view to_string(EdgeKind kind) {
@@ -9,6 +11,13 @@ std::string_view to_string(EdgeKind kind) {
     case EdgeKind::Migration: return "migration";
   }
   return "?";
+}
+
+int16_t Graph::residency(uint32_t value) const {
+  auto found = std::lower_bound(
+      managed_residency.begin(), managed_residency.end(), value,
+      [](const std::pair<uint32_t, int16_t>& held, uint32_t wanted) { return held.first < wanted; });
+  return found != managed_residency.end() && found->first == value ? found->second : kNoResidency;
 }
 
 size_t Graph::dependence_count() const {

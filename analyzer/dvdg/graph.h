@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "analyzer/trace/operations.h"
@@ -71,6 +72,10 @@ struct Location {
 // (kHostResidency). Values of other memory have none.
 inline constexpr int16_t kNoResidency = INT16_MIN;
 
+// Bits of a location's position where the graph's millions of values and
+// accesses hold it beside their flags.
+inline constexpr uint32_t kLocationBits = 26;
+
 // An operation of the trace, with what the graph adds to it.
 struct Op : trace::Operation {
   bool reads_uninitialized = false;
@@ -105,8 +110,15 @@ struct Op : trace::Operation {
   bool access_set = false;
 };
 
+// Held by the million (a few per kernel launch), hence the bit fields and
+// the residency kept beside them (Graph::residency), as few values have one.
 struct Value {
-  uint32_t location = 0;
+  Value() : location(0), freed(false), holds_data(true), read_uninitialized(false) {}
+
+  uint32_t location : kLocationBits;
+  bool freed : 1;  // its region was freed (a sub-allocation's: no op, see free_ns)
+  bool holds_data : 1;
+  bool read_uninitialized : 1;  // a known read found it holding no data
   uint32_t version = 0;  // per location: 0 when allocated, +1 per operation writing it
   int64_t offset = 0;    // the value's byte range inside its location
   int64_t bytes = 0;
@@ -115,11 +127,8 @@ struct Value {
   // touch an unknown region; none for a sub-allocation's).
   uint32_t producer_op = kNoOp;
   uint32_t freed_by_op = kNoOp;  // the free that ended it, if an op did
-  bool freed = false;  // its region was freed (a sub-allocation's: no op, see free_ns)
-  bool holds_data = true;
-  bool read_uninitialized = false;  // a known read found it holding no data
-  int16_t residency = kNoResidency;  // managed memory only
 };
+static_assert(sizeof(Value) == 32);
 
 // An end of a held edge that is no value: its op's access set.
 inline constexpr uint32_t kAccessSet = UINT32_MAX;
@@ -165,6 +174,8 @@ struct OpTable {
 struct Graph : OpTable {
   // ops: in program order
   std::vector<Value> values;
+  // Where each value of managed memory resides, by value.
+  std::vector<std::pair<uint32_t, int16_t>> managed_residency;
   // The edges held one by one, grouped by op in program order:
   // op_listed_edges[i] .. op_listed_edges[i + 1] are op i's.
   std::vector<Edge> listed_edges;
@@ -259,6 +270,8 @@ struct Graph : OpTable {
   void for_each_held_edge(F&& f) const {
     for (uint32_t op = 0; op < ops.size(); ++op) for_each_held_edge(op, f);
   }
+  // Where value `value` resides: kNoResidency unless it is of managed memory.
+  int16_t residency(uint32_t value) const;
   // The held edges, and the dependences they stand for.
   size_t edge_count() const;
   size_t dependence_count() const;

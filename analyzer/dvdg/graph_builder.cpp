@@ -191,9 +191,10 @@ class Builder {
     value.freed_by_op = freed_by_[location];
     value.freed = freed_by_[location] != Value::kNoOp;
     value.holds_data = holds_data;
-    value.residency = trace_.locations[location].is_managed() ? residency : kNoResidency;
+    auto position = static_cast<uint32_t>(graph_.values.size());
     graph_.values.push_back(value);
-    return static_cast<uint32_t>(graph_.values.size() - 1);
+    if (trace_.locations[location].is_managed()) graph_.managed_residency.emplace_back(position, residency);
+    return position;
   }
 
   // Version 0 appears the first time the location is touched (its
@@ -489,7 +490,7 @@ class Builder {
     bool first = true;
     for_each_overlap(access.location, op, access.begin, access.end,
                      [&](uint32_t value, int64_t, int64_t) {
-                       if (first) residency = graph_.values[value].residency;
+                       if (first) residency = graph_.residency(value);
                        first = false;
                        if (std::find(carried_.begin(), carried_.end(), value) == carried_.end())
                          carried_.push_back(value);

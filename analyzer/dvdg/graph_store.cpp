@@ -193,6 +193,7 @@ void bind_op(RowBinder& row, const Op& op, size_t position) {
 void bind_value(RowBinder& row, const Graph& graph, size_t position) {
   const Value& value = graph.values[position];
   const Location& location = graph.locations[value.location];
+  int16_t residency = graph.residency(static_cast<uint32_t>(position));
   row.integer(static_cast<int64_t>(position + 1))
       .optional(location.alloc_id.has_value(), location.alloc_id.value_or(0))
       .integer(saturating_add(location.address, value.offset))
@@ -204,7 +205,7 @@ void bind_value(RowBinder& row, const Graph& graph, size_t position) {
       .optional(value.freed_by_op != Value::kNoOp, int64_t{value.freed_by_op} + 1)
       .integer(value.holds_data)
       .integer(value.read_uninitialized)
-      .optional(value.residency != kNoResidency, value.residency)
+      .optional(residency != kNoResidency, residency)
       .optional(location.sub_allocation_id.has_value(), location.sub_allocation_id.value_or(0))
       .integer(value.offset)
       .integer(location.exchanged);

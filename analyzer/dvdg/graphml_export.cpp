@@ -103,8 +103,8 @@ void write_graphml(const Graph& graph, const GraphView& view, std::ostream& out)
     data(out, "v_version", record.version);
     data(out, "v_uninit", boolean(record.read_uninitialized));
     data(out, "v_freed", boolean(record.freed));
-    if (record.residency != kNoResidency)
-      text_data(out, "v_location", residency_name(record.residency));
+    if (int16_t residency = graph.residency(value); residency != kNoResidency)
+      text_data(out, "v_location", residency_name(residency));
     out << "    </node>\n";
   }
   // An access set is a node of its own, with its op's id (graph.h).

@@ -127,7 +127,8 @@ void write_json(const Graph& graph, const GraphView& view, std::ostream& out) {
     json.field("freed", record.freed);
     json.field("holds_data", record.holds_data);
     json.field("read_uninitialized", record.read_uninitialized);
-    json.optional_field("location", record.residency != kNoResidency, record.residency);
+    int16_t residency = graph.residency(value);
+    json.optional_field("location", residency != kNoResidency, residency);
     if (where.exchanged) json.field("exchanged", true);
     json.end_object();
     separator = ",\n";

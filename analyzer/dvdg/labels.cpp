@@ -119,7 +119,8 @@ std::string value_label(const Graph& graph, uint32_t value, const char* line_bre
              ")";
   }
   label += line_break + std::string("version ") + std::to_string(record.version);
-  if (record.residency != kNoResidency) label += " on " + residency_name(record.residency);
+  if (int16_t residency = graph.residency(value); residency != kNoResidency)
+    label += " on " + residency_name(residency);
   if (record.read_uninitialized) label += " (read uninitialized)";
   if (record.freed) label += " (freed)";
   return label;

@@ -95,7 +95,7 @@ class AccessFinder {
   }
 
   uint32_t add_location(const Location& location) {
-    if (out_.locations.size() >= (size_t{1} << Access::kLocationBits))
+    if (out_.locations.size() >= (size_t{1} << kLocationBits))
       throw std::runtime_error("more memory regions than the DVDG can hold");
     out_.locations.push_back(location);
     return static_cast<uint32_t>(out_.locations.size() - 1);

@@ -16,7 +16,6 @@ namespace apptracer::dvdg {
 // One byte range of one location an operation reads or writes. Held by the
 // million (a few per kernel launch), hence the bit fields.
 struct Access {
-  static constexpr uint32_t kLocationBits = 26;
   Access() : location(0), reads(0), writes(0), known_read(0), exact(0), to_end(0), granule_rounded(0) {}
 
   uint32_t op = 0;  // position in OpAccesses::ops

@@ -82,7 +82,7 @@ void write_proto(const Graph& graph, const GraphView& view, std::ostream& out) {
     item.set_holds_data(record.holds_data);
     item.set_read_uninitialized(record.read_uninitialized);
     item.set_label(value_label(graph, value, "\n"));
-    if (record.residency != kNoResidency) item.set_location(record.residency);
+    if (int16_t residency = graph.residency(value); residency != kNoResidency) item.set_location(residency);
     write_element(coded, proto::Graph::kValuesFieldNumber, item);
   }
   for (uint32_t op : view.ops) {

@@ -133,7 +133,7 @@ class DvdgTest : public ::testing::Test {
               std::to_string(record.offset + record.bytes) + ")";
     }
     std::string text = name + ":" + std::to_string(record.version);
-    int16_t residency = graph.values[value].residency;
+    int16_t residency = graph.residency(value);
     return residency == kNoResidency ? text : text + "@" + residency_name(residency);
   }
 
