@@ -66,7 +66,9 @@ class AccessFinder {
     size_t kernels = ops_.kernels().size();
     size_t blocks = trace_.rows<SubAllocationRow>().size();
     out_.ops.reserve(2 * allocations + copies + memsets + kernels);
-    pending_.reserve(2 * allocations + 2 * copies + memsets + 4 * kernels);
+    // Kernels' accesses are reserved where their words are counted: room
+    // for them here too was held twice while that copy was made.
+    pending_.reserve(2 * allocations + 2 * copies + memsets);
     // Locations: allocations, blocks, and the unknown regions copies and
     // memsets reach (at most two each), and a collective's rank calls (two
     // each, and one exchanged value).
