@@ -34,8 +34,14 @@ class Reader {
     facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
+    // The tensor blocks' rows (186 MB at 1.46M blocks) go once the graph's
+    // locations and the memory model's items hold what they say: no rule
+    // reads them (read again if asked for).
+    std::vector<memory::MemoryItem> memory_items;
+    if (!whole_run) memory_items = memory::read_memory_items(trace_);
     facts_.graph = whole_run ? std::move(whole_run->graph)
-                             : dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress);
+                             : dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress,
+                                                            dvdg::TraceRowsAfter::AllButBlocks);
     facts_.kernel_arguments = &trace_.kernel_arguments();
     facts_.exact = trace::ExactAccesses::read(trace_);
     show_phase(progress, "memory");
@@ -43,11 +49,7 @@ class Reader {
       facts_.memory_model = std::move(whole_run->memory_model);
       memory::limit_to_window(facts_.memory_model, trace_);
     } else {
-      facts_.memory_model = memory::build_memory_model(trace_, facts_.graph);
-      // The tensor blocks' rows made the graph, the memory model and the
-      // segments, and no rule reads them: 186 MB at 1.46M blocks, not held
-      // through the rules (read again if asked for).
-      trace_.release<SubAllocationRow>();
+      facts_.memory_model = memory::build_memory_model(trace_, facts_.graph, std::move(memory_items));
     }
     facts_.producers = std::make_shared<memory::Producers>(trace_);
     facts_.stragglers = ranks::find_stragglers(trace_, ranks::kStragglerMinLateNs).late;

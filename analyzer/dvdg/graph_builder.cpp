@@ -594,6 +594,8 @@ Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesse
     trace.stream_events = nullptr;
     trace.syncs = nullptr;
     source.release_rows();
+  } else if (rows_after == TraceRowsAfter::AllButBlocks) {
+    source.release<SubAllocationRow>();
   }
   show_phase(progress, "building the graph");
   Graph graph = build_graph(std::move(trace), order.ops);

@@ -13,9 +13,10 @@ namespace apptracer::dvdg {
 Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order);
 
 // What the trace keeps once its operations are ordered: its rows, for a
-// caller that reads them afterwards, or nothing (Trace::release_rows), so
-// that the graph is built beside what it needs alone.
-enum class TraceRowsAfter { Kept, Released };
+// caller that reads them afterwards, all but the framework blocks' (their
+// locations hold what the graph needs of them), or nothing
+// (Trace::release_rows), so that the graph is built beside what it needs alone.
+enum class TraceRowsAfter { Kept, AllButBlocks, Released };
 
 // Reads the trace, orders its operations and builds the graph; each phase
 // shown on `progress` when one is given.

@@ -55,28 +55,31 @@ std::optional<Owner> host_owner(AllocKind kind) {
 // step window when it has one.
 std::vector<DeviceMemory> describe_devices(const MemoryModel& model, trace::Trace& trace);
 
-class ModelBuilder {
- public:
-  ModelBuilder(trace::Trace& trace, const dvdg::OpTable& table) : trace_(trace), table_(table) {}
+// The item of an allocations or sub_allocations row: each kind's items
+// were added in their rows' order, by id, so no index is kept (a training
+// trace has millions of blocks). Blocks are the items from `blocks_begin` on.
+uint32_t find_item(const std::vector<MemoryItem>& items, uint32_t blocks_begin, MemoryItem::Kind kind,
+                   int64_t id) {
+  auto first = items.begin(), last = items.end();
+  (kind == MemoryItem::Kind::Block ? first : last) = items.begin() + blocks_begin;
+  auto found = std::lower_bound(first, last, id, [](const MemoryItem& item, int64_t v) { return item.id < v; });
+  return found != last && found->id == id ? static_cast<uint32_t>(found - items.begin()) : kNoItem;
+}
 
-  // The uses are read first, by location, so that the accesses can go
-  // before the items are made: a training trace's accesses and items
-  // together were the most the memory view held.
-  template <typename Uses, typename Release>
-  MemoryModel build(const Uses& uses, Release&& release) {
-    std::vector<LocationUse> by_location = read_uses(uses);
-    release();
+// The items of the allocations and framework blocks, the allocations' first.
+class ItemReader {
+ public:
+  explicit ItemReader(trace::Trace& trace) : trace_(trace) {}
+
+  std::vector<MemoryItem> read() {
     read_allocations();
     read_blocks();
-    give_uses(by_location);
-    recognize_workspaces();
-    model_.devices = describe_devices(model_, trace_);
-    return std::move(model_);
+    return std::move(items_);
   }
 
  private:
   void read_allocations() {
-    model_.items.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
+    items_.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
     FrameworkSegments segments(trace_);
     CommunicationCalls communication(trace_);
     std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
@@ -113,12 +116,12 @@ class ModelBuilder {
         item.owner = row.kind == AllocKind::Managed ? Owner::Managed : Owner::Program;
       }
       if (!item.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
-      model_.items.push_back(item);
+      items_.push_back(item);
     }
   }
 
   void read_blocks() {
-    blocks_begin_ = static_cast<uint32_t>(model_.items.size());
+    blocks_begin_ = static_cast<uint32_t>(items_.size());
     for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
       MemoryItem item;
       item.kind = MemoryItem::Kind::Block;
@@ -132,30 +135,46 @@ class ModelBuilder {
       item.end_ns = row.free_requested_ns ? row.free_requested_ns : row.free_ns;
       item.alloc_tid = row.alloc_tid;
       if (row.parent_alloc_id) {
-        uint32_t parent = find(MemoryItem::Kind::Allocation, *row.parent_alloc_id);
-        if (parent != kNoItem && model_.items[parent].is_segment()) {
+        uint32_t parent = find_item(items_, blocks_begin_, MemoryItem::Kind::Allocation, *row.parent_alloc_id);
+        if (parent != kNoItem && items_[parent].is_segment()) {
           item.segment = parent;
-          if (!item.device) item.device = model_.items[parent].device;
+          if (!item.device) item.device = items_[parent].device;
         }
       }
       if (!item.device) continue;
-      model_.items.push_back(item);
+      items_.push_back(item);
     }
   }
 
-  // The item of an allocations or sub_allocations row: each kind's items
-  // were added in their rows' order, by id, so no index is kept (a training
-  // trace has millions of blocks).
-  uint32_t find(MemoryItem::Kind kind, int64_t id) const {
-    auto first = model_.items.begin(), last = model_.items.end();
-    (kind == MemoryItem::Kind::Block ? first : last) = model_.items.begin() + blocks_begin_;
-    auto found = std::lower_bound(first, last, id, [](const MemoryItem& item, int64_t v) { return item.id < v; });
-    return found != last && found->id == id ? static_cast<uint32_t>(found - model_.items.begin()) : kNoItem;
+  trace::Trace& trace_;
+  std::vector<MemoryItem> items_;
+  uint32_t blocks_begin_ = 0;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder(trace::Trace& trace, const dvdg::OpTable& table) : trace_(trace), table_(table) {}
+
+  // The uses are read first, by location, so that the accesses can go
+  // before the items are made: a training trace's accesses and items
+  // together were the most the memory view held.
+  template <typename Uses, typename Release>
+  MemoryModel build(const Uses& uses, Release&& release) {
+    std::vector<LocationUse> by_location = read_uses(uses);
+    release();
+    return finish(ItemReader(trace_).read(), by_location);
   }
 
+  template <typename Uses>
+  MemoryModel build_from_items(const Uses& uses, std::vector<MemoryItem> items) {
+    return finish(std::move(items), read_uses(uses));
+  }
+
+ private:
   uint32_t item_of(const dvdg::Location& location) const {
-    if (location.sub_allocation_id) return find(MemoryItem::Kind::Block, *location.sub_allocation_id);
-    if (location.alloc_id) return find(MemoryItem::Kind::Allocation, *location.alloc_id);
+    if (location.sub_allocation_id)
+      return find_item(model_.items, blocks_begin_, MemoryItem::Kind::Block, *location.sub_allocation_id);
+    if (location.alloc_id) return find_item(model_.items, blocks_begin_, MemoryItem::Kind::Allocation, *location.alloc_id);
     return kNoItem;
   }
 
@@ -177,6 +196,18 @@ class ModelBuilder {
     uint32_t producer = kNoOp;
     Touches touches;
   };
+
+  MemoryModel finish(std::vector<MemoryItem> items, const std::vector<LocationUse>& by_location) {
+    model_.items = std::move(items);
+    blocks_begin_ = static_cast<uint32_t>(
+        std::partition_point(model_.items.begin(), model_.items.end(),
+                             [](const MemoryItem& item) { return item.kind == MemoryItem::Kind::Allocation; }) -
+        model_.items.begin());
+    give_uses(by_location);
+    recognize_workspaces();
+    model_.devices = describe_devices(model_, trace_);
+    return std::move(model_);
+  }
 
   // First and last use and the producer of each location, from the ops
   // that read or wrote it (`uses`: the graph's values or the accesses it is
@@ -469,6 +500,12 @@ std::vector<DeviceMemory> describe_devices(const MemoryModel& model, trace::Trac
 
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
   return ModelBuilder(trace, graph).build(graph, [] {});
+}
+
+std::vector<MemoryItem> read_memory_items(trace::Trace& trace) { return ItemReader(trace).read(); }
+
+MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, std::vector<MemoryItem> items) {
+  return ModelBuilder(trace, graph).build_from_items(graph, std::move(items));
 }
 
 void limit_to_window(MemoryModel& model, trace::Trace& trace) {

@@ -117,6 +117,12 @@ struct MemoryModel {
 // hundreds of MB the model no longer needs.
 MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph);
 MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses);
+// The same in two steps: the items (allocations, then framework blocks)
+// read before the graph is built, so that the blocks' rows can go first
+// (their items hold what the model needs of them), then the model of them
+// over the graph.
+std::vector<MemoryItem> read_memory_items(trace::Trace& trace);
+MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, std::vector<MemoryItem> items);
 
 // The devices of a model built over the whole run, again for the step
 // window `trace` is now limited to (Trace::limit_to_steps): peaks and steps
