@@ -44,29 +44,34 @@ std::string_view to_string(EdgeKind kind);
 // tracer could not attribute to one (an "unknown region", typically host
 // memory).
 struct Location {
+  Location() : starts_with_data(true), exchanged(false) {}
+
   trace::NullableInt alloc_id;          // a sub-allocation's: its parent's
-  std::optional<AllocKind> alloc_kind;  // allocations (and sub-allocations': the parent's)
   trace::NullableInt sub_allocation_id;
-  std::optional<SubAllocator> allocator;  // sub-allocations only
-  int64_t alloc_ns = 0;                   // when allocated (a sub-allocation's block: handed out)
-  trace::NullableInt free_ns;             // ... and back in the pool
+  int64_t alloc_ns = 0;                 // when allocated (a sub-allocation's block: handed out)
+  trace::NullableInt free_ns;           // ... and back in the pool
   int64_t address = 0;
   int64_t bytes = 0;
   trace::NullableInt device;
-  MemoryKind memory = MemoryKind::Unknown;
-  // Device memory holds no data until something writes it; host memory may
-  // have been written by CPU code the tracer cannot see.
-  bool starts_with_data = true;
-  // Managed memory: its values also say where they reside.
-  bool is_managed() const { return alloc_kind == AllocKind::Managed; }
+  // The rest in the last 8 bytes: a training trace has a location per
+  // tensor block, over a million.
   // A merged trace's process: ranks' address spaces overlap, so an address
   // means something per process.
   ProcessId process = trace::kSingleProcess;
+  std::optional<AllocKind> alloc_kind;    // allocations (and sub-allocations': the parent's)
+  std::optional<SubAllocator> allocator;  // sub-allocations only
+  MemoryKind memory = MemoryKind::Unknown;
+  // Device memory holds no data until something writes it; host memory may
+  // have been written by CPU code the tracer cannot see.
+  bool starts_with_data : 1;
   // No memory: what a collective combined from every rank's send buffer and
   // wrote into every rank's receive buffer (one value, so a collective has
   // edges per rank rather than per pair of ranks).
-  bool exchanged = false;
+  bool exchanged : 1;
+  // Managed memory: its values also say where they reside.
+  bool is_managed() const { return alloc_kind == AllocKind::Managed; }
 };
+static_assert(sizeof(Location) == 64);
 
 // Where a value of managed memory resides: a device ordinal, or the host
 // (kHostResidency). Values of other memory have none.
