@@ -49,8 +49,10 @@ OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, s
   out.bytes.assign(index.size(), {});
   for (const auto& [owner, o] : index) out.owners[o] = owner;
   if (changes.empty()) return out;
-  std::stable_sort(changes.begin(), changes.end(),
-                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  // Changes at one time sum alike in any order (a point is kept after the
+  // last of them): no stable sort's buffer, half as big as the changes.
+  std::sort(changes.begin(), changes.end(),
+            [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   double first = static_cast<double>(std::get<0>(changes.front()));
   double width = (static_cast<double>(std::get<0>(changes.back())) - first) / static_cast<double>(std::max<size_t>(1, points)) + 1;
   std::vector<int64_t> now(index.size(), 0);
