@@ -586,7 +586,7 @@ Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order) {
 Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesses,
                              Progress* progress, TraceRowsAfter rows_after) {
   show_phase(progress, "reading the operations");
-  OpAccesses trace = find_op_accesses(source, kernel_accesses);
+  OpAccesses trace = find_op_accesses(source, kernel_accesses, rows_after);
   show_phase(progress, "ordering the operations");
   ProgramOrder order = program_order(trace);
   if (rows_after == TraceRowsAfter::Released) {
@@ -594,8 +594,6 @@ Graph build_graph_from_trace(trace::Trace& source, KernelAccesses kernel_accesse
     trace.stream_events = nullptr;
     trace.syncs = nullptr;
     source.release_rows();
-  } else if (rows_after == TraceRowsAfter::AllButBlocks) {
-    source.release<SubAllocationRow>();
   }
   show_phase(progress, "building the graph");
   Graph graph = build_graph(std::move(trace), order.ops);

@@ -12,12 +12,6 @@ namespace apptracer::dvdg {
 // `order` lists positions into trace.ops in program order.
 Graph build_graph(OpAccesses&& trace, const std::vector<uint32_t>& order);
 
-// What the trace keeps once its operations are ordered: its rows, for a
-// caller that reads them afterwards, all but the framework blocks' (their
-// locations hold what the graph needs of them), or nothing
-// (Trace::release_rows), so that the graph is built beside what it needs alone.
-enum class TraceRowsAfter { Kept, AllButBlocks, Released };
-
 // Reads the trace, orders its operations and builds the graph; each phase
 // shown on `progress` when one is given.
 Graph build_graph_from_trace(trace::Trace& trace,

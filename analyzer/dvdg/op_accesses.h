@@ -105,9 +105,17 @@ enum class KernelAccesses {
   Signatures,  // the arguments' accesses alone, as without --exact (to compare the two)
 };
 
+// What the trace keeps of its rows once the graph's ops are found and
+// ordered: all, for a caller that reads them afterwards; all but the
+// framework blocks' (the ops' locations hold what the graph needs of them),
+// which go as soon as they are read; or none (Trace::release_rows, once the
+// ops are ordered), so that the graph is built beside what it needs alone.
+enum class TraceRowsAfter { Kept, AllButBlocks, Released };
+
 // The ops and their accesses, from the trace's operations, collectives,
 // unified-memory migrations and framework blocks.
 OpAccesses find_op_accesses(trace::Trace& trace,
-                        KernelAccesses kernel_accesses = KernelAccesses::Exact);
+                        KernelAccesses kernel_accesses = KernelAccesses::Exact,
+                        TraceRowsAfter rows_after = TraceRowsAfter::Kept);
 
 }  // namespace apptracer::dvdg
