@@ -50,12 +50,14 @@ class LiveBlocks {
 
 class Splitter {
  public:
-  Splitter(std::vector<Access>& accesses, const std::vector<Location>& locations,
-           const LiveBlocks& live)
-      : accesses_(accesses), locations_(locations), live_(live) {}
+  Splitter(std::vector<Access>& accesses, std::vector<int64_t>& positions,
+           const std::vector<Location>& locations, const LiveBlocks& live)
+      : accesses_(accesses), positions_(positions), locations_(locations), live_(live) {}
 
   void split(size_t index) {
-    const Access original = accesses_[index];
+    original_ = accesses_[index];
+    original_position_ = positions_[index];
+    const Access& original = original_;
     const Location& parent = locations_[original.location];
     int64_t start = saturating_add(parent.address, original.begin);
     int64_t limit = saturating_add(parent.address, parent.bytes);
@@ -69,10 +71,10 @@ class Splitter {
       int64_t reach = std::min(limit, saturating_add(parent.address, original.end));
       if (it != live_.end() && it->first <= start) {
         const Block& b = live_.block(it->second);
-        add(original, b.location, b.address, start, live_.end_of(it->second), start);
+        add(b.location, b.address, start, live_.end_of(it->second), start);
       } else {
         int64_t stop = it != live_.end() ? std::min(it->first, reach) : reach;
-        add(original, original.location, parent.address, start, stop, start);
+        add(original.location, parent.address, start, stop, start);
       }
       return;
     }
@@ -81,42 +83,47 @@ class Splitter {
       if (it != live_.end() && it->first <= cursor) {
         const Block& b = live_.block(it->second);
         int64_t piece_end = std::min(stop, live_.end_of(it->second));
-        add(original, b.location, b.address, cursor, piece_end, start);
+        add(b.location, b.address, cursor, piece_end, start);
         cursor = piece_end;
         ++it;
       } else {
         int64_t piece_end = it != live_.end() ? std::min(stop, it->first) : stop;
-        add(original, original.location, parent.address, cursor, piece_end, start);
+        add(original.location, parent.address, cursor, piece_end, start);
         cursor = piece_end;
       }
     }
   }
 
  private:
-  // The piece [from, to) (addresses) of `original`, in the location based at `base`.
-  void add(const Access& original, uint32_t location, int64_t base, int64_t from, int64_t to,
-           int64_t start) {
+  // The piece [from, to) (addresses) of the access being split, which
+  // starts at `start`, in the location based at `base`.
+  void add(uint32_t location, int64_t base, int64_t from, int64_t to, int64_t start) {
     if (to <= from) return;
-    Access piece = original;
+    Access piece = original_;
     piece.location = location;
     piece.begin = saturating_sub(from, base);
     piece.end = saturating_sub(to, base);
-    if (original.position >= 0) {
-      piece.position = saturating_add(original.position, saturating_sub(from, start));
-    }
+    int64_t position = original_position_ >= 0
+                           ? saturating_add(original_position_, saturating_sub(from, start))
+                           : original_position_;
     if (first_) {
       accesses_[index_] = piece;
+      positions_[index_] = position;
       first_ = false;
     } else {
       accesses_.push_back(piece);
+      positions_.push_back(position);
     }
   }
 
   std::vector<Access>& accesses_;
+  std::vector<int64_t>& positions_;
   const std::vector<Location>& locations_;
   const LiveBlocks& live_;
   bool first_ = true;
   size_t index_ = 0;
+  Access original_;
+  int64_t original_position_ = -1;
 };
 
 // Calls visit(index, ns) for each of the first `count` accesses to split,
@@ -168,7 +175,8 @@ bool splittable(OpKind kind) {
 
 }  // namespace
 
-void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
+void split_by_blocks(std::vector<Access>& accesses, std::vector<int64_t>& positions,
+                     const std::vector<Op>& ops,
                      const std::vector<Location>& locations, std::vector<Block> blocks,
                      const std::vector<bool>& holds_blocks, const std::vector<RankCall>& rank_calls) {
   blocks.erase(std::remove_if(blocks.begin(), blocks.end(),
@@ -203,7 +211,7 @@ void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
                    [&](uint32_t a, uint32_t b) { return blocks[a].free_ns < blocks[b].free_ns; });
 
   LiveBlocks live(blocks);
-  Splitter splitter(accesses, locations, live);
+  Splitter splitter(accesses, positions, locations, live);
   size_t next_alloc = 0, next_free = 0;
   in_issue_order(static_cast<uint32_t>(accesses.size()), to_split, issued, [&](uint32_t index, int64_t now) {
     // Events up to now in time order; an allocation before a free at the same instant.

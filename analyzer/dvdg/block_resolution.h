@@ -24,9 +24,11 @@ namespace apptracer::dvdg {
 //    strided_pointers.h), whichever comes first. A block's end wins over a
 //    stride: an allocator handing out blocks one after another can make
 //    launches on different, larger tensors look like strides.
-// Linear copies keep their position in the copied bytes. Accesses are
+// Linear copies keep their position in the copied bytes (`positions`,
+// parallel to `accesses`: see AccessPosition; -1: none). Accesses are
 // rewritten in place and added at the end of `accesses`.
-void split_by_blocks(std::vector<Access>& accesses, const std::vector<Op>& ops,
+void split_by_blocks(std::vector<Access>& accesses, std::vector<int64_t>& positions,
+                     const std::vector<Op>& ops,
                      const std::vector<Location>& locations, std::vector<Block> blocks,
                      const std::vector<bool>& holds_blocks, const std::vector<RankCall>& rank_calls);
 

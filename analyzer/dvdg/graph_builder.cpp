@@ -99,6 +99,12 @@ class Pieces {
 // kernels' and save little.)
 constexpr size_t kAccessSetValues = 8;
 
+// An access of the op being applied, with its position in the copied bytes
+// (AccessPosition; -1: none).
+struct AccessWithPosition : Access {
+  int64_t position = -1;
+};
+
 class Builder {
  public:
   explicit Builder(OpAccesses&& trace) : trace_(std::move(trace)) {
@@ -280,8 +286,12 @@ class Builder {
   // Positioned (copy) accesses stay as they are.
   void merge_accesses(uint32_t source, OpKind kind) {
     accesses_.clear();
-    for (uint32_t i = trace_.access_begin[source]; i < trace_.access_begin[source + 1]; ++i) {
-      const Access& access = trace_.accesses[i];
+    uint32_t first = trace_.access_begin[source];
+    auto position = std::lower_bound(trace_.positions.begin(), trace_.positions.end(), first,
+                                     [](const AccessPosition& p, uint32_t access) { return p.access < access; });
+    for (uint32_t i = first; i < trace_.access_begin[source + 1]; ++i) {
+      AccessWithPosition access{trace_.accesses[i]};
+      if (position != trace_.positions.end() && position->access == i) access.position = (position++)->position;
       accesses_.push_back(access);
       if (kind == OpKind::Kernel && access.position < 0 && access.reads && access.writes) {
         accesses_.back().writes = false;
@@ -299,8 +309,8 @@ class Builder {
     });
     size_t kept = 0;
     for (size_t i = 0; i < accesses_.size(); ++i) {
-      Access& previous = accesses_[kept > 0 ? kept - 1 : 0];
-      const Access& next = accesses_[i];
+      AccessWithPosition& previous = accesses_[kept > 0 ? kept - 1 : 0];
+      const AccessWithPosition& next = accesses_[i];
       bool certain_read = next.reads && !next.writes && next.known_read;
       if (kept > 0 && previous.position < 0 && next.position < 0 &&
           key(previous) == key(next) && (!certain_read || next.begin <= previous.end)) {
@@ -380,7 +390,7 @@ class Builder {
       exchange(op, record);
       return;
     }
-    for (const Access& access : accesses_) {
+    for (const AccessWithPosition& access : accesses_) {
       if (access.writes) write(op, record, access);
     }
   }
@@ -409,7 +419,7 @@ class Builder {
 
   void gather_reads(uint32_t op, Op& record) {
     reads_.clear();
-    for (const Access& access : accesses_) {
+    for (const AccessWithPosition& access : accesses_) {
       if (!access.reads) continue;
       bool certain = access.known_read && !reaches_data(op, access);
       for_each_overlap(access.location, op, access.begin, access.end,
@@ -450,7 +460,7 @@ class Builder {
 
   // Bytes of `read` that went into the written range: by position for
   // linear copies (0: none), else the op's bytes.
-  static int64_t bytes_along(const Op& record, const Read& read, const Access& write) {
+  static int64_t bytes_along(const Op& record, const Read& read, const AccessWithPosition& write) {
     if (read.position_begin >= 0 && write.position >= 0) {
       int64_t from = std::max(read.position_begin, write.position);
       int64_t to = std::min(read.position_end,
@@ -478,12 +488,12 @@ class Builder {
           {read.value, exchanged, op, EdgeKind::Data, read.uninitialized, read.bytes});
     }
     reads_.assign(1, Read{exchanged, -1, -1, false, location_bytes(made->location), true});
-    for (const Access& access : accesses_) {
+    for (const AccessWithPosition& access : accesses_) {
       if (access.writes && &access != &*made) write(op, record, access);
     }
   }
 
-  void write(uint32_t op, const Op& record, const Access& access) {
+  void write(uint32_t op, const Op& record, const AccessWithPosition& access) {
     // What the range held: the residency it continues, and what may survive.
     carried_.clear();
     int16_t residency = kHostResidency;
@@ -517,7 +527,7 @@ class Builder {
   // One edge per value read into `written`, with the bytes it gave. A
   // kernel's are every value it read, which the graph holds once for all its
   // writes (graph.h).
-  void add_data_edges(uint32_t op, const Op& record, const Access& access, uint32_t written) {
+  void add_data_edges(uint32_t op, const Op& record, const AccessWithPosition& access, uint32_t written) {
     if (record.kind == OpKind::Kernel) return;
     sources_.clear();
     for (const Read& read : reads_) {
@@ -571,7 +581,7 @@ class Builder {
   // Per process: when the latest kernel so far that may write memory the
   // graph does not see was issued.
   std::unordered_map<ProcessId, int64_t> unseen_writes_ns_;
-  std::vector<Access> accesses_;
+  std::vector<AccessWithPosition> accesses_;
   std::vector<Read> reads_;
   std::vector<uint32_t> carried_;
   std::vector<Edge> sources_;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iterator>
 #include <map>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,7 @@ class AccessFinder {
     // Kernels' accesses are reserved where their words are counted: room
     // for them here too was held twice while that copy was made.
     pending_.reserve(2 * allocations + 2 * copies + memsets);
+    pending_positions_.reserve(pending_.capacity());
     // Locations: allocations, blocks, and the unknown regions copies and
     // memsets reach (at most two each), and a collective's rank calls (two
     // each, and one exchanged value).
@@ -85,9 +87,12 @@ class AccessFinder {
     return static_cast<uint32_t>(out_.ops.size() - 1);
   }
 
-  void add_access(uint32_t op, Access access) {
+  // position: where a linear copy's access starts in the copied bytes (0),
+  // -1 for any other access.
+  void add_access(uint32_t op, Access access, int64_t position = -1) {
     access.op = op;
     pending_.push_back(access);
+    pending_positions_.push_back(position);
   }
 
   // The whole of a location: what allocations and frees make and end.
@@ -249,15 +254,13 @@ class AccessFinder {
       if (src) {
         Access read = range(*src, source.offset, source.span);
         read.reads = read.known_read = true;
-        if (linear) read.position = 0;
-        add_access(index, read);
+        add_access(index, read, linear ? 0 : -1);
       }
       if (dst) {
         Access write = range(*dst, destination.offset, destination.span);
         write.writes = true;
         write.exact = linear;
-        if (linear) write.position = 0;
-        add_access(index, write);
+        add_access(index, write, linear ? 0 : -1);
       }
     }
   }
@@ -381,8 +384,7 @@ class AccessFinder {
     Access access = range(*location, buffer->offset, buffer->bytes);
     access.reads = access.known_read = !written;
     access.writes = access.exact = written;
-    if (positioned) access.position = 0;
-    add_access(op, access);
+    add_access(op, access, positioned ? 0 : -1);
   }
 
   // The op of a kernel row; kernel ids are usually consecutive, so the
@@ -416,6 +418,7 @@ class AccessFinder {
           std::count_if(words.begin(), words.end(), [](const trace::KernelWord& word) { return word.alloc_id.has_value(); }));
     }
     pending_.reserve(pending_.size() + most);
+    pending_positions_.reserve(pending_.capacity());
     StridedPointers strided;
     for (size_t i = 0; i < kernels.size(); ++i) {
       uint32_t kernel = kernel_ops_[i];
@@ -596,7 +599,7 @@ class AccessFinder {
     std::set<ProcessId> processes;
     for (const Block& block : blocks_) processes.insert(block.process);
     if (processes.size() <= 1) {
-      split_by_blocks(pending_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_,
+      split_by_blocks(pending_, pending_positions_, out_.ops, out_.locations, std::move(blocks_), holds_blocks_,
                       out_.rank_calls);
       return;
     }
@@ -607,7 +610,7 @@ class AccessFinder {
       std::vector<bool> holds_own = holds_blocks_;
       for (size_t i = 0; i < holds_own.size(); ++i)
         holds_own[i] = holds_own[i] && out_.locations[i].process == process;
-      split_by_blocks(pending_, out_.ops, out_.locations, std::move(own), holds_own, out_.rank_calls);
+      split_by_blocks(pending_, pending_positions_, out_.ops, out_.locations, std::move(own), holds_own, out_.rank_calls);
     }
   }
 
@@ -618,19 +621,22 @@ class AccessFinder {
   // is dropped.
   void group_accesses() {
     size_t kept = 0;
-    for (Access& access : pending_) {
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      Access& access = pending_[i];
       int64_t bytes = out_.locations[access.location].bytes;
       access.begin = std::clamp<int64_t>(access.begin, 0, bytes);
       access.end = std::clamp<int64_t>(access.end, access.begin, bytes);
-      if (access.begin < access.end || bytes == 0) pending_[kept++] = access;
+      if (access.begin < access.end || bytes == 0) keep_pending(i, kept++);
     }
     pending_.resize(kept);
+    pending_positions_.resize(kept);
     sort_by_op_and_place();
     // One op touching the same bytes twice (an argument and its exact range,
     // two arguments into one buffer) is one access: a write of them replaces
     // them when either says so.
     kept = 0;
-    for (const Access& access : pending_) {
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      const Access& access = pending_[i];
       if (kept > 0) {
         Access& last = pending_[kept - 1];
         if (last.op == access.op && last.location == access.location &&
@@ -641,19 +647,34 @@ class AccessFinder {
           last.exact |= access.exact;
           last.to_end &= access.to_end;
           last.granule_rounded |= access.granule_rounded;
-          if (last.position != access.position) last.position = -1;
+          if (pending_positions_[kept - 1] != pending_positions_[i]) pending_positions_[kept - 1] = -1;
           continue;
         }
       }
-      pending_[kept++] = access;
+      keep_pending(i, kept++);
     }
     pending_.resize(kept);
+    for (uint32_t i = 0; i < kept; ++i) {
+      if (pending_positions_[i] >= 0) out_.positions.push_back({i, pending_positions_[i]});
+    }
+    std::vector<int64_t>().swap(pending_positions_);
     out_.access_begin.assign(out_.ops.size() + 1, 0);
     for (const Access& access : pending_) ++out_.access_begin[access.op + 1];
     for (size_t i = 1; i < out_.access_begin.size(); ++i) {
       out_.access_begin[i] += out_.access_begin[i - 1];
     }
     out_.accesses = std::move(pending_);
+  }
+
+  // Pending access `from`, and its position, copied to `to`.
+  void keep_pending(size_t from, size_t to) {
+    pending_[to] = pending_[from];
+    pending_positions_[to] = pending_positions_[from];
+  }
+
+  void swap_pending(size_t a, size_t b) {
+    std::swap(pending_[a], pending_[b]);
+    std::swap(pending_positions_[a], pending_positions_[b]);
   }
 
   // Orders pending_ by (op, location, begin, end). By op in place, swapping
@@ -674,7 +695,7 @@ class AccessFinder {
         if (owner == op) {
           ++next[op];
         } else {
-          std::swap(pending_[next[op]], pending_[next[owner]++]);
+          swap_pending(next[op], next[owner]++);
         }
       }
     }
@@ -683,22 +704,36 @@ class AccessFinder {
       return std::tie(a_location, a.begin, a.end) < std::tie(b_location, b.begin, b.end);
     };
     // next[op] is now where op's accesses end.
-    uint32_t begin = 0;
+    uint32_t first = 0;
     for (size_t op = 0; op < out_.ops.size(); ++op) {
-      auto first = pending_.begin() + begin, last = pending_.begin() + next[op];
-      begin = next[op];
-      if (last - first < 2) continue;
-      if (last - first > 16) {
-        std::stable_sort(first, last, by_place);
-        continue;
+      uint32_t last = next[op];
+      uint32_t count = last - first;
+      if (count > 16) {
+        // Sorted by index, so that their positions follow.
+        std::vector<uint32_t> order(count);
+        std::iota(order.begin(), order.end(), first);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t a, uint32_t b) { return by_place(pending_[a], pending_[b]); });
+        std::vector<Access> accesses(count);
+        std::vector<int64_t> positions(count);
+        for (uint32_t i = 0; i < count; ++i) {
+          accesses[i] = pending_[order[i]];
+          positions[i] = pending_positions_[order[i]];
+        }
+        std::copy(accesses.begin(), accesses.end(), pending_.begin() + first);
+        std::copy(positions.begin(), positions.end(), pending_positions_.begin() + first);
+      } else {
+        // Insertion sort (stable): a stable_sort of a handful would allocate its buffer each time.
+        for (uint32_t i = first + 1; i < last; ++i) {
+          Access moving = pending_[i];
+          int64_t moving_position = pending_positions_[i];
+          uint32_t hole = i;
+          for (; hole != first && by_place(moving, pending_[hole - 1]); --hole) keep_pending(hole - 1, hole);
+          pending_[hole] = moving;
+          pending_positions_[hole] = moving_position;
+        }
       }
-      // Insertion sort (stable): a stable_sort of a handful would allocate its buffer each time.
-      for (auto it = first + 1; it != last; ++it) {
-        Access moving = *it;
-        auto hole = it;
-        for (; hole != first && by_place(moving, *(hole - 1)); --hole) *hole = *(hole - 1);
-        *hole = moving;
-      }
+      first = last;
     }
   }
 
@@ -716,6 +751,7 @@ class AccessFinder {
   std::map<std::pair<OpKind, int64_t>, uint32_t> copy_and_memset_ops_;  // by (kind, row id)
   bool copies_and_memsets_indexed_ = false;
   std::vector<Access> pending_;
+  std::vector<int64_t> pending_positions_;  // parallel to pending_ (add_access)
   std::vector<Block> blocks_;        // sub-allocations' lifetimes
   std::vector<bool> holds_blocks_;  // per location: an allocation some block lies in
 };

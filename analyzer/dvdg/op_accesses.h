@@ -39,9 +39,15 @@ struct Access {
   uint32_t granule_rounded : 1;
   int64_t begin = 0;  // byte range inside the location, end exclusive
   int64_t end = 0;
-  // Linear copies: where `begin` falls in the copied bytes, so each byte
-  // written depends on the byte it was copied from. -1 elsewhere.
-  int64_t position = -1;
+};
+
+// Linear copies' and messages' accesses: where the access's `begin` falls in
+// the copied bytes, so each byte written depends on the byte it was copied
+// from. Copies are few beside the kernels' millions of accesses, so their
+// positions are held apart, not in each access.
+struct AccessPosition {
+  uint32_t access = 0;  // position in OpAccesses::accesses
+  int64_t position = 0;
 };
 
 // A sub-allocation's lifetime, for resolving addresses to the block live at
@@ -79,6 +85,7 @@ struct OpAccesses : OpTable {
   // what op i touches.
   std::vector<uint32_t> access_begin;
   std::vector<Access> accesses;
+  std::vector<AccessPosition> positions;  // by access
   // What orders streams: the trace's event records and waits, and its
   // synchronizations (the model's, which outlive the graph's build).
   const trace::Rows<StreamEventRow>* stream_events = nullptr;

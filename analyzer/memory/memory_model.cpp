@@ -518,6 +518,7 @@ void limit_to_window(MemoryModel& model, trace::Trace& trace) {
 MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses) {
   return ModelBuilder(trace, accesses).build(accesses, [&] {
     std::vector<dvdg::Access>().swap(accesses.accesses);
+    std::vector<dvdg::AccessPosition>().swap(accesses.positions);
     std::vector<uint32_t>().swap(accesses.access_begin);
   });
 }
