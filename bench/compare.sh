@@ -60,13 +60,12 @@ run_variant() {
     untraced) ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
     bare-without=*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_WITHOUT="${variant#bare-without=}") ;;
-    apptracer) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
-                    PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
-                    APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
-    apptracer-from=*) local other=${variant#*=}
-                      env=(LD_PRELOAD="$other/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
-                           PYTHONPATH="$other/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
-                           APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
+    apptracer | apptracer-from=*)
+      local from=$dist
+      [[ $variant != apptracer-from=* ]] || from=${variant#*=}
+      env=(LD_PRELOAD="$from/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db" APPTRACER_FORCE=1
+           PYTHONPATH="$from/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+           APPTRACER_FRAMEWORK_ALLOCATORS=hooks) ;;
     apptracer-context=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                               APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                               APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_FRAMEWORK_CONTEXT="${variant#*=}") ;;
