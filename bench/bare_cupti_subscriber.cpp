@@ -9,12 +9,19 @@
 // launch also fires the nested driver launch's; resource; kernel, memcpy,
 // memcpy2, memset, stream: the activity kind; zeroed: CUPTI's zeroing of
 // activity buffers).
+// bare_ask_cupti_every_us(US), called by the program (ctypes), asks CUPTI for
+// its completed buffers every US microseconds from a thread of its own, as
+// the tracer's writer asks after its passes (0 stops): what asking costs the
+// program's threads.
 #include <cupti.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "apptracer/um_counter_groups.h"
 #include "capture/activity_buffer_pool.h"
@@ -48,6 +55,17 @@ void CUPTIAPI give_buffer(uint8_t** buffer, size_t* size, size_t* max_records) {
 
 void CUPTIAPI drop_buffer(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_bytes) {
   buffers.give_back(buffer, valid_bytes);
+}
+
+std::atomic<unsigned> ask_every_us{0};
+std::atomic<bool> asker_started{false};
+
+void ask_cupti() {
+  for (;;) {
+    unsigned us = ask_every_us.load();
+    std::this_thread::sleep_for(std::chrono::microseconds(us ? us : 10000));
+    if (us) cuptiActivityFlushAll(0);
+  }
 }
 
 void flush_at_exit() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
@@ -94,3 +112,8 @@ __attribute__((constructor)) void subscribe() {
 }
 
 }  // namespace
+
+extern "C" __attribute__((visibility("default"))) void bare_ask_cupti_every_us(unsigned us) {
+  ask_every_us = us;
+  if (us && !asker_started.exchange(true)) std::thread(ask_cupti).detach();
+}

@@ -9,6 +9,8 @@
 # each is then compared as NAME-KEY (its wall time is the whole process's).
 # VARIANTS is a comma-separated list of
 #   untraced        the program alone
+#   untraced-busy=N the program alone with N processes spinning on its cores: what a tracer
+#                   thread's CPU costs the program where the two share cores (or their caches)
 #   bare            preloaded bare CUPTI subscriber: what apptracer enables, recording nothing
 #   bare-without=PART[+PART...]  the same without those parts of the enable set
 #                   (bare_cupti_subscriber.cpp lists them; runtime-launch: without the runtime's
@@ -23,6 +25,7 @@
 #   apptracer-no-host   the same with --host-allocations=off (the allocator not watched)
 #   apptracer-core the callbacks and the writer alone: --framework-allocators=off --host-allocations=off
 #   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
+#   apptracer-no-args  apptracer without launch arguments (APPTRACER_KERNEL_ARGUMENTS=off)
 #   apptracer-timing  apptracer as `apptracer record --level timing` sets it up (no launch
 #                   arguments, host blocks or framework blocks)
 #   apptracer-um=LIST   apptracer with --unified-memory=LIST (e.g. all, gpu-faults, off)
@@ -56,8 +59,10 @@ trap 'rm -rf "$tmp"' EXIT
 run_variant() {
   local variant=$1 env=()
   shift
+  local busy=0
   case $variant in
     untraced) ;;
+    untraced-busy=*) busy=${variant#*=} ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
     bare-without=*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_WITHOUT="${variant#bare-without=}") ;;
     apptracer | apptracer-from=*)
@@ -79,6 +84,9 @@ run_variant() {
     apptracer-timing) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                            APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off APPTRACER_HOST_ALLOCATIONS=off
                            APPTRACER_KERNEL_ARGUMENTS=off) ;;
+    apptracer-no-args) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                            APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                            APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_KERNEL_ARGUMENTS=off) ;;
     apptracer-all) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                         APPTRACER_FORCE=1 APPTRACER_HOST_ALLOCATIONS=all) ;;
     apptracer-um=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
@@ -100,10 +108,17 @@ run_variant() {
   esac
   local start end value pin=()
   [ -z "${BENCH_CPUS:-}" ] || pin=(taskset -c "$BENCH_CPUS")
+  local spinners=() i
+  for ((i = 0; i < busy; i++)); do
+    "${pin[@]}" bash -c 'while :; do :; done' &
+    spinners+=($!)
+  done
   start=$(date +%s%N)
   value=$(env "${env[@]}" "${pin[@]}" "$@" 2>"$tmp/stderr" | tail -n 1) ||
-    { echo "compare.sh: $name failed as $variant: $(tail -n 2 "$tmp/stderr")" >&2; return 1; }
+    { echo "compare.sh: $name failed as $variant: $(tail -n 2 "$tmp/stderr")" >&2
+      [ ${#spinners[@]} -eq 0 ] || kill "${spinners[@]}"; return 1; }
   end=$(date +%s%N)
+  [ ${#spinners[@]} -eq 0 ] || { kill "${spinners[@]}"; wait "${spinners[@]}" 2>/dev/null || true; }
   local several='^([A-Za-z0-9_-]+=[0-9.]+ ?)+$'
   [[ $value =~ ^[0-9.]+$ || $value =~ $several ]] || value=-
   rm -f "$tmp"/*.db*  # traces are not kept: only their cost matters here

@@ -229,9 +229,10 @@ def stepped(make_step):
     return times
 
 
-WORKLOADS = {"transformer": stepped(transformer_step), "generate": stepped(generate_step),
-             "dataloader": stepped(dataloader_step), "resnet": stepped(resnet_step), "vit": stepped(vit_step),
-             "gcn": stepped(gcn_step), "lightning": lightning_times}
+# The workloads whose step this program calls, by the function making it.
+STEPS = {"transformer": transformer_step, "generate": generate_step, "dataloader": dataloader_step,
+         "resnet": resnet_step, "vit": vit_step, "gcn": gcn_step}
+WORKLOADS = {**{name: stepped(make) for name, make in STEPS.items()}, "lightning": lightning_times}
 
 
 def median_step_us(workload, steps, warmup):

@@ -59,6 +59,17 @@ class AnotherInstall(unittest.TestCase):
         self.assertEqual(results["t.apptracer-from=/other.per_op"], 1)
 
 
+class BusyNeighbours(unittest.TestCase):
+    def test_spinners_run_beside_the_program_and_end_with_it(self):
+        # The program counts the spinning shells running while it runs.
+        program = "sleep 0.3; pgrep -c -x -f 'bash -c while :; do :; done' || true"
+        _, results = compare(1, "untraced,untraced-busy=2", program)
+        self.assertEqual(results["t.untraced.per_op"], 0)
+        self.assertEqual(results["t.untraced-busy=2.per_op"], 2)
+        left = subprocess.run(["pgrep", "-x", "-f", "bash -c while :; do :; done"], capture_output=True, text=True)
+        self.assertEqual(left.stdout, "")
+
+
 class Rounds(unittest.TestCase):
     def test_spread_is_the_largest_round_over_the_smallest(self):
         # Each round appends a line to a file and prints its count: 1, 2, 4.
