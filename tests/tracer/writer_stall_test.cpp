@@ -17,6 +17,7 @@
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
 #include "capture/activity_flusher.h"
+#include "launch_records.h"
 #include "store/writer.h"
 
 namespace apptracer {
@@ -164,6 +165,35 @@ TEST_F(WriterStallTest, AWriterThatOnlyAsksForActivityKeepsDrainingWhileTheFlush
   EXPECT_GE(flushes, 1);
   flusher.stop();
   writer.finish("complete");
+}
+
+TEST_F(WriterStallTest, AWriterAsksForActivityAtMostFourTimesAPeriodHoweverOftenItPasses) {
+  config_.flush_period_ms = 100;
+  RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);
+  std::atomic<int> asks{0};
+  Writer writer(buffers, registry_, strings_, config_);
+  writer.set_activity_request([&](bool) { ++asks; });
+  writer.start();
+  auto start = Clock::now();
+  std::thread program([&] {
+    // A chunk at a time, each with a launch whose GPU times never come:
+    // past the two-chunk cap unless the writer passes after (nearly) every one.
+    for (uint32_t chunk = 0; chunk < 200; ++chunk) {
+      Record launch = testing::launch_record(7 + chunk, 0, 1 + chunk);
+      buffers.append(launch);
+      for (int i = 1; i < RecordBuffers::kChunkRecords; ++i) {
+        Record r = thread_record();
+        buffers.append(r);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  program.join();
+  double seconds = seconds_since(start);
+  writer.finish("complete");
+  EXPECT_EQ(buffers.dropped_records(), 0u) << "the writer passed as the chunks filled";
+  EXPECT_GE(asks, 1) << "the launch waiting for its GPU times was asked for";
+  EXPECT_LE(asks, seconds / 0.025 + 2) << "asked more often than four times a period";
 }
 
 TEST_F(WriterStallTest, AProducerBehindAWriterThatWaitsForItGivesUpAfterTheStallLimit) {

@@ -267,8 +267,17 @@ void Writer::pass() {
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
     // Activity comes in buffers CUPTI hands over when full: rows waiting for
-    // theirs ask for what it has (it arrives in a later pass).
-    if (request_activity_ && store_->waiting_for_activity()) request_activity_(false);
+    // theirs ask for what it has (it arrives in a later pass). At most a few
+    // times a period: the passes come as often as record buffers fill (every
+    // few milliseconds in a training loop), each ask takes CUPTI's activity
+    // lock beside the program's launches, and its 8 MiB buffers take about a
+    // second to fill there; rows wait two periods before going without.
+    uint64_t ask_every_ns = uint64_t{1'000'000} * config_.flush_period_ms / 4;
+    if (request_activity_ && store_->waiting_for_activity() &&
+        drain_start - activity_requested_ns_ >= ask_every_ns) {
+      activity_requested_ns_ = drain_start;
+      request_activity_(false);
+    }
     buffers_.note_progress("forgetting freed allocations");
     // A record resolves addresses at its call's start; no call still to be
     // written started more than this long before now.

@@ -105,6 +105,7 @@ class Writer {
   Config config_;
   HostBlockResolution host_;
   std::function<void(bool)> request_activity_;
+  uint64_t activity_requested_ns_ = 0;  // the last request after a pass
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
