@@ -12,6 +12,7 @@ Targets are reported, never enforced: benchmarks do not assert timings.
 import argparse
 import re
 import statistics
+import sys
 
 # analyzer-real is written by hand from bench/analyzer_real.sh: kept as it is, as is
 # every section not listed here.
@@ -503,13 +504,37 @@ def render(name, results, notes, args):
 
 
 def existing_sections(path):
+    """The file's sections by name. The file is written again from them, so
+    text outside every section would be lost: refused, naming its line."""
     try:
         with open(path) as f:
             text = f.read()
     except FileNotFoundError:
         return {}
     pattern = re.compile(r"<!-- section ([\w-]+) -->\n(.*?)<!-- end \1 -->\n", re.S)
-    return {m.group(1): m.group(2) for m in pattern.finditer(text)}
+    sections, outside, last = {}, [], 0
+    for m in pattern.finditer(text):
+        outside.append((last, text[last:m.start()]))
+        sections[m.group(1)] = m.group(2)
+        last = m.end()
+    outside.append((last, text[last:]))
+    header = outside[0][1].replace(HEADER, "", 1) if outside[0][1].startswith("# ") else outside[0][1]
+    for start, loose in [(0, header)] + outside[1:]:
+        if loose.strip():
+            offset = text.index(loose.strip(), start)
+            line = text.count("\n", 0, offset) + 1
+            sys.exit(f"report.py: {path} line {line} is outside every <!-- section NAME --> ... "
+                     f"<!-- end NAME --> pair and would be lost; put it inside one")
+    return sections
+
+
+def placed(names, sections):
+    """`names` (the file's order) with the sections it lacks put in."""
+    for name in ORDER:
+        if name in sections and name not in names:
+            before = [n for n in ORDER[:ORDER.index(name)] if n in names]
+            names.insert(names.index(before[-1]) + 1 if before else 0, name)
+    return names
 
 
 def main():
@@ -521,17 +546,18 @@ def main():
     results, notes = read_log(args.log)
     measured = {section_name(section_of(key), args.gpu_host) for key in results}
     sections = existing_sections(args.results)
+    existing = list(sections)
     for name in ORDER:
         if name in measured:
             sections[name] = render(name, results, notes, args)
             print(sections[name])
     with open(args.results, "w") as out:
         out.write(HEADER)
-        # Sections no benchmark here writes (soak runs, hand-made tables) stay,
-        # after those it does.
-        for name in ORDER + [name for name in sections if name not in ORDER]:
-            if name in sections:
-                out.write(f"\n<!-- section {name} -->\n{sections[name]}<!-- end {name} -->\n")
+        # The file's order, hand-written sections (soak runs, hand-made
+        # tables) where they were; a section new to the file after the one
+        # ORDER puts before it.
+        for name in placed(list(existing), sections):
+            out.write(f"\n<!-- section {name} -->\n{sections[name]}<!-- end {name} -->\n")
     print(f"results written to {args.results}")
 
 
