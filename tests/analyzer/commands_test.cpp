@@ -1,7 +1,6 @@
 // The four commands end to end through the real `apptracer` binary: output
 // formats, exit codes, one-line errors.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,27 +8,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
 
+#include "command_runner.h"
 #include "sample_trace.h"
 #include "scratch_dir.h"
 
 namespace apptracer::testing {
 namespace {
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using CommandRun = dvdg::CommandOutput;
+using dvdg::read_file;
 
 class Commands : public ::testing::Test {
  protected:
@@ -40,13 +31,7 @@ class Commands : public ::testing::Test {
     build_sample_trace(builder);
   }
 
-  CommandRun apptracer(const std::string& arguments) {
-    std::string command = std::string(APPTRACER_BIN) + " " + arguments + " >" + base_ + ".out 2>" +
-                          base_ + ".err";
-    int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(base_ + ".out"),
-            read_file(base_ + ".err")};
-  }
+  CommandRun apptracer(const std::string& arguments) { return dvdg::run_apptracer(arguments); }
 
   ScratchDir scratch_;
   std::string base_;

@@ -8,25 +8,17 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "command_runner.h"
 #include "sample_trace.h"
 #include "scratch_dir.h"
 
 namespace apptracer::testing {
 namespace {
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using CommandRun = dvdg::CommandOutput;
+using dvdg::read_file;
 
 class OutputRules : public ::testing::Test {
  protected:
@@ -37,13 +29,7 @@ class OutputRules : public ::testing::Test {
     build_sample_trace(builder);
   }
 
-  CommandRun apptracer(const std::string& arguments) {
-    std::string command = std::string(APPTRACER_BIN) + " " + arguments + " >" + dir_ + "/out 2>" +
-                          dir_ + "/err";
-    int status = std::system(command.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(dir_ + "/out"),
-            read_file(dir_ + "/err")};
-  }
+  CommandRun apptracer(const std::string& arguments) { return dvdg::run_apptracer(arguments); }
 
   // A failure is one line on stderr and a non-zero exit.
   void expect_one_line_error(const CommandRun& run, const std::string& says) {

@@ -1,15 +1,12 @@
 // `stats --report steps`, and --steps / --steady on stats, diagnose and timeline, on
 // fabricated traces and on the bundled PyTorch example.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "analyzer/stats/stats_reports.h"
+#include "command_runner.h"
 #include "report_test_helpers.h"
 #include "scratch_dir.h"
 #include "trace_builder.h"
@@ -114,26 +111,12 @@ TEST(StepsReport, ATraceWithoutStepsSaysSo) {
   EXPECT_EQ(output.note, "no steps: no NVTX step ranges and no repeating launch sequence");
 }
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using CommandRun = dvdg::CommandOutput;
 
 class StepOptions : public ::testing::Test {
  protected:
-  CommandRun apptracer(const std::string& arguments) {
-    std::string base = scratch_ / "run";
-    int status = std::system((std::string(APPTRACER_BIN) + " " + arguments + " >" + base + ".out 2>" + base +
-                              ".err")
-                                 .c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read(base + ".out"), read(base + ".err")};
-  }
-
-  static std::string read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
+  CommandRun apptracer(const std::string& arguments) { return dvdg::run_apptracer(arguments); }
+  static std::string read(const std::string& path) { return dvdg::read_file(path); }
 
   const std::string example_ = std::string(APPTRACER_EXAMPLES) + "/pytorch_train.db";
   ScratchDir scratch_;
