@@ -246,27 +246,47 @@ Table memory_bandwidth(const TraceFacts& facts) {
   return table;
 }
 
-std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
-  // +1 when issued, -1 when finished on the GPU, per stream.
-  std::map<int64_t, std::vector<std::pair<int64_t, int>>> changes;
-  auto add = [&](std::optional<int64_t> stream, std::optional<int64_t> correlation,
-                 std::optional<int64_t> api_start, std::optional<int64_t> end) {
+namespace {
+
+// Per stream: +1 when work was issued, -1 when it finished on the GPU (ns
+// since the origin), by time.
+using QueueChanges = std::map<int64_t, std::vector<std::pair<int64_t, int>>>;
+
+QueueChanges queue_changes(const TraceFacts& facts) {
+  auto for_each_work = [&](auto&& see) {
+    for (const Kernel& k : facts.ops().kernels())
+      see(k.row->stream, k.row->call_correlation_id, k.row->api_start_ns, k.row->gpu_end_ns);
+    for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+      for (const Transfer& t : *list) see(t.stream(), t.correlation(), t.api_start_ns(), t.gpu_end_ns());
+    }
+  };
+  // Each stream's room made once, for at most two changes per piece of
+  // work: a training trace's millions, grown by doubling, held nearly
+  // twice what they needed.
+  std::map<int64_t, size_t> most;
+  for_each_work([&](NullableInt stream, NullableInt, NullableInt, NullableInt end) {
+    if (end) most[stream.value_or(0)] += 2;
+  });
+  QueueChanges changes;
+  for_each_work([&](NullableInt stream, NullableInt correlation, NullableInt api_start, NullableInt end) {
     if (!end) return;
     const HostCall* call = facts.ops().call(correlation);
-    std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns()) : api_start;
+    std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns()) : api_start.optional();
     if (!issued) return;
-    auto& list = changes[stream.value_or(0)];
-    list.emplace_back(facts.origin.since(*issued), +1);
-    list.emplace_back(facts.origin.since(*end), -1);
-  };
-  for (const Kernel& k : facts.ops().kernels())
-    add(k.row->stream, k.row->call_correlation_id, k.row->api_start_ns, k.row->gpu_end_ns);
-  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
-    for (const Transfer& t : *list) add(t.stream(), t.correlation(), t.api_start_ns(), t.gpu_end_ns());
-  }
+    auto [list, added] = changes.try_emplace(stream.value_or(0));
+    if (added) list->second.reserve(most[list->first]);
+    list->second.emplace_back(facts.origin.since(*issued), +1);
+    list->second.emplace_back(facts.origin.since(*end), -1);
+  });
+  for (auto& [stream, list] : changes) std::sort(list.begin(), list.end());
+  return changes;
+}
+
+}  // namespace
+
+std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
   std::vector<Series> out;
-  for (auto& [stream, list] : changes) {
-    std::sort(list.begin(), list.end());
+  for (const auto& [stream, list] : queue_changes(facts)) {
     Series s{"stream " + std::to_string(stream), {}};
     int depth = 0;
     size_t step = std::max<size_t>(1, list.size() / std::max<size_t>(1, limit));
@@ -281,15 +301,19 @@ std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
 
 Table queue_length(const TraceFacts& facts) {
   Table table{"queue_length", {"stream", "operations", "mean_queued", "max_queued"}, {}};
-  for (const Series& s : queue_series(facts, SIZE_MAX)) {
+  // From the changes, not from a series of every one of them: a training
+  // trace's millions of points need not be held.
+  for (const auto& [stream, list] : queue_changes(facts)) {
     double weighted = 0;
     double most = 0;
-    for (size_t i = 0; i + 1 < s.points.size(); ++i) {
-      weighted += s.points[i].second * elapsed_ns(s.points[i].first, s.points[i + 1].first);
-      most = std::max(most, s.points[i].second);
+    int depth = 0;
+    for (size_t i = 0; i + 1 < list.size(); ++i) {
+      depth += list[i].second;
+      weighted += static_cast<double>(depth) * elapsed_ns(list[i].first, list[i + 1].first);
+      most = std::max(most, static_cast<double>(depth));
     }
-    int64_t span = s.points.empty() ? 0 : elapsed_ns(s.points.front().first, s.points.back().first);
-    table.rows.push_back({s.name.substr(7), static_cast<int64_t>(s.points.size() / 2),
+    int64_t span = list.empty() ? 0 : elapsed_ns(list.front().first, list.back().first);
+    table.rows.push_back({std::to_string(stream), static_cast<int64_t>(list.size() / 2),
                           span > 0 ? weighted / span : 0.0, most});
   }
   return table;
