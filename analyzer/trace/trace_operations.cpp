@@ -1,6 +1,7 @@
 #include "analyzer/trace/trace_operations.h"
 
 #include <algorithm>
+#include <numeric>
 #include <tuple>
 
 #include "analyzer/trace/trace.h"
@@ -111,23 +112,6 @@ const std::vector<HostCall>& TraceOperations::calls() const {
 }
 
 void TraceOperations::find_calls() const {
-  // Sorted by start with their keys beside them: a million pointers sorted
-  // through the rows they point to took a second.
-  struct Made {
-    int64_t start_ns, id;
-    const Packed<ApiCallRow>* row;
-  };
-  std::vector<Made> made;
-  for (const Packed<ApiCallRow>& row : trace_->rows<ApiCallRow>()) {
-    if (row.domain == ApiDomain::Runtime || (row.domain == ApiDomain::Driver && !row.parent_correlation_id))
-      made.push_back({row.start_ns, row.id, &row});
-  }
-  // Ids are unique: any sort gives this order.
-  std::sort(made.begin(), made.end(), [](const Made& a, const Made& b) {
-    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.id < b.id;
-  });
-  calls_.emplace();
-  calls_->reserve(made.size());
   // By correlation id, the runtime call first where a driver call shares it,
   // then by start (the index).
   struct Correlated {
@@ -136,13 +120,34 @@ void TraceOperations::find_calls() const {
     uint32_t index;
   };
   std::vector<Correlated> correlated;
-  correlated.reserve(made.size());
-  for (const Made& call : made) {
-    auto index = static_cast<uint32_t>(calls_->size());
-    calls_by_thread_[call.row->tid].push_back(index);
-    correlated.push_back({call.row->correlation_id, call.row->domain != ApiDomain::Runtime, index});
-    calls_->push_back({call.row, string(call.row->name_id, "?")});
-  }
+  calls_.emplace();
+  calls_->reserve(static_cast<size_t>(std::max<int64_t>(0, trace_->row_count(ApiCallRow::kTable))));
+  correlated.reserve(calls_->capacity());
+  trace_->stream_columns<ApiCallRow>(
+      {"id", "correlation_id", "parent_correlation_id", "domain", "name_id", "tid", "start_ns", "end_ns"}, "",
+      [&](const Packed<ApiCallRow>& row) {
+        if (row.domain != ApiDomain::Runtime && (row.domain != ApiDomain::Driver || row.parent_correlation_id))
+          return;
+        // Its position once sorted by start, below.
+        correlated.push_back({row.correlation_id, row.domain != ApiDomain::Runtime,
+                              static_cast<uint32_t>(calls_->size())});
+        calls_->emplace_back(row, string(row.name_id, "?"));
+      });
+  // Ids are unique: any sort gives this order.
+  std::vector<uint32_t> order(calls_->size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const HostCall &x = (*calls_)[a], &y = (*calls_)[b];
+    return x.start_ns() != y.start_ns() ? x.start_ns() < y.start_ns() : x.id() < y.id();
+  });
+  std::vector<uint32_t> position(order.size());
+  for (uint32_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  for (Correlated& call : correlated) call.index = position[call.index];
+  std::vector<HostCall> by_start;
+  by_start.reserve(order.size());
+  for (uint32_t read : order) by_start.push_back((*calls_)[read]);
+  *calls_ = std::move(by_start);
+  for (uint32_t index = 0; index < calls_->size(); ++index) calls_by_thread_[(*calls_)[index].tid()].push_back(index);
   std::sort(correlated.begin(), correlated.end(), [](const Correlated& a, const Correlated& b) {
     return std::tie(a.correlation_id, a.driver, a.index) < std::tie(b.correlation_id, b.driver, b.index);
   });
@@ -253,8 +258,8 @@ const TraceSpan& TraceOperations::span() const {
     at->second.second = std::max(at->second.second, *ns);
   };
   for (const HostCall& call : calls()) {
-    widen(call.start_ns(), call.row->process);
-    widen(call.end_ns(), call.row->process);
+    widen(call.start_ns(), call.process());
+    widen(call.end_ns(), call.process());
   }
   for (const auto* transfers : {&copies(), &memsets()}) {
     for (const Transfer& t : *transfers) {

@@ -150,16 +150,27 @@ class Allocation {
 };
 
 // A runtime or driver call (the runtime one where both carry the same
-// correlation id).
-struct HostCall {
-  const Packed<ApiCallRow>* row = nullptr;
+// correlation id). Unlike the other views it holds what the analyses read
+// of its row, not the row: a training trace has a million calls, and their
+// rows, every column (129 MB), are streamed once instead of held.
+class HostCall {
+ public:
+  HostCall(const Packed<ApiCallRow>& row, std::string_view name)
+      : name(name), id_(row.id), tid_(row.tid), start_ns_(row.start_ns), end_ns_(row.end_ns),
+        process_(row.process) {}
+
   std::string_view name;  // "?" when the trace has none
 
-  int64_t id() const { return row->id; }
-  int64_t tid() const { return row->tid; }
-  int64_t start_ns() const { return row->start_ns; }
-  int64_t end_ns() const { return row->end_ns; }
+  int64_t id() const { return id_; }
+  int64_t tid() const { return tid_; }
+  int64_t start_ns() const { return start_ns_; }
+  int64_t end_ns() const { return end_ns_; }
   int64_t duration() const { return elapsed_ns(start_ns(), end_ns()); }
+  ProcessId process() const { return process_; }
+
+ private:
+  int64_t id_, tid_, start_ns_, end_ns_;
+  ProcessId process_;
 };
 
 struct NvtxRange {
