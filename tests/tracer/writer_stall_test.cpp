@@ -196,6 +196,34 @@ TEST_F(WriterStallTest, AWriterAsksForActivityAtMostFourTimesAPeriodHoweverOften
   EXPECT_LE(asks, seconds / 0.025 + 2) << "asked more often than four times a period";
 }
 
+TEST_F(WriterStallTest, AnAskPutOffForBeingTooSoonIsMadeOnceDueWithoutWaitingForMoreRecords) {
+  config_.flush_period_ms = 200;  // asks at most every 50 ms
+  RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);
+  std::atomic<int> asks{0};
+  Writer writer(buffers, registry_, strings_, config_);
+  writer.set_activity_request([&](bool) { ++asks; });
+  writer.start();
+  auto start = Clock::now();
+  // Two bursts a few milliseconds apart, each a launch waiting for its GPU
+  // times and a chunk that wakes the writer: the second's ask is too soon.
+  std::thread program([&] {
+    for (uint32_t burst = 0; burst < 2; ++burst) {
+      Record launch = testing::launch_record(7 + burst, 0, 1 + burst);
+      buffers.append(launch);
+      for (int i = 1; i < RecordBuffers::kChunkRecords; ++i) {
+        Record r = thread_record();
+        buffers.append(r);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  program.join();
+  // Then nothing: the next pass would come a period later.
+  while (asks < 2 && seconds_since(start) < 0.14) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_GE(asks, 2) << "the put-off ask waited for the writer's period";
+  writer.finish("complete");
+}
+
 TEST_F(WriterStallTest, AProducerBehindAWriterThatWaitsForItGivesUpAfterTheStallLimit) {
   config_.stall_ms = 300;
   RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);
