@@ -106,7 +106,8 @@ std::chrono::milliseconds Writer::until_activity_ask_due() const {
 }
 
 void Writer::ask_for_activity_when_due() {
-  if (!activity_wanted_) return;
+  // A forked child has no one to ask (set_activity_request(nullptr)).
+  if (!activity_wanted_ || !request_activity_) return;
   uint64_t now = now_ns();
   if (now - activity_requested_ns_ < activity_ask_every_ns()) return;
   activity_wanted_ = false;

@@ -36,6 +36,7 @@ class Writer {
   // What arrives is drained by a later pass. Set before start().
   void set_activity_request(std::function<void(bool forced)> request) {
     request_activity_ = std::move(request);
+    activity_wanted_ = false;
   }
   // Runs first on the writer thread (host memory tracking ignores it).
   void set_thread_start(std::function<void()> start) { thread_start_ = std::move(start); }
