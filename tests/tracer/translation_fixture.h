@@ -8,17 +8,14 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <map>
-#include <string>
 #include <vector>
 
 #include "buffer/allocation_registry.h"
 #include "buffer/record_buffers.h"
 #include "buffer/string_table.h"
-#include "translate/api_dispatch.h"
+#include "fabricated_callbacks.h"
 #include "translate/capture_context.h"
 #include "translate/graph_callbacks.h"
-#include "fabricated_callbacks.h"
 
 namespace apptracer::testing {
 
