@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "analyzer/diagnose/analyses.h"
 #include "analyzer/diagnose/diagnosis.h"
@@ -182,60 +183,96 @@ json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {
 // GPU work per stream, migrations per device and the host's syncs, over the
 // steady steps where the program has them, else over the program's work:
 // start-up (the tracer's, the program's) is left out.
+// What a timeline bar is, in the order of its name: bars of one lane
+// starting and ending together are shown in that order.
+enum class BarKind : uint8_t { Copy, Kernel, Memset, Migration, Sync };
+
+const char* bar_kind_name(BarKind kind) {
+  switch (kind) {
+    case BarKind::Copy: return "copy";
+    case BarKind::Kernel: return "kernel";
+    case BarKind::Memset: return "memset";
+    case BarKind::Migration: return "migration";
+    case BarKind::Sync: return "sync";
+  }
+  return "";
+}
+
+// A training trace has a bar per kernel, millions: they are held in one
+// list, made once at its size, with their lane's number (not its name).
+struct Bar {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t lane = 0;
+  BarKind kind = BarKind::Kernel;
+};
+
 json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std::optional<WorkWindow> steady) {
-  struct Lane {
-    std::vector<std::tuple<int64_t, int64_t, std::string>> bars;
+  std::map<std::string, uint32_t> lanes;  // name -> number, in order of first bar
+  std::vector<Bar> bars;
+  bars.reserve(facts.ops().kernels().size() + facts.ops().copies().size() + facts.ops().memsets().size() +
+               moves.size() + facts.ops().syncs().size());
+  auto add = [&](const std::string& lane, int64_t start_ns, int64_t end_ns, BarKind kind) {
+    uint32_t number = lanes.emplace(lane, static_cast<uint32_t>(lanes.size())).first->second;
+    bars.push_back({start_ns, end_ns, number, kind});
   };
-  std::map<std::string, Lane> lanes;
   auto lane_name = [](std::optional<int64_t> device, std::optional<int64_t> stream) {
     return "GPU " + std::to_string(device.value_or(0)) + " stream " +
            (stream ? std::to_string(*stream) : std::string("?"));
   };
   for (const diagnose::Kernel& k : facts.ops().kernels()) {
     if (k.timed())
-      lanes[lane_name(k.row->device, k.row->stream)].bars.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns,
-                                                                       "kernel");
+      add(lane_name(k.row->device, k.row->stream), *k.row->gpu_start_ns, *k.row->gpu_end_ns, BarKind::Kernel);
   }
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (t.timed())
-        lanes[lane_name(t.device(), t.stream())].bars.emplace_back(
-            *t.gpu_start_ns(), *t.gpu_end_ns(), t.is_memset() ? "memset" : "copy");
+        add(lane_name(t.device(), t.stream()), *t.gpu_start_ns(), *t.gpu_end_ns(),
+            t.is_memset() ? BarKind::Memset : BarKind::Copy);
     }
   }
   for (const Migration& m : moves) {
-    lanes["GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations"].bars.emplace_back(
-        m.start_ns, m.end_ns, "migration");
+    add("GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations", m.start_ns, m.end_ns,
+        BarKind::Migration);
   }
-  for (const diagnose::Sync& s : facts.ops().syncs()) {
-    lanes["host: synchronizations"].bars.emplace_back(s.start_ns(), s.end_ns(), "sync");
+  for (const diagnose::Sync& s : facts.ops().syncs()) add("host: synchronizations", s.start_ns(), s.end_ns(), BarKind::Sync);
+  // Lanes are shown by name.
+  std::vector<uint32_t> place(lanes.size());
+  std::vector<const std::string*> names;
+  for (const auto& [name, number] : lanes) {
+    place[number] = static_cast<uint32_t>(names.size());
+    names.push_back(&name);
   }
+  std::sort(bars.begin(), bars.end(), [&](const Bar& a, const Bar& b) {
+    return std::tie(place[a.lane], a.start_ns, a.end_ns, a.kind) < std::tie(place[b.lane], b.start_ns, b.end_ns, b.kind);
+  });
   WorkWindow window = steady ? *steady : work_window(facts, moves);
   // Bars closer than this are merged so a lane stays drawable.
   int64_t resolution =
       std::max<int64_t>(1, elapsed_ns(window.start_ns, window.end_ns) / static_cast<int64_t>(kTimelineIntervalLimit));
   json out = json::array();
-  for (auto& [name, lane] : lanes) {
-    std::sort(lane.bars.begin(), lane.bars.end());
-    json bars = json::array();
+  for (auto lane_begin = bars.begin(); lane_begin != bars.end();) {
+    auto lane_end = std::find_if(lane_begin, bars.end(), [&](const Bar& bar) { return bar.lane != lane_begin->lane; });
+    json shown = json::array();
     std::optional<int64_t> start, end;
-    std::string kind;
+    BarKind kind = BarKind::Kernel;
     auto flush = [&] {
-      if (end) bars.push_back({ms(facts.origin.since(*start)), ms(facts.origin.since(*end)), kind});
+      if (end) shown.push_back({ms(facts.origin.since(*start)), ms(facts.origin.since(*end)), bar_kind_name(kind)});
     };
-    for (auto& [s, e, k] : lane.bars) {
-      if (e < window.start_ns || s > window.end_ns) continue;
-      if (end && k == kind && saturating_sub(s, *end) < resolution) {
-        end = std::max(*end, e);
+    for (auto bar = lane_begin; bar != lane_end; ++bar) {
+      if (bar->end_ns < window.start_ns || bar->start_ns > window.end_ns) continue;
+      if (end && bar->kind == kind && saturating_sub(bar->start_ns, *end) < resolution) {
+        end = std::max(*end, bar->end_ns);
         continue;
       }
       flush();
-      start = s;
-      end = e;
-      kind = k;
+      start = bar->start_ns;
+      end = bar->end_ns;
+      kind = bar->kind;
     }
     flush();
-    if (!bars.empty()) out.push_back({{"lane", name}, {"bars", bars}});
+    if (!shown.empty()) out.push_back({{"lane", *names[place[lane_begin->lane]]}, {"bars", shown}});
+    lane_begin = lane_end;
   }
   return {{"lanes", out},
           {"steady_steps", steady.has_value()},
