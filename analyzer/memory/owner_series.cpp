@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "apptracer/saturating.h"
 
@@ -11,15 +12,15 @@ namespace apptracer::memory {
 
 namespace {
 
-// What `item` adds to each owner while it lives, as memory_model.cpp counts
-// it: a segment is its allocator's cache; a block inside one moves its bytes
-// from that cache to its own owner.
-std::vector<std::pair<std::string, int64_t>> owner_bytes(const MemoryModel& model, const MemoryItem& item) {
-  std::string owner = owner_name(item.owner, item.allocator);
-  if (item.segment == kNoItem) return {{owner, item.bytes}};
-  const MemoryItem& segment = model.items[item.segment];
-  return {{owner, item.bytes}, {owner_name(segment.owner, segment.allocator), -item.bytes}};
-}
+// An item's allocation (+1) or end (-1). An item changes its own owner and,
+// a block inside a segment, the segment's (memory_model.cpp counts it so):
+// its bytes move from that allocator's cache to the block's owner. One
+// change per moment, not one per owner: a training trace has millions.
+struct Change {
+  int64_t ns = 0;
+  uint32_t item = 0;
+  int32_t sign = 1;
+};
 
 }  // namespace
 
@@ -27,22 +28,29 @@ OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, s
   auto on_device = [&](const MemoryItem& item) {
     return item.process == device.process && item.device == device.device;
   };
-  // Counted first: a training trace's millions of changes, grown by
-  // doubling, held nearly twice the room they needed.
+  // Owners are numbered in order of first appearance, an item's own before
+  // its segment's.
+  std::map<std::string, size_t> index;
+  std::map<std::pair<Owner, std::optional<SubAllocator>>, size_t> number;
+  auto owner_of = [&](const MemoryItem& item) {
+    auto [known, added] = number.try_emplace({item.owner, item.allocator});
+    if (added) known->second = index.emplace(owner_name(item.owner, item.allocator), index.size()).first->second;
+    return known->second;
+  };
   size_t count = 0;
   for (const MemoryItem& item : model.items) {
-    if (on_device(item)) count += (item.segment == kNoItem ? 1 : 2) * (item.end_ns ? 2 : 1);  // as owner_bytes
-  }
-  std::map<std::string, size_t> index;
-  std::vector<std::tuple<int64_t, size_t, int64_t>> changes;  // ns, owner, bytes
-  changes.reserve(count);
-  for (const MemoryItem& item : model.items) {
     if (!on_device(item)) continue;
-    for (const auto& [owner, bytes] : owner_bytes(model, item)) {
-      size_t o = index.emplace(owner, index.size()).first->second;
-      changes.emplace_back(item.alloc_ns, o, bytes);
-      if (item.end_ns) changes.emplace_back(*item.end_ns, o, -bytes);
-    }
+    owner_of(item);
+    if (item.segment != kNoItem) owner_of(model.items[item.segment]);
+    count += item.end_ns ? 2 : 1;
+  }
+  std::vector<Change> changes;
+  changes.reserve(count);
+  for (uint32_t i = 0; i < model.items.size(); ++i) {
+    const MemoryItem& item = model.items[i];
+    if (!on_device(item)) continue;
+    changes.push_back({item.alloc_ns, i, 1});
+    if (item.end_ns) changes.push_back({*item.end_ns, i, -1});
   }
   OwnerSeries out;
   out.owners.resize(index.size());
@@ -51,17 +59,23 @@ OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, s
   if (changes.empty()) return out;
   // Changes at one time sum alike in any order (a point is kept after the
   // last of them): no stable sort's buffer, half as big as the changes.
-  std::sort(changes.begin(), changes.end(),
-            [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  double first = static_cast<double>(std::get<0>(changes.front()));
-  double width = (static_cast<double>(std::get<0>(changes.back())) - first) / static_cast<double>(std::max<size_t>(1, points)) + 1;
+  std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) { return a.ns < b.ns; });
+  double first = static_cast<double>(changes.front().ns);
+  double width = (static_cast<double>(changes.back().ns) - first) / static_cast<double>(std::max<size_t>(1, points)) + 1;
   std::vector<int64_t> now(index.size(), 0);
   size_t bin = SIZE_MAX;
   int64_t kept_total = INT64_MIN;
   for (size_t i = 0; i < changes.size(); ++i) {
-    auto [ns, owner, bytes] = changes[i];
+    int64_t ns = changes[i].ns;
+    const MemoryItem& item = model.items[changes[i].item];
+    int64_t bytes = changes[i].sign * item.bytes;
+    size_t owner = owner_of(item);
     now[owner] = saturating_add(now[owner], bytes);
-    if (i + 1 < changes.size() && std::get<0>(changes[i + 1]) == ns) continue;  // one point per time
+    if (item.segment != kNoItem) {
+      size_t cache = owner_of(model.items[item.segment]);
+      now[cache] = saturating_add(now[cache], -bytes);
+    }
+    if (i + 1 < changes.size() && changes[i + 1].ns == ns) continue;  // one point per time
     int64_t total = 0;
     for (int64_t b : now) total = saturating_add(total, b);
     size_t at = static_cast<size_t>((static_cast<double>(ns) - first) / width);
