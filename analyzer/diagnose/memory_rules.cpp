@@ -34,7 +34,7 @@ bool programs_piece(const MemoryItem& item) {
 
 const DeviceMemory* device_of(const TraceFacts& facts, const MemoryItem& item) {
   for (const DeviceMemory& device : facts.memory_model.devices) {
-    if (device.process == item.process && device.device == item.device) return &device;
+    if (facts.memory_model.on_device(item, device)) return &device;
   }
   return nullptr;
 }
@@ -66,14 +66,15 @@ struct Group {
 };
 
 std::string group_key(const TraceFacts& facts, const MemoryItem& item) {
-  std::string key = std::to_string(item.process) + "|" + memory::device_name(item.device) + "|" +
+  const memory::ItemOrigin& origin = facts.memory_model.origin(item);
+  std::string key = std::to_string(origin.process) + "|" + memory::device_name(origin.device) + "|" +
                     memory::owner_name(item.owner, item.allocator) + "|";
   if (item.producer != memory::kNoOp) {
     memory::Producer producer = facts.producers->of(facts.graph, item.producer);
     return key + producer.name + "|" + without_numbers(producer.nvtx, "");
   }
   // No producer: its allocating call and NVTX range, and its size.
-  const HostCall* call = facts.ops().call(item.alloc_correlation);
+  const HostCall* call = facts.ops().call(origin.call);
   return key + (call ? std::string(call->name) : std::string("?")) + "|" +
          without_numbers(facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt, item.alloc_ns), "") +
          "|" + std::to_string(item.bytes);
@@ -82,7 +83,7 @@ std::string group_key(const TraceFacts& facts, const MemoryItem& item) {
 // Where the group's first piece came from: its producer's name and NVTX
 // ranges, else the call (and ranges) that allocated it.
 void locate_piece(const RuleContext& context, Finding& finding, const MemoryItem& item) {
-  locate(context, finding, item.alloc_correlation, item.alloc_ns);
+  locate(context, finding, context.facts.memory_model.origin(item).call, item.alloc_ns);
   if (item.producer == memory::kNoOp) return;
   memory::Producer producer = context.facts.producers->of(context.facts.graph, item.producer);
   add_name(finding, producer.name);
@@ -101,7 +102,8 @@ std::vector<DeviceGroups> by_device(const TraceFacts& facts, const std::map<std:
   std::map<std::pair<trace::ProcessId, int64_t>, DeviceGroups> devices;
   for (const auto& [key, group] : groups) {
     const MemoryItem& first = facts.memory_model.items[group.items.front()];
-    DeviceGroups& device = devices[{first.process, first.device.value_or(-1)}];
+    const memory::ItemOrigin& origin = facts.memory_model.origin(first);
+    DeviceGroups& device = devices[{origin.process, origin.device.value_or(-1)}];
     device.groups.push_back(&group);
     device.bytes = saturating_add(device.bytes, group.bytes);
     device.idle_ns = std::max(device.idle_ns, group.idle_ns);
@@ -156,7 +158,7 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
       row.push_back(text_or_null(producer.module));
       row.push_back(text_or_null(producer.op));
     } else {
-      const HostCall* call = facts.ops().call(first.alloc_correlation);
+      const HostCall* call = facts.ops().call(facts.memory_model.origin(first).call);
       row.emplace_back(call ? std::string(call->name) : std::string("?"));
       row.resize(3);
     }
@@ -174,8 +176,10 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
 // less than their bytes.
 std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, const DeviceGroups& device) {
   const MemoryItem& first = first_of(facts, device);
+  const memory::ItemOrigin& first_origin = facts.memory_model.origin(first);
   auto counted = [&](const MemoryItem& item) {
-    return item.process == first.process && item.device == first.device && !item.is_segment();
+    const memory::ItemOrigin& origin = facts.memory_model.origin(item);
+    return origin.process == first_origin.process && origin.device == first_origin.device && !item.is_segment();
   };
   // Millions of tensor blocks: the changes are held once, at their size.
   size_t size = 0;
@@ -215,7 +219,7 @@ Finding device_finding(const RuleContext& context, const char* rule, const Devic
   if (!fixed.empty()) {
     auto [before, after] = live_peak_before_and_after(context.facts, device);
     f.saving_bytes = std::max<int64_t>(0, before - after);
-    f.estimate = "the fall of " + memory::device_name(first_of(context.facts, device).device) +
+    f.estimate = "the fall of " + memory::device_name(context.facts.memory_model.origin(first_of(context.facts, device)).device) +
                  "'s peak of live memory with each piece " + fixed + " (" + dvdg::format_bytes(before) + " -> " +
                  dvdg::format_bytes(after) + "; the peak can move where they were not live)";
   }
@@ -245,7 +249,9 @@ std::string pieces(const TraceFacts& facts, const DeviceGroups& device) {
   return text;
 }
 
-std::string on_device(const MemoryItem& item) { return memory::device_name(item.device); }
+std::string on_device(const TraceFacts& facts, const MemoryItem& item) {
+  return memory::device_name(facts.memory_model.origin(item).device);
+}
 
 const char* is_are(const DeviceGroups& device) { return device.pieces == 1 ? " is " : " are "; }
 
@@ -262,7 +268,8 @@ PieceKind kind_of(const TraceFacts& facts, const MemoryItem& item) {
     made_by = static_cast<int>(op.kind);
     name = op.kind == trace::OpKind::Kernel ? op.name_id : static_cast<int64_t>(op.copy_kind);
   }
-  return {item.process, item.device.value_or(-1), made_by, name, item.bytes};
+  const memory::ItemOrigin& origin = facts.memory_model.origin(item);
+  return {origin.process, origin.device.value_or(-1), made_by, name, item.bytes};
 }
 
 // An unused stretch of each piece, from `unused` (none: the piece does not
@@ -314,10 +321,10 @@ std::vector<std::tuple<trace::ProcessId, int64_t, int64_t>> opaque_kernels(const
 }
 
 bool maybe_used_unseen(const std::vector<std::tuple<trace::ProcessId, int64_t, int64_t>>& opaque,
-                       const MemoryItem& item, int64_t trace_end_ns) {
+                       const MemoryItem& item, trace::ProcessId process, int64_t trace_end_ns) {
   int64_t end = item.end_ns.value_or(trace_end_ns);
   return std::any_of(opaque.begin(), opaque.end(), [&](const auto& op) {
-    return std::get<0>(op) == item.process && std::get<1>(op) <= end && std::get<2>(op) >= item.alloc_ns;
+    return std::get<0>(op) == process && std::get<1>(op) <= end && std::get<2>(op) >= item.alloc_ns;
   });
 }
 
@@ -328,7 +335,8 @@ bool made_in_backward(const TraceFacts& facts, const DeviceGroups& device) {
   for (const Group* group : device.groups) {
     for (uint32_t index : group->items) {
       const MemoryItem& item = facts.memory_model.items[index];
-      if (!item.alloc_tid || !facts.backward_threads.count({item.process, *item.alloc_tid})) return false;
+      const memory::ItemOrigin& origin = facts.memory_model.origin(item);
+      if (!origin.thread || !facts.backward_threads.count({origin.process, *origin.thread})) return false;
     }
   }
   return true;
@@ -340,7 +348,7 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
   const TraceFacts& facts = context.facts;
   auto opaque = opaque_kernels(facts);
   auto groups = held_unused_at_peak(context, [&](const MemoryItem& item, int64_t) -> std::optional<std::pair<int64_t, int64_t>> {
-    if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.end_ns())) return std::nullopt;
+    if (item.first_use_ns || maybe_used_unseen(opaque, item, facts.memory_model.origin(item).process, facts.end_ns())) return std::nullopt;
     return std::make_pair(item.alloc_ns, item.end_ns.value_or(INT64_MAX));
   });
   for (const DeviceGroups& device : by_device(facts, groups)) {
@@ -348,7 +356,7 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
     Finding f = device_finding(context, "memory_never_used", device, false, "never made");
     if (!lowers_the_peak(context, f)) continue;
     add_name(f, piece_name(facts, first));
-    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) +
+    f.what = pieces(facts, device) + " on " + on_device(facts, first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
     f.fix = "remove it (" + dvdg::format_bytes(device.bytes) + " held for nothing)";
     findings.push_back(std::move(f));
@@ -366,7 +374,7 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_allocated_early", device, true, "allocated at its first use");
     if (!lowers_the_peak(context, f)) continue;
-    f.what = pieces(facts, device) + " on " + on_device(first) + is_are(device) + "allocated up to " +
+    f.what = pieces(facts, device) + " on " + on_device(facts, first) + is_are(device) + "allocated up to " +
              format_ns(device.idle_ns) + " before first use, still unused at the peak";
     f.fix = "allocate it just before its first use" +
             (f.names.empty() ? std::string() : " (" + f.names.front() + ")");
@@ -389,7 +397,7 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
     if (!lowers_the_peak(context, f)) continue;
     bool gradients = made_in_backward(facts, device);
     f.what = pieces(facts, device) + (gradients ? " made in the backward pass (likely gradients)" : "") + " on " +
-             on_device(first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +
+             on_device(facts, first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +
              " after last use, through the peak";
     // Gradients live until the optimizer zeroes them: zeroed after the next
     // forward pass, they are held through its activations' peak.
@@ -448,7 +456,7 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
     std::map<std::string, std::set<int64_t>> steps_seen;
     for (uint32_t i = 0; i < facts.memory_model.items.size(); ++i) {
       const MemoryItem& item = facts.memory_model.items[i];
-      if (item.process != device.process || item.device != device.device || !programs_piece(item)) continue;
+      if (!facts.memory_model.on_device(item, device) || !programs_piece(item)) continue;
       if (item.alloc_ns < from.start_ns || item.alloc_ns >= to.end_ns || (item.end_ns && *item.end_ns < to.end_ns))
         continue;
       std::string key = group_key(facts, item);

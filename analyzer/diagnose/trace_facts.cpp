@@ -36,7 +36,7 @@ class Reader {
     // The tensor blocks' rows (186 MB at 1.46M blocks) go once the graph's
     // locations and the memory model's items hold what they say: no rule
     // reads them (read again if asked for).
-    std::vector<memory::MemoryItem> memory_items;
+    memory::MemoryItems memory_items;
     if (!whole_run) memory_items = memory::read_memory_items(trace_);
     facts_.graph = whole_run ? std::move(whole_run->graph)
                              : dvdg::build_graph_from_trace(trace_, dvdg::KernelAccesses::Exact, progress,

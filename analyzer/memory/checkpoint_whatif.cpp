@@ -84,10 +84,6 @@ void each_use(const dvdg::Graph& graph, const MemoryModel& model, Use&& use) {
   });
 }
 
-bool on_device(const MemoryItem& item, const DeviceMemory& device) {
-  return item.process == device.process && item.device == device.device;
-}
-
 }  // namespace
 
 std::vector<CheckpointWhatIf> checkpoint_what_if(trace::Trace& trace, const dvdg::Graph& graph,
@@ -111,7 +107,7 @@ std::vector<CheckpointWhatIf> checkpoint_what_if(trace::Trace& trace, const dvdg
     if (item.is_segment() || is_library_memory(item.owner) || item.producer == kNoOp || last_op[i] == kNoOp ||
         phases[item.producer] != Phase::Forward || phases[last_op[i]] != Phase::Backward)
       continue;
-    auto starts = backward_starts.find(item.process);
+    auto starts = backward_starts.find(model.origin(item).process);
     if (starts == backward_starts.end()) continue;
     auto next = std::lower_bound(starts->second.begin(), starts->second.end(), graph.ops[item.producer].end_ns);
     if (next != starts->second.end()) recomputed_at[i] = *next;
@@ -135,7 +131,7 @@ std::vector<CheckpointWhatIf> checkpoint_what_if(trace::Trace& trace, const dvdg
     std::vector<std::pair<int64_t, int64_t>> recorded, checkpointed;
     for (uint32_t i = 0; i < model.items.size(); ++i) {
       const MemoryItem& item = model.items[i];
-      if (!on_device(item, device) || item.is_segment()) continue;
+      if (!model.on_device(item, device) || item.is_segment()) continue;
       recorded.emplace_back(item.alloc_ns, item.bytes);
       if (item.end_ns) recorded.emplace_back(*item.end_ns, -item.bytes);
       if (!recomputed_at[i]) {

@@ -71,7 +71,7 @@ class ItemReader {
  public:
   explicit ItemReader(trace::Trace& trace) : trace_(trace) {}
 
-  std::vector<MemoryItem> read() {
+  MemoryItems read() {
     read_allocations();
     read_blocks();
     return std::move(items_);
@@ -79,7 +79,7 @@ class ItemReader {
 
  private:
   void read_allocations() {
-    items_.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
+    items_.items.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
     FrameworkSegments segments(trace_);
     CommunicationCalls communication(trace_);
     std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
@@ -88,13 +88,10 @@ class ItemReader {
       MemoryItem item;
       item.kind = MemoryItem::Kind::Allocation;
       item.id = row.id;
-      item.process = row.process;
-      item.device = row.device;
       item.bytes = row.bytes;
       item.alloc_ns = row.alloc_ns;
       item.end_ns = row.free_ns;
-      item.alloc_correlation = row.alloc_correlation_id;
-      item.alloc_tid = row.alloc_tid;
+      ItemOrigin origin{row.process, row.device, row.alloc_tid, row.alloc_correlation_id};
       std::optional<SubAllocator> holder = segments.holder(row.process, row.address, row.bytes);
       bool in_communication = false;
       if (row.alloc_correlation_id) {
@@ -106,7 +103,7 @@ class ItemReader {
           library_owner(row.kind, in_communication, segments.framework_process(row.process), holder.has_value());
       if (std::optional<Owner> host = host_owner(row.kind)) {
         item.owner = *host;
-        item.device = std::nullopt;
+        origin.device = std::nullopt;
       } else if (holder) {
         item.owner = Owner::FrameworkCache;
         item.allocator = holder;
@@ -115,39 +112,45 @@ class ItemReader {
       } else {
         item.owner = row.kind == AllocKind::Managed ? Owner::Managed : Owner::Program;
       }
-      if (!item.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
-      items_.push_back(item);
+      if (!origin.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
+      add(item, origin);
     }
   }
 
   void read_blocks() {
-    blocks_begin_ = static_cast<uint32_t>(items_.size());
+    blocks_begin_ = static_cast<uint32_t>(items_.items.size());
     for (const Packed<SubAllocationRow>& row : trace_.rows<SubAllocationRow>()) {
       MemoryItem item;
       item.kind = MemoryItem::Kind::Block;
       item.id = row.id;
       item.owner = row.pool_id && *row.pool_id > 0 ? Owner::GraphPool : Owner::FrameworkTensors;
       item.allocator = row.allocator;
-      item.process = row.process;
-      item.device = row.device;
+      ItemOrigin origin{row.process, row.device, row.alloc_tid, std::nullopt};
       item.bytes = row.block_bytes.value_or(row.bytes);
       item.alloc_ns = row.alloc_ns;
       item.end_ns = row.free_requested_ns ? row.free_requested_ns : row.free_ns;
-      item.alloc_tid = row.alloc_tid;
       if (row.parent_alloc_id) {
-        uint32_t parent = find_item(items_, blocks_begin_, MemoryItem::Kind::Allocation, *row.parent_alloc_id);
-        if (parent != kNoItem && items_[parent].is_segment()) {
+        uint32_t parent = find_item(items_.items, blocks_begin_, MemoryItem::Kind::Allocation, *row.parent_alloc_id);
+        if (parent != kNoItem && items_.items[parent].is_segment()) {
           item.segment = parent;
-          if (!item.device) item.device = items_[parent].device;
+          if (!origin.device) origin.device = items_.origin(items_.items[parent]).device;
         }
       }
-      if (!item.device) continue;
-      items_.push_back(item);
+      if (!origin.device) continue;
+      add(item, origin);
     }
   }
 
+  void add(MemoryItem& item, const ItemOrigin& origin) {
+    auto [known, added] = origin_numbers_.try_emplace(origin, static_cast<uint32_t>(items_.origins.size()));
+    if (added) items_.origins.push_back(origin);
+    item.origin = known->second;
+    items_.items.push_back(item);
+  }
+
   trace::Trace& trace_;
-  std::vector<MemoryItem> items_;
+  MemoryItems items_;
+  std::map<ItemOrigin, uint32_t> origin_numbers_;
   uint32_t blocks_begin_ = 0;
 };
 
@@ -166,7 +169,7 @@ class ModelBuilder {
   }
 
   template <typename Uses>
-  MemoryModel build_from_items(const Uses& uses, std::vector<MemoryItem> items) {
+  MemoryModel build_from_items(const Uses& uses, MemoryItems items) {
     return finish(std::move(items), read_uses(uses));
   }
 
@@ -197,8 +200,8 @@ class ModelBuilder {
     Touches touches;
   };
 
-  MemoryModel finish(std::vector<MemoryItem> items, const std::vector<LocationUse>& by_location) {
-    model_.items = std::move(items);
+  MemoryModel finish(MemoryItems items, const std::vector<LocationUse>& by_location) {
+    static_cast<MemoryItems&>(model_) = std::move(items);
     blocks_begin_ = static_cast<uint32_t>(
         std::partition_point(model_.items.begin(), model_.items.end(),
                              [](const MemoryItem& item) { return item.kind == MemoryItem::Kind::Allocation; }) -
@@ -427,17 +430,18 @@ void ModelBuilder::recognize_workspaces() {
   for (uint32_t i = 0; i < model_.items.size(); ++i) {
     MemoryItem& item = model_.items[i];
     bool programs = item.owner == Owner::FrameworkTensors || item.owner == Owner::Program;
-    if ((!programs && item.owner != Owner::Library) || !item.device || touches_[i].other) continue;
+    const ItemOrigin& origin = model_.origin(item);
+    if ((!programs && item.owner != Owner::Library) || !origin.device || touches_[i].other) continue;
     // Without a framework allocator, an unused allocation may as well be the program's.
     if (item.owner == Owner::Program && !touches_[i].touched) continue;
     const std::vector<std::pair<int64_t, std::optional<Owner>>>* issued = nullptr;
-    if (auto found = kernels.find(item.process); found != kernels.end()) issued = &found->second;
+    if (auto found = kernels.find(origin.process); found != kernels.end()) issued = &found->second;
     auto issued_from = [&](int64_t ns) {
       return std::lower_bound(issued->begin(), issued->end(), ns,
                               [](const auto& kernel, int64_t t) { return kernel.first < t; });
     };
     if (!contexts) contexts.emplace(trace_);
-    trace::FrameworkContext context = contexts->issued(item.process, item.alloc_tid, item.alloc_ns);
+    trace::FrameworkContext context = contexts->issued(origin.process, origin.thread, item.alloc_ns);
     std::optional<Owner> site;
     if (context.op_id) {
       auto [known, added] = op_libraries.try_emplace(context.op_id);
@@ -455,7 +459,7 @@ void ModelBuilder::recognize_workspaces() {
     }
     if (!site || (touches_[i].touched && touches_[i].library != site)) continue;
     bool held_to_end = !item.end_ns;
-    if (const trace::ProcessSteps* process = steps.find(item.process); process && !process->steps.empty())
+    if (const trace::ProcessSteps* process = steps.find(origin.process); process && !process->steps.empty())
       held_to_end = held_to_end || *item.end_ns >= process->steps.back().end_ns;
     bool within_call = false;
     if (item.end_ns && context.op_id) {
@@ -472,8 +476,8 @@ std::vector<DeviceMemory> describe_devices(const MemoryModel& model, trace::Trac
   std::vector<DeviceMemory> devices;
   std::map<std::pair<trace::ProcessId, int64_t>, std::vector<uint32_t>> by_device;  // host: INT64_MAX
   for (uint32_t i = 0; i < model.items.size(); ++i) {
-    const MemoryItem& item = model.items[i];
-    by_device[{item.process, item.device.value_or(INT64_MAX)}].push_back(i);
+    const ItemOrigin& origin = model.origin(model.items[i]);
+    by_device[{origin.process, origin.device.value_or(INT64_MAX)}].push_back(i);
   }
   const trace::StepWindow* window = trace.window();
   const trace::TraceSteps& steps = trace.steps();
@@ -502,9 +506,9 @@ MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph) {
   return ModelBuilder(trace, graph).build(graph, [] {});
 }
 
-std::vector<MemoryItem> read_memory_items(trace::Trace& trace) { return ItemReader(trace).read(); }
+MemoryItems read_memory_items(trace::Trace& trace) { return ItemReader(trace).read(); }
 
-MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, std::vector<MemoryItem> items) {
+MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, MemoryItems items) {
   return ModelBuilder(trace, graph).build_from_items(graph, std::move(items));
 }
 

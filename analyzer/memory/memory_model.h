@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyzer/dvdg/graph.h"
@@ -27,30 +28,52 @@ namespace apptracer::memory {
 inline constexpr uint32_t kNoOp = UINT32_MAX;
 inline constexpr uint32_t kNoItem = UINT32_MAX;
 
+// Where and by whom an item was made: its process and device, the thread
+// that allocated it (or had the block handed out) and, for an allocation,
+// the call that made it. Items share them (a training trace's millions of
+// blocks come from a few threads on a few devices), so an item holds the
+// number of its own in MemoryItems::origins.
+struct ItemOrigin {
+  trace::ProcessId process = trace::kSingleProcess;
+  trace::NullableInt device;  // none: host memory
+  trace::NullableInt thread;
+  trace::NullableInt call;
+
+  friend bool operator<(const ItemOrigin& a, const ItemOrigin& b) {
+    return std::tie(a.process, a.device, a.thread, a.call) < std::tie(b.process, b.device, b.thread, b.call);
+  }
+};
+
 // An allocation or a framework block. A training trace has millions (one
-// per tensor block), so nullable times are NullableInt and the small fields
-// sit together.
+// per tensor block), so nullable times are NullableInt, what items share
+// is an ItemOrigin held apart, and the small fields sit together.
 struct MemoryItem {
   enum class Kind : uint8_t { Allocation, Block };
   int64_t id = 0;  // allocations.id or sub_allocations.id
   int64_t bytes = 0;
   int64_t alloc_ns = 0;
   trace::NullableInt end_ns;  // none: live at the end of the trace
-  trace::NullableInt device;  // none: host memory
-  trace::NullableInt alloc_correlation;  // allocations: the call that made it
-  trace::NullableInt alloc_tid;          // the thread that allocated it (or had the block handed out)
   // The first use's start and the last use's end (ops of the DVDG that read
   // or wrote it); none: nothing touched it.
   trace::NullableInt first_use_ns, last_use_ns;
+  uint32_t origin = 0;  // its place in MemoryItems::origins
   uint32_t segment = kNoItem;  // a block: the segment item it lies in, where counted
   uint32_t producer = kNoOp;  // the op that first wrote it
-  trace::ProcessId process = trace::kSingleProcess;
   Kind kind = Kind::Allocation;
   Owner owner = Owner::Program;  // a segment's: FrameworkCache
   std::optional<SubAllocator> allocator;  // framework owners
 
   bool live_at(int64_t ns) const { return alloc_ns <= ns && (!end_ns || *end_ns > ns); }
   bool is_segment() const { return owner == Owner::FrameworkCache; }
+};
+static_assert(sizeof(MemoryItem) <= 64, "an item per tensor block: keep items to a cache line");
+
+// The items (allocations, then framework blocks) and their origins.
+struct MemoryItems {
+  std::vector<MemoryItem> items;
+  std::vector<ItemOrigin> origins;
+
+  const ItemOrigin& origin(const MemoryItem& item) const { return origins[item.origin]; }
 };
 
 // Memory of one device at one moment (after the changes at `ns`).
@@ -104,9 +127,12 @@ struct DeviceMemory {
   std::vector<StepMemory> steps;
 };
 
-struct MemoryModel {
-  std::vector<MemoryItem> items;
+struct MemoryModel : MemoryItems {
   std::vector<DeviceMemory> devices;  // by process, then device (host last)
+
+  bool on_device(const MemoryItem& item, const DeviceMemory& device) const {
+    return origin(item).process == device.process && origin(item).device == device.device;
+  }
 };
 
 // The model of every device the trace (or its step window) shows, with
@@ -121,8 +147,8 @@ MemoryModel build_memory_model(trace::Trace& trace, dvdg::OpAccesses& accesses);
 // read before the graph is built, so that the blocks' rows can go first
 // (their items hold what the model needs of them), then the model of them
 // over the graph.
-std::vector<MemoryItem> read_memory_items(trace::Trace& trace);
-MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, std::vector<MemoryItem> items);
+MemoryItems read_memory_items(trace::Trace& trace);
+MemoryModel build_memory_model(trace::Trace& trace, const dvdg::Graph& graph, MemoryItems items);
 
 // The devices of a model built over the whole run, again for the step
 // window `trace` is now limited to (Trace::limit_to_steps): peaks and steps

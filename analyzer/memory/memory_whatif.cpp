@@ -16,7 +16,7 @@ int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& dev
   std::vector<std::pair<int64_t, int64_t>> changes;
   changes.reserve(2 * model.items.size());  // grows once (a training trace has millions)
   for (const MemoryItem& item : model.items) {
-    if (item.process != device.process || item.device != device.device || item.is_segment()) continue;
+    if (!model.on_device(item, device) || item.is_segment()) continue;
     std::optional<int64_t> end = item.end_ns;
     if (!is_library_memory(item.owner)) {
       if (!item.last_use_ns) continue;

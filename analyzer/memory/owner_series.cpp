@@ -25,9 +25,6 @@ struct Change {
 }  // namespace
 
 OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, size_t points) {
-  auto on_device = [&](const MemoryItem& item) {
-    return item.process == device.process && item.device == device.device;
-  };
   // Owners are numbered in order of first appearance, an item's own before
   // its segment's.
   std::map<std::string, size_t> index;
@@ -39,7 +36,7 @@ OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, s
   };
   size_t count = 0;
   for (const MemoryItem& item : model.items) {
-    if (!on_device(item)) continue;
+    if (!model.on_device(item, device)) continue;
     owner_of(item);
     if (item.segment != kNoItem) owner_of(model.items[item.segment]);
     count += item.end_ns ? 2 : 1;
@@ -48,7 +45,7 @@ OwnerSeries owner_series(const MemoryModel& model, const DeviceMemory& device, s
   changes.reserve(count);
   for (uint32_t i = 0; i < model.items.size(); ++i) {
     const MemoryItem& item = model.items[i];
-    if (!on_device(item)) continue;
+    if (!model.on_device(item, device)) continue;
     changes.push_back({item.alloc_ns, i, 1});
     if (item.end_ns) changes.push_back({*item.end_ns, i, -1});
   }
