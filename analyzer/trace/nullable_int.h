@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
+#include <type_traits>
 
 namespace apptracer::trace {
 
@@ -36,6 +38,46 @@ class NullableInt {
  private:
   static constexpr int64_t kNull = INT64_MIN;
   int64_t value_ = kNull;
+};
+
+// Whether a recorded C type is held as a NullableNarrowInt of it: unsigned
+// and narrower than a column's int64_t.
+template <typename Declared>
+inline constexpr bool kHeldNarrow = std::is_unsigned_v<Declared> && sizeof(Declared) < sizeof(int64_t);
+
+// A nullable INTEGER column the tracer records in a narrower unsigned C
+// type (a launch's sizes, uint32_t), held at that width. NULL is the type's
+// largest value, which no launch gives (CUDA caps a grid's x at 2^31 - 1
+// and every other size lower). A damaged trace's value the width cannot
+// hold (negative, or from the largest value up) reads as NULL: a size no
+// launch could have had, as unknown as a missing one.
+template <typename Declared>
+class NullableNarrowInt {
+  static_assert(kHeldNarrow<Declared>, "a narrower unsigned type, whose values all fit an int64_t");
+
+ public:
+  constexpr NullableNarrowInt() = default;
+  constexpr NullableNarrowInt(std::nullopt_t) {}  // NOLINT: as std::optional
+  constexpr NullableNarrowInt(int64_t value)      // NOLINT
+      : value_(value >= 0 && value < int64_t{kNull} ? static_cast<Declared>(value) : kNull) {}
+
+  constexpr bool has_value() const { return value_ != kNull; }
+  constexpr explicit operator bool() const { return has_value(); }
+  // Only when has_value().
+  constexpr int64_t operator*() const { return value_; }
+  constexpr int64_t value_or(int64_t fallback) const { return has_value() ? value_ : fallback; }
+  constexpr std::optional<int64_t> optional() const {
+    return has_value() ? std::optional<int64_t>(value_) : std::nullopt;
+  }
+  operator std::optional<int64_t>() const { return optional(); }  // NOLINT
+  constexpr operator NullableInt() const { return has_value() ? NullableInt(int64_t{value_}) : NullableInt(); }  // NOLINT
+
+  friend constexpr bool operator==(NullableNarrowInt a, NullableNarrowInt b) { return a.value_ == b.value_; }
+  friend constexpr bool operator!=(NullableNarrowInt a, NullableNarrowInt b) { return a.value_ != b.value_; }
+
+ private:
+  static constexpr Declared kNull = std::numeric_limits<Declared>::max();
+  Declared value_ = kNull;
 };
 
 }  // namespace apptracer::trace

@@ -1,6 +1,7 @@
 // The rows the model holds, generated from tables.def: Packed<KernelRow> has
 // a field per column of `kernels`, named as the column is, in a compact
-// form (a nullable integer in 8 bytes, text as a TextRef into the trace's
+// form (a nullable integer in 8 bytes, a launch's sizes at the narrower
+// width the tracer records them in, text as a TextRef into the trace's
 // pool), plus the process the row belongs to. A column added to tables.def
 // reaches every analysis through here unasked.
 #pragma once
@@ -32,6 +33,16 @@ using PackedColumn = std::conditional_t<
     std::conditional_t<std::is_same_v<Column, RowId>, int64_t,
                        std::conditional_t<kIsTextColumn<Column>, TextRef, Column>>>;
 
+// A launch column (tables.def's APPTRACER_LAUNCH_COLUMN) is held at the
+// width of the C type the tracer records it in: a nullable integer
+// recorded narrower as a NullableNarrowInt of that type (NULL and a
+// damaged trace's value out of its range: nullable_int.h), any other as
+// its column type says.
+template <typename Column, typename Recorded>
+using PackedLaunchColumn =
+    std::conditional_t<std::is_same_v<Column, OptI64> && kHeldNarrow<Recorded>, NullableNarrowInt<Recorded>,
+                       PackedColumn<Column>>;
+
 template <typename Row>
 struct Packed;
 
@@ -41,6 +52,8 @@ struct Packed;
     using Row = RowType;                                   \
     ProcessId process = kSingleProcess;
 #define APPTRACER_COLUMN(name, type, meaning, doc) PackedColumn<type> name{};
+#define APPTRACER_LAUNCH_COLUMN(name, type, record_type, meaning, doc) \
+  PackedLaunchColumn<type, record_type> name{};
 #define APPTRACER_END_TABLE() \
   }                           \
   ;

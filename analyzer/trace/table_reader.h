@@ -30,6 +30,10 @@ inline void read_packed(const Statement& s, int i, int64_t& v, TextPool&) { v = 
 inline void read_packed(const Statement& s, int i, NullableInt& v, TextPool&) {
   v = s.is_null(i) ? NullableInt() : NullableInt(s.int64(i));
 }
+template <typename Declared>
+void read_packed(const Statement& s, int i, NullableNarrowInt<Declared>& v, TextPool&) {
+  v = s.is_null(i) ? NullableNarrowInt<Declared>() : NullableNarrowInt<Declared>(s.int64(i));
+}
 inline void read_packed(const Statement& s, int i, double& v, TextPool&) { v = s.real(i); }
 inline void read_packed(const Statement& s, int i, std::optional<double>& v, TextPool&) {
   v = s.is_null(i) ? std::optional<double>() : std::optional<double>(s.real(i));

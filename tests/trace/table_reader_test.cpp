@@ -2,7 +2,8 @@
 // range, and give the rows a single reader gives, in the same order; a
 // stream read ahead on its own thread gives its query's rows in its order,
 // stops when dropped early, and throws what reading threw; a pass that names
-// its columns reads only those.
+// its columns reads only those; a launch's size outside its recorded width
+// reads as NULL.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -70,6 +71,22 @@ TEST(TableReader, ALargeTableReadByThreadsIsTheTableReadByOne) {
   EXPECT_EQ(by_threads.back().id, 3 * kKernels);
   EXPECT_FALSE(by_threads[4].grid_x.has_value());
   EXPECT_EQ(by_threads, kernels_of(serial.rows<KernelRow>()));
+}
+
+// A launch's sizes are held at the 32 bits the tracer records them in: a
+// damaged trace's size those bits cannot hold reads as NULL (nullable_int.h).
+TEST(TableReader, ALaunchSizeOutsideItsRecordedWidthReadsAsNull) {
+  testing::TraceBuilder builder;
+  builder.db().exec(
+      "INSERT INTO kernels (id, launch_kind, stream, grid_x, gpu_start_ns, gpu_end_ns) VALUES "
+      "(1, 1, 0, 2147483647, 10, 20), (2, 1, 0, 4294967294, 10, 20), (3, 1, 0, 4294967295, 10, 20), "
+      "(4, 1, 0, 4294967296, 10, 20), (5, 1, 0, -1, 10, 20), (6, 1, 0, NULL, 10, 20)");
+  Trace trace(builder.db());
+  std::vector<std::optional<int64_t>> grid_x;
+  for (const Packed<KernelRow>& row : trace.rows<KernelRow>()) grid_x.push_back(row.grid_x.optional());
+  std::vector<std::optional<int64_t>> expected = {2147483647, 4294967294, std::nullopt, std::nullopt, std::nullopt,
+                                                  std::nullopt};
+  EXPECT_EQ(grid_x, expected);
 }
 
 TEST(TableReader, AnInMemoryTraceIsReadByOneThread) {
