@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -167,61 +168,59 @@ TEST_F(WriterStallTest, AWriterThatOnlyAsksForActivityKeepsDrainingWhileTheFlush
   writer.finish("complete");
 }
 
-TEST_F(WriterStallTest, AWriterAsksForActivityAtMostFourTimesAPeriodHoweverOftenItPasses) {
-  config_.flush_period_ms = 100;
-  RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);
-  std::atomic<int> asks{0};
-  Writer writer(buffers, registry_, strings_, config_);
-  writer.set_activity_request([&](bool) { ++asks; });
-  writer.start();
-  auto start = Clock::now();
-  std::thread program([&] {
-    // A chunk at a time, each with a launch whose GPU times never come:
-    // past the two-chunk cap unless the writer passes after (nearly) every one.
-    for (uint32_t chunk = 0; chunk < 200; ++chunk) {
-      Record launch = testing::launch_record(7 + chunk, 0, 1 + chunk);
-      buffers.append(launch);
-      for (int i = 1; i < RecordBuffers::kChunkRecords; ++i) {
-        Record r = thread_record();
-        buffers.append(r);
+// A writer whose activity asks are counted.
+class ActivityAsksTest : public WriterStallTest {
+ protected:
+  void start_writer(int period_ms) {
+    config_.flush_period_ms = period_ms;
+    buffers_ = std::make_unique<RecordBuffers>(1, uint64_t{config_.stall_ms} * 1'000'000);
+    writer_ = std::make_unique<Writer>(*buffers_, registry_, strings_, config_);
+    writer_->set_activity_request([this](bool) { ++asks_; });
+    writer_->start();
+  }
+
+  // On a thread of the program's, `bursts` times: a launch whose GPU times
+  // never come and the rest of a chunk, which wakes the writer; then a pause.
+  void launch_in_bursts(uint32_t bursts, std::chrono::milliseconds pause) {
+    std::thread([&] {
+      for (uint32_t burst = 0; burst < bursts; ++burst) {
+        Record launch = testing::launch_record(7 + burst, 0, 1 + burst);
+        buffers_->append(launch);
+        for (int i = 1; i < RecordBuffers::kChunkRecords; ++i) {
+          Record r = thread_record();
+          buffers_->append(r);
+        }
+        std::this_thread::sleep_for(pause);
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
-  program.join();
+    }).join();
+  }
+
+  std::unique_ptr<RecordBuffers> buffers_;
+  std::unique_ptr<Writer> writer_;
+  std::atomic<int> asks_{0};
+};
+
+TEST_F(ActivityAsksTest, AtMostFourTimesAPeriodHoweverOftenTheWriterPasses) {
+  start_writer(100);
+  auto start = Clock::now();
+  // Past the two-chunk cap unless the writer passes after (nearly) every burst.
+  launch_in_bursts(200, std::chrono::milliseconds(1));
   double seconds = seconds_since(start);
-  writer.finish("complete");
-  EXPECT_EQ(buffers.dropped_records(), 0u) << "the writer passed as the chunks filled";
-  EXPECT_GE(asks, 1) << "the launch waiting for its GPU times was asked for";
-  EXPECT_LE(asks, seconds / 0.025 + 2) << "asked more often than four times a period";
+  writer_->finish("complete");
+  EXPECT_EQ(buffers_->dropped_records(), 0u) << "the writer passed as the chunks filled";
+  EXPECT_GE(asks_, 1) << "the launch waiting for its GPU times was asked for";
+  EXPECT_LE(asks_, seconds / 0.025 + 2) << "asked more often than four times a period";
 }
 
-TEST_F(WriterStallTest, AnAskPutOffForBeingTooSoonIsMadeOnceDueWithoutWaitingForMoreRecords) {
-  config_.flush_period_ms = 200;  // asks at most every 50 ms
-  RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);
-  std::atomic<int> asks{0};
-  Writer writer(buffers, registry_, strings_, config_);
-  writer.set_activity_request([&](bool) { ++asks; });
-  writer.start();
+TEST_F(ActivityAsksTest, OnePutOffForBeingTooSoonIsMadeOnceDueWithoutWaitingForMoreRecords) {
+  start_writer(200);  // asks at most every 50 ms
   auto start = Clock::now();
-  // Two bursts a few milliseconds apart, each a launch waiting for its GPU
-  // times and a chunk that wakes the writer: the second's ask is too soon.
-  std::thread program([&] {
-    for (uint32_t burst = 0; burst < 2; ++burst) {
-      Record launch = testing::launch_record(7 + burst, 0, 1 + burst);
-      buffers.append(launch);
-      for (int i = 1; i < RecordBuffers::kChunkRecords; ++i) {
-        Record r = thread_record();
-        buffers.append(r);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  });
-  program.join();
+  // The second burst's ask is too soon after the first's.
+  launch_in_bursts(2, std::chrono::milliseconds(5));
   // Then nothing: the next pass would come a period later.
-  while (asks < 2 && seconds_since(start) < 0.14) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  EXPECT_GE(asks, 2) << "the put-off ask waited for the writer's period";
-  writer.finish("complete");
+  while (asks_ < 2 && seconds_since(start) < 0.14) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_GE(asks_, 2) << "the put-off ask waited for the writer's period";
+  writer_->finish("complete");
 }
 
 TEST_F(WriterStallTest, AProducerBehindAWriterThatWaitsForItGivesUpAfterTheStallLimit) {
