@@ -13,14 +13,11 @@
 
 namespace apptracer::trace {
 
-class NullableInt {
+// What each nullable integer below reads as: a value of `Stored`, NULL
+// where it is `kNull`. Read as int64_t, a column's type.
+template <typename Stored, Stored kNull>
+class NullableStorage {
  public:
-  constexpr NullableInt() = default;
-  constexpr NullableInt(std::nullopt_t) {}                 // NOLINT: as std::optional
-  constexpr NullableInt(int64_t value) : value_(value == kNull ? kNull + 1 : value) {}  // NOLINT
-  constexpr NullableInt(const std::optional<int64_t>& value)  // NOLINT
-      : NullableInt(value ? NullableInt(*value) : NullableInt()) {}
-
   constexpr bool has_value() const { return value_ != kNull; }
   constexpr explicit operator bool() const { return has_value(); }
   // Only when has_value().
@@ -31,13 +28,25 @@ class NullableInt {
   }
   operator std::optional<int64_t>() const { return optional(); }  // NOLINT
 
+ protected:
+  constexpr NullableStorage() = default;
+  constexpr explicit NullableStorage(Stored value) : value_(value) {}
+
+  Stored value_ = kNull;
+};
+
+class NullableInt : public NullableStorage<int64_t, INT64_MIN> {
+ public:
+  constexpr NullableInt() = default;
+  constexpr NullableInt(std::nullopt_t) {}  // NOLINT: as std::optional
+  constexpr NullableInt(int64_t value)      // NOLINT
+      : NullableStorage(value == INT64_MIN ? INT64_MIN + 1 : value) {}
+  constexpr NullableInt(const std::optional<int64_t>& value)  // NOLINT
+      : NullableInt(value ? NullableInt(*value) : NullableInt()) {}
+
   friend constexpr bool operator==(NullableInt a, NullableInt b) { return a.value_ == b.value_; }
   friend constexpr bool operator!=(NullableInt a, NullableInt b) { return a.value_ != b.value_; }
   friend constexpr bool operator<(NullableInt a, NullableInt b) { return a.value_ < b.value_; }
-
- private:
-  static constexpr int64_t kNull = INT64_MIN;
-  int64_t value_ = kNull;
 };
 
 // Whether a recorded C type is held as a NullableNarrowInt of it: unsigned
@@ -52,32 +61,22 @@ inline constexpr bool kHeldNarrow = std::is_unsigned_v<Declared> && sizeof(Decla
 // hold (negative, or from the largest value up) reads as NULL: a size no
 // launch could have had, as unknown as a missing one.
 template <typename Declared>
-class NullableNarrowInt {
+class NullableNarrowInt : public NullableStorage<Declared, std::numeric_limits<Declared>::max()> {
   static_assert(kHeldNarrow<Declared>, "a narrower unsigned type, whose values all fit an int64_t");
+  static constexpr Declared kNull = std::numeric_limits<Declared>::max();
+  using Storage = NullableStorage<Declared, kNull>;
 
  public:
   constexpr NullableNarrowInt() = default;
   constexpr NullableNarrowInt(std::nullopt_t) {}  // NOLINT: as std::optional
   constexpr NullableNarrowInt(int64_t value)      // NOLINT
-      : value_(value >= 0 && value < int64_t{kNull} ? static_cast<Declared>(value) : kNull) {}
-
-  constexpr bool has_value() const { return value_ != kNull; }
-  constexpr explicit operator bool() const { return has_value(); }
-  // Only when has_value().
-  constexpr int64_t operator*() const { return value_; }
-  constexpr int64_t value_or(int64_t fallback) const { return has_value() ? value_ : fallback; }
-  constexpr std::optional<int64_t> optional() const {
-    return has_value() ? std::optional<int64_t>(value_) : std::nullopt;
+      : Storage(value >= 0 && value < int64_t{kNull} ? static_cast<Declared>(value) : kNull) {}
+  constexpr operator NullableInt() const {  // NOLINT
+    return this->has_value() ? NullableInt(int64_t{this->value_}) : NullableInt();
   }
-  operator std::optional<int64_t>() const { return optional(); }  // NOLINT
-  constexpr operator NullableInt() const { return has_value() ? NullableInt(int64_t{value_}) : NullableInt(); }  // NOLINT
 
   friend constexpr bool operator==(NullableNarrowInt a, NullableNarrowInt b) { return a.value_ == b.value_; }
   friend constexpr bool operator!=(NullableNarrowInt a, NullableNarrowInt b) { return a.value_ != b.value_; }
-
- private:
-  static constexpr Declared kNull = std::numeric_limits<Declared>::max();
-  Declared value_ = kNull;
 };
 
 }  // namespace apptracer::trace
