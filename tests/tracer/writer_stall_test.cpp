@@ -212,6 +212,17 @@ TEST_F(ActivityAsksTest, AtMostFourTimesAPeriodHoweverOftenTheWriterPasses) {
   EXPECT_LE(asks_, seconds / 0.025 + 2) << "asked more often than four times a period";
 }
 
+TEST_F(ActivityAsksTest, OnePutOffForBeingTooSoonIsMadeOnceDueWithoutWaitingForMoreRecords) {
+  start_writer(200);  // asks at most every 50 ms
+  auto start = Clock::now();
+  // The second burst's ask is too soon after the first's.
+  launch_in_bursts(2, std::chrono::milliseconds(5));
+  // Then nothing: the next pass would come a period later.
+  while (asks_ < 2 && seconds_since(start) < 0.14) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_GE(asks_, 2) << "the put-off ask waited for the writer's period";
+  writer_->finish("complete");
+}
+
 TEST_F(WriterStallTest, AProducerBehindAWriterThatWaitsForItGivesUpAfterTheStallLimit) {
   config_.stall_ms = 300;
   RecordBuffers buffers(1, uint64_t{config_.stall_ms} * 1'000'000);

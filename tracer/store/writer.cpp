@@ -78,8 +78,10 @@ void Writer::run() {
   if (thread_start_) thread_start_();
   while (!stopping_.load()) {
     buffers_.note_progress("waiting for records");
-    buffers_.wait_for_work(std::chrono::milliseconds(config_.flush_period_ms));
+    buffers_.wait_for_work(std::min(std::chrono::milliseconds(config_.flush_period_ms),
+                                    until_activity_ask_due()));
     pass();
+    ask_for_activity_when_due();
     if (int signal_number = signal_flush_requested_.load()) {
       write_signal_end(signal_number);
       signal_flush_done_ = true;
@@ -87,6 +89,30 @@ void Writer::run() {
     }
   }
   thread_usage_ = self_cost::this_thread_usage();
+}
+
+// At most four asks a period: the passes come as often as record buffers
+// fill (every few milliseconds in a training loop), each ask takes CUPTI's
+// activity lock beside the program's launches (and what it hands over is
+// turned into records under it), and its 8 MiB buffers take about a second
+// to fill there; rows wait two periods before going without.
+uint64_t Writer::activity_ask_every_ns() const { return uint64_t{1'000'000} * config_.flush_period_ms / 4; }
+
+std::chrono::milliseconds Writer::until_activity_ask_due() const {
+  if (!activity_wanted_) return std::chrono::milliseconds(config_.flush_period_ms);
+  uint64_t since = now_ns() - activity_requested_ns_;
+  uint64_t every = activity_ask_every_ns();
+  return std::chrono::milliseconds(since >= every ? 0 : (every - since) / 1'000'000 + 1);
+}
+
+void Writer::ask_for_activity_when_due() {
+  // A forked child has no one to ask (set_activity_request(nullptr)).
+  if (!activity_wanted_ || !request_activity_) return;
+  uint64_t now = now_ns();
+  if (now - activity_requested_ns_ < activity_ask_every_ns()) return;
+  activity_wanted_ = false;
+  activity_requested_ns_ = now;
+  request_activity_(false);
 }
 
 void Writer::write_signal_end(int signal_number) {
@@ -267,17 +293,9 @@ void Writer::pass() {
     for (const auto& [id, text] : strings_.take_new()) store_->write_string(id, text);
     store_->commit();
     // Activity comes in buffers CUPTI hands over when full: rows waiting for
-    // theirs ask for what it has (it arrives in a later pass). At most a few
-    // times a period: the passes come as often as record buffers fill (every
-    // few milliseconds in a training loop), each ask takes CUPTI's activity
-    // lock beside the program's launches, and its 8 MiB buffers take about a
-    // second to fill there; rows wait two periods before going without.
-    uint64_t ask_every_ns = uint64_t{1'000'000} * config_.flush_period_ms / 4;
-    if (request_activity_ && store_->waiting_for_activity() &&
-        drain_start - activity_requested_ns_ >= ask_every_ns) {
-      activity_requested_ns_ = drain_start;
-      request_activity_(false);
-    }
+    // theirs ask for what it has (it arrives in a later pass).
+    if (request_activity_ && store_->waiting_for_activity()) activity_wanted_ = true;
+    ask_for_activity_when_due();
     buffers_.note_progress("forgetting freed allocations");
     // A record resolves addresses at its call's start; no call still to be
     // written started more than this long before now.

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <map>
@@ -35,6 +36,7 @@ class Writer {
   // What arrives is drained by a later pass. Set before start().
   void set_activity_request(std::function<void(bool forced)> request) {
     request_activity_ = std::move(request);
+    activity_wanted_ = false;
   }
   // Runs first on the writer thread (host memory tracking ignores it).
   void set_thread_start(std::function<void()> start) { thread_start_ = std::move(start); }
@@ -105,7 +107,14 @@ class Writer {
   Config config_;
   HostBlockResolution host_;
   std::function<void(bool)> request_activity_;
-  uint64_t activity_requested_ns_ = 0;  // the last request after a pass
+  // Asks for activity: wanted by a pass whose rows wait for theirs, made at
+  // most every quarter period (the last one made then), and a put-off one
+  // as soon as it is due.
+  void ask_for_activity_when_due();
+  std::chrono::milliseconds until_activity_ask_due() const;
+  uint64_t activity_ask_every_ns() const;
+  bool activity_wanted_ = false;
+  uint64_t activity_requested_ns_ = 0;
   std::function<void()> thread_start_;
   bool gpu_activity_expected_ = true;
   std::thread thread_;
