@@ -135,6 +135,8 @@ series=()
 for ((r = 0; r < rounds; r++)); do
   for v in "${variants[@]}"; do
     out=$(run_variant "$v" "$@")
+    # Each run as it ends, so a call cut short still leaves its rounds.
+    echo "compare.sh: round $((r + 1)) $v: $out" >&2
     read -r ms values <<<"$out"
     [[ $values == *=* ]] || values="=$values"
     for pair in $values; do
