@@ -1,11 +1,11 @@
 // How long a program's kernel launch calls take, with or without a tracer:
-// preloaded, it wraps the runtime's cudaLaunchKernel and cudaLaunchKernelExC
-// (the calls PyTorch's kernels go through, by the PLT of libcudart) and times
-// each with two clock reads. Preloaded beside a tracer (listed first), it
-// times the call with the tracer's callbacks inside it; alone, the untraced
-// call, which no tracer can show. What tracing adds to a real program's
-// launch calls, next to what it adds between them, is what whatif must take
-// off to price a change against the untraced program.
+// preloaded, it wraps the runtime's cudaLaunchKernel, __cudaLaunchKernel and
+// cudaLaunchKernelExC (the calls PyTorch's kernels go through, by the PLT of
+// libcudart) and times each with two clock reads. Preloaded beside a tracer
+// (listed first), it times the call with the tracer's callbacks inside it;
+// alone, the untraced call, which no tracer can show. What tracing adds to a
+// real program's launch calls, next to what it adds between them, is what
+// whatif must take off to price a change against the untraced program.
 //
 //   LD_PRELOAD=launch_call_clock.so[:libapptracer.so] PROGRAM
 //
@@ -86,6 +86,17 @@ extern "C" __attribute__((visibility("default"))) cudaError_abi cudaLaunchKernel
       "cudaLaunchKernel");
   uint64_t start = now_ns();
   cudaError_abi result = real(function, grid, block, args, shared_bytes, stream);
+  note(start);
+  return result;
+}
+
+// What nvcc's `<<<...>>>` calls since CUDA 13 (PyTorch's kernels go through it).
+extern "C" __attribute__((visibility("default"))) cudaError_abi __cudaLaunchKernel(
+    const void* kernel, dim3_abi grid, dim3_abi block, void** args, size_t shared_bytes, void* stream) {
+  static auto real = next<cudaError_abi (*)(const void*, dim3_abi, dim3_abi, void**, size_t, void*)>(
+      "__cudaLaunchKernel");
+  uint64_t start = now_ns();
+  cudaError_abi result = real(kernel, grid, block, args, shared_bytes, stream);
   note(start);
   return result;
 }

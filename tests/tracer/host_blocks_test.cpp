@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
 #include <set>
 #include <string>
@@ -130,6 +131,9 @@ TEST_F(HostBlocksTest, TheWriterPromotesOnlyBlocksAllocatedBeforeTheLaunch) {
   enable(false);
   const uint64_t block = 0x100000500000;
   host_blocks::on_allocate(block, 8192, false);
+  uint64_t lookups = host_blocks::lookups();
+  EXPECT_FALSE(host_blocks::promote_for_writer(0x100, UINT64_MAX).has_value()) << "no block's region";
+  EXPECT_EQ(host_blocks::lookups(), lookups) << "not looked up: no shard locked";
   EXPECT_FALSE(host_blocks::promote_for_writer(block + 8, 1).has_value())
       << "a launch at t=1 cannot have been handed a block allocated now";
   std::optional<PromotedBlock> row = host_blocks::promote_for_writer(block + 8, UINT64_MAX);
@@ -138,6 +142,7 @@ TEST_F(HostBlocksTest, TheWriterPromotesOnlyBlocksAllocatedBeforeTheLaunch) {
   EXPECT_EQ(row->free_ns, 0u) << "live";
   EXPECT_FALSE(host_blocks::promote_for_writer(block + 8, UINT64_MAX).has_value())
       << "already a row";
+  EXPECT_EQ(host_blocks::lookups() - lookups, 3u);
   host_blocks::on_free(block);
   drained();
 }
@@ -236,6 +241,40 @@ TEST_F(HostBlocksTest, FreedBlocksAreForgottenOnceTheWriterHasPassedTheirFree) {
   host_blocks::forget_freed_before(now_ns() + 1);
   EXPECT_FALSE(host_blocks::promote_for_writer(block, copied_ns).has_value()) << "forgotten";
   EXPECT_EQ(host_blocks::not_kept_blocks(), 0u);
+  drained();
+}
+
+// The writer's lookups and passes run beside the program's frees (the
+// frees handed to the writer in short holds of the lock the hooks take):
+// every block freed is kept, found while kept, and forgotten, and the room
+// it took is given back.
+TEST_F(HostBlocksTest, TheWritersLookupsBesideTheProgramsFreesKeepEveryFreedBlockCounted) {
+  enable(false);
+  const uint64_t base = 0x100000c00000;
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    while (!done.load()) {
+      host_blocks::promote_for_writer(base + 8, 1);  // before any block: never a row
+      host_blocks::forget_freed_before(now_ns() - 1'000'000);
+    }
+  });
+  for (int i = 0; i < 20000; ++i) {
+    uint64_t block = base + static_cast<uint64_t>(i % 512) * 16384;
+    host_blocks::on_allocate(block, 8192, false);
+    host_blocks::on_free(block);
+  }
+  done.store(true);
+  writer.join();
+  EXPECT_EQ(host_blocks::not_kept_blocks(), 0u);
+  host_blocks::forget_freed_before(now_ns() + 1);
+  const uint64_t last = base + 512 * 16384;
+  host_blocks::on_allocate(last, 8192, false);
+  uint64_t copied_ns = now_ns();
+  host_blocks::on_free(last);
+  std::optional<PromotedBlock> row = host_blocks::promote_for_writer(last + 8, copied_ns);
+  ASSERT_TRUE(row.has_value()) << "freed after everything was forgotten: kept";
+  EXPECT_EQ(row->allocation.allocation.address, last);
+  host_blocks::forget_freed_before(now_ns() + 1);
   drained();
 }
 

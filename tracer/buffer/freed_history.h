@@ -44,6 +44,17 @@ class FreedHistory {
     return indexed([](const Value&) {});
   }
 
+  // Moves what `from` was given since it last handed it over to the end of
+  // this one's log, in order (indexed at this one's next lookup); one that
+  // finds no room goes to `dropped`. A constant-time append each, so a
+  // history the program adds to under its lock hands it over in a short hold.
+  template <typename Dropped>
+  void take_recent(FreedHistory& from, Dropped&& dropped) {
+    for (; !from.recent_.empty(); from.recent_.pop_front()) {
+      if (!recent_.push(from.recent_.front())) dropped(from.recent_.front().value);
+    }
+  }
+
   // Forgets what was freed before `ns`, each passed to `forgotten`. Frees
   // come in about time order: stopping at the first younger one keeps this
   // short and only delays forgetting a few.

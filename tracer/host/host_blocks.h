@@ -80,6 +80,11 @@ inline bool may_contain(uint64_t value) { return address_regions.may_contain(val
 // Every allocation by power-of-two size class, as JSON for `meta`.
 std::string histogram_json();
 
+// The writer's lookups of an address in a region host blocks were seen in
+// (meta host_block_lookups): each takes the locks of the shards it may lie
+// in, which the program's allocation hooks take too.
+uint64_t lookups();
+
 // The writer's lookups that gave up walking freed blocks (meta
 // host_block_lookups_cut): those touches name no allocation.
 uint64_t lookups_cut();

@@ -109,6 +109,7 @@ void finish(const char* status) {
   state.writer->set_meta("host_alloc_histogram", host_blocks::histogram_json());
   state.writer->set_meta("host_blocks_stored", std::to_string(host_blocks::stored_blocks()));
   state.writer->set_meta("host_blocks_not_kept", std::to_string(host_blocks::not_kept_blocks()));
+  state.writer->set_meta("host_block_lookups", std::to_string(host_blocks::lookups()));
   state.writer->set_meta("host_block_lookups_cut", std::to_string(host_blocks::lookups_cut()));
   state.writer->finish(status);
   state.final_write_done = true;
