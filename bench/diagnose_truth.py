@@ -21,7 +21,10 @@ against the same measurements.
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
 never), per step: the findings' saving per steady step, and what `whatif`
 predicts the fix saves per step (--graphs for the CUDA graph, --pin for
-pinned memory), beside the measured steps' time saved per step. whatif and
+pinned memory), beside the measured steps' time saved per step. The bad
+twin is traced in every round (framework_SCENARIO.db, then .1.db, .2.db
+...): the table gives the median of the runs' estimates, and each run's
+follows it. whatif and
 diagnose price with a system file: --system FILE, else one measured first
 with `apptracer links --quick` (kept as system.json with --keep, read back
 with --from).
@@ -147,6 +150,25 @@ def framework_system(apptracer, work, kept, system):
     return path if os.path.exists(path) else None
 
 
+def framework_trace(work, scenario, round_index):
+    """Round 0's trace keeps the name one traced run had."""
+    suffix = "" if round_index == 0 else f".{round_index}"
+    return os.path.join(work, f"framework_{scenario}{suffix}.db")
+
+
+def kept_framework_traces(work, scenario):
+    """The scenario's traced runs kept in `work`, in round order."""
+    traces = []
+    while os.path.exists(framework_trace(work, scenario, len(traces))):
+        traces.append(framework_trace(work, scenario, len(traces)))
+    return traces
+
+
+def median_of(values):
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 def frameworks(apptracer, rounds, work, kept, system):
     """The framework twins: per step, estimated and predicted against measured."""
     system = framework_system(apptracer, work, kept, system)
@@ -159,30 +181,42 @@ def frameworks(apptracer, rounds, work, kept, system):
         with open(path) as file:
             times = json.load(file)
     else:
+        # The bad program is traced in every round too, beside its untraced
+        # runs: one traced run's step is as noisy as an untraced one's (the
+        # same traced twin took 5.3 and 7.1 ms a step on two machines), and a
+        # saving estimated from it carries all of that.
         times = {scenario: {"bad": [], "fixed": []} for scenario in FRAMEWORK_PRICED}
-        for _ in range(rounds):
+        for round_index in range(rounds):
             for scenario in FRAMEWORK_PRICED:
                 for variant in ("bad", "fixed"):
                     value = twin_ms(scenario, variant)
                     if value is not None:
                         times[scenario][variant].append(value)
+                if times[scenario]["bad"]:
+                    subprocess.run([apptracer, "record", "-f", "-o", framework_trace(work, scenario, round_index),
+                                    "--", sys.executable, TWINS, scenario, "bad"],
+                                   check=True, capture_output=True, timeout=600)
         with open(path, "w") as file:
             json.dump(times, file)
     results = []
+    spreads = []
     for scenario, rule in FRAMEWORK_PRICED.items():
         bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
         if not bad or not fixed:
             print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | | | | |")
             continue
         measured = statistics.median(bad) - statistics.median(fixed)
-        trace = os.path.join(work, f"framework_{scenario}.db")
-        if not kept:
-            subprocess.run([apptracer, "record", "-f", "-o", trace, "--", sys.executable, TWINS, scenario, "bad"],
-                           check=True, capture_output=True, timeout=600)
-        estimated = estimated_per_step_ms(apptracer, trace, rule, system)
+        traces = kept_framework_traces(work, scenario)
         change = FRAMEWORK_WHATIF.get(scenario)
-        predicted, fixed_step = (predicted_per_step_ms(apptracer, trace, change, system) if change and system
-                                 else (None, None))
+        each_estimate = [estimated_per_step_ms(apptracer, trace, rule, system) for trace in traces]
+        each_prediction = [predicted_per_step_ms(apptracer, trace, change, system) if change and system
+                           else (None, None) for trace in traces]
+        estimated = median_of(each_estimate)
+        predicted = median_of([saving for saving, _ in each_prediction])
+        fixed_step = median_of([step for _, step in each_prediction])
+        spreads.append(f"{scenario}: {len(traces)} traced run(s), estimated "
+                       f"{', '.join(shown(e) for e in each_estimate)} ms"
+                       + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
         fixed_measured = statistics.median(fixed)
         print(f"| {scenario} | {rule} | {shown(estimated)} | {relative_error(estimated, measured)} | "
               f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
@@ -194,6 +228,8 @@ def frameworks(apptracer, rounds, work, kept, system):
         if predicted is not None:
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
+    print("\nPer traced run (the table gives their medians):")
+    print("\n".join(spreads))
     print("\n".join(results))
 
 
