@@ -9,6 +9,7 @@
 // process: its steps, start-up, the median steady step and how the steps
 // were found. Limited to steps (--steps, --steady), only those are listed.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <utility>
 #include <vector>
@@ -23,19 +24,27 @@ namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
 
+// A GPU interval, and the phase (start-up or a step) that issued it.
+struct PhaseInterval {
+  int64_t start = 0, end = 0;
+  uint32_t phase = 0;
+};
+
 // Sorted, disjoint intervals, and how much of [from, to) they cover.
 class Coverage {
  public:
-  explicit Coverage(std::vector<Interval> intervals) {
-    std::sort(intervals.begin(), intervals.end());
-    for (const Interval& interval : intervals) {
-      if (interval.second <= interval.first) continue;
-      if (!merged_.empty() && interval.first <= merged_.back().second) {
-        merged_.back().second = std::max(merged_.back().second, interval.second);
+  // From intervals sorted by start: empty ones skip, touching ones merge.
+  template <typename Iterator>
+  Coverage(Iterator begin, Iterator end) {
+    for (Iterator it = begin; it != end; ++it) {
+      if (it->end <= it->start) continue;
+      if (!merged_.empty() && it->start <= merged_.back().second) {
+        merged_.back().second = std::max(merged_.back().second, it->end);
       } else {
-        merged_.push_back(interval);
+        merged_.emplace_back(it->start, it->end);
       }
     }
+    before_.reserve(merged_.size() + 1);
     before_.push_back(0);
     for (const Interval& interval : merged_) {
       before_.push_back(saturating_add(before_.back(), saturating_sub(interval.second, interval.first)));
@@ -64,17 +73,19 @@ class Coverage {
   std::vector<int64_t> before_;  // covered by merged_[0 .. i)
 };
 
-// What a phase (start-up or one step) issued.
+// What a phase (start-up or one step) issued, and how long the GPU ran it.
 struct PhaseWork {
   int64_t launches = 0, copies = 0, memsets = 0;
-  std::vector<Interval> gpu;
+  int64_t gpu_busy = 0;
 };
 
-// A process's work: by phase (index 0 start-up, i + 1 step i), and every GPU
-// interval whichever phase issued it.
+// A process's work by phase (index 0 start-up, i + 1 step i), and every GPU
+// interval with the phase that issued it: held once (a training trace has a
+// million kernels; an interval per phase and per process, and the copies
+// made to merge them, were the report's peak).
 struct ProcessWork {
   std::vector<PhaseWork> phases;
-  std::vector<Interval> gpu;
+  std::vector<PhaseInterval> gpu;
 };
 
 template <typename Row>
@@ -89,10 +100,27 @@ void add_work(std::map<trace::ProcessId, ProcessWork>& work, const trace::TraceS
   if (!step && trace::event_ns(row) >= process_steps->steps.front().start_ns) return;  // after the last step
   ++(process.phases[phase].*counted);
   if (row.gpu_start_ns && row.gpu_end_ns) {
-    Interval interval{*row.gpu_start_ns, *row.gpu_end_ns};
-    process.phases[phase].gpu.push_back(interval);
-    process.gpu.push_back(interval);
+    process.gpu.push_back({*row.gpu_start_ns, *row.gpu_end_ns, static_cast<uint32_t>(phase)});
   }
+}
+
+// Each phase's GPU busy time (the union of its intervals), then the union of
+// all of them, which the host gaps are measured against. Sorts the intervals
+// where they are, and frees them.
+Coverage gpu_coverage(ProcessWork& work) {
+  std::vector<PhaseInterval>& gpu = work.gpu;
+  std::sort(gpu.begin(), gpu.end(), [](const PhaseInterval& a, const PhaseInterval& b) {
+    return a.phase != b.phase ? a.phase < b.phase : a.start < b.start;
+  });
+  for (auto first = gpu.begin(); first != gpu.end();) {
+    auto last = std::find_if(first, gpu.end(), [&](const PhaseInterval& i) { return i.phase != first->phase; });
+    work.phases[first->phase].gpu_busy = Coverage(first, last).total();
+    first = last;
+  }
+  std::sort(gpu.begin(), gpu.end(), [](const PhaseInterval& a, const PhaseInterval& b) { return a.start < b.start; });
+  Coverage anywhere(gpu.begin(), gpu.end());
+  gpu = {};
+  return anywhere;
 }
 
 std::vector<Cell> phase_row(trace::Trace& trace, const trace::ProcessSteps& steps, const Cell& number,
@@ -100,7 +128,7 @@ std::vector<Cell> phase_row(trace::Trace& trace, const trace::ProcessSteps& step
                             const Coverage& busy_anywhere) {
   int64_t wall = std::max<int64_t>(0, saturating_sub(end, start));
   return {static_cast<int64_t>(steps.process), number, std::string(phase), trace.origin().since(start), wall,
-          Coverage(work.gpu).total(), work.launches, work.copies, work.memsets,
+          work.gpu_busy, work.launches, work.copies, work.memsets,
           saturating_sub(wall, busy_anywhere.covered(start, end))};
 }
 
@@ -118,6 +146,16 @@ ReportOutput steps_report(trace::Trace& trace) {
   const std::vector<trace::Kernel>& kernels = operations.kernels();
   const trace::TraceSteps& steps = trace.steps();
   std::map<trace::ProcessId, ProcessWork> work;
+  // Each process's intervals held at their count (grown by doubling, a
+  // million kernels' took up to twice their room).
+  std::map<trace::ProcessId, size_t> intervals;
+  for (const trace::Kernel& launch : kernels) ++intervals[launch.row->process];
+  for (const trace::Transfer& transfer : operations.copies()) ++intervals[transfer.copy_row()->process];
+  for (const trace::Transfer& transfer : operations.memsets()) ++intervals[transfer.memset_row()->process];
+  for (const auto& [process, count] : intervals) {
+    const trace::ProcessSteps* process_steps = steps.find(process);
+    if (process_steps && !process_steps->steps.empty()) work[process].gpu.reserve(count);
+  }
   for (const trace::Kernel& launch : kernels) {
     const auto& kernel = *launch.row;
     add_work(work, steps, kernel, &PhaseWork::launches);
@@ -147,7 +185,7 @@ ReportOutput steps_report(trace::Trace& trace) {
     }
     ProcessWork& process_work = work[process.process];
     process_work.phases.resize(process.steps.size() + 1);
-    Coverage busy_anywhere(process_work.gpu);
+    Coverage busy_anywhere = gpu_coverage(process_work);
     size_t first = process.first_steady();
     int64_t startup_end = process.steps[first].start_ns;
     if (!window) {
