@@ -257,7 +257,8 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     selected.swap(first_ops);
   }
   for (uint32_t value = 0; value < graph.values.size(); ++value) {
-    if (value_shown[value]) view.values.push_back(value);
+    if (!value_shown[value]) continue;
+    if (view.values_shown++ < filter.value_limit) view.values.push_back(value);
   }
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     if (op_shown[op]) view.ops.push_back(op);

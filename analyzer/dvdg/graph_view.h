@@ -21,8 +21,8 @@ struct ViewFilter {
   std::optional<int64_t> device;   // only operations on this device
   int64_t min_bytes = 0;           // hide values of smaller locations
   bool collapse_iterations = false;
-  // Only the edges between the first `value_limit` values shown (by id),
-  // for a page that draws that many; every value shown is still listed.
+  // Only the first `value_limit` values shown (by id) and the edges between
+  // them, for a page that draws that many; every value shown is counted.
   size_t value_limit = SIZE_MAX;
   // The graph's held edges, an op's access set a node of its own (graph.h),
   // rather than every dependence.
@@ -38,7 +38,8 @@ struct ViewEdge {
 };
 
 struct GraphView {
-  std::vector<uint32_t> values;  // ascending
+  std::vector<uint32_t> values;  // ascending; the first value_limit shown
+  size_t values_shown = 0;       // all of them (a training trace shows millions)
   std::vector<uint32_t> ops;     // ascending (program order)
   std::vector<uint32_t> access_sets;  // the ops whose access set is shown, ascending
   std::vector<ViewEdge> edges;

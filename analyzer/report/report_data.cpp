@@ -353,12 +353,10 @@ json dvdg_json(const dvdg::Graph& graph) {
   filter.collapse_iterations = true;
   filter.value_limit = kGraphValueLimit;
   dvdg::GraphView view = dvdg::make_view(graph, filter);
-  std::vector<uint32_t> shown(view.values.begin(),
-                              view.values.begin() + std::min(view.values.size(), kGraphValueLimit));
   std::vector<bool> kept(graph.values.size(), false);
-  for (uint32_t v : shown) kept[v] = true;
+  for (uint32_t v : view.values) kept[v] = true;
   json values = json::array();
-  for (uint32_t v : shown) {
+  for (uint32_t v : view.values) {
     const dvdg::Value& value = graph.values[v];
     const dvdg::Location& where = graph.locations[value.location];
     values.push_back({{"id", dvdg::value_ref(v)},
@@ -389,7 +387,7 @@ json dvdg_json(const dvdg::Graph& graph) {
   return {{"values", values},
           {"edges", edges},
           {"ops", ops},
-          {"total_values", view.values.size()},
+          {"total_values", view.values_shown},
           {"graph_values", graph.values.size()},
           {"limit", kGraphValueLimit}};
 }
