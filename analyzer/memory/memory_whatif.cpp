@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/memory/item_changes.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::memory {
@@ -13,9 +14,10 @@ namespace {
 
 // The most live at once in [from, to) with each item ending at its last use.
 int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& device, int64_t from, int64_t to) {
-  std::vector<std::pair<int64_t, int64_t>> changes;
-  changes.reserve(2 * model.items.size());  // grows once (a training trace has millions)
-  for (const MemoryItem& item : model.items) {
+  std::vector<int64_t> end_of(model.items.size(), 0);
+  std::vector<uint32_t> starts, ends;
+  for (uint32_t i = 0; i < model.items.size(); ++i) {
+    const MemoryItem& item = model.items[i];
     if (!model.on_device(item, device) || item.is_segment()) continue;
     std::optional<int64_t> end = item.end_ns;
     if (!is_library_memory(item.owner)) {
@@ -23,10 +25,23 @@ int64_t peak_freed_at_last_use(const MemoryModel& model, const DeviceMemory& dev
       int64_t last = std::max(*item.last_use_ns, item.alloc_ns);
       end = end ? std::min(*end, last) : last;
     }
-    changes.emplace_back(item.alloc_ns, item.bytes);
-    if (end) changes.emplace_back(*end, -item.bytes);
+    starts.push_back(i);
+    if (end) {
+      end_of[i] = *end;
+      ends.push_back(i);
+    }
   }
-  return most_live(std::move(changes), from, to);
+  ItemChanges changes(
+      std::move(starts), std::move(ends), [&](uint32_t i) { return model.items[i].alloc_ns; },
+      [&](uint32_t i) { return end_of[i]; });
+  int64_t live = 0, peak = 0;
+  changes.walk([&](uint32_t i, int sign) { live = saturating_add(live, sign * model.items[i].bytes); },
+               [&](int64_t ns) {
+                 if (ns >= to) return false;
+                 peak = ns < from ? live : std::max(peak, live);  // what was live before `from` carries in
+                 return true;
+               });
+  return peak;
 }
 
 int64_t peak_cache_released(trace::Trace& trace, const DeviceMemory& device, int64_t from, int64_t to) {
