@@ -62,15 +62,17 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
 // Finds runs where a block of operations repeats back to back and maps each
 // later iteration onto the first. Returns, per op in `ops`, the position in
 // `ops` it stands for, and sets the repeat count of each first-iteration op.
-std::vector<size_t> collapse_iterations(const Graph& graph, const std::vector<uint32_t>& ops,
-                                        std::vector<uint32_t>& repeats) {
-  size_t count = ops.size();
+// Positions are 32-bit, as op numbers are: a million-op view's were a
+// third of the report's DVDG section at its peak.
+std::vector<uint32_t> collapse_iterations(const Graph& graph, const std::vector<uint32_t>& ops,
+                                          std::vector<uint32_t>& repeats) {
+  uint32_t count = static_cast<uint32_t>(ops.size());
   std::vector<uint64_t> signatures(count);
   for (size_t i = 0; i < count; ++i) signatures[i] = op_signature(graph, ops[i]);
   // next_same[i]: the next position with the same signature, or count.
-  std::vector<size_t> next_same(count, count);
-  std::unordered_map<uint64_t, size_t> seen;
-  for (size_t i = count; i-- > 0;) {
+  std::vector<uint32_t> next_same(count, count);
+  std::unordered_map<uint64_t, uint32_t> seen;
+  for (uint32_t i = count; i-- > 0;) {
     auto found = seen.find(signatures[i]);
     if (found != seen.end()) next_same[i] = found->second;
     seen[signatures[i]] = i;
@@ -81,8 +83,8 @@ std::vector<size_t> collapse_iterations(const Graph& graph, const std::vector<ui
                       signatures.begin() + b);
   };
   constexpr int kPeriodsTried = 16;
-  std::vector<size_t> representative(count);
-  for (size_t i = 0; i < count; ++i) representative[i] = i;
+  std::vector<uint32_t> representative(count);
+  for (uint32_t i = 0; i < count; ++i) representative[i] = i;
   size_t start = 0;
   while (start < count) {
     size_t period = 0;
@@ -102,7 +104,7 @@ std::vector<size_t> collapse_iterations(const Graph& graph, const std::vector<ui
     while (same_block(start, start + iterations * period, period)) ++iterations;
     for (size_t k = 0; k < period; ++k) repeats[ops[start + k]] = static_cast<uint32_t>(iterations);
     for (size_t i = start + period; i < start + iterations * period; ++i) {
-      representative[i] = start + (i - start) % period;
+      representative[i] = static_cast<uint32_t>(start + (i - start) % period);
     }
     start += iterations * period;
   }
@@ -115,6 +117,7 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   GraphView view;
   view.repeats.assign(graph.ops.size(), 1);
   std::vector<uint32_t> selected;
+  selected.reserve(graph.ops.size());
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {
     if (op_selected(graph.ops[op], filter)) selected.push_back(op);
   }
@@ -125,9 +128,11 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   std::vector<bool> folded(graph.ops.size(), false);
   bool any_folded = false;
   if (filter.collapse_iterations) {
+    // The aliases after the iterations are found: the finding's own room
+    // is given back first.
+    std::vector<uint32_t> representative = collapse_iterations(graph, selected, view.repeats);
     value_alias.resize(graph.values.size());
     for (uint32_t v = 0; v < value_alias.size(); ++v) value_alias[v] = v;
-    std::vector<size_t> representative = collapse_iterations(graph, selected, view.repeats);
     for (size_t i = 0; i < selected.size(); ++i) {
       if (representative[i] == i) continue;
       uint32_t op = selected[i];
