@@ -24,6 +24,13 @@ struct DeviceWork {
 
 std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   std::map<int64_t, DeviceWork> work;
+  // Each device's kernels held at their count: grown by doubling, a million
+  // kernels' intervals took twice their room while every analysis ran.
+  std::map<int64_t, size_t> kernels;
+  for (const Kernel& k : facts.ops().kernels()) {
+    if (k.timed()) ++kernels[k.row->device.value_or(0)];
+  }
+  for (const auto& [device, count] : kernels) work[device].kernels.reserve(count);
   for (const Kernel& k : facts.ops().kernels()) {
     if (k.timed())
       work[k.row->device.value_or(0)].kernels.emplace_back(*k.row->gpu_start_ns, *k.row->gpu_end_ns);
@@ -335,14 +342,22 @@ Table kernel_sequences(const TraceFacts& facts) {
     known->second = text->second;
     return text->second;
   };
+  // Held at their count, and sorted only where the trace's order is not
+  // the GPU's already (a stable sort's buffer is half the list).
   std::map<int64_t, std::vector<std::pair<int64_t, uint32_t>>> by_stream;  // (start, name)
+  std::map<int64_t, size_t> per_stream;
+  for (const Kernel& k : facts.ops().kernels()) {
+    if (k.row->gpu_start_ns) ++per_stream[k.row->stream.value_or(0)];
+  }
+  for (const auto& [stream, count] : per_stream) by_stream[stream].reserve(count);
   for (const Kernel& k : facts.ops().kernels()) {
     if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].emplace_back(*k.row->gpu_start_ns, name_id(k.name));
   }
   constexpr uint32_t kNone = UINT32_MAX;  // the third name of a sequence of two
   std::map<std::array<uint32_t, 3>, int64_t> counts;
   for (auto& [stream, list] : by_stream) {
-    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    auto by_start = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (!std::is_sorted(list.begin(), list.end(), by_start)) std::stable_sort(list.begin(), list.end(), by_start);
     for (size_t length = 2; length <= 3; ++length) {
       for (size_t i = 0; i + length <= list.size(); ++i)
         ++counts[{list[i].second, list[i + 1].second, length == 3 ? list[i + 2].second : kNone}];
