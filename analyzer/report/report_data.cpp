@@ -1,8 +1,10 @@
 #include "analyzer/report/report_data.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "analyzer/diagnose/analyses.h"
 #include "analyzer/diagnose/diagnosis.h"
@@ -439,7 +441,10 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   // its own rows, freed on return), which diagnose_trace limits to those
   // steps; the rest of the report is the whole run's, made from the facts
   // the diagnosis reads of it while it holds them, so they are read once.
-  json data;
+  // The whole run's sections wait for the steady steps' rules as CBOR: as a
+  // tree of JSON values (the timeline's bars alone 16 MB at a million
+  // kernels) they were part of the report's resident peak, there.
+  std::vector<uint8_t> whole_run;
   diagnose::Diagnosis diagnosis;
   {
     trace::Trace steady(trace.db(), trace.path());
@@ -447,10 +452,12 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
     request.system = system_file;
     request.steps = steps;
     request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
-      data = whole_run_sections(whole, facts, path, system_file, progress);
+      whole_run = json::to_cbor(whole_run_sections(whole, facts, path, system_file, progress));
     };
     diagnosis = diagnose::diagnose_trace(steady, request, progress);
   }
+  json data = json::from_cbor(whole_run);
+  std::vector<uint8_t>().swap(whole_run);
   // The what-if replays after the diagnosis, so its graphs are freed first.
   if (steps.any()) trace.limit_to_steps(steps);
   show_phase(progress, "what-if");
