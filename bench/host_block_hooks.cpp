@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,16 +30,6 @@ namespace {
 constexpr size_t kLive = 384;  // large blocks a step holds at once
 constexpr uint64_t kKeptNs = 400'000'000;  // how long the writer keeps freed blocks
 constexpr auto kWriterPeriod = std::chrono::milliseconds(50);
-
-struct Random {
-  uint64_t state;
-  uint64_t next() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  }
-};
 
 // The writer's share, as store/ does it: a pass forgets what was freed long
 // enough ago; a touched host address is looked up (here every millisecond).
@@ -73,12 +64,12 @@ Round run(long blocks, Writer writer_mode, std::vector<uint32_t>& latencies) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   });
-  Random random{0x9e3779b97f4a7c15ull};
+  std::mt19937_64 random(42);  // every round churns the same sizes
   std::vector<void*> live(kLive, nullptr);
   uint64_t allocate_total = 0, free_total = 0;
   long frees = 0;
   for (long i = 0; i < blocks; ++i) {
-    size_t slot = random.next() % kLive;
+    size_t slot = random() % kLive;
     if (void* old = live[slot]) {
       uint64_t start = now_ns();
       host_blocks::on_free(reinterpret_cast<uint64_t>(old));
@@ -89,7 +80,7 @@ Round run(long blocks, Writer writer_mode, std::vector<uint32_t>& latencies) {
       last_address.store(reinterpret_cast<uint64_t>(old), std::memory_order_relaxed);
       std::free(old);
     }
-    size_t bytes = 4096 + random.next() % (60 << 10);
+    size_t bytes = 4096 + random() % (60 << 10);
     void* p = std::malloc(bytes);
     uint64_t start = now_ns();
     host_blocks::on_allocate(reinterpret_cast<uint64_t>(p), bytes, false);

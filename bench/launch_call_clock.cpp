@@ -79,33 +79,36 @@ struct dim3_abi {
 };
 using cudaError_abi = int;
 
-extern "C" __attribute__((visibility("default"))) cudaError_abi cudaLaunchKernel(
-    const void* function, dim3_abi grid, dim3_abi block, void** args, size_t shared_bytes,
-    void* stream) {
-  static auto real = next<cudaError_abi (*)(const void*, dim3_abi, dim3_abi, void**, size_t, void*)>(
-      "cudaLaunchKernel");
+namespace {
+
+// The call, timed.
+template <typename Function, typename... Args>
+cudaError_abi timed(Function real, Args... args) {
   uint64_t start = now_ns();
-  cudaError_abi result = real(function, grid, block, args, shared_bytes, stream);
+  cudaError_abi result = real(args...);
   note(start);
   return result;
+}
+
+using LaunchFunction = cudaError_abi (*)(const void*, dim3_abi, dim3_abi, void**, size_t, void*);
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) cudaError_abi cudaLaunchKernel(
+    const void* function, dim3_abi grid, dim3_abi block, void** args, size_t shared_bytes, void* stream) {
+  static auto real = next<LaunchFunction>("cudaLaunchKernel");
+  return timed(real, function, grid, block, args, shared_bytes, stream);
 }
 
 // What nvcc's `<<<...>>>` calls since CUDA 13 (PyTorch's kernels go through it).
 extern "C" __attribute__((visibility("default"))) cudaError_abi __cudaLaunchKernel(
     const void* kernel, dim3_abi grid, dim3_abi block, void** args, size_t shared_bytes, void* stream) {
-  static auto real = next<cudaError_abi (*)(const void*, dim3_abi, dim3_abi, void**, size_t, void*)>(
-      "__cudaLaunchKernel");
-  uint64_t start = now_ns();
-  cudaError_abi result = real(kernel, grid, block, args, shared_bytes, stream);
-  note(start);
-  return result;
+  static auto real = next<LaunchFunction>("__cudaLaunchKernel");
+  return timed(real, kernel, grid, block, args, shared_bytes, stream);
 }
 
 extern "C" __attribute__((visibility("default"))) cudaError_abi cudaLaunchKernelExC(
     const void* config, const void* function, void** args) {
   static auto real = next<cudaError_abi (*)(const void*, const void*, void**)>("cudaLaunchKernelExC");
-  uint64_t start = now_ns();
-  cudaError_abi result = real(config, function, args);
-  note(start);
-  return result;
+  return timed(real, config, function, args);
 }
