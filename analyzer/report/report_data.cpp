@@ -1,6 +1,7 @@
 #include "analyzer/report/report_data.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -200,83 +201,100 @@ const char* bar_kind_name(BarKind kind) {
   return "";
 }
 
-// A training trace has a bar per kernel, millions: they are held in one
-// list, made once at its size, with their lane's number (not its name).
-struct Bar {
+// A training trace has a bar per kernel, millions: each lane's bars of one
+// kind are held apart, 16 bytes each, in lists made at their size, and
+// merged in order as they are shown.
+struct Span {
   int64_t start_ns = 0;
   int64_t end_ns = 0;
-  uint32_t lane = 0;
-  BarKind kind = BarKind::Kernel;
 };
+constexpr size_t kBarKinds = static_cast<size_t>(BarKind::Sync) + 1;
+using LaneBars = std::array<std::vector<Span>, kBarKinds>;  // by kind
 
 json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std::optional<WorkWindow> steady) {
-  std::map<std::string, uint32_t> lanes;  // name -> number, in order of first bar
-  std::vector<Bar> bars;
-  bars.reserve(facts.ops().kernels().size() + facts.ops().copies().size() + facts.ops().memsets().size() +
-               moves.size() + facts.ops().syncs().size());
-  auto add = [&](const std::string& lane, int64_t start_ns, int64_t end_ns, BarKind kind) {
-    uint32_t number = lanes.emplace(lane, static_cast<uint32_t>(lanes.size())).first->second;
-    bars.push_back({start_ns, end_ns, number, kind});
-  };
+  WorkWindow window = steady ? *steady : work_window(facts, moves);
   auto lane_name = [](std::optional<int64_t> device, std::optional<int64_t> stream) {
     return "GPU " + std::to_string(device.value_or(0)) + " stream " +
            (stream ? std::to_string(*stream) : std::string("?"));
   };
-  for (const diagnose::Kernel& k : facts.ops().kernels()) {
-    if (k.timed())
-      add(lane_name(k.row->device, k.row->stream), *k.row->gpu_start_ns, *k.row->gpu_end_ns, BarKind::Kernel);
-  }
-  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
-    for (const Transfer& t : *list) {
-      if (t.timed())
-        add(lane_name(t.device(), t.stream()), *t.gpu_start_ns(), *t.gpu_end_ns(),
-            t.is_memset() ? BarKind::Memset : BarKind::Copy);
+  // Calls `bar(lane, start_ns, end_ns, kind)` for each bar in the window.
+  auto each_bar = [&](auto&& bar) {
+    auto in_window = [&](int64_t start_ns, int64_t end_ns, BarKind kind, auto&& lane) {
+      if (end_ns >= window.start_ns && start_ns <= window.end_ns) bar(lane(), start_ns, end_ns, kind);
+    };
+    for (const diagnose::Kernel& k : facts.ops().kernels()) {
+      if (k.timed())
+        in_window(*k.row->gpu_start_ns, *k.row->gpu_end_ns, BarKind::Kernel,
+                  [&] { return lane_name(k.row->device, k.row->stream); });
+    }
+    for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+      for (const Transfer& t : *list) {
+        if (t.timed())
+          in_window(*t.gpu_start_ns(), *t.gpu_end_ns(), t.is_memset() ? BarKind::Memset : BarKind::Copy,
+                    [&] { return lane_name(t.device(), t.stream()); });
+      }
+    }
+    for (const Migration& m : moves) {
+      in_window(m.start_ns, m.end_ns, BarKind::Migration, [&] {
+        return "GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations";
+      });
+    }
+    for (const diagnose::Sync& s : facts.ops().syncs())
+      in_window(s.start_ns(), s.end_ns(), BarKind::Sync, [] { return std::string("host: synchronizations"); });
+  };
+  std::map<std::string, LaneBars> lanes;  // by name, the order they are shown in
+  {
+    std::map<std::string, std::array<size_t, kBarKinds>> counts;
+    each_bar([&](std::string lane, int64_t, int64_t, BarKind kind) { ++counts[std::move(lane)][static_cast<size_t>(kind)]; });
+    for (const auto& [lane, count] : counts) {
+      for (size_t kind = 0; kind < kBarKinds; ++kind) lanes[lane][kind].reserve(count[kind]);
     }
   }
-  for (const Migration& m : moves) {
-    add("GPU " + std::to_string(m.path.device.value_or(0)) + " unified-memory migrations", m.start_ns, m.end_ns,
-        BarKind::Migration);
-  }
-  for (const diagnose::Sync& s : facts.ops().syncs()) add("host: synchronizations", s.start_ns(), s.end_ns(), BarKind::Sync);
-  // Lanes are shown by name.
-  std::vector<uint32_t> place(lanes.size());
-  std::vector<const std::string*> names;
-  for (const auto& [name, number] : lanes) {
-    place[number] = static_cast<uint32_t>(names.size());
-    names.push_back(&name);
-  }
-  std::sort(bars.begin(), bars.end(), [&](const Bar& a, const Bar& b) {
-    return std::tie(place[a.lane], a.start_ns, a.end_ns, a.kind) < std::tie(place[b.lane], b.start_ns, b.end_ns, b.kind);
+  each_bar([&](const std::string& lane, int64_t start_ns, int64_t end_ns, BarKind kind) {
+    lanes.find(lane)->second[static_cast<size_t>(kind)].push_back({start_ns, end_ns});
   });
-  WorkWindow window = steady ? *steady : work_window(facts, moves);
   // Bars closer than this are merged so a lane stays drawable.
   int64_t resolution =
       std::max<int64_t>(1, elapsed_ns(window.start_ns, window.end_ns) / static_cast<int64_t>(kTimelineIntervalLimit));
   json out = json::array();
-  for (auto lane_begin = bars.begin(); lane_begin != bars.end();) {
-    auto lane_end = std::find_if(lane_begin, bars.end(), [&](const Bar& bar) { return bar.lane != lane_begin->lane; });
+  for (auto& [name, bars] : lanes) {
+    for (std::vector<Span>& list : bars) {
+      std::sort(list.begin(), list.end(),
+                [](const Span& a, const Span& b) { return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns); });
+    }
     json shown = json::array();
     std::optional<int64_t> start, end;
     BarKind kind = BarKind::Kernel;
     auto flush = [&] {
       if (end) shown.push_back({ms(facts.origin.since(*start)), ms(facts.origin.since(*end)), bar_kind_name(kind)});
     };
-    for (auto bar = lane_begin; bar != lane_end; ++bar) {
-      if (bar->end_ns < window.start_ns || bar->start_ns > window.end_ns) continue;
-      if (end && bar->kind == kind && saturating_sub(bar->start_ns, *end) < resolution) {
-        end = std::max(*end, bar->end_ns);
+    // The lane's bars by start, end and kind, the next of each kind's list in turn.
+    std::array<size_t, kBarKinds> next{};
+    for (;;) {
+      std::optional<size_t> first;
+      for (size_t k = 0; k < kBarKinds; ++k) {
+        if (next[k] == bars[k].size()) continue;
+        const Span& bar = bars[k][next[k]];
+        const Span* earliest = first ? &bars[*first][next[*first]] : nullptr;
+        if (!earliest || std::tie(bar.start_ns, bar.end_ns) < std::tie(earliest->start_ns, earliest->end_ns)) first = k;
+      }
+      if (!first) break;
+      const Span& bar = bars[*first][next[*first]++];
+      BarKind bar_kind = static_cast<BarKind>(*first);
+      if (end && bar_kind == kind && saturating_sub(bar.start_ns, *end) < resolution) {
+        end = std::max(*end, bar.end_ns);
         continue;
       }
       flush();
-      start = bar->start_ns;
-      end = bar->end_ns;
-      kind = bar->kind;
+      start = bar.start_ns;
+      end = bar.end_ns;
+      kind = bar_kind;
     }
     flush();
-    if (!shown.empty()) out.push_back({{"lane", *names[place[lane_begin->lane]]}, {"bars", shown}});
-    lane_begin = lane_end;
+    LaneBars().swap(bars);
+    if (!shown.empty()) out.push_back({{"lane", name}, {"bars", std::move(shown)}});
   }
-  return {{"lanes", out},
+  return {{"lanes", std::move(out)},
           {"steady_steps", steady.has_value()},
           {"start_ms", ms(facts.origin.since(window.start_ns))},
           {"end_ms", ms(facts.origin.since(window.end_ns))},
