@@ -2,7 +2,7 @@
 // (and by which host calls), stretches of low GPU use, allocation churn.
 #include <algorithm>
 #include <map>
-#include <numeric>
+#include <optional>
 #include <tuple>
 
 #include "analyzer/dvdg/labels.h"
@@ -28,33 +28,19 @@ struct Work {
   std::string name() const { return kernel ? std::string(kernel->name) : transfer_name(*transfer); }
 };
 
-std::map<int64_t, std::vector<Work>> work_by_device(const TraceFacts& facts) {
-  std::map<int64_t, std::vector<Work>> work;
-  // Counted first, so that each device's list is made once at its size.
-  std::map<int64_t, size_t> counts;
-  for (const Kernel& k : facts.ops().kernels()) {
-    if (k.timed()) ++counts[k.row->device.value_or(0)];
-  }
-  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
-    for (const Transfer& t : *list) {
-      if (t.timed()) ++counts[t.device().value_or(0)];
-    }
-  }
-  for (const auto& [device, count] : counts) work[device].reserve(count);
+// Calls `visit(device, work)` for each piece of timed GPU work, in the
+// trace's order: kernels, then copies, then memsets.
+template <typename Visit>
+void each_work(const TraceFacts& facts, Visit&& visit) {
   for (const Kernel& k : facts.ops().kernels()) {
     const auto& row = *k.row;
-    if (k.timed()) work[row.device.value_or(0)].push_back({*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr});
+    if (k.timed()) visit(row.device.value_or(0), Work{*row.gpu_start_ns, *row.gpu_end_ns, &k, nullptr});
   }
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
-      if (t.timed()) work[t.device().value_or(0)].push_back({*t.gpu_start_ns(), *t.gpu_end_ns(), nullptr, &t});
+      if (t.timed()) visit(t.device().value_or(0), Work{*t.gpu_start_ns(), *t.gpu_end_ns(), nullptr, &t});
     }
   }
-  for (auto& [device, list] : work) {
-    std::stable_sort(list.begin(), list.end(),
-                     [](const Work& a, const Work& b) { return a.start < b.start; });
-  }
-  return work;
 }
 
 // Time the next busy interval starts after `ns` (ns itself when busy then).
@@ -177,43 +163,44 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   struct Gap {
     int64_t device, start, end;
-    const Work* before;
-    const Work* after;
+    std::optional<Work> before;
+    std::optional<Work> after;
     // GPU busy time from the gap's end to the device's next gap: the work
     // that, queued before the host's work, would have run under it.
     int64_t following = 0;
   };
-  auto work = work_by_device(facts);
+  std::map<int64_t, std::pair<size_t, size_t>> device_gaps;  // device -> its gaps' range, by start
+  each_work(facts, [&](int64_t device, const Work&) { device_gaps.try_emplace(device); });
   std::vector<Gap> gaps;
-  for (auto& [device, list] : work) {
+  for (auto& [device, range] : device_gaps) {
     const Intervals& intervals = facts.busy_on(device);
-    // The work a gap follows: of the work ending as it starts, the last
-    // listed; the work it ends with: the first listed starting as it ends
-    // (`list` is by start). Positions by end, not a map per work item: a
-    // training trace has millions.
-    std::vector<uint32_t> by_end(list.size());
-    std::iota(by_end.begin(), by_end.end(), 0);
-    std::stable_sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return list[a].end < list[b].end; });
-    auto ending = [&](int64_t ns) -> const Work* {
-      auto after = std::upper_bound(by_end.begin(), by_end.end(), ns,
-                                    [&](int64_t t, uint32_t w) { return t < list[w].end; });
-      return after != by_end.begin() && list[*(after - 1)].end == ns ? &list[*(after - 1)] : nullptr;
-    };
-    auto starting = [&](int64_t ns) -> const Work* {
-      auto found = std::lower_bound(list.begin(), list.end(), ns, [](const Work& w, int64_t t) { return w.start < t; });
-      return found != list.end() && found->start == ns ? &*found : nullptr;
-    };
-    size_t first_of_device = gaps.size();
+    range.first = gaps.size();
     for (size_t i = 0; i + 1 < intervals.size(); ++i) {
       int64_t start = intervals[i].second, end = intervals[i + 1].first;
       if (elapsed_ns(start, end) < context.limits.min_gap_ns) continue;
-      gaps.push_back({device, start, end, ending(start), starting(end)});
+      gaps.push_back({device, start, end, std::nullopt, std::nullopt});
     }
-    for (size_t g = first_of_device; g < gaps.size(); ++g) {
-      int64_t until = g + 1 < gaps.size() ? gaps[g + 1].start : INT64_MAX;
+    range.second = gaps.size();
+    for (size_t g = range.first; g < range.second; ++g) {
+      int64_t until = g + 1 < range.second ? gaps[g + 1].start : INT64_MAX;
       gaps[g].following = covered_ns(intervals, gaps[g].end, until);
     }
   }
+  // The work a gap follows: of the work ending as it starts, the one
+  // starting last (the last in the trace's order among those); the work it
+  // ends with: the first in the trace's order starting as it ends. Found in
+  // one pass over the work, not a list of it: a training trace has millions.
+  each_work(facts, [&](int64_t device, const Work& work) {
+    auto [first, last] = device_gaps[device];
+    auto gap_at = [&](int64_t ns, auto boundary) -> Gap* {
+      auto found = std::lower_bound(gaps.begin() + static_cast<ptrdiff_t>(first), gaps.begin() + static_cast<ptrdiff_t>(last), ns,
+                                    [&](const Gap& gap, int64_t at) { return boundary(gap) < at; });
+      return found != gaps.begin() + static_cast<ptrdiff_t>(last) && boundary(*found) == ns ? &*found : nullptr;
+    };
+    if (Gap* gap = gap_at(work.end, [](const Gap& g) { return g.start; }); gap && (!gap->before || work.start >= gap->before->start))
+      gap->before = work;
+    if (Gap* gap = gap_at(work.start, [](const Gap& g) { return g.end; }); gap && !gap->after) gap->after = work;
+  });
   int64_t steady_from = facts.ops().startup_end_ns().value_or(INT64_MIN);
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
     return elapsed_ns(a.start, a.end) > elapsed_ns(b.start, b.end);
