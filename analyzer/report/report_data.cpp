@@ -419,35 +419,45 @@ json perfetto_json(trace::Trace& trace) {
   return {{"base64", base64(*bytes)}, {"bytes", bytes->size()}};
 }
 
-// The sections read from the whole run's facts (start-up included).
-json whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std::string& path,
-                        const std::string& system_file, Progress* progress) {
-  diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
-  show_phase(progress, "analyses");
+json analyses_json(const TraceFacts& facts) {
   json analyses = json::array();
   for (const Table& table : diagnose::all_analyses(facts, diagnose::Thresholds{})) {
     // Its peak over 1% bins of the whole trace is mostly idle time: the
     // copies' rate over their busy time says how fast they went.
     analyses.push_back(diagnose::table_json(table.name == "memory_bandwidth" ? copy_bandwidth(facts) : table));
   }
+  return analyses;
+}
+
+// The sections read from the whole run's facts (start-up included), by
+// name, each as CBOR once made: as JSON values they would stack under the
+// transients of the sections made after them.
+using SectionsCbor = std::map<std::string, std::vector<uint8_t>>;
+
+SectionsCbor whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std::string& path,
+                                const std::string& system_file, Progress* progress) {
+  SectionsCbor sections;
+  auto keep = [&](const char* name, const json& section) { sections[name] = json::to_cbor(section); };
+  diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
+  show_phase(progress, "analyses");
+  keep("analyses", analyses_json(facts));
   show_phase(progress, "memory");
-  json memory = memory_section(trace, facts.graph, facts.memory_model, kSeriesPointLimit);
+  keep("memory", memory_section(trace, facts.graph, facts.memory_model, kSeriesPointLimit));
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
-  return {{"overview", overview(trace, facts, path)},
-          {"step", step_summary(trace, facts)},
-          {"summary", summary(facts, moves, *model.cost)},
-          {"kernel_traffic", kernel_traffic(trace)},
-          {"kernels", top_kernels(facts)},
-          {"modules", modules_and_ops(trace)},
-          {"transfers", transfers(facts, *model.cost)},
-          {"memory", memory},
-          {"timeline", timeline(facts, moves, steady_window(trace))},
-          {"nvtx", nvtx_breakdown(facts)},
-          {"analyses", analyses},
-          {"bandwidth", series_json(diagnose::bandwidth_series(facts, 200))},
-          {"queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit))},
-          {"dvdg", dvdg_json(facts.graph)}};
+  keep("overview", overview(trace, facts, path));
+  keep("step", step_summary(trace, facts));
+  keep("summary", summary(facts, moves, *model.cost));
+  keep("kernel_traffic", kernel_traffic(trace));
+  keep("kernels", top_kernels(facts));
+  keep("modules", modules_and_ops(trace));
+  keep("transfers", transfers(facts, *model.cost));
+  keep("timeline", timeline(facts, moves, steady_window(trace)));
+  keep("nvtx", nvtx_breakdown(facts));
+  keep("bandwidth", series_json(diagnose::bandwidth_series(facts, 200)));
+  keep("queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit)));
+  keep("dvdg", dvdg_json(facts.graph));
+  return sections;
 }
 
 }  // namespace
@@ -462,7 +472,7 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   // The whole run's sections wait for the steady steps' rules as CBOR: as a
   // tree of JSON values (the timeline's bars alone 16 MB at a million
   // kernels) they were part of the report's resident peak, there.
-  std::vector<uint8_t> whole_run;
+  SectionsCbor whole_run;
   diagnose::Diagnosis diagnosis;
   {
     trace::Trace steady(trace.db(), trace.path());
@@ -470,12 +480,15 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
     request.system = system_file;
     request.steps = steps;
     request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
-      whole_run = json::to_cbor(whole_run_sections(whole, facts, path, system_file, progress));
+      whole_run = whole_run_sections(whole, facts, path, system_file, progress);
     };
     diagnosis = diagnose::diagnose_trace(steady, request, progress);
   }
-  json data = json::from_cbor(whole_run);
-  std::vector<uint8_t>().swap(whole_run);
+  json data = json::object();
+  for (auto& [name, bytes] : whole_run) {
+    data[name] = json::from_cbor(bytes);
+    std::vector<uint8_t>().swap(bytes);
+  }
   // The what-if replays after the diagnosis, so its graphs are freed first.
   if (steps.any()) trace.limit_to_steps(steps);
   show_phase(progress, "what-if");
