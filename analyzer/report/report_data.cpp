@@ -303,31 +303,47 @@ json timeline(const TraceFacts& facts, const std::vector<Migration>& moves, std:
 
 // The GPU time of the work one thread issued, by issue time, with running
 // totals: the time issued in any span is two lookups, so nested NVTX ranges
-// cost a log factor, not their depth times the launches inside.
+// cost a log factor, not their depth times the launches inside. The totals
+// replace each item's own time in place, in 64 bits; only a thread whose
+// totals would overflow them keeps a 128-bit list beside.
 class IssuedGpuTime {
  public:
   void add(int64_t issued_ns, int64_t gpu_ns) { work_.emplace_back(issued_ns, gpu_ns); }
 
   void sum_up() {
     std::sort(work_.begin(), work_.end());
-    before_.assign(1, 0);
-    for (const auto& [issued, gpu] : work_) before_.push_back(before_.back() + gpu);
+    int64_t total = 0;
+    bool fits = std::all_of(work_.begin(), work_.end(), [&](const auto& item) {
+      return !__builtin_add_overflow(total, item.second, &total);
+    });
+    if (!fits) {
+      wide_before_.assign(1, 0);
+      for (const auto& [issued, gpu] : work_) wide_before_.push_back(wide_before_.back() + gpu);
+      return;
+    }
+    total = 0;
+    for (auto& [issued, gpu] : work_) gpu = total += gpu;
   }
 
   // The GPU time of the work issued from `start_ns` to `end_ns`, inclusive.
   int64_t between(int64_t start_ns, int64_t end_ns) const {
-    size_t from = static_cast<size_t>(
-        std::lower_bound(work_.begin(), work_.end(), std::make_pair(start_ns, INT64_MIN)) - work_.begin());
+    auto by_issue = [](const std::pair<int64_t, int64_t>& item, int64_t ns) { return item.first < ns; };
+    size_t from = static_cast<size_t>(std::lower_bound(work_.begin(), work_.end(), start_ns, by_issue) - work_.begin());
     size_t to = static_cast<size_t>(
-        std::upper_bound(work_.begin(), work_.end(), std::make_pair(end_ns, INT64_MAX)) - work_.begin());
+        std::upper_bound(work_.begin(), work_.end(), end_ns,
+                         [](int64_t ns, const std::pair<int64_t, int64_t>& item) { return ns < item.first; }) -
+        work_.begin());
     if (to <= from) return 0;
-    __int128 total = before_[to] - before_[from];
+    __int128 total = wide_before_.empty() ? __int128{work_[to - 1].second} - (from ? work_[from - 1].second : 0)
+                                          : wide_before_[to] - wide_before_[from];
     return static_cast<int64_t>(std::clamp<__int128>(total, INT64_MIN, INT64_MAX));
   }
 
  private:
-  std::vector<std::pair<int64_t, int64_t>> work_;  // issue time, GPU ns
-  std::vector<__int128> before_;                   // GPU ns of work_[0..i)
+  // Issue time, then the GPU ns of work_[0..i] (each item's own where
+  // wide_before_ holds the totals).
+  std::vector<std::pair<int64_t, int64_t>> work_;
+  std::vector<__int128> wide_before_;  // GPU ns of work_[0..i), where 64 bits overflow
 };
 
 json nvtx_breakdown(const TraceFacts& facts) {
