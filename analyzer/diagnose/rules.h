@@ -28,6 +28,7 @@ struct Thresholds {
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
   int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is short (launch statistics)
   int64_t short_kernel_count = 100;       // launches a launch-bound step (or run) makes at least
+  double min_graph_saving_share = 0.1;    // ... or, its kernels mostly short, what a graph saves of it
   // A kernel's launch as a CUDA graph node, where the link model has no
   // measurement of it (TransferCost::graph_launch): assumed.
   int64_t graph_node_ns = static_cast<int64_t>(model::kAssumedGraphNodeNs);

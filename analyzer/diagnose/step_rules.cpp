@@ -177,7 +177,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::map<std::string_view, int64_t> by_part;
   int64_t attributed = 0;
   std::set<int64_t> graph_launches;
-  int64_t launches = 0, graph_kernels = 0;
+  int64_t launches = 0, graph_kernels = 0, short_kernels = 0;
   Finding f;
   for (const Kernel& k : facts.ops().kernels()) {
     const auto& row = *k.row;
@@ -192,6 +192,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       ++attributed;
     }
     entry.gpu = saturating_add(entry.gpu, k.gpu_ns());
+    if (k.gpu_ns() < context.limits.short_kernel_ns) ++short_kernels;
     if (row.launch_kind == LaunchKind::Graph) {
       ++graph_kernels;
       if (row.call_correlation_id && graph_launches.insert(*row.call_correlation_id).second) ++launches;
@@ -207,11 +208,32 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   }
   int64_t kernels = 0;
   for (const auto& [name, entry] : by_name) kernels += entry.launches;
-  // Launch-bound: the GPU waits on launches longer than it works.
-  if (launches < context.limits.short_kernel_count || idle < context.limits.min_cost_ns ||
-      static_cast<double>(busy_ns) >= context.limits.low_utilization * static_cast<double>(busy_ns + idle))
-    return;
   bool in_graphs = 2 * graph_kernels > kernels;
+  int64_t nodes = kernels - graph_kernels;
+  // A node's price: measured by `apptracer links` where the system file has
+  // it (whatif --graphs replays with the same), else assumed and said so.
+  const model::GraphLaunch* measured = context.cost.graph_launch();
+  int64_t node_ns = measured ? saturating_round(measured->node_ns) : context.limits.graph_node_ns;
+  int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * node_ns);
+  // What tracing added to each launch, measured by `apptracer links`: the
+  // GPU waited that much longer than it will untraced (whatif --graphs
+  // takes the same off, model/tracing_cost.h).
+  const model::TracingCost* tracing = context.cost.tracing_cost();
+  int64_t tracing_ns = tracing ? saturating_round(tracing->added_ns(facts.tracing_level)) : 0;
+  int64_t untraced_idle =
+      std::max<int64_t>(0, saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)));
+  int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
+  // Launch-bound: the GPU waits on launches longer than it works; or, its
+  // kernels mostly short, a graph would take a share of the step worth
+  // acting on. (A PyTorch step busy 73% untraced, its launches' waits the
+  // rest, ran 25% faster replayed as a graph: bench/RESULTS.md.)
+  bool mostly_short = 2 * short_kernels > kernels;
+  bool worth_a_graph = mostly_short && static_cast<double>(graph_saving) >=
+                                           context.limits.min_graph_saving_share * static_cast<double>(wall);
+  if (launches < context.limits.short_kernel_count || idle < context.limits.min_cost_ns ||
+      (static_cast<double>(busy_ns) >= context.limits.low_utilization * static_cast<double>(busy_ns + idle) &&
+       !worth_a_graph))
+    return;
   // Averages per step (per step and device where a process uses several).
   int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(spans.size());
   std::string noun = facts.ops().steps().empty() ? "run" : "step";
@@ -230,24 +252,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            (facts.ops().steps().empty() ? "" : " (means of the steps)");
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
-  int64_t nodes = kernels - graph_kernels;
-  // A node's price: measured by `apptracer links` where the system file has
-  // it (whatif --graphs replays with the same), else assumed and said so.
-  const model::GraphLaunch* measured = context.cost.graph_launch();
-  int64_t node_ns = measured ? saturating_round(measured->node_ns) : context.limits.graph_node_ns;
-  int64_t graph_cost = clamp_to_int64(static_cast<__int128>(nodes) * node_ns);
-  // What tracing added to each launch, measured by `apptracer links`: the
-  // GPU waited that much longer than it will untraced (whatif --graphs
-  // takes the same off, model/tracing_cost.h).
-  const model::TracingCost* tracing = context.cost.tracing_cost();
-  int64_t tracing_ns = tracing ? saturating_round(tracing->added_ns(facts.tracing_level)) : 0;
-  int64_t untraced_idle =
-      std::max<int64_t>(0, saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)));
   if (in_graphs) {
     f.estimate = "the work is launched as graphs already: what a larger batch or a larger graph "
                  "saves depends on how the step's work scales, which one trace cannot tell";
   } else {
-    f.saving_ns = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
+    f.saving_ns = graph_saving;
     f.estimate = "the GPU's idle time between launches (gaps under " +
                  format_ns(context.limits.min_gap_ns) + "; longer ones are gpu_idle_gap's), less " +
                  format_ns(node_ns) + " per kernel for launching it as a graph node (" +
