@@ -224,11 +224,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       std::max<int64_t>(0, saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)));
   int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
   // Launch-bound: the GPU waits on launches longer than it works; or, its
-  // kernels mostly short, a graph would take a share of the step worth
-  // acting on. (A PyTorch step busy 73% untraced, its launches' waits the
+  // kernels mostly short and not launched by graphs yet, a graph would take a
+  // share of the step worth acting on. (A PyTorch step busy 73% untraced, its launches' waits the
   // rest, ran 25% faster replayed as a graph: bench/RESULTS.md.)
   bool mostly_short = 2 * short_kernels > kernels;
-  bool worth_a_graph = mostly_short && static_cast<double>(graph_saving) >=
+  bool worth_a_graph = !in_graphs && mostly_short && static_cast<double>(graph_saving) >=
                                            context.limits.min_graph_saving_share * static_cast<double>(wall);
   if (launches < context.limits.short_kernel_count || idle < context.limits.min_cost_ns ||
       (static_cast<double>(busy_ns) >= context.limits.low_utilization * static_cast<double>(busy_ns + idle) &&
