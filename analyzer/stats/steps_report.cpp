@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -24,53 +25,78 @@ namespace {
 
 using Interval = std::pair<int64_t, int64_t>;
 
-// A GPU interval, and the phase (start-up or a step) that issued it.
-struct PhaseInterval {
+// A GPU interval.
+struct Span {
   int64_t start = 0, end = 0;
-  uint32_t phase = 0;
 };
 
-// Sorted, disjoint intervals, and how much of [from, to) they cover.
+// Of intervals sorted by start (empty ones skip, touching ones merge): calls
+// `merged(interval)` for each merged interval, in order.
+template <typename Iterator, typename Merged>
+void each_merged(Iterator begin, Iterator end, Merged&& merged) {
+  std::optional<Interval> current;
+  for (Iterator it = begin; it != end; ++it) {
+    if (it->end <= it->start) continue;
+    if (current && it->start <= current->second) {
+      current->second = std::max(current->second, it->end);
+      continue;
+    }
+    if (current) merged(*current);
+    current = Interval{it->start, it->end};
+  }
+  if (current) merged(*current);
+}
+
+// How much the intervals cover, in all.
+template <typename Iterator>
+int64_t covered_total(Iterator begin, Iterator end) {
+  int64_t total = 0;
+  each_merged(begin, end, [&](const Interval& interval) {
+    total = saturating_add(total, saturating_sub(interval.second, interval.first));
+  });
+  return total;
+}
+
+// How much of [from, to) sorted intervals cover, for the times asked about
+// when made: found in one pass over the intervals, not a list of them merged
+// (a training trace has a million kernels).
 class Coverage {
  public:
-  // From intervals sorted by start: empty ones skip, touching ones merge.
-  template <typename Iterator>
-  Coverage(Iterator begin, Iterator end) {
-    for (Iterator it = begin; it != end; ++it) {
-      if (it->end <= it->start) continue;
-      if (!merged_.empty() && it->start <= merged_.back().second) {
-        merged_.back().second = std::max(merged_.back().second, it->end);
-      } else {
-        merged_.emplace_back(it->start, it->end);
+  // From intervals sorted by start (empty ones skip, touching ones merge).
+  Coverage(const std::vector<Span>& sorted, std::vector<int64_t> times) : times_(std::move(times)) {
+    std::sort(times_.begin(), times_.end());
+    times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
+    before_.resize(times_.size());
+    size_t next = 0;  // the first time not answered
+    // The last merged interval passed, and how much lies before it.
+    std::optional<Interval> last;
+    int64_t before_last = 0;
+    auto answer_until = [&](std::optional<int64_t> limit) {
+      for (; next < times_.size() && (!limit || times_[next] < *limit); ++next) {
+        before_[next] = last ? saturating_add(before_last, saturating_sub(std::min(times_[next], last->second), last->first)) : 0;
       }
-    }
-    before_.reserve(merged_.size() + 1);
-    before_.push_back(0);
-    for (const Interval& interval : merged_) {
-      before_.push_back(saturating_add(before_.back(), saturating_sub(interval.second, interval.first)));
-    }
+    };
+    each_merged(sorted.begin(), sorted.end(), [&](const Interval& interval) {
+      answer_until(interval.first);
+      if (last) before_last = saturating_add(before_last, saturating_sub(last->second, last->first));
+      last = interval;
+    });
+    answer_until(std::nullopt);
   }
 
+  // `from` and `to` among the times it was made for.
   int64_t covered(int64_t from, int64_t to) const {
     if (to <= from) return 0;
     return saturating_sub(covered_before(to), covered_before(from));
   }
 
-  int64_t total() const { return before_.back(); }
-
  private:
-  // How much lies before `ns`.
   int64_t covered_before(int64_t ns) const {
-    auto after = std::upper_bound(merged_.begin(), merged_.end(), ns,
-                                  [](int64_t at, const Interval& interval) { return at < interval.first; });
-    size_t whole = static_cast<size_t>(after - merged_.begin());
-    if (whole == 0) return 0;
-    const Interval& last = merged_[whole - 1];
-    return saturating_add(before_[whole - 1], saturating_sub(std::min(ns, last.second), last.first));
+    return before_[static_cast<size_t>(std::lower_bound(times_.begin(), times_.end(), ns) - times_.begin())];
   }
 
-  std::vector<Interval> merged_;
-  std::vector<int64_t> before_;  // covered by merged_[0 .. i)
+  std::vector<int64_t> times_;   // sorted, once each
+  std::vector<int64_t> before_;  // how much lies before times_[i]
 };
 
 // What a phase (start-up or one step) issued, and how long the GPU ran it.
@@ -80,45 +106,76 @@ struct PhaseWork {
 };
 
 // A process's work by phase (index 0 start-up, i + 1 step i), and every GPU
-// interval with the phase that issued it: held once (a training trace has a
-// million kernels; an interval per phase and per process, and the copies
-// made to merge them, were the report's peak).
+// interval, grouped by the phase that issued it: held once, 16 bytes each,
+// in a list made at its size (a training trace has a million kernels; an
+// interval per phase and per process, and the copies made to merge them,
+// were the report's peak).
 struct ProcessWork {
   std::vector<PhaseWork> phases;
-  std::vector<PhaseInterval> gpu;
+  std::vector<size_t> phase_gpu;  // phase p's intervals: gpu[phase_gpu[p] .. phase_gpu[p + 1])
+  std::vector<Span> gpu;
 };
 
-template <typename Row>
-void add_work(std::map<trace::ProcessId, ProcessWork>& work, const trace::TraceSteps& steps, const Row& row,
-              int64_t PhaseWork::*counted) {
-  const trace::ProcessSteps* process_steps = steps.find(row.process);
-  if (!process_steps || process_steps->steps.empty()) return;
-  ProcessWork& process = work[row.process];
-  process.phases.resize(process_steps->steps.size() + 1);
-  std::optional<size_t> step = process_steps->step_at(trace::event_ns(row));
-  size_t phase = step && *step >= process_steps->first_steady() ? *step + 1 : 0;
-  if (!step && trace::event_ns(row) >= process_steps->steps.front().start_ns) return;  // after the last step
-  ++(process.phases[phase].*counted);
-  if (row.gpu_start_ns && row.gpu_end_ns) {
-    process.gpu.push_back({*row.gpu_start_ns, *row.gpu_end_ns, static_cast<uint32_t>(phase)});
-  }
+// Calls `visit(work, phase, counted, row)` for each kernel, copy and memset
+// issued in a process's start-up or steps, with the member of its phase's
+// PhaseWork that counts it.
+template <typename Visit>
+void each_work(const trace::TraceOperations& operations, const trace::TraceSteps& steps,
+               std::map<trace::ProcessId, ProcessWork>& work, Visit&& visit) {
+  auto phase_of = [&](const auto& row, int64_t PhaseWork::*counted) {
+    const trace::ProcessSteps* process_steps = steps.find(row.process);
+    if (!process_steps || process_steps->steps.empty()) return;
+    std::optional<size_t> step = process_steps->step_at(trace::event_ns(row));
+    if (!step && trace::event_ns(row) >= process_steps->steps.front().start_ns) return;  // after the last step
+    size_t phase = step && *step >= process_steps->first_steady() ? *step + 1 : 0;
+    visit(work[row.process], phase, counted, row);
+  };
+  for (const trace::Kernel& launch : operations.kernels()) phase_of(*launch.row, &PhaseWork::launches);
+  for (const trace::Transfer& transfer : operations.copies()) phase_of(*transfer.copy_row(), &PhaseWork::copies);
+  for (const trace::Transfer& transfer : operations.memsets()) phase_of(*transfer.memset_row(), &PhaseWork::memsets);
 }
 
-// Each phase's GPU busy time (the union of its intervals), then the union of
-// all of them, which the host gaps are measured against. Sorts the intervals
-// where they are, and frees them.
-Coverage gpu_coverage(ProcessWork& work) {
-  std::vector<PhaseInterval>& gpu = work.gpu;
-  std::sort(gpu.begin(), gpu.end(), [](const PhaseInterval& a, const PhaseInterval& b) {
-    return a.phase != b.phase ? a.phase < b.phase : a.start < b.start;
-  });
-  for (auto first = gpu.begin(); first != gpu.end();) {
-    auto last = std::find_if(first, gpu.end(), [&](const PhaseInterval& i) { return i.phase != first->phase; });
-    work.phases[first->phase].gpu_busy = Coverage(first, last).total();
-    first = last;
+// Each process's work by phase, its GPU intervals counted first and then
+// placed by phase.
+std::map<trace::ProcessId, ProcessWork> work_by_phase(const trace::TraceOperations& operations,
+                                                      const trace::TraceSteps& steps) {
+  std::map<trace::ProcessId, ProcessWork> work;
+  for (const trace::ProcessSteps& process : steps.processes) {
+    if (process.steps.empty()) continue;
+    work[process.process].phases.resize(process.steps.size() + 1);
+    work[process.process].phase_gpu.resize(process.steps.size() + 2);
   }
-  std::sort(gpu.begin(), gpu.end(), [](const PhaseInterval& a, const PhaseInterval& b) { return a.start < b.start; });
-  Coverage anywhere(gpu.begin(), gpu.end());
+  each_work(operations, steps, work, [](ProcessWork& process, size_t phase, int64_t PhaseWork::*counted, const auto& row) {
+    ++(process.phases[phase].*counted);
+    if (row.gpu_start_ns && row.gpu_end_ns) ++process.phase_gpu[phase + 1];
+  });
+  std::map<trace::ProcessId, std::vector<size_t>> placed;  // the next free place of each phase's intervals
+  for (auto& [process, process_work] : work) {
+    std::vector<size_t>& starts = process_work.phase_gpu;
+    for (size_t p = 1; p < starts.size(); ++p) starts[p] += starts[p - 1];
+    process_work.gpu.resize(starts.back());
+    placed[process].assign(starts.begin(), starts.end() - 1);
+  }
+  each_work(operations, steps, work, [&](ProcessWork& process, size_t phase, int64_t PhaseWork::*, const auto& row) {
+    if (row.gpu_start_ns && row.gpu_end_ns) process.gpu[placed[row.process][phase]++] = {*row.gpu_start_ns, *row.gpu_end_ns};
+  });
+  return work;
+}
+
+// Each phase's GPU busy time (the union of its intervals), then how much of
+// each of `times` the union of all of them covers, which the host gaps are
+// measured against. Sorts the intervals where they are, and frees them.
+Coverage gpu_coverage(ProcessWork& work, std::vector<int64_t> times) {
+  std::vector<Span>& gpu = work.gpu;
+  auto by_start = [](const Span& a, const Span& b) { return a.start < b.start; };
+  for (size_t phase = 0; phase < work.phases.size(); ++phase) {
+    auto first = gpu.begin() + static_cast<ptrdiff_t>(work.phase_gpu[phase]);
+    auto last = gpu.begin() + static_cast<ptrdiff_t>(work.phase_gpu[phase + 1]);
+    std::sort(first, last, by_start);
+    work.phases[phase].gpu_busy = covered_total(first, last);
+  }
+  std::sort(gpu.begin(), gpu.end(), by_start);
+  Coverage anywhere(gpu, std::move(times));
   gpu = {};
   return anywhere;
 }
@@ -143,31 +200,8 @@ Cell median_cell(const std::vector<int64_t>& durations) {
 ReportOutput steps_report(trace::Trace& trace) {
   // The kernels first: the steps are then found from the rows they hold.
   const trace::TraceOperations& operations = trace.operations();
-  const std::vector<trace::Kernel>& kernels = operations.kernels();
   const trace::TraceSteps& steps = trace.steps();
-  std::map<trace::ProcessId, ProcessWork> work;
-  // Each process's intervals held at their count (grown by doubling, a
-  // million kernels' took up to twice their room).
-  std::map<trace::ProcessId, size_t> intervals;
-  for (const trace::Kernel& launch : kernels) ++intervals[launch.row->process];
-  for (const trace::Transfer& transfer : operations.copies()) ++intervals[transfer.copy_row()->process];
-  for (const trace::Transfer& transfer : operations.memsets()) ++intervals[transfer.memset_row()->process];
-  for (const auto& [process, count] : intervals) {
-    const trace::ProcessSteps* process_steps = steps.find(process);
-    if (process_steps && !process_steps->steps.empty()) work[process].gpu.reserve(count);
-  }
-  for (const trace::Kernel& launch : kernels) {
-    const auto& kernel = *launch.row;
-    add_work(work, steps, kernel, &PhaseWork::launches);
-  }
-  for (const trace::Transfer& transfer : operations.copies()) {
-    const auto& copy = *transfer.copy_row();
-    add_work(work, steps, copy, &PhaseWork::copies);
-  }
-  for (const trace::Transfer& transfer : operations.memsets()) {
-    const auto& memset = *transfer.memset_row();
-    add_work(work, steps, memset, &PhaseWork::memsets);
-  }
+  std::map<trace::ProcessId, ProcessWork> work = work_by_phase(operations, steps);
   const trace::StepWindow* window = trace.window();
   Table per_step{"steps",
                  {"process", "step", "phase", "start_ns", "wall_ns", "gpu_busy_ns", "launches", "copies",
@@ -184,10 +218,16 @@ ReportOutput steps_report(trace::Trace& trace) {
       continue;
     }
     ProcessWork& process_work = work[process.process];
-    process_work.phases.resize(process.steps.size() + 1);
-    Coverage busy_anywhere = gpu_coverage(process_work);
     size_t first = process.first_steady();
     int64_t startup_end = process.steps[first].start_ns;
+    auto shown = [&](const trace::Step& step) { return !window || window->holds(process.process, step.start_ns); };
+    // The times the host gaps are measured between.
+    std::vector<int64_t> times;
+    if (!window) times.insert(times.end(), {process.start_ns, startup_end});
+    for (size_t i = first; i < process.steps.size(); ++i) {
+      if (shown(process.steps[i])) times.insert(times.end(), {process.steps[i].start_ns, process.steps[i].end_ns});
+    }
+    Coverage busy_anywhere = gpu_coverage(process_work, std::move(times));
     if (!window) {
       per_step.rows.push_back(phase_row(trace, process, Cell{}, "start-up", process.start_ns, startup_end,
                                         process_work.phases[0], busy_anywhere));
@@ -195,7 +235,7 @@ ReportOutput steps_report(trace::Trace& trace) {
     std::vector<int64_t> walls, busy;
     for (size_t i = first; i < process.steps.size(); ++i) {
       const trace::Step& step = process.steps[i];
-      if (window && !window->holds(process.process, step.start_ns)) continue;
+      if (!shown(step)) continue;
       per_step.rows.push_back(phase_row(trace, process, step.number, "step", step.start_ns, step.end_ns,
                                         process_work.phases[i + 1], busy_anywhere));
       walls.push_back(std::get<int64_t>(per_step.rows.back()[4]));
