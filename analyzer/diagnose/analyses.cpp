@@ -6,6 +6,7 @@
 #include <string_view>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -255,9 +256,31 @@ Table memory_bandwidth(const TraceFacts& facts) {
 
 namespace {
 
-// Per stream: +1 when work was issued, -1 when it finished on the GPU (ns
-// since the origin), by time.
-using QueueChanges = std::map<int64_t, std::vector<std::pair<int64_t, int>>>;
+// One stream's work: when each piece was issued (its queue grows by one)
+// and when it finished on the GPU (it shrinks by one), ns since the origin,
+// each list sorted: 8 bytes per change, not 16 with its sign, merged by time
+// as they are read (a training trace has millions).
+struct StreamQueue {
+  std::vector<int64_t> issued, finished;
+
+  size_t changes() const { return issued.size() + finished.size(); }
+
+  // Calls `change(ns, delta)` for each change by time, a finish before an
+  // issue at the same time.
+  template <typename Change>
+  void each_change(Change&& change) const {
+    size_t i = 0, f = 0;
+    while (i < issued.size() || f < finished.size()) {
+      if (f < finished.size() && (i == issued.size() || finished[f] <= issued[i])) {
+        change(finished[f++], -1);
+      } else {
+        change(issued[i++], +1);
+      }
+    }
+  }
+};
+
+using QueueChanges = std::map<int64_t, StreamQueue>;  // by stream
 
 QueueChanges queue_changes(const TraceFacts& facts) {
   auto for_each_work = [&](auto&& see) {
@@ -267,12 +290,12 @@ QueueChanges queue_changes(const TraceFacts& facts) {
       for (const Transfer& t : *list) see(t.stream(), t.correlation(), t.api_start_ns(), t.gpu_end_ns());
     }
   };
-  // Each stream's room made once, for at most two changes per piece of
-  // work: a training trace's millions, grown by doubling, held nearly
-  // twice what they needed.
+  // Each stream's room made once, for at most one issue and one finish per
+  // piece of work: a training trace's millions, grown by doubling, held
+  // nearly twice what they needed.
   std::map<int64_t, size_t> most;
   for_each_work([&](NullableInt stream, NullableInt, NullableInt, NullableInt end) {
-    if (end) most[stream.value_or(0)] += 2;
+    if (end) ++most[stream.value_or(0)];
   });
   QueueChanges changes;
   for_each_work([&](NullableInt stream, NullableInt correlation, NullableInt api_start, NullableInt end) {
@@ -280,12 +303,18 @@ QueueChanges queue_changes(const TraceFacts& facts) {
     const HostCall* call = facts.ops().call(correlation);
     std::optional<int64_t> issued = call ? std::optional<int64_t>(call->start_ns()) : api_start.optional();
     if (!issued) return;
-    auto [list, added] = changes.try_emplace(stream.value_or(0));
-    if (added) list->second.reserve(most[list->first]);
-    list->second.emplace_back(facts.origin.since(*issued), +1);
-    list->second.emplace_back(facts.origin.since(*end), -1);
+    auto [queue, added] = changes.try_emplace(stream.value_or(0));
+    if (added) {
+      queue->second.issued.reserve(most[queue->first]);
+      queue->second.finished.reserve(most[queue->first]);
+    }
+    queue->second.issued.push_back(facts.origin.since(*issued));
+    queue->second.finished.push_back(facts.origin.since(*end));
   });
-  for (auto& [stream, list] : changes) std::sort(list.begin(), list.end());
+  for (auto& [stream, queue] : changes) {
+    std::sort(queue.issued.begin(), queue.issued.end());
+    std::sort(queue.finished.begin(), queue.finished.end());
+  }
   return changes;
 }
 
@@ -293,14 +322,17 @@ QueueChanges queue_changes(const TraceFacts& facts) {
 
 std::vector<Series> queue_series(const TraceFacts& facts, size_t limit) {
   std::vector<Series> out;
-  for (const auto& [stream, list] : queue_changes(facts)) {
+  for (const auto& [stream, queue] : queue_changes(facts)) {
     Series s{"stream " + std::to_string(stream), {}};
     int depth = 0;
-    size_t step = std::max<size_t>(1, list.size() / std::max<size_t>(1, limit));
-    for (size_t i = 0; i < list.size(); ++i) {
-      depth += list[i].second;
-      if (i % step == 0 || i + 1 == list.size()) s.points.emplace_back(list[i].first, depth);
-    }
+    size_t count = queue.changes();
+    size_t step = std::max<size_t>(1, count / std::max<size_t>(1, limit));
+    size_t i = 0;
+    queue.each_change([&](int64_t ns, int delta) {
+      depth += delta;
+      if (i % step == 0 || i + 1 == count) s.points.emplace_back(ns, depth);
+      ++i;
+    });
     out.push_back(std::move(s));
   }
   return out;
@@ -310,17 +342,25 @@ Table queue_length(const TraceFacts& facts) {
   Table table{"queue_length", {"stream", "operations", "mean_queued", "max_queued"}, {}};
   // From the changes, not from a series of every one of them: a training
   // trace's millions of points need not be held.
-  for (const auto& [stream, list] : queue_changes(facts)) {
+  for (const auto& [stream, queue] : queue_changes(facts)) {
     double weighted = 0;
     double most = 0;
     int depth = 0;
-    for (size_t i = 0; i + 1 < list.size(); ++i) {
-      depth += list[i].second;
-      weighted += static_cast<double>(depth) * elapsed_ns(list[i].first, list[i + 1].first);
-      most = std::max(most, static_cast<double>(depth));
-    }
-    int64_t span = list.empty() ? 0 : elapsed_ns(list.front().first, list.back().first);
-    table.rows.push_back({std::to_string(stream), static_cast<int64_t>(list.size() / 2),
+    // Each change but the last, weighed by the time to the next.
+    std::optional<std::pair<int64_t, int>> previous;
+    std::optional<int64_t> first;
+    queue.each_change([&](int64_t ns, int delta) {
+      if (previous) {
+        depth += previous->second;
+        weighted += static_cast<double>(depth) * elapsed_ns(previous->first, ns);
+        most = std::max(most, static_cast<double>(depth));
+      } else {
+        first = ns;
+      }
+      previous = {ns, delta};
+    });
+    int64_t span = first ? elapsed_ns(*first, previous->first) : 0;
+    table.rows.push_back({std::to_string(stream), static_cast<int64_t>(queue.changes() / 2),
                           span > 0 ? weighted / span : 0.0, most});
   }
   return table;
