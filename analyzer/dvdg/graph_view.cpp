@@ -59,13 +59,22 @@ uint64_t op_signature(const Graph& graph, uint32_t op) {
   return signature;
 }
 
-// Finds runs where a block of operations repeats back to back and maps each
-// later iteration onto the first. Returns, per op in `ops`, the position in
-// `ops` it stands for, and sets the repeat count of each first-iteration op.
-// Positions are 32-bit, as op numbers are: a million-op view's were a
-// third of the report's DVDG section at its peak.
-std::vector<uint32_t> collapse_iterations(const Graph& graph, const std::vector<uint32_t>& ops,
-                                          std::vector<uint32_t>& repeats) {
+// A block of operations repeated back to back: positions [start, start +
+// iterations * period) of the view's ops, each later iteration standing for
+// the first.
+struct Repetition {
+  uint32_t start = 0, period = 0, iterations = 0;
+
+  // The position the op at `position` stands for.
+  uint32_t first(size_t position) const { return static_cast<uint32_t>(start + (position - start) % period); }
+};
+
+// Finds runs where a block of operations repeats back to back, by position
+// in `ops`, and sets the repeat count of each first-iteration op. The runs,
+// not a position per op: a million-op view's were held beside the values'
+// aliases at the report's DVDG section's peak.
+std::vector<Repetition> collapse_iterations(const Graph& graph, const std::vector<uint32_t>& ops,
+                                            std::vector<uint32_t>& repeats) {
   uint32_t count = static_cast<uint32_t>(ops.size());
   std::vector<uint64_t> signatures(count);
   for (size_t i = 0; i < count; ++i) signatures[i] = op_signature(graph, ops[i]);
@@ -83,8 +92,7 @@ std::vector<uint32_t> collapse_iterations(const Graph& graph, const std::vector<
                       signatures.begin() + b);
   };
   constexpr int kPeriodsTried = 16;
-  std::vector<uint32_t> representative(count);
-  for (uint32_t i = 0; i < count; ++i) representative[i] = i;
+  std::vector<Repetition> runs;
   size_t start = 0;
   while (start < count) {
     size_t period = 0;
@@ -103,12 +111,10 @@ std::vector<uint32_t> collapse_iterations(const Graph& graph, const std::vector<
     size_t iterations = 2;
     while (same_block(start, start + iterations * period, period)) ++iterations;
     for (size_t k = 0; k < period; ++k) repeats[ops[start + k]] = static_cast<uint32_t>(iterations);
-    for (size_t i = start + period; i < start + iterations * period; ++i) {
-      representative[i] = static_cast<uint32_t>(start + (i - start) % period);
-    }
+    runs.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(period), static_cast<uint32_t>(iterations)});
     start += iterations * period;
   }
-  return representative;
+  return runs;
 }
 
 }  // namespace
@@ -130,19 +136,20 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
   if (filter.collapse_iterations) {
     // The aliases after the iterations are found: the finding's own room
     // is given back first.
-    std::vector<uint32_t> representative = collapse_iterations(graph, selected, view.repeats);
+    std::vector<Repetition> runs = collapse_iterations(graph, selected, view.repeats);
     value_alias.resize(graph.values.size());
     for (uint32_t v = 0; v < value_alias.size(); ++v) value_alias[v] = v;
-    for (size_t i = 0; i < selected.size(); ++i) {
-      if (representative[i] == i) continue;
-      uint32_t op = selected[i];
-      uint32_t first = selected[representative[i]];
-      folded[op] = true;
-      any_folded = true;
-      uint32_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
-      for (uint32_t k = 0; k < writes; ++k) {
-        value_alias[graph.op_writes[graph.op_writes_begin[op] + k]] =
-            graph.op_writes[graph.op_writes_begin[first] + k];
+    for (const Repetition& run : runs) {
+      for (size_t i = run.start + run.period; i < size_t{run.start} + size_t{run.iterations} * run.period; ++i) {
+        uint32_t op = selected[i];
+        uint32_t first = selected[run.first(i)];
+        folded[op] = true;
+        any_folded = true;
+        uint32_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
+        for (uint32_t k = 0; k < writes; ++k) {
+          value_alias[graph.op_writes[graph.op_writes_begin[op] + k]] =
+              graph.op_writes[graph.op_writes_begin[first] + k];
+        }
       }
     }
   }
