@@ -21,7 +21,7 @@ against the same measurements.
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
 never), per step: the findings' saving per steady step, and what `whatif`
 predicts the fix saves per step (--graphs for the CUDA graph, --pin for
-pinned memory), beside the measured steps' time saved per step. The bad
+pinned memory, --no-syncs for the .item() taken out), beside the measured steps' time saved per step. The bad
 twin is traced in every round (framework_SCENARIO.db, then .1.db, .2.db
 ...): the table gives the median of the runs' estimates, and each run's
 follows it. whatif and
@@ -55,7 +55,7 @@ SKIPPED = 77
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
                     "item": "sync_api"}
 # framework_twins.py scenario -> the whatif change that is its fix.
-FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin"}
+FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs"}
 TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
 
 

@@ -169,7 +169,9 @@ class Builder {
   }
 
   void add_syncs() {
-    for (const SyncCall& sync : input_.syncs) {
+    for (size_t s = 0; s < input_.syncs.size(); ++s) {
+      if (s < options_.dropped_syncs.size() && options_.dropped_syncs[s]) continue;
+      const SyncCall& sync = input_.syncs[s];
       const HostCall& call = input_.calls[sync.call];
       auto node = static_cast<uint32_t>(sync.call);
       switch (sync.kind) {

@@ -58,6 +58,8 @@ struct GraphOptions {
   std::vector<bool> moved;
   // Per op: predecessor ops (indexes into ReplayInput::ops) from the DVDG.
   std::vector<std::vector<uint32_t>> data;
+  // Per ReplayInput::syncs: waits for nothing (whatif --no-syncs, host_waits.h).
+  std::vector<bool> dropped_syncs;
 };
 
 struct ReplayGraph {

@@ -11,6 +11,7 @@
 #include "analyzer/model/link_override.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
 #include "analyzer/whatif/graph_regions.h"
+#include "analyzer/whatif/host_waits.h"
 #include "analyzer/whatif/kernel_traffic.h"
 #include "analyzer/whatif/overlap.h"
 #include "analyzer/whatif/peer_relays.h"
@@ -276,7 +277,7 @@ std::vector<std::string> copy_names(const ScenarioTiming& timing) {
 
 bool WhatifOptions::changes_anything() const {
   return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0 ||
-         prefetch_managed || peer_copies || graphs;
+         prefetch_managed || peer_copies || graphs || no_syncs;
 }
 
 std::vector<std::string> WhatifOptions::describe() const {
@@ -289,6 +290,7 @@ std::vector<std::string> WhatifOptions::describe() const {
   if (prefetch_managed) words.push_back("--prefetch-managed");
   if (peer_copies) words.push_back("--peer-copies");
   if (graphs) words.push_back("--graphs");
+  if (no_syncs) words.push_back("--no-syncs");
   if (kernel_scale != 1.0) {
     std::ostringstream scale;
     scale << kernel_scale;
@@ -380,6 +382,11 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     wake_captured_calls(graphs, graphed);
   }
   const ReplayInput& what_input = options.graphs ? graphed : input;
+  if (options.no_syncs) {
+    HostWaitPlan waits = plan_no_host_waits(what_input, steps, what_options.blocking);
+    what_options.dropped_syncs = std::move(waits.dropped_syncs);
+    result.notes.push_back(host_wait_note(waits));
+  }
   ReplayGraph what_graph =
       options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);

@@ -33,6 +33,7 @@ struct WhatifOptions {
   bool prefetch_managed = false;     // kernels' on-demand migrations prefetched before them (scenario.h)
   bool peer_copies = false;          // relays through host memory between GPUs sent peer to peer (peer_relays.h)
   bool graphs = false;               // the steady steps replayed as CUDA graph launches (graph_regions.h)
+  bool no_syncs = false;             // the steady steps' host waits for the GPU taken out (host_waits.h)
 
   bool changes_anything() const;
   // The changes as command-line words, e.g. {"--pin", "--link HtoD=bw:50"}.

@@ -114,6 +114,10 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
                 "What-if: each steady step (without steps, the run) captured as CUDA graphs and replayed: "
                 "no launch calls and no host time between them; regions end at synchronizations, pageable "
                 "copies and allocations");
+  cmd->add_flag("--no-syncs", options->whatif.no_syncs,
+                "What-if: in each steady step (without steps, the run) the host no longer waits for the "
+                "GPU: synchronizations and blocking copies back to the host return at once (a per-step "
+                ".item(), .cpu() or torch.cuda.synchronize() taken out)");
   cmd->add_option("--checkpoint", options->checkpoint,
                   "What-if: MODULE's activations recomputed in its backward instead of kept (activation "
                   "checkpointing): the peak memory and the time it costs a step; needs framework context")

@@ -1,0 +1,50 @@
+#include "analyzer/whatif/host_waits.h"
+
+namespace apptracer::whatif {
+namespace {
+
+bool host_memory(MemoryKind kind) { return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned; }
+
+}  // namespace
+
+HostWaitPlan plan_no_host_waits(const ReplayInput& input, const trace::ProcessSteps* steps,
+                                std::vector<bool>& blocking) {
+  HostWaitPlan plan;
+  bool stepped = steps && steps->first_steady() < steps->steps.size();
+  auto in_steady_step = [&](int64_t ns) {
+    if (!stepped) return true;
+    std::optional<size_t> step = steps->step_at(ns);
+    return step && steps->steps[*step].steady;
+  };
+  plan.dropped_syncs.assign(input.syncs.size(), false);
+  for (size_t s = 0; s < input.syncs.size(); ++s) {
+    if (!in_steady_step(input.calls[input.syncs[s].call].start_ns)) continue;
+    plan.dropped_syncs[s] = true;
+    ++plan.syncs;
+  }
+  for (size_t i = 0; i < input.ops.size() && i < blocking.size(); ++i) {
+    const ReplayOp& op = input.ops[i];
+    // Back to the host only: a pageable upload blocks while the host stages
+    // it, which no removed read-back changes (--pin does).
+    if (!blocking[i] || !host_memory(op.dst_memory) || host_memory(op.src_memory)) continue;
+    if (!in_steady_step(input.calls[op.call].start_ns)) continue;
+    blocking[i] = false;
+    ++plan.copies;
+  }
+  if (stepped) {
+    plan.where = "the " + std::to_string(steps->steps.size() - steps->first_steady()) + " steady steps (from " +
+                 steps->how_found() + ")";
+  } else {
+    plan.where = "the run (no steps found)";
+  }
+  return plan;
+}
+
+std::string host_wait_note(const HostWaitPlan& plan) {
+  return "--no-syncs: " + std::to_string(plan.syncs) + " synchronization(s) and " + std::to_string(plan.copies) +
+         " blocking cop" + (plan.copies == 1 ? "y" : "ies") + " back to the host in " + plan.where +
+         " no longer wait for the GPU (each call returns as the trace's asynchronous calls do; the copies "
+         "and the host's own work are kept)";
+}
+
+}  // namespace apptracer::whatif

@@ -1,0 +1,95 @@
+// --no-syncs: the steady steps' host waits taken out (host_waits.h), worked
+// out by hand. Each step (an NVTX range "step", thread 1) launches a 20 us
+// kernel (call [0, 1 us], kernel from 2 us), then reads a value back: a
+// cudaStreamSynchronize from 3 us that returns 500 ns after the kernel
+// (22.5 us), or a blocking cudaMemcpy to pageable memory; the next step
+// begins 500 ns later. The host waits 19.5 us of each 23.
+#include <gtest/gtest.h>
+
+#include "whatif_fixture.h"
+
+namespace apptracer::whatif {
+namespace {
+
+class HostWaits : public WhatifTest {
+ public:
+  enum class ReadBack { Sync, BlockingCopy };
+
+  // A start-up synchronization (before the first step, kept), then `steps` steps.
+  void steps(int steps, ReadBack read_back) {
+    sync(call("cudaDeviceSynchronize", 0, 500), SyncKind::Device, 0, 500);
+    int64_t at = 1'000;
+    for (int s = 0; s < steps; ++s) {
+      kernel(call("cudaLaunchKernel", at, at + 1'000), at, at + 2'000, at + 22'000);
+      if (read_back == ReadBack::Sync) {
+        sync(call("cudaStreamSynchronize", at + 3'000, at + 22'500), SyncKind::Stream, at + 3'000, at + 22'500, 7);
+      } else {
+        copy(call("cudaMemcpy", at + 3'000, at + 22'500), Copy(CopyKind::DtoH, MemoryKind::Pageable, 4, false),
+             at + 3'000, at + 22'000, at + 22'001);
+      }
+      testing::NvtxRangeRow range;
+      range.name = "step";
+      range.start_ns = at;
+      range.end_ns = at + 23'000;
+      trace_->add(range);
+      at += 23'000;
+    }
+  }
+
+  WhatifResult no_syncs() {
+    WhatifOptions options;
+    options.no_syncs = true;
+    return run(options);
+  }
+
+  static bool noted(const WhatifResult& result, const std::string& text) {
+    for (const std::string& note : result.notes) {
+      if (note.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+};
+
+// The host no longer waits: its steps take 3.5 us and a synchronization's
+// own cost, so it runs ahead and the kernels run back to back from 3 us
+// (the first one's issue latency): the last ends at 3 + 4 x 20 us. The
+// start-up synchronization is kept.
+TEST_F(HostWaits, SynchronizationsInTheStepsNoLongerHoldTheHost) {
+  write_system({"DtoD.gpu0 0 1"});
+  steps(4, ReadBack::Sync);
+  WhatifResult result = no_syncs();
+  EXPECT_EQ(result.baseline_ns, 1'000 + 3 * 23'000 + 22'500);
+  EXPECT_EQ(result.predicted_ns, 3'000 + 4 * 20'000);
+  EXPECT_EQ(result.changes, std::vector<std::string>{"--no-syncs"});
+  EXPECT_TRUE(noted(result, "--no-syncs: 4 synchronization(s) and 0 blocking copies back to the host in the 4 "
+                            "steady steps (from NVTX ranges"));
+}
+
+// A blocking read-back copy (loss.item()'s) no longer blocks its call either;
+// the copy itself still runs after the kernel it reads.
+TEST_F(HostWaits, BlockingCopiesBackToTheHostNoLongerBlock) {
+  write_system({"DtoD.gpu0 0 1"});
+  steps(4, ReadBack::BlockingCopy);
+  WhatifResult result = no_syncs();
+  EXPECT_TRUE(noted(result, "--no-syncs: 0 synchronization(s) and 4 blocking copies back to the host"));
+  EXPECT_EQ(result.baseline_ns, 1'000 + 3 * 23'000 + 22'500);
+  // The kernels back to back as above, then the last read-back (a few ns).
+  EXPECT_GE(result.predicted_ns, 3'000 + 4 * 20'000);
+  EXPECT_LE(result.predicted_ns, 3'000 + 4 * 20'000 + 100);
+}
+
+// An upload from pageable memory blocks while the host stages it, which no
+// removed read-back changes: it keeps blocking (--pin is its what-if).
+TEST_F(HostWaits, PageableUploadsKeepBlocking) {
+  write_system({"DtoD.gpu0 0 1"});
+  kernel(call("cudaLaunchKernel", 0, 1'000), 0, 2'000, 22'000);
+  copy(call("cudaMemcpy", 3'000, 22'500), Copy(CopyKind::HtoD, MemoryKind::Pageable, 4, false), 3'000, 22'000,
+       22'001);
+  WhatifResult result = no_syncs();
+  EXPECT_TRUE(noted(result, "--no-syncs: 0 synchronization(s) and 0 blocking copies back to the host in the run "
+                            "(no steps found)"));
+  EXPECT_EQ(result.predicted_ns, result.baseline_ns);
+}
+
+}  // namespace
+}  // namespace apptracer::whatif
