@@ -64,18 +64,19 @@ GraphCost graph_cost(const model::SystemModel& system, const std::string& file) 
   return cost;
 }
 
-GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, bool pin) {
+GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, const GraphOptions& options) {
   size_t calls = input.calls.size();
   GraphPlan plan;
   plan.region_of.assign(calls, -1);
   std::vector<bool> synchronizes(calls, false), blocking_copy(calls, false);
   std::vector<int64_t> nodes(calls, 0);
-  for (const SyncCall& sync : input.syncs) synchronizes[sync.call] = true;
-  std::vector<bool> blocking = blocking_copies(input, pin);
+  for (size_t s = 0; s < input.syncs.size(); ++s) {
+    if (s >= options.dropped_syncs.size() || !options.dropped_syncs[s]) synchronizes[input.syncs[s].call] = true;
+  }
   for (size_t i = 0; i < input.ops.size(); ++i) {
     const ReplayOp& op = input.ops[i];
     if (op.call < 0) continue;
-    if (blocking[i]) blocking_copy[op.call] = true;
+    if (i < options.blocking.size() && options.blocking[i]) blocking_copy[op.call] = true;
     if (!is_marker(op)) ++nodes[op.call];
   }
   bool stepped = steps && steps->first_steady() < steps->steps.size();

@@ -30,6 +30,7 @@
 #include "analyzer/model/system_model.h"
 #include "analyzer/trace/steps.h"
 #include "analyzer/whatif/recorded.h"
+#include "analyzer/whatif/replay_graph.h"
 #include "analyzer/whatif/replay_input.h"
 #include "analyzer/whatif/replay_timeline.h"
 
@@ -63,9 +64,10 @@ struct GraphPlan {
 };
 
 // `steps`: the process's steps, nullptr or none steady for the whole run.
-// `pin`: pageable memory is pinned (--pin), so its copies no longer block
-// and can be captured.
-GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, bool pin);
+// `options`: the what-if's copies that block their calls (with --pin,
+// pageable ones no longer do and can be captured) and its synchronizations
+// that wait for nothing (--no-syncs): neither ends a region.
+GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps, const GraphOptions& options);
 
 // The input the replay runs: each captured call but its region's launch is
 // woken by the launch.

@@ -354,6 +354,14 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   if (options.changes_anything()) what.kernel_traffic = &kernel_traffic;
   GraphOptions what_options;
   what_options.blocking = blocking_copies(input, options.pin);
+  const trace::ProcessSteps* steps = process_steps(trace);
+  if (options.no_syncs) {
+    HostWaitPlan waits = plan_no_host_waits(input, steps, what_options.blocking);
+    what_options.dropped_syncs = std::move(waits.dropped_syncs);
+    result.notes.push_back(host_wait_note(waits));
+  }
+  // What ends a graph region: the waits left, and no copy --peer-copies moves.
+  GraphOptions capture = what_options;
   dvdg::Graph graph;
   if (options.overlap || options.peer_copies) graph = read_dvdg(trace);
   if (options.overlap) {
@@ -373,20 +381,14 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     add_peer_relay_notes(relays, whatif_system, result.notes);
   }
   // --graphs: the what-if replays an input whose captured calls follow their graph's launch.
-  const trace::ProcessSteps* steps = process_steps(trace);
   GraphPlan graphs;
   ReplayInput graphed;
   if (options.graphs) {
-    graphs = plan_graphs(input, steps, options.pin);
+    graphs = plan_graphs(input, steps, capture);
     graphed = input;
     wake_captured_calls(graphs, graphed);
   }
   const ReplayInput& what_input = options.graphs ? graphed : input;
-  if (options.no_syncs) {
-    HostWaitPlan waits = plan_no_host_waits(what_input, steps, what_options.blocking);
-    what_options.dropped_syncs = std::move(waits.dropped_syncs);
-    result.notes.push_back(host_wait_note(waits));
-  }
   ReplayGraph what_graph =
       options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);

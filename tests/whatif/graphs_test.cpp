@@ -136,6 +136,21 @@ TEST_F(Graphs, ASynchronizationInTheStepEndsARegion) {
   EXPECT_NE(notes.find("4 x cudaDeviceSynchronize (a synchronization)"), std::string::npos) << notes;
 }
 
+// With --no-syncs the synchronizations wait for nothing and end no region:
+// each step is one graph again, and shorter than with the one in the middle.
+TEST_F(Graphs, SynchronizationsTakenOutEndNoRegion) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10, 5);
+  WhatifOptions options;
+  options.graphs = true;
+  options.no_syncs = true;
+  WhatifResult result = run(options);
+  std::string notes = all(result.notes);
+  EXPECT_NE(notes.find("as 4 graph launches in 4 steps"), std::string::npos) << notes;
+  EXPECT_LT(result.predicted_ns, 3 * 46'500 + 46'000);
+  EXPECT_EQ(result.changes, (std::vector<std::string>{"--graphs", "--no-syncs"}));
+}
+
 // Steps that never wait: graphs let the host run ahead of the GPU, so each
 // step's kernels queue behind the step before's. Step 0's run [8, 32.5] us
 // as above; step k's launch is at 9k + 3 us, long before its stream frees:
