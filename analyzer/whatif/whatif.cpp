@@ -360,7 +360,8 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     what_options.dropped_syncs = std::move(waits.dropped_syncs);
     result.notes.push_back(host_wait_note(waits));
   }
-  // What ends a graph region: the waits left, and no copy --peer-copies moves.
+  // What ends a graph region: the what-if's waits, before --peer-copies changes
+  // its copies (a relay's copies end regions as recorded).
   GraphOptions capture = what_options;
   dvdg::Graph graph;
   if (options.overlap || options.peer_copies) graph = read_dvdg(trace);
