@@ -142,11 +142,17 @@ void TraceOperations::find_calls() const {
   });
   std::vector<uint32_t> position(order.size());
   for (uint32_t p = 0; p < order.size(); ++p) position[order[p]] = p;
+  std::vector<uint32_t>().swap(order);
   for (Correlated& call : correlated) call.index = position[call.index];
-  std::vector<HostCall> by_start;
-  by_start.reserve(order.size());
-  for (uint32_t read : order) by_start.push_back((*calls_)[read]);
-  *calls_ = std::move(by_start);
+  // Moved into place by swaps, one cycle of the order at a time: a sorted
+  // copy would hold the calls twice (66 MB more at 1.2M calls).
+  for (uint32_t at = 0; at < position.size(); ++at) {
+    while (position[at] != at) {
+      uint32_t to = position[at];
+      std::swap((*calls_)[at], (*calls_)[to]);
+      std::swap(position[at], position[to]);
+    }
+  }
   for (uint32_t index = 0; index < calls_->size(); ++index) calls_by_thread_[(*calls_)[index].tid()].push_back(index);
   std::sort(correlated.begin(), correlated.end(), [](const Correlated& a, const Correlated& b) {
     return std::tie(a.correlation_id, a.driver, a.index) < std::tie(b.correlation_id, b.driver, b.index);
