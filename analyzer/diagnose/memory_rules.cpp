@@ -177,32 +177,57 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
 std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, const DeviceGroups& device) {
   const MemoryItem& first = first_of(facts, device);
   const memory::ItemOrigin& first_origin = facts.memory_model.origin(first);
+  const std::vector<MemoryItem>& items = facts.memory_model.items;
   auto counted = [&](const MemoryItem& item) {
     const memory::ItemOrigin& origin = facts.memory_model.origin(item);
     return origin.process == first_origin.process && origin.device == first_origin.device && !item.is_segment();
   };
-  // Millions of tensor blocks: the changes are held once, at their size.
-  size_t size = 0;
-  for (const MemoryItem& item : facts.memory_model.items) {
-    if (counted(item)) size += item.end_ns ? 2 : 1;
-  }
-  for (const Group* group : device.groups) size += 2 * group->alike.size();
-  std::vector<std::pair<int64_t, int64_t>> changes;
-  changes.reserve(size);
-  for (const MemoryItem& item : facts.memory_model.items) {
+  // Millions of tensor blocks: their changes are two lists of the items'
+  // positions, by allocation and by end, 4 bytes a change, held once at
+  // their size and merged as read (not (time, bytes) pairs, 16 bytes each).
+  size_t allocated = 0, ended = 0;
+  for (const MemoryItem& item : items) {
     if (!counted(item)) continue;
-    changes.emplace_back(item.alloc_ns, item.bytes);
-    if (item.end_ns) changes.emplace_back(*item.end_ns, -item.bytes);
+    ++allocated;
+    if (item.end_ns) ++ended;
   }
-  int64_t before = memory::most_live_sorting(changes, INT64_MIN, INT64_MAX);
+  std::vector<uint32_t> by_alloc, by_end;
+  by_alloc.reserve(allocated);
+  by_end.reserve(ended);
+  for (uint32_t i = 0; i < items.size(); ++i) {
+    if (!counted(items[i])) continue;
+    by_alloc.push_back(i);
+    if (items[i].end_ns) by_end.push_back(i);
+  }
+  std::sort(by_alloc.begin(), by_alloc.end(), [&](uint32_t a, uint32_t b) { return items[a].alloc_ns < items[b].alloc_ns; });
+  std::sort(by_end.begin(), by_end.end(), [&](uint32_t a, uint32_t b) { return *items[a].end_ns < *items[b].end_ns; });
+  // The most live after all the changes at some time (before any: none),
+  // those of `more` (time, bytes; sorted) beside the items'.
+  auto most_live = [&](const std::vector<std::pair<int64_t, int64_t>>& more) {
+    size_t a = 0, e = 0, m = 0;
+    int64_t live = 0, peak = 0;
+    for (;;) {
+      int64_t at = INT64_MAX;
+      if (a < by_alloc.size()) at = std::min(at, items[by_alloc[a]].alloc_ns);
+      if (e < by_end.size()) at = std::min(at, *items[by_end[e]].end_ns);
+      if (m < more.size()) at = std::min(at, more[m].first);
+      if (at == INT64_MAX) return peak;
+      for (; a < by_alloc.size() && items[by_alloc[a]].alloc_ns == at; ++a) live = saturating_add(live, items[by_alloc[a]].bytes);
+      for (; e < by_end.size() && *items[by_end[e]].end_ns == at; ++e) live = saturating_add(live, -items[by_end[e]].bytes);
+      for (; m < more.size() && more[m].first == at; ++m) live = saturating_add(live, more[m].second);
+      peak = std::max(peak, live);
+    }
+  };
+  std::vector<std::pair<int64_t, int64_t>> unused;
   for (const Group* group : device.groups) {
     for (const auto& [index, stretch] : group->alike) {
-      int64_t bytes = facts.memory_model.items[index].bytes;
-      changes.emplace_back(stretch.first, -bytes);
-      changes.emplace_back(stretch.second, bytes);
+      int64_t bytes = items[index].bytes;
+      unused.emplace_back(stretch.first, -bytes);
+      unused.emplace_back(stretch.second, bytes);
     }
   }
-  return {before, memory::most_live_sorting(changes, INT64_MIN, INT64_MAX)};
+  std::sort(unused.begin(), unused.end());
+  return {most_live({}), most_live(unused)};
 }
 
 // A finding of `rule` about one device's groups: its place, rows, names and
