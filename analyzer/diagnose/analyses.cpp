@@ -49,27 +49,6 @@ std::map<int64_t, DeviceWork> device_work(const TraceFacts& facts) {
   return work;
 }
 
-// Per device: (GPU start, issue time) of its GPU work, by start; of work
-// starting together, the first listed (kernels, copies, then memsets).
-std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issue_times(const TraceFacts& facts) {
-  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> issued;
-  auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
-                 std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
-    if (!start) return;
-    const HostCall* call = facts.ops().call(correlation);
-    issued[device.value_or(0)].emplace_back(*start, call ? call->start_ns() : api_start.value_or(*start));
-  };
-  for (const Kernel& k : facts.ops().kernels())
-    add(k.row->device, k.row->gpu_start_ns, k.row->call_correlation_id, k.row->api_start_ns);
-  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
-    for (const Transfer& t : *list) add(t.device(), t.gpu_start_ns(), t.correlation(), t.api_start_ns());
-  }
-  for (auto& [device, list] : issued) {
-    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  return issued;
-}
-
 std::string copy_type(const Transfer& t) {
   return t.is_memset() ? "memory: memset" : "memory: " + std::string(to_string(t.kind())) + " copy";
 }
@@ -92,13 +71,56 @@ Table temporal_breakdown(const std::map<int64_t, DeviceWork>& work) {
   return table;
 }
 
+// Per device, for each gap between its busy intervals (the i-th ends as
+// interval i + 1 starts), the issue time of the work starting as it ends:
+// of work starting together, the first listed (kernels, copies, then
+// memsets); none where no work was found. Found in a pass over the work,
+// 8 bytes a gap, not a list of all of it by start (16 bytes a piece, a
+// million kernels, and a stable sort's buffer).
+struct GapIssues {
+  std::vector<int64_t> issued;
+  std::vector<bool> found;
+};
+
+std::map<int64_t, GapIssues> gap_issue_times(const TraceFacts& facts, const std::map<int64_t, DeviceWork>& work) {
+  std::map<int64_t, GapIssues> gaps;
+  for (const auto& [device, w] : work) {
+    size_t count = w.all->empty() ? 0 : w.all->size() - 1;
+    gaps[device].issued.assign(count, 0);
+    gaps[device].found.assign(count, false);
+  }
+  auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
+                 std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
+    if (!start) return;
+    auto on = work.find(device.value_or(0));
+    if (on == work.end()) return;
+    const Intervals& all = *on->second.all;
+    if (all.size() < 2) return;
+    auto ends = std::lower_bound(all.begin() + 1, all.end(), *start,
+                                 [](const std::pair<int64_t, int64_t>& busy, int64_t ns) { return busy.first < ns; });
+    if (ends == all.end() || ends->first != *start) return;
+    GapIssues& gap = gaps[on->first];
+    size_t i = static_cast<size_t>(ends - all.begin()) - 1;
+    if (gap.found[i]) return;
+    const HostCall* call = facts.ops().call(correlation);
+    gap.issued[i] = call ? call->start_ns() : api_start.value_or(*start);
+    gap.found[i] = true;
+  };
+  for (const Kernel& k : facts.ops().kernels())
+    add(k.row->device, k.row->gpu_start_ns, k.row->call_correlation_id, k.row->api_start_ns);
+  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
+    for (const Transfer& t : *list) add(t.device(), t.gpu_start_ns(), t.correlation(), t.api_start_ns());
+  }
+  return gaps;
+}
+
 Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork>& work) {
   Table table{"idle_breakdown",
               {"device", "gaps", "idle_ns", "host_wait_ns", "launch_wait_ns", "host_wait_pct"},
               {}};
-  auto issued = issue_times(facts);
+  std::map<int64_t, GapIssues> issued = gap_issue_times(facts, work);
   for (auto& [device, w] : work) {
-    const auto& issue = issued[device];
+    const GapIssues& issue = issued[device];
     const Intervals& all = *w.all;
     int64_t idle = 0, host = 0, gaps = 0;
     for (size_t i = 0; i + 1 < all.size(); ++i) {
@@ -106,9 +128,7 @@ Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork
       if (end <= start) continue;
       ++gaps;
       idle = saturating_add(idle, elapsed_ns(start, end));
-      auto found = std::lower_bound(issue.begin(), issue.end(), end,
-                                    [](const std::pair<int64_t, int64_t>& work, int64_t ns) { return work.first < ns; });
-      int64_t at = found == issue.end() || found->first != end ? end : found->second;
+      int64_t at = issue.found[i] ? issue.issued[i] : end;
       host = saturating_add(host, elapsed_ns(start, std::min(at, end)));
     }
     table.rows.push_back({device, gaps, idle, host, idle - host, percent(host, idle)});
