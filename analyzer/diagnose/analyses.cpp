@@ -458,12 +458,22 @@ Table idle_breakdown(const TraceFacts& facts) { return idle_breakdown(facts, dev
 Table copy_compute_overlap(const TraceFacts& facts) { return copy_compute_overlap(device_work(facts)); }
 
 std::vector<Table> all_analyses(const TraceFacts& facts, const Thresholds& limits) {
-  // Each device's busy intervals once for the three tables made from them
-  // (a training trace's million kernels, sorted).
+  // The two tables that need no intervals first, so that their transients
+  // are not on top of the kernels' (a training trace's million kernels).
+  Table queue = queue_length(facts);
+  Table sequences = kernel_sequences(facts);
+  // Each device's busy intervals once for the three tables made from them.
   std::map<int64_t, DeviceWork> work = device_work(facts);
-  return {temporal_breakdown(work),         idle_breakdown(facts, work), kernel_breakdown(facts),
-          launch_statistics(facts, limits), copy_compute_overlap(work),  memory_bandwidth(facts),
-          queue_length(facts),              kernel_sequences(facts)};
+  std::vector<Table> tables;
+  tables.push_back(temporal_breakdown(work));
+  tables.push_back(idle_breakdown(facts, work));
+  tables.push_back(kernel_breakdown(facts));
+  tables.push_back(launch_statistics(facts, limits));
+  tables.push_back(copy_compute_overlap(work));
+  tables.push_back(memory_bandwidth(facts));
+  tables.push_back(std::move(queue));
+  tables.push_back(std::move(sequences));
+  return tables;
 }
 
 }  // namespace apptracer::diagnose
