@@ -1,5 +1,7 @@
 #include "analyzer/report/report_data.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -453,26 +455,33 @@ using SectionsCbor = std::map<std::string, std::vector<uint8_t>>;
 SectionsCbor whole_run_sections(trace::Trace& trace, const TraceFacts& facts, const std::string& path,
                                 const std::string& system_file, Progress* progress) {
   SectionsCbor sections;
-  auto keep = [&](const char* name, const json& section) { sections[name] = json::to_cbor(section); };
+  // A section's JSON is millions of small nodes, which the heap keeps
+  // once freed (their chunks are not merged back until asked): given back
+  // as soon as the section is CBOR, or the timeline's 20 MB stayed resident
+  // under every section made after it.
+  auto keep = [&](const char* name, auto&& make) {
+    sections[name] = json::to_cbor(make());
+    malloc_trim(0);
+  };
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
   show_phase(progress, "analyses");
-  keep("analyses", analyses_json(facts));
+  keep("analyses", [&] { return analyses_json(facts); });
   show_phase(progress, "memory");
-  keep("memory", memory_section(trace, facts.graph, facts.memory_model, kSeriesPointLimit));
+  keep("memory", [&] { return memory_section(trace, facts.graph, facts.memory_model, kSeriesPointLimit); });
   show_phase(progress, "plots and tables");
   std::vector<Migration> moves = migrations(facts);
-  keep("overview", overview(trace, facts, path));
-  keep("step", step_summary(trace, facts));
-  keep("summary", summary(facts, moves, *model.cost));
-  keep("kernel_traffic", kernel_traffic(trace));
-  keep("kernels", top_kernels(facts));
-  keep("modules", modules_and_ops(trace));
-  keep("transfers", transfers(facts, *model.cost));
-  keep("timeline", timeline(facts, moves, steady_window(trace)));
-  keep("nvtx", nvtx_breakdown(facts));
-  keep("bandwidth", series_json(diagnose::bandwidth_series(facts, 200)));
-  keep("queue", series_json(diagnose::queue_series(facts, kSeriesPointLimit)));
-  keep("dvdg", dvdg_json(facts.graph));
+  keep("overview", [&] { return overview(trace, facts, path); });
+  keep("step", [&] { return step_summary(trace, facts); });
+  keep("summary", [&] { return summary(facts, moves, *model.cost); });
+  keep("kernel_traffic", [&] { return kernel_traffic(trace); });
+  keep("kernels", [&] { return top_kernels(facts); });
+  keep("modules", [&] { return modules_and_ops(trace); });
+  keep("transfers", [&] { return transfers(facts, *model.cost); });
+  keep("timeline", [&] { return timeline(facts, moves, steady_window(trace)); });
+  keep("nvtx", [&] { return nvtx_breakdown(facts); });
+  keep("bandwidth", [&] { return series_json(diagnose::bandwidth_series(facts, 200)); });
+  keep("queue", [&] { return series_json(diagnose::queue_series(facts, kSeriesPointLimit)); });
+  keep("dvdg", [&] { return dvdg_json(facts.graph); });
   return sections;
 }
 
