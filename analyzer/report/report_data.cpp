@@ -477,6 +477,8 @@ SectionsCbor whole_run_sections(trace::Trace& trace, const TraceFacts& facts, co
   keep("kernels", [&] { return top_kernels(facts); });
   keep("modules", [&] { return modules_and_ops(trace); });
   keep("transfers", [&] { return transfers(facts, *model.cost); });
+  // The GPU's busy intervals' last reader is done (the summary's, the step table's).
+  facts.release_busy_by_device();
   keep("timeline", [&] { return timeline(facts, moves, steady_window(trace)); });
   keep("nvtx", [&] { return nvtx_breakdown(facts); });
   keep("bandwidth", [&] { return series_json(diagnose::bandwidth_series(facts, 200)); });
