@@ -33,6 +33,12 @@ std::optional<size_t> ProcessSteps::step_at(int64_t ns) const {
   return index;
 }
 
+std::optional<size_t> ProcessSteps::steady_step_at(int64_t ns) const {
+  std::optional<size_t> step = step_at(ns);
+  if (step && !steps[*step].steady) return std::nullopt;
+  return step;
+}
+
 std::string ProcessSteps::how_found() const {
   switch (source) {
     case StepSource::NvtxNumbered: return "NVTX ranges \"" + marker + "\" (numbered by the program)";

@@ -51,6 +51,10 @@ struct ProcessSteps {
   // The index of the step whose time holds `ns`; none before the first step
   // or after the last.
   std::optional<size_t> step_at(int64_t ns) const;
+  // The same, where that step is steady (not warm-up).
+  std::optional<size_t> steady_step_at(int64_t ns) const;
+  // Whether any step is steady.
+  bool has_steady_steps() const { return first_steady() < steps.size(); }
   // "NVTX ranges \"step\"", "a repeating launch sequence (569 launches a step)", ...
   std::string how_found() const;
 };

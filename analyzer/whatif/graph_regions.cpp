@@ -79,7 +79,7 @@ GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps
     if (i < options.blocking.size() && options.blocking[i]) blocking_copy[op.call] = true;
     if (!is_marker(op)) ++nodes[op.call];
   }
-  bool stepped = steps && steps->first_steady() < steps->steps.size();
+  bool stepped = steps && steps->has_steady_steps();
   std::vector<uint32_t> order(calls);
   for (uint32_t c = 0; c < calls; ++c) order[c] = c;
   std::stable_sort(order.begin(), order.end(),
@@ -88,11 +88,7 @@ GraphPlan plan_graphs(const ReplayInput& input, const trace::ProcessSteps* steps
   int32_t open = -1;
   for (uint32_t c : order) {
     const HostCall& call = input.calls[c];
-    std::optional<size_t> step = 0;
-    if (stepped) {
-      step = steps->step_at(call.start_ns);
-      if (step && !steps->steps[*step].steady) step.reset();
-    }
+    std::optional<size_t> step = stepped ? steps->steady_step_at(call.start_ns) : 0;
     if (!step) {
       open = -1;
       continue;

@@ -10,12 +10,8 @@ bool host_memory(MemoryKind kind) { return kind == MemoryKind::Pageable || kind 
 HostWaitPlan plan_no_host_waits(const ReplayInput& input, const trace::ProcessSteps* steps,
                                 std::vector<bool>& blocking) {
   HostWaitPlan plan;
-  bool stepped = steps && steps->first_steady() < steps->steps.size();
-  auto in_steady_step = [&](int64_t ns) {
-    if (!stepped) return true;
-    std::optional<size_t> step = steps->step_at(ns);
-    return step && steps->steps[*step].steady;
-  };
+  bool stepped = steps && steps->has_steady_steps();
+  auto in_steady_step = [&](int64_t ns) { return !stepped || steps->steady_step_at(ns).has_value(); };
   plan.dropped_syncs.assign(input.syncs.size(), false);
   for (size_t s = 0; s < input.syncs.size(); ++s) {
     if (!in_steady_step(input.calls[input.syncs[s].call].start_ns)) continue;

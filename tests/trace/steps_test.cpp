@@ -120,6 +120,10 @@ TEST_F(Steps, AMarkedStepUnlikeTheRestIsWarmUp) {
   EXPECT_TRUE(found.steps[1].steady);
   EXPECT_EQ(found.first_steady(), 1u);
   EXPECT_EQ(found.startup_end_ns(), second);
+  EXPECT_TRUE(found.has_steady_steps());
+  EXPECT_EQ(found.step_at(first), 0u);
+  EXPECT_EQ(found.steady_step_at(first), std::nullopt) << "warm-up is no steady step";
+  EXPECT_EQ(found.steady_step_at(second), 1u);
 }
 
 // Without markers: start-up's own kernels, then 20 steps of one cycle.
