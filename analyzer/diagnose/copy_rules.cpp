@@ -208,26 +208,55 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
   }
 }
 
+namespace {
+
+// Small copies are one problem where one batched copy would replace them:
+// those that share the buffer the batch would be made in or land in. That is
+// the host buffer for copies between host and device (per-step read-backs of
+// several scalars into one pinned buffer, uploads cut from one host batch)
+// and the destination for copies within or between devices.
+std::pair<int64_t, int64_t> batched_buffer(const Transfer& t) {
+  if (host_device_copy(t)) return host_buffer(t);
+  if (t.dst_alloc()) return {*t.dst_alloc(), 0};
+  return {-1, t.dst_address().value_or(0)};
+}
+
+// "buffer A", or "3 buffers (A, B, ...)" where the group's copies had several.
+std::string buffers_named(const TraceFacts& facts, const std::set<int64_t>& allocs,
+                          bool unallocated) {
+  size_t count = allocs.size() + (unallocated ? 1 : 0);
+  if (count == 1)
+    return allocs.empty() ? allocation_name(facts, std::nullopt)
+                          : allocation_name(facts, *allocs.begin());
+  std::string names;
+  size_t shown = 0;
+  for (int64_t alloc : allocs) {
+    if (shown == 2) break;
+    names += (shown++ ? ", " : "") + allocation_name(facts, alloc);
+  }
+  if (count > shown) names += ", ...";
+  return std::to_string(count) + " buffers (" + names + ")";
+}
+
+}  // namespace
+
 void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   struct Group {
     Finding finding;
     const Transfer* first = nullptr;
     int64_t count = 0, bytes = 0, now = 0;
+    std::set<int64_t> sources, destinations;
+    bool unallocated_source = false, unallocated_destination = false;
   };
-  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t>;
   std::map<Key, Group> groups;
   for (const Transfer& t : facts.ops().copies()) {
     if (t.kind() == CopyKind::Prefetch || !t.timed() || t.bytes() > context.limits.small_copy_bytes)
       continue;
-    Key key{static_cast<int>(t.kind()),
-            static_cast<int>(path_of(t).host_memory),
-            t.device().value_or(-1),
-            t.stream().value_or(-1),
-            t.src_alloc().value_or(-1),
-            t.src_alloc() ? 0 : t.src_address().value_or(0),
-            t.dst_alloc().value_or(-1),
-            t.dst_alloc() ? 0 : t.dst_address().value_or(0)};
+    auto [alloc, address] = batched_buffer(t);
+    Key key{static_cast<int>(t.kind()), static_cast<int>(path_of(t).host_memory),
+            t.device().value_or(-1), t.stream().value_or(-1), alloc, address};
     Group& group = groups[key];
     if (!group.first) {
       group.first = &t;
@@ -236,6 +265,10 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
     ++group.count;
     group.bytes = saturating_add(group.bytes, t.bytes());
     group.now = saturating_add(group.now, t.gpu_ns());
+    if (t.src_alloc()) group.sources.insert(*t.src_alloc());
+    else group.unallocated_source = true;
+    if (t.dst_alloc()) group.destinations.insert(*t.dst_alloc());
+    else group.unallocated_destination = true;
     add_row(context, group.finding, "memcpys", t.id());
   }
   for (auto& [key, group] : groups) {
@@ -248,7 +281,8 @@ void small_copies(const RuleContext& context, std::vector<Finding>& findings) {
     f.what = std::to_string(group.count) + " " + std::string(to_string(t.kind())) +
              " copies of at most " + dvdg::format_bytes(context.limits.small_copy_bytes) +
              " each (" + dvdg::format_bytes(group.bytes) + " in all) from " +
-             allocation_name(facts, t.src_alloc()) + " to " + allocation_name(facts, t.dst_alloc()) +
+             buffers_named(facts, group.sources, group.unallocated_source) + " to " +
+             buffers_named(facts, group.destinations, group.unallocated_destination) +
              ": each pays the copy latency";
     f.names.push_back(std::to_string(group.count) + " x " + std::string(to_string(t.kind())) +
                       " copy, " + dvdg::format_bytes(group.bytes / group.count) + " average");

@@ -210,6 +210,33 @@ TEST_F(CopyRules, SmallCopiesSaveWhatOneBatchedCopyCosts) {
   EXPECT_EQ(rows_of(found[0], "memcpys"), rows);
 }
 
+// A step's scalars (a loss, a norm) read back one by one into the same
+// pinned buffer: one problem, whose fix batches both sources' copies.
+TEST_F(CopyRules, ReadBacksOfSeveralTensorsIntoOneBufferAreOneFinding) {
+  calibrate_pinned_path();
+  int64_t loss = buffer(AllocKind::Device, 4);
+  int64_t norm = buffer(AllocKind::Device, 4);
+  int64_t scalars = buffer(AllocKind::PinnedHost, 8);
+  int64_t elsewhere = buffer(AllocKind::PinnedHost, 8);
+  std::vector<int64_t> rows;
+  for (int i = 0; i < 10; ++i) {
+    int64_t at = 3'000'000 + i * 20'000;
+    rows.push_back(copy(CopyKind::DtoH, loss, scalars, 4, at, pinned_ns(4)));
+    rows.push_back(copy(CopyKind::DtoH, norm, scalars, 4, at + 10'000, pinned_ns(4)));
+  }
+  for (int i = 0; i < 16; ++i)
+    copy(CopyKind::DtoH, loss, elsewhere, 4, 4'000'000 + i * 20'000, pinned_ns(4));
+  auto found = findings("small_copies");
+  ASSERT_EQ(found.size(), 2u);
+  auto batched = std::find_if(found.begin(), found.end(),
+                              [](const Finding& f) { return f.names[0].rfind("20 x", 0) == 0; });
+  ASSERT_NE(batched, found.end());
+  EXPECT_EQ(rows_of(*batched, "memcpys"), rows);
+  EXPECT_NE(batched->what.find("from 2 buffers (alloc #" + std::to_string(loss)), std::string::npos)
+      << batched->what;
+  EXPECT_EQ(batched->cost_ns, 20 * pinned_ns(4));
+}
+
 TEST_F(CopyRules, OneBatchedCopyIsNotSmallCopies) {
   calibrate_pinned_path();
   int64_t host = buffer(AllocKind::PinnedHost, 20'000);
