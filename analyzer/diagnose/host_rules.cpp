@@ -141,9 +141,14 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.cost_ns = group.blocked;
     f.saving_ns = group.overlappable;
     f.claim = "GPU idle time";
+    // Tracing slows the host, not the GPU: untraced, the host reaches the
+    // sync sooner, with more GPU work still queued to wait for (a step that
+    // is host-bound traced may be GPU-bound untraced), which the traced
+    // times cannot show.
     f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
                  "work, at most the time the host blocked in it: the host's work overlaps the "
-                 "GPU's instead of following it";
+                 "GPU's instead of following it. A lower bound: tracing slows the host, and "
+                 "untraced it reaches the synchronization with more GPU work still queued";
     f.fix = facts.framework == trace::Framework::Pytorch
                 ? "do not read GPU results on the host every step (loss.item(), .cpu(), "
                   ".tolist(), printing a CUDA tensor, torch.cuda.synchronize()): keep them on the "
