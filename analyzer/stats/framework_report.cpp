@@ -70,9 +70,10 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
     const auto& allocation = alloc.row();
     ++group(contexts.issued(allocation.process, allocation.alloc_tid, allocation.alloc_ns)).allocations;
   }
-  for (const trace::Packed<SubAllocationRow>& block : trace.rows<SubAllocationRow>()) {
+  // Streamed where not held: a training run's blocks are millions of rows.
+  trace.each_row<SubAllocationRow>({"alloc_tid", "alloc_ns"}, [&](const trace::Packed<SubAllocationRow>& block) {
     ++group(contexts.issued(block.process, block.alloc_tid, block.alloc_ns)).allocations;
-  }
+  });
 
   std::vector<std::pair<GroupKey, Work>> rows(groups.begin(), groups.end());
   std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
