@@ -42,8 +42,9 @@ Profile framework_profile(trace::Trace& trace) {
   Profile profile;
   profile.measures = {"launches", "time_ns"};
   if (!names_modules_and_ops(trace)) return profile;
-  add_rows(profile, modules_report(trace), "module");
-  add_rows(profile, ops_report(trace), "op");
+  auto [modules, ops] = modules_and_ops_reports(trace);
+  add_rows(profile, modules, "module");
+  add_rows(profile, ops, "op");
   return profile;
 }
 

@@ -44,7 +44,7 @@ trace::NullableInt call_of(trace::Trace& trace, const dvdg::Op& op) {
 // Whether each op was issued by the module's forward or its backward.
 std::vector<Phase> phases_of(trace::Trace& trace, const dvdg::Graph& graph, const std::string& module) {
   std::vector<Phase> phases(graph.ops.size(), Phase::None);
-  trace::FrameworkContexts contexts(trace);
+  const trace::FrameworkContexts& contexts = trace.framework_contexts();
   if (!contexts.recorded()) return phases;
   std::unordered_map<int64_t, bool> matches;  // by the module's name id
   for (uint32_t op = 0; op < graph.ops.size(); ++op) {

@@ -415,7 +415,7 @@ void describe_steps(const trace::ProcessSteps& steps, const trace::StepWindow* w
 // Which of the program's and the framework's pieces are a library's
 // workspace (library_workspaces.h says from what, and why).
 void ModelBuilder::recognize_workspaces() {
-  std::optional<trace::FrameworkContexts> contexts;  // read at the first piece that may be one
+  const trace::FrameworkContexts* contexts = nullptr;  // read at the first piece that may be one
   std::unordered_map<int64_t, std::optional<Owner>> op_libraries;  // by op name id
   // Each process's kernels by issue time, with their library.
   std::map<trace::ProcessId, std::vector<std::pair<int64_t, std::optional<Owner>>>> kernels;
@@ -440,7 +440,7 @@ void ModelBuilder::recognize_workspaces() {
       return std::lower_bound(issued->begin(), issued->end(), ns,
                               [](const auto& kernel, int64_t t) { return kernel.first < t; });
     };
-    if (!contexts) contexts.emplace(trace_);
+    if (!contexts) contexts = &trace_.framework_contexts();
     trace::FrameworkContext context = contexts->issued(origin.process, origin.thread, item.alloc_ns);
     std::optional<Owner> site;
     if (context.op_id) {

@@ -86,8 +86,7 @@ Producer Producers::of(const dvdg::OpTable& ops, uint32_t op) {
   }
   trace::NullableInt tid = issuing_thread(o);
   producer.nvtx = nvtx_path(o.process, tid, o.issue_ns);
-  if (!contexts_) contexts_.emplace(trace_);
-  trace::FrameworkContext context = contexts_->issued(o.process, tid, o.issue_ns);
+  trace::FrameworkContext context = trace_.framework_contexts().issued(o.process, tid, o.issue_ns);
   if (context.module_id) {
     std::string_view phase = trace::to_string(context.phase);
     producer.module = std::string(trace_.string(context.module_id, "?"));

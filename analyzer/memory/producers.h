@@ -43,7 +43,6 @@ class Producers {
   // Ranges of each thread, by start.
   std::map<std::pair<trace::ProcessId, int64_t>, std::vector<const trace::Packed<NvtxRangeRow>*>> ranges_;
   std::optional<trace::PackedReader<ApiCallRow>> calls_;
-  std::optional<trace::FrameworkContexts> contexts_;  // read at the first producer
   std::map<uint32_t, Producer> known_;
 };
 

@@ -152,9 +152,9 @@ json modules_and_ops(trace::Trace& trace) {
     if (table.rows.size() > 25) table.rows.resize(25);
     return diagnose::table_json(table);
   };
-  ReportOutput modules = modules_report(trace);
+  auto [modules, ops] = modules_and_ops_reports(trace);
   std::string note = modules.note;
-  return {{"modules", first_rows(std::move(modules))}, {"ops", first_rows(ops_report(trace))}, {"note", note}};
+  return {{"modules", first_rows(std::move(modules))}, {"ops", first_rows(std::move(ops))}, {"note", note}};
 }
 
 json transfers(const TraceFacts& facts, const diagnose::TransferCost& cost) {

@@ -29,49 +29,60 @@ enum class GroupBy { Module, Op };
 
 // A group's key: the module and phase, or the op.
 using GroupKey = std::pair<int64_t, trace::ModulePhase>;
-GroupKey key_of(const trace::FrameworkContext& context, GroupBy by) {
-  if (by == GroupBy::Op) return {context.op_id, trace::ModulePhase::None};
-  return {context.module_id, context.phase};
-}
 
 void add_gpu_time(Work& work, trace::NullableInt start, trace::NullableInt end) {
   if (auto duration = recorded_ns(start, end)) work.gpu_ns = saturating_add(work.gpu_ns, *duration);
 }
 
-ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
+// The work issued in each context, by (module, phase, op): what both
+// groupings add up, read once for the two.
+using ContextKey = std::tuple<int64_t, trace::ModulePhase, int64_t>;
+std::map<ContextKey, Work> work_by_context(trace::Trace& trace) {
   const trace::FrameworkContexts& contexts = trace.framework_contexts();
-  if (!contexts.recorded()) {
-    return {{}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
-                "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
-  }
-  std::map<GroupKey, Work> groups;
-  auto group = [&](const trace::FrameworkContext& context) -> Work& {
-    return groups[key_of(context, by)];
+  std::map<ContextKey, Work> work;
+  auto in = [&](const trace::FrameworkContext& context) -> Work& {
+    return work[{context.module_id, context.phase, context.op_id}];
   };
   for (const trace::Kernel& launch : trace.operations().kernels()) {
     const auto& kernel = *launch.row;
-    Work& work = group(contexts.of_call(kernel.process, kernel.call_correlation_id));
-    ++work.launches;
-    add_gpu_time(work, kernel.gpu_start_ns, kernel.gpu_end_ns);
+    Work& issued = in(contexts.of_call(kernel.process, kernel.call_correlation_id));
+    ++issued.launches;
+    add_gpu_time(issued, kernel.gpu_start_ns, kernel.gpu_end_ns);
   }
   for (const trace::Transfer& transfer : trace.operations().copies()) {
     const auto& copy = *transfer.copy_row();
-    Work& work = group(contexts.of_call(copy.process, copy.call_correlation_id));
-    ++work.copies;
-    add_gpu_time(work, copy.gpu_start_ns, copy.gpu_end_ns);
+    Work& issued = in(contexts.of_call(copy.process, copy.call_correlation_id));
+    ++issued.copies;
+    add_gpu_time(issued, copy.gpu_start_ns, copy.gpu_end_ns);
   }
   for (const trace::Transfer& transfer : trace.operations().memsets()) {
     const auto& memset = *transfer.memset_row();
-    Work& work = group(contexts.of_call(memset.process, memset.call_correlation_id));
-    ++work.memsets;
-    add_gpu_time(work, memset.gpu_start_ns, memset.gpu_end_ns);
+    Work& issued = in(contexts.of_call(memset.process, memset.call_correlation_id));
+    ++issued.memsets;
+    add_gpu_time(issued, memset.gpu_start_ns, memset.gpu_end_ns);
   }
   for (const trace::Allocation& alloc : trace.operations().allocations()) {
     const auto& allocation = alloc.row();
-    ++group(contexts.issued(allocation.process, allocation.alloc_tid, allocation.alloc_ns)).allocations;
+    ++in(contexts.issued(allocation.process, allocation.alloc_tid, allocation.alloc_ns)).allocations;
   }
-  for (const trace::Packed<SubAllocationRow>& block : trace.rows<SubAllocationRow>()) {
-    ++group(contexts.issued(block.process, block.alloc_tid, block.alloc_ns)).allocations;
+  // Streamed where not held: a training run's blocks are millions of rows.
+  trace.each_row<SubAllocationRow>({"alloc_tid", "alloc_ns"}, [&](const trace::Packed<SubAllocationRow>& block) {
+    ++in(contexts.issued(block.process, block.alloc_tid, block.alloc_ns)).allocations;
+  });
+  return work;
+}
+
+ReportOutput framework_report(trace::Trace& trace, const std::map<ContextKey, Work>& by_context, GroupBy by) {
+  const trace::FrameworkContexts& contexts = trace.framework_contexts();
+  std::map<GroupKey, Work> groups;
+  for (const auto& [context, issued] : by_context) {
+    const auto& [module_id, phase, op_id] = context;
+    Work& group = groups[by == GroupBy::Op ? GroupKey{op_id, trace::ModulePhase::None} : GroupKey{module_id, phase}];
+    group.launches += issued.launches;
+    group.copies += issued.copies;
+    group.memsets += issued.memsets;
+    group.allocations += issued.allocations;
+    group.gpu_ns = saturating_add(group.gpu_ns, issued.gpu_ns);
   }
 
   std::vector<std::pair<GroupKey, Work>> rows(groups.begin(), groups.end());
@@ -124,7 +135,17 @@ ReportOutput framework_report(trace::Trace& trace, GroupBy by) {
 
 }  // namespace
 
-ReportOutput modules_report(trace::Trace& trace) { return framework_report(trace, GroupBy::Module); }
-ReportOutput ops_report(trace::Trace& trace) { return framework_report(trace, GroupBy::Op); }
+ReportOutput modules_report(trace::Trace& trace) { return modules_and_ops_reports(trace).first; }
+ReportOutput ops_report(trace::Trace& trace) { return modules_and_ops_reports(trace).second; }
+
+std::pair<ReportOutput, ReportOutput> modules_and_ops_reports(trace::Trace& trace) {
+  if (!trace.framework_contexts().recorded()) {
+    ReportOutput none{{}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
+                          "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
+    return {none, none};
+  }
+  std::map<ContextKey, Work> work = work_by_context(trace);
+  return {framework_report(trace, work, GroupBy::Module), framework_report(trace, work, GroupBy::Op)};
+}
 
 }  // namespace apptracer

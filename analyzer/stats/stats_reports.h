@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "analyzer/trace/trace.h"
@@ -68,6 +69,8 @@ ReportOutput exact_report(trace::Trace& trace);
 // and each op issued, or a note when the trace has no framework ranges.
 ReportOutput modules_report(trace::Trace& trace);
 ReportOutput ops_report(trace::Trace& trace);
+// Both, from one pass over the trace's work.
+std::pair<ReportOutput, ReportOutput> modules_and_ops_reports(trace::Trace& trace);
 // Bytes in use per GPU and unified memory migrated over time.
 Table memory_timeline_report(trace::Trace& trace);
 // Where each device's memory went (analyzer/memory), or a note when the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <tuple>
 
 #include "analyzer/trace/trace.h"
@@ -22,23 +23,28 @@ std::string_view to_string(ModulePhase phase) {
 
 FrameworkContexts::FrameworkContexts(Trace& trace) {
   if (!trace.db().has_table(FrameworkRangeRow::kTable)) return;
-  for (const Packed<FrameworkRangeRow>& row : trace.rows<FrameworkRangeRow>()) {
-    if (!row.tid) continue;
-    ThreadRanges& ranges = threads_[{row.process, *row.tid}];
-    Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()),
-                row.depth.value_or(0), row.name_id.value_or(0), row.seq.value_or(-1)};
-    switch (row.kind) {
-      case FrameworkRangeKind::Module: ranges.modules.push_back(range); break;
-      case FrameworkRangeKind::Op: ranges.ops.push_back(range); break;
-      case FrameworkRangeKind::Backward: ranges.backward.push_back(range); break;
-      case FrameworkRangeKind::Scope: ranges.scopes.push_back(range); break;
-    }
-  }
-  if (threads_.empty()) return;
+  std::map<std::pair<ProcessId, int64_t>, Thread> threads;
+  // Streamed: the ranges are read into Range, not held as rows too.
+  trace.stream_columns<FrameworkRangeRow>(
+      {"kind", "name_id", "tid", "depth", "start_ns", "end_ns", "seq"}, "",
+      [&](const Packed<FrameworkRangeRow>& row) {
+        if (!row.tid) return;
+        Thread& ranges = threads[{row.process, *row.tid}];
+        Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()),
+                    row.depth.value_or(0), row.name_id.value_or(0), row.seq.value_or(-1)};
+        switch (row.kind) {
+          case FrameworkRangeKind::Module: ranges.modules.push_back(range); break;
+          case FrameworkRangeKind::Op: ranges.ops.push_back(range); break;
+          case FrameworkRangeKind::Backward: ranges.backward.push_back(range); break;
+          case FrameworkRangeKind::Scope: ranges.scopes.push_back(range); break;
+        }
+      });
+  if (threads.empty()) return;
+  recorded_ = true;
   auto by_start = [](const Range& a, const Range& b) {
     return std::tie(a.start_ns, a.depth) < std::tie(b.start_ns, b.depth);
   };
-  for (auto& [key, ranges] : threads_) {
+  for (auto& [key, ranges] : threads) {
     for (std::vector<Range>* kind : {&ranges.modules, &ranges.ops, &ranges.backward, &ranges.scopes}) {
       std::sort(kind->begin(), kind->end(), by_start);
     }
@@ -46,7 +52,7 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
   // A backward node's module: the forward op that created it is the last
   // one that started with its sequence number (later ops see the next one).
   std::unordered_map<int64_t, int64_t> latest_start;
-  for (const auto& [key, ranges] : threads_) {
+  for (const auto& [key, ranges] : threads) {
     for (const Range& op : ranges.ops) {
       if (op.seq < 0) continue;
       const Range* module = innermost(ranges.modules, op.start_ns);
@@ -58,14 +64,31 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
       module_of_node_[node] = module->name_id;
     }
   }
-  // Streamed: a command that never reads the calls whole does not hold them
-  // twice; grown once (a million calls, doubling, held 64 MB for 38).
+  // Streamed, three columns: a command that never reads the calls whole
+  // does not hold them twice; grown once (a million calls, doubling, held
+  // 64 MB for 38). Each names its thread by the order of first sight until
+  // all threads are known.
+  std::map<std::pair<ProcessId, int64_t>, uint32_t> seen;
+  std::vector<std::pair<ProcessId, int64_t>> seen_order;
   calls_.reserve(static_cast<size_t>(std::max<int64_t>(0, trace.row_count(ApiCallRow::kTable))));
-  trace.stream<ApiCallRow>("", [&](const Packed<ApiCallRow>& call) {
-    calls_.push_back({call.process, call.correlation_id, call.tid, call.start_ns});
+  trace.stream_columns<ApiCallRow>({"correlation_id", "tid", "start_ns"}, "", [&](const Packed<ApiCallRow>& call) {
+    auto [at, added] = seen.try_emplace({call.process, call.tid}, static_cast<uint32_t>(seen_order.size()));
+    if (added) seen_order.push_back(at->first);
+    calls_.push_back({call.correlation_id, call.start_ns, at->second});
   });
-  std::sort(calls_.begin(), calls_.end(), [](const Call& a, const Call& b) {
-    return std::tie(a.process, a.correlation_id) < std::tie(b.process, b.correlation_id);
+  for (const auto& key : seen_order) threads.try_emplace(key);
+  threads_.reserve(threads.size());
+  for (auto& [key, ranges] : threads) {
+    ranges.process = key.first;
+    ranges.tid = key.second;
+    threads_.push_back(std::move(ranges));
+  }
+  std::vector<uint32_t> position(seen_order.size());
+  for (size_t i = 0; i < seen_order.size(); ++i) position[i] = thread(seen_order[i].first, seen_order[i].second);
+  for (Call& call : calls_) call.thread = position[call.thread];
+  std::sort(calls_.begin(), calls_.end(), [&](const Call& a, const Call& b) {
+    return std::make_tuple(threads_[a.thread].process, a.correlation_id, a.start_ns) <
+           std::make_tuple(threads_[b.thread].process, b.correlation_id, b.start_ns);
   });
   op_sample_every_ = std::max<int64_t>(1, std::atoll(trace.meta(kMetaOpSampleEvery).c_str()));
   if (op_sample_every_ > 1) {
@@ -96,32 +119,37 @@ const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<R
   return nullptr;
 }
 
-const FrameworkContexts::ThreadRanges* FrameworkContexts::thread(ProcessId process,
-                                                                 int64_t tid) const {
-  auto found = threads_.find({process, tid});
-  return found == threads_.end() ? nullptr : &found->second;
+uint32_t FrameworkContexts::thread(ProcessId process, int64_t tid) const {
+  auto found = std::lower_bound(threads_.begin(), threads_.end(), std::make_pair(process, tid),
+                                [](const Thread& t, const std::pair<ProcessId, int64_t>& key) {
+                                  return std::make_pair(t.process, t.tid) < key;
+                                });
+  if (found == threads_.end() || found->process != process || found->tid != tid) return kNone;
+  return static_cast<uint32_t>(found - threads_.begin());
 }
 
 FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, NullableInt ns) const {
   if (!tid || !ns) return {};
-  if (!filled_.empty()) {
-    auto wanted = std::make_tuple(process, *tid, *ns);
-    auto found = std::lower_bound(filled_.begin(), filled_.end(), wanted,
-                                  [](const Filled& f, const std::tuple<ProcessId, int64_t, int64_t>& key) {
-                                    return std::make_tuple(f.process, f.tid, f.start_ns) < key;
-                                  });
-    if (found != filled_.end() && std::make_tuple(found->process, found->tid, found->start_ns) == wanted)
-      return found->context;
-  }
-  return recorded_at(process, *tid, *ns);
+  uint32_t on = thread(process, *tid);
+  if (on == kNone) return {};
+  auto found = std::lower_bound(placed_calls_.begin(), placed_calls_.end(), std::make_pair(on, *ns),
+                                [&](uint32_t call, const std::pair<uint32_t, int64_t>& key) {
+                                  return std::make_pair(calls_[call].thread, calls_[call].start_ns) < key;
+                                });
+  bool placed = found != placed_calls_.end() && calls_[*found].thread == on && calls_[*found].start_ns == *ns;
+  return at(on, *ns, placed ? calls_[*found].place : kNone);
 }
 
-FrameworkContext FrameworkContexts::recorded_at(ProcessId process, int64_t tid, int64_t ns) const {
+FrameworkContext FrameworkContexts::at(uint32_t thread, int64_t ns, uint32_t place) const {
+  FrameworkContext context = recorded_at(threads_[thread], ns);
+  if (place != kNone) complete(places_[place], ns, context);
+  return context;
+}
+
+FrameworkContext FrameworkContexts::recorded_at(const Thread& ranges, int64_t ns) const {
   FrameworkContext context;
-  const ThreadRanges* ranges = thread(process, tid);
-  if (!ranges) return context;
-  const Range* backward = innermost(ranges->backward, ns);
-  if (const Range* op = innermost(ranges->ops, ns)) {
+  const Range* backward = innermost(ranges.backward, ns);
+  if (const Range* op = innermost(ranges.ops, ns)) {
     context.op_id = op->name_id;
     context.op_start_ns = op->start_ns;
     context.op_end_ns = op->end_ns;
@@ -130,19 +158,19 @@ FrameworkContext FrameworkContexts::recorded_at(ProcessId process, int64_t tid, 
     context.op_start_ns = backward->start_ns;
     context.op_end_ns = backward->end_ns;
   }
-  if (const Range* module = innermost(ranges->modules, ns)) {
+  if (const Range* module = innermost(ranges.modules, ns)) {
     context.module_id = module->name_id;
     context.phase = ModulePhase::Forward;
   } else if (backward) {
     auto created = backward->seq < 0 ? module_of_node_.end()
-                                      : module_of_node_.find(node_key(process, backward->seq));
+                                      : module_of_node_.find(node_key(ranges.process, backward->seq));
     if (created != module_of_node_.end()) {
       context.module_id = created->second;
       context.phase = ModulePhase::Backward;
     }
   }
   if (context.phase == ModulePhase::None) {
-    if (const Range* scope = innermost(ranges->scopes, ns)) {
+    if (const Range* scope = innermost(ranges.scopes, ns)) {
       context.module_id = scope->name_id;
       context.phase = ModulePhase::Scope;
     }
@@ -152,21 +180,19 @@ FrameworkContext FrameworkContexts::recorded_at(ProcessId process, int64_t tid, 
 
 const FrameworkContexts::Call* FrameworkContexts::find_call(ProcessId process,
                                                             int64_t correlation_id) const {
-  auto wanted = std::make_tuple(process, correlation_id);
-  auto found = std::lower_bound(calls_.begin(), calls_.end(), wanted,
-                                [](const Call& call, const std::tuple<ProcessId, int64_t>& key) {
-                                  return std::make_tuple(call.process, call.correlation_id) < key;
+  auto found = std::lower_bound(calls_.begin(), calls_.end(), std::make_pair(process, correlation_id),
+                                [&](const Call& call, const std::pair<ProcessId, int64_t>& key) {
+                                  return std::make_pair(threads_[call.thread].process, call.correlation_id) < key;
                                 });
-  if (found == calls_.end() || found->process != process || found->correlation_id != correlation_id) {
+  if (found == calls_.end() || threads_[found->thread].process != process || found->correlation_id != correlation_id)
     return nullptr;
-  }
   return &*found;
 }
 
 FrameworkContext FrameworkContexts::of_call(ProcessId process, NullableInt call_correlation_id) const {
   if (!call_correlation_id) return {};
   const Call* call = find_call(process, *call_correlation_id);
-  return call ? issued(process, call->tid, call->start_ns) : FrameworkContext{};
+  return call ? at(call->thread, call->start_ns, call->place) : FrameworkContext{};
 }
 
 }  // namespace apptracer::trace

@@ -22,7 +22,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -59,12 +58,12 @@ class FrameworkContexts {
   explicit FrameworkContexts(Trace& trace);
 
   // Whether the trace has any framework range.
-  bool recorded() const { return !threads_.empty(); }
+  bool recorded() const { return recorded_; }
   // 1 in how many ops the trace recorded (1: every one).
   int64_t op_sample_every() const { return op_sample_every_; }
   // How many kernel launches of a sampled trace took their op or module
   // from other steps.
-  size_t from_other_steps() const { return filled_.size(); }
+  size_t from_other_steps() const { return from_other_steps_; }
 
   // The context of work issued on thread `tid` of `process` at `ns` (for a
   // kernel launch of a sampled trace, `ns` its call's start, completed from
@@ -81,43 +80,60 @@ class FrameworkContexts {
     int64_t name_id;
     int64_t seq;  // -1: none
   };
-  // One thread's ranges of each kind, by start.
-  struct ThreadRanges {
+  // A thread that made a call or has ranges: its ranges of each kind, by start.
+  struct Thread {
+    ProcessId process;
+    int64_t tid;
     std::vector<Range> modules, ops, backward, scopes;
   };
-  using ThreadKey = std::pair<ProcessId, int64_t>;
+  static constexpr uint32_t kNone = UINT32_MAX;
 
   static const Range* innermost(const std::vector<Range>& ranges, int64_t ns);
-  const ThreadRanges* thread(ProcessId process, int64_t tid) const;
+  // Its position in threads_; kNone for a thread that made no call and has no range.
+  uint32_t thread(ProcessId process, int64_t tid) const;
 
-  std::map<ThreadKey, ThreadRanges> threads_;
+  bool recorded_ = false;
+  // By (process, tid): calls and launches name theirs by position.
+  std::vector<Thread> threads_;
   // By node_key(process, autograd sequence number): the module whose forward
   // created the node.
   static int64_t node_key(ProcessId process, int64_t seq) { return (seq << 16) | process; }
   std::unordered_map<int64_t, int64_t> module_of_node_;
-  // Every API call: its thread and start, by process and correlation id.
+  // Every API call, by process and correlation id (then start: the outer of
+  // two that share one): all of_call needs of it.
   struct Call {
-    ProcessId process;
     int64_t correlation_id;
-    NullableInt tid;
     int64_t start_ns;
+    uint32_t thread;
+    uint32_t place = kNone;  // sampled traces: a place it launched at that names it (places_)
   };
   std::vector<Call> calls_;
   int64_t op_sample_every_ = 1;
   const Call* find_call(ProcessId process, int64_t correlation_id) const;
 
   // What the ranges on the thread say, nothing filled in.
-  FrameworkContext recorded_at(ProcessId process, int64_t tid, int64_t ns) const;
+  FrameworkContext recorded_at(const Thread& thread, int64_t ns) const;
+  // At `ns` on `thread`: what was recorded, completed from a launch's place
+  // (kNone: none).
+  FrameworkContext at(uint32_t thread, int64_t ns, uint32_t place) const;
 
-  // Sampled traces: the launches whose op or module came from other steps,
-  // by (process, thread, their call's start).
-  struct Filled {
-    ProcessId process;
-    int64_t tid;
-    int64_t start_ns;
-    FrameworkContext context;
+  // Sampled traces: what the steps recorded at one place of a launch
+  // (framework_context_sampled.cpp).
+  struct Place {
+    FrameworkContext op;  // op_id 0: no step recorded an op here
+    // Its op's start and end, from the launch's call's start.
+    int64_t op_starts_after_ns = 0;
+    int64_t op_ends_after_ns = 0;
+    FrameworkContext module;  // phase None: no step recorded a module here
   };
-  std::vector<Filled> filled_;
+  std::vector<Place> places_;
+  // Whether `place` completes `context`, recorded for a launch whose call
+  // started at `start_ns`; if so, completes it.
+  bool complete(const Place& place, int64_t start_ns, FrameworkContext& context) const;
+  // The calls (into calls_) with a place, by thread and start: how work
+  // known by its thread and time finds its launch.
+  std::vector<uint32_t> placed_calls_;
+  size_t from_other_steps_ = 0;
   void fill_from_other_steps(Trace& trace);
   // Sampled traces: backward nodes whose forward op was not recorded in
   // their own step get their module from the same op in another step.

@@ -22,27 +22,19 @@ namespace apptracer::trace {
 
 namespace {
 
+// A kernel launch of a steady step, by its call (calls_).
 struct PlacedLaunch {
-  ProcessId process;
-  int64_t tid;
-  size_t step;
   int64_t start_ns;
   int64_t kernel_id;  // kernels.id: a graph launch's kernels share its call
   int64_t kernel_name_id;
-  uint32_t place = 0;  // launches before it on its thread in its step
+  uint32_t thread;
+  uint32_t step;
+  uint32_t call;
+  uint32_t place = 0;  // launches before it on its thread in its step; then its place
 };
 
-// (process, thread, launches before it, kernel name id)
-using LaunchPlace = std::tuple<ProcessId, int64_t, uint32_t, int64_t>;
-
-// What the steps recorded at one place.
-struct RecordedAtPlace {
-  FrameworkContext op;  // op_id 0: no step recorded an op here
-  // Its op's start and end, from the launch's call's start.
-  int64_t op_starts_after_ns = 0;
-  int64_t op_ends_after_ns = 0;
-  FrameworkContext module;  // phase None: no step recorded a module here
-};
+// (thread, launches before it, kernel name id)
+using LaunchPlace = std::tuple<uint32_t, uint32_t, int64_t>;
 
 // An op still open at the end of the trace lasts forever.
 int64_t op_duration(const FrameworkContext& context) {
@@ -91,15 +83,15 @@ std::map<ProcessId, int64_t> step_periods(const std::vector<ForwardOp>& ops) {
 void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
   const TraceSteps& steps = trace.steps();
   std::vector<ForwardOp> ops;
-  for (const auto& [key, ranges] : threads_) {
-    const ProcessSteps* process_steps = steps.find(key.first);
+  for (const Thread& ranges : threads_) {
+    const ProcessSteps* process_steps = steps.find(ranges.process);
     if (!process_steps) continue;
     for (const Range& op : ranges.ops) {
       if (op.seq < 0) continue;
       const Range* module = innermost(ranges.modules, op.start_ns);
       std::optional<size_t> step = process_steps->step_at(op.start_ns);
       if (!module || !step || !process_steps->steps[*step].steady) continue;
-      ops.push_back({key.first, module->name_id, op.name_id, static_cast<int64_t>(*step), op.seq});
+      ops.push_back({ranges.process, module->name_id, op.name_id, static_cast<int64_t>(*step), op.seq});
     }
   }
   std::sort(ops.begin(), ops.end(), [](const ForwardOp& a, const ForwardOp& b) {
@@ -116,14 +108,14 @@ void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
     auto [at, added] = module_of_place.try_emplace({op.process, op.seq % period->second}, op.module_id);
     if (!added && at->second != op.module_id) at->second = 0;
   }
-  for (const auto& [key, ranges] : threads_) {
-    auto period = periods.find(key.first);
+  for (const Thread& ranges : threads_) {
+    auto period = periods.find(ranges.process);
     if (period == periods.end()) continue;
     for (const Range& node : ranges.backward) {
-      if (node.seq < 0 || module_of_node_.count(node_key(key.first, node.seq))) continue;
-      auto place = module_of_place.find({key.first, node.seq % period->second});
+      if (node.seq < 0 || module_of_node_.count(node_key(ranges.process, node.seq))) continue;
+      auto place = module_of_place.find({ranges.process, node.seq % period->second});
       if (place != module_of_place.end() && place->second != 0)
-        module_of_node_[node_key(key.first, node.seq)] = place->second;
+        module_of_node_[node_key(ranges.process, node.seq)] = place->second;
     }
   }
 }
@@ -132,32 +124,36 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   const TraceSteps& steps = trace.steps();
   // Grown once: a million launches, doubling, held twice their bytes.
   std::vector<PlacedLaunch> launches;
-  launches.reserve(trace.rows<KernelRow>().size());
-  for (const Packed<KernelRow>& kernel : trace.rows<KernelRow>()) {
-    if (!kernel.call_correlation_id || !kernel.name_id) continue;
+  launches.reserve(static_cast<size_t>(std::max<int64_t>(0, trace.row_count(KernelRow::kTable))));
+  trace.each_row<KernelRow>({"id", "call_correlation_id", "name_id"}, [&](const Packed<KernelRow>& kernel) {
+    if (!kernel.call_correlation_id || !kernel.name_id) return;
     const Call* call = find_call(kernel.process, *kernel.call_correlation_id);
     const ProcessSteps* process_steps = steps.find(kernel.process);
-    if (!call || !call->tid || !process_steps) continue;
+    if (!call || !process_steps) return;
     std::optional<size_t> step = process_steps->step_at(call->start_ns);
-    if (!step || !process_steps->steps[*step].steady) continue;
-    launches.push_back({kernel.process, *call->tid, *step, call->start_ns, kernel.id, *kernel.name_id});
-  }
+    if (!step || !process_steps->steps[*step].steady) return;
+    launches.push_back({call->start_ns, kernel.id, *kernel.name_id, call->thread, static_cast<uint32_t>(*step),
+                        static_cast<uint32_t>(call - calls_.data())});
+  });
+  // Threads are by process and tid: launches by process, thread, step and start.
   std::sort(launches.begin(), launches.end(), [](const PlacedLaunch& a, const PlacedLaunch& b) {
-    return std::tie(a.process, a.tid, a.step, a.start_ns, a.kernel_id) <
-           std::tie(b.process, b.tid, b.step, b.start_ns, b.kernel_id);
+    return std::tie(a.thread, a.step, a.start_ns, a.kernel_id) < std::tie(b.thread, b.step, b.start_ns, b.kernel_id);
   });
   for (size_t i = 1; i < launches.size(); ++i) {
     const PlacedLaunch& before = launches[i - 1];
     PlacedLaunch& launch = launches[i];
-    bool same_step = std::tie(before.process, before.tid, before.step) ==
-                     std::tie(launch.process, launch.tid, launch.step);
+    bool same_step = std::tie(before.thread, before.step) == std::tie(launch.thread, launch.step);
     launch.place = same_step ? before.place + 1 : 0;
   }
 
-  std::map<LaunchPlace, RecordedAtPlace> recorded;
-  for (const PlacedLaunch& launch : launches) {
-    FrameworkContext own = recorded_at(launch.process, launch.tid, launch.start_ns);
-    RecordedAtPlace& place = recorded[{launch.process, launch.tid, launch.place, launch.kernel_name_id}];
+  std::map<LaunchPlace, uint32_t> numbered;
+  for (PlacedLaunch& launch : launches) {
+    auto [number, added] = numbered.try_emplace({launch.thread, launch.place, launch.kernel_name_id},
+                                                static_cast<uint32_t>(places_.size()));
+    if (added) places_.emplace_back();
+    launch.place = number->second;
+    Place& place = places_[launch.place];
+    FrameworkContext own = recorded_at(threads_[launch.thread], launch.start_ns);
     // Where one step recorded an outer op (aten::linear) and another the op
     // inside it (aten::addmm), the inner one launched it: ops nest, so the
     // shorter.
@@ -170,32 +166,38 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   }
 
   // Each launch's own context is looked up again rather than kept from the
-  // pass above: a million launches' contexts would be 40 MB more at the peak.
-  // In a sampled trace nearly every steady launch is filled: room for all.
-  filled_.reserve(launches.size());
+  // pass above: a million launches' contexts would be 40 MB more at the
+  // peak. A call keeps the first place that completes it; a lookup
+  // completes its context again from there.
   for (const PlacedLaunch& launch : launches) {
-    FrameworkContext context = recorded_at(launch.process, launch.tid, launch.start_ns);
-    const RecordedAtPlace& place = recorded.at({launch.process, launch.tid, launch.place, launch.kernel_name_id});
-    // Its own op, where sampled, may be one around the op that launched it.
-    bool inner_op = place.op.op_id != 0 &&
-                    (context.op_id == 0 ||
-                     (place.op.op_id != context.op_id && op_duration(place.op) < op_duration(context)));
-    bool module = context.phase == ModulePhase::None && place.module.phase != ModulePhase::None;
-    if (!inner_op && !module) continue;
-    if (inner_op) {
-      context.op_id = place.op.op_id;
-      context.op_start_ns = launch.start_ns + place.op_starts_after_ns;
-      context.op_end_ns = shifted(place.op_ends_after_ns, launch.start_ns);
-    }
-    if (module) {
-      context.module_id = place.module.module_id;
-      context.phase = place.module.phase;
-    }
-    filled_.push_back({launch.process, launch.tid, launch.start_ns, context});
+    FrameworkContext context = recorded_at(threads_[launch.thread], launch.start_ns);
+    if (!complete(places_[launch.place], launch.start_ns, context)) continue;
+    ++from_other_steps_;
+    Call& call = calls_[launch.call];
+    if (call.place != kNone) continue;
+    call.place = launch.place;
+    placed_calls_.push_back(launch.call);
   }
-  std::sort(filled_.begin(), filled_.end(), [](const Filled& a, const Filled& b) {
-    return std::tie(a.process, a.tid, a.start_ns) < std::tie(b.process, b.tid, b.start_ns);
-  });
+  // Launches were by thread and start already (a thread's steps follow one another).
+  placed_calls_.shrink_to_fit();
+}
+
+bool FrameworkContexts::complete(const Place& place, int64_t start_ns, FrameworkContext& context) const {
+  // Its own op, where sampled, may be one around the op that launched it.
+  bool inner_op = place.op.op_id != 0 &&
+                  (context.op_id == 0 ||
+                   (place.op.op_id != context.op_id && op_duration(place.op) < op_duration(context)));
+  bool module = context.phase == ModulePhase::None && place.module.phase != ModulePhase::None;
+  if (inner_op) {
+    context.op_id = place.op.op_id;
+    context.op_start_ns = start_ns + place.op_starts_after_ns;
+    context.op_end_ns = shifted(place.op_ends_after_ns, start_ns);
+  }
+  if (module) {
+    context.module_id = place.module.module_id;
+    context.phase = place.module.phase;
+  }
+  return inner_op || module;
 }
 
 }  // namespace apptracer::trace

@@ -210,17 +210,10 @@ void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns
   }
 }
 
-// visit(operation_of(row)) for each row of Row's table: from the rows where
-// the trace holds them (a command that reads them anyway), else streamed,
-// `columns` only (a streaming command need not hold a million kernels' rows
-// to find its steps).
+// visit(operation_of(row)) for each row of Row's table (Trace::each_row).
 template <typename Row, typename Visit>
 void each_operation(Trace& trace, const ColumnNames& columns, Visit&& visit) {
-  if (trace.holds_rows<Row>()) {
-    for (const Packed<Row>& row : trace.rows<Row>()) visit(operation_of(row));
-    return;
-  }
-  trace.stream_columns<Row>(columns, "", [&](const Packed<Row>& row) { visit(operation_of(row)); });
+  trace.each_row<Row>(columns, [&](const Packed<Row>& row) { visit(operation_of(row)); });
 }
 
 }  // namespace

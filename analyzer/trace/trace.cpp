@@ -83,6 +83,7 @@ const TraceOperations& Trace::operations() {
 void Trace::limit_to_steps(const StepSelection& selection) {
   window_.emplace(steps(), selection, path_);
   operations_.reset();  // its views point into rows the window drops
+  framework_contexts_.reset();  // made from the calls and launches the window keeps
 #define APPTRACER_TABLE(sql_name, RowType, table_role, doc)                      \
   if (std::optional<Rows<RowType>>& slot = static_cast<detail::TableSlot<RowType>&>(tables_).rows) { \
     keep_window(*slot);                                                          \

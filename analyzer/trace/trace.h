@@ -124,6 +124,19 @@ class Trace {
     stream_rows<Row>(*db_, texts_, rest, std::forward<Visit>(visit), columns);
   }
 
+  // visit(row) for each row of Row's table: the held rows where the trace
+  // holds them (a command that reads them anyway), else streamed, `columns`
+  // only (a streaming command need not hold a million kernels' rows for a
+  // pass over a few of their columns).
+  template <typename Row, typename Visit>
+  void each_row(const ColumnNames& columns, Visit&& visit) {
+    if (holds_rows<Row>()) {
+      for (const Packed<Row>& row : rows<Row>()) visit(row);
+      return;
+    }
+    stream_columns<Row>(columns, "", std::forward<Visit>(visit));
+  }
+
   // A cursor over Row's table in the order `rest` asks, holding one row at a
   // time: for a command merging several tables as it streams them. None
   // when the trace has no such table.

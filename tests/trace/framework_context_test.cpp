@@ -212,6 +212,37 @@ TEST_F(FrameworkContextTest, AStepThatTookAnotherPathLeavesTheOthersNamed) {
   EXPECT_EQ(context_of(b[2]), "//");
 }
 
+// A graph launch's kernels share its call: each has its own place, each
+// counts as a launch named from other steps, and the call, looked up by its
+// correlation id or by its thread and start, is named as its first kernel.
+TEST_F(FrameworkContextTest, AGraphLaunchsKernelsShareTheNameOfTheirCall) {
+  using K = FrameworkRangeKind;
+  builder_.set_meta("framework_ranges.op_sample_every", "4");
+  steps(4);
+  std::vector<int64_t> graph;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "Net", 1, 0, base + 10, base + 500);
+    graph.push_back(launch(1, base + 100, "_Z1av"));
+    testing::KernelRow second;
+    second.mangled_name = "_Z1bv";
+    second.call_correlation_id = graph.back();
+    second.api_start_ns = base + 100;
+    second.gpu_start_ns = base + 30;
+    second.gpu_end_ns = base + 40;
+    builder_.add(second);
+  }
+  range(K::Op, "aten::addmm", 1, 0, 2090, 2150);
+  EXPECT_EQ(context_of(graph[0]), "Net/forward/aten::addmm");
+  EXPECT_EQ(context_of(graph[3]), "Net/forward/aten::addmm");
+  Trace trace(builder_.db());
+  EXPECT_EQ(trace.framework_contexts().from_other_steps(), 6u) << "both kernels of steps 1, 3 and 4";
+  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 4100);
+  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
+  EXPECT_EQ(issued.op_start_ns, 4090);
+  EXPECT_EQ(issued.op_end_ns, 4150);
+}
+
 TEST_F(FrameworkContextTest, AnUnsampledTraceNamesOnlyWhatItRecorded) {
   using K = FrameworkRangeKind;
   steps(2);
