@@ -20,6 +20,10 @@ class Reader {
   // model's devices limited to the trace's window.
   void read(Progress* progress, WholeRunModels* whole_run) {
     show_phase(progress, "reading the trace");
+    // Made before the rows below, which the rules read them beside: their
+    // build holds every launch a moment (45 MB at a million launches), and
+    // made at the first rule's call, with those rows held, that set the peak.
+    if (trace::has_framework_ranges(trace_)) trace_.framework_contexts();
     const trace::TraceOperations& ops = trace_.operations();
     facts_.operations = &ops;
     read_framework_blocks(whole_run);
