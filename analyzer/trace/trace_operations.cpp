@@ -157,12 +157,16 @@ void TraceOperations::find_calls() const {
   std::sort(correlated.begin(), correlated.end(), [](const Correlated& a, const Correlated& b) {
     return std::tie(a.correlation_id, a.driver, a.index) < std::tie(b.correlation_id, b.driver, b.index);
   });
-  calls_by_correlation_.reserve(correlated.size());
+  call_correlations_.reserve(correlated.size());
+  call_of_correlation_.reserve(correlated.size());
   for (const Correlated& call : correlated) {
-    if (calls_by_correlation_.empty() || calls_by_correlation_.back().first != call.correlation_id)
-      calls_by_correlation_.emplace_back(call.correlation_id, call.index);
+    if (call_correlations_.empty() || call_correlations_.back() != call.correlation_id) {
+      call_correlations_.push_back(call.correlation_id);
+      call_of_correlation_.push_back(call.index);
+    }
   }
-  calls_by_correlation_.shrink_to_fit();
+  call_correlations_.shrink_to_fit();
+  call_of_correlation_.shrink_to_fit();
 }
 
 const std::vector<NvtxRange>& TraceOperations::nvtx() const {
@@ -203,9 +207,9 @@ const Device* TraceOperations::device(NullableInt id) const { return id ? by_id(
 const HostCall* TraceOperations::call(NullableInt correlation) const {
   if (!correlation) return nullptr;
   const std::vector<HostCall>& all = calls();
-  auto found = std::lower_bound(calls_by_correlation_.begin(), calls_by_correlation_.end(),
-                                std::make_pair(*correlation, uint32_t{0}));
-  return found != calls_by_correlation_.end() && found->first == *correlation ? &all[found->second] : nullptr;
+  auto found = std::lower_bound(call_correlations_.begin(), call_correlations_.end(), *correlation);
+  if (found == call_correlations_.end() || *found != *correlation) return nullptr;
+  return &all[call_of_correlation_[static_cast<size_t>(found - call_correlations_.begin())]];
 }
 
 const HostCall* TraceOperations::next_call_on_thread(const HostCall& call) const {

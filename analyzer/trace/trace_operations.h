@@ -282,8 +282,10 @@ class TraceOperations {
   mutable std::optional<std::vector<Sync>> syncs_;
   mutable std::optional<std::vector<Allocation>> allocations_;
   mutable std::optional<std::vector<HostCall>> calls_;
-  // (correlation id, position in calls_) by correlation id.
-  mutable std::vector<std::pair<int64_t, uint32_t>> calls_by_correlation_;
+  // The calls' correlation ids, ascending, and the position in calls_ of
+  // each one's call: two lists, 12 bytes a call where pairs take 16.
+  mutable std::vector<int64_t> call_correlations_;
+  mutable std::vector<uint32_t> call_of_correlation_;
   mutable std::unordered_map<int64_t, std::vector<uint32_t>> calls_by_thread_;  // into calls_, by start
   mutable std::optional<std::vector<NvtxRange>> nvtx_;
   mutable std::optional<std::vector<Device>> devices_;
