@@ -89,8 +89,8 @@ void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
     for (const Range& op : ranges.ops) {
       if (op.seq < 0) continue;
       const Range* module = innermost(ranges.modules, op.start_ns);
-      std::optional<size_t> step = process_steps->step_at(op.start_ns);
-      if (!module || !step || !process_steps->steps[*step].steady) continue;
+      std::optional<size_t> step = process_steps->steady_step_at(op.start_ns);
+      if (!module || !step) continue;
       ops.push_back({ranges.process, module->name_id, op.name_id, static_cast<int64_t>(*step), op.seq});
     }
   }
@@ -130,8 +130,8 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
     const Call* call = find_call(kernel.process, *kernel.call_correlation_id);
     const ProcessSteps* process_steps = steps.find(kernel.process);
     if (!call || !process_steps) return;
-    std::optional<size_t> step = process_steps->step_at(call->start_ns);
-    if (!step || !process_steps->steps[*step].steady) return;
+    std::optional<size_t> step = process_steps->steady_step_at(call->start_ns);
+    if (!step) return;
     launches.push_back({call->start_ns, kernel.id, *kernel.name_id, call->thread, static_cast<uint32_t>(*step),
                         static_cast<uint32_t>(call - calls_.data())});
   });
