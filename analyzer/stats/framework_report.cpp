@@ -135,15 +135,24 @@ ReportOutput framework_report(trace::Trace& trace, const std::map<ContextKey, Wo
 
 }  // namespace
 
-ReportOutput modules_report(trace::Trace& trace) { return modules_and_ops_reports(trace).first; }
-ReportOutput ops_report(trace::Trace& trace) { return modules_and_ops_reports(trace).second; }
+namespace {
+
+const ReportOutput kNoRanges{
+    {}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
+        "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
+
+ReportOutput grouped_report(trace::Trace& trace, GroupBy by) {
+  if (!trace.framework_contexts().recorded()) return kNoRanges;
+  return framework_report(trace, work_by_context(trace), by);
+}
+
+}  // namespace
+
+ReportOutput modules_report(trace::Trace& trace) { return grouped_report(trace, GroupBy::Module); }
+ReportOutput ops_report(trace::Trace& trace) { return grouped_report(trace, GroupBy::Op); }
 
 std::pair<ReportOutput, ReportOutput> modules_and_ops_reports(trace::Trace& trace) {
-  if (!trace.framework_contexts().recorded()) {
-    ReportOutput none{{}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
-                          "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
-    return {none, none};
-  }
+  if (!trace.framework_contexts().recorded()) return {kNoRanges, kNoRanges};
   std::map<ContextKey, Work> work = work_by_context(trace);
   return {framework_report(trace, work, GroupBy::Module), framework_report(trace, work, GroupBy::Op)};
 }
