@@ -29,6 +29,16 @@ std::string packed_select(Database& db, const TableInfo& table, const ColumnName
       db, table, merged ? ", coalesce(process_id, 1)" : ", " + std::to_string(kSingleProcess), wanted);
 }
 
+std::vector<bool> decoded_columns(const TableInfo& table, const ColumnNames& wanted) {
+  if (wanted.empty()) return {};
+  std::vector<bool> decoded;
+  decoded.reserve(table.columns.size());
+  for (const ColumnInfo& column : table.columns) {
+    decoded.push_back(std::find(wanted.begin(), wanted.end(), column.name) != wanted.end());
+  }
+  return decoded;
+}
+
 size_t expected_rows(Database& db, const TableInfo& table) {
   // Counted, not guessed from the largest rowid: ids need not be dense (a
   // trace made by repeating steps numbers each table's rows from a shared
