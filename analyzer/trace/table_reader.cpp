@@ -50,6 +50,31 @@ size_t expected_rows(Database& db, const TableInfo& table) {
   return rows > 0 ? static_cast<size_t>(rows) : 0;
 }
 
+namespace {
+
+// [min, max] of the table's rowids split into `parts` ranges of equal width:
+// ids need not be dense, but the tables' rows spread over their ids evenly
+// enough (a trace made by repeating steps numbers them from a count all
+// tables share). The first starts at INT64_MIN; none when the table is empty.
+std::vector<RowidRange> equal_rowid_spans(Database& db, const TableInfo& table, size_t parts) {
+  Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM \"" + table.name + "\"");
+  if (!bounds.step() || bounds.is_null(0)) return {};
+  uint64_t first = static_cast<uint64_t>(bounds.int64(0));
+  uint64_t width = static_cast<uint64_t>(bounds.int64(1)) - first;
+  uint64_t span = width / parts + 1;
+  std::vector<RowidRange> ranges;
+  for (size_t i = 0; i < parts; ++i) {
+    uint64_t begin = first + span * i;
+    if (begin > first + width) break;
+    ranges.emplace_back(static_cast<int64_t>(begin), static_cast<int64_t>(begin + (span - 1)));
+  }
+  ranges.front().first = INT64_MIN;
+  ranges.back().second = static_cast<int64_t>(first + width);
+  return ranges;
+}
+
+}  // namespace
+
 std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
                                        size_t max_readers) {
   // Fewer rows per reader than this spend more on opening a connection and
@@ -58,22 +83,14 @@ std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, siz
   const std::vector<RowidRange> every_rowid{{INT64_MIN, INT64_MAX}};
   size_t readers = std::min(max_readers, rows / kRowsPerReader);
   if (readers < 2 || !db.shares_what_it_reads()) return every_rowid;
-  Statement bounds = db.prepare("SELECT min(rowid), max(rowid) FROM \"" + table.name + "\"");
-  if (!bounds.step() || bounds.is_null(0)) return every_rowid;
-  // Equal spans of rowids: ids need not be dense, but the tables' rows
-  // spread over their ids evenly enough (a trace made by repeating steps
-  // numbers them from a count all tables share).
-  uint64_t first = static_cast<uint64_t>(bounds.int64(0));
-  uint64_t width = static_cast<uint64_t>(bounds.int64(1)) - first;
-  uint64_t span = width / readers + 1;
-  std::vector<RowidRange> ranges;
-  for (size_t i = 0; i < readers; ++i) {
-    uint64_t begin = first + span * i;
-    ranges.emplace_back(static_cast<int64_t>(begin), static_cast<int64_t>(begin + (span - 1)));
-  }
-  ranges.front().first = INT64_MIN;
-  ranges.back().second = static_cast<int64_t>(first + width);
-  return ranges;
+  std::vector<RowidRange> ranges = equal_rowid_spans(db, table, readers);
+  return ranges.empty() ? every_rowid : ranges;
+}
+
+std::vector<RowidRange> rowid_chunks(Database& db, const TableInfo& table, size_t rows, size_t rows_per_chunk) {
+  size_t chunks = rows / std::max<size_t>(1, rows_per_chunk);
+  if (chunks < 2) return {};
+  return equal_rowid_spans(db, table, chunks);
 }
 
 size_t rows_in(Database& db, const TableInfo& table, RowidRange range) {
@@ -84,6 +101,12 @@ size_t rows_in(Database& db, const TableInfo& table, RowidRange range) {
 
 void changed_while_read(const TableInfo& table) {
   throw TraceError(table.name + " changed while it was read; read the trace again once its recording is done");
+}
+
+Database scanning_connection(const Database& db) {
+  Database scanning = db.reopen_read_only();
+  scanning.exec("PRAGMA cache_size = -256");  // KiB
+  return scanning;
 }
 
 size_t default_readers() {

@@ -81,10 +81,22 @@ using RowidRange = std::pair<int64_t, int64_t>;  // [first, last]
 // read, as a single statement would not see them.
 std::vector<RowidRange> reading_ranges(Database& db, const TableInfo& table, size_t rows,
                                        size_t max_readers);
+// Consecutive rowid ranges of about `rows_per_chunk` of the table's `rows`
+// rows each, covering every rowid it holds now, for reading a table in
+// order a chunk at a time on several threads; none when it holds fewer
+// than two chunks' worth.
+std::vector<RowidRange> rowid_chunks(Database& db, const TableInfo& table, size_t rows, size_t rows_per_chunk);
+
 // How many threads read one large table: the machine's cores, up to 8 (a
 // bound on the connections, and their page caches, one read opens; more
 // were not measured).
 size_t default_readers();
+// Another connection to what `db` reads, for one pass over a table in rowid
+// order: with a page cache of a few pages rather than SQLite's 2 MB, as a
+// scan reads each page once, and several of them at once held megabytes at
+// the peaks of diagnose and the report.
+Database scanning_connection(const Database& db);
+
 // run(i) for each i in [0, count), each on a thread of its own; when all
 // have ended, rethrows the first exception one of them threw.
 void run_on_threads(size_t count, const std::function<void(size_t)>& run);
@@ -139,7 +151,7 @@ size_t rows_in(Database& db, const TableInfo& table, RowidRange range);
 template <typename Row>
 std::vector<Packed<Row>> read_ranges(const Database& db, const std::vector<RowidRange>& ranges) {
   std::vector<Database> connections;
-  for (size_t i = 0; i < ranges.size(); ++i) connections.push_back(db.reopen_read_only());
+  for (size_t i = 0; i < ranges.size(); ++i) connections.push_back(scanning_connection(db));
   std::vector<size_t> counts(ranges.size());
   run_on_threads(ranges.size(),
                  [&](size_t i) { counts[i] = rows_in(connections[i], table_of<Row>(), ranges[i]); });

@@ -1,7 +1,8 @@
 // Reading a large table: several threads read it, each over its own rowid
 // range, and give the rows a single reader gives, in the same order; a
-// stream read ahead on its own thread gives its query's rows in its order,
-// stops when dropped early, and throws what reading threw; a pass that names
+// stream read ahead gives its query's rows in its order (a whole table's
+// in rowid order, a chunk at a time on several threads), stops when dropped
+// early, and throws what reading threw; a pass that names
 // its columns reads only those; a launch's size outside its recorded width
 // reads as NULL.
 #include <gtest/gtest.h>
@@ -108,6 +109,33 @@ TEST(ReadAhead, GivesTheRowsInTheOrderAsked) {
   }
   EXPECT_EQ(rows, kKernels);
   EXPECT_FALSE(ahead->next(row)) << "the end stays the end";
+}
+
+TEST(TableReader, ChunksCoverEveryRowidInOrder) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  std::vector<detail::RowidRange> chunks =
+      detail::rowid_chunks(trace.db(), table_of<KernelRow>(), kKernels, 4096);
+  ASSERT_EQ(chunks.size(), static_cast<size_t>(kKernels / 4096));
+  EXPECT_EQ(chunks.front().first, INT64_MIN);
+  EXPECT_EQ(chunks.back().second, 3 * kKernels) << "the largest rowid";
+  for (size_t i = 1; i < chunks.size(); ++i) EXPECT_EQ(chunks[i].first, chunks[i - 1].second + 1);
+  EXPECT_TRUE(detail::rowid_chunks(trace.db(), table_of<KernelRow>(), kKernels, kKernels).empty())
+      << "one chunk's worth is read as it comes";
+}
+
+// A whole table is read a chunk of rowids at a time by several threads, and
+// comes in rowid order, as one statement gives it.
+TEST(ReadAhead, AWholeTableReadByThreadsComesInRowidOrder) {
+  testing::ScratchDir scratch;
+  Trace trace(large_trace(scratch), TraceAccess::ReadOnly);
+  std::vector<Kernel> streamed;
+  std::unique_ptr<ReadAhead<KernelRow>> ahead = trace.read_ahead<KernelRow>("");
+  Packed<KernelRow> row;
+  while (ahead->next(row)) streamed.push_back({row.id, *row.stream, *row.gpu_start_ns, row.grid_x.optional()});
+  EXPECT_FALSE(ahead->next(row)) << "the end stays the end";
+  ASSERT_EQ(streamed.size(), static_cast<size_t>(kKernels));
+  EXPECT_EQ(streamed, kernels_of(trace.rows<KernelRow>()));
 }
 
 TEST(ReadAhead, StopsWhenDroppedBeforeTheEnd) {
