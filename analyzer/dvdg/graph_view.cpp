@@ -128,33 +128,40 @@ GraphView make_view(const Graph& graph, const ViewFilter& filter) {
     if (op_selected(graph.ops[op], filter)) selected.push_back(op);
   }
 
-  // Values written by a later iteration stand for the matching value of the
-  // first (by value; empty when nothing is collapsed).
-  std::vector<uint32_t> value_alias;
+  // An op of a later iteration stands for the matching op of the first
+  // (empty when nothing is collapsed), and the values it wrote for the
+  // matching values that op wrote. By op, not by value: a million-op
+  // trace's seven million values' aliases were the report's peak.
+  std::vector<uint32_t> first_of;
   std::vector<bool> folded(graph.ops.size(), false);
   bool any_folded = false;
   if (filter.collapse_iterations) {
     // The aliases after the iterations are found: the finding's own room
     // is given back first.
     std::vector<Repetition> runs = collapse_iterations(graph, selected, view.repeats);
-    value_alias.resize(graph.values.size());
-    for (uint32_t v = 0; v < value_alias.size(); ++v) value_alias[v] = v;
+    first_of.resize(graph.ops.size());
     for (const Repetition& run : runs) {
       for (size_t i = run.start + run.period; i < size_t{run.start} + size_t{run.iterations} * run.period; ++i) {
-        uint32_t op = selected[i];
-        uint32_t first = selected[run.first(i)];
-        folded[op] = true;
+        folded[selected[i]] = true;
+        first_of[selected[i]] = selected[run.first(i)];
         any_folded = true;
-        uint32_t writes = graph.op_writes_begin[op + 1] - graph.op_writes_begin[op];
-        for (uint32_t k = 0; k < writes; ++k) {
-          value_alias[graph.op_writes[graph.op_writes_begin[op] + k]] =
-              graph.op_writes[graph.op_writes_begin[first] + k];
-        }
       }
     }
   }
   auto shown_as = [&](uint32_t value) {
-    return value == kAccessSet || !any_folded ? value : value_alias[value];
+    if (value == kAccessSet || !any_folded) return value;
+    uint32_t op = graph.values[value].producer_op;
+    if (op == Value::kNoOp || !folded[op]) return value;
+    uint32_t begin = graph.op_writes_begin[op], end = graph.op_writes_begin[op + 1];
+    // Its place among the op's writes: an op's values are numbered in the
+    // order it wrote them, so mostly where its number says.
+    uint32_t k = value - graph.op_writes[begin];
+    if (value < graph.op_writes[begin] || k >= end - begin || graph.op_writes[begin + k] != value) {
+      k = static_cast<uint32_t>(std::find(graph.op_writes.begin() + begin, graph.op_writes.begin() + end, value) -
+                                (graph.op_writes.begin() + begin));
+      if (k == end - begin) return value;
+    }
+    return graph.op_writes[graph.op_writes_begin[first_of[op]] + k];
   };
 
   std::unordered_set<int64_t> allocations(filter.alloc_ids.begin(), filter.alloc_ids.end());

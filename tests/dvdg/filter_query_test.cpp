@@ -83,6 +83,33 @@ TEST_F(Filters, CollapseKeepsWhatFollowsTheLoopConnected) {
                                   }));
 }
 
+// A folded op's every write stands as the matching write of its first
+// iteration's op, the second as the second: what reads them after the
+// loop is shown reading those.
+TEST_F(Filters, CollapseMapsEachWriteOfAFoldedOpToTheFirstIterations) {
+  int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
+  int64_t a = buffer("a", AllocKind::Device, 0x7f0000000000, 256);
+  int64_t b = buffer("b", AllocKind::Device, 0x7f0000001000, 256);
+  for (int64_t i = 0; i < 3; ++i) {
+    kernel("split",
+           {{a, AccessKind::Write, AccessSource::Assumed}, {b, AccessKind::Write, AccessSource::Assumed}},
+           100 + 100 * i);
+  }
+  copy(CopyKind::DtoH, a, h, 256, 1000);
+  copy(CopyKind::DtoH, b, h, 256, 1100);
+  Graph graph = build();
+  ViewFilter filter;
+  filter.collapse_iterations = true;
+  // The first launch writes a and b from nothing; the two after it repeat
+  // (each reads what the one before wrote) and fold into the second.
+  EXPECT_EQ(shown(graph, filter), (Edges{
+                                      "a:1 -> a:2 [split x 2]",
+                                      "b:1 -> b:2 [split x 2]",
+                                      "a:2 -> h:1 [DtoH copy]",
+                                      "b:2 -> h:2 [DtoH copy]",
+                                  }));
+}
+
 // A page drawing only the first values gets them and the edges between
 // them, and the count of every value the view shows.
 TEST_F(Filters, AValueLimitKeepsTheEdgesBetweenTheFirstValues) {
