@@ -27,6 +27,14 @@ class Filters : public DvdgTest {
     return texts;
   }
 
+  // The edges of the trace built so far, its iterations collapsed.
+  std::vector<std::string> shown_collapsed() {
+    Graph graph = build();
+    ViewFilter filter;
+    filter.collapse_iterations = true;
+    return shown(graph, filter);
+  }
+
   // h -> d, d -> o (accumulate, o zeroed first), o -> r, three times.
   void add_loop(int iterations) {
     int64_t h = buffer("h", AllocKind::PageableHost, 0x1000, 256);
@@ -55,10 +63,7 @@ using Edges = std::vector<std::string>;
 
 TEST_F(Filters, CollapseFoldsRepeatedIterationsIntoTheFirst) {
   add_loop(3);
-  Graph graph = build();
-  ViewFilter filter;
-  filter.collapse_iterations = true;
-  EXPECT_EQ(shown(graph, filter), (Edges{
+  EXPECT_EQ(shown_collapsed(), (Edges{
                                       "h:0 -> d:1 [HtoD copy x 3]",
                                       "d:1 -> o:2 [accumulate x 3]",
                                       "o:1 -> o:2 [accumulate x 3]",
@@ -70,11 +75,8 @@ TEST_F(Filters, CollapseKeepsWhatFollowsTheLoopConnected) {
   add_loop(2);
   int64_t r2 = buffer("r2", AllocKind::PageableHost, 0x9000, 256);
   copy(CopyKind::DtoH, 4, r2, 256, 1000);  // reads o after the loop
-  Graph graph = build();
-  ViewFilter filter;
-  filter.collapse_iterations = true;
   // The last iteration's o stands as the first iteration's o:2.
-  EXPECT_EQ(shown(graph, filter), (Edges{
+  EXPECT_EQ(shown_collapsed(), (Edges{
                                       "h:0 -> d:1 [HtoD copy x 2]",
                                       "d:1 -> o:2 [accumulate x 2]",
                                       "o:1 -> o:2 [accumulate x 2]",
@@ -97,12 +99,9 @@ TEST_F(Filters, CollapseMapsEachWriteOfAFoldedOpToTheFirstIterations) {
   }
   copy(CopyKind::DtoH, a, h, 256, 1000);
   copy(CopyKind::DtoH, b, h, 256, 1100);
-  Graph graph = build();
-  ViewFilter filter;
-  filter.collapse_iterations = true;
   // The first launch writes a and b from nothing; the two after it repeat
   // (each reads what the one before wrote) and fold into the second.
-  EXPECT_EQ(shown(graph, filter), (Edges{
+  EXPECT_EQ(shown_collapsed(), (Edges{
                                       "a:1 -> a:2 [split x 2]",
                                       "b:1 -> b:2 [split x 2]",
                                       "a:2 -> h:1 [DtoH copy]",
