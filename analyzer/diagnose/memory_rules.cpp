@@ -140,6 +140,23 @@ Cell text_or_null(const std::string& text) {
   return cell;
 }
 
+// The first of the group's pieces whose producer ran in a known module or
+// op: in a trace that records 1 op in 16 (the default), launches of the
+// start-up steps are named only where they were recorded, and a group's
+// first piece is often one of them. `first` when none of the pieces tried is.
+memory::Producer producer_in_context(const RuleContext& context, const Group& group, const memory::Producer& first) {
+  constexpr size_t kPiecesTried = 64;
+  if (!first.module.empty() || !first.op.empty()) return first;
+  const TraceFacts& facts = context.facts;
+  for (size_t i = 1; i < group.items.size() && i < kPiecesTried; ++i) {
+    const MemoryItem& item = facts.memory_model.items[group.items[i]];
+    if (item.producer == memory::kNoOp) continue;
+    memory::Producer producer = facts.producers->of(facts.graph, item.producer);
+    if (!producer.module.empty() || !producer.op.empty()) return producer;
+  }
+  return first;
+}
+
 // The groups as the finding's table: who made each group's pieces (the
 // producing op, else the allocating call), in which module and op, how
 // many, their bytes and (held_ns) the longest unused stretch among them.
@@ -155,8 +172,9 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
       memory::Producer producer = facts.producers->of(facts.graph, first.producer);
       if (g < 3) add_name(finding, producer.name);
       row.emplace_back(producer.name);
-      row.push_back(text_or_null(producer.module));
-      row.push_back(text_or_null(producer.op));
+      memory::Producer placed = producer_in_context(context, group, producer);
+      row.push_back(text_or_null(placed.module));
+      row.push_back(text_or_null(placed.op));
     } else {
       const HostCall* call = facts.ops().call(facts.memory_model.origin(first).call);
       row.emplace_back(call ? std::string(call->name) : std::string("?"));

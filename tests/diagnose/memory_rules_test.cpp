@@ -136,6 +136,28 @@ TEST_F(MemoryRules, PiecesOfSeveralProducersHeldLateAreOneFinding) {
       << found[0].what;
 }
 
+// In a trace that records 1 op in 16, the first piece of a group may come
+// from a launch no op was recorded around: the table names the op of the
+// first piece that has one.
+TEST_F(MemoryRules, APiecesTableNamesTheOpOfAPieceWhereOneWasRecorded) {
+  int64_t first = device_buffer(2 * kMiB, 0, 40 * kMs);
+  int64_t second = device_buffer(2 * kMiB, 0, 41 * kMs);
+  kernel("make", 1 * kMs, 1'000, {{first, A::Write}});
+  testing::FrameworkRangeRow copy;
+  copy.name = "aten::copy_";
+  copy.start_ns = 2 * kMs - 2'000;
+  copy.end_ns = 2 * kMs;
+  trace.add(copy);
+  kernel("make", 2 * kMs, 1'000, {{second, A::Write}});
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found[0].details.rows.size(), 1u);
+  EXPECT_EQ(found[0].details.rows[0][0], Cell(std::string("make()")));
+  EXPECT_EQ(found[0].details.rows[0][2], Cell(std::string("aten::copy_")));
+  EXPECT_EQ(found[0].details.rows[0][3], Cell(int64_t{2}));
+}
+
 // PyTorch's autograd engine makes gradients on its own thread; zeroed after
 // the next forward pass (zero_grad between forward and backward), they are
 // held through its activations' peak. The fix names the optimizer's call.
