@@ -7,8 +7,8 @@
 // the rows have text, it reads on the caller's thread.
 #pragma once
 
-#include <condition_variable>
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <memory>
