@@ -26,11 +26,10 @@ ALLOWED = {
     "analyzer/record/exact_join.cpp": "joins and writes rows",
     "analyzer/record/exact_probe.cpp": "joins and writes rows",
     "analyzer/record/exact_coverage_store.cpp": "writes rows",
-    # Look up one API call by (process, correlation id) through a cursor (a
-    # statement per lookup): the model's index of calls by correlation id
-    # does not know the process, and `stats --report memory` would hold a
-    # million calls for the few hundred it names. To convert once that index
-    # knows the process.
+    # Look up one API call by correlation id through a cursor (a statement
+    # per lookup), a driver call as well as a runtime one: through the model,
+    # `stats --report memory` would hold a million calls for the few hundred
+    # producers it names.
     "analyzer/memory/producers.h": "cursor over api_calls",
     "analyzer/memory/producers.cpp": "cursor over api_calls",
     # Reads only the calls that made allocations, over the whole trace:
