@@ -128,7 +128,11 @@ def common_checks(c, t):
     # A memset of 0 bytes does no GPU work (PyTorch issues them): no times.
     c.equal(t.one("SELECT count(*) FROM memsets WHERE gpu_start_ns IS NULL AND bytes > 0"), 0,
             "every memset of a byte or more has GPU times")
-    c.equal(t.meta("dropped_records"), "0", "no records dropped")
+    # Says why where records were dropped: a writer that stalled (and for how
+    # long it may), or what it gave up on.
+    c.equal(t.meta("dropped_records"), "0",
+            f"no records dropped (writer_stalls {t.meta('writer_stalls')}, gave_up {t.meta('gave_up')!r}, "
+            f"producer_wait_ns {t.meta('producer_wait_ns')})")
 
 
 def dvdg_edges(trace):
