@@ -134,6 +134,30 @@ TEST_F(HostRules, GpuIdleGapNamesTheHostCallsThatCausedIt) {
   EXPECT_EQ(f.call_site, "cudaLaunchKernel (thread 1)");
 }
 
+// Where the trace records PyTorch's modules and ops, a gap says which
+// module and op issued the work the GPU waited for: where the host was.
+TEST_F(HostRules, GpuIdleGapSaysWhichModuleAndOpIssuedTheNextWork) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 10'000, 90'000, {{d, A::Write}});
+  kernel("second", 5'100'000, 50'000, {{d, A::ReadWrite}});
+  testing::FrameworkRangeRow module;
+  module.kind = FrameworkRangeKind::Module;
+  module.name = "layer1.0";
+  module.start_ns = 4'000'000;
+  module.end_ns = 5'200'000;
+  trace.add(module);
+  testing::FrameworkRangeRow op;
+  op.name = "aten::add_";
+  op.start_ns = 5'090'000;
+  op.end_ns = 5'100'000;
+  trace.add(op);
+  auto found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("until second (issued in module layer1.0 (forward), op aten::add_)"),
+            std::string::npos)
+      << found[0].what;
+}
+
 // Two gaps the host computed through (launches 1 us before each kernel):
 // 5 ms until a 200 us kernel, then 4.7 ms until a 5 ms one. The first gap's
 // saving stops at the 200 us that ran before the second gap; the second's
