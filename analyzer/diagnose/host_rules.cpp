@@ -48,13 +48,10 @@ void each_work(const TraceFacts& facts, Visit&& visit) {
 // it says neither. Where the host was when the GPU waited for that kernel.
 std::string issued_in(const TraceFacts& facts, const Kernel& kernel) {
   trace::FrameworkContext context = facts.ops().framework_context(kernel);
-  std::string module = context.module_id ? std::string(facts.ops().string(context.module_id, "")) : "";
-  std::string op = context.op_id ? std::string(facts.ops().string(context.op_id, "")) : "";
+  std::string module =
+      context.module_id ? trace::module_label(facts.ops().string(context.module_id, "?"), context.phase) : "";
+  std::string op = context.op_id ? std::string(facts.ops().string(context.op_id, "?")) : "";
   if (module.empty() && op.empty()) return "";
-  std::string_view phase = trace::to_string(context.phase);
-  if (!module.empty() && !phase.empty() && context.phase != trace::ModulePhase::Scope) {
-    module += " (" + std::string(phase) + ")";
-  }
   std::string text = " (issued in ";
   if (!module.empty()) text += "module " + module;
   if (!op.empty()) text += std::string(module.empty() ? "" : ", ") + "op " + op;

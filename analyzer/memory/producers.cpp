@@ -87,11 +87,7 @@ Producer Producers::of(const dvdg::OpTable& ops, uint32_t op) {
   trace::NullableInt tid = issuing_thread(o);
   producer.nvtx = nvtx_path(o.process, tid, o.issue_ns);
   trace::FrameworkContext context = trace_.framework_contexts().issued(o.process, tid, o.issue_ns);
-  if (context.module_id) {
-    std::string_view phase = trace::to_string(context.phase);
-    producer.module = std::string(trace_.string(context.module_id, "?"));
-    if (!phase.empty()) producer.module += " (" + std::string(phase) + ")";
-  }
+  if (context.module_id) producer.module = trace::module_label(trace_.string(context.module_id, "?"), context.phase);
   if (context.op_id) producer.op = std::string(trace_.string(context.op_id, "?"));
   producer.step = trace_.steps().step_of(o);
   producer.issue_ns = o.issue_ns;

@@ -21,6 +21,11 @@ std::string_view to_string(ModulePhase phase) {
   return "";
 }
 
+std::string module_label(std::string_view module, ModulePhase phase) {
+  std::string_view name = to_string(phase);
+  return name.empty() ? std::string(module) : std::string(module) + " (" + std::string(name) + ")";
+}
+
 FrameworkContexts::FrameworkContexts(Trace& trace) {
   if (!trace.db().has_table(FrameworkRangeRow::kTable)) return;
   std::map<std::pair<ProcessId, int64_t>, Thread> threads;

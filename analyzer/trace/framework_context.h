@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +38,9 @@ class Trace;
 enum class ModulePhase : uint8_t { None, Forward, Backward, Scope };
 // "", "forward", "backward", "scope".
 std::string_view to_string(ModulePhase phase);
+// How findings and tables name a module: "layer1.0 (backward)", the name
+// alone where the phase is none.
+std::string module_label(std::string_view module, ModulePhase phase);
 
 struct FrameworkContext {
   int64_t module_id = 0;  // strings.id of the module's path (or scope's name); 0: none
