@@ -53,6 +53,13 @@ class FrameworkContextTest : public ::testing::Test {
   }
 
   // NVTX "step 1" ... "step N", 1,000 ns each from 1,000 ns.
+  // Four steps of a trace that recorded 1 op in 4: what the sampled tests
+  // fill from other steps.
+  void sampled_steps() {
+    builder_.set_meta("framework_ranges.op_sample_every", "4");
+    steps(4);
+  }
+
   void steps(int count) {
     for (int k = 1; k <= count; ++k) {
       testing::NvtxRangeRow step;
@@ -139,8 +146,7 @@ TEST_F(FrameworkContextTest, ATraceFromBeforeTheTableAttributesNothing) {
 // module.
 TEST_F(FrameworkContextTest, SampledOpsAreNamedFromTheSameLaunchInOtherSteps) {
   using K = FrameworkRangeKind;
-  builder_.set_meta("framework_ranges.op_sample_every", "4");
-  steps(4);
+  sampled_steps();
   std::vector<int64_t> a, b, c;
   for (int64_t k = 1; k <= 4; ++k) {
     int64_t base = 1000 * k;
@@ -172,8 +178,7 @@ TEST_F(FrameworkContextTest, SampledOpsAreNamedFromTheSameLaunchInOtherSteps) {
 // step 3 is the one numbered 15 in step 1.
 TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPeriod) {
   using K = FrameworkRangeKind;
-  builder_.set_meta("framework_ranges.op_sample_every", "4");
-  steps(4);
+  sampled_steps();
   std::vector<int64_t> backward;
   for (int64_t k = 1; k <= 4; ++k) {
     int64_t base = 1000 * k;
@@ -195,8 +200,7 @@ TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPerio
 // and the other steps keep theirs.
 TEST_F(FrameworkContextTest, AStepThatTookAnotherPathLeavesTheOthersNamed) {
   using K = FrameworkRangeKind;
-  builder_.set_meta("framework_ranges.op_sample_every", "4");
-  steps(4);
+  sampled_steps();
   std::vector<int64_t> a, b;
   for (int64_t k = 1; k <= 4; ++k) {
     int64_t base = 1000 * k;
@@ -217,8 +221,7 @@ TEST_F(FrameworkContextTest, AStepThatTookAnotherPathLeavesTheOthersNamed) {
 // correlation id or by its thread and start, is named as its first kernel.
 TEST_F(FrameworkContextTest, AGraphLaunchsKernelsShareTheNameOfTheirCall) {
   using K = FrameworkRangeKind;
-  builder_.set_meta("framework_ranges.op_sample_every", "4");
-  steps(4);
+  sampled_steps();
   std::vector<int64_t> graph;
   for (int64_t k = 1; k <= 4; ++k) {
     int64_t base = 1000 * k;
