@@ -82,22 +82,29 @@ struct GapIssues {
   std::vector<bool> found;
 };
 
-std::map<int64_t, GapIssues> gap_issue_times(const TraceFacts& facts, const std::map<int64_t, DeviceWork>& work) {
+// Each device's busy intervals, by device.
+std::map<int64_t, const Intervals*> busy_devices(const TraceFacts& facts) {
+  std::map<int64_t, const Intervals*> busy;
+  for (const auto& [device, intervals] : facts.busy_by_device()) busy[device] = &intervals;
+  return busy;
+}
+
+std::map<int64_t, GapIssues> gap_issue_times(const TraceFacts& facts, const std::map<int64_t, const Intervals*>& busy) {
   std::map<int64_t, GapIssues> gaps;
-  for (const auto& [device, w] : work) {
-    size_t count = w.all->empty() ? 0 : w.all->size() - 1;
+  for (const auto& [device, all] : busy) {
+    size_t count = all->empty() ? 0 : all->size() - 1;
     gaps[device].issued.assign(count, 0);
     gaps[device].found.assign(count, false);
   }
   auto add = [&](std::optional<int64_t> device, std::optional<int64_t> start,
                  std::optional<int64_t> correlation, std::optional<int64_t> api_start) {
     if (!start) return;
-    auto on = work.find(device.value_or(0));
-    if (on == work.end()) return;
-    const Intervals& all = *on->second.all;
+    auto on = busy.find(device.value_or(0));
+    if (on == busy.end()) return;
+    const Intervals& all = *on->second;
     if (all.size() < 2) return;
     auto ends = std::lower_bound(all.begin() + 1, all.end(), *start,
-                                 [](const std::pair<int64_t, int64_t>& busy, int64_t ns) { return busy.first < ns; });
+                                 [](const std::pair<int64_t, int64_t>& interval, int64_t ns) { return interval.first < ns; });
     if (ends == all.end() || ends->first != *start) return;
     GapIssues& gap = gaps[on->first];
     size_t i = static_cast<size_t>(ends - all.begin()) - 1;
@@ -114,14 +121,19 @@ std::map<int64_t, GapIssues> gap_issue_times(const TraceFacts& facts, const std:
   return gaps;
 }
 
-Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork>& work) {
+}  // namespace
+
+// Made from the busy intervals alone, before the kernels' own intervals
+// (all_analyses): beside them its gaps set the report's peak.
+Table idle_breakdown(const TraceFacts& facts) {
   Table table{"idle_breakdown",
               {"device", "gaps", "idle_ns", "host_wait_ns", "launch_wait_ns", "host_wait_pct"},
               {}};
-  std::map<int64_t, GapIssues> issued = gap_issue_times(facts, work);
-  for (auto& [device, w] : work) {
+  std::map<int64_t, const Intervals*> busy = busy_devices(facts);
+  std::map<int64_t, GapIssues> issued = gap_issue_times(facts, busy);
+  for (const auto& [device, intervals] : busy) {
     const GapIssues& issue = issued[device];
-    const Intervals& all = *w.all;
+    const Intervals& all = *intervals;
     int64_t idle = 0, host = 0, gaps = 0;
     for (size_t i = 0; i + 1 < all.size(); ++i) {
       int64_t start = all[i].second, end = all[i + 1].first;
@@ -135,6 +147,8 @@ Table idle_breakdown(const TraceFacts& facts, const std::map<int64_t, DeviceWork
   }
   return table;
 }
+
+namespace {
 
 Table copy_compute_overlap(const std::map<int64_t, DeviceWork>& work) {
   Table table{"copy_compute_overlap", {"device", "copy_ns", "overlapped_ns", "overlap_pct"}, {}};
@@ -402,26 +416,35 @@ Table kernel_sequences(const TraceFacts& facts) {
     known->second = text->second;
     return text->second;
   };
-  // Held at their count, and sorted only where the trace's order is not
-  // the GPU's already (a stable sort's buffer is half the list).
-  std::map<int64_t, std::vector<std::pair<int64_t, uint32_t>>> by_stream;  // (start, name)
+  // Each stream's kernels as positions in the kernel list, in the GPU's
+  // order: ids nearly follow it (the tracer numbers a buffer's launches as
+  // it writes them). (start, name) pairs held 16 bytes per kernel, 18 MB at
+  // the report's peak on a million kernels; a position is 4.
+  const std::vector<Kernel>& kernels = facts.ops().kernels();
+  auto start_of = [&](uint32_t kernel) { return *kernels[kernel].row->gpu_start_ns; };
+  std::map<int64_t, std::vector<uint32_t>> by_stream;
   std::map<int64_t, size_t> per_stream;
-  for (const Kernel& k : facts.ops().kernels()) {
+  for (const Kernel& k : kernels) {
     if (k.row->gpu_start_ns) ++per_stream[k.row->stream.value_or(0)];
   }
   for (const auto& [stream, count] : per_stream) by_stream[stream].reserve(count);
-  for (const Kernel& k : facts.ops().kernels()) {
-    if (k.row->gpu_start_ns) by_stream[k.row->stream.value_or(0)].emplace_back(*k.row->gpu_start_ns, name_id(k.name));
+  for (uint32_t i = 0; i < kernels.size(); ++i) {
+    if (kernels[i].row->gpu_start_ns) by_stream[kernels[i].row->stream.value_or(0)].push_back(i);
   }
   constexpr uint32_t kNone = UINT32_MAX;  // the third name of a sequence of two
   std::map<std::array<uint32_t, 3>, int64_t> counts;
   for (auto& [stream, list] : by_stream) {
-    auto by_start = [](const auto& a, const auto& b) { return a.first < b.first; };
+    auto by_start = [&](uint32_t a, uint32_t b) { return start_of(a) < start_of(b); };
     if (!std::is_sorted(list.begin(), list.end(), by_start)) std::stable_sort(list.begin(), list.end(), by_start);
-    for (size_t length = 2; length <= 3; ++length) {
-      for (size_t i = 0; i + length <= list.size(); ++i)
-        ++counts[{list[i].second, list[i + 1].second, length == 3 ? list[i + 2].second : kNone}];
+    uint32_t before_last = kNone, last = kNone;
+    for (uint32_t kernel : list) {
+      uint32_t name = name_id(kernels[kernel].name);
+      if (last != kNone) ++counts[{last, name, kNone}];
+      if (before_last != kNone) ++counts[{before_last, last, name}];
+      before_last = last;
+      last = name;
     }
+    std::vector<uint32_t>().swap(list);
   }
   constexpr size_t kShown = 10;
   std::vector<int64_t> most;
@@ -453,8 +476,6 @@ Table kernel_sequences(const TraceFacts& facts) {
 
 Table temporal_breakdown(const TraceFacts& facts) { return temporal_breakdown(device_work(facts)); }
 
-Table idle_breakdown(const TraceFacts& facts) { return idle_breakdown(facts, device_work(facts)); }
-
 Table copy_compute_overlap(const TraceFacts& facts) { return copy_compute_overlap(device_work(facts)); }
 
 std::vector<Table> all_analyses(const TraceFacts& facts, const Thresholds& limits) {
@@ -462,11 +483,12 @@ std::vector<Table> all_analyses(const TraceFacts& facts, const Thresholds& limit
   // are not on top of the kernels' (a training trace's million kernels).
   Table queue = queue_length(facts);
   Table sequences = kernel_sequences(facts);
-  // Each device's busy intervals once for the three tables made from them.
+  Table idle = idle_breakdown(facts);
+  // Each device's kernel and memory intervals once for the two tables made from them.
   std::map<int64_t, DeviceWork> work = device_work(facts);
   std::vector<Table> tables;
   tables.push_back(temporal_breakdown(work));
-  tables.push_back(idle_breakdown(facts, work));
+  tables.push_back(std::move(idle));
   tables.push_back(kernel_breakdown(facts));
   tables.push_back(launch_statistics(facts, limits));
   tables.push_back(copy_compute_overlap(work));

@@ -37,6 +37,18 @@ TEST_F(Analyses, KernelSequencesCountRunsOfTwoAndThreeOnAStream) {
                                                           {"c() -> a() -> b()", "3", "2"}}));
 }
 
+// A stream whose kernels ran in another order than their ids (c, a, b, c,
+// a, b recorded; a, b, c, a, b, c run): sequences follow the GPU's order.
+TEST_F(Analyses, KernelSequencesFollowTheGpusOrderOnAStream) {
+  for (auto [name, start] : {std::pair{"c", 30}, {"a", 10}, {"b", 20}, {"c", 60}, {"a", 40}, {"b", 50}})
+    kernel(name, 1'000'000 + start * 10'000, 1'000, {}, 9);
+  Table sequences = table(kernel_sequences);
+  std::vector<std::pair<std::string, int64_t>> found;
+  for (const auto& row : sequences.rows) found.emplace_back(std::get<std::string>(row[0]), std::get<int64_t>(row[2]));
+  EXPECT_EQ(found, (std::vector<std::pair<std::string, int64_t>>{
+                       {"a() -> b()", 2}, {"a() -> b() -> c()", 2}, {"b() -> c()", 2}}));
+}
+
 // Two kernels 50 us apart: the second's launch call began 1 us before it
 // started, so 49 us of the gap the GPU waited on the host, 1 us on the launch.
 TEST_F(Analyses, IdleTimeSplitsIntoHostWaitAndLaunchWait) {
