@@ -45,9 +45,8 @@ class LimitedBuffer : public std::streambuf {
 std::optional<std::string> perfetto_timeline(trace::Trace& trace, size_t limit) {
   // A training trace's million kernels cannot fit: said from a count, not
   // found after seconds of writing slices to throw away.
-  if (static_cast<size_t>(trace.timed_gpu_work_count()) >
-      limit / PerfettoWriter::kMinSliceBytes)
-    return std::nullopt;
+  int64_t most_slices = static_cast<int64_t>(limit / PerfettoWriter::kMinSliceBytes);
+  if (trace.timed_gpu_work_count(most_slices + 1) > most_slices) return std::nullopt;
   LimitedBuffer buffer(limit);
   std::ostream out(&buffer);
   // The stream passes its buffer's exception on instead of only failing.

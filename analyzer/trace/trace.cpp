@@ -20,12 +20,14 @@ int64_t Trace::row_count(std::string_view table) {
   return count.int64(0);
 }
 
-int64_t Trace::timed_gpu_work_count() {
+int64_t Trace::timed_gpu_work_count(int64_t enough) {
   int64_t count = 0;
   for (const char* table : {KernelRow::kTable, MemcpyRow::kTable, MemsetRow::kTable}) {
+    if (count >= enough) break;
     if (!db_->has_table(table)) continue;
-    Statement rows = db_->prepare(std::string("SELECT count(*) FROM \"") + table +
-                                  "\" WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL");
+    Statement rows = db_->prepare(std::string("SELECT count(*) FROM (SELECT 1 FROM \"") + table +
+                                  "\" WHERE gpu_start_ns IS NOT NULL AND gpu_end_ns IS NOT NULL LIMIT ?)");
+    rows.bind(1, enough - count);
     rows.step();
     count += rows.int64(0);
   }

@@ -160,8 +160,9 @@ class Trace {
   // trace has no such table.
   int64_t row_count(std::string_view table);
   // How many kernels, copies and memsets have GPU times (are drawn on a
-  // timeline), counted without reading them.
-  int64_t timed_gpu_work_count();
+  // timeline), counted without reading them, up to `enough`: past it, the
+  // rest are not scanned.
+  int64_t timed_gpu_work_count(int64_t enough = INT64_MAX);
 
   std::string_view text(TextRef ref) const { return texts_.text(ref); }
   // An interned name (strings.id): kernel, function, NVTX range; `fallback`

@@ -183,6 +183,30 @@ TEST(Trace, RowsGivenBackAreReadAgainWhenAskedFor) {
   EXPECT_EQ(reads.of("kernels"), 2);
 }
 
+// Kernels, copies and memsets with both GPU times count; counting stops
+// once it has enough (the report's embedded timeline asks whether a trace
+// has more than fit).
+TEST(Trace, CountsTimedGpuWorkUpToEnough) {
+  testing::TraceBuilder builder;
+  for (int i = 0; i < 3; ++i) {
+    testing::KernelRow timed;
+    timed.gpu_start_ns = 100 * i;
+    timed.gpu_end_ns = 100 * i + 50;
+    builder.add(timed);
+  }
+  testing::KernelRow untimed;
+  builder.add(untimed);
+  testing::MemcpyRow copy;
+  copy.gpu_start_ns = 1000;
+  copy.gpu_end_ns = 1100;
+  builder.add(copy);
+  Trace trace(builder.db());
+  EXPECT_EQ(trace.timed_gpu_work_count(), 4);
+  EXPECT_EQ(trace.timed_gpu_work_count(2), 2);
+  EXPECT_EQ(trace.timed_gpu_work_count(3), 3);
+  EXPECT_EQ(trace.timed_gpu_work_count(10), 4);
+}
+
 TEST(Processes, ASingleTraceIsProcessOneStartingAtMetaStart) {
   testing::TraceBuilder builder;
   builder.set_meta("pid", "4242");
