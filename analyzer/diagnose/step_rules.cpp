@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include "analyzer/diagnose/rules.h"
 
@@ -297,32 +296,6 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   findings.push_back(std::move(f));
 }
 
-namespace {
-
-// The most time any device was busy in [from, to), from the work that ran
-// in it: start-up alone needs no device's busy intervals over the whole run
-// (19 MB at a million kernels), which it made for the whole run's rules and
-// held through their peak.
-int64_t most_busy_within(const TraceFacts& facts, int64_t from, int64_t to) {
-  std::unordered_map<int64_t, Intervals> busy;
-  auto add = [&](NullableInt device, NullableInt start, NullableInt end) {
-    if (!start || !end || *end < *start || *end <= from || *start >= to) return;
-    busy[device.value_or(0)].emplace_back(std::max(*start, from), std::min(*end, to));
-  };
-  for (const Kernel& k : facts.ops().kernels()) add(k.row->device, k.row->gpu_start_ns, k.row->gpu_end_ns);
-  for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
-    for (const Transfer& t : *list) add(t.device(), t.gpu_start_ns(), t.gpu_end_ns());
-  }
-  int64_t most = 0;
-  for (auto& [device, intervals] : busy) {
-    merge_intervals(intervals);
-    most = std::max(most, covered_ns(intervals, from, to));
-  }
-  return most;
-}
-
-}  // namespace
-
 void startup(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   for (const StartUp& s : facts.ops().startups()) {
@@ -360,7 +333,12 @@ void startup(const RuleContext& context, std::vector<Finding>& findings) {
     std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     std::string during;
     for (size_t i = 0; i < parts.size() && i < 4; ++i) during += (i ? ", " : "") + parts[i].second;
-    int64_t gpu = most_busy_within(facts, s.start_ns, s.end_ns);
+    // From the work in start-up alone: every device's busy intervals over
+    // the whole run (19 MB at a million kernels) would be made for this
+    // rule only, and held through the whole run's other rules.
+    int64_t gpu = 0;
+    for (const auto& [device, intervals] : facts.busy_within(s.start_ns, s.end_ns))
+      gpu = std::max(gpu, covered_ns(intervals, s.start_ns, s.end_ns));
     Finding f;
     f.rule = "startup";
     f.what = "start-up took " + format_ns(length) + " before the first steady step (step " +

@@ -118,18 +118,22 @@ bool TraceFacts::library_transfer(const Transfer& transfer) const {
   return false;
 }
 
-const std::unordered_map<int64_t, Intervals>& TraceFacts::busy_by_device() const {
-  if (busy_by_device_made) return *busy_by_device_made;
-  std::unordered_map<int64_t, Intervals>& busy = busy_by_device_made.emplace();
+std::unordered_map<int64_t, Intervals> TraceFacts::busy_within(int64_t from, int64_t to) const {
+  std::unordered_map<int64_t, Intervals> busy;
   auto add = [&](NullableInt device, NullableInt start, NullableInt end) {
-    if (!start || !end || *end < *start) return;
-    busy[device.value_or(0)].emplace_back(*start, *end);
+    if (!start || !end || *end < *start || *end < from || *start > to) return;
+    busy[device.value_or(0)].emplace_back(std::max(*start, from), std::min(*end, to));
   };
   for (const Kernel& k : ops().kernels()) add(k.row->device, k.row->gpu_start_ns, k.row->gpu_end_ns);
   for (const Transfer& t : ops().copies()) add(t.device(), t.gpu_start_ns(), t.gpu_end_ns());
   for (const Transfer& t : ops().memsets()) add(t.device(), t.gpu_start_ns(), t.gpu_end_ns());
   for (auto& [device, intervals] : busy) merge_intervals(intervals);
   return busy;
+}
+
+const std::unordered_map<int64_t, Intervals>& TraceFacts::busy_by_device() const {
+  if (!busy_by_device_made) busy_by_device_made = busy_within(INT64_MIN, INT64_MAX);
+  return *busy_by_device_made;
 }
 
 const Intervals& TraceFacts::busy_on(int64_t device) const {

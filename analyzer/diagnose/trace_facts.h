@@ -119,6 +119,9 @@ struct TraceFacts {
   // Busy intervals of each device's GPU work (kernels, copies, memsets),
   // made on first use: most rules and the report's sections ask.
   const std::unordered_map<int64_t, Intervals>& busy_by_device() const;
+  // The same cut to [from, to] and made anew, from the work that ran in it:
+  // a short stretch of a long run needs no copy of every interval.
+  std::unordered_map<int64_t, Intervals> busy_within(int64_t from, int64_t to) const;
   // One device's; none for a device without GPU work.
   const Intervals& busy_on(int64_t device) const;
   // Gives busy_by_device()'s intervals back (made again if asked for): a
