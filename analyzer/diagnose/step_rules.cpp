@@ -4,7 +4,9 @@
 // (analyzer/trace/framework.h).
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "analyzer/diagnose/rules.h"
 
@@ -76,15 +78,38 @@ std::string_view model_part(std::string_view module, trace::ModulePhase phase) {
 }
 
 // "; most kernels from layer1 (31%), layer2 (24%), layer4 (20%)" where the
-// trace says which module launched at least half of them, else "".
+// trace says which module launched at least half of them, else "". The
+// children of a container model (nn.Sequential's "0", "1", ...) count as
+// one part, "layers 0-20": alone, each index is a few percent and says
+// nothing of where in the model it is.
 std::string most_launched_by(const std::map<std::string_view, int64_t>& by_part, int64_t attributed,
                              int64_t kernels) {
   if (attributed == 0 || 2 * attributed < kernels) return "";
-  std::vector<std::pair<std::string_view, int64_t>> ranked(by_part.begin(), by_part.end());
+  std::vector<std::pair<std::string, int64_t>> ranked;
+  std::optional<int64_t> first_index, last_index;
+  int64_t indexed = 0;
+  for (const auto& [part, count] : by_part) {
+    bool index = !part.empty() && part.size() < 10 &&
+                 std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!index) {
+      ranked.emplace_back(part, count);
+      continue;
+    }
+    int64_t number = std::stoll(std::string(part));
+    first_index = std::min(first_index.value_or(number), number);
+    last_index = std::max(last_index.value_or(number), number);
+    indexed += count;
+  }
+  if (indexed > 0) {
+    ranked.emplace_back(*first_index == *last_index
+                            ? "layer " + std::to_string(*first_index)
+                            : "layers " + std::to_string(*first_index) + "-" + std::to_string(*last_index),
+                        indexed);
+  }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string text = "; most kernels from ";
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
-    text += (i ? ", " : "") + std::string(ranked[i].first) + " (" +
+    text += (i ? ", " : "") + ranked[i].first + " (" +
             std::to_string(100 * ranked[i].second / kernels) + "%)";
   }
   return text;

@@ -400,6 +400,29 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
       << found[0].what;
 }
 
+// A container model (nn.Sequential) names its children by index: launches
+// from children 0, 1 and 2 (50 each) count as one part of the model.
+TEST_F(HostRules, LaunchBoundCountsAContainersChildrenAsOnePart) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  auto module = [&](const std::string& name, int64_t start, int64_t end, int64_t depth) {
+    testing::FrameworkRangeRow range;
+    range.kind = FrameworkRangeKind::Module;
+    range.name = name;
+    range.start_ns = start;
+    range.end_ns = end;
+    range.depth = depth;
+    trace.add(range);
+  };
+  module("Sequential", 0, 2'000'000, 0);
+  module("0", 0, 256'000, 1);
+  module("1", 256'000, 506'000, 1);
+  module("2", 506'000, 2'000'000, 1);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; most kernels from layers 0-2 (100%)"), std::string::npos) << found[0].what;
+}
+
 // A tight launch loop: each 2 us launch call ends 4 us before its 1 us
 // kernel starts, so the GPU's 4 us waits are mostly the host's own time
 // between calls (PyTorch's, between its ops) and only 1 us of each is
