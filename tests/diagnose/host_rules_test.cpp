@@ -30,6 +30,17 @@ class HostRules : public DiagnoseTest {
              {{d, A::ReadWrite}}, 7, launch_ns);
     }
   }
+
+  // A PyTorch module's range on the traced thread.
+  void module(const std::string& name, int64_t start, int64_t end, int64_t depth) {
+    testing::FrameworkRangeRow range;
+    range.kind = FrameworkRangeKind::Module;
+    range.name = name;
+    range.start_ns = start;
+    range.end_ns = end;
+    range.depth = depth;
+    trace.add(range);
+  }
 };
 
 // Each sync blocks 100 us; the GPU then waits 40 us and 60 us for new work.
@@ -382,15 +393,6 @@ TEST_F(HostRules, LaunchBoundKernels) {
 TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
   int64_t d = buffer(AllocKind::Device, 4096);
   launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
-  auto module = [&](const std::string& name, int64_t start, int64_t end, int64_t depth) {
-    testing::FrameworkRangeRow range;
-    range.kind = FrameworkRangeKind::Module;
-    range.name = name;
-    range.start_ns = start;
-    range.end_ns = end;
-    range.depth = depth;
-    trace.add(range);
-  };
   module("Net", 0, 2'000'000, 0);
   module("layer1.0.conv", 0, 456'000, 1);
   module("layer2.1", 456'000, 2'000'000, 1);
@@ -405,15 +407,6 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
 TEST_F(HostRules, LaunchBoundCountsAContainersChildrenAsOnePart) {
   int64_t d = buffer(AllocKind::Device, 4096);
   launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
-  auto module = [&](const std::string& name, int64_t start, int64_t end, int64_t depth) {
-    testing::FrameworkRangeRow range;
-    range.kind = FrameworkRangeKind::Module;
-    range.name = name;
-    range.start_ns = start;
-    range.end_ns = end;
-    range.depth = depth;
-    trace.add(range);
-  };
   module("Sequential", 0, 2'000'000, 0);
   module("0", 0, 256'000, 1);
   module("1", 256'000, 506'000, 1);
