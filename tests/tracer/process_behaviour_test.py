@@ -2,7 +2,7 @@
 """The traced program behaves as untraced: signals, forks, spawned children
 (runs on CPU, in CI: `--host-allocations=all` traces programs without CUDA).
 
-    process_behaviour_test.py APPTRACER LIBAPPTRACER
+    process_behaviour_test.py APPTRACER LIBAPPTRACER HOST_APPS_DIR
 
 Each case runs plain and under `apptracer record --host-allocations=all`;
 exit code and stdout must be the same, and the traces must say what happened.
@@ -14,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 PYTHON = sys.executable
 
@@ -290,6 +291,27 @@ def check_signals_without_cuda(c, apptracer):
                     c.expect(blocks == [100 << 10, 200 << 10], f"{case}: both blocks in the trace ({blocks})")
 
 
+def check_signal_while_finishing(c, apptracer, apps, runs=8):
+    """SIGTERM while the program exits comes to a thread that holds the
+    allocator's lock, which the exiting thread's write of the trace's end
+    needs: the signal waits for the write, the trace is complete, and the
+    program dies of it. (A handler that waited for the write on that thread
+    held the lock 5 s and died with the trace's end unwritten, 1 run in 3.)"""
+    program = [os.path.join(apps, "host_signal_while_finishing")]
+    outcomes = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as out:
+            start = time.monotonic()
+            traced = record(apptracer, out, program)
+            seconds = time.monotonic() - start
+            states = [(meta(t, "status"), meta(t, "end_reason")) for t in traces(out)]
+            outcomes.append((traced.returncode, states, seconds < 3))
+    expected = (-signal.SIGTERM, [("complete", None)], True)
+    c.expect(all(o == expected for o in outcomes),
+             f"SIGTERM while exiting: {runs} complete traces, each program dead of it within 3 s "
+             f"({[o for o in outcomes if o != expected][:3]})")
+
+
 def check_program_handlers(c, apptracer):
     """A program's own handlers run and decide; it sees its dispositions as untraced."""
     with tempfile.TemporaryDirectory() as scratch, tempfile.TemporaryDirectory() as out:
@@ -368,7 +390,7 @@ def check_hand_set_force(c, library):
 
 
 def main():
-    apptracer, library = sys.argv[1:3]
+    apptracer, library, apps = sys.argv[1:4]
     c = Checks()
     check_sigint(c, apptracer)
     check_multiprocessing(c, apptracer)
@@ -378,6 +400,7 @@ def main():
     check_crash(c, apptracer)
     check_own_crash(c, apptracer)
     check_signals_without_cuda(c, apptracer)
+    check_signal_while_finishing(c, apptracer, apps)
     check_program_handlers(c, apptracer)
     check_hand_set_force(c, library)
     check_shell_forks(c, apptracer)

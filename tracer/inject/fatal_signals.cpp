@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/own_code.h"
@@ -87,6 +88,23 @@ void install_for(int signal_number) {
   libc_sigaction()(signal_number, &ours, nullptr);
 }
 
+// A termination signal that comes to this thread while another writes the
+// trace's end goes to that one, which holds it blocked until the end is
+// written (finish()); the process then dies of it there. Waiting here for
+// the write instead can wait for what this thread holds (a lock of the
+// allocator's, CUDA's or CUPTI's that the write needs): the process then
+// died at the wait's bound with its trace's end unwritten. A pool's SIGTERM
+// comes so as its workers exit.
+bool handed_to_finishing_thread(int signal_number) {
+  if (!state.finished.load() || state.final_write_done.load()) return false;
+  sigset_t held = termination_signals();
+  if (!sigismember(&held, signal_number)) return false;
+  pid_t finishing = state.finishing_thread.load();
+  pid_t pid = getpid();
+  if (finishing == 0 || pid != state.owner_pid.load() || finishing == syscall(SYS_gettid)) return false;
+  return syscall(SYS_tgkill, pid, finishing, signal_number) == 0;
+}
+
 // The signal ends the process: what was recorded is written first.
 void flush_before_dying(int signal_number) {
   if (getpid() != state.owner_pid.load()) return;
@@ -106,6 +124,10 @@ void on_signal(int signal_number, siginfo_t* info, void* context) {
   struct sigaction program = state.program_actions[signal_number];
   if (is_default(program)) {
     int saved_errno = errno;
+    if (handed_to_finishing_thread(signal_number)) {
+      errno = saved_errno;
+      return;
+    }
     flush_before_dying(signal_number);
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;

@@ -4,6 +4,7 @@
 // _exit() of the process that started it (exit_exec.cpp), or when a capture
 // stops.
 #include <dlfcn.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -92,12 +93,13 @@ void record_process_meta(const Config& config) {
 // inside this write, its trace left without its end (multiprocessing
 // forkserver workers). An exiting process then exits as it was about to;
 // otherwise the signal arrives once the mask is restored. Another thread
-// that gets such a signal meanwhile waits for the write (on_fatal_signal).
+// that gets such a signal meanwhile hands it to this one (fatal_signals.cpp).
 void finish(const char* status) {
   // A vfork child shares our memory.
   if (!state.started || getpid() != state.owner_pid.load()) return;
   if (state.finished.exchange(true)) return;
   SignalsBlocked held(termination_signals());
+  state.finishing_thread = static_cast<pid_t>(syscall(SYS_gettid));
   InsideTracer inside;  // the final write may open the trace on this thread
   uint64_t finish_start = now_ns();
   if (state.exact_active) exact::finish_exact();

@@ -36,6 +36,7 @@ struct TracerState {
   std::atomic<bool> started{false};
   std::atomic<bool> finished{false};
   std::atomic<bool> final_write_done{false};  // finish() has written the trace's end
+  std::atomic<pid_t> finishing_thread{0};     // the thread in finish(), by its kernel id
   std::atomic<pid_t> owner_pid{0};
   bool callbacks_active = false;
   // CUPTI's activity machinery does not survive fork: in a child, flushing it
