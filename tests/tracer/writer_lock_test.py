@@ -8,6 +8,7 @@ traces a program without CUDA).
     writer_lock_test.py APPTRACER
 """
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -61,10 +62,11 @@ def contents(path):
         db.close()
 
 
-def locked_run(apptracer, work, name, hold_s, end_while_locked, environment=None):
+def locked_run(apptracer, work, name, hold_s, end_while_locked, environment=None, end_signal=None):
     """Runs PROGRAM under record while this process holds the trace's write
     lock for `hold_s` seconds from before its allocations; the program is told
-    to end after the lock is released, or while it is still held. Gives
+    to end after the lock is released, or while it is still held (by closing
+    its input, or by `end_signal` sent to record, which passes it on). Gives
     (record's result, seconds from telling the program to end to its end)."""
     trace = os.path.join(work, name + ".db")
     proc = subprocess.Popen([apptracer, "record", "-o", trace, "--host-allocations=all", "--",
@@ -82,6 +84,8 @@ def locked_run(apptracer, work, name, hold_s, end_while_locked, environment=None
     allocated = proc.stdout.readline()
     if end_while_locked:
         ending = time.monotonic()
+        if end_signal:
+            proc.send_signal(end_signal)
         proc.stdin.close()
         proc.wait(timeout=60)
         ended = time.monotonic() - ending
@@ -94,7 +98,7 @@ def locked_run(apptracer, work, name, hold_s, end_while_locked, environment=None
         proc.wait(timeout=60)
         ended = time.monotonic() - ending
     err = proc.stderr.read()
-    expect(allocated == "allocated\n" and proc.returncode == 0,
+    expect(allocated == "allocated\n" and proc.returncode == (-end_signal if end_signal else 0),
            f"{name}: the program runs as untraced ({proc.returncode}, {err.strip()[-300:]!r})")
     return trace, err, ended
 
@@ -127,6 +131,15 @@ def check_writer_lock(apptracer, work):
     trace, err, ended = locked_run(apptracer, work, "past-the-end", 6, True, {"APPTRACER_STALL_MS": "1000"})
     expect(ended < 4, f"past the end: the exit waited {ended:.1f} s for the lock, at most about 1 s")
     expect("past the program's end" in err, f"past the end: says what is not written ({err.strip()[-300:]!r})")
+
+    # SIGTERM while the lock is held: the handler waits its bound for the
+    # trace's end, then the program dies of the signal, and one line says the
+    # end was not written and what the writer was doing.
+    trace, err, ended = locked_run(apptracer, work, "signalled", 8, True, end_signal=signal.SIGTERM)
+    expect(ended < 7.5, f"signalled: the program died {ended:.1f} s after the signal (the wait is bounded at 5.2 s)")
+    expect("the trace's end was not written within 5200 ms of signal 15 (the writer was waiting for "
+           "another process's write lock on the trace)" in err,
+           f"signalled: says the end is not written, and why ({err.strip()[-300:]!r})")
 
 
 def main():

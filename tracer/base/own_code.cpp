@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/signal_line.h"
+
 namespace apptracer {
 
 namespace {
@@ -37,28 +39,6 @@ int find_object(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
-// Async-signal-safe appends: no formatting library in a handler.
-struct Line {
-  char* out;
-  size_t capacity;
-  size_t length = 0;
-  void text(const char* s) {
-    for (; *s && length + 1 < capacity; ++s) out[length++] = *s;
-    out[length] = '\0';
-  }
-  void hex(uintptr_t value) {
-    char digits[2 * sizeof value + 1];
-    int n = 0;
-    do {
-      digits[n++] = "0123456789abcdef"[value & 0xf];
-      value >>= 4;
-    } while (value);
-    text("0x");
-    while (n > 0 && length + 1 < capacity) out[length++] = digits[--n];
-    out[length] = '\0';
-  }
-};
-
 const char* signal_name(int signal_number) {
   switch (signal_number) {
     case SIGSEGV: return "SIGSEGV";
@@ -86,7 +66,7 @@ OwnCode own_code_of(const void* symbol) {
 
 size_t describe_own_fault(char* out, size_t capacity, int signal_number, const OwnCode& code, uintptr_t pc) {
   if (capacity == 0) return 0;
-  Line line{out, capacity};
+  SignalLine line{out, capacity};
   out[0] = '\0';
   line.text("apptracer: ");
   line.text(signal_name(signal_number));

@@ -9,6 +9,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/self_cost.h"
+#include "base/signal_line.h"
 #include "base/signal_sets.h"
 #include "store/high_descriptors.h"
 
@@ -422,7 +423,26 @@ void Writer::flush_from_signal(int signal_number) {
   signal_flush_done_ = false;
   signal_flush_requested_ = signal_number;
   // The writer may be asleep for its period first.
-  wait_in_handler(signal_flush_done_, kSignalWriteLimitMs + config_.flush_period_ms);
+  int limit_ms = kSignalWriteLimitMs + config_.flush_period_ms;
+  if (!wait_in_handler(signal_flush_done_, limit_ms)) say_signal_end_unwritten(signal_number, limit_ms);
+}
+
+// One line on stderr where the process dies with its trace's end unwritten:
+// what the writer was doing is the only clue left (the trace cannot say it).
+void Writer::say_signal_end_unwritten(int signal_number, int limit_ms) const {
+  char text[512];
+  SignalLine line{text, sizeof text};
+  line.text("apptracer: pid ");
+  line.decimal(static_cast<uint64_t>(getpid()));
+  line.text(": the trace's end was not written within ");
+  line.decimal(static_cast<uint64_t>(limit_ms));
+  line.text(" ms of signal ");
+  line.decimal(static_cast<uint64_t>(signal_number));
+  line.text(" (the writer was ");
+  line.text(buffers_.consumer_stage());
+  line.text("); the trace keeps what its last pass wrote\n");
+  ssize_t written = write(STDERR_FILENO, text, line.length);
+  static_cast<void>(written);
 }
 
 void Writer::restart_after_fork() {

@@ -48,8 +48,9 @@ class Writer {
   void finish(const std::string& status);
 
   // From a fatal-signal handler (async-signal-safe): asks the writer for one
-  // more pass marked with `reason`, waiting at most about a second more
-  // than the writer's period.
+  // more pass that marks the trace ended by `signal_number`, waiting at most
+  // kSignalWriteLimitMs more than the writer's period; says so on stderr
+  // where the end was not written by then.
   void flush_from_signal(int signal_number);
 
   // Around fork (pthread_atfork, registered after the host allocator's so
@@ -97,6 +98,7 @@ class Writer {
   // Marks the trace interrupted by `signal_number`, after asking for what
   // CUPTI still holds and draining what arrives in the handler's time.
   void write_signal_end(int signal_number);
+  void say_signal_end_unwritten(int signal_number, int limit_ms) const;
   bool open_store_if_needed();
   // How the trace's rows wait for their GPU activity.
   StoreOptions store_options() const;
