@@ -198,7 +198,9 @@ def run_case(case, apptracer, keep):
                       for t in traces if t.meta.get("status") not in ended_as_expected or
                       (t.meta.get("status") == "incomplete" and
                        t.meta.get("end_reason") != f"signal {int(signal.SIGTERM)}")]
-        expect(not incomplete, f"every trace complete ({len(traces)} traces; not: {incomplete})")
+        # The tracer's own lines on stderr say why an end was not written.
+        said = [line for line in traced.stderr.splitlines() if line.startswith("apptracer: pid ")]
+        expect(not incomplete, f"every trace complete ({len(traces)} traces; not: {incomplete}; {said[-3:]})")
         # A process forked from one that had started CUPTI records no GPU
         # activity (its meta says so): its kernels have no GPU times by design.
         untimed = sum(t.untimed_kernels() for t in traces
