@@ -194,7 +194,8 @@ void pass_to_program(int signal_number) {
 bool still_running(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 // One line on a trace the run wrote: "trace written to PATH (complete)",
-// "(incomplete: signal 15)", or, for a file its process created and never
+// "(incomplete: signal 15)", "(incomplete: its process ended before the
+// trace's end was written)", or, for a file its process created and never
 // began, what it is. Such a file holds nothing: it is removed (with the
 // journal beside it) once its process is gone. The path is shown escaped: a
 // program may name its trace with any bytes.
@@ -208,6 +209,13 @@ std::string trace_line(const AnnouncedTrace& trace) {
     Database db = open_trace(path, TraceAccess::ReadOnly, note);
     std::string status = trace_meta(db, "status", "incomplete");
     std::string reason = trace_meta(db, "end_reason");
+    // Without a reason the trace's end was never written: its process still
+    // runs, or ended where no handler could write it (SIGKILL, or a signal
+    // whose write ran out of time; the tracer's stderr line then says which).
+    if (reason.empty() && status != kStatusComplete) {
+      reason = still_running(trace.pid) ? "its process still runs"
+                                        : "its process ended before the trace's end was written";
+    }
     if (!reason.empty() && status != kStatusComplete) status += ": " + reason;
     return "trace written to " + shown + " (" + terminal_text(status) + ")";
   } catch (const EmptyTrace&) {

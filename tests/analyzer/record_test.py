@@ -126,6 +126,16 @@ def check_record(apptracer, work):
         expect(bool(said), f"SIG{signal_name} within the first 200 ms: a trace or why not: {run.stderr!r}")
         expect(all(os.path.getsize(f) > 0 for f in db_files(out)), f"no empty file left: {db_files(out)}")
 
+    # Killed where no handler runs, after its trace began: listed as ended
+    # before its end was written.
+    out = os.path.join(work, "killed-later")
+    os.mkdir(out)
+    run = record(apptracer, "-o", os.path.join(out, "k.db"), "--host-allocations=all", "--", sys.executable,
+                 "-c", "import os, time; time.sleep(0.6); os.kill(os.getpid(), 9)")
+    expect(run.returncode == -9 and [s for _, s in listed(run)] ==
+           ["incomplete: its process ended before the trace's end was written"],
+           f"SIGKILL after the trace began: listed as ended before its end was written: {run.stderr!r}")
+
     # SIGTERM sent to record itself goes to the program; record lists the
     # trace, then dies of the program's signal.
     out = os.path.join(work, "term-record")
