@@ -294,9 +294,10 @@ def check_signals_without_cuda(c, apptracer):
 def check_signal_while_finishing(c, apptracer, apps, runs=8):
     """SIGTERM while the program exits comes to a thread that holds the
     allocator's lock, which the exiting thread's write of the trace's end
-    needs: the signal waits for the write, the trace is complete, and the
-    program dies of it. (A handler that waited for the write on that thread
-    held the lock 5 s and died with the trace's end unwritten, 1 run in 3.)"""
+    needs: the signal is held until the write is done, the trace is
+    complete, and the program dies of it. (A handler that waited for the
+    write on that thread held the lock 5 s and died with the trace's end
+    unwritten, 1 run in 3.)"""
     program = [os.path.join(apps, "host_signal_while_finishing")]
     outcomes = []
     for _ in range(runs):
@@ -310,6 +311,14 @@ def check_signal_while_finishing(c, apptracer, apps, runs=8):
     c.expect(all(o == expected for o in outcomes),
              f"SIGTERM while exiting: {runs} complete traces, each program dead of it within 3 s "
              f"({[o for o in outcomes if o != expected][:3]})")
+    # The exiting thread itself blocks SIGTERM: the signal held meanwhile
+    # still ends the process once the trace's end is written.
+    with tempfile.TemporaryDirectory() as out:
+        traced = record(apptracer, out, program + ["main-blocks-term"])
+        states = [(meta(t, "status"), meta(t, "end_reason")) for t in traces(out)]
+        c.expect((traced.returncode, states) == (-signal.SIGTERM, [("complete", None)]),
+                 f"SIGTERM while exiting, blocked by the exiting thread: a complete trace, the program dead "
+                 f"of it ({traced.returncode}, {states})")
 
 
 def check_program_handlers(c, apptracer):

@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/own_code.h"
@@ -89,20 +88,21 @@ void install_for(int signal_number) {
 }
 
 // A termination signal that comes to this thread while another writes the
-// trace's end goes to that one, which holds it blocked until the end is
-// written (finish()); the process then dies of it there. Waiting here for
-// the write instead can wait for what this thread holds (a lock of the
-// allocator's, CUDA's or CUPTI's that the write needs): the process then
-// died at the wait's bound with its trace's end unwritten. A pool's SIGTERM
-// comes so as its workers exit.
-bool handed_to_finishing_thread(int signal_number) {
+// trace's end (finish(), which holds such signals blocked on its thread) is
+// held, and this thread goes on; finish() sends it again once the end is
+// written (resend_held_signal), and the process dies of it then. Waiting
+// here for the write instead can wait for what this thread holds (a lock of
+// the allocator's, CUDA's or CUPTI's that the write needs): the process
+// then died at the wait's bound with its trace's end unwritten. A pool's
+// SIGTERM comes so as its workers exit.
+bool held_until_finished(int signal_number) {
   if (!state.finished.load() || state.final_write_done.load()) return false;
-  sigset_t held = termination_signals();
-  if (!sigismember(&held, signal_number)) return false;
-  pid_t finishing = state.finishing_thread.load();
-  pid_t pid = getpid();
-  if (finishing == 0 || pid != state.owner_pid.load() || finishing == syscall(SYS_gettid)) return false;
-  return syscall(SYS_tgkill, pid, finishing, signal_number) == 0;
+  if (getpid() != state.owner_pid.load()) return false;
+  sigset_t termination = termination_signals();
+  if (!sigismember(&termination, signal_number)) return false;
+  int none = 0;
+  state.signal_held_during_finish.compare_exchange_strong(none, signal_number);
+  return true;
 }
 
 // The signal ends the process: what was recorded is written first.
@@ -124,7 +124,7 @@ void on_signal(int signal_number, siginfo_t* info, void* context) {
   struct sigaction program = state.program_actions[signal_number];
   if (is_default(program)) {
     int saved_errno = errno;
-    if (handed_to_finishing_thread(signal_number)) {
+    if (held_until_finished(signal_number)) {
       errno = saved_errno;
       return;
     }
@@ -154,6 +154,21 @@ void on_signal(int signal_number, siginfo_t* info, void* context) {
 }
 
 }  // namespace
+
+// At its default action the process dies as the signal is sent, whatever
+// thread it goes to and whatever threads block it; at an action the program
+// set meanwhile, that action has it.
+void resend_held_signal() {
+  int signal_number = state.signal_held_during_finish.exchange(0);
+  if (signal_number == 0) return;
+  if (is_default(state.program_actions[signal_number])) {
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    libc_sigaction()(signal_number, &default_action, nullptr);
+  }
+  kill(getpid(), signal_number);
+}
 
 int real_sigaction(int signal_number, const struct sigaction* action, struct sigaction* previous) {
   return libc_sigaction()(signal_number, action, previous);

@@ -82,7 +82,7 @@ void after_fork_in_child() {
   if (fork_without_writer) return leave_child_untraced();
   state.finished = false;
   state.final_write_done = false;
-  state.finishing_thread = 0;
+  state.signal_held_during_finish = 0;
   state.activity_usable = false;
   state.buffers->reset_after_fork();
   allocations().reset_after_fork();

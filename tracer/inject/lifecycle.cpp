@@ -4,7 +4,6 @@
 // _exit() of the process that started it (exit_exec.cpp), or when a capture
 // stops.
 #include <dlfcn.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -93,13 +92,13 @@ void record_process_meta(const Config& config) {
 // inside this write, its trace left without its end (multiprocessing
 // forkserver workers). An exiting process then exits as it was about to;
 // otherwise the signal arrives once the mask is restored. Another thread
-// that gets such a signal meanwhile hands it to this one (fatal_signals.cpp).
+// that gets such a signal meanwhile leaves it held, and it is sent again
+// once the end is written (fatal_signals.cpp).
 void finish(const char* status) {
   // A vfork child shares our memory.
   if (!state.started || getpid() != state.owner_pid.load()) return;
   if (state.finished.exchange(true)) return;
   SignalsBlocked held(termination_signals());
-  state.finishing_thread = static_cast<pid_t>(syscall(SYS_gettid));
   InsideTracer inside;  // the final write may open the trace on this thread
   uint64_t finish_start = now_ns();
   if (state.exact_active) exact::finish_exact();
@@ -115,6 +114,7 @@ void finish(const char* status) {
   state.writer->set_meta("host_block_lookups_cut", std::to_string(host_blocks::lookups_cut()));
   state.writer->finish(status);
   state.final_write_done = true;
+  resend_held_signal();
 }
 
 namespace {

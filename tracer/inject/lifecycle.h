@@ -36,7 +36,8 @@ struct TracerState {
   std::atomic<bool> started{false};
   std::atomic<bool> finished{false};
   std::atomic<bool> final_write_done{false};  // finish() has written the trace's end
-  std::atomic<pid_t> finishing_thread{0};     // the thread in finish(), by its kernel id
+  // A termination signal that came while finish() wrote, sent again once written.
+  std::atomic<int> signal_held_during_finish{0};
   std::atomic<pid_t> owner_pid{0};
   bool callbacks_active = false;
   // CUPTI's activity machinery does not survive fork: in a child, flushing it
@@ -78,6 +79,9 @@ void finish(const char* status);
 void record_process_meta(const Config& config);
 // Installed when tracing starts (fatal_signals.cpp).
 void install_signal_handlers_once();
+// Sends again the termination signal held while finish() wrote, if one was
+// (fatal_signals.cpp).
+void resend_held_signal();
 // Whether sigaction, called by this process, reads and sets the program's
 // own action for `signal_number` while ours stays installed (not in a vfork
 // child, which shares our memory but not our dispositions).
