@@ -10,6 +10,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyzer/trace/by_kernel_name.h"
+
 namespace apptracer::diagnose {
 
 namespace {
@@ -173,13 +175,15 @@ Table kernel_breakdown(const TraceFacts& facts) {
   std::map<std::pair<std::string_view, std::string_view>, std::pair<int64_t, int64_t>> rows;
   std::set<std::string> copy_types;
   int64_t total = 0;
+  trace::ByKernelName<std::pair<int64_t, int64_t>> kernels;
   for (const Kernel& k : facts.ops().kernels()) {
     if (!k.timed()) continue;
-    auto& row = rows[{"computation", k.name}];
+    auto& row = kernels[k.name];
     ++row.first;
     row.second = saturating_add(row.second, k.gpu_ns());
     total = saturating_add(total, k.gpu_ns());
   }
+  for (const auto& [name, row] : kernels) rows[{"computation", name}] = row;
   for (const auto* list : {&facts.ops().copies(), &facts.ops().memsets()}) {
     for (const Transfer& t : *list) {
       if (!t.timed()) continue;
@@ -209,7 +213,7 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
     int64_t count = 0, call = 0, calls = 0, gpu = 0, delay = 0, delays = 0, delay_max = 0,
             short_count = 0;
   };
-  std::map<std::string_view, Stats> by_name;  // the trace's names, which outlive the table
+  trace::ByKernelName<Stats> by_name;
   for (const Kernel& k : facts.ops().kernels()) {
     Stats& s = by_name[k.name];
     ++s.count;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/trace/by_kernel_name.h"
 
 namespace apptracer::diagnose {
 
@@ -197,7 +198,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     return after != list.begin() && issued < (*std::prev(after))->end;
   };
   // The kernels issued in the spans, by name; a graph launch counts once.
-  std::map<std::string_view, KernelLaunches> by_name;
+  trace::ByKernelName<KernelLaunches> by_name;
   // Kernels by the part of the model that launched them, where the trace knows it.
   std::map<std::string_view, int64_t> by_part;
   int64_t attributed = 0;

@@ -30,6 +30,7 @@
 #include "analyzer/report/unified_memory_moves.h"
 #include "analyzer/report/whatif_section.h"
 #include "analyzer/stats/stats_reports.h"
+#include "analyzer/trace/by_kernel_name.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
 #include "analyzer/trace/short_names.h"
 
@@ -124,7 +125,7 @@ json kernel_traffic(trace::Trace& trace) {
 }
 
 json top_kernels(const TraceFacts& facts) {
-  std::map<std::string_view, std::pair<int64_t, int64_t>> by_name;  // the trace's names
+  trace::ByKernelName<std::pair<int64_t, int64_t>> by_name;  // count, GPU ns
   for (const diagnose::Kernel& k : facts.ops().kernels()) {
     auto& entry = by_name[k.name];
     ++entry.first;
