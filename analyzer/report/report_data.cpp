@@ -471,7 +471,11 @@ SectionsCbor whole_run_sections(trace::Trace& trace, const TraceFacts& facts, co
   // as soon as the section is CBOR, or the timeline's 20 MB stayed resident
   // under every section made after it.
   auto keep = [&](const char* name, auto&& make) {
-    sections[name] = json::to_cbor(make());
+    std::vector<uint8_t> bytes = json::to_cbor(make());
+    // Held through the steady steps' rules, where the report's peak is:
+    // grown by doubling, the timeline's 3.7 MB had 0.8 MB more behind it.
+    bytes.shrink_to_fit();
+    sections[name] = std::move(bytes);
     malloc_trim(0);
   };
   diagnose::LinkModel model = diagnose::choose_link_model(facts, system_file);
