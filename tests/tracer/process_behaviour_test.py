@@ -306,10 +306,12 @@ def check_signal_while_finishing(c, apptracer, apps, runs=8):
             traced = record(apptracer, out, program)
             seconds = time.monotonic() - start
             states = [(meta(t, "status"), meta(t, "end_reason")) for t in traces(out)]
-            outcomes.append((traced.returncode, states, seconds < 3))
+            # Under the 5 s a handler waiting for the write took (a loaded
+            # machine stretches the 0.1-0.5 s a run takes).
+            outcomes.append((traced.returncode, states, seconds < 4.5))
     expected = (-signal.SIGTERM, [("complete", None)], True)
     c.expect(all(o == expected for o in outcomes),
-             f"SIGTERM while exiting: {runs} complete traces, each program dead of it within 3 s "
+             f"SIGTERM while exiting: {runs} complete traces, each program dead of it within 4.5 s "
              f"({[o for o in outcomes if o != expected][:3]})")
     # The exiting thread itself blocks SIGTERM: the signal held meanwhile
     # still ends the process once the trace's end is written.
