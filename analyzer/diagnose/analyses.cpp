@@ -8,7 +8,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_map>
 
 #include "analyzer/trace/by_kernel_name.h"
 
@@ -410,15 +409,14 @@ Table kernel_sequences(const TraceFacts& facts) {
   // shown (a training trace's million kernels have names of up to
   // thousands of characters, and a few hundred distinct ones).
   std::vector<std::string_view> names;
-  std::unordered_map<std::string_view, uint32_t> name_ids;
-  std::unordered_map<const char*, uint32_t> by_pointer;  // the trace's names share their text
+  trace::ByKernelName<uint32_t> ids;  // each name's id + 1, in the order first seen
   auto name_id = [&](std::string_view name) {
-    auto [known, added] = by_pointer.try_emplace(name.data(), 0);
-    if (!added && names[known->second].size() == name.size()) return known->second;
-    auto [text, new_text] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
-    if (new_text) names.push_back(name);
-    known->second = text->second;
-    return text->second;
+    uint32_t& id = ids[name];
+    if (id == 0) {
+      names.push_back(name);
+      id = static_cast<uint32_t>(names.size());
+    }
+    return id - 1;
   };
   // Each stream's kernels as positions in the kernel list, in the GPU's
   // order: ids nearly follow it (the tracer numbers a buffer's launches as
