@@ -6,6 +6,11 @@
 
 namespace apptracer {
 
+void InsertThread::start() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { run_batches(); });
+}
+
 void InsertThread::hand_over(Run run, void* owner, unsigned slot) {
   {
     std::lock_guard<std::mutex> lock(mutex_);

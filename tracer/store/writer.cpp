@@ -49,10 +49,16 @@ Writer::Writer(RecordBuffers& buffers, AllocationRegistry& registry, StringTable
 // pool worker idle in sem_wait got its pool's SIGTERM on the writer thread,
 // which cannot wait for itself, and died with nothing flushed. Blocked in
 // the creating thread around the creation, so the new thread starts blocked.
+// The insert thread starts with it, not at the writer's first full batch:
+// creating a thread takes the dynamic loader's lock, and a pool worker's
+// SIGTERM came while its thread was inside dlopen (a Python import), so
+// the writer's first batch waited for that lock while the signal's handler
+// waited for the writer, and the worker died with its trace's end unwritten.
 void Writer::start() {
   stopping_ = false;
   SignalsBlocked blocked(all_but_faults());
   thread_ = std::thread([this] { run(); });
+  insert_thread_.start();
 }
 
 bool Writer::on_writer_thread() const { return std::this_thread::get_id() == thread_.get_id(); }

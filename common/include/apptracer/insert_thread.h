@@ -39,6 +39,10 @@ class InsertThread {
   InsertThread(const InsertThread&) = delete;
   InsertThread& operator=(const InsertThread&) = delete;
 
+  // Starts the thread now, not at the first batch: a thread started in
+  // the middle of a write may wait for the dynamic loader's lock (see
+  // tracer/store/writer.cpp).
+  void start();
   // Queues a batch, starting the thread the first time.
   void hand_over(Run run, void* owner, unsigned slot);
 
