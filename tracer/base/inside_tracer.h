@@ -6,12 +6,15 @@
 // the program uses (store/high_descriptors.h).
 #pragma once
 
+#include "base/deferred_signal.h"
+
 namespace apptracer {
 
 // `__thread`: no constructor, no lazy allocation, safe to read inside malloc.
 extern __thread bool thread_inside_tracer __attribute__((tls_model("initial-exec")));
 
-// Marks the calling thread inside the tracer for a scope (restoring what was).
+// Marks the calling thread inside the tracer for a scope (restoring what was);
+// a termination signal waits for its end (base/deferred_signal.h).
 class InsideTracer {
  public:
   InsideTracer() : was_inside_(thread_inside_tracer) { thread_inside_tracer = true; }
@@ -20,6 +23,7 @@ class InsideTracer {
   InsideTracer& operator=(const InsideTracer&) = delete;
 
  private:
+  SignalsDeferred deferred_;  // destroyed after the mark is restored
   bool was_inside_;
 };
 

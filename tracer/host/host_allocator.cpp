@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "host/host_allocator.h"
+#include "base/deferred_signal.h"
 #include "base/inside_tracer.h"
 #include "base/self_cost.h"
 #include "host/host_blocks.h"
@@ -192,6 +193,7 @@ using namespace apptracer;
 #define APPTRACER_EXPORT extern "C" __attribute__((visibility("default")))
 
 APPTRACER_EXPORT void* malloc(size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return arena_allocate(bytes);
   void* p = real.malloc(bytes);
   note_allocation(p, bytes);
@@ -199,6 +201,7 @@ APPTRACER_EXPORT void* malloc(size_t bytes) {
 }
 
 APPTRACER_EXPORT void* calloc(size_t count, size_t size) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) {
     size_t bytes;
     if (__builtin_mul_overflow(count, size, &bytes)) return nullptr;
@@ -210,6 +213,7 @@ APPTRACER_EXPORT void* calloc(size_t count, size_t size) {
 }
 
 APPTRACER_EXPORT void free(void* p) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!p || in_arena(p)) return;
   if (!real_functions_known()) return;  // cannot be ours to free yet
   note_free(p);
@@ -217,6 +221,7 @@ APPTRACER_EXPORT void free(void* p) {
 }
 
 APPTRACER_EXPORT void* realloc(void* p, size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known() || in_arena(p)) {
     void* q = real_state.load() == 2 ? malloc(bytes) : arena_allocate(bytes);
     if (q && p) std::memcpy(q, p, std::min(bytes, arena_size(p)));
@@ -246,6 +251,7 @@ APPTRACER_EXPORT void* reallocarray(void* p, size_t count, size_t size) {
 }
 
 APPTRACER_EXPORT int posix_memalign(void** out, size_t alignment, size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return ENOMEM;
   int result = real.posix_memalign(out, alignment, bytes);
   if (result == 0) note_allocation(*out, bytes);
@@ -253,6 +259,7 @@ APPTRACER_EXPORT int posix_memalign(void** out, size_t alignment, size_t bytes) 
 }
 
 APPTRACER_EXPORT void* aligned_alloc(size_t alignment, size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return nullptr;
   void* p = real.aligned_alloc(alignment, bytes);
   note_allocation(p, bytes);
@@ -260,6 +267,7 @@ APPTRACER_EXPORT void* aligned_alloc(size_t alignment, size_t bytes) {
 }
 
 APPTRACER_EXPORT void* memalign(size_t alignment, size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return nullptr;
   void* p = real.memalign(alignment, bytes);
   note_allocation(p, bytes);
@@ -267,6 +275,7 @@ APPTRACER_EXPORT void* memalign(size_t alignment, size_t bytes) {
 }
 
 APPTRACER_EXPORT void* valloc(size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return nullptr;
   void* p = real.valloc(bytes);
   note_allocation(p, bytes);
@@ -274,6 +283,7 @@ APPTRACER_EXPORT void* valloc(size_t bytes) {
 }
 
 APPTRACER_EXPORT void* pvalloc(size_t bytes) {
+  SignalsDeferred deferred;  // the allocator's lock may be held below
   if (!real_functions_known()) return nullptr;
   void* p = real.pvalloc(bytes);
   note_allocation(p, bytes);

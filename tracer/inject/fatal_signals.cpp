@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "base/deferred_signal.h"
 #include "base/own_code.h"
 #include "base/signal_sets.h"
 #include "inject/lifecycle.h"
@@ -87,6 +88,17 @@ void install_for(int signal_number) {
   libc_sigaction()(signal_number, &ours, nullptr);
 }
 
+// A termination signal that comes to this thread where it may hold a lock
+// the writer needs (base/deferred_signal.h) is kept and raised again when
+// the thread leaves: the flush below waits for the writer.
+bool kept_until_out_of_locks(int signal_number) {
+  if (thread_signal_deferral == 0) return false;
+  sigset_t termination = termination_signals();
+  if (!sigismember(&termination, signal_number)) return false;
+  if (thread_deferred_signal == 0) thread_deferred_signal = signal_number;
+  return true;
+}
+
 // A termination signal that comes to this thread while another writes the
 // trace's end (finish(), which holds such signals blocked on its thread) is
 // held, and this thread goes on; finish() sends it again once the end is
@@ -124,7 +136,7 @@ void on_signal(int signal_number, siginfo_t* info, void* context) {
   struct sigaction program = state.program_actions[signal_number];
   if (is_default(program)) {
     int saved_errno = errno;
-    if (held_until_finished(signal_number)) {
+    if (kept_until_out_of_locks(signal_number) || held_until_finished(signal_number)) {
       errno = saved_errno;
       return;
     }
