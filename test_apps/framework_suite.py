@@ -11,6 +11,7 @@ no framework). Cases whose framework is missing are reported as skipped.
 """
 import argparse
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -26,8 +27,8 @@ PROGRAMS = os.path.join(HERE, "frameworks")
 class Trace:
     """One process's trace, read-only, with its enum names."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, apptracer):
+        self.path, self.apptracer = path, apptracer
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         self.meta = dict(self.db.execute("SELECT key, value FROM meta"))
         self.enums = {(e, n): v for e, v, n in self.db.execute("SELECT enum, value, name FROM enum_values")}
@@ -56,6 +57,12 @@ class Trace:
 
     def resolved_arg_words(self):
         return self.one("SELECT COUNT(*) FROM kernel_args WHERE alloc_id IS NOT NULL")
+
+    def analyzed(self, *command):
+        """What `apptracer COMMAND... TRACE --format json` prints, or None."""
+        done = subprocess.run([self.apptracer, *command, "--format", "json", self.path],
+                              capture_output=True, text=True, timeout=600)
+        return json.loads(done.stdout) if done.returncode == 0 else None
 
 
 class Case:
@@ -148,6 +155,33 @@ def check_ipc(expect, traces, main):
         expect(on_import >= 1, f"the child's kernel arguments resolve to the imported memory ({on_import})")
 
 
+
+def check_training(steps, modules_named=False, ops_named=False):
+    """Training of a shape the project's own programs lack: the steps found
+    from the launches alone (the program marks none) are the steps it ran; the
+    diagnosis shows at most ten findings, start-up below every steady-state
+    one; where PyTorch's ranges are recorded, nearly every launch names its op
+    (`ops_named`) and its module (`modules_named`)."""
+    def check(expect, traces, main):
+        summary = (main.analyzed("stats", "--report", "steps") or {}).get("step_summary") or [{}]
+        found, source = summary[0].get("steps"), summary[0].get("found_from", "")
+        expect(source.startswith("the repeating launch sequence") and found is not None and abs(found - steps) <= 1,
+               f"steps found from the launches: {found} of the {steps} run ({source})")
+        findings = (main.analyzed("diagnose") or {}).get("findings")
+        rules = [f["rule"] for f in findings or []]
+        expect(findings is not None and len(rules) <= 10, f"at most ten findings shown ({rules})")
+        expect("startup" not in rules or rules.index("startup") == len(rules) - 1,
+               f"start-up ranked below the steady state ({rules})")
+        for name, wanted in (("module", modules_named), ("op", ops_named)):
+            if not wanted:
+                continue
+            rows = (main.analyzed("stats", "--report", name + "s") or {}).get(name + "s", [])
+            launches = sum(row["launches"] for row in rows)
+            named = launches - sum(row["launches"] for row in rows if row[name] == "(none)")
+            expect(launches > 0 and named >= 0.95 * launches,
+                   f">= 95% of launches name their {name} ({named} of {launches})")
+    return check
+
 CASES = [
     Case("torch_train_bf16", ["torch"], check_train),
     Case("dataloader_pinned", ["torch"], check_dataloader),
@@ -160,6 +194,11 @@ CASES = [
     Case("subprocess_cuda", ["torch"], check_subprocess),
     Case("sigint_checkpoint", ["torch"], check_sigint),
     Case("ipc_pair", ["torch"], check_ipc),
+    Case("timm_vit_train", ["torch", "timm"], check_training(40, modules_named=True, ops_named=True)),
+    Case("gcn_train", ["torch", "torch_geometric"], check_training(40, modules_named=True, ops_named=True)),
+    Case("lightning_fit", ["torch", "pytorch_lightning"], check_training(40, ops_named=True)),
+    Case("pipeline_microbatch", ["torch"], check_training(40, ops_named=True)),
+    Case("flax_cnn_train", ["jax", "flax", "optax"], check_training(40)),
 ]
 
 
@@ -190,7 +229,7 @@ def run_case(case, apptracer, keep):
         traces = []
         for path in paths:
             try:
-                traces.append(Trace(path))
+                traces.append(Trace(path, apptracer))
             except sqlite3.Error as error:
                 expect(False, f"{os.path.basename(path)} opens ({error})")
         ended_as_expected = {"complete"} | ({"incomplete"} if case.workers_terminated else set())

@@ -75,7 +75,12 @@ struct Cycle {
   size_t period = 0;
   size_t first = 0;
   size_t copies = 0;
+  size_t steps = 0;  // the anchor's segments from `first` on about a period long
   uint32_t anchor = 0;
+
+  // The launches its steps hold: a cycle that covers less than another is
+  // not the program's step, however short.
+  size_t covered() const { return steps * period; }
 };
 
 // The most common segment the anchor's occurrences cut; ties: the one that
@@ -102,23 +107,37 @@ Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& h
   }
   const size_t* first = std::lower_bound(occurrences.begin(anchor), occurrences.end(anchor), best.first);
   best.period = (first + 1 != occurrences.end(anchor) ? first[1] : launches) - best.first;
+  // Steps that differ from the cycle by a few launches (a loss read back
+  // every tenth step) are steps all the same; a segment far shorter or
+  // longer (the rest of a step cut by a second occurrence) is not one.
+  for (const size_t* at = first; at != occurrences.end(anchor); ++at) {
+    size_t length = (at + 1 != occurrences.end(anchor) ? at[1] : launches) - *at;
+    size_t off = length > best.period ? length - best.period : best.period - length;
+    if (4 * off <= best.period) ++best.steps;
+  }
   return best;
 }
 
-// No symbol occurs a whole copy's worth more often than the cycle holds it:
-// a symbol the cycle misses that occurs once a step, or the anchor itself
-// when it occurs twice a step (a memset right after another would make each
-// step two "steps", a long one and one of a single launch), means the cycle
-// is not the step.
+// No symbol occurs, over the cycle's steps, once a step more than the cycle
+// holds it: a symbol the cycle misses that occurs once a step, or the anchor
+// itself when it occurs twice a step (a memset right after another would
+// make each step two "steps", a long one and one of a single launch), means
+// the cycle is not the step. Counted over its steps, not its exact copies:
+// a kernel of each of twelve layers occurs twelve times a step, and the few
+// steps that are not exact copies would add up to a thirteenth.
 bool holds_every_frequent_symbol(const Occurrences& occurrences, const Cycle& cycle) {
   std::vector<size_t> in_cycle(occurrences.symbols(), 0);
   for (size_t i = cycle.first; i < cycle.first + cycle.period; ++i) ++in_cycle[occurrences.ids[i]];
   for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
     const size_t* from = std::lower_bound(occurrences.begin(s), occurrences.end(s), cycle.first);
-    if (static_cast<size_t>(occurrences.end(s) - from) >= (in_cycle[s] + 1) * cycle.copies) return false;
+    if (static_cast<size_t>(occurrences.end(s) - from) >= (in_cycle[s] + 1) * cycle.steps) return false;
   }
   return true;
 }
+
+// Cycles covering at least this share of the most any covers are alike in
+// reach: a multiple of the step covers as much as the step itself.
+constexpr double kNearestCover = 0.9;
 
 // How many of the best candidates are checked for holding every frequent
 // symbol (each check is linear in symbols).
@@ -141,20 +160,29 @@ std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols
     if (static_cast<double>(cycle.copies * cycle.period) < kMinCycleShare * steady) continue;
     candidates.push_back(cycle);
   }
+  // The cycles that reach furthest are checked; of those that hold their
+  // symbols, the shortest among the furthest-reaching is the step (a run of
+  // one launch repeated at the very end is short but covers little).
   std::sort(candidates.begin(), candidates.end(), [](const Cycle& a, const Cycle& b) {
-    return std::tie(a.period, a.first, b.copies, a.anchor) < std::tie(b.period, b.first, a.copies, b.anchor);
+    return std::make_tuple(b.covered(), a.period, a.first, a.anchor) <
+           std::make_tuple(a.covered(), b.period, b.first, b.anchor);
   });
+  std::vector<Cycle> steps;
   for (size_t c = 0; c < candidates.size() && c < kCheckedCandidates; ++c) {
-    const Cycle& cycle = candidates[c];
-    if (!holds_every_frequent_symbol(occurrences, cycle)) continue;
-    LaunchCycle found;
-    found.period = cycle.period;
-    const size_t* from = std::lower_bound(occurrences.begin(cycle.anchor), occurrences.end(cycle.anchor),
-                                          cycle.first);
-    found.starts.assign(from, occurrences.end(cycle.anchor));
-    return found;
+    if (holds_every_frequent_symbol(occurrences, candidates[c])) steps.push_back(candidates[c]);
   }
-  return std::nullopt;
+  if (steps.empty()) return std::nullopt;
+  double reach = static_cast<double>(steps.front().covered());
+  const Cycle* best = &steps.front();
+  for (const Cycle& cycle : steps) {
+    if (static_cast<double>(cycle.covered()) < kNearestCover * reach) break;
+    if (std::tie(cycle.period, cycle.first) < std::tie(best->period, best->first)) best = &cycle;
+  }
+  LaunchCycle found;
+  found.period = best->period;
+  const size_t* from = std::lower_bound(occurrences.begin(best->anchor), occurrences.end(best->anchor), best->first);
+  found.starts.assign(from, occurrences.end(best->anchor));
+  return found;
 }
 
 size_t first_steady_step(const std::vector<int64_t>& symbols,

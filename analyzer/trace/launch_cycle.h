@@ -12,13 +12,17 @@
 //     the first copy on (steps differing by a few launches, such as an
 //     occasional extra kernel, are still steps; a layer of a network, which
 //     also repeats, leaves backward and the optimizer out and falls short),
-//   - no symbol occurs, from the first copy on, a copy's count of times more
-//     than the cycle holds it (a kernel that occurs twice a step cannot cut
-//     it into two "steps", whether the cycle misses it or begins with it).
-// Of those, the shortest cycle wins (a multiple of the step also repeats),
-// then the one whose first copy begins earliest: the step boundary is the
-// launch the steady cycle first begins with after start-up, and everything
-// before that first copy is start-up.
+//   - no symbol occurs, over the cycle's steps (the anchor's segments from
+//     the first copy on that are about a period long: exact copies, and
+//     steps with a launch or two more or less), once a step more than the
+//     cycle holds it (a kernel that occurs twice a step cannot cut it into
+//     two "steps", whether the cycle misses it or begins with it).
+// Of those, the ones whose steps cover the most launches (within 10%) are
+// the program's loop, not a run of one launch at its end; among them the
+// shortest cycle wins (a multiple of the step also repeats), then the one
+// whose first copy begins earliest: the step boundary is the launch the
+// steady cycle first begins with after start-up, and everything before that
+// first copy is start-up.
 //
 // Linear in launches (each occurrence is looked at once, plus a check of a
 // few best candidates). Limits: a step must contain some launch symbol

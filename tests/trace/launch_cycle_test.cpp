@@ -73,6 +73,45 @@ TEST(LaunchCycle, OccasionalExtraLaunchesAndAPartialLastStepAreSteps) {
   EXPECT_EQ(cycle->starts.back(), symbols.size() - 4);
 }
 
+// A ViT-like step: twelve alike blocks (each kernel of a block twelve times a
+// step), and the loss read back every tenth step. The read-back steps are not
+// copies of the cycle, yet they are steps: a block's kernels, twelve a step,
+// are no more frequent than the cycle holds them.
+TEST(LaunchCycle, ALossReadBackEveryTenthStepKeepsEveryStep) {
+  enum : int64_t { patch = 1, norm, qkv, attention, proj, mlp, loss, norm_b, qkv_b, attention_b, mlp_b, adam,
+                   read_back };
+  std::vector<int64_t> step{patch};
+  for (int block = 0; block < 12; ++block) step.insert(step.end(), {norm, qkv, attention, proj, norm, mlp});
+  step.push_back(loss);
+  for (int block = 0; block < 12; ++block) step.insert(step.end(), {mlp_b, norm_b, attention_b, qkv_b, norm_b});
+  step.push_back(adam);
+  std::vector<int64_t> symbols{9, 9, 8};
+  for (int i = 0; i < 40; ++i) {
+    symbols.insert(symbols.end(), step.begin(), step.end());
+    if (i % 10 == 0) symbols.push_back(read_back);
+  }
+  std::optional<LaunchCycle> cycle = find_launch_cycle(symbols);
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, step.size());
+  // The steps begin with the first exact copy: the first step, which read
+  // its loss back, is start-up's.
+  ASSERT_EQ(cycle->starts.size(), 39u);
+  EXPECT_EQ(cycle->starts[0], 3 + step.size() + 1);
+}
+
+// A loop that ends in a run of one launch (a framework moving the model back
+// to the CPU, a copy per tensor): that run repeats too, with the shortest
+// period, but it is the end of the run, not its steps.
+TEST(LaunchCycle, ARunOfOneLaunchAtTheEndIsNotTheSteps) {
+  std::vector<int64_t> step{10, 11, 12, 13, 12, 14, 15, 16};
+  std::vector<int64_t> symbols = repeated({1, 2, 3}, step, 40);
+  for (int i = 0; i < 30; ++i) symbols.push_back(99);
+  std::optional<LaunchCycle> cycle = find_launch_cycle(symbols);
+  ASSERT_TRUE(cycle);
+  EXPECT_EQ(cycle->period, step.size());
+  EXPECT_EQ(cycle->starts.size(), 40u);
+}
+
 TEST(LaunchCycle, NoRepetitionIsNoSteps) {
   std::vector<int64_t> distinct;
   for (int64_t i = 0; i < 1000; ++i) distinct.push_back(i);

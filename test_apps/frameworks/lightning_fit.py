@@ -1,0 +1,36 @@
+"""pytorch_lightning owns the loop: Trainer.fit of an MLP on batches of 256
+from a DataLoader, AdamW, 40 steps, with Lightning's callbacks, hooks and
+its own device moves around each batch."""
+import pytorch_lightning as pl
+import torch
+
+STEPS = 40
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(512, 2048), torch.nn.ReLU(),
+                                       torch.nn.Linear(2048, 2048), torch.nn.ReLU(),
+                                       torch.nn.Linear(2048, 10))
+        self.losses = []
+
+    def training_step(self, batch, index):
+        x, y = batch
+        loss = torch.nn.functional.cross_entropy(self.net(x), y)
+        self.losses.append(loss.detach())
+        return loss
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+
+pl.seed_everything(0, verbose=False)
+data = torch.utils.data.TensorDataset(torch.randn(256 * STEPS, 512), torch.randint(0, 10, (256 * STEPS,)))
+loader = torch.utils.data.DataLoader(data, batch_size=256, shuffle=False)
+model = Classifier()
+trainer = pl.Trainer(accelerator="gpu", devices=1, max_steps=STEPS, logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, enable_model_summary=False)
+trainer.fit(model, loader)
+losses = torch.stack(model.losses).cpu()
+print("steps", len(model.losses), "loss decreased", bool(losses[-1] < losses[0]))
