@@ -77,13 +77,36 @@ class ItemReader {
     return std::move(items_);
   }
 
- private:
+  // The trace does not say which physical handle a cuMemMap mapped: the one
+  // of its process and device made last before it, still live and at least
+  // as large, as allocators create a handle and map it at once (XLA's pool,
+  // PyTorch's expandable segments).
+  void match_mappings(const std::vector<const Packed<AllocationRow>*>& mappings,
+                      std::vector<const Packed<AllocationRow>*> physical) {
+    auto place = [](const Packed<AllocationRow>* row) { return std::make_tuple(row->process, row->device, row->alloc_ns); };
+    std::sort(physical.begin(), physical.end(), [&](auto* a, auto* b) { return place(a) < place(b); });
+    for (const Packed<AllocationRow>* mapping : mappings) {
+      auto after = std::upper_bound(physical.begin(), physical.end(), mapping,
+                                    [&](auto* a, auto* b) { return place(a) < place(b); });
+      while (after != physical.begin()) {
+        const Packed<AllocationRow>* handle = *--after;
+        if (handle->process != mapping->process || handle->device != mapping->device) break;
+        if ((handle->free_ns && *handle->free_ns < mapping->alloc_ns) || handle->bytes < mapping->bytes) continue;
+        items_.mapped_physical.emplace_back(mapping->id, handle->id);
+        break;
+      }
+    }
+  }
+
   void read_allocations() {
     items_.items.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
     FrameworkSegments segments(trace_);
     CommunicationCalls communication(trace_);
     std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
+    std::vector<const Packed<AllocationRow>*> mappings, physical;
     for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
+      if (row.kind == AllocKind::VmmMapping) mappings.push_back(&row);
+      if (row.kind == AllocKind::VmmPhysical) physical.push_back(&row);
       if (!holds_own_memory(row.kind) || row.kind == AllocKind::PageableHost) continue;
       MemoryItem item;
       item.kind = MemoryItem::Kind::Allocation;
@@ -115,6 +138,7 @@ class ItemReader {
       if (!origin.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
       add(item, origin);
     }
+    match_mappings(mappings, physical);
   }
 
   void read_blocks() {
@@ -177,8 +201,13 @@ class ModelBuilder {
   uint32_t item_of(const dvdg::Location& location) const {
     if (location.sub_allocation_id)
       return find_item(model_.items, blocks_begin_, MemoryItem::Kind::Block, *location.sub_allocation_id);
-    if (location.alloc_id) return find_item(model_.items, blocks_begin_, MemoryItem::Kind::Allocation, *location.alloc_id);
-    return kNoItem;
+    if (!location.alloc_id) return kNoItem;
+    uint32_t item = find_item(model_.items, blocks_begin_, MemoryItem::Kind::Allocation, *location.alloc_id);
+    if (item != kNoItem) return item;
+    const auto& mapped = model_.mapped_physical;
+    auto found = std::lower_bound(mapped.begin(), mapped.end(), std::make_pair(*location.alloc_id, INT64_MIN));
+    if (found == mapped.end() || found->first != *location.alloc_id) return kNoItem;
+    return find_item(model_.items, blocks_begin_, MemoryItem::Kind::Allocation, found->second);
   }
 
   // What touched an item: nothing, only one library's kernels, or other work.
@@ -235,17 +264,26 @@ class ModelBuilder {
     return by_location;
   }
 
-  // Each item's uses: its location's.
+  // Each item's uses: its location's, or its mappings' (physical memory
+  // several mappings show is used from the first of their uses to the last).
   void give_uses(const std::vector<LocationUse>& by_location) {
     touches_.assign(model_.items.size(), Touches{});
     for (size_t l = 0; l < table_.locations.size(); ++l) {
       uint32_t index = item_of(table_.locations[l]);
       if (index == kNoItem) continue;
       MemoryItem& item = model_.items[index];
-      item.first_use_ns = by_location[l].first_ns;
-      item.last_use_ns = by_location[l].last_ns;
-      item.producer = by_location[l].producer;
-      touches_[index] = by_location[l].touches;
+      const LocationUse& use = by_location[l];
+      if (!use.first_ns) continue;
+      bool first = !item.first_use_ns || *use.first_ns < *item.first_use_ns;
+      if (first) item.first_use_ns = use.first_ns;
+      if (!item.last_use_ns || *use.last_ns > *item.last_use_ns) item.last_use_ns = use.last_ns;
+      if (first || item.producer == kNoOp) item.producer = use.producer;
+      Touches& touches = touches_[index];
+      if (!touches.touched) {
+        touches = use.touches;
+      } else if (use.touches.other || use.touches.library != touches.library) {
+        touches.other = true;
+      }
     }
   }
 

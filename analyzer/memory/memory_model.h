@@ -72,6 +72,10 @@ static_assert(sizeof(MemoryItem) <= 64, "an item per tensor block: keep items to
 struct MemoryItems {
   std::vector<MemoryItem> items;
   std::vector<ItemOrigin> origins;
+  // (mapping's allocations.id, physical's): the physical memory a
+  // virtual-memory mapping shows, whose use is the mapping's (kernels see
+  // only the mapped addresses). By mapping id.
+  std::vector<std::pair<int64_t, int64_t>> mapped_physical;
 
   const ItemOrigin& origin(const MemoryItem& item) const { return origins[item.origin]; }
 };

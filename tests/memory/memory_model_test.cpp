@@ -165,6 +165,27 @@ TEST_F(MemoryTest, LibrariesOwnWhatTheyMake) {
   EXPECT_EQ(owner_bytes(gpu, Owner::FrameworkCache), 0);
 }
 
+// Kernels see a virtual-memory mapping's addresses, never its physical
+// handle: the handle (the memory, XLA's whole pool) is used when the
+// mapping made of it is (the handle made last before the mapping: the trace
+// does not name it). A handle never mapped stays unused.
+TEST_F(MemoryTest, PhysicalMemoryIsUsedThroughItsMapping) {
+  int64_t handle = allocation(AllocKind::VmmPhysical, 1 << 20, 1000);
+  int64_t mapping = allocation(AllocKind::VmmMapping, 1 << 20, 1100);
+  int64_t idle = allocation(AllocKind::VmmPhysical, 1 << 20, 1200);
+  kernel("fill", 2000, 100, {{mapping, A::Write}});
+  kernel("read", 3000, 100, {{mapping, A::Read, 4096}});
+  trace::Trace opened(trace.db());
+  MemoryModel built = model(opened);
+  const MemoryItem& used = item(built, Kind::Allocation, handle);
+  EXPECT_EQ(used.first_use_ns, 2100);
+  EXPECT_EQ(used.last_use_ns, 3200);
+  EXPECT_NE(used.producer, kNoOp);
+  EXPECT_FALSE(item(built, Kind::Allocation, idle).first_use_ns);
+  // A mapping holds no memory of its own: the device's peak is the handles'.
+  EXPECT_EQ(device(built, 0).peak_bytes, 2 << 20);
+}
+
 // NCCL sets up a group's connections when the group ends, after its
 // operations' calls returned: the buffers it maps then are NCCL's too.
 TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
