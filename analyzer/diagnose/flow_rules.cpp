@@ -23,6 +23,15 @@ using dvdg::Op;
 using dvdg::OpKind;
 using dvdg::Value;
 
+// A data-flow finding whose waste was over before the first steady step
+// (a framework's compiler trying kernels on scratch buffers) is start-up's:
+// paid once, and ranked after the steady steps' findings.
+void mark_startup(const TraceFacts& facts, int64_t process, int64_t over_ns, Finding& f) {
+  if (!facts.within_startup(process, over_ns)) return;
+  f.startup = true;
+  f.estimate += std::string(f.estimate.empty() ? "" : "; ") + "in start-up, before the first steady step: paid once";
+}
+
 // The table an op's source_id is a row of (docs/schema.md, dvdg_ops).
 const char* table_of(const Graph& graph, const Op& op) {
   switch (op.kind) {
@@ -444,7 +453,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
       // Made at the first wasted write: most of a training trace's millions
       // of locations have none.
       std::optional<Finding> finding;
-      int64_t writes = 0, dead = 0, now = 0;
+      int64_t writes = 0, dead = 0, now = 0, last_write_end = INT64_MIN;
       for (size_t i = 0; i < count; ++i) {
         const Value& value = graph.values[values[i]];
         if (value.version == 0 || value.producer_op == Value::kNoOp) continue;
@@ -472,6 +481,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
           locate(context, *finding, row_of(facts, producer).correlation, producer.issue_ns);
         }
         dead = saturating_add(dead, overwritten);
+        last_write_end = std::max(last_write_end, producer.end_ns);
         if (const Transfer* t = row_of(facts, producer).transfer) {
           now = saturating_add(now, held_ns(facts, facts.busy_on(t->device().value_or(0)), *t));
         }
@@ -495,6 +505,7 @@ void written_never_read(const RuleContext& context, std::vector<Finding>& findin
                              "writes saves is unknown";
       f.fix = any_read ? "drop the writes whose data is overwritten unread"
                        : "drop the writes to " + name + " (and the allocation) or use the result";
+      mark_startup(facts, where.process, last_write_end, f);
       findings.push_back(std::move(f));
     }
   }
@@ -576,6 +587,7 @@ void allocation_never_used(const RuleContext& context, std::vector<Finding>& fin
     f.saving_ns = now;
     f.estimate = "its allocation and free calls";
     f.fix = "remove the allocation (" + dvdg::format_bytes(alloc->bytes()) + " held for nothing)";
+    if (alloc->free_ns()) mark_startup(facts, alloc->process(), *alloc->free_ns(), f);
     findings.push_back(std::move(f));
   }
 }

@@ -172,6 +172,12 @@ int64_t TraceFacts::process_end_ns(int64_t process) const {
   return found == processes.end() ? end_ns() : found->second.second;
 }
 
+bool TraceFacts::within_startup(int64_t process, int64_t ns) const {
+  const std::vector<trace::StartUp>& startups = ops().startups();
+  return std::any_of(startups.begin(), startups.end(),
+                     [&](const trace::StartUp& s) { return s.process == process && ns <= s.end_ns; });
+}
+
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {
   TraceFacts facts;
   Reader(trace, facts).read(progress, nullptr);

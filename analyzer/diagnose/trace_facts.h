@@ -138,6 +138,9 @@ struct TraceFacts {
   int64_t run_ns() const;
   // The last timestamp of `process` (end_ns when it has none).
   int64_t process_end_ns(int64_t process) const;
+  // Whether what `process` did up to `ns` was all in its start-up, before
+  // its first steady step (false where it has no steps).
+  bool within_startup(int64_t process, int64_t ns) const;
 
   // busy_by_device(), once made.
   mutable std::optional<std::unordered_map<int64_t, Intervals>> busy_by_device_made;

@@ -85,6 +85,35 @@ TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
   EXPECT_EQ(diagnosis.notes[0].rfind("looked at the steady steps", 0), 0u) << diagnosis.notes[0];
 }
 
+// Data-flow waste over before the first steady step (a compiler's scratch
+// buffer, made and freed while it tunes) is start-up's: listed with start-up,
+// after the steps' findings. A buffer made then but held through the steps
+// is the steps' concern.
+TEST_F(StepDiagnosis, WasteOverInStartUpIsListedWithStartUp) {
+  int64_t scratch = allocated_by("cudaMalloc", AllocKind::Device, 1 << 20, 3'000'000);
+  Statement freed = trace.db().prepare("UPDATE allocations SET free_ns = ? WHERE id = ?");
+  freed.bind(1, int64_t{30'000'000}).bind(2, scratch).run();
+  int64_t held = allocated_by("cudaMalloc", AllocKind::Device, 2 << 20, 4'000'000);
+  Diagnosis diagnosis = diagnosed();
+  auto named = [&](int64_t alloc) {
+    return std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(), [&](const Finding& f) {
+      return f.rule == "allocation_never_used" &&
+             std::any_of(f.rows.begin(), f.rows.end(), [&](const Evidence& e) { return e.row == alloc; });
+    });
+  };
+  auto in_startup = named(scratch), in_steps = named(held);
+  ASSERT_NE(in_startup, diagnosis.findings.end());
+  ASSERT_NE(in_steps, diagnosis.findings.end());
+  EXPECT_TRUE(in_startup->startup);
+  EXPECT_NE(in_startup->estimate.find("in start-up"), std::string::npos) << in_startup->estimate;
+  EXPECT_FALSE(in_steps->startup);
+  auto first_startup = std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(),
+                                    [](const Finding& f) { return f.startup; });
+  EXPECT_TRUE(std::none_of(first_startup, diagnosis.findings.end(),
+                           [](const Finding& f) { return !f.startup && !f.minor; }))
+      << "a steady-step finding ranked after a start-up one";
+}
+
 // A system file where `apptracer links` measured a graph's launch prices
 // each kernel node at what it measured (600 ns) and says so; one without
 // a measurement leaves the assumed 1 us, and says that.
