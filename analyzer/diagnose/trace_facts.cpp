@@ -28,6 +28,7 @@ class Reader {
     facts_.operations = &ops;
     read_framework_blocks(whole_run);
     facts_.communication_calls = memory::CommunicationCalls(trace_);
+    facts_.compiler_ranges = memory::CompilerRanges(trace_);
     facts_.origin = trace_.origin();
     if (const trace::StepWindow* window = trace_.window()) facts_.step_window = window->describe();
     ops.steps();
@@ -104,7 +105,9 @@ bool TraceFacts::library_memory(const Allocation& alloc) const {
   auto at = std::lower_bound(all.begin(), all.end(), alloc.id(),
                              [](const Allocation& a, int64_t id) { return a.id() < id; });
   bool holds_blocks = at != all.end() && at->id() == alloc.id() && holds_framework_blocks[at - all.begin()];
-  return memory::library_owner(alloc.kind(), inside_communication_call(alloc.alloc_correlation()),
+  const HostCall* made = ops().call(alloc.alloc_correlation());
+  bool compiling = made && compiler_ranges.contains(made->tid(), made->start_ns(), made->end_ns());
+  return memory::library_owner(alloc.kind(), inside_communication_call(alloc.alloc_correlation()), compiling,
                                framework_segments.framework_process(alloc.process()), holds_blocks)
       .has_value();
 }

@@ -58,6 +58,7 @@ struct TraceFacts {
   // NCCL and MPI calls per thread, and where framework allocators' blocks
   // lay (analyzer/memory/memory_owners.h).
   memory::CommunicationCalls communication_calls;
+  memory::CompilerRanges compiler_ranges;
   memory::FrameworkSegments framework_segments;
   // Per allocation (as ops().allocations()): it holds a block a framework's
   // allocator handed out (a PyTorch caching allocator segment).

@@ -102,6 +102,7 @@ class ItemReader {
     items_.items.reserve(trace_.rows<AllocationRow>().size() + trace_.rows<SubAllocationRow>().size());
     FrameworkSegments segments(trace_);
     CommunicationCalls communication(trace_);
+    CompilerRanges compiling(trace_);
     std::map<CallKey, CallSpan> calls = allocation_calls(trace_);
     std::vector<const Packed<AllocationRow>*> mappings, physical;
     for (const Packed<AllocationRow>& row : trace_.rows<AllocationRow>()) {
@@ -116,14 +117,17 @@ class ItemReader {
       item.end_ns = row.free_ns;
       ItemOrigin origin{row.process, row.device, row.alloc_tid, row.alloc_correlation_id};
       std::optional<SubAllocator> holder = segments.holder(row.process, row.address, row.bytes);
-      bool in_communication = false;
+      bool in_communication = false, in_compiler = false;
       if (row.alloc_correlation_id) {
         auto call = calls.find({row.process, *row.alloc_correlation_id});
-        in_communication = call != calls.end() &&
-                           communication.contains(call->second.tid, call->second.start_ns, call->second.end_ns);
+        if (call != calls.end()) {
+          const CallSpan& span = call->second;
+          in_communication = communication.contains(span.tid, span.start_ns, span.end_ns);
+          in_compiler = compiling.contains(span.tid, span.start_ns, span.end_ns);
+        }
       }
-      std::optional<Owner> library =
-          library_owner(row.kind, in_communication, segments.framework_process(row.process), holder.has_value());
+      std::optional<Owner> library = library_owner(row.kind, in_communication, in_compiler,
+                                                   segments.framework_process(row.process), holder.has_value());
       if (std::optional<Owner> host = host_owner(row.kind)) {
         item.owner = *host;
         origin.device = std::nullopt;

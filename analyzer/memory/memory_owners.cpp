@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "analyzer/trace/framework.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::memory {
@@ -134,10 +135,40 @@ std::optional<SubAllocator> FrameworkSegments::holder(trace::ProcessId process, 
   return std::nullopt;
 }
 
-std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call,
+CompilerRanges::CompilerRanges(trace::Trace& trace) {
+  for (const Packed<NvtxRangeRow>& row : trace.rows<NvtxRangeRow>()) {
+    if (!row.tid || !row.end_ns || !trace::is_compiler_range_name(trace.string(row.name_id, ""))) continue;
+    ranges_[*row.tid].emplace_back(row.start_ns, *row.end_ns);
+  }
+  // A pass's range lies inside its compile's: merged, the latest to start
+  // before a call is the only one that can hold it.
+  for (auto& [tid, ranges] : ranges_) {
+    std::sort(ranges.begin(), ranges.end());
+    size_t kept = 0;
+    for (const auto& range : ranges) {
+      if (kept > 0 && range.first <= ranges[kept - 1].second) {
+        ranges[kept - 1].second = std::max(ranges[kept - 1].second, range.second);
+      } else {
+        ranges[kept++] = range;
+      }
+    }
+    ranges.resize(kept);
+  }
+}
+
+bool CompilerRanges::contains(int64_t tid, int64_t start_ns, int64_t end_ns) const {
+  auto thread = ranges_.find(tid);
+  if (thread == ranges_.end()) return false;
+  const auto& ranges = thread->second;
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), start_ns,
+                                [](int64_t ns, const std::pair<int64_t, int64_t>& r) { return ns < r.first; });
+  return after != ranges.begin() && std::prev(after)->second >= end_ns;
+}
+
+std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call, bool made_while_compiling,
                                    bool framework_process, bool holds_framework_blocks) {
   if (made_in_communication_call) return Owner::Communication;
-  if (!framework_process || holds_framework_blocks) return std::nullopt;
+  if (!(framework_process || made_while_compiling) || holds_framework_blocks) return std::nullopt;
   switch (kind) {
     case AllocKind::Device:
     case AllocKind::VmmMapping:

@@ -80,14 +80,29 @@ class FrameworkSegments {
   std::map<std::pair<trace::ProcessId, SubAllocator>, std::vector<std::pair<int64_t, int64_t>>> spans_;
 };
 
+// Where a framework's compiler ran on each thread (XLA's NVTX compile and
+// pass ranges): what it allocates there is its own (autotuning scratch,
+// the buffers it times candidate kernels on), not the program's data.
+class CompilerRanges {
+ public:
+  CompilerRanges() = default;
+  explicit CompilerRanges(trace::Trace& trace);
+  // Whether a call on `tid` from `start_ns` to `end_ns` ran inside one.
+  bool contains(int64_t tid, int64_t start_ns, int64_t end_ns) const;
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges_;  // merged, by start
+};
+
 // Which library, if any, made an allocation for itself: made inside an NCCL
-// or MPI call (Communication), or, where a framework's allocator holds the
-// process's data, device memory, a vmm mapping or mapped host memory outside
-// its blocks (Library: NCCL's buffers and flags, a cuBLAS handle's
-// workspace). Its kernels reach such memory through pointers kept in device
-// structures, which no launch argument shows, and the program cannot remove
-// it. None: the program's (or its framework's).
-std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call,
+// or MPI call (Communication), or, while a framework's compiler ran or where
+// a framework's allocator holds the process's data, device memory, a vmm
+// mapping or mapped host memory outside its blocks (Library: NCCL's buffers
+// and flags, a cuBLAS handle's workspace, XLA's autotuning buffers). Its
+// kernels reach such memory through pointers kept in device structures,
+// which no launch argument shows, and the program cannot remove it. None:
+// the program's (or its framework's).
+std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call, bool made_while_compiling,
                                    bool framework_process, bool holds_framework_blocks);
 
 }  // namespace apptracer::memory

@@ -9,6 +9,10 @@ bool is_xla_range_name(std::string_view name) {
          name.substr(0, 6) == "Thunk:";
 }
 
+bool is_compiler_range_name(std::string_view name) {
+  return name.substr(0, 10) == "XlaCompile" || name.substr(0, 8) == "XlaPass:";
+}
+
 Framework detect_framework(Trace& trace) {
   bool cupy = false;
   for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>()) {

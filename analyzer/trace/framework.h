@@ -23,6 +23,10 @@ Framework detect_framework(Trace& trace);
 // Whether an NVTX range name is XLA's own ("XlaModule:...", "XlaCompile...",
 // "Thunk:#hlo_op=...").
 bool is_xla_range_name(std::string_view name);
+// Whether it names a framework's compiler at work: XLA's compile
+// ("XlaCompile:...", "XlaCompileBackend:...") and its passes ("XlaPass:..."),
+// where it also tries candidate kernels on buffers of its own.
+bool is_compiler_range_name(std::string_view name);
 // The threads that run a framework's backward pass: PyTorch's autograd
 // engine works on a thread of its own per device, named "pt_autograd_N".
 // A tensor made there that outlives the step is a gradient (or what a
