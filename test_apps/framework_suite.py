@@ -156,12 +156,13 @@ def check_ipc(expect, traces, main):
 
 
 
-def check_training(steps, modules_named=False, ops_named=False):
+def check_training(steps, pytorch=False):
     """Training of a shape the project's own programs lack: the steps found
     from the launches alone (the program marks none) are the steps it ran; the
-    diagnosis shows at most ten findings, start-up below every steady-state
-    one; where PyTorch's ranges are recorded, nearly every launch names its op
-    (`ops_named`) and its module (`modules_named`)."""
+    diagnosis shows at most ten findings, start-up's below every steady-state
+    one; in a PyTorch program nearly every launch names its op. The share
+    that names a module is printed: a loss or an optimizer outside the model
+    has none, and backward launches are named from the forward's."""
     def check(expect, traces, main):
         summary = (main.analyzed("stats", "--report", "steps") or {}).get("step_summary") or [{}]
         found, source = summary[0].get("steps"), summary[0].get("found_from", "")
@@ -173,14 +174,17 @@ def check_training(steps, modules_named=False, ops_named=False):
         steady_after = [f["rule"] for i, f in enumerate(findings or []) if not f["startup"] and not f["minor"] and
                         any(earlier["startup"] for earlier in findings[:i])]
         expect(not steady_after, f"start-up ranked below the steady state ({rules})")
-        for name, wanted in (("module", modules_named), ("op", ops_named)):
-            if not wanted:
-                continue
+        if not pytorch:
+            return
+        for name in ("module", "op"):
             rows = (main.analyzed("stats", "--report", name + "s") or {}).get(name + "s", [])
             launches = sum(row["launches"] for row in rows)
             named = launches - sum(row["launches"] for row in rows if row[name] == "(none)")
-            expect(launches > 0 and named >= 0.95 * launches,
-                   f">= 95% of launches name their {name} ({named} of {launches})")
+            share = f"{named} of {launches}, {named / launches:.1%}" if launches else "no launches"
+            if name == "op":
+                expect(launches > 0 and named >= 0.95 * launches, f">= 95% of launches name their op ({share})")
+            else:
+                print(f"  info launches that name their module: {share}")
     return check
 
 CASES = [
@@ -195,10 +199,10 @@ CASES = [
     Case("subprocess_cuda", ["torch"], check_subprocess),
     Case("sigint_checkpoint", ["torch"], check_sigint),
     Case("ipc_pair", ["torch"], check_ipc),
-    Case("timm_vit_train", ["torch", "timm"], check_training(40, modules_named=True, ops_named=True)),
-    Case("gcn_train", ["torch", "torch_geometric"], check_training(40, modules_named=True, ops_named=True)),
-    Case("lightning_fit", ["torch", "pytorch_lightning"], check_training(40, ops_named=True)),
-    Case("pipeline_microbatch", ["torch"], check_training(40, ops_named=True)),
+    Case("timm_vit_train", ["torch", "timm"], check_training(40, pytorch=True)),
+    Case("gcn_train", ["torch", "torch_geometric"], check_training(40, pytorch=True)),
+    Case("lightning_fit", ["torch", "pytorch_lightning"], check_training(40, pytorch=True)),
+    Case("pipeline_microbatch", ["torch"], check_training(40, pytorch=True)),
     Case("flax_cnn_train", ["jax", "flax", "optax"], check_training(40)),
 ]
 
