@@ -195,6 +195,19 @@ void mark_warm_up(ProcessSteps& steps, const Launches& launches) {
   for (size_t i = 0; i < first; ++i) steps.steps[i].steady = false;
 }
 
+// Where the last step ends: the run's end, unless far more launches follow
+// its start than a step holds (a loop's tear-down, such as a framework moving
+// the model back to the CPU, is no step's); then at the first launch past a
+// step's worth. A last step cut short, or one with a launch or two more, runs
+// to the end.
+int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_t last_ns) {
+  size_t start = cycle.starts.back(), after = start + cycle.period;
+  size_t slack = cycle.period / 4;
+  int64_t step_start = launches.issue_ns[start];
+  if (launches.issue_ns.size() <= after + slack) return std::max(last_ns, step_start);
+  return launches.issue_ns[after];
+}
+
 void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns) {
   std::optional<LaunchCycle> cycle = find_launch_cycle(launches.symbols);
   if (!cycle) return;
@@ -205,7 +218,7 @@ void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns
     step.number = static_cast<int64_t>(i) + 1;
     step.start_ns = launches.issue_ns[cycle->starts[i]];
     step.end_ns = i + 1 < cycle->starts.size() ? launches.issue_ns[cycle->starts[i + 1]]
-                                               : std::max(last_ns, step.start_ns);
+                                               : last_step_end(launches, *cycle, last_ns);
     steps.steps.push_back(step);
   }
 }

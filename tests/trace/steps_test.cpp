@@ -197,6 +197,21 @@ TEST_F(Steps, UnmarkedStepsWithNoiseAndAPartialLastStep) {
   EXPECT_EQ(found.steps.back().start_ns, last);
 }
 
+// What the program does after its loop (a framework moving the model back
+// to the CPU, a copy per tensor) is no step's: the last step ends where its
+// launches do, not at the end of the run.
+TEST_F(Steps, TearDownAfterTheLastStepIsNotPartOfIt) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "linear", "relu", "linear", "loss", "linear_bwd", "relu_bwd", "adamw"};
+  for (int i = 0; i < 20; ++i) kernels(step);
+  int64_t tear_down = now_;
+  for (int i = 0; i < 6; ++i) kernels({"to_cpu", "to_cpu_cast"});
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 20u);
+  EXPECT_EQ(found.steps.back().end_ns, tear_down);
+  EXPECT_FALSE(found.step_at(tear_down + 1));
+}
+
 TEST_F(Steps, NoRepetitionIsNoSteps) {
   for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
   const ProcessSteps& found = steps();
