@@ -193,33 +193,6 @@ TraceFacts read_window_facts(trace::Trace& trace, WholeRunModels&& whole_run, Pr
   return facts;
 }
 
-void merge_intervals(Intervals& intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  size_t kept = 0;
-  for (const auto& interval : intervals) {
-    if (kept > 0 && interval.first <= intervals[kept - 1].second) {
-      intervals[kept - 1].second = std::max(intervals[kept - 1].second, interval.second);
-    } else {
-      intervals[kept++] = interval;
-    }
-  }
-  intervals.resize(kept);
-}
-
-int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to) {
-  // Merged intervals are sorted and apart: the first that ends after `from`
-  // is found, not scanned for (a long run has millions; rules ask thousands
-  // of times).
-  auto first = std::upper_bound(merged.begin(), merged.end(), from,
-                                [](int64_t at, const std::pair<int64_t, int64_t>& interval) {
-                                  return at < interval.second;
-                                });
-  int64_t total = 0;
-  for (auto it = first; it != merged.end() && it->first < to; ++it)
-    total = saturating_add(total, elapsed_ns(std::max(it->first, from), std::min(it->second, to)));
-  return total;
-}
-
 std::string transfer_name(const Transfer& transfer) {
   if (transfer.is_memset()) return "memset of " + dvdg::format_bytes(transfer.bytes());
   return std::string(to_string(transfer.kind())) + " copy of " + dvdg::format_bytes(transfer.bytes());

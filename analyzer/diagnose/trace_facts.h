@@ -48,8 +48,9 @@ using trace::StepSpan;
 using trace::Sync;
 using trace::Transfer;
 
-// GPU work of one device as busy intervals, merged and sorted.
-using Intervals = std::vector<std::pair<int64_t, int64_t>>;
+using trace::covered_ns;
+using trace::Intervals;
+using trace::merge_intervals;
 
 struct TraceFacts {
   // The trace's operations, its steps and its span: the model's, which the
@@ -163,11 +164,6 @@ struct WholeRunModels {
 // of its whole run (read_trace_facts' before the limit) instead of building
 // them again over the window: the memory model's devices are the window's.
 TraceFacts read_window_facts(trace::Trace& trace, WholeRunModels&& whole_run, Progress* progress = nullptr);
-
-// Sorts and merges overlapping intervals in place.
-void merge_intervals(Intervals& intervals);
-// Total length of merged intervals inside [from, to].
-int64_t covered_ns(const Intervals& merged, int64_t from, int64_t to);
 
 // Names people read: "HtoD copy of 4 MiB", "memset of 1 MiB", "alloc #3 (device, 4 MiB)".
 std::string transfer_name(const Transfer& transfer);

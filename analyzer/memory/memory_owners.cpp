@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "analyzer/trace/framework.h"
+#include "analyzer/trace/intervals.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::memory {
@@ -84,12 +85,7 @@ void CommunicationCalls::adopt_helper_threads(trace::Trace& trace) {
 
 bool CommunicationCalls::contains(int64_t tid, int64_t start_ns, int64_t end_ns) const {
   auto thread = calls_.find(tid);
-  if (thread == calls_.end()) return false;
-  // A thread's calls do not nest: only the latest to start before can hold it.
-  const auto& calls = thread->second;
-  auto after = std::upper_bound(calls.begin(), calls.end(), start_ns,
-                                [](int64_t ns, const std::pair<int64_t, int64_t>& c) { return ns < c.first; });
-  return after != calls.begin() && std::prev(after)->second >= end_ns;
+  return thread != calls_.end() && trace::one_holds(thread->second, start_ns, end_ns);
 }
 
 FrameworkSegments::FrameworkSegments(trace::Trace& trace) {
@@ -142,27 +138,12 @@ CompilerRanges::CompilerRanges(trace::Trace& trace) {
   }
   // A pass's range lies inside its compile's: merged, the latest to start
   // before a call is the only one that can hold it.
-  for (auto& [tid, ranges] : ranges_) {
-    std::sort(ranges.begin(), ranges.end());
-    size_t kept = 0;
-    for (const auto& range : ranges) {
-      if (kept > 0 && range.first <= ranges[kept - 1].second) {
-        ranges[kept - 1].second = std::max(ranges[kept - 1].second, range.second);
-      } else {
-        ranges[kept++] = range;
-      }
-    }
-    ranges.resize(kept);
-  }
+  for (auto& [tid, ranges] : ranges_) trace::merge_intervals(ranges);
 }
 
 bool CompilerRanges::contains(int64_t tid, int64_t start_ns, int64_t end_ns) const {
   auto thread = ranges_.find(tid);
-  if (thread == ranges_.end()) return false;
-  const auto& ranges = thread->second;
-  auto after = std::upper_bound(ranges.begin(), ranges.end(), start_ns,
-                                [](int64_t ns, const std::pair<int64_t, int64_t>& r) { return ns < r.first; });
-  return after != ranges.begin() && std::prev(after)->second >= end_ns;
+  return thread != ranges_.end() && trace::one_holds(thread->second, start_ns, end_ns);
 }
 
 std::optional<Owner> library_owner(AllocKind kind, bool made_in_communication_call, bool made_while_compiling,

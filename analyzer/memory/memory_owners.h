@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "analyzer/trace/intervals.h"
 #include "analyzer/trace/trace.h"
 #include "apptracer/enums.h"
 
@@ -59,7 +60,7 @@ class CommunicationCalls {
  private:
   void adopt_helper_threads(trace::Trace& trace);
 
-  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> calls_;  // by start
+  std::unordered_map<int64_t, trace::Intervals> calls_;  // by start
 };
 
 // Where framework allocators' blocks lay: an allocation holds an
@@ -91,7 +92,7 @@ class CompilerRanges {
   bool contains(int64_t tid, int64_t start_ns, int64_t end_ns) const;
 
  private:
-  std::unordered_map<int64_t, std::vector<std::pair<int64_t, int64_t>>> ranges_;  // merged, by start
+  std::unordered_map<int64_t, trace::Intervals> ranges_;  // merged, by start
 };
 
 // Which library, if any, made an allocation for itself: made inside an NCCL
