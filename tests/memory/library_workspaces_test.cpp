@@ -131,6 +131,31 @@ TEST_F(MemoryTest, InASampledTraceAnOuterOpLeavesItToTheNextKernel) {
   EXPECT_EQ(item(model(opened), Kind::Block, workspace).owner, Owner::CublasWorkspace);
 }
 
+// A framework's tear-down after its loop may free cuBLAS's workspaces
+// (Lightning clears them as it ends): the workspace was still held through
+// every step, and the loop's last step ends before the tear-down.
+TEST_F(MemoryTest, AWorkspaceFreedInTheTearDownWasHeldThroughTheSteps) {
+  int64_t segment = allocation(AllocKind::Device, 64 << 20, 0);
+  int64_t workspace = block(segment, 0, 32 << 20, 1000);
+  int64_t ns = 1100;
+  for (int step = 0; step < 20; ++step) {
+    for (const char* name : {kGemm, kRelu, "loss", "loss_backward", kGemm, "relu_backward", "adamw"}) {
+      kernel(name, ns, 100, {});
+      ns += 1000;
+    }
+  }
+  for (int i = 0; i < 12; ++i) {
+    kernel("to_cpu", ns, 100, {});
+    ns += 1000;
+    if (i == 6) {
+      Statement freed = trace.db().prepare("UPDATE sub_allocations SET free_requested_ns = ?, free_ns = ? WHERE id = ?");
+      freed.bind(1, ns).bind(2, ns).bind(3, workspace).run();
+    }
+  }
+  trace::Trace opened(trace.db());
+  EXPECT_EQ(item(model(opened), Kind::Block, workspace).owner, Owner::CublasWorkspace);
+}
+
 // Device memory outside a framework's blocks only cuDNN's kernels used is
 // cuDNN's; such memory made after the last kernel stays a library's. At
 // the peak, cuDNN's own allocation and the workspace block PyTorch's
