@@ -75,7 +75,8 @@ struct Cycle {
   size_t period = 0;
   size_t first = 0;
   size_t copies = 0;
-  size_t steps = 0;  // the anchor's segments from `first` on about a period long
+  size_t steps = 0;      // the anchor's segments from `first` on about a period long
+  size_t steps_end = 0;  // where the last of them ends
   uint32_t anchor = 0;
 
   // The launches its steps hold: a cycle that covers less than another is
@@ -109,11 +110,15 @@ Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& h
   best.period = (first + 1 != occurrences.end(anchor) ? first[1] : launches) - best.first;
   // Steps that differ from the cycle by a few launches (a loss read back
   // every tenth step) are steps all the same; a segment far shorter or
-  // longer (the rest of a step cut by a second occurrence) is not one.
-  for (const size_t* at = first; at != occurrences.end(anchor); ++at) {
-    size_t length = (at + 1 != occurrences.end(anchor) ? at[1] : launches) - *at;
+  // longer (the rest of a step cut by a second occurrence) is not one, nor
+  // is the last, which runs to the end of the run (what follows the loop
+  // may make it as long as a step).
+  for (const size_t* at = first; at + 1 < occurrences.end(anchor); ++at) {
+    size_t length = at[1] - *at;
     size_t off = length > best.period ? length - best.period : best.period - length;
-    if (4 * off <= best.period) ++best.steps;
+    if (4 * off > best.period) continue;
+    ++best.steps;
+    best.steps_end = at[1];
   }
   return best;
 }
@@ -122,21 +127,27 @@ Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& h
 // holds it: a symbol the cycle misses that occurs once a step, or the anchor
 // itself when it occurs twice a step (a memset right after another would
 // make each step two "steps", a long one and one of a single launch), means
-// the cycle is not the step. Counted over its steps, not its exact copies:
-// a kernel of each of twelve layers occurs twelve times a step, and the few
-// steps that are not exact copies would add up to a thirteenth.
+// the cycle is not the step. Counted over its steps, not its exact copies
+// (a kernel of each of twelve layers occurs twelve times a step, and the few
+// steps that are not exact copies would add up to a thirteenth), and from
+// its first step to the end of its last (what the program does after its
+// loop, a copy per tensor as it saves or moves the model, is no step's).
+// Between them lie one fewer of what cuts a step in two than there are
+// steps: hence the one less.
 bool holds_every_frequent_symbol(const Occurrences& occurrences, const Cycle& cycle) {
   std::vector<size_t> in_cycle(occurrences.symbols(), 0);
   for (size_t i = cycle.first; i < cycle.first + cycle.period; ++i) ++in_cycle[occurrences.ids[i]];
   for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
     const size_t* from = std::lower_bound(occurrences.begin(s), occurrences.end(s), cycle.first);
-    if (static_cast<size_t>(occurrences.end(s) - from) >= (in_cycle[s] + 1) * cycle.steps) return false;
+    const size_t* to = std::lower_bound(from, occurrences.end(s), cycle.steps_end);
+    if (static_cast<size_t>(to - from) + 1 >= (in_cycle[s] + 1) * cycle.steps) return false;
   }
   return true;
 }
 
-// Cycles covering at least this share of the most any covers are alike in
-// reach: a multiple of the step covers as much as the step itself.
+// Cycles covering at least this share of the most any covers, or all of it
+// but one of its cycles, are alike in reach: a multiple of the step covers
+// as much as the step itself, give or take a step at either end.
 constexpr double kNearestCover = 0.9;
 
 // How many of the best candidates are checked for holding every frequent
@@ -155,9 +166,11 @@ std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols
   for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
     if (static_cast<size_t>(occurrences.end(s) - occurrences.begin(s)) < kMinSteps) continue;
     Cycle cycle = most_common_segment(occurrences, hashes, s, launches, scratch);
-    if (cycle.copies < kMinSteps) continue;
-    double steady = static_cast<double>(launches - cycle.first);
-    if (static_cast<double>(cycle.copies * cycle.period) < kMinCycleShare * steady) continue;
+    if (cycle.copies < 2 || cycle.steps < kMinSteps) continue;
+    double loop = static_cast<double>(cycle.steps_end - cycle.first);
+    if (static_cast<double>(cycle.covered()) < kMinCycleShare * loop ||
+        loop < kMinLoopShare * static_cast<double>(launches - cycle.first))
+      continue;
     candidates.push_back(cycle);
   }
   // The cycles that reach furthest are checked; of those that hold their
@@ -173,9 +186,10 @@ std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols
   }
   if (steps.empty()) return std::nullopt;
   double reach = static_cast<double>(steps.front().covered());
+  double near = std::min(kNearestCover * reach, reach - static_cast<double>(steps.front().period));
   const Cycle* best = &steps.front();
   for (const Cycle& cycle : steps) {
-    if (static_cast<double>(cycle.covered()) < kNearestCover * reach) break;
+    if (static_cast<double>(cycle.covered()) < near) break;
     if (std::tie(cycle.period, cycle.first) < std::tie(best->period, best->first)) best = &cycle;
   }
   LaunchCycle found;

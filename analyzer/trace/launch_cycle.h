@@ -7,18 +7,24 @@
 // segments (the last one runs to the end); a polynomial prefix hash gives each
 // segment's content in O(1). The candidate's cycle is its most common segment.
 // A candidate is a step's beginning when
-//   - its cycle occurs at least kMinSteps times,
-//   - copies of its cycle hold at least kMinCycleShare of the launches from
-//     the first copy on (steps differing by a few launches, such as an
-//     occasional extra kernel, are still steps; a layer of a network, which
-//     also repeats, leaves backward and the optimizer out and falls short),
+//   - its cycle occurs at least twice exactly, and at least kMinSteps times
+//     counting the steps that differ from it by a launch or two (a loss read
+//     back every other step leaves half the steps exact copies; the last
+//     segment, which runs to the end, is not counted);
+//   - those steps hold at least kMinCycleShare of the launches from the first
+//     to the end of the last (a layer of a network, which also repeats,
+//     leaves backward and the optimizer out and falls short), and that loop
+//     is at least kMinLoopShare of the launches from the first on (what
+//     follows it, a tear-down, is smaller than the loop);
 //   - no symbol occurs, over the cycle's steps (the anchor's segments from
 //     the first copy on that are about a period long: exact copies, and
-//     steps with a launch or two more or less), once a step more than the
-//     cycle holds it (a kernel that occurs twice a step cannot cut it into
-//     two "steps", whether the cycle misses it or begins with it).
-// Of those, the ones whose steps cover the most launches (within 10%) are
-// the program's loop, not a run of one launch at its end; among them the
+//     steps with a launch or two more or less; counted to the end of the
+//     last of them, not into a tear-down), once a step more than the cycle
+//     holds it (a kernel that occurs twice a step cannot cut it into two
+//     "steps", whether the cycle misses it or begins with it).
+// Of those, the ones whose steps cover the most launches (within 10%, or
+// within one of the furthest-reaching cycle) are the program's loop, not a
+// run of one launch at its end; among them the
 // shortest cycle wins (a multiple of the step also repeats), then the one
 // whose first copy begins earliest: the step boundary is the launch the
 // steady cycle first begins with after start-up, and everything before that
@@ -43,6 +49,7 @@ namespace apptracer::trace {
 
 inline constexpr size_t kMinSteps = 3;
 inline constexpr double kMinCycleShare = 0.75;
+inline constexpr double kMinLoopShare = 0.5;
 
 struct LaunchCycle {
   size_t period = 0;           // launches in one steady step

@@ -2,6 +2,8 @@
 // where each step begins.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "analyzer/trace/launch_cycle.h"
 
 namespace apptracer::trace {
@@ -110,6 +112,52 @@ TEST(LaunchCycle, ARunOfOneLaunchAtTheEndIsNotTheSteps) {
   ASSERT_TRUE(cycle);
   EXPECT_EQ(cycle->period, step.size());
   EXPECT_EQ(cycle->starts.size(), 40u);
+}
+
+// Training loops of many shapes, drawn from a fixed seed: a step of a head,
+// 1-24 alike layers forward and backward and an optimizer's tail; 6-60 steps,
+// a loss read back every 1-10 steps or never; random launches before the loop
+// and a tear-down of copies after it. The steps are found, within a step at
+// either end (start-up may end with the launch a step is taken to begin
+// with), each a step long (with the read-back, where every step has one).
+TEST(LaunchCycle, LoopsOfManyShapesAreFound) {
+  std::mt19937 random(20261201);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(random() % (hi - lo + 1)); };
+  int failures = 0;
+  for (int loop = 0; loop < 500; ++loop) {
+    int64_t layers = pick(1, 24), layer_length = pick(1, 8), tail = pick(0, 6);
+    std::vector<int64_t> forward, backward;
+    for (int64_t i = 0; i < layer_length; ++i) {
+      forward.push_back(pick(1, 40));
+      backward.push_back(pick(41, 80));
+    }
+    std::vector<int64_t> step{1000};
+    for (int64_t l = 0; l < layers; ++l) step.insert(step.end(), forward.begin(), forward.end());
+    step.push_back(1001);
+    for (int64_t l = 0; l < layers; ++l) step.insert(step.end(), backward.begin(), backward.end());
+    for (int64_t i = 0; i < tail; ++i) step.push_back(pick(81, 90));
+    int64_t steps = pick(6, 60), read_back_every = pick(0, 10), startup = pick(0, 80), tear_down = pick(0, 60);
+    std::vector<int64_t> symbols;
+    for (int64_t i = 0; i < startup; ++i) symbols.push_back(pick(1, 2000));
+    for (int64_t i = 0; i < steps; ++i) {
+      symbols.insert(symbols.end(), step.begin(), step.end());
+      if (read_back_every && i % read_back_every == 0) symbols.push_back(5000);
+    }
+    for (int64_t i = 0; i < tear_down; ++i) symbols.push_back(pick(0, 3) ? 6000 : 6001);
+    std::optional<LaunchCycle> cycle = find_launch_cycle(symbols);
+    size_t period = step.size() + (read_back_every == 1 ? 1 : 0);
+    bool found = cycle && (cycle->period == period || (read_back_every > 1 && cycle->period == period + 1)) &&
+                 cycle->starts.size() + 2 >= static_cast<size_t>(steps) &&
+                 cycle->starts.size() <= static_cast<size_t>(steps) + 1;
+    if (!found && ++failures <= 5) {
+      ADD_FAILURE() << "loop " << loop << ": " << steps << " steps of " << period << " launches (" << layers
+                    << " layers, read back every " << read_back_every << ", " << startup << " before, " << tear_down
+                    << " after): " << (cycle ? std::to_string(cycle->starts.size()) + " steps of " +
+                                                   std::to_string(cycle->period)
+                                             : std::string("none"));
+    }
+  }
+  EXPECT_EQ(failures, 0);
 }
 
 TEST(LaunchCycle, NoRepetitionIsNoSteps) {
