@@ -19,6 +19,10 @@
 // the forward op that made it, rarely recorded in the same step: the
 // autograd sequence numbers a steady step uses grow by the same count each
 // step, so the op that made node s made node s + that count a step later.
+// Autograd's engine also launches work between nodes (a gradient summed down
+// to a broadcast input's shape or cast back to its type, gradients added up
+// for an input): a launch no step saw inside a node is the backward of the
+// module whose node ran just before it on its thread.
 #pragma once
 
 #include <cstdint>
@@ -129,6 +133,7 @@ class FrameworkContexts {
     int64_t op_starts_after_ns = 0;
     int64_t op_ends_after_ns = 0;
     FrameworkContext module;  // phase None: no step recorded a module here
+    bool in_node = false;     // some step recorded a backward node around it
   };
   std::vector<Place> places_;
   // Whether `place` completes `context`, recorded for a launch whose call

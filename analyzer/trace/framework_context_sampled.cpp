@@ -163,6 +163,24 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
       place.op_ends_after_ns = shifted(own.op_end_ns, -launch.start_ns);
     }
     if (own.phase != ModulePhase::None && place.module.phase == ModulePhase::None) place.module = own;
+    place.in_node = place.in_node || innermost(threads_[launch.thread].backward, launch.start_ns);
+  }
+  // Autograd's engine works between nodes too: it sums a gradient down to
+  // the shape of a broadcast input, casts it back to its input's type, and
+  // adds up the gradients flowing into one input (a residual's) after the
+  // node that made them returns, outside every node's range. Such a launch,
+  // never inside a node in any step, belongs to the backward of the module
+  // whose node ran just before it on its thread (a transformer's steps had
+  // one launch in seven there). In order, so a run of them takes it too. A
+  // launch some step saw inside a node is that node's, named or not.
+  for (size_t i = 1; i < launches.size(); ++i) {
+    const PlacedLaunch& before = launches[i - 1];
+    const PlacedLaunch& launch = launches[i];
+    if (std::tie(before.thread, before.step) != std::tie(launch.thread, launch.step)) continue;
+    Place& place = places_[launch.place];
+    const Place& previous = places_[before.place];
+    if (!place.in_node && place.module.phase == ModulePhase::None && previous.module.phase == ModulePhase::Backward)
+      place.module = previous.module;
   }
 
   // Each launch's own context is looked up again rather than kept from the

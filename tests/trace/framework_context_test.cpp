@@ -195,6 +195,31 @@ TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPerio
   EXPECT_EQ(context_of(backward[3]), "fc/backward/AddmmBackward0") << "and from there to the other steps";
 }
 
+// Autograd's engine sums a broadcast input's gradient down and casts it back
+// after the node that made it returns, outside every node: such a launch is
+// the backward of the module whose node ran just before it. One a node held
+// in some step stays that node's, even where its module is unknown.
+TEST_F(FrameworkContextTest, AutogradsWorkBetweenNodesIsTheBackwardOfTheNodeBefore) {
+  using K = FrameworkRangeKind;
+  sampled_steps();
+  std::vector<int64_t> in_node, between, other_node;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "fc", 1, 0, base + 10, base + 100);
+    launch(1, base + 50, "_Z1av");
+    in_node.push_back(launch(2, base + 600, "_Z2mmv"));
+    between.push_back(launch(2, base + 700, "_Z3sumv"));
+    other_node.push_back(launch(2, base + 800, "_Z5embedv"));
+  }
+  range(K::Op, "aten::addmm", 1, 0, 2020, 2090, 7);
+  range(K::Backward, "AddmmBackward0", 2, 0, 2550, 2650, 7);  // step 2: the node, its sum after it
+  range(K::Backward, "EmbeddingBackward0", 2, 0, 3750, 3850, 99);  // no forward op with its number
+  EXPECT_EQ(context_of(in_node[0]), "fc/backward/AddmmBackward0");
+  EXPECT_EQ(context_of(between[0]), "fc/backward/") << "the engine's work after the node";
+  EXPECT_EQ(context_of(between[3]), "fc/backward/");
+  EXPECT_EQ(context_of(other_node[0]), "//EmbeddingBackward0") << "inside a node of no known module";
+}
+
 // A step that took another path (an extra launch first) shifts its launches'
 // places: they are named only where the same kernel ran at the same place,
 // and the other steps keep theirs.
