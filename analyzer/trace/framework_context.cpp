@@ -151,6 +151,17 @@ FrameworkContext FrameworkContexts::at(uint32_t thread, int64_t ns, uint32_t pla
   return context;
 }
 
+const FrameworkContexts::Range* FrameworkContexts::ended_before(const std::vector<Range>& ranges, int64_t ns) {
+  auto after = std::upper_bound(ranges.begin(), ranges.end(), ns,
+                                [](int64_t t, const Range& range) { return t < range.start_ns; });
+  // Outermost ranges follow one another: the last to start ended last.
+  for (auto it = after; it != ranges.begin();) {
+    --it;
+    if (it->depth == 0) return it->end_ns < ns ? &*it : nullptr;
+  }
+  return nullptr;
+}
+
 FrameworkContext FrameworkContexts::recorded_at(const Thread& ranges, int64_t ns) const {
   FrameworkContext context;
   const Range* backward = innermost(ranges.backward, ns);
@@ -163,6 +174,9 @@ FrameworkContext FrameworkContexts::recorded_at(const Thread& ranges, int64_t ns
     context.op_start_ns = backward->start_ns;
     context.op_end_ns = backward->end_ns;
   }
+  // Every node recorded: work outside them on a thread that runs them is
+  // autograd's between nodes, the node's before it (framework_context.h).
+  if (!backward && op_sample_every_ == 1) backward = ended_before(ranges.backward, ns);
   if (const Range* module = innermost(ranges.modules, ns)) {
     context.module_id = module->name_id;
     context.phase = ModulePhase::Forward;

@@ -97,6 +97,8 @@ class FrameworkContexts {
   static constexpr uint32_t kNone = UINT32_MAX;
 
   static const Range* innermost(const std::vector<Range>& ranges, int64_t ns);
+  // The outermost range that ended last before `ns` (none holds it).
+  static const Range* ended_before(const std::vector<Range>& ranges, int64_t ns);
   // Its position in threads_; kNone for a thread that made no call and has no range.
   uint32_t thread(ProcessId process, int64_t tid) const;
 

@@ -220,6 +220,22 @@ TEST_F(FrameworkContextTest, AutogradsWorkBetweenNodesIsTheBackwardOfTheNodeBefo
   EXPECT_EQ(context_of(other_node[0]), "//EmbeddingBackward0") << "inside a node of no known module";
 }
 
+// Every op and node recorded: work after a node returns, before the next
+// one, is that node's module's backward; work on a thread that runs no node
+// is nobody's.
+TEST_F(FrameworkContextTest, InAFullRecordingWorkBetweenNodesIsTheBackwardOfTheNodeBefore) {
+  using K = FrameworkRangeKind;
+  range(K::Module, "fc", 1, 0, 100, 200);
+  range(K::Op, "aten::addmm", 1, 1, 110, 190, 7);
+  range(K::Backward, "AddmmBackward0", 2, 0, 500, 600, 7);
+  int64_t in_node = launch(2, 550);
+  int64_t between = launch(2, 650);
+  int64_t main_thread = launch(1, 700);
+  EXPECT_EQ(context_of(in_node), "fc/backward/AddmmBackward0");
+  EXPECT_EQ(context_of(between), "fc/backward/");
+  EXPECT_EQ(context_of(main_thread), "//");
+}
+
 // A step that took another path (an extra launch first) shifts its launches'
 // places: they are named only where the same kernel ran at the same place,
 // and the other steps keep theirs.
