@@ -174,9 +174,12 @@ FrameworkContext FrameworkContexts::recorded_at(const Thread& ranges, int64_t ns
     context.op_start_ns = backward->start_ns;
     context.op_end_ns = backward->end_ns;
   }
-  // Every node recorded: work outside them on a thread that runs them is
-  // autograd's between nodes, the node's before it (framework_context.h).
-  if (!backward && op_sample_every_ == 1) backward = ended_before(ranges.backward, ns);
+  // Every node recorded: work outside them on a thread that runs nodes and
+  // no module's forward (autograd's own) is the engine's between nodes, the
+  // node's before it (framework_context.h). A thread that also runs
+  // forwards (backward of CPU tensors runs on the caller's) next runs the
+  // loss and the optimizer, which are no node's.
+  if (!backward && op_sample_every_ == 1 && ranges.modules.empty()) backward = ended_before(ranges.backward, ns);
   if (const Range* module = innermost(ranges.modules, ns)) {
     context.module_id = module->name_id;
     context.phase = ModulePhase::Forward;

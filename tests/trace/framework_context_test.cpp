@@ -221,13 +221,16 @@ TEST_F(FrameworkContextTest, AutogradsWorkBetweenNodesIsTheBackwardOfTheNodeBefo
 }
 
 // Every op and node recorded: work after a node returns, before the next
-// one, is that node's module's backward; work on a thread that runs no node
-// is nobody's.
+// one, on autograd's thread is that node's module's backward; work on a
+// thread that runs no node is nobody's, and neither is work outside modules
+// on a thread that runs forwards too (a CPU tensor's backward runs on the
+// caller's thread, which then computes the next loss).
 TEST_F(FrameworkContextTest, InAFullRecordingWorkBetweenNodesIsTheBackwardOfTheNodeBefore) {
   using K = FrameworkRangeKind;
   range(K::Module, "fc", 1, 0, 100, 200);
   range(K::Op, "aten::addmm", 1, 1, 110, 190, 7);
   range(K::Backward, "AddmmBackward0", 2, 0, 500, 600, 7);
+  range(K::Backward, "MulBackward0", 1, 0, 300, 400, 7);
   int64_t in_node = launch(2, 550);
   int64_t between = launch(2, 650);
   int64_t main_thread = launch(1, 700);
