@@ -195,17 +195,40 @@ void mark_warm_up(ProcessSteps& steps, const Launches& launches) {
   for (size_t i = 0; i < first; ++i) steps.steps[i].steady = false;
 }
 
-// Where the last step ends: the run's end, unless far more launches follow
-// its start than a step holds (a loop's tear-down, such as a framework moving
-// the model back to the CPU, is no step's); then at the first launch past a
-// step's worth. A last step cut short, or one with a launch or two more, runs
-// to the end.
+// How many launches from `last` on follow the step before it, `previous`,
+// launch by launch: a launch one side has and the other lacks (a loss read
+// back in one step only) is stepped over, and the walk stops at the second
+// launch in a row that follows neither.
+size_t launches_following(const std::vector<int64_t>& symbols, size_t previous, size_t last) {
+  size_t prev_end = last, i = previous, j = last, followed = last;
+  int misses = 0;
+  while (i < prev_end && j < symbols.size() && misses < 2) {
+    if (symbols[i] == symbols[j]) {
+      ++i, followed = ++j, misses = 0;
+    } else if (i + 1 < prev_end && symbols[i + 1] == symbols[j]) {
+      ++i;
+    } else if (j + 1 < symbols.size() && symbols[i] == symbols[j + 1]) {
+      ++j;
+    } else {
+      ++i, ++j, ++misses;
+    }
+  }
+  return followed - last;
+}
+
+// Where the last step ends: the run's end while its launches follow the
+// step before it to the end, else at the first that does not. What the
+// program does after its loop (a framework moving the model back to the
+// CPU, its last step's optimizer tail followed by a copy per tensor) is no
+// step's, and a last step cut short, its launches a prefix of a step's,
+// still runs to the end.
 int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_t last_ns) {
-  size_t start = cycle.starts.back(), after = start + cycle.period;
-  size_t slack = cycle.period / 4;
+  size_t start = cycle.starts.back();
   int64_t step_start = launches.issue_ns[start];
-  if (launches.issue_ns.size() <= after + slack) return std::max(last_ns, step_start);
-  return launches.issue_ns[after];
+  if (cycle.starts.size() < 2) return std::max(last_ns, step_start);
+  size_t end = start + launches_following(launches.symbols, cycle.starts[cycle.starts.size() - 2], start);
+  if (end >= launches.issue_ns.size()) return std::max(last_ns, step_start);
+  return launches.issue_ns[end];
 }
 
 void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns) {

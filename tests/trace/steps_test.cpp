@@ -212,6 +212,23 @@ TEST_F(Steps, TearDownAfterTheLastStepIsNotPartOfIt) {
   EXPECT_FALSE(found.step_at(tear_down + 1));
 }
 
+// A loop that ends partway through a step, in its optimizer's tail as a
+// Lightning fit does, then copies the model back to the CPU in fewer
+// launches than a step: the last step ends where its launches stop
+// following the step before it.
+TEST_F(Steps, ALastStepCutShortEndsBeforeTheTearDown) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "linear", "relu", "linear", "loss", "linear_bwd", "relu_bwd", "adamw"};
+  for (int i = 0; i < 20; ++i) kernels(step);
+  kernels({step.begin(), step.begin() + 3});
+  int64_t tear_down = now_;
+  kernels({"to_cpu", "to_cpu", "to_cpu", "to_cpu"});
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 21u);
+  EXPECT_EQ(found.steps.back().end_ns, tear_down);
+  EXPECT_FALSE(found.step_at(tear_down + 1));
+}
+
 TEST_F(Steps, NoRepetitionIsNoSteps) {
   for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
   const ProcessSteps& found = steps();
