@@ -60,7 +60,7 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
   for (const auto& [key, ranges] : threads) {
     for (const Range& op : ranges.ops) {
       if (op.seq < 0) continue;
-      const Range* module = innermost(ranges.modules, op.start_ns);
+      const Range* module = made_in(ranges, op.start_ns);
       if (!module) continue;
       int64_t node = node_key(key.first, op.seq);
       auto [at, added] = latest_start.emplace(node, op.start_ns);
@@ -122,6 +122,11 @@ const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<R
     if (shallowest == 0) return nullptr;
   }
   return nullptr;
+}
+
+const FrameworkContexts::Range* FrameworkContexts::made_in(const Thread& ranges, int64_t ns) {
+  const Range* module = innermost(ranges.modules, ns);
+  return module ? module : innermost(ranges.scopes, ns);
 }
 
 uint32_t FrameworkContexts::thread(ProcessId process, int64_t tid) const {

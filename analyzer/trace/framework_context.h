@@ -5,7 +5,10 @@
 // Its module: the innermost module whose forward was running (forward);
 // else, in backward, the module whose forward created the autograd node
 // being run (the last forward op with the node's sequence number ran inside
-// it); else the innermost named scope torch opened ("Optimizer.step#SGD.step").
+// it, or, made outside every module, inside a scope: that scope's
+// backward); else the innermost scope open: one torch named
+// ("Optimizer.step#SGD.step") or the Python function that called the
+// outermost module ("training_step (train.py:18)", where the loss is).
 // Its op: the innermost op running (aten::cudnn_convolution), else the
 // backward node (ConvolutionBackward0).
 //
@@ -97,6 +100,9 @@ class FrameworkContexts {
   static constexpr uint32_t kNone = UINT32_MAX;
 
   static const Range* innermost(const std::vector<Range>& ranges, int64_t ns);
+  // What a forward op issued at `ns` ran in: its innermost module, else
+  // its innermost scope (a loss computed outside the model).
+  static const Range* made_in(const Thread& ranges, int64_t ns);
   // The outermost range that ended last before `ns` (none holds it).
   static const Range* ended_before(const std::vector<Range>& ranges, int64_t ns);
   // Its position in threads_; kNone for a thread that made no call and has no range.

@@ -88,7 +88,7 @@ void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
     if (!process_steps) continue;
     for (const Range& op : ranges.ops) {
       if (op.seq < 0) continue;
-      const Range* module = innermost(ranges.modules, op.start_ns);
+      const Range* module = made_in(ranges, op.start_ns);
       std::optional<size_t> step = process_steps->steady_step_at(op.start_ns);
       if (!module || !step) continue;
       ops.push_back({ranges.process, module->name_id, op.name_id, static_cast<int64_t>(*step), op.seq});

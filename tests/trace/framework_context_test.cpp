@@ -125,6 +125,28 @@ TEST_F(FrameworkContextTest, OutsideModulesANamedScopeIsTheModule) {
   EXPECT_EQ(context_of(launch(1, 9000)), "still_open/forward/") << "open until the trace ends";
 }
 
+// A loss computed outside the model, in the Python function that called it
+// (a scope): its forward launches are that scope's, and its backward's the
+// scope's backward, through the node the loss's op made there. Inside the
+// model, the module still wins.
+TEST_F(FrameworkContextTest, ALossOutsideTheModelIsItsFunctionsInForwardAndBackward) {
+  using K = FrameworkRangeKind;
+  range(K::Scope, "training_step (train.py:18)", 1, 0, 100, 1000);
+  range(K::Module, "fc", 1, 0, 150, 250);
+  range(K::Op, "aten::addmm", 1, 0, 160, 240, 4);
+  range(K::Op, "aten::nll_loss", 1, 0, 300, 400, 5);
+  range(K::Backward, "NllLossBackward0", 2, 0, 2000, 2100, 5);
+  range(K::Backward, "AddmmBackward0", 2, 0, 2200, 2300, 4);
+  int64_t in_model = launch(1, 200);
+  int64_t loss = launch(1, 350);
+  int64_t loss_backward = launch(2, 2050);
+  int64_t model_backward = launch(2, 2250);
+  EXPECT_EQ(context_of(in_model), "fc/forward/aten::addmm");
+  EXPECT_EQ(context_of(loss), "training_step (train.py:18)/scope/aten::nll_loss");
+  EXPECT_EQ(context_of(loss_backward), "training_step (train.py:18)/backward/NllLossBackward0");
+  EXPECT_EQ(context_of(model_backward), "fc/backward/AddmmBackward0");
+}
+
 TEST_F(FrameworkContextTest, ATraceWithoutRangesAttributesNothing) {
   int64_t call = launch(1, 300);
   Trace trace(builder_.db());
