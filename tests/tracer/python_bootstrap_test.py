@@ -15,7 +15,7 @@ import textwrap
 FAKE_TORCH = {
     "torch/__init__.py": """
         __version__ = "2.11.0+cu130"
-        from torch import cuda
+        from torch import cuda, nn
     """,
     "torch/cuda/__init__.py": """
         from torch.cuda import memory
@@ -25,6 +25,18 @@ FAKE_TORCH = {
         def _lazy_init():
             for callable in _queued:
                 callable()
+    """,
+    "torch/nn/__init__.py": """
+        class Module:
+            def __call__(self, *args):
+                return self.forward(*args)
+            def forward(self, x):
+                return x
+            def named_modules(self):
+                yield "", self
+                for name, child in vars(self).items():
+                    if isinstance(child, Module):
+                        yield name, child
     """,
     "torch/cuda/memory.py": """
         def get_allocator_backend():
@@ -70,6 +82,18 @@ class Library:
     def apptracer_sub_allocation_event(self, *args):
         calls.append(args)
         return 0
+    def apptracer_framework_context(self):
+        return b"modules"
+    def apptracer_framework_name(self, name):
+        names[len(names) + 1] = name.decode()
+        return len(names)
+    def apptracer_framework_push(self, kind, name_id):
+        calls.append(("push", kind, names[name_id].split(" ")[0]))
+        return 0
+    def apptracer_framework_pop(self, kind):
+        calls.append(("pop", kind))
+        return 0
+names = {}
 boot._library = Library()
 """
 
@@ -166,7 +190,48 @@ print(calls)
                                  "(2, 2, 0, 8192, 512, 512, 0)]",
            f"CuPy blocks in every thread: {run.stdout!r} {run.stderr!r}")
 
-    # 4. The real library: found where it is loaded, not loaded where it is not.
+    # 4. PyTorch modules: each call a module range; from Python 3.12 on, the
+    # function that called the outermost module is a scope over each of its
+    # calls (the loss it computes is its), closed by a return or an
+    # exception, and a module's forward calling another is no scope.
+    modules_script = FAKE_LIBRARY + """
+import torch
+class Net(torch.nn.Module):
+    def __init__(self):
+        self.inner = torch.nn.Module()
+    def forward(self, x):
+        return self.inner(x) + 1
+net = Net()
+def training_step(x):
+    return net(x) * 2
+def failing_step(x):
+    net(x)
+    raise ValueError(x)
+for i in range(3):
+    training_step(i)
+try:
+    failing_step(0)
+except ValueError:
+    pass
+print([c for c in calls if c[0] in ("push", "pop")])
+print(sorted(set(names.values())))
+"""
+    run = python(modules_script, [bootstrap, fakes])
+    lines = run.stdout.splitlines()
+    line_of = {name: modules_script.splitlines().index(f"def {name}(x):") + 1
+               for name in ("training_step", "failing_step")}
+    scoped = sys.version_info >= (3, 12)
+    step = [("push", 4, "training_step")] if scoped else []
+    module_calls = [("push", 1, "Net"), ("push", 1, "inner"), ("pop", 1), ("pop", 1)]
+    closed = [("pop", 4)] if scoped else []
+    failing = [("push", 4, "failing_step")] if scoped else []
+    expected = (step + module_calls + closed) * 3 + failing + module_calls + closed
+    expect(lines[:1] == [repr(expected)], f"module ranges and caller scopes: {run.stdout!r} {run.stderr!r}")
+    scopes = [f"{name} (<string>:{line})" for name, line in sorted(line_of.items())] if scoped else []
+    expect(lines[1:2] == [repr(sorted(["Net", "inner"] + scopes))],
+           f"scope names: {run.stdout!r}")
+
+    # 5. The real library: found where it is loaded, not loaded where it is not.
     run = python("import sitecustomize as b; print(b._tracer_library())", [bootstrap])
     expect(run.stdout.strip() == "None", f"no library loaded: {run.stdout!r} {run.stderr!r}")
     run = python("""

@@ -20,8 +20,10 @@ yourself: see docs/tracing.md). It
    framework_ranges table): every nn.Module's call through a wrapper of
    nn.Module.__call__ (its dotted path, interned once per module), and torch's ops and
    autograd nodes through RecordFunction callbacks the tracer registers
-   (apptracer_torch_ops_attach). A launch in backward is attributed offline
-   to the module whose forward created its autograd node.
+   (apptracer_torch_ops_attach), and each Python function that calls an
+   outermost module as a scope (Python 3.12 and later). A launch in backward
+   is attributed offline to the module whose forward created its autograd
+   node.
 
 It never imports torch or cupy itself, and does nothing more where the
 tracer is not recording (libapptracer.so is not loaded, or says so). Steps
@@ -125,6 +127,84 @@ def _torch_cuda_imported(cuda):
 
 # framework_range_kind values (common/include/apptracer/enums.h).
 _MODULE_RANGE = 1
+_SCOPE_RANGE = 4
+
+# Generators and coroutines leave and re-enter their frames: no scope.
+_SUSPENDING = 0x20 | 0x80 | 0x100 | 0x200
+
+
+def _caller_scopes(library, module_call):
+    """Work a program does outside every module (the loss, the hand-offs
+    between stages, the call into the optimizer) belongs to the Python
+    function that called the outermost module: it is a scope range named
+    `training_step (train.py:18)`, or `<module> (train.py:1)` for a script's
+    top level, from each of its calls' start to its return. Only those
+    functions are watched, through sys.monitoring's events local to their
+    code (Python 3.12 and later; none before), and exceptions leaving them
+    through the global PY_UNWIND event. Returns the check a module call
+    makes with its caller's frame, or None."""
+    import threading
+
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return None
+    tool = None
+    for candidate in (4, 3):  # neither a debugger's, coverage's, a profiler's nor the optimizer's
+        try:
+            monitoring.use_tool_id(candidate, "apptracer")
+            tool = candidate
+            break
+        except ValueError:
+            continue
+    if tool is None:
+        return None
+    events = monitoring.events
+    push = library.apptracer_framework_push
+    pop = library.apptracer_framework_pop
+    intern = library.apptracer_framework_name
+    seen = set()  # every code that called a module, scoped or not
+    scoped = {}  # code -> its scope's name id
+    opened = threading.local()  # this thread's open scopes, per code
+
+    def entered(code, offset):
+        name = scoped.get(code)
+        if name is not None:
+            depth = opened.__dict__
+            depth[code] = depth.get(code, 0) + 1
+            push(_SCOPE_RANGE, name)
+
+    def left(code, offset, value):
+        # A frame already running when its code was first scoped, in
+        # another thread, closes nothing this thread opened.
+        depth = opened.__dict__
+        if depth.get(code, 0) > 0:
+            depth[code] -= 1
+            pop(_SCOPE_RANGE)
+
+    def inside_module(frame):
+        while frame is not None:
+            if frame.f_code is module_call:
+                return True
+            frame = frame.f_back
+        return False
+
+    def check(frame):
+        code = frame.f_code
+        seen.add(code)
+        if code.co_flags & _SUSPENDING or inside_module(frame.f_back):
+            return
+        if not scoped:
+            monitoring.register_callback(tool, events.PY_START, entered)
+            monitoring.register_callback(tool, events.PY_RETURN, left)
+            monitoring.register_callback(tool, events.PY_UNWIND, left)
+            monitoring.set_events(tool, events.PY_UNWIND)
+        where = f"{code.co_qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+        scoped[code] = intern(where.encode())
+        monitoring.set_local_events(tool, code, events.PY_START | events.PY_RETURN)
+        # The call running now opens its scope here; its return closes it.
+        entered(code, 0)
+
+    return seen, check
 
 
 def _record_modules(torch, library):
@@ -168,12 +248,17 @@ def _record_modules(torch, library):
         # Under torch.compile the call is traced, not run: nothing to record.
         if compiling():
             return call(module, *args, **kwargs)
+        if callers is not None:
+            caller = sys._getframe(1)
+            if caller.f_code not in callers[0]:
+                callers[1](caller)
         push(_MODULE_RANGE, name_id(module))
         try:
             return call(module, *args, **kwargs)
         finally:
             pop(_MODULE_RANGE)
 
+    callers = _caller_scopes(library, recorded_call.__code__)
     module_class.__call__ = recorded_call
 
 
