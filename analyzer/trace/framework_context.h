@@ -21,7 +21,9 @@
 // its module (framework_context_sampled.cpp). A backward node's module needs
 // the forward op that made it, rarely recorded in the same step: the
 // autograd sequence numbers a steady step uses grow by the same count each
-// step, so the op that made node s made node s + that count a step later.
+// step, so the op that made node s made node s + that count a step later
+// (an op that makes no node carries the next node's number: where two
+// modules' ops hold one, the op the node's type names made it).
 // Autograd's engine also launches work between nodes (a gradient summed down
 // to a broadcast input's shape or cast back to its type, gradients added up
 // for an input): a launch no step saw inside a node is the backward of the

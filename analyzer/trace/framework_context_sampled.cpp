@@ -7,10 +7,14 @@
 // its launches only where the same kernel ran at the same place in another
 // step, and leaves the other steps' places as they were.
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <tuple>
 #include <vector>
 
@@ -78,6 +82,56 @@ std::map<ProcessId, int64_t> step_periods(const std::vector<ForwardOp>& ops) {
   return periods;
 }
 
+// The op an autograd node's type names, as torch's op names spell it:
+// "NativeLayerNormBackward0" -> "native_layer_norm", "ToCopyBackward0" ->
+// "to_copy"; "" for a name of another form.
+std::string op_of_node_name(std::string_view node) {
+  size_t backward = node.rfind("Backward");
+  if (backward == std::string_view::npos || backward == 0) return "";
+  std::string op;
+  for (size_t i = 0; i < backward; ++i) {
+    char c = node[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (i > 0) op += '_';
+      op += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      op += c;
+    }
+  }
+  return op;
+}
+
+// An op's name as a node's type names it: "aten::_to_copy" -> "to_copy".
+std::string_view bare_op_name(std::string_view op) {
+  if (size_t colons = op.rfind("::"); colons != std::string_view::npos) op.remove_prefix(colons + 2);
+  while (!op.empty() && op.front() == '_') op.remove_prefix(1);
+  return op;
+}
+
+// The module whose op made a node at a place: the one module claiming it;
+// where two do, the one whose op the node's type names (exactly, else as
+// its start: NllLossBackward0 by aten::nll_loss_forward); 0 where that does
+// not settle it.
+int64_t module_making(const std::vector<std::pair<int64_t, int64_t>>& made, const std::string& node_op, Trace& trace) {
+  auto one_module = [](const std::vector<int64_t>& modules) {
+    for (int64_t module : modules) {
+      if (module != modules.front()) return int64_t{0};
+    }
+    return modules.empty() ? int64_t{0} : modules.front();
+  };
+  std::vector<int64_t> all, exact, starting;
+  for (const auto& [module, op] : made) {
+    all.push_back(module);
+    if (node_op.empty()) continue;
+    std::string_view name = bare_op_name(trace.string(op));
+    if (name == node_op) exact.push_back(module);
+    else if (name.substr(0, node_op.size()) == node_op) starting.push_back(module);
+  }
+  if (int64_t module = one_module(all)) return module;
+  if (!exact.empty()) return one_module(exact);
+  return one_module(starting);
+}
+
 }  // namespace
 
 void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
@@ -99,23 +153,30 @@ void FrameworkContexts::link_nodes_by_step_period(Trace& trace) {
            std::tie(b.process, b.module_id, b.op_name_id, b.seq);
   });
   std::map<ProcessId, int64_t> periods = step_periods(ops);
-  // The module of each number modulo the period; 0 where two modules
-  // claim one (the steps were not alike there).
-  std::map<std::pair<ProcessId, int64_t>, int64_t> module_of_place;
+  // What each number modulo the period was made by: the op and its module,
+  // in some step. Ops that make no node carry the number of the next node
+  // made, so a number can hold ops of two modules (the last op of one and
+  // the node-making op of the next).
+  std::map<std::pair<ProcessId, int64_t>, std::vector<std::pair<int64_t, int64_t>>> made_at_place;
   for (const ForwardOp& op : ops) {
     auto period = periods.find(op.process);
     if (period == periods.end()) continue;
-    auto [at, added] = module_of_place.try_emplace({op.process, op.seq % period->second}, op.module_id);
-    if (!added && at->second != op.module_id) at->second = 0;
+    std::vector<std::pair<int64_t, int64_t>>& made = made_at_place[{op.process, op.seq % period->second}];
+    std::pair<int64_t, int64_t> claim{op.module_id, op.op_name_id};
+    if (std::find(made.begin(), made.end(), claim) == made.end()) made.push_back(claim);
   }
+  std::unordered_map<int64_t, std::string> made_by_names;  // node name id -> the op it names
   for (const Thread& ranges : threads_) {
     auto period = periods.find(ranges.process);
     if (period == periods.end()) continue;
     for (const Range& node : ranges.backward) {
       if (node.seq < 0 || module_of_node_.count(node_key(ranges.process, node.seq))) continue;
-      auto place = module_of_place.find({ranges.process, node.seq % period->second});
-      if (place != module_of_place.end() && place->second != 0)
-        module_of_node_[node_key(ranges.process, node.seq)] = place->second;
+      auto place = made_at_place.find({ranges.process, node.seq % period->second});
+      if (place == made_at_place.end()) continue;
+      auto named = made_by_names.try_emplace(node.name_id);
+      if (named.second) named.first->second = op_of_node_name(trace.string(node.name_id));
+      int64_t module = module_making(place->second, named.first->second, trace);
+      if (module != 0) module_of_node_[node_key(ranges.process, node.seq)] = module;
     }
   }
 }

@@ -217,6 +217,28 @@ TEST_F(FrameworkContextTest, ASampledBackwardNodeFindsItsModuleFromTheStepsPerio
   EXPECT_EQ(context_of(backward[3]), "fc/backward/AddmmBackward0") << "and from there to the other steps";
 }
 
+// An op that makes no node carries the number of the next node made: the
+// last op of one module and the op of the next that makes the node share
+// it. Recorded in different steps, both claim the number; the node's type
+// names its op (AddmmBackward0, aten::addmm), and so its module.
+TEST_F(FrameworkContextTest, ANumberTwoModulesClaimGoesToTheOpTheNodeNames) {
+  using K = FrameworkRangeKind;
+  sampled_steps();
+  std::vector<int64_t> backward;
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "norm", 1, 0, base + 10, base + 100);
+    range(K::Module, "fc", 1, 0, base + 110, base + 200);
+    launch(1, base + 50, "_Z1av");
+    backward.push_back(launch(2, base + 700, "_Z1bv"));
+  }
+  range(K::Op, "aten::view", 1, 0, 1020, 1030, 15);    // norm's last op, no node: 10 + 5k
+  range(K::Op, "aten::addmm", 1, 0, 2120, 2190, 20);   // fc's, making node 10 + 5k
+  range(K::Op, "aten::addmm", 1, 0, 4120, 4190, 30);
+  range(K::Backward, "AddmmBackward0", 2, 0, 3650, 3750, 25);
+  EXPECT_EQ(context_of(backward[2]), "fc/backward/AddmmBackward0");
+}
+
 // Autograd's engine sums a broadcast input's gradient down and casts it back
 // after the node that made it returns, outside every node: such a launch is
 // the backward of the module whose node ran just before it. One a node held
