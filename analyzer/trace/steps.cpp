@@ -231,14 +231,68 @@ int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_
   return launches.issue_ns[end];
 }
 
+// How many launches of `step` `symbols[from, to)` holds in the step's
+// order, others between them (the longest common subsequence's length).
+size_t launches_in_order(const std::vector<int64_t>& symbols, size_t from, size_t to, const std::vector<int64_t>& step) {
+  size_t greedy = 0;
+  for (size_t i = from; i < to && greedy < step.size(); ++i) {
+    if (symbols[i] == step[greedy]) ++greedy;
+  }
+  if (greedy == step.size()) return greedy;
+  std::vector<uint32_t> before(step.size() + 1, 0), row(step.size() + 1, 0);
+  for (size_t i = from; i < to; ++i) {
+    for (size_t j = 1; j <= step.size(); ++j) {
+      row[j] = symbols[i] == step[j - 1] ? before[j - 1] + 1 : std::max(before[j], row[j - 1]);
+    }
+    std::swap(before, row);
+  }
+  return before[step.size()];
+}
+
+// The share of a step's launches the first iteration holds in order.
+constexpr double kMinFirstIterationShare = 0.9;
+// How many launches before the first step are tried as the first
+// iteration's start, latest first: each costs a step by three.
+constexpr int kFirstIterationTries = 4;
+
+// A loop's first iteration often does other work than the rest (an
+// optimizer making its state, a first read-back of the loss), so it is no
+// copy of the cycle, which starts a step later. Where the launches before the
+// first step, from a launch of its first kernel on and within three steps'
+// worth, hold nine in ten of the step's launches in its order, they are that
+// iteration: a step, warm-up (not steady). Its start: the latest such launch.
+std::optional<size_t> first_iteration(const std::vector<int64_t>& symbols, const LaunchCycle& cycle) {
+  if (cycle.starts.size() < 2) return std::nullopt;
+  size_t first = cycle.starts[0];
+  std::vector<int64_t> step(symbols.begin() + static_cast<std::ptrdiff_t>(first),
+                            symbols.begin() + static_cast<std::ptrdiff_t>(cycle.starts[1]));
+  auto needed = static_cast<size_t>(kMinFirstIterationShare * static_cast<double>(step.size()));
+  size_t earliest = first > 3 * step.size() ? first - 3 * step.size() : 0;
+  int tries = 0;
+  for (size_t at = first; at-- > earliest && tries < kFirstIterationTries;) {
+    if (symbols[at] != symbols[first] || first - at < needed) continue;
+    ++tries;
+    if (launches_in_order(symbols, at, first, step) >= needed) return at;
+  }
+  return std::nullopt;
+}
+
 void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns) {
   std::optional<LaunchCycle> cycle = find_launch_cycle(launches.symbols);
   if (!cycle) return;
   steps.source = StepSource::LaunchCycle;
   steps.period = cycle->period;
+  if (std::optional<size_t> warm_up = first_iteration(launches.symbols, *cycle)) {
+    Step step;
+    step.number = 1;
+    step.start_ns = launches.issue_ns[*warm_up];
+    step.end_ns = launches.issue_ns[cycle->starts[0]];
+    step.steady = false;
+    steps.steps.push_back(step);
+  }
   for (size_t i = 0; i < cycle->starts.size(); ++i) {
     Step step;
-    step.number = static_cast<int64_t>(i) + 1;
+    step.number = static_cast<int64_t>(steps.steps.size()) + 1;
     step.start_ns = launches.issue_ns[cycle->starts[i]];
     step.end_ns = i + 1 < cycle->starts.size() ? launches.issue_ns[cycle->starts[i + 1]]
                                                : last_step_end(launches, *cycle, last_ns);

@@ -229,6 +229,29 @@ TEST_F(Steps, ALastStepCutShortEndsBeforeTheTearDown) {
   EXPECT_FALSE(found.step_at(tear_down + 1));
 }
 
+// A loop's first iteration finds its convolution algorithm, makes the
+// optimizer's state (extra launches), skips what needs it (a launch fewer)
+// and reads the loss back: no copy of the cycle, it is still a step,
+// warm-up, start-up's.
+TEST_F(Steps, TheFirstIterationIsAWarmUpStep) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "conv", "relu", "linear", "loss", "linear_bwd",
+                                "relu_bwd", "conv_bwd", "adam_sqrt", "adam_update"};
+  int64_t first = now_;
+  kernels({"copy_in", "conv_find", "conv_find", "conv", "relu", "linear", "loss", "linear_bwd", "relu_bwd",
+           "conv_bwd", "zeros_like", "zeros_like", "zeros_like", "adam_update", "read_back"});
+  int64_t second = now_;
+  for (int i = 0; i < 19; ++i) kernels(step);
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 20u);
+  EXPECT_FALSE(found.steps[0].steady);
+  EXPECT_GE(found.steps[0].start_ns, first);
+  EXPECT_LT(found.steps[0].start_ns, second);
+  EXPECT_TRUE(found.steps[1].steady);
+  EXPECT_EQ(found.steps[1].number, 2);
+  EXPECT_EQ(found.startup_end_ns(), found.steps[1].start_ns);
+}
+
 TEST_F(Steps, NoRepetitionIsNoSteps) {
   for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
   const ProcessSteps& found = steps();
