@@ -188,19 +188,27 @@ def _caller_scopes(library, module_call):
             frame = frame.f_back
         return False
 
-    def check(frame):
-        code = frame.f_code
-        seen.add(code)
-        if code.co_flags & _SUSPENDING or inside_module(frame.f_back):
-            return
+    def watch(code):
         if not scoped:
             monitoring.register_callback(tool, events.PY_START, entered)
             monitoring.register_callback(tool, events.PY_RETURN, left)
             monitoring.register_callback(tool, events.PY_UNWIND, left)
             monitoring.set_events(tool, events.PY_UNWIND)
+        monitoring.set_local_events(tool, code, events.PY_START | events.PY_RETURN)
         where = f"{code.co_qualname} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
         scoped[code] = intern(where.encode())
-        monitoring.set_local_events(tool, code, events.PY_START | events.PY_RETURN)
+
+    def check(frame):
+        code = frame.f_code
+        seen.add(code)
+        if code.co_flags & _SUSPENDING or inside_module(frame.f_back):
+            return
+        # Runs inside the program's module call: whatever sys.monitoring
+        # refuses leaves the function unscoped, never raises into it.
+        try:
+            watch(code)
+        except Exception:
+            return
         # The call running now opens its scope here; its return closes it.
         entered(code, 0)
 
@@ -258,7 +266,10 @@ def _record_modules(torch, library):
         finally:
             pop(_MODULE_RANGE)
 
-    callers = _caller_scopes(library, recorded_call.__code__)
+    try:
+        callers = _caller_scopes(library, recorded_call.__code__)
+    except Exception:
+        callers = None
     module_class.__call__ = recorded_call
 
 
