@@ -222,10 +222,12 @@ def _record_modules(torch, library):
     call of the program down torch's slow path (bench/RESULTS.md). The first
     time a module no name is known for runs, it and every module under it are
     named: it by its class, the others by their dotted paths below it
-    (`layer1.0.conv2`). Only a call of a module named by its class (a root)
-    looks for the function that called it (_caller_scopes): finding a
-    caller's frame costs about 250 ns a call on Python 3.12, a set lookup
-    about 30."""
+    (`layer1.0.conv2`). Only a call made while no module runs looks for the
+    function that called it (_caller_scopes): finding a caller's frame costs
+    about 250 ns a call on Python 3.12. How many module calls run is one
+    count for all threads: another thread's calls can make a call look
+    nested (it is looked at on a later call) or outermost (the check walks
+    the caller's frames and finds the module around it)."""
     import functools
     import weakref
 
@@ -234,7 +236,7 @@ def _record_modules(torch, library):
     pop = library.apptracer_framework_pop
     intern = library.apptracer_framework_name
     known = {}  # id(module) -> its name's id
-    roots = set()  # id(module) of those named by their class
+    running = [0]  # module calls running, all threads together
     compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
 
     def name(module, path):
@@ -246,8 +248,6 @@ def _record_modules(torch, library):
         found = known.get(id(module))
         if found is None:
             name(module, type(module).__name__)
-            roots.add(id(module))
-            weakref.finalize(module, roots.discard, id(module))
             for path, child in module.named_modules():
                 if path:
                     name(child, path)
@@ -262,15 +262,16 @@ def _record_modules(torch, library):
         # Under torch.compile the call is traced, not run: nothing to record.
         if compiling():
             return call(module, *args, **kwargs)
-        named = name_id(module)
-        if callers is not None and id(module) in roots:
+        if callers is not None and not running[0]:
             caller = sys._getframe(1)
             if caller.f_code not in callers[0]:
                 callers[1](caller)
-        push(_MODULE_RANGE, named)
+        push(_MODULE_RANGE, name_id(module))
+        running[0] += 1
         try:
             return call(module, *args, **kwargs)
         finally:
+            running[0] -= 1
             pop(_MODULE_RANGE)
 
     try:
