@@ -231,14 +231,20 @@ int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_
   return launches.issue_ns[end];
 }
 
+// Past this many cells (launches looked at by launches of a step), the
+// longest common subsequence would cost seconds: a step of tens of
+// thousands of launches.
+constexpr size_t kMaxOrderCells = size_t{1} << 26;
+
 // How many launches of `step` `symbols[from, to)` holds in the step's
-// order, others between them (the longest common subsequence's length).
+// order, others between them (the longest common subsequence's length;
+// past kMaxOrderCells, the launches matched first to first, at most that).
 size_t launches_in_order(const std::vector<int64_t>& symbols, size_t from, size_t to, const std::vector<int64_t>& step) {
   size_t greedy = 0;
   for (size_t i = from; i < to && greedy < step.size(); ++i) {
     if (symbols[i] == step[greedy]) ++greedy;
   }
-  if (greedy == step.size()) return greedy;
+  if (greedy == step.size() || (to - from) > kMaxOrderCells / step.size()) return greedy;
   std::vector<uint32_t> before(step.size() + 1, 0), row(step.size() + 1, 0);
   for (size_t i = from; i < to; ++i) {
     for (size_t j = 1; j <= step.size(); ++j) {
