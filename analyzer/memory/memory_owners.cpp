@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 
 #include "analyzer/trace/framework.h"
 #include "analyzer/trace/intervals.h"
@@ -132,9 +133,13 @@ std::optional<SubAllocator> FrameworkSegments::holder(trace::ProcessId process, 
 }
 
 CompilerRanges::CompilerRanges(trace::Trace& trace) {
+  // XLA names a range per thunk run, millions in a long run, from few names.
+  std::unordered_map<int64_t, bool> compiler_name;
   for (const Packed<NvtxRangeRow>& row : trace.rows<NvtxRangeRow>()) {
-    if (!row.tid || !row.end_ns || !trace::is_compiler_range_name(trace.string(row.name_id, ""))) continue;
-    ranges_[*row.tid].emplace_back(row.start_ns, *row.end_ns);
+    if (!row.tid || !row.end_ns || !row.name_id) continue;
+    auto [named, added] = compiler_name.try_emplace(*row.name_id);
+    if (added) named->second = trace::is_compiler_range_name(trace.string(row.name_id, ""));
+    if (named->second) ranges_[*row.tid].emplace_back(row.start_ns, *row.end_ns);
   }
   // A pass's range lies inside its compile's: merged, the latest to start
   // before a call is the only one that can hold it.
