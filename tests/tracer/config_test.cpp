@@ -103,6 +103,24 @@ TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
   EXPECT_EQ(sample_every(nullptr, "4"), 4u);
 }
 
+// Sampling begins after APPTRACER_OP_SAMPLE_AFTER ops, each recorded (8192
+// unless set; 0: from the first op); unsampled modes have nothing to begin.
+TEST(FrameworkContextConfig, SamplingBeginsAfterTheFirstOps) {
+  auto sample_after = [](const char* context, const char* after) {
+    if (context) setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
+    if (after) setenv("APPTRACER_OP_SAMPLE_AFTER", after, 1);
+    uint32_t n = Config::from_environment().op_sample_after;
+    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
+    unsetenv("APPTRACER_OP_SAMPLE_AFTER");
+    return n;
+  };
+  EXPECT_EQ(sample_after(nullptr, nullptr), 8192u);
+  EXPECT_EQ(sample_after("sampled", "100"), 100u);
+  EXPECT_EQ(sample_after("sampled", "0"), 0u) << "zero: sampled from the first op";
+  EXPECT_EQ(sample_after("sampled", "-1"), 8192u) << "not a count: the default";
+  EXPECT_EQ(sample_after("on", "100"), 0u);
+}
+
 TEST(FrameworkContextConfig, UnsetIsSampledAndAnUnknownModeIsTheDefault) {
   auto context = [](const char* mode) {
     if (mode) setenv("APPTRACER_FRAMEWORK_CONTEXT", mode, 1);

@@ -50,7 +50,7 @@ extern "C" __attribute__((visibility("default"))) void framework_probe_start() {
   apptracer::Config config = apptracer::Config::from_environment();
   apptracer::frameworks::start_recording({&buffers(), clock_ns, nullptr, &strings(),
                                           config.every_framework_range, config.op_sample_every,
-                                          config.framework_context});
+                                          config.op_sample_after, config.framework_context});
 }
 
 // Work the calling thread records, as a launch would be (an empty record).

@@ -68,7 +68,8 @@ def run(bootstrap, probe, work, **env):
     with open(script, "w") as f:
         f.write(PROGRAM)
     environment = dict(os.environ, PYTHONPATH=bootstrap, **env)
-    for inherited in ("LD_PRELOAD", "APPTRACER_FRAMEWORK_CONTEXT", "APPTRACER_OP_SAMPLE_EVERY"):
+    for inherited in ("LD_PRELOAD", "APPTRACER_FRAMEWORK_CONTEXT", "APPTRACER_OP_SAMPLE_EVERY",
+                      "APPTRACER_OP_SAMPLE_AFTER"):
         if inherited not in env:
             environment.pop(inherited, None)
     done = subprocess.run([sys.executable, script, probe], capture_output=True, text=True,
@@ -138,20 +139,33 @@ def check(bootstrap, probe, work):
     # Sampled: torch runs the op and backward callbacks for 1 in 4 calls (its
     # own countdown, randomly seeded); modules and named scopes are all kept.
     sampled = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="sampled",
-                  APPTRACER_OP_SAMPLE_EVERY="4")
+                  APPTRACER_OP_SAMPLE_EVERY="4", APPTRACER_OP_SAMPLE_AFTER="0")
     kept_ops = [r for r in kept if r.kind in ("op", "backward")]
     sampled_ops = [r for r in sampled if r.kind in ("op", "backward")]
     expect(0 < len(sampled_ops) < len(kept_ops) / 2,
            f"1 in 4 ops sampled: {len(sampled_ops)} op and backward ranges kept, {len(kept_ops)} unsampled")
     expect({r.name for r in sampled if r.kind == "module"} >= {"Net", "features", "features.0"},
            "sampling leaves the module ranges whole")
-    # Sampled is the tracer's default: the bootstrap asks it, keeps none of its own.
+    # Sampling begins after the first APPTRACER_OP_SAMPLE_AFTER ops and nodes,
+    # each recorded: with half this program's calls whole and 1 in a million
+    # after, what is kept is the start of what every op keeps.
+    calls = sum(1 for r in ranges if r.kind in ("op", "backward"))
+    in_order = lambda found: [(r.kind, r.name, r.seq) for r in sorted(found, key=lambda r: r.start)
+                              if r.kind in ("op", "backward")]
+    half = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="sampled",
+               APPTRACER_OP_SAMPLE_EVERY="1000000", APPTRACER_OP_SAMPLE_AFTER=str(calls // 2))
+    whole, first = in_order(kept), in_order(half)
+    expect(len(whole) // 4 <= len(first) < len(whole) and first == whole[:len(first)],
+           f"the first {calls // 2} of {calls} calls whole, then sampled: {len(first)} op ranges "
+           f"kept of {len(whole)}, the start of every op's: {first == whole[:len(first)]}")
+    # Sampled is the tracer's default: the bootstrap asks it, keeps none of its
+    # own; this program's few hundred calls are all among the first 8192.
     default = run(bootstrap, probe, work, APPTRACER_OP_SAMPLE_EVERY="4")
-    default_ops = [r for r in default if r.kind in ("op", "backward")]
-    expect(0 < len(default_ops) < len(kept_ops) / 2 and
+    expect(in_order(default) == whole and
            {r.name for r in default if r.kind == "module"} >= {"Net", "features", "features.0"},
-           f"unset, the context is sampled: {len(default_ops)} op and backward ranges of "
-           f"{len(kept_ops)}, modules {sorted({r.name for r in default if r.kind == 'module'})}")
+           f"unset, the context is sampled after 8192 ops: {len(in_order(default))} op and "
+           f"backward ranges of {len(whole)}, modules "
+           f"{sorted({r.name for r in default if r.kind == 'module'})}")
 
     modules_only = run(bootstrap, probe, work, APPTRACER_FRAMEWORK_CONTEXT="modules")
     expect({(r.kind, r.name) for r in modules_only} ==

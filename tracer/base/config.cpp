@@ -57,13 +57,19 @@ bool take_force() {
 // keeps torch's callbacks to about a hundred a step, and each launch of a
 // steady step still has its op recorded in some step within 50 steps (96%).
 constexpr uint32_t kDefaultOpSampleEvery = 16;
+// Sampling begins after this many ops and nodes, each recorded: about two
+// steady steps of a ViT or five of a ResNet-18 after its first. A run of few
+// steps then still has every place of a steady step recorded once, for a
+// one-time cost of a few milliseconds.
+constexpr uint32_t kDefaultOpSampleAfter = 8192;
 
-// A positive 32-bit count from the environment, if one is given.
-void read_count(const char* name, uint32_t& out) {
+// A 32-bit count from the environment, if one is given: positive, or zero
+// where zero means something.
+void read_count(const char* name, uint32_t& out, bool zero_allowed = false) {
   if (const char* v = env(name)) {
     char* end = nullptr;
     unsigned long value = std::strtoul(v, &end, 10);
-    if (end != v && *end == '\0' && value > 0 && value <= UINT32_MAX) {
+    if (end != v && *end == '\0' && (value > 0 || zero_allowed) && value <= UINT32_MAX) {
       out = static_cast<uint32_t>(value);
     }
   }
@@ -129,6 +135,8 @@ Config Config::from_environment() {
   if (std::string(config.framework_context) == "sampled") {
     config.op_sample_every = kDefaultOpSampleEvery;
     read_count("APPTRACER_OP_SAMPLE_EVERY", config.op_sample_every);
+    config.op_sample_after = kDefaultOpSampleAfter;
+    read_count("APPTRACER_OP_SAMPLE_AFTER", config.op_sample_after, true);
   }
   if (const char* v = env("APPTRACER_SELF_COST")) config.self_cost = std::string(v) == "1";
   read_count("APPTRACER_STALL_MS", config.stall_ms);
@@ -147,7 +155,9 @@ std::string Config::describe() const {
          " host_allocations=" + to_string(host_allocations) +
          " host_min_bytes=" + std::to_string(host_min_bytes) + (self_cost ? " self_cost=1" : "") +
          " framework_context=" + std::string(framework_context) +
-         (op_sample_every > 1 ? " op_sample_every=" + std::to_string(op_sample_every) : "") +
+         (op_sample_every > 1 ? " op_sample_every=" + std::to_string(op_sample_every) +
+                                    " op_sample_after=" + std::to_string(op_sample_after)
+                              : "") +
          (kernel_arguments ? "" : " kernel_arguments=off") +
          (exact == ExactMode::Off
               ? std::string()

@@ -74,6 +74,10 @@ struct Config {
   // 1 records every one. torch then skips its per-op callback path on the
   // others, which is what recording ops costs.
   uint32_t op_sample_every = 1;
+  // Sampled: the first this many ops and nodes are each recorded, then 1 in
+  // op_sample_every (APPTRACER_OP_SAMPLE_AFTER, 8192 unless set; 0: sampled
+  // from the first).
+  uint32_t op_sample_after = 0;
   bool self_cost = false;  // APPTRACER_SELF_COST=1: the tracer times its own sites (base/self_cost.h)
   std::string run_dir;  // APPTRACER_RUN_DIR (set by `apptracer record`): where each trace is announced
   ExactMode exact = ExactMode::Off;    // APPTRACER_EXACT

@@ -31,6 +31,8 @@ struct FrameworkSink {
   bool every_range = false;
   // 1 in this many of PyTorch's ops and backward nodes recorded (torch_ops.h).
   uint32_t op_sample_every = 1;
+  // ... after this many were each recorded (torch_ops.h).
+  uint32_t op_sample_after = 0;
   // APPTRACER_FRAMEWORK_CONTEXT's mode (base/config.h), which the Python
   // bootstrap asks for: whether to record modules, and ops. A string literal
   // (the sink is a global that must need no constructor).

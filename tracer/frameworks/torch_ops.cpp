@@ -50,6 +50,7 @@ static_assert(sizeof(TorchCallback) == 40);
 
 constexpr const char* kTorchLibrary = "libtorch_cpu.so";
 constexpr const char* kAddGlobalCallback = "_ZN2at17addGlobalCallbackENS_22RecordFunctionCallbackE";
+constexpr const char* kRemoveCallback = "_ZN2at14removeCallbackEm";
 constexpr const char* kRecordFunctionName = "_ZNK2at14RecordFunction4nameEv";
 
 // Torch versions whose RecordFunction layout is known: the prefix of
@@ -97,13 +98,48 @@ void on_end(const void* record_function, void*) {
 // torch runs a callback whose probability is below 1 for that share of the
 // calls, drawn by a countdown: the others pay no callback path at all.
 template <FrameworkRangeKind kind>
-TorchCallback callback_for(size_t scope, double probability) {
-  TorchCallback callback{&on_start<kind>, &on_end<kind>, probability, {}, false, false, false};
+TorchCallback callback_for(size_t scope, double probability, EndCallback end = &on_end<kind>) {
+  TorchCallback callback{&on_start<kind>, end, probability, {}, false, false, false};
   callback.scopes[scope] = true;
   return callback;
 }
 
 std::atomic<bool> attached{false};
+
+using AddGlobalCallback = uint64_t (*)(TorchCallback callback);
+using RemoveCallback = void (*)(uint64_t handle);
+AddGlobalCallback add_callback = nullptr;
+RemoveCallback remove_callback = nullptr;
+
+// Sampled ops begin with every op and node recorded, by callbacks of
+// probability 1 that count down the ops left before sampling; the op that
+// ends the count swaps them for the sampled ones. That happens once, on the
+// op's own thread: torch's callback lists are copied per RecordFunction and
+// its registry takes its own lock, so a callback may change them.
+std::atomic<int64_t> whole_ops_left{0};
+std::array<uint64_t, 2> whole_callbacks{};
+double sampled_probability = 1.0;
+
+void add_sampled_callbacks() {
+  add_callback(callback_for<FrameworkRangeKind::Op>(kScopeFunction, sampled_probability));
+  add_callback(callback_for<FrameworkRangeKind::Backward>(kScopeBackwardFunction, sampled_probability));
+}
+
+void begin_sampling() {
+  try {
+    // Removed first: an op that both ran would be recorded twice.
+    for (uint64_t handle : whole_callbacks) remove_callback(handle);
+    add_sampled_callbacks();
+  } catch (...) {
+    log_warn("PyTorch ops: torch refused to begin sampling ops; later ops may go unrecorded");
+  }
+}
+
+template <FrameworkRangeKind kind>
+void on_end_counted(const void* record_function, void* context) {
+  on_end<kind>(record_function, context);
+  if (whole_ops_left.fetch_sub(1, std::memory_order_relaxed) == 1) begin_sampling();
+}
 
 void report(OpsAttachStatus status, const std::string& what) {
   if (status == OpsAttachStatus::Attached) {
@@ -133,12 +169,13 @@ OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
     return OpsAttachStatus::UnknownVersion;
   }
   void* library = dlopen(kTorchLibrary, RTLD_NOW | RTLD_NOLOAD);
-  using AddGlobalCallback = uint64_t (*)(TorchCallback callback);
   auto add = library ? reinterpret_cast<AddGlobalCallback>(dlsym(library, kAddGlobalCallback))
                      : nullptr;
+  auto remove = library ? reinterpret_cast<RemoveCallback>(dlsym(library, kRemoveCallback))
+                        : nullptr;
   auto name = library ? reinterpret_cast<NameFunction>(dlsym(library, kRecordFunctionName))
                       : nullptr;
-  if (!add || !name) {
+  if (!add || !remove || !name) {
     report(OpsAttachStatus::NoTorch, "not attached: no RecordFunction callbacks in libtorch_cpu.so");
     return OpsAttachStatus::NoTorch;
   }
@@ -146,19 +183,33 @@ OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
   if (attached.exchange(true)) return OpsAttachStatus::AlreadyAttached;
   record_function_name = name;
   sequence_nr_offset = offset;
+  add_callback = add;
+  remove_callback = remove;
   // Named scopes (the optimizer's step) are few: every one is recorded.
   uint32_t every = recording_sink().op_sample_every;
-  double ops_probability = 1.0 / every;
+  uint32_t whole_first = every > 1 ? recording_sink().op_sample_after : 0;
+  sampled_probability = 1.0 / every;
   try {
-    add(callback_for<FrameworkRangeKind::Op>(kScopeFunction, ops_probability));
-    add(callback_for<FrameworkRangeKind::Backward>(kScopeBackwardFunction, ops_probability));
     add(callback_for<FrameworkRangeKind::Scope>(kScopeUserScope, 1.0));
+    if (whole_first > 0) {
+      whole_ops_left.store(whole_first);
+      whole_callbacks = {
+          add(callback_for<FrameworkRangeKind::Op>(kScopeFunction, 1.0,
+                                                   &on_end_counted<FrameworkRangeKind::Op>)),
+          add(callback_for<FrameworkRangeKind::Backward>(
+              kScopeBackwardFunction, 1.0, &on_end_counted<FrameworkRangeKind::Backward>))};
+    } else {
+      add_sampled_callbacks();
+    }
   } catch (...) {
     report(OpsAttachStatus::Failed, "not attached: torch refused the RecordFunction callbacks");
     return OpsAttachStatus::Failed;
   }
-  report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")" +
-                                        (every > 1 ? ", 1 in " + std::to_string(every) + " ops" : ""));
+  std::string sampling =
+      every == 1 ? ""
+                 : ", 1 in " + std::to_string(every) + " ops" +
+                       (whole_first > 0 ? " after the first " + std::to_string(whole_first) : "");
+  report(OpsAttachStatus::Attached, "attached (torch " + torch_version + ")" + sampling);
   // The analyzer names the others' ops from the steps where they were recorded.
   if (every > 1) set_meta(kMetaOpSampleEvery, std::to_string(every));
   return OpsAttachStatus::Attached;

@@ -4,9 +4,10 @@
 // and pop it when it ends. Only the exported functions are called; the one
 // private field read (the autograd sequence number) is at an offset known
 // per torch version (torch_ops.cpp); unknown versions are refused. With the
-// sink's op_sample_every N > 1, torch runs the op and backward callbacks for
-// 1 in N calls (its own sampling) and meta framework_ranges.op_sample_every
-// says N.
+// sink's op_sample_every N > 1, every op and node is recorded until
+// op_sample_after of them were, then torch runs the op and backward callbacks
+// for 1 in N calls (its own sampling); meta framework_ranges.op_sample_every
+// says N, and framework_ranges.ops how many were recorded whole first.
 #pragma once
 
 #include <string>

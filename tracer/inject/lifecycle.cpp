@@ -323,7 +323,7 @@ void start(const Config& given) {
   if (state.callbacks_active) {
     frameworks::start_recording(
         {state.buffers, now_ns, set_meta, &strings(), config.every_framework_range,
-         config.op_sample_every, config.framework_context});
+         config.op_sample_every, config.op_sample_after, config.framework_context});
   }
   if (host_only) state.writer->set_meta("capture", "host memory only: CUDA capture unavailable");
   if (config.host_allocations != HostAllocations::Off && state.allocator_hooked) {
