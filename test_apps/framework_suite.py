@@ -187,10 +187,7 @@ def check_training(steps, pytorch=False):
             launches = sum(row["launches"] for row in rows)
             named = launches - sum(row["launches"] for row in rows if row[name] == "(none)")
             share = f"{named} of {launches}, {named / launches:.1%}" if launches else "no launches"
-            if name == "op":
-                expect(launches > 0 and named >= 0.95 * launches, f">= 95% of launches name their op ({share})")
-            else:
-                print(f"  info launches that name their module: {share}")
+            expect(launches > 0 and named >= 0.95 * launches, f">= 95% of launches name their {name} ({share})")
     return check
 
 CASES = [
