@@ -532,8 +532,8 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
       Finding f = device_finding(context, "memory_leak", kept, false);
       f.what = "live memory on " + memory::device_name(device.device) + " grows from " + dvdg::format_bytes(from.live) +
                " after step " + std::to_string(from.number) + " to " + dvdg::format_bytes(to.live) + " after step " +
-               std::to_string(to.number) + ": " + std::to_string(kept.pieces) + " blocks of " +
-               dvdg::format_bytes(per_step) + " a step are made and kept";
+               std::to_string(to.number) + ": " + dvdg::format_bytes(per_step) + " a step is made and kept (" +
+               std::to_string(kept.pieces) + (kept.pieces == 1 ? " block" : " blocks") + " in all)";
       f.saving_bytes = at_peak > 0 ? at_peak : kept.bytes;
       f.estimate = at_peak > 0 ? "the kept blocks' bytes at the peak"
                                : "the kept blocks' bytes after the last step (none is live at the peak)";
