@@ -115,7 +115,9 @@ RemoveCallback remove_callback = nullptr;
 // probability 1 that count down the ops left before sampling; the op that
 // ends the count swaps them for the sampled ones. That happens once, on the
 // op's own thread: torch's callback lists are copied per RecordFunction and
-// its registry takes its own lock, so a callback may change them.
+// its registry takes its own lock, so a callback may change them. The count
+// holds one more, which attach gives up once the handles are stored: ops
+// that end first can't reach zero before the handles are there to remove.
 std::atomic<int64_t> whole_ops_left{0};
 std::array<uint64_t, 2> whole_callbacks{};
 double sampled_probability = 1.0;
@@ -138,7 +140,7 @@ void begin_sampling() {
 template <FrameworkRangeKind kind>
 void on_end_counted(const void* record_function, void* context) {
   on_end<kind>(record_function, context);
-  if (whole_ops_left.fetch_sub(1, std::memory_order_relaxed) == 1) begin_sampling();
+  if (whole_ops_left.fetch_sub(1, std::memory_order_acq_rel) == 1) begin_sampling();
 }
 
 void report(OpsAttachStatus status, const std::string& what) {
@@ -192,12 +194,13 @@ OpsAttachStatus attach_torch_ops(const std::string& torch_version) {
   try {
     add(callback_for<FrameworkRangeKind::Scope>(kScopeUserScope, 1.0));
     if (whole_first > 0) {
-      whole_ops_left.store(whole_first);
+      whole_ops_left.store(int64_t{whole_first} + 1);
       whole_callbacks = {
           add(callback_for<FrameworkRangeKind::Op>(kScopeFunction, 1.0,
                                                    &on_end_counted<FrameworkRangeKind::Op>)),
           add(callback_for<FrameworkRangeKind::Backward>(
               kScopeBackwardFunction, 1.0, &on_end_counted<FrameworkRangeKind::Backward>))};
+      if (whole_ops_left.fetch_sub(1, std::memory_order_acq_rel) == 1) begin_sampling();
     } else {
       add_sampled_callbacks();
     }
