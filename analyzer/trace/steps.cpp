@@ -216,19 +216,22 @@ size_t launches_following(const std::vector<int64_t>& symbols, size_t previous, 
   return followed - last;
 }
 
-// Where the last step ends: the run's end while its launches follow the
-// step before it to the end, else at the first that does not. What the
-// program does after its loop (a framework moving the model back to the
-// CPU, its last step's optimizer tail followed by a copy per tensor) is no
-// step's, and a last step cut short, its launches a prefix of a step's,
-// still runs to the end.
+// Where the last step ends: as long after its last launch that follows the
+// step before it as that step ran on after its own last launch, and no later
+// than the next launch (or the run's end). What the program does after its
+// loop (a framework moving the model back to the CPU, its last step's
+// optimizer tail followed by a copy per tensor; a final print that reads
+// the loss back after a pause) is no step's, and a last step cut short,
+// its launches a prefix of a step's, ends alike.
 int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_t last_ns) {
   size_t start = cycle.starts.back();
   int64_t step_start = launches.issue_ns[start];
   if (cycle.starts.size() < 2) return std::max(last_ns, step_start);
   size_t end = start + launches_following(launches.symbols, cycle.starts[cycle.starts.size() - 2], start);
-  if (end >= launches.issue_ns.size()) return std::max(last_ns, step_start);
-  return launches.issue_ns[end];
+  int64_t bound = end < launches.issue_ns.size() ? launches.issue_ns[end] : std::max(last_ns, step_start);
+  if (end == start) return bound;
+  int64_t tail = launches.issue_ns[start] - launches.issue_ns[start - 1];
+  return std::min(bound, launches.issue_ns[end - 1] + tail);
 }
 
 // Past this many cells (launches looked at by launches of a step), the

@@ -229,6 +229,25 @@ TEST_F(Steps, ALastStepCutShortEndsBeforeTheTearDown) {
   EXPECT_FALSE(found.step_at(tear_down + 1));
 }
 
+// A loop whose last step is whole, then a pause of the host's (a final
+// print reading the loss back) and one launch more: the last step ends as
+// long after its last launch as the step before it did, not at that launch.
+TEST_F(Steps, APauseAfterTheLastStepIsNotPartOfIt) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "conv", "relu", "loss", "conv_bwd", "sgd"};
+  for (int i = 0; i < 20; ++i) kernels(step);
+  int64_t step_end = now_;
+  now_ += 100'000'000;
+  int64_t read_back = now_;
+  kernel("copy_out");
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 20u);
+  EXPECT_EQ(found.steps.back().end_ns, step_end);
+  EXPECT_EQ(found.steps.back().end_ns - found.steps.back().start_ns,
+            found.steps[18].end_ns - found.steps[18].start_ns);
+  EXPECT_FALSE(found.step_at(read_back));
+}
+
 // A loop's first iteration finds its convolution algorithm, makes the
 // optimizer's state (extra launches), skips what needs it (a launch fewer)
 // and reads the loss back: no copy of the cycle, it is still a step,
