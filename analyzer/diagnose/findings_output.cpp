@@ -209,7 +209,7 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     size_t minor = static_cast<size_t>(std::count_if(findings.begin() + static_cast<std::ptrdiff_t>(count),
                                                      findings.end(), [](const Finding& f) { return f.minor; }));
     out << "\n" << findings.size() - count << " more finding(s) with smaller savings left out";
-    if (minor > 0) out << " (" << minor << " saving less per step than steps vary)";
+    if (minor > 0) out << " (" << minor << " minor: saving less per step than steps vary, or one-offs)";
     out << ": --all shows every finding\n";
   }
 }

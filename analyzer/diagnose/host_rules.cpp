@@ -153,6 +153,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
              format_ns(group.blocked) + "; the GPU then waited " + format_ns(group.idle_after) +
              " for new work";
     f.names.push_back(name);
+    f.events = group.count;
     f.cost_ns = group.blocked;
     f.saving_ns = group.overlappable;
     f.claim = "GPU idle time";
@@ -323,6 +324,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     }
     int64_t device = std::get<1>(key);
     f.occurrences = cause.count;
+    f.events = cause.count;
     f.what = cause.count == 1
                  ? "device " + std::to_string(device) + " idle for " + format_ns(f.cost_ns) +
                        cause.longest_text + "; the host issued it " + format_ns(cause.late) +

@@ -26,15 +26,28 @@ int tier(const Finding& f) {
 
 void mark_minor(std::vector<Finding>& findings, const StepNoise& noise) {
   if (noise.step_ns <= 0) return;
-  double least = noise.share * static_cast<double>(noise.step_ns);
+  auto share_text = [&](double share) {
+    return format_ns(static_cast<int64_t>(share * static_cast<double>(noise.step_ns))) + " per step, " +
+           std::to_string(static_cast<int>(100 * share + 0.5)) + "% of the " + format_ns(noise.step_ns) +
+           " median step";
+  };
   for (Finding& f : findings) {
     if (f.correctness || f.startup || f.saving_bytes || f.steps <= 0) continue;
-    if (static_cast<double>(weight(f) / f.steps) >= least) continue;
+    double per_step = static_cast<double>(weight(f) / f.steps);
+    std::string why;
+    if (per_step < noise.share * static_cast<double>(noise.step_ns)) {
+      why = std::string(f.saving_ns ? "saves" : "costs") + " under " + share_text(noise.share) +
+            ": less than steps vary";
+    } else if (f.events > 0 && f.events * 4 < f.steps &&
+               per_step < noise.one_off_share * static_cast<double>(noise.step_ns)) {
+      why = "happened " + std::to_string(f.events) + " time(s) in " + std::to_string(f.steps) + " steps and " +
+            (f.saving_ns ? "saves" : "costs") + " under " + share_text(noise.one_off_share) +
+            ": a one-off, not a problem of the step";
+    } else {
+      continue;
+    }
     f.minor = true;
-    f.estimate += std::string(f.estimate.empty() ? "" : "; ") + (f.saving_ns ? "saves" : "costs") +
-                  " under " + format_ns(static_cast<int64_t>(least)) + " per step, " +
-                  std::to_string(static_cast<int>(100 * noise.share + 0.5)) + "% of the " +
-                  format_ns(noise.step_ns) + " median step: less than steps vary";
+    f.estimate += (f.estimate.empty() ? "" : "; ") + why;
   }
 }
 

@@ -16,10 +16,12 @@
 namespace apptracer::diagnose {
 
 // What a finding about the steps must save per step not to be minor: a
-// share of the median step.
+// share of the median step, and a larger one for a finding that happened
+// in fewer than a quarter of the steps.
 struct StepNoise {
   int64_t step_ns = 0;  // the median step; 0: no steps, nothing is minor
   double share = 0.0;
+  double one_off_share = 0.0;
 };
 
 // `run_ns`: how long the traced run(s) lasted (TraceFacts::run_ns).

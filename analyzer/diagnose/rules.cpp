@@ -83,7 +83,7 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
                                      int64_t run_ns, int64_t step_ns) {
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
-  rank_findings(findings, run_ns, {step_ns, limits.min_step_share});
+  rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share});
   return findings;
 }
 

@@ -20,6 +20,10 @@ struct Thresholds {
   // than this share of the median step is minor: a step's time varies more
   // than that from one step to the next, so no measurement could confirm it.
   double min_step_share = 0.01;
+  // ... and one that happened in fewer than a quarter of the steps, saving
+  // less per step than this share of the median step: a one-off (a host
+  // pause, a collector's run), not a problem of the step.
+  double one_off_step_share = 0.1;
   int64_t small_copy_bytes = 64 << 10;    // a copy this small is latency-bound
   int64_t small_copy_count = 16;          // ... when this many go the same way
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long

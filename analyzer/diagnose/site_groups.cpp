@@ -63,6 +63,7 @@ std::vector<Finding> group_by_site(std::vector<Finding> findings, size_t max_row
     merged[found->second] = true;
     Finding& group = groups[found->second];
     group.occurrences = saturating_add(group.occurrences, f.occurrences);
+    group.events = saturating_add(group.events, f.events);
     group.cost_ns = saturating_add(group.cost_ns, f.cost_ns);
     if (group.saving_ns && f.saving_ns) {
       group.saving_ns = saturating_add(*group.saving_ns, *f.saving_ns);
