@@ -13,14 +13,18 @@ without a GPU through the tracer's real entry points. Variants:
   none       the step alone (the probe loaded, no bootstrap)
   modules    the bootstrap's module ranges (APPTRACER_FRAMEWORK_CONTEXT=modules)
   on         module ranges and RecordFunction op callbacks, every op
-  sampled    module ranges and 1 in 16 ops (APPTRACER_FRAMEWORK_CONTEXT=sampled):
-             torch's own sampling skips the callback path on the others
+  sampled    module ranges, every op of the first 8192, then 1 in 16
+             (APPTRACER_FRAMEWORK_CONTEXT=sampled, the default): torch's own
+             sampling skips the callback path on the others
+  sampled0   the same, sampled from the first op (APPTRACER_OP_SAMPLE_AFTER=0)
   emit_nvtx  no bootstrap; torch.autograd.profiler.emit_nvtx() around the
              steps (torch's own NVTX ranges per op, which the tracer would
              record as NVTX; here nothing listens, so this is torch's side only)
-Prints per variant the median step time, and the time of one module call
-(nn.Identity) and one op (torch.add on one-element tensors) in a loop, with
-what each adds to `none`; and the module calls and op ranges per step.
+Prints per variant the median step time, the time of all steps (the 20
+warm-up ones included: what ops recorded whole at the start cost once), and
+the time of one module call (nn.Identity) and one op (torch.add on
+one-element tensors) in a loop, with what each adds to `none`; and the
+module calls and op ranges per step.
 """
 import os
 import statistics
@@ -98,6 +102,7 @@ context = None
 if os.environ.get("COST_EMIT_NVTX"):
     context = torch.autograd.profiler.emit_nvtx()
     context.__enter__()
+run_start = time.perf_counter()
 for _ in range(20):
     step()
 take()  # the warm-up's ranges
@@ -106,6 +111,7 @@ for _ in range(steps):
     start = time.perf_counter()
     step()
     times.append((time.perf_counter() - start) * 1e6)
+run_ms = (time.perf_counter() - run_start) * 1e3
 lines = take()
 modules = sum(1 for line in lines if line.split(" ")[1:2] == ["module"])
 ops = len(lines) - modules
@@ -115,18 +121,22 @@ op_ns = per_call_ns(lambda: torch.add(a, b))
 take()
 if context is not None:
     context.__exit__(None, None, None)
-print(f"{statistics.median(times):.1f} {modules / steps:.1f} {ops / steps:.1f} {module_ns:.1f} {op_ns:.1f}")
+print(f"{statistics.median(times):.1f} {modules / steps:.1f} {ops / steps:.1f} {module_ns:.1f} {op_ns:.1f} "
+      f"{run_ms:.2f}")
 """
-VARIANTS = ("none", "modules", "on", "sampled", "emit_nvtx")
+VARIANTS = ("none", "modules", "on", "sampled", "sampled0", "emit_nvtx")
 
 
 def run(variant, bootstrap, probe, steps):
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
     env.pop("APPTRACER_FRAMEWORK_CONTEXT", None)
-    if variant in ("modules", "on", "sampled"):
+    env.pop("APPTRACER_OP_SAMPLE_AFTER", None)
+    if variant in ("modules", "on", "sampled", "sampled0"):
         env["PYTHONPATH"] = bootstrap
-        env["APPTRACER_FRAMEWORK_CONTEXT"] = variant
+        env["APPTRACER_FRAMEWORK_CONTEXT"] = variant.rstrip("0")
+    if variant == "sampled0":
+        env["APPTRACER_OP_SAMPLE_AFTER"] = "0"
     if variant == "emit_nvtx":
         env["COST_EMIT_NVTX"] = "1"
     done = subprocess.run([sys.executable, "-c", PROGRAM, probe, str(steps)], capture_output=True,
@@ -134,7 +144,7 @@ def run(variant, bootstrap, probe, steps):
     if done.returncode != 0:
         sys.stderr.write(f"{variant} failed: {done.stderr.strip().splitlines()[-1:]}\n")
         return None
-    return tuple(float(v) for v in done.stdout.split()[-5:])
+    return tuple(float(v) for v in done.stdout.split()[-6:])
 
 
 def main():
@@ -150,17 +160,17 @@ def main():
         values = [r[column] for r in results[variant] if r]
         return statistics.median(values) if values else None
 
-    base_step, base_module, base_op = median("none", 0), median("none", 3), median("none", 4)
+    base_step, base_module, base_op, base_run = (median("none", c) for c in (0, 3, 4, 5))
     print(f"per step ({steps} steps, {rounds} rounds): {median('on', 1):.0f} module calls, "
           f"{median('on', 2):.0f} op and backward-node ranges")
-    print("variant    step (us)   vs none   module call (ns)  op call (ns)")
+    print(f"variant    step (us)   vs none   all {steps + 20} steps (ms)  module call (ns)  op call (ns)")
     for variant in VARIANTS:
         if median(variant, 0) is None:
             print(f"{variant:<10} failed")
             continue
-        step, module, op = median(variant, 0), median(variant, 3), median(variant, 4)
-        print(f"{variant:<10} {step:9.1f}  {step / base_step:7.3f}x  {module:8.0f} ({module - base_module:+5.0f})"
-              f"  {op:6.0f} ({op - base_op:+5.0f})")
+        step, module, op, whole = (median(variant, c) for c in (0, 3, 4, 5))
+        print(f"{variant:<10} {step:9.1f}  {step / base_step:7.3f}x  {whole:9.1f} ({whole - base_run:+7.1f})"
+              f"  {module:8.0f} ({module - base_module:+5.0f})  {op:6.0f} ({op - base_op:+5.0f})")
 
 
 if __name__ == "__main__":
