@@ -82,17 +82,23 @@ TEST(OutputPath, AnUncreatableFileIsAnError) {
   EXPECT_THROW(claim_output_path("/nonexistent-directory/t.db", 1), std::runtime_error);
 }
 
+// The configuration with APPTRACER_FRAMEWORK_CONTEXT and one more variable
+// set as given (null: unset), both unset again after.
+Config config_with_context(const char* context, const char* variable = nullptr, const char* value = nullptr) {
+  if (context) setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
+  if (variable && value) setenv(variable, value, 1);
+  Config config = Config::from_environment();
+  unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
+  if (variable) unsetenv(variable);
+  return config;
+}
+
 // APPTRACER_FRAMEWORK_CONTEXT=sampled, the default, records 1 in
 // APPTRACER_OP_SAMPLE_EVERY ops (16 unless set); every other mode records
 // every op it records at all.
 TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
   auto sample_every = [](const char* context, const char* every) {
-    if (context) setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
-    if (every) setenv("APPTRACER_OP_SAMPLE_EVERY", every, 1);
-    uint32_t n = Config::from_environment().op_sample_every;
-    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
-    unsetenv("APPTRACER_OP_SAMPLE_EVERY");
-    return n;
+    return config_with_context(context, "APPTRACER_OP_SAMPLE_EVERY", every).op_sample_every;
   };
   EXPECT_EQ(sample_every("sampled", nullptr), 16u);
   EXPECT_EQ(sample_every("sampled", "4"), 4u);
@@ -107,12 +113,7 @@ TEST(FrameworkContextConfig, SampledRecordsOneOpInN) {
 // unless set; 0: from the first op); unsampled modes have nothing to begin.
 TEST(FrameworkContextConfig, SamplingBeginsAfterTheFirstOps) {
   auto sample_after = [](const char* context, const char* after) {
-    if (context) setenv("APPTRACER_FRAMEWORK_CONTEXT", context, 1);
-    if (after) setenv("APPTRACER_OP_SAMPLE_AFTER", after, 1);
-    uint32_t n = Config::from_environment().op_sample_after;
-    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
-    unsetenv("APPTRACER_OP_SAMPLE_AFTER");
-    return n;
+    return config_with_context(context, "APPTRACER_OP_SAMPLE_AFTER", after).op_sample_after;
   };
   EXPECT_EQ(sample_after(nullptr, nullptr), 8192u);
   EXPECT_EQ(sample_after("sampled", "100"), 100u);
@@ -123,9 +124,7 @@ TEST(FrameworkContextConfig, SamplingBeginsAfterTheFirstOps) {
 
 TEST(FrameworkContextConfig, UnsetIsSampledAndAnUnknownModeIsTheDefault) {
   auto context = [](const char* mode) {
-    if (mode) setenv("APPTRACER_FRAMEWORK_CONTEXT", mode, 1);
-    Config config = Config::from_environment();
-    unsetenv("APPTRACER_FRAMEWORK_CONTEXT");
+    Config config = config_with_context(mode);
     return std::string(config.framework_context) + (config.every_framework_range ? "+every" : "");
   };
   EXPECT_EQ(context(nullptr), "sampled");
