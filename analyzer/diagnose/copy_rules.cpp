@@ -112,6 +112,7 @@ void blocking_transfers(const RuleContext& context, const std::vector<Transfer>&
              dvdg::format_bytes(group.bytes) + ") blocked the host for " +
              format_ns(group.blocked);
     f.cost_ns = group.blocked;
+    f.events = group.count;
     f.saving_ns = group.overlappable;
     f.estimate = "made asynchronous, the time the calls blocked runs under the host's work after "
                  "them and after the blocking calls that follow (" + format_ns(group.overlappable) +
@@ -191,6 +192,7 @@ void pageable_copy(const RuleContext& context, std::vector<Finding>& findings) {
                 " of them cudaMemcpyAsync, which runs synchronously from pageable memory";
     }
     f.cost_ns = group.now;
+    f.events = group.count;
     TransferPath pinned = path_of(t);
     pinned.host_memory = MemoryKind::Pinned;
     set_saving(f, group.now, group.known ? std::optional<double>(group.pinned) : std::nullopt,

@@ -39,7 +39,7 @@ struct Finding {
   std::string claim;
   int64_t occurrences = 1;  // how often it happens at its site (site_groups.h)
   // How many separate times it happened, where its rule counts them (a GPU
-  // idle gap, a synchronization); 0: not counted.
+  // idle gap, a synchronization, a blocking or pageable copy); 0: not counted.
   int64_t events = 0;
   std::vector<size_t> overlaps;  // positions of the findings it overlaps (ranked_findings.h)
   // The steps its cost and saving are over (the steady steps diagnosed), for

@@ -56,6 +56,7 @@ TEST_F(CopyRules, PytorchPageableCopiesAreOneFindingPerCopyingThread) {
   auto found = findings("pageable_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 2 * (250'000 + 50'000));
+  EXPECT_EQ(found[0].events, 4) << "each copy counts, for a one-off's ranking";
   EXPECT_NE(found[0].what.find("from pageable CPU tensors (4 buffer(s))"), std::string::npos) << found[0].what;
   EXPECT_NE(found[0].fix.find("pin_memory=True"), std::string::npos) << found[0].fix;
   EXPECT_NE(found[0].fix.find("non_blocking=True"), std::string::npos) << found[0].fix;
@@ -257,6 +258,7 @@ TEST_F(CopyRules, SyncCopiesCostTheBlockedTimeAndSaveTheHostWorkAfterThem) {
   auto found = findings("sync_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 2 * 100'400);
+  EXPECT_EQ(found[0].events, 2);
   ASSERT_TRUE(found[0].saving_ns);
   EXPECT_EQ(*found[0].saving_ns, (230'000 - 199'900) + 100'400);
   EXPECT_EQ(rows_of(found[0], "memcpys"), (std::vector<int64_t>{a, b}));
@@ -292,6 +294,7 @@ TEST_F(CopyRules, SyncMemsetsBlockingTheHost) {
   auto found = findings("sync_memset");
   ASSERT_EQ(found.size(), 1u);  // the cudaMemsetAsync calls are not in it
   EXPECT_EQ(found[0].cost_ns, 160'000);
+  EXPECT_EQ(found[0].events, 2);
   EXPECT_EQ(rows_of(found[0], "memsets"), (std::vector<int64_t>{1, 2}));
   // After each, the host worked until its next call (at most the time blocked).
   EXPECT_EQ(*found[0].saving_ns, 80'000 + 80'000);

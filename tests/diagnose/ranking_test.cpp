@@ -149,7 +149,7 @@ TEST(RankFindings, AFindingSavingLessPerStepThanStepsVaryIsMinor) {
 // us a step, 4.6% of it, more than steps vary but in one step only. Minor,
 // after the launch-bound step it ranked above; a synchronization in every
 // step, copies in a few steps saving a tenth of a step or more, or a finding
-// whose rule does not count its events (a DataLoader's copies), are not.
+// whose rule does not count its events (copies made again), are not.
 TEST(RankFindings, AOneOffSavingLittleAStepIsMinor) {
   Finding one_off = priced("gpu_idle_gap", 1'004'479, 1'062'776);
   one_off.steps = 40;
