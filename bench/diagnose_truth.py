@@ -6,7 +6,8 @@ minus the fixed one's, both untraced, in interleaved rounds.
 
     python3 diagnose_truth.py DIST [ROUNDS] [--system FILE] [--keep DIR]
     python3 diagnose_truth.py DIST --from DIR [--system FILE]
-    python3 diagnose_truth.py DIST [ROUNDS] --frameworks [--system FILE] [--keep DIR | --from DIR]
+    python3 diagnose_truth.py DIST [ROUNDS] --frameworks [--only SCENARIO,...] [--system FILE]
+                              [--keep DIR | --from DIR]
 
 Prints a Markdown table (scenario, rule, estimated saving, measured saving,
 error) and "result diagnose-truth.SCENARIO.{estimated,measured}_ms V" lines.
@@ -21,10 +22,13 @@ against the same measurements.
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
 never), per step: the findings' saving per steady step, and what `whatif`
 predicts the fix saves per step (--graphs for the CUDA graph, --pin for
-pinned memory, --no-syncs for the .item() taken out), beside the measured steps' time saved per step. The bad
+pinned memory, --no-syncs for the .item() taken out), beside the measured steps' time saved per step; and a
+memory table for the twins whose rule prices bytes (a loss kept each step
+vs its value alone: memory_leak's bytes at the peak beside the bad twin's
+peak less the fixed one's, torch.cuda.max_memory_allocated). The bad
 twin is traced in every round (framework_SCENARIO.db, then .1.db, .2.db
 ...): the table gives the median of the runs' estimates, and each run's
-follows it. whatif and
+follows it. --only SCENARIO,... runs those twins alone. whatif and
 diagnose price with a system file: --system FILE, else one measured first
 with `apptracer links --quick` (kept as system.json with --keep, read back
 with --from).
@@ -54,6 +58,8 @@ SKIPPED = 77
 # framework_twins.py scenario -> the rule whose saving per step it prices.
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
                     "item": "sync_api"}
+# framework_twins.py scenario -> the rule whose saving in bytes (at the peak) it prices.
+FRAMEWORK_MEMORY = {"leak": "memory_leak"}
 # framework_twins.py scenario -> the whatif change that is its fix.
 FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs"}
 TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
@@ -94,23 +100,30 @@ def measure(program, rounds):
     return times
 
 
-def twin_ms(scenario, variant):
-    """A framework twin's measured time per step in ms, or None where it cannot run."""
+def twin_run(scenario, variant):
+    """A framework twin's measured time per step in ms and its peak of
+    allocated bytes, or None where it cannot run."""
     done = subprocess.run([sys.executable, TWINS, scenario, variant, "--time"], capture_output=True,
                           text=True, timeout=600)
     work = re.search(r"work_ms ([0-9.]+)", done.stderr)
     steps = re.search(r"steps ([0-9]+)", done.stderr)
-    if done.returncode != 0 or not work or not steps:
+    peak = re.search(r"peak_bytes ([0-9]+)", done.stderr)
+    if done.returncode != 0 or not work or not steps or not peak:
         return None
-    return float(work.group(1)) / int(steps.group(1))
+    return float(work.group(1)) / int(steps.group(1)), int(peak.group(1))
+
+
+def rule_savings(apptracer, trace, rule, system, field):
+    """The sum of `field` over the rule's findings on the trace, or None where none has it."""
+    command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
+    findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
+    savings = [f[field] for f in findings if f["rule"] == rule and f.get(field) is not None]
+    return sum(savings) if savings else None
 
 
 def estimated_per_step_ms(apptracer, trace, rule, system):
-    command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
-    findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
-    savings = [f["saving_per_step_ns"] for f in findings
-               if f["rule"] == rule and f.get("saving_per_step_ns") is not None]
-    return sum(savings) / 1e6 if savings else None
+    saving = rule_savings(apptracer, trace, rule, system, "saving_per_step_ns")
+    return None if saving is None else saving / 1e6
 
 
 def predicted_per_step_ms(apptracer, trace, change, system):
@@ -169,38 +182,78 @@ def median_of(values):
     return statistics.median(known) if known else None
 
 
-def frameworks(apptracer, rounds, work, kept, system):
-    """The framework twins: per step, estimated and predicted against measured."""
-    system = framework_system(apptracer, work, kept, system)
-    print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
-    print("| scenario | rule | estimated saving per step (ms) | error | whatif | predicted saving per step (ms) "
-          "| error | measured saving per step (ms) | predicted fixed step (ms) | measured fixed step (ms) | error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+def framework_times(apptracer, rounds, work, kept, scenarios):
+    """Per scenario, its twins' times per step and peaks over interleaved
+    rounds, the bad twin traced in each; read back from `work` when kept."""
     path = os.path.join(work, "framework_times.json")
     if kept:
         with open(path) as file:
-            times = json.load(file)
-    else:
-        # The bad program is traced in every round too, beside its untraced
-        # runs: one traced run's step is as noisy as an untraced one's (the
-        # same traced twin took 5.3 and 7.1 ms a step on two machines), and a
-        # saving estimated from it carries all of that.
-        times = {scenario: {"bad": [], "fixed": []} for scenario in FRAMEWORK_PRICED}
-        for round_index in range(rounds):
-            for scenario in FRAMEWORK_PRICED:
-                for variant in ("bad", "fixed"):
-                    value = twin_ms(scenario, variant)
-                    if value is not None:
-                        times[scenario][variant].append(value)
-                if times[scenario]["bad"]:
-                    subprocess.run([apptracer, "record", "-f", "-o", framework_trace(work, scenario, round_index),
-                                    "--", sys.executable, TWINS, scenario, "bad"],
-                                   check=True, capture_output=True, timeout=600)
-        with open(path, "w") as file:
-            json.dump(times, file)
+            return json.load(file)
+    # The bad program is traced in every round too, beside its untraced
+    # runs: one traced run's step is as noisy as an untraced one's (the
+    # same traced twin took 5.3 and 7.1 ms a step on two machines), and a
+    # saving estimated from it carries all of that.
+    times = {scenario: {"bad": [], "fixed": [], "bad_peak": [], "fixed_peak": []} for scenario in scenarios}
+    for round_index in range(rounds):
+        for scenario in scenarios:
+            for variant in ("bad", "fixed"):
+                measured = twin_run(scenario, variant)
+                if measured is not None:
+                    times[scenario][variant].append(measured[0])
+                    times[scenario][f"{variant}_peak"].append(measured[1])
+            if times[scenario]["bad"]:
+                subprocess.run([apptracer, "record", "-f", "-o", framework_trace(work, scenario, round_index),
+                                "--", sys.executable, TWINS, scenario, "bad"],
+                               check=True, capture_output=True, timeout=600)
+    with open(path, "w") as file:
+        json.dump(times, file)
+    return times
+
+
+def memory_twins(apptracer, times, work, system):
+    """The twins whose rule prices bytes: its saving at the peak beside the
+    bad twin's peak less the fixed one's."""
+    print("\n| scenario | rule | estimated saving (MiB) | measured saving (MiB) | error | bad peak (MiB) | "
+          "fixed peak (MiB) |")
+    print("|---|---|---|---|---|---|---|")
+    results = []
+    for scenario, rule in FRAMEWORK_MEMORY.items():
+        if scenario not in times:
+            continue
+        bad, fixed = times[scenario].get("bad_peak"), times[scenario].get("fixed_peak")
+        if not bad or not fixed:
+            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | |")
+            continue
+        mib = 1 << 20
+        measured = (statistics.median(bad) - statistics.median(fixed)) / mib
+        each = [rule_savings(apptracer, trace, rule, system, "saving_bytes")
+                for trace in kept_framework_traces(work, scenario)]
+        estimated = median_of([None if e is None else e / mib for e in each])
+        print(f"| {scenario} | {rule} | {shown(estimated)} | {measured:.3f} | {relative_error(estimated, measured)} | "
+              f"{statistics.median(bad) / mib:.1f} | {statistics.median(fixed) / mib:.1f} |", flush=True)
+        results.append(f"result diagnose-truth.framework_{scenario}.measured_mib {measured:.3f}")
+        if estimated is not None:
+            results.append(f"result diagnose-truth.framework_{scenario}.estimated_mib {estimated:.3f}")
+    return results
+
+
+def frameworks(apptracer, rounds, work, kept, system, only):
+    """The framework twins: per step, estimated and predicted against measured."""
+    scenarios = [s for s in [*FRAMEWORK_PRICED, *FRAMEWORK_MEMORY] if not only or s in only]
+    # Bytes are priced without the link model: measure one only for time.
+    if any(s in FRAMEWORK_PRICED for s in scenarios):
+        system = framework_system(apptracer, work, kept, system)
+    print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
+    times = framework_times(apptracer, rounds, work, kept, scenarios)
+    timed = [s for s in FRAMEWORK_PRICED if s in times]
+    if timed:
+        print("| scenario | rule | estimated saving per step (ms) | error | whatif | predicted saving per step (ms) "
+              "| error | measured saving per step (ms) | predicted fixed step (ms) | measured fixed step (ms) | error |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
     results = []
     spreads = []
-    for scenario, rule in FRAMEWORK_PRICED.items():
+    for scenario in timed:
+        rule = FRAMEWORK_PRICED[scenario]
         bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
         if not bad or not fixed:
             print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | | | | |")
@@ -228,7 +281,8 @@ def frameworks(apptracer, rounds, work, kept, system):
         if predicted is not None:
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
-    print("\nPer traced run (the table gives their medians):")
+    results += memory_twins(apptracer, times, work, system)
+    print("\nPer traced run (the tables give their medians):")
     print("\n".join(spreads))
     print("\n".join(results))
 
@@ -240,16 +294,21 @@ def main():
     parser.add_argument("--system")
     parser.add_argument("--frameworks", action="store_true",
                         help="the PyTorch twins of framework_twins.py instead of diagnose_cases")
+    parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(),
+                        help="with --frameworks: these twins alone (comma-separated)")
     kept = parser.add_mutually_exclusive_group()
     kept.add_argument("--keep", help="keep the traces and times here")
     kept.add_argument("--from", dest="kept", help="estimate from the traces and times kept here")
     args = parser.parse_args()
+    unknown = args.only - set(FRAMEWORK_PRICED) - set(FRAMEWORK_MEMORY)
+    if unknown:
+        parser.error(f"--only: no twin named {', '.join(sorted(unknown))}")
     apptracer = os.path.join(args.dist, "bin", "apptracer")
     if args.frameworks:
         with tempfile.TemporaryDirectory() as temporary:
             work = args.kept or args.keep or temporary
             os.makedirs(work, exist_ok=True)
-            frameworks(apptracer, args.rounds, work, args.kept, args.system)
+            frameworks(apptracer, args.rounds, work, args.kept, args.system, args.only)
         return
     program = os.path.join(args.dist, "test_apps", "diagnose_cases")
     print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")

@@ -1,7 +1,8 @@
 """PyTorch programs with a problem and their fixed twins, for diagnose_truth.py
 --frameworks: each runs STEPS training steps (NVTX range "step" each) after
-WARMUP, and prints "work_ms X" (the measured steps' wall time) and
-"steps N" on stderr, as test_apps/diagnose_cases does.
+WARMUP, and prints "work_ms X" (the measured steps' wall time), "steps N"
+and "peak_bytes B" (torch.cuda.max_memory_allocated over the run) on
+stderr, as test_apps/diagnose_cases does.
 
     python3 framework_twins.py SCENARIO bad|fixed [--time] [STEPS] [WARMUP]
 
@@ -14,6 +15,10 @@ that predicts the fixed one from the bad one's trace):
                 vs pinned memory (pin_memory=True) with non_blocking=True
                 (pageable_copy; whatif --pin)
   item          loss.item() each step vs never (sync_api)
+  leak          an MLP step whose loss is kept each step for logging, as
+                loss.detach() (a view: mse_loss's whole 1 MiB storage stays)
+                vs loss.detach().clone() (its value alone) (memory_leak; its
+                saving is bytes at the peak)
 """
 import itertools
 import sys
@@ -21,7 +26,7 @@ import time
 
 import torch
 
-SCENARIOS = ("launch_bound", "pageable", "item")
+SCENARIOS = ("launch_bound", "pageable", "item", "leak")
 
 
 def small_cnn():
@@ -53,6 +58,28 @@ class Step:
         return loss
 
 
+class KeptLossStep:
+    """An MLP's training step (batch 256, 1024 -> 2048 -> 1024, SGD) whose
+    loss a list keeps across steps, as a training loop logging it does."""
+
+    def __init__(self, device, keep):
+        self.model = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.GELU(),
+                                         torch.nn.Linear(2048, 1024)).to(device)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=1e-2, momentum=0.9)
+        self.inputs = torch.randn(256, 1024, device=device)
+        self.targets = torch.randn(256, 1024, device=device)
+        self.keep = keep
+        self.kept = []
+
+    def __call__(self):
+        loss = torch.nn.functional.mse_loss(self.model(self.inputs), self.targets)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.kept.append(self.keep(loss))
+        return loss
+
+
 def captured(step):
     """The step captured whole in a CUDA graph, after warm-up on a side stream."""
     side = torch.cuda.Stream()
@@ -68,6 +95,9 @@ def captured(step):
 
 
 def make_step(scenario, variant, device):
+    if scenario == "leak":
+        return KeptLossStep(device, (lambda loss: loss.detach().clone()) if variant == "fixed"
+                            else (lambda loss: loss.detach()))
     step = Step(device)
     if scenario == "launch_bound":
         return captured(step) if variant == "fixed" else step
@@ -120,6 +150,7 @@ def main():
     elapsed = time.perf_counter() - start
     print(f"work_ms {elapsed * 1e3:.3f}", file=sys.stderr)
     print(f"steps {steps}", file=sys.stderr)
+    print(f"peak_bytes {torch.cuda.max_memory_allocated()}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -537,8 +537,10 @@ void memory_leak(const RuleContext& context, std::vector<Finding>& findings) {
       f.saving_bytes = at_peak > 0 ? at_peak : kept.bytes;
       f.estimate = at_peak > 0 ? "the kept blocks' bytes at the peak"
                                : "the kept blocks' bytes after the last step (none is live at the peak)";
+      // A scalar loss can be a view of its op's whole output (mse_loss's):
+      // .detach() keeps that storage, .detach().clone() the value alone.
       f.fix = "stop keeping them across steps (a list they are appended to, a tensor kept for logging: keep "
-              ".item() or .detach().cpu() instead)";
+              ".detach().clone(), which copies the value alone without waiting for the GPU, or .item())";
       findings.push_back(std::move(f));
     }
   }
