@@ -154,7 +154,9 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
   // Each string goes once, with the first packet that names it.
   bool added = false;
-  uint64_t iid = names_.iid(slice.name, added);
+  auto keyed = slice.name_key ? name_iids_by_key_.find(slice.name_key) : name_iids_by_key_.end();
+  uint64_t iid = keyed != name_iids_by_key_.end() ? keyed->second : names_.iid(slice.name, added);
+  if (slice.name_key && keyed == name_iids_by_key_.end()) name_iids_by_key_.emplace(slice.name_key, iid);
   event->set_name_iid(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_names(), iid, slice.name);
   iid = categories_.iid(slice.category, added);

@@ -78,6 +78,7 @@ class PerfettoWriter : public TimelineSink {
   std::unique_ptr<Packets> packets_;
   bool first_packet_ = true;
   Interned names_, categories_, annotation_names_, values_;
+  std::unordered_map<const void*, uint64_t> name_iids_by_key_;  // TimelineSlice::name_key -> its name's id
   size_t value_bytes_ = 0;  // what values_ holds, as kMaxInternedValueBytes counts it
   size_t max_value_bytes_;
   std::vector<uint64_t> uuids_;                // by track index

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -22,6 +23,11 @@ namespace {
 
 using trace::NullableInt;
 using trace::Packed;
+
+void append_number(std::string& text, int64_t value) {
+  char digits[24];
+  text.append(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
 
 std::string optional_text(NullableInt value) {
   return value ? std::to_string(*value) : std::string("?");
@@ -343,33 +349,34 @@ class Lookups {
   // point into (once per access, however many words point into it): the link
   // from GPU work to the memory it used.
   std::string kernel_allocations(const Packed<KernelRow>& kernel) {
-    struct Use {
-      int64_t offset;
-      const Packed<AllocationRow>* allocation;
-      AccessKind access;
-    };
-    std::vector<Use> uses;
+    uses_.clear();
     for (const trace::KernelWord& word : words_.of(kernel)) {
       const Packed<AllocationRow>* allocation =
           word.alloc_id ? trace_.find<AllocationRow>(*word.alloc_id) : nullptr;
       if (!allocation) continue;
-      auto same = std::find_if(uses.begin(), uses.end(), [&](const Use& u) {
+      auto same = std::find_if(uses_.begin(), uses_.end(), [&](const AllocationUse& u) {
         return u.allocation == allocation && u.access == word.access;
       });
-      if (same == uses.end()) {
-        uses.push_back({word.offset, allocation, word.access});
+      if (same == uses_.end()) {
+        uses_.push_back({word.offset, allocation, word.access});
       } else {
         same->offset = std::min<int64_t>(same->offset, word.offset);
       }
     }
-    std::stable_sort(uses.begin(), uses.end(),
-                     [](const Use& a, const Use& b) { return a.offset < b.offset; });
+    std::stable_sort(uses_.begin(), uses_.end(),
+                     [](const AllocationUse& a, const AllocationUse& b) { return a.offset < b.offset; });
+    // Appended piece by piece: a million kernels' texts, no temporaries.
     std::string text;
-    for (const Use& use : uses) {
+    for (const AllocationUse& use : uses_) {
       if (!text.empty()) text += "; ";
-      text += "#" + std::to_string(use.allocation->id) + " " +
-              std::string(to_string(use.allocation->kind)) + " " +
-              std::to_string(use.allocation->bytes) + " B " + std::string(to_string(use.access));
+      text += '#';
+      append_number(text, use.allocation->id);
+      text += ' ';
+      text += to_string(use.allocation->kind);
+      text += ' ';
+      append_number(text, use.allocation->bytes);
+      text += " B ";
+      text += to_string(use.access);
     }
     return text;
   }
@@ -393,6 +400,12 @@ class Lookups {
   // Read per launch as its slice is made: held, a trace whose launches
   // share no argument set would have all of them in memory.
   trace::KernelWordLookup words_;
+  struct AllocationUse {
+    int64_t offset;
+    const Packed<AllocationRow>* allocation;
+    AccessKind access;
+  };
+  std::vector<AllocationUse> uses_;  // kernel_allocations' list, kept for its capacity
   int64_t rows_ = 0;
   int64_t last_ns_ = 0;
   std::vector<std::pair<int64_t, int64_t>> first_calls_;         // (correlation, row), ascending
@@ -716,6 +729,14 @@ class TimelineReader {
     return index;
   }
 
+  // A slice named by a text the trace stores.
+  TimelineSlice stored_name_slice(size_t track, int64_t start, int64_t end, std::string_view stored_name,
+                                  std::string_view category) {
+    TimelineSlice made = slice(track, start, end, std::string(stored_name), category);
+    made.name_key = stored_name.data();
+    return made;
+  }
+
   // A slice of the timeline: times since the trace's start.
   TimelineSlice slice(size_t track, int64_t start, int64_t end, std::string name,
                       std::string_view category) {
@@ -749,9 +770,10 @@ class TimelineReader {
         times,
         [this](const Packed<ApiCallRow>& call, int64_t start, int64_t end) {
           const Packed<StringRow>* name = trace_.find<StringRow>(call.name_id);
-          TimelineSlice made = slice(thread_track(call.process, call.tid, TimelineTrack::Kind::Thread),
-                                     start, end, std::string(name ? trace_.text(name->text) : ""),
-                                     call.domain == ApiDomain::Driver ? "cuda_driver" : "cuda_runtime");
+          TimelineSlice made =
+              stored_name_slice(thread_track(call.process, call.tid, TimelineTrack::Kind::Thread), start, end,
+                                name ? trace_.text(name->text) : "",
+                                call.domain == ApiDomain::Driver ? "cuda_driver" : "cuda_runtime");
           made.args.push_back({"correlation", call.correlation_id});
           made.args.push_back({"External id", call.correlation_id});
           made.args.push_back({"cbid", call.cbid});
@@ -770,9 +792,9 @@ class TimelineReader {
     return slices<KernelRow>(
         trace_, kTimedInOrder, gpu_times<KernelRow>,
         [this](const Packed<KernelRow>& kernel, int64_t start, int64_t end) {
-          std::string name(trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")));
-          TimelineSlice made = slice(stream_track(kernel.process, kernel.device, kernel.stream), start,
-                                     end, std::move(name), "kernel");
+          TimelineSlice made =
+              stored_name_slice(stream_track(kernel.process, kernel.device, kernel.stream), start, end,
+                                trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")), "kernel");
           made.args.push_back({"kernel_id", kernel.id});
           add_gpu_ids(made.args, kernel.device, kernel.stream, kernel.call_correlation_id);
           add_framework_context(made.args, trace_, trace_.framework_contexts(), kernel.process,
@@ -835,10 +857,9 @@ class TimelineReader {
         trace_, "ORDER BY start_ns, max(coalesce(end_ns, " + std::to_string(last) +
                     "), start_ns) DESC, rowid",
         times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end) {
-          TimelineSlice made = slice(thread_track(range.process, range.tid.value_or(0),
-                                                  TimelineTrack::Kind::Nvtx),
-                                     start, end, std::string(trace_.string(range.name_id, "?")),
-                                     "user_annotation");
+          TimelineSlice made = stored_name_slice(
+              thread_track(range.process, range.tid.value_or(0), TimelineTrack::Kind::Nvtx), start, end,
+              trace_.string(range.name_id, "?"), "user_annotation");
           if (!range.end_ns) made.args.push_back({"unclosed", int64_t{1}});
           return made;
         });
@@ -846,9 +867,9 @@ class TimelineReader {
 
   std::unique_ptr<SliceSource> gpu_annotations() {
     auto make = [this](const GpuAnnotations::Annotation& annotation) {
-      return slice(stream_track(annotation.process, annotation.device, annotation.stream),
-                   annotation.start, annotation.end,
-                   std::string(trace_.string(annotation.name_id, "?")), "gpu_user_annotation");
+      return stored_name_slice(stream_track(annotation.process, annotation.device, annotation.stream),
+                               annotation.start, annotation.end, trace_.string(annotation.name_id, "?"),
+                               "gpu_user_annotation");
     };
     return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(
         gpu_annotations_.list(), make);

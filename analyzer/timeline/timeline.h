@@ -78,6 +78,10 @@ struct TimelineSlice {
   int64_t start_ns = 0;
   int64_t end_ns = 0;  // never before start_ns
   std::string name;
+  // Where the name is a text the trace stores (or a literal), that text's
+  // address: equal keys, equal names, so a writer finds a name it interned
+  // without hashing a kernel's long name again. Null where the name was made.
+  const void* name_key = nullptr;
   // Kineto's: "cuda_runtime", "cuda_driver", "kernel", "gpu_memcpy",
   // "gpu_memset", "user_annotation" (an NVTX range on its thread) or
   // "gpu_user_annotation" (an NVTX range on a stream that ran work issued in it)

@@ -342,6 +342,47 @@ TEST(PerfettoWriterValues, RepeatedValuesAreInternedWithinTheLimit) {
   EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 1, 3, 4}));
 }
 
+// Slice names the trace stores come with their text's address: a writer
+// finds a name it interned by that key without hashing the text again. Each
+// slice still reads back its own name, keyed or not, each name interned once.
+TEST(PerfettoWriterNames, NamesKeyedByTheirStoredTextReadBackAsTheirOwn) {
+  std::ostringstream out;
+  PerfettoWriter writer(out);
+  TimelineTrack stream;
+  stream.kind = TimelineTrack::Kind::Stream;
+  stream.uuid = 1;
+  writer.track(stream);
+  const std::string gemm(300, 'g'), relu = "relu_kernel";
+  struct Named {
+    std::string name;
+    const void* key;
+  };
+  const std::vector<Named> slices = {{gemm, gemm.data()}, {relu, relu.data()}, {gemm, gemm.data()},
+                                     {relu, nullptr},     {"made", nullptr},   {relu, relu.data()}};
+  for (size_t i = 0; i < slices.size(); ++i) {
+    TimelineSlice slice;
+    slice.start_ns = slice.end_ns = static_cast<int64_t>(i);
+    slice.name = slices[i].name;
+    slice.name_key = slices[i].key;
+    writer.slice(slice);
+  }
+  writer.finish();
+  pb::Trace trace;
+  ASSERT_TRUE(trace.ParseFromString(out.str()));
+  std::map<uint64_t, std::string> interned;
+  std::vector<std::string> read;
+  for (const pb::TracePacket& packet : trace.packet()) {
+    for (const auto& entry : packet.interned_data().event_names())
+      EXPECT_TRUE(interned.emplace(entry.iid(), entry.name()).second) << "a name interned twice";
+    if (!packet.has_track_event() || packet.track_event().type() != pb::TrackEvent::TYPE_SLICE_BEGIN) continue;
+    read.push_back(interned.at(packet.track_event().name_iid()));
+  }
+  std::vector<std::string> expected;
+  for (const Named& named : slices) expected.push_back(named.name);
+  EXPECT_EQ(read, expected);
+  EXPECT_EQ(interned.size(), 3u);
+}
+
 TEST_F(TimelineTest, PerfettoFileDecodesWithOurProto) {
   std::ostringstream out;
   write_perfetto_trace(out, timeline_);
