@@ -213,13 +213,14 @@ def framework_times(apptracer, rounds, work, kept, scenarios):
 def memory_twins(apptracer, times, work, system):
     """The twins whose rule prices bytes: its saving at the peak beside the
     bad twin's peak less the fixed one's."""
-    print("\n| scenario | rule | estimated saving (MiB) | measured saving (MiB) | error | bad peak (MiB) | "
-          "fixed peak (MiB) |")
-    print("|---|---|---|---|---|---|---|")
+    measured_twins = [s for s in FRAMEWORK_MEMORY if s in times]
+    if measured_twins:
+        print("\n| scenario | rule | estimated saving (MiB) | measured saving (MiB) | error | bad peak (MiB) | "
+              "fixed peak (MiB) |")
+        print("|---|---|---|---|---|---|---|")
     results = []
-    for scenario, rule in FRAMEWORK_MEMORY.items():
-        if scenario not in times:
-            continue
+    for scenario in measured_twins:
+        rule = FRAMEWORK_MEMORY[scenario]
         bad, fixed = times[scenario].get("bad_peak"), times[scenario].get("fixed_peak")
         if not bad or not fixed:
             print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | |")
