@@ -46,6 +46,7 @@ TEST(KernelArguments, LaunchesSharingASetShareItsWords) {
   KernelWordLookup lookup(trace);
   std::vector<KernelWord> second_words = lookup.of(kernels[1]);
   ASSERT_EQ(second_words.size(), 2u);
+  EXPECT_EQ(second_words[0].offset, 0u);  // by offset, though stored after the word at 8
   EXPECT_EQ(second_words[1].alloc_offset, 16);
   EXPECT_TRUE(lookup.of(kernels[2]).empty());
 }
