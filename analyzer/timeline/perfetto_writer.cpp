@@ -85,16 +85,28 @@ PerfettoWriter::PerfettoWriter(std::ostream& out, size_t max_interned_value_byte
 
 PerfettoWriter::~PerfettoWriter() = default;
 
-uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added) {
+uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added, const void* key) {
+  if (key) {
+    auto keyed = iids_by_key.find(key);
+    if (keyed != iids_by_key.end()) {
+      added = false;
+      return keyed->second;
+    }
+  }
   auto found = iids.find(text);
   added = found == iids.end();
-  if (!added) return found->second;
-  texts.emplace_back(text);
-  return iids.emplace(texts.back(), next_iid++).first->second;
+  uint64_t id = found != iids.end() ? found->second : 0;
+  if (added) {
+    texts.emplace_back(text);
+    id = iids.emplace(texts.back(), next_iid++).first->second;
+  }
+  if (key) iids_by_key.emplace(key, id);
+  return id;
 }
 
 void PerfettoWriter::Interned::forget() {
   iids.clear();
+  iids_by_key.clear();
   texts.clear();
 }
 
@@ -154,17 +166,16 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   event->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
   // Each string goes once, with the first packet that names it.
   bool added = false;
-  auto keyed = slice.name_key ? name_iids_by_key_.find(slice.name_key) : name_iids_by_key_.end();
-  uint64_t iid = keyed != name_iids_by_key_.end() ? keyed->second : names_.iid(slice.name, added);
-  if (slice.name_key && keyed == name_iids_by_key_.end()) name_iids_by_key_.emplace(slice.name_key, iid);
+  uint64_t iid = names_.iid(slice.name, added, slice.name_key);
   event->set_name_iid(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_names(), iid, slice.name);
-  iid = categories_.iid(slice.category, added);
+  // Categories and argument names are literals: their address is their key.
+  iid = categories_.iid(slice.category, added, slice.category.data());
   event->add_category_iids(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_categories(), iid, slice.category);
   for (const TimelineArg& arg : slice.args) {
     pb::DebugAnnotation* annotation = event->add_debug_annotations();
-    iid = annotation_names_.iid(arg.name, added);
+    iid = annotation_names_.iid(arg.name, added, arg.name.data());
     annotation->set_name_iid(iid);
     if (added) add_interned(packet.mutable_interned_data()->add_debug_annotation_names(), iid, arg.name);
     if (const auto* value = std::get_if<int64_t>(&arg.value)) {

@@ -60,9 +60,13 @@ class PerfettoWriter : public TimelineSink {
   struct Interned {
     std::deque<std::string> texts;  // what `iids` keys view
     std::unordered_map<std::string_view, uint64_t> iids;
+    // Ids by a key the text comes with (equal keys, equal texts: a stored
+    // text's or a literal's address), found without hashing the text.
+    std::unordered_map<const void*, uint64_t> iids_by_key;
     uint64_t next_iid = 1;
-    // The string's id; `added` when this is its first use.
-    uint64_t iid(std::string_view text, bool& added);
+    // The string's id; `added` when this is its first use. `key`: null, or
+    // one only this text ever comes with.
+    uint64_t iid(std::string_view text, bool& added, const void* key = nullptr);
     // Forgets every string; ids given later are new.
     void forget();
   };
@@ -78,7 +82,6 @@ class PerfettoWriter : public TimelineSink {
   std::unique_ptr<Packets> packets_;
   bool first_packet_ = true;
   Interned names_, categories_, annotation_names_, values_;
-  std::unordered_map<const void*, uint64_t> name_iids_by_key_;  // TimelineSlice::name_key -> its name's id
   size_t value_bytes_ = 0;  // what values_ holds, as kMaxInternedValueBytes counts it
   size_t max_value_bytes_;
   std::vector<uint64_t> uuids_;                // by track index
