@@ -169,13 +169,12 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   uint64_t iid = names_.iid(slice.name, added, slice.name_key);
   event->set_name_iid(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_names(), iid, slice.name);
-  // Categories and argument names are literals: their address is their key.
-  iid = categories_.iid(slice.category, added, slice.category.data());
+  iid = categories_.iid(slice.category, added);
   event->add_category_iids(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_categories(), iid, slice.category);
   for (const TimelineArg& arg : slice.args) {
     pb::DebugAnnotation* annotation = event->add_debug_annotations();
-    iid = annotation_names_.iid(arg.name, added, arg.name.data());
+    iid = annotation_names_.iid(arg.name, added);
     annotation->set_name_iid(iid);
     if (added) add_interned(packet.mutable_interned_data()->add_debug_annotation_names(), iid, arg.name);
     if (const auto* value = std::get_if<int64_t>(&arg.value)) {

@@ -61,7 +61,7 @@ class PerfettoWriter : public TimelineSink {
     std::deque<std::string> texts;  // what `iids` keys view
     std::unordered_map<std::string_view, uint64_t> iids;
     // Ids by a key the text comes with (equal keys, equal texts: a stored
-    // text's or a literal's address), found without hashing the text.
+    // text's address), found without hashing the text again.
     std::unordered_map<const void*, uint64_t> iids_by_key;
     uint64_t next_iid = 1;
     // The string's id; `added` when this is its first use. `key`: null, or
