@@ -142,6 +142,12 @@ def predicted_per_step_ms(apptracer, trace, change, system):
     return None, None
 
 
+def table_header(*columns):
+    """A Markdown table's header: its columns and the line under them."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def shown(ms):
     return "-" if ms is None else f"{ms:.3f}"
 
@@ -215,9 +221,9 @@ def memory_twins(apptracer, times, work, system):
     bad twin's peak less the fixed one's."""
     measured_twins = [s for s in FRAMEWORK_MEMORY if s in times]
     if measured_twins:
-        print("\n| scenario | rule | estimated saving (MiB) | measured saving (MiB) | error | bad peak (MiB) | "
-              "fixed peak (MiB) |")
-        print("|---|---|---|---|---|---|---|")
+        print()
+        table_header("scenario", "rule", "estimated saving (MiB)", "measured saving (MiB)", "error", "bad peak (MiB)",
+                     "fixed peak (MiB)")
     results = []
     for scenario in measured_twins:
         rule = FRAMEWORK_MEMORY[scenario]
@@ -248,9 +254,9 @@ def frameworks(apptracer, rounds, work, kept, system, only):
     times = framework_times(apptracer, rounds, work, kept, scenarios)
     timed = [s for s in FRAMEWORK_PRICED if s in times]
     if timed:
-        print("| scenario | rule | estimated saving per step (ms) | error | whatif | predicted saving per step (ms) "
-              "| error | measured saving per step (ms) | predicted fixed step (ms) | measured fixed step (ms) | error |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        table_header("scenario", "rule", "estimated saving per step (ms)", "error", "whatif",
+                     "predicted saving per step (ms)", "error", "measured saving per step (ms)",
+                     "predicted fixed step (ms)", "measured fixed step (ms)", "error")
     results = []
     spreads = []
     for scenario in timed:
@@ -312,8 +318,7 @@ def main():
             frameworks(apptracer, args.rounds, work, args.kept, args.system, args.only)
         return
     program = os.path.join(args.dist, "test_apps", "diagnose_cases")
-    print("| scenario | rule | estimated saving (ms) | measured saving (ms) | error |")
-    print("|---|---|---|---|---|")
+    table_header("scenario", "rule", "estimated saving (ms)", "measured saving (ms)", "error")
     results = []
     with tempfile.TemporaryDirectory() as temporary:
         work = args.kept or args.keep or temporary

@@ -274,6 +274,14 @@ TEST(TimelineOrder, CounterValuesComeAmongTheSlicesByTime) {
   EXPECT_EQ(order.times.front(), -900) << "the overlap kernel at 100 ns, before the start";
 }
 
+// The one track the writer tests put their slices on.
+void add_stream_track(PerfettoWriter& writer) {
+  TimelineTrack stream;
+  stream.kind = TimelineTrack::Kind::Stream;
+  stream.uuid = 1;
+  writer.track(stream);
+}
+
 // The report decides from a count of GPU work that a trace's timeline
 // cannot fit its limit: that holds only if no slice takes fewer bytes than
 // the writer says, here with the least a slice can have (one track, times
@@ -281,10 +289,7 @@ TEST(TimelineOrder, CounterValuesComeAmongTheSlicesByTime) {
 TEST(PerfettoWriterSize, NoSliceTakesFewerBytesThanTheMinimum) {
   std::ostringstream out;
   PerfettoWriter writer(out);
-  TimelineTrack stream;
-  stream.kind = TimelineTrack::Kind::Stream;
-  stream.uuid = 1;
-  writer.track(stream);
+  add_stream_track(writer);
   size_t before = out.str().size();
   constexpr int64_t kSlices = 1000;
   for (int64_t i = 0; i < kSlices; ++i) {
@@ -308,10 +313,7 @@ TEST(PerfettoWriterValues, RepeatedValuesAreInternedWithinTheLimit) {
   std::ostringstream out;
   // Room for two of these values.
   PerfettoWriter writer(out, 2 * (7 + PerfettoWriter::kInternedValueEntryBytes));
-  TimelineTrack stream;
-  stream.kind = TimelineTrack::Kind::Stream;
-  stream.uuid = 1;
-  writer.track(stream);
+  add_stream_track(writer);
   const std::vector<std::string> values = {"aaaaaaa", "bbbbbbb", "aaaaaaa", "ccccccc", "bbbbbbb"};
   for (size_t i = 0; i < values.size(); ++i) {
     TimelineSlice slice;
@@ -348,10 +350,7 @@ TEST(PerfettoWriterValues, RepeatedValuesAreInternedWithinTheLimit) {
 TEST(PerfettoWriterNames, NamesKeyedByTheirStoredTextReadBackAsTheirOwn) {
   std::ostringstream out;
   PerfettoWriter writer(out);
-  TimelineTrack stream;
-  stream.kind = TimelineTrack::Kind::Stream;
-  stream.uuid = 1;
-  writer.track(stream);
+  add_stream_track(writer);
   const std::string gemm(300, 'g'), relu = "relu_kernel";
   struct Named {
     std::string name;
