@@ -20,8 +20,9 @@ against the same measurements.
 --frameworks does the same for the PyTorch programs of framework_twins.py
 (a launch-bound training step vs the same step replayed as a CUDA graph,
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
-never), per step: the findings' saving per steady step, and what `whatif`
-predicts the fix saves per step (--graphs for the CUDA graph, --pin for
+never, on that launch-bound step and on a GPU-bound one whose batch the
+host prepares each step), per step: the findings' saving per steady step,
+and what `whatif` predicts the fix saves per step (--graphs for the CUDA graph, --pin for
 pinned memory, --no-syncs for the .item() taken out), beside the measured steps' time saved per step; and a
 memory table for the twins whose rule prices bytes (a loss kept each step
 vs its value alone: memory_leak's bytes at the peak beside the bad twin's
@@ -57,11 +58,12 @@ PRICED = {
 SKIPPED = 77
 # framework_twins.py scenario -> the rule whose saving per step it prices.
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
-                    "item": "sync_api"}
+                    "item": "sync_api", "item_stall": "sync_api"}
 # framework_twins.py scenario -> the rule whose saving in bytes (at the peak) it prices.
 FRAMEWORK_MEMORY = {"leak": "memory_leak"}
 # framework_twins.py scenario -> the whatif change that is its fix.
-FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs"}
+FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs",
+                    "item_stall": "--no-syncs"}
 TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
 
 

@@ -15,7 +15,14 @@ that predicts the fixed one from the bad one's trace):
                 copied in each step and made the model's input on the GPU,
                 from pageable memory vs pinned memory (pin_memory=True) with
                 non_blocking=True (pageable_copy; whatif --pin)
-  item          loss.item() each step vs never (sync_api)
+  item          loss.item() each step vs never (sync_api); launch-bound: the
+                host reaches .item() after the GPU has finished, so there is
+                little to wait for
+  item_stall    the same on a GPU-bound step (a wide bf16 MLP, about 10 ms of
+                GPU work) whose batch the loop augments on the CPU at the
+                start of each step: with .item() the GPU idles while the host
+                prepares the next batch, without it that work overlaps the
+                GPU's previous step (sync_api; whatif --no-syncs)
   leak          an MLP step whose loss is kept each step for logging, as
                 loss.detach() (a view: mse_loss's whole 1 MiB storage stays)
                 vs loss.detach().clone() (its value alone) (memory_leak; its
@@ -27,7 +34,7 @@ import time
 
 import torch
 
-SCENARIOS = ("launch_bound", "pageable", "item", "leak")
+SCENARIOS = ("launch_bound", "pageable", "item", "item_stall", "leak")
 
 
 def small_cnn():
@@ -54,6 +61,52 @@ class Step:
         self.optimizer.zero_grad(set_to_none=False)
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = torch.nn.functional.cross_entropy(self.model(self.inputs), self.targets)
+        loss.backward()
+        self.optimizer.step()
+        return loss
+
+
+class AugmentedBatchStep:
+    """A GPU-bound training step whose batch the loop prepares on the CPU
+    first, as one augmenting its own images does: 2048 8-bit 32x32 images
+    drawn from a data set in host memory, flipped at random, brightness-
+    jittered and normalised with torch's CPU ops, then pinned and copied
+    with non_blocking=True. The model, an MLP of 3072 -> 8192, six
+    8192 -> 8192 layers and 8192 -> 10 in bf16 autocast, keeps the GPU busy
+    far longer than launching its kernels keeps the host, so a host that
+    does not wait prepares the next batch while the GPU runs this step."""
+
+    BATCH = 2048
+
+    def __init__(self, device):
+        self.device = device
+        widths = [3 * 32 * 32] + [8192] * 7
+        layers = []
+        for fan_in, fan_out in zip(widths, widths[1:]):
+            layers += [torch.nn.Linear(fan_in, fan_out, device=device), torch.nn.GELU()]
+        self.model = torch.nn.Sequential(*layers, torch.nn.Linear(widths[-1], 10, device=device))
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
+        self.images = torch.randint(0, 256, (8 * self.BATCH, 3, 32, 32), dtype=torch.uint8)
+        self.labels = torch.randint(0, 10, (len(self.images),))
+        self.mean = torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1)
+        self.std = torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1)
+
+    def next_batch(self):
+        """The next batch's inputs and labels, on the GPU (their copies queued)."""
+        picked = torch.randint(len(self.images), (self.BATCH,))
+        images = self.images[picked].float()
+        flipped = torch.rand(self.BATCH, 1, 1, 1) < 0.5
+        images = torch.where(flipped, images.flip(3), images)
+        images.mul_(torch.empty(self.BATCH, 1, 1, 1).uniform_(0.8, 1.2)).clamp_(0, 255)
+        images = images.div_(255).sub_(self.mean).div_(self.std).to(torch.bfloat16).flatten(1)
+        return (images.pin_memory().to(self.device, non_blocking=True),
+                self.labels[picked].pin_memory().to(self.device, non_blocking=True))
+
+    def __call__(self):
+        inputs, targets = self.next_batch()
+        self.optimizer.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = torch.nn.functional.cross_entropy(self.model(inputs), targets)
         loss.backward()
         self.optimizer.step()
         return loss
@@ -99,7 +152,7 @@ def make_step(scenario, variant, device):
     if scenario == "leak":
         return KeptLossStep(device, (lambda loss: loss.detach().clone()) if variant == "fixed"
                             else (lambda loss: loss.detach()))
-    step = Step(device)
+    step = AugmentedBatchStep(device) if scenario == "item_stall" else Step(device)
     if scenario == "launch_bound":
         return captured(step) if variant == "fixed" else step
     if scenario == "pageable":
