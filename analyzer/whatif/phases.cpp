@@ -17,7 +17,11 @@ class HostTimeMap {
     for (uint32_t c = 0; c < input.calls.size(); ++c) calls_[input.calls[c].tid].push_back(c);
   }
 
-  // Where instant `ns` of thread `tid`'s recording falls in `timeline`.
+  // Where instant `ns` of thread `tid`'s recording falls in `timeline`. An
+  // instant between two calls stays as far after the first as it was, but
+  // never past the second's start: where a change takes the host's time
+  // between calls away (--graphs), a range's ends would otherwise cross and
+  // its length go below zero.
   int64_t map(int64_t tid, int64_t ns, const Timeline& timeline) const {
     auto thread = calls_.find(tid);
     if (thread == calls_.end()) return ns;
@@ -30,7 +34,8 @@ class HostTimeMap {
     if (ns <= call.end_ns) {
       return std::min(saturating_add(timeline.start[c], saturating_sub(ns, call.start_ns)), timeline.end[c]);
     }
-    return saturating_add(timeline.end[c], saturating_sub(ns, call.end_ns));
+    int64_t mapped = saturating_add(timeline.end[c], saturating_sub(ns, call.end_ns));
+    return after == calls.end() ? mapped : std::min(mapped, std::max(timeline.end[c], timeline.start[*after]));
   }
 
  private:

@@ -1,9 +1,10 @@
 // The parts of a run a result is broken down by, each recorded and predicted:
 //
-//  * NVTX ranges, where the trace has them: per range name, the sum of its
+//  * NVTX ranges, where the trace has them (XLA's own, a thunk's or a compiler
+//    pass's, are not read: replay_input): per range name, the sum of its
 //    ranges' lengths. A range's ends are instants of its thread's host time
 //    line; replayed, an instant moves with the calls around it (one between
-//    two calls stays as far after the first as it was);
+//    two calls stays as far after the first as it was, never past the second);
 //  * otherwise periods of the thread that made the first call: from the
 //    start to the end of its first synchronization (device, stream or event),
 //    from there to the end of the next, ..., and from the last to the end of

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "analyzer/trace/framework.h"
 #include "analyzer/trace/migration_groups.h"
 #include "analyzer/trace/trace_file.h"
 #include "apptracer/saturating.h"
@@ -202,10 +203,12 @@ class Reader {
     }
   }
 
-  // Closed ranges, by start.
+  // Closed ranges, by start. XLA's own (one per thunk the step runs and per
+  // compiler pass) are not the program's phases: a JAX step's ran to
+  // thousands of names, the steps and the user's ranges lost among them.
   void read_ranges() {
     for (const Packed<NvtxRangeRow>& row : trace_.rows<NvtxRangeRow>()) {
-      if (!row.end_ns) continue;
+      if (!row.end_ns || trace::is_xla_range_name(trace_.string(row.name_id, ""))) continue;
       out_.ranges.push_back({std::string(trace_.string(row.name_id)), row.tid.value_or(0),
                              row.depth.value_or(0), row.start_ns, *row.end_ns});
     }

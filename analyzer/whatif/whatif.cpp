@@ -406,10 +406,10 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   result.recorded_ns = elapsed_ns(recording.first_ns, recording.last_ns);
   result.baseline_ns = elapsed_ns(baseline.first_ns, baseline.last_ns);
   result.predicted_ns = elapsed_ns(predicted.first_ns, predicted.last_ns);
-  result.phases = phases(input, {&recording, &baseline, &predicted});
-  for (Phase& phase : steps_phase(input, steps, {&recording, &baseline, &predicted})) {
-    result.phases.push_back(std::move(phase));
-  }
+  // The steady steps first: what a change saves per step is the row a
+  // training run is asked about, above its ranges or periods.
+  result.phases = steps_phase(input, steps, {&recording, &baseline, &predicted});
+  for (Phase& phase : phases(input, {&recording, &baseline, &predicted})) result.phases.push_back(std::move(phase));
   if (options.changes_anything()) add_step_note(result.phases, result.notes);
   result.transfers = summarize_transfers(input, recorded_graph, recorded, base, baseline, what_timing, predicted);
   for (TransferSummary& row :

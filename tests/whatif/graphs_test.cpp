@@ -106,6 +106,29 @@ TEST_F(Graphs, ALaunchBoundStepTakesItsKernelsAndTheirNodeCosts) {
   EXPECT_EQ(result.changes, std::vector<std::string>{"--graphs"});
 }
 
+// A range from 5 us after the step's first launch call ended (host work
+// before the second) to 500 ns after the second ended, 5.5 us recorded:
+// replayed as one graph launch, the two calls are one instant and the
+// range's start, 5 us after the first, would come after its end.
+TEST_F(Graphs, ARangeBetweenCallsTakenIntoAGraphTakesNoLessThanNothing) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  steps(4, 10);
+  for (int64_t base : {0, 101'000, 202'000, 303'000}) {
+    testing::NvtxRangeRow range;
+    range.name = "forward";
+    range.start_ns = base + 9'000;
+    range.end_ns = base + 14'500;
+    trace_->add(range);
+  }
+  WhatifResult result = graphs();
+  const Phase* forward = nullptr;
+  for (const Phase& phase : result.phases) forward = phase.name == "forward" ? &phase : forward;
+  ASSERT_NE(forward, nullptr);
+  EXPECT_EQ(forward->ns[0], 4 * 5'500);
+  EXPECT_GE(forward->ns[2], 0);
+  EXPECT_LT(forward->ns[2], forward->ns[1]);
+}
+
 // Without a measurement, a node is assumed to cost 1 us and a launch 2.5 us
 // of the host, and the notes say so: per step, the first kernel starts at
 // 7.5 us and the tenth ends at 9.5 + 9 x 3 = 36.5 us; the synchronization

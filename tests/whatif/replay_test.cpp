@@ -148,12 +148,30 @@ TEST_F(HostGaps, NvtxRangesMoveWithTheCallsAroundThem) {
   options.kernel_scale = 2;
   WhatifResult result = run(options);
   ASSERT_EQ(result.phases.size(), 2u);
-  EXPECT_EQ(result.phases[0].kind, "nvtx");
-  EXPECT_EQ(result.phases[0].ns, (std::vector<int64_t>{1095, 1095, 2100 - 5}));
-  // The range is the program's one step: the steady steps are it.
-  EXPECT_EQ(result.phases[1].kind, "steps");
-  EXPECT_EQ(result.phases[1].count, 1);
-  EXPECT_EQ(result.phases[1].ns, result.phases[0].ns);
+  // The range is the program's one step: the steady steps are it, first.
+  EXPECT_EQ(result.phases[0].kind, "steps");
+  EXPECT_EQ(result.phases[0].count, 1);
+  EXPECT_EQ(result.phases[1].kind, "nvtx");
+  EXPECT_EQ(result.phases[1].ns, (std::vector<int64_t>{1095, 1095, 2100 - 5}));
+  EXPECT_EQ(result.phases[0].ns, result.phases[1].ns);
+}
+
+// XLA's ranges (a thunk's, a compiler pass's) are the framework's, one per
+// op: not phases of the program, whose own range stays one.
+TEST_F(HostGaps, XlasOwnRangesAreNoPhases) {
+  for (const char* name : {"Thunk:#hlo_op=loop_add_fusion#", "XlaCompile:#module=jit_step#",
+                           "XlaPass:#name=dce,module=jit_step#", "train"}) {
+    testing::NvtxRangeRow range;
+    range.name = name;
+    range.start_ns = 5;
+    range.end_ns = 1100;
+    trace_->add(range);
+  }
+  WhatifOptions options;
+  options.kernel_scale = 2;
+  std::vector<std::string> names;
+  for (const Phase& phase : run(options).phases) names.push_back(phase.name);
+  EXPECT_EQ(names, std::vector<std::string>{"train"});
 }
 
 TEST_F(HostGaps, TheCriticalPathCountsHostTimeBetweenCalls) {
