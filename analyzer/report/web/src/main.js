@@ -344,8 +344,9 @@ function analyses() {
   });
 }
 
-// Each what-if's predicted run and its phases (NVTX ranges such as the
-// steps: the whole run includes start-up, which no change shortens).
+// Each what-if's predicted run and its first phases (the steady steps
+// where the trace has steps, then NVTX ranges or periods: the whole run
+// includes start-up, which no change shortens).
 function whatifRuns(w) {
   const ok = w.scenarios.filter((s) => !s.error);
   const phases = ok.length ? ok[0].phases.slice(0, 3) : [];
