@@ -352,6 +352,27 @@ class Trace:
         tables = json.loads(_run(arguments, "diff"))
         return {name: _frame(rows) for name, rows in tables.items()}
 
+    def whatif(self, system, *changes):
+        """`apptracer whatif`: this trace replayed on the machine `system`
+        describes (a file `apptracer links -o FILE` wrote), with `changes`
+        as the command takes them ("--graphs", "--pin", "--no-syncs",
+        "--kernel-scale", "2", ...; none: the baseline alone). A dict:
+        "time", a row per phase ("total"; the steady steps where the trace
+        has steps; then NVTX ranges or periods) with its recorded,
+        baseline and what-if lengths; "transfers" (copies by path, and
+        kernels' traffic over one); "critical_path" (the what-if's, its
+        time by kind: own and waiting); "notes" (a list of strings: what
+        a steady step takes and saves, what was assumed)."""
+        arguments = ["whatif", self.path, "--system", os.fspath(system), *changes, "--format", "json"]
+        result = json.loads(_run(arguments, "whatif"))
+        total = {"name": "total", "kind": "total", "detail": "", "count": 1,
+                 **{key: result[key] for key in ("recorded_ns", "baseline_ns", "predicted_ns")}}
+        return {"time": _frame([total] + result["phases"], ["name", "kind", "detail", "count", "recorded_ns",
+                                                             "baseline_ns", "predicted_ns"]),
+                "transfers": _frame(result["transfers"]),
+                "critical_path": _frame(result["critical_path"]["by_kind"]),
+                "notes": result["notes"]}
+
     def dvdg(self, *filters, store=False):
         """The dynamic value dependence graph as a networkx MultiDiGraph: a
         node per value (its dvdg_values id, the row's other columns as

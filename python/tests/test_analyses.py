@@ -9,7 +9,7 @@ import pytest
 
 import apptracer
 
-from bundled import UM, VECTOR_ADD
+from bundled import EXAMPLES, PYTORCH, UM, VECTOR_ADD
 
 
 def test_analyses_are_named_as_hta_names_them(t):
@@ -98,3 +98,22 @@ def test_capture_takes_force_as_record_does(tmp_path):
             with apptracer.capture(path, overwrite=True):
                 pass
     assert not path.exists()  # replaced: the earlier trace is gone
+
+
+def test_whatif_prices_the_steady_step_first():
+    system = os.path.join(EXAMPLES, "h200.system.json")
+    with apptracer.open(PYTORCH) as trace:
+        graphs = trace.whatif(system, "--graphs")
+        time = graphs["time"]
+        assert list(time["name"][:2]) == ["total", "steady steps"]
+        steps = time.iloc[1]
+        assert steps["kind"] == "steps" and steps["count"] == 29
+        assert 0 < steps["predicted_ns"] < steps["baseline_ns"]
+        assert str(time["predicted_ns"].dtype) == "Int64"
+        assert any("saved per step" in note for note in graphs["notes"])
+        assert {"kind", "own_ns", "wait_ns"} <= set(graphs["critical_path"].columns)
+        assert "HtoD.pageable.node0.gpu0" in set(graphs["transfers"]["path"])
+        baseline = trace.whatif(system)["time"]
+        assert list(baseline["predicted_ns"]) == list(baseline["baseline_ns"])
+        with pytest.raises(RuntimeError):
+            trace.whatif(system, "--no-such-change")
