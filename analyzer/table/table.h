@@ -32,6 +32,10 @@ struct Table {
   std::string name;  // report name: the JSON key and CSV heading; empty for a query
   std::vector<std::string> columns;
   std::vector<std::vector<Cell>> rows;
+  // In the table format, at most this many rows (its first: a table
+  // ordered largest first), then a line counting the rest; 0: every row.
+  // CSV and JSON, which programs read, have every row.
+  size_t text_rows = 0;
 };
 
 }  // namespace apptracer

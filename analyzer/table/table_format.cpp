@@ -109,10 +109,16 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     } else if (i > 0) {
       out << '\n';
     }
+    const Table& table = tables[i];
+    size_t shown = table.rows.size();
+    if (format == OutputFormat::Table && table.text_rows > 0) shown = std::min(shown, table.text_rows);
     TableStream stream(out, format, heading);
-    stream.columns(tables[i].columns);
-    for (const auto& row : tables[i].rows) stream.row(row);
+    stream.columns(table.columns);
+    for (size_t r = 0; r < shown; ++r) stream.row(table.rows[r]);
     stream.finish();
+    if (shown < table.rows.size()) {
+      out << "(" << table.rows.size() - shown << " more rows; --format csv or json lists every one)\n";
+    }
   }
 }
 

@@ -54,6 +54,21 @@ TEST(TableFormat, JsonIsKeyedByTableNameWithTypedValues) {
   EXPECT_TRUE(document["copies"][1]["rate"].is_null());
 }
 
+TEST(TableFormat, ATableOfTooManyRowsShowsItsFirstAndCountsTheRestInTextOnly) {
+  Table table = sample_table();
+  table.text_rows = 1;
+  EXPECT_EQ(render({table}, OutputFormat::Table),
+            "== copies ==\n"
+            "kind  count  rate\n"
+            "----  -----  ----\n"
+            "HtoD     12   2.5\n"
+            "(1 more rows; --format csv or json lists every one)\n");
+  EXPECT_EQ(render({table}, OutputFormat::Csv), render({sample_table()}, OutputFormat::Csv));
+  EXPECT_EQ(nlohmann::json::parse(render({table}, OutputFormat::Json))["copies"].size(), 2u);
+  table.text_rows = 2;
+  EXPECT_EQ(render({table}, OutputFormat::Table), render({sample_table()}, OutputFormat::Table));
+}
+
 TEST(TableFormat, AnUnnamedTableIsABareJsonArray) {
   Table query{"", {"n"}, {{int64_t{7}}}};
   nlohmann::json document = nlohmann::json::parse(render({query}, OutputFormat::Json));
