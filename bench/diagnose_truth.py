@@ -21,9 +21,14 @@ against the same measurements.
 (a launch-bound training step vs the same step replayed as a CUDA graph,
 a pageable batch copy vs pinned + non_blocking, loss.item() each step vs
 never, on that launch-bound step and on a GPU-bound one whose batch the
-host prepares each step), per step: the findings' saving per steady step,
-and what `whatif` predicts the fix saves per step (--graphs for the CUDA graph, --pin for
-pinned memory, --no-syncs for the .item() taken out), beside the measured steps' time saved per step; and a
+host prepares each step) and the JAX ones of jax_twins.py (jax_split: a
+flax training step split over separately jitted functions vs the same
+functions jitted as one step; diagnose prices no saving where XLA already
+launched most of the work as command buffers, and the table says "no
+saving estimated"), per step: the findings' saving per steady step,
+and what `whatif` predicts the fix saves per step (--graphs for the CUDA graph and the
+one jitted step, --pin for pinned memory, --no-syncs for the .item() taken out), beside the
+measured steps' time saved per step; and a
 memory table for the twins whose rule prices bytes (a loss kept each step
 vs its value alone: memory_leak's bytes at the peak beside the bad twin's
 peak less the fixed one's, torch.cuda.max_memory_allocated). The bad
@@ -56,15 +61,18 @@ PRICED = {
     "numa": ("numa_far_host_buffer", ()),
 }
 SKIPPED = 77
-# framework_twins.py scenario -> the rule whose saving per step it prices.
+# Framework twin scenario -> the program that runs it: PyTorch's twins, and JAX's in a program
+# of their own (torch's CUDA context beside XLA's would distort their timing).
+TWIN_PROGRAMS = {**dict.fromkeys(("launch_bound", "pageable", "item", "item_stall", "leak"), "framework_twins.py"),
+                 "jax_split": "jax_twins.py"}
+# Framework twin scenario -> the rule whose saving per step it prices.
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
-                    "item": "sync_api", "item_stall": "sync_api"}
-# framework_twins.py scenario -> the rule whose saving in bytes (at the peak) it prices.
+                    "item": "sync_api", "item_stall": "sync_api", "jax_split": "launch_bound_kernels"}
+# Framework twin scenario -> the rule whose saving in bytes (at the peak) it prices.
 FRAMEWORK_MEMORY = {"leak": "memory_leak"}
-# framework_twins.py scenario -> the whatif change that is its fix.
+# Framework twin scenario -> the whatif change that is its fix.
 FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs",
-                    "item_stall": "--no-syncs"}
-TWINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "framework_twins.py")
+                    "item_stall": "--no-syncs", "jax_split": "--graphs"}
 
 
 def work_ms(program, scenario, variant):
@@ -102,10 +110,16 @@ def measure(program, rounds):
     return times
 
 
+def twin_command(scenario, variant):
+    """The command line that runs a framework twin."""
+    program = os.path.join(os.path.dirname(os.path.abspath(__file__)), TWIN_PROGRAMS[scenario])
+    return [sys.executable, program, scenario, variant]
+
+
 def twin_run(scenario, variant):
     """A framework twin's measured time per step in ms and its peak of
     allocated bytes, or None where it cannot run."""
-    done = subprocess.run([sys.executable, TWINS, scenario, variant, "--time"], capture_output=True,
+    done = subprocess.run([*twin_command(scenario, variant), "--time"], capture_output=True,
                           text=True, timeout=600)
     work = re.search(r"work_ms ([0-9.]+)", done.stderr)
     steps = re.search(r"steps ([0-9]+)", done.stderr)
@@ -211,7 +225,7 @@ def framework_times(apptracer, rounds, work, kept, scenarios):
                     times[scenario][f"{variant}_peak"].append(measured[1])
             if times[scenario]["bad"]:
                 subprocess.run([apptracer, "record", "-f", "-o", framework_trace(work, scenario, round_index),
-                                "--", sys.executable, TWINS, scenario, "bad"],
+                                "--", *twin_command(scenario, "bad")],
                                check=True, capture_output=True, timeout=600)
     with open(path, "w") as file:
         json.dump(times, file)
@@ -231,7 +245,7 @@ def memory_twins(apptracer, times, work, system):
         rule = FRAMEWORK_MEMORY[scenario]
         bad, fixed = times[scenario].get("bad_peak"), times[scenario].get("fixed_peak")
         if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | |")
+            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | |")
             continue
         mib = 1 << 20
         measured = (statistics.median(bad) - statistics.median(fixed)) / mib
@@ -265,7 +279,7 @@ def frameworks(apptracer, rounds, work, kept, system, only):
         rule = FRAMEWORK_PRICED[scenario]
         bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
         if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs torch and a GPU) | | | | | | | |")
+            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | | | | | |")
             continue
         measured = statistics.median(bad) - statistics.median(fixed)
         traces = kept_framework_traces(work, scenario)
@@ -302,14 +316,15 @@ def main():
     parser.add_argument("rounds", nargs="?", type=int, default=5)
     parser.add_argument("--system")
     parser.add_argument("--frameworks", action="store_true",
-                        help="the PyTorch twins of framework_twins.py instead of diagnose_cases")
+                        help="the PyTorch and JAX twins of framework_twins.py and jax_twins.py "
+                             "instead of diagnose_cases")
     parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(),
                         help="with --frameworks: these twins alone (comma-separated)")
     kept = parser.add_mutually_exclusive_group()
     kept.add_argument("--keep", help="keep the traces and times here")
     kept.add_argument("--from", dest="kept", help="estimate from the traces and times kept here")
     args = parser.parse_args()
-    unknown = args.only - set(FRAMEWORK_PRICED) - set(FRAMEWORK_MEMORY)
+    unknown = args.only - set(TWIN_PROGRAMS)
     if unknown:
         parser.error(f"--only: no twin named {', '.join(sorted(unknown))}")
     apptracer = os.path.join(args.dist, "bin", "apptracer")
