@@ -16,7 +16,11 @@ that predicts the fixed one from the bad one's trace):
              calls), then the metrics, 18 executables dispatched a step;
              vs the same functions jitted together as one step, the fix
              diagnose advises for JAX ("jit more of the step into one
-             function") (launch_bound_kernels; whatif --graphs)
+             function") (launch_bound_kernels; whatif --graphs). On an
+             H200 both are host-bound: 1.70 and 0.68 ms a step untraced
+             for 0.19 ms of GPU work: the host's step around its one
+             jitted call (66 arguments, 66 results) still outlasts the
+             GPU's (bench/RESULTS.md)
 
 Each step is an NVTX range "step" where the nvtx package is installed;
 without it apptracer finds the steps from their repeating launches.
