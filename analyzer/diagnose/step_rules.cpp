@@ -116,8 +116,28 @@ std::string most_launched_by(const std::map<std::string_view, int64_t>& by_part,
   return text;
 }
 
-std::string launch_bound_fix(Framework framework, bool in_graphs) {
-  if (in_graphs) {
+// How a launch-bound step's work is launched: the fix that fits it.
+enum class StepLaunch { Kernels, Graphs, OneGraph };
+
+std::string launch_bound_fix(Framework framework, StepLaunch launched) {
+  // Each step one graph launch already (a JAX step jitted whole): the GPU
+  // waits on the host between the steps, not inside them, and neither
+  // jitting nor capturing more of the step is left to do.
+  if (launched == StepLaunch::OneGraph) {
+    switch (framework) {
+      case Framework::Jax:
+        return "each step is one graph launch already: the GPU waits on the host between steps (the "
+               "Python loop, JAX's dispatch): run several steps per call (jax.lax.scan or fori_loop over "
+               "a few batches inside the jitted function), or raise the batch size";
+      case Framework::Pytorch:
+        return "each step is one graph launch already: the GPU waits on the host between steps (the "
+               "Python loop, data loading): take that work off the step's path, or raise the batch size";
+      default:
+        return "each step is one graph launch already: the GPU waits on the host between steps: launch "
+               "several steps per graph, or give each step more work";
+    }
+  }
+  if (launched == StepLaunch::Graphs) {
     switch (framework) {
       case Framework::Jax:
         return "XLA already launches this work as command buffers (CUDA graphs): jit more of the "
@@ -270,7 +290,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   f.rule = "launch_bound_kernels";
   f.what = unit + " is launch-bound: GPU busy " + std::to_string(busy_percent) + "% of " +
            format_ns(wall / spans_count) + per + "; " + std::to_string(launches / spans_count) +
-           (in_graphs ? " graph and kernel launches" : " launches") + per +
+           (!in_graphs ? " launches" : launches / spans_count == 1 ? " graph launch" : " graph and kernel launches") + per +
            " from the host, one every " + format_ns(wall / std::max<int64_t>(launches, 1)) +
            ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them" +
            // Means, so that the step's numbers add up to the totals saved;
@@ -304,7 +324,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   }
   f.claim = "GPU idle time";
   f.steps = facts.step_count();
-  f.fix = launch_bound_fix(facts.framework, in_graphs);
+  bool one_graph_per_step = in_graphs && !facts.ops().steps().empty() && launches <= spans_count;
+  f.fix = launch_bound_fix(facts.framework, one_graph_per_step ? StepLaunch::OneGraph
+                                            : in_graphs        ? StepLaunch::Graphs
+                                                               : StepLaunch::Kernels);
   // Its kernels, the most launched first.
   std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
   std::stable_sort(ranked.begin(), ranked.end(),

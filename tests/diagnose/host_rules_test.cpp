@@ -466,6 +466,41 @@ TEST_F(HostRules, KernelsInAGraphAreNotToldToUseOne) {
   EXPECT_FALSE(found[0].saving_ns.has_value());
 }
 
+// 100 steps (NVTX "step") of 3 kernels, each launched by a graph, as XLA
+// launches its command buffers: jit more of the step into one function.
+// Made one graph launch a step (a JAX step jitted whole), the GPU waits on
+// the host between the steps, and jitting more is done already: the advice
+// is to do more per launch.
+TEST_F(HostRules, AStepThatIsOneGraphLaunchIsToldToDoMorePerLaunch) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  launch_loop(300, 10'000, 5'000, 2'000, 1'500, d);
+  for (int step = 0; step < 100; ++step) {
+    testing::NvtxRangeRow range;
+    range.name = "step";
+    range.start_ns = 5'000 + step * 15'000;
+    range.end_ns = 5'000 + (step + 1) * 15'000;
+    trace.add(range);
+  }
+  testing::NvtxRangeRow xla;
+  xla.name = "XlaModule:#hlo_module=jit_train_step#";
+  xla.start_ns = 0;
+  xla.end_ns = 10'000;
+  trace.add(xla);
+  trace.db().exec("UPDATE kernels SET launch_kind = " + std::to_string(static_cast<int>(LaunchKind::Graph)));
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; 3 graph and kernel launches per step"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[0].fix.find("jit more of the step"), std::string::npos) << found[0].fix;
+  trace.db().exec("UPDATE kernels SET call_correlation_id = (SELECT first.call_correlation_id FROM kernels first "
+                  "WHERE first.id = ((kernels.id - 1) / 3) * 3 + 1)");
+  found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; 1 graph launch per step"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[0].fix.find("each step is one graph launch already"), std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("jax.lax.scan"), std::string::npos) << found[0].fix;
+  EXPECT_EQ(found[0].fix.find("jit more"), std::string::npos) << found[0].fix;
+}
+
 // The fix is the framework's: PyTorch where its caching allocator handed
 // out blocks, JAX where XLA named its work in NVTX ranges.
 TEST_F(HostRules, LaunchBoundAdviceIsTheFrameworks) {
