@@ -129,12 +129,24 @@ def twin_run(scenario, variant):
     return float(work.group(1)) / int(steps.group(1)), int(peak.group(1))
 
 
-def rule_savings(apptracer, trace, rule, system, field):
-    """The sum of `field` over the rule's findings on the trace, or None where none has it."""
+def rule_findings(apptracer, trace, rule, system):
+    """The rule's findings on the trace (`diagnose --json --all`)."""
     command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
     findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
-    savings = [f[field] for f in findings if f["rule"] == rule and f.get(field) is not None]
+    return [f for f in findings if f["rule"] == rule]
+
+
+def rule_savings(apptracer, trace, rule, system, field):
+    """The sum of `field` over the rule's findings on the trace, or None where none has it."""
+    savings = [f[field] for f in rule_findings(apptracer, trace, rule, system) if f.get(field) is not None]
     return sum(savings) if savings else None
+
+
+def unpriced(apptracer, traces, rule, system):
+    """The estimate's cell where no run priced a saving: whether the rule
+    found the problem and left its saving unknown, or found nothing."""
+    found = sum(1 for trace in traces if rule_findings(apptracer, trace, rule, system))
+    return f"unknown (found in {found} of {len(traces)} runs)" if found else "not found"
 
 
 def estimated_per_step_ms(apptracer, trace, rule, system):
@@ -294,7 +306,8 @@ def frameworks(apptracer, rounds, work, kept, system, only):
                        f"{', '.join(shown(e) for e in each_estimate)} ms"
                        + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
         fixed_measured = statistics.median(fixed)
-        print(f"| {scenario} | {rule} | {shown(estimated)} | {relative_error(estimated, measured)} | "
+        estimate_cell = shown(estimated) if estimated is not None else unpriced(apptracer, traces, rule, system)
+        print(f"| {scenario} | {rule} | {estimate_cell} | {relative_error(estimated, measured)} | "
               f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
               f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
               f"{relative_error(fixed_step, fixed_measured) if fixed_step is not None else ''} |", flush=True)
