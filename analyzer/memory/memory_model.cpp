@@ -136,8 +136,16 @@ class ItemReader {
         item.allocator = holder;
       } else if (library) {
         item.owner = *library;
+      } else if (row.kind == AllocKind::Managed) {
+        item.owner = Owner::Managed;
+      } else if (compiling.compiled_in(row.process)) {
+        // A JAX program makes no device memory itself: XLA's allocator does,
+        // its pool mapped once (three quarters of the GPU by default) or,
+        // per-buffer, each buffer. Not the program's: its buffers inside
+        // the pool are not recorded.
+        item.owner = Owner::Xla;
       } else {
-        item.owner = row.kind == AllocKind::Managed ? Owner::Managed : Owner::Program;
+        item.owner = Owner::Program;
       }
       if (!origin.device && !host_owner(row.kind)) continue;  // host memory of no kind we count
       add(item, origin);
@@ -471,11 +479,11 @@ void ModelBuilder::recognize_workspaces() {
   const trace::TraceSteps& steps = trace_.steps();
   for (uint32_t i = 0; i < model_.items.size(); ++i) {
     MemoryItem& item = model_.items[i];
-    bool programs = item.owner == Owner::FrameworkTensors || item.owner == Owner::Program;
+    bool programs = item.owner == Owner::FrameworkTensors || item.owner == Owner::Program || item.owner == Owner::Xla;
     const ItemOrigin& origin = model_.origin(item);
     if ((!programs && item.owner != Owner::Library) || !origin.device || touches_[i].other) continue;
     // Without a framework allocator, an unused allocation may as well be the program's.
-    if (item.owner == Owner::Program && !touches_[i].touched) continue;
+    if ((item.owner == Owner::Program || item.owner == Owner::Xla) && !touches_[i].touched) continue;
     const std::vector<std::pair<int64_t, std::optional<Owner>>>* issued = nullptr;
     if (auto found = kernels.find(origin.process); found != kernels.end()) issued = &found->second;
     auto issued_from = [&](int64_t ns) {

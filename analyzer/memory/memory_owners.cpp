@@ -28,6 +28,7 @@ std::string allocator_short_name(std::optional<SubAllocator> allocator) {
 std::string owner_name(Owner owner, std::optional<SubAllocator> allocator) {
   switch (owner) {
     case Owner::Program: return "program";
+    case Owner::Xla: return "xla";
     case Owner::Managed: return "managed";
     case Owner::FrameworkTensors: return allocator_short_name(allocator) + " tensors";
     case Owner::FrameworkCache: return allocator_short_name(allocator) + " cache";
@@ -139,7 +140,9 @@ CompilerRanges::CompilerRanges(trace::Trace& trace) {
     if (!row.tid || !row.end_ns || !row.name_id) continue;
     auto [named, added] = compiler_name.try_emplace(*row.name_id);
     if (added) named->second = trace::is_compiler_range_name(trace.string(row.name_id, ""));
-    if (named->second) ranges_[*row.tid].emplace_back(row.start_ns, *row.end_ns);
+    if (!named->second) continue;
+    ranges_[*row.tid].emplace_back(row.start_ns, *row.end_ns);
+    processes_.insert(row.process);
   }
   // A pass's range lies inside its compile's: merged, the latest to start
   // before a call is the only one that can hold it.

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -22,6 +23,7 @@ namespace apptracer::memory {
 
 enum class Owner : uint8_t {
   Program,           // the program's own allocations (cudaMalloc, pools, VMM, arrays)
+  Xla,               // a JAX process's device memory: XLA's pool, or each buffer (per-buffer mode)
   Managed,           // the program's managed memory
   FrameworkTensors,  // blocks a framework's allocator handed out and the program holds
   FrameworkCache,    // free space the allocator keeps in its segments
@@ -34,7 +36,7 @@ enum class Owner : uint8_t {
   MappedHost,        // host memory mapped into the GPU's address space
 };
 
-// "program", "managed", "pytorch tensors", "pytorch cache", "pytorch CUDA
+// "program", "xla", "managed", "pytorch tensors", "pytorch cache", "pytorch CUDA
 // graph pool", "nccl/mpi", "library workspace", "cuBLAS workspace", "cuDNN
 // workspace", "pinned host", "mapped host"; framework owners name their
 // allocator.
@@ -90,9 +92,13 @@ class CompilerRanges {
   explicit CompilerRanges(trace::Trace& trace);
   // Whether a call on `tid` from `start_ns` to `end_ns` ran inside one.
   bool contains(int64_t tid, int64_t start_ns, int64_t end_ns) const;
+  // Whether XLA compiled in the process: a JAX process, whose device memory
+  // XLA's allocator makes.
+  bool compiled_in(trace::ProcessId process) const { return processes_.count(process) > 0; }
 
  private:
   std::unordered_map<int64_t, trace::Intervals> ranges_;  // merged, by start
+  std::set<trace::ProcessId> processes_;
 };
 
 // Which library, if any, made an allocation for itself: made inside an NCCL

@@ -186,6 +186,36 @@ TEST_F(MemoryTest, PhysicalMemoryIsUsedThroughItsMapping) {
   EXPECT_EQ(device(built, 0).peak_bytes, 2 << 20);
 }
 
+// A JAX process makes no device memory itself: what XLA's allocator maps
+// (its pool, a physical handle and its mapping) is XLA's, and what it makes
+// while XLA compiles is the compiler's scratch. In a process where XLA never
+// compiled, the same allocation is the program's.
+TEST_F(MemoryTest, AJaxProcessDeviceMemoryIsXlas) {
+  int64_t pool = allocation(AllocKind::VmmPhysical, 1 << 20, 1000);
+  allocation(AllocKind::VmmMapping, 1 << 20, 1100);
+  trace::Trace before(trace.db());
+  EXPECT_EQ(item(model(before), Kind::Allocation, pool).owner, Owner::Program);
+  testing::NvtxRangeRow compile;
+  compile.name = "XlaCompile:#module=jit_train_step#";
+  compile.tid = 1;
+  compile.start_ns = 2000;
+  compile.end_ns = 3000;
+  trace.add(compile);
+  testing::ApiCallRow scratch_call;
+  scratch_call.name = "cuMemAlloc_v2";
+  scratch_call.correlation_id = 1;
+  scratch_call.start_ns = 2100;
+  scratch_call.end_ns = 2200;
+  trace.add(scratch_call);
+  int64_t scratch = allocation(AllocKind::Device, 4096, 2100, 2900, 1);
+  trace::Trace opened(trace.db());
+  MemoryModel built = model(opened);
+  EXPECT_EQ(item(built, Kind::Allocation, pool).owner, Owner::Xla);
+  EXPECT_EQ(item(built, Kind::Allocation, scratch).owner, Owner::Library);
+  EXPECT_EQ(owner_bytes(device(built, 0), Owner::Xla), 1 << 20);
+  EXPECT_EQ(owner_name(Owner::Xla), "xla");
+}
+
 // NCCL sets up a group's connections when the group ends, after its
 // operations' calls returned: the buffers it maps then are NCCL's too.
 TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
