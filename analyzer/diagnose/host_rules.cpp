@@ -157,14 +157,16 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     f.cost_ns = group.blocked;
     f.saving_ns = group.overlappable;
     f.claim = "GPU idle time";
-    // Tracing slows the host, not the GPU: untraced, the host reaches the
-    // sync sooner, with more GPU work still queued to wait for (a step that
-    // is host-bound traced may be GPU-bound untraced), which the traced
-    // times cannot show.
+    // Tracing slows the host, not the GPU, which moves the estimate both
+    // ways: untraced, the host reaches the sync sooner, with more GPU work
+    // still queued to wait for (a step host-bound traced may be GPU-bound
+    // untraced), and its work after the sync is shorter, so the GPU idles
+    // less (bench/RESULTS.md: +16% on a twin that prepares its batch on the
+    // host, far under on a launch-bound one).
     f.estimate = "per synchronization, the GPU idle time after it until the host queued more "
                  "work, at most the time the host blocked in it: the host's work overlaps the "
-                 "GPU's instead of following it. A lower bound: tracing slows the host, and "
-                 "untraced it reaches the synchronization with more GPU work still queued";
+                 "GPU's instead of following it. Taken from the traced run: tracing slows the "
+                 "host, so untraced it waits longer at the synchronization and works less after it";
     f.fix = facts.framework == trace::Framework::Pytorch
                 ? "do not read GPU results on the host every step (loss.item(), .cpu(), "
                   ".tolist(), printing a CUDA tensor, torch.cuda.synchronize()): keep them on the "
