@@ -102,6 +102,21 @@ std::string fix_for_host_call(const std::string& name) {
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
 }
 
+// The host worked outside CUDA calls while the GPU waited. JAX queues a
+// jitted call's work and returns: between steps its host works on Python,
+// on the call's own dispatch (one jitted step of 66 arrays took 0.7 ms
+// untraced, bench/RESULTS.md) or on reading results back.
+std::string host_work_fix(trace::Framework framework) {
+  if (framework == trace::Framework::Jax) {
+    return "the host computed outside CUDA calls while the GPU waited (Python, JAX's dispatch of the "
+           "next call, or a result read on the host): do not read results every step (float(loss), "
+           "jax.device_get), prepare batches on another thread, or run several steps per jitted call "
+           "(jax.lax.scan over a few batches)";
+  }
+  return "the host computed outside CUDA calls while the GPU waited: queue the next GPU work before "
+         "that CPU work (or move it to another thread)";
+}
+
 constexpr const char* kGapEstimate =
     "the part of each gap before the host issued the next GPU work, at most the GPU work that "
     "follows it (to the next gap): queued first, that work runs while the host works";
@@ -281,10 +296,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.claim = "GPU idle time";
       f.estimate = kGapEstimate;
       f.saving_ns = 0;
-      f.fix = dominant.empty() ? "the host computed outside CUDA calls while the GPU waited: queue "
-                                 "the next GPU work before that CPU work (or move it to another "
-                                 "thread)"
-                               : fix_for_host_call(dominant);
+      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts.framework);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
     }

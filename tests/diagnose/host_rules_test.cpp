@@ -189,6 +189,25 @@ TEST_F(HostRules, AGapSavesAtMostTheWorkUntilTheNextGap) {
       << found[0].what;
 }
 
+// A gap the host spent outside CUDA calls gets the framework's advice: in
+// a JAX program (XLA's ranges), its dispatch and result reads between steps.
+TEST_F(HostRules, AGapOutsideCudaCallsInAJaxProgramGetsJaxsAdvice) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 0, 100'000, {{d, A::Write}});
+  kernel("second", 5'100'000, 200'000, {{d, A::ReadWrite}});
+  ASSERT_EQ(findings("gpu_idle_gap").size(), 1u);
+  EXPECT_NE(findings("gpu_idle_gap")[0].fix.find("queue the next GPU work before that CPU work"), std::string::npos);
+  testing::NvtxRangeRow xla;
+  xla.name = "XlaModule:#hlo_module=jit_train_step#";
+  xla.start_ns = 0;
+  xla.end_ns = 100'000;
+  trace.add(xla);
+  auto found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].fix.find("jax.lax.scan"), std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("jax.device_get"), std::string::npos) << found[0].fix;
+}
+
 // Gaps are grouped by what the host did while the GPU waited: two spent in
 // cudaMalloc are one finding, one spent computing another.
 TEST_F(HostRules, GpuIdleGapsAreOneFindingPerCause) {
