@@ -138,7 +138,7 @@ ReportOutput framework_report(trace::Trace& trace, const std::map<ContextKey, Wo
 namespace {
 
 const ReportOutput kNoRanges{
-    {}, "no framework ranges: not a PyTorch program, or recorded with --framework-context off or "
+    {}, "no framework ranges: not a PyTorch or JAX program, or recorded with --framework-context off or "
         "--level timing, or by an apptracer before schema 6 (record names modules and ops by default)"};
 
 ReportOutput grouped_report(trace::Trace& trace, GroupBy by) {

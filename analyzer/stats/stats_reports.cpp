@@ -37,9 +37,10 @@ const std::vector<StatsReport>& stats_reports() {
        steps_report},
       {"modules",
        "PyTorch: per module and phase (forward, backward, or a scope such as the optimizer's "
-       "step): kernels, copies, memsets and allocations it issued, and their GPU time",
+       "step); JAX: per flax module and phase, else the jitted function (a scope): kernels, "
+       "copies, memsets and allocations it issued, and their GPU time",
        modules_report},
-      {"ops", "PyTorch: per aten op (or autograd node): the same", ops_report},
+      {"ops", "PyTorch: per aten op (or autograd node); JAX: per primitive, else HLO op: the same", ops_report},
       {"syncs", "synchronizations by kind: host time blocked", one_table<syncs_report>},
       {"streams", "per GPU stream: operations and busy time", one_table<streams_report>},
       {"collectives",

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analyzer/trace/trace.h"
+#include "analyzer/trace/xla_range_names.h"
 #include "apptracer/schema.h"
 
 namespace apptracer::trace {
@@ -27,23 +28,25 @@ std::string module_label(std::string_view module, ModulePhase phase) {
 }
 
 FrameworkContexts::FrameworkContexts(Trace& trace) {
-  if (!trace.db().has_table(FrameworkRangeRow::kTable)) return;
   std::map<std::pair<ProcessId, int64_t>, Thread> threads;
   // Streamed: the ranges are read into Range, not held as rows too.
-  trace.stream_columns<FrameworkRangeRow>(
-      {"kind", "name_id", "tid", "depth", "start_ns", "end_ns", "seq"}, "",
-      [&](const Packed<FrameworkRangeRow>& row) {
-        if (!row.tid) return;
-        Thread& ranges = threads[{row.process, *row.tid}];
-        Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()),
-                    row.depth.value_or(0), row.name_id.value_or(0), row.seq.value_or(-1)};
-        switch (row.kind) {
-          case FrameworkRangeKind::Module: ranges.modules.push_back(range); break;
-          case FrameworkRangeKind::Op: ranges.ops.push_back(range); break;
-          case FrameworkRangeKind::Backward: ranges.backward.push_back(range); break;
-          case FrameworkRangeKind::Scope: ranges.scopes.push_back(range); break;
-        }
-      });
+  if (trace.db().has_table(FrameworkRangeRow::kTable)) {
+    trace.stream_columns<FrameworkRangeRow>(
+        {"kind", "name_id", "tid", "depth", "start_ns", "end_ns", "seq"}, "",
+        [&](const Packed<FrameworkRangeRow>& row) {
+          if (!row.tid) return;
+          Thread& ranges = threads[{row.process, *row.tid}];
+          Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()),
+                      row.depth.value_or(0), row.name_id.value_or(0), row.seq.value_or(-1)};
+          switch (row.kind) {
+            case FrameworkRangeKind::Module: ranges.modules.push_back(range); break;
+            case FrameworkRangeKind::Op: ranges.ops.push_back(range); break;
+            case FrameworkRangeKind::Backward: ranges.backward.push_back(range); break;
+            case FrameworkRangeKind::Scope: ranges.scopes.push_back(range); break;
+          }
+        });
+  }
+  if (threads.empty()) read_xla_ranges(trace, threads);
   if (threads.empty()) return;
   recorded_ = true;
   auto by_start = [](const Range& a, const Range& b) {
@@ -103,7 +106,56 @@ FrameworkContexts::FrameworkContexts(Trace& trace) {
 }
 
 bool has_framework_ranges(Trace& trace) {
-  return trace.db().has_table(FrameworkRangeRow::kTable) && trace.row_count(FrameworkRangeRow::kTable) > 0;
+  if (trace.db().has_table(FrameworkRangeRow::kTable) && trace.row_count(FrameworkRangeRow::kTable) > 0) return true;
+  // XLA's thunk ranges: a name among the strings (few) that a range has.
+  if (!trace.db().has_table(NvtxRangeRow::kTable)) return false;
+  Statement xla = trace.db().prepare(
+      "SELECT EXISTS (SELECT 1 FROM strings s WHERE s.text LIKE 'Thunk:#%' "
+      "AND EXISTS (SELECT 1 FROM nvtx_ranges n WHERE n.name_id = s.id))");
+  xla.step();
+  return xla.int64(0) != 0;
+}
+
+// XLA's executables are scopes (the jitted function), its thunks ops, and
+// their source paths' modules forward modules or, in a transposed pass,
+// backward ones: a backward range keyed to its module as an autograd node
+// is to the forward that made it (module_of_node_).
+void FrameworkContexts::read_xla_ranges(Trace& trace, std::map<std::pair<ProcessId, int64_t>, Thread>& threads) {
+  struct Named {
+    std::optional<XlaRange> range;
+    int64_t name_id = 0, module_id = 0;
+  };
+  std::unordered_map<int64_t, Named> named;  // by NVTX name id: millions of ranges, few names
+  trace.stream_columns<NvtxRangeRow>({"name_id", "tid", "depth", "start_ns", "end_ns"}, "",
+                                     [&](const Packed<NvtxRangeRow>& row) {
+    if (!row.tid || !row.name_id) return;
+    auto [known, added] = named.try_emplace(*row.name_id);
+    Named& name = known->second;
+    if (added) {
+      name.range = parse_xla_range(trace.string(row.name_id, ""));
+      if (name.range) name.name_id = trace.derived_string(name.range->name);
+      if (name.range && !name.range->module.empty()) name.module_id = trace.derived_string(name.range->module);
+    }
+    if (!name.range) return;
+    Thread& ranges = threads[{row.process, *row.tid}];
+    Range range{row.start_ns, row.end_ns.value_or(std::numeric_limits<int64_t>::max()), row.depth.value_or(0),
+                name.name_id, -1};
+    if (name.range->kind == XlaRange::Kind::Executable) {
+      ranges.scopes.push_back(range);
+      return;
+    }
+    ranges.ops.push_back(range);
+    if (!name.module_id) return;
+    range.name_id = name.module_id;
+    if (name.range->phase != ModulePhase::Backward) {
+      ranges.modules.push_back(range);
+      return;
+    }
+    range.seq = -name.module_id;
+    module_of_node_[node_key(row.process, range.seq)] = name.module_id;
+    ranges.backward.push_back(range);
+  });
+  from_xla_ = !threads.empty();
 }
 
 const FrameworkContexts::Range* FrameworkContexts::innermost(const std::vector<Range>& ranges,
@@ -184,7 +236,9 @@ FrameworkContext FrameworkContexts::recorded_at(const Thread& ranges, int64_t ns
   // node's before it (framework_context.h). A thread that also runs
   // forwards (backward of CPU tensors runs on the caller's) next runs the
   // loss and the optimizer, which are no node's.
-  if (!backward && op_sample_every_ == 1 && ranges.modules.empty()) backward = ended_before(ranges.backward, ns);
+  if (!backward && op_sample_every_ == 1 && ranges.modules.empty() && !from_xla_) {
+    backward = ended_before(ranges.backward, ns);
+  }
   if (const Range* module = innermost(ranges.modules, ns)) {
     context.module_id = module->name_id;
     context.phase = ModulePhase::Forward;

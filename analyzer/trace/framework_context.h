@@ -31,6 +31,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -109,6 +110,10 @@ class FrameworkContexts {
   static const Range* ended_before(const std::vector<Range>& ranges, int64_t ns);
   // Its position in threads_; kNone for a thread that made no call and has no range.
   uint32_t thread(ProcessId process, int64_t tid) const;
+  // A trace without framework ranges: XLA's NVTX ranges, where it has them
+  // (xla_range_names.h).
+  void read_xla_ranges(Trace& trace, std::map<std::pair<ProcessId, int64_t>, Thread>& threads);
+  bool from_xla_ = false;
 
   bool recorded_ = false;
   // By (process, tid): calls and launches name theirs by position.

@@ -10,8 +10,21 @@ Trace::Trace(const std::string& path, TraceAccess access)
 Trace::Trace(Database& db, std::string path) : db_(&db), path_(std::move(path)) {}
 
 std::string_view Trace::string(std::optional<int64_t> id, std::string_view fallback) {
+  if (id && *id < 0) {
+    size_t index = static_cast<size_t>(-1 - *id);
+    return index < derived_.size() ? std::string_view(derived_[index]) : fallback;
+  }
   const Packed<StringRow>* found = id ? find<StringRow>(*id) : nullptr;
   return found ? text(found->text) : fallback;
+}
+
+int64_t Trace::derived_string(std::string_view text) {
+  auto known = derived_ids_.find(text);
+  if (known != derived_ids_.end()) return known->second;
+  derived_.emplace_back(text);
+  int64_t id = -static_cast<int64_t>(derived_.size());
+  derived_ids_.emplace(derived_.back(), id);
+  return id;
 }
 
 int64_t Trace::row_count(std::string_view table) {

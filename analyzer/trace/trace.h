@@ -12,10 +12,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/trace/framework_context.h"
@@ -166,8 +168,12 @@ class Trace {
 
   std::string_view text(TextRef ref) const { return texts_.text(ref); }
   // An interned name (strings.id): kernel, function, NVTX range; `fallback`
-  // for an id with no text.
+  // for an id with no text. Negative ids are derived names.
   std::string_view string(std::optional<int64_t> id, std::string_view fallback = "");
+  // The id of a name made from the trace's own (a JAX module path taken out
+  // of XLA's NVTX names): negative, so no strings.id is one, resolved by
+  // string() like those. Equal texts, one id.
+  int64_t derived_string(std::string_view text);
   // meta's value for `key`, "" when absent.
   std::string meta(std::string_view key);
 
@@ -246,6 +252,8 @@ class Trace {
   Database* db_;
   std::string path_;
   TextPool texts_;
+  std::deque<std::string> derived_;  // derived_string(-1 - i) is derived_[i]
+  std::unordered_map<std::string_view, int64_t> derived_ids_;  // keys view derived_
   detail::TableSlots tables_;
   std::optional<TraceProcesses> processes_;
   std::optional<TimeOrigin> origin_;

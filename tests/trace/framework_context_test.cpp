@@ -5,6 +5,7 @@
 #include <string>
 
 #include "analyzer/trace/trace.h"
+#include "analyzer/trace/xla_range_names.h"
 #include "trace_builder.h"
 
 namespace apptracer::trace {
@@ -342,6 +343,60 @@ TEST_F(FrameworkContextTest, AnUnsampledTraceNamesOnlyWhatItRecorded) {
   range(K::Op, "aten::addmm", 1, 0, 1050, 1200);
   EXPECT_EQ(context_of(recorded), "//aten::addmm");
   EXPECT_EQ(context_of(unrecorded), "//");
+}
+
+// A JAX program records no framework ranges; XLA's NVTX ranges say the
+// same: the executable (the jitted function) a scope, a thunk's op, and the
+// flax module its source path names, forward or (transposed) backward.
+TEST_F(FrameworkContextTest, XlasRangesNameAJaxProgramsModulesAndOps) {
+  auto nvtx = [&](const std::string& name, int64_t depth, int64_t start, int64_t end) {
+    testing::NvtxRangeRow row;
+    row.name = name;
+    row.tid = 1;
+    row.depth = depth;
+    row.start_ns = start;
+    row.end_ns = end;
+    builder_.add(row);
+  };
+  nvtx("XlaModule:#hlo_module=jit_train_step,program_id=7#", 0, 100, 1000);
+  nvtx("Thunk:#name=jit(train_step)/jvp(CNN)/Conv_0/conv_general_dilated,hlo_op=cudnn-conv.1,"
+       "unique_hlo_op_id=3#", 1, 200, 300);
+  nvtx("Thunk:#name=jit(train_step)/transpose(jvp(CNN))/Conv_1/conv_general_dilated,"
+       "hlo_op=cudnn-conv-bw-input.2,unique_hlo_op_id=9#", 1, 400, 500);
+  nvtx("Thunk:#hlo_op=command_buffer_1#", 1, 600, 700);
+  int64_t forward = launch(1, 250);
+  int64_t backward = launch(1, 450);
+  int64_t graph = launch(1, 650);
+  int64_t outside = launch(1, 1500);
+  {
+    Trace trace(builder_.db());
+    EXPECT_TRUE(has_framework_ranges(trace));
+  }
+  EXPECT_EQ(context_of(forward), "CNN/Conv_0/forward/conv_general_dilated");
+  EXPECT_EQ(context_of(backward), "CNN/Conv_1/backward/conv_general_dilated");
+  EXPECT_EQ(context_of(graph), "jit_train_step/scope/command_buffer_1");
+  EXPECT_EQ(context_of(outside), "//");
+}
+
+TEST(XlaRangeNames, EachPartOfANameIsReadOrLeftOut) {
+  std::optional<XlaRange> executable = parse_xla_range("XlaModule:#hlo_module=jit_step,program_id=12#");
+  ASSERT_TRUE(executable);
+  EXPECT_EQ(executable->kind, XlaRange::Kind::Executable);
+  EXPECT_EQ(executable->name, "jit_step");
+  // A primitive's parameters may hold commas and slashes; wrappers with no
+  // module of their own (vmap) and functions (jit) name none.
+  std::optional<XlaRange> op = parse_xla_range(
+      "Thunk:#name=jit(step)/vmap(jvp(Block))/Dense_0/reduce_sum[axes=(0,1)/x],hlo_op=fusion.3,unique_hlo_op_id=5#");
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op->name, "reduce_sum[axes=(0,1)/x]");
+  EXPECT_EQ(op->module, "Dense_0");
+  EXPECT_EQ(parse_xla_range("Thunk:#name=jit(step)/jvp()/div,hlo_op=loop_multiply_fusion#")->module, "");
+  EXPECT_EQ(parse_xla_range("Thunk:#name=jit(step),hlo_op=loop_add_fusion.4,unique_hlo_op_id=1#")->name,
+            "loop_add_fusion.4");
+  EXPECT_EQ(parse_xla_range("Thunk:#hlo_op=copy.1,unique_hlo_op_id=4294967297#")->name, "copy.1");
+  EXPECT_FALSE(parse_xla_range("step 3"));
+  EXPECT_FALSE(parse_xla_range("XlaCompile:#module=jit_step#"));
+  EXPECT_FALSE(parse_xla_range("Thunk:#"));
 }
 
 }  // namespace
