@@ -31,6 +31,15 @@ class HostRules : public DiagnoseTest {
     }
   }
 
+  // An executable XLA ran from 0 to `end_ns` (its NVTX range): a JAX program.
+  void xla_program(int64_t end_ns) {
+    testing::NvtxRangeRow xla;
+    xla.name = "XlaModule:#hlo_module=jit_train_step#";
+    xla.start_ns = 0;
+    xla.end_ns = end_ns;
+    trace.add(xla);
+  }
+
   // A PyTorch module's range on the traced thread.
   void module(const std::string& name, int64_t start, int64_t end, int64_t depth) {
     testing::FrameworkRangeRow range;
@@ -197,11 +206,7 @@ TEST_F(HostRules, AGapOutsideCudaCallsInAJaxProgramGetsJaxsAdvice) {
   kernel("second", 5'100'000, 200'000, {{d, A::ReadWrite}});
   ASSERT_EQ(findings("gpu_idle_gap").size(), 1u);
   EXPECT_NE(findings("gpu_idle_gap")[0].fix.find("queue the next GPU work before that CPU work"), std::string::npos);
-  testing::NvtxRangeRow xla;
-  xla.name = "XlaModule:#hlo_module=jit_train_step#";
-  xla.start_ns = 0;
-  xla.end_ns = 100'000;
-  trace.add(xla);
+  xla_program(100'000);
   auto found = findings("gpu_idle_gap");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].fix.find("jax.lax.scan"), std::string::npos) << found[0].fix;
@@ -500,11 +505,7 @@ TEST_F(HostRules, AStepThatIsOneGraphLaunchIsToldToDoMorePerLaunch) {
     range.end_ns = 5'000 + (step + 1) * 15'000;
     trace.add(range);
   }
-  testing::NvtxRangeRow xla;
-  xla.name = "XlaModule:#hlo_module=jit_train_step#";
-  xla.start_ns = 0;
-  xla.end_ns = 10'000;
-  trace.add(xla);
+  xla_program(10'000);
   trace.db().exec("UPDATE kernels SET launch_kind = " + std::to_string(static_cast<int>(LaunchKind::Graph)));
   auto found = findings("launch_bound_kernels");
   ASSERT_EQ(found.size(), 1u);
@@ -527,11 +528,7 @@ TEST_F(HostRules, LaunchBoundAdviceIsTheFrameworks) {
   launch_loop(100, 10'000, 5'000, 2'000, 1'500, d);
   ASSERT_EQ(findings("launch_bound_kernels").size(), 1u);
   EXPECT_NE(findings("launch_bound_kernels")[0].fix.find("cudaStreamBeginCapture"), std::string::npos);
-  testing::NvtxRangeRow xla;
-  xla.name = "XlaModule:#hlo_module=jit_train_step#";
-  xla.start_ns = 0;
-  xla.end_ns = 1'000'000;
-  trace.add(xla);
+  xla_program(1'000'000);
   EXPECT_NE(findings("launch_bound_kernels")[0].fix.find("jit the whole step"), std::string::npos);
   block(d, 0, 4096);
   EXPECT_NE(findings("launch_bound_kernels")[0].fix.find("torch.compile(model, mode=\"reduce-overhead\")"),

@@ -141,12 +141,7 @@ TEST_F(MemoryTest, FreeingAtLastUseLeavesOnlyWhatIsInUse) {
 // Memory made inside an NCCL call is NCCL's; device memory outside the
 // framework's blocks in a framework process is a library's workspace.
 TEST_F(MemoryTest, LibrariesOwnWhatTheyMake) {
-  testing::ApiCallRow init;
-  init.name = "cudaMalloc";
-  init.correlation_id = 1;
-  init.start_ns = 1100;
-  init.end_ns = 1200;
-  trace.add(init);
+  trace.add_call(1, "cudaMalloc", 1, 1100, 1200);
   collective_call(1, 1000, 2000);
   int64_t nccl = allocation(AllocKind::Device, 300, 1100, std::nullopt, 1);
   int64_t workspace = allocation(AllocKind::Device, 200, 3000);
@@ -201,12 +196,7 @@ TEST_F(MemoryTest, AJaxProcessDeviceMemoryIsXlas) {
   compile.start_ns = 2000;
   compile.end_ns = 3000;
   trace.add(compile);
-  testing::ApiCallRow scratch_call;
-  scratch_call.name = "cuMemAlloc_v2";
-  scratch_call.correlation_id = 1;
-  scratch_call.start_ns = 2100;
-  scratch_call.end_ns = 2200;
-  trace.add(scratch_call);
+  trace.add_call(1, "cuMemAlloc_v2", 1, 2100, 2200);
   int64_t scratch = allocation(AllocKind::Device, 4096, 2100, 2900, 1);
   trace::Trace opened(trace.db());
   MemoryModel built = model(opened);
@@ -219,12 +209,7 @@ TEST_F(MemoryTest, AJaxProcessDeviceMemoryIsXlas) {
 // NCCL sets up a group's connections when the group ends, after its
 // operations' calls returned: the buffers it maps then are NCCL's too.
 TEST_F(MemoryTest, WhatNcclMakesWhenAGroupEndsIsNccls) {
-  testing::ApiCallRow create;
-  create.name = "cuMemCreate";
-  create.correlation_id = 1;
-  create.start_ns = 2100;
-  create.end_ns = 2200;
-  trace.add(create);
+  trace.add_call(1, "cuMemCreate", 1, 2100, 2200);
   collective_call(1, 1000, 1500, 7);
   apptracer::NcclGroupRow group;
   group.group_id = 7;
@@ -249,13 +234,8 @@ TEST_F(MemoryTest, WhatAThreadNcclStartsMakesIsNccls) {
     thread.tid = tid;
     thread.first_seen_ns = tid == 2 ? 1500 : 6000;
     trace.add(thread);
-    testing::ApiCallRow create;
-    create.name = "cuMemCreate";
-    create.tid = tid;
-    create.correlation_id = tid;
-    create.start_ns = tid == 2 ? 2000 : 6100;
-    create.end_ns = create.start_ns + 100;
-    trace.add(create);
+    int64_t start = tid == 2 ? 2000 : 6100;
+    trace.add_call(tid, "cuMemCreate", tid, start, start + 100);
   }
   int64_t helpers = allocation(AllocKind::VmmPhysical, 10 << 20, 2000, std::nullopt, 2);
   int64_t programs = allocation(AllocKind::VmmPhysical, 1 << 20, 6100, std::nullopt, 3);

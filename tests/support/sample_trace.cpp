@@ -6,18 +6,6 @@ namespace apptracer::testing {
 
 namespace {
 
-void add_call(TraceBuilder& builder, int64_t correlation_id, const std::string& name, int64_t tid,
-              int64_t start_ns, int64_t end_ns, const std::string& driver_name = "") {
-  ApiCallRow call;
-  call.correlation_id = correlation_id;
-  call.name = name;
-  call.driver_name = driver_name;
-  call.tid = tid;
-  call.start_ns = start_ns;
-  call.end_ns = end_ns;
-  builder.add(call);
-}
-
 int64_t add_allocation(TraceBuilder& builder, AllocKind kind, std::optional<int64_t> device,
                     int64_t bytes, int64_t alloc_ns, std::optional<int64_t> free_ns) {
   AllocationRow row;
@@ -40,17 +28,17 @@ SampleIds build_sample_trace(TraceBuilder& builder) {
   builder.add_thread(101, "worker");
   builder.add_device(DeviceRow{});
 
-  add_call(builder, 1, "cudaMalloc", 100, 1000, 1500);
-  add_call(builder, 2, "cudaMalloc", 100, 1600, 1900);
-  add_call(builder, 3, "cudaMemcpy", 100, 2000, 3000);
-  add_call(builder, 4, "cudaLaunchKernel", 100, 3100, 3200);
-  add_call(builder, 5, "cudaLaunchKernel", 101, 3150, 3250);
+  builder.add_call(1, "cudaMalloc", 100, 1000, 1500);
+  builder.add_call(2, "cudaMalloc", 100, 1600, 1900);
+  builder.add_call(3, "cudaMemcpy", 100, 2000, 3000);
+  builder.add_call(4, "cudaLaunchKernel", 100, 3100, 3200);
+  builder.add_call(5, "cudaLaunchKernel", 101, 3150, 3250);
   // Launch 6's driver call is folded into its row, as the tracer records it;
   // launch 4's has a row of its own, as older traces have it.
-  add_call(builder, 6, "cudaLaunchKernel", 100, 3500, 3600, "cuLaunchKernel");
-  add_call(builder, 7, "cudaMemsetAsync", 100, 3700, 3750);
-  add_call(builder, 8, "cudaDeviceSynchronize", 100, 3800, 4600);
-  add_call(builder, 9, "cudaMemcpy", 100, 4700, 5200);
+  builder.add_call(6, "cudaLaunchKernel", 100, 3500, 3600, "cuLaunchKernel");
+  builder.add_call(7, "cudaMemsetAsync", 100, 3700, 3750);
+  builder.add_call(8, "cudaDeviceSynchronize", 100, 3800, 4600);
+  builder.add_call(9, "cudaMemcpy", 100, 4700, 5200);
   ApiCallRow driver_launch;
   driver_launch.correlation_id = 10;
   driver_launch.parent_correlation_id = 4;
@@ -60,8 +48,8 @@ SampleIds build_sample_trace(TraceBuilder& builder) {
   driver_launch.start_ns = 3120;
   driver_launch.end_ns = 3180;
   builder.add(driver_launch);
-  add_call(builder, 11, "cudaFree", 100, 5300, 5400);
-  add_call(builder, 12, "cudaStreamSynchronize", 101, 3300, 3800);
+  builder.add_call(11, "cudaFree", 100, 5300, 5400);
+  builder.add_call(12, "cudaStreamSynchronize", 101, 3300, 3800);
 
   int64_t input = add_allocation(builder, AllocKind::Device, 0, 1000, 1500, 5400);
   int64_t output = add_allocation(builder, AllocKind::Device, 0, 3000, 1900, std::nullopt);

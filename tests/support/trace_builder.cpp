@@ -96,6 +96,18 @@ int64_t TraceBuilder::allocation_address(int64_t alloc_id) {
   return address.int64(0);
 }
 
+int64_t TraceBuilder::add_call(int64_t correlation_id, const std::string& name, int64_t tid, int64_t start_ns,
+                               int64_t end_ns, const std::string& driver_name) {
+  ApiCallRow call;
+  call.correlation_id = correlation_id;
+  call.name = name;
+  call.driver_name = driver_name;
+  call.tid = tid;
+  call.start_ns = start_ns;
+  call.end_ns = end_ns;
+  return add(call);
+}
+
 int64_t TraceBuilder::add_block(int64_t parent, int64_t offset, int64_t bytes, int64_t alloc_ns,
                                 std::optional<int64_t> free_ns) {
   SubAllocationRow row;

@@ -159,6 +159,10 @@ class TraceBuilder {
   int64_t add_framework_range(FrameworkRangeKind kind, const std::string& name, int64_t start_ns,
                               int64_t end_ns);
   void add(const KernelArgRow& row);
+  // An API call of thread `tid`; `driver_name`: the driver call a runtime
+  // call made, where the trace names it.
+  int64_t add_call(int64_t correlation_id, const std::string& name, int64_t tid, int64_t start_ns,
+                   int64_t end_ns, const std::string& driver_name = "");
   // A block a framework's allocator (PyTorch's caching allocator) handed out
   // at `offset` inside the allocation `parent`, live from `alloc_ns` (until
   // `free_ns`).
