@@ -136,22 +136,17 @@ def rule_findings(apptracer, trace, rule, system):
     return [f for f in findings if f["rule"] == rule]
 
 
-def rule_savings(apptracer, trace, rule, system, field):
-    """The sum of `field` over the rule's findings on the trace, or None where none has it."""
-    savings = [f[field] for f in rule_findings(apptracer, trace, rule, system) if f.get(field) is not None]
-    return sum(savings) if savings else None
+def savings(findings, field, unit=1):
+    """The sum of `field` over findings in `unit`s, or None where none has it."""
+    values = [f[field] for f in findings if f.get(field) is not None]
+    return sum(values) / unit if values else None
 
 
-def unpriced(apptracer, traces, rule, system):
+def unpriced(each_findings):
     """The estimate's cell where no run priced a saving: whether the rule
     found the problem and left its saving unknown, or found nothing."""
-    found = sum(1 for trace in traces if rule_findings(apptracer, trace, rule, system))
-    return f"unknown (found in {found} of {len(traces)} runs)" if found else "not found"
-
-
-def estimated_per_step_ms(apptracer, trace, rule, system):
-    saving = rule_savings(apptracer, trace, rule, system, "saving_per_step_ns")
-    return None if saving is None else saving / 1e6
+    found = sum(1 for findings in each_findings if findings)
+    return f"unknown (found in {found} of {len(each_findings)} runs)" if found else "not found"
 
 
 def predicted_per_step_ms(apptracer, trace, change, system):
@@ -261,9 +256,8 @@ def memory_twins(apptracer, times, work, system):
             continue
         mib = 1 << 20
         measured = (statistics.median(bad) - statistics.median(fixed)) / mib
-        each = [rule_savings(apptracer, trace, rule, system, "saving_bytes")
-                for trace in kept_framework_traces(work, scenario)]
-        estimated = median_of([None if e is None else e / mib for e in each])
+        estimated = median_of([savings(rule_findings(apptracer, trace, rule, system), "saving_bytes", mib)
+                               for trace in kept_framework_traces(work, scenario)])
         print(f"| {scenario} | {rule} | {shown(estimated)} | {measured:.3f} | {relative_error(estimated, measured)} | "
               f"{statistics.median(bad) / mib:.1f} | {statistics.median(fixed) / mib:.1f} |", flush=True)
         results.append(f"result diagnose-truth.framework_{scenario}.measured_mib {measured:.3f}")
@@ -296,7 +290,8 @@ def frameworks(apptracer, rounds, work, kept, system, only):
         measured = statistics.median(bad) - statistics.median(fixed)
         traces = kept_framework_traces(work, scenario)
         change = FRAMEWORK_WHATIF.get(scenario)
-        each_estimate = [estimated_per_step_ms(apptracer, trace, rule, system) for trace in traces]
+        each_findings = [rule_findings(apptracer, trace, rule, system) for trace in traces]
+        each_estimate = [savings(findings, "saving_per_step_ns", 1e6) for findings in each_findings]
         each_prediction = [predicted_per_step_ms(apptracer, trace, change, system) if change and system
                            else (None, None) for trace in traces]
         estimated = median_of(each_estimate)
@@ -306,7 +301,7 @@ def frameworks(apptracer, rounds, work, kept, system, only):
                        f"{', '.join(shown(e) for e in each_estimate)} ms"
                        + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
         fixed_measured = statistics.median(fixed)
-        estimate_cell = shown(estimated) if estimated is not None else unpriced(apptracer, traces, rule, system)
+        estimate_cell = shown(estimated) if estimated is not None else unpriced(each_findings)
         print(f"| {scenario} | {rule} | {estimate_cell} | {relative_error(estimated, measured)} | "
               f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
               f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
