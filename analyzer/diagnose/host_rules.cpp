@@ -43,6 +43,12 @@ void each_work(const TraceFacts& facts, Visit&& visit) {
   }
 }
 
+// The module (or scope) that launched `kernel`; "" where the trace says none.
+std::string_view issuing_module(const TraceFacts& facts, const Kernel& kernel) {
+  trace::FrameworkContext context = facts.ops().framework_context(kernel);
+  return context.module_id ? facts.ops().string(context.module_id, "?") : "";
+}
+
 // " (issued in module layer1.0 (backward), op aten::add_)": the framework
 // module and op that launched `kernel`, as far as the trace says; "" when
 // it says neither. Where the host was when the GPU waited for that kernel.
@@ -102,11 +108,19 @@ std::string fix_for_host_call(const std::string& name) {
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
 }
 
-// The host worked outside CUDA calls while the GPU waited. JAX queues a
-// jitted call's work and returns: between steps its host works on Python,
-// on the call's own dispatch (one jitted step of 66 arrays took 0.7 ms
-// untraced, bench/RESULTS.md) or on reading results back.
-std::string host_work_fix(trace::Framework framework) {
+// The host worked outside CUDA calls while the GPU waited, before work
+// `next_module` issued. JAX queues a jitted call's work and returns: between
+// steps its host works on Python, on the call's own dispatch (one jitted
+// step of 66 arrays took 0.7 ms untraced, bench/RESULTS.md) or on reading
+// results back.
+std::string host_work_fix(trace::Framework framework, std::string_view next_module) {
+  // Before the optimizer's kernels (torch names its step's scope
+  // "Optimizer.step#AdamW.step"), the host ran its per-parameter Python.
+  if (framework == trace::Framework::Pytorch && next_module.substr(0, 15) == "Optimizer.step#") {
+    return "the host ran the optimizer's Python (" + std::string(next_module) +
+           ") while the GPU waited: use its fused implementation (fused=True) or compile the step "
+           "(torch.compile around optimizer.step()), which launch its work with less host time per parameter";
+  }
   if (framework == trace::Framework::Jax) {
     return "the host computed outside CUDA calls while the GPU waited (Python, JAX's dispatch of the "
            "next call, or a result read on the host): do not read results every step (float(loss), "
@@ -296,7 +310,9 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.claim = "GPU idle time";
       f.estimate = kGapEstimate;
       f.saving_ns = 0;
-      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts.framework);
+      std::string_view next_module =
+          gap.after && gap.after->kernel ? issuing_module(facts, *gap.after->kernel) : std::string_view();
+      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts.framework, next_module);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
     }

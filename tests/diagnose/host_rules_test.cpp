@@ -178,6 +178,26 @@ TEST_F(HostRules, GpuIdleGapSaysWhichModuleAndOpIssuedTheNextWork) {
       << found[0].what;
 }
 
+// A PyTorch gap before the optimizer's kernels (its step's scope, as torch
+// names it) is the optimizer's Python: the fix is the fused or compiled step.
+TEST_F(HostRules, AGapBeforeAPytorchOptimizersWorkIsToldToFuseOrCompileIt) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  block(d, 0, 4096);
+  kernel("first", 10'000, 90'000, {{d, A::Write}});
+  kernel("second", 5'100'000, 50'000, {{d, A::ReadWrite}});
+  testing::FrameworkRangeRow scope;
+  scope.kind = FrameworkRangeKind::Scope;
+  scope.name = "Optimizer.step#AdamW.step";
+  scope.start_ns = 4'000'000;
+  scope.end_ns = 5'200'000;
+  trace.add(scope);
+  auto found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].fix.find("the host ran the optimizer's Python (Optimizer.step#AdamW.step)"), std::string::npos)
+      << found[0].fix;
+  EXPECT_NE(found[0].fix.find("fused=True"), std::string::npos) << found[0].fix;
+}
+
 // Two gaps the host computed through (launches 1 us before each kernel):
 // 5 ms until a 200 us kernel, then 4.7 ms until a 5 ms one. The first gap's
 // saving stops at the 200 us that ran before the second gap; the second's
