@@ -26,6 +26,9 @@ struct Finding {
   std::vector<std::string> names;
   std::string nvtx;       // empty: issued outside any NVTX range
   std::string call_site;  // "cudaMemcpy (thread 4242)"; empty when no host call is known
+  // The framework module and op that call was made in ("module layer1.0
+  // (backward), op aten::add_"); empty where the trace records neither.
+  std::string framework;
   int64_t cost_ns = 0;    // time it costs now (0: a correctness finding)
   std::optional<int64_t> saving_ns;  // estimated saving; nullopt: the model cannot say
   // Memory findings: bytes fixing it takes off its device's peak in use.

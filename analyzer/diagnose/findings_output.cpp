@@ -109,7 +109,8 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                      {{"rows", rows},
                       {"names", f.names},
                       {"nvtx_range", f.nvtx},
-                      {"call_site", f.call_site}}},
+                      {"call_site", f.call_site},
+                      {"framework", f.framework}}},
                     {"cost_ns", f.cost_ns},
                     {"saving_ns", f.saving_ns ? nlohmann::json(*f.saving_ns) : nlohmann::json()},
                     {"saving_bytes", f.saving_bytes ? nlohmann::json(*f.saving_bytes) : nlohmann::json()},
@@ -149,12 +150,12 @@ nlohmann::json table_json(const Table& table) {
 
 Table findings_table(const std::vector<Finding>& findings, size_t shown) {
   Table table{"diagnoses",
-              {"rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns", "saving_ns",
+              {"rule", "what", "names", "nvtx_range", "call_site", "framework", "rows", "cost_ns", "saving_ns",
                "saving_bytes", "estimate", "fix", "occurrences", "overlaps", "steps", "saving_per_step_ns"},
               {}};
   for (size_t i = 0; i < std::min(shown, findings.size()); ++i) {
     const Finding& f = findings[i];
-    table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, joined_rows(f),
+    table.rows.push_back({f.rule, f.what, joined_names(f), f.nvtx, f.call_site, f.framework, joined_rows(f),
                           f.cost_ns, optional_cell(f.saving_ns), optional_cell(f.saving_bytes), f.estimate, f.fix,
                           f.occurrences, joined_numbers(overlap_numbers(f)), f.steps,
                           optional_cell(per_step(f, f.saving_ns))});
@@ -187,6 +188,7 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     std::string where = joined_names(f, true);
     if (!f.nvtx.empty()) where += (where.empty() ? "" : "; ") + std::string("NVTX ") + f.nvtx;
     if (!f.call_site.empty()) where += (where.empty() ? "" : "; ") + std::string("called by ") + f.call_site;
+    if (!f.framework.empty()) where += (where.empty() ? "" : " ") + std::string("in ") + f.framework;
     if (!where.empty()) out << "   where:  " << terminal_text(where) << "\n";
     if (rows && !f.rows.empty()) out << "   rows:   " << joined_rows(f) << "\n";
     out << "   cost:   " << (f.cost_ns > 0 ? amount(f, f.cost_ns) : std::string("-"));

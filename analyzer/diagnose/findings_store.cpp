@@ -21,6 +21,7 @@ void store_findings(Database& db, const std::vector<Finding>& findings) {
         row.names += (row.names.empty() ? "" : "; ") + name;
       if (!finding.nvtx.empty()) row.nvtx_range = finding.nvtx;
       if (!finding.call_site.empty()) row.call_site = finding.call_site;
+      if (!finding.framework.empty()) row.framework = finding.framework;
       row.cost_ns = finding.cost_ns;
       row.saving_ns = finding.saving_ns;
       // The table has no column for bytes: a memory finding's saving leads its estimate.

@@ -49,21 +49,6 @@ std::string_view issuing_module(const TraceFacts& facts, const Kernel& kernel) {
   return context.module_id ? facts.ops().string(context.module_id, "?") : "";
 }
 
-// " (issued in module layer1.0 (backward), op aten::add_)": the framework
-// module and op that launched `kernel`, as far as the trace says; "" when
-// it says neither. Where the host was when the GPU waited for that kernel.
-std::string issued_in(const TraceFacts& facts, const Kernel& kernel) {
-  trace::FrameworkContext context = facts.ops().framework_context(kernel);
-  std::string module =
-      context.module_id ? trace::module_label(facts.ops().string(context.module_id, "?"), context.phase) : "";
-  std::string op = context.op_id ? std::string(facts.ops().string(context.op_id, "?")) : "";
-  if (module.empty() && op.empty()) return "";
-  std::string text = " (issued in ";
-  if (!module.empty()) text += "module " + module;
-  if (!op.empty()) text += std::string(module.empty() ? "" : ", ") + "op " + op;
-  return text + ")";
-}
-
 // Time the next busy interval starts after `ns` (ns itself when busy then).
 std::optional<int64_t> next_busy(const Intervals& busy, int64_t ns) {
   // Merged intervals end in order too: the first ending at `ns` or later.
@@ -329,8 +314,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     if (cause.count == 1) {
       cause.longest = length;
       cause.longest_text = (gap.before ? " after " + trace::short_kernel_name(gap.before->name()) : std::string()) +
-                           (gap.after ? " until " + trace::short_kernel_name(gap.after->name()) : std::string()) +
-                           (gap.after && gap.after->kernel ? issued_in(facts, *gap.after->kernel) : std::string());
+                           (gap.after ? " until " + trace::short_kernel_name(gap.after->name()) : std::string());
       if (gap.after) locate(context, f, gap.after->correlation(), issue);
       if (gap.before) add_name(f, gap.before->name());
       if (gap.after) add_name(f, gap.after->name());

@@ -125,6 +125,9 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
             int64_t issue_ns) {
   const HostCall* call = context.facts.ops().call(correlation);
   finding.call_site = context.facts.ops().call_site(correlation);
+  finding.framework =
+      call ? context.facts.ops().framework_label(context.facts.ops().framework_context(call->process(), correlation))
+           : "";
   finding.nvtx = context.facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt,
                                        call ? call->start_ns() : issue_ns);
 }

@@ -116,8 +116,8 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
 void memory_cached_at_peak(const RuleContext& context, std::vector<Finding>& findings);
 void memory_leak(const RuleContext& context, std::vector<Finding>& findings);
 
-// Shared by the rules: a finding located at a transfer or kernel (NVTX range
-// and host call of its issue), with its rows added once each, up to the
+// Shared by the rules: a finding located at a transfer or kernel (NVTX range,
+// host call and framework module and op of its issue), with its rows added once each, up to the
 // evidence limit.
 void locate(const RuleContext& context, Finding& finding, std::optional<int64_t> correlation,
             int64_t issue_ns);

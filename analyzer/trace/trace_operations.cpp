@@ -243,9 +243,20 @@ std::string TraceOperations::nvtx_at(NullableInt tid, int64_t ns) const {
 }
 
 FrameworkContext TraceOperations::framework_context(const Kernel& kernel) const {
+  return framework_context(kernel.row->process, kernel.row->call_correlation_id);
+}
+
+FrameworkContext TraceOperations::framework_context(ProcessId process, NullableInt correlation) const {
   const FrameworkContexts& contexts = trace_->framework_contexts();
   if (!contexts.recorded()) return {};
-  return contexts.of_call(kernel.row->process, kernel.row->call_correlation_id);
+  return contexts.of_call(process, correlation);
+}
+
+std::string TraceOperations::framework_label(const FrameworkContext& context) const {
+  std::string module = context.module_id ? module_label(string(context.module_id, "?"), context.phase) : "";
+  std::string op = context.op_id ? std::string(string(context.op_id, "?")) : "";
+  if (module.empty()) return op.empty() ? "" : "op " + op;
+  return "module " + module + (op.empty() ? "" : ", op " + op);
 }
 
 std::optional<int64_t> TraceOperations::step_of(const Operation& op) const { return trace_->steps().step_of(op); }

@@ -253,8 +253,13 @@ class TraceOperations {
   // The innermost NVTX range open on `tid` at `ns` ("" when none); with no
   // thread known, any thread's.
   std::string nvtx_at(NullableInt tid, int64_t ns) const;
-  // Which framework module and op issued a kernel (framework_context.h).
+  // Which framework module and op issued a kernel, or the work of the call
+  // with this correlation id (framework_context.h).
   FrameworkContext framework_context(const Kernel& kernel) const;
+  FrameworkContext framework_context(ProcessId process, NullableInt correlation) const;
+  // "module layer1.0 (backward), op aten::add_": as much of it as is known;
+  // "" when neither.
+  std::string framework_label(const FrameworkContext& context) const;
   // The number of the step an operation was issued in (steps.h).
   std::optional<int64_t> step_of(const Operation& op) const;
   // An interned name (strings.id), `fallback` for none.

@@ -290,6 +290,7 @@ class Trace:
     def diagnose(self, system=None):
         """`apptracer diagnose`'s findings as a flat DataFrame, one row per
         finding: rule, what, names ("; "-joined), nvtx_range, call_site,
+        framework (the module and op that call was made in, where recorded),
         rows ("table:id" pairs), cost_ns, saving_ns, saving_bytes (memory
         findings: bytes off a device's peak), estimate, fix,
         correctness, occurrences, overlaps (numbers of the findings it
@@ -305,9 +306,10 @@ class Trace:
                 names="; ".join(where["names"]),
                 nvtx_range=where["nvtx_range"],
                 call_site=where["call_site"],
+                framework=where["framework"],
                 rows=" ".join(f"{row['table']}:{row['id']}" for row in where["rows"]),
                 overlaps=", ".join(map(str, finding["overlaps"]))))
-        columns = ["rule", "what", "names", "nvtx_range", "call_site", "rows", "cost_ns",
+        columns = ["rule", "what", "names", "nvtx_range", "call_site", "framework", "rows", "cost_ns",
                    "saving_ns", "saving_bytes", "estimate", "fix", "correctness", "occurrences",
                    "overlaps"]
         return _frame(findings, columns)

@@ -107,7 +107,7 @@ TEST(DiagnoseCommand, CsvAndAnalyses) {
   std::string trace = copy_example(scratch, "vector_add.db");
   Output r = run("diagnose " + trace + " --csv --analyses");
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("rule,what,names,nvtx_range,call_site,rows,cost_ns,saving_ns"),
+  EXPECT_NE(r.out.find("rule,what,names,nvtx_range,call_site,framework,rows,cost_ns,saving_ns"),
             std::string::npos)
       << r.out;
   for (const char* table : {"temporal_breakdown", "idle_breakdown", "kernel_breakdown",

@@ -106,7 +106,8 @@ function cost(f) {
 function findingCard(f, number) {
   // Kernel names shortened as diagnose prints them; whole in --json.
   const where = [(f.where.short_names ?? f.where.names).join('; '), f.where.nvtx_range && `NVTX ${f.where.nvtx_range}`,
-    f.where.call_site && `called by ${f.where.call_site}`].filter(Boolean).join(' | ');
+    f.where.call_site && `called by ${f.where.call_site}`, f.where.framework && `in ${f.where.framework}`]
+    .filter(Boolean).join(' | ');
   return el('div', { class: f.correctness ? 'finding correctness' : 'finding' },
     el('div', { class: 'what' }, el('span', { class: 'rule', text: `${number}. ${f.rule}` }), ' ', f.what),
     el('div', { class: 'numbers' }, saving(f), cost(f),
