@@ -86,11 +86,14 @@ PerfettoWriter::PerfettoWriter(std::ostream& out, size_t max_interned_value_byte
 PerfettoWriter::~PerfettoWriter() = default;
 
 uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added, const void* key) {
+  Keyed* slot = nullptr;
   if (key) {
-    auto keyed = iids_by_key.find(key);
-    if (keyed != iids_by_key.end()) {
+    // Fibonacci hashing of the address: its low bits are alignment.
+    uint64_t mixed = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
+    slot = &keyed[mixed >> 52];  // 12 bits: kKeyedSlots
+    if (slot->key == key && slot->size == text.size()) {
       added = false;
-      return keyed->second;
+      return slot->iid;
     }
   }
   auto found = iids.find(text);
@@ -100,25 +103,25 @@ uint64_t PerfettoWriter::Interned::iid(std::string_view text, bool& added, const
     texts.emplace_back(text);
     id = iids.emplace(texts.back(), next_iid++).first->second;
   }
-  if (key) iids_by_key.emplace(key, id);
+  if (slot) *slot = {key, text.size(), id};
   return id;
 }
 
 void PerfettoWriter::Interned::forget() {
   iids.clear();
-  iids_by_key.clear();
+  std::fill(keyed.begin(), keyed.end(), Keyed{});
   texts.clear();
 }
 
 void PerfettoWriter::set_string_value(pb::DebugAnnotation& annotation, pb::TracePacket& packet,
-                                      std::string_view text) {
+                                      std::string_view text, const void* key) {
   size_t cost = text.size() + kInternedValueEntryBytes;
   if (value_bytes_ + cost > max_value_bytes_ && !values_.iids.count(text)) {
     values_.forget();
     value_bytes_ = 0;
   }
   bool added = false;
-  uint64_t iid = values_.iid(text, added);
+  uint64_t iid = values_.iid(text, added, key);
   annotation.set_string_value_iid(iid);
   if (!added) return;
   value_bytes_ += cost;
@@ -169,12 +172,12 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
   uint64_t iid = names_.iid(slice.name, added, slice.name_key);
   event->set_name_iid(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_names(), iid, slice.name);
-  iid = categories_.iid(slice.category, added);
+  iid = categories_.iid(slice.category, added, slice.category.data());
   event->add_category_iids(iid);
   if (added) add_interned(packet.mutable_interned_data()->add_event_categories(), iid, slice.category);
   for (const TimelineArg& arg : slice.args) {
     pb::DebugAnnotation* annotation = event->add_debug_annotations();
-    iid = annotation_names_.iid(arg.name, added);
+    iid = annotation_names_.iid(arg.name, added, arg.name.data());
     annotation->set_name_iid(iid);
     if (added) add_interned(packet.mutable_interned_data()->add_debug_annotation_names(), iid, arg.name);
     if (const auto* value = std::get_if<int64_t>(&arg.value)) {
@@ -182,11 +185,12 @@ void PerfettoWriter::slice(const TimelineSlice& slice) {
     } else if (const auto* value = std::get_if<double>(&arg.value)) {
       annotation->set_double_value(*value);
     } else if (const auto* value = std::get_if<std::string>(&arg.value)) {
-      set_string_value(*annotation, packet, *value);
+      set_string_value(*annotation, packet, *value, arg.value_key);
     } else if (const auto* dims = std::get_if<Dim3>(&arg.value)) {
       set_string_value(*annotation, packet,
                        std::to_string((*dims)[0]) + "," + std::to_string((*dims)[1]) + "," +
-                           std::to_string((*dims)[2]));
+                           std::to_string((*dims)[2]),
+                       nullptr);
     }
   }
   for (uint64_t flow : slice.flows_out) event->add_flow_ids(flow);

@@ -60,21 +60,29 @@ class PerfettoWriter : public TimelineSink {
   struct Interned {
     std::deque<std::string> texts;  // what `iids` keys view
     std::unordered_map<std::string_view, uint64_t> iids;
-    // Ids by a key the text comes with (equal keys, equal texts: a stored
-    // text's address), found without hashing the text again.
-    std::unordered_map<const void*, uint64_t> iids_by_key;
+    // Ids by the address a text comes from (a stored text's or a literal's:
+    // the same address and length, the same text), found without hashing the
+    // text: a direct-mapped cache, an entry per slot, the last one seen there.
+    // Hashing names and values was a tenth of a training trace's timeline.
+    struct Keyed {
+      const void* key = nullptr;
+      size_t size = 0;
+      uint64_t iid = 0;
+    };
+    static constexpr size_t kKeyedSlots = 4096;
+    std::vector<Keyed> keyed = std::vector<Keyed>(kKeyedSlots);
     uint64_t next_iid = 1;
     // The string's id; `added` when this is its first use. `key`: null, or
-    // one only this text ever comes with.
+    // the address of the text this one was copied from, which outlives the writer.
     uint64_t iid(std::string_view text, bool& added, const void* key = nullptr);
     // Forgets every string; ids given later are new.
     void forget();
   };
 
   // Sets a string argument's value by its id, interning it in `packet` on
-  // first use.
+  // first use; `key` as Interned::iid's.
   void set_string_value(perfetto::DebugAnnotation& annotation, perfetto::TracePacket& packet,
-                        std::string_view text);
+                        std::string_view text, const void* key);
 
   struct Packets;
 

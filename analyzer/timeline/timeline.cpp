@@ -75,6 +75,12 @@ void add_gpu_ids(std::vector<TimelineArg>& args, NullableInt device, NullableInt
   }
 }
 
+// A text argument copied from `text`, which the trace stores or a literal
+// holds: keyed by its address (TimelineArg::value_key).
+TimelineArg stored_text_arg(std::string_view name, std::string_view text) {
+  return {name, std::string(text), text.data()};
+}
+
 // The PyTorch module and op that issued a GPU operation, where the trace
 // knows them (framework_context.h).
 void add_framework_context(std::vector<TimelineArg>& args, trace::Trace& trace,
@@ -83,10 +89,10 @@ void add_framework_context(std::vector<TimelineArg>& args, trace::Trace& trace,
   if (!contexts.recorded()) return;
   trace::FrameworkContext context = contexts.of_call(process, correlation);
   if (context.module_id) {
-    args.push_back({"module", std::string(trace.string(context.module_id))});
-    args.push_back({"module_phase", std::string(trace::to_string(context.phase))});
+    args.push_back(stored_text_arg("module", trace.string(context.module_id)));
+    args.push_back(stored_text_arg("module_phase", trace::to_string(context.phase)));
   }
-  if (context.op_id) args.push_back({"op", std::string(trace.string(context.op_id))});
+  if (context.op_id) args.push_back(stored_text_arg("op", trace.string(context.op_id)));
 }
 
 // A trace of one process that held a rank: that rank.
@@ -329,14 +335,12 @@ class Lookups {
     return found->second;
   }
 
-  // The flows from a call to the timed GPU work it issued.
-  std::vector<uint64_t> gpu_work(int64_t correlation) const {
-    std::vector<uint64_t> flows;
+  // Appends the flows from a call to the timed GPU work it issued.
+  void append_gpu_work(int64_t correlation, std::vector<uint64_t>& flows) const {
     auto it = std::lower_bound(work_.begin(), work_.end(),
                                std::make_tuple(correlation, GpuOp::Kernel, INT64_MIN));
     for (; it != work_.end() && std::get<0>(*it) == correlation; ++it)
       flows.push_back(call_flow_id(std::get<1>(*it), std::get<2>(*it)));
-    return flows;
   }
 
   // Whether the GPU operation has GPU times (is on the timeline).
@@ -465,10 +469,14 @@ class SliceSource {
   virtual bool next() = 0;
   virtual int64_t start() const = 0;
   virtual int64_t end() const = 0;  // never before start
-  virtual TimelineSlice make() = 0;
+  // Makes the current row's slice in `slice`, whatever it held before: one
+  // slice is made in place for every row, its strings' and lists' memory
+  // reused, where making and freeing one per row (millions) was a tenth of
+  // the timeline's time in the allocator.
+  virtual void make(TimelineSlice& slice) = 0;
 };
 
-// The slices of Row's table: make(row) turns the current row into one.
+// The slices of Row's table: make(row, start, end, slice) makes the current row's.
 // Event rows come within the trace's step window (read_ahead); the times of
 // others (NVTX ranges) must overlap their process's part of it.
 template <typename Row, typename Make, typename Times>
@@ -487,7 +495,7 @@ class TableSlices : public SliceSource {
   }
   int64_t start() const override { return start_; }
   int64_t end() const override { return end_; }
-  TimelineSlice make() override { return make_(row_, start_, end_); }
+  void make(TimelineSlice& slice) override { make_(row_, start_, end_, slice); }
 
  private:
   bool overlaps_window() const {
@@ -503,8 +511,8 @@ class TableSlices : public SliceSource {
   int64_t start_ = 0, end_ = 0;
 };
 
-// The slices of a list held in memory, by start: make(item) turns an item
-// (with start and end) into one.
+// The slices of a list held in memory, by start: make(item, slice) makes an
+// item's (it has a start and an end).
 template <typename Item, typename Make>
 class ListSlices : public SliceSource {
  public:
@@ -513,7 +521,7 @@ class ListSlices : public SliceSource {
   bool next() override { return ++next_ <= items_.size(); }
   int64_t start() const override { return items_[next_ - 1].start; }
   int64_t end() const override { return items_[next_ - 1].end; }
-  TimelineSlice make() override { return make_(items_[next_ - 1]); }
+  void make(TimelineSlice& slice) override { make_(items_[next_ - 1], slice); }
 
  private:
   const std::vector<Item>& items_;
@@ -576,7 +584,8 @@ class TimelineReader {
       }
       if (next == sources.size()) break;
       counters_until(sources[next]->start());
-      sink_.slice(sources[next]->make());
+      sources[next]->make(slice_);
+      sink_.slice(slice_);
       has_row[next] = sources[next]->next();
       if (++counts_.slices % 4096 == 0) {
         progress_.update("slices", static_cast<int64_t>(counts_.slices), total);
@@ -729,24 +738,26 @@ class TimelineReader {
     return index;
   }
 
-  // A slice named by a text the trace stores.
-  TimelineSlice stored_name_slice(size_t track, int64_t start, int64_t end, std::string_view stored_name,
-                                  std::string_view category) {
-    TimelineSlice made = slice(track, start, end, std::string(stored_name), category);
+  // Makes `made` a slice named by a text the trace stores (or a literal).
+  void stored_name_slice(TimelineSlice& made, size_t track, int64_t start, int64_t end,
+                         std::string_view stored_name, std::string_view category) {
+    slice(made, track, start, end, stored_name, category);
     made.name_key = stored_name.data();
-    return made;
   }
 
-  // A slice of the timeline: times since the trace's start.
-  TimelineSlice slice(size_t track, int64_t start, int64_t end, std::string name,
-                      std::string_view category) {
-    TimelineSlice slice;
-    slice.track = track;
-    slice.start_ns = trace_.origin().since(start);
-    slice.end_ns = trace_.origin().since(end);
-    slice.name = std::move(name);
-    slice.category = category;
-    return slice;
+  // Makes `made` a slice of the timeline, without arguments or flows: times
+  // since the trace's start.
+  void slice(TimelineSlice& made, size_t track, int64_t start, int64_t end, std::string_view name,
+             std::string_view category) {
+    made.track = track;
+    made.start_ns = trace_.origin().since(start);
+    made.end_ns = trace_.origin().since(end);
+    made.name.assign(name);
+    made.name_key = nullptr;
+    made.category = category;
+    made.args.clear();
+    made.flows_out.clear();
+    made.flows_in.clear();
   }
 
   // A GPU operation's flows: from the call that issued it, and along DVDG edges.
@@ -768,38 +779,30 @@ class TimelineReader {
         "WHERE name_id IN (SELECT id FROM strings) "
         "ORDER BY start_ns, max(end_ns, start_ns) DESC, rowid",
         times,
-        [this](const Packed<ApiCallRow>& call, int64_t start, int64_t end) {
+        [this](const Packed<ApiCallRow>& call, int64_t start, int64_t end, TimelineSlice& made) {
           const Packed<StringRow>* name = trace_.find<StringRow>(call.name_id);
-          TimelineSlice made =
-              stored_name_slice(thread_track(call.process, call.tid, TimelineTrack::Kind::Thread), start, end,
-                                name ? trace_.text(name->text) : "",
-                                call.domain == ApiDomain::Driver ? "cuda_driver" : "cuda_runtime");
-          // Its arguments reserved at their most (six) for a million calls, not grown three times each.
-          made.args.reserve(6);
+          stored_name_slice(made, thread_track(call.process, call.tid, TimelineTrack::Kind::Thread), start, end,
+                            name ? trace_.text(name->text) : "",
+                            call.domain == ApiDomain::Driver ? "cuda_driver" : "cuda_runtime");
           made.args.push_back({"correlation", call.correlation_id});
           made.args.push_back({"External id", call.correlation_id});
           made.args.push_back({"cbid", call.cbid});
-          made.args.push_back({"domain", std::string(to_string(call.domain))});
+          made.args.push_back(stored_text_arg("domain", to_string(call.domain)));
           if (call.return_code != 0) made.args.push_back({"return_code", call.return_code});
           if (call.driver_name_id)
-            made.args.push_back({"driver_call", std::string(trace_.string(call.driver_name_id))});
+            made.args.push_back(stored_text_arg("driver_call", trace_.string(call.driver_name_id)));
           // The outermost call of a correlation id draws the flows to its GPU work.
           if (lookups_.first_call(call.correlation_id) == call.id)
-            made.flows_out = lookups_.gpu_work(call.correlation_id);
-          return made;
+            lookups_.append_gpu_work(call.correlation_id, made.flows_out);
         });
   }
 
   std::unique_ptr<SliceSource> kernels() {
     return slices<KernelRow>(
         trace_, kTimedInOrder, gpu_times<KernelRow>,
-        [this](const Packed<KernelRow>& kernel, int64_t start, int64_t end) {
-          TimelineSlice made =
-              stored_name_slice(stream_track(kernel.process, kernel.device, kernel.stream), start, end,
-                                trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")), "kernel");
-          // Its id, four of its GPU and call, three of framework context, two dims, its
-          // allocations: reserved for a million kernels, not grown four times each.
-          made.args.reserve(11);
+        [this](const Packed<KernelRow>& kernel, int64_t start, int64_t end, TimelineSlice& made) {
+          stored_name_slice(made, stream_track(kernel.process, kernel.device, kernel.stream), start, end,
+                            trace_.string(kernel.demangled_id, trace_.string(kernel.name_id, "?")), "kernel");
           made.args.push_back({"kernel_id", kernel.id});
           add_gpu_ids(made.args, kernel.device, kernel.stream, kernel.call_correlation_id);
           add_framework_context(made.args, trace_, trace_.framework_contexts(), kernel.process,
@@ -809,46 +812,43 @@ class TimelineReader {
           std::string used = lookups_.kernel_allocations(kernel);
           if (!used.empty()) made.args.push_back({"allocations", std::move(used)});
           add_gpu_flows(made, GpuOp::Kernel, kernel.id, kernel.call_correlation_id);
-          return made;
         });
   }
 
   std::unique_ptr<SliceSource> copies() {
     return slices<MemcpyRow>(
         trace_, kTimedInOrder, gpu_times<MemcpyRow>,
-        [this](const Packed<MemcpyRow>& copy, int64_t start, int64_t end) {
-          TimelineSlice made = slice(stream_track(copy.process, trace::copy_device(copy), copy.stream),
-                                     start, end, copy_name(copy), "gpu_memcpy");
+        [this](const Packed<MemcpyRow>& copy, int64_t start, int64_t end, TimelineSlice& made) {
+          slice(made, stream_track(copy.process, trace::copy_device(copy), copy.stream), start, end,
+                copy_name(copy), "gpu_memcpy");
           made.args.push_back({"memcpy_id", copy.id});
           add_gpu_ids(made.args, trace::copy_device(copy), copy.stream, copy.call_correlation_id);
           add_framework_context(made.args, trace_, trace_.framework_contexts(), copy.process,
                                 copy.call_correlation_id);
           add_bandwidth(made.args, copy.bytes, start, end);
-          made.args.push_back({"src_memory", std::string(to_string(copy.src_memory))});
-          made.args.push_back({"dst_memory", std::string(to_string(copy.dst_memory))});
+          made.args.push_back(stored_text_arg("src_memory", to_string(copy.src_memory)));
+          made.args.push_back(stored_text_arg("dst_memory", to_string(copy.dst_memory)));
           if (copy.src_alloc_id) made.args.push_back({"src_allocation", *copy.src_alloc_id});
           if (copy.dst_alloc_id) made.args.push_back({"dst_allocation", *copy.dst_alloc_id});
           add_gpu_flows(made, GpuOp::Copy, copy.id, copy.call_correlation_id);
-          return made;
         });
   }
 
   std::unique_ptr<SliceSource> memsets() {
     return slices<MemsetRow>(
         trace_, kTimedInOrder, gpu_times<MemsetRow>,
-        [this](const Packed<MemsetRow>& memset, int64_t start, int64_t end) {
-          TimelineSlice made = slice(stream_track(memset.process, memset.device, memset.stream), start,
-                                     end, "Memset (" + memory_name(memset.memory) + ")", "gpu_memset");
+        [this](const Packed<MemsetRow>& memset, int64_t start, int64_t end, TimelineSlice& made) {
+          slice(made, stream_track(memset.process, memset.device, memset.stream), start, end,
+                "Memset (" + memory_name(memset.memory) + ")", "gpu_memset");
           made.args.push_back({"memset_id", memset.id});
           add_gpu_ids(made.args, memset.device, memset.stream, memset.call_correlation_id);
           add_framework_context(made.args, trace_, trace_.framework_contexts(), memset.process,
                                 memset.call_correlation_id);
           add_bandwidth(made.args, memset.bytes, start, end);
           made.args.push_back({"value", memset.value});
-          made.args.push_back({"memory", std::string(to_string(memset.memory))});
+          made.args.push_back(stored_text_arg("memory", to_string(memset.memory)));
           if (memset.alloc_id) made.args.push_back({"allocation", *memset.alloc_id});
           add_gpu_flows(made, GpuOp::Memset, memset.id, memset.call_correlation_id);
-          return made;
         });
   }
 
@@ -861,20 +861,18 @@ class TimelineReader {
     return slices<NvtxRangeRow>(
         trace_, "ORDER BY start_ns, max(coalesce(end_ns, " + std::to_string(last) +
                     "), start_ns) DESC, rowid",
-        times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end) {
-          TimelineSlice made = stored_name_slice(
-              thread_track(range.process, range.tid.value_or(0), TimelineTrack::Kind::Nvtx), start, end,
-              trace_.string(range.name_id, "?"), "user_annotation");
+        times, [this](const Packed<NvtxRangeRow>& range, int64_t start, int64_t end, TimelineSlice& made) {
+          stored_name_slice(made, thread_track(range.process, range.tid.value_or(0), TimelineTrack::Kind::Nvtx),
+                            start, end, trace_.string(range.name_id, "?"), "user_annotation");
           if (!range.end_ns) made.args.push_back({"unclosed", int64_t{1}});
-          return made;
         });
   }
 
   std::unique_ptr<SliceSource> gpu_annotations() {
-    auto make = [this](const GpuAnnotations::Annotation& annotation) {
-      return stored_name_slice(stream_track(annotation.process, annotation.device, annotation.stream),
-                               annotation.start, annotation.end, trace_.string(annotation.name_id, "?"),
-                               "gpu_user_annotation");
+    auto make = [this](const GpuAnnotations::Annotation& annotation, TimelineSlice& made) {
+      stored_name_slice(made, stream_track(annotation.process, annotation.device, annotation.stream),
+                        annotation.start, annotation.end, trace_.string(annotation.name_id, "?"),
+                        "gpu_user_annotation");
     };
     return std::make_unique<ListSlices<GpuAnnotations::Annotation, decltype(make)>>(
         gpu_annotations_.list(), make);
@@ -889,6 +887,7 @@ class TimelineReader {
   TimelineCounts::Dvdg dvdg_origin_;
   DvdgFlowIndex dvdg_;
   TimelineCounts counts_;
+  TimelineSlice slice_;  // each slice, made in place (SliceSource::make)
   std::vector<TimelineTrack> tracks_;
   std::vector<TimelineCounter> counters_;  // by time on the trace's clock
   size_t next_counter_ = 0;

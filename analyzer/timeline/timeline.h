@@ -67,6 +67,11 @@ using Dim3 = std::array<int64_t, 3>;
 struct TimelineArg {
   std::string_view name;
   std::variant<std::monostate, int64_t, double, std::string, Dim3> value;
+  // Where a text value is a copy of a text the trace stores (or of a
+  // literal), that text's address: equal keys, equal values, so a writer
+  // finds a value it interned without hashing it again. Null where the value
+  // was made.
+  const void* value_key = nullptr;
 };
 
 // Flow ids: a call -> GPU work flow ("ac2g" in Kineto's terms) has a non-zero
