@@ -9,6 +9,10 @@
 // launch also fires the nested driver launch's; resource; kernel, memcpy,
 // memcpy2, memset, stream: the activity kind; zeroed: CUPTI's zeroing of
 // activity buffers).
+// BARE_GRAPH_TRACE=1 also enables CUPTI_ACTIVITY_KIND_GRAPH_TRACE, a graph
+// launch recorded as one activity instead of each node's (what that would
+// cost graph-launching programs such as JAX's); whether CUPTI accepted it
+// goes to stderr.
 // bare_ask_cupti_every_us(US), called by the program (ctypes), asks CUPTI for
 // its completed buffers every US microseconds from a thread of its own, as
 // the tracer's writer asks after its passes (0 stops): what asking costs the
@@ -107,6 +111,11 @@ __attribute__((constructor)) void subscribe() {
   cuptiActivityRegisterCallbacks(give_buffer, drop_buffer);
   for (CUpti_ActivityKind kind : apptracer::traced_activity_kinds()) {
     if (!left_out(activity_part(kind))) cuptiActivityEnable(kind);
+  }
+  if (const char* graphs = std::getenv("BARE_GRAPH_TRACE"); graphs && *graphs == '1') {
+    CUptiResult result = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    std::fprintf(stderr, "bare_cupti_subscriber: graph trace %s (%d)\n",
+                 result == CUPTI_SUCCESS ? "enabled" : "refused", static_cast<int>(result));
   }
   std::atexit(flush_at_exit);
 }

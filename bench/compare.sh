@@ -29,6 +29,8 @@
 #   apptracer-timing  apptracer as `apptracer record --level timing` sets it up (no launch
 #                   arguments, host blocks or framework blocks)
 #   apptracer-um=LIST   apptracer with --unified-memory=LIST (e.g. all, gpu-faults, off)
+#   bare-graph-trace[=PART+...]  the bare subscriber also enabling CUPTI's graph-trace activity
+#                   (a graph launch one record, not one per node), without those parts if named
 #   bare-um=LIST        the bare subscriber enabling those unified-memory counters
 #   torch-profiler  BENCH_TORCH_PROFILER=1: the program runs itself under torch.profiler
 #   apptracer-emit-nvtx  apptracer (framework context off) with BENCH_EMIT_NVTX=1: the program
@@ -64,6 +66,8 @@ run_variant() {
     untraced) ;;
     untraced-busy=*) busy=${variant#*=} ;;
     bare) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so") ;;
+    bare-graph-trace*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_GRAPH_TRACE=1
+                            BARE_WITHOUT="$([[ $variant == *=* ]] && echo "${variant#*=}")") ;;
     bare-without=*) env=(LD_PRELOAD="$dist/bench/libbare_cupti_subscriber.so" BARE_WITHOUT="${variant#bare-without=}") ;;
     apptracer | apptracer-from=*)
       local from=$dist
