@@ -116,10 +116,13 @@ if want frameworks; then
   esac
 fi
 
-# The analyzer end to end on every trace just recorded.
+# The analyzer end to end on every trace the cases part kept (this run's or
+# an earlier one's in the same $out).
 analyzed=0 analysis_failed=0
 if want analysis; then
-  for trace in "$out"/traces/*.db; do
+  traces=("$out"/traces/*.db)
+  [ -e "${traces[0]}" ] || { traces=(); echo "analysis: no traces in $out/traces: run the cases part first (same OUT)" | tee -a "$out/gpu_tests.log"; }
+  for trace in "${traces[@]}"; do
     for command in info stats dvdg; do
       echo "== apptracer $command $(basename "$trace")" >>"$out/analysis.log"
       if "$dist/bin/apptracer" "$command" "$trace" >>"$out/analysis.log" 2>&1; then
