@@ -50,9 +50,9 @@ class ProcessSplitSink : public TimelineSink {
 
   void slice(const TimelineSlice& slice) override {
     auto [file, index] = tracks_[slice.track];
-    TimelineSlice own = slice;
-    own.track = index;
-    file->writer->slice(own);
+    own_slice_ = slice;  // assigned, not made: its strings' and lists' memory reused
+    own_slice_.track = index;
+    file->writer->slice(own_slice_);
   }
 
   void counter(const TimelineCounter& counter) override {
@@ -69,6 +69,7 @@ class ProcessSplitSink : public TimelineSink {
  private:
   std::map<int64_t, ProcessFile>& files_;
   std::vector<std::pair<ProcessFile*, size_t>> tracks_;  // by the timeline's track index
+  TimelineSlice own_slice_;  // each slice as its process's file numbers its track
 };
 
 bool is_trace_file(const std::string& name) {
