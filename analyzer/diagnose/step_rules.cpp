@@ -249,7 +249,12 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
       ++entry.calls;
       entry.call_ns = saturating_add(entry.call_ns, call->duration());
     }
-    if (f.rows.empty()) locate(context, f, row.call_correlation_id, issued);
+    if (f.rows.empty()) {
+      locate(context, f, row.call_correlation_id, issued);
+      // About the whole step's launches: its text names the modules most came
+      // from; the first launch's module and op would mislead.
+      f.framework.clear();
+    }
     add_row(context, f, "kernels", row.id);
   }
   int64_t kernels = 0;

@@ -80,6 +80,26 @@ TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
   EXPECT_NE(found[0].fix.find("cudaEventSynchronize"), std::string::npos);
 }
 
+// Where the trace records PyTorch's modules and ops, a finding names the
+// module and op its call was made in: the sync inside the loss's op.
+TEST_F(HostRules, ASyncFindingNamesTheModuleAndOpItWasMadeIn) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("work", 10'000, 100'000, {{d, A::Write}});
+  sync(20'000, 120'000);
+  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
+  sync(170'000, 270'000);
+  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  module("loss", 15'000, 125'000, 0);
+  testing::FrameworkRangeRow op;
+  op.name = "aten::item";
+  op.start_ns = 19'000;
+  op.end_ns = 121'000;
+  trace.add(op);
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].framework, "module loss (forward), op aten::item");
+}
+
 // In a PyTorch program the host syncs where it reads a GPU value (loss.item()):
 // the fix says so rather than naming CUDA calls it does not make.
 TEST_F(HostRules, PytorchSyncsAreToldNotToReadGpuValuesEachStep) {
@@ -444,6 +464,7 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].what.find("; most kernels from layer1 (60%), layer2 (40%)"), std::string::npos)
       << found[0].what;
+  EXPECT_EQ(found[0].framework, "") << "about the whole step, not its first launch's module";
 }
 
 // A container model (nn.Sequential) names its children by index: launches

@@ -106,10 +106,11 @@ function cost(f) {
 function findingCard(f, number) {
   // Kernel names shortened as diagnose prints them; whole in --json.
   const where = [(f.where.short_names ?? f.where.names).join('; '), f.where.nvtx_range && `NVTX ${f.where.nvtx_range}`,
-    f.where.call_site && `called by ${f.where.call_site}`, f.where.framework && `in ${f.where.framework}`]
-    .filter(Boolean).join(' | ');
+    f.where.call_site && `called by ${f.where.call_site}`].filter(Boolean).join(' | ');
   return el('div', { class: f.correctness ? 'finding correctness' : 'finding' },
     el('div', { class: 'what' }, el('span', { class: 'rule', text: `${number}. ${f.rule}` }), ' ', f.what),
+    // Where in the user's model, on the card: what a framework user looks for first.
+    f.where.framework ? el('div', { class: 'place', text: `in ${f.where.framework}` }) : null,
     el('div', { class: 'numbers' }, saving(f), cost(f),
       f.overlaps.length ? el('span', { class: 'note', text: `overlaps ${f.overlaps.join(', ')}: do not add their savings` }) : null),
     el('div', { class: 'fix', text: f.fix }),
