@@ -334,12 +334,13 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   ScenarioTiming base = scenario_timing(input, recorded, recorded_graph, recorded_graph, base_scenario);
   // Priced against the untraced program where the recording machine's cost
   // of tracing is known (untraced.h).
-  int64_t tracing_ns = 0;
+  TracingAdded tracing;
   if (recorded_on && system.tracing_cost) {
-    tracing_ns = saturating_round(
+    tracing.per_launch_ns = saturating_round(
         system.tracing_cost->added_ns(model::tracing_level_of(trace.meta("options"))));
   }
-  int64_t untraced_calls = tracing_ns > 0 ? remove_tracing_cost(input, tracing_ns, base.timing) : 0;
+  if (recorded_on && system.graph_launch) tracing.graph_launch = &*system.graph_launch;
+  UntracedCalls untraced_calls = tracing.any() ? remove_tracing_cost(input, tracing, base.timing) : UntracedCalls{};
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
   Scenario what;
@@ -393,7 +394,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   ReplayGraph what_graph =
       options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
-  if (untraced_calls > 0) remove_tracing_cost(input, tracing_ns, what_timing.timing);
+  if (untraced_calls.any()) remove_tracing_cost(input, tracing, what_timing.timing);
   if (options.graphs) {
     GraphCost cost = graph_cost(changed, whatif_system);
     time_graph_launches(graphs, cost, what_input, recorded.typical, what_timing.timing);
@@ -418,14 +419,19 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   }
   result.critical_path = critical_path(what_input, what_graph, predicted, copy_names(what_timing));
   add_machine_note(input, system, options.system_path, result.notes);
-  if (untraced_calls > 0) {
+  if (untraced_calls.kernel_launches > 0) {
     char text[64];
-    std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(tracing_ns) / 1000);
+    std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(tracing.per_launch_ns) / 1000);
     result.notes.push_back("priced against the untraced program: " + std::string(text) + " taken off each of " +
-                           std::to_string(untraced_calls) + " kernel launch calls, what tracing at level " +
+                           std::to_string(untraced_calls.kernel_launches) + " kernel launch calls, what tracing at level " +
                            model::to_string(model::tracing_level_of(trace.meta("options"))) +
                            " adds to a launch on this machine (" + options.system_path +
                            ", measured by apptracer links)");
+  }
+  if (untraced_calls.graph_launches > 0) {
+    result.notes.push_back("priced against the untraced program: " + std::to_string(untraced_calls.graph_launches) +
+                           " graph launch calls cut to the untraced launch of their nodes on this machine (" +
+                           options.system_path + ", measured by apptracer links)");
   }
   add_sync_cost_note(input, recorded.typical, result.notes);
   add_stream_kinds_note(input, result.notes);

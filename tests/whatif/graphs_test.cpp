@@ -295,6 +295,30 @@ TEST_F(Graphs, SavingsArePricedAgainstTheUntracedProgram) {
   EXPECT_EQ(found.whatif_ns, 5 * (401'000 - 111'000) - 200 * 1'000 + 4 * 500);
 }
 
+// Four traced cuGraphLaunch calls of 100 us, 20 us apart, each issuing
+// three 2 us kernels (1 us apart) 1 us before its end, the first starting
+// 2 us after; links measured an untraced launch at 3 us (kMeasured). Each
+// call comes down to 3 us, its kernels issued by then, done 13 us after it
+// began, before the next call: the baseline is 4 x 97 us shorter than the
+// recording. Without the measurement nothing comes off.
+TEST_F(Graphs, TracedGraphLaunchesArePricedAtTheirUntracedCost) {
+  int64_t at = 0;
+  for (int launch = 0; launch < 4; ++launch) {
+    int64_t correlation = call("cuGraphLaunch", at, at + 100'000);
+    for (int k = 0; k < 3; ++k) kernel(correlation, at + 99'000, at + 101'000 + k * 3'000, at + 103'000 + k * 3'000);
+    at += 120'000;
+  }
+  sync(call("cudaDeviceSynchronize", at, at + 500), SyncKind::Device, at, at + 500);
+  write_system({"DtoD.gpu0 0 1"});
+  WhatifResult unmeasured = run();
+  EXPECT_EQ(unmeasured.baseline_ns, unmeasured.recorded_ns);
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  WhatifResult result = run();
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns - 4 * 97'000);
+  EXPECT_NE(all(result.notes).find("4 graph launch calls cut to the untraced launch of their nodes"), std::string::npos)
+      << all(result.notes);
+}
+
 // A trace recorded with --level timing takes that level's price off.
 TEST_F(Graphs, ATimingLevelTraceTakesItsOwnPriceOff) {
   steps(5, 40);
