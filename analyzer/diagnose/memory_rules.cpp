@@ -140,25 +140,45 @@ Cell text_or_null(const std::string& text) {
   return cell;
 }
 
-// The first of the group's pieces whose producer ran in a known module or
-// op: in a trace that records 1 op in 16 (the default), launches of the
-// start-up steps are named only where they were recorded, and a group's
-// first piece is often one of them. `first` when none of the pieces tried is.
-memory::Producer producer_in_context(const RuleContext& context, const Group& group, const memory::Producer& first) {
-  constexpr size_t kPiecesTried = 64;
-  if (!first.module.empty() || !first.op.empty()) return first;
+// Names, the most frequent first: one, two, or two and how many others.
+std::string most_frequent(const std::vector<std::string>& names, const char* others) {
+  std::vector<std::pair<std::string_view, size_t>> counts;  // in the order first seen
+  for (const std::string& name : names) {
+    auto found = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
+    if (found == counts.end()) {
+      counts.emplace_back(name, 1);
+    } else {
+      ++found->second;
+    }
+  }
+  std::stable_sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string text;
+  for (size_t i = 0; i < counts.size() && i < 2; ++i) text += (i ? ", " : "") + std::string(counts[i].first);
+  if (counts.size() > 2) text += " and " + std::to_string(counts.size() - 2) + " other " + others;
+  return text;
+}
+
+// The modules and ops the group's pieces were made in. Alike pieces (one
+// kernel's, of one size) can come from all over the model (the casts of
+// every layer's gradient), so the first piece's module would name one layer
+// for all of them; and in a trace that records 1 op in 16 (the default) a
+// piece's launch may have none recorded. "" where no piece tried has one.
+std::pair<std::string, std::string> made_in(const RuleContext& context, const Group& group) {
+  constexpr size_t kPiecesTried = 256;
   const TraceFacts& facts = context.facts;
-  for (size_t i = 1; i < group.items.size() && i < kPiecesTried; ++i) {
+  std::vector<std::string> modules, ops;
+  for (size_t i = 0; i < group.items.size() && i < kPiecesTried; ++i) {
     const MemoryItem& item = facts.memory_model.items[group.items[i]];
     if (item.producer == memory::kNoOp) continue;
     memory::Producer producer = facts.producers->of(facts.graph, item.producer);
-    if (!producer.module.empty() || !producer.op.empty()) return producer;
+    if (!producer.module.empty()) modules.push_back(std::move(producer.module));
+    if (!producer.op.empty()) ops.push_back(std::move(producer.op));
   }
-  return first;
+  return {most_frequent(modules, "modules"), most_frequent(ops, "ops")};
 }
 
 // The groups as the finding's table: who made each group's pieces (the
-// producing op, else the allocating call), in which module and op, how
+// producing op, else the allocating call), in which modules and ops, how
 // many, their bytes and (held_ns) the longest unused stretch among them.
 void add_group_table(const RuleContext& context, Finding& finding, const DeviceGroups& device, bool held) {
   const TraceFacts& facts = context.facts;
@@ -172,9 +192,9 @@ void add_group_table(const RuleContext& context, Finding& finding, const DeviceG
       memory::Producer producer = facts.producers->of(facts.graph, first.producer);
       if (g < 3) add_name(finding, producer.name);
       row.emplace_back(producer.name);
-      memory::Producer placed = producer_in_context(context, group, producer);
-      row.push_back(text_or_null(placed.module));
-      row.push_back(text_or_null(placed.op));
+      auto [modules, ops] = made_in(context, group);
+      row.push_back(text_or_null(modules));
+      row.push_back(text_or_null(ops));
     } else {
       const HostCall* call = facts.ops().call(facts.memory_model.origin(first).call);
       row.emplace_back(call ? std::string(call->name) : std::string("?"));

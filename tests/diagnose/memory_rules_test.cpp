@@ -158,6 +158,28 @@ TEST_F(MemoryRules, APiecesTableNamesTheOpOfAPieceWhereOneWasRecorded) {
   EXPECT_EQ(found[0].details.rows[0][3], Cell(int64_t{2}));
 }
 
+// Alike pieces (one kernel's, of one size) made in several modules: the
+// table names the modules the most pieces came from, and how many others.
+TEST_F(MemoryRules, APiecesTableNamesEveryModuleItsPiecesCameFrom) {
+  const char* modules[] = {"fc", "layer4", "fc", "layer3", "layer2"};
+  for (int i = 0; i < 5; ++i) {
+    testing::FrameworkRangeRow module;
+    module.kind = FrameworkRangeKind::Module;
+    module.name = modules[i];
+    module.start_ns = (i + 1) * kMs - 5'000;
+    module.end_ns = (i + 1) * kMs + 5'000;
+    trace.add(module);
+    int64_t piece = device_buffer(2 * kMiB, 0, 40 * kMs + i);
+    kernel("cast", (i + 1) * kMs, 1'000, {{piece, A::Write}});
+  }
+  transient_peak();
+  auto found = findings("memory_freed_late");
+  ASSERT_EQ(found.size(), 1u);
+  ASSERT_EQ(found[0].details.rows.size(), 1u);
+  EXPECT_EQ(found[0].details.rows[0][1], Cell(std::string("fc (forward), layer4 (forward) and 2 other modules")));
+  EXPECT_EQ(found[0].details.rows[0][3], Cell(int64_t{5}));
+}
+
 // PyTorch's autograd engine makes gradients on its own thread; zeroed after
 // the next forward pass (zero_grad between forward and backward), they are
 // held through its activations' peak. The fix names the optimizer's call.
