@@ -98,13 +98,19 @@ std::string fix_for_host_call(const std::string& name) {
 // steps its host works on Python, on the call's own dispatch (one jitted
 // step of 66 arrays took 0.7 ms untraced, bench/RESULTS.md) or on reading
 // results back.
-std::string host_work_fix(trace::Framework framework, std::string_view next_module) {
+std::string host_work_fix(const TraceFacts& facts, std::string_view next_module) {
+  trace::Framework framework = facts.framework;
   // Before the optimizer's kernels (torch names its step's scope
   // "Optimizer.step#AdamW.step"), the host ran its per-parameter Python.
   if (framework == trace::Framework::Pytorch && next_module.substr(0, 15) == "Optimizer.step#") {
-    return "the host ran the optimizer's Python (" + std::string(next_module) +
-           ") while the GPU waited: use its fused implementation (fused=True) or compile the step "
-           "(torch.compile around optimizer.step()), which launch its work with less host time per parameter";
+    std::string ran = "the host ran the optimizer's Python (" + std::string(next_module) + ") while the GPU waited: ";
+    if (optimizer_fused(facts)) {
+      return ran + "it runs fused already; compile the step (torch.compile around optimizer.step()) or "
+                   "capture it in a CUDA graph (capturable=True, torch.cuda.graphs), which leave its Python "
+                   "out of the step";
+    }
+    return ran + "use its fused implementation (fused=True) or compile the step (torch.compile around "
+                 "optimizer.step()), which launch its work with less host time per parameter";
   }
   if (framework == trace::Framework::Jax) {
     return "the host computed outside CUDA calls while the GPU waited (Python, JAX's dispatch of the "
@@ -297,7 +303,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.saving_ns = 0;
       std::string_view next_module =
           gap.after && gap.after->kernel ? issuing_module(facts, *gap.after->kernel) : std::string_view();
-      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts.framework, next_module);
+      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts, next_module);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
     }

@@ -119,7 +119,7 @@ std::string most_launched_by(const std::map<std::string_view, int64_t>& by_part,
 // How a launch-bound step's work is launched: the fix that fits it.
 enum class StepLaunch { Kernels, Graphs, OneGraph };
 
-std::string launch_bound_fix(Framework framework, StepLaunch launched) {
+std::string launch_bound_fix(Framework framework, StepLaunch launched, bool optimizer_fused) {
   // Each step one graph launch already (a JAX step jitted whole): the GPU
   // waits on the host between the steps, not inside them, and neither
   // jitting nor capturing more of the step is left to do.
@@ -152,9 +152,9 @@ std::string launch_bound_fix(Framework framework, StepLaunch launched) {
   }
   switch (framework) {
     case Framework::Pytorch:
-      return "replay the step as a CUDA graph: torch.compile(model, mode=\"reduce-overhead\"), or "
-             "capture it with torch.cuda.graphs (torch.cuda.CUDAGraph, make_graphed_callables); "
-             "use fused optimizers (fused=True) and a larger batch";
+      return std::string("replay the step as a CUDA graph: torch.compile(model, mode=\"reduce-overhead\"), or "
+                         "capture it with torch.cuda.graphs (torch.cuda.CUDAGraph, make_graphed_callables); ") +
+             (optimizer_fused ? "use a larger batch" : "use fused optimizers (fused=True) and a larger batch");
     case Framework::Jax:
       return "jit the whole step into one function (XLA then launches it as command buffers), or "
              "raise the batch size";
@@ -252,8 +252,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     if (f.rows.empty()) {
       locate(context, f, row.call_correlation_id, issued);
       // About the whole step's launches: its text names the modules most came
-      // from; the first launch's module and op would mislead.
+      // from; the first launch's module, op and NVTX range (XLA names one per
+      // thunk) would mislead.
       f.framework.clear();
+      f.nvtx.clear();
     }
     add_row(context, f, "kernels", row.id);
   }
@@ -330,9 +332,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   f.claim = "GPU idle time";
   f.steps = facts.step_count();
   bool one_graph_per_step = in_graphs && !facts.ops().steps().empty() && launches <= spans_count;
-  f.fix = launch_bound_fix(facts.framework, one_graph_per_step ? StepLaunch::OneGraph
-                                            : in_graphs        ? StepLaunch::Graphs
-                                                               : StepLaunch::Kernels);
+  f.fix = launch_bound_fix(facts.framework,
+                           one_graph_per_step ? StepLaunch::OneGraph
+                           : in_graphs        ? StepLaunch::Graphs
+                                              : StepLaunch::Kernels,
+                           facts.framework == Framework::Pytorch && optimizer_fused(facts));
   // Its kernels, the most launched first.
   std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
   std::stable_sort(ranked.begin(), ranked.end(),

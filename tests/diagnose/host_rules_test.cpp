@@ -19,6 +19,18 @@ class HostRules : public DiagnoseTest {
     trace.add(row);
   }
 
+  // Two syncs between kernels on one buffer (returned): each blocks 100 us;
+  // the GPU then waits 40 us and 60 us for new work.
+  int64_t two_syncs_between_work() {
+    int64_t d = buffer(AllocKind::Device, 4096);
+    kernel("work", 10'000, 100'000, {{d, A::Write}});
+    sync(20'000, 120'000);
+    kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
+    sync(170'000, 270'000);
+    kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+    return d;
+  }
+
   // `count` kernels of `duration` every `period` from `start`, each launched
   // by a call of `launch_ns` 1 us before it starts. Each name is launched
   // twice ("k0", "k0", "k1", ...): no sequence repeats three times, so the
@@ -52,7 +64,6 @@ class HostRules : public DiagnoseTest {
   }
 };
 
-// Each sync blocks 100 us; the GPU then waits 40 us and 60 us for new work.
 // What busy intervals cover of a window: the parts inside it only.
 TEST(Intervals, CoveredCountsWhatLiesInsideTheWindow) {
   Intervals busy{{50, 60}, {0, 10}, {20, 30}, {25, 40}};
@@ -66,12 +77,7 @@ TEST(Intervals, CoveredCountsWhatLiesInsideTheWindow) {
 }
 
 TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  kernel("work", 10'000, 100'000, {{d, A::Write}});
-  sync(20'000, 120'000);
-  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
-  sync(170'000, 270'000);
-  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  two_syncs_between_work();
   auto found = findings("sync_api");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 200'000);
@@ -83,12 +89,7 @@ TEST_F(HostRules, SyncsCostTheBlockedTimeAndSaveTheIdleTimeAfterThem) {
 // Where the trace records PyTorch's modules and ops, a finding names the
 // module and op its call was made in: the sync inside the loss's op.
 TEST_F(HostRules, ASyncFindingNamesTheModuleAndOpItWasMadeIn) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  kernel("work", 10'000, 100'000, {{d, A::Write}});
-  sync(20'000, 120'000);
-  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
-  sync(170'000, 270'000);
-  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  two_syncs_between_work();
   module("loss", 15'000, 125'000, 0);
   testing::FrameworkRangeRow op;
   op.name = "aten::item";
@@ -103,12 +104,7 @@ TEST_F(HostRules, ASyncFindingNamesTheModuleAndOpItWasMadeIn) {
 // In a PyTorch program the host syncs where it reads a GPU value (loss.item()):
 // the fix says so rather than naming CUDA calls it does not make.
 TEST_F(HostRules, PytorchSyncsAreToldNotToReadGpuValuesEachStep) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  kernel("work", 10'000, 100'000, {{d, A::Write}});
-  sync(20'000, 120'000);
-  kernel("work", 160'000, 100'000, {{d, A::ReadWrite}});
-  sync(170'000, 270'000);
-  kernel("work", 330'000, 10'000, {{d, A::ReadWrite}});
+  int64_t d = two_syncs_between_work();
   block(d, 0, 4096);
   auto found = findings("sync_api");
   ASSERT_EQ(found.size(), 1u);
@@ -216,6 +212,13 @@ TEST_F(HostRules, AGapBeforeAPytorchOptimizersWorkIsToldToFuseOrCompileIt) {
   EXPECT_NE(found[0].fix.find("the host ran the optimizer's Python (Optimizer.step#AdamW.step)"), std::string::npos)
       << found[0].fix;
   EXPECT_NE(found[0].fix.find("fused=True"), std::string::npos) << found[0].fix;
+  // Fused already (fused=True launches a Fused...MathFunctor kernel): the
+  // fix is to compile or capture the step, not to fuse it.
+  kernel("multi_tensor_apply_kernel<FusedAdamMathFunctor<float>>", 5'160'000, 10'000, {{d, A::ReadWrite}});
+  found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].fix.find("fused=True"), std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("it runs fused already"), std::string::npos) << found[0].fix;
 }
 
 // Two gaps the host computed through (launches 1 us before each kernel):
@@ -460,11 +463,17 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
   module("Net", 0, 2'000'000, 0);
   module("layer1.0.conv", 0, 456'000, 1);
   module("layer2.1", 456'000, 2'000'000, 1);
+  testing::NvtxRangeRow thunk;  // XLA names a range per thunk; PyTorch's emit_nvtx per op
+  thunk.name = "conv1";
+  thunk.start_ns = 0;
+  thunk.end_ns = 20'000;
+  trace.add(thunk);
   auto found = findings("launch_bound_kernels");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].what.find("; most kernels from layer1 (60%), layer2 (40%)"), std::string::npos)
       << found[0].what;
   EXPECT_EQ(found[0].framework, "") << "about the whole step, not its first launch's module";
+  EXPECT_EQ(found[0].nvtx, "") << "nor its first launch's NVTX range";
 }
 
 // A container model (nn.Sequential) names its children by index: launches
@@ -574,6 +583,12 @@ TEST_F(HostRules, LaunchBoundAdviceIsTheFrameworks) {
   block(d, 0, 4096);
   EXPECT_NE(findings("launch_bound_kernels")[0].fix.find("torch.compile(model, mode=\"reduce-overhead\")"),
             std::string::npos);
+  EXPECT_NE(findings("launch_bound_kernels")[0].fix.find("fused=True"), std::string::npos);
+  // An optimizer fused already is not told to fuse.
+  kernel("multi_tensor_apply_kernel<FusedAdamMathFunctor<float>>", 600'000, 2'000, {{d, A::ReadWrite}});
+  ASSERT_EQ(findings("launch_bound_kernels").size(), 1u);
+  EXPECT_EQ(findings("launch_bound_kernels")[0].fix.find("fused=True"), std::string::npos)
+      << findings("launch_bound_kernels")[0].fix;
 }
 
 // 150 kernels of 7 us, one every 10 us: the GPU works 70% of the time, more
