@@ -13,6 +13,7 @@
 #include "analyzer/output_file.h"
 #include "analyzer/timeline/hta_folder.h"
 #include "analyzer/timeline/perfetto_writer.h"
+#include "analyzer/timeline/threaded_sink.h"
 #include "analyzer/progress.h"
 #include "analyzer/timeline/timeline.h"
 #include "analyzer/trace/trace.h"
@@ -94,7 +95,8 @@ int run_timeline(const TimelineOptions& options) {
   } else {
     writer = std::make_unique<ChromeJsonWriter>(file.stream());
   }
-  TimelineCounts counts = stream_timeline(trace, *writer, progress, content(options));
+  ThreadedSink threaded(*writer);
+  TimelineCounts counts = stream_timeline(trace, threaded, progress, content(options));
   file.commit();
   print_counts(output, counts, trace);
   return 0;
