@@ -12,6 +12,7 @@
 
 #include "analyzer/output_file.h"
 #include "analyzer/timeline/chrome_json_writer.h"
+#include "analyzer/timeline/threaded_sink.h"
 
 namespace apptracer {
 
@@ -130,7 +131,8 @@ HtaFolder write_hta_folder(trace::Trace& trace, const std::string& trace_path,
     folder.files.push_back(path);
   }
   ProcessSplitSink sink(files);
-  folder.counts = stream_timeline(trace, sink, progress, content);
+  ThreadedSink threaded(sink);
+  folder.counts = stream_timeline(trace, threaded, progress, content);
   for (auto& [process, file] : files) file.file->commit();
   return folder;
 }
