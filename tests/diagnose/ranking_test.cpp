@@ -78,6 +78,21 @@ TEST(SiteGroups, FindingsAskingForDifferentFixesStayApart) {
   EXPECT_EQ(groups[1].occurrences, 2);
 }
 
+// The same waste at one site in start-up and in the steady steps: two
+// problems, the one paid once and the one every step repeats.
+TEST(SiteGroups, StartUpsOccurrenceOfASiteStaysApartFromTheSteadySteps) {
+  Finding startup = priced("written_never_read", 5 * kMs, 5 * kMs);
+  startup.startup = true;
+  Finding steady = priced("written_never_read", kMs, kMs);
+  std::vector<Finding> groups = group_by_site({startup, steady, steady, steady}, 100);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_TRUE(groups[0].startup);
+  EXPECT_EQ(groups[0].occurrences, 1);
+  EXPECT_FALSE(groups[1].startup);
+  EXPECT_EQ(groups[1].occurrences, 3);
+  EXPECT_EQ(groups[1].cost_ns, 3 * kMs);
+}
+
 TEST(RankFindings, AFindingThatSavesNothingIsNotShown) {
   Finding wrong = priced("uninitialized_read", std::nullopt, 0);
   wrong.correctness = true;
