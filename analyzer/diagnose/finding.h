@@ -51,6 +51,11 @@ struct Finding {
   // About start-up, which the run pays once before its steady steps: listed
   // after every finding about the steps.
   bool startup = false;
+  // Issued while a framework's compiler ran (XLA compiling and autotuning:
+  // its trial launches, copies and scratch buffers, on worker threads of its
+  // own): the compiler's work, paid once per compile, so listed as
+  // start-up's even in a run without steps.
+  bool while_compiling = false;
   // About the steps, and saves (or, where the saving is unknown, costs) less
   // per step than the steps' own time varies (Thresholds::min_step_share of
   // the median step): listed last, shown only when every finding is.

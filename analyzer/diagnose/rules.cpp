@@ -83,6 +83,12 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
 
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
                                      int64_t run_ns, int64_t step_ns) {
+  for (Finding& f : findings) {
+    if (!f.while_compiling) continue;
+    f.startup = true;
+    f.estimate += std::string(f.estimate.empty() ? "" : "; ") +
+                  "issued while XLA compiled (its autotuning): the compiler's work, paid once per compile";
+  }
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
   rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share});
   return findings;
@@ -131,6 +137,7 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
            : "";
   finding.nvtx = context.facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt,
                                        call ? call->start_ns() : issue_ns);
+  finding.while_compiling = call && context.facts.compiling(call->process(), call->start_ns());
 }
 
 bool optimizer_fused(const TraceFacts& facts) {

@@ -37,10 +37,12 @@ std::string joined(const std::vector<std::string>& names) {
 // Findings that ask for different fixes are different problems, even at one
 // site (data copied back vs uploaded again): the fix, numbers aside, is part
 // of the site. So is start-up: waste paid once before the steady steps is
-// not the problem of every step that repeats it at the same site.
+// not the problem of every step that repeats it at the same site. A
+// compiler's work is one site on whichever of its worker threads it ran.
 std::string site_of(const Finding& finding) {
   return finding.rule + "|" + without_numbers(joined(finding.names), "alloc #") + "|" +
-         without_numbers(finding.nvtx, "") + "|" + finding.call_site + "|" +
+         without_numbers(finding.nvtx, "") + "|" +
+         (finding.while_compiling ? without_numbers(finding.call_site, "thread ") : finding.call_site) + "|" +
          without_numbers(finding.fix, "") + (finding.startup ? "|start-up" : "");
 }
 

@@ -37,6 +37,30 @@ TEST_F(CopyRules, PageableCopySavesWhatThePinnedPathPredicts) {
   EXPECT_NE(found[0].fix.find("cudaMallocHost"), std::string::npos);
 }
 
+// XLA's autotuner copies its timings back from pageable memory on worker
+// threads while the compiling thread waits in its compile range: the
+// compiler's work, paid once per compile, listed as start-up's. The same
+// copy outside every compile range is the program's.
+TEST_F(CopyRules, ACopyIssuedWhileXlaCompiledIsTheCompilersStartUp) {
+  calibrate_pinned_path();
+  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+  int64_t device = buffer(AllocKind::Device, 1'000'000);
+  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  auto found = findings("pageable_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_FALSE(found[0].startup);
+  testing::NvtxRangeRow compile;
+  compile.name = "XlaCompile:#module=jit_train_step#";
+  compile.tid = 99;  // the compiling thread, not the copy's
+  compile.start_ns = 100'000;
+  compile.end_ns = 900'000;
+  trace.add(compile);
+  found = findings("pageable_copy");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(found[0].startup);
+  EXPECT_NE(found[0].estimate.find("issued while XLA compiled"), std::string::npos) << found[0].estimate;
+}
+
 // A PyTorch program copies new CPU tensors of different sizes each step
 // (images and labels): one finding for the thread that copies them, with
 // PyTorch's fix; a C++ program's two host buffers are two findings.
