@@ -25,6 +25,7 @@ struct Work {
   int64_t id() const { return kernel ? kernel->row->id : transfer->id(); }
   NullableInt correlation() const { return kernel ? kernel->row->call_correlation_id : transfer->correlation(); }
   NullableInt api_start() const { return kernel ? kernel->row->api_start_ns : transfer->api_start_ns(); }
+  trace::ProcessId process() const { return kernel ? kernel->row->process : transfer->process(); }
   std::string name() const { return kernel ? std::string(kernel->name) : transfer_name(*transfer); }
 };
 
@@ -257,7 +258,8 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     int64_t outside = 0;
     std::string longest_text;
   };
-  std::map<std::tuple<bool, int64_t, std::string>, Cause> causes;
+  enum class Phase { Steady, Startup, Compiling };
+  std::map<std::tuple<Phase, int64_t, std::string>, Cause> causes;
   for (const Gap& gap : gaps) {
     int64_t length = elapsed_ns(gap.start, gap.end);
     const HostCall* issuer = gap.after ? facts.ops().call(gap.after->correlation()) : nullptr;
@@ -294,7 +296,11 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       }
     }
     bool at_startup = gap.start < steady_from;
-    Cause& cause = causes[{at_startup, gap.device, dominant}];
+    // The GPU idle while XLA compiled a new shape (and the host traced and
+    // lowered it first): the compiler's, paid once per compile.
+    bool compiling = !at_startup && gap.after && facts.compiled_during(gap.after->process(), gap.start, gap.end);
+    Cause& cause = causes[{at_startup ? Phase::Startup : compiling ? Phase::Compiling : Phase::Steady, gap.device,
+                           dominant}];
     Finding& f = cause.finding;
     if (cause.count++ == 0) {
       f.rule = "gpu_idle_gap";
@@ -306,6 +312,11 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts, next_module);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
+      if (compiling) {
+        f.fix = "XLA compiled while the GPU waited (a new input shape, or a function jitted anew): keep "
+                "input shapes fixed (pad the last batch) and turn on the persistent compilation cache "
+                "(jax_compilation_cache_dir)";
+      }
     }
     cause.late = saturating_add(cause.late, late);
     cause.outside = saturating_add(cause.outside, outside);
@@ -322,6 +333,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       cause.longest_text = (gap.before ? " after " + trace::short_kernel_name(gap.before->name()) : std::string()) +
                            (gap.after ? " until " + trace::short_kernel_name(gap.after->name()) : std::string());
       if (gap.after) locate(context, f, gap.after->correlation(), issue);
+      f.while_compiling = compiling;
       if (gap.before) add_name(f, gap.before->name());
       if (gap.after) add_name(f, gap.after->name());
     }
@@ -445,6 +457,12 @@ void allocation_churn(const RuleContext& context, std::vector<Finding>& findings
     const Allocation& first = *list.front();
     Finding f;
     locate(context, f, first.alloc_correlation(), first.alloc_ns());
+    // The compiler's where every one of them was (XLA's autotuner pins a few
+    // bytes per trial on worker threads), whether or not the first one's
+    // call is in the steps looked at.
+    f.while_compiling = std::all_of(list.begin(), list.end(), [&](const Allocation* a) {
+      return facts.compiling(a->process(), a->alloc_ns());
+    });
     for (const Allocation* a : list) add_row(context, f, "allocations", a->id());
     bool pinned = first.kind() != AllocKind::Device && first.kind() != AllocKind::Pool &&
                   first.kind() != AllocKind::Managed;

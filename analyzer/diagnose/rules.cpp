@@ -87,7 +87,7 @@ std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresh
     if (!f.while_compiling) continue;
     f.startup = true;
     f.estimate += std::string(f.estimate.empty() ? "" : "; ") +
-                  "issued while XLA compiled (its autotuning): the compiler's work, paid once per compile";
+                  "while XLA compiled (a new shape, its autotuning): the compiler's, paid once per compile";
   }
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
   rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share});

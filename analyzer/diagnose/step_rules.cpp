@@ -228,7 +228,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   for (const Kernel& k : facts.ops().kernels()) {
     const auto& row = *k.row;
     int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
-    if (!issued_inside(k, issued)) continue;
+    // A compiler's trial launches (XLA autotuning a new shape) are not the step's.
+    if (!issued_inside(k, issued) || facts.compiling(row.process, issued)) continue;
     KernelLaunches& entry = by_name[k.name];
     ++entry.launches;
     trace::FrameworkContext launched_by = facts.ops().framework_context(k);

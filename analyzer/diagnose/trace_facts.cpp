@@ -181,20 +181,21 @@ bool TraceFacts::within_startup(int64_t process, int64_t ns) const {
                      [&](const trace::StartUp& s) { return s.process == process && ns <= s.end_ns; });
 }
 
-bool TraceFacts::compiling(int64_t process, int64_t ns) const {
-  if (!compiling_made) {
-    compiling_made.emplace();
-    for (const NvtxRange& r : ops().nvtx()) {
-      if (trace::is_compiler_range_name(r.name)) (*compiling_made)[r.row->process].emplace_back(r.start_ns(), r.end_ns());
-    }
-    for (auto& [id, ranges] : *compiling_made) merge_intervals(ranges);
+const trace::CompilerTime& TraceFacts::compiler_time() const {
+  if (!compiler_time_made) {
+    compiler_time_made.emplace();
+    for (const NvtxRange& r : ops().nvtx()) compiler_time_made->add(r.row->process, r.name, r.start_ns(), r.end_ns());
+    compiler_time_made->finish();
   }
-  auto found = compiling_made->find(process);
-  if (found == compiling_made->end()) return false;
-  // Merged, they end in order too: the first ending at `ns` or later.
-  auto range = std::lower_bound(found->second.begin(), found->second.end(), ns,
-                                [](const std::pair<int64_t, int64_t>& r, int64_t at) { return r.second < at; });
-  return range != found->second.end() && range->first <= ns;
+  return *compiler_time_made;
+}
+
+bool TraceFacts::compiling(int64_t process, int64_t ns) const {
+  return compiler_time().at(static_cast<trace::ProcessId>(process), ns);
+}
+
+bool TraceFacts::compiled_during(int64_t process, int64_t from, int64_t to) const {
+  return compiler_time().during(static_cast<trace::ProcessId>(process), from, to);
 }
 
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {

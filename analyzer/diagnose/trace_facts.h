@@ -143,15 +143,17 @@ struct TraceFacts {
   // Whether what `process` did up to `ns` was all in its start-up, before
   // its first steady step (false where it has no steps).
   bool within_startup(int64_t process, int64_t ns) const;
-  // Whether `ns` falls while a framework's compiler ran in `process`: an XLA
-  // compile or pass range open on any of its threads (the compiling thread
-  // waits while worker threads autotune, outside any range of their own).
+  // Whether `ns` falls while a framework's compiler ran in `process`
+  // (trace::CompilerTime).
   bool compiling(int64_t process, int64_t ns) const;
+  // Whether it ran at some time in [from, to).
+  bool compiled_during(int64_t process, int64_t from, int64_t to) const;
 
   // busy_by_device(), once made.
   mutable std::optional<std::unordered_map<int64_t, Intervals>> busy_by_device_made;
-  // compiling()'s ranges, merged, by process; made on first use.
-  mutable std::optional<std::unordered_map<int64_t, Intervals>> compiling_made;
+  // compiling()'s, made on first use.
+  const trace::CompilerTime& compiler_time() const;
+  mutable std::optional<trace::CompilerTime> compiler_time_made;
 };
 
 // Reads the facts and builds the DVDG, sharing the model's rows (`trace`

@@ -1,5 +1,7 @@
 #include "analyzer/trace/framework.h"
 
+#include <algorithm>
+
 #include "analyzer/trace/trace.h"
 
 namespace apptracer::trace {
@@ -11,6 +13,28 @@ bool is_xla_range_name(std::string_view name) {
 
 bool is_compiler_range_name(std::string_view name) {
   return name.substr(0, 10) == "XlaCompile" || name.substr(0, 8) == "XlaPass:";
+}
+
+void CompilerTime::add(ProcessId process, std::string_view name, int64_t start_ns, int64_t end_ns) {
+  if (is_compiler_range_name(name)) by_process_[process].emplace_back(start_ns, end_ns);
+}
+
+void CompilerTime::finish() {
+  for (auto& [process, ranges] : by_process_) merge_intervals(ranges);
+}
+
+bool CompilerTime::at(ProcessId process, int64_t ns) const {
+  auto found = by_process_.find(process);
+  return found != by_process_.end() && one_holds(found->second, ns, ns);
+}
+
+bool CompilerTime::during(ProcessId process, int64_t from, int64_t to) const {
+  auto found = by_process_.find(process);
+  if (found == by_process_.end()) return false;
+  // Merged, they end in order too: the first ending after `from`.
+  auto range = std::upper_bound(found->second.begin(), found->second.end(), from,
+                                [](int64_t ns, const std::pair<int64_t, int64_t>& r) { return ns < r.second; });
+  return range != found->second.end() && range->first < to;
 }
 
 Framework detect_framework(Trace& trace) {

@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 
+#include "analyzer/trace/intervals.h"
 #include "analyzer/trace/packed_rows.h"
 
 namespace apptracer::trace {
@@ -27,6 +29,23 @@ bool is_xla_range_name(std::string_view name);
 // ("XlaCompile:...", "XlaCompileBackend:...") and its passes ("XlaPass:..."),
 // where it also tries candidate kernels on buffers of its own.
 bool is_compiler_range_name(std::string_view name);
+// When a framework's compiler ran, by process: its compile and pass ranges
+// on any thread, merged. While XLA compiles, the compiling thread waits in
+// its range and worker threads autotune outside any range of their own:
+// what any thread issued then is the compiler's (trial launches, copies and
+// scratch buffers), not the program's.
+class CompilerTime {
+ public:
+  // Keeps the range where its name is a compiler's; finish() when all are added.
+  void add(ProcessId process, std::string_view name, int64_t start_ns, int64_t end_ns);
+  void finish();
+  bool at(ProcessId process, int64_t ns) const;
+  // Whether the compiler ran at some time in [from, to).
+  bool during(ProcessId process, int64_t from, int64_t to) const;
+
+ private:
+  std::unordered_map<ProcessId, Intervals> by_process_;
+};
 // The threads that run a framework's backward pass: PyTorch's autograd
 // engine works on a thread of its own per device, named "pt_autograd_N".
 // A tensor made there that outlives the step is a gradient (or what a

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyzer/trace/framework.h"
 #include "analyzer/trace/launch_cycle.h"
 #include "analyzer/trace/step_names.h"
 #include "analyzer/trace/trace.h"
@@ -318,8 +319,17 @@ void each_operation(Trace& trace, const ColumnNames& columns, Visit&& visit) {
 }  // namespace
 
 TraceSteps find_steps(Trace& trace) {
+  // A compiler's trial launches (XLA autotuning each new shape on worker
+  // threads) are no step's: among them a short run's loop is too small a
+  // share of the launches to be found.
+  CompilerTime compiling;
+  for (const Packed<NvtxRangeRow>& range : trace.rows<NvtxRangeRow>()) {
+    compiling.add(range.process, trace.string(range.name_id, ""), range.start_ns, range.end_ns.value_or(range.start_ns));
+  }
+  compiling.finish();
   std::map<ProcessId, ProcessWork> work;
   auto add = [&](const Operation& op) {
+    if (compiling.at(op.process, op.issue_ns)) return;
     ProcessWork& process = work[op.process];
     process.launched.push_back({op.issue_ns, op.source_id, launch_symbol(op), op.device, op.kind});
     process.first_ns = std::min(process.first_ns, op.issue_ns);

@@ -256,6 +256,27 @@ TEST_F(HostRules, AGapOutsideCudaCallsInAJaxProgramGetsJaxsAdvice) {
   EXPECT_NE(found[0].fix.find("jax.device_get"), std::string::npos) << found[0].fix;
 }
 
+// The same gap while XLA compiled a new shape (its range open on another
+// thread, over part of the gap): the compiler's, paid once per compile,
+// listed as start-up's, with the fix for recompiling.
+TEST_F(HostRules, AGapWhileXlaCompiledIsTheCompilers) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  kernel("first", 0, 100'000, {{d, A::Write}});
+  kernel("second", 5'100'000, 200'000, {{d, A::ReadWrite}});
+  xla_program(100'000);
+  testing::NvtxRangeRow compile;
+  compile.name = "XlaCompile:#module=jit_train_step#";
+  compile.tid = 99;
+  compile.start_ns = 2'000'000;
+  compile.end_ns = 4'000'000;
+  trace.add(compile);
+  auto found = findings("gpu_idle_gap");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_TRUE(found[0].startup);
+  EXPECT_NE(found[0].fix.find("XLA compiled while the GPU waited"), std::string::npos) << found[0].fix;
+  EXPECT_NE(found[0].estimate.find("while XLA compiled (a new shape"), std::string::npos) << found[0].estimate;
+}
+
 // Gaps are grouped by what the host did while the GPU waited: two spent in
 // cudaMalloc are one finding, one spent computing another.
 TEST_F(HostRules, GpuIdleGapsAreOneFindingPerCause) {

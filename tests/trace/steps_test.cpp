@@ -271,6 +271,41 @@ TEST_F(Steps, TheFirstIterationIsAWarmUpStep) {
   EXPECT_EQ(found.startup_end_ns(), found.steps[1].start_ns);
 }
 
+// A short JAX run: five steps at one batch size, XLA compiling and
+// autotuning the next (trial launches, each new), five more, and a last
+// compile after the loop. The trial launches outnumber the steps'; issued
+// while XLA compiled (its range open on the compiling thread, the trials on
+// others), they are no step's, and the ten steps are found.
+class StepsBesideACompiler : public Steps {
+ protected:
+  void run(bool compile_ranges) {
+    std::vector<std::string> step{"fusion", "conv", "conv_bwd", "update"};
+    auto autotune = [&](int first) {
+      int64_t start = now_;
+      for (int i = first; i < first + 60; ++i) kernel("trial_" + std::to_string(i));
+      if (compile_ranges) range("XlaCompile:#module=jit_train_step#", start, now_);
+    };
+    autotune(0);
+    for (int i = 0; i < 5; ++i) kernels(step);
+    autotune(60);
+    for (int i = 0; i < 5; ++i) kernels(step);
+    autotune(120);
+  }
+};
+
+TEST_F(StepsBesideACompiler, TheCompilersTrialLaunchesAreNoStepsSoTheStepsAreFound) {
+  run(true);
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.source, StepSource::LaunchCycle);
+  EXPECT_EQ(found.period, 4u);
+  EXPECT_EQ(found.steps.size(), 10u);
+}
+
+TEST_F(StepsBesideACompiler, WithoutTheCompilersRangesTheTrialsHideTheSteps) {
+  run(false);
+  EXPECT_EQ(steps().source, StepSource::None);
+}
+
 TEST_F(Steps, NoRepetitionIsNoSteps) {
   for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
   const ProcessSteps& found = steps();
