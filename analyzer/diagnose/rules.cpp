@@ -86,6 +86,7 @@ std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresh
   for (Finding& f : findings) {
     if (!f.while_compiling) continue;
     f.startup = true;
+    f.steps = 0;  // paid once per compile, not a share of every step: its totals are shown
     f.estimate += std::string(f.estimate.empty() ? "" : "; ") +
                   "while XLA compiled (a new shape, its autotuning): the compiler's, paid once per compile";
   }

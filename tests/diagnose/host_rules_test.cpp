@@ -273,6 +273,7 @@ TEST_F(HostRules, AGapWhileXlaCompiledIsTheCompilers) {
   auto found = findings("gpu_idle_gap");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_TRUE(found[0].startup);
+  EXPECT_EQ(found[0].steps, 0) << "paid once per compile, not per step";
   EXPECT_NE(found[0].fix.find("XLA compiled while the GPU waited"), std::string::npos) << found[0].fix;
   EXPECT_NE(found[0].estimate.find("while XLA compiled (a new shape"), std::string::npos) << found[0].estimate;
 }
