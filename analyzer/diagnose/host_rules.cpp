@@ -298,7 +298,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     bool at_startup = gap.start < steady_from;
     // The GPU idle while XLA compiled a new shape (and the host traced and
     // lowered it first): the compiler's, paid once per compile.
-    bool compiling = !at_startup && gap.after && facts.compiled_during(gap.after->process(), gap.start, gap.end);
+    bool compiling = !at_startup && gap.after && facts.compiled_ns(gap.after->process(), gap.start, gap.end) > 0;
     Cause& cause = causes[{at_startup ? Phase::Startup : compiling ? Phase::Compiling : Phase::Steady, gap.device,
                            dominant}];
     Finding& f = cause.finding;

@@ -32,11 +32,13 @@ std::vector<Span> spans_of(const TraceFacts& facts,
   std::vector<Span> spans;
   for (const auto& [device, intervals] : busy) {
     if (intervals.empty()) continue;
+    const std::set<int64_t>& launching = processes_by_device[device];
     if (facts.ops().steps().empty()) {
-      spans.push_back({0, device, intervals.front().first, intervals.back().second});
+      // The run: of its one launching process where it has one (0: several).
+      spans.push_back({launching.size() == 1 ? *launching.begin() : 0, device, intervals.front().first,
+                       intervals.back().second});
       continue;
     }
-    const std::set<int64_t>& launching = processes_by_device[device];
     for (const StepSpan& step : facts.ops().steps()) {
       if (launching.count(step.process)) spans.push_back({step.process, device, step.start_ns, step.end_ns});
     }
@@ -196,9 +198,17 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   int64_t wall = 0, busy_ns = 0, idle = 0;
   for (const Span& span : spans) {
     const Intervals& intervals = facts.busy_on(span.device);
-    wall = saturating_add(wall, elapsed_ns(span.start, span.end));
-    busy_ns = saturating_add(busy_ns, covered_ns(intervals, span.start, span.end));
-    idle = saturating_add(idle, short_idle_ns(intervals, span.start, span.end, context.limits.min_gap_ns));
+    // Less the time XLA compiled a new shape in it, and what the GPU did then
+    // (its trial kernels, the waits between them): the compiler's, not the step's.
+    const trace::CompilerTime& compiler = facts.compiler_time();
+    auto process = static_cast<trace::ProcessId>(span.process);
+    auto idle_in = [&](int64_t from, int64_t to) {
+      return short_idle_ns(intervals, from, to, context.limits.min_gap_ns);
+    };
+    auto busy_in = [&](int64_t from, int64_t to) { return covered_ns(intervals, from, to); };
+    wall = saturating_add(wall, elapsed_ns(span.start, span.end) - compiler.covered(process, span.start, span.end));
+    busy_ns = saturating_add(busy_ns, busy_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, busy_in));
+    idle = saturating_add(idle, idle_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, idle_in));
   }
   // The spans by device and process, by start.
   std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> spans_by_launcher;

@@ -194,8 +194,8 @@ bool TraceFacts::compiling(int64_t process, int64_t ns) const {
   return compiler_time().at(static_cast<trace::ProcessId>(process), ns);
 }
 
-bool TraceFacts::compiled_during(int64_t process, int64_t from, int64_t to) const {
-  return compiler_time().during(static_cast<trace::ProcessId>(process), from, to);
+int64_t TraceFacts::compiled_ns(int64_t process, int64_t from, int64_t to) const {
+  return compiler_time().covered(static_cast<trace::ProcessId>(process), from, to);
 }
 
 TraceFacts read_trace_facts(trace::Trace& trace, Progress* progress) {

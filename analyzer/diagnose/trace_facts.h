@@ -146,8 +146,8 @@ struct TraceFacts {
   // Whether `ns` falls while a framework's compiler ran in `process`
   // (trace::CompilerTime).
   bool compiling(int64_t process, int64_t ns) const;
-  // Whether it ran at some time in [from, to).
-  bool compiled_during(int64_t process, int64_t from, int64_t to) const;
+  // How long it ran within [from, to].
+  int64_t compiled_ns(int64_t process, int64_t from, int64_t to) const;
 
   // busy_by_device(), once made.
   mutable std::optional<std::unordered_map<int64_t, Intervals>> busy_by_device_made;

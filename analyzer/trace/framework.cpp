@@ -1,7 +1,5 @@
 #include "analyzer/trace/framework.h"
 
-#include <algorithm>
-
 #include "analyzer/trace/trace.h"
 
 namespace apptracer::trace {
@@ -28,14 +26,11 @@ bool CompilerTime::at(ProcessId process, int64_t ns) const {
   return found != by_process_.end() && one_holds(found->second, ns, ns);
 }
 
-bool CompilerTime::during(ProcessId process, int64_t from, int64_t to) const {
+int64_t CompilerTime::covered(ProcessId process, int64_t from, int64_t to) const {
   auto found = by_process_.find(process);
-  if (found == by_process_.end()) return false;
-  // Merged, they end in order too: the first ending after `from`.
-  auto range = std::upper_bound(found->second.begin(), found->second.end(), from,
-                                [](int64_t ns, const std::pair<int64_t, int64_t>& r) { return ns < r.second; });
-  return range != found->second.end() && range->first < to;
+  return found == by_process_.end() ? 0 : covered_ns(found->second, from, to);
 }
+
 
 Framework detect_framework(Trace& trace) {
   bool cupy = false;

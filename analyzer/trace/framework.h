@@ -40,8 +40,22 @@ class CompilerTime {
   void add(ProcessId process, std::string_view name, int64_t start_ns, int64_t end_ns);
   void finish();
   bool at(ProcessId process, int64_t ns) const;
-  // Whether the compiler ran at some time in [from, to).
-  bool during(ProcessId process, int64_t from, int64_t to) const;
+  // How long the compiler ran within [from, to].
+  int64_t covered(ProcessId process, int64_t from, int64_t to) const;
+  // The sum of measure(start, end) over the stretches of [from, to] it ran in
+  // (what a device did then: its busy time, its short waits).
+  template <typename Measure>
+  int64_t sum_within(ProcessId process, int64_t from, int64_t to, Measure&& measure) const {
+    auto found = by_process_.find(process);
+    if (found == by_process_.end()) return 0;
+    int64_t total = 0;
+    for (const auto& [start, end] : found->second) {
+      if (end <= from) continue;
+      if (start >= to) break;
+      total += measure(start < from ? from : start, end > to ? to : end);
+    }
+    return total;
+  }
 
  private:
   std::unordered_map<ProcessId, Intervals> by_process_;

@@ -476,6 +476,28 @@ TEST_F(HostRules, LaunchBoundKernels) {
                                                          int64_t{2'000}, int64_t{1'500}}));
 }
 
+// XLA autotuning a new shape after the loop: its trial kernels, launched
+// while its compile range was open, are not the step's, and the time it
+// compiled is not the run's: the finding is the loop's alone.
+TEST_F(HostRules, LaunchBoundLeavesTheCompilersTrialsOut) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  for (int i = 0; i < 20; ++i) kernel("trial", 770'000 + i * 5'000, 4'000, {{d, A::ReadWrite}}, 7, 1'500);
+  testing::NvtxRangeRow compile;
+  compile.name = "XlaCompile:#module=jit_train_step#";
+  compile.tid = 99;
+  compile.start_ns = 757'000;  // as the loop's last kernel ends
+  compile.end_ns = 870'000;
+  trace.add(compile);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  // As without the trials: 150 x 2 us of 747 us, and 149 waits of 3 us.
+  EXPECT_NE(found[0].what.find("GPU busy 40% of 747.0 us"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].cost_ns, 149 * 3'000);
+  EXPECT_NE(found[0].what.find("150 launches"), std::string::npos) << found[0].what;
+  for (const auto& row : found[0].details.rows) EXPECT_NE(row[0], Cell(std::string("trial()")));
+}
+
 // Where the trace has PyTorch's module ranges, the finding says which parts
 // of the model launched most: the first 90 launches come from inside
 // layer1.0.conv, the other 60 from layer2.1, all inside the model (Net).
