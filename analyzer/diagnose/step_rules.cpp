@@ -111,9 +111,12 @@ std::string most_launched_by(const std::map<std::string_view, int64_t>& by_part,
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string text = "; most kernels from ";
+  // The first always; the next two where they hold at least 1% (a function
+  // jitted once beside the step is no part to look at).
   for (size_t i = 0; i < ranked.size() && i < 3; ++i) {
-    text += (i ? ", " : "") + ranked[i].first + " (" +
-            std::to_string(100 * ranked[i].second / kernels) + "%)";
+    int64_t percent = 100 * ranked[i].second / kernels;
+    if (i > 0 && percent == 0) break;
+    text += (i ? ", " : "") + ranked[i].first + " (" + std::to_string(percent) + "%)";
   }
   return text;
 }

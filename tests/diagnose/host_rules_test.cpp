@@ -476,6 +476,19 @@ TEST_F(HostRules, LaunchBoundKernels) {
                                                          int64_t{2'000}, int64_t{1'500}}));
 }
 
+// A part that launched under 1% of the kernels is left out of the list.
+TEST_F(HostRules, LaunchBoundListsNoPartOfUnderOnePercent) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  module("Net", 0, 2'000'000, 0);
+  module("body", 0, 751'000, 1);
+  module("head", 751'000, 2'000'000, 1);  // the last launch alone: 0.7%
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; most kernels from body (99%)"), std::string::npos) << found[0].what;
+  EXPECT_EQ(found[0].what.find("head"), std::string::npos) << found[0].what;
+}
+
 // XLA autotuning a new shape after the loop: its trial kernels, launched
 // while its compile range was open, are not the step's, and the time it
 // compiled is not the run's: the finding is the loop's alone.
