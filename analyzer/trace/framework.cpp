@@ -31,7 +31,6 @@ int64_t CompilerTime::covered(ProcessId process, int64_t from, int64_t to) const
   return found == by_process_.end() ? 0 : covered_ns(found->second, from, to);
 }
 
-
 Framework detect_framework(Trace& trace) {
   bool cupy = false;
   for (const Packed<SubAllocationRow>& row : trace.rows<SubAllocationRow>()) {

@@ -6,6 +6,7 @@
 // else a CUDA program of its own (C++).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <string_view>
@@ -48,11 +49,13 @@ class CompilerTime {
   int64_t sum_within(ProcessId process, int64_t from, int64_t to, Measure&& measure) const {
     auto found = by_process_.find(process);
     if (found == by_process_.end()) return 0;
+    // Merged, they end in order too: from the first that ends after `from`.
+    const Intervals& ranges = found->second;
+    auto range = std::upper_bound(ranges.begin(), ranges.end(), from,
+                                  [](int64_t ns, const std::pair<int64_t, int64_t>& r) { return ns < r.second; });
     int64_t total = 0;
-    for (const auto& [start, end] : found->second) {
-      if (end <= from) continue;
-      if (start >= to) break;
-      total += measure(start < from ? from : start, end > to ? to : end);
+    for (; range != ranges.end() && range->first < to; ++range) {
+      total += measure(std::max(range->first, from), std::min(range->second, to));
     }
     return total;
   }
