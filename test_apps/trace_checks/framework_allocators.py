@@ -17,11 +17,13 @@ from . import base
 from .base import E, Case, MiB
 
 
-def printed_facts(stdout, prefix):
-    """The JSON object a Python test app printed after `prefix`."""
+def printed_facts(c, stdout, prefix):
+    """The JSON object a Python test app printed after `prefix`; None, a
+    failure said, where it printed none."""
     for line in stdout.splitlines():
         if line.startswith(prefix) and line[len(prefix):].lstrip().startswith("{"):
             return json.loads(line[len(prefix):])
+    c.expect(False, f"the app printed its addresses: {stdout!r}")
     return None
 
 
@@ -77,9 +79,8 @@ def check_versions_bounded_by_writes(c, t, db, allocator):
 
 
 def check_pytorch_train_step(c, t, stdout):
-    facts = printed_facts(stdout, "pytorch_train_step: ")
+    facts = printed_facts(c, stdout, "pytorch_train_step: ")
     if facts is None:
-        c.expect(False, f"the app printed its addresses: {stdout!r}")
         return
     c.expect((t.meta("sub_allocations.pytorch") or "").startswith("attached"),
              f"the tracker attached: {t.meta('sub_allocations.pytorch')!r}")
@@ -134,9 +135,8 @@ def check_pytorch_train_step(c, t, stdout):
 
 
 def check_cupy_pool(c, t, stdout):
-    facts = printed_facts(stdout, "cupy_pool: ")
+    facts = printed_facts(c, stdout, "cupy_pool: ")
     if facts is None:
-        c.expect(False, f"the app printed its addresses: {stdout!r}")
         return
     c.expect(t.meta("sub_allocations.cupy") is not None, "the CuPy hook was entered")
     rows = {name: t.rows("SELECT id, bytes, block_bytes, alloc_ns, free_ns, alloc_tid, "
@@ -169,9 +169,8 @@ def check_cupy_pool(c, t, stdout):
 
 
 def check_jax_arrays(c, t, stdout):
-    facts = printed_facts(stdout, "jax_arrays: ")
+    facts = printed_facts(c, stdout, "jax_arrays: ")
     if facts is None:
-        c.expect(False, f"the app printed its addresses: {stdout!r}")
         return
     c.equal(t.one("SELECT count(*) FROM sub_allocations"), 0, "no sub-allocations: XLA's platform allocator")
     allocations = {}

@@ -18,6 +18,17 @@ from .base import E, UM_ALL, Case, MiB
 CHUNKED_CHUNKS = 4
 
 
+def kernel_data_reads(c, t):
+    """The graph `apptracer dvdg` stores: each kernel's reads of data, as
+    (op id, offset in its region, bytes), by kernel and offset."""
+    result = subprocess.run([base.APPTRACER, "dvdg", t.path], capture_output=True, text=True)
+    c.equal(result.returncode, 0, f"apptracer dvdg ({result.stderr.strip()})")
+    return t.rows("SELECT o.id, s.region_offset, s.bytes FROM dvdg_edges e "
+                  "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_ops o ON o.id = e.op_id "
+                  "WHERE o.kind = 'kernel' AND e.kind = 'data' AND s.holds_data = 1 "
+                  "GROUP BY o.id, s.id ORDER BY o.id, s.region_offset")
+
+
 def check_whatif_chunked(c, t):
     """One buffer in, one out, a chunk at a time: each kernel, given both at its
     chunk, reads the chunk its copy filled and nothing else (its launches step
@@ -28,12 +39,7 @@ def check_whatif_chunked(c, t):
     c.equal(t.one("SELECT count(*) FROM memcpys WHERE kind = ? AND bytes = ?", E.DTOH, MiB), CHUNKED_CHUNKS,
             "one copy out per chunk")
     c.equal(t.one("SELECT count(*) FROM kernels"), CHUNKED_CHUNKS, "one kernel per chunk")
-    result = subprocess.run([base.APPTRACER, "dvdg", t.path], capture_output=True, text=True)
-    c.equal(result.returncode, 0, f"apptracer dvdg ({result.stderr.strip()})")
-    read = t.rows("SELECT o.id, s.region_offset, s.bytes FROM dvdg_edges e "
-                  "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_ops o ON o.id = e.op_id "
-                  "WHERE o.kind = 'kernel' AND e.kind = 'data' AND s.holds_data = 1 "
-                  "GROUP BY o.id, s.id ORDER BY o.id, s.region_offset")
+    read = kernel_data_reads(c, t)
     c.equal([r[1:] for r in read], [(i * MiB, MiB) for i in range(CHUNKED_CHUNKS)],
             "each kernel reads its own chunk, as copied in")
     rules = {f["rule"] for f in diagnose_findings(c, t)}
@@ -90,12 +96,7 @@ def check_whatif_tiles(registered, twin):
         # Tiles of uneven sizes, one after another in each device buffer: each
         # kernel reads its own tile (its launches step through the buffer), so
         # --overlap lets a tile's copy in run beside the kernels before it.
-        result = subprocess.run([base.APPTRACER, "dvdg", t.path], capture_output=True, text=True)
-        c.equal(result.returncode, 0, f"apptracer dvdg ({result.stderr.strip()})")
-        read = t.rows("SELECT o.id, s.region_offset, s.bytes FROM dvdg_edges e "
-                      "JOIN dvdg_values s ON s.id = e.src_value_id JOIN dvdg_ops o ON o.id = e.op_id "
-                      "WHERE o.kind = 'kernel' AND e.kind = 'data' AND s.holds_data = 1 "
-                      "GROUP BY o.id, s.id ORDER BY o.id, s.region_offset")
+        read = kernel_data_reads(c, t)
         starts = [sum(tiles[:i]) for i in range(len(tiles))]
         c.equal([r[1:] for r in read], [tile for tile in zip(starts, tiles) for _ in range(2)],
                 "each kernel reads its own tile: the copy's, then the first kernel's")

@@ -17,14 +17,19 @@ class CopyRules : public DiagnoseTest {
     pinned_copy(host, device, 1000, 10'000);
     pinned_copy(host, device, 1'000'000, 20'000);
   }
+
+  // 1 MB copied from pageable memory to the device, issued at 200 us, its
+  // call 250 us long; its row.
+  int64_t pageable_upload() {
+    int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
+    int64_t device = buffer(AllocKind::Device, 1'000'000);
+    return copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  }
 };
 
 TEST_F(CopyRules, PageableCopySavesWhatThePinnedPathPredicts) {
   calibrate_pinned_path();
-  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
-  int64_t device = buffer(AllocKind::Device, 1'000'000);
-  int64_t row = copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000,
-                     MemoryKind::Pageable);
+  int64_t row = pageable_upload();
   auto found = findings("pageable_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 250'000);
@@ -43,18 +48,11 @@ TEST_F(CopyRules, PageableCopySavesWhatThePinnedPathPredicts) {
 // copy outside every compile range is the program's.
 TEST_F(CopyRules, ACopyIssuedWhileXlaCompiledIsTheCompilersStartUp) {
   calibrate_pinned_path();
-  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
-  int64_t device = buffer(AllocKind::Device, 1'000'000);
-  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  pageable_upload();
   auto found = findings("pageable_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(found[0].startup);
-  testing::NvtxRangeRow compile;
-  compile.name = "XlaCompile:#module=jit_train_step#";
-  compile.tid = 99;  // the compiling thread, not the copy's
-  compile.start_ns = 100'000;
-  compile.end_ns = 900'000;
-  trace.add(compile);
+  xla_compiling(100'000, 900'000);  // on the compiling thread, not the copy's
   found = findings("pageable_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_TRUE(found[0].startup);
@@ -143,9 +141,7 @@ TEST_F(CopyRules, PinnedTwinHasNoPageableCopy) {
 }
 
 TEST_F(CopyRules, WithoutAPinnedPathTheSavingIsUnknownAndSaysWhy) {
-  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
-  int64_t device = buffer(AllocKind::Device, 1'000'000);
-  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  pageable_upload();
   auto found = findings("pageable_copy");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_FALSE(found[0].saving_ns);
@@ -188,9 +184,7 @@ TEST_F(CopyRules, WithoutASystemFileTheDefaultModelPricesPinning) {
 }
 
 TEST_F(CopyRules, ASystemFileGivesThePinnedPath) {
-  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
-  int64_t device = buffer(AllocKind::Device, 1'000'000);
-  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  pageable_upload();
   model::SystemModel machine;
   machine.paths.push_back({*model::LinkPath::parse("HtoD.pinned.gpu0"), {},
                            model::LinkModel(1000, {{4, 5.0}, {65536, 20.0}}), ""});
@@ -206,9 +200,7 @@ TEST_F(CopyRules, ASystemFileGivesThePinnedPath) {
 // the machine is faster than the file, and so is the pinned copy, by the
 // same ratio (51 us -> 25.4 us), as whatif --pin prices it.
 TEST_F(CopyRules, ACopyFasterThanItsPageablePathIsFasterPinnedByTheSameRatio) {
-  int64_t host = buffer(AllocKind::PageableHost, 1'000'000);
-  int64_t device = buffer(AllocKind::Device, 1'000'000);
-  copy(CopyKind::HtoD, host, device, 1'000'000, 200'000, 250'000, MemoryKind::Pageable);
+  pageable_upload();
   model::SystemModel machine;
   machine.paths.push_back({*model::LinkPath::parse("HtoD.pinned.gpu0"), {},
                            model::LinkModel(1000, {{4, 20.0}, {65536, 20.0}}), ""});

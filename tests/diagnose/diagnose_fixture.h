@@ -76,6 +76,19 @@ class DiagnoseTest : public ::testing::Test {
     return correlation_;
   }
 
+  // XLA compiling from `start` to `end`, its range on thread `tid` (by
+  // default not the one the program's work is issued on: autotuning runs on
+  // worker threads while the compiling thread waits in its range).
+  void xla_compiling(int64_t start, int64_t end, int64_t tid = 99,
+                     const std::string& name = "XlaCompile:#module=jit_train_step#") {
+    testing::NvtxRangeRow range;
+    range.name = name;
+    range.tid = tid;
+    range.start_ns = start;
+    range.end_ns = end;
+    trace.add(range);
+  }
+
   // An NCCL all-reduce call on thread 1 from `start` to `end`.
   void nccl_call(int64_t start, int64_t end) {
     apptracer::CollectiveRow row;

@@ -455,17 +455,8 @@ TEST_F(FlowRules, AnAllocationMadeWhileNcclInitializesIsTheLibrarysOwn) {
 // NVTX compile and pass ranges): those are its, not the program's; a buffer
 // made after the compile is the program's.
 TEST_F(FlowRules, AnAllocationMadeWhileXlaCompilesIsTheCompilersOwn) {
-  testing::NvtxRangeRow compile;
-  compile.name = "XlaCompile:#module=jit_train_step#";
-  compile.tid = 1;
-  compile.start_ns = 1'000;
-  compile.end_ns = 500'000;
-  trace.add(compile);
-  testing::NvtxRangeRow pass = compile;
-  pass.name = "XlaPass:#name=config-assigner,module=jit_train_step,program_id=7#";
-  pass.start_ns = 100'000;
-  pass.end_ns = 300'000;
-  trace.add(pass);
+  xla_compiling(1'000, 500'000, 1);
+  xla_compiling(100'000, 300'000, 1, "XlaPass:#name=config-assigner,module=jit_train_step,program_id=7#");
   allocated_by("cudaMalloc", AllocKind::Device, 64 << 20, 150'000);
   allocated_by("cudaHostAlloc", AllocKind::MappedHost, 4, 2'000);
   EXPECT_TRUE(findings("allocation_never_used").empty());

@@ -43,6 +43,14 @@ class HostRules : public DiagnoseTest {
     }
   }
 
+  // The launch-bound run most tests start from: 150 kernels of 2 us, one
+  // every 5 us from 10 us, each call 1.5 us; the buffer they use.
+  int64_t launch_bound_run() {
+    int64_t d = buffer(AllocKind::Device, 4096);
+    launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+    return d;
+  }
+
   // An executable XLA ran from 0 to `end_ns` (its NVTX range): a JAX program.
   void xla_program(int64_t end_ns) {
     testing::NvtxRangeRow xla;
@@ -264,12 +272,7 @@ TEST_F(HostRules, AGapWhileXlaCompiledIsTheCompilers) {
   kernel("first", 0, 100'000, {{d, A::Write}});
   kernel("second", 5'100'000, 200'000, {{d, A::ReadWrite}});
   xla_program(100'000);
-  testing::NvtxRangeRow compile;
-  compile.name = "XlaCompile:#module=jit_train_step#";
-  compile.tid = 99;
-  compile.start_ns = 2'000'000;
-  compile.end_ns = 4'000'000;
-  trace.add(compile);
+  xla_compiling(2'000'000, 4'000'000);
   auto found = findings("gpu_idle_gap");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_TRUE(found[0].startup);
@@ -449,15 +452,14 @@ TEST_F(HostRules, OneAllocationReusedIsNotChurn) {
   EXPECT_TRUE(findings("allocation_churn").empty());
 }
 
-// 100 kernels of 2 us, each starting 3 us after the previous one ended; the
+// 150 kernels of 2 us, each starting 3 us after the previous one ended; the
 // host spends 1.5 us of each wait in the launch call and the rest in its own
 // work between calls. The GPU works 40% of the time: the run is
 // launch-bound. Replayed as a CUDA graph it takes its GPU time plus 1 us per
 // node: every wait goes, less 1 us per kernel, and the replay takes 450 us.
 // One finding, with its kernels as a table.
 TEST_F(HostRules, LaunchBoundKernels) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  launch_bound_run();
   auto found = findings("launch_bound_kernels");
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].cost_ns, 149 * 3'000);
@@ -478,8 +480,7 @@ TEST_F(HostRules, LaunchBoundKernels) {
 
 // A part that launched under 1% of the kernels is left out of the list.
 TEST_F(HostRules, LaunchBoundListsNoPartOfUnderOnePercent) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  launch_bound_run();
   module("Net", 0, 2'000'000, 0);
   module("body", 0, 751'000, 1);
   module("head", 751'000, 2'000'000, 1);  // the last launch alone: 0.7%
@@ -493,15 +494,9 @@ TEST_F(HostRules, LaunchBoundListsNoPartOfUnderOnePercent) {
 // while its compile range was open, are not the step's, and the time it
 // compiled is not the run's: the finding is the loop's alone.
 TEST_F(HostRules, LaunchBoundLeavesTheCompilersTrialsOut) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  int64_t d = launch_bound_run();
   for (int i = 0; i < 20; ++i) kernel("trial", 770'000 + i * 5'000, 4'000, {{d, A::ReadWrite}}, 7, 1'500);
-  testing::NvtxRangeRow compile;
-  compile.name = "XlaCompile:#module=jit_train_step#";
-  compile.tid = 99;
-  compile.start_ns = 757'000;  // as the loop's last kernel ends
-  compile.end_ns = 870'000;
-  trace.add(compile);
+  xla_compiling(757'000, 870'000);  // from as the loop's last kernel ends
   auto found = findings("launch_bound_kernels");
   ASSERT_EQ(found.size(), 1u);
   // As without the trials: 150 x 2 us of 747 us, and 149 waits of 3 us.
@@ -515,8 +510,7 @@ TEST_F(HostRules, LaunchBoundLeavesTheCompilersTrialsOut) {
 // of the model launched most: the first 90 launches come from inside
 // layer1.0.conv, the other 60 from layer2.1, all inside the model (Net).
 TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  launch_bound_run();
   module("Net", 0, 2'000'000, 0);
   module("layer1.0.conv", 0, 456'000, 1);
   module("layer2.1", 456'000, 2'000'000, 1);
@@ -536,8 +530,7 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
 // A container model (nn.Sequential) names its children by index: launches
 // from children 0, 1 and 2 (50 each) count as one part of the model.
 TEST_F(HostRules, LaunchBoundCountsAContainersChildrenAsOnePart) {
-  int64_t d = buffer(AllocKind::Device, 4096);
-  launch_loop(150, 10'000, 5'000, 2'000, 1'500, d);
+  launch_bound_run();
   module("Sequential", 0, 2'000'000, 0);
   module("0", 0, 256'000, 1);
   module("1", 256'000, 506'000, 1);
