@@ -105,7 +105,7 @@ std::string host_work_fix(const TraceFacts& facts, std::string_view next_module)
   // "Optimizer.step#AdamW.step"), the host ran its per-parameter Python.
   if (framework == trace::Framework::Pytorch && next_module.substr(0, 15) == "Optimizer.step#") {
     std::string ran = "the host ran the optimizer's Python (" + std::string(next_module) + ") while the GPU waited: ";
-    if (optimizer_fused(facts)) {
+    if (facts.optimizer_fused()) {
       return ran + "it runs fused already; compile the step (torch.compile around optimizer.step()) or "
                    "capture it in a CUDA graph (capturable=True, torch.cuda.graphs), which leave its Python "
                    "out of the step";

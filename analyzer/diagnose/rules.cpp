@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 
 #include "analyzer/diagnose/ranked_findings.h"
 #include "analyzer/diagnose/site_groups.h"
@@ -139,19 +138,6 @@ void locate(const RuleContext& context, Finding& finding, std::optional<int64_t>
   finding.nvtx = context.facts.ops().nvtx_at(call ? std::optional<int64_t>(call->tid()) : std::nullopt,
                                        call ? call->start_ns() : issue_ns);
   finding.while_compiling = call && context.facts.compiling(call->process(), call->start_ns());
-}
-
-bool optimizer_fused(const TraceFacts& facts) {
-  // A kernel's name is a view of the trace's one copy of it: each name is
-  // looked at once however often it was launched.
-  std::unordered_set<const char*> seen;
-  for (const Kernel& k : facts.ops().kernels()) {
-    if (!seen.insert(k.name.data()).second) continue;
-    if (k.name.find("Fused") != std::string_view::npos && k.name.find("MathFunctor") != std::string_view::npos) {
-      return true;
-    }
-  }
-  return false;
 }
 
 void add_row(const RuleContext& context, Finding& finding, const char* table, int64_t row) {

@@ -129,10 +129,6 @@ void add_name(Finding& finding, std::string_view name);
 // until it is done), less the call's wait for work queued before the copy,
 // which the program waits for anyway. `busy`: its device's busy intervals.
 int64_t held_ns(const TraceFacts& facts, const Intervals& busy, const Transfer& copy);
-// Whether the program's optimizer runs fused already: PyTorch's fused
-// optimizers (fused=True) launch multi-tensor kernels of a Fused...MathFunctor
-// (FusedAdamMathFunctor, FusedSgdMathFunctor), so advice to fuse it is moot.
-bool optimizer_fused(const TraceFacts& facts);
 // saving = now - predicted, or unknown with the model's reason.
 void set_saving(Finding& finding, int64_t now_ns, std::optional<double> predicted_ns,
                 const std::string& estimate);

@@ -350,7 +350,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                            one_graph_per_step ? StepLaunch::OneGraph
                            : in_graphs        ? StepLaunch::Graphs
                                               : StepLaunch::Kernels,
-                           facts.framework == Framework::Pytorch && optimizer_fused(facts));
+                           facts.framework == Framework::Pytorch && facts.optimizer_fused());
   // Its kernels, the most launched first.
   std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
   std::stable_sort(ranked.begin(), ranked.end(),

@@ -181,6 +181,22 @@ bool TraceFacts::within_startup(int64_t process, int64_t ns) const {
                      [&](const trace::StartUp& s) { return s.process == process && ns <= s.end_ns; });
 }
 
+bool TraceFacts::optimizer_fused() const {
+  if (optimizer_fused_made) return *optimizer_fused_made;
+  optimizer_fused_made = false;
+  // A kernel's name is a view of the trace's one copy of it: each name is
+  // looked at once however often it was launched.
+  std::unordered_set<const char*> seen;
+  for (const Kernel& k : ops().kernels()) {
+    if (!seen.insert(k.name.data()).second) continue;
+    if (k.name.find("Fused") != std::string_view::npos && k.name.find("MathFunctor") != std::string_view::npos) {
+      optimizer_fused_made = true;
+      break;
+    }
+  }
+  return *optimizer_fused_made;
+}
+
 const trace::CompilerTime& TraceFacts::compiler_time() const {
   if (!compiler_time_made) {
     compiler_time_made.emplace();

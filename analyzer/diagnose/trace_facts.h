@@ -151,6 +151,12 @@ struct TraceFacts {
 
   // busy_by_device(), once made.
   mutable std::optional<std::unordered_map<int64_t, Intervals>> busy_by_device_made;
+  // Whether the program's optimizer runs fused already: PyTorch's fused
+  // optimizers (fused=True) launch multi-tensor kernels of a
+  // Fused...MathFunctor (FusedAdamMathFunctor, FusedSgdMathFunctor), so
+  // advice to fuse it is moot. Looked up once (rules ask per finding).
+  bool optimizer_fused() const;
+  mutable std::optional<bool> optimizer_fused_made;
   // compiling()'s, made on first use.
   const trace::CompilerTime& compiler_time() const;
   mutable std::optional<trace::CompilerTime> compiler_time_made;
