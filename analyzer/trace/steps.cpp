@@ -196,12 +196,12 @@ void mark_warm_up(ProcessSteps& steps, const Launches& launches) {
   for (size_t i = 0; i < first; ++i) steps.steps[i].steady = false;
 }
 
-// How many launches from `last` on follow the step before it, `previous`,
+// How many launches from `last` on follow the step `symbols[step, step_end)`
 // launch by launch: a launch one side has and the other lacks (a loss read
 // back in one step only) is stepped over, and the walk stops at the second
 // launch in a row that follows neither.
-size_t launches_following(const std::vector<int64_t>& symbols, size_t previous, size_t last) {
-  size_t prev_end = last, i = previous, j = last, followed = last;
+size_t launches_following(const std::vector<int64_t>& symbols, size_t step, size_t step_end, size_t last) {
+  size_t prev_end = step_end, i = step, j = last, followed = last;
   int misses = 0;
   while (i < prev_end && j < symbols.size() && misses < 2) {
     if (symbols[i] == symbols[j]) {
@@ -222,13 +222,21 @@ size_t launches_following(const std::vector<int64_t>& symbols, size_t previous, 
 // than the next launch (or the run's end). What the program does after its
 // loop (a framework moving the model back to the CPU, its last step's
 // optimizer tail followed by a copy per tensor; a final print that reads
-// the loss back after a pause) is no step's, and a last step cut short,
+// the loss back after a pause; a loss computed again op by op) is no step's, and a last step cut short,
 // its launches a prefix of a step's, ends alike.
 int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_t last_ns) {
   size_t start = cycle.starts.back();
   int64_t step_start = launches.issue_ns[start];
   if (cycle.starts.size() < 2) return std::max(last_ns, step_start);
-  size_t end = start + launches_following(launches.symbols, cycle.starts[cycle.starts.size() - 2], start);
+  size_t previous = cycle.starts[cycle.starts.size() - 2];
+  size_t end = start + launches_following(launches.symbols, previous, start, start);
+  // Nor does a launch after a pause longer than the whole step before
+  // follow it: the host did other work (compiling what the program runs
+  // next) before it.
+  int64_t step_before_ns = step_start - launches.issue_ns[previous];
+  for (size_t i = start + 1; i < end; ++i) {
+    if (launches.issue_ns[i] - launches.issue_ns[i - 1] > step_before_ns) end = i;
+  }
   int64_t bound = end < launches.issue_ns.size() ? launches.issue_ns[end] : std::max(last_ns, step_start);
   if (end == start) return bound;
   int64_t tail = launches.issue_ns[start] - launches.issue_ns[start - 1];
@@ -287,9 +295,24 @@ std::optional<size_t> first_iteration(const std::vector<int64_t>& symbols, const
   return std::nullopt;
 }
 
+// What a program does after its loop can begin with the step's first launch
+// and be about as long as a step (a jitted loop's loss computed again op by
+// op, eagerly, begins with the same reduction): a last start after which no
+// launch follows the first step is no step. (A last step cut short, a prefix
+// of a step, follows it.)
+void drop_steps_after_loop(LaunchCycle& cycle, const std::vector<int64_t>& symbols) {
+  size_t kept = cycle.starts.size();
+  while (kept > kMinSteps &&
+         launches_following(symbols, cycle.starts[0], cycle.starts[1], cycle.starts[kept - 1]) < 2) {
+    --kept;
+  }
+  cycle.starts.resize(kept);
+}
+
 void detect_steps(ProcessSteps& steps, const Launches& launches, int64_t last_ns) {
   std::optional<LaunchCycle> cycle = find_launch_cycle(launches.symbols);
   if (!cycle) return;
+  drop_steps_after_loop(*cycle, launches.symbols);
   steps.source = StepSource::LaunchCycle;
   steps.period = cycle->period;
   if (std::optional<size_t> warm_up = first_iteration(launches.symbols, *cycle)) {

@@ -248,6 +248,48 @@ TEST_F(Steps, APauseAfterTheLastStepIsNotPartOfIt) {
   EXPECT_FALSE(found.step_at(read_back));
 }
 
+// After a jitted loop the loss is computed again op by op, each op its own
+// launch after a pause to compile it; two of them begin with the reduction a
+// step begins with, and are about a step long. They are no steps, nor is
+// the wait before the first part of the last step.
+TEST_F(Steps, WorkAfterTheLoopBeginningAsAStepDoesIsNoStep) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"reduce", "dot", "fusion", "dot_bwd", "select", "transpose"};
+  for (int i = 0; i < 20; ++i) kernels(step);
+  int64_t loop_end = now_;
+  auto op_by_op = [&](const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      now_ += 5'000'000;
+      kernel(name);
+    }
+  };
+  op_by_op({"transpose", "conv", "maximum"});
+  op_by_op({"reduce", "multiply", "gemm", "softmax", "iota", "compare"});
+  op_by_op({"reduce", "multiply", "negate", "is_finite"});
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 20u);
+  EXPECT_EQ(found.steps.back().end_ns, loop_end);
+  EXPECT_FALSE(found.step_at(loop_end + 1));
+}
+
+// The last step's other launches hidden (issued while the next op compiled),
+// the ops after the loop happen to go on in the step's order: each came after
+// a pause longer than a step, so none is the last step's.
+TEST_F(Steps, OpsAfterAPauseDoNotLengthenALastStepCutShort) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"reduce", "dot", "fusion", "dot_bwd", "select", "transpose"};
+  for (int i = 0; i < 20; ++i) kernels(step);
+  kernels({"reduce", "dot", "fusion"});
+  int64_t loop_end = now_;
+  for (const char* name : {"select", "transpose", "conv", "maximum"}) {
+    now_ += 5'000'000;
+    kernel(name);
+  }
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 21u);
+  EXPECT_EQ(found.steps.back().end_ns, loop_end);
+}
+
 // A loop's first iteration finds its convolution algorithm, makes the
 // optimizer's state (extra launches), skips what needs it (a launch fewer)
 // and reads the loss back: no copy of the cycle, it is still a step,
