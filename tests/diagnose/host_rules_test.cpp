@@ -506,6 +506,34 @@ TEST_F(HostRules, LaunchBoundLeavesTheCompilersTrialsOut) {
   for (const auto& row : found[0].details.rows) EXPECT_NE(row[0], Cell(std::string("trial()")));
 }
 
+// Four marked steps of 60 launches 5 us apart (the first warm-up); in the
+// third XLA compiled a new shape for 2 ms and the host traced it for 3 ms more
+// before launching. That step is left out of the step's means: busy 40% of
+// 300 us, not 9% of 1.3 ms.
+TEST_F(HostRules, LaunchBoundLeavesStepsThatRecompiledOut) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  int64_t start = 10'000;
+  for (int step = 0; step < 4; ++step) {
+    int64_t launches_from = start;
+    if (step == 2) {
+      xla_compiling(start, start + 2'000'000);
+      launches_from += 5'000'000;
+    }
+    launch_loop(60, launches_from, 5'000, 2'000, 1'500, d);
+    testing::NvtxRangeRow range;
+    range.name = "step " + std::to_string(step);
+    range.start_ns = start;
+    range.end_ns = launches_from + 300'000;
+    trace.add(range);
+    start = launches_from + 300'000;
+  }
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("GPU busy 40% of 300.0 us per step"), std::string::npos) << found[0].what;
+  EXPECT_NE(found[0].what.find("1 in which XLA compiled a new shape left out"), std::string::npos)
+      << found[0].what;
+}
+
 // Where the trace has PyTorch's module ranges, the finding says which parts
 // of the model launched most: the first 90 launches come from inside
 // layer1.0.conv, the other 60 from layer2.1, all inside the model (Net).
