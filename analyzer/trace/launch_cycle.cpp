@@ -194,8 +194,19 @@ std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols
   }
   LaunchCycle found;
   found.period = best->period;
+  // A segment far shorter than a step is no step: the anchor occurring in
+  // other work (an evaluation's forward passes every few steps, each
+  // beginning as a step does) makes that work part of the step before. The
+  // last segment, which runs to the end, may be a step cut short (steps.h
+  // ends it), unless it follows such other work: then it is more of it.
   const size_t* from = std::lower_bound(occurrences.begin(best->anchor), occurrences.end(best->anchor), best->first);
-  found.starts.assign(from, occurrences.end(best->anchor));
+  const size_t* end = occurrences.end(best->anchor);
+  bool after_other_work = false;
+  for (const size_t* at = from; at != end; ++at) {
+    bool step = at + 1 == end ? !after_other_work : 4 * (at[1] - *at) + found.period >= 4 * found.period;
+    if (step) found.starts.push_back(*at);
+    after_other_work = !step;
+  }
   return found;
 }
 

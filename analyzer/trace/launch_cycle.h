@@ -28,15 +28,22 @@
 // shortest cycle wins (a multiple of the step also repeats), then the one
 // whose first copy begins earliest: the step boundary is the launch the
 // steady cycle first begins with after start-up, and everything before that
-// first copy is start-up.
+// first copy is start-up. The anchor's occurrences after that are the steps,
+// but for those that begin a segment under three quarters of a step (other
+// work beginning as a step does, an evaluation's forward passes): part of the
+// step before.
 //
 // Linear in launches (each occurrence is looked at once, plus a check of a
 // few best candidates). Limits: a step must contain some launch symbol
 // exactly once; steps whose launches differ more often than not (data-
 // dependent kernels in most steps) are not found; with gradient accumulation
 // over more than four micro-batches a step is one micro-batch; an inference
-// loop over many identical layers can be taken for one step per layer. Steps
-// the program marks with NVTX (steps.h) are used instead wherever present.
+// loop over many identical layers can be taken for one step per layer; an
+// evaluation after the loop whose forward pass holds the anchor, where the
+// anchor lies inside a step, looks like a last step cut short and is one
+// more step (a GCN with its accuracy evaluated after its last step: 41 of
+// 40). Steps the program marks with NVTX (steps.h) are used instead wherever
+// present.
 #pragma once
 
 #include <cstddef>

@@ -290,6 +290,28 @@ TEST_F(Steps, OpsAfterAPauseDoNotLengthenALastStepCutShort) {
   EXPECT_EQ(found.steps.back().end_ns, loop_end);
 }
 
+// An evaluation every ten steps: five forward passes, each beginning as a
+// step does. They are no steps: each evaluation is part of the step before
+// it, and the one after the loop is no step's.
+TEST_F(Steps, EvaluationsBetweenStepsAreNoSteps) {
+  kernels({"load", "compile", "load"});
+  std::vector<std::string> step{"copy_in", "conv", "relu", "linear", "loss", "linear_bwd", "relu_bwd", "conv_bwd", "sgd"};
+  std::vector<std::string> evaluation{"copy_in", "conv", "relu", "linear", "argmax"};
+  int64_t tenth_evaluation = 0, last_evaluation = 0;
+  for (int i = 0; i < 100; ++i) {
+    kernels(step);
+    if (i % 10 != 9) continue;
+    if (i == 9) tenth_evaluation = now_;
+    if (i == 99) last_evaluation = now_;
+    for (int e = 0; e < 5; ++e) kernels(evaluation);
+  }
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 100u);
+  EXPECT_EQ(found.period, step.size());
+  EXPECT_EQ(found.step_at(tenth_evaluation), found.step_at(tenth_evaluation - 1));
+  EXPECT_EQ(found.steps.back().end_ns, last_evaluation);
+}
+
 // A loop's first iteration finds its convolution algorithm, makes the
 // optimizer's state (extra launches), skips what needs it (a launch fewer)
 // and reads the loss back: no copy of the cycle, it is still a step,
