@@ -205,9 +205,12 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   // tracing and lowering of it, outside the compiler's ranges (jax_train: 2 s
   // in 3 steps of 40 that take 0.5 ms): the steps that did not recompile are
   // the step, where there are some.
-  size_t recompiling = static_cast<size_t>(std::count_if(spans.begin(), spans.end(), recompiled));
-  if (recompiling < spans.size()) spans.erase(std::remove_if(spans.begin(), spans.end(), recompiled), spans.end());
-  else recompiling = 0;
+  std::set<std::pair<int64_t, int64_t>> recompiling;  // by (process, start): a step may span devices
+  for (const Span& span : spans) {
+    if (recompiled(span)) recompiling.insert({span.process, span.start});
+  }
+  if (std::all_of(spans.begin(), spans.end(), recompiled)) recompiling.clear();
+  else spans.erase(std::remove_if(spans.begin(), spans.end(), recompiled), spans.end());
   if (spans.empty()) return;
   int64_t wall = 0, busy_ns = 0, idle = 0;
   for (const Span& span : spans) {
@@ -327,8 +330,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            // Means, so that the step's numbers add up to the totals saved;
            // the report's step cards show medians beside them.
            (facts.ops().steps().empty() ? ""
-            : recompiling == 0         ? " (means of the steps)"
-                                       : " (means of the steps; " + std::to_string(recompiling) +
+            : recompiling.empty()      ? " (means of the steps)"
+                                       : " (means of the steps; " + std::to_string(recompiling.size()) +
                                              " in which XLA compiled a new shape left out)");
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
@@ -357,7 +360,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  noun + " it is that time less the graph replay's";
   }
   f.claim = "GPU idle time";
-  f.steps = facts.step_count();
+  f.steps = facts.step_count() - static_cast<int64_t>(recompiling.size());
   bool one_graph_per_step = in_graphs && !facts.ops().steps().empty() && launches <= spans_count;
   f.fix = launch_bound_fix(facts.framework,
                            one_graph_per_step ? StepLaunch::OneGraph

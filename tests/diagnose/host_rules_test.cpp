@@ -532,6 +532,7 @@ TEST_F(HostRules, LaunchBoundLeavesStepsThatRecompiledOut) {
   EXPECT_NE(found[0].what.find("GPU busy 40% of 300.0 us per step"), std::string::npos) << found[0].what;
   EXPECT_NE(found[0].what.find("1 in which XLA compiled a new shape left out"), std::string::npos)
       << found[0].what;
+  EXPECT_EQ(found[0].steps, 2) << "its cost per step is over the steps it looked at";
 }
 
 // Where the trace has PyTorch's module ranges, the finding says which parts
