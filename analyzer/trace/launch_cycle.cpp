@@ -75,14 +75,35 @@ struct Cycle {
   size_t period = 0;
   size_t first = 0;
   size_t copies = 0;
-  size_t steps = 0;      // the anchor's segments from `first` on about a period long
-  size_t steps_end = 0;  // where the last of them ends
+  size_t steps = 0;       // the anchor's segments from `first` on about a period long
+  size_t long_steps = 0;  // and those far longer that hold a copy of the cycle
+  size_t short_segments = 0;  // and those far shorter: the anchor occurring in other work
+  size_t steps_end = 0;   // where the last of them ends
   uint32_t anchor = 0;
 
   // The launches its steps hold: a cycle that covers less than another is
   // not the program's step, however short.
-  size_t covered() const { return steps * period; }
+  size_t covered() const { return (steps + long_steps) * period; }
 };
+
+// Whether symbols [at, at + length), longer than the cycle [first, first +
+// period), is the cycle with other work inserted somewhere in it: its
+// longest common prefix with the cycle, then the rest of the cycle as its
+// suffix. An evaluation every few steps lands inside the anchor's segment
+// wherever the anchor lies in the training step.
+bool holds_cycle(const SegmentHashes& hashes, size_t first, size_t period, size_t at, size_t length) {
+  size_t low = 0, high = period;  // the common prefix: at least low, at most high
+  while (low < high) {
+    size_t mid = (low + high + 1) / 2;
+    if (hashes.of(at, at + mid) == hashes.of(first, first + mid)) {
+      low = mid;
+    } else {
+      high = mid - 1;
+    }
+  }
+  size_t rest = period - low;
+  return hashes.of(at + length - rest, at + length) == hashes.of(first + low, first + period);
+}
 
 // The most common segment the anchor's occurrences cut; ties: the one that
 // appears first.
@@ -112,12 +133,21 @@ Cycle most_common_segment(const Occurrences& occurrences, const SegmentHashes& h
   // every tenth step) are steps all the same; a segment far shorter or
   // longer (the rest of a step cut by a second occurrence) is not one, nor
   // is the last, which runs to the end of the run (what follows the loop
-  // may make it as long as a step).
+  // may make it as long as a step). A far longer one that holds a copy of
+  // the cycle with other work inserted (an evaluation every few steps) is a
+  // step all the same: counted apart, so that a cycle whose anchor the other
+  // work lacks reaches as far as one whose anchor it has.
   for (const size_t* at = first; at + 1 < occurrences.end(anchor); ++at) {
     size_t length = at[1] - *at;
     size_t off = length > best.period ? length - best.period : best.period - length;
-    if (4 * off > best.period) continue;
-    ++best.steps;
+    if (4 * off <= best.period) {
+      ++best.steps;
+    } else if (length > best.period && holds_cycle(hashes, best.first, best.period, *at, length)) {
+      ++best.long_steps;
+    } else {
+      if (length < best.period) ++best.short_segments;
+      continue;
+    }
     best.steps_end = at[1];
   }
   return best;
@@ -140,7 +170,7 @@ bool holds_every_frequent_symbol(const Occurrences& occurrences, const Cycle& cy
   for (uint32_t s = 0; s < occurrences.symbols(); ++s) {
     const size_t* from = std::lower_bound(occurrences.begin(s), occurrences.end(s), cycle.first);
     const size_t* to = std::lower_bound(from, occurrences.end(s), cycle.steps_end);
-    if (static_cast<size_t>(to - from) + 1 >= (in_cycle[s] + 1) * cycle.steps) return false;
+    if (static_cast<size_t>(to - from) + 1 >= (in_cycle[s] + 1) * (cycle.steps + cycle.long_steps)) return false;
   }
   return true;
 }
@@ -190,7 +220,9 @@ std::optional<LaunchCycle> find_launch_cycle(const std::vector<int64_t>& symbols
   const Cycle* best = &steps.front();
   for (const Cycle& cycle : steps) {
     if (static_cast<double>(cycle.covered()) < near) break;
-    if (std::tie(cycle.period, cycle.first) < std::tie(best->period, best->first)) best = &cycle;
+    if (std::tie(cycle.period, cycle.short_segments, cycle.first) <
+        std::tie(best->period, best->short_segments, best->first))
+      best = &cycle;
   }
   LaunchCycle found;
   found.period = best->period;

@@ -31,19 +31,20 @@
 // first copy is start-up. The anchor's occurrences after that are the steps,
 // but for those that begin a segment under three quarters of a step (other
 // work beginning as a step does, an evaluation's forward passes): part of the
-// step before.
+// step before. Other work inside a step (an evaluation every few steps) makes
+// its segment far longer than a step; one that holds the cycle with that work
+// inserted still counts among the steps, and of cycles alike in reach and
+// period, the one whose anchor the other work lacks (fewer segments far
+// shorter than a step) wins: an anchor in the forward pass would make an
+// evaluation after the last step look like a last step cut short.
 //
 // Linear in launches (each occurrence is looked at once, plus a check of a
 // few best candidates). Limits: a step must contain some launch symbol
 // exactly once; steps whose launches differ more often than not (data-
 // dependent kernels in most steps) are not found; with gradient accumulation
 // over more than four micro-batches a step is one micro-batch; an inference
-// loop over many identical layers can be taken for one step per layer; an
-// evaluation after the loop whose forward pass holds the anchor, where the
-// anchor lies inside a step, looks like a last step cut short and is one
-// more step (a GCN with its accuracy evaluated after its last step: 41 of
-// 40). Steps the program marks with NVTX (steps.h) are used instead wherever
-// present.
+// loop over many identical layers can be taken for one step per layer. Steps
+// the program marks with NVTX (steps.h) are used instead wherever present.
 #pragma once
 
 #include <cstddef>
