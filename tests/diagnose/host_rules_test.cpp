@@ -478,6 +478,16 @@ TEST_F(HostRules, LaunchBoundKernels) {
                                                          int64_t{2'000}, int64_t{1'500}}));
 }
 
+// One kernel launched 150 times, each launch a step of the repeating launch
+// sequence: the steps are the loop, and the loop is launch-bound.
+TEST_F(HostRules, LaunchBoundLoopOfOneKernel) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 150; ++i) kernel("tiny", 10'000 + i * 5'000, 2'000, {{d, A::ReadWrite}}, 7, 1'500);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("the step is launch-bound: GPU busy 40%"), std::string::npos) << found[0].what;
+}
+
 // A part that launched under 1% of the kernels is left out of the list.
 TEST_F(HostRules, LaunchBoundListsNoPartOfUnderOnePercent) {
   launch_bound_run();

@@ -333,6 +333,16 @@ TEST_F(Steps, AnEvaluationAfterTheLastStepIsNoStep) {
   EXPECT_LE(found.steps.back().end_ns, last_evaluation + 3 * kLaunchNs);
 }
 
+// A loop of one launch (a tiny kernel launched 2,000 times): each launch is
+// a step, the last as much as the others.
+TEST_F(Steps, ALoopOfOneLaunchIsAStepPerLaunch) {
+  kernels({"memset"});
+  for (int i = 0; i < 2000; ++i) kernel("tiny");
+  const ProcessSteps& found = steps();
+  EXPECT_EQ(found.period, 1u);
+  EXPECT_EQ(found.steps.size(), 2000u);
+}
+
 // A loop's first iteration finds its convolution algorithm, makes the
 // optimizer's state (extra launches), skips what needs it (a launch fewer)
 // and reads the loss back: no copy of the cycle, it is still a step,
