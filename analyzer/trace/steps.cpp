@@ -297,13 +297,14 @@ std::optional<size_t> first_iteration(const std::vector<int64_t>& symbols, const
 
 // What a program does after its loop can begin with the step's first launch
 // and be about as long as a step (a jitted loop's loss computed again op by
-// op, eagerly, begins with the same reduction): a last start after which no
-// launch follows the first step is no step. (A last step cut short, a prefix
-// of a step, follows it; a step of one launch is its first launch alone.)
+// op, eagerly, begins with the same reduction): a last start after which
+// other launches come but none follows the first step is no step. (A last
+// step cut short, a prefix of a step, follows it, or is its first launch
+// alone; a step of one launch is followed by its first launch.)
 void drop_steps_after_loop(LaunchCycle& cycle, const std::vector<int64_t>& symbols) {
   size_t whole_step = std::min<size_t>(2, cycle.period);
   size_t kept = cycle.starts.size();
-  while (kept > kMinSteps &&
+  while (kept > kMinSteps && cycle.starts[kept - 1] + 1 < symbols.size() &&
          launches_following(symbols, cycle.starts[0], cycle.starts[1], cycle.starts[kept - 1]) < whole_step) {
     --kept;
   }
