@@ -222,8 +222,9 @@ size_t launches_following(const std::vector<int64_t>& symbols, size_t step, size
 // than the next launch (or the run's end). What the program does after its
 // loop (a framework moving the model back to the CPU, its last step's
 // optimizer tail followed by a copy per tensor; a final print that reads
-// the loss back after a pause; a loss computed again op by op) is no step's, and a last step cut short,
-// its launches a prefix of a step's, ends alike.
+// the loss back after a pause; a loss computed again op by op) is no
+// step's, and a last step cut short, its launches a prefix of a step's,
+// ends alike.
 int64_t last_step_end(const Launches& launches, const LaunchCycle& cycle, int64_t last_ns) {
   size_t start = cycle.starts.back();
   int64_t step_start = launches.issue_ns[start];
