@@ -158,6 +158,25 @@ TEST_F(SubAllocations, ACopyAcrossTensorsSplitsByTensor) {
   EXPECT_EQ(edge_named(graph, "b:1 -> out:1 [DtoH copy]").bytes, 1904);
 }
 
+// Two segments, each with its tensors, the second right after the first:
+// each copy splits by its own segment's tensors (the segments are resolved
+// apart, on threads of their own), the first's up to its end.
+TEST_F(SubAllocations, EachSegmentSplitsByItsOwnTensors) {
+  int64_t second = buffer("seg2", AllocKind::Device, kSegmentAddress + (1 << 20), 1 << 20, 4);
+  block("a", segment_, 0, 4000, 10);
+  block("b", segment_, (1 << 20) - 4096, 4096, 11);
+  block("c", second, 0, 4000, 12);
+  copy_to_segment((1 << 20) - 8192, 8192, 100);
+  segment_copy(CopyKind::HtoD, host_, 0, second, 0, 8000, 110);
+  Graph graph = build();
+  EXPECT_EQ(sorted_edges(graph), (Edges{
+                                     "h:0 -> b:1 [HtoD copy]",
+                                     "h:0 -> c:1 [HtoD copy]",
+                                     "h:0 -> seg2[4000,8000):1 [HtoD copy]",
+                                     "h:0 -> seg[1040384,1044480):1 [HtoD copy]",
+                                 }));
+}
+
 // Tensors partly overwritten: a later read sees each part's own version.
 TEST_F(SubAllocations, PartialOverwritesOfATensorAreSeparateVersions) {
   block("t", segment_, 0, 4000, 10);
