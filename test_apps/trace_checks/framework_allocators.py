@@ -9,6 +9,7 @@ new version from its gradient, a result on the host from the copies and
 kernels that made it, and never more versions of a tensor than operations
 that may write it.
 """
+import contextlib
 import json
 import sqlite3
 import subprocess
@@ -28,10 +29,11 @@ def printed_facts(c, stdout, prefix):
 
 
 def build_dvdg(c, t):
-    """Stores the trace's DVDG in it; a read-write connection to query it."""
+    """Stores the trace's DVDG in it; a read-write connection to query it,
+    closed when the `with` block that holds it ends."""
     result = subprocess.run([base.APPTRACER, "dvdg", t.path], capture_output=True, text=True)
     c.equal(result.returncode, 0, f"apptracer dvdg: {result.stderr.strip()}")
-    return sqlite3.connect(t.path)
+    return contextlib.closing(sqlite3.connect(t.path))
 
 
 def ancestor_ops(db, value_id):
@@ -92,8 +94,7 @@ def check_pytorch_train_step(c, t, stdout):
                 f"parameter {name}: one block of its bytes in a CUDA allocation")
         blocks[name] = rows[0][0] if rows else None
     c.equal(len(set(blocks.values())), len(blocks), "each parameter its own block")
-    db = build_dvdg(c, t)
-    try:
+    with build_dvdg(c, t) as db:
         for name, block in blocks.items():
             values = db.execute("SELECT count(*) FROM dvdg_values WHERE sub_allocation_id = ?",
                                 (block,)).fetchone()[0]
@@ -130,8 +131,6 @@ def check_pytorch_train_step(c, t, stdout):
             c.expect(written and batch in ancestor_ops(db, written[0]),
                      "the loss on the host depends on the batch's host-to-device copy")
         check_versions_bounded_by_writes(c, t, db, E.PYTORCH_CACHING)
-    finally:
-        db.close()
 
 
 def check_cupy_pool(c, t, stdout):
@@ -153,8 +152,7 @@ def check_cupy_pool(c, t, stdout):
         d = rows["d"]
         c.equal([(r[1], r[2]) for r in d], [(4000, 4096)], "d: 4000 bytes asked, a 4096-byte block")
         c.expect(d and d[0][5] != a_tid, "d was allocated on its own thread, and seen there")
-        db = build_dvdg(c, t)
-        try:
+        with build_dvdg(c, t) as db:
             from_a = db.execute(
                 "SELECT count(*) FROM dvdg_edges e JOIN dvdg_values s ON s.id = e.src_value_id "
                 "JOIN dvdg_values d ON d.id = e.dst_value_id "
@@ -164,8 +162,6 @@ def check_cupy_pool(c, t, stdout):
             c.expect(db.execute("SELECT count(*) FROM dvdg_values WHERE sub_allocation_id = ?",
                                 (b_id,)).fetchone()[0] >= 2, "b has values of its own")
             check_versions_bounded_by_writes(c, t, db, E.CUPY_POOL)
-        finally:
-            db.close()
 
 
 def check_jax_arrays(c, t, stdout):
@@ -182,8 +178,7 @@ def check_jax_arrays(c, t, stdout):
                                   "ORDER BY alloc_ns DESC LIMIT 1", address, E.DEVICE, E.VMM_MAPPING)
         c.expect(allocations[name] is not None, f"array {name} is a CUDA allocation of its own")
     c.equal(len(set(allocations.values())), 3, "three arrays, three allocations")
-    db = build_dvdg(c, t)
-    try:
+    with build_dvdg(c, t) as db:
         z_copy = copy_op(db, "m.kind = ? AND m.src_alloc_id = ?", E.DTOH, allocations["z"])
         c.expect(z_copy is not None, "z's copy to the host")
         if z_copy is not None:
@@ -194,8 +189,6 @@ def check_jax_arrays(c, t, stdout):
                 for name, alloc in allocations.items()}
             for name in ("x", "y", "z"):
                 c.expect(producers[name] & ancestors, f"z on the host depends on {name}'s own value")
-    finally:
-        db.close()
 
 
 CASES = {
