@@ -35,6 +35,14 @@ class Steps : public ::testing::Test {
     for (const std::string& name : names) kernel(name);
   }
 
+  // Kernels each launched after a pause of 5 ms (an op compiled before it runs).
+  void kernels_after_pauses(const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      now_ += 5'000'000;
+      kernel(name);
+    }
+  }
+
   void range(const std::string& name, int64_t start, int64_t end) {
     testing::NvtxRangeRow row;
     row.name = name;
@@ -257,15 +265,9 @@ TEST_F(Steps, WorkAfterTheLoopBeginningAsAStepDoesIsNoStep) {
   std::vector<std::string> step{"reduce", "dot", "fusion", "dot_bwd", "select", "transpose"};
   for (int i = 0; i < 20; ++i) kernels(step);
   int64_t loop_end = now_;
-  auto op_by_op = [&](const std::vector<std::string>& names) {
-    for (const std::string& name : names) {
-      now_ += 5'000'000;
-      kernel(name);
-    }
-  };
-  op_by_op({"transpose", "conv", "maximum"});
-  op_by_op({"reduce", "multiply", "gemm", "softmax", "iota", "compare"});
-  op_by_op({"reduce", "multiply", "negate", "is_finite"});
+  kernels_after_pauses({"transpose", "conv", "maximum"});
+  kernels_after_pauses({"reduce", "multiply", "gemm", "softmax", "iota", "compare"});
+  kernels_after_pauses({"reduce", "multiply", "negate", "is_finite"});
   const ProcessSteps& found = steps();
   ASSERT_EQ(found.steps.size(), 20u);
   EXPECT_EQ(found.steps.back().end_ns, loop_end);
@@ -281,10 +283,7 @@ TEST_F(Steps, OpsAfterAPauseDoNotLengthenALastStepCutShort) {
   for (int i = 0; i < 20; ++i) kernels(step);
   kernels({"reduce", "dot", "fusion"});
   int64_t loop_end = now_;
-  for (const char* name : {"select", "transpose", "conv", "maximum"}) {
-    now_ += 5'000'000;
-    kernel(name);
-  }
+  kernels_after_pauses({"select", "transpose", "conv", "maximum"});
   const ProcessSteps& found = steps();
   ASSERT_EQ(found.steps.size(), 21u);
   EXPECT_EQ(found.steps.back().end_ns, loop_end);
