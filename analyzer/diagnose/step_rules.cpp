@@ -206,11 +206,19 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   // in 3 steps of 40 that take 0.5 ms): the steps that did not recompile are
   // the step, where there are some.
   std::set<std::pair<int64_t, int64_t>> recompiling;  // by (process, start): a step may span devices
+  std::vector<Span> steady;
   for (const Span& span : spans) {
-    if (recompiled(span)) recompiling.insert({span.process, span.start});
+    if (recompiled(span)) {
+      recompiling.insert({span.process, span.start});
+    } else {
+      steady.push_back(span);
+    }
   }
-  if (std::all_of(spans.begin(), spans.end(), recompiled)) recompiling.clear();
-  else spans.erase(std::remove_if(spans.begin(), spans.end(), recompiled), spans.end());
+  if (steady.empty()) {
+    recompiling.clear();
+  } else {
+    spans = std::move(steady);
+  }
   if (spans.empty()) return;
   int64_t wall = 0, busy_ns = 0, idle = 0;
   for (const Span& span : spans) {

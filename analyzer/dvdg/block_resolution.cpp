@@ -214,17 +214,23 @@ void split_by_blocks(std::vector<Access>& accesses, std::vector<int64_t>& positi
   // allocations are dealt out to shares, each swept on a thread of its own
   // (a training trace's 8.6 million accesses took 1.6-2 s on one), the
   // allocations with most accesses first, each to the share with fewest.
+  constexpr uint8_t kNoShare = UINT8_MAX;
+  // Each access's share, read by every thread while the accesses themselves
+  // are rewritten by their own share's; here first 0 for each access to split.
+  std::vector<uint8_t> access_share(count, kNoShare);
   std::unordered_map<uint32_t, size_t> per_parent;  // accesses to split, by allocation
   for (uint32_t i = 0; i < count; ++i) {
     const Access& access = accesses[i];
-    if (holds_blocks[access.location] && splittable(ops[access.op].kind)) ++per_parent[access.location];
+    if (holds_blocks[access.location] && splittable(ops[access.op].kind)) {
+      ++per_parent[access.location];
+      access_share[i] = 0;
+    }
   }
   if (per_parent.empty()) return;
   std::vector<std::pair<size_t, uint32_t>> parents;  // (accesses, allocation)
   for (const auto& [location, accesses_to_it] : per_parent) parents.emplace_back(accesses_to_it, location);
   std::sort(parents.begin(), parents.end(), std::greater<>());
   size_t shares = std::min(trace::detail::default_readers(), parents.size());
-  constexpr uint8_t kNoShare = UINT8_MAX;
   std::vector<uint8_t> share_of(locations.size(), kNoShare);
   std::vector<size_t> load(shares, 0);
   for (const auto& [accesses_to_it, location] : parents) {
@@ -232,12 +238,8 @@ void split_by_blocks(std::vector<Access>& accesses, std::vector<int64_t>& positi
     share_of[location] = static_cast<uint8_t>(least);
     load[least] += accesses_to_it;
   }
-  // Each access's share, read by every thread while the accesses themselves
-  // are rewritten by their own share's.
-  std::vector<uint8_t> access_share(count, kNoShare);
   for (uint32_t i = 0; i < count; ++i) {
-    const Access& access = accesses[i];
-    if (splittable(ops[access.op].kind)) access_share[i] = share_of[access.location];
+    if (access_share[i] != kNoShare) access_share[i] = share_of[accesses[i].location];
   }
   // Each share's blocks: those overlapping one of its allocations.
   std::vector<std::pair<int64_t, uint32_t>> by_address;  // (address, allocation)
