@@ -297,7 +297,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     }
     bool at_startup = gap.start < steady_from;
     // The GPU idle while XLA compiled a new shape (and the host traced and
-    // lowered it first): the compiler's, paid once per compile.
+    // lowered it first): the compiler's, part of xla_compile's finding.
     bool compiling = !at_startup && gap.after && facts.compiled_ns(gap.after->process(), gap.start, gap.end) > 0;
     Cause& cause = causes[{at_startup ? Phase::Startup : compiling ? Phase::Compiling : Phase::Steady, gap.device,
                            dominant}];
@@ -312,11 +312,6 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts, next_module);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
-      if (compiling) {
-        f.fix = "XLA compiled while the GPU waited (a new input shape, or a function jitted anew): keep "
-                "input shapes fixed (pad the last batch) and turn on the persistent compilation cache "
-                "(jax_compilation_cache_dir)";
-      }
     }
     cause.late = saturating_add(cause.late, late);
     cause.outside = saturating_add(cause.outside, outside);

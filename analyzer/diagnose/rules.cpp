@@ -43,6 +43,9 @@ const std::vector<Rule>& all_rules() {
        "HTA straggler detection", collective_straggler},
       {"numa_far_host_buffer", "host buffers on a NUMA node other than their GPU's", "",
        numa_far_host_buffer},
+      {"xla_compile",
+       "steps in which XLA compiled (new input shapes), one finding with the compiler's own work folded in",
+       "", xla_compile},
       {"startup", "start-up before the first steady step, paid once: one finding", "", startup,
        true},
       {"uninitialized_read", "reads of memory nothing wrote (DVDG)", "", uninitialized_read, true},
@@ -76,7 +79,7 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
   }
   if (facts.step_window.empty()) return;
   for (size_t i = first; i < findings.size(); ++i) {
-    if (findings[i].steps == 0) findings[i].steps = facts.step_count();
+    if (findings[i].steps == 0 && !findings[i].startup) findings[i].steps = facts.step_count();
   }
 }
 
@@ -90,6 +93,7 @@ std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresh
                   "while XLA compiled (a new shape, its autotuning): the compiler's, paid once per compile";
   }
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
+  findings = fold_compiler_work(std::move(findings));
   rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share});
   return findings;
 }

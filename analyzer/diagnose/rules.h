@@ -107,6 +107,10 @@ void gpu_low_utilization(const RuleContext& context, std::vector<Finding>& findi
 void allocation_churn(const RuleContext& context, std::vector<Finding>& findings);
 void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& findings);
 void startup(const RuleContext& context, std::vector<Finding>& findings);
+void xla_compile(const RuleContext& context, std::vector<Finding>& findings);
+// Findings about a framework's compiler's own work (while_compiling), folded
+// into the xla_compile finding, else into start-up's; kept where neither is.
+std::vector<Finding> fold_compiler_work(std::vector<Finding> findings);
 void um_on_demand_migration(const RuleContext& context, std::vector<Finding>& findings);
 void um_thrashing(const RuleContext& context, std::vector<Finding>& findings);
 void collective_straggler(const RuleContext& context, std::vector<Finding>& findings);

@@ -114,6 +114,58 @@ TEST_F(StepDiagnosis, WasteOverInStartUpIsListedWithStartUp) {
       << "a steady-step finding ranked after a start-up one";
 }
 
+// XLA compiled jit_train_step in start-up and again, for a new shape, for
+// 300 us of the third step, where its autotuner also copied from pageable
+// memory: one xla_compile finding, priced at what that step took over a
+// step that did not compile, its copy part of it; listed with start-up.
+TEST_F(StepDiagnosis, AStepThatCompiledAgainIsOneCompileFinding) {
+  xla_compiling(3'000'000, 10'000'000);
+  int64_t third = kStepsStart + 2 * kStep;
+  xla_compiling(third + 600'000, third + 900'000);
+  int64_t host = buffer(AllocKind::PageableHost, 1 << 20);
+  int64_t device = buffer(AllocKind::Device, 1 << 20);
+  kernel("timed", third + 610'000, 1'000, {{device, A::Write}});
+  copy(CopyKind::DtoH, device, host, 1 << 20, third + 650'000, 200'000, MemoryKind::Pageable, false);
+  Diagnosis diagnosis = diagnosed();
+  std::vector<const Finding*> compile;
+  for (const Finding& f : diagnosis.findings) {
+    EXPECT_FALSE(f.while_compiling) << f.rule << ": the compiler's work is part of the compile's finding";
+    if (f.rule == "xla_compile") compile.push_back(&f);
+  }
+  ASSERT_EQ(compile.size(), 1u);
+  const Finding& f = *compile[0];
+  EXPECT_TRUE(f.startup);
+  EXPECT_EQ(f.steps, 0) << "paid once per new shape";
+  EXPECT_EQ(f.cost_ns, 300'000) << "the step took no longer than the others: the time XLA compiled";
+  EXPECT_EQ(f.saving_ns, 300'000) << "jit_train_step was compiled before: a fixed shape saves it";
+  EXPECT_NE(f.what.find("XLA compiled in 1 of the 5 steps (3)"), std::string::npos) << f.what;
+  EXPECT_NE(f.what.find("1 compile(s) of 1 function(s), all compiled before (jit_train_step 1)"),
+            std::string::npos)
+      << f.what;
+  EXPECT_NE(f.what.find("pageable_copy 1"), std::string::npos) << f.what;
+  EXPECT_NE(f.what.find("sync_copy 1"), std::string::npos) << f.what;
+  ASSERT_EQ(f.details.rows.size(), 1u);
+  EXPECT_EQ(f.details.rows[0][0], Cell(std::string("jit_train_step")));
+  EXPECT_EQ(diagnosis.findings.front().rule, "launch_bound_kernels");
+  EXPECT_EQ(diagnosis.findings.front().steps, 4) << "the step that compiled is left out";
+}
+
+// A function compiled for the first time in a step compiles once wherever
+// it is met: no saving from fixed shapes.
+TEST_F(StepDiagnosis, AFunctionMetFirstInAStepIsNoSaving) {
+  int64_t third = kStepsStart + 2 * kStep;
+  xla_compiling(third + 600'000, third + 900'000, 99, "XlaCompile:#module=jit_eval_step,program_id=7#");
+  Diagnosis diagnosis = diagnosed();
+  auto f = std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(),
+                        [](const Finding& found) { return found.rule == "xla_compile"; });
+  ASSERT_NE(f, diagnosis.findings.end());
+  EXPECT_EQ(f->cost_ns, 300'000);
+  EXPECT_FALSE(f->saving_ns.has_value());
+  EXPECT_NE(f->what.find("1 compile(s) of 1 function(s), 0 compiled before (jit_eval_step 1)"), std::string::npos)
+      << f->what;
+  EXPECT_NE(f->estimate.find("met for the first time"), std::string::npos) << f->estimate;
+}
+
 // A system file where `apptracer links` measured a graph's launch prices
 // each kernel node at what it measured (600 ns) and says so; one without
 // a measurement leaves the assumed 1 us, and says that.
