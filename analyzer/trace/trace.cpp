@@ -97,7 +97,9 @@ const TraceOperations& Trace::operations() {
 
 void Trace::limit_to_steps(const StepSelection& selection) {
   window_.emplace(steps(), selection, path_);
-  operations_.reset();  // its views point into rows the window drops
+  // Its views point into rows the window drops; its calls hold no row.
+  std::optional<TraceOperations::Calls> calls = operations_ ? operations_->release_calls() : std::nullopt;
+  operations_.reset();
   // Contexts already made from the whole trace are kept: framework ranges
   // are not limited, so they name the window's launches as contexts made
   // from its calls would (a sampled trace's from more steps), and making
@@ -107,6 +109,7 @@ void Trace::limit_to_steps(const StepSelection& selection) {
     keep_window(*slot);                                                          \
   }
 #include "apptracer/tables.def"
+  if (calls) operations_.emplace(*this).keep_calls(std::move(*calls), *window_);
 }
 
 void Trace::release_rows() {

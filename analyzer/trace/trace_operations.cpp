@@ -4,6 +4,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "analyzer/trace/step_window.h"
 #include "analyzer/trace/trace.h"
 
 namespace apptracer::trace {
@@ -153,7 +154,7 @@ void TraceOperations::find_calls() const {
       std::swap(position[at], position[to]);
     }
   }
-  for (uint32_t index = 0; index < calls_->size(); ++index) calls_by_thread_[(*calls_)[index].tid()].push_back(index);
+  index_calls_by_thread();
   std::sort(correlated.begin(), correlated.end(), [](const Correlated& a, const Correlated& b) {
     return std::tie(a.correlation_id, a.driver, a.index) < std::tie(b.correlation_id, b.driver, b.index);
   });
@@ -167,6 +168,46 @@ void TraceOperations::find_calls() const {
   }
   call_correlations_.shrink_to_fit();
   call_of_correlation_.shrink_to_fit();
+}
+
+void TraceOperations::index_calls_by_thread() const {
+  for (uint32_t index = 0; index < calls_->size(); ++index) calls_by_thread_[(*calls_)[index].tid()].push_back(index);
+}
+
+std::optional<TraceOperations::Calls> TraceOperations::release_calls() {
+  if (!calls_) return std::nullopt;
+  Calls made{std::move(*calls_), std::move(call_correlations_), std::move(call_of_correlation_)};
+  calls_.reset();
+  calls_by_thread_.clear();
+  return made;
+}
+
+void TraceOperations::keep_calls(Calls whole, const StepWindow& window) {
+  // In place, in order: the calls stay by start, the ids ascending.
+  constexpr uint32_t kDropped = UINT32_MAX;
+  std::vector<uint32_t> kept_as(whole.calls.size(), kDropped);
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < whole.calls.size(); ++i) {
+    const HostCall& call = whole.calls[i];
+    if (!window.holds(call.process(), call.start_ns())) continue;
+    kept_as[i] = kept;
+    whole.calls[kept++] = call;
+  }
+  whole.calls.erase(whole.calls.begin() + kept, whole.calls.end());
+  size_t lookups = 0;
+  for (size_t i = 0; i < whole.correlations.size(); ++i) {
+    uint32_t at = kept_as[whole.of_correlation[i]];
+    if (at == kDropped) continue;
+    whole.correlations[lookups] = whole.correlations[i];
+    whole.of_correlation[lookups++] = at;
+  }
+  whole.correlations.resize(lookups);
+  whole.of_correlation.resize(lookups);
+  calls_ = std::move(whole.calls);
+  call_correlations_ = std::move(whole.correlations);
+  call_of_correlation_ = std::move(whole.of_correlation);
+  calls_by_thread_.clear();
+  index_calls_by_thread();
 }
 
 const std::vector<NvtxRange>& TraceOperations::nvtx() const {

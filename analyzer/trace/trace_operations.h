@@ -23,6 +23,7 @@
 
 namespace apptracer::trace {
 
+class StepWindow;
 class Trace;
 
 // One end of a copy or memset: the memory it reads or writes.
@@ -265,6 +266,20 @@ class TraceOperations {
   // An interned name (strings.id), `fallback` for none.
   std::string_view string(NullableInt id, std::string_view fallback) const;
 
+  // The host calls with their lookup by correlation id, as made; none where
+  // calls() was not asked for. For the window of a trace: keep_calls().
+  struct Calls {
+    std::vector<HostCall> calls;
+    std::vector<int64_t> correlations;
+    std::vector<uint32_t> of_correlation;
+  };
+  std::optional<Calls> release_calls();
+  // The calls of `whole` (this trace's before it was limited to `window`)
+  // that the window holds, as calls() would read them: a window of most of a
+  // long run would stream a million calls again to make the same list less
+  // its start-up.
+  void keep_calls(Calls whole, const StepWindow& window);
+
   const TraceSpan& span() const;
   // The steps the analyses cover, by process and start: those of the
   // window (Trace::limit_to_steps), or, for the whole run, the steady ones;
@@ -278,6 +293,7 @@ class TraceOperations {
 
  private:
   void find_calls() const;
+  void index_calls_by_thread() const;
   void find_steps() const;
 
   Trace* trace_;

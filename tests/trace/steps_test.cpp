@@ -441,6 +441,52 @@ TEST_F(Steps, TheModelLimitedToStepsHoldsTheirEventsOnly) {
   EXPECT_EQ(trace.steps().processes.front().steps.size(), 4u);
 }
 
+// Limited to steps, a model keeps the host calls it had made that fall in
+// them, and finds each by correlation id and thread as a model that read
+// them only after it was limited: the runtime call where a driver call
+// shares its id, none for a call outside the window.
+TEST_F(Steps, AWindowKeepsTheCallsMadeBeforeItThatItHolds) {
+  kernels({"init"});
+  marked_steps(4, [&](int i) {
+    for (ApiDomain domain : {ApiDomain::Driver, ApiDomain::Runtime}) {
+      testing::ApiCallRow call;
+      call.name = domain == ApiDomain::Runtime ? "cudaMemsetAsync" : "cuMemsetD8Async";
+      call.domain = domain;
+      call.correlation_id = 100 + i;
+      call.tid = 1 + i % 2;
+      call.start_ns = call.end_ns = now_ - (domain == ApiDomain::Runtime ? 2 : 1);
+      builder_.add(call);
+    }
+    return "step " + std::to_string(i + 1);
+  });
+  Trace read_after(builder_.db());
+  Trace made_before(builder_.db());
+  ASSERT_EQ(made_before.operations().calls().size(), 8u);
+  for (Trace* trace : {&read_after, &made_before}) trace->limit_to_steps(StepSelection{std::make_pair(2, 3), false});
+  const TraceOperations& expected = read_after.operations();
+  const TraceOperations& kept = made_before.operations();
+  auto ids = [](const TraceOperations& ops) {
+    std::vector<std::pair<int64_t, int64_t>> found;
+    for (const HostCall& call : ops.calls()) found.emplace_back(call.id(), call.start_ns());
+    return found;
+  };
+  EXPECT_EQ(ids(kept), ids(expected));
+  EXPECT_EQ(kept.calls().size(), 4u);
+  for (int64_t correlation = 99; correlation <= 104; ++correlation) {
+    const HostCall* want = expected.call(correlation);
+    const HostCall* got = kept.call(correlation);
+    ASSERT_EQ(got == nullptr, want == nullptr) << correlation;
+    if (!want) continue;
+    EXPECT_EQ(got->id(), want->id()) << correlation;
+    EXPECT_EQ(got->name, "cudaMemsetAsync");
+    const HostCall* next = kept.next_call_on_thread(*got);
+    const HostCall* next_expected = expected.next_call_on_thread(*want);
+    ASSERT_EQ(next == nullptr, next_expected == nullptr) << correlation;
+    if (next) EXPECT_EQ(next->id(), next_expected->id()) << correlation;
+  }
+  EXPECT_EQ(kept.call(100), nullptr) << "step 1's call is outside the window";
+}
+
 // Each event table's time in SQL (kEventTimeSql) and a tensor block's
 // lifetime (kLifetimeSql) narrow a read to the window without losing a row
 // event_ns or lifetime_ns keeps: rows of a narrow window, streams and reads
