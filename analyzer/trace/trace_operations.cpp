@@ -1,7 +1,6 @@
 #include "analyzer/trace/trace_operations.h"
 
 #include <algorithm>
-#include <numeric>
 #include <tuple>
 
 #include "analyzer/trace/step_window.h"
@@ -134,13 +133,39 @@ void TraceOperations::find_calls() const {
                               static_cast<uint32_t>(calls_->size())});
         calls_->emplace_back(row, string(row.name_id, "?"));
       });
-  // Ids are unique: any sort gives this order.
-  std::vector<uint32_t> order(calls_->size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  // Ids are unique: any sort gives this order. A thread records its calls
+  // as it makes them, so each thread's come in order (sorted where one does
+  // not): merged, they take a pass, where sorting them all took a third of
+  // a second at 1.2M calls.
+  auto before = [&](uint32_t a, uint32_t b) {
     const HostCall &x = (*calls_)[a], &y = (*calls_)[b];
     return x.start_ns() != y.start_ns() ? x.start_ns() < y.start_ns() : x.id() < y.id();
-  });
+  };
+  std::unordered_map<int64_t, std::vector<uint32_t>> of_thread;
+  for (uint32_t i = 0; i < calls_->size(); ++i) of_thread[(*calls_)[i].tid()].push_back(i);
+  std::vector<uint32_t> order;
+  order.reserve(calls_->size());
+  std::vector<size_t> runs{0};  // where each thread's run starts in `order`, and its end
+  for (auto& [tid, run] : of_thread) {
+    if (!std::is_sorted(run.begin(), run.end(), before)) std::sort(run.begin(), run.end(), before);
+    order.insert(order.end(), run.begin(), run.end());
+    runs.push_back(order.size());
+    std::vector<uint32_t>().swap(run);
+  }
+  of_thread.clear();
+  // Merged two by two: log(threads) passes.
+  while (runs.size() > 2) {
+    std::vector<size_t> merged{0};
+    size_t r = 0;
+    for (; r + 2 < runs.size(); r += 2) {
+      std::inplace_merge(order.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                         order.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
+                         order.begin() + static_cast<std::ptrdiff_t>(runs[r + 2]), before);
+      merged.push_back(runs[r + 2]);
+    }
+    if (r + 1 < runs.size()) merged.push_back(runs[r + 1]);
+    runs.swap(merged);
+  }
   std::vector<uint32_t> position(order.size());
   for (uint32_t p = 0; p < order.size(); ++p) position[order[p]] = p;
   std::vector<uint32_t>().swap(order);

@@ -92,6 +92,30 @@ TEST(TraceOperations, SynchronizationsAreInTimeOrder) {
   EXPECT_EQ(syncs[2].id(), 1);
 }
 
+// Calls are by start, then id, across threads: three threads' calls
+// interleaved, one thread's recorded out of order, two starting together;
+// each thread's next call follows from that order.
+TEST(TraceOperations, CallsAreInStartOrderAcrossThreads) {
+  testing::TraceBuilder builder;
+  const std::vector<std::pair<int64_t, int64_t>> calls = {  // (tid, start), by id
+      {1, 100}, {2, 150}, {1, 300}, {3, 120}, {2, 250}, {1, 200}, {3, 400}, {2, 300}, {3, 130}};
+  for (const auto& [tid, start] : calls) {
+    testing::ApiCallRow call;
+    call.tid = tid;
+    call.start_ns = start;
+    call.end_ns = start + 5;
+    builder.add(call);
+  }
+  Trace trace(builder.db());
+  const TraceOperations& ops = trace.operations();
+  std::vector<int64_t> ids;
+  for (const HostCall& call : ops.calls()) ids.push_back(call.id());
+  EXPECT_EQ(ids, (std::vector<int64_t>{1, 4, 9, 2, 6, 5, 3, 8, 7}));
+  const HostCall& first_of_thread_1 = ops.calls()[0];
+  ASSERT_NE(ops.next_call_on_thread(first_of_thread_1), nullptr);
+  EXPECT_EQ(ops.next_call_on_thread(first_of_thread_1)->id(), 6) << "recorded after id 3, made before it";
+}
+
 TEST(TraceOperations, ACopysEndsSpanItsRowsAtTheirPitchAndAMemsetReadsNothingElse) {
   testing::TraceBuilder builder;
   testing::MemcpyRow copy;
