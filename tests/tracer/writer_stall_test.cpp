@@ -61,10 +61,11 @@ TEST(RecordBuffersStallTest, AProducerAtTheCapGivesUpOnceTheWriterShowsNoProgres
   EXPECT_EQ(reported, 1);
   EXPECT_GE(buffers.dropped_records(), 1u);
 
-  // Stalled: later records are dropped at once, not after another wait.
+  // Stalled: later records are dropped at once, not after another wait of
+  // the 0.2 s stall limit (a loaded machine may take a while to start a thread).
   start = Clock::now();
   append_on_a_thread(buffers, 100);
-  EXPECT_LT(seconds_since(start), 0.1);
+  EXPECT_LT(seconds_since(start), 0.15);
   EXPECT_EQ(buffers.stalls(), 1u) << "one stall, reported once";
 
   // The writer frees a chunk: records are stored again.
