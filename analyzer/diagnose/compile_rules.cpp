@@ -94,9 +94,11 @@ std::vector<Stretch> compiling_stretches(const TraceFacts& facts) {
       plain.push_back(elapsed_ns(s.start_ns, s.end_ns));
     }
   }
-  int64_t step_ns = median(std::move(plain));
+  // Where every step compiled there is no such step: the compiler's time.
+  int64_t step_ns = plain.empty() ? INT64_MAX : median(std::move(plain));
   for (Stretch& s : stretches) {
-    s.excess_ns = std::max(compiled(s.process, s.start_ns, s.end_ns), elapsed_ns(s.start_ns, s.end_ns) - step_ns);
+    int64_t over = plain.empty() ? 0 : elapsed_ns(s.start_ns, s.end_ns) - step_ns;
+    s.excess_ns = std::max(compiled(s.process, s.start_ns, s.end_ns), over);
   }
   return stretches;
 }
@@ -160,8 +162,10 @@ void xla_compile(const RuleContext& context, std::vector<Finding>& findings) {
   if (ranked.size() > 3) named += ", ...";
   f.what = with_steps ? "XLA compiled in " + std::to_string(stretches.size()) + " of the " +
                             std::to_string(facts.step_count()) + " steps (" + numbers +
-                            (stretches.size() > 9 ? ", ..." : "") + "), which took " + format_ns(cost) +
-                            " longer than steps that did not"
+                            (stretches.size() > 9 ? ", ..." : "") + ")" +
+                            (static_cast<int64_t>(stretches.size()) < facts.step_count()
+                                 ? ", which took " + format_ns(cost) + " longer than steps that did not"
+                                 : ", for " + format_ns(cost))
                       : "XLA compiled for " + format_ns(cost) + " of the run";
   if (count > 0) {
     f.what += ": " + std::to_string(count) + " compile(s) of " + std::to_string(ranked.size()) + " function(s), " +

@@ -166,6 +166,23 @@ TEST_F(StepDiagnosis, AFunctionMetFirstInAStepIsNoSaving) {
   EXPECT_NE(f->estimate.find("met for the first time"), std::string::npos) << f->estimate;
 }
 
+// Where every step compiled, no step is there to compare with: the cost is
+// the time XLA compiled in them.
+TEST_F(StepDiagnosis, WhereEveryStepCompiledTheCostIsTheCompilersTime) {
+  xla_compiling(3'000'000, 10'000'000);
+  for (int64_t step = 0; step < 5; ++step) {
+    int64_t start = kStepsStart + step * kStep;
+    xla_compiling(start + 600'000, start + 700'000);
+  }
+  Diagnosis diagnosis = diagnosed();
+  auto f = std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(),
+                        [](const Finding& found) { return found.rule == "xla_compile"; });
+  ASSERT_NE(f, diagnosis.findings.end());
+  EXPECT_EQ(f->cost_ns, 5 * 100'000);
+  EXPECT_NE(f->what.find("XLA compiled in 5 of the 5 steps (1, 2, 3, 4, 5), for 500.0 us"), std::string::npos)
+      << f->what;
+}
+
 // A system file where `apptracer links` measured a graph's launch prices
 // each kernel node at what it measured (600 ns) and says so; one without
 // a measurement leaves the assumed 1 us, and says that.
