@@ -95,9 +95,10 @@ std::vector<Stretch> compiling_stretches(const TraceFacts& facts) {
     }
   }
   // Where every step compiled there is no such step: the compiler's time.
-  int64_t step_ns = plain.empty() ? INT64_MAX : median(std::move(plain));
+  bool none_plain = plain.empty();
+  int64_t step_ns = median(std::move(plain));
   for (Stretch& s : stretches) {
-    int64_t over = plain.empty() ? 0 : elapsed_ns(s.start_ns, s.end_ns) - step_ns;
+    int64_t over = none_plain ? 0 : elapsed_ns(s.start_ns, s.end_ns) - step_ns;
     s.excess_ns = std::max(compiled(s.process, s.start_ns, s.end_ns), over);
   }
   return stretches;

@@ -166,6 +166,28 @@ TEST_F(StepDiagnosis, AFunctionMetFirstInAStepIsNoSaving) {
   EXPECT_NE(f->estimate.find("met for the first time"), std::string::npos) << f->estimate;
 }
 
+// A step that compiled and took 3 ms where the others took 1 ms costs the
+// 2 ms more it took (the host's tracing and lowering of the new shape are
+// outside the compiler's 300 us).
+TEST_F(StepDiagnosis, AStepThatCompiledCostsWhatItTookOverTheOthers) {
+  xla_compiling(3'000'000, 10'000'000);
+  testing::NvtxRangeRow range;
+  range.name = "step";
+  range.start_ns = kStepsStart + 5 * kStep;
+  range.end_ns = range.start_ns + 3 * kStep;
+  trace.add(range);
+  xla_compiling(range.start_ns + 1'000'000, range.start_ns + 1'300'000);
+  Diagnosis diagnosis = diagnosed();
+  auto f = std::find_if(diagnosis.findings.begin(), diagnosis.findings.end(),
+                        [](const Finding& found) { return found.rule == "xla_compile"; });
+  ASSERT_NE(f, diagnosis.findings.end());
+  EXPECT_EQ(f->cost_ns, 2 * kStep);
+  EXPECT_EQ(f->saving_ns, 2 * kStep);
+  EXPECT_NE(f->what.find("XLA compiled in 1 of the 6 steps (6), which took 2.00 ms longer than steps that did not"),
+            std::string::npos)
+      << f->what;
+}
+
 // Where every step compiled, no step is there to compare with: the cost is
 // the time XLA compiled in them.
 TEST_F(StepDiagnosis, WhereEveryStepCompiledTheCostIsTheCompilersTime) {
