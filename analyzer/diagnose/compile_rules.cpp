@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/model/median.h"
 
 namespace apptracer::diagnose {
 
@@ -61,24 +62,13 @@ struct Stretch {
   int64_t excess_ns = 0;
 };
 
-int64_t median(std::vector<int64_t> values) {
-  if (values.empty()) return 0;
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
 std::vector<Stretch> compiling_stretches(const TraceFacts& facts) {
-  const trace::CompilerTime& compiler = facts.compiler_time();
-  auto compiled = [&](int64_t process, int64_t from, int64_t to) {
-    return compiler.covered(static_cast<trace::ProcessId>(process), from, to);
-  };
   std::vector<Stretch> stretches;
   const std::vector<trace::StepSpan>& steps = facts.ops().steps();
   if (steps.empty()) {
     // The run: every compile of each process, wherever its work was.
     for (const auto& [process, span] : facts.ops().span().processes) {
-      int64_t ns = compiled(process, INT64_MIN, INT64_MAX);
+      int64_t ns = facts.compiled_ns(process, INT64_MIN, INT64_MAX);
       if (ns > 0) stretches.push_back({process, 0, INT64_MIN, INT64_MAX, ns});
     }
     return stretches;
@@ -88,7 +78,7 @@ std::vector<Stretch> compiling_stretches(const TraceFacts& facts) {
   // the median step that did not compile.
   std::vector<int64_t> plain;
   for (const trace::StepSpan& s : steps) {
-    if (compiled(s.process, s.start_ns, s.end_ns) > 0) {
+    if (facts.compiled_ns(s.process, s.start_ns, s.end_ns) > 0) {
       stretches.push_back({s.process, s.number, s.start_ns, s.end_ns, 0});
     } else {
       plain.push_back(elapsed_ns(s.start_ns, s.end_ns));
@@ -96,10 +86,10 @@ std::vector<Stretch> compiling_stretches(const TraceFacts& facts) {
   }
   // Where every step compiled there is no such step: the compiler's time.
   bool none_plain = plain.empty();
-  int64_t step_ns = median(std::move(plain));
+  int64_t step_ns = model::middle_value(std::move(plain));
   for (Stretch& s : stretches) {
     int64_t over = none_plain ? 0 : elapsed_ns(s.start_ns, s.end_ns) - step_ns;
-    s.excess_ns = std::max(compiled(s.process, s.start_ns, s.end_ns), over);
+    s.excess_ns = std::max(facts.compiled_ns(s.process, s.start_ns, s.end_ns), over);
   }
   return stretches;
 }

@@ -7,6 +7,7 @@
 
 #include "analyzer/dvdg/graph_builder.h"
 #include "analyzer/dvdg/labels.h"
+#include "analyzer/model/median.h"
 
 namespace apptracer::diagnose {
 
@@ -165,10 +166,7 @@ int64_t TraceFacts::step_count() const {
 int64_t TraceFacts::median_step_ns() const {
   std::vector<int64_t> lengths;
   for (const StepSpan& step : ops().steps()) lengths.push_back(elapsed_ns(step.start_ns, step.end_ns));
-  if (lengths.empty()) return 0;
-  auto middle = lengths.begin() + static_cast<std::ptrdiff_t>(lengths.size() / 2);
-  std::nth_element(lengths.begin(), middle, lengths.end());
-  return *middle;
+  return model::middle_value(std::move(lengths));
 }
 
 int64_t TraceFacts::run_ns() const {

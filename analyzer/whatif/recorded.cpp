@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "analyzer/model/median.h"
 #include "apptracer/saturating.h"
 
 namespace apptracer::whatif {
@@ -14,12 +15,6 @@ namespace {
 // synchronization returns a few µs after the GPU is done.
 constexpr int64_t kFallbackAsyncCallNs = 5000;
 constexpr int64_t kFallbackSyncTailNs = 3000;
-
-int64_t median(std::vector<int64_t> values, int64_t fallback) {
-  if (values.empty()) return fallback;
-  std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-  return values[values.size() / 2];
-}
 
 bool is_marker(const ReplayOp& op) {
   return op.kind == OpKind::EventRecord || op.kind == OpKind::EventWait;
@@ -57,7 +52,7 @@ void own_sync_costs(const ReplayInput& input, const ReplayGraph& graph, Recorded
   }
   Typicals& typical = r.typical;
   typical.idle_syncs = static_cast<int64_t>(durations.size());
-  typical.sync_call_ns = median(std::move(durations), typical.sync_tail_ns);
+  typical.sync_call_ns = model::middle_value(std::move(durations), typical.sync_tail_ns);
   NodeTiming& t = r.timing;
   for (uint32_t c : idle) {
     t.call_duration[c] = t.call_own[c] = typical.sync_call_ns;
@@ -113,9 +108,9 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
     }
   }
   Typicals& typical = r.typical;
-  typical.launch_ns = median(launches, 0);
-  typical.gap_ns = median(gaps, 0);
-  typical.copy_launch_ns = median(copy_launches, typical.launch_ns);
+  typical.launch_ns = model::middle_value(launches, 0);
+  typical.gap_ns = model::middle_value(gaps, 0);
+  typical.copy_launch_ns = model::middle_value(copy_launches, typical.launch_ns);
 
   NodeTiming& t = r.timing;
   t.duration.resize(ops);
@@ -190,8 +185,8 @@ RecordedTiming recorded_timing(const ReplayInput& input, const ReplayGraph& grap
       tails.push_back(elapsed_ns(awaited, call.end_ns));
     }
   }
-  typical.async_call_ns = median(async_calls, median(work_calls, kFallbackAsyncCallNs));
-  typical.sync_tail_ns = median(tails, kFallbackSyncTailNs);
+  typical.async_call_ns = model::middle_value(async_calls, model::middle_value(work_calls, kFallbackAsyncCallNs));
+  typical.sync_tail_ns = model::middle_value(tails, kFallbackSyncTailNs);
   own_sync_costs(input, graph, r);
   return r;
 }
