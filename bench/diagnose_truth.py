@@ -25,13 +25,16 @@ host prepares each step) and the JAX ones of jax_twins.py (jax_split: a
 flax training step split over separately jitted functions vs the same
 functions jitted as one step; diagnose prices no saving where XLA already
 launched most of the work as command buffers, and the table says "no
-saving estimated"), per step: the findings' saving per steady step,
+saving estimated"; jax_shapes: a jitted step fed four batch sizes, compiled
+again at each, vs every batch padded to one size), per step: the findings' saving per steady step,
 and what `whatif` predicts the fix saves per step (--graphs for the CUDA graph and the
 one jitted step, --pin for pinned memory, --no-syncs for the .item() taken out), beside the
 measured steps' time saved per step; and a
 memory table for the twins whose rule prices bytes (a loss kept each step
 vs its value alone: memory_leak's bytes at the peak beside the bad twin's
-peak less the fixed one's, torch.cuda.max_memory_allocated). The bad
+peak less the fixed one's, torch.cuda.max_memory_allocated), and one for
+the twins whose rule prices the whole run (xla_compile's saving beside the
+bad twin's timed steps' time less the fixed one's). The bad
 twin is traced in every round (framework_SCENARIO.db, then .1.db, .2.db
 ...): the table gives the median of the runs' estimates, and each run's
 follows it. --only SCENARIO,... runs those twins alone. whatif and
@@ -64,12 +67,14 @@ SKIPPED = 77
 # Framework twin scenario -> the program that runs it: PyTorch's twins, and JAX's in a program
 # of their own (torch's CUDA context beside XLA's would distort their timing).
 TWIN_PROGRAMS = {**dict.fromkeys(("launch_bound", "pageable", "item", "item_stall", "leak"), "framework_twins.py"),
-                 "jax_split": "jax_twins.py"}
+                 **dict.fromkeys(("jax_split", "jax_shapes"), "jax_twins.py")}
 # Framework twin scenario -> the rule whose saving per step it prices.
 FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageable_copy",
                     "item": "sync_api", "item_stall": "sync_api", "jax_split": "launch_bound_kernels"}
 # Framework twin scenario -> the rule whose saving in bytes (at the peak) it prices.
 FRAMEWORK_MEMORY = {"leak": "memory_leak"}
+# Framework twin scenario -> the rule whose saving over the whole run (not per step) it prices.
+FRAMEWORK_RUN_PRICED = {"jax_shapes": "xla_compile"}
 # Framework twin scenario -> the whatif change that is its fix.
 FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs",
                     "item_stall": "--no-syncs", "jax_split": "--graphs"}
@@ -117,8 +122,8 @@ def twin_command(scenario, variant):
 
 
 def twin_run(scenario, variant):
-    """A framework twin's measured time per step in ms and its peak of
-    allocated bytes, or None where it cannot run."""
+    """A framework twin's measured time per step in ms, its peak of
+    allocated bytes and its timed steps' whole time in ms, or None where it cannot run."""
     done = subprocess.run([*twin_command(scenario, variant), "--time"], capture_output=True,
                           text=True, timeout=600)
     work = re.search(r"work_ms ([0-9.]+)", done.stderr)
@@ -126,7 +131,7 @@ def twin_run(scenario, variant):
     peak = re.search(r"peak_bytes ([0-9]+)", done.stderr)
     if done.returncode != 0 or not work or not steps or not peak:
         return None
-    return float(work.group(1)) / int(steps.group(1)), int(peak.group(1))
+    return float(work.group(1)) / int(steps.group(1)), int(peak.group(1)), float(work.group(1))
 
 
 def rule_findings(apptracer, trace, rule, system):
@@ -222,7 +227,8 @@ def framework_times(apptracer, rounds, work, kept, scenarios):
     # runs: one traced run's step is as noisy as an untraced one's (the
     # same traced twin took 5.3 and 7.1 ms a step on two machines), and a
     # saving estimated from it carries all of that.
-    times = {scenario: {"bad": [], "fixed": [], "bad_peak": [], "fixed_peak": []} for scenario in scenarios}
+    times = {scenario: {"bad": [], "fixed": [], "bad_peak": [], "fixed_peak": [], "bad_work": [], "fixed_work": []}
+             for scenario in scenarios}
     for round_index in range(rounds):
         for scenario in scenarios:
             for variant in ("bad", "fixed"):
@@ -230,6 +236,7 @@ def framework_times(apptracer, rounds, work, kept, scenarios):
                 if measured is not None:
                     times[scenario][variant].append(measured[0])
                     times[scenario][f"{variant}_peak"].append(measured[1])
+                    times[scenario][f"{variant}_work"].append(measured[2])
             if times[scenario]["bad"]:
                 subprocess.run([apptracer, "record", "-f", "-o", framework_trace(work, scenario, round_index),
                                 "--", *twin_command(scenario, "bad")],
@@ -266,11 +273,42 @@ def memory_twins(apptracer, times, work, system):
     return results
 
 
+def run_priced_twins(apptracer, times, work, system):
+    """The twins whose rule prices a saving over the whole run: its saving
+    beside the bad twin's timed steps' time less the fixed one's."""
+    measured_twins = [s for s in FRAMEWORK_RUN_PRICED if s in times]
+    if measured_twins:
+        print()
+        table_header("scenario", "rule", "estimated saving (ms)", "error", "measured saving (ms)",
+                     "bad run (ms)", "fixed run (ms)")
+    results = []
+    for scenario in measured_twins:
+        rule = FRAMEWORK_RUN_PRICED[scenario]
+        bad, fixed = times[scenario].get("bad_work"), times[scenario].get("fixed_work")
+        if not bad or not fixed:
+            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | |")
+            continue
+        measured = statistics.median(bad) - statistics.median(fixed)
+        each_findings = [rule_findings(apptracer, trace, rule, system) for trace in kept_framework_traces(work, scenario)]
+        each_estimate = [savings(findings, "saving_ns", 1e6) for findings in each_findings]
+        estimated = median_of(each_estimate)
+        estimate_cell = shown(estimated) if estimated is not None else unpriced(each_findings)
+        if len(each_estimate) > 1:
+            estimate_cell += f" (runs {', '.join(shown(e) for e in each_estimate)})"
+        print(f"| {scenario} | {rule} | {estimate_cell} | "
+              f"{relative_error(estimated, measured)} | {measured:.3f} | {statistics.median(bad):.3f} | "
+              f"{statistics.median(fixed):.3f} |", flush=True)
+        results.append(f"result diagnose-truth.framework_{scenario}.measured_ms {measured:.3f}")
+        if estimated is not None:
+            results.append(f"result diagnose-truth.framework_{scenario}.estimated_ms {estimated:.3f}")
+    return results
+
+
 def frameworks(apptracer, rounds, work, kept, system, only):
     """The framework twins: per step, estimated and predicted against measured."""
-    scenarios = [s for s in [*FRAMEWORK_PRICED, *FRAMEWORK_MEMORY] if not only or s in only]
+    scenarios = [s for s in [*FRAMEWORK_PRICED, *FRAMEWORK_MEMORY, *FRAMEWORK_RUN_PRICED] if not only or s in only]
     # Bytes are priced without the link model: measure one only for time.
-    if any(s in FRAMEWORK_PRICED for s in scenarios):
+    if any(s in FRAMEWORK_PRICED or s in FRAMEWORK_RUN_PRICED for s in scenarios):
         system = framework_system(apptracer, work, kept, system)
     print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
     times = framework_times(apptracer, rounds, work, kept, scenarios)
@@ -313,6 +351,7 @@ def frameworks(apptracer, rounds, work, kept, system, only):
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
             results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
     results += memory_twins(apptracer, times, work, system)
+    results += run_priced_twins(apptracer, times, work, system)
     print("\nPer traced run (the tables give their medians):")
     print("\n".join(spreads))
     print("\n".join(results))
