@@ -308,7 +308,7 @@ def frameworks(apptracer, rounds, work, kept, system, only):
     """The framework twins: per step, estimated and predicted against measured."""
     scenarios = [s for s in [*FRAMEWORK_PRICED, *FRAMEWORK_MEMORY, *FRAMEWORK_RUN_PRICED] if not only or s in only]
     # Bytes are priced without the link model: measure one only for time.
-    if any(s in FRAMEWORK_PRICED or s in FRAMEWORK_RUN_PRICED for s in scenarios):
+    if any(s in FRAMEWORK_PRICED for s in scenarios):
         system = framework_system(apptracer, work, kept, system)
     print(f"system file: {system or 'none (diagnose prices from the trace; no whatif)'}")
     times = framework_times(apptracer, rounds, work, kept, scenarios)
