@@ -119,6 +119,10 @@ ReportOutput framework_report(trace::Trace& trace, const std::map<ContextKey, Wo
     note = "ops recorded for 1 in " + std::to_string(contexts.op_sample_every()) +
            " calls (sampled, the default): " + std::to_string(contexts.from_other_steps()) + " of " +
            std::to_string(all_launches) + " kernel launches named from the same launch in other steps";
+    if (contexts.from_other_calls() > 0) {
+      note += ", " + std::to_string(contexts.from_other_calls()) +
+              " from other calls of the module or scope around them";
+    }
     int64_t unnamed = 0;
     for (const auto& [key, work] : rows) {
       if (!key.first) unnamed += work.launches;

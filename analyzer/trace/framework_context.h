@@ -23,7 +23,11 @@
 // autograd sequence numbers a steady step uses grow by the same count each
 // step, so the op that made node s made node s + that count a step later
 // (an op that makes no node carries the next node's number: where two
-// modules' ops hold one, the op the node's type names made it).
+// modules' ops hold one, the op the node's type names made it). A launch
+// the steps leave without an op (work that runs in few steps, or outside
+// them) takes the op recorded at its place in another call of the module or
+// scope around it: its count among the launches since that range began, and
+// its kernel.
 // Autograd's engine also launches work between nodes (a gradient summed down
 // to a broadcast input's shape or cast back to its type, gradients added up
 // for an input): a launch no step saw inside a node is the backward of the
@@ -44,6 +48,7 @@
 namespace apptracer::trace {
 
 class Trace;
+struct PlacedLaunch;
 
 enum class ModulePhase : uint8_t { None, Forward, Backward, Scope };
 // "", "forward", "backward", "scope".
@@ -78,6 +83,9 @@ class FrameworkContexts {
   // How many kernel launches of a sampled trace took their op or module
   // from other steps.
   size_t from_other_steps() const { return from_other_steps_; }
+  // How many kernel launches that steps left without an op took theirs
+  // from other calls of the module or scope around them.
+  size_t from_other_calls() const { return from_other_calls_; }
 
   // The context of work issued on thread `tid` of `process` at `ns` (for a
   // kernel launch of a sampled trace, `ns` its call's start, completed from
@@ -158,7 +166,14 @@ class FrameworkContexts {
   // known by its thread and time finds its launch.
   std::vector<uint32_t> placed_calls_;
   size_t from_other_steps_ = 0;
+  size_t from_other_calls_ = 0;
   void fill_from_other_steps(Trace& trace);
+  // Takes `own`, recorded for a launch whose call started at `start_ns`, as
+  // `place`'s op where it is the first or the inner one.
+  static void take_inner_op(const FrameworkContext& own, int64_t start_ns, Place& place);
+  // What steps left without an op, from other calls of the module or scope
+  // around it (framework_context_sampled.cpp); `launches` by thread and start.
+  void fill_from_other_calls(std::vector<PlacedLaunch>& launches);
   // Sampled traces: backward nodes whose forward op was not recorded in
   // their own step get their module from the same op in another step.
   void link_nodes_by_step_period(Trace& trace);

@@ -6,6 +6,11 @@
 // that took another path (an extra launch early on shifts the rest) names
 // its launches only where the same kernel ran at the same place in another
 // step, and leaves the other steps' places as they were.
+// What steps leave unnamed (work that runs in few steps, as an evaluation
+// every few steps, or outside the steady steps) is named from other calls
+// of the module or scope around it: a launch's place there is (thread, that
+// range's name, its count among the launches since the range began, its
+// kernel), the same in every call of a module that runs the same work.
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -24,21 +29,29 @@
 
 namespace apptracer::trace {
 
-namespace {
+constexpr uint32_t kNoStep = UINT32_MAX;
 
-// A kernel launch of a steady step, by its call (calls_).
+// A kernel launch of a sampled trace, by its call (calls_): what its
+// fill from other steps and calls sorts and numbers.
 struct PlacedLaunch {
   int64_t start_ns;
   int64_t kernel_id;  // kernels.id: a graph launch's kernels share its call
   int64_t kernel_name_id;
   uint32_t thread;
-  uint32_t step;
+  uint32_t step;  // its steady step; kNoStep: none
   uint32_t call;
-  uint32_t place = 0;  // launches before it on its thread in its step; then its place
+  // Launches before it on its thread in its step, then its place (kNoStep:
+  // none); then whether it is left without an op.
+  uint32_t place = 0;
 };
+
+namespace {
 
 // (thread, launches before it, kernel name id)
 using LaunchPlace = std::tuple<uint32_t, uint32_t, int64_t>;
+// (thread, the name of the module or scope around it, whether a scope,
+// launches before it since that range began, kernel name id)
+using RangePlace = std::tuple<uint32_t, int64_t, bool, uint32_t, int64_t>;
 
 // An op still open at the end of the trace lasts forever.
 int64_t op_duration(const FrameworkContext& context) {
@@ -189,26 +202,27 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   trace.each_row<KernelRow>({"id", "call_correlation_id", "name_id"}, [&](const Packed<KernelRow>& kernel) {
     if (!kernel.call_correlation_id || !kernel.name_id) return;
     const Call* call = find_call(kernel.process, *kernel.call_correlation_id);
+    if (!call) return;
     const ProcessSteps* process_steps = steps.find(kernel.process);
-    if (!call || !process_steps) return;
-    std::optional<size_t> step = process_steps->steady_step_at(call->start_ns);
-    if (!step) return;
-    launches.push_back({call->start_ns, kernel.id, *kernel.name_id, call->thread, static_cast<uint32_t>(*step),
-                        static_cast<uint32_t>(call - calls_.data())});
+    std::optional<size_t> step = process_steps ? process_steps->steady_step_at(call->start_ns) : std::nullopt;
+    launches.push_back({call->start_ns, kernel.id, *kernel.name_id, call->thread,
+                        step ? static_cast<uint32_t>(*step) : kNoStep, static_cast<uint32_t>(call - calls_.data())});
   });
-  // Threads are by process and tid: launches by process, thread, step and start.
+  // Threads are by process and tid: launches by process, thread and start
+  // (a thread's steps follow one another, each one stretch of its launches).
   std::sort(launches.begin(), launches.end(), [](const PlacedLaunch& a, const PlacedLaunch& b) {
-    return std::tie(a.thread, a.step, a.start_ns, a.kernel_id) < std::tie(b.thread, b.step, b.start_ns, b.kernel_id);
+    return std::tie(a.thread, a.start_ns, a.kernel_id) < std::tie(b.thread, b.start_ns, b.kernel_id);
   });
-  for (size_t i = 1; i < launches.size(); ++i) {
-    const PlacedLaunch& before = launches[i - 1];
+  for (size_t i = 0; i < launches.size(); ++i) {
     PlacedLaunch& launch = launches[i];
-    bool same_step = std::tie(before.thread, before.step) == std::tie(launch.thread, launch.step);
-    launch.place = same_step ? before.place + 1 : 0;
+    bool same_step = i > 0 && std::tie(launches[i - 1].thread, launches[i - 1].step) ==
+                                  std::tie(launch.thread, launch.step);
+    launch.place = launch.step == kNoStep ? kNoStep : same_step ? launches[i - 1].place + 1 : 0;
   }
 
   std::map<LaunchPlace, uint32_t> numbered;
   for (PlacedLaunch& launch : launches) {
+    if (launch.step == kNoStep) continue;
     auto [number, added] = numbered.try_emplace({launch.thread, launch.place, launch.kernel_name_id},
                                                 static_cast<uint32_t>(places_.size()));
     if (added) places_.emplace_back();
@@ -218,11 +232,7 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
     // Where one step recorded an outer op (aten::linear) and another the op
     // inside it (aten::addmm), the inner one launched it: ops nest, so the
     // shorter.
-    if (own.op_id != 0 && (place.op.op_id == 0 || op_duration(own) < op_duration(place.op))) {
-      place.op = own;
-      place.op_starts_after_ns = own.op_start_ns - launch.start_ns;
-      place.op_ends_after_ns = shifted(own.op_end_ns, -launch.start_ns);
-    }
+    take_inner_op(own, launch.start_ns, place);
     if (own.phase != ModulePhase::None && place.module.phase == ModulePhase::None) place.module = own;
     place.in_node = place.in_node || innermost(threads_[launch.thread].backward, launch.start_ns);
   }
@@ -237,7 +247,8 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   for (size_t i = 1; i < launches.size(); ++i) {
     const PlacedLaunch& before = launches[i - 1];
     const PlacedLaunch& launch = launches[i];
-    if (std::tie(before.thread, before.step) != std::tie(launch.thread, launch.step)) continue;
+    if (launch.step == kNoStep || std::tie(before.thread, before.step) != std::tie(launch.thread, launch.step))
+      continue;
     Place& place = places_[launch.place];
     const Place& previous = places_[before.place];
     if (!place.in_node && place.module.phase == ModulePhase::None && previous.module.phase == ModulePhase::Backward)
@@ -248,17 +259,89 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   // pass above: a million launches' contexts would be 40 MB more at the
   // peak. A call keeps the first place that completes it; a lookup
   // completes its context again from there.
-  for (const PlacedLaunch& launch : launches) {
+  // Then a launch's place says only whether it is left without an op (kNone).
+  for (PlacedLaunch& launch : launches) {
     FrameworkContext context = recorded_at(threads_[launch.thread], launch.start_ns);
-    if (!complete(places_[launch.place], launch.start_ns, context)) continue;
-    ++from_other_steps_;
-    Call& call = calls_[launch.call];
-    if (call.place != kNone) continue;
-    call.place = launch.place;
-    placed_calls_.push_back(launch.call);
+    if (launch.step != kNoStep && complete(places_[launch.place], launch.start_ns, context)) {
+      ++from_other_steps_;
+      Call& call = calls_[launch.call];
+      if (call.place == kNone) {
+        call.place = launch.place;
+        placed_calls_.push_back(launch.call);
+      }
+    }
+    launch.place = context.op_id == 0 ? kNone : 0;
   }
-  // Launches were by thread and start already (a thread's steps follow one another).
+  // Launches are by thread and start, so the calls placed so far are too;
+  // the few placed from other calls are put among them.
+  size_t from_steps = placed_calls_.size();
+  fill_from_other_calls(launches);
+  auto by_thread_and_start = [&](uint32_t a, uint32_t b) {
+    return std::tie(calls_[a].thread, calls_[a].start_ns) < std::tie(calls_[b].thread, calls_[b].start_ns);
+  };
+  auto tail = placed_calls_.begin() + static_cast<std::ptrdiff_t>(from_steps);
+  std::sort(tail, placed_calls_.end(), by_thread_and_start);
+  std::inplace_merge(placed_calls_.begin(), tail, placed_calls_.end(), by_thread_and_start);
   placed_calls_.shrink_to_fit();
+}
+
+void FrameworkContexts::take_inner_op(const FrameworkContext& own, int64_t start_ns, Place& place) {
+  if (own.op_id == 0 || (place.op.op_id != 0 && op_duration(own) >= op_duration(place.op))) return;
+  place.op = own;
+  place.op_starts_after_ns = own.op_start_ns - start_ns;
+  place.op_ends_after_ns = shifted(own.op_end_ns, -start_ns);
+}
+
+void FrameworkContexts::fill_from_other_calls(std::vector<PlacedLaunch>& launches) {
+  // A launch's place in the module (forward) or scope around it; none
+  // outside both. Launches are by thread and start: those since the range
+  // began are found by its start.
+  auto range_place = [&](size_t i) -> std::optional<RangePlace> {
+    const PlacedLaunch& launch = launches[i];
+    const Thread& ranges = threads_[launch.thread];
+    const Range* module = innermost(ranges.modules, launch.start_ns);
+    const Range* around = module ? module : innermost(ranges.scopes, launch.start_ns);
+    if (!around) return std::nullopt;
+    auto first = std::lower_bound(launches.begin(), launches.begin() + static_cast<std::ptrdiff_t>(i),
+                                  std::make_pair(launch.thread, around->start_ns),
+                                  [](const PlacedLaunch& l, const std::pair<uint32_t, int64_t>& key) {
+                                    return std::make_pair(l.thread, l.start_ns) < key;
+                                  });
+    auto before = static_cast<uint32_t>(launches.begin() + static_cast<std::ptrdiff_t>(i) - first);
+    return RangePlace{launch.thread, around->name_id, module == nullptr, before, launch.kernel_name_id};
+  };
+  // What any call recorded at each place: only launches with a recorded op
+  // teach, only those left without one learn (few of a million).
+  std::map<RangePlace, Place> taught;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (launches[i].place == kNone) continue;
+    FrameworkContext own = recorded_at(threads_[launches[i].thread], launches[i].start_ns);
+    if (own.op_id == 0) continue;
+    if (std::optional<RangePlace> key = range_place(i)) take_inner_op(own, launches[i].start_ns, taught[*key]);
+  }
+  if (taught.empty()) return;
+  // A call whose step named its module but not its op keeps both: one place
+  // made of the two, per pair.
+  std::map<std::pair<uint32_t, const Place*>, uint32_t> joined;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (launches[i].place != kNone) continue;
+    std::optional<RangePlace> key = range_place(i);
+    auto found = key ? taught.find(*key) : taught.end();
+    if (found == taught.end()) continue;
+    ++from_other_calls_;
+    Call& call = calls_[launches[i].call];
+    if (call.place != kNone && places_[call.place].op.op_id != 0) continue;
+    auto [at, added] = joined.try_emplace({call.place, &found->second}, static_cast<uint32_t>(places_.size()));
+    if (added) {
+      Place place = call.place == kNone ? Place{} : places_[call.place];
+      place.op = found->second.op;
+      place.op_starts_after_ns = found->second.op_starts_after_ns;
+      place.op_ends_after_ns = found->second.op_ends_after_ns;
+      places_.push_back(place);
+    }
+    if (call.place == kNone) placed_calls_.push_back(launches[i].call);
+    call.place = at->second;
+  }
 }
 
 bool FrameworkContexts::complete(const Place& place, int64_t start_ns, FrameworkContext& context) const {

@@ -305,6 +305,49 @@ TEST_F(FrameworkContextTest, AStepThatTookAnotherPathLeavesTheOthersNamed) {
   EXPECT_EQ(context_of(b[2]), "//");
 }
 
+// Work that runs in few steps or outside them (an evaluation every few
+// steps, or after the last) has no place the steps recorded: it takes the
+// op recorded at its place in another call of the module or scope around
+// it, where the same kernel ran as many launches after the range began.
+TEST_F(FrameworkContextTest, WorkOutsideTheStepsIsNamedFromOtherCallsOfItsModuleOrScope) {
+  using K = FrameworkRangeKind;
+  sampled_steps();
+  for (int64_t k = 1; k <= 4; ++k) {
+    int64_t base = 1000 * k;
+    range(K::Module, "net.0", 1, 0, base + 10, base + 400);
+    launch(1, base + 100, "_Z4gemmv");
+    launch(1, base + 200, "_Z4biasv");
+  }
+  range(K::Op, "aten::addmm", 1, 0, 2090, 2150);  // recorded in step 2 only
+  range(K::Op, "aten::add", 1, 0, 3190, 3250);    // and step 3
+  // After the last step: an evaluation scope calling the module twice, then
+  // a kernel of its own; the scope's first call recorded its op.
+  std::vector<int64_t> gemm, bias, softmax;
+  for (int64_t k = 0; k < 2; ++k) {
+    int64_t base = 6000 + 1000 * k;
+    range(K::Scope, "validation_step (train.py:25)", 1, 0, base, base + 900);
+    range(K::Module, "net.0", 1, 0, base + 10, base + 400);
+    gemm.push_back(launch(1, base + 100, "_Z4gemmv"));
+    bias.push_back(launch(1, base + 200, "_Z4biasv"));
+    softmax.push_back(launch(1, base + 500, "_Z7softmaxv"));
+  }
+  range(K::Op, "aten::_log_softmax", 1, 0, 6490, 6550);
+  int64_t other_kernel = launch(1, 8100, "_Z5otherv");
+  range(K::Module, "net.0", 1, 0, 8010, 8400);
+  EXPECT_EQ(context_of(gemm[1]), "net.0/forward/aten::addmm");
+  EXPECT_EQ(context_of(bias[0]), "net.0/forward/aten::add");
+  EXPECT_EQ(context_of(softmax[1]), "validation_step (train.py:25)/scope/aten::_log_softmax")
+      << "counted from the scope's start: the module's launches before it count";
+  EXPECT_EQ(context_of(other_kernel), "net.0/forward/") << "another kernel at the place names nothing";
+  Trace trace(builder_.db());
+  EXPECT_EQ(trace.framework_contexts().from_other_calls(), 5u)
+      << "the evaluation's two gemms, two biases and second softmax";
+  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 7100);
+  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
+  EXPECT_EQ(issued.op_start_ns, 7090);
+  EXPECT_EQ(issued.op_end_ns, 7150);
+}
+
 // A graph launch's kernels share its call: each has its own place, each
 // counts as a launch named from other steps, and the call, looked up by its
 // correlation id or by its thread and start, is named as its first kernel.
