@@ -26,6 +26,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   Diagnosis diagnosis;
   std::vector<Finding> findings;
   int64_t run_ns = 0;
+  int64_t run_steps = 0;
   // The whole run's DVDG and memory model, which the steady steps' facts take.
   std::optional<WholeRunModels> whole_run;
   if (!request.whole_run && !request.steps.any() && has_steady_steps(trace)) {
@@ -38,6 +39,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
       show(progress, "rules over the whole run");
       run_rules(whole, *model.cost, request.limits, RuleSet::WholeRunOnly, findings);
       run_ns = whole.run_ns();
+      run_steps = whole.step_count();
       if (request.with_whole_run) request.with_whole_run(trace, whole);
       whole_run = WholeRunModels{std::move(whole.graph), std::move(whole.memory_model),
                                  std::move(whole.framework_segments), whole.framework};
@@ -59,7 +61,7 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   // Split, the whole run's were given before the steady steps were read.
   if (!split && request.with_whole_run) request.with_whole_run(trace, facts);
   diagnosis.findings = finish_findings(std::move(findings), request.limits,
-                                       std::max(run_ns, facts.run_ns()), facts.median_step_ns());
+                                       std::max(run_ns, facts.run_ns()), facts.median_step_ns(), run_steps);
   diagnosis.link_model = model.name;
   diagnosis.time_origin = facts.origin.describe();
   diagnosis.notes = diagnosis_notes(facts, split);

@@ -32,15 +32,16 @@ void mark_minor(std::vector<Finding>& findings, const StepNoise& noise) {
            " median step";
   };
   for (Finding& f : findings) {
-    if (f.correctness || f.startup || f.saving_bytes || f.steps <= 0) continue;
-    double per_step = static_cast<double>(weight(f) / f.steps);
+    int64_t steps = f.steps > 0 ? f.steps : noise.run_steps;
+    if (f.correctness || f.startup || f.saving_bytes || steps <= 0) continue;
+    double per_step = static_cast<double>(weight(f) / steps);
     std::string why;
     if (per_step < noise.share * static_cast<double>(noise.step_ns)) {
       why = std::string(f.saving_ns ? "saves" : "costs") + " under " + share_text(noise.share) +
             ": less than steps vary";
-    } else if (f.events > 0 && f.events * 4 < f.steps &&
+    } else if (f.events > 0 && f.events * 4 < steps &&
                per_step < noise.one_off_share * static_cast<double>(noise.step_ns)) {
-      why = "happened " + std::to_string(f.events) + " time(s) in " + std::to_string(f.steps) + " steps and " +
+      why = "happened " + std::to_string(f.events) + " time(s) in " + std::to_string(steps) + " steps and " +
             (f.saving_ns ? "saves" : "costs") + " under " + share_text(noise.one_off_share) +
             ": a one-off, not a problem of the step";
     } else {

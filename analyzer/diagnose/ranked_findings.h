@@ -17,11 +17,13 @@ namespace apptracer::diagnose {
 
 // What a finding about the steps must save per step not to be minor: a
 // share of the median step, and a larger one for a finding that happened
-// in fewer than a quarter of the steps.
+// in fewer than a quarter of the steps. A finding about the whole run (the
+// data-flow rules') is about as many steps as the run held.
 struct StepNoise {
   int64_t step_ns = 0;  // the median step; 0: no steps, nothing is minor
   double share = 0.0;
   double one_off_share = 0.0;
+  int64_t run_steps = 0;  // the steps of the whole run; 0: its findings are never minor
 };
 
 // `run_ns`: how long the traced run(s) lasted (TraceFacts::run_ns).

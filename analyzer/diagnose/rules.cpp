@@ -84,7 +84,7 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
 }
 
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
-                                     int64_t run_ns, int64_t step_ns) {
+                                     int64_t run_ns, int64_t step_ns, int64_t run_steps) {
   for (Finding& f : findings) {
     if (!f.while_compiling) continue;
     f.startup = true;
@@ -94,7 +94,7 @@ std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresh
   }
   findings = group_by_site(std::move(findings), static_cast<size_t>(limits.max_evidence_rows));
   findings = fold_compiler_work(std::move(findings));
-  rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share});
+  rank_findings(findings, run_ns, {step_ns, limits.min_step_share, limits.one_off_step_share, run_steps});
   return findings;
 }
 

@@ -81,9 +81,9 @@ void run_rules(const TraceFacts& facts, const TransferCost& cost, const Threshol
                RuleSet set, std::vector<Finding>& findings);
 // Groups findings by site and ranks them; savings bounded by `run_ns`;
 // findings about the steps minor against `step_ns`, the median step (0: no
-// steps).
+// steps), and those about the whole run against it over its `run_steps`.
 std::vector<Finding> finish_findings(std::vector<Finding> findings, const Thresholds& limits,
-                                     int64_t run_ns, int64_t step_ns = 0);
+                                     int64_t run_ns, int64_t step_ns = 0, int64_t run_steps = 0);
 
 // What the rules looked at and could not look at, one line each (e.g.
 // unified-memory migrations the trace did not record). `whole_run_rules_ran`:
