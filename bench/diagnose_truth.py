@@ -246,21 +246,30 @@ def framework_times(apptracer, rounds, work, kept, scenarios):
     return times
 
 
+def measured_pairs(times, rules, field, header):
+    """Each twin of `rules` that was measured, as (scenario, rule, bad, fixed)
+    from its `bad_FIELD` and `fixed_FIELD` values, after the table's header;
+    a twin that could not run gets a line saying so instead."""
+    measured_twins = [s for s in rules if s in times]
+    if measured_twins:
+        print()
+        table_header(*header)
+    for scenario in measured_twins:
+        bad, fixed = times[scenario].get(f"bad_{field}"), times[scenario].get(f"fixed_{field}")
+        if not bad or not fixed:
+            print(f"| {scenario} | {rules[scenario]} | | cannot run here (needs its framework and a GPU) |"
+                  + " |" * (len(header) - 4))
+            continue
+        yield scenario, rules[scenario], bad, fixed
+
+
 def memory_twins(apptracer, times, work, system):
     """The twins whose rule prices bytes: its saving at the peak beside the
     bad twin's peak less the fixed one's."""
-    measured_twins = [s for s in FRAMEWORK_MEMORY if s in times]
-    if measured_twins:
-        print()
-        table_header("scenario", "rule", "estimated saving (MiB)", "measured saving (MiB)", "error", "bad peak (MiB)",
-                     "fixed peak (MiB)")
     results = []
-    for scenario in measured_twins:
-        rule = FRAMEWORK_MEMORY[scenario]
-        bad, fixed = times[scenario].get("bad_peak"), times[scenario].get("fixed_peak")
-        if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | |")
-            continue
+    for scenario, rule, bad, fixed in measured_pairs(
+            times, FRAMEWORK_MEMORY, "peak", ("scenario", "rule", "estimated saving (MiB)", "measured saving (MiB)",
+                                             "error", "bad peak (MiB)", "fixed peak (MiB)")):
         mib = 1 << 20
         measured = (statistics.median(bad) - statistics.median(fixed)) / mib
         estimated = median_of([savings(rule_findings(apptracer, trace, rule, system), "saving_bytes", mib)
@@ -276,18 +285,10 @@ def memory_twins(apptracer, times, work, system):
 def run_priced_twins(apptracer, times, work, system):
     """The twins whose rule prices a saving over the whole run: its saving
     beside the bad twin's timed steps' time less the fixed one's."""
-    measured_twins = [s for s in FRAMEWORK_RUN_PRICED if s in times]
-    if measured_twins:
-        print()
-        table_header("scenario", "rule", "estimated saving (ms)", "error", "measured saving (ms)",
-                     "bad run (ms)", "fixed run (ms)")
     results = []
-    for scenario in measured_twins:
-        rule = FRAMEWORK_RUN_PRICED[scenario]
-        bad, fixed = times[scenario].get("bad_work"), times[scenario].get("fixed_work")
-        if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | |")
-            continue
+    for scenario, rule, bad, fixed in measured_pairs(
+            times, FRAMEWORK_RUN_PRICED, "work", ("scenario", "rule", "estimated saving (ms)", "error",
+                                                  "measured saving (ms)", "bad run (ms)", "fixed run (ms)")):
         measured = statistics.median(bad) - statistics.median(fixed)
         each_findings = [rule_findings(apptracer, trace, rule, system) for trace in kept_framework_traces(work, scenario)]
         each_estimate = [savings(findings, "saving_ns", 1e6) for findings in each_findings]

@@ -53,6 +53,15 @@ class FrameworkContextTest : public ::testing::Test {
            "/" + std::string(trace.string(context.op_id));
   }
 
+  // "op@start-end" of work issued on `tid` at `ns` (a DVDG op's producer,
+  // known by its thread and time).
+  std::string op_issued(int64_t tid, int64_t ns) {
+    Trace trace(builder_.db());
+    FrameworkContext context = trace.framework_contexts().issued(kSingleProcess, tid, ns);
+    return std::string(trace.string(context.op_id)) + "@" + std::to_string(context.op_start_ns) + "-" +
+           std::to_string(context.op_end_ns);
+  }
+
   // NVTX "step 1" ... "step N", 1,000 ns each from 1,000 ns.
   // Four steps of a trace that recorded 1 op in 4: what the sampled tests
   // fill from other steps.
@@ -189,11 +198,7 @@ TEST_F(FrameworkContextTest, SampledOpsAreNamedFromTheSameLaunchInOtherSteps) {
   Trace trace(builder_.db());
   EXPECT_EQ(trace.framework_contexts().from_other_steps(), 9u)
       << "all but step 2's own a, b and c";
-  // Work known by its thread and time (a DVDG op's producer) too.
-  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 3100);
-  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
-  EXPECT_EQ(issued.op_start_ns, 3090);
-  EXPECT_EQ(issued.op_end_ns, 3150);
+  EXPECT_EQ(op_issued(1, 3100), "aten::addmm@3090-3150");
 }
 
 // A backward node whose forward op was recorded only in other steps: each
@@ -342,10 +347,7 @@ TEST_F(FrameworkContextTest, WorkOutsideTheStepsIsNamedFromOtherCallsOfItsModule
   Trace trace(builder_.db());
   EXPECT_EQ(trace.framework_contexts().from_other_calls(), 5u)
       << "the evaluation's two gemms, two biases and second softmax";
-  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 7100);
-  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
-  EXPECT_EQ(issued.op_start_ns, 7090);
-  EXPECT_EQ(issued.op_end_ns, 7150);
+  EXPECT_EQ(op_issued(1, 7100), "aten::addmm@7090-7150");
 }
 
 // A graph launch's kernels share its call: each has its own place, each
@@ -372,10 +374,7 @@ TEST_F(FrameworkContextTest, AGraphLaunchsKernelsShareTheNameOfTheirCall) {
   EXPECT_EQ(context_of(graph[3]), "Net/forward/aten::addmm");
   Trace trace(builder_.db());
   EXPECT_EQ(trace.framework_contexts().from_other_steps(), 6u) << "both kernels of steps 1, 3 and 4";
-  FrameworkContext issued = trace.framework_contexts().issued(kSingleProcess, 1, 4100);
-  EXPECT_EQ(trace.string(issued.op_id), "aten::addmm");
-  EXPECT_EQ(issued.op_start_ns, 4090);
-  EXPECT_EQ(issued.op_end_ns, 4150);
+  EXPECT_EQ(op_issued(1, 4100), "aten::addmm@4090-4150");
 }
 
 TEST_F(FrameworkContextTest, AnUnsampledTraceNamesOnlyWhatItRecorded) {
