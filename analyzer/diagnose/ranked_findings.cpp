@@ -24,8 +24,29 @@ int tier(const Finding& f) {
   return 3;
 }
 
+// A start-up finding of a rule other than `startup` (a data-flow waste over
+// before the first steady step) saving under `share` of start-up's length is
+// minor: paid once, and small beside what start-up costs anyway.
+void mark_minor_in_startup(std::vector<Finding>& findings, double share) {
+  int64_t startup_ns = 0;
+  for (const Finding& f : findings) {
+    if (f.rule == "startup") startup_ns = std::max(startup_ns, f.cost_ns);
+  }
+  if (startup_ns <= 0) return;
+  double bound = share * static_cast<double>(startup_ns);
+  for (Finding& f : findings) {
+    if (!f.startup || f.rule == "startup" || f.correctness || f.saving_bytes || f.minor) continue;
+    if (static_cast<double>(weight(f)) >= bound) continue;
+    f.minor = true;
+    f.estimate += std::string(f.estimate.empty() ? "" : "; ") + (f.saving_ns ? "saves" : "costs") + " under " +
+                  format_ns(static_cast<int64_t>(bound)) + ", " + std::to_string(static_cast<int>(100 * share + 0.5)) +
+                  "% of the " + format_ns(startup_ns) + " start-up: small beside it";
+  }
+}
+
 void mark_minor(std::vector<Finding>& findings, const StepNoise& noise) {
   if (noise.step_ns <= 0) return;
+  mark_minor_in_startup(findings, noise.share);
   auto share_text = [&](double share) {
     return format_ns(static_cast<int64_t>(share * static_cast<double>(noise.step_ns))) + " per step, " +
            std::to_string(static_cast<int>(100 * share + 0.5)) + "% of the " + format_ns(noise.step_ns) +

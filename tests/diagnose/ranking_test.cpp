@@ -179,6 +179,30 @@ TEST(RankFindings, AWholeRunFindingIsMinorAgainstTheStepsTheRunHeld) {
       << findings[1].estimate;
 }
 
+// A data-flow finding over before the first steady step is start-up's
+// (listed with it); one saving under 1% of start-up's length is minor (a
+// Lightning fit's 38 us copy written and never read in its 15.1 s start-up),
+// one saving more is not, and neither is `startup` itself.
+TEST(RankFindings, AStartUpFindingSmallBesideStartUpIsMinor) {
+  Finding startup = priced("startup", std::nullopt, 15'112 * kMs);
+  startup.startup = true;
+  Finding small = priced("written_never_read", 37'925, 37'925);
+  small.startup = true;
+  Finding large = priced("redundant_copy", 400 * kMs, 400 * kMs);
+  large.startup = true;
+  Finding step = priced("launch_bound_kernels", 40 * 1'900'000, 40 * 1'940'000);
+  step.steps = 40;
+  std::vector<Finding> findings{small, startup, large, step};
+  rank_findings(findings, 20'000 * kMs, {5'310'000, 0.01, 0.1, 40});
+  EXPECT_EQ(rules_of(findings),
+            (std::vector<std::string>{"launch_bound_kernels", "startup", "redundant_copy", "written_never_read"}));
+  for (size_t i = 0; i < 3; ++i) EXPECT_FALSE(findings[i].minor) << findings[i].rule;
+  EXPECT_TRUE(findings[3].minor);
+  EXPECT_NE(findings[3].estimate.find("saves under 151.12 ms, 1% of the 15.11 s start-up: small beside it"),
+            std::string::npos)
+      << findings[3].estimate;
+}
+
 // A flax training run's single 1.06 ms idle gap in 40 steps of 548 us: 25
 // us a step, 4.6% of it, more than steps vary but in one step only. Minor,
 // after the launch-bound step it ranked above; a synchronization in every
