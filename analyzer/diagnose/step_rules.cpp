@@ -9,6 +9,7 @@
 #include <string>
 
 #include "analyzer/diagnose/rules.h"
+#include "analyzer/model/median.h"
 #include "analyzer/trace/by_kernel_name.h"
 
 namespace apptracer::diagnose {
@@ -187,6 +188,44 @@ std::string startup_fix(Framework framework) {
   }
 }
 
+// A step that also ran other work (an evaluation every ten steps: twice the
+// launches of the others) is not the step a graph would replay, and its
+// host time between launches is that work's: where such steps are under a
+// quarter of the steps, they are left out of `spans` (counted by step, as
+// a step may span devices). Returns how many.
+size_t leave_out_other_work(const TraceFacts& facts, std::vector<Span>& spans) {
+  if (facts.ops().steps().empty() || spans.empty()) return 0;
+  // Each launcher's spans by start, and the launches issued in each.
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_launcher;
+  for (size_t i = 0; i < spans.size(); ++i) by_launcher[{spans[i].device, spans[i].process}].push_back(i);
+  for (auto& [launcher, list] : by_launcher) {
+    std::sort(list.begin(), list.end(), [&](size_t a, size_t b) { return spans[a].start < spans[b].start; });
+  }
+  std::vector<int64_t> launches(spans.size(), 0);
+  for (const Kernel& k : facts.ops().kernels()) {
+    const auto& row = *k.row;
+    auto found = by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
+    if (found == by_launcher.end()) continue;
+    int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
+    const std::vector<size_t>& list = found->second;
+    auto after = std::upper_bound(list.begin(), list.end(), issued,
+                                  [&](int64_t ns, size_t i) { return ns < spans[i].start; });
+    if (after != list.begin() && issued < spans[*std::prev(after)].end) ++launches[*std::prev(after)];
+  }
+  int64_t median = model::middle_value(launches);
+  std::set<std::pair<int64_t, int64_t>> other;  // by (process, start)
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (2 * launches[i] > 3 * median) other.insert({spans[i].process, spans[i].start});
+  }
+  std::set<std::pair<int64_t, int64_t>> all;
+  for (const Span& span : spans) all.insert({span.process, span.start});
+  if (other.empty() || 4 * other.size() >= all.size()) return 0;
+  spans.erase(std::remove_if(spans.begin(), spans.end(),
+                             [&](const Span& span) { return other.count({span.process, span.start}) > 0; }),
+              spans.end());
+  return other.size();
+}
+
 bool loads_modules(std::string_view name) {
   return name.find("Module") != std::string_view::npos || name.find("Library") != std::string_view::npos;
 }
@@ -219,6 +258,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   } else {
     spans = std::move(steady);
   }
+  size_t other_work = leave_out_other_work(facts, spans);
   if (spans.empty()) return;
   int64_t wall = 0, busy_ns = 0, idle = 0;
   for (const Span& span : spans) {
@@ -338,9 +378,16 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            // Means, so that the step's numbers add up to the totals saved;
            // the report's step cards show medians beside them.
            (facts.ops().steps().empty() ? ""
-            : recompiling.empty()      ? " (means of the steps)"
-                                       : " (means of the steps; " + std::to_string(recompiling.size()) +
-                                             " in which XLA compiled a new shape left out)");
+            : recompiling.empty() && other_work == 0 ? " (means of the steps)"
+            : " (means of the steps" +
+                  (recompiling.empty() ? std::string()
+                                       : "; " + std::to_string(recompiling.size()) +
+                                             " in which XLA compiled a new shape left out") +
+                  (other_work == 0 ? std::string()
+                                   : "; " + std::to_string(other_work) +
+                                         " that also ran other work (over 1.5x the launches of the median step, "
+                                         "as an evaluation) left out") +
+                  ")");
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
   if (in_graphs) {
@@ -368,7 +415,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  noun + " it is that time less the graph replay's";
   }
   f.claim = "GPU idle time";
-  f.steps = facts.step_count() - static_cast<int64_t>(recompiling.size());
+  f.steps = facts.step_count() - static_cast<int64_t>(recompiling.size() + other_work);
   bool one_graph_per_step = in_graphs && !facts.ops().steps().empty() && launches <= spans_count;
   f.fix = launch_bound_fix(facts.framework,
                            one_graph_per_step ? StepLaunch::OneGraph

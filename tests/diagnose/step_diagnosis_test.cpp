@@ -85,6 +85,28 @@ TEST_F(StepDiagnosis, LooksAtTheSteadyStepsAndListsStartUpLast) {
   EXPECT_EQ(diagnosis.notes[0].rfind("looked at the steady steps", 0), 0u) << diagnosis.notes[0];
 }
 
+// A step that also ran other work (an evaluation every few steps: here the
+// third step launches 150 more kernels after its own) is not the step a
+// graph would replay: left out of the launch-bound step's means and totals,
+// and said so.
+TEST_F(StepDiagnosis, AStepThatAlsoRanOtherWorkIsLeftOutOfTheLaunchBoundStep) {
+  int64_t d = buffer(AllocKind::Device, 4096);
+  for (int i = 0; i < 150; ++i) kernel("eval" + std::to_string(i), kStepsStart + 2 * kStep + 600'000 + i * 2'000, 1'000,
+                                       {{d, A::Read}}, 7, 500);
+  Diagnosis diagnosis = diagnosed();
+  ASSERT_FALSE(diagnosis.findings.empty());
+  const Finding& launch_bound = diagnosis.findings.front();
+  ASSERT_EQ(launch_bound.rule, "launch_bound_kernels");
+  EXPECT_EQ(launch_bound.steps, 4);
+  EXPECT_EQ(launch_bound.cost_ns, 4 * kStepIdle);
+  EXPECT_NE(launch_bound.what.find("GPU busy 20% of 1.00 ms per step; 100 launches per step"), std::string::npos)
+      << launch_bound.what;
+  EXPECT_NE(launch_bound.what.find("(means of the steps; 1 that also ran other work (over 1.5x the launches of "
+                                   "the median step, as an evaluation) left out)"),
+            std::string::npos)
+      << launch_bound.what;
+}
+
 // Data-flow waste over before the first steady step (a compiler's scratch
 // buffer, made and freed while it tunes) is start-up's: listed with start-up,
 // after the steps' findings. A buffer made then but held through the steps
