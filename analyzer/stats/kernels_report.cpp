@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analyzer/trace/operations.h"
+#include "analyzer/trace/short_names.h"
 #include "analyzer/stats/duration_summary.h"
 #include "analyzer/stats/stats_reports.h"
 #include "analyzer/stats/sums.h"
@@ -47,6 +48,7 @@ Table kernels_report(trace::Trace& trace) {
                    [](const Summary& a, const Summary& b) { return a.timed.total > b.timed.total; });
 
   Table table{"kernels", {"name", "count"}, {}};
+  table.text_forms = {trace::short_kernel_name_cell};
   table.columns.insert(table.columns.end(), std::begin(kDurationColumns), std::end(kDurationColumns));
   table.columns.push_back("untimed");
   for (const Summary& summary : summaries) {

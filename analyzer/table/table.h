@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct Table {
   // ordered largest first), then a line counting the rest; 0: every row.
   // CSV and JSON, which programs read, have every row.
   size_t text_rows = 0;
+  // In the table format, how a column's text is shown where its whole text
+  // hides what tells its cells apart (a kernel's C++ name, whose first 100
+  // characters many kernels share: its short form); CSV and JSON keep every
+  // cell whole. By column; missing or nullptr: as it is.
+  std::vector<std::string (*)(std::string_view)> text_forms = {};
 };
 
 }  // namespace apptracer

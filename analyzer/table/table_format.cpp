@@ -39,6 +39,16 @@ std::string human_text(const Cell& cell) {
   return "";
 }
 
+// A row's cells as the table format shows them (Table::text_forms).
+std::vector<Cell> in_text_form(const Table& table, const std::vector<Cell>& row) {
+  std::vector<Cell> shown = row;
+  for (size_t i = 0; i < shown.size() && i < table.text_forms.size(); ++i) {
+    if (table.text_forms[i] && std::holds_alternative<std::string>(shown[i]))
+      shown[i] = table.text_forms[i](std::get<std::string>(shown[i]));
+  }
+  return shown;
+}
+
 bool is_number(const Cell& cell) {
   return std::holds_alternative<int64_t>(cell) || std::holds_alternative<double>(cell);
 }
@@ -114,7 +124,8 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     if (format == OutputFormat::Table && table.text_rows > 0) shown = std::min(shown, table.text_rows);
     TableStream stream(out, format, heading);
     stream.columns(table.columns);
-    for (size_t r = 0; r < shown; ++r) stream.row(table.rows[r]);
+    bool text_forms = format == OutputFormat::Table && !table.text_forms.empty();
+    for (size_t r = 0; r < shown; ++r) stream.row(text_forms ? in_text_form(table, table.rows[r]) : table.rows[r]);
     stream.finish();
     if (shown < table.rows.size()) {
       out << "(" << table.rows.size() - shown << " more rows; --format csv or json lists every one)\n";

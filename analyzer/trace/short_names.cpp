@@ -240,4 +240,6 @@ std::string short_kernel_name(std::string_view name, size_t max_chars) {
   return out;
 }
 
+std::string short_kernel_name_cell(std::string_view name) { return short_kernel_name(name, 100); }
+
 }  // namespace apptracer::trace

@@ -17,5 +17,7 @@ namespace apptracer::trace {
 
 // The shortened name, at most `max_chars` long (longer: cut, ending in "...").
 std::string short_kernel_name(std::string_view name, size_t max_chars = 128);
+// The same, to fit a table's text cell (Table::text_forms).
+std::string short_kernel_name_cell(std::string_view name);
 
 }  // namespace apptracer::trace

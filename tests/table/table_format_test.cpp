@@ -69,6 +69,23 @@ TEST(TableFormat, ATableOfTooManyRowsShowsItsFirstAndCountsTheRestInTextOnly) {
   EXPECT_EQ(render({table}, OutputFormat::Table), render({sample_table()}, OutputFormat::Table));
 }
 
+// A column whose whole text hides what tells its cells apart (kernels'
+// C++ names) is shown in its text form in the table format only; CSV and
+// JSON, which programs read, keep the cell whole.
+TEST(TableFormat, AColumnsTextFormIsForTheTableFormatOnly) {
+  Table table{"kernels", {"name", "count"}, {}};
+  table.rows.push_back({std::string("void k<Long, Functor<A>>(int, float)"), int64_t{2}});
+  table.text_forms = {[](std::string_view name) { return std::string(name.substr(0, name.find('<'))) + "<A>"; }};
+  EXPECT_EQ(render({table}, OutputFormat::Table),
+            "== kernels ==\n"
+            "name       count\n"
+            "---------  -----\n"
+            "void k<A>      2\n");
+  EXPECT_EQ(render({table}, OutputFormat::Csv), "name,count\r\n\"void k<Long, Functor<A>>(int, float)\",2\r\n");
+  EXPECT_EQ(nlohmann::json::parse(render({table}, OutputFormat::Json))["kernels"][0]["name"],
+            "void k<Long, Functor<A>>(int, float)");
+}
+
 TEST(TableFormat, AnUnnamedTableIsABareJsonArray) {
   Table query{"", {"n"}, {{int64_t{7}}}};
   nlohmann::json document = nlohmann::json::parse(render({query}, OutputFormat::Json));
