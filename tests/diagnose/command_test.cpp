@@ -117,6 +117,24 @@ TEST(DiagnoseCommand, CsvAndAnalyses) {
   }
 }
 
+// People read kernels by their short names in aligned tables (a foreach
+// optimizer's kernels share their first 100 characters); CSV keeps them whole.
+TEST(DiagnoseCommand, TablesShowKernelsByTheirShortNames) {
+  ScratchDir scratch;
+  std::string trace = copy_example(scratch, "pytorch_train.db");
+  const std::string shown = "at::native::(anonymous namespace)::multi_tensor_apply_kernel<BinaryOpScalarFunctor<float>>";
+  const std::string whole = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::";
+  for (const std::string& command : {"stats " + trace + " -r kernels", "diagnose " + trace + " --analyses"}) {
+    Output text = run(command);
+    ASSERT_EQ(text.status, 0) << text.out;
+    EXPECT_NE(text.out.find(shown), std::string::npos) << command << text.out;
+    EXPECT_EQ(text.out.find(whole), std::string::npos) << command;
+    Output csv = run(command + " --csv");
+    ASSERT_EQ(csv.status, 0) << csv.out;
+    EXPECT_NE(csv.out.find(whole), std::string::npos) << command;
+  }
+}
+
 // Every output says how many findings it left out; --all leaves out none.
 TEST(DiagnoseCommand, SaysHowManyFindingsItLeftOut) {
   ScratchDir scratch;
