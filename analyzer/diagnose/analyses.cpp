@@ -170,7 +170,7 @@ Table copy_compute_overlap(const std::map<int64_t, DeviceWork>& work) {
 
 Table kernel_breakdown(const TraceFacts& facts) {
   Table table{"kernel_breakdown", {"type", "name", "count", "gpu_ns", "pct_of_gpu_time"}, {}};
-  table.text_forms = {nullptr, trace::short_kernel_name_cell};
+  set_text_form(table, "name", trace::short_kernel_name_cell);
   // By (type, name): names are the trace's (it outlives the table) or
   // the few copy types, held here; not a string made per kernel.
   std::map<std::pair<std::string_view, std::string_view>, std::pair<int64_t, int64_t>> rows;
@@ -210,7 +210,7 @@ Table launch_statistics(const TraceFacts& facts, const Thresholds& limits) {
               {"name", "launches", "launch_call_mean_ns", "gpu_mean_ns", "launch_delay_mean_ns",
                "launch_delay_max_ns", "short_launches"},
               {}};
-  table.text_forms = {trace::short_kernel_name_cell};
+  set_text_form(table, "name", trace::short_kernel_name_cell);
   struct Stats {
     int64_t count = 0, call = 0, calls = 0, gpu = 0, delay = 0, delays = 0, delay_max = 0,
             short_count = 0;

@@ -139,7 +139,7 @@ ReportOutput exact_report(trace::Trace& trace) {
                "rw_only_written", "const_written", "never_touched", "outside", "outside_bytes",
                "approximate", "incomplete"},
               {}};
-  table.text_forms = {trace::short_kernel_name_cell};
+  set_text_form(table, "kernel", trace::short_kernel_name_cell);
   for (const auto& [name, v] : rows) {
     table.rows.push_back({name, v.launches, v.launches_exact, v.pointers, v.pointers_exact,
                           v.pointers_partial, v.pointers_none, v.assumed_rw, v.rw_only_read,

@@ -48,7 +48,7 @@ Table kernels_report(trace::Trace& trace) {
                    [](const Summary& a, const Summary& b) { return a.timed.total > b.timed.total; });
 
   Table table{"kernels", {"name", "count"}, {}};
-  table.text_forms = {trace::short_kernel_name_cell};
+  set_text_form(table, "name", trace::short_kernel_name_cell);
   table.columns.insert(table.columns.end(), std::begin(kDurationColumns), std::end(kDurationColumns));
   table.columns.push_back("untimed");
   for (const Summary& summary : summaries) {

@@ -8,6 +8,7 @@
 #include "analyzer/memory/memory_whatif.h"
 #include "analyzer/memory/producers.h"
 #include "analyzer/stats/stats_reports.h"
+#include "analyzer/trace/short_names.h"
 
 namespace apptracer {
 
@@ -64,6 +65,7 @@ Table live_table(trace::Trace& trace, const dvdg::OpTable& ops, const memory::Me
                "last_use_ns", "producer", "producer_nvtx", "producer_step", "producer_module", "producer_op"},
               {},
               kLivePiecesShown};
+  set_text_form(table, "producer", trace::short_kernel_name_cell);
   const trace::TimeOrigin& origin = trace.origin();
   for (const DeviceMemory& device : model.devices) {
     for (const memory::LiveItem& live : device.live_at_peak) {

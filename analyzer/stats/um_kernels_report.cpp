@@ -125,7 +125,7 @@ Table um_kernels_report(trace::Trace& trace, const trace::UmTrace& um) {
               {"name", "launches", "bytes_in", "first_ns", "later_mean_ns", "first_bytes_in",
                "later_mean_bytes_in", "first_fault_groups", "later_mean_fault_groups"},
               {}};
-  table.text_forms = {trace::short_kernel_name_cell};
+  set_text_form(table, "name", trace::short_kernel_name_cell);
   for (Row& row : summaries) table.rows.push_back(std::move(row.cells));
   return table;
 }

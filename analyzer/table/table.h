@@ -44,4 +44,13 @@ struct Table {
   std::vector<std::string (*)(std::string_view)> text_forms = {};
 };
 
+// Shows the column named `column` through `form` in the table format.
+inline void set_text_form(Table& table, std::string_view column, std::string (*form)(std::string_view)) {
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    if (table.columns[i] != column) continue;
+    if (table.text_forms.size() <= i) table.text_forms.resize(i + 1, nullptr);
+    table.text_forms[i] = form;
+  }
+}
+
 }  // namespace apptracer

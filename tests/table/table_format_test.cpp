@@ -75,7 +75,7 @@ TEST(TableFormat, ATableOfTooManyRowsShowsItsFirstAndCountsTheRestInTextOnly) {
 TEST(TableFormat, AColumnsTextFormIsForTheTableFormatOnly) {
   Table table{"kernels", {"name", "count"}, {}};
   table.rows.push_back({std::string("void k<Long, Functor<A>>(int, float)"), int64_t{2}});
-  table.text_forms = {[](std::string_view name) { return std::string(name.substr(0, name.find('<'))) + "<A>"; }};
+  set_text_form(table, "name", [](std::string_view name) { return std::string(name.substr(0, name.find('<'))) + "<A>"; });
   EXPECT_EQ(render({table}, OutputFormat::Table),
             "== kernels ==\n"
             "name       count\n"
