@@ -188,6 +188,37 @@ std::string startup_fix(Framework framework) {
   }
 }
 
+// When a launch was issued: its call's start (its GPU start where the call
+// was not recorded).
+int64_t issued_ns(const Kernel& k) { return k.row->api_start_ns.value_or(k.row->gpu_start_ns.value_or(0)); }
+
+// Steps' spans by their launcher (device and process) and start: which span
+// a launch was issued in.
+class SpansByLauncher {
+ public:
+  explicit SpansByLauncher(const std::vector<Span>& spans) : spans_(spans) {
+    for (size_t i = 0; i < spans.size(); ++i) by_launcher_[{spans[i].device, spans[i].process}].push_back(i);
+    for (auto& [launcher, list] : by_launcher_) {
+      std::stable_sort(list.begin(), list.end(), [&](size_t a, size_t b) { return spans[a].start < spans[b].start; });
+    }
+  }
+  // The position in the spans of the one `k` was issued in; nullopt: none.
+  std::optional<size_t> holding(const Kernel& k) const {
+    auto found = by_launcher_.find({k.row->device.value_or(0), static_cast<int64_t>(k.row->process)});
+    if (found == by_launcher_.end()) return std::nullopt;
+    const std::vector<size_t>& list = found->second;
+    int64_t issued = issued_ns(k);
+    auto after = std::upper_bound(list.begin(), list.end(), issued,
+                                  [&](int64_t ns, size_t i) { return ns < spans_[i].start; });
+    if (after == list.begin() || issued >= spans_[*std::prev(after)].end) return std::nullopt;
+    return *std::prev(after);
+  }
+
+ private:
+  const std::vector<Span>& spans_;
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_launcher_;
+};
+
 // A step that also ran other work (an evaluation every ten steps: twice the
 // launches of the others) is not the step a graph would replay, and its
 // host time between launches is that work's: where such steps are under a
@@ -195,22 +226,12 @@ std::string startup_fix(Framework framework) {
 // a step may span devices). Returns how many.
 size_t leave_out_other_work(const TraceFacts& facts, std::vector<Span>& spans) {
   if (facts.ops().steps().empty() || spans.empty()) return 0;
-  // Each launcher's spans by start, and the launches issued in each.
-  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_launcher;
-  for (size_t i = 0; i < spans.size(); ++i) by_launcher[{spans[i].device, spans[i].process}].push_back(i);
-  for (auto& [launcher, list] : by_launcher) {
-    std::sort(list.begin(), list.end(), [&](size_t a, size_t b) { return spans[a].start < spans[b].start; });
-  }
   std::vector<int64_t> launches(spans.size(), 0);
-  for (const Kernel& k : facts.ops().kernels()) {
-    const auto& row = *k.row;
-    auto found = by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
-    if (found == by_launcher.end()) continue;
-    int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
-    const std::vector<size_t>& list = found->second;
-    auto after = std::upper_bound(list.begin(), list.end(), issued,
-                                  [&](int64_t ns, size_t i) { return ns < spans[i].start; });
-    if (after != list.begin() && issued < spans[*std::prev(after)].end) ++launches[*std::prev(after)];
+  {
+    SpansByLauncher index(spans);
+    for (const Kernel& k : facts.ops().kernels()) {
+      if (std::optional<size_t> span = index.holding(k)) ++launches[*span];
+    }
   }
   int64_t median = model::middle_value(launches);
   std::set<std::pair<int64_t, int64_t>> other;  // by (process, start)
@@ -237,9 +258,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   const auto& busy = facts.busy_by_device();
   std::vector<Span> spans = spans_of(facts, busy);
   const trace::CompilerTime& compiler = facts.compiler_time();
-  auto recompiled = [&](const Span& span) {
-    return compiler.covered(static_cast<trace::ProcessId>(span.process), span.start, span.end) > 0;
-  };
+  auto recompiled = [&](const Span& span) { return facts.compiled_ns(span.process, span.start, span.end) > 0; };
   // A step in which XLA compiled a new input shape also holds the host's
   // tracing and lowering of it, outside the compiler's ranges (jax_train: 2 s
   // in 3 steps of 40 that take 0.5 ms): the steps that did not recompile are
@@ -274,22 +293,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     busy_ns = saturating_add(busy_ns, busy_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, busy_in));
     idle = saturating_add(idle, idle_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, idle_in));
   }
-  // The spans by device and process, by start.
-  std::map<std::pair<int64_t, int64_t>, std::vector<const Span*>> spans_by_launcher;
-  for (const Span& span : spans) spans_by_launcher[{span.device, span.process}].push_back(&span);
-  for (auto& [launcher, list] : spans_by_launcher) {
-    std::stable_sort(list.begin(), list.end(), [](const Span* a, const Span* b) { return a->start < b->start; });
-  }
-  auto issued_inside = [&](const Kernel& k, int64_t issued) {
-    const auto& row = *k.row;
+  SpansByLauncher spans_by_launcher(spans);
+  auto issued_inside = [&](const Kernel& k) {
     // Without steps, the run: every launch on the device.
-    if (facts.ops().steps().empty()) return busy.count(row.device.value_or(0)) > 0;
-    auto found = spans_by_launcher.find({row.device.value_or(0), static_cast<int64_t>(row.process)});
-    if (found == spans_by_launcher.end()) return false;
-    const std::vector<const Span*>& list = found->second;
-    auto after = std::upper_bound(list.begin(), list.end(), issued,
-                                  [](int64_t ns, const Span* s) { return ns < s->start; });
-    return after != list.begin() && issued < (*std::prev(after))->end;
+    if (facts.ops().steps().empty()) return busy.count(k.row->device.value_or(0)) > 0;
+    return spans_by_launcher.holding(k).has_value();
   };
   // The kernels issued in the spans, by name; a graph launch counts once.
   trace::ByKernelName<KernelLaunches> by_name;
@@ -301,9 +309,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   Finding f;
   for (const Kernel& k : facts.ops().kernels()) {
     const auto& row = *k.row;
-    int64_t issued = row.api_start_ns.value_or(row.gpu_start_ns.value_or(0));
+    int64_t issued = issued_ns(k);
     // A compiler's trial launches (XLA autotuning a new shape) are not the step's.
-    if (!issued_inside(k, issued) || facts.compiling(row.process, issued)) continue;
+    if (!issued_inside(k) || facts.compiling(row.process, issued)) continue;
     KernelLaunches& entry = by_name[k.name];
     ++entry.launches;
     trace::FrameworkContext launched_by = facts.ops().framework_context(k);
@@ -369,6 +377,12 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::string per = facts.ops().steps().empty() ? "" : " per step";
   int busy_percent = static_cast<int>(100.0 * static_cast<double>(busy_ns) /
                                       static_cast<double>(std::max<int64_t>(wall, 1)));
+  std::string left_out;
+  if (!recompiling.empty())
+    left_out += "; " + std::to_string(recompiling.size()) + " in which XLA compiled a new shape left out";
+  if (other_work > 0)
+    left_out += "; " + std::to_string(other_work) +
+                " that also ran other work (over 1.5x the launches of the median step, as an evaluation) left out";
   f.rule = "launch_bound_kernels";
   f.what = unit + " is launch-bound: GPU busy " + std::to_string(busy_percent) + "% of " +
            format_ns(wall / spans_count) + per + "; " + std::to_string(launches / spans_count) +
@@ -377,17 +391,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
            ", and the GPU waits " + format_ns(idle / spans_count) + per + " between them" +
            // Means, so that the step's numbers add up to the totals saved;
            // the report's step cards show medians beside them.
-           (facts.ops().steps().empty() ? ""
-            : recompiling.empty() && other_work == 0 ? " (means of the steps)"
-            : " (means of the steps" +
-                  (recompiling.empty() ? std::string()
-                                       : "; " + std::to_string(recompiling.size()) +
-                                             " in which XLA compiled a new shape left out") +
-                  (other_work == 0 ? std::string()
-                                   : "; " + std::to_string(other_work) +
-                                         " that also ran other work (over 1.5x the launches of the median step, "
-                                         "as an evaluation) left out") +
-                  ")");
+           (facts.ops().steps().empty() ? "" : " (means of the steps" + left_out + ")");
   f.what += most_launched_by(by_part, attributed, kernels);
   f.cost_ns = idle;
   if (in_graphs) {
