@@ -30,6 +30,10 @@
 namespace apptracer::trace {
 
 constexpr uint32_t kNoStep = UINT32_MAX;
+// A launch whose own op was recorded, which names others from other calls;
+// one left without an op, which others may name.
+constexpr uint32_t kTeaches = UINT32_MAX - 1;
+constexpr uint32_t kLearns = UINT32_MAX;
 
 // A kernel launch of a sampled trace, by its call (calls_): what its
 // fill from other steps and calls sorts and numbers.
@@ -41,7 +45,7 @@ struct PlacedLaunch {
   uint32_t step;  // its steady step; kNoStep: none
   uint32_t call;
   // Launches before it on its thread in its step, then its place (kNoStep:
-  // none); then whether it is left without an op.
+  // none); then what its fill from other calls makes of it (kTeaches, kLearns).
   uint32_t place = 0;
 };
 
@@ -259,9 +263,11 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
   // pass above: a million launches' contexts would be 40 MB more at the
   // peak. A call keeps the first place that completes it; a lookup
   // completes its context again from there.
-  // Then a launch's place says only whether it is left without an op (kNone).
+  // Then a launch's place says whether its own op was recorded or it is left
+  // without one: the fill from other calls looks only at those.
   for (PlacedLaunch& launch : launches) {
     FrameworkContext context = recorded_at(threads_[launch.thread], launch.start_ns);
+    bool recorded_op = context.op_id != 0;
     if (launch.step != kNoStep && complete(places_[launch.place], launch.start_ns, context)) {
       ++from_other_steps_;
       Call& call = calls_[launch.call];
@@ -270,7 +276,7 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
         placed_calls_.push_back(launch.call);
       }
     }
-    launch.place = context.op_id == 0 ? kNone : 0;
+    launch.place = recorded_op ? kTeaches : context.op_id == 0 ? kLearns : 0;
   }
   // Launches are by thread and start, so the calls placed so far are too;
   // the few placed from other calls are put among them.
@@ -314,9 +320,8 @@ void FrameworkContexts::fill_from_other_calls(std::vector<PlacedLaunch>& launche
   // teach, only those left without one learn (few of a million).
   std::map<RangePlace, Place> taught;
   for (size_t i = 0; i < launches.size(); ++i) {
-    if (launches[i].place == kNone) continue;
+    if (launches[i].place != kTeaches) continue;
     FrameworkContext own = recorded_at(threads_[launches[i].thread], launches[i].start_ns);
-    if (own.op_id == 0) continue;
     if (std::optional<RangePlace> key = range_place(i)) take_inner_op(own, launches[i].start_ns, taught[*key]);
   }
   if (taught.empty()) return;
@@ -324,7 +329,7 @@ void FrameworkContexts::fill_from_other_calls(std::vector<PlacedLaunch>& launche
   // made of the two, per pair.
   std::map<std::pair<uint32_t, const Place*>, uint32_t> joined;
   for (size_t i = 0; i < launches.size(); ++i) {
-    if (launches[i].place != kNone) continue;
+    if (launches[i].place != kLearns) continue;
     std::optional<RangePlace> key = range_place(i);
     auto found = key ? taught.find(*key) : taught.end();
     if (found == taught.end()) continue;
