@@ -130,6 +130,7 @@ run_variant() {
 }
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+fastest() { printf '%s\n' "$@" | sort -g | head -n 1; }
 spread() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {if (a[1] > 0) printf "%.2f", a[NR] / a[1]; else print "-"}'; }
 
 # Series by name (NAME, or NAME-KEY for each workload of a several-workload
@@ -154,21 +155,26 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 echo "$name: $* ($rounds interleaved rounds; $unit, each round then median; process wall ms median;"
-echo "  x: the median over the first variant's; spread: the largest round over the smallest)"
+echo "  x: the median over the first variant's; spread: the largest round over the smallest;"
+echo "  fastest: the smallest round and its ratio to the first variant's smallest, which the"
+echo "  GPU hosts' processes that run slow for their whole run do not move)"
 [ -z "${BENCH_CPUS:-}" ] || echo "  every variant on cores $BENCH_CPUS"
 for s in "${series[@]}"; do
   [ "$s" = "$name" ] || echo "$s:"
-  first=""
+  first="" first_fast=""
   for v in "${variants[@]}"; do
     # shellcheck disable=SC2086  # word splitting of the value lists is intended
-    m=$(median ${per_op[$s.$v]}) w=$(median ${wall[$s.$v]})
-    [ -n "$first" ] || first=$m
-    x=- sp=-
+    m=$(median ${per_op[$s.$v]}) w=$(median ${wall[$s.$v]}) f=$(fastest ${per_op[$s.$v]})
+    [ -n "$first" ] || first=$m first_fast=$f
+    x=- sp=- fx=-
     [ "$m" = - ] || [ "$first" = - ] || x=$(awk -v a="$m" -v b="$first" 'BEGIN {printf "%.2f", a / b}')
+    [ "$m" = - ] || [ "$first" = - ] || fx=$(awk -v a="$f" -v b="$first_fast" 'BEGIN {printf "%.2f", a / b}')
     # shellcheck disable=SC2086
     [ "$m" = - ] || sp=$(spread ${per_op[$s.$v]})
-    printf '  %-15s %s -> %s  x%s  spread %s   wall %s ms\n' "$v" "${per_op[$s.$v]}" "$m" "$x" "$sp" "$w"
+    printf '  %-15s %s -> %s  x%s  spread %s  fastest %s x%s   wall %s ms\n' "$v" "${per_op[$s.$v]}" "$m" \
+      "$x" "$sp" "$f" "$fx" "$w"
     [ "$m" = - ] || echo "result $s.$v.per_op $m"
+    [ "$m" = - ] || echo "result $s.$v.fastest $f"
     echo "result $s.$v.wall_ms $w"
   done
 done

@@ -82,6 +82,22 @@ class Rounds(unittest.TestCase):
         finally:
             os.remove(state)
 
+    def test_fastest_round_is_compared_with_the_first_variants_fastest(self):
+        # Runs 1-6 in order, two variants interleaved: untraced gets 10, 30,
+        # 50 and torch-profiler 25, 15, 60 (medians 30 and 25, fastest 10 and 15).
+        fd, state = tempfile.mkstemp(prefix="compare_test_")
+        os.close(fd)
+        try:
+            program = (f'echo x >> {state}; n=$(wc -l < {state}); '
+                       'set -- 10 25 30 15 50 60; shift $((n - 1)); echo $1')
+            out, results = compare(3, "untraced,torch-profiler", program)
+            self.assertEqual(results["t.untraced.fastest"], 10)
+            self.assertEqual(results["t.torch-profiler.fastest"], 15)
+            self.assertEqual(results["t.torch-profiler.per_op"], 25)
+            self.assertRegex(out, r"torch-profiler +25 15 60 +-> 25 +x0\.83 +spread 4\.00 +fastest 15 x1\.50")
+        finally:
+            os.remove(state)
+
     @unittest.skipUnless(shutil.which("taskset") and hasattr(os, "sched_getaffinity"), "needs taskset")
     def test_bench_cpus_runs_every_variant_on_those_cores(self):
         core = min(os.sched_getaffinity(0))
