@@ -257,6 +257,10 @@ def _record_modules(torch, library):
     module_class = torch.nn.Module
     call = module_class.__call__
 
+    known_name = known.get
+
+    # Runs on every module call of the program: the known module's name is
+    # looked up inline (a Python call costs about as much as the lookup).
     @functools.wraps(call)
     def recorded_call(module, *args, **kwargs):
         # Under torch.compile the call is traced, not run: nothing to record.
@@ -266,7 +270,8 @@ def _record_modules(torch, library):
             caller = sys._getframe(1)
             if caller.f_code not in callers[0]:
                 callers[1](caller)
-        push(_MODULE_RANGE, name_id(module))
+        name = known_name(id(module))
+        push(_MODULE_RANGE, name if name is not None else name_id(module))
         running[0] += 1
         try:
             return call(module, *args, **kwargs)
