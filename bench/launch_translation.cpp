@@ -5,8 +5,10 @@
 // and a thread draining the records as the writer does. CUPTI's own share,
 // and the driver's, are not in it: `links` and bench/compare.sh measure those
 // on the GPU machine. Prints the median ns per launch over rounds, with and
-// without reading the launch's arguments.
-//   launch_translation [LAUNCHES_PER_ROUND] [ROUNDS]
+// without reading the launch's arguments: back to back (warm caches), and
+// each launch after a sweep of PROGRAM_KIB of other data (cold caches, as a
+// framework's own work between launches leaves them).
+//   launch_translation [LAUNCHES_PER_ROUND] [ROUNDS] [PROGRAM_KIB]
 #include <cupti.h>
 
 #include <algorithm>
@@ -40,7 +42,7 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-double ns_per_launch(bool read_arguments, int launches, int rounds) {
+double ns_per_launch(bool read_arguments, int launches, int rounds, size_t evict_bytes) {
   RecordBuffers buffers(64 << 20);
   AllocationRegistry allocations;
   StringTable strings;
@@ -75,11 +77,38 @@ double ns_per_launch(bool read_arguments, int launches, int rounds) {
   };
   for (int i = 0; i < launches; ++i) one_launch();  // warm-up
   std::vector<double> per_launch;
-  for (int round = 0; round < rounds; ++round) {
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < launches; ++i) one_launch();
-    auto end = std::chrono::steady_clock::now();
-    per_launch.push_back(std::chrono::duration<double, std::nano>(end - start).count() / launches);
+  if (evict_bytes == 0) {
+    for (int round = 0; round < rounds; ++round) {
+      auto start = std::chrono::steady_clock::now();
+      for (int i = 0; i < launches; ++i) one_launch();
+      auto end = std::chrono::steady_clock::now();
+      per_launch.push_back(std::chrono::duration<double, std::nano>(end - start).count() / launches);
+    }
+  } else {
+    // Between launches a real program runs its framework's code, which
+    // leaves the tracer's data out of the caches: each launch here follows
+    // a sweep of a buffer larger than the caches it should miss, and only
+    // the launch is timed (less what timing nothing costs).
+    std::vector<uint64_t> program_data(evict_bytes / sizeof(uint64_t), 1);
+    uint64_t sum = 0;
+    auto sweep = [&] {
+      for (size_t i = 0; i < program_data.size(); i += 8) sum += ++program_data[i];
+    };
+    auto timed = [&](auto&& work) {
+      sweep();
+      uint64_t start = now_ns();
+      work();
+      return now_ns() - start;
+    };
+    for (int round = 0; round < rounds; ++round) {
+      uint64_t launched = 0, nothing = 0;
+      for (int i = 0; i < launches; ++i) {
+        launched += timed(one_launch);
+        nothing += timed([] {});
+      }
+      per_launch.push_back(static_cast<double>(launched - std::min(launched, nothing)) / launches);
+    }
+    if (sum == 0) std::printf(" ");
   }
   done = true;
   writer.join();
@@ -91,15 +120,28 @@ double ns_per_launch(bool read_arguments, int launches, int rounds) {
 int main(int argc, char** argv) {
   int launches = argc > 1 ? std::atoi(argv[1]) : 20000;
   int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
-  if (launches <= 0 || rounds <= 0) {
-    std::fprintf(stderr, "usage: launch_translation [LAUNCHES_PER_ROUND] [ROUNDS] (both positive)\n");
+  long evict_kib = argc > 3 ? std::atol(argv[3]) : 4096;
+  if (launches <= 0 || rounds <= 0 || evict_kib < 0) {
+    std::fprintf(stderr,
+                 "usage: launch_translation [LAUNCHES_PER_ROUND] [ROUNDS] [PROGRAM_KIB] "
+                 "(counts positive; PROGRAM_KIB 0 for back-to-back launches)\n");
     return 2;
   }
-  double with_arguments = ns_per_launch(true, launches, rounds);
-  double without = ns_per_launch(false, launches, rounds);
-  std::printf("launch translated, arguments read: %.1f ns per launch\n", with_arguments);
-  std::printf("launch translated, arguments not read: %.1f ns per launch\n", without);
-  std::printf("result launch_translation.with_arguments_ns %.1f\n", with_arguments);
-  std::printf("result launch_translation.without_arguments_ns %.1f\n", without);
+  struct Mode {
+    const char* name;
+    size_t evict_bytes;
+  };
+  std::vector<Mode> modes{{"warm", 0}};
+  if (evict_kib > 0) modes.push_back({"cold", static_cast<size_t>(evict_kib) << 10});
+  for (const Mode& mode : modes) {
+    double with_arguments = ns_per_launch(true, launches, rounds, mode.evict_bytes);
+    double without = ns_per_launch(false, launches, rounds, mode.evict_bytes);
+    std::printf("%s caches: launch translated, arguments read: %.1f ns per launch\n", mode.name,
+                with_arguments);
+    std::printf("%s caches: launch translated, arguments not read: %.1f ns per launch\n", mode.name,
+                without);
+    std::printf("result launch_translation.%s.with_arguments_ns %.1f\n", mode.name, with_arguments);
+    std::printf("result launch_translation.%s.without_arguments_ns %.1f\n", mode.name, without);
+  }
   return 0;
 }
