@@ -270,8 +270,8 @@ def _record_modules(torch, library):
             caller = sys._getframe(1)
             if caller.f_code not in callers[0]:
                 callers[1](caller)
-        name = known_name(id(module))
-        push(_MODULE_RANGE, name if name is not None else name_id(module))
+        found = known_name(id(module))
+        push(_MODULE_RANGE, found if found is not None else name_id(module))
         running[0] += 1
         try:
             return call(module, *args, **kwargs)
