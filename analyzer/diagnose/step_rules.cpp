@@ -219,19 +219,21 @@ class SpansByLauncher {
   std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> by_launcher_;
 };
 
+// Marks where a kernel was not issued in a span (SpanOfKernels).
+constexpr size_t kNoSpan = SIZE_MAX;
+
 // A step that also ran other work (an evaluation every ten steps: twice the
 // launches of the others) is not the step a graph would replay, and its
 // host time between launches is that work's: where such steps are under a
-// quarter of the steps, they are left out of `spans` (counted by step, as
-// a step may span devices). Returns how many.
-size_t leave_out_other_work(const TraceFacts& facts, std::vector<Span>& spans) {
+// quarter of the steps, their spans are marked left out (by step, as a step
+// may span devices). `span_of`: each kernel's span, in the kernels' order.
+// Returns how many steps.
+size_t leave_out_other_work(const TraceFacts& facts, const std::vector<Span>& spans,
+                            const std::vector<size_t>& span_of, std::vector<bool>& left_out) {
   if (facts.ops().steps().empty() || spans.empty()) return 0;
   std::vector<int64_t> launches(spans.size(), 0);
-  {
-    SpansByLauncher index(spans);
-    for (const Kernel& k : facts.ops().kernels()) {
-      if (std::optional<size_t> span = index.holding(k)) ++launches[*span];
-    }
+  for (size_t span : span_of) {
+    if (span != kNoSpan) ++launches[span];
   }
   int64_t median = model::middle_value(launches);
   std::set<std::pair<int64_t, int64_t>> other;  // by (process, start)
@@ -241,9 +243,7 @@ size_t leave_out_other_work(const TraceFacts& facts, std::vector<Span>& spans) {
   std::set<std::pair<int64_t, int64_t>> all;
   for (const Span& span : spans) all.insert({span.process, span.start});
   if (other.empty() || 4 * other.size() >= all.size()) return 0;
-  spans.erase(std::remove_if(spans.begin(), spans.end(),
-                             [&](const Span& span) { return other.count({span.process, span.start}) > 0; }),
-              spans.end());
+  for (size_t i = 0; i < spans.size(); ++i) left_out[i] = other.count({spans[i].process, spans[i].start}) > 0;
   return other.size();
 }
 
@@ -277,10 +277,22 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   } else {
     spans = std::move(steady);
   }
-  size_t other_work = leave_out_other_work(facts, spans);
-  if (spans.empty()) return;
+  // Each kernel's span, looked up once: for the steps' launch counts and
+  // for the kernels of the step (without steps: every launch on the device).
+  std::vector<size_t> span_of;
+  if (!facts.ops().steps().empty()) {
+    span_of.reserve(facts.ops().kernels().size());
+    SpansByLauncher index(spans);
+    for (const Kernel& k : facts.ops().kernels()) span_of.push_back(index.holding(k).value_or(kNoSpan));
+  }
+  std::vector<bool> other_work_span(spans.size(), false);
+  size_t other_work = leave_out_other_work(facts, spans, span_of, other_work_span);
   int64_t wall = 0, busy_ns = 0, idle = 0;
-  for (const Span& span : spans) {
+  size_t kept_spans = 0;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    if (other_work_span[i]) continue;
+    ++kept_spans;
+    const Span& span = spans[i];
     const Intervals& intervals = facts.busy_on(span.device);
     // Less the time XLA compiled a new shape in it, and what the GPU did then
     // (its trial kernels, the waits between them): the compiler's, not the step's.
@@ -293,11 +305,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     busy_ns = saturating_add(busy_ns, busy_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, busy_in));
     idle = saturating_add(idle, idle_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, idle_in));
   }
-  SpansByLauncher spans_by_launcher(spans);
-  auto issued_inside = [&](const Kernel& k) {
+  if (kept_spans == 0) return;
+  auto issued_inside = [&](const Kernel& k, size_t kernel) {
     // Without steps, the run: every launch on the device.
     if (facts.ops().steps().empty()) return busy.count(k.row->device.value_or(0)) > 0;
-    return spans_by_launcher.holding(k).has_value();
+    return span_of[kernel] != kNoSpan && !other_work_span[span_of[kernel]];
   };
   // The kernels issued in the spans, by name; a graph launch counts once.
   trace::ByKernelName<KernelLaunches> by_name;
@@ -307,11 +319,12 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::set<int64_t> graph_launches;
   int64_t launches = 0, graph_kernels = 0, short_kernels = 0;
   Finding f;
+  size_t kernel = 0;
   for (const Kernel& k : facts.ops().kernels()) {
     const auto& row = *k.row;
     int64_t issued = issued_ns(k);
     // A compiler's trial launches (XLA autotuning a new shape) are not the step's.
-    if (!issued_inside(k) || facts.compiling(row.process, issued)) continue;
+    if (!issued_inside(k, kernel++) || facts.compiling(row.process, issued)) continue;
     KernelLaunches& entry = by_name[k.name];
     ++entry.launches;
     trace::FrameworkContext launched_by = facts.ops().framework_context(k);
@@ -371,7 +384,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
        !worth_a_graph))
     return;
   // Averages per step (per step and device where a process uses several).
-  int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(spans.size());
+  int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(kept_spans);
   std::string noun = facts.ops().steps().empty() ? "run" : "step";
   std::string unit = "the " + noun;
   std::string per = facts.ops().steps().empty() ? "" : " per step";
