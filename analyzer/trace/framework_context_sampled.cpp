@@ -31,9 +31,11 @@ namespace apptracer::trace {
 
 constexpr uint32_t kNoStep = UINT32_MAX;
 // A launch whose own op was recorded, which names others from other calls;
-// one left without an op, which others may name.
+// one left without an op, which others may name; one its steps named, which
+// takes no part.
 constexpr uint32_t kTeaches = UINT32_MAX - 1;
 constexpr uint32_t kLearns = UINT32_MAX;
+constexpr uint32_t kNamedByItsSteps = UINT32_MAX - 2;
 
 // A kernel launch of a sampled trace, by its call (calls_): what its
 // fill from other steps and calls sorts and numbers.
@@ -45,7 +47,8 @@ struct PlacedLaunch {
   uint32_t step;  // its steady step; kNoStep: none
   uint32_t call;
   // Launches before it on its thread in its step, then its place (kNoStep:
-  // none); then what its fill from other calls makes of it (kTeaches, kLearns).
+  // none); then what its fill from other calls makes of it (kTeaches, kLearns,
+  // kNamedByItsSteps).
   uint32_t place = 0;
 };
 
@@ -276,7 +279,7 @@ void FrameworkContexts::fill_from_other_steps(Trace& trace) {
         placed_calls_.push_back(launch.call);
       }
     }
-    launch.place = recorded_op ? kTeaches : context.op_id == 0 ? kLearns : 0;
+    launch.place = recorded_op ? kTeaches : context.op_id == 0 ? kLearns : kNamedByItsSteps;
   }
   // Launches are by thread and start, so the calls placed so far are too;
   // the few placed from other calls are put among them.
