@@ -106,6 +106,17 @@ def check_alloc_functions(c, apptracer, apps):
                  "alloc_functions --host-min-bytes=150000: only the 200003-byte block")
 
 
+HOST_ALLOCATE = 4  # tracer_site
+
+
+def stretch_totals(files, site):
+    """A site's timed calls over the tracer_time rows, and their sample_every values."""
+    if not files:
+        return 0, set()
+    rows = query(files[0], "SELECT timed_calls, sample_every FROM tracer_time WHERE site = ?", site)
+    return sum(r[0] for r in rows), {r[1] for r in rows}
+
+
 def check_self_cost(c, apptracer, apps):
     """--self-cost: the tracer's own time per site, in meta self_cost; none without it."""
     program = [os.path.join(apps, "host_alloc_functions")]
@@ -140,11 +151,24 @@ def check_self_cost(c, apptracer, apps):
         c.expect(written.get("calls", 0) >= 1 and commits.get("calls", 0) >= 1,
                  f"self-cost: the writer's time by what it wrote: {written}, {commits}")
         c.expect("self_cost=1" in meta.get("options", ""), "self-cost: in meta options")
+        timed, every = stretch_totals(files, HOST_ALLOCATE)
+        c.expect(every == {1} and 0.9 * allocate.get("calls", 0) <= timed <= allocate.get("calls", 0),
+                 f"self-cost: tracer_time holds every malloc call timed, stretch by stretch "
+                 f"({timed} of {allocate.get('calls')}, sample_every {every})")
     with tempfile.TemporaryDirectory() as out:
         record(apptracer, out, program, "all")
         files = traces(out)
         c.expect(bool(files) and not query(files[0], "SELECT 1 FROM meta WHERE key = 'self_cost'"),
                  "self-cost: off by default")
+        # By default about one call in 32 is timed, at random intervals.
+        meta = dict(query(files[0], "SELECT key, value FROM meta")) if files else {}
+        calls = sum(size["count"] for size in json.loads(meta.get("host_alloc_histogram", "[]")))
+        timed, every = stretch_totals(files, HOST_ALLOCATE)
+        c.expect(every == {32} and calls / 64 <= timed <= calls / 16,
+                 f"tracer_time by default: malloc calls sampled about 1 in 32 ({timed} of {calls} timed, "
+                 f"sample_every {every})")
+        clock = int(meta.get("tracer_time_clock_ns", "-1"))
+        c.expect(0 < clock < 5_000, f"tracer_time: one clock read's cost in meta ({clock} ns)")
 
 
 def check_stress(c, apptracer, apps):

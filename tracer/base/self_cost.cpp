@@ -6,16 +6,28 @@
 
 namespace apptracer::self_cost {
 
-bool enabled = false;
-Totals totals[static_cast<size_t>(Site::kCount)];
+bool every_call = false;
+Totals totals[kSiteCount];
+__thread ThreadSampling thread_sampling __attribute__((tls_model("initial-exec")));
+
+uint16_t next_interval() {
+  uint32_t& x = thread_sampling.random;
+  // Each thread's sequence starts from where its sampling state lies.
+  if (x == 0) x = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(&thread_sampling) >> 4) | 1u;
+  x ^= x << 13;  // xorshift32
+  x ^= x >> 17;
+  x ^= x << 5;
+  return static_cast<uint16_t>(1 + x % (2 * kSampleEvery - 1));
+}
+
+uint64_t clock_read_ns() {
+  constexpr int kReads = 4096;
+  uint64_t start = monotonic_ns();
+  for (int i = 0; i < kReads; ++i) (void)monotonic_ns();
+  return (monotonic_ns() - start) / kReads;
+}
 
 namespace {
-
-constexpr const char* kKeys[] = {
-#define APPTRACER_COST_SITE_KEY(name, key) key,
-    APPTRACER_COST_SITES(APPTRACER_COST_SITE_KEY)
-#undef APPTRACER_COST_SITE_KEY
-};
 
 // What timing an empty scope costs on this machine: the best of a few runs
 // of a thousand timers on a counter of its own (contention-free, as the
@@ -61,8 +73,8 @@ ThreadUsage this_thread_usage() {
 
 std::string json(const ThreadUsage& writer, const ThreadUsage& inserter) {
   std::string out = "{";
-  for (size_t i = 0; i < static_cast<size_t>(Site::kCount); ++i) {
-    out += "\"" + std::string(kKeys[i]) + "\": {\"calls\": " +
+  for (size_t i = 0; i < kSiteCount; ++i) {
+    out += "\"" + std::string(to_string(static_cast<Site>(i + 1))) + "\": {\"calls\": " +
            std::to_string(totals[i].calls.load(std::memory_order_relaxed)) +
            ", \"ns\": " + std::to_string(totals[i].ns.load(std::memory_order_relaxed)) + "}, ";
   }

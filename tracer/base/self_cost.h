@@ -1,51 +1,34 @@
-// Where the tracer's own time goes (APPTRACER_SELF_COST=1, `apptracer record
-// --self-cost`): each site counts its calls and the nanoseconds spent in it,
-// on the thread that called it, and the trace's meta `self_cost` holds the
-// totals. Off by default: a timed site reads the clock twice (a vDSO call
-// each, no syscall) and adds to two shared counters, which the totals
-// report as `timer_ns` per call so a reader can take it out.
+// Where the tracer's own time goes. Every site samples its calls: about one
+// in kSampleEvery on each thread is timed, at random intervals (a program's
+// own period cannot then line up with ours), into totals per site that the
+// writer stores stretch by stretch as `tracer_time` rows. The analyzer takes
+// that time off the traced host times, so a saving is priced against the
+// program without the tracer. A call not timed costs a thread-local
+// decrement and a branch; a timed one two clock reads (vDSO, no syscall) and
+// two adds to shared counters. `apptracer record --self-cost`
+// (APPTRACER_SELF_COST=1) times every call and adds meta.self_cost: the
+// totals, the writer threads' use of the machine, and `timer_ns`, what one
+// timed call adds, for a reader to take out.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "apptracer/enums.h"
 #include "base/clock.h"
 
 namespace apptracer::self_cost {
 
-// Sites, inner ones timed inside outer ones (kernel arguments inside the
-// API callback): their times are parts, not additions. The writer's sites
-// itemize the writer thread's time (its rows' SQLite inserts land in the
-// site whose record filled a batch).
-#define APPTRACER_COST_SITES(X)                                                  \
-  X(ApiCallback, "api_callback")     /* a traced CUDA call's enter and exit callbacks */ \
-  X(KernelArguments, "kernel_arguments") /* a launch's parameter words checked for pointers */ \
-  X(RecordAppend, "record_append")   /* a record queued for the writer */              \
-  X(HostAllocate, "host_allocate")   /* an interposed malloc family call's bookkeeping */ \
-  X(HostFree, "host_free")           /* an interposed free's bookkeeping */            \
-  X(FrameworkAllocator, "framework_allocator") /* a framework allocator's block event */ \
-  X(FrameworkRange, "framework_range") /* a module's or op's push or pop (PyTorch) */    \
-  X(ActivityBuffer, "activity_buffer") /* a CUPTI activity buffer converted (CUPTI's thread) */ \
-  X(WriterDrain, "writer_drain")     /* the writer thread: record buffers drained */   \
-  X(WriterApiCalls, "writer_api_calls") /* API call records made rows */               \
-  X(WriterAllocations, "writer_allocations") /* allocation and free records */          \
-  X(WriterLaunches, "writer_launches") /* kernel launch records */                     \
-  X(WriterArguments, "writer_arguments") /* launch argument records, words resolved */  \
-  X(WriterArgumentSets, "writer_argument_sets") /* of which sets found or stored */     \
-  X(WriterKernelActivity, "writer_kernel_activity") /* kernel activity records */      \
-  X(WriterCopies, "writer_copies")   /* copy and memset records, with their activity */ \
-  X(WriterTensorBlocks, "writer_tensor_blocks") /* framework allocators' block records */ \
-  X(WriterOther, "writer_other")     /* every other record kind */                    \
-  X(WriterPassEnd, "writer_pass_end") /* rows held for activity stored, batches flushed */ \
-  X(WriterCommit, "writer_commit")   /* a pass's transaction committed */
+// The sites (common/include/apptracer/enums.h, declared with the table).
+using Site = TracerSite;
+#define APPTRACER_COST_SITE_COUNT(name, value, text) +1
+inline constexpr size_t kSiteCount = 0 APPTRACER_TRACER_SITES(APPTRACER_COST_SITE_COUNT);
+#undef APPTRACER_COST_SITE_COUNT
+inline size_t index(Site site) { return static_cast<size_t>(site) - 1; }
 
-enum class Site : uint8_t {
-#define APPTRACER_COST_SITE_ENUM(name, key) name,
-  APPTRACER_COST_SITES(APPTRACER_COST_SITE_ENUM)
-#undef APPTRACER_COST_SITE_ENUM
-      kCount
-};
+// One call in this many is timed, on average, where not every call is.
+inline constexpr uint32_t kSampleEvery = 32;
 
 struct Totals {
   std::atomic<uint64_t> calls{0};
@@ -53,8 +36,21 @@ struct Totals {
 };
 
 // Set once, before any site can run (the options are read at load).
-extern bool enabled;
-extern Totals totals[static_cast<size_t>(Site::kCount)];
+extern bool every_call;
+// The timed calls' counts and times, since the start.
+extern Totals totals[kSiteCount];
+
+// How many calls each site on this thread makes before its next timed one.
+struct ThreadSampling {
+  uint16_t left[kSiteCount];
+  uint32_t random;
+};
+extern __thread ThreadSampling thread_sampling __attribute__((tls_model("initial-exec")));
+
+// The calls until the next timed one: 1 to 2 * kSampleEvery - 1, evenly.
+uint16_t next_interval();
+
+inline uint32_t sample_every() { return every_call ? 1 : kSampleEvery; }
 
 inline uint64_t monotonic_ns() {
   timespec now{};
@@ -62,13 +58,25 @@ inline uint64_t monotonic_ns() {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
-// Times its scope when self-cost is on; one predictable branch when off.
+// Whether this call of `site` is timed (the thread's first call of each site is).
+inline bool timed_now(Site site) {
+  if (every_call) return true;
+  uint16_t& left = thread_sampling.left[index(site)];
+  if (left > 1) {
+    --left;
+    return false;
+  }
+  left = next_interval();
+  return true;
+}
+
+// Times its scope when this call is one to time.
 class Timer {
  public:
-  explicit Timer(Site site) : site_(site), start_(enabled ? monotonic_ns() : 0) {}
+  explicit Timer(Site site) : site_(site), start_(timed_now(site) ? monotonic_ns() : 0) {}
   ~Timer() {
     if (!start_) return;
-    Totals& total = totals[static_cast<size_t>(site_)];
+    Totals& total = totals[index(site_)];
     total.calls.fetch_add(1, std::memory_order_relaxed);
     total.ns.fetch_add(monotonic_ns() - start_, std::memory_order_relaxed);
   }
@@ -79,6 +87,10 @@ class Timer {
   Site site_;
   uint64_t start_;
 };
+
+// What one clock read costs here (the mean of a few thousand in a row): a timed
+// call's time holds about one.
+uint64_t clock_read_ns();
 
 // What one of the tracer's threads (the writer, its insert thread) used
 // over its life (getrusage of the thread): its CPU split into user and

@@ -263,7 +263,7 @@ void start(const Config& given) {
   Config config = given;
   config.output = absolute_output_path(given.output);
   init_logging(config.log_level);
-  self_cost::enabled = config.self_cost;
+  self_cost::every_call = config.self_cost;
   state.owner_pid = getpid();
   bool sanitizer_only = config.exact == ExactMode::SanitizerOnly;
   state.buffers =

@@ -78,6 +78,7 @@ TraceStore::TraceStore(const std::string& path, const AllocationRegistry& regist
   framework_ranges_ = BatchInserter<FrameworkRangeRow>(db_);
   nccl_groups_ = BatchInserter<NcclGroupRow>(db_);
   devices_ = RowInserter<DeviceRow>(db_, OnConflict::Replace);
+  tracer_time_ = RowInserter<TracerTimeRow>(db_);
   graph_node_rows_ = RowInserter<GraphNodeRow>(db_);
   insert_thread_ = db_.prepare(
       "INSERT INTO threads (tid, name, first_seen_ns) VALUES (?,?,?)"
@@ -136,6 +137,8 @@ void TraceStore::write_device(const DeviceInfo& d) {
   every_device_refuses_pageable_ = every_device_refuses_pageable_ && d.pageable_memory_access == 0;
   kernels_->set_kernels_read_pageable(!every_device_refuses_pageable_);
 }
+
+void TraceStore::write_tracer_time(const TracerTimeRow& row) { tracer_time_.insert(row); }
 
 void TraceStore::set_meta(const std::string& key, const std::string& value) {
   upsert_meta_.bind(1, key).bind(2, value).run();

@@ -64,6 +64,7 @@ class TraceStore {
   void write(const Record* records, size_t count);
   void write_string(uint32_t id, const std::string& text);
   void write_device(const DeviceInfo& device);
+  void write_tracer_time(const TracerTimeRow& row);
   void set_meta(const std::string& key, const std::string& value);
 
   // Once per writer pass, inside its transaction: every thread's records
@@ -115,6 +116,7 @@ class TraceStore {
   BatchInserter<FrameworkRangeRow> framework_ranges_;
   BatchInserter<NcclGroupRow> nccl_groups_;
   RowInserter<DeviceRow> devices_;
+  RowInserter<TracerTimeRow> tracer_time_;
   bool every_device_refuses_pageable_ = true;  // of the devices written so far
   RowInserter<GraphNodeRow> graph_node_rows_;
   Statement insert_thread_, insert_string_, upsert_meta_, set_node_template_;

@@ -292,6 +292,7 @@ void Writer::pass() {
   try {
     write_records();
     std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
+    write_tracer_time(false);
     buffers_.note_progress("committing");
     store_->end_pass(drain_start);
     for (const DeviceInfo& device : devices) store_->write_device(device);
@@ -321,6 +322,10 @@ void Writer::pass() {
     std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
     give_up(std::string("writing the trace failed: ") + error.what());
   }
+}
+
+void Writer::write_tracer_time(bool last) {
+  for (const TracerTimeRow& row : tracer_time_.take(now_ns(), last)) store_->write_tracer_time(row);
 }
 
 void Writer::write_records() {
@@ -358,6 +363,8 @@ void Writer::finish(const std::string& status) {
   std::lock_guard<SqliteGate> in_sqlite(sqlite_use_);
   try {
     store_->set_meta("finish.last_records_ms", ms_since(step_start));
+    write_tracer_time(true);
+    store_->set_meta("tracer_time_clock_ns", std::to_string(self_cost::clock_read_ns()));
     step_start = now_ns();
     // After a failed write the store's rows in memory are not to be trusted:
     // only what is known is added.
@@ -373,7 +380,7 @@ void Writer::finish(const std::string& status) {
     // The insert thread is done once every row is (what follows is run
     // here), and tells what it used as it ends.
     insert_thread_.stop();
-    if (self_cost::enabled) {
+    if (self_cost::every_call) {
       store_->set_meta("self_cost", self_cost::json(thread_usage_, insert_thread_usage_));
     }
     store_->set_meta("producer_wait_ns", std::to_string(buffers_.producer_wait_ns()));
@@ -469,6 +476,7 @@ void Writer::restart_after_fork() {
   new (&pass_starts_) std::deque<uint64_t>;
   new (&path_) std::string;
   new (&gave_up_) std::string;
+  tracer_time_.restart(now_ns());
   failed_ = false;
   lock_deadline_ns_ = 0;
   records_not_written_ = 0;

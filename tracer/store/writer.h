@@ -18,6 +18,7 @@
 
 #include "base/config.h"
 #include "base/self_cost.h"
+#include "store/tracer_time_rows.h"
 #include "buffer/record_buffers.h"
 #include "store/sqlite_gate.h"
 #include "store/trace_store.h"
@@ -123,6 +124,9 @@ class Writer {
   // What the writer thread and the insert thread used when they ended
   // (--self-cost); the insert thread's summed over its starts.
   self_cost::ThreadUsage thread_usage_, insert_thread_usage_;
+  // The tracer's own time, stretch by stretch (tracer_time rows).
+  TracerTimeRows tracer_time_{now_ns()};
+  void write_tracer_time(bool last);
   std::atomic<bool> stopping_{false};
   std::atomic<int> signal_flush_requested_{0};
   std::atomic<bool> signal_flush_done_{false};

@@ -222,6 +222,34 @@ namespace apptracer {
   X(Backward, 3, "backward")               \
   X(Scope, 4, "scope")
 
+// Where the tracer spends its own time (`tracer_time` rows): sites timed
+// inside other sites (kernel arguments inside a CUDA callback, a record
+// queued inside any of the first six) are parts of them, not additions. The
+// first six run on the program's threads; activity buffers on CUPTI's; the
+// writer's sites (its rows' inserts land in the site whose record filled a
+// batch) on the tracer's writer thread.
+#define APPTRACER_TRACER_SITES(X)                                                 \
+  X(ApiCallback, 1, "api_callback")             /* a traced CUDA call's enter and exit callbacks */ \
+  X(KernelArguments, 2, "kernel_arguments")     /* a launch's parameter words checked for pointers */ \
+  X(RecordAppend, 3, "record_append")           /* a record queued for the writer */ \
+  X(HostAllocate, 4, "host_allocate")           /* an interposed malloc family call's bookkeeping */ \
+  X(HostFree, 5, "host_free")                   /* an interposed free's bookkeeping */ \
+  X(FrameworkAllocator, 6, "framework_allocator") /* a framework allocator's block event */ \
+  X(FrameworkRange, 7, "framework_range")       /* a module's or op's push or pop (PyTorch) */ \
+  X(ActivityBuffer, 8, "activity_buffer")       /* a CUPTI activity buffer converted (CUPTI's thread) */ \
+  X(WriterDrain, 9, "writer_drain")             /* the writer thread: record buffers drained */ \
+  X(WriterApiCalls, 10, "writer_api_calls")     /* API call records made rows */ \
+  X(WriterAllocations, 11, "writer_allocations") /* allocation and free records */ \
+  X(WriterLaunches, 12, "writer_launches")      /* kernel launch records */ \
+  X(WriterArguments, 13, "writer_arguments")    /* launch argument records, words resolved */ \
+  X(WriterArgumentSets, 14, "writer_argument_sets") /* of which sets found or stored */ \
+  X(WriterKernelActivity, 15, "writer_kernel_activity") /* kernel activity records */ \
+  X(WriterCopies, 16, "writer_copies")          /* copy and memset records, with their activity */ \
+  X(WriterTensorBlocks, 17, "writer_tensor_blocks") /* framework allocators' block records */ \
+  X(WriterOther, 18, "writer_other")            /* every other record kind */ \
+  X(WriterPassEnd, 19, "writer_pass_end")       /* rows held for activity stored, batches flushed */ \
+  X(WriterCommit, 20, "writer_commit")          /* a pass's transaction committed */
+
 // Which library a communicator or collective belongs to.
 #define APPTRACER_COMM_LIBRARIES(X) \
   X(Nccl, 1, "NCCL")                \
@@ -320,7 +348,8 @@ namespace apptracer {
   X(DataType, data_type, APPTRACER_DATA_TYPES)                            \
   X(ReduceOp, reduce_op, APPTRACER_REDUCE_OPS)                            \
   X(CollAlgorithm, coll_algorithm, APPTRACER_COLL_ALGORITHMS)             \
-  X(CollProtocol, coll_protocol, APPTRACER_COLL_PROTOCOLS)
+  X(CollProtocol, coll_protocol, APPTRACER_COLL_PROTOCOLS)                 \
+  X(TracerSite, tracer_site, APPTRACER_TRACER_SITES)
 
 // The name an enum has in `enum_values` (and in tables.def's column docs).
 template <typename E>

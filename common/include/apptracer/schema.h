@@ -17,7 +17,8 @@ namespace apptracer {
 //    default stream).
 // 6: framework_ranges (PyTorch modules, ops and backward nodes).
 // 7: nccl_groups (when each outermost ncclGroupEnd ran).
-inline constexpr int kSchemaVersion = 7;
+// 8: tracer_time (the tracer's own time per site, sampled).
+inline constexpr int kSchemaVersion = 8;
 // The oldest version the analyzer still reads.
 inline constexpr int kOldestReadableSchemaVersion = 2;
 
@@ -28,7 +29,7 @@ struct TableAddedLater {
   int version;
 };
 inline constexpr TableAddedLater kTablesAddedLater[] = {{"streams", 5}, {"framework_ranges", 6},
-                                                    {"nccl_groups", 7}};
+                                                    {"nccl_groups", 7}, {"tracer_time", 8}};
 
 // Meta's key for how many of PyTorch's ops the tracer recorded one of
 // (APPTRACER_FRAMEWORK_CONTEXT=sampled); absent: every one.
