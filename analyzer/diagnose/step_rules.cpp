@@ -288,6 +288,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::vector<bool> other_work_span(spans.size(), false);
   size_t other_work = leave_out_other_work(facts, spans, span_of, other_work_span);
   int64_t wall = 0, busy_ns = 0, idle = 0;
+  // The tracer's hooks between the launches, which the GPU waited for too.
+  int64_t tracer_between = 0;
   size_t kept_spans = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
     if (other_work_span[i]) continue;
@@ -304,6 +306,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     wall = saturating_add(wall, elapsed_ns(span.start, span.end) - compiler.covered(process, span.start, span.end));
     busy_ns = saturating_add(busy_ns, busy_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, busy_in));
     idle = saturating_add(idle, idle_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, idle_in));
+    tracer_between = saturating_add(tracer_between, facts.tracer_time.between_calls_ns(process, span.start, span.end));
   }
   if (kept_spans == 0) return;
   auto issued_inside = [&](const Kernel& k, size_t kernel) {
@@ -369,8 +372,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   // takes the same off, model/tracing_cost.h).
   const model::TracingCost* tracing = context.cost.tracing_cost();
   int64_t tracing_ns = tracing ? saturating_round(tracing->added_ns(facts.tracing_level)) : 0;
-  int64_t untraced_idle =
-      std::max<int64_t>(0, saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)));
+  int64_t untraced_idle = std::max<int64_t>(
+      0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)), tracer_between));
   int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
   // Launch-bound: the GPU waits on launches longer than it works; or, its
   // kernels mostly short and not launched by graphs yet, a graph would take a
@@ -423,6 +426,10 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that tracing at level " +
                                        model::to_string(facts.tracing_level) + " added (measured by apptracer links)"
                                  : std::string()) +
+                 (tracer_between > 0 ? "; less " + format_ns(tracer_between / spans_count) + per +
+                                           " that the tracer's own hooks took between launches (allocator "
+                                           "events, op and module ranges: tracer_time)"
+                                     : std::string()) +
                  // Measured on PyTorch twins (bench/RESULTS.md): the graph
                  // replay's time holds within a few percent; the saving,
                  // taken from the traced step, runs up to three times the

@@ -37,6 +37,7 @@ class Reader {
     facts_.framework_context = trace::has_framework_ranges(trace_);
     facts_.backward_threads = trace::backward_threads(trace_);
     facts_.tracing_level = model::tracing_level_of(trace_.meta("options"));
+    facts_.tracer_time = trace_.tracer_time();
     facts_.um = trace_.unified_memory();
     facts_.um_migrations_not_recorded = uses_managed_memory() && migrations_not_asked_for();
     // The tensor blocks' rows (186 MB at 1.46M blocks) go once the graph's

@@ -99,6 +99,8 @@ struct TraceFacts {
   // The level it was recorded at (`record --level`): what tracing added to
   // its launches depends on it (model/tracing_cost.h).
   model::TracingLevel tracing_level = model::TracingLevel::Full;
+  // The tracer's own time between the program's calls (trace/tracer_time.h).
+  trace::TracerTime tracer_time;
 
   const trace::TraceOperations& ops() const { return *operations; }
   // First and last timestamp of the trace.

@@ -54,6 +54,11 @@ std::string Trace::meta(std::string_view key) {
   return "";
 }
 
+const TracerTime& Trace::tracer_time() {
+  if (!tracer_time_) tracer_time_ = TracerTime::read(*this);
+  return *tracer_time_;
+}
+
 const TraceProcesses& Trace::processes() {
   if (!processes_) processes_ = read_processes(*this);
   return *processes_;

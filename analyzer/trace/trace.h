@@ -30,6 +30,7 @@
 #include "analyzer/trace/time_origin.h"
 #include "analyzer/trace/trace_file.h"
 #include "analyzer/trace/trace_operations.h"
+#include "analyzer/trace/tracer_time.h"
 #include "analyzer/trace/unified_memory.h"
 
 namespace apptracer::trace {
@@ -178,6 +179,8 @@ class Trace {
   std::string meta(std::string_view key);
 
   const TraceProcesses& processes();
+  // The tracer's own time on the program's threads (tracer_time.h).
+  const TracerTime& tracer_time();
   // A row's process; throws TraceError for one the trace does not list (a
   // damaged trace).
   const TraceProcess& process(int64_t process_id);
@@ -256,6 +259,7 @@ class Trace {
   std::unordered_map<std::string_view, int64_t> derived_ids_;  // keys view derived_
   detail::TableSlots tables_;
   std::optional<TraceProcesses> processes_;
+  std::optional<TracerTime> tracer_time_;
   std::optional<TimeOrigin> origin_;
   std::optional<UmTrace> unified_memory_;
   std::optional<KernelArguments> kernel_arguments_;

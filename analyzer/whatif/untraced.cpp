@@ -15,6 +15,29 @@ bool launches_a_graph(const ReplayInput& input, const HostCall& call) {
 
 }  // namespace
 
+std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
+                                              const std::vector<trace::TracerTime::Stretch>& stretches) {
+  std::vector<int64_t> before;
+  if (stretches.empty()) return before;
+  // Each eligible call's stretch, and how many calls each stretch shares among.
+  std::vector<int64_t> stretch_of(input.calls.size(), -1);
+  std::vector<int64_t> sharing(stretches.size(), 0);
+  for (size_t c = 0; c < input.calls.size(); ++c) {
+    const HostCall& call = input.calls[c];
+    if (call.previous < 0 || call.woken_by >= 0) continue;
+    auto s = std::upper_bound(stretches.begin(), stretches.end(), call.start_ns,
+                              [](int64_t ns, const trace::TracerTime::Stretch& stretch) { return ns < stretch.end_ns; });
+    if (s == stretches.end() || call.start_ns < s->start_ns) continue;
+    stretch_of[c] = s - stretches.begin();
+    ++sharing[stretch_of[c]];
+  }
+  before.assign(input.calls.size(), 0);
+  for (size_t c = 0; c < input.calls.size(); ++c) {
+    if (stretch_of[c] >= 0) before[c] = stretches[stretch_of[c]].ns / sharing[stretch_of[c]];
+  }
+  return before;
+}
+
 UntracedCalls remove_tracing_cost(const ReplayInput& input, const TracingAdded& cost, NodeTiming& t) {
   std::vector<int64_t> kernels(input.calls.size(), 0);  // per call: the kernels it launched
   for (const ReplayOp& op : input.ops) {
@@ -22,6 +45,11 @@ UntracedCalls remove_tracing_cost(const ReplayInput& input, const TracingAdded& 
   }
   UntracedCalls shortened;
   for (uint32_t c = 0; c < input.calls.size(); ++c) {
+    if (c < cost.before_calls.size()) {
+      int64_t hooks = std::min(cost.before_calls[c], t.call_gap[c]);
+      t.call_gap[c] -= hooks;
+      shortened.before_calls_ns += hooks;
+    }
     if (kernels[c] == 0) continue;
     if (launches_a_graph(input, input.calls[c])) {
       if (!cost.graph_launch) continue;

@@ -11,9 +11,15 @@
 // cuGraphLaunch of 104 nodes took 171 us traced, 2.2 us untraced): where the
 // system file measured graph launches on that machine (model/graph_launch.h,
 // untraced), each traced graph launch call is cut to that cost for its nodes.
+// Between its calls, the program's threads also ran the tracer's hooks
+// (trace/tracer_time.h): the trace's own measure of them is taken off the
+// host's time before the calls, whatever machine the what-if is priced on.
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "analyzer/trace/tracer_time.h"
 
 #include "analyzer/model/graph_launch.h"
 #include "analyzer/whatif/replay_input.h"
@@ -25,19 +31,30 @@ namespace apptracer::whatif {
 struct TracingAdded {
   int64_t per_launch_ns = 0;                           // to each kernel launch call
   const model::GraphLaunch* graph_launch = nullptr;  // a graph launch's untraced cost; null: not measured
-  bool any() const { return per_launch_ns > 0 || graph_launch; }
+  std::vector<int64_t> before_calls;                   // per call: the tracer's hooks in the time before it
+  bool any() const { return per_launch_ns > 0 || graph_launch || !before_calls.empty(); }
 };
+
+// Per call, the tracer's time between calls (its hooks) in the host's time
+// before it: each stretch's time shared evenly among the calls that start in
+// it after their thread's previous call (not those whose thread waited to
+// be woken: it was idle, not running the program). Empty where the trace
+// has no tracer time.
+std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
+                                              const std::vector<trace::TracerTime::Stretch>& stretches);
 
 // How many calls remove_tracing_cost shortened, of each kind.
 struct UntracedCalls {
   int64_t kernel_launches = 0;
   int64_t graph_launches = 0;
-  bool any() const { return kernel_launches > 0 || graph_launches > 0; }
+  int64_t before_calls_ns = 0;  // the tracer's hooks' time taken off, all calls together
+  bool any() const { return kernel_launches > 0 || graph_launches > 0 || before_calls_ns > 0; }
 };
 
-// Takes `per_launch_ns` off each call that launched a kernel, from the
-// host's time before the call first, then from the call itself, never below
-// 0; cuts each graph launch call that took longer than the measured untraced
+// Takes each call's `before_calls` off the host's time before it, never
+// below 0; then `per_launch_ns` off each call that launched a kernel, from
+// what is left of the time before it first, then from the call itself;
+// cuts each graph launch call that took longer than the measured untraced
 // launch of its nodes to that. Work a call issued is issued by its (earlier)
 // end at the latest.
 UntracedCalls remove_tracing_cost(const ReplayInput& input, const TracingAdded& cost, NodeTiming& t);

@@ -340,6 +340,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
         system.tracing_cost->added_ns(model::tracing_level_of(trace.meta("options"))));
   }
   if (recorded_on && system.graph_launch) tracing.graph_launch = &*system.graph_launch;
+  tracing.before_calls = tracer_time_before_calls(input, trace.tracer_time().stretches(trace::kSingleProcess));
   UntracedCalls untraced_calls = tracing.any() ? remove_tracing_cost(input, tracing, base.timing) : UntracedCalls{};
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
@@ -427,6 +428,13 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
                            model::to_string(model::tracing_level_of(trace.meta("options"))) +
                            " adds to a launch on this machine (" + options.system_path +
                            ", measured by apptracer links)");
+  }
+  if (untraced_calls.before_calls_ns > 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(untraced_calls.before_calls_ns) / 1e6);
+    result.notes.push_back("priced against the untraced program: " + std::string(text) +
+                           " taken off the host's time between calls, what the tracer's own hooks took there "
+                           "(allocator events, op and module ranges), as the trace measured them (tracer_time)");
   }
   if (untraced_calls.graph_launches > 0) {
     result.notes.push_back("priced against the untraced program: " + std::to_string(untraced_calls.graph_launches) +

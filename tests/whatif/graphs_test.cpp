@@ -330,6 +330,60 @@ TEST_F(Graphs, ATimingLevelTraceTakesItsOwnPriceOff) {
   EXPECT_EQ(found.whatif_ns, 5 * (401'000 - 111'000) - 200 * 500 + 4 * 500);
 }
 
+// The tracer measured its own hooks between the calls (tracer_time): one
+// stretch over the 5 steps (2,005 us), 6,375 ns in its timed calls, about one
+// in 32 timed: 204 us. Whatif shares it among the 204 calls that follow
+// another on their thread, 1 us each, never more than the time before the
+// call: the 4 first launch calls of later steps have 500 ns, the 195 others
+// and the 5 synchronizations 6 us. Each synchronization then comes 1 us
+// sooner after its step's last kernel and returns with the kernel's tail (3
+// us after it) instead of 500 ns after it began: 500 ns of each 1 us stays.
+// Diagnose takes the 204 us, all inside the steps, off the GPU's idle time.
+TEST_F(Graphs, TheTracersHooksBetweenCallsComeOffToo) {
+  steps(5, 40);
+  apptracer::TracerTimeRow hooks;
+  hooks.start_ns = 0;
+  hooks.end_ns = 2'005'000;
+  hooks.site = TracerSite::HostAllocate;
+  hooks.timed_calls = 20;
+  hooks.timed_ns = 6'375;
+  hooks.sample_every = 32;
+  trace_->add(hooks);
+  trace_->set_meta("tracer_time_clock_ns", "0");
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  WhatifOptions options;
+  options.graphs = true;
+  WhatifResult result = run(options);
+  EXPECT_EQ(result.baseline_ns, result.recorded_ns - (195 * 1'000 + 4 * 500 + 5 * 500));
+  EXPECT_NE(all(result.notes).find("priced against the untraced program: 0.20 ms taken off the host's time "
+                                   "between calls, what the tracer's own hooks took there"),
+            std::string::npos)
+      << all(result.notes);
+  trace_.reset();
+  Savings found = savings(trace_path_, system_path_);
+  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - 204'000);
+  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
+}
+
+// A timed call's time holds one clock read more than the call: meta's
+// tracer_time_clock_ns comes off each (20 x 100 ns of the 6,375 ns here).
+TEST_F(Graphs, TheClockReadOfEachTimedHookComesOff) {
+  steps(5, 40);
+  apptracer::TracerTimeRow hooks;
+  hooks.start_ns = 0;
+  hooks.end_ns = 2'005'000;
+  hooks.site = TracerSite::FrameworkAllocator;
+  hooks.timed_calls = 20;
+  hooks.timed_ns = 6'375;
+  hooks.sample_every = 32;
+  trace_->add(hooks);
+  trace_->set_meta("tracer_time_clock_ns", "100");
+  trace_.reset();
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  Savings found = savings(trace_path_, system_path_);
+  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - (6'375 - 2'000) * 32);
+}
+
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
 // batch from pageable memory, then 45 launches one every 117 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph

@@ -1,0 +1,60 @@
+// The tracer's own time on the program's threads, from the trace's
+// `tracer_time` rows (sampled by the tracer: tracer/base/self_cost.h).
+// Tracing lengthens a program's host time twice: inside its CUDA calls
+// (CUPTI's callbacks and the tracer's: what `apptracer links` measures per
+// launch, model/tracing_cost.h) and between them, where the tracer's hooks
+// run on the program's threads: the host allocator's (malloc and free), the
+// framework allocator's block events and PyTorch's module and op ranges. A
+// saving priced from a traced step counts the second as the program's own
+// work unless it is taken off: on a launch-bound PyTorch step it was most of
+// what the traced step took beyond the untraced one (bench/RESULTS.md).
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "analyzer/trace/packed_rows.h"
+
+namespace apptracer::trace {
+
+class Trace;
+
+class TracerTime {
+ public:
+  // One stretch's time between calls, estimated from its sampled sites.
+  struct Stretch {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+    int64_t ns = 0;
+  };
+
+  // Empty for a trace recorded before the table existed.
+  static TracerTime read(Trace& trace);
+  void add(ProcessId process, Stretch stretch);  // then finish()
+  void finish();
+
+  bool empty() const { return by_process_.empty(); }
+  // The tracer's time between calls within [from, to] of a process: each
+  // stretch's, in the share of it that [from, to] overlaps.
+  int64_t between_calls_ns(ProcessId process, int64_t from, int64_t to) const;
+  // A process's stretches, by start (none: empty).
+  const std::vector<Stretch>& stretches(ProcessId process) const;
+
+ private:
+  std::unordered_map<ProcessId, std::vector<Stretch>> by_process_;
+};
+
+// What a row's site took in its stretch, estimated: its timed calls' time,
+// less one clock read each (`clock_ns`: a timed call's time holds one),
+// times sample_every.
+int64_t estimated_ns(const Packed<TracerTimeRow>& row, int64_t clock_ns);
+// What one clock read cost where the trace was recorded
+// (meta.tracer_time_clock_ns; 0 where absent).
+int64_t clock_read_ns(Trace& trace);
+
+// Whether a site of the tracer runs on the program's threads between its
+// CUDA calls (the hooks), rather than inside them or on the tracer's threads.
+bool runs_between_calls(TracerSite site);
+
+}  // namespace apptracer::trace

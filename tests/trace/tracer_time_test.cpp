@@ -1,0 +1,57 @@
+// The tracer's own time between calls (tracer_time rows): the sampled
+// estimate of each stretch, its sites between calls only, and the share of a
+// stretch a window overlaps.
+#include <gtest/gtest.h>
+
+#include "analyzer/trace/trace.h"
+#include "trace_builder.h"
+
+namespace apptracer::trace {
+namespace {
+
+apptracer::TracerTimeRow stretch(int64_t start, int64_t end, TracerSite site, int64_t calls, int64_t ns,
+                                 int64_t every) {
+  apptracer::TracerTimeRow row;
+  row.start_ns = start;
+  row.end_ns = end;
+  row.site = site;
+  row.timed_calls = calls;
+  row.timed_ns = ns;
+  row.sample_every = every;
+  return row;
+}
+
+// Two stretches; the hooks' sites add up, the CUDA callbacks' (inside the
+// calls) and the writer's (its own thread) do not; a clock read of 10 ns
+// comes off each timed call before it is scaled by sample_every.
+TEST(TracerTime, EstimatesEachStretchFromItsSampledHooks) {
+  testing::TraceBuilder builder;
+  builder.add(stretch(0, 1'000'000, TracerSite::HostAllocate, 10, 1'100, 32));
+  builder.add(stretch(0, 1'000'000, TracerSite::FrameworkRange, 2, 520, 32));
+  builder.add(stretch(0, 1'000'000, TracerSite::ApiCallback, 50, 90'000, 32));
+  builder.add(stretch(0, 1'000'000, TracerSite::WriterLaunches, 50, 90'000, 32));
+  builder.add(stretch(1'000'000, 3'000'000, TracerSite::FrameworkAllocator, 4, 2'040, 1));
+  builder.set_meta("tracer_time_clock_ns", "10");
+  Trace trace(builder.db());
+  const TracerTime& time = trace.tracer_time();
+  const std::vector<TracerTime::Stretch>& stretches = time.stretches(kSingleProcess);
+  ASSERT_EQ(stretches.size(), 2u);
+  EXPECT_EQ(stretches[0].ns, (1'000 + 500) * 32);
+  EXPECT_EQ(stretches[1].ns, 2'000);
+  // Half the first stretch and a quarter of the second.
+  EXPECT_EQ(time.between_calls_ns(kSingleProcess, 500'000, 1'500'000), 24'000 + 500);
+  EXPECT_EQ(time.between_calls_ns(kSingleProcess, 3'000'000, 4'000'000), 0);
+  EXPECT_EQ(time.between_calls_ns(kSingleProcess + 1, 0, 4'000'000), 0);
+}
+
+// A trace recorded before the table existed has no tracer time.
+TEST(TracerTime, NoneWithoutTheTable) {
+  testing::TraceBuilder builder;
+  builder.db().exec("DROP TABLE tracer_time");
+  Trace trace(builder.db());
+  EXPECT_TRUE(trace.tracer_time().empty());
+  EXPECT_EQ(trace.tracer_time().between_calls_ns(kSingleProcess, 0, 1'000'000'000), 0);
+}
+
+}  // namespace
+}  // namespace apptracer::trace
