@@ -69,6 +69,11 @@ const std::vector<StatsReport>& stats_reports() {
        "host); the live set at the peak with producer and first/last use; each step's memory; the "
        "peak if blocks were freed at last use or caches released between steps",
        memory_report, false},
+      {"tracer",
+       "only when asked for: what apptracer itself took of the run, per site (CUDA callbacks, "
+       "allocator hooks, module and op ranges on the program's threads; CUPTI's and the writer's "
+       "threads): calls, time per call, share of the run, from its sampled timing",
+       tracer_report, false},
   };
   return reports;
 }

@@ -71,6 +71,9 @@ ReportOutput modules_report(trace::Trace& trace);
 ReportOutput ops_report(trace::Trace& trace);
 // Both, from one pass over the trace's work.
 std::pair<ReportOutput, ReportOutput> modules_and_ops_reports(trace::Trace& trace);
+// What apptracer itself took of the run, per site (tracer_time), or a note
+// when the trace predates it.
+ReportOutput tracer_report(trace::Trace& trace);
 // Bytes in use per GPU and unified memory migrated over time.
 Table memory_timeline_report(trace::Trace& trace);
 // Where each device's memory went (analyzer/memory), or a note when the

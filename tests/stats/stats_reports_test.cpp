@@ -285,6 +285,56 @@ TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
   EXPECT_EQ(integer(table, 2, "bytes_out"), 8192);
 }
 
+// The tracer's own time per site, from its sampled rows: two stretches of
+// malloc hooks (1 in 32 timed, 10 ns a clock read off each timed call) and
+// one of CUDA callbacks timed whole (--self-cost), over a 1 ms run (the
+// sample trace's span is set by its own rows: a stretch adds none).
+TEST(TracerReport, EachSiteItsCallsTimeAndShareOfTheRun) {
+  TraceBuilder builder;
+  testing::ApiCallRow call;
+  call.name = "cudaMalloc";
+  call.start_ns = 0;
+  call.end_ns = 1'000'000;
+  builder.add(call);
+  auto stretch = [&](int64_t start, TracerSite site, int64_t calls, int64_t ns, int64_t every) {
+    apptracer::TracerTimeRow row;
+    row.start_ns = start;
+    row.end_ns = start + 500'000;
+    row.site = site;
+    row.timed_calls = calls;
+    row.timed_ns = ns;
+    row.sample_every = every;
+    builder.add(row);
+  };
+  stretch(0, TracerSite::HostAllocate, 10, 600, 32);
+  stretch(500'000, TracerSite::HostAllocate, 5, 300, 32);
+  stretch(0, TracerSite::ApiCallback, 4, 8'000, 1);
+  builder.set_meta("tracer_time_clock_ns", "10");
+  ReportOutput output = run_report(tracer_report, builder.db());
+  ASSERT_EQ(output.tables.size(), 1u) << output.note;
+  const Table& table = output.tables.front();
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(text(table, 0, "site"), "host_allocate");
+  EXPECT_EQ(text(table, 0, "thread"), "program, between calls");
+  EXPECT_EQ(integer(table, 0, "calls"), 15 * 32);
+  EXPECT_EQ(integer(table, 0, "total_ns"), (500 + 250) * 32);
+  EXPECT_EQ(integer(table, 0, "ns_per_call"), 50);
+  EXPECT_DOUBLE_EQ(real(table, 0, "run_share"), 0.024);
+  EXPECT_EQ(integer(table, 0, "timed_calls"), 15);
+  EXPECT_EQ(text(table, 1, "site"), "api_callback");
+  EXPECT_EQ(text(table, 1, "thread"), "program, in calls");
+  EXPECT_EQ(integer(table, 1, "calls"), 4);
+  EXPECT_EQ(integer(table, 1, "total_ns"), 7'960);
+}
+
+TEST(TracerReport, ATraceFromBeforeItSaysSo) {
+  TraceBuilder builder;
+  builder.db().exec("DROP TABLE tracer_time");
+  ReportOutput output = run_report(tracer_report, builder.db());
+  EXPECT_TRUE(output.tables.empty());
+  EXPECT_NE(output.note.find("recorded before apptracer measured its own time"), std::string::npos) << output.note;
+}
+
 TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
   TraceBuilder builder;
   for (const StatsReport& report : stats_reports()) {
@@ -326,6 +376,12 @@ TEST(StatsReportsEmpty, AnEmptyTraceHasOneIdleProcessAndNoOtherRows) {
     if (std::string(report.name) == "memory") {
       EXPECT_TRUE(output.tables.empty());
       EXPECT_EQ(output.note, "memory: the trace records no allocation");
+      continue;
+    }
+    // Nor the tracer report about a trace in which the tracer timed nothing.
+    if (std::string(report.name) == "tracer") {
+      EXPECT_TRUE(output.tables.empty());
+      EXPECT_EQ(output.note, "apptracer timed none of its own work in this trace (tracer_time is empty)");
       continue;
     }
     // Nor the steps report about a trace with no steps.

@@ -1,0 +1,68 @@
+// What apptracer itself took of the run, per site (the tracer's `tracer_time`
+// rows: about one call in sample_every of each site timed): how often it ran,
+// how long each call took, and its share of the run, so a user can tell how
+// far tracing moved the program's own times. The sites on the program's
+// threads (CUDA callbacks, host and framework allocator hooks, module and op
+// ranges) lengthen the program; CUPTI's and the writer's threads run beside
+// it on other cores.
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "analyzer/stats/stats_reports.h"
+#include "apptracer/saturating.h"
+
+namespace apptracer {
+
+namespace {
+
+struct SiteSums {
+  int64_t timed_calls = 0;
+  int64_t calls = 0;  // estimated: timed calls times sample_every
+  int64_t ns = 0;     // estimated, less a clock read per timed call
+};
+
+const char* thread_of(TracerSite site) {
+  if (trace::runs_between_calls(site)) return "program, between calls";
+  switch (site) {
+    case TracerSite::ApiCallback:
+    case TracerSite::KernelArguments:
+    case TracerSite::RecordAppend: return "program, in calls";
+    case TracerSite::ActivityBuffer: return "CUPTI's";
+    default: return "writer";
+  }
+}
+
+}  // namespace
+
+ReportOutput tracer_report(trace::Trace& trace) {
+  if (!trace.db().has_table(TracerTimeRow::kTable)) {
+    return {{}, "this trace was recorded before apptracer measured its own time (tracer_time)"};
+  }
+  int64_t clock_ns = trace::clock_read_ns(trace);
+  std::map<TracerSite, SiteSums> sums;
+  for (const trace::Packed<TracerTimeRow>& row : trace.rows<TracerTimeRow>()) {
+    SiteSums& s = sums[row.site];
+    int64_t every = std::max<int64_t>(1, row.sample_every);
+    s.timed_calls = saturating_add(s.timed_calls, row.timed_calls);
+    s.calls = saturating_add(s.calls, clamp_to_int64(static_cast<__int128>(row.timed_calls) * every));
+    s.ns = saturating_add(s.ns, trace::estimated_ns(row, clock_ns));
+  }
+  if (sums.empty()) return {{}, "apptracer timed none of its own work in this trace (tracer_time is empty)"};
+  const trace::TraceSpan& span = trace.operations().span();
+  int64_t run_ns = std::max<int64_t>(1, elapsed_ns(span.start_ns, span.end_ns));
+  std::vector<std::pair<TracerSite, SiteSums>> ranked(sums.begin(), sums.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  Table table{"tracer",
+              {"site", "thread", "calls", "ns_per_call", "total_ns", "run_share", "timed_calls"},
+              {}};
+  for (const auto& [site, s] : ranked) {
+    table.rows.push_back({std::string(to_string(site)), std::string(thread_of(site)), s.calls,
+                          s.calls ? Cell(s.ns / s.calls) : Cell(), s.ns,
+                          static_cast<double>(s.ns) / static_cast<double>(run_ns), s.timed_calls});
+  }
+  return {{table}, {}};
+}
+
+}  // namespace apptracer
