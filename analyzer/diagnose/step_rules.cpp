@@ -432,9 +432,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                                      : std::string()) +
                  // Measured on PyTorch twins (bench/RESULTS.md): the graph
                  // replay's time holds within a few percent; the saving,
-                 // taken from the traced step, runs up to three times the
-                 // untraced one, because tracing lengthens the host's work
-                 // between launches, not only the launches.
+                 // taken from the traced step less what links and
+                 // tracer_time measure, still ran 38-90% over the untraced
+                 // one: CUPTI's own work around each callback is in neither.
                  "; the saving is from the traced " + noun + ", which tracing lengthens: against the untraced " +
                  noun + " it is that time less the graph replay's";
   }

@@ -50,8 +50,13 @@ ReportOutput tracer_report(trace::Trace& trace) {
     s.ns = saturating_add(s.ns, trace::estimated_ns(row, clock_ns));
   }
   if (sums.empty()) return {{}, "apptracer timed none of its own work in this trace (tracer_time is empty)"};
-  const trace::TraceSpan& span = trace.operations().span();
-  int64_t run_ns = std::max<int64_t>(1, elapsed_ns(span.start_ns, span.end_ns));
+  // The run is the tracer's: from its first stretch's start to its last one's end.
+  int64_t first = kInt64Max, last = kInt64Min;
+  for (const trace::Packed<TracerTimeRow>& row : trace.rows<TracerTimeRow>()) {
+    first = std::min<int64_t>(first, row.start_ns);
+    last = std::max<int64_t>(last, row.end_ns);
+  }
+  int64_t run_ns = std::max<int64_t>(1, elapsed_ns(first, last));
   std::vector<std::pair<TracerSite, SiteSums>> ranked(sums.begin(), sums.end());
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   Table table{"tracer",
