@@ -291,19 +291,9 @@ TEST(StatsReportsBuffers, CountsEveryUseOfEveryAllocation) {
 // stretches' span: the tracer's life).
 TEST(TracerReport, EachSiteItsCallsTimeAndShareOfTheRun) {
   TraceBuilder builder;
-  auto stretch = [&](int64_t start, TracerSite site, int64_t calls, int64_t ns, int64_t every) {
-    apptracer::TracerTimeRow row;
-    row.start_ns = start;
-    row.end_ns = start + 500'000;
-    row.site = site;
-    row.timed_calls = calls;
-    row.timed_ns = ns;
-    row.sample_every = every;
-    builder.add(row);
-  };
-  stretch(0, TracerSite::HostAllocate, 10, 600, 32);
-  stretch(500'000, TracerSite::HostAllocate, 5, 300, 32);
-  stretch(0, TracerSite::ApiCallback, 4, 8'000, 1);
+  builder.add_tracer_time(0, 500'000, TracerSite::HostAllocate, 10, 600, 32);
+  builder.add_tracer_time(500'000, 1'000'000, TracerSite::HostAllocate, 5, 300, 32);
+  builder.add_tracer_time(0, 500'000, TracerSite::ApiCallback, 4, 8'000, 1);
   builder.set_meta("tracer_time_clock_ns", "10");
   ReportOutput output = run_report(tracer_report, builder.db());
   ASSERT_EQ(output.tables.size(), 1u) << output.note;

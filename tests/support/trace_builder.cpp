@@ -72,6 +72,18 @@ int64_t TraceBuilder::add_framework_range(FrameworkRangeKind kind, const std::st
   return add(range);
 }
 
+int64_t TraceBuilder::add_tracer_time(int64_t start_ns, int64_t end_ns, TracerSite site, int64_t timed_calls,
+                                      int64_t timed_ns, int64_t sample_every) {
+  apptracer::TracerTimeRow row;
+  row.start_ns = start_ns;
+  row.end_ns = end_ns;
+  row.site = site;
+  row.timed_calls = timed_calls;
+  row.timed_ns = timed_ns;
+  row.sample_every = sample_every;
+  return add(row);
+}
+
 void TraceBuilder::add(const KernelArgRow& row) {
   Statement current = db_.prepare("SELECT arg_set_id FROM kernels WHERE id = ?");
   current.bind(1, row.kernel_id);

@@ -159,6 +159,10 @@ class TraceBuilder {
   int64_t add_framework_range(FrameworkRangeKind kind, const std::string& name, int64_t start_ns,
                               int64_t end_ns);
   void add(const KernelArgRow& row);
+  // A stretch of the tracer's own time at `site`: `timed_calls` calls timed,
+  // `timed_ns` together, about one in `sample_every`.
+  int64_t add_tracer_time(int64_t start_ns, int64_t end_ns, TracerSite site, int64_t timed_calls,
+                          int64_t timed_ns, int64_t sample_every);
   // An API call of thread `tid`; `driver_name`: the driver call a runtime
   // call made, where the trace names it.
   int64_t add_call(int64_t correlation_id, const std::string& name, int64_t tid, int64_t start_ns,

@@ -9,28 +9,16 @@
 namespace apptracer::trace {
 namespace {
 
-apptracer::TracerTimeRow stretch(int64_t start, int64_t end, TracerSite site, int64_t calls, int64_t ns,
-                                 int64_t every) {
-  apptracer::TracerTimeRow row;
-  row.start_ns = start;
-  row.end_ns = end;
-  row.site = site;
-  row.timed_calls = calls;
-  row.timed_ns = ns;
-  row.sample_every = every;
-  return row;
-}
-
 // Two stretches; the hooks' sites add up, the CUDA callbacks' (inside the
 // calls) and the writer's (its own thread) do not; a clock read of 10 ns
 // comes off each timed call before it is scaled by sample_every.
 TEST(TracerTime, EstimatesEachStretchFromItsSampledHooks) {
   testing::TraceBuilder builder;
-  builder.add(stretch(0, 1'000'000, TracerSite::HostAllocate, 10, 1'100, 32));
-  builder.add(stretch(0, 1'000'000, TracerSite::FrameworkRange, 2, 520, 32));
-  builder.add(stretch(0, 1'000'000, TracerSite::ApiCallback, 50, 90'000, 32));
-  builder.add(stretch(0, 1'000'000, TracerSite::WriterLaunches, 50, 90'000, 32));
-  builder.add(stretch(1'000'000, 3'000'000, TracerSite::FrameworkAllocator, 4, 2'040, 1));
+  builder.add_tracer_time(0, 1'000'000, TracerSite::HostAllocate, 10, 1'100, 32);
+  builder.add_tracer_time(0, 1'000'000, TracerSite::FrameworkRange, 2, 520, 32);
+  builder.add_tracer_time(0, 1'000'000, TracerSite::ApiCallback, 50, 90'000, 32);
+  builder.add_tracer_time(0, 1'000'000, TracerSite::WriterLaunches, 50, 90'000, 32);
+  builder.add_tracer_time(1'000'000, 3'000'000, TracerSite::FrameworkAllocator, 4, 2'040, 1);
   builder.set_meta("tracer_time_clock_ns", "10");
   Trace trace(builder.db());
   const TracerTime& time = trace.tracer_time();

@@ -341,14 +341,7 @@ TEST_F(Graphs, ATimingLevelTraceTakesItsOwnPriceOff) {
 // Diagnose takes the 204 us, all inside the steps, off the GPU's idle time.
 TEST_F(Graphs, TheTracersHooksBetweenCallsComeOffToo) {
   steps(5, 40);
-  apptracer::TracerTimeRow hooks;
-  hooks.start_ns = 0;
-  hooks.end_ns = 2'005'000;
-  hooks.site = TracerSite::HostAllocate;
-  hooks.timed_calls = 20;
-  hooks.timed_ns = 6'375;
-  hooks.sample_every = 32;
-  trace_->add(hooks);
+  trace_->add_tracer_time(0, 2'005'000, TracerSite::HostAllocate, 20, 6'375, 32);
   trace_->set_meta("tracer_time_clock_ns", "0");
   write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
   WhatifOptions options;
@@ -369,14 +362,7 @@ TEST_F(Graphs, TheTracersHooksBetweenCallsComeOffToo) {
 // tracer_time_clock_ns comes off each (20 x 100 ns of the 6,375 ns here).
 TEST_F(Graphs, TheClockReadOfEachTimedHookComesOff) {
   steps(5, 40);
-  apptracer::TracerTimeRow hooks;
-  hooks.start_ns = 0;
-  hooks.end_ns = 2'005'000;
-  hooks.site = TracerSite::FrameworkAllocator;
-  hooks.timed_calls = 20;
-  hooks.timed_ns = 6'375;
-  hooks.sample_every = 32;
-  trace_->add(hooks);
+  trace_->add_tracer_time(0, 2'005'000, TracerSite::FrameworkAllocator, 20, 6'375, 32);
   trace_->set_meta("tracer_time_clock_ns", "100");
   trace_.reset();
   write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
