@@ -7,6 +7,7 @@
 // it on other cores.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,8 @@ const char* thread_of(TracerSite site) {
   if (trace::runs_between_calls(site)) return "program, between calls";
   switch (site) {
     case TracerSite::ApiCallback:
-    case TracerSite::KernelArguments:
-    case TracerSite::RecordAppend: return "program, in calls";
+    case TracerSite::KernelArguments: return "program, in calls";
+    case TracerSite::RecordAppend: return "program, inside the others";
     case TracerSite::ActivityBuffer: return "CUPTI's";
     default: return "writer";
   }
@@ -41,22 +42,39 @@ ReportOutput tracer_report(trace::Trace& trace) {
     return {{}, "this trace was recorded before apptracer measured its own time (tracer_time)"};
   }
   int64_t clock_ns = trace::clock_read_ns(trace);
+  // Limited to steps (--steps, --steady), each stretch counts by the share
+  // of it inside its process's window, and the run is the windows.
+  const trace::StepWindow* window = trace.window();
+  auto inside = [&](const trace::Packed<TracerTimeRow>& row) {
+    if (!window) return 1.0;
+    std::optional<std::pair<int64_t, int64_t>> span = window->span(row.process);
+    if (!span || row.end_ns <= row.start_ns) return 0.0;
+    int64_t overlap = std::min<int64_t>(row.end_ns, span->second) - std::max<int64_t>(row.start_ns, span->first);
+    return overlap <= 0 ? 0.0 : static_cast<double>(overlap) / static_cast<double>(row.end_ns - row.start_ns);
+  };
   std::map<TracerSite, SiteSums> sums;
-  for (const trace::Packed<TracerTimeRow>& row : trace.rows<TracerTimeRow>()) {
-    SiteSums& s = sums[row.site];
-    int64_t every = std::max<int64_t>(1, row.sample_every);
-    s.timed_calls = saturating_add(s.timed_calls, row.timed_calls);
-    s.calls = saturating_add(s.calls, clamp_to_int64(static_cast<__int128>(row.timed_calls) * every));
-    s.ns = saturating_add(s.ns, trace::estimated_ns(row, clock_ns));
-  }
-  if (sums.empty()) return {{}, "apptracer timed none of its own work in this trace (tracer_time is empty)"};
   // The run is the tracer's: from its first stretch's start to its last one's end.
   int64_t first = kInt64Max, last = kInt64Min;
+  std::map<trace::ProcessId, std::pair<int64_t, int64_t>> windows;
   for (const trace::Packed<TracerTimeRow>& row : trace.rows<TracerTimeRow>()) {
     first = std::min<int64_t>(first, row.start_ns);
     last = std::max<int64_t>(last, row.end_ns);
+    double share = inside(row);
+    if (share <= 0) continue;
+    if (window) windows.emplace(row.process, *window->span(row.process));
+    SiteSums& s = sums[row.site];
+    int64_t every = std::max<int64_t>(1, row.sample_every);
+    s.timed_calls = saturating_add(s.timed_calls, saturating_round(share * static_cast<double>(row.timed_calls)));
+    s.calls = saturating_add(s.calls, saturating_round(share * static_cast<double>(row.timed_calls) * static_cast<double>(every)));
+    s.ns = saturating_add(s.ns, saturating_round(share * static_cast<double>(trace::estimated_ns(row, clock_ns))));
   }
-  int64_t run_ns = std::max<int64_t>(1, elapsed_ns(first, last));
+  int64_t run_ns = elapsed_ns(first, last);
+  if (window) {
+    run_ns = 0;
+    for (const auto& [process, span] : windows) run_ns = saturating_add(run_ns, elapsed_ns(span.first, span.second));
+  }
+  run_ns = std::max<int64_t>(1, run_ns);
+  if (sums.empty()) return {{}, "apptracer timed none of its own work in this trace (tracer_time is empty)"};
   std::vector<std::pair<TracerSite, SiteSums>> ranked(sums.begin(), sums.end());
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
   Table table{"tracer",

@@ -312,6 +312,31 @@ TEST(TracerReport, EachSiteItsCallsTimeAndShareOfTheRun) {
   EXPECT_EQ(integer(table, 1, "total_ns"), 7'960);
 }
 
+// Limited to steps 2-3 of four 1 ms steps (NVTX ranges), a stretch over
+// all four counts by its half inside them, and the run is their 2 ms.
+TEST(TracerReport, LimitedToStepsItCountsTheirShare) {
+  TraceBuilder builder;
+  for (int i = 0; i < 4; ++i) {
+    NvtxRangeRow range;
+    range.name = "step";
+    range.start_ns = i * 1'000'000;
+    range.end_ns = (i + 1) * 1'000'000;
+    builder.add(range);
+  }
+  builder.add_tracer_time(0, 4'000'000, TracerSite::FrameworkRange, 40, 4'000, 32);
+  builder.set_meta("tracer_time_clock_ns", "0");
+  trace::Trace trace(builder.db());
+  trace.limit_to_steps(trace::StepSelection{std::make_pair(2, 3), false});
+  ReportOutput output = tracer_report(trace);
+  ASSERT_EQ(output.tables.size(), 1u) << output.note;
+  const Table& table = output.tables.front();
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(integer(table, 0, "calls"), 20 * 32);
+  EXPECT_EQ(integer(table, 0, "total_ns"), 2'000 * 32);
+  EXPECT_DOUBLE_EQ(real(table, 0, "run_share"), 0.032);
+  EXPECT_EQ(integer(table, 0, "timed_calls"), 20);
+}
+
 TEST(TracerReport, ATraceFromBeforeItSaysSo) {
   TraceBuilder builder;
   builder.db().exec("DROP TABLE tracer_time");
