@@ -119,6 +119,23 @@ std::vector<std::string> diagnosis_notes(const TraceFacts& facts, bool whole_run
     notes.push_back("limited to " + facts.step_window + "; " + skipped +
                     " need the whole run and did not run");
   }
+  if (whole_run_rules_ran && !facts.ops().steps().empty() && !facts.tracer_time.empty()) {
+    // What the findings' times still hold of the tracer, per step, so the
+    // reader can weigh them (trace/tracer_time.h).
+    int64_t between = 0, in_calls = 0, steps = 0;
+    for (const trace::StepSpan& step : facts.ops().steps()) {
+      auto id = static_cast<trace::ProcessId>(step.process);
+      between = saturating_add(between, facts.tracer_time.between_calls_ns(id, step.start_ns, step.end_ns));
+      in_calls = saturating_add(in_calls, facts.tracer_time.in_calls_ns(id, step.start_ns, step.end_ns));
+      ++steps;
+    }
+    notes.push_back("apptracer took about " + format_ns(saturating_add(between, in_calls) / steps) +
+                    " of each steady step (median " + format_ns(facts.median_step_ns()) +
+                    ") on the program's threads: its CUDA callbacks " + format_ns(in_calls / steps) +
+                    ", its allocator hooks and module and op ranges " + format_ns(between / steps) +
+                    " (sampled: stats --report tracer; CUPTI's own work around each callback is not "
+                    "timed); savings are priced without the hooks");
+  }
   if (facts.framework == trace::Framework::Pytorch && !facts.framework_context) {
     notes.push_back(
         "recorded without framework context: 'apptracer record' (by default, or with "

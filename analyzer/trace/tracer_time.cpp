@@ -33,8 +33,12 @@ TracerTime TracerTime::read(Trace& trace) {
   if (!trace.db().has_table(TracerTimeRow::kTable)) return time;
   int64_t clock_ns = clock_read_ns(trace);
   for (const Packed<TracerTimeRow>& row : trace.rows<TracerTimeRow>()) {
-    if (!runs_between_calls(row.site) || row.end_ns <= row.start_ns || row.timed_calls <= 0) continue;
-    time.add(row.process, {row.start_ns, row.end_ns, estimated_ns(row, clock_ns)});
+    if (row.end_ns <= row.start_ns || row.timed_calls <= 0) continue;
+    if (runs_between_calls(row.site)) {
+      time.add(row.process, {row.start_ns, row.end_ns, estimated_ns(row, clock_ns), 0});
+    } else if (row.site == TracerSite::ApiCallback) {
+      time.add(row.process, {row.start_ns, row.end_ns, 0, estimated_ns(row, clock_ns)});
+    }
   }
   time.finish();
   return time;
@@ -51,7 +55,8 @@ void TracerTime::finish() {
     std::vector<Stretch> merged;
     for (const Stretch& s : list) {
       if (!merged.empty() && merged.back().start_ns == s.start_ns && merged.back().end_ns == s.end_ns) {
-        merged.back().ns = saturating_add(merged.back().ns, s.ns);
+        merged.back().between_ns = saturating_add(merged.back().between_ns, s.between_ns);
+        merged.back().in_calls_ns = saturating_add(merged.back().in_calls_ns, s.in_calls_ns);
       } else {
         merged.push_back(s);
       }
@@ -67,6 +72,14 @@ const std::vector<TracerTime::Stretch>& TracerTime::stretches(ProcessId process)
 }
 
 int64_t TracerTime::between_calls_ns(ProcessId process, int64_t from, int64_t to) const {
+  return prorated(process, from, to, &Stretch::between_ns);
+}
+
+int64_t TracerTime::in_calls_ns(ProcessId process, int64_t from, int64_t to) const {
+  return prorated(process, from, to, &Stretch::in_calls_ns);
+}
+
+int64_t TracerTime::prorated(ProcessId process, int64_t from, int64_t to, int64_t Stretch::*part) const {
   if (to <= from) return 0;
   const std::vector<Stretch>& list = stretches(process);
   // Stretches follow each other: from the first that ends after `from`.
@@ -75,7 +88,7 @@ int64_t TracerTime::between_calls_ns(ProcessId process, int64_t from, int64_t to
   double total = 0;
   for (; s != list.end() && s->start_ns < to; ++s) {
     int64_t overlap = std::min(to, s->end_ns) - std::max(from, s->start_ns);
-    if (overlap > 0) total += static_cast<double>(s->ns) * static_cast<double>(overlap) /
+    if (overlap > 0) total += static_cast<double>((*s).*part) * static_cast<double>(overlap) /
                               static_cast<double>(s->end_ns - s->start_ns);
   }
   return static_cast<int64_t>(total);

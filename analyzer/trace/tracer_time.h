@@ -22,11 +22,14 @@ class Trace;
 
 class TracerTime {
  public:
-  // One stretch's time between calls, estimated from its sampled sites.
+  // One stretch's time on the program's threads, estimated from its
+  // sampled sites: between the calls (the hooks) and in them (the tracer's
+  // CUDA callbacks; CUPTI's own work around them is not timed).
   struct Stretch {
     int64_t start_ns = 0;
     int64_t end_ns = 0;
-    int64_t ns = 0;
+    int64_t between_ns = 0;
+    int64_t in_calls_ns = 0;
   };
 
   // Empty for a trace recorded before the table existed.
@@ -38,10 +41,14 @@ class TracerTime {
   // The tracer's time between calls within [from, to] of a process: each
   // stretch's, in the share of it that [from, to] overlaps.
   int64_t between_calls_ns(ProcessId process, int64_t from, int64_t to) const;
+  // The same for the tracer's callbacks inside the calls.
+  int64_t in_calls_ns(ProcessId process, int64_t from, int64_t to) const;
   // A process's stretches, by start (none: empty).
   const std::vector<Stretch>& stretches(ProcessId process) const;
 
  private:
+  int64_t prorated(ProcessId process, int64_t from, int64_t to, int64_t Stretch::*part) const;
+
   std::unordered_map<ProcessId, std::vector<Stretch>> by_process_;
 };
 

@@ -33,7 +33,7 @@ std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
   }
   before.assign(input.calls.size(), 0);
   for (size_t c = 0; c < input.calls.size(); ++c) {
-    if (stretch_of[c] >= 0) before[c] = stretches[stretch_of[c]].ns / sharing[stretch_of[c]];
+    if (stretch_of[c] >= 0) before[c] = stretches[stretch_of[c]].between_ns / sharing[stretch_of[c]];
   }
   return before;
 }
