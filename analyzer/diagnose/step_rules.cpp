@@ -288,8 +288,9 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   std::vector<bool> other_work_span(spans.size(), false);
   size_t other_work = leave_out_other_work(facts, spans, span_of, other_work_span);
   int64_t wall = 0, busy_ns = 0, idle = 0;
-  // The tracer's hooks between the launches, which the GPU waited for too.
-  int64_t tracer_between = 0;
+  // The tracer's hooks between the launches and its callbacks in them,
+  // which the GPU waited for too.
+  int64_t tracer_between = 0, tracer_in_calls = 0;
   size_t kept_spans = 0;
   for (size_t i = 0; i < spans.size(); ++i) {
     if (other_work_span[i]) continue;
@@ -307,6 +308,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
     busy_ns = saturating_add(busy_ns, busy_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, busy_in));
     idle = saturating_add(idle, idle_in(span.start, span.end) - compiler.sum_within(process, span.start, span.end, idle_in));
     tracer_between = saturating_add(tracer_between, facts.tracer_time.between_calls_ns(process, span.start, span.end));
+    tracer_in_calls = saturating_add(tracer_in_calls, facts.tracer_time.in_calls_ns(process, span.start, span.end));
   }
   if (kept_spans == 0) return;
   auto issued_inside = [&](const Kernel& k, size_t kernel) {
@@ -370,10 +372,17 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   // What tracing added to each launch, measured by `apptracer links`: the
   // GPU waited that much longer than it will untraced (whatif --graphs
   // takes the same off, model/tracing_cost.h).
+  // Where links split off the tracer's callbacks, only CUPTI's part per
+  // launch, and the callbacks as this trace measured them (tracing_cost.h).
   const model::TracingCost* tracing = context.cost.tracing_cost();
-  int64_t tracing_ns = tracing ? saturating_round(tracing->added_ns(facts.tracing_level)) : 0;
+  bool split = tracing && tracing->callbacks_measured() && facts.tracer_time.measures_callbacks();
+  if (!split) tracer_in_calls = 0;
+  int64_t tracing_ns = !tracing ? 0
+                       : split  ? saturating_round(tracing->cupti_added_ns(facts.tracing_level))
+                                : saturating_round(tracing->added_ns(facts.tracing_level));
   int64_t untraced_idle = std::max<int64_t>(
-      0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)), tracer_between));
+      0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)),
+                        saturating_add(tracer_between, tracer_in_calls)));
   int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
   // Launch-bound: the GPU waits on launches longer than it works; or, its
   // kernels mostly short and not launched by graphs yet, a graph would take a
@@ -423,9 +432,13 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  "): replayed as a CUDA graph, " + unit + " takes its GPU time plus that, " +
                  format_ns(saturating_add(busy_ns, graph_cost) / spans_count) + per +
                  " (whatif --graphs replays it)" +
-                 (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that tracing at level " +
+                 (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that " +
+                                       (split ? "CUPTI's dispatch" : "tracing") + " at level " +
                                        model::to_string(facts.tracing_level) + " added (measured by apptracer links)"
                                  : std::string()) +
+                 (tracer_in_calls > 0 ? "; less " + format_ns(tracer_in_calls / spans_count) + per +
+                                            " that the tracer's own CUDA callbacks took in the calls (tracer_time)"
+                                      : std::string()) +
                  (tracer_between > 0 ? "; less " + format_ns(tracer_between / spans_count) + per +
                                            " that the tracer's own hooks took between launches (allocator "
                                            "events, op and module ranges: tracer_time)"
@@ -433,8 +446,8 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  // Measured on PyTorch twins (bench/RESULTS.md): the graph
                  // replay's time holds within a few percent; the saving,
                  // taken from the traced step less what links and
-                 // tracer_time measure, still ran 38-90% over the untraced
-                 // one: CUPTI's own work around each callback is in neither.
+                 // tracer_time measure, ran 0-37% over the untraced one,
+                 // whose own saving moved by 2x between machines.
                  "; the saving is from the traced " + noun + ", which tracing lengthens: against the untraced " +
                  noun + " it is that time less the graph replay's";
   }

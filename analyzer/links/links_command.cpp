@@ -112,12 +112,16 @@ std::string graph_launch_line(const model::GraphLaunch& g) {
 
 // One line: what tracing adds to a launch.
 std::string tracing_cost_line(const model::TracingCost& c) {
-  char text[256];
-  std::snprintf(text, sizeof text,
-                "tracing (GPU %d): %s takes %.2f us untraced, %.2f us more traced, %.2f us more "
-                "at --level timing",
-                c.gpu, c.api.c_str(), c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
-                c.added_ns(model::TracingLevel::Timing) / 1000);
+  char text[384];
+  int n = std::snprintf(text, sizeof text,
+                        "tracing (GPU %d): %s takes %.2f us untraced, %.2f us more traced, %.2f us more "
+                        "at --level timing",
+                        c.gpu, c.api.c_str(), c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
+                        c.added_ns(model::TracingLevel::Timing) / 1000);
+  if (c.callbacks_measured() && n > 0 && static_cast<size_t>(n) < sizeof text) {
+    std::snprintf(text + n, sizeof text - n, " (of which apptracer's callbacks %.2f and %.2f us, CUPTI's the rest)",
+                  c.full_callbacks_ns / 1000, c.timing_callbacks_ns / 1000);
+  }
   return text;
 }
 

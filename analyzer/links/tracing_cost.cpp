@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -20,6 +21,8 @@
 #include "analyzer/links/link_bench.h"
 #include "analyzer/model/median.h"
 #include "analyzer/record/tracer_library.h"
+#include "analyzer/trace/trace.h"
+#include "analyzer/trace/tracer_time.h"
 
 namespace apptracer::links {
 
@@ -29,6 +32,13 @@ namespace {
 // (a full queue makes a launch wait for the GPU, which is not its host cost).
 constexpr int kBatchLaunches = 256;
 constexpr int kBatches = 15;
+// Idle before and after the timed batches: the tracer's tracer_time rows
+// cover stretches of at least 50 ms that end at a writer pass, so the
+// batches' calls get stretches of their own, without the set-up's calls
+// (loading the kernel, the first launches), whose callbacks cost far more.
+constexpr auto kQuietBeforeAndAfter = std::chrono::milliseconds(120);
+// A stretch holding at least this many calls holds timed batches.
+constexpr int64_t kTimedStretchCalls = kBatchLaunches * 2;
 
 using Environment = std::vector<std::pair<std::string, std::string>>;
 
@@ -85,6 +95,7 @@ template <typename Launch, typename Synchronize>
 double time_launches(Launch launch, Synchronize synchronize) {
   for (int i = 0; i < kBatchLaunches; ++i) launch();  // untimed: first launches load and warm up
   synchronize();
+  std::this_thread::sleep_for(kQuietBeforeAndAfter);
   std::vector<double> per_launch;
   for (int batch = 0; batch < kBatches; ++batch) {
     auto before = std::chrono::steady_clock::now();
@@ -93,6 +104,7 @@ double time_launches(Launch launch, Synchronize synchronize) {
     per_launch.push_back(std::chrono::duration<double, std::nano>(after - before).count() / kBatchLaunches);
     synchronize();
   }
+  std::this_thread::sleep_for(kQuietBeforeAndAfter);
   return model::median(per_launch);
 }
 
@@ -152,6 +164,23 @@ double runtime_launch_ns(const CudaRuntime& rt, int gpu) {
 
 }  // namespace
 
+double loop_callbacks_ns(trace::Trace& trace) {
+  const std::vector<trace::TracerTime::Stretch>& stretches = trace.tracer_time().stretches(trace::kSingleProcess);
+  std::vector<int64_t> calls(stretches.size(), 0);
+  for (const trace::Packed<ApiCallRow>& call : trace.rows<ApiCallRow>()) {
+    auto s = std::upper_bound(stretches.begin(), stretches.end(), call.start_ns,
+                              [](int64_t ns, const trace::TracerTime::Stretch& stretch) { return ns < stretch.end_ns; });
+    if (s != stretches.end() && call.start_ns >= s->start_ns) ++calls[s - stretches.begin()];
+  }
+  int64_t in_calls = 0, timed_calls = 0;
+  for (size_t i = 0; i < stretches.size(); ++i) {
+    if (calls[i] < kTimedStretchCalls) continue;
+    in_calls += stretches[i].in_calls_ns;
+    timed_calls += calls[i];
+  }
+  return timed_calls > 0 ? static_cast<double>(in_calls) / static_cast<double>(timed_calls) : 0;
+}
+
 int tracing_cost_rounds(bool quick) { return quick ? 3 : 5; }
 
 LaunchLoop launch_loop_ns(const CudaDriver& driver, int gpu) {
@@ -186,16 +215,26 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   // What `record --level timing` sets.
   Environment timing = traced;
   timing.insert(timing.end(), {{"APPTRACER_KERNEL_ARGUMENTS", "off"}, {"APPTRACER_HOST_ALLOCATIONS", "off"}});
-  std::vector<double> untraced_ns, full_ns, timing_ns;
+  std::vector<double> untraced_ns, full_ns, timing_ns, full_callbacks_ns, timing_callbacks_ns;
   std::string api;
-  // Each run's time; every run must have launched the same way.
-  auto run = [&](const Environment& env, std::vector<double>& into) {
+  // Each run's time, and a traced run's callbacks (`callbacks`); every run
+  // must have launched the same way.
+  auto run = [&](const Environment& env, std::vector<double>& into, std::vector<double>* callbacks) {
     LaunchLoop loop = run_launch_loop(env, gpu, log);
     if (!api.empty() && loop.api != api) {
       throw std::runtime_error("the launch loop launched with " + loop.api + " in one run and " + api + " in another");
     }
     api = loop.api;
     into.push_back(loop.ns);
+    if (callbacks) {
+      // Unreadable, it only leaves the split out (fitted from every round or none).
+      try {
+        trace::Trace written(trace, TraceAccess::ReadOnly);
+        if (double ns = loop_callbacks_ns(written); ns > 0) callbacks->push_back(ns);
+      } catch (const TraceError&) {
+      }
+      unlink(trace.c_str());
+    }
     on_sample();
   };
   // The runs' traces, their side files and the log.
@@ -210,9 +249,9 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   };
   try {
     for (int round = 0; round < tracing_cost_rounds(quick); ++round) {
-      run({}, untraced_ns);
-      run(traced, full_ns);
-      run(timing, timing_ns);
+      run({}, untraced_ns, nullptr);
+      run(traced, full_ns, &full_callbacks_ns);
+      run(timing, timing_ns, &timing_callbacks_ns);
     }
   } catch (...) {
     cleanup();
@@ -222,6 +261,12 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   model::TracingCost cost =
       model::fit_tracing_cost(gpu, std::move(untraced_ns), std::move(full_ns), std::move(timing_ns));
   cost.api = api;
+  // Only where every traced run measured them: a median of some rounds
+  // would stand beside medians of all.
+  if (full_callbacks_ns.size() == cost.full_samples.size() &&
+      timing_callbacks_ns.size() == cost.timing_samples.size()) {
+    cost.fit_callbacks(std::move(full_callbacks_ns), std::move(timing_callbacks_ns));
+  }
   return cost;
 }
 

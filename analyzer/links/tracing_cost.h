@@ -12,6 +12,7 @@
 
 #include "analyzer/links/cuda_driver.h"
 #include "analyzer/model/tracing_cost.h"
+#include "analyzer/trace/trace.h"
 
 namespace apptracer::links {
 
@@ -26,6 +27,14 @@ struct LaunchLoop {
   std::string api;  // "cudaLaunchKernel" or "cuLaunchKernel"
 };
 LaunchLoop launch_loop_ns(const CudaDriver& driver, int gpu);
+
+// The tracer's own callbacks per call in a traced launch loop's trace, from
+// its tracer_time: the stretches holding at least two
+// batches' calls (the loop idles before and after its timed batches, so
+// those stretches hold them alone: launches, and one synchronization a
+// batch). 0 where the trace has no such stretch (a tracer from before
+// tracer_time).
+double loop_callbacks_ns(trace::Trace& trace);
 
 // `library`: libapptracer.so. `on_sample` is called after each child run
 // (3 * tracing_cost_rounds(quick) in all). Throws std::runtime_error naming

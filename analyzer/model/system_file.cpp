@@ -210,13 +210,20 @@ GraphLaunch graph_launch_from_json(const json& j) {
 }
 
 json tracing_cost_to_json(const TracingCost& c) {
-  return {{"gpu", c.gpu},
-          {"api", c.api},
-          {"untraced_ns", c.untraced_ns},
-          {"full_ns", c.full_ns},
-          {"timing_ns", c.timing_ns},
-          {"samples", {{"untraced_ns", c.untraced_samples}, {"full_ns", c.full_samples},
-                       {"timing_ns", c.timing_samples}}}};
+  json out = {{"gpu", c.gpu},
+              {"api", c.api},
+              {"untraced_ns", c.untraced_ns},
+              {"full_ns", c.full_ns},
+              {"timing_ns", c.timing_ns},
+              {"samples", {{"untraced_ns", c.untraced_samples}, {"full_ns", c.full_samples},
+                           {"timing_ns", c.timing_samples}}}};
+  if (c.callbacks_measured()) {
+    out["full_callbacks_ns"] = c.full_callbacks_ns;
+    out["timing_callbacks_ns"] = c.timing_callbacks_ns;
+    out["samples"]["full_callbacks_ns"] = c.full_callbacks_samples;
+    out["samples"]["timing_callbacks_ns"] = c.timing_callbacks_samples;
+  }
+  return out;
 }
 
 TracingCost tracing_cost_from_json(const json& j) {
@@ -233,6 +240,13 @@ TracingCost tracing_cost_from_json(const json& j) {
   c.untraced_samples = get<std::vector<double>>(samples, "untraced_ns", {});
   c.full_samples = get<std::vector<double>>(samples, "full_ns", {});
   c.timing_samples = get<std::vector<double>>(samples, "timing_ns", {});
+  c.full_callbacks_ns = get<double>(j, "full_callbacks_ns", 0);
+  c.timing_callbacks_ns = get<double>(j, "timing_callbacks_ns", 0);
+  if (!(c.full_callbacks_ns >= 0 && c.timing_callbacks_ns >= 0)) {
+    throw std::invalid_argument("tracing_cost: a negative time");
+  }
+  c.full_callbacks_samples = get<std::vector<double>>(samples, "full_callbacks_ns", {});
+  c.timing_callbacks_samples = get<std::vector<double>>(samples, "timing_callbacks_ns", {});
   return c;
 }
 

@@ -14,7 +14,9 @@
 //                     "samples": [{"nodes": 64, "node_ns": [...], "launch_ns": [...]}, ...]},
 //    "tracing_cost": {"gpu": 0, "api": "cuLaunchKernel", "untraced_ns": 2100.0,
 //                     "full_ns": 3400.0, "timing_ns": 3100.0,
-//                     "samples": {"untraced_ns": [...], "full_ns": [...], "timing_ns": [...]}}}
+//                     "full_callbacks_ns": 310.0, "timing_callbacks_ns": 240.0,
+//                     "samples": {"untraced_ns": [...], "full_ns": [...], "timing_ns": [...],
+//                                 "full_callbacks_ns": [...], "timing_callbacks_ns": [...]}}}
 //
 // A path's "model" may be left out (it is then fitted from its samples) and
 // its "samples" too (a hand-written model), not both; "duplex" (HtoD and
@@ -23,7 +25,8 @@
 // version 2 and may be left out; given, it needs its model ("node_ns",
 // "launch_ns") or its "samples" (fitted when read). "tracing_cost"
 // (SystemModel::tracing_cost) came with version 3 and may be left out;
-// given, it needs its three medians. Unknown keys are
+// given, it needs its three medians; its callbacks' ("full_callbacks_ns",
+// "timing_callbacks_ns": the tracer's own part) may be left out. Unknown keys are
 // ignored, so later versions can add to the format.
 #pragma once
 

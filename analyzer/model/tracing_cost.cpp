@@ -18,6 +18,18 @@ double TracingCost::added_ns(TracingLevel level) const {
   return std::max(0.0, traced - untraced_ns);
 }
 
+double TracingCost::cupti_added_ns(TracingLevel level) const {
+  double callbacks = level == TracingLevel::Timing ? timing_callbacks_ns : full_callbacks_ns;
+  return std::max(0.0, added_ns(level) - callbacks);
+}
+
+void TracingCost::fit_callbacks(std::vector<double> full, std::vector<double> timing) {
+  full_callbacks_ns = full.empty() ? 0 : median(full);
+  timing_callbacks_ns = timing.empty() ? 0 : median(timing);
+  full_callbacks_samples = std::move(full);
+  timing_callbacks_samples = std::move(timing);
+}
+
 TracingCost fit_tracing_cost(int gpu, std::vector<double> untraced, std::vector<double> full,
                              std::vector<double> timing) {
   if (untraced.empty() || full.empty() || timing.empty()) {

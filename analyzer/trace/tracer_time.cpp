@@ -60,6 +60,7 @@ void TracerTime::finish() {
       } else {
         merged.push_back(s);
       }
+      measures_callbacks_ |= s.in_calls_ns > 0;
     }
     list = std::move(merged);
   }

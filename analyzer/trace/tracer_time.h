@@ -38,6 +38,8 @@ class TracerTime {
   void finish();
 
   bool empty() const { return by_process_.empty(); }
+  // Whether any stretch timed the tracer's callbacks in the calls.
+  bool measures_callbacks() const { return measures_callbacks_; }
   // The tracer's time between calls within [from, to] of a process: each
   // stretch's, in the share of it that [from, to] overlaps.
   int64_t between_calls_ns(ProcessId process, int64_t from, int64_t to) const;
@@ -50,6 +52,7 @@ class TracerTime {
   int64_t prorated(ProcessId process, int64_t from, int64_t to, int64_t Stretch::*part) const;
 
   std::unordered_map<ProcessId, std::vector<Stretch>> by_process_;
+  bool measures_callbacks_ = false;
 };
 
 // What a row's site took in its stretch, estimated: its timed calls' time,

@@ -13,29 +13,45 @@ bool launches_a_graph(const ReplayInput& input, const HostCall& call) {
   return name != input.names.end() && std::string_view(name->second).find("GraphLaunch") != std::string_view::npos;
 }
 
-}  // namespace
-
-std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
-                                              const std::vector<trace::TracerTime::Stretch>& stretches) {
-  std::vector<int64_t> before;
-  if (stretches.empty()) return before;
+// Each stretch's `part` shared evenly among the calls `shares` admits that
+// start in it; per call. Empty where there are no stretches.
+template <typename Shares>
+std::vector<int64_t> shared_among_calls(const ReplayInput& input,
+                                        const std::vector<trace::TracerTime::Stretch>& stretches,
+                                        int64_t trace::TracerTime::Stretch::*part, Shares shares) {
+  std::vector<int64_t> per_call;
+  if (stretches.empty()) return per_call;
   // Each eligible call's stretch, and how many calls each stretch shares among.
   std::vector<int64_t> stretch_of(input.calls.size(), -1);
   std::vector<int64_t> sharing(stretches.size(), 0);
   for (size_t c = 0; c < input.calls.size(); ++c) {
     const HostCall& call = input.calls[c];
-    if (call.previous < 0 || call.woken_by >= 0) continue;
+    if (!shares(call)) continue;
     auto s = std::upper_bound(stretches.begin(), stretches.end(), call.start_ns,
                               [](int64_t ns, const trace::TracerTime::Stretch& stretch) { return ns < stretch.end_ns; });
     if (s == stretches.end() || call.start_ns < s->start_ns) continue;
     stretch_of[c] = s - stretches.begin();
     ++sharing[stretch_of[c]];
   }
-  before.assign(input.calls.size(), 0);
+  per_call.assign(input.calls.size(), 0);
   for (size_t c = 0; c < input.calls.size(); ++c) {
-    if (stretch_of[c] >= 0) before[c] = stretches[stretch_of[c]].between_ns / sharing[stretch_of[c]];
+    if (stretch_of[c] >= 0) per_call[c] = stretches[stretch_of[c]].*part / sharing[stretch_of[c]];
   }
-  return before;
+  return per_call;
+}
+
+}  // namespace
+
+std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
+                                              const std::vector<trace::TracerTime::Stretch>& stretches) {
+  return shared_among_calls(input, stretches, &trace::TracerTime::Stretch::between_ns,
+                            [](const HostCall& call) { return call.previous >= 0 && call.woken_by < 0; });
+}
+
+std::vector<int64_t> tracer_time_in_calls(const ReplayInput& input,
+                                          const std::vector<trace::TracerTime::Stretch>& stretches) {
+  return shared_among_calls(input, stretches, &trace::TracerTime::Stretch::in_calls_ns,
+                            [](const HostCall&) { return true; });
 }
 
 UntracedCalls remove_tracing_cost(const ReplayInput& input, const TracingAdded& cost, NodeTiming& t) {
@@ -49,6 +65,14 @@ UntracedCalls remove_tracing_cost(const ReplayInput& input, const TracingAdded& 
       int64_t hooks = std::min(cost.before_calls[c], t.call_gap[c]);
       t.call_gap[c] -= hooks;
       shortened.before_calls_ns += hooks;
+    }
+    if (c < cost.in_calls.size()) {
+      int64_t from_call = std::min(cost.in_calls[c], t.call_duration[c]);
+      t.call_duration[c] -= from_call;
+      t.call_own[c] = std::max<int64_t>(0, t.call_own[c] - from_call);
+      int64_t from_gap = std::min(cost.in_calls[c] - from_call, t.call_gap[c]);
+      t.call_gap[c] -= from_gap;
+      shortened.in_calls_ns += from_call + from_gap;
     }
     if (kernels[c] == 0) continue;
     if (launches_a_graph(input, input.calls[c])) {

@@ -14,6 +14,9 @@
 // Between its calls, the program's threads also ran the tracer's hooks
 // (trace/tracer_time.h): the trace's own measure of them is taken off the
 // host's time before the calls, whatever machine the what-if is priced on.
+// Where links split its per-launch cost, the tracer's callbacks in the calls
+// come from the trace's own measure too (dearer in a real program than in
+// links' warm loop), and only CUPTI's part from the system file.
 #pragma once
 
 #include <cstdint>
@@ -29,10 +32,14 @@ namespace apptracer::whatif {
 
 // What the recording machine's system file says tracing added to its calls.
 struct TracingAdded {
-  int64_t per_launch_ns = 0;                           // to each kernel launch call
+  // To each kernel launch call: all links measured, or CUPTI's part of it
+  // where links split off the tracer's callbacks and the trace measured its
+  // own (`in_calls`).
+  int64_t per_launch_ns = 0;
   const model::GraphLaunch* graph_launch = nullptr;  // a graph launch's untraced cost; null: not measured
   std::vector<int64_t> before_calls;                   // per call: the tracer's hooks in the time before it
-  bool any() const { return per_launch_ns > 0 || graph_launch || !before_calls.empty(); }
+  std::vector<int64_t> in_calls;                       // per call: the tracer's callbacks in it
+  bool any() const { return per_launch_ns > 0 || graph_launch || !before_calls.empty() || !in_calls.empty(); }
 };
 
 // Per call, the tracer's time between calls (its hooks) in the host's time
@@ -42,18 +49,24 @@ struct TracingAdded {
 // has no tracer time.
 std::vector<int64_t> tracer_time_before_calls(const ReplayInput& input,
                                               const std::vector<trace::TracerTime::Stretch>& stretches);
+// Per call, the tracer's CUDA callbacks in it: each stretch's shared evenly
+// among every call that starts in it. Empty where the trace has no tracer time.
+std::vector<int64_t> tracer_time_in_calls(const ReplayInput& input,
+                                          const std::vector<trace::TracerTime::Stretch>& stretches);
 
 // How many calls remove_tracing_cost shortened, of each kind.
 struct UntracedCalls {
   int64_t kernel_launches = 0;
   int64_t graph_launches = 0;
   int64_t before_calls_ns = 0;  // the tracer's hooks' time taken off, all calls together
-  bool any() const { return kernel_launches > 0 || graph_launches > 0 || before_calls_ns > 0; }
+  int64_t in_calls_ns = 0;      // the tracer's callbacks' time taken off, all calls together
+  bool any() const { return kernel_launches > 0 || graph_launches > 0 || before_calls_ns > 0 || in_calls_ns > 0; }
 };
 
 // Takes each call's `before_calls` off the host's time before it, never
-// below 0; then `per_launch_ns` off each call that launched a kernel, from
-// what is left of the time before it first, then from the call itself;
+// below 0, and its `in_calls` off the call (what is left of it then from the
+// time before); then `per_launch_ns` off each call that launched a kernel,
+// from what is left of the time before it first, then from the call itself;
 // cuts each graph launch call that took longer than the measured untraced
 // launch of its nodes to that. Work a call issued is issued by its (earlier)
 // end at the latest.

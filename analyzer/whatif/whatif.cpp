@@ -335,12 +335,20 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   // Priced against the untraced program where the recording machine's cost
   // of tracing is known (untraced.h).
   TracingAdded tracing;
+  const trace::TracerTime& tracer_time = trace.tracer_time();
+  const std::vector<trace::TracerTime::Stretch>& stretches = tracer_time.stretches(trace::kSingleProcess);
+  model::TracingLevel level = model::tracing_level_of(trace.meta("options"));
+  // Where links split its cost, CUPTI's part per launch from it and the
+  // tracer's callbacks from the trace's own measure of them (tracing_cost.h).
+  bool split = recorded_on && system.tracing_cost && system.tracing_cost->callbacks_measured() &&
+               tracer_time.measures_callbacks();
   if (recorded_on && system.tracing_cost) {
-    tracing.per_launch_ns = saturating_round(
-        system.tracing_cost->added_ns(model::tracing_level_of(trace.meta("options"))));
+    tracing.per_launch_ns = saturating_round(split ? system.tracing_cost->cupti_added_ns(level)
+                                                   : system.tracing_cost->added_ns(level));
   }
   if (recorded_on && system.graph_launch) tracing.graph_launch = &*system.graph_launch;
-  tracing.before_calls = tracer_time_before_calls(input, trace.tracer_time().stretches(trace::kSingleProcess));
+  tracing.before_calls = tracer_time_before_calls(input, stretches);
+  if (split) tracing.in_calls = tracer_time_in_calls(input, stretches);
   UntracedCalls untraced_calls = tracing.any() ? remove_tracing_cost(input, tracing, base.timing) : UntracedCalls{};
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
@@ -424,10 +432,17 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     char text[64];
     std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(tracing.per_launch_ns) / 1000);
     result.notes.push_back("priced against the untraced program: " + std::string(text) + " taken off each of " +
-                           std::to_string(untraced_calls.kernel_launches) + " kernel launch calls, what tracing at level " +
-                           model::to_string(model::tracing_level_of(trace.meta("options"))) +
+                           std::to_string(untraced_calls.kernel_launches) + " kernel launch calls, what " +
+                           (split ? "CUPTI's dispatch" : "tracing") + " at level " + model::to_string(level) +
                            " adds to a launch on this machine (" + options.system_path +
                            ", measured by apptracer links)");
+  }
+  if (untraced_calls.in_calls_ns > 0) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(untraced_calls.in_calls_ns) / 1e6);
+    result.notes.push_back("priced against the untraced program: " + std::string(text) +
+                           " taken off the calls, what the tracer's own CUDA callbacks took in them, as the trace "
+                           "measured them (tracer_time)");
   }
   if (untraced_calls.before_calls_ns > 0) {
     char text[64];

@@ -12,7 +12,9 @@
 #include "analyzer/links/host_topology.h"
 #include "analyzer/links/node_buffer.h"
 #include "analyzer/links/path_plan.h"
+#include "analyzer/links/tracing_cost.h"
 #include "scratch_dir.h"
+#include "trace_builder.h"
 
 namespace apptracer::links {
 namespace {
@@ -213,6 +215,32 @@ bool driver_loadable() {
   void* library = dlopen("libcuda.so.1", RTLD_LAZY);
   if (library) dlclose(library);
   return library != nullptr;
+}
+
+// The traced launch loop's own callbacks per call, from its trace: the
+// stretch of the timed batches alone (3,840 launches and 15 synchronizations,
+// 320 ns each), not the set-up's before it (10 calls whose callbacks took
+// 1 ms: loading the kernel) nor the quiet stretch after it.
+TEST(TracingCost, TheLoopsCallbacksComeFromTheTimedBatchesStretch) {
+  testing::TraceBuilder builder;
+  auto calls = [&](int count, int64_t from) {
+    for (int i = 0; i < count; ++i) builder.add_call(i + from, "cudaLaunchKernel", 1, from + i * 10, from + i * 10 + 5);
+  };
+  calls(10, 0);
+  calls(3'855, 100'000'000);
+  int64_t timed = 3'855;
+  builder.add_tracer_time(0, 100'000'000, TracerSite::ApiCallback, 1, 1'000'000, 1);
+  builder.add_tracer_time(100'000'000, 200'000'000, TracerSite::ApiCallback, 120, timed * 320 / 32, 32);
+  builder.add_tracer_time(200'000'000, 300'000'000, TracerSite::ApiCallback, 1, 10, 1);
+  builder.set_meta("tracer_time_clock_ns", "0");
+  trace::Trace trace(builder.db());
+  EXPECT_DOUBLE_EQ(loop_callbacks_ns(trace), 320);
+  // A trace without tracer_time, or without a stretch of the timed batches, splits nothing.
+  testing::TraceBuilder set_up_only;
+  set_up_only.add_call(1, "cudaLaunchKernel", 1, 0, 5);
+  set_up_only.add_tracer_time(0, 100'000'000, TracerSite::ApiCallback, 1, 1'000'000, 1);
+  trace::Trace short_trace(set_up_only.db());
+  EXPECT_EQ(loop_callbacks_ns(short_trace), 0);
 }
 
 TEST(LinksCommand, WithoutADriverSaysSoInOneLineAndWritesNothing) {

@@ -144,6 +144,37 @@ TEST(SystemFile, ATracingCostIsFittedAndReadBack) {
                                     R"(, "tracing_cost": {"untraced_ns": 1, "full_ns": -1, "timing_ns": 1}})",
                                 "bad.json"),
                SystemFileError);
+  EXPECT_THROW(system_from_json(std::string(R"({"format": "apptracer system", "version": 3, )") + path +
+                                    R"(, "tracing_cost": {"untraced_ns": 1, "full_ns": 1, "timing_ns": 1, )"
+                                    R"("full_callbacks_ns": -1}})",
+                                "bad.json"),
+               SystemFileError);
+}
+
+// links splits off the tracer's own callbacks (medians of their rounds):
+// CUPTI's part is the rest, never below 0; a file without them splits
+// nothing and writes none; written and read back whole.
+TEST(SystemFile, TheTracersCallbacksAreSplitFromCuptis) {
+  TracingCost c = fit_tracing_cost(0, {2100, 2000, 2050}, {3400, 3300, 3500}, {1900, 2200, 2300});
+  EXPECT_FALSE(c.callbacks_measured());
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Full), 3400 - 2050);
+  c.fit_callbacks({400, 300, 350}, {100, 200, 150});
+  EXPECT_TRUE(c.callbacks_measured());
+  EXPECT_DOUBLE_EQ(c.full_callbacks_ns, 350);
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Full), 3400 - 2050 - 350);
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Timing), 2200 - 2050 - 150);
+  EXPECT_DOUBLE_EQ(c.added_ns(TracingLevel::Full), 3400 - 2050);
+  TracingCost all_callbacks = c;
+  all_callbacks.fit_callbacks({5000}, {5000});
+  EXPECT_DOUBLE_EQ(all_callbacks.cupti_added_ns(TracingLevel::Full), 0);
+  SystemModel system = full_system();
+  system.tracing_cost = c;
+  SystemModel back = system_from_json(system_to_json(system), "back.json");
+  ASSERT_TRUE(back.tracing_cost);
+  EXPECT_EQ(system_to_json(back), system_to_json(system));
+  EXPECT_EQ(back.tracing_cost->timing_callbacks_samples, (std::vector<double>{100, 200, 150}));
+  system.tracing_cost = fit_tracing_cost(0, {2000}, {3000}, {2500});
+  EXPECT_EQ(system_to_json(system).find("callbacks"), std::string::npos);
 }
 
 // Version 1 files (before links measured graph launches) read without one

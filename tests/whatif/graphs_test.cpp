@@ -377,6 +377,47 @@ TEST_F(Graphs, TheClockReadOfEachTimedHookComesOff) {
   EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - (6'375 - 2'000) * 32);
 }
 
+// links split its 1 us a launch: CUPTI's dispatch 600 ns, the tracer's own
+// callbacks in its warm loop 400 ns. The trace measured its own callbacks,
+// which a real program's launches make dearer: one stretch over the 5 steps,
+// 4,100 ns in its timed calls, one in 32: 131.2 us, 640 ns in each of the 205
+// calls. Both take CUPTI's 600 ns off each launch and the trace's 131.2 us,
+// not links' 400 ns a launch. Whatif takes each call's 640 ns off the call
+// (a synchronization's 500 ns, then 140 ns of the time before it) and
+// CUPTI's part off the time before each launch call (the first of a later
+// step has 500 ns there: the other 100 ns come off the call).
+constexpr const char* kTracingSplit =
+    R"({"gpu": 0, "untraced_ns": 2000, "full_ns": 3000, "timing_ns": 2500, "full_callbacks_ns": 400, )"
+    R"("timing_callbacks_ns": 300})";
+
+TEST_F(Graphs, WhereLinksSplitItsCostTheTracesOwnCallbacksComeOff) {
+  steps(5, 40);
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured, kTracingSplit);
+  // Before the trace measures its callbacks, links' whole cost comes off.
+  EXPECT_NE(all(graphs().notes).find("1.00 us taken off each of 200 kernel launch calls, what tracing at level full"),
+            std::string::npos);
+  trace_->add_tracer_time(0, 2'005'000, TracerSite::ApiCallback, 20, 4'100, 32);
+  trace_->set_meta("tracer_time_clock_ns", "0");
+  WhatifResult result = graphs();
+  EXPECT_NE(all(result.notes).find("priced against the untraced program: 0.60 us taken off each of 200 kernel "
+                                   "launch calls, what CUPTI's dispatch at level full adds"),
+            std::string::npos)
+      << all(result.notes);
+  EXPECT_NE(all(result.notes).find("priced against the untraced program: 0.13 ms taken off the calls, what the "
+                                   "tracer's own CUDA callbacks took in them"),
+            std::string::npos)
+      << all(result.notes);
+  // 1,240 ns off the host's time at each launch; the steps' synchronizations
+  // then wait on their last kernel's tail, so of their 640 ns each between
+  // none and all comes off.
+  EXPECT_GE(result.recorded_ns - result.baseline_ns, 200 * 1'240 - 5 * 640);
+  EXPECT_LE(result.recorded_ns - result.baseline_ns, 200 * 1'240 + 5 * 640);
+  trace_.reset();
+  Savings found = savings(trace_path_, system_path_);
+  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - 200 * 600 - 131'200);
+  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
+}
+
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
 // batch from pageable memory, then 45 launches one every 117 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph
