@@ -23,6 +23,8 @@
 #   apptracer-context=MODE  apptracer with APPTRACER_FRAMEWORK_CONTEXT=MODE (off, modules, on):
 #                   what recording PyTorch's modules and ops costs
 #   apptracer-no-host   the same with --host-allocations=off (the allocator not watched)
+#   apptracer-host-min=BYTES  apptracer tracking host blocks of BYTES or more only
+#                   (--host-min-bytes): what the tracked blocks cost beside every call's hook
 #   apptracer-core the callbacks and the writer alone: --framework-allocators=off --host-allocations=off
 #   apptracer-all   the same with --host-allocations=all (every host block >= 4 KiB a row)
 #   apptracer-no-args  apptracer without launch arguments (APPTRACER_KERNEL_ARGUMENTS=off)
@@ -83,6 +85,9 @@ run_variant() {
     apptracer-no-host) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                             APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
                             APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_HOST_ALLOCATIONS=off) ;;
+    apptracer-host-min=*) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
+                               APPTRACER_FORCE=1 PYTHONPATH="$dist/lib/apptracer-python${PYTHONPATH:+:$PYTHONPATH}"
+                               APPTRACER_FRAMEWORK_ALLOCATORS=hooks APPTRACER_HOST_MIN_BYTES="${variant#*=}") ;;
     apptracer-core) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
                          APPTRACER_FORCE=1 APPTRACER_FRAMEWORK_ALLOCATORS=off APPTRACER_HOST_ALLOCATIONS=off) ;;
     apptracer-timing) env=(LD_PRELOAD="$dist/lib/libapptracer.so" APPTRACER_OUTPUT="$tmp/$name-%p.db"
