@@ -437,20 +437,18 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
                            " adds to a launch on this machine (" + options.system_path +
                            ", measured by apptracer links)");
   }
-  if (untraced_calls.in_calls_ns > 0) {
+  // The tracer's own time the trace measured, taken off where it ran.
+  auto tracer_time_note = [&](int64_t ns, const std::string& where_and_what) {
+    if (ns <= 0) return;
     char text[64];
-    std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(untraced_calls.in_calls_ns) / 1e6);
-    result.notes.push_back("priced against the untraced program: " + std::string(text) +
-                           " taken off the calls, what the tracer's own CUDA callbacks took in them, as the trace "
-                           "measured them (tracer_time)");
-  }
-  if (untraced_calls.before_calls_ns > 0) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(untraced_calls.before_calls_ns) / 1e6);
-    result.notes.push_back("priced against the untraced program: " + std::string(text) +
-                           " taken off the host's time between calls, what the tracer's own hooks took there "
-                           "(allocator events, op and module ranges), as the trace measured them (tracer_time)");
-  }
+    std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(ns) / 1e6);
+    result.notes.push_back("priced against the untraced program: " + std::string(text) + " taken off " +
+                           where_and_what + ", as the trace measured them (tracer_time)");
+  };
+  tracer_time_note(untraced_calls.in_calls_ns, "the calls, what the tracer's own CUDA callbacks took in them");
+  tracer_time_note(untraced_calls.before_calls_ns,
+                   "the host's time between calls, what the tracer's own hooks took there (allocator events, op "
+                   "and module ranges)");
   if (untraced_calls.graph_launches > 0) {
     result.notes.push_back("priced against the untraced program: " + std::to_string(untraced_calls.graph_launches) +
                            " graph launch calls cut to the untraced launch of their nodes on this machine (" +

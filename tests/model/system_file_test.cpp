@@ -119,6 +119,15 @@ TEST(SystemFile, AGraphLaunchIsFittedFromItsMeasurements) {
   EXPECT_THROW(fit_graph_launch(0, {{64, {}, {}}}), std::invalid_argument);
 }
 
+// A system file with `cost`, written and read back: the same JSON again.
+SystemModel with_tracing_cost_read_back(const TracingCost& cost) {
+  SystemModel system = full_system();
+  system.tracing_cost = cost;
+  SystemModel back = system_from_json(system_to_json(system), "back.json");
+  EXPECT_EQ(system_to_json(back), system_to_json(system));
+  return back;
+}
+
 // What tracing adds to a launch: each level's median of its rounds, never
 // below 0; a trace's level is read from its meta options; written and read
 // back whole.
@@ -131,11 +140,8 @@ TEST(SystemFile, ATracingCostIsFittedAndReadBack) {
   EXPECT_THROW(fit_tracing_cost(0, {}, {1}, {1}), std::invalid_argument);
   EXPECT_EQ(tracing_level_of("output=a.db kernel_arguments=off host_allocations=off"), TracingLevel::Timing);
   EXPECT_EQ(tracing_level_of("output=a.db host_allocations=touched"), TracingLevel::Full);
-  SystemModel system = full_system();
-  system.tracing_cost = c;
-  SystemModel back = system_from_json(system_to_json(system), "back.json");
+  SystemModel back = with_tracing_cost_read_back(c);
   ASSERT_TRUE(back.tracing_cost);
-  EXPECT_EQ(system_to_json(back), system_to_json(system));
   EXPECT_EQ(back.tracing_cost->full_samples, (std::vector<double>{3400, 3300, 3500}));
   SystemModel older = system_from_json(system_to_json(full_system()), "older.json");
   EXPECT_FALSE(older.tracing_cost);
@@ -167,12 +173,10 @@ TEST(SystemFile, TheTracersCallbacksAreSplitFromCuptis) {
   TracingCost all_callbacks = c;
   all_callbacks.fit_callbacks({5000}, {5000});
   EXPECT_DOUBLE_EQ(all_callbacks.cupti_added_ns(TracingLevel::Full), 0);
-  SystemModel system = full_system();
-  system.tracing_cost = c;
-  SystemModel back = system_from_json(system_to_json(system), "back.json");
+  SystemModel back = with_tracing_cost_read_back(c);
   ASSERT_TRUE(back.tracing_cost);
-  EXPECT_EQ(system_to_json(back), system_to_json(system));
   EXPECT_EQ(back.tracing_cost->timing_callbacks_samples, (std::vector<double>{100, 200, 150}));
+  SystemModel system = full_system();
   system.tracing_cost = fit_tracing_cost(0, {2000}, {3000}, {2500});
   EXPECT_EQ(system_to_json(system).find("callbacks"), std::string::npos);
 }
