@@ -22,6 +22,7 @@
 #include "analyzer/model/median.h"
 #include "analyzer/record/tracer_library.h"
 #include "analyzer/trace/trace.h"
+#include "analyzer/trace/trace_operations.h"
 #include "analyzer/trace/tracer_time.h"
 
 namespace apptracer::links {
@@ -167,10 +168,10 @@ double runtime_launch_ns(const CudaRuntime& rt, int gpu) {
 double loop_callbacks_ns(trace::Trace& trace) {
   const std::vector<trace::TracerTime::Stretch>& stretches = trace.tracer_time().stretches(trace::kSingleProcess);
   std::vector<int64_t> calls(stretches.size(), 0);
-  for (const trace::Packed<ApiCallRow>& call : trace.rows<ApiCallRow>()) {
-    auto s = std::upper_bound(stretches.begin(), stretches.end(), call.start_ns,
+  for (const trace::HostCall& call : trace.operations().calls()) {
+    auto s = std::upper_bound(stretches.begin(), stretches.end(), call.start_ns(),
                               [](int64_t ns, const trace::TracerTime::Stretch& stretch) { return ns < stretch.end_ns; });
-    if (s != stretches.end() && call.start_ns >= s->start_ns) ++calls[s - stretches.begin()];
+    if (s != stretches.end() && call.start_ns() >= s->start_ns) ++calls[s - stretches.begin()];
   }
   int64_t in_calls = 0, timed_calls = 0;
   for (size_t i = 0; i < stretches.size(); ++i) {
