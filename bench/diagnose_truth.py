@@ -28,7 +28,8 @@ launched most of the work as command buffers, and the table says "no
 saving estimated"; jax_shapes: a jitted step fed four batch sizes, compiled
 again at each, vs every batch padded to one size), per step: the findings' saving per steady step,
 and what `whatif` predicts the fix saves per step (--graphs for the CUDA graph and the
-one jitted step, --pin for pinned memory, --no-syncs for the .item() taken out), beside the
+one jitted step, --pin --non-blocking for pinned memory copied with non_blocking=True, --no-syncs
+for the .item() taken out), beside the
 measured steps' time saved per step; and a
 memory table for the twins whose rule prices bytes (a loss kept each step
 vs its value alone: memory_leak's bytes at the peak beside the bad twin's
@@ -76,7 +77,7 @@ FRAMEWORK_MEMORY = {"leak": "memory_leak"}
 # Framework twin scenario -> the rule whose saving over the whole run (not per step) it prices.
 FRAMEWORK_RUN_PRICED = {"jax_shapes": "xla_compile"}
 # Framework twin scenario -> the whatif change that is its fix.
-FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin", "item": "--no-syncs",
+FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin --non-blocking", "item": "--no-syncs",
                     "item_stall": "--no-syncs", "jax_split": "--graphs"}
 
 
@@ -160,7 +161,7 @@ def predicted_per_step_ms(apptracer, trace, change, system):
     step's time), or (None, None). The saving is the traced step's less the
     prediction, so it holds what tracing added to the steps' calls; the fixed
     step's time, set beside the untraced fixed twin's, does not."""
-    command = [apptracer, "whatif", trace, "--system", system, change, "--format", "json"]
+    command = [apptracer, "whatif", trace, "--system", system, *change.split(), "--format", "json"]
     phases = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["phases"]
     for kind, name in (("steps", "steady steps"), ("nvtx", "step")):
         for phase in phases:

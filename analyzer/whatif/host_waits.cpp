@@ -43,4 +43,28 @@ std::string host_wait_note(const HostWaitPlan& plan) {
          "and the host's own work are kept)";
 }
 
+int64_t plan_non_blocking_copies(const ReplayInput& input, std::vector<bool>& dropped_syncs) {
+  dropped_syncs.resize(input.syncs.size(), false);
+  std::vector<int32_t> next_on_thread(input.calls.size(), -1);
+  for (size_t c = 0; c < input.calls.size(); ++c) {
+    if (input.calls[c].previous >= 0) next_on_thread[input.calls[c].previous] = static_cast<int32_t>(c);
+  }
+  std::vector<int32_t> sync_of_call(input.calls.size(), -1);
+  for (size_t s = 0; s < input.syncs.size(); ++s) {
+    if (input.syncs[s].call >= 0) sync_of_call[input.syncs[s].call] = static_cast<int32_t>(s);
+  }
+  int64_t dropped = 0;
+  for (const ReplayOp& op : input.ops) {
+    if (op.kind != OpKind::Copy || op.call < 0 || !host_memory(op.src_memory) || host_memory(op.dst_memory)) continue;
+    int32_t next = next_on_thread[op.call];
+    int32_t s = next >= 0 ? sync_of_call[next] : -1;
+    if (s < 0 || dropped_syncs[s]) continue;
+    const SyncCall& sync = input.syncs[s];
+    if (sync.kind != SyncKind::Stream || sync.stream != op.stream) continue;
+    dropped_syncs[s] = true;
+    ++dropped;
+  }
+  return dropped;
+}
+
 }  // namespace apptracer::whatif

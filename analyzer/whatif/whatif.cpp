@@ -277,7 +277,7 @@ std::vector<std::string> copy_names(const ScenarioTiming& timing) {
 
 bool WhatifOptions::changes_anything() const {
   return !system2_path.empty() || pin || numa_node || !links.empty() || overlap || kernel_scale != 1.0 ||
-         prefetch_managed || peer_copies || graphs || no_syncs;
+         prefetch_managed || peer_copies || graphs || no_syncs || non_blocking;
 }
 
 std::vector<std::string> WhatifOptions::describe() const {
@@ -291,6 +291,7 @@ std::vector<std::string> WhatifOptions::describe() const {
   if (peer_copies) words.push_back("--peer-copies");
   if (graphs) words.push_back("--graphs");
   if (no_syncs) words.push_back("--no-syncs");
+  if (non_blocking) words.push_back("--non-blocking");
   if (kernel_scale != 1.0) {
     std::ostringstream scale;
     scale << kernel_scale;
@@ -369,6 +370,12 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     HostWaitPlan waits = plan_no_host_waits(input, steps, what_options.blocking);
     what_options.dropped_syncs = std::move(waits.dropped_syncs);
     result.notes.push_back(host_wait_note(waits));
+  }
+  if (options.non_blocking) {
+    int64_t dropped = plan_non_blocking_copies(input, what_options.dropped_syncs);
+    result.notes.push_back("--non-blocking: " + std::to_string(dropped) +
+                           " synchronization(s) of a copy's stream right after it on its thread (a blocking copy "
+                           "from host memory to a GPU) no longer wait");
   }
   // What ends a graph region: the what-if's waits, before --peer-copies changes
   // its copies (a relay's copies end regions as recorded).

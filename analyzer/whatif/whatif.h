@@ -34,6 +34,7 @@ struct WhatifOptions {
   bool peer_copies = false;          // relays through host memory between GPUs sent peer to peer (peer_relays.h)
   bool graphs = false;               // the steady steps replayed as CUDA graph launches (graph_regions.h)
   bool no_syncs = false;             // the steady steps' host waits for the GPU taken out (host_waits.h)
+  bool non_blocking = false;         // copies to a GPU from the host no longer waited for (host_waits.h)
 
   bool changes_anything() const;
   // The changes as command-line words, e.g. {"--pin", "--link HtoD=bw:50"}.

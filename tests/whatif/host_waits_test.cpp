@@ -91,5 +91,61 @@ TEST_F(HostWaits, PageableUploadsKeepBlocking) {
   EXPECT_EQ(result.predicted_ns, result.baseline_ns);
 }
 
+// --non-blocking: each step uploads its batch from pinned memory (a 10 us
+// copy on stream 7, its call [0, 1 us]) and waits for it as PyTorch's
+// blocking copy_ does (cudaStreamSynchronize of stream 7, returning 500 ns
+// after the copy), then launches a 10 us kernel on the same stream; the next
+// step begins 1 us after the kernel ends: 26 us a step (the system file
+// prices the copy as recorded: 1 MB at 100 GB/s). Without the wait the
+// host runs ahead and the GPU does the steps' copies and kernels back to back.
+class NonBlocking : public HostWaits {
+ public:
+  void steps(int steps, int64_t sync_stream, CopyKind direction = CopyKind::HtoD) {
+    int64_t at = 0;
+    for (int s = 0; s < steps; ++s) {
+      copy(call("cudaMemcpyAsync", at, at + 1'000), Copy(direction, MemoryKind::Pinned, 1'000'000), at, at + 2'000,
+           at + 12'000);
+      sync(call("cudaStreamSynchronize", at + 1'500, at + 12'500), SyncKind::Stream, at + 1'500, at + 12'500,
+           sync_stream);
+      kernel(call("cudaLaunchKernel", at + 13'000, at + 14'000), at + 13'000, at + 15'000, at + 25'000);
+      at += 26'000;
+    }
+  }
+  WhatifResult non_blocking() {
+    WhatifOptions options;
+    options.non_blocking = true;
+    return run(options);
+  }
+};
+
+TEST_F(NonBlocking, AnUploadsOwnWaitGoes) {
+  write_system({"HtoD.pinned.node0.gpu0 0 100", "DtoD.gpu0 0 1"});
+  steps(4, 7);
+  WhatifResult result = non_blocking();
+  EXPECT_TRUE(noted(result, "--non-blocking: 4 synchronization(s) of a copy's stream right after it"));
+  EXPECT_EQ(result.changes, std::vector<std::string>{"--non-blocking"});
+  EXPECT_GE(result.predicted_ns, 4 * 20'000);
+  EXPECT_LE(result.predicted_ns, 4 * 20'000 + 3'000);
+  EXPECT_GT(result.baseline_ns, 3 * 26'000);
+}
+
+// A wait for another stream is not the upload's: it stays.
+TEST_F(NonBlocking, AWaitForAnotherStreamStays) {
+  write_system({"HtoD.pinned.node0.gpu0 0 100", "DtoD.gpu0 0 1"});
+  steps(4, 8);
+  WhatifResult result = non_blocking();
+  EXPECT_TRUE(noted(result, "--non-blocking: 0 synchronization(s)"));
+  EXPECT_EQ(result.predicted_ns, result.baseline_ns);
+}
+
+// Nor is one after a copy back to the host, whose value the host then reads.
+TEST_F(NonBlocking, AWaitAfterADownloadStays) {
+  write_system({"DtoH.pinned.node0.gpu0 0 100", "DtoD.gpu0 0 1"});
+  steps(4, 7, CopyKind::DtoH);
+  WhatifResult result = non_blocking();
+  EXPECT_TRUE(noted(result, "--non-blocking: 0 synchronization(s)"));
+  EXPECT_EQ(result.predicted_ns, result.baseline_ns);
+}
+
 }  // namespace
 }  // namespace apptracer::whatif
