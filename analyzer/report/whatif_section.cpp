@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "analyzer/diagnose/findings_output.h"
+#include "analyzer/trace/framework.h"
 #include "analyzer/whatif/whatif.h"
 #include "analyzer/whatif/whatif_report.h"
 #include "apptracer/tables.h"
@@ -32,9 +33,14 @@ bool has_managed_memory(trace::Trace& trace) {
 json whatif_runs(trace::Trace& trace, const std::string& system_file) {
   if (system_file.empty()) return nullptr;
   std::vector<whatif::WhatifOptions> scenarios(4);
+  // PyTorch's fix for pageable uploads is pin_memory=True with
+  // non_blocking=True: pinned, its copies also drop their own wait.
+  bool pytorch = trace::detect_framework(trace) == trace::Framework::Pytorch;
   scenarios[1].pin = true;
+  scenarios[1].non_blocking = pytorch;
   scenarios[2].overlap = true;
   scenarios[3].pin = scenarios[3].overlap = true;
+  scenarios[3].non_blocking = pytorch;
   if (has_managed_memory(trace)) scenarios.emplace_back().prefetch_managed = true;
   json runs = json::array();
   json out = {{"system", system_file}};

@@ -511,6 +511,24 @@ TEST_F(ReportData, WhatIfRunsWithASystemFile) {
   EXPECT_LT(pinned["predicted_ns"].get<int64_t>(), baseline["predicted_ns"].get<int64_t>());
 }
 
+// A PyTorch trace's pinned scenarios are its fix whole: pin_memory=True with
+// non_blocking=True (whatif --pin --non-blocking).
+TEST_F(ReportData, APyTorchTracesPinnedScenariosAreNonBlocking) {
+  int64_t host = buffer(AllocKind::PageableHost, 1 << 20);
+  int64_t device = buffer(AllocKind::Device, 1 << 20);
+  copy(CopyKind::HtoD, host, device, 1 << 20, 10'000, 200'000, MemoryKind::Pageable, false);
+  kernel("work", 300'000, 50'000, {{device, A::ReadWrite}});
+  trace.add_block(device, 0, 4096, 0);  // a block of PyTorch's caching allocator
+  testing::ScratchDir dir;
+  std::string system = write_system(dir);
+  trace::Trace model(trace.db());
+  nlohmann::json runs = report_data(model, "t.db", system)["whatif"]["runs"];
+  std::vector<std::string> changes;
+  for (const auto& run : runs["scenarios"]) changes.push_back(run["changes"]);
+  EXPECT_EQ(changes, (std::vector<std::string>{"", "--pin --non-blocking", "--overlap",
+                                               "--pin --overlap --non-blocking"}));
+}
+
 // --compare shows only what changed beyond the threshold: run-to-run noise
 // (1%) and unchanged rows are left out and counted.
 TEST(ReportComparison, ShowsOnlyWhatChanged) {
