@@ -5,13 +5,25 @@ namespace {
 
 bool host_memory(MemoryKind kind) { return kind == MemoryKind::Pageable || kind == MemoryKind::Pinned; }
 
+bool stepped(const trace::ProcessSteps* steps) { return steps && steps->has_steady_steps(); }
+
+// Whether `ns` falls in a steady step (without steps: anywhere).
+bool in_steady_steps(const trace::ProcessSteps* steps, int64_t ns) {
+  return !stepped(steps) || steps->steady_step_at(ns).has_value();
+}
+
+std::string where(const trace::ProcessSteps* steps) {
+  if (!stepped(steps)) return "the run (no steps found)";
+  return "the " + std::to_string(steps->steps.size() - steps->first_steady()) + " steady steps (from " +
+         steps->how_found() + ")";
+}
+
 }  // namespace
 
 HostWaitPlan plan_no_host_waits(const ReplayInput& input, const trace::ProcessSteps* steps,
                                 std::vector<bool>& blocking) {
   HostWaitPlan plan;
-  bool stepped = steps && steps->has_steady_steps();
-  auto in_steady_step = [&](int64_t ns) { return !stepped || steps->steady_step_at(ns).has_value(); };
+  auto in_steady_step = [&](int64_t ns) { return in_steady_steps(steps, ns); };
   plan.dropped_syncs.assign(input.syncs.size(), false);
   for (size_t s = 0; s < input.syncs.size(); ++s) {
     if (!in_steady_step(input.calls[input.syncs[s].call].start_ns)) continue;
@@ -27,12 +39,7 @@ HostWaitPlan plan_no_host_waits(const ReplayInput& input, const trace::ProcessSt
     blocking[i] = false;
     ++plan.copies;
   }
-  if (stepped) {
-    plan.where = "the " + std::to_string(steps->steps.size() - steps->first_steady()) + " steady steps (from " +
-                 steps->how_found() + ")";
-  } else {
-    plan.where = "the run (no steps found)";
-  }
+  plan.where = where(steps);
   return plan;
 }
 
@@ -43,7 +50,10 @@ std::string host_wait_note(const HostWaitPlan& plan) {
          "and the host's own work are kept)";
 }
 
-int64_t plan_non_blocking_copies(const ReplayInput& input, std::vector<bool>& dropped_syncs) {
+HostWaitPlan plan_non_blocking_copies(const ReplayInput& input, const trace::ProcessSteps* steps,
+                                      std::vector<bool>& dropped_syncs) {
+  HostWaitPlan plan;
+  plan.where = where(steps);
   dropped_syncs.resize(input.syncs.size(), false);
   std::vector<int32_t> next_on_thread(input.calls.size(), -1);
   for (size_t c = 0; c < input.calls.size(); ++c) {
@@ -53,18 +63,17 @@ int64_t plan_non_blocking_copies(const ReplayInput& input, std::vector<bool>& dr
   for (size_t s = 0; s < input.syncs.size(); ++s) {
     if (input.syncs[s].call >= 0) sync_of_call[input.syncs[s].call] = static_cast<int32_t>(s);
   }
-  int64_t dropped = 0;
   for (const ReplayOp& op : input.ops) {
     if (op.kind != OpKind::Copy || op.call < 0 || !host_memory(op.src_memory) || host_memory(op.dst_memory)) continue;
     int32_t next = next_on_thread[op.call];
     int32_t s = next >= 0 ? sync_of_call[next] : -1;
-    if (s < 0 || dropped_syncs[s]) continue;
+    if (s < 0 || dropped_syncs[s] || !in_steady_steps(steps, input.calls[next].start_ns)) continue;
     const SyncCall& sync = input.syncs[s];
     if (sync.kind != SyncKind::Stream || sync.stream != op.stream) continue;
     dropped_syncs[s] = true;
-    ++dropped;
+    ++plan.syncs;
   }
-  return dropped;
+  return plan;
 }
 
 }  // namespace apptracer::whatif

@@ -34,9 +34,10 @@ std::string host_wait_note(const HostWaitPlan& plan);
 // --non-blocking: copies from host memory to a GPU no longer waited for, as
 // PyTorch's tensor.to(device, non_blocking=True) (and copy_) from pinned
 // memory: its blocking form ends each such copy with a synchronization of
-// the copy's stream, the next call on the copy's thread, which goes. Marks
-// those in `dropped_syncs` (per ReplayInput::syncs, sized here if empty);
-// how many it marked.
-int64_t plan_non_blocking_copies(const ReplayInput& input, std::vector<bool>& dropped_syncs);
+// the copy's stream, the next call on the copy's thread, which goes; in the
+// steady steps, as --no-syncs (without steps, the run). Marks those in
+// `dropped_syncs` (per ReplayInput::syncs, sized here if empty).
+HostWaitPlan plan_non_blocking_copies(const ReplayInput& input, const trace::ProcessSteps* steps,
+                                      std::vector<bool>& dropped_syncs);
 
 }  // namespace apptracer::whatif

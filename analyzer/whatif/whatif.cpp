@@ -372,10 +372,10 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     result.notes.push_back(host_wait_note(waits));
   }
   if (options.non_blocking) {
-    int64_t dropped = plan_non_blocking_copies(input, what_options.dropped_syncs);
-    result.notes.push_back("--non-blocking: " + std::to_string(dropped) +
+    HostWaitPlan uploads = plan_non_blocking_copies(input, steps, what_options.dropped_syncs);
+    result.notes.push_back("--non-blocking: " + std::to_string(uploads.syncs) +
                            " synchronization(s) of a copy's stream right after it on its thread (a blocking copy "
-                           "from host memory to a GPU) no longer wait");
+                           "from host memory to a GPU) in " + uploads.where + " no longer wait");
   }
   // What ends a graph region: the what-if's waits, before --peer-copies changes
   // its copies (a relay's copies end regions as recorded).

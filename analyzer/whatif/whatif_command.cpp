@@ -119,8 +119,8 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
                 "GPU: synchronizations and blocking copies back to the host return at once (a per-step "
                 ".item(), .cpu() or torch.cuda.synchronize() taken out)");
   cmd->add_flag("--non-blocking", options->whatif.non_blocking,
-                "What-if: copies from host memory to a GPU are no longer waited for: the synchronization "
-                "of the copy's stream right after it goes (PyTorch's non_blocking=True; with --pin, the "
+                "What-if: in each steady step (without steps, the run) copies from host memory to a GPU are "
+                "no longer waited for: the synchronization of the copy's stream right after it goes (PyTorch's non_blocking=True; with --pin, the "
                 "pin_memory=True fix whole)");
   cmd->add_option("--checkpoint", options->checkpoint,
                   "What-if: MODULE's activations recomputed in its backward instead of kept (activation "

@@ -122,7 +122,11 @@ TEST_F(NonBlocking, AnUploadsOwnWaitGoes) {
   write_system({"HtoD.pinned.node0.gpu0 0 100", "DtoD.gpu0 0 1"});
   steps(4, 7);
   WhatifResult result = non_blocking();
-  EXPECT_TRUE(noted(result, "--non-blocking: 4 synchronization(s) of a copy's stream right after it"));
+  // The steps found from the repeating launches (a copy and a kernel).
+  EXPECT_TRUE(noted(result, "--non-blocking: 4 synchronization(s) of a copy's stream right after it on its "
+                            "thread (a blocking copy from host memory to a GPU) in the 4 steady steps (from the "
+                            "repeating launch sequence"))
+      << ::testing::PrintToString(result.notes);
   EXPECT_EQ(result.changes, std::vector<std::string>{"--non-blocking"});
   EXPECT_GE(result.predicted_ns, 4 * 20'000);
   EXPECT_LE(result.predicted_ns, 4 * 20'000 + 3'000);
