@@ -179,7 +179,8 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   size_t count = std::min(shown, findings.size());
   out << findings.size()
       << " finding(s): correctness first, then by estimated saving, then those whose saving is "
-         "unknown (by cost), start-up last";
+         "unknown (by cost), start-up last (then minor ones: saving less per step than steps vary, or "
+         "one-offs)";
   if (count < findings.size()) out << "; the first " << count << " shown";
   out << "\n";
   for (size_t i = 0; i < count; ++i) {
