@@ -48,9 +48,7 @@ ReportOutput tracer_report(trace::Trace& trace) {
   auto inside = [&](const trace::Packed<TracerTimeRow>& row) {
     if (!window) return 1.0;
     std::optional<std::pair<int64_t, int64_t>> span = window->span(row.process);
-    if (!span || row.end_ns <= row.start_ns) return 0.0;
-    int64_t overlap = std::min<int64_t>(row.end_ns, span->second) - std::max<int64_t>(row.start_ns, span->first);
-    return overlap <= 0 ? 0.0 : static_cast<double>(overlap) / static_cast<double>(row.end_ns - row.start_ns);
+    return span ? trace::overlap_share(row.start_ns, row.end_ns, span->first, span->second) : 0.0;
   };
   std::map<TracerSite, SiteSums> sums;
   // The run is the tracer's: from its first stretch's start to its last one's end.

@@ -88,11 +88,14 @@ int64_t TracerTime::prorated(ProcessId process, int64_t from, int64_t to, int64_
                             [](int64_t ns, const Stretch& stretch) { return ns < stretch.end_ns; });
   double total = 0;
   for (; s != list.end() && s->start_ns < to; ++s) {
-    int64_t overlap = std::min(to, s->end_ns) - std::max(from, s->start_ns);
-    if (overlap > 0) total += static_cast<double>((*s).*part) * static_cast<double>(overlap) /
-                              static_cast<double>(s->end_ns - s->start_ns);
+    total += static_cast<double>((*s).*part) * overlap_share(s->start_ns, s->end_ns, from, to);
   }
   return static_cast<int64_t>(total);
+}
+
+double overlap_share(int64_t start, int64_t end, int64_t from, int64_t to) {
+  int64_t overlap = std::min(to, end) - std::max(from, start);
+  return end <= start || overlap <= 0 ? 0.0 : static_cast<double>(overlap) / static_cast<double>(end - start);
 }
 
 }  // namespace apptracer::trace

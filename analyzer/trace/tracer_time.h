@@ -55,6 +55,9 @@ class TracerTime {
   bool measures_callbacks_ = false;
 };
 
+// The share of the stretch [start, end) that [from, to) overlaps, 0 to 1.
+double overlap_share(int64_t start, int64_t end, int64_t from, int64_t to);
+
 // What a row's site took in its stretch, estimated: its timed calls' time,
 // less one clock read each (`clock_ns`: a timed call's time holds one),
 // times sample_every.
