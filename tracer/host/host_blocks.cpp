@@ -260,21 +260,26 @@ void fold_exited_thread(void* counts_pointer) {
   delete counts;
 }
 
-// The calling thread's counts (nullptr if they could not be allocated).
-ThreadCounts* count_allocation(uint64_t bytes) {
-  ThreadCounts* counts = thread_counts;
-  if (!counts) {
-    counts = new (std::nothrow) ThreadCounts{};
-    if (!counts) return nullptr;
-    {
-      std::lock_guard<std::mutex> lock(state->counts_mutex);
-      counts->next = state->live_threads;
-      if (counts->next) counts->next->prev = counts;
-      state->live_threads = counts;
-    }
-    pthread_setspecific(state->thread_exit_key, counts);
-    thread_counts = counts;
+// A thread's first allocation: its counts made (nullptr if they could not
+// be allocated). Out of line, so the counting path stays a few instructions.
+[[gnu::noinline]] ThreadCounts* attach_counts() {
+  auto* counts = new (std::nothrow) ThreadCounts{};
+  if (!counts) return nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state->counts_mutex);
+    counts->next = state->live_threads;
+    if (counts->next) counts->next->prev = counts;
+    state->live_threads = counts;
   }
+  pthread_setspecific(state->thread_exit_key, counts);
+  thread_counts = counts;
+  return counts;
+}
+
+// The calling thread's counts (nullptr if they could not be allocated).
+inline ThreadCounts* count_allocation(uint64_t bytes) {
+  ThreadCounts* counts = thread_counts;
+  if (!counts && !(counts = attach_counts())) return nullptr;
   int c = size_class(bytes);
   ++counts->count[c];
   counts->bytes[c] += bytes;
@@ -449,9 +454,9 @@ void store_row(uint64_t address, uint64_t bytes, ThreadCounts* counts) {
   state->buffers->append(row);
 }
 
-void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
-  ThreadCounts* counts = count_allocation(bytes);
-  if (bytes < state->options.min_bytes || address == 0) return;
+// A block of the tracked size. Out of line: most calls are small blocks,
+// and this path's frame (locks, a map node, records) made theirs dearer.
+[[gnu::noinline]] void track_block(uint64_t address, uint64_t bytes, bool mapped, ThreadCounts* counts) {
   if (state->options.store_all && !mapped) return store_row(address, bytes, counts);
   Block block{bytes, now_ns(), 0, RecordBuffers::current_tid(), mapped};
   Shard& shard = mapped ? state->mapped : bytes >= kLargeBlockBytes ? state->large : shard_of(address);
@@ -479,6 +484,11 @@ void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
     row->allocation.alloc_tid = 0;  // allocated by the thread recording it
     state->buffers->append(*row);
   }
+}
+
+void on_allocate(uint64_t address, uint64_t bytes, bool mapped) {
+  ThreadCounts* counts = count_allocation(bytes);
+  if (bytes >= state->options.min_bytes && address != 0) track_block(address, bytes, mapped, counts);
 }
 
 void on_free(uint64_t address) {
