@@ -29,9 +29,9 @@ class Graphs : public WhatifTest {
   // (waiting for nothing, 500 ns) 4 us after the call of kernel `mid_sync`
   // - 1, the next call 1.5 us after it. `step_sync` false: the steps end 6
   // us after their last call, without a synchronization, and one after the
-  // last step (6 us after its end) waits for everything.
-  void steps(int steps, int kernels, int mid_sync = 0, bool step_sync = true) {
-    int64_t base = 0;
+  // last step (6 us after its end) waits for everything. The first step
+  // begins at `base`.
+  void steps(int steps, int kernels, int mid_sync = 0, bool step_sync = true, int64_t base = 0) {
     for (int s = 0; s < steps; ++s) {
       int64_t at = base;
       for (int k = 0; k < kernels; ++k) {
@@ -190,6 +190,23 @@ TEST_F(Graphs, AHostThatRunsAheadWaitsForItsStepsAtTheEnd) {
   const Phase& steps = steps_phase(result);
   EXPECT_EQ(steps.ns[0], 400'000);
   EXPECT_EQ(steps.ns[2], 107'500);
+}
+
+// Work queued before the steps on their stream is start-up's, even where
+// the what-if makes it run into them. A kernel before the first step (at
+// 100 us) runs [60, 100] us recorded; kernels twice as long, it ends at 140
+// us, and the steps' first kernel follows it 500 ns later: their 40
+// kernels of 4 us, 500 ns apart, end at 320 us. The steps take 180 us from
+// where the kernel before them ended, not 220 from where the host began
+// them.
+TEST_F(Graphs, WorkQueuedBeforeTheStepsIsNotTheirs) {
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  kernel(call("cudaLaunchKernel", 50'000, 54'000), 50'000, 60'000, 100'000);
+  steps(4, 10, 0, false, 100'000);
+  WhatifOptions options;
+  options.graphs = true;
+  options.kernel_scale = 2;
+  EXPECT_EQ(steps_phase(run(options)).ns[2], 180'000);
 }
 
 // A copy from pageable memory in the step blocks its call, so no capture
