@@ -11,6 +11,10 @@ namespace apptracer::diagnose {
 
 namespace {
 
+// What makes a finding minor (ranked_findings.cpp, memory_rules.cpp).
+constexpr const char* kMinorKinds =
+    "saving less per step than steps vary, one-offs, or memory a GPU with room to spare does not need";
+
 std::string joined_rows(const Finding& finding) {
   std::string text;
   for (const Evidence& e : finding.rows)
@@ -179,8 +183,8 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
   size_t count = std::min(shown, findings.size());
   out << findings.size()
       << " finding(s): correctness first, then by estimated saving, then those whose saving is "
-         "unknown (by cost), start-up last (then minor ones: saving less per step than steps vary, or "
-         "one-offs)";
+         "unknown (by cost), start-up last (then minor ones: "
+      << kMinorKinds << ")";
   if (count < findings.size()) out << "; the first " << count << " shown";
   out << "\n";
   for (size_t i = 0; i < count; ++i) {
@@ -212,7 +216,7 @@ void write_findings_text(std::ostream& out, const std::vector<Finding>& findings
     size_t minor = static_cast<size_t>(std::count_if(findings.begin() + static_cast<std::ptrdiff_t>(count),
                                                      findings.end(), [](const Finding& f) { return f.minor; }));
     out << "\n" << findings.size() - count << " more finding(s) with smaller savings left out";
-    if (minor > 0) out << " (" << minor << " minor: saving less per step than steps vary, or one-offs)";
+    if (minor > 0) out << " (" << minor << " minor: " << kMinorKinds << ")";
     out << ": --all shows every finding\n";
   }
 }

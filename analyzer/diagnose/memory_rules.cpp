@@ -268,6 +268,36 @@ std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, 
   return {most_live({}), most_live(unused)};
 }
 
+// A GPU whose peak stayed under `roomy_peak_share` of its memory could hold
+// that much more already: bytes saved there buy nothing the program feels
+// now, so the finding is minor (after the others, out of the default view).
+// Host memory, and a GPU whose size the trace does not say, keep theirs.
+// Growth (memory_leak) is never minor: a longer run reaches any size.
+void minor_with_room_to_spare(const RuleContext& context, const memory::ItemOrigin& where, Finding& f) {
+  trace::ProcessId process = where.process;
+  trace::NullableInt device = where.device;
+  if (!device) return;
+  const TraceFacts& facts = context.facts;
+  const DeviceMemory* memory = nullptr;
+  for (const DeviceMemory& d : facts.memory_model.devices) {
+    if (d.process == process && d.device == device) memory = &d;
+  }
+  for (const trace::Device& gpu : facts.ops().devices()) {
+    if (!memory || gpu.row->process != process || gpu.id() != *device || !gpu.row->total_memory_bytes) continue;
+    int64_t capacity = *gpu.row->total_memory_bytes;
+    if (capacity <= 0 ||
+        static_cast<double>(memory->peak_bytes) >= context.limits.roomy_peak_share * static_cast<double>(capacity))
+      return;
+    f.minor = true;
+    f.estimate += std::string(f.estimate.empty() ? "" : "; ") + memory::device_name(device) + "'s peak, " +
+                  dvdg::format_bytes(memory->peak_bytes) + ", is " +
+                  std::to_string(static_cast<int>(100.0 * static_cast<double>(memory->peak_bytes) /
+                                                  static_cast<double>(capacity) + 0.5)) +
+                  "% of its " + dvdg::format_bytes(capacity) + ": the memory saved is not needed now";
+    return;
+  }
+}
+
 // A finding of `rule` about one device's groups: its place, rows, names and
 // table, and the bytes it takes off the peak: the peak's fall where the
 // groups know their unused stretches, else all of their bytes. `fixed`
@@ -418,6 +448,7 @@ void memory_never_used(const RuleContext& context, std::vector<Finding>& finding
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_never_used", device, false, "never made");
     if (!lowers_the_peak(context, f)) continue;
+    minor_with_room_to_spare(context, facts.memory_model.origin(first), f);
     add_name(f, piece_name(facts, first));
     f.what = pieces(facts, device) + " on " + on_device(facts, first) + is_are(device) +
              "live at its peak and never copied, set, or passed to a kernel";
@@ -437,6 +468,7 @@ void memory_allocated_early(const RuleContext& context, std::vector<Finding>& fi
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_allocated_early", device, true, "allocated at its first use");
     if (!lowers_the_peak(context, f)) continue;
+    minor_with_room_to_spare(context, facts.memory_model.origin(first), f);
     f.what = pieces(facts, device) + " on " + on_device(facts, first) + is_are(device) + "allocated up to " +
              format_ns(device.idle_ns) + " before first use, still unused at the peak";
     f.fix = "allocate it just before its first use" +
@@ -458,6 +490,7 @@ void memory_freed_late(const RuleContext& context, std::vector<Finding>& finding
     const MemoryItem& first = first_of(facts, device);
     Finding f = device_finding(context, "memory_freed_late", device, true, "freed right after its last use");
     if (!lowers_the_peak(context, f)) continue;
+    minor_with_room_to_spare(context, facts.memory_model.origin(first), f);
     bool gradients = made_in_backward(facts, device);
     f.what = pieces(facts, device) + (gradients ? " made in the backward pass (likely gradients)" : "") + " on " +
              on_device(facts, first) + is_are(device) + "held up to " + format_ns(device.idle_ns) +
@@ -494,6 +527,7 @@ void memory_cached_at_peak(const RuleContext& context, std::vector<Finding>& fin
       f.names.push_back(memory::owner_name(Owner::FrameworkCache, owner.allocator));
       f.saving_bytes = owner.bytes;
       f.estimate = "the cached bytes at the peak (at most what releasing the cache saves: fragmentation may keep some)";
+      minor_with_room_to_spare(context, {device.process, device.device}, f);
       f.fix = allocator == "pytorch"
                   ? "release the cache between phases (torch.cuda.empty_cache()), or cut fragmentation with "
                     "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"

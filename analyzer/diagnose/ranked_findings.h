@@ -4,7 +4,8 @@
 // then the findings the model cannot price (by what they cost now), so that
 // they never push a priced one out of the first screen, start-up (paid once)
 // after the steady state's, and last the minor ones, which save less per
-// step than a step's time varies; each one told which others count some of
+// step than a step's time varies, happened once, or save memory on a GPU with
+// room to spare (memory_rules.cpp); each one told which others count some of
 // the same time.
 #pragma once
 

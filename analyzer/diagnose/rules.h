@@ -46,6 +46,7 @@ struct Thresholds {
   int64_t min_cached_bytes = 1 << 20;     // an allocator's cache at the peak worth a finding,
   double min_cached_fraction = 0.05;      // ... and this much of the peak
   int64_t min_leak_bytes = 1 << 20;       // live memory growing step after step by this much in all
+  double roomy_peak_share = 0.5;          // a GPU's peak under this share of its memory: bytes saved there are minor
 };
 
 struct RuleContext {

@@ -270,6 +270,26 @@ TEST_F(MemoryRules, ACacheSmallNextToThePeakIsNoFinding) {
   EXPECT_TRUE(findings("memory_cached_at_peak").empty());
 }
 
+// The fixture's GPU has 80 GiB: a peak of 8 MiB leaves it nearly all, and
+// the 7 MiB cached there are not needed now. On a GPU of 12 MiB the peak is
+// two thirds of it: the cache is a finding like any.
+TEST_F(MemoryRules, BytesSavedOnAGpuWithRoomToSpareAreMinor) {
+  int64_t segment = device_buffer(8 * kMiB, 0);
+  trace.add_block(segment, 0, kMiB, 100);
+  kernel("fill", 5 * kMs, 1'000, {{segment, A::Write}});
+  auto roomy = findings("memory_cached_at_peak");
+  ASSERT_EQ(roomy.size(), 1u);
+  EXPECT_TRUE(roomy[0].minor);
+  EXPECT_NE(roomy[0].estimate.find("GPU 0's peak, 8 MiB, is 0% of its 80 GiB: the memory saved is not needed now"),
+            std::string::npos)
+      << roomy[0].estimate;
+  trace.db().prepare("UPDATE devices SET total_memory_bytes = ?").bind(1, 12 * kMiB).run();
+  auto tight = findings("memory_cached_at_peak");
+  ASSERT_EQ(tight.size(), 1u);
+  EXPECT_FALSE(tight[0].minor);
+  EXPECT_EQ(tight[0].saving_bytes, 7 * kMiB);
+}
+
 // Six NVTX steps of 10 ms; each keeps a 1 MiB block "keep" wrote and frees a
 // temporary.
 TEST_F(MemoryRules, LiveMemoryGrowingEveryStepIsALeakWithItsProducer) {
@@ -294,6 +314,7 @@ TEST_F(MemoryRules, LiveMemoryGrowingEveryStepIsALeakWithItsProducer) {
   EXPECT_EQ(found[0].saving_bytes, 4 * kMiB);
   EXPECT_NE(found[0].what.find(": 1 MiB a step is made and kept (5 blocks in all)"), std::string::npos)
       << found[0].what;
+  EXPECT_FALSE(found[0].minor) << found[0].estimate;
 }
 
 TEST_F(MemoryRules, MemoryFreedEveryStepIsNoLeak) {

@@ -129,7 +129,7 @@ function diagnoses() {
   }
   return section('diagnoses', 'Findings', ...notes,
     el('p', { text: `${data.findings.length + more} finding(s) as apptracer diagnose lists them: correctness first, then the largest ` +
-      `estimated saving, start-up last (then minor ones: saving less per step than steps vary, or one-offs)${more ? `; the first ${data.findings.length} here, ${more} more below` : ''}.` }),
+      `estimated saving, start-up last (then minor ones: saving less per step than steps vary, one-offs, or memory a GPU with room to spare does not need)${more ? `; the first ${data.findings.length} here, ${more} more below` : ''}.` }),
     ...data.findings.map((f, i) => findingCard(f, i + 1)));
 }
 
