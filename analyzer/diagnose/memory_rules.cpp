@@ -274,28 +274,23 @@ std::pair<int64_t, int64_t> live_peak_before_and_after(const TraceFacts& facts, 
 // Host memory, and a GPU whose size the trace does not say, keep theirs.
 // Growth (memory_leak) is never minor: a longer run reaches any size.
 void minor_with_room_to_spare(const RuleContext& context, const memory::ItemOrigin& where, Finding& f) {
-  trace::ProcessId process = where.process;
-  trace::NullableInt device = where.device;
-  if (!device) return;
   const TraceFacts& facts = context.facts;
   const DeviceMemory* memory = nullptr;
   for (const DeviceMemory& d : facts.memory_model.devices) {
-    if (d.process == process && d.device == device) memory = &d;
+    if (d.process == where.process && d.device == where.device) memory = &d;
   }
-  for (const trace::Device& gpu : facts.ops().devices()) {
-    if (!memory || gpu.row->process != process || gpu.id() != *device || !gpu.row->total_memory_bytes) continue;
-    int64_t capacity = *gpu.row->total_memory_bytes;
-    if (capacity <= 0 ||
-        static_cast<double>(memory->peak_bytes) >= context.limits.roomy_peak_share * static_cast<double>(capacity))
-      return;
-    f.minor = true;
-    f.estimate += std::string(f.estimate.empty() ? "" : "; ") + memory::device_name(device) + "'s peak, " +
-                  dvdg::format_bytes(memory->peak_bytes) + ", is " +
-                  std::to_string(static_cast<int>(100.0 * static_cast<double>(memory->peak_bytes) /
-                                                  static_cast<double>(capacity) + 0.5)) +
-                  "% of its " + dvdg::format_bytes(capacity) + ": the memory saved is not needed now";
-    return;
+  const trace::Device* gpu = nullptr;
+  for (const trace::Device& d : facts.ops().devices()) {
+    if (where.device && d.row->process == where.process && d.id() == *where.device) gpu = &d;
   }
+  if (!memory || !gpu || gpu->row->total_memory_bytes.value_or(0) <= 0) return;
+  int64_t capacity = *gpu->row->total_memory_bytes;
+  double share = static_cast<double>(memory->peak_bytes) / static_cast<double>(capacity);
+  if (share >= context.limits.roomy_peak_share) return;
+  f.minor = true;
+  f.estimate += std::string(f.estimate.empty() ? "" : "; ") + memory::device_name(where.device) + "'s peak, " +
+                dvdg::format_bytes(memory->peak_bytes) + ", is " + std::to_string(static_cast<int>(100 * share + 0.5)) +
+                "% of its " + dvdg::format_bytes(capacity) + ": the memory saved is not needed now";
 }
 
 // A finding of `rule` about one device's groups: its place, rows, names and
