@@ -372,14 +372,13 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   // What tracing added to each launch, measured by `apptracer links`: the
   // GPU waited that much longer than it will untraced (whatif --graphs
   // takes the same off, model/tracing_cost.h).
-  // Where links split off the tracer's callbacks, only the rest per launch
-  // (CUPTI's, and the work slowed), and the callbacks as this trace measured
-  // them (tracing_cost.h).
+  // Where links split off the tracer's callbacks, only CUPTI's part per
+  // launch, and the callbacks as this trace measured them (tracing_cost.h).
   const model::TracingCost* tracing = context.cost.tracing_cost();
   bool split = tracing && tracing->callbacks_measured() && facts.tracer_time.measures_callbacks();
   if (!split) tracer_in_calls = 0;
   int64_t tracing_ns = !tracing ? 0
-                       : split  ? saturating_round(tracing->beyond_callbacks_ns(facts.tracing_level))
+                       : split  ? saturating_round(tracing->cupti_added_ns(facts.tracing_level))
                                 : saturating_round(tracing->added_ns(facts.tracing_level));
   int64_t untraced_idle = std::max<int64_t>(
       0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)),
@@ -434,7 +433,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  format_ns(saturating_add(busy_ns, graph_cost) / spans_count) + per +
                  " (whatif --graphs replays it)" +
                  (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that " +
-                                       (split ? tracing->beyond_callbacks_what() : std::string("tracing")) + " at level " +
+                                       (split ? "CUPTI's dispatch" : "tracing") + " at level " +
                                        model::to_string(facts.tracing_level) + " added (measured by apptracer links)"
                                  : std::string()) +
                  (tracer_in_calls > 0 ? "; less " + format_ns(tracer_in_calls / spans_count) + per +

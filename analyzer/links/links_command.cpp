@@ -110,37 +110,24 @@ std::string graph_launch_line(const model::GraphLaunch& g) {
   return text;
 }
 
-// Microseconds with two decimals.
-std::string format_us(double ns) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f", ns / 1000);
-  return text;
-}
-
 // One line: what tracing adds to a launch.
 std::string tracing_cost_line(const model::TracingCost& c) {
-  using model::TracingLevel;
-  std::string line = "tracing (GPU " + std::to_string(c.gpu) + "): " + c.api + " takes " +
-                     format_us(c.untraced_ns) + " us untraced; a launch costs " +
-                     format_us(c.added_ns(TracingLevel::Full)) + " us more traced, " +
-                     format_us(c.added_ns(TracingLevel::Timing)) + " us more at --level timing";
-  std::string parts;
-  if (c.work_bytes > 0) {
-    parts += ", " + format_us(c.work_added_ns(TracingLevel::Full)) + " and " +
-             format_us(c.work_added_ns(TracingLevel::Timing)) + " us the program's work between launches (" +
-             std::to_string(static_cast<int64_t>(c.work_bytes) >> 10) + " KiB) ran slower";
+  char text[384];
+  int n = std::snprintf(text, sizeof text,
+                        "tracing (GPU %d): %s takes %.2f us untraced, %.2f us more traced, %.2f us more "
+                        "at --level timing",
+                        c.gpu, c.api.c_str(), c.untraced_ns / 1000, c.added_ns(model::TracingLevel::Full) / 1000,
+                        c.added_ns(model::TracingLevel::Timing) / 1000);
+  if (c.callbacks_measured() && n > 0 && static_cast<size_t>(n) < sizeof text) {
+    std::snprintf(text + n, sizeof text - n, " (of which apptracer's callbacks %.2f and %.2f us, CUPTI's the rest)",
+                  c.full_callbacks_ns / 1000, c.timing_callbacks_ns / 1000);
   }
-  if (c.callbacks_measured()) {
-    parts += ", " + format_us(c.full_callbacks_ns) + " and " + format_us(c.timing_callbacks_ns) +
-             " us apptracer's callbacks";
-  }
-  if (!parts.empty()) line += "; of that" + parts + ", the rest CUPTI's";
-  return line;
+  return text;
 }
 
 int run_launch_loop(const LinksOptions& options) {
   links::LaunchLoop loop = links::launch_loop_ns(links::load_cuda_driver(), options.gpu);
-  std::printf("%.1f %.1f %.0f %s\n", loop.ns, loop.work_ns, loop.work_bytes, loop.api.c_str());
+  std::printf("%.1f %s\n", loop.ns, loop.api.c_str());
   return 0;
 }
 

@@ -10,11 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
-#include <numeric>
-#include <optional>
-#include <random>
 #include <stdexcept>
 #include <thread>
 #include <type_traits>
@@ -75,11 +71,10 @@ LaunchLoop run_launch_loop(const Environment& env, int gpu, const std::string& l
   int status = 0;
   while (waitpid(child, &status, 0) < 0) {
   }
-  LaunchLoop loop;
+  double ns = 0;
   char api[64] = {};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
-      std::sscanf(text.c_str(), "%lf %lf %lf %63s", &loop.ns, &loop.work_ns, &loop.work_bytes, api) != 4 ||
-      loop.ns <= 0 || loop.work_ns <= 0) {
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || std::sscanf(text.c_str(), "%lf %63s", &ns, api) != 2 ||
+      ns <= 0) {
     std::string why;
     if (std::FILE* in = std::fopen(log.c_str(), "r")) {
       std::string line;
@@ -92,84 +87,26 @@ LaunchLoop run_launch_loop(const Environment& env, int gpu, const std::string& l
     while (!why.empty() && why.back() == '\n') why.pop_back();
     throw std::runtime_error("the launch loop failed" + (why.empty() ? std::string() : " (" + why + ")"));
   }
-  loop.api = api;
-  return loop;
+  return {ns, api};
 }
 
-// The program's work between two launches: it walks a random cycle through
-// the cache lines of a buffer the size of the core's L2 cache, each load
-// waiting on the one before as an interpreter's and a dispatcher's do (a
-// stream of loads would be prefetched, and never see what tracing evicts),
-// writing each line it visits; an eighth of the cycle a launch, about the
-// 20 us a PyTorch eager op's host code takes between its launches.
-class ProgramWork {
- public:
-  ProgramWork() : lines_(bytes() / sizeof(Line)) {
-    std::vector<uint32_t> order(lines_.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), std::mt19937(1));
-    for (size_t i = 0; i < order.size(); ++i) lines_[order[i]].next = order[(i + 1) % order.size()];
-  }
-  void operator()() {
-    uint32_t at = at_;
-    for (size_t i = 0; i < lines_.size() / kLaunchesPerCycle; ++i) {
-      Line& line = lines_[at];
-      ++line.visits;
-      at = line.next;
-    }
-    at_ = at;
-  }
-  static size_t bytes() {
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return std::clamp<size_t>(l2 > 0 ? static_cast<size_t>(l2) : kUnknownL2, kMinBytes, kMaxBytes);
-  }
-
- private:
-  struct alignas(64) Line {
-    uint32_t next = 0;
-    uint32_t visits = 0;
-  };
-  static constexpr size_t kLaunchesPerCycle = 8;
-  static constexpr size_t kUnknownL2 = 1 << 20;
-  static constexpr size_t kMinBytes = 256 << 10, kMaxBytes = 8 << 20;
-  std::vector<Line> lines_;
-  uint32_t at_ = 0;
-};
-
-// Times batches of `launch()` with the program's work after each launch,
-// each batch followed by `synchronize()` (untimed): the median host time of
-// one launch, and of the work after it, in ns.
+// Times batches of `launch()`, each batch followed by `synchronize()`
+// (untimed): the median host time of one launch, in ns.
 template <typename Launch, typename Synchronize>
-LaunchLoop time_launches(Launch launch, Synchronize synchronize) {
-  using Clock = std::chrono::steady_clock;
-  ProgramWork work;
-  for (int i = 0; i < kBatchLaunches; ++i) {  // untimed: first launches load and warm up
-    launch();
-    work();
-  }
+double time_launches(Launch launch, Synchronize synchronize) {
+  for (int i = 0; i < kBatchLaunches; ++i) launch();  // untimed: first launches load and warm up
   synchronize();
   std::this_thread::sleep_for(kQuietBeforeAndAfter);
-  std::vector<double> per_launch, per_work;
+  std::vector<double> per_launch;
   for (int batch = 0; batch < kBatches; ++batch) {
-    Clock::duration in_calls{};
-    auto before = Clock::now();
-    for (int i = 0; i < kBatchLaunches; ++i) {
-      auto call = Clock::now();
-      launch();
-      in_calls += Clock::now() - call;
-      work();
-    }
-    auto after = Clock::now();
-    per_launch.push_back(std::chrono::duration<double, std::nano>(in_calls).count() / kBatchLaunches);
-    per_work.push_back(std::chrono::duration<double, std::nano>(after - before - in_calls).count() / kBatchLaunches);
+    auto before = std::chrono::steady_clock::now();
+    for (int i = 0; i < kBatchLaunches; ++i) launch();
+    auto after = std::chrono::steady_clock::now();
+    per_launch.push_back(std::chrono::duration<double, std::nano>(after - before).count() / kBatchLaunches);
     synchronize();
   }
   std::this_thread::sleep_for(kQuietBeforeAndAfter);
-  LaunchLoop loop;
-  loop.ns = model::median(per_launch);
-  loop.work_ns = model::median(per_work);
-  loop.work_bytes = static_cast<double>(ProgramWork::bytes());
-  return loop;
+  return model::median(per_launch);
 }
 
 // The CUDA runtime, loaded at run time where it is installed: the path a
@@ -202,8 +139,8 @@ bool load_runtime(CudaRuntime& rt) {
          load(rt.cudaSetDevice, "cudaSetDevice");
 }
 
-// The runtime's launch loop; nullopt where any step of it failed.
-std::optional<LaunchLoop> runtime_launch_loop(const CudaRuntime& rt, int gpu) {
+// The runtime's launch loop; a negative time where any step of it failed.
+double runtime_launch_ns(const CudaRuntime& rt, int gpu) {
   cudaLibrary_t library = nullptr;
   cudaKernel_t stamp = nullptr;
   cudaStream_t stream = nullptr;
@@ -213,19 +150,17 @@ std::optional<LaunchLoop> runtime_launch_loop(const CudaRuntime& rt, int gpu) {
       rt.cudaLibraryGetKernel(&stamp, library, "apptracer_stamp") != cudaSuccess ||
       rt.cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
       rt.cudaMalloc(&times, 16) != cudaSuccess) {
-    return std::nullopt;
+    return -1;
   }
   void* params[] = {&times};
   bool failed = false;
-  LaunchLoop loop = time_launches(
+  double ns = time_launches(
       [&] {
         failed |= rt.cudaLaunchKernel(reinterpret_cast<const void*>(stamp), dim3(1), dim3(1), params, 0, stream) !=
                   cudaSuccess;
       },
       [&] { failed |= rt.cudaStreamSynchronize(stream) != cudaSuccess; });
-  if (failed) return std::nullopt;
-  loop.api = "cudaLaunchKernel";
-  return loop;
+  return failed ? -1 : ns;
 }
 
 }  // namespace
@@ -252,7 +187,8 @@ int tracing_cost_rounds(bool quick) { return quick ? 3 : 5; }
 LaunchLoop launch_loop_ns(const CudaDriver& driver, int gpu) {
   CudaRuntime runtime;
   if (load_runtime(runtime)) {
-    if (std::optional<LaunchLoop> loop = runtime_launch_loop(runtime, gpu)) return *loop;
+    double ns = runtime_launch_ns(runtime, gpu);
+    if (ns > 0) return {ns, "cudaLaunchKernel"};
   }
   GpuSession session(driver, gpu, 4096);
   CUfunction stamp = nullptr;
@@ -260,13 +196,12 @@ LaunchLoop launch_loop_ns(const CudaDriver& driver, int gpu) {
   CUdeviceptr times = session.buffer(0);
   void* params[] = {&times};
   CUstream stream = session.stream();
-  LaunchLoop loop = time_launches(
+  double ns = time_launches(
       [&] {
         driver.check(driver.cuLaunchKernel(stamp, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel");
       },
       [&] { driver.check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize"); });
-  loop.api = "cuLaunchKernel";
-  return loop;
+  return {ns, "cuLaunchKernel"};
 }
 
 model::TracingCost measure_tracing_cost(const std::string& library, int gpu, bool quick,
@@ -282,21 +217,16 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   Environment timing = traced;
   timing.insert(timing.end(), {{"APPTRACER_KERNEL_ARGUMENTS", "off"}, {"APPTRACER_HOST_ALLOCATIONS", "off"}});
   std::vector<double> untraced_ns, full_ns, timing_ns, full_callbacks_ns, timing_callbacks_ns;
-  std::vector<double> untraced_work_ns, full_work_ns, timing_work_ns;
-  double work_bytes = 0;
   std::string api;
   // Each run's time, and a traced run's callbacks (`callbacks`); every run
   // must have launched the same way.
-  auto run = [&](const Environment& env, std::vector<double>& into, std::vector<double>& work,
-                 std::vector<double>* callbacks) {
+  auto run = [&](const Environment& env, std::vector<double>& into, std::vector<double>* callbacks) {
     LaunchLoop loop = run_launch_loop(env, gpu, log);
     if (!api.empty() && loop.api != api) {
       throw std::runtime_error("the launch loop launched with " + loop.api + " in one run and " + api + " in another");
     }
     api = loop.api;
     into.push_back(loop.ns);
-    work.push_back(loop.work_ns);
-    work_bytes = loop.work_bytes;
     if (callbacks) {
       // Unreadable, it only leaves the split out (fitted from every round or none).
       try {
@@ -320,9 +250,9 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   };
   try {
     for (int round = 0; round < tracing_cost_rounds(quick); ++round) {
-      run({}, untraced_ns, untraced_work_ns, nullptr);
-      run(traced, full_ns, full_work_ns, &full_callbacks_ns);
-      run(timing, timing_ns, timing_work_ns, &timing_callbacks_ns);
+      run({}, untraced_ns, nullptr);
+      run(traced, full_ns, &full_callbacks_ns);
+      run(timing, timing_ns, &timing_callbacks_ns);
     }
   } catch (...) {
     cleanup();
@@ -332,7 +262,6 @@ model::TracingCost measure_tracing_cost(const std::string& library, int gpu, boo
   model::TracingCost cost =
       model::fit_tracing_cost(gpu, std::move(untraced_ns), std::move(full_ns), std::move(timing_ns));
   cost.api = api;
-  cost.fit_work(work_bytes, std::move(untraced_work_ns), std::move(full_work_ns), std::move(timing_work_ns));
   // Only where every traced run measured them: a median of some rounds
   // would stand beside medians of all.
   if (full_callbacks_ns.size() == cost.full_samples.size() &&

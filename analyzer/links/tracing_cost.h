@@ -21,12 +21,9 @@ int tracing_cost_rounds(bool quick);
 
 // The child's work: the median host time of one launch on GPU `gpu`, in
 // ns, through the runtime (cudaLaunchKernel of a kernel from
-// cudaLibraryLoadData) where libcudart is installed, else the driver; and of
-// the program's work between two launches (model/tracing_cost.h).
+// cudaLibraryLoadData) where libcudart is installed, else the driver.
 struct LaunchLoop {
   double ns = 0;
-  double work_ns = 0;
-  double work_bytes = 0;
   std::string api;  // "cudaLaunchKernel" or "cuLaunchKernel"
 };
 LaunchLoop launch_loop_ns(const CudaDriver& driver, int gpu);

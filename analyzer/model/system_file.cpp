@@ -223,15 +223,6 @@ json tracing_cost_to_json(const TracingCost& c) {
     out["samples"]["full_callbacks_ns"] = c.full_callbacks_samples;
     out["samples"]["timing_callbacks_ns"] = c.timing_callbacks_samples;
   }
-  if (c.work_bytes > 0) {
-    out["work_bytes"] = c.work_bytes;
-    out["untraced_work_ns"] = c.untraced_work_ns;
-    out["full_work_ns"] = c.full_work_ns;
-    out["timing_work_ns"] = c.timing_work_ns;
-    out["samples"]["untraced_work_ns"] = c.untraced_work_samples;
-    out["samples"]["full_work_ns"] = c.full_work_samples;
-    out["samples"]["timing_work_ns"] = c.timing_work_samples;
-  }
   return out;
 }
 
@@ -256,16 +247,6 @@ TracingCost tracing_cost_from_json(const json& j) {
   }
   c.full_callbacks_samples = get<std::vector<double>>(samples, "full_callbacks_ns", {});
   c.timing_callbacks_samples = get<std::vector<double>>(samples, "timing_callbacks_ns", {});
-  c.work_bytes = get<double>(j, "work_bytes", 0);
-  c.untraced_work_ns = get<double>(j, "untraced_work_ns", 0);
-  c.full_work_ns = get<double>(j, "full_work_ns", 0);
-  c.timing_work_ns = get<double>(j, "timing_work_ns", 0);
-  if (!(c.work_bytes >= 0 && c.untraced_work_ns >= 0 && c.full_work_ns >= 0 && c.timing_work_ns >= 0)) {
-    throw std::invalid_argument("tracing_cost: a negative work time");
-  }
-  c.untraced_work_samples = get<std::vector<double>>(samples, "untraced_work_ns", {});
-  c.full_work_samples = get<std::vector<double>>(samples, "full_work_ns", {});
-  c.timing_work_samples = get<std::vector<double>>(samples, "timing_work_ns", {});
   return c;
 }
 

@@ -15,9 +15,8 @@
 // (trace/tracer_time.h): the trace's own measure of them is taken off the
 // host's time before the calls, whatever machine the what-if is priced on.
 // Where links split its per-launch cost, the tracer's callbacks in the calls
-// come from the trace's own measure too (each program's differ), and only
-// the rest from the system file: CUPTI's dispatch, and the program's work
-// between launches that tracing slowed (model/tracing_cost.h).
+// come from the trace's own measure too (dearer in a real program than in
+// links' warm loop), and only CUPTI's part from the system file.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +32,8 @@ namespace apptracer::whatif {
 
 // What the recording machine's system file says tracing added to its calls.
 struct TracingAdded {
-  // To each kernel launch: all links measured, or what is beyond the
-  // tracer's callbacks where links split them off and the trace measured its
+  // To each kernel launch call: all links measured, or CUPTI's part of it
+  // where links split off the tracer's callbacks and the trace measured its
   // own (`in_calls`).
   int64_t per_launch_ns = 0;
   const model::GraphLaunch* graph_launch = nullptr;  // a graph launch's untraced cost; null: not measured

@@ -339,13 +339,12 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   const trace::TracerTime& tracer_time = trace.tracer_time();
   const std::vector<trace::TracerTime::Stretch>& stretches = tracer_time.stretches(trace::kSingleProcess);
   model::TracingLevel level = model::tracing_level_of(trace.meta("options"));
-  // Where links split its cost, the part beyond the tracer's callbacks per
-  // launch from it and the callbacks from the trace's own measure of them
-  // (tracing_cost.h).
+  // Where links split its cost, CUPTI's part per launch from it and the
+  // tracer's callbacks from the trace's own measure of them (tracing_cost.h).
   bool split = recorded_on && system.tracing_cost && system.tracing_cost->callbacks_measured() &&
                tracer_time.measures_callbacks();
   if (recorded_on && system.tracing_cost) {
-    tracing.per_launch_ns = saturating_round(split ? system.tracing_cost->beyond_callbacks_ns(level)
+    tracing.per_launch_ns = saturating_round(split ? system.tracing_cost->cupti_added_ns(level)
                                                    : system.tracing_cost->added_ns(level));
   }
   if (recorded_on && system.graph_launch) tracing.graph_launch = &*system.graph_launch;
@@ -441,7 +440,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
     std::snprintf(text, sizeof text, "%.2f us", static_cast<double>(tracing.per_launch_ns) / 1000);
     result.notes.push_back("priced against the untraced program: " + std::string(text) + " taken off each of " +
                            std::to_string(untraced_calls.kernel_launches) + " kernel launch calls, what " +
-                           (split ? system.tracing_cost->beyond_callbacks_what() : std::string("tracing")) + " at level " + model::to_string(level) +
+                           (split ? "CUPTI's dispatch" : "tracing") + " at level " + model::to_string(level) +
                            " adds to a launch on this machine (" + options.system_path +
                            ", measured by apptracer links)");
   }

@@ -163,54 +163,22 @@ TEST(SystemFile, ATracingCostIsFittedAndReadBack) {
 TEST(SystemFile, TheTracersCallbacksAreSplitFromCuptis) {
   TracingCost c = fit_tracing_cost(0, {2100, 2000, 2050}, {3400, 3300, 3500}, {1900, 2200, 2300});
   EXPECT_FALSE(c.callbacks_measured());
-  EXPECT_DOUBLE_EQ(c.beyond_callbacks_ns(TracingLevel::Full), 3400 - 2050);
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Full), 3400 - 2050);
   c.fit_callbacks({400, 300, 350}, {100, 200, 150});
   EXPECT_TRUE(c.callbacks_measured());
   EXPECT_DOUBLE_EQ(c.full_callbacks_ns, 350);
-  EXPECT_DOUBLE_EQ(c.beyond_callbacks_ns(TracingLevel::Full), 3400 - 2050 - 350);
-  EXPECT_DOUBLE_EQ(c.beyond_callbacks_ns(TracingLevel::Timing), 2200 - 2050 - 150);
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Full), 3400 - 2050 - 350);
+  EXPECT_DOUBLE_EQ(c.cupti_added_ns(TracingLevel::Timing), 2200 - 2050 - 150);
   EXPECT_DOUBLE_EQ(c.added_ns(TracingLevel::Full), 3400 - 2050);
   TracingCost all_callbacks = c;
   all_callbacks.fit_callbacks({5000}, {5000});
-  EXPECT_DOUBLE_EQ(all_callbacks.beyond_callbacks_ns(TracingLevel::Full), 0);
+  EXPECT_DOUBLE_EQ(all_callbacks.cupti_added_ns(TracingLevel::Full), 0);
   SystemModel back = with_tracing_cost_read_back(c);
   ASSERT_TRUE(back.tracing_cost);
   EXPECT_EQ(back.tracing_cost->timing_callbacks_samples, (std::vector<double>{100, 200, 150}));
   SystemModel system = full_system();
   system.tracing_cost = fit_tracing_cost(0, {2000}, {3000}, {2500});
   EXPECT_EQ(system_to_json(system).find("callbacks"), std::string::npos);
-}
-
-// links times the program's work between launches too (a buffer the size
-// of the core's L2 cache, read and written): the work's slowing, traced, is
-// part of what tracing adds to a launch and of what is beyond the tracer's
-// callbacks, never below 0; it must have a sample each round the calls have;
-// a file without it adds nothing and writes none; written and read back whole.
-TEST(SystemFile, TheProgramsWorkBetweenLaunchesIsPartOfTheCost) {
-  TracingCost c = fit_tracing_cost(0, {2100, 2000, 2050}, {3400, 3300, 3500}, {1900, 2200, 2300});
-  EXPECT_EQ(c.beyond_callbacks_what(), "CUPTI's dispatch");
-  EXPECT_THROW(c.fit_work(1 << 21, {9000}, {9500}, {9300}), std::invalid_argument);
-  c.fit_work(1 << 21, {9000, 9100, 8900}, {9600, 9700, 9500}, {9000, 8800, 8900});
-  c.fit_callbacks({400, 300, 350}, {100, 200, 150});
-  EXPECT_DOUBLE_EQ(c.call_added_ns(TracingLevel::Full), 3400 - 2050);
-  EXPECT_DOUBLE_EQ(c.work_added_ns(TracingLevel::Full), 9600 - 9000);
-  EXPECT_DOUBLE_EQ(c.work_added_ns(TracingLevel::Timing), 0);
-  EXPECT_DOUBLE_EQ(c.added_ns(TracingLevel::Full), 3400 - 2050 + 600);
-  EXPECT_DOUBLE_EQ(c.beyond_callbacks_ns(TracingLevel::Full), 3400 - 2050 + 600 - 350);
-  EXPECT_EQ(c.beyond_callbacks_what(), "CUPTI's dispatch (with the program's work between launches it slows)");
-  SystemModel back = with_tracing_cost_read_back(c);
-  ASSERT_TRUE(back.tracing_cost);
-  EXPECT_DOUBLE_EQ(back.tracing_cost->work_bytes, 1 << 21);
-  EXPECT_EQ(back.tracing_cost->full_work_samples, (std::vector<double>{9600, 9700, 9500}));
-  SystemModel system = full_system();
-  system.tracing_cost = fit_tracing_cost(0, {2000}, {3000}, {2500});
-  EXPECT_EQ(system_to_json(system).find("work"), std::string::npos);
-  const char* path = R"("paths": [{"name": "DtoD.gpu0", "model": {"latency_ns": 1, "bandwidth": [{"bytes": 1, "gbps": 1}]}}])";
-  EXPECT_THROW(system_from_json(std::string(R"({"format": "apptracer system", "version": 3, )") + path +
-                                    R"(, "tracing_cost": {"untraced_ns": 1, "full_ns": 1, "timing_ns": 1, )"
-                                    R"("work_bytes": 4096, "untraced_work_ns": 5, "full_work_ns": -1}})",
-                                "bad.json"),
-               SystemFileError);
 }
 
 // Version 1 files (before links measured graph launches) read without one

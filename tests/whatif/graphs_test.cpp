@@ -438,29 +438,6 @@ TEST_F(Graphs, WhereLinksSplitItsCostTheTracesOwnCallbacksComeOff) {
   EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
 }
 
-// links also timed the program's work between its launches: 300 ns slower
-// traced. That comes off each launch with CUPTI's 600 ns, in diagnose and
-// whatif alike, and the notes say what it is.
-TEST_F(Graphs, TheWorkTracingSlowedBetweenLaunchesComesOffToo) {
-  steps(5, 40);
-  std::string with_work = std::string(kTracingSplit);
-  with_work.insert(with_work.size() - 1, R"(, "work_bytes": 2097152, "untraced_work_ns": 9000, )"
-                                         R"("full_work_ns": 9300, "timing_work_ns": 9100)");
-  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured, with_work);
-  trace_->add_tracer_time(0, 2'005'000, TracerSite::ApiCallback, 20, 4'100, 32);
-  trace_->set_meta("tracer_time_clock_ns", "0");
-  WhatifResult result = graphs();
-  EXPECT_NE(all(result.notes).find("priced against the untraced program: 0.90 us taken off each of 200 kernel "
-                                   "launch calls, what CUPTI's dispatch (with the program's work between "
-                                   "launches it slows) at level full adds"),
-            std::string::npos)
-      << all(result.notes);
-  trace_.reset();
-  Savings found = savings(trace_path_, system_path_);
-  EXPECT_EQ(found.diagnose_ns, 5 * (401'000 - 80'000) - 200 * 500 - 200 * 900 - 131'200);
-  EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
-}
-
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
 // batch from pageable memory, then 45 launches one every 117 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph
