@@ -3,6 +3,7 @@
 // once before the steady steps. Their fixes are the framework's
 // (analyzer/trace/framework.h).
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -75,10 +76,14 @@ struct KernelLaunches {
 
 // The part of a model a launch is charged to in a launch-bound finding: the
 // outermost child of the model its module lies in ("layer1" for
-// "layer1.0.conv1"), a scope whole ("Optimizer.step#SGD.step").
+// "layer1.0.conv1"), a scope whole ("Optimizer.step#SGD.step"), in its
+// backward too ("training_step (train.py:18)": a module path is names and
+// indexes between dots, a scope's name is not).
 std::string_view model_part(std::string_view module, trace::ModulePhase phase) {
-  if (phase == trace::ModulePhase::Scope) return module;
-  return module.substr(0, module.find('.'));
+  bool path = phase != trace::ModulePhase::Scope && std::all_of(module.begin(), module.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
+              });
+  return path ? module.substr(0, module.find('.')) : module;
 }
 
 // "; most kernels from layer1 (31%), layer2 (24%), layer4 (20%)" where the

@@ -60,14 +60,16 @@ class HostRules : public DiagnoseTest {
     trace.add(xla);
   }
 
-  // A PyTorch module's range on the traced thread.
-  void module(const std::string& name, int64_t start, int64_t end, int64_t depth) {
+  // A PyTorch range on the traced thread: a module's by default.
+  void module(const std::string& name, int64_t start, int64_t end, int64_t depth,
+              FrameworkRangeKind kind = FrameworkRangeKind::Module, std::optional<int64_t> seq = std::nullopt) {
     testing::FrameworkRangeRow range;
-    range.kind = FrameworkRangeKind::Module;
+    range.kind = kind;
     range.name = name;
     range.start_ns = start;
     range.end_ns = end;
     range.depth = depth;
+    range.seq = seq;
     trace.add(range);
   }
 };
@@ -565,6 +567,21 @@ TEST_F(HostRules, LaunchBoundSaysWhichPartsOfTheModelLaunchMost) {
       << found[0].what;
   EXPECT_EQ(found[0].framework, "") << "about the whole step, not its first launch's module";
   EXPECT_EQ(found[0].nvtx, "") << "nor its first launch's NVTX range";
+}
+
+// A loss computed in the Python function that called the model (a scope,
+// named with its file and line): its forward launches and its backward's
+// are one part of the step, the function's name whole, in backward too.
+TEST_F(HostRules, LaunchBoundNamesAScopeWholeInItsBackward) {
+  launch_bound_run();
+  using K = FrameworkRangeKind;
+  module("training_step (train.py:18)", 0, 400'000, 0, K::Scope);
+  module("aten::nll_loss", 0, 400'000, 1, K::Op, 5);
+  module("NllLossBackward0", 400'000, 2'000'000, 0, K::Backward, 5);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].what.find("; most kernels from training_step (train.py:18) (100%)"), std::string::npos)
+      << found[0].what;
 }
 
 // A container model (nn.Sequential) names its children by index: launches
