@@ -1,7 +1,9 @@
-// Queries on the bundled PyTorch training trace, whose foreach optimizer
-// kernels (pointer arrays over up to 34 tensors each) have access sets:
-// their answers are the ones the graph gave before it held sets
-// (tests/dvdg/expected/, written by the analyzer of then).
+// Queries on a PyTorch training trace (the one bundled in examples/ until
+// it was recorded again, kept in tests/data/schema4: a trace of an older
+// tracer still answers), whose foreach optimizer kernels (pointer
+// arrays over up to 34 tensors each) have access sets: their answers are the
+// ones the graph gave before it held sets (tests/dvdg/expected/, written by
+// the analyzer of then).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 namespace apptracer::dvdg {
 namespace {
 
-const std::string kTrace = std::string(APPTRACER_EXAMPLES_DIR) + "/pytorch_train.db";
+const std::string kTrace = std::string(APPTRACER_SCHEMA4_TRACES) + "/pytorch_train.db";
 
 std::string query(const std::string& arguments) {
   CommandOutput output = run_apptracer("dvdg " + kTrace + " --no-store " + arguments);

@@ -439,11 +439,11 @@ TEST_F(Graphs, WhereLinksSplitItsCostTheTracesOwnCallbacksComeOff) {
 }
 
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
-// batch from pageable memory, then 45 launches one every 117 us: the GPU
+// batch from pageable memory, then 45 launches one every 106 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph
 // launches: the node cost is assumed). Each step's region ends at its
 // pageable copies and synchronizations; what the graphs save agrees with
-// what diagnose promises (2.54 and 2.42 ms per step).
+// what diagnose promises (2.08 and 1.90 ms per step).
 TEST(GraphAgreement, OnTheBundledPyTorchTrace) {
   testing::ScratchDir scratch;
   std::string trace = scratch / "pytorch_train.db";

@@ -80,11 +80,12 @@ TEST_F(WhatifTest, DiagnoseAndWhatifAgreeOnWhatPinningSaves) {
 // and a 2 KiB one from pageable memory with .cuda(), on an H200) and the
 // system file measured there: each path's pageable copies replay within 5%
 // of the recording (the system file's pageable path had made them 13%
-// faster), and pinning saves about what diagnose promises (7.7 ms; the
-// replay 7.0 ms): the backward pass runs on autograd's own thread, which the
-// main thread wakes and waits for, so the replay moves it with the main
-// thread; what it saves less is the host time between a copy's call and the
-// next wait, which now runs under the pinned copy.
+// faster); the run replays as recorded, less the tracer's own hooks the
+// trace measured (0.8% of it); and pinning saves about what diagnose
+// promises (6.7 ms; the replay 6.1 ms): the backward pass runs on autograd's
+// own thread, which the main thread wakes and waits for, so the replay moves
+// it with the main thread; what it saves less is the host time between a
+// copy's call and the next wait, which now runs under the pinned copy.
 TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves) {
   testing::ScratchDir scratch;
   std::string trace = scratch / "pytorch_train.db";
@@ -99,7 +100,8 @@ TEST(PinAgreement, OnTheBundledPyTorchTraceCopiesReplayAsRecordedAndPinningSaves
     EXPECT_NEAR(row["baseline_ns"].get<double>(), recorded, 0.05 * recorded) << row["path"];
   }
   Savings found = savings(trace, system);
-  EXPECT_NEAR(found.baseline_ns, found.recorded_ns, 0.001 * found.recorded_ns);
+  EXPECT_LE(found.baseline_ns, found.recorded_ns);
+  EXPECT_NEAR(found.baseline_ns, found.recorded_ns, 0.01 * found.recorded_ns);
   EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
 }
 
