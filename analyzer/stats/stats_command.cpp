@@ -1,5 +1,6 @@
 // `apptracer stats TRACE [--report NAME,...] [--format table|csv|json] [-o FILE]`:
 // summaries in the spirit of `nsys stats`, from a trace opened read-only.
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -47,8 +48,13 @@ int run_stats(const StatsOptions& options) {
     ReportOutput output = selected[i]->compute(trace);
     tables.insert(tables.end(), std::make_move_iterator(output.tables.begin()),
                   std::make_move_iterator(output.tables.end()));
-    // A report that has nothing to say only says so when it was asked for.
-    if (!output.note.empty() && !options.reports.empty()) notes.push_back(output.note);
+    // A report that has nothing to say only says so when it was asked for;
+    // a note two reports share (modules and ops: how their ops were
+    // sampled) is said once.
+    if (!output.note.empty() && !options.reports.empty() &&
+        std::find(notes.begin(), notes.end(), output.note) == notes.end()) {
+      notes.push_back(output.note);
+    }
   }
   progress.finish();
   // On stderr, so CSV and JSON on stdout stay parseable.

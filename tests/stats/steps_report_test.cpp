@@ -133,6 +133,21 @@ TEST_F(StepOptions, TheBundledPyTorchTraceHasThirtySteps) {
   EXPECT_EQ(document["steps"].back()["step"], 30);
 }
 
+// The example was recorded with the default framework context: its steady
+// steps' modules and ops tables, and how its ops were sampled, said once for
+// both.
+TEST_F(StepOptions, ModulesAndOpsOfTheSteadyStepsSayHowOpsWereSampledOnce) {
+  CommandRun run = apptracer("stats " + example_ + " --steady --report modules,ops --format json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  nlohmann::json document = nlohmann::json::parse(run.out);
+  EXPECT_FALSE(document["modules"].empty());
+  EXPECT_FALSE(document["ops"].empty());
+  std::string note = "note: ops recorded for 1 in 16 calls";
+  size_t first = run.err.find(note);
+  ASSERT_NE(first, std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(note, first + 1), std::string::npos) << run.err;
+}
+
 TEST_F(StepOptions, StatsLimitedToStepsSaysWhichAndCountsTheirWorkOnly) {
   CommandRun whole = apptracer("stats " + example_ + " --report processes --format json");
   CommandRun some = apptracer("stats " + example_ + " --report processes --steps 11-20 --format json");
