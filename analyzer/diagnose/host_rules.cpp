@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "analyzer/dvdg/labels.h"
 #include "analyzer/diagnose/rules.h"
@@ -127,14 +130,60 @@ constexpr const char* kGapEstimate =
     "the part of each gap before the host issued the next GPU work, at most the GPU work that "
     "follows it (to the next gap): queued first, that work runs while the host works";
 
+// Per thread, the end of each copy call and whether it copied host to
+// device, by end: PyTorch makes a copy to the GPU from pageable memory
+// blocking (.cuda(), .to(device)) with a synchronization right after its
+// cudaMemcpyAsync on the same thread.
+using CopyCalls = std::map<int64_t, std::vector<std::pair<int64_t, bool>>>;
+
+CopyCalls copy_calls_by_thread(const TraceFacts& facts) {
+  CopyCalls by_thread;
+  for (const Transfer& copy : facts.ops().copies()) {
+    const HostCall* call = facts.ops().call(copy.correlation());
+    if (call) by_thread[call->tid()].emplace_back(call->end_ns(), copy.kind() == CopyKind::HtoD);
+  }
+  for (auto& [tid, calls] : by_thread) std::sort(calls.begin(), calls.end());
+  return by_thread;
+}
+
+// Whether `sync` waited for a host-to-device copy its thread had just issued.
+bool follows_a_copy_to_the_gpu(const CopyCalls& copies, const Sync& sync, int64_t within_ns) {
+  auto thread = copies.find(sync.tid().value_or(0));
+  if (thread == copies.end()) return false;
+  const auto& calls = thread->second;
+  auto after = std::upper_bound(calls.begin(), calls.end(), std::make_pair(sync.start_ns(), true));
+  if (after == calls.begin()) return false;
+  const auto& [end_ns, htod] = *std::prev(after);
+  return htod && elapsed_ns(end_ns, sync.start_ns()) <= within_ns;
+}
+
+// PyTorch's fix for `waits` synchronizations, `after_copies` of them a
+// blocking copy's own.
+std::string pytorch_sync_fix(int64_t waits, int64_t after_copies) {
+  const std::string copy_fix =
+      "PyTorch waits for each copy to the GPU from pageable memory (.cuda(), .to(device)): pin the "
+      "source (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with non_blocking=True, and "
+      "the host queues work while it runs";
+  const std::string read_fix =
+      "do not read GPU results on the host every step (loss.item(), .cpu(), .tolist(), printing a CUDA "
+      "tensor, torch.cuda.synchronize()): keep them on the GPU and read them every N steps, or copy them "
+      "with non_blocking=True into pinned memory";
+  if (after_copies == 0) return read_fix;
+  if (after_copies == waits) return copy_fix;
+  return std::to_string(after_copies) + " of them wait for copies to the GPU: " + copy_fix + "; the other " +
+         std::to_string(waits - after_copies) + ": " + read_fix;
+}
+
 }  // namespace
 
 void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
   const TraceFacts& facts = context.facts;
   const auto& busy = facts.busy_by_device();
+  const CopyCalls copies = copy_calls_by_thread(facts);
   struct Group {
     Finding finding;
     int64_t count = 0, blocked = 0, idle_after = 0, overlappable = 0;
+    int64_t after_copies = 0;  // waits for a copy to the GPU its thread had just issued
   };
   std::map<std::tuple<int, std::string, int64_t>, Group> groups;
   for (const Sync& sync : facts.ops().syncs()) {
@@ -159,6 +208,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
     // Not waiting lets the host's work until the next launch run while the
     // GPU finishes what the sync waited for: the shorter of the two goes.
     group.overlappable = saturating_add(group.overlappable, std::min(blocked, idle));
+    if (follows_a_copy_to_the_gpu(copies, sync, context.limits.copy_sync_ns)) ++group.after_copies;
     add_row(context, group.finding, "syncs", sync.id());
   }
   for (auto& [key, group] : groups) {
@@ -189,10 +239,7 @@ void sync_api(const RuleContext& context, std::vector<Finding>& findings) {
                  "GPU's instead of following it. Taken from the traced run: tracing slows the "
                  "host, so untraced it waits longer at the synchronization and works less after it";
     f.fix = facts.framework == trace::Framework::Pytorch
-                ? "do not read GPU results on the host every step (loss.item(), .cpu(), "
-                  ".tolist(), printing a CUDA tensor, torch.cuda.synchronize()): keep them on the "
-                  "GPU and read them every N steps, or copy them with non_blocking=True into "
-                  "pinned memory"
+                ? pytorch_sync_fix(group.count, group.after_copies)
             : static_cast<SyncKind>(std::get<0>(key)) == SyncKind::Event
                 ? "queue the next GPU work before " + name +
                       " so the GPU has work while the host waits for the event"

@@ -29,6 +29,7 @@ struct Thresholds {
   int64_t min_gap_ns = 1'000'000;         // GPU idle gaps from this long
   int64_t min_blocked_ns = 100'000;       // host blocked in syncs, sync copies, memsets
                                           // (syncs: and saving min_cost_ns)
+  int64_t copy_sync_ns = 50'000;          // a sync this soon after its thread's copy call waits for that copy
   int64_t churn_cycles = 4;               // allocate-free-allocate cycles of one size
   int64_t short_kernel_ns = 10'000;       // a kernel shorter than this is short (launch statistics)
   int64_t short_kernel_count = 100;       // launches a launch-bound step (or run) makes at least

@@ -122,6 +122,49 @@ TEST_F(HostRules, PytorchSyncsAreToldNotToReadGpuValuesEachStep) {
   EXPECT_EQ(found[0].fix.find("cudaEventSynchronize"), std::string::npos) << found[0].fix;
 }
 
+// PyTorch waits for each copy to the GPU from pageable memory it makes
+// (.cuda() of a DataLoader's batch): a sync 5 us after its thread's
+// host-to-device copy call is that copy's own, and the fix is the pinned,
+// non-blocking copy, not reading fewer results. After a copy back to the
+// host (loss.item()), or 60 us after the copy, the sync is a read.
+TEST_F(HostRules, PytorchSyncsAfterCopiesToTheGpuAreToldToPinAndCopyNonBlocking) {
+  int64_t d = two_syncs_between_work();
+  block(d, 0, 4096);
+  int64_t host = buffer(AllocKind::PinnedHost, 4096);
+  copy(CopyKind::HtoD, host, d, 4096, 15'000, 1'000, MemoryKind::Pageable);  // its call ends at 14.6 us
+  copy(CopyKind::HtoD, host, d, 4096, 165'000, 1'000, MemoryKind::Pageable);
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].fix.rfind("PyTorch waits for each copy to the GPU from pageable memory", 0), 0u)
+      << found[0].fix;
+  EXPECT_NE(found[0].fix.find("pin_memory=True"), std::string::npos) << found[0].fix;
+  EXPECT_EQ(found[0].fix.find("loss.item()"), std::string::npos) << found[0].fix;
+}
+
+TEST_F(HostRules, PytorchSyncsAfterCopiesAndAfterReadsAreToldBothFixes) {
+  int64_t d = two_syncs_between_work();
+  block(d, 0, 4096);
+  int64_t host = buffer(AllocKind::PinnedHost, 4096);
+  copy(CopyKind::HtoD, host, d, 4096, 15'000, 1'000, MemoryKind::Pageable);
+  copy(CopyKind::DtoH, d, host, 4, 165'000, 1'000, MemoryKind::Pageable);
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].fix.rfind("1 of them wait for copies to the GPU: PyTorch waits", 0), 0u) << found[0].fix;
+  EXPECT_NE(found[0].fix.find("; the other 1: do not read GPU results on the host every step (loss.item()"),
+            std::string::npos)
+      << found[0].fix;
+}
+
+TEST_F(HostRules, PytorchSyncsLongAfterACopyAreReads) {
+  int64_t d = two_syncs_between_work();
+  block(d, 0, 4096);
+  int64_t host = buffer(AllocKind::PinnedHost, 4096);
+  copy(CopyKind::HtoD, host, d, 4096, 110'000, 1'000, MemoryKind::Pageable);  // its call ends 60.4 us before the sync
+  auto found = findings("sync_api");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].fix.rfind("do not read GPU results", 0), 0u) << found[0].fix;
+}
+
 // Each sync waits 41 us for a kernel; the host then works 549 us before the
 // next kernel starts. Not waiting, that work runs under the kernel: 41 us a
 // sync go, not the 549 us the GPU then idled (the host does that work anyway).
