@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,12 +42,35 @@ std::string human_text(const Cell& cell) {
   return "";
 }
 
-// A row's cells as the table format shows them (Table::text_forms).
-std::vector<Cell> in_text_form(const Table& table, const std::vector<Cell>& row) {
-  std::vector<Cell> shown = row;
-  for (size_t i = 0; i < shown.size() && i < table.text_forms.size(); ++i) {
-    if (table.text_forms[i] && std::holds_alternative<std::string>(shown[i]))
-      shown[i] = table.text_forms[i](std::get<std::string>(shown[i]));
+// The first `count` rows as the table format shows them (Table::text_forms).
+// Where different cells of a column take the same text form (two kernels
+// whose short names elide the only template argument that differs), each
+// is numbered, "name #1", "name #2", in the order of their rows, so that no
+// two rows read alike; `numbered` says whether any was.
+std::vector<std::vector<Cell>> in_text_form(const Table& table, size_t count, bool& numbered) {
+  std::vector<std::vector<Cell>> shown(table.rows.begin(), table.rows.begin() + count);
+  for (size_t column = 0; column < table.text_forms.size(); ++column) {
+    if (!table.text_forms[column]) continue;
+    // Each text form's whole cells, in the order of their first row.
+    std::map<std::string, std::vector<std::string>> wholes;
+    for (std::vector<Cell>& row : shown) {
+      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
+      const std::string& whole = std::get<std::string>(row[column]);
+      std::string form = table.text_forms[column](whole);
+      std::vector<std::string>& alike = wholes[form];
+      if (std::find(alike.begin(), alike.end(), whole) == alike.end()) alike.push_back(whole);
+      row[column] = form;
+    }
+    for (size_t r = 0; r < shown.size(); ++r) {
+      std::vector<Cell>& row = shown[r];
+      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
+      const std::vector<std::string>& alike = wholes[std::get<std::string>(row[column])];
+      if (alike.size() < 2) continue;
+      const std::string& whole = std::get<std::string>(table.rows[r][column]);
+      size_t number = std::find(alike.begin(), alike.end(), whole) - alike.begin() + 1;
+      row[column] = std::get<std::string>(row[column]) + " #" + std::to_string(number);
+      numbered = true;
+    }
   }
   return shown;
 }
@@ -124,12 +150,17 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     if (format == OutputFormat::Table && table.text_rows > 0) shown = std::min(shown, table.text_rows);
     TableStream stream(out, format, heading);
     stream.columns(table.columns);
-    bool text_forms = format == OutputFormat::Table && !table.text_forms.empty();
-    for (size_t r = 0; r < shown; ++r) stream.row(text_forms ? in_text_form(table, table.rows[r]) : table.rows[r]);
+    bool numbered = false;
+    if (format == OutputFormat::Table && !table.text_forms.empty()) {
+      for (const std::vector<Cell>& row : in_text_form(table, shown, numbered)) stream.row(row);
+    } else {
+      for (size_t r = 0; r < shown; ++r) stream.row(table.rows[r]);
+    }
     stream.finish();
     if (shown < table.rows.size()) {
       out << "(" << table.rows.size() - shown << " more rows; --format csv or json lists every one)\n";
     }
+    if (numbered) out << "(names numbered #1, #2 shorten alike; --format csv or json gives them whole)\n";
   }
 }
 

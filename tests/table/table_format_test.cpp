@@ -86,6 +86,31 @@ TEST(TableFormat, AColumnsTextFormIsForTheTableFormatOnly) {
             "void k<Long, Functor<A>>(int, float)");
 }
 
+// Two kernels whose text forms are alike (their short names elide the only
+// argument that differs) are numbered in the table format, in their rows'
+// order, the same kernel's rows alike; CSV and JSON keep them whole.
+TEST(TableFormat, CellsWhoseTextFormsAreAlikeAreNumbered) {
+  Table table{"kernels", {"name", "count"}, {}};
+  table.rows.push_back({std::string("void k<512, F>(int)"), int64_t{2}});
+  table.rows.push_back({std::string("void j<G>(int)"), int64_t{2}});
+  table.rows.push_back({std::string("void k<128, F>(int)"), int64_t{1}});
+  table.rows.push_back({std::string("void k<512, F>(int)"), int64_t{1}});
+  set_text_form(table, "name", [](std::string_view name) {
+    std::string kept(name.substr(0, name.find('<')));
+    return kept + (name.find('F') != std::string_view::npos ? "<F>" : "<G>");
+  });
+  EXPECT_EQ(render({table}, OutputFormat::Table),
+            "== kernels ==\n"
+            "name          count\n"
+            "------------  -----\n"
+            "void k<F> #1      2\n"
+            "void j<G>         2\n"
+            "void k<F> #2      1\n"
+            "void k<F> #1      1\n"
+            "(names numbered #1, #2 shorten alike; --format csv or json gives them whole)\n");
+  EXPECT_EQ(nlohmann::json::parse(render({table}, OutputFormat::Json))["kernels"][2]["name"], "void k<128, F>(int)");
+}
+
 TEST(TableFormat, AnUnnamedTableIsABareJsonArray) {
   Table query{"", {"n"}, {{int64_t{7}}}};
   nlohmann::json document = nlohmann::json::parse(render({query}, OutputFormat::Json));
