@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/short_names.h"
 #include "apptracer/text_escape.h"
 #include "analyzer/diagnose/trace_facts.h"
@@ -57,23 +58,30 @@ std::string cell_text(const Cell& cell, Unit unit) {
     if (unit == Unit::Time) return format_ns(*v);
     return unit == Unit::Bytes ? dvdg::format_bytes(*v) : std::to_string(*v);
   }
-  if (const auto* v = std::get_if<std::string>(&cell)) return trace::short_kernel_name(*v);
+  if (const auto* v = std::get_if<std::string>(&cell)) return *v;
   if (const auto* v = std::get_if<double>(&cell)) return std::to_string(*v);
   return "-";
 }
 
 constexpr size_t kDetailRowsShown = 3;
 
-// The details table's first rows, one line each, names shortened.
+// The details table's first rows, one line each, names shortened (two
+// kernels whose short names are alike numbered, as the table format does).
 void write_details(std::ostream& out, const Table& details) {
   if (details.rows.empty()) return;
   out << "   " << details.name << ":";
   for (size_t c = 0; c < details.columns.size(); ++c) out << (c ? " | " : " ") << details.columns[c];
   out << "\n";
-  for (size_t r = 0; r < details.rows.size() && r < kDetailRowsShown; ++r) {
+  Table shortened = details;
+  for (const std::string& column : details.columns) {
+    set_text_form(shortened, column, [](std::string_view name) { return trace::short_kernel_name(name); });
+  }
+  bool numbered = false;
+  for (const std::vector<Cell>& row :
+       rows_in_text_form(shortened, std::min(details.rows.size(), kDetailRowsShown), numbered)) {
     out << "    ";
-    for (size_t c = 0; c < details.rows[r].size(); ++c)
-      out << (c ? " | " : " ") << terminal_text(cell_text(details.rows[r][c], unit_of(details.columns[c])));
+    for (size_t c = 0; c < row.size(); ++c)
+      out << (c ? " | " : " ") << terminal_text(cell_text(row[c], unit_of(details.columns[c])));
     out << "\n";
   }
 }

@@ -42,38 +42,6 @@ std::string human_text(const Cell& cell) {
   return "";
 }
 
-// The first `count` rows as the table format shows them (Table::text_forms).
-// Where different cells of a column take the same text form (two kernels
-// whose short names elide the only template argument that differs), each
-// is numbered, "name #1", "name #2", in the order of their rows, so that no
-// two rows read alike; `numbered` says whether any was.
-std::vector<std::vector<Cell>> in_text_form(const Table& table, size_t count, bool& numbered) {
-  std::vector<std::vector<Cell>> shown(table.rows.begin(), table.rows.begin() + count);
-  for (size_t column = 0; column < table.text_forms.size(); ++column) {
-    if (!table.text_forms[column]) continue;
-    // Each text form's whole cells, in the order of their first row.
-    std::map<std::string, std::vector<std::string>> wholes;
-    for (std::vector<Cell>& row : shown) {
-      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
-      const std::string& whole = std::get<std::string>(row[column]);
-      std::string form = table.text_forms[column](whole);
-      std::vector<std::string>& alike = wholes[form];
-      if (std::find(alike.begin(), alike.end(), whole) == alike.end()) alike.push_back(whole);
-      row[column] = form;
-    }
-    for (size_t r = 0; r < shown.size(); ++r) {
-      std::vector<Cell>& row = shown[r];
-      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
-      const std::vector<std::string>& alike = wholes[std::get<std::string>(row[column])];
-      if (alike.size() < 2) continue;
-      const std::string& whole = std::get<std::string>(table.rows[r][column]);
-      size_t number = std::find(alike.begin(), alike.end(), whole) - alike.begin() + 1;
-      row[column] = std::get<std::string>(row[column]) + " #" + std::to_string(number);
-      numbered = true;
-    }
-  }
-  return shown;
-}
 
 bool is_number(const Cell& cell) {
   return std::holds_alternative<int64_t>(cell) || std::holds_alternative<double>(cell);
@@ -152,7 +120,7 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     stream.columns(table.columns);
     bool numbered = false;
     if (format == OutputFormat::Table && !table.text_forms.empty()) {
-      for (const std::vector<Cell>& row : in_text_form(table, shown, numbered)) stream.row(row);
+      for (const std::vector<Cell>& row : rows_in_text_form(table, shown, numbered)) stream.row(row);
     } else {
       for (size_t r = 0; r < shown; ++r) stream.row(table.rows[r]);
     }
@@ -162,6 +130,34 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     }
     if (numbered) out << "(names numbered #1, #2 shorten alike; --format csv or json gives them whole)\n";
   }
+}
+
+std::vector<std::vector<Cell>> rows_in_text_form(const Table& table, size_t count, bool& numbered) {
+  std::vector<std::vector<Cell>> shown(table.rows.begin(), table.rows.begin() + count);
+  for (size_t column = 0; column < table.text_forms.size(); ++column) {
+    if (!table.text_forms[column]) continue;
+    // Each text form's whole cells, in the order of their first row.
+    std::map<std::string, std::vector<std::string>> wholes;
+    for (std::vector<Cell>& row : shown) {
+      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
+      const std::string& whole = std::get<std::string>(row[column]);
+      std::string form = table.text_forms[column](whole);
+      std::vector<std::string>& alike = wholes[form];
+      if (std::find(alike.begin(), alike.end(), whole) == alike.end()) alike.push_back(whole);
+      row[column] = form;
+    }
+    for (size_t r = 0; r < shown.size(); ++r) {
+      std::vector<Cell>& row = shown[r];
+      if (column >= row.size() || !std::holds_alternative<std::string>(row[column])) continue;
+      const std::vector<std::string>& alike = wholes[std::get<std::string>(row[column])];
+      if (alike.size() < 2) continue;
+      const std::string& whole = std::get<std::string>(table.rows[r][column]);
+      size_t number = std::find(alike.begin(), alike.end(), whole) - alike.begin() + 1;
+      row[column] = std::get<std::string>(row[column]) + " #" + std::to_string(number);
+      numbered = true;
+    }
+  }
+  return shown;
 }
 
 TableStream::TableStream(std::ostream& out, OutputFormat format, std::string name)

@@ -20,6 +20,13 @@ OutputFormat parse_output_format(const std::string& name);
 // single unnamed table (a query result) is a bare JSON array of row objects.
 void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFormat format);
 
+// The table's first `count` rows as the table format shows them
+// (Table::text_forms). Where different cells of a column take the same text
+// form (two kernels whose short names elide the only template argument that
+// differs), each is numbered, "name #1", "name #2", in the order of their
+// rows, so that no two rows read alike; `numbered` is set where any was.
+std::vector<std::vector<Cell>> rows_in_text_form(const Table& table, size_t count, bool& numbered);
+
 // One table written row by row as the rows come, in bounded memory, the same
 // as write_tables would write it: CSV and JSON rows at once; aligned text in
 // blocks of rows, each block aligned to the widest values seen so far (a
