@@ -65,20 +65,13 @@ std::string cell_text(const Cell& cell, Unit unit) {
 
 constexpr size_t kDetailRowsShown = 3;
 
-// The details table's first rows, one line each, names shortened (two
-// kernels whose short names are alike numbered, as the table format does).
+// The details table's first rows, one line each, as people read them.
 void write_details(std::ostream& out, const Table& details) {
   if (details.rows.empty()) return;
   out << "   " << details.name << ":";
   for (size_t c = 0; c < details.columns.size(); ++c) out << (c ? " | " : " ") << details.columns[c];
   out << "\n";
-  Table shortened = details;
-  for (const std::string& column : details.columns) {
-    set_text_form(shortened, column, [](std::string_view name) { return trace::short_kernel_name(name); });
-  }
-  bool numbered = false;
-  for (const std::vector<Cell>& row :
-       rows_in_text_form(shortened, std::min(details.rows.size(), kDetailRowsShown), numbered)) {
+  for (const std::vector<Cell>& row : details_in_text_form(details, kDetailRowsShown).rows) {
     out << "    ";
     for (size_t c = 0; c < row.size(); ++c)
       out << (c ? " | " : " ") << terminal_text(cell_text(row[c], unit_of(details.columns[c])));
@@ -138,6 +131,17 @@ nlohmann::json findings_json(const std::vector<Finding>& findings, size_t shown)
                     {"overlaps", overlap_numbers(f)}});
   }
   return list;
+}
+
+Table details_in_text_form(const Table& details, size_t count) {
+  Table shortened = details;
+  for (const std::string& column : details.columns) {
+    set_text_form(shortened, column, [](std::string_view name) { return trace::short_kernel_name(name); });
+  }
+  bool numbered = false;
+  shortened.rows = rows_in_text_form(shortened, std::min(details.rows.size(), count), numbered);
+  shortened.text_forms.clear();
+  return shortened;
 }
 
 nlohmann::json table_json(const Table& table) {

@@ -28,6 +28,9 @@ nlohmann::json table_json(const Table& table);
 Table findings_table(const std::vector<Finding>& findings, size_t shown = SIZE_MAX);
 // How many findings were shown and left out, as a table (for CSV).
 Table left_out_table(const std::vector<Finding>& findings, size_t shown);
+// A details table as people read it: its first `count` rows, every name
+// shortened, kernels whose short names are alike numbered (table_format.h).
+Table details_in_text_form(const Table& details, size_t count = SIZE_MAX);
 // Each finding in at most 8 lines (what, where, cost and saving, fix, and
 // its details' first rows), names shortened; `rows`: also its trace rows.
 void write_findings_text(std::ostream& out, const std::vector<Finding>& findings,

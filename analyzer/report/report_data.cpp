@@ -569,13 +569,18 @@ json findings_to_show(json findings) {
     for (const json& name : finding["where"]["names"]) short_names.push_back(trace::short_kernel_name(name.get<std::string>()));
     finding["where"]["short_names"] = std::move(short_names);
     if (finding["details"].is_null()) continue;
-    json short_rows = finding["details"]["rows"];
-    for (json& row : short_rows) {
-      for (json& cell : row) {
-        if (cell.is_string()) cell = trace::short_kernel_name(cell.get<std::string>());
+    Table details{"", finding["details"]["columns"].get<std::vector<std::string>>(), {}};
+    for (const json& row : finding["details"]["rows"]) {
+      std::vector<Cell> cells;
+      for (const json& cell : row) {
+        if (cell.is_string()) cells.emplace_back(cell.get<std::string>());
+        else if (cell.is_number_integer()) cells.emplace_back(cell.get<int64_t>());
+        else if (cell.is_number()) cells.emplace_back(cell.get<double>());
+        else cells.emplace_back();
       }
+      details.rows.push_back(std::move(cells));
     }
-    finding["details"]["short_rows"] = std::move(short_rows);
+    finding["details"]["short_rows"] = diagnose::table_json(diagnose::details_in_text_form(details))["rows"];
   }
   return findings;
 }
