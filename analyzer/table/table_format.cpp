@@ -128,7 +128,7 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
     if (shown < table.rows.size()) {
       out << "(" << table.rows.size() - shown << " more rows; --format csv or json lists every one)\n";
     }
-    if (numbered) out << "(names numbered #1, #2 shorten alike; --format csv or json gives them whole)\n";
+    if (numbered) out << "(names numbered [1], [2] shorten alike; --format csv or json gives them whole)\n";
   }
 }
 
@@ -153,7 +153,7 @@ std::vector<std::vector<Cell>> rows_in_text_form(const Table& table, size_t coun
       if (alike.size() < 2) continue;
       const std::string& whole = std::get<std::string>(table.rows[r][column]);
       size_t number = std::find(alike.begin(), alike.end(), whole) - alike.begin() + 1;
-      row[column] = std::get<std::string>(row[column]) + " #" + std::to_string(number);
+      row[column] = std::get<std::string>(row[column]) + " [" + std::to_string(number) + "]";
       numbered = true;
     }
   }

@@ -23,7 +23,7 @@ void write_tables(std::ostream& out, const std::vector<Table>& tables, OutputFor
 // The table's first `count` rows as the table format shows them
 // (Table::text_forms). Where different cells of a column take the same text
 // form (two kernels whose short names elide the only template argument that
-// differs), each is numbered, "name #1", "name #2", in the order of their
+// differs), each is numbered, "name [1]", "name [2]", in the order of their
 // rows, so that no two rows read alike; `numbered` is set where any was.
 std::vector<std::vector<Cell>> rows_in_text_form(const Table& table, size_t count, bool& numbered);
 

@@ -377,7 +377,7 @@ TEST(FindingsOutput, AFindingIsAtMostEightLinesWithShortNames) {
   EXPECT_EQ(out.find("std::array"), std::string::npos) << out;
   EXPECT_NE(out.find("at::native::vectorized_elementwise_kernel<FillFunctor<int>>"), std::string::npos) << out;
   // Its kernels differ past what the short name keeps: numbered, so no two read alike.
-  EXPECT_NE(out.find("at::native::vectorized_elementwise_kernel<FillFunctor<int>> #2 | 40 | 2.0 us"),
+  EXPECT_NE(out.find("at::native::vectorized_elementwise_kernel<FillFunctor<int>> [2] | 40 | 2.0 us"),
             std::string::npos)
       << out;
   EXPECT_EQ(out.find("kernels:12"), std::string::npos) << out;

@@ -397,7 +397,7 @@ TEST(FindingsToShow, KernelNamesShortenedBesideTheWholeOnes) {
   // Two kernels the short name cannot tell apart are numbered, as in the text.
   f.details.rows.push_back({name + "2", int64_t{1}});
   shown = findings_to_show(diagnose::findings_json({f}));
-  EXPECT_EQ(shown[0]["details"]["short_rows"][1], nlohmann::json::array({short_name + " #2", 1}));
+  EXPECT_EQ(shown[0]["details"]["short_rows"][1], nlohmann::json::array({short_name + " [2]", 1}));
 }
 
 // The timeline shows the steady steps, not what came before them.

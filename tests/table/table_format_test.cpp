@@ -101,13 +101,13 @@ TEST(TableFormat, CellsWhoseTextFormsAreAlikeAreNumbered) {
   });
   EXPECT_EQ(render({table}, OutputFormat::Table),
             "== kernels ==\n"
-            "name          count\n"
-            "------------  -----\n"
-            "void k<F> #1      2\n"
-            "void j<G>         2\n"
-            "void k<F> #2      1\n"
-            "void k<F> #1      1\n"
-            "(names numbered #1, #2 shorten alike; --format csv or json gives them whole)\n");
+            "name           count\n"
+            "-------------  -----\n"
+            "void k<F> [1]      2\n"
+            "void j<G>          2\n"
+            "void k<F> [2]      1\n"
+            "void k<F> [1]      1\n"
+            "(names numbered [1], [2] shorten alike; --format csv or json gives them whole)\n");
   EXPECT_EQ(nlohmann::json::parse(render({table}, OutputFormat::Json))["kernels"][2]["name"], "void k<128, F>(int)");
 }
 
