@@ -33,6 +33,7 @@
 #include "analyzer/stats/stats_reports.h"
 #include "analyzer/trace/by_kernel_name.h"
 #include "analyzer/trace/remote_kernel_traffic.h"
+#include "analyzer/table/table_format.h"
 #include "analyzer/trace/short_names.h"
 
 namespace apptracer::report {
@@ -135,10 +136,18 @@ json top_kernels(const TraceFacts& facts) {
   std::vector<std::pair<std::string_view, std::pair<int64_t, int64_t>>> sorted(by_name.begin(), by_name.end());
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+  if (sorted.size() > 25) sorted.resize(25);
+  // Shown by their short names, as stats shows them (alike ones numbered).
+  Table names{"", {"name"}, {}};
+  for (const auto& [name, entry] : sorted) names.rows.push_back({std::string(name)});
+  set_text_form(names, "name", trace::short_kernel_name_cell);
+  bool numbered = false;
+  std::vector<std::vector<Cell>> short_names = rows_in_text_form(names, names.rows.size(), numbered);
   json list = json::array();
-  for (size_t i = 0; i < sorted.size() && i < 25; ++i) {
+  for (size_t i = 0; i < sorted.size(); ++i) {
     auto& [name, entry] = sorted[i];
-    list.push_back({{"name", std::string(name)}, {"count", entry.first}, {"total_ns", entry.second},
+    list.push_back({{"name", std::string(name)}, {"short_name", std::get<std::string>(short_names[i][0])},
+                    {"count", entry.first}, {"total_ns", entry.second},
                     {"mean_ns", entry.second / std::max<int64_t>(1, entry.first)}});
   }
   return list;

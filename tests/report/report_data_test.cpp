@@ -71,6 +71,21 @@ TEST_F(ReportData, SectionsFromATrace) {
   EXPECT_EQ(data["analyses"].size(), 8u);
 }
 
+// Top kernels are shown by their short names, as stats shows them; two
+// kernels the short name cannot tell apart are numbered; the whole names
+// stay beside them.
+TEST_F(ReportData, TopKernelsAreShownByShortNamesAlikeOnesNumbered) {
+  int64_t device = buffer(AllocKind::Device, 4096);
+  kernel("void k<1, at::Functor>", 10'000, 50'000, {{device, A::ReadWrite}});
+  kernel("void k<2, at::Functor>", 100'000, 20'000, {{device, A::ReadWrite}});
+  trace::Trace model(trace.db());
+  nlohmann::json data = report_data(model, "t.db", "");
+  ASSERT_EQ(data["kernels"].size(), 2u);
+  EXPECT_EQ(data["kernels"][0]["name"], "void k<1, at::Functor>()");
+  EXPECT_EQ(data["kernels"][0]["short_name"], "k<Functor> [1]");
+  EXPECT_EQ(data["kernels"][1]["short_name"], "k<Functor> [2]");
+}
+
 // Where the trace names PyTorch's modules and ops, the report lists the work
 // issued in each, as stats --report modules and ops do; where it names
 // none, there is no such section.

@@ -192,8 +192,8 @@ function wholeRun() {
 
 function kernels() {
   return collapsible('kernels', 'Top kernels', `${data.kernels.length} kernel name(s) by GPU time`, () => (data.kernels.length
-    ? [barChart(data.kernels.map((k) => k.name), data.kernels.map((k) => k.total_ns), 'GPU time', ns),
-      table(['#', 'kernel', 'launches', 'GPU time', 'mean'], data.kernels.map((k, i) => [i + 1, k.name, k.count, k.total_ns, k.mean_ns]),
+    ? [barChart(data.kernels.map((k) => k.short_name), data.kernels.map((k) => k.total_ns), 'GPU time', ns),
+      table(['#', 'kernel', 'launches', 'GPU time', 'mean'], data.kernels.map((k, i) => [i + 1, k.short_name, k.count, k.total_ns, k.mean_ns]),
         { 'GPU time': ns, mean: ns })]
     : [empty('No kernels.')]));
 }
