@@ -97,13 +97,29 @@ std::string fix_for_host_call(const std::string& name) {
   return "the host spent the gap in " + name + ": queue the next GPU work before it";
 }
 
+// Where a PyTorch host spent most of a gap's time outside CUDA calls in the
+// DataLoader's scope (torch names it "enumerate(DataLoader)#" and the
+// iterator's __next__): loading the next batch itself (no workers), or
+// waiting for its workers.
+enum class BatchLoading { No, OnTheThread, FromWorkers };
+
 // The host worked outside CUDA calls while the GPU waited, before work
-// `next_module` issued. JAX queues a jitted call's work and returns: between
+// `next_module` issued, loading batches or not. JAX queues a jitted call's work and returns: between
 // steps its host works on Python, on the call's own dispatch (one jitted
 // step of 66 arrays took 0.7 ms untraced, bench/RESULTS.md) or on reading
 // results back.
-std::string host_work_fix(const TraceFacts& facts, std::string_view next_module) {
+std::string host_work_fix(const TraceFacts& facts, std::string_view next_module, BatchLoading loading) {
   trace::Framework framework = facts.framework;
+  if (loading == BatchLoading::OnTheThread) {
+    return "the host loaded the next batch while the GPU waited (the DataLoader's __next__, on the training "
+           "thread): load batches in worker processes (DataLoader(num_workers=4, persistent_workers=True, "
+           "pin_memory=True)) so the next one is ready when the step asks for it";
+  }
+  if (loading == BatchLoading::FromWorkers) {
+    return "the host waited for the next batch while the GPU waited (the DataLoader's __next__): its "
+           "workers cannot keep up: more of them (num_workers), more batches ahead (prefetch_factor), or "
+           "less work per sample in the dataset and collate_fn";
+  }
   // Before the optimizer's kernels (torch names its step's scope
   // "Optimizer.step#AdamW.step"), the host ran its per-parameter Python.
   if (framework == trace::Framework::Pytorch && next_module.substr(0, 15) == "Optimizer.step#") {
@@ -306,7 +322,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
     std::string longest_text;
   };
   enum class Phase { Steady, Startup, Compiling };
-  std::map<std::tuple<Phase, int64_t, std::string>, Cause> causes;
+  std::map<std::tuple<Phase, int64_t, std::string, BatchLoading>, Cause> causes;
   for (const Gap& gap : gaps) {
     int64_t length = elapsed_ns(gap.start, gap.end);
     const HostCall* issuer = gap.after ? facts.ops().call(gap.after->correlation()) : nullptr;
@@ -342,12 +358,24 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
         dominant_ns = entry.first;
       }
     }
+    BatchLoading loading = BatchLoading::No;
+    if (dominant.empty() && issuer && facts.framework == trace::Framework::Pytorch) {
+      auto in_scopes = [&](std::string_view prefix) {
+        return facts.ops().time_in_scopes(issuer->process(), issuer->tid(), gap.start, issue, prefix);
+      };
+      int64_t in_loader = in_scopes("enumerate(DataLoader)#");
+      if (2 * in_loader > outside) {
+        loading = 2 * in_scopes("enumerate(DataLoader)#_SingleProcessDataLoaderIter") > in_loader
+                      ? BatchLoading::OnTheThread
+                      : BatchLoading::FromWorkers;
+      }
+    }
     bool at_startup = gap.start < steady_from;
     // The GPU idle while XLA compiled a new shape (and the host traced and
     // lowered it first): the compiler's, part of xla_compile's finding.
     bool compiling = !at_startup && gap.after && facts.compiled_ns(gap.after->process(), gap.start, gap.end) > 0;
     Cause& cause = causes[{at_startup ? Phase::Startup : compiling ? Phase::Compiling : Phase::Steady, gap.device,
-                           dominant}];
+                           dominant, loading}];
     Finding& f = cause.finding;
     if (cause.count++ == 0) {
       f.rule = "gpu_idle_gap";
@@ -356,7 +384,7 @@ void gpu_idle_gap(const RuleContext& context, std::vector<Finding>& findings) {
       f.saving_ns = 0;
       std::string_view next_module =
           gap.after && gap.after->kernel ? issuing_module(facts, *gap.after->kernel) : std::string_view();
-      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts, next_module);
+      f.fix = !dominant.empty() ? fix_for_host_call(dominant) : host_work_fix(facts, next_module, loading);
       // Start-up is paid once: its own finding, not one more step's gap.
       if (at_startup) f.fix = "at start-up, before the first steady step: " + f.fix;
     }

@@ -190,6 +190,30 @@ uint32_t FrameworkContexts::thread(ProcessId process, int64_t tid) const {
   return static_cast<uint32_t>(found - threads_.begin());
 }
 
+int64_t FrameworkContexts::time_in_scopes(ProcessId process, int64_t tid, int64_t from, int64_t to,
+                                          const std::function<bool(int64_t name_id)>& named) const {
+  uint32_t on = thread(process, tid);
+  if (on == kNone || to <= from) return 0;
+  const std::vector<Range>& scopes = threads_[on].scopes;
+  auto overlap = [&](const Range& scope) {
+    return std::max<int64_t>(0, std::min(scope.end_ns, to) - std::max(scope.start_ns, from));
+  };
+  auto first = std::lower_bound(scopes.begin(), scopes.end(), from,
+                                [](const Range& scope, int64_t ns) { return scope.start_ns < ns; });
+  int64_t inside = 0;
+  // Of those that began before the window, only the last admitted can reach into it.
+  for (auto it = first; it != scopes.begin();) {
+    if (named((--it)->name_id)) {
+      inside += overlap(*it);
+      break;
+    }
+  }
+  for (auto it = first; it != scopes.end() && it->start_ns < to; ++it) {
+    if (named(it->name_id)) inside += overlap(*it);
+  }
+  return inside;
+}
+
 FrameworkContext FrameworkContexts::issued(ProcessId process, NullableInt tid, NullableInt ns) const {
   if (!tid || !ns) return {};
   uint32_t on = thread(process, *tid);

@@ -35,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,12 @@ class FrameworkContexts {
   FrameworkContext issued(ProcessId process, NullableInt tid, NullableInt ns) const;
   // Of a kernel, copy or memset: where its API call was issued.
   FrameworkContext of_call(ProcessId process, NullableInt call_correlation_id) const;
+  // How long thread `tid` of `process` ran inside the scopes whose name ids
+  // `named` admits during [from, to): where the host did its own work (in
+  // "enumerate(DataLoader)#...", loading the next batch). The scopes admitted
+  // follow one another on a thread, as a loop's calls of one function do.
+  int64_t time_in_scopes(ProcessId process, int64_t tid, int64_t from, int64_t to,
+                         const std::function<bool(int64_t name_id)>& named) const;
 
  private:
   struct Range {

@@ -318,6 +318,14 @@ FrameworkContext TraceOperations::framework_context(ProcessId process, NullableI
   return contexts.of_call(process, correlation);
 }
 
+int64_t TraceOperations::time_in_scopes(ProcessId process, int64_t tid, int64_t from, int64_t to,
+                                        std::string_view prefix) const {
+  const FrameworkContexts& contexts = trace_->framework_contexts();
+  if (!contexts.recorded()) return 0;
+  return contexts.time_in_scopes(process, tid, from, to,
+                                 [&](int64_t name_id) { return string(name_id, "").substr(0, prefix.size()) == prefix; });
+}
+
 std::string TraceOperations::framework_label(const FrameworkContext& context) const {
   std::string module = context.module_id ? module_label(string(context.module_id, "?"), context.phase) : "";
   std::string op = context.op_id ? std::string(string(context.op_id, "?")) : "";

@@ -258,6 +258,9 @@ class TraceOperations {
   // with this correlation id (framework_context.h).
   FrameworkContext framework_context(const Kernel& kernel) const;
   FrameworkContext framework_context(ProcessId process, NullableInt correlation) const;
+  // How long thread `tid` ran inside framework scopes whose names begin with
+  // `prefix` during [from, to) (framework_context.h); 0 without framework ranges.
+  int64_t time_in_scopes(ProcessId process, int64_t tid, int64_t from, int64_t to, std::string_view prefix) const;
   // "module layer1.0 (backward), op aten::add_": as much of it as is known;
   // "" when neither.
   std::string framework_label(const FrameworkContext& context) const;

@@ -274,6 +274,41 @@ TEST_F(HostRules, AGapBeforeAPytorchOptimizersWorkIsToldToFuseOrCompileIt) {
   EXPECT_NE(found[0].fix.find("it runs fused already"), std::string::npos) << found[0].fix;
 }
 
+// A PyTorch gap the host spent in the DataLoader's scope (as torch names its
+// __next__) is the next batch loading: on the training thread (no workers),
+// the fix is worker processes; from workers, more of them or less work per
+// sample. Under half the gap in it, the gap is the host's other work.
+// A trace of its own for each case of a test.
+struct HostRulesFixture : HostRules {
+  void TestBody() override {}
+};
+
+TEST_F(HostRules, AGapThePytorchHostSpentLoadingTheNextBatchIsToldToUseWorkers) {
+  auto gap_fix = [](const std::string& loader, int64_t end_ns) {
+    HostRulesFixture rules;
+    int64_t d = rules.buffer(AllocKind::Device, 4096);
+    rules.block(d, 0, 4096);
+    rules.kernel("first", 10'000, 90'000, {{d, A::Write}});
+    rules.kernel("second", 5'100'000, 50'000, {{d, A::ReadWrite}});
+    testing::FrameworkRangeRow scope;
+    scope.kind = FrameworkRangeKind::Scope;
+    scope.name = "enumerate(DataLoader)#" + loader + ".__next__";
+    scope.start_ns = 200'000;
+    scope.end_ns = end_ns;
+    rules.trace.add(scope);
+    auto found = rules.findings("gpu_idle_gap");
+    EXPECT_EQ(found.size(), 1u);
+    return found.empty() ? std::string() : found[0].fix;
+  };
+  std::string fix = gap_fix("_SingleProcessDataLoaderIter", 4'800'000);
+  EXPECT_EQ(fix.rfind("the host loaded the next batch while the GPU waited", 0), 0u) << fix;
+  EXPECT_NE(fix.find("num_workers=4"), std::string::npos) << fix;
+  fix = gap_fix("_MultiProcessingDataLoaderIter", 4'800'000);
+  EXPECT_NE(fix.find("its workers cannot keep up"), std::string::npos) << fix;
+  fix = gap_fix("_SingleProcessDataLoaderIter", 2'000'000);  // 1.8 of the host's 5 ms
+  EXPECT_EQ(fix.rfind("the host computed outside CUDA calls", 0), 0u) << fix;
+}
+
 // Two gaps the host computed through (launches 1 us before each kernel):
 // 5 ms until a 200 us kernel, then 4.7 ms until a 5 ms one. The first gap's
 // saving stops at the 200 us that ran before the second gap; the second's

@@ -157,6 +157,24 @@ TEST_F(FrameworkContextTest, ALossOutsideTheModelIsItsFunctionsInForwardAndBackw
   EXPECT_EQ(context_of(model_backward), "fc/backward/AddmmBackward0");
 }
 
+// How long a thread ran inside scopes of a name in a window: the one that
+// began before the window counts from its start, those inside whole, the
+// one it ends in to its end; another name's scope around them not at all.
+TEST_F(FrameworkContextTest, TimeInScopesCountsWhatLiesInTheWindow) {
+  using K = FrameworkRangeKind;
+  range(K::Scope, "main (train.py:3)", 1, 0, 0, 10'000);
+  for (int64_t start : {1'000, 3'000, 5'000}) {
+    range(K::Scope, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1, 1, start, start + 1'000);
+  }
+  launch(1, 9'000);
+  Trace trace(builder_.db());
+  const TraceOperations& ops = trace.operations();
+  EXPECT_EQ(ops.time_in_scopes(kSingleProcess, 1, 1'500, 5'200, "enumerate(DataLoader)#"), 500 + 1'000 + 200);
+  EXPECT_EQ(ops.time_in_scopes(kSingleProcess, 1, 1'500, 5'200, "main"), 3'700);
+  EXPECT_EQ(ops.time_in_scopes(kSingleProcess, 2, 1'500, 5'200, "main"), 0) << "another thread";
+  EXPECT_EQ(ops.time_in_scopes(kSingleProcess, 1, 6'000, 8'000, "enumerate(DataLoader)#"), 0);
+}
+
 TEST_F(FrameworkContextTest, ATraceWithoutRangesAttributesNothing) {
   int64_t call = launch(1, 300);
   Trace trace(builder_.db());
