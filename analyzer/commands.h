@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +53,28 @@ inline std::shared_ptr<trace::StepSelection> step_options(CLI::App* command) {
   command->add_flag("--steady", selection->steady, "Look only at the steady steps: every step after start-up")
       ->excludes(steps);
   return selection;
+}
+
+// Declares --untraced-step MS on a command that prices savings per step:
+// the program's step time measured without tracing (its own log, a timer).
+// Tracing slows the program's own host code between CUDA calls by an amount
+// no measurement of the machine predicts (it follows the program's cache
+// behaviour); given the untraced step, the savings of changes that remove
+// host time (a CUDA graph) are priced against it. Nanoseconds once parsed.
+inline std::shared_ptr<std::optional<int64_t>> untraced_step_option(CLI::App* command) {
+  auto step_ns = std::make_shared<std::optional<int64_t>>();
+  command
+      ->add_option_function<double>(
+          "--untraced-step",
+          [step_ns](double ms) {
+            if (!(ms > 0) || ms > 1e9)
+              throw CLI::ValidationError("--untraced-step: give the step's time in ms, e.g. 4.2");
+            *step_ns = static_cast<int64_t>(ms * 1e6 + 0.5);
+          },
+          "The program's steady step measured without tracing, in ms (its own log or timer): savings "
+          "per step are priced against it instead of the traced step less what tracing is known to add")
+      ->type_name("MS");
+  return step_ns;
 }
 
 // The groups `apptracer --help` lists the commands in. A command's group says

@@ -29,6 +29,7 @@ struct DiagnoseOptions {
   bool rows = false;
   bool whole_run = false;
   std::shared_ptr<trace::StepSelection> steps;
+  std::shared_ptr<std::optional<int64_t>> untraced_step_ns;
 };
 
 int run_diagnose(const DiagnoseOptions& options) {
@@ -43,6 +44,7 @@ int run_diagnose(const DiagnoseOptions& options) {
   request.steps = *options.steps;
   request.whole_run = options.whole_run;
   request.analyses = options.analyses;
+  request.untraced_step_ns = *options.untraced_step_ns;
   diagnose::Diagnosis diagnosis;
   try {
     diagnosis = diagnose::diagnose_trace(trace, request, &progress);
@@ -126,6 +128,7 @@ void add_diagnose_command(CLI::App& app, CommandResult& result) {
       "Look at the whole run, start-up included (default where the program has steps: the steady "
       "steps, with start-up one finding)");
   options->steps = step_options(cmd);
+  options->untraced_step_ns = untraced_step_option(cmd);
   for (const char* step_option : {"--steps", "--steady"}) whole_run->excludes(cmd->get_option(step_option));
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_diagnose(*options); }); };

@@ -56,8 +56,11 @@ Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request, P
   LinkModel model = choose_link_model(facts, request.system);
   show(progress, "rules");
   bool split = run_ns > 0;
+  if (request.untraced_step_ns && facts.ops().steps().empty()) {
+    throw TraceError(trace::no_steady_steps_to_price(trace.path(), "--untraced-step"));
+  }
   run_rules(facts, *model.cost, request.limits, split ? RuleSet::StepsOnly : RuleSet::Applicable,
-            findings);
+            findings, request.untraced_step_ns);
   // Split, the whole run's were given before the steady steps were read.
   if (!split && request.with_whole_run) request.with_whole_run(trace, facts);
   diagnosis.findings = finish_findings(std::move(findings), request.limits,

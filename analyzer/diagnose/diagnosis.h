@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct DiagnosisRequest {
   bool whole_run = false;         // the whole run, start-up included, even where it has steps
   Thresholds limits;
   bool analyses = false;          // also the HTA tables (analyses.h), over what the rules saw
+  // The steady step measured without tracing (--untraced-step): where a
+  // saving removes the host's time, it is priced against it (RuleContext).
+  std::optional<int64_t> untraced_step_ns;
   // Called once with the facts the rules read and the trace they read them
   // from: the whole run's, while both are whole, or, when `steps` limits
   // the diagnosis, those steps'. For a caller that reads them too (the
@@ -43,7 +47,8 @@ struct Diagnosis {
 };
 
 // Throws SqliteError on a damaged trace, std::runtime_error on an unusable
-// system file, TraceError when chosen steps are not in the trace.
+// system file, TraceError when chosen steps are not in the trace (or an
+// untraced step is given for a trace without steps).
 Diagnosis diagnose_trace(trace::Trace& trace, const DiagnosisRequest& request,
                          Progress* progress = nullptr);
 

@@ -68,8 +68,8 @@ const std::vector<Rule>& all_rules() {
 }
 
 void run_rules(const TraceFacts& facts, const TransferCost& cost, const Thresholds& limits,
-               RuleSet set, std::vector<Finding>& findings) {
-  RuleContext context{facts, cost, limits};
+               RuleSet set, std::vector<Finding>& findings, std::optional<int64_t> untraced_step_ns) {
+  RuleContext context{facts, cost, limits, untraced_step_ns};
   size_t first = findings.size();
   for (const Rule& rule : all_rules()) {
     bool runs = set == RuleSet::WholeRunOnly ? rule.whole_run

@@ -4,6 +4,7 @@
 // Trace Analysis analyses each one covers.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "analyzer/diagnose/finding.h"
@@ -54,6 +55,10 @@ struct RuleContext {
   const TraceFacts& facts;
   const TransferCost& cost;
   const Thresholds& limits;
+  // The steady step measured without tracing, where the user gave it: the
+  // traced step less it is what tracing added, all of it, which no
+  // measurement of the machine prices (whatif/untraced_step.h says why).
+  std::optional<int64_t> untraced_step_ns;
 };
 
 struct Rule {
@@ -80,7 +85,8 @@ enum class RuleSet { Applicable, WholeRunOnly, StepsOnly };
 // Runs the rules of `set` without grouping or ranking them; the findings of
 // facts covering steps carry their number.
 void run_rules(const TraceFacts& facts, const TransferCost& cost, const Thresholds& limits,
-               RuleSet set, std::vector<Finding>& findings);
+               RuleSet set, std::vector<Finding>& findings,
+               std::optional<int64_t> untraced_step_ns = std::nullopt);
 // Groups findings by site and ranks them; savings bounded by `run_ns`;
 // findings about the steps minor against `step_ns`, the median step (0: no
 // steps), and those about the whole run against it over its `run_steps`.

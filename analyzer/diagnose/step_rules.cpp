@@ -252,6 +252,42 @@ size_t leave_out_other_work(const TraceFacts& facts, const std::vector<Span>& sp
   return other.size();
 }
 
+// The launch-bound estimate's account of what tracing added, taken from the
+// traced step: what links and the trace's own timing measured.
+std::string traced_step_estimate(model::TracingLevel level, int64_t per_launch_ns, bool split,
+                                 int64_t callbacks_per_step, int64_t hooks_per_step, const std::string& per,
+                                 const std::string& noun) {
+  return (per_launch_ns > 0 ? "; less " + format_ns(per_launch_ns) + " per launch that " +
+                                  (split ? "CUPTI's dispatch" : "tracing") + " at level " + model::to_string(level) +
+                                  " added (measured by apptracer links)"
+                            : std::string()) +
+         (callbacks_per_step > 0 ? "; less " + format_ns(callbacks_per_step) + per +
+                                       " that the tracer's own CUDA callbacks took in the calls (tracer_time)"
+                                 : std::string()) +
+         (hooks_per_step > 0 ? "; less " + format_ns(hooks_per_step) + per +
+                                   " that the tracer's own hooks took between launches (allocator events, op and "
+                                   "module ranges: tracer_time)"
+                             : std::string()) +
+         // Measured on PyTorch twins (bench/RESULTS.md): the graph replay's
+         // time holds within a few percent; the saving, taken from the
+         // traced step less what links and tracer_time measure, ran 0-50%
+         // over the untraced one: tracing also slows the program's own code.
+         "; the saving is from the traced " + noun + ", which tracing lengthens beyond that: against the untraced " +
+         noun + " it is that time less the graph replay's (--untraced-step MS prices it so)";
+}
+
+// The same, where the user measured the untraced step (--untraced-step).
+std::string untraced_step_estimate(int64_t untraced_step_ns, int64_t added_per_step, double short_gaps_share) {
+  std::string step = "; against the untraced step of " + format_ns(untraced_step_ns) + " (--untraced-step): ";
+  std::string share = short_gaps_share < 0.995
+                          ? " (the short gaps' " + std::to_string(static_cast<int>(100 * short_gaps_share + 0.5)) +
+                                "% of the GPU's idle time)"
+                          : "";
+  if (added_per_step < 0)
+    return step + "plus the " + format_ns(-added_per_step) + " per step it took longer untraced" + share;
+  return step + "less the " + format_ns(added_per_step) + " per step that tracing added to it" + share;
+}
+
 bool loads_modules(std::string_view name) {
   return name.find("Module") != std::string_view::npos || name.find("Library") != std::string_view::npos;
 }
@@ -385,9 +421,24 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   int64_t tracing_ns = !tracing ? 0
                        : split  ? saturating_round(tracing->cupti_added_ns(facts.tracing_level))
                                 : saturating_round(tracing->added_ns(facts.tracing_level));
-  int64_t untraced_idle = std::max<int64_t>(
-      0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)),
-                        saturating_add(tracer_between, tracer_in_calls)));
+  // The user's measure of the untraced step, where given, takes off all
+  // tracing added (the traced steps' time less it), in place of what links
+  // and tracer_time price: from the GPU's idle time, this rule's short gaps
+  // their share of it (the rest, the host loading data, gpu_idle_gap's).
+  int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(kept_spans);
+  std::optional<int64_t> tracing_added;
+  if (context.untraced_step_ns && !facts.ops().steps().empty())
+    tracing_added =
+        saturating_sub(wall, clamp_to_int64(static_cast<__int128>(*context.untraced_step_ns) * spans_count));
+  double short_gaps_share =
+      static_cast<double>(idle) / static_cast<double>(std::max<int64_t>({saturating_sub(wall, busy_ns), idle, 1}));
+  int64_t untraced_idle =
+      tracing_added
+          ? std::max<int64_t>(0, saturating_sub(idle, saturating_round(short_gaps_share *
+                                                                       static_cast<double>(*tracing_added))))
+          : std::max<int64_t>(
+                0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)),
+                                  saturating_add(tracer_between, tracer_in_calls)));
   int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
   // Launch-bound: the GPU waits on launches longer than it works; or, its
   // kernels mostly short and not launched by graphs yet, a graph would take a
@@ -401,7 +452,6 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
        !worth_a_graph))
     return;
   // Averages per step (per step and device where a process uses several).
-  int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(kept_spans);
   std::string noun = facts.ops().steps().empty() ? "run" : "step";
   std::string unit = "the " + noun;
   std::string per = facts.ops().steps().empty() ? "" : " per step";
@@ -437,24 +487,11 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                  "): replayed as a CUDA graph, " + unit + " takes its GPU time plus that, " +
                  format_ns(saturating_add(busy_ns, graph_cost) / spans_count) + per +
                  " (whatif --graphs replays it)" +
-                 (tracing_ns > 0 ? "; less " + format_ns(tracing_ns) + " per launch that " +
-                                       (split ? "CUPTI's dispatch" : "tracing") + " at level " +
-                                       model::to_string(facts.tracing_level) + " added (measured by apptracer links)"
-                                 : std::string()) +
-                 (tracer_in_calls > 0 ? "; less " + format_ns(tracer_in_calls / spans_count) + per +
-                                            " that the tracer's own CUDA callbacks took in the calls (tracer_time)"
-                                      : std::string()) +
-                 (tracer_between > 0 ? "; less " + format_ns(tracer_between / spans_count) + per +
-                                           " that the tracer's own hooks took between launches (allocator "
-                                           "events, op and module ranges: tracer_time)"
-                                     : std::string()) +
-                 // Measured on PyTorch twins (bench/RESULTS.md): the graph
-                 // replay's time holds within a few percent; the saving,
-                 // taken from the traced step less what links and
-                 // tracer_time measure, ran 0-37% over the untraced one,
-                 // whose own saving moved by 2x between machines.
-                 "; the saving is from the traced " + noun + ", which tracing lengthens: against the untraced " +
-                 noun + " it is that time less the graph replay's";
+                 (tracing_added ? untraced_step_estimate(*context.untraced_step_ns, *tracing_added / spans_count,
+                                                         short_gaps_share)
+                                : traced_step_estimate(facts.tracing_level, tracing_ns, split,
+                                                       tracer_in_calls / spans_count, tracer_between / spans_count,
+                                                       per, noun));
   }
   f.claim = "GPU idle time";
   f.steps = facts.step_count() - static_cast<int64_t>(recompiling.size() + other_work);

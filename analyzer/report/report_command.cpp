@@ -27,6 +27,7 @@ struct ReportOptions {
   std::string compare;
   std::shared_ptr<OutputOptions> output;
   std::shared_ptr<trace::StepSelection> steps;
+  std::shared_ptr<std::optional<int64_t>> untraced_step_ns;
 };
 
 std::string file_name(const std::string& path) {
@@ -40,7 +41,8 @@ int run_report(const ReportOptions& options) {
   Progress progress("report");
   nlohmann::json data;
   try {
-    data = report::report_data(trace, options.trace, options.system, *options.steps, &progress);
+    data = report::report_data(trace, options.trace, options.system, *options.steps, *options.untraced_step_ns,
+                               &progress);
   } catch (const SqliteError& error) {
     throw TraceError(options.trace + ": damaged or incomplete trace (" + error.what() + ")");
   }
@@ -73,6 +75,7 @@ void add_report_command(CLI::App& app, CommandResult& result) {
                               "Another trace of the program (B): add `apptracer diff TRACE B`'s comparison"))
       ->type_name("B");
   options->steps = step_options(cmd);
+  options->untraced_step_ns = untraced_step_option(cmd);
   cmd->callback([&result, options] {
     result = [options] { return reading_trace(options->trace, [&] { return run_report(*options); }); };
   });

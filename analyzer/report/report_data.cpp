@@ -531,7 +531,7 @@ SectionsCbor whole_run_sections(trace::Trace& trace, const TraceFacts& facts, co
 }  // namespace
 
 json report_data(trace::Trace& trace, const std::string& path, const std::string& system_file,
-                 const trace::StepSelection& steps, Progress* progress) {
+                 const trace::StepSelection& steps, std::optional<int64_t> untraced_step_ns, Progress* progress) {
   // What `apptracer diagnose TRACE [--system FILE]` finds, in its order: the
   // steady steps where the program has them. On a Trace of its own (with
   // its own rows, freed on return), which diagnose_trace limits to those
@@ -547,6 +547,7 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
     diagnose::DiagnosisRequest request;
     request.system = system_file;
     request.steps = steps;
+    request.untraced_step_ns = untraced_step_ns;
     request.with_whole_run = [&](trace::Trace& whole, const TraceFacts& facts) {
       whole_run = whole_run_sections(whole, facts, path, system_file, progress);
     };
@@ -560,7 +561,8 @@ json report_data(trace::Trace& trace, const std::string& path, const std::string
   // The what-if replays after the diagnosis, so its graphs are freed first.
   if (steps.any()) trace.limit_to_steps(steps);
   show_phase(progress, "what-if");
-  data["whatif"] = {{"runs", whatif_runs(trace, system_file)}, {"stored", stored_whatif_tables(trace.db())}};
+  data["whatif"] = {{"runs", whatif_runs(trace, system_file, untraced_step_ns)},
+                    {"stored", stored_whatif_tables(trace.db())}};
   data["perfetto"] = perfetto_json(trace);  // shows its own progress: "report: timeline"
   const std::vector<diagnose::Finding>& found = diagnosis.findings;
   size_t shown = diagnose::shown_by_default(found);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "analyzer/trace/trace.h"
@@ -30,10 +31,11 @@ inline constexpr size_t kTransferLimit = 1000;
 // chosen (--steps, --steady), limits every section to those steps, as
 // diagnose's do; none chosen, the findings are the steady steps' and the
 // rest is the whole run's. Each phase is shown on `progress` when one is
-// given.
+// given. `untraced_step_ns` (--untraced-step): the savings per step priced
+// against it, diagnose's and the what-if's alike.
 nlohmann::json report_data(trace::Trace& trace, const std::string& path,
                            const std::string& system_file, const trace::StepSelection& steps = {},
-                           Progress* progress = nullptr);
+                           std::optional<int64_t> untraced_step_ns = std::nullopt, Progress* progress = nullptr);
 
 // Findings (diagnose's JSON) as the page shows them: beside the whole
 // kernel names, shortened ones (template arguments elided, as diagnose's

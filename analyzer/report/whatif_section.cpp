@@ -30,7 +30,7 @@ bool has_managed_memory(trace::Trace& trace) {
 
 }  // namespace
 
-json whatif_runs(trace::Trace& trace, const std::string& system_file) {
+json whatif_runs(trace::Trace& trace, const std::string& system_file, std::optional<int64_t> untraced_step_ns) {
   if (system_file.empty()) return nullptr;
   std::vector<whatif::WhatifOptions> scenarios(4);
   // PyTorch's fix for pageable uploads is pin_memory=True with
@@ -46,6 +46,7 @@ json whatif_runs(trace::Trace& trace, const std::string& system_file) {
   json out = {{"system", system_file}};
   for (whatif::WhatifOptions& options : scenarios) {
     options.system_path = system_file;
+    options.untraced_step_ns = untraced_step_ns;
     std::string changes = joined(options.describe());
     try {
       whatif::WhatifResult result = whatif::run_whatif(trace, options);

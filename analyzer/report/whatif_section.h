@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "apptracer/sqlite.h"
@@ -16,8 +17,10 @@ namespace apptracer::report {
 // {"system", "recorded_on", "recorded_ns", "scenarios": [{"changes",
 // "predicted_ns", "baseline_ns", "phases": [{"name", "count", "recorded_ns",
 // "predicted_ns"}], "tables" (whatif's), "notes"} or {"changes", "error"}]};
-// null without a system file.
-nlohmann::json whatif_runs(trace::Trace& trace, const std::string& system_file);
+// null without a system file. Each priced against `untraced_step_ns` where
+// given (--untraced-step).
+nlohmann::json whatif_runs(trace::Trace& trace, const std::string& system_file,
+                           std::optional<int64_t> untraced_step_ns = std::nullopt);
 
 // The whatif_* tables `whatif --store` wrote into the trace, as they are;
 // only declared ones, which open_trace checked are tables (a view of another

@@ -30,6 +30,11 @@ std::optional<int64_t> step_number(std::string_view text) {
 
 }  // namespace
 
+std::string no_steady_steps_to_price(const std::string& path, const std::string& option) {
+  return path + ": " + option + " prices the steady steps, and this trace has none (stats --report steps says why); "
+                                "leave it out";
+}
+
 std::pair<int64_t, int64_t> parse_step_numbers(std::string_view text) {
   size_t dash = text.find('-');
   std::optional<int64_t> first = step_number(text.substr(0, dash));

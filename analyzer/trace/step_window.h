@@ -35,6 +35,10 @@ struct StepSelection {
   std::string describe() const;
 };
 
+// The one-line error of an option that prices the steady steps
+// (--untraced-step) on the trace at `path`, which has none.
+std::string no_steady_steps_to_price(const std::string& path, const std::string& option);
+
 // "A-B" or "N" (A <= B, both >= 0); throws std::invalid_argument with a
 // one-line message otherwise.
 std::pair<int64_t, int64_t> parse_step_numbers(std::string_view text);

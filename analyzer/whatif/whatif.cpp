@@ -22,6 +22,7 @@
 #include "analyzer/model/system_file.h"
 #include "analyzer/whatif/replay_timeline.h"
 #include "analyzer/whatif/untraced.h"
+#include "analyzer/whatif/untraced_step.h"
 #include "analyzer/trace/trace_file.h"
 
 namespace apptracer::whatif {
@@ -351,6 +352,13 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   tracing.before_calls = tracer_time_before_calls(input, stretches);
   if (split) tracing.in_calls = tracer_time_in_calls(input, stretches);
   UntracedCalls untraced_calls = tracing.any() ? remove_tracing_cost(input, tracing, base.timing) : UntracedCalls{};
+  const trace::ProcessSteps* steps = process_steps(trace);
+  std::optional<FittedHostTime> fitted;
+  if (options.untraced_step_ns) {
+    fitted = fit_to_untraced_step(input, recorded_graph, steps, *options.untraced_step_ns, base.timing,
+                                  trace_path);
+    scale_program_host_time(input, fitted->factor, base.timing);
+  }
   Timeline baseline = simulate(input, recorded_graph, base.timing);
 
   Scenario what;
@@ -365,7 +373,6 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
   if (options.changes_anything()) what.kernel_traffic = &kernel_traffic;
   GraphOptions what_options;
   what_options.blocking = blocking_copies(input, options.pin);
-  const trace::ProcessSteps* steps = process_steps(trace);
   if (options.no_syncs) {
     HostWaitPlan waits = plan_no_host_waits(input, steps, what_options.blocking);
     what_options.dropped_syncs = std::move(waits.dropped_syncs);
@@ -411,6 +418,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
       options.changes_anything() ? build_replay_graph(what_input, what_options) : recorded_graph;
   ScenarioTiming what_timing = scenario_timing(input, recorded, recorded_graph, what_graph, what);
   if (untraced_calls.any()) remove_tracing_cost(input, tracing, what_timing.timing);
+  if (fitted) scale_program_host_time(input, fitted->factor, what_timing.timing);
   if (options.graphs) {
     GraphCost cost = graph_cost(changed, whatif_system);
     time_graph_launches(graphs, cost, what_input, recorded.typical, what_timing.timing);
@@ -461,6 +469,7 @@ WhatifResult run_whatif(trace::Trace& trace, const WhatifOptions& options) {
                            " graph launch calls cut to the untraced launch of their nodes on this machine (" +
                            options.system_path + ", measured by apptracer links)");
   }
+  if (fitted) result.notes.push_back(untraced_step_note(*fitted, *options.untraced_step_ns));
   add_sync_cost_note(input, recorded.typical, result.notes);
   add_stream_kinds_note(input, result.notes);
   add_kept_note(result.transfers, false, options.system_path, result.notes);

@@ -35,6 +35,8 @@ struct WhatifOptions {
   bool graphs = false;               // the steady steps replayed as CUDA graph launches (graph_regions.h)
   bool no_syncs = false;             // the steady steps' host waits for the GPU taken out (host_waits.h)
   bool non_blocking = false;         // copies to a GPU from the host no longer waited for (host_waits.h)
+  // The steady step measured without tracing: the baseline's is fitted to it (untraced_step.h).
+  std::optional<int64_t> untraced_step_ns;
 
   bool changes_anything() const;
   // The changes as command-line words, e.g. {"--pin", "--link HtoD=bw:50"}.

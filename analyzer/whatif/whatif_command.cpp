@@ -28,6 +28,7 @@ struct WhatifCommandOptions {
   bool store = false;
   size_t steps = 10;
   std::string checkpoint;  // a module whose activations are recomputed
+  std::shared_ptr<std::optional<int64_t>> untraced_step_ns;
 };
 
 int run_whatif_command(WhatifCommandOptions& options) {
@@ -38,6 +39,7 @@ int run_whatif_command(WhatifCommandOptions& options) {
   if (!replay && (options.whatif.changes_anything() || options.store))
     throw UsageError("whatif: the changes and --store replay the trace: give --system FILE");
   options.whatif.numa_node = options.numa;
+  options.whatif.untraced_step_ns = *options.untraced_step_ns;
   whatif::WhatifResult result;
   std::optional<whatif::CheckpointAnswer> checkpoint;
   PrintedOutput printed(*options.output, {options.trace, options.whatif.system_path,
@@ -122,6 +124,7 @@ void add_whatif_command(CLI::App& app, CommandResult& result) {
                 "What-if: in each steady step (without steps, the run) copies from host memory to a GPU are "
                 "no longer waited for: the synchronization of the copy's stream right after it goes (PyTorch's non_blocking=True; with --pin, the "
                 "pin_memory=True fix whole)");
+  options->untraced_step_ns = untraced_step_option(cmd);
   cmd->add_option("--checkpoint", options->checkpoint,
                   "What-if: MODULE's activations recomputed in its backward instead of kept (activation "
                   "checkpointing): the peak memory and the time it costs a step; needs framework context")

@@ -287,17 +287,21 @@ class Trace:
         frames = {name: _frame(rows) for name, rows in tables.items()}
         return next(iter(frames.values())) if len(frames) == 1 else frames
 
-    def diagnose(self, system=None):
+    def diagnose(self, system=None, untraced_step_ms=None):
         """`apptracer diagnose`'s findings as a flat DataFrame, one row per
         finding: rule, what, names ("; "-joined), nvtx_range, call_site,
         framework (the module and op that call was made in, where recorded),
         rows ("table:id" pairs), cost_ns, saving_ns, saving_bytes (memory
         findings: bytes off a device's peak), estimate, fix,
         correctness, occurrences, overlaps (numbers of the findings it
-        overlaps). With `system`, savings are estimated with that system file."""
+        overlaps). With `system`, savings are estimated with that system file;
+        with `untraced_step_ms` (the steady step timed without tracing),
+        the launch-bound saving is priced against it (--untraced-step)."""
         arguments = ["diagnose", self.path, "--format", "json", "--all"]
         if system:
             arguments += ["--system", os.fspath(system)]
+        if untraced_step_ms is not None:
+            arguments += ["--untraced-step", str(untraced_step_ms)]
         findings = []
         for finding in json.loads(_run(arguments, "diagnose"))["findings"]:
             where = finding.pop("where")

@@ -117,3 +117,19 @@ def test_whatif_prices_the_steady_step_first():
         assert list(baseline["predicted_ns"]) == list(baseline["baseline_ns"])
         with pytest.raises(RuntimeError):
             trace.whatif(system, "--no-such-change")
+
+
+def test_an_untraced_step_prices_the_graph_saving_against_it():
+    # The bundled steps take 4.8 ms traced; timed at 3.5 ms untraced, the
+    # whatif's baseline step is 3.5 ms and diagnose's launch-bound saving
+    # shrinks by about what tracing added to the short gaps.
+    system = os.path.join(EXAMPLES, "h200.system.json")
+    with apptracer.open(PYTORCH) as trace:
+        steps = trace.whatif(system, "--graphs", "--untraced-step", "3.5")["time"].iloc[1]
+        assert abs(steps["baseline_ns"] / steps["count"] - 3.5e6) < 0.01 * 3.5e6
+        traced = trace.diagnose(system)
+        untraced = trace.diagnose(system, untraced_step_ms=3.5)
+    saving = {name: findings.set_index("rule").loc["launch_bound_kernels"]
+              for name, findings in (("traced", traced), ("untraced", untraced))}
+    assert 0 < saving["untraced"]["saving_ns"] < saving["traced"]["saving_ns"]
+    assert "(--untraced-step)" in saving["untraced"]["estimate"]

@@ -438,6 +438,84 @@ TEST_F(Graphs, WhereLinksSplitItsCostTheTracesOwnCallbacksComeOff) {
   EXPECT_NEAR(found.whatif_ns, found.diagnose_ns, 0.15 * found.diagnose_ns);
 }
 
+// The user measured the step untraced at 301 us (--untraced-step), where
+// the trace holds 401 us: tracing's 100 us a step came off nothing links or
+// tracer_time priced. The baseline's steady step is fitted to it by scaling
+// the host's own time before each call by 0.58 (39 gaps of 6 us, the 6 us
+// before the synchronization, the 500 ns after it); diagnose takes the 100 us off the
+// GPU's idle time between launches (all of its idle time: the short gaps'
+// share is whole). Both savings are then the untraced step's less the
+// graph's.
+TEST_F(Graphs, AnUntracedStepGivenIsTheBaselinesStep) {
+  steps(5, 40);
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  WhatifOptions options;
+  options.graphs = true;
+  WhatifResult traced = run(options);
+  options.untraced_step_ns = 301'000;
+  WhatifResult untraced = run(options);
+  const Phase& fitted = steps_phase(untraced);
+  EXPECT_NEAR(static_cast<double>(fitted.ns[1]) / fitted.count, 301'000, 301);
+  EXPECT_EQ(fitted.ns[0], steps_phase(traced).ns[0]);
+  // The graph replay keeps only the host time around the synchronization,
+  // scaled like the rest.
+  EXPECT_LE(fitted.ns[2], steps_phase(traced).ns[2]);
+  EXPECT_GT(fitted.ns[2], steps_phase(traced).ns[2] - 5 * 7'000);
+  EXPECT_NE(all(untraced.notes).find("priced against the untraced step of 0.301 ms (--untraced-step): the "
+                                     "program's own host time between calls scaled by 0.58"),
+            std::string::npos)
+      << all(untraced.notes);
+  trace_.reset();
+  CommandOutput diagnosed =
+      run_apptracer("diagnose " + trace_path_ + " --system " + system_path_ + " --json --all --untraced-step 0.301");
+  ASSERT_EQ(diagnosed.exit_code, 0) << diagnosed.err;
+  double saving = 0;
+  std::string estimate;
+  nlohmann::json diagnosis = nlohmann::json::parse(diagnosed.out);
+  for (const nlohmann::json& finding : diagnosis["findings"]) {
+    if (finding["rule"] != "launch_bound_kernels") continue;
+    saving += finding["saving_ns"].get<double>();
+    estimate = finding["estimate"];
+  }
+  EXPECT_EQ(saving, 5 * (301'000 - 80'000) - 200 * 500);
+  EXPECT_NE(estimate.find("against the untraced step of 301.0 us (--untraced-step): less the 100.0 us per step "
+                          "that tracing added to it"),
+            std::string::npos)
+      << estimate;
+  double whatif_saving = static_cast<double>(fitted.ns[1] - fitted.ns[2]);
+  EXPECT_NEAR(whatif_saving, saving, 0.15 * saving);
+}
+
+// An untraced step shorter than the GPU's own work in it is out of reach:
+// the nearest (the host's time all gone) is kept and said; a trace without
+// steps cannot be priced per step at all.
+TEST_F(Graphs, AnUntracedStepOutOfReachIsSaidAndOneWithoutStepsRefused) {
+  steps(5, 40);
+  write_system({"DtoD.gpu0 0 1"}, "", "NVIDIA H100", kMeasured);
+  WhatifOptions options;
+  options.untraced_step_ns = 50'000;
+  WhatifResult result = run(options);
+  EXPECT_NE(all(result.notes).find("--untraced-step 0.050 ms is out of the baseline's reach: with the program's "
+                                   "own host time between calls scaled by 0.00 its steady step takes"),
+            std::string::npos)
+      << all(result.notes);
+  trace_path_ = base_ + "_one_launch.db";
+  trace_ = std::make_unique<testing::TraceBuilder>(trace_path_);
+  trace_->add_device(testing::DeviceRow{});
+  kernel(call("cudaLaunchKernel", 0, 4'000), 0, 5'000, 7'000);
+  trace_.reset();
+  for (const std::string& command : {"whatif " + trace_path_ + " --system " + system_path_ + " --untraced-step 1",
+                                    "diagnose " + trace_path_ + " --untraced-step 1"}) {
+    CommandOutput refused = run_apptracer(command);
+    EXPECT_NE(refused.exit_code, 0) << command;
+    EXPECT_NE(refused.err.find("--untraced-step prices the steady steps, and this trace has none"), std::string::npos)
+        << refused.err;
+  }
+  CommandOutput bad = run_apptracer("whatif " + trace_path_ + " --system " + system_path_ + " --untraced-step -2");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--untraced-step: give the step's time in ms"), std::string::npos) << bad.err;
+}
+
 // The bundled PyTorch training trace (30 steps on an H200, each copying its
 // batch from pageable memory, then 45 launches one every 106 us: the GPU
 // busy 6%) and the system file measured there (before links measured graph
