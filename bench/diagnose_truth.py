@@ -38,7 +38,9 @@ the twins whose rule prices the whole run (xla_compile's saving beside the
 bad twin's timed steps' time less the fixed one's). The bad
 twin is traced in every round (framework_SCENARIO.db, then .1.db, .2.db
 ...): the table gives the median of the runs' estimates, and each run's
-follows it. --only SCENARIO,... runs those twins alone. whatif and
+follows it; a second table prices the same runs again, each given its
+round's untraced bad step as --untraced-step. --only SCENARIO,... runs
+those twins alone. whatif and
 diagnose price with a system file: --system FILE, else one measured first
 with `apptracer links --quick` (kept as system.json with --keep, read back
 with --from).
@@ -76,6 +78,10 @@ FRAMEWORK_PRICED = {"launch_bound": "launch_bound_kernels", "pageable": "pageabl
 FRAMEWORK_MEMORY = {"leak": "memory_leak"}
 # Framework twin scenario -> the rule whose saving over the whole run (not per step) it prices.
 FRAMEWORK_RUN_PRICED = {"jax_shapes": "xla_compile"}
+# The per-step table's columns.
+PER_STEP_COLUMNS = ("scenario", "rule", "estimated saving per step (ms)", "error", "whatif",
+                    "predicted saving per step (ms)", "error", "measured saving per step (ms)",
+                    "predicted fixed step (ms)", "measured fixed step (ms)", "error")
 # Framework twin scenario -> the whatif change that is its fix.
 FRAMEWORK_WHATIF = {"launch_bound": "--graphs", "pageable": "--pin --non-blocking", "item": "--no-syncs",
                     "item_stall": "--no-syncs", "jax_split": "--graphs"}
@@ -135,9 +141,16 @@ def twin_run(scenario, variant):
     return float(work.group(1)) / int(steps.group(1)), int(peak.group(1)), float(work.group(1))
 
 
-def rule_findings(apptracer, trace, rule, system):
-    """The rule's findings on the trace (`diagnose --json --all`)."""
-    command = [apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
+def untraced_step_args(untraced_step_ms):
+    """--untraced-step for diagnose and whatif, where the step was timed untraced."""
+    return ["--untraced-step", f"{untraced_step_ms:.4f}"] if untraced_step_ms else []
+
+
+def rule_findings(apptracer, trace, rule, system, untraced_step_ms=None):
+    """The rule's findings on the trace (`diagnose --json --all`), priced
+    against `untraced_step_ms` where given."""
+    command = ([apptracer, "diagnose", "--json", "--all", trace] + (["--system", system] if system else [])
+               + untraced_step_args(untraced_step_ms))
     findings = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["findings"]
     return [f for f in findings if f["rule"] == rule]
 
@@ -155,13 +168,14 @@ def unpriced(each_findings):
     return f"unknown (found in {found} of {len(each_findings)} runs)" if found else "not found"
 
 
-def predicted_per_step_ms(apptracer, trace, change, system):
+def predicted_per_step_ms(apptracer, trace, change, system, untraced_step_ms=None):
     """What `whatif CHANGE` predicts per step, over the steady steps
     (--graphs), else over the NVTX "step" ranges: (the saving, the fixed
-    step's time), or (None, None). The saving is the traced step's less the
-    prediction, so it holds what tracing added to the steps' calls; the fixed
-    step's time, set beside the untraced fixed twin's, does not."""
-    command = [apptracer, "whatif", trace, "--system", system, *change.split(), "--format", "json"]
+    step's time), or (None, None). The saving is the baseline step's less
+    the prediction: the traced step's less what tracing is known to add, or,
+    with `untraced_step_ms`, the untraced step's."""
+    command = ([apptracer, "whatif", trace, "--system", system, *change.split(), "--format", "json"]
+               + untraced_step_args(untraced_step_ms))
     phases = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)["phases"]
     for kind, name in (("steps", "steady steps"), ("nvtx", "step")):
         for phase in phases:
@@ -306,6 +320,51 @@ def run_priced_twins(apptracer, times, work, system):
     return results
 
 
+def priced_twin(apptracer, times, work, system, scenario, untraced, results, spreads):
+    """One row of the per-step table: the rule's saving and whatif's
+    prediction over the twin's traced runs, beside what the fix measured;
+    `untraced`: each run priced against its round's untraced bad step."""
+    rule = FRAMEWORK_PRICED[scenario]
+    bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
+    if not bad or not fixed:
+        print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | | | | | |")
+        return
+    measured = statistics.median(bad) - statistics.median(fixed)
+    traces = kept_framework_traces(work, scenario)
+    steps = [bad[i] if untraced and i < len(bad) else None for i in range(len(traces))]
+    change = FRAMEWORK_WHATIF.get(scenario)
+    try:
+        each_findings = [rule_findings(apptracer, trace, rule, system, step) for trace, step in zip(traces, steps)]
+        each_prediction = [predicted_per_step_ms(apptracer, trace, change, system, step) if change and system
+                           else (None, None) for trace, step in zip(traces, steps)]
+    except subprocess.CalledProcessError as refused:
+        # A trace without steady steps is refused an untraced step: the row says so.
+        print(f"| {scenario} | {rule} | | {refused.stderr.strip().splitlines()[-1]} | | | | | | | |")
+        return
+    each_estimate = [savings(findings, "saving_per_step_ns", 1e6) for findings in each_findings]
+    estimated = median_of(each_estimate)
+    predicted = median_of([saving for saving, _ in each_prediction])
+    fixed_step = median_of([step for _, step in each_prediction])
+    label = f"{scenario} (--untraced-step)" if untraced else scenario
+    spreads.append(f"{label}: {len(traces)} traced run(s), estimated "
+                   f"{', '.join(shown(e) for e in each_estimate)} ms"
+                   + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
+    fixed_measured = statistics.median(fixed)
+    estimate_cell = shown(estimated) if estimated is not None else unpriced(each_findings)
+    print(f"| {scenario} | {rule} | {estimate_cell} | {relative_error(estimated, measured)} | "
+          f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
+          f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
+          f"{relative_error(fixed_step, fixed_measured) if fixed_step is not None else ''} |", flush=True)
+    key = f"framework_{scenario}" + ("_untraced_step" if untraced else "")
+    if not untraced:
+        results.append(f"result diagnose-truth.{key}.measured_ms_per_step {measured:.4f}")
+    if estimated is not None:
+        results.append(f"result diagnose-truth.{key}.estimated_ms_per_step {estimated:.4f}")
+    if predicted is not None:
+        results.append(f"result diagnose-truth.{key}.predicted_ms_per_step {predicted:.4f}")
+        results.append(f"result diagnose-truth.{key}.predicted_fixed_step_ms {fixed_step:.4f}")
+
+
 def frameworks(apptracer, rounds, work, kept, system, only):
     """The framework twins: per step, estimated and predicted against measured."""
     scenarios = [s for s in [*FRAMEWORK_PRICED, *FRAMEWORK_MEMORY, *FRAMEWORK_RUN_PRICED] if not only or s in only]
@@ -316,42 +375,18 @@ def frameworks(apptracer, rounds, work, kept, system, only):
     times = framework_times(apptracer, rounds, work, kept, scenarios)
     timed = [s for s in FRAMEWORK_PRICED if s in times]
     if timed:
-        table_header("scenario", "rule", "estimated saving per step (ms)", "error", "whatif",
-                     "predicted saving per step (ms)", "error", "measured saving per step (ms)",
-                     "predicted fixed step (ms)", "measured fixed step (ms)", "error")
-    results = []
-    spreads = []
+        table_header(*PER_STEP_COLUMNS)
+    results, spreads = [], []
     for scenario in timed:
-        rule = FRAMEWORK_PRICED[scenario]
-        bad, fixed = times[scenario]["bad"], times[scenario]["fixed"]
-        if not bad or not fixed:
-            print(f"| {scenario} | {rule} | | cannot run here (needs its framework and a GPU) | | | | | | | |")
-            continue
-        measured = statistics.median(bad) - statistics.median(fixed)
-        traces = kept_framework_traces(work, scenario)
-        change = FRAMEWORK_WHATIF.get(scenario)
-        each_findings = [rule_findings(apptracer, trace, rule, system) for trace in traces]
-        each_estimate = [savings(findings, "saving_per_step_ns", 1e6) for findings in each_findings]
-        each_prediction = [predicted_per_step_ms(apptracer, trace, change, system) if change and system
-                           else (None, None) for trace in traces]
-        estimated = median_of(each_estimate)
-        predicted = median_of([saving for saving, _ in each_prediction])
-        fixed_step = median_of([step for _, step in each_prediction])
-        spreads.append(f"{scenario}: {len(traces)} traced run(s), estimated "
-                       f"{', '.join(shown(e) for e in each_estimate)} ms"
-                       + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
-        fixed_measured = statistics.median(fixed)
-        estimate_cell = shown(estimated) if estimated is not None else unpriced(each_findings)
-        print(f"| {scenario} | {rule} | {estimate_cell} | {relative_error(estimated, measured)} | "
-              f"{change or 'none'} | {shown(predicted)} | {relative_error(predicted, measured) if change else ''} | "
-              f"{measured:.3f} | {shown(fixed_step)} | {fixed_measured:.3f} | "
-              f"{relative_error(fixed_step, fixed_measured) if fixed_step is not None else ''} |", flush=True)
-        results.append(f"result diagnose-truth.framework_{scenario}.measured_ms_per_step {measured:.4f}")
-        if estimated is not None:
-            results.append(f"result diagnose-truth.framework_{scenario}.estimated_ms_per_step {estimated:.4f}")
-        if predicted is not None:
-            results.append(f"result diagnose-truth.framework_{scenario}.predicted_ms_per_step {predicted:.4f}")
-            results.append(f"result diagnose-truth.framework_{scenario}.predicted_fixed_step_ms {fixed_step:.4f}")
+        priced_twin(apptracer, times, work, system, scenario, False, results, spreads)
+    # The same runs priced against their round's untraced bad step, as a
+    # user who timed the program without tracing gives it (--untraced-step).
+    if timed and system:
+        print("\nPriced against the untraced step (--untraced-step: each traced run given its round's "
+              "untraced bad step):")
+        table_header(*PER_STEP_COLUMNS)
+        for scenario in timed:
+            priced_twin(apptracer, times, work, system, scenario, True, results, spreads)
     results += memory_twins(apptracer, times, work, system)
     results += run_priced_twins(apptracer, times, work, system)
     print("\nPer traced run (the tables give their medians):")
