@@ -346,9 +346,19 @@ def priced_twin(apptracer, times, work, system, scenario, untraced, results, spr
     predicted = median_of([saving for saving, _ in each_prediction])
     fixed_step = median_of([step for _, step in each_prediction])
     label = f"{scenario} (--untraced-step)" if untraced else scenario
-    spreads.append(f"{label}: {len(traces)} traced run(s), estimated "
-                   f"{', '.join(shown(e) for e in each_estimate)} ms"
-                   + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
+    spread = (f"{label}: {len(traces)} traced run(s), estimated {', '.join(shown(e) for e in each_estimate)} ms"
+              + (f", predicted {', '.join(shown(p) for p, _ in each_prediction)} ms" if change and system else ""))
+    if untraced:
+        # Each run was priced against its own round's untraced step, so its
+        # error is against its own round's saving (that step less the fixed
+        # twin's median): the rounds' savings spread more than the pricing.
+        rounds = [bad[i] - statistics.median(fixed) for i in range(len(traces))]
+        spread += (f"; each against its round's measured {', '.join(shown(m) for m in rounds)} ms: estimated "
+                   + ", ".join(relative_error(e, m) if e is not None else "no saving" if f else "no finding"
+                               for e, f, m in zip(each_estimate, each_findings, rounds))
+                   + (", predicted " + ", ".join(relative_error(p, m) for (p, _), m in zip(each_prediction, rounds))
+                      if change and system else ""))
+    spreads.append(spread)
     fixed_measured = statistics.median(fixed)
     estimate_cell = shown(estimated) if estimated is not None else unpriced(each_findings)
     print(f"| {scenario} | {rule} | {estimate_cell} | {relative_error(estimated, measured)} | "
