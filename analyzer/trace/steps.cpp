@@ -196,6 +196,20 @@ void mark_warm_up(ProcessSteps& steps, const Launches& launches) {
   for (size_t i = 0; i < first; ++i) steps.steps[i].steady = false;
 }
 
+// The first steady steps in which a compiler ran (XLA compiling a jitted
+// function on its first call with new shapes, hundreds of times a step's
+// time) are warm-up too, unless every step compiled.
+void mark_compiling_warm_up(ProcessSteps& steps, const CompilerTime& compiling) {
+  size_t first = steps.first_steady();
+  size_t compiled = first;
+  while (compiled < steps.steps.size() &&
+         compiling.covered(steps.process, steps.steps[compiled].start_ns, steps.steps[compiled].end_ns) > 0) {
+    ++compiled;
+  }
+  if (compiled == steps.steps.size()) return;
+  for (size_t i = first; i < compiled; ++i) steps.steps[i].steady = false;
+}
+
 // How many launches from `last` on follow the step `symbols[step, step_end)`
 // launch by launch: a launch one side has and the other lacks (a loss read
 // back in one step only) is stepped over, and the walk stops at the second
@@ -385,6 +399,7 @@ TraceSteps find_steps(Trace& trace) {
     } else {
       detect_steps(steps, launches, process_work.last_ns);
     }
+    mark_compiling_warm_up(steps, compiling);
     found.processes.push_back(std::move(steps));
   }
   return found;

@@ -5,7 +5,8 @@
 // step's (the last: to its range's end, or to the end of the last work it
 // issued), so the host's time between steps belongs to the step before.
 // Start-up is everything before the first steady step: marked steps before
-// the first whose launches are those of most steps are warm-up, part of it.
+// the first whose launches are those of most steps are warm-up, part of it,
+// as are the first steps in which a compiler ran (XLA's first calls).
 // An operation belongs to the step it was issued in.
 #pragma once
 

@@ -400,6 +400,43 @@ TEST_F(StepsBesideACompiler, WithoutTheCompilersRangesTheTrialsHideTheSteps) {
   EXPECT_EQ(steps().source, StepSource::None);
 }
 
+// A jitted step's first calls compile (XLA compiles each function at its
+// first call, and again for new shapes): the first steps holding a compile
+// are warm-up, start-up's; a compile later in the run leaves its step
+// steady, and where every step compiled none is warm-up for it.
+TEST_F(Steps, TheFirstStepsThatCompiledAreWarmUp) {
+  std::vector<int64_t> starts;
+  for (int i = 0; i < 8; ++i) {
+    starts.push_back(now_);
+    kernels({"fusion", "dot"});
+    if (i < 2 || i == 5) {
+      range("XlaCompile:#module=jit_update#", now_, now_ + 300'000'000);
+      now_ += 300'000'000;
+    }
+    kernels({"dot_bwd", "update"});
+    range("step " + std::to_string(i), starts.back(), now_ - 1);
+  }
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 8u);
+  EXPECT_FALSE(found.steps[0].steady);
+  EXPECT_FALSE(found.steps[1].steady);
+  EXPECT_EQ(found.first_steady(), 2u);
+  EXPECT_EQ(found.startup_end_ns(), starts[2]);
+  EXPECT_TRUE(found.steps[5].steady) << "a compile later in the run is its step's";
+}
+
+TEST_F(Steps, WhereEveryStepCompiledNoneIsWarmUpForIt) {
+  for (int i = 0; i < 6; ++i) {
+    kernels({"fusion", "dot"});
+    range("XlaCompile:#module=jit_update#", now_, now_ + 1'000'000);
+    now_ += 1'000'000;
+    kernels({"dot_bwd", "update"});
+  }
+  const ProcessSteps& found = steps();
+  ASSERT_EQ(found.steps.size(), 6u);
+  EXPECT_EQ(found.first_steady(), 0u);
+}
+
 TEST_F(Steps, NoRepetitionIsNoSteps) {
   for (int i = 0; i < 50; ++i) kernel("kernel_" + std::to_string(i));
   const ProcessSteps& found = steps();
