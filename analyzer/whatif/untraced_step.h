@@ -39,7 +39,7 @@ inline constexpr double kMostHostScale = 4;
 
 // The factor in [0, kMostHostScale] at which `step_ns` (the baseline's
 // steady step, replayed with the host's own time so scaled; non-decreasing
-// in it) comes within 0.1% of `target_ns`, by bisection; or the nearest.
+// in it) comes within 0.1% of `target_ns`, by false position; or the nearest.
 FittedHostTime fit_program_host_time(int64_t target_ns, const std::function<int64_t(double)>& step_ns);
 
 // The factor for the baseline `timing` (tracing's known costs already off)
