@@ -421,24 +421,24 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
   int64_t tracing_ns = !tracing ? 0
                        : split  ? saturating_round(tracing->cupti_added_ns(facts.tracing_level))
                                 : saturating_round(tracing->added_ns(facts.tracing_level));
-  // The user's measure of the untraced step, where given, takes off all
-  // tracing added (the traced steps' time less it), in place of what links
-  // and tracer_time price: from the GPU's idle time, this rule's short gaps
-  // their share of it (the rest, the host loading data, gpu_idle_gap's).
+  // What tracing added to the GPU's short idle time: what links and
+  // tracer_time measured; or, where the user gave the untraced step, all
+  // tracing added (the traced steps' time less it), the short gaps' share of
+  // it (the rest fell in the long gaps, the host loading data:
+  // gpu_idle_gap's).
   int64_t spans_count = facts.ops().steps().empty() ? 1 : static_cast<int64_t>(kept_spans);
   std::optional<int64_t> tracing_added;
-  if (context.untraced_step_ns && !facts.ops().steps().empty())
+  double short_gaps_share = 1;
+  int64_t tracing_in_idle = saturating_add(clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns),
+                                           saturating_add(tracer_between, tracer_in_calls));
+  if (context.untraced_step_ns && !facts.ops().steps().empty()) {
     tracing_added =
         saturating_sub(wall, clamp_to_int64(static_cast<__int128>(*context.untraced_step_ns) * spans_count));
-  double short_gaps_share =
-      static_cast<double>(idle) / static_cast<double>(std::max<int64_t>({saturating_sub(wall, busy_ns), idle, 1}));
-  int64_t untraced_idle =
-      tracing_added
-          ? std::max<int64_t>(0, saturating_sub(idle, saturating_round(short_gaps_share *
-                                                                       static_cast<double>(*tracing_added))))
-          : std::max<int64_t>(
-                0, saturating_sub(saturating_sub(idle, clamp_to_int64(static_cast<__int128>(nodes) * tracing_ns)),
-                                  saturating_add(tracer_between, tracer_in_calls)));
+    short_gaps_share = static_cast<double>(idle) /
+                       static_cast<double>(std::max<int64_t>({saturating_sub(wall, busy_ns), idle, 1}));
+    tracing_in_idle = saturating_round(short_gaps_share * static_cast<double>(*tracing_added));
+  }
+  int64_t untraced_idle = std::max<int64_t>(0, saturating_sub(idle, tracing_in_idle));
   int64_t graph_saving = std::max<int64_t>(0, saturating_sub(untraced_idle, graph_cost));
   // Launch-bound: the GPU waits on launches longer than it works; or, its
   // kernels mostly short and not launched by graphs yet, a graph would take a
