@@ -178,6 +178,22 @@ std::string launch_bound_fix(Framework framework, StepLaunch launched, bool opti
          "fuse the work into fewer, larger kernels";
 }
 
+// PyTorch's optimizer.zero_grad(set_to_none=False) launches a fill kernel
+// per gradient, in its scope "Optimizer.zero_grad#SGD.zero_grad"; with
+// set_to_none=True (the default since PyTorch 2.0) it launches none: the
+// fix's last part where the step's kernels came from there, else "".
+std::string zeroing_fix(const std::map<std::string_view, int64_t>& by_part, int64_t spans_count,
+                        const std::string& per) {
+  constexpr std::string_view kZeroGrad = "Optimizer.zero_grad#";
+  int64_t zeroing = 0;
+  for (const auto& [part, count] : by_part) {
+    if (part.substr(0, kZeroGrad.size()) == kZeroGrad) zeroing += count;
+  }
+  if (zeroing == 0) return "";
+  return "; and call optimizer.zero_grad(set_to_none=True) (the default): its " +
+         std::to_string(zeroing / spans_count) + " kernels" + per + " that fill the gradients with zeros go";
+}
+
 std::string startup_fix(Framework framework) {
   switch (framework) {
     case Framework::Pytorch:
@@ -501,6 +517,7 @@ void launch_bound_kernels(const RuleContext& context, std::vector<Finding>& find
                            : in_graphs        ? StepLaunch::Graphs
                                               : StepLaunch::Kernels,
                            facts.framework == Framework::Pytorch && facts.optimizer_fused());
+  if (facts.framework == Framework::Pytorch && !in_graphs) f.fix += zeroing_fix(by_part, spans_count, per);
   // Its kernels, the most launched first.
   std::vector<std::pair<std::string_view, KernelLaunches>> ranked(by_name.begin(), by_name.end());
   std::stable_sort(ranked.begin(), ranked.end(),

@@ -662,6 +662,22 @@ TEST_F(HostRules, LaunchBoundNamesAScopeWholeInItsBackward) {
       << found[0].what;
 }
 
+// PyTorch's zero_grad(set_to_none=False) fills each gradient with zeros, a
+// kernel each, in its scope: 30 of the 150 here. The fix says to set them
+// to None instead; a step without that scope is not told.
+TEST_F(HostRules, LaunchBoundTellsAZeroGradThatFillsToSetToNone) {
+  int64_t d = launch_bound_run();
+  block(d, 0, 4096);
+  std::string advice = "optimizer.zero_grad(set_to_none=True) (the default): its 30 kernels that fill the "
+                       "gradients with zeros go";
+  ASSERT_EQ(findings("launch_bound_kernels").size(), 1u);
+  EXPECT_EQ(findings("launch_bound_kernels")[0].fix.find("zero_grad"), std::string::npos);
+  module("Optimizer.zero_grad#SGD.zero_grad", 0, 158'000, 0, FrameworkRangeKind::Scope);
+  auto found = findings("launch_bound_kernels");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].fix.find(advice), std::string::npos) << found[0].fix;
+}
+
 // A container model (nn.Sequential) names its children by index: launches
 // from children 0, 1 and 2 (50 each) count as one part of the model.
 TEST_F(HostRules, LaunchBoundCountsAContainersChildrenAsOnePart) {
